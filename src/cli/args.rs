@@ -1,0 +1,209 @@
+//! Command-line arguments (clap). Parsed once in `main`, then turned into library calls;
+//! nothing below `cli::run` sees clap types except through these structs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "rewind",
+    version,
+    about = "Snapshots and conflict-checked undo/redo for files edited by AI coding agents",
+    long_about = None,
+    after_help = "Exit codes: 0 ok · 1 error · 2 usage · 3 conflict (nothing written) · 4 nothing to do"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Where rewind keeps its index and blobs [default: $XDG_DATA_HOME/rewind or ~/.local/share/rewind]
+    #[arg(long, global = true, env = "REWIND_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// The workspace root [default: nearest ancestor with .git, else the current directory]
+    #[arg(long, global = true, env = "REWIND_WORKSPACE", value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Session id (an agent's conversation id) [default: manual]
+    #[arg(long, global = true, env = "REWIND_SESSION", value_name = "ID")]
+    pub session: Option<String>,
+    /// Print one JSON object instead of human output
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Files larger than this many bytes are recorded as metadata-only changes
+    #[arg(
+        long,
+        global = true,
+        env = "REWIND_MAX_FILE_SIZE",
+        value_name = "BYTES"
+    )]
+    pub max_file_size: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Before an agent write: snapshot the current bytes (or absence) of each path
+    Snap(WriteArgs),
+    /// After an agent write: record the new bytes of each path
+    Record(WriteArgs),
+    /// Has each path changed since rewind's latest snapshot of it?
+    Check(CheckArgs),
+    /// Open or close an explicit window (a turn)
+    #[command(subcommand)]
+    Window(WindowCmd),
+    /// Undo the latest agent window (or a window, a tool call, the whole session)
+    Undo(UndoArgs),
+    /// Re-apply the most recently undone window
+    Redo(RedoArgs),
+    /// Sessions, windows and changes, newest first
+    Log(LogArgs),
+    /// Unified diff of a window's changes
+    Diff(DiffArgs),
+    /// Put a path back to a stored version (its current bytes are snapshotted first)
+    Restore(RestoreArgs),
+    /// Re-hash every stored object and check every index reference
+    Verify,
+    /// Apply retention and delete unreferenced blobs
+    Gc(GcArgs),
+    /// Run an agent-like session in a scratch workspace and show what rewind does
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The agent's tool-call id (pairs a snap with its record)
+    #[arg(long, value_name = "ID")]
+    pub tool_call: Option<String>,
+    /// The agent's tool name (Write, Edit, …)
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Accept the current bytes as the latest snapshot and record the read
+    #[arg(long)]
+    pub record: bool,
+    /// Exit 1 when any path was modified
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WindowCmd {
+    /// Open a window; prints its id
+    Open {
+        #[arg(long, value_name = "TEXT")]
+        label: Option<String>,
+    },
+    /// Close the session's open window
+    Close,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Undo this window
+    #[arg(long, value_name = "ID", conflicts_with_all = ["tool_call", "all"])]
+    pub window: Option<String>,
+    /// Undo the changes of this tool call
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub tool_call: Option<String>,
+    /// Undo every change of the session
+    #[arg(long)]
+    pub all: bool,
+    /// Only these paths
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    /// Print the plan, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Overwrite later edits (modified-since, later-change); they are snapshotted first
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RedoArgs {
+    /// Redo this undo window
+    #[arg(long, value_name = "ID")]
+    pub window: Option<String>,
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Every session of the workspace, not just this one
+    #[arg(long)]
+    pub all_sessions: bool,
+    /// Windows per session
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Window id [default: the session's newest window with changes]
+    pub window: Option<String>,
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Side {
+    Before,
+    After,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    pub path: PathBuf,
+    /// Restore this blob
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "window",
+        required_unless_present = "window"
+    )]
+    pub blob: Option<String>,
+    /// Restore a side of this window's change to PATH
+    #[arg(long, value_name = "ID", requires = "side")]
+    pub window: Option<String>,
+    #[arg(long, value_enum)]
+    pub side: Option<Side>,
+}
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Drop windows older than this many days
+    #[arg(long, value_name = "DAYS")]
+    pub older_than_days: Option<u64>,
+    /// Keep only the newest N windows per session
+    #[arg(long, value_name = "N")]
+    pub keep_windows: Option<usize>,
+    /// Drop oldest windows until the store is under this many bytes
+    #[arg(long, value_name = "BYTES")]
+    pub max_size: Option<u64>,
+    /// Never delete anything younger than this many seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub grace_seconds: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the scratch workspace and home, and print where they are
+    #[arg(long)]
+    pub keep: bool,
+}

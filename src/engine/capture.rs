@@ -1,0 +1,538 @@
+//! Capture: snap (before an agent write), record (after it) and check (on a read).
+//!
+//! Every operation reads and stores all its files' bytes first, then writes its index rows in
+//! one `BEGIN IMMEDIATE` transaction: a blob is always durable before a row refers to it, and
+//! a bad path anywhere in the batch fails the batch before anything is written.
+
+use std::path::{Path, PathBuf};
+
+use super::{EngineError, Result, Session};
+use crate::ids::{BlobId, ChangeId, WindowId};
+use crate::index::{NewChange, Tx};
+use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
+use crate::workspace::{Observation, RelPath};
+
+/// A path as it is now, its bytes already in the store.
+pub(crate) struct Captured {
+    pub rel: RelPath,
+    pub state: FileState,
+    pub stat: Option<Stat>,
+    /// When the bytes were read (taken before reading, for the racy-stat rule).
+    pub read_at: i64,
+    pub too_large: bool,
+}
+
+impl Captured {
+    pub fn known(&self) -> KnownState {
+        KnownState {
+            state: self.state,
+            stat: self.stat,
+            recorded_at: self.read_at,
+        }
+    }
+}
+
+/// Why a read check found a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModReason {
+    Modified,
+    Deleted,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckReport {
+    pub path: String,
+    pub externally_modified: bool,
+    pub reason: Option<ModReason>,
+    pub hint: Option<String>,
+    /// The latest snapshot's blob (null when none, or the file was absent).
+    pub snapshot: Option<BlobId>,
+    /// The current bytes' blob (null when absent or too large).
+    pub current: Option<BlobId>,
+    /// `--record` accepted the current bytes and recorded the change in this window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_window: Option<WindowId>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SnapReport {
+    pub path: String,
+    pub window_id: WindowId,
+    /// The pending change holding this before state (an earlier snap's, when one of the
+    /// same tool call was already pending).
+    pub change_id: ChangeId,
+    pub before: Option<BlobId>,
+    pub proof: Proof,
+    pub reason: Option<String>,
+    pub externally_modified: bool,
+    pub modification: Option<ModReason>,
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecordReport {
+    pub path: String,
+    pub window_id: WindowId,
+    pub change_id: ChangeId,
+    pub after: Option<BlobId>,
+    pub proof: Proof,
+    pub reason: Option<String>,
+    /// False when no snap preceded this write (a post-only agent).
+    pub had_snapshot: bool,
+}
+
+/// Evidence of a path's bytes before a write that rewind did not see coming (a post-only
+/// agent): the original text carried in the agent's payload.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    pub path: PathBuf,
+    pub before: Vec<u8>,
+}
+
+impl Session<'_> {
+    /// Resolve every path first: one bad path fails the batch before anything is written.
+    pub(crate) fn resolve_all(&self, paths: &[PathBuf], cwd: &Path) -> Result<Vec<RelPath>> {
+        let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
+        for p in paths {
+            let rel = self.ws.resolve(p, cwd)?;
+            if !rels.contains(&rel) {
+                rels.push(rel);
+            }
+        }
+        Ok(rels)
+    }
+
+    /// Read `rel` and put its bytes in the store (delta against `previous`).
+    pub(crate) fn capture(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
+        let read_at = self.home.now();
+        let obs = self.ws.observe(rel, self.home.opts.max_file_size)?;
+        let (state, stat, too_large) = match obs {
+            Observation::Absent => (FileState::Absent, None, false),
+            Observation::Regular { bytes, id, stat } => {
+                self.home
+                    .store
+                    .put_with_id(&self.home.index, id, &bytes, previous, read_at)?;
+                (
+                    FileState::Present {
+                        blob: id,
+                        mode: stat.mode,
+                    },
+                    Some(stat),
+                    false,
+                )
+            }
+            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
+            Observation::NotRegular { kind } => {
+                return Err(EngineError::NotRegular {
+                    path: rel.display(),
+                    kind,
+                })
+            }
+        };
+        Ok(Captured {
+            rel: rel.clone(),
+            state,
+            stat,
+            read_at,
+            too_large,
+        })
+    }
+
+    fn previous_blob(&self, rel: &RelPath) -> Result<Option<BlobId>> {
+        Ok(self
+            .home
+            .index
+            .read()
+            .file_state(self.ws_id, rel)?
+            .and_then(|k| k.state.blob()))
+    }
+
+    /// The session's open agent window, or a new implicit one (closed again by `record` once
+    /// nothing in it is pending).
+    fn current_window(&self, tx: &Tx<'_>, now: i64) -> Result<WindowId> {
+        match tx.open_agent_window(self.id)? {
+            Some(w) => Ok(w.id),
+            None => Ok(tx.open_window(
+                self.id,
+                WindowKind::Agent,
+                None,
+                true,
+                WindowStatus::Done,
+                now,
+            )?),
+        }
+    }
+
+    /// Record that `rel` went from `known` to `now_state` without an agent: an `external`
+    /// window holds it, so the user's edit is preserved and undoable.
+    fn record_external(
+        &self,
+        tx: &Tx<'_>,
+        external: &mut Option<WindowId>,
+        rel: &RelPath,
+        known: &FileState,
+        cap: &Captured,
+        now: i64,
+    ) -> Result<WindowId> {
+        let window = match *external {
+            Some(w) => w,
+            None => {
+                let w = tx.open_window(
+                    self.id,
+                    WindowKind::External,
+                    Some("changed outside the agent"),
+                    true,
+                    WindowStatus::Done,
+                    now,
+                )?;
+                tx.close_window(w, now)?;
+                *external = Some(w);
+                w
+            }
+        };
+        let both_known = !matches!(known, FileState::Unknown) && !cap.too_large;
+        tx.insert_change(&NewChange {
+            window,
+            workspace: self.ws_id,
+            path: rel,
+            before: *known,
+            after: Some(cap.state),
+            tool: None,
+            tool_call: None,
+            proof: if both_known {
+                Proof::Exact
+            } else {
+                Proof::MetadataOnly
+            },
+            reason: if both_known { None } else { Some("too-large") },
+            now,
+        })?;
+        Ok(window)
+    }
+
+    /// Before-write: capture each path's current bytes (or absence) as the before state of
+    /// a new pending change in the session's open window.
+    pub fn snap(
+        &self,
+        paths: &[PathBuf],
+        cwd: &Path,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+    ) -> Result<Vec<SnapReport>> {
+        let rels = self.resolve_all(paths, cwd)?;
+        let mut caps = Vec::with_capacity(rels.len());
+        for rel in &rels {
+            let previous = self.previous_blob(rel)?;
+            caps.push(self.capture(rel, previous)?);
+        }
+        let now = self.home.now();
+        self.home.index.write(|tx| {
+            let window = self.current_window(tx, now)?;
+            let mut external = None;
+            let mut reports = Vec::with_capacity(caps.len());
+            for cap in &caps {
+                let known = tx.file_state(self.ws_id, &cap.rel)?;
+                let modification = known.as_ref().and_then(|k| modification(&k.state, cap));
+                if let (Some(_), Some(k)) = (modification, &known) {
+                    self.record_external(tx, &mut external, &cap.rel, &k.state, cap, now)?;
+                }
+                // Several snaps of one path in one tool call keep the first before.
+                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
+                let keep =
+                    pending.filter(|p| p.window == window && p.tool_call.as_deref() == tool_call);
+                let (change_id, proof, reason) = match keep {
+                    Some(p) => (p.id, p.proof, p.reason.clone()),
+                    None => {
+                        let (proof, reason) = if cap.too_large {
+                            (Proof::MetadataOnly, Some("too-large"))
+                        } else {
+                            (Proof::Exact, None)
+                        };
+                        let id = tx.insert_change(&NewChange {
+                            window,
+                            workspace: self.ws_id,
+                            path: &cap.rel,
+                            before: cap.state,
+                            after: None,
+                            tool,
+                            tool_call,
+                            proof,
+                            reason,
+                            now,
+                        })?;
+                        (id, proof, reason.map(str::to_string))
+                    }
+                };
+                tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "snap")?;
+                reports.push(SnapReport {
+                    path: cap.rel.display(),
+                    window_id: window,
+                    change_id,
+                    before: cap.state.blob(),
+                    proof,
+                    reason,
+                    externally_modified: modification.is_some(),
+                    modification,
+                    hint: modification.map(|m| hint(&cap.rel, m)),
+                });
+            }
+            Ok(reports)
+        })
+    }
+
+    /// After-write: capture each path's bytes as the after state of its pending change.
+    /// Without a pending change (no snap ran), the change is `derived` when `evidence`
+    /// carries before bytes that hash to the last known state, else `metadata-only`.
+    pub fn record(
+        &self,
+        paths: &[PathBuf],
+        cwd: &Path,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+        evidence: &[Evidence],
+    ) -> Result<Vec<RecordReport>> {
+        let rels = self.resolve_all(paths, cwd)?;
+        let mut evidence_by_rel = Vec::new();
+        for ev in evidence {
+            evidence_by_rel.push((self.ws.resolve(&ev.path, cwd)?, &ev.before));
+        }
+        let mut caps = Vec::with_capacity(rels.len());
+        for rel in &rels {
+            let pending = self
+                .home
+                .index
+                .read()
+                .pending_change(self.id, rel, tool_call)?;
+            let previous = match pending.and_then(|p| p.before.blob()) {
+                Some(b) => Some(b),
+                None => self.previous_blob(rel)?,
+            };
+            caps.push(self.capture(rel, previous)?);
+        }
+        let now = self.home.now();
+        let reports = self.home.index.write(|tx| {
+            let mut reports = Vec::with_capacity(caps.len());
+            let mut windows = Vec::new();
+            for cap in &caps {
+                let (after_proof, after_reason) = if cap.too_large {
+                    (Proof::MetadataOnly, Some("too-large"))
+                } else {
+                    (Proof::Exact, None)
+                };
+                let report = match tx.pending_change(self.id, &cap.rel, tool_call)? {
+                    Some(p) => {
+                        // A metadata-only before stays metadata-only whatever the after is.
+                        let proof = if p.proof == Proof::MetadataOnly {
+                            Proof::MetadataOnly
+                        } else {
+                            after_proof
+                        };
+                        tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
+                        windows.push(p.window);
+                        RecordReport {
+                            path: cap.rel.display(),
+                            window_id: p.window,
+                            change_id: p.id,
+                            after: cap.state.blob(),
+                            proof,
+                            reason: after_reason.map(str::to_string).or(p.reason),
+                            had_snapshot: true,
+                        }
+                    }
+                    None => {
+                        let window = self.current_window(tx, now)?;
+                        windows.push(window);
+                        let known = tx.file_state(self.ws_id, &cap.rel)?;
+                        let ev = evidence_by_rel.iter().find(|(r, _)| *r == cap.rel);
+                        let (before, proof, reason) = derive_before(
+                            known.as_ref(),
+                            ev.map(|(_, b)| b.as_slice()),
+                            cap.too_large,
+                        );
+                        let id = tx.insert_change(&NewChange {
+                            window,
+                            workspace: self.ws_id,
+                            path: &cap.rel,
+                            before,
+                            after: Some(cap.state),
+                            tool,
+                            tool_call,
+                            proof,
+                            reason,
+                            now,
+                        })?;
+                        RecordReport {
+                            path: cap.rel.display(),
+                            window_id: window,
+                            change_id: id,
+                            after: cap.state.blob(),
+                            proof,
+                            reason: reason.map(str::to_string),
+                            had_snapshot: false,
+                        }
+                    }
+                };
+                tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "record")?;
+                reports.push(report);
+            }
+            // An implicit window (opened by a snap with none open) ends when its last pending
+            // write is recorded: one CLI snap/record pair is one undoable step.
+            windows.sort();
+            windows.dedup();
+            for w in windows {
+                let implicit = tx
+                    .window(w)?
+                    .is_some_and(|w| w.implicit && w.closed_at.is_none());
+                if implicit && tx.window_pending_count(w)? == 0 {
+                    tx.close_window(w, now)?;
+                }
+            }
+            Ok::<_, EngineError>(reports)
+        })?;
+        Ok(reports)
+    }
+
+    /// Read check: compare each path's current bytes with the latest snapshot. With
+    /// `record`, accept the current bytes (recording an `external` change when they differ)
+    /// and record the read for this session.
+    pub fn check(&self, paths: &[PathBuf], cwd: &Path, record: bool) -> Result<Vec<CheckReport>> {
+        let rels = self.resolve_all(paths, cwd)?;
+        let mut reports = Vec::with_capacity(rels.len());
+        let mut caps = Vec::new();
+        for rel in &rels {
+            let known = self.home.index.read().file_state(self.ws_id, rel)?;
+            let cap = if record {
+                self.capture(rel, known.as_ref().and_then(|k| k.state.blob()))?
+            } else {
+                self.look(rel)?
+            };
+            let modification = known.as_ref().and_then(|k| modification(&k.state, &cap));
+            reports.push(CheckReport {
+                path: rel.display(),
+                externally_modified: modification.is_some(),
+                reason: modification,
+                hint: modification.map(|m| hint(rel, m)),
+                snapshot: known.as_ref().and_then(|k| k.state.blob()),
+                current: cap.state.blob(),
+                external_window: None,
+            });
+            caps.push((cap, known));
+        }
+        if record {
+            let now = self.home.now();
+            self.home.index.write(|tx| {
+                let mut external = None;
+                for ((cap, known), report) in caps.iter().zip(reports.iter_mut()) {
+                    // Re-read under the write lock: a concurrent snap may have moved it on.
+                    let latest = tx.file_state(self.ws_id, &cap.rel)?;
+                    if let Some(k) = latest.as_ref().or(known.as_ref()) {
+                        if modification(&k.state, cap).is_some() {
+                            let w = self.record_external(
+                                tx,
+                                &mut external,
+                                &cap.rel,
+                                &k.state,
+                                cap,
+                                now,
+                            )?;
+                            report.external_window = Some(w);
+                        }
+                    }
+                    tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "check")?;
+                    tx.record_read(self.id, &cap.rel, cap.state.blob(), now)?;
+                }
+                Ok::<_, EngineError>(())
+            })?;
+        }
+        Ok(reports)
+    }
+
+    /// Hash a path without storing it (a plain check stores nothing).
+    fn look(&self, rel: &RelPath) -> Result<Captured> {
+        let read_at = self.home.now();
+        let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
+            Observation::Absent => (FileState::Absent, None, false),
+            Observation::Regular { id, stat, .. } => (
+                FileState::Present {
+                    blob: id,
+                    mode: stat.mode,
+                },
+                Some(stat),
+                false,
+            ),
+            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
+            Observation::NotRegular { kind } => {
+                return Err(EngineError::NotRegular {
+                    path: rel.display(),
+                    kind,
+                })
+            }
+        };
+        Ok(Captured {
+            rel: rel.clone(),
+            state,
+            stat,
+            read_at,
+            too_large,
+        })
+    }
+
+    /// The blob this session last read at `path` (`Some(None)`: read while absent).
+    pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<Option<BlobId>>> {
+        let rel = self.ws.resolve(path, cwd)?;
+        Ok(self.home.index.read().last_read(self.id, &rel)?)
+    }
+}
+
+/// How the current capture differs from the latest known state, by content only: a
+/// rewrite of the same bytes (a touch) is not a modification.
+fn modification(known: &FileState, cap: &Captured) -> Option<ModReason> {
+    match (known, &cap.state) {
+        (FileState::Present { .. }, FileState::Absent) => Some(ModReason::Deleted),
+        (FileState::Unknown, FileState::Absent) => Some(ModReason::Deleted),
+        (FileState::Absent, FileState::Absent) => None,
+        (FileState::Absent, _) => Some(ModReason::Modified),
+        (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => {
+            (a != b).then_some(ModReason::Modified)
+        }
+        (FileState::Present { .. }, FileState::Unknown) => Some(ModReason::Modified),
+        // Too large both times: rewind never had the bytes to compare.
+        (FileState::Unknown, _) => None,
+    }
+}
+
+fn hint(rel: &RelPath, m: ModReason) -> String {
+    match m {
+        ModReason::Modified => format!(
+            "{rel} was changed outside the agent since rewind's last snapshot; read it again before editing it"
+        ),
+        ModReason::Deleted => {
+            format!("{rel} was deleted outside the agent since rewind's last snapshot")
+        }
+    }
+}
+
+/// The before state of a write no snap saw coming.
+fn derive_before(
+    known: Option<&KnownState>,
+    evidence: Option<&[u8]>,
+    too_large: bool,
+) -> (FileState, Proof, Option<&'static str>) {
+    if too_large {
+        return (FileState::Unknown, Proof::MetadataOnly, Some("too-large"));
+    }
+    match (known.map(|k| k.state), evidence) {
+        (Some(state @ FileState::Present { blob, .. }), Some(bytes))
+            if BlobId::of(bytes) == blob =>
+        {
+            (state, Proof::Derived, None)
+        }
+        (_, Some(_)) => (
+            FileState::Unknown,
+            Proof::MetadataOnly,
+            Some("evidence-mismatch"),
+        ),
+        (_, None) => (FileState::Unknown, Proof::MetadataOnly, Some("no-snapshot")),
+    }
+}

@@ -1,0 +1,360 @@
+//! Looking back: the log of sessions, windows and changes; diffs of a window; restoring a
+//! path to any stored version (snapshotting what it replaces first, so a restore is itself
+//! undoable).
+
+use std::path::Path;
+
+use super::{EngineError, Result, Session};
+use crate::ids::{BlobId, WindowId};
+use crate::index::NewChange;
+use crate::model::{Change, FileState, KnownState, Proof, Window, WindowKind, WindowStatus};
+use crate::undo::Shown;
+use crate::workspace::fs::{RealFs, WorkspaceFs};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LogChange {
+    pub id: i64,
+    pub path: String,
+    pub before: Shown,
+    pub after: Option<Shown>,
+    pub before_mode: Option<String>,
+    pub after_mode: Option<String>,
+    pub tool: Option<String>,
+    pub tool_call: Option<String>,
+    pub proof: Proof,
+    pub reason: Option<String>,
+    pub undone_by: Option<WindowId>,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LogWindow {
+    pub id: WindowId,
+    pub kind: WindowKind,
+    pub label: Option<String>,
+    pub status: WindowStatus,
+    pub opened_at: String,
+    pub closed_at: Option<String>,
+    pub open: bool,
+    /// Every change of the window is currently undone.
+    pub undone: bool,
+    pub changes: Vec<LogChange>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LogSession {
+    pub session: String,
+    pub windows: Vec<LogWindow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DiffEntry {
+    pub path: String,
+    pub change_id: i64,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+    /// Why a side is missing although the file existed (metadata-only).
+    pub note: Option<String>,
+}
+
+fn mode_str(s: &FileState) -> Option<String> {
+    match s {
+        FileState::Present { mode, .. } => Some(format!("{mode:o}")),
+        _ => None,
+    }
+}
+
+pub fn rfc3339(ns: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(ns as i128)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| ns.to_string())
+}
+
+fn log_window(w: Window, changes: Vec<Change>) -> LogWindow {
+    let undone = !changes.is_empty() && changes.iter().all(|c| c.undone_by.is_some());
+    LogWindow {
+        id: w.id,
+        kind: w.kind,
+        label: w.label,
+        status: w.status,
+        opened_at: rfc3339(w.opened_at),
+        closed_at: w.closed_at.map(rfc3339),
+        open: w.closed_at.is_none(),
+        undone,
+        changes: changes
+            .into_iter()
+            .map(|c| LogChange {
+                id: c.id.0,
+                path: c.path.display(),
+                before: Shown(c.before),
+                after: c.after.map(Shown),
+                before_mode: mode_str(&c.before),
+                after_mode: c.after.as_ref().and_then(mode_str),
+                tool: c.tool,
+                tool_call: c.tool_call,
+                proof: c.proof,
+                reason: c.reason,
+                undone_by: c.undone_by,
+                pending: c.after.is_none(),
+            })
+            .collect(),
+    }
+}
+
+impl Session<'_> {
+    /// Sessions of the workspace (this one only, unless `all_sessions`), newest first, each
+    /// with its newest `limit` windows.
+    pub fn log(&self, all_sessions: bool, limit: usize) -> Result<Vec<LogSession>> {
+        let r = self.home.index.read();
+        let sessions = if all_sessions {
+            r.sessions(self.ws_id)?
+        } else {
+            vec![(self.id, self.name.clone())]
+        };
+        let mut out = Vec::new();
+        for (id, name) in sessions {
+            let mut windows = Vec::new();
+            for w in r.windows(id, limit)? {
+                let changes = r.changes_in_window(w.id)?;
+                windows.push(log_window(w, changes));
+            }
+            out.push(LogSession {
+                session: name,
+                windows,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The changes of `window` (default: the session's newest window with changes), with
+    /// both sides' bytes, narrowed to `paths` if given.
+    pub fn diff(
+        &self,
+        window: Option<WindowId>,
+        paths: &[std::path::PathBuf],
+        cwd: &Path,
+    ) -> Result<(WindowId, Vec<DiffEntry>)> {
+        let r = self.home.index.read();
+        let window = match window {
+            Some(w) => {
+                r.window(w)?.ok_or_else(|| EngineError::NotFound {
+                    what: "window",
+                    id: w.to_string(),
+                })?;
+                w
+            }
+            None => r
+                .windows(self.id, 1000)?
+                .into_iter()
+                .find(|w| r.changes_in_window(w.id).is_ok_and(|c| !c.is_empty()))
+                .map(|w| w.id)
+                .ok_or_else(|| EngineError::NotFound {
+                    what: "window with changes in session",
+                    id: self.name.clone(),
+                })?,
+        };
+        let filter = self.resolve_all(paths, cwd)?;
+        let mut out = Vec::new();
+        for c in r.changes_in_window(window)? {
+            if !filter.is_empty() && !filter.contains(&c.path) {
+                continue;
+            }
+            let side = |s: &FileState| -> Result<Option<Vec<u8>>> {
+                match s.blob() {
+                    Some(b) => Ok(Some(self.home.store.get(&self.home.index, &b)?)),
+                    None => Ok(None),
+                }
+            };
+            let after_state = c.after.unwrap_or(FileState::Unknown);
+            let note = match (&c.before, &after_state) {
+                (FileState::Unknown, _) | (_, FileState::Unknown) => {
+                    Some(match (&c.after, &c.reason) {
+                        (None, _) => "pending: the after state is not recorded yet".to_string(),
+                        (_, Some(reason)) => format!("metadata-only ({reason})"),
+                        (_, None) => "metadata-only".to_string(),
+                    })
+                }
+                _ => None,
+            };
+            out.push(DiffEntry {
+                path: c.path.display(),
+                change_id: c.id.0,
+                before: side(&c.before)?,
+                after: side(&after_state)?,
+                note,
+            });
+        }
+        Ok((window, out))
+    }
+
+    /// Put `path` back to a stored version: `blob` directly, or a side of a window's change.
+    /// The current bytes are snapshotted first and the restore is recorded as an agent
+    /// window of its own, so `undo` reverses it.
+    pub fn restore(&self, path: &Path, cwd: &Path, source: RestoreSource) -> Result<RestoreReport> {
+        let rel = self.ws.resolve(path, cwd)?;
+        let r = self.home.index.read();
+        let target = match source {
+            RestoreSource::Blob(id) => {
+                let row = r.blob(&id)?.ok_or(EngineError::NotFound {
+                    what: "blob",
+                    id: id.to_hex(),
+                })?;
+                let mode = r
+                    .file_state(self.ws_id, &rel)?
+                    .and_then(|k| match k.state {
+                        FileState::Present { mode, .. } => Some(mode),
+                        _ => None,
+                    })
+                    .unwrap_or(0o644);
+                FileState::Present { blob: row.id, mode }
+            }
+            RestoreSource::Window { window, after } => {
+                let change = r
+                    .changes_in_window(window)?
+                    .into_iter()
+                    .filter(|c| c.path == rel)
+                    .collect::<Vec<_>>();
+                let pick = if after {
+                    change.last().and_then(|c| c.after)
+                } else {
+                    change.first().map(|c| c.before)
+                };
+                match pick {
+                    Some(FileState::Unknown) => {
+                        return Err(EngineError::Invalid(format!(
+                            "{rel}: window {window} has no bytes for that side (metadata-only)"
+                        )))
+                    }
+                    Some(s) => s,
+                    None => {
+                        return Err(EngineError::NotFound {
+                            what: "change of this path in window",
+                            id: format!("{window} ({rel})"),
+                        })
+                    }
+                }
+            }
+        };
+        let bytes = match target.blob() {
+            Some(b) => Some(self.home.store.get(&self.home.index, &b)?),
+            None => None,
+        };
+        let lock = self.home.workspace_lock(self.ws_id)?;
+        lock.lock().map_err(|source| EngineError::Home {
+            path: self.home.root().display().to_string(),
+            source,
+        })?;
+        let cur = self.capture(&rel, target.blob())?;
+        if cur.too_large {
+            return Err(EngineError::Invalid(format!(
+                "{rel} is over the size limit; rewind cannot snapshot it, so it will not overwrite it"
+            )));
+        }
+        let now = self.home.now();
+        let label = format!("restore {rel}");
+        let window = self.home.index.write(|tx| {
+            let w = tx.open_window(
+                self.id,
+                WindowKind::Agent,
+                Some(&label),
+                false,
+                WindowStatus::Done,
+                now,
+            )?;
+            tx.insert_change(&NewChange {
+                window: w,
+                workspace: self.ws_id,
+                path: &rel,
+                before: cur.state,
+                after: Some(target),
+                tool: Some("restore"),
+                tool_call: None,
+                proof: Proof::Exact,
+                reason: None,
+                now,
+            })?;
+            tx.close_window(w, now)?;
+            Ok::<_, EngineError>(w)
+        })?;
+        let fs = RealFs;
+        let expected = cur.state;
+        let precheck = || {
+            let obs = self
+                .ws
+                .observe(&rel, self.home.opts.max_file_size)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            let same = match (&obs, &expected) {
+                (crate::workspace::Observation::Absent, FileState::Absent) => true,
+                (
+                    crate::workspace::Observation::Regular { id, .. },
+                    FileState::Present { blob, .. },
+                ) => id == blob,
+                _ => false,
+            };
+            if same {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("the file changed during the restore"))
+            }
+        };
+        let result = match (&target, &bytes) {
+            (FileState::Present { mode, .. }, Some(bytes)) => fs
+                .ensure_parents(&self.ws, &rel)
+                .and_then(|_| fs.replace(&self.ws, &rel, bytes, *mode, &precheck)),
+            _ => fs.remove(&self.ws, &rel, &precheck),
+        };
+        if let Err(e) = result {
+            // Nothing changed on disk: drop the window's claim by undoing nothing; record it
+            // as rolled back so it is never a target.
+            self.home
+                .index
+                .write(|tx| tx.set_window_status(window, WindowStatus::RolledBack))?;
+            return Err(EngineError::Apply {
+                path: rel.display(),
+                detail: format!("cannot restore: {e}"),
+            });
+        }
+        let read_at = self.home.now();
+        let stat = match self.ws.observe(&rel, self.home.opts.max_file_size)? {
+            crate::workspace::Observation::Regular { stat, .. } => Some(stat),
+            _ => None,
+        };
+        self.home.index.write(|tx| {
+            tx.set_file_state(
+                self.ws_id,
+                &rel,
+                &KnownState {
+                    state: target,
+                    stat,
+                    recorded_at: read_at,
+                },
+                "restore",
+            )
+        })?;
+        Ok(RestoreReport {
+            path: rel.display(),
+            window_id: window,
+            previous: Shown(cur.state),
+            restored: Shown(target),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum RestoreSource {
+    Blob(BlobId),
+    Window { window: WindowId, after: bool },
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RestoreReport {
+    pub path: String,
+    pub window_id: WindowId,
+    /// What the file was (its bytes are in the store).
+    pub previous: Shown,
+    pub restored: Shown,
+}

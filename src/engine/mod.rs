@@ -1,0 +1,277 @@
+//! The engine: a home (index + blob store) and the sessions that record into it.
+//!
+//! `Home` owns the on-disk state; `Session` is one agent conversation in one workspace and
+//! carries every operation an agent or a user performs: snap (before a write), record (after
+//! it), check (on a read), windows, undo/redo (in [`crate::undo`]), log, diff, restore.
+//!
+//! The library never prints and never reads the environment: the CLI resolves options and
+//! passes them in, and time comes from a [`Clock`] so tests can pin it.
+
+mod capture;
+mod history;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
+pub use history::{
+    rfc3339, DiffEntry, LogChange, LogSession, LogWindow, RestoreReport, RestoreSource,
+};
+
+use crate::ids::{SessionRowId, WindowId, WorkspaceId};
+use crate::index::{Durability, Index, IndexError};
+use crate::model::{WindowKind, WindowStatus};
+use crate::store::{create_private_dir, Store, StoreError, StoreOptions};
+use crate::workspace::{PathError, Workspace};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("cannot use home {path}: {source}")]
+    Home {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("home {home} is inside workspace {workspace}; an agent's `rm -rf` could destroy the history that undoes it")]
+    HomeInsideWorkspace { home: String, workspace: String },
+    #[error("{path}: is a {kind}, not a regular file")]
+    NotRegular { path: String, kind: &'static str },
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {detail}")]
+    Apply { path: String, detail: String },
+}
+
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// Where "now" comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    System,
+    /// Pinned time in nanoseconds since the epoch (tests).
+    Fixed(i64),
+}
+
+impl Clock {
+    pub fn now(&self) -> i64 {
+        match self {
+            Clock::System => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as i64)
+                .unwrap_or(0),
+            Clock::Fixed(t) => *t,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Files larger than this are recorded as metadata-only changes (reason `too-large`).
+    pub max_file_size: u64,
+    pub store: StoreOptions,
+    pub durability: Durability,
+    pub clock: Clock,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_file_size: 64 << 20,
+            store: StoreOptions::default(),
+            durability: Durability::Normal,
+            clock: Clock::System,
+        }
+    }
+}
+
+/// rewind's data directory: the index, the object files, lock files.
+pub struct Home {
+    root: PathBuf,
+    pub(crate) index: Index,
+    pub(crate) store: Store,
+    pub(crate) opts: Options,
+    /// Held shared by every command and exclusively by `gc`, so gc never deletes a blob a
+    /// running command is about to reference.
+    gc_lock: Option<File>,
+}
+
+impl Home {
+    pub fn open(root: &Path, opts: Options) -> Result<Home> {
+        let home_err = |source| EngineError::Home {
+            path: root.display().to_string(),
+            source,
+        };
+        create_private_dir(root).map_err(home_err)?;
+        let root = root.canonicalize().map_err(home_err)?;
+        let index = Index::open(&root.join("index.sqlite3"), opts.durability)?;
+        let store = Store::new(root.join("objects"), opts.store.clone());
+        let lock = lock_file(&root, "gc.lock").map_err(home_err)?;
+        lock.lock_shared().map_err(home_err)?;
+        Ok(Home {
+            root,
+            index,
+            store,
+            opts,
+            gc_lock: Some(lock),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn now(&self) -> i64 {
+        self.opts.clock.now()
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// Trade the shared gc lock for the exclusive one (for `gc`). Waits for running commands.
+    pub(crate) fn lock_exclusive(&mut self) -> Result<File> {
+        let home_err = |source| EngineError::Home {
+            path: self.root.display().to_string(),
+            source,
+        };
+        self.gc_lock = None;
+        let lock = lock_file(&self.root, "gc.lock").map_err(home_err)?;
+        lock.lock().map_err(home_err)?;
+        Ok(lock)
+    }
+
+    /// A per-workspace lock that serializes undo/redo/restore (and crash recovery).
+    pub(crate) fn workspace_lock(&self, ws: WorkspaceId) -> Result<File> {
+        let home_err = |source| EngineError::Home {
+            path: self.root.display().to_string(),
+            source,
+        };
+        create_private_dir(&self.root.join("locks")).map_err(home_err)?;
+        lock_file(&self.root, &format!("locks/workspace-{}.lock", ws.0)).map_err(home_err)
+    }
+
+    /// Open `name` as a session of `ws`. Finishes or rolls back any undo that a crashed
+    /// process left half-applied in this workspace first.
+    pub fn session(&self, ws: Workspace, name: &str) -> Result<Session<'_>> {
+        if name.is_empty() {
+            return Err(EngineError::Invalid("session id is empty".into()));
+        }
+        if self.root.starts_with(ws.root()) {
+            return Err(EngineError::HomeInsideWorkspace {
+                home: self.root.display().to_string(),
+                workspace: ws.root().display().to_string(),
+            });
+        }
+        let now = self.now();
+        let root_bytes = ws.root_bytes();
+        let (ws_id, session_id) = match self.index.read().find_workspace(&root_bytes)? {
+            Some(ws_id) => match self.index.read().find_session(ws_id, name)? {
+                Some(s) => (ws_id, s),
+                None => self.index.write(|tx| {
+                    let s = tx.session(ws_id, name, now)?;
+                    Ok::<_, IndexError>((ws_id, s))
+                })?,
+            },
+            None => self.index.write(|tx| {
+                let ws_id = tx.workspace(&root_bytes, now)?;
+                let s = tx.session(ws_id, name, now)?;
+                Ok::<_, IndexError>((ws_id, s))
+            })?,
+        };
+        let session = Session {
+            home: self,
+            ws,
+            ws_id,
+            name: name.to_string(),
+            id: session_id,
+        };
+        if !self.index.read().applying_windows(ws_id)?.is_empty() {
+            crate::undo::recover(&session)?;
+        }
+        Ok(session)
+    }
+}
+
+fn lock_file(root: &Path, name: &str) -> std::io::Result<File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(root.join(name))
+}
+
+/// One agent conversation (or the per-workspace `manual` session) in one workspace.
+pub struct Session<'h> {
+    pub(crate) home: &'h Home,
+    pub(crate) ws: Workspace,
+    pub(crate) ws_id: WorkspaceId,
+    pub(crate) name: String,
+    pub(crate) id: SessionRowId,
+}
+
+impl<'h> Session<'h> {
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn home(&self) -> &'h Home {
+        self.home
+    }
+
+    /// Open an explicit window (a turn). An agent window still open in this session is
+    /// closed first: turns do not nest.
+    pub fn open_window(&self, label: Option<&str>) -> Result<WindowId> {
+        let now = self.home.now();
+        self.home.index.write(|tx| {
+            if let Some(open) = tx.open_agent_window(self.id)? {
+                tx.close_window(open.id, now)?;
+            }
+            tx.open_window(
+                self.id,
+                WindowKind::Agent,
+                label,
+                false,
+                WindowStatus::Done,
+                now,
+            )
+            .map_err(EngineError::from)
+        })
+    }
+
+    /// Close the session's open window; `None` when none was open.
+    pub fn close_window(&self) -> Result<Option<WindowId>> {
+        let now = self.home.now();
+        self.home
+            .index
+            .write(|tx| match tx.open_agent_window(self.id)? {
+                Some(w) => {
+                    tx.close_window(w.id, now)?;
+                    Ok(Some(w.id))
+                }
+                None => Ok(None),
+            })
+    }
+}

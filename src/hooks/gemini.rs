@@ -1,0 +1,132 @@
+//! Gemini CLI hooks: payload shapes and answers.
+//!
+//! Per google-gemini/gemini-cli `docs/hooks/reference.md`: every payload has `session_id`,
+//! `transcript_path`, `cwd`, `hook_event_name`, `timestamp`. `BeforeTool` / `AfterTool` add
+//! `tool_name`, `tool_input` (AfterTool also `tool_response`); `BeforeAgent` (the prompt event)
+//! adds `prompt`; `AfterAgent` ends a turn; `SessionStart` / `SessionEnd` bracket the session.
+//! There is no tool-call id in the payload.
+//!
+//! Tools: `write_file{file_path, content}`, `replace{file_path, old_string, new_string,
+//! expected_replacements | allow_multiple}`, `read_file{file_path}` (older builds:
+//! `absolute_path`), `run_shell_command{command}`.
+//!
+//! Answers: exit 0 with JSON; `{"decision": "deny", "reason": …}` blocks a BeforeTool call (the
+//! reason goes to the model); `hookSpecificOutput.additionalContext` is appended to an AfterTool
+//! result or a BeforeAgent prompt. BeforeTool cannot add context, so the read check answers on
+//! AfterTool. Allow prints nothing.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::claude::need_input;
+use super::{
+    fit_json, ignore, path_of, path_of_any, prompt_label, Action, Agent, Answer, Decision,
+    Evidence, HookError, HookEvent, Obj, TextEdit,
+};
+
+pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
+    let mut event = HookEvent {
+        agent: Agent::Gemini,
+        event_name: root.str("hook_event_name")?.to_string(),
+        session_id: root.opt_id("session_id")?,
+        turn_id: None,
+        cwd: root.opt_str("cwd")?.map(PathBuf::from),
+        tool_call: None,
+        tool: None,
+        action: ignore("not yet parsed"),
+    };
+    event.action = match event.event_name.as_str() {
+        "SessionStart" => Action::OpenWindow { label: None },
+        "BeforeAgent" => Action::OpenWindow {
+            label: root.opt_str("prompt")?.and_then(prompt_label),
+        },
+        "AfterAgent" | "SessionEnd" => Action::CloseWindow,
+        "BeforeTool" | "AfterTool" => {
+            let post = event.event_name == "AfterTool";
+            let tool = root.str("tool_name")?;
+            event.tool = Some(tool.to_string());
+            let input = root.opt_obj("tool_input")?;
+            tool_action(tool, input, post, root)?
+        }
+        other => ignore(format!("gemini event `{other}` is not used")),
+    };
+    Ok(event)
+}
+
+fn tool_action(
+    tool: &str,
+    input: Option<Obj<'_>>,
+    post: bool,
+    root: &Obj<'_>,
+) -> Result<Action, HookError> {
+    let action = match tool {
+        "write_file" | "replace" => {
+            let input = need_input(root, input)?;
+            let path = path_of(&input, "file_path")?;
+            if !post {
+                return Ok(Action::PreWrite { paths: vec![path] });
+            }
+            let evidence = if tool == "write_file" {
+                Evidence::Written { path: path.clone() }
+            } else {
+                let many = input.opt_u64("expected_replacements")?.unwrap_or(1) > 1
+                    || input.opt_bool("allow_multiple")?.unwrap_or(false);
+                Evidence::Edits {
+                    path: path.clone(),
+                    edits: vec![TextEdit {
+                        old: input.str("old_string")?.to_string(),
+                        new: input.str("new_string")?.to_string(),
+                        replace_all: many,
+                    }],
+                }
+            };
+            Action::PostWrite {
+                paths: vec![path],
+                evidence: vec![evidence],
+            }
+        }
+        "read_file" => {
+            let input = need_input(root, input)?;
+            let path = path_of_any(&input, &["file_path", "absolute_path"])?;
+            if post {
+                Action::PostRead { path }
+            } else {
+                Action::PreRead { path }
+            }
+        }
+        "run_shell_command" => {
+            let input = need_input(root, input)?;
+            let command = input.str("command")?.to_string();
+            if post {
+                Action::PostShell { command }
+            } else {
+                Action::PreShell { command }
+            }
+        }
+        other => ignore(format!("gemini tool `{other}` is not a file or shell tool")),
+    };
+    Ok(action)
+}
+
+pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
+    let name = event.event_name.as_str();
+    match decision {
+        Decision::Allow => Answer::silent(),
+        Decision::Deny { reason } if name == "BeforeTool" => {
+            fit_json(reason, |r| json!({"decision": "deny", "reason": r}))
+        }
+        Decision::Deny { reason: text } | Decision::Context { text } => {
+            if matches!(name, "AfterTool" | "BeforeAgent" | "SessionStart") {
+                fit_json(text, |t| {
+                    json!({"hookSpecificOutput": {
+                        "hookEventName": name,
+                        "additionalContext": t,
+                    }})
+                })
+            } else {
+                Answer::silent()
+            }
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! Agent hook payload layer: turns the JSON an agent writes on a hook's stdin into one
+//! agent-neutral [`HookEvent`], and turns the engine's [`Decision`] back into the agent's own
+//! answer format ([`Answer`]).
+//!
+//! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
+//! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
+//! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`);
+//! the Codex / OpenCode patch format is parsed in `patch.rs`.
+//!
+//! Everything here is pure: no I/O, no environment reads, no printing. Malformed payloads are
+//! errors ([`HookError`]); unknown events and tools are [`Action::Ignore`], never errors.
+
+mod claude;
+mod cline;
+mod codex;
+mod cursor;
+mod gemini;
+mod opencode;
+pub mod patch;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+pub use patch::{patch_paths, PatchFile, PatchKind};
+
+/// Largest stdout an agent accepts from a hook (Claude Code caps hook output at 10,000 chars).
+pub const MAX_OUTPUT_CHARS: usize = 10_000;
+
+/// Longest window label taken from a prompt, in characters.
+pub const MAX_LABEL_CHARS: usize = 80;
+
+/// Note appended to a message that had to be cut to fit [`MAX_OUTPUT_CHARS`].
+const TRUNCATION_NOTE: &str = "… [truncated by rewind]";
+
+/// The coding agents rewind has hook adapters for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    ClaudeCode,
+    OpenCode,
+    Gemini,
+    Codex,
+    Cursor,
+    Cline,
+}
+
+impl Agent {
+    /// Every agent, in a stable order.
+    pub const ALL: [Agent; 6] = [
+        Agent::ClaudeCode,
+        Agent::OpenCode,
+        Agent::Gemini,
+        Agent::Codex,
+        Agent::Cursor,
+        Agent::Cline,
+    ];
+
+    /// The name used on the command line (`rewind hook <name>`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::OpenCode => "opencode",
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+            Agent::Cline => "cline",
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Agent {
+    type Err = HookError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Agent::ALL
+            .into_iter()
+            .find(|agent| agent.as_str() == s)
+            .ok_or_else(|| HookError::UnknownAgent(s.to_string()))
+    }
+}
+
+/// Everything that can go wrong while reading a hook payload or a patch.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error(
+        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline"
+    )]
+    UnknownAgent(String),
+    #[error("hook payload is empty")]
+    EmptyPayload,
+    #[error("hook payload is not valid json: {0}")]
+    InvalidJson(#[source] serde_json::Error),
+    #[error("hook payload is not a json object")]
+    NotAnObject,
+    #[error("hook payload is missing field `{field}`")]
+    MissingField { field: String },
+    #[error("hook payload field `{field}` is not {expected}")]
+    WrongType {
+        field: String,
+        expected: &'static str,
+    },
+    #[error("patch text has no file headers")]
+    PatchWithoutFiles,
+    #[error("patch header on line {line} has an empty path")]
+    PatchEmptyPath { line: usize },
+    #[error("patch move header on line {line} does not follow an update header")]
+    PatchStrayMove { line: usize },
+}
+
+/// One hook invocation, agent-neutral.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEvent {
+    pub agent: Agent,
+    /// The agent's own event name, for logs.
+    pub event_name: String,
+    /// The agent's session / thread / conversation / task id, as given.
+    pub session_id: Option<String>,
+    /// The turn / generation id when the agent sends one (Codex `turn_id`, Cursor
+    /// `generation_id`); lets the engine close a turn's changes when a post-hook is missing.
+    pub turn_id: Option<String>,
+    /// Project dir / cwd / first workspace root from the payload.
+    pub cwd: Option<PathBuf>,
+    /// `tool_use_id` / `callID` / …, when present.
+    pub tool_call: Option<String>,
+    /// The agent's tool name, when a tool event.
+    pub tool: Option<String>,
+    pub action: Action,
+}
+
+/// What the event means for the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Prompt submit / session start. `label`: first line of the prompt, at most 80 chars.
+    OpenWindow {
+        label: Option<String>,
+    },
+    /// Stop / session end.
+    CloseWindow,
+    /// Before a file tool writes (absolute or cwd-relative, as given).
+    PreWrite {
+        paths: Vec<PathBuf>,
+    },
+    /// After a file tool wrote.
+    PostWrite {
+        paths: Vec<PathBuf>,
+        evidence: Vec<Evidence>,
+    },
+    PreShell {
+        command: String,
+    },
+    PostShell {
+        command: String,
+    },
+    /// Read tool, before (where the agent can get context back before the read).
+    PreRead {
+        path: PathBuf,
+    },
+    /// Read tool, after (Gemini AfterTool read_file, OpenCode after).
+    PostRead {
+        path: PathBuf,
+    },
+    /// Unknown tool / event: quietly ignored.
+    Ignore {
+        why: String,
+    },
+}
+
+/// What a post-write payload tells about the file's before state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Evidence {
+    /// Full pre-edit text of `path` carried by the payload (Claude PostToolUse
+    /// `tool_response.originalFile`).
+    OriginalText { path: PathBuf, text: String },
+    /// Edits that were applied (old → new), in order; reversing them on the after text rebuilds
+    /// the before (Cursor afterFileEdit, Claude Edit/MultiEdit, Gemini replace, OpenCode edit,
+    /// Cline replace_in_file).
+    Edits { path: PathBuf, edits: Vec<TextEdit> },
+    /// The tool wrote this whole content (Write tools) — before is unknown from it.
+    Written { path: PathBuf },
+}
+
+/// One string replacement a tool applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub old: String,
+    pub new: String,
+    pub replace_all: bool,
+}
+
+/// The engine's verdict on an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    /// Refuse the tool call with this reason (read-before-write violation).
+    Deny {
+        reason: String,
+    },
+    /// Let it proceed but tell the model something (read check: "file changed since…").
+    Context {
+        text: String,
+    },
+}
+
+/// What to print and how to exit, in the agent's own format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// Printed on stdout when set.
+    pub stdout: Option<String>,
+    /// Printed on stderr when set (only used where an agent reads a reason from stderr).
+    pub stderr: Option<String>,
+    pub exit_code: i32,
+}
+
+impl Answer {
+    /// Print nothing, exit 0.
+    pub fn silent() -> Self {
+        Answer {
+            stdout: None,
+            stderr: None,
+            exit_code: 0,
+        }
+    }
+
+    /// Print this JSON on stdout, exit 0.
+    fn json(value: &Value) -> Self {
+        Answer {
+            stdout: Some(value.to_string()),
+            stderr: None,
+            exit_code: 0,
+        }
+    }
+}
+
+/// Read one hook payload of `agent` from the bytes it wrote on stdin.
+///
+/// Malformed JSON and wrong-typed fields are errors; unknown events and tools are
+/// `Ok` with [`Action::Ignore`].
+pub fn parse(agent: Agent, stdin: &[u8]) -> Result<HookEvent, HookError> {
+    let root = root_object(stdin)?;
+    let obj = Obj::root(&root);
+    match agent {
+        Agent::ClaudeCode => claude::parse(&obj),
+        Agent::OpenCode => opencode::parse(&obj),
+        Agent::Gemini => gemini::parse(&obj),
+        Agent::Codex => codex::parse(&obj),
+        Agent::Cursor => cursor::parse(&obj),
+        Agent::Cline => cline::parse(&obj),
+    }
+}
+
+/// The agent-format answer for `decision` on `event`. Decisions an event cannot carry degrade
+/// gracefully: a deny on an event that cannot block becomes context where the agent accepts
+/// context, and nothing otherwise.
+pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
+    match event.agent {
+        Agent::ClaudeCode => claude::answer(event, decision),
+        Agent::OpenCode => opencode::answer(event, decision),
+        Agent::Gemini => gemini::answer(event, decision),
+        Agent::Codex => codex::answer(event, decision),
+        Agent::Cursor => cursor::answer(event, decision),
+        Agent::Cline => cline::answer(event, decision),
+    }
+}
+
+/// Reverse `edits` applied to `after` to reconstruct the before text; `None` when it cannot be
+/// done unambiguously (a new text not found exactly once unless `replace_all`, an empty new text
+/// that cannot be located, …).
+///
+/// Edits are undone last first. A `replace_all` edit is undone by replacing every occurrence of
+/// its new text, which assumes the new text did not already occur in the file; the engine checks
+/// the result against the last known state.
+pub fn reverse_edits(after: &str, edits: &[TextEdit]) -> Option<String> {
+    let mut text = after.to_string();
+    for edit in edits.iter().rev() {
+        if edit.old == edit.new {
+            continue;
+        }
+        if edit.new.is_empty() {
+            // A deletion leaves nothing to find.
+            return None;
+        }
+        if edit.replace_all {
+            if !text.contains(edit.new.as_str()) {
+                return None;
+            }
+            text = text.replace(edit.new.as_str(), &edit.old);
+        } else {
+            let mut found = text.match_indices(edit.new.as_str());
+            let (at, _) = found.next()?;
+            if found.next().is_some() {
+                return None;
+            }
+            text.replace_range(at..at + edit.new.len(), &edit.old);
+        }
+    }
+    Some(text)
+}
+
+/// The first non-empty line of a prompt, trimmed, at most [`MAX_LABEL_CHARS`] characters.
+pub(crate) fn prompt_label(prompt: &str) -> Option<String> {
+    let line = prompt.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(MAX_LABEL_CHARS).collect())
+}
+
+/// Build an answer JSON around `text`, cutting `text` (with a note) until the serialized JSON
+/// fits in [`MAX_OUTPUT_CHARS`].
+pub(crate) fn fit_json(text: &str, build: impl Fn(&str) -> Value) -> Answer {
+    let full = build(text).to_string();
+    if full.chars().count() <= MAX_OUTPUT_CHARS {
+        return Answer {
+            stdout: Some(full),
+            stderr: None,
+            exit_code: 0,
+        };
+    }
+    let mut keep = text.chars().count().min(MAX_OUTPUT_CHARS);
+    loop {
+        let cut: String = text.chars().take(keep).collect::<String>() + TRUNCATION_NOTE;
+        let out = build(&cut).to_string();
+        let len = out.chars().count();
+        if len <= MAX_OUTPUT_CHARS || keep == 0 {
+            return Answer {
+                stdout: Some(out),
+                stderr: None,
+                exit_code: 0,
+            };
+        }
+        // Escaping may grow the text; shrink by the overshoot (at least one char).
+        keep = keep.saturating_sub((len - MAX_OUTPUT_CHARS).max(1));
+    }
+}
+
+/// Push `path` unless already present (keeps first-seen order).
+pub(crate) fn push_unique(paths: &mut Vec<PathBuf>, path: PathBuf) {
+    if !paths.contains(&path) {
+        paths.push(path);
+    }
+}
+
+/// Pre-write paths of a patch: every file, and the destination of a move.
+pub(crate) fn patch_write_paths(files: &[PatchFile]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for file in files {
+        push_unique(&mut paths, file.path.clone());
+        if let Some(to) = &file.move_to {
+            push_unique(&mut paths, to.clone());
+        }
+    }
+    paths
+}
+
+/// Post-write evidence of a patch: added files were written whole.
+pub(crate) fn patch_evidence(files: &[PatchFile]) -> Vec<Evidence> {
+    files
+        .iter()
+        .filter(|f| f.kind == PatchKind::Add)
+        .map(|f| Evidence::Written {
+            path: f.path.clone(),
+        })
+        .collect()
+}
+
+fn root_object(stdin: &[u8]) -> Result<Map<String, Value>, HookError> {
+    if stdin.iter().all(u8::is_ascii_whitespace) {
+        return Err(HookError::EmptyPayload);
+    }
+    match serde_json::from_slice::<Value>(stdin).map_err(HookError::InvalidJson)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(HookError::NotAnObject),
+    }
+}
+
+/// A JSON object plus the dotted path it was found at, for error messages.
+#[derive(Clone)]
+pub(crate) struct Obj<'a> {
+    map: &'a Map<String, Value>,
+    at: String,
+}
+
+/// The dotted name of field `key` of the object at `at`.
+fn field_name(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+impl<'a> Obj<'a> {
+    pub(crate) fn root(map: &'a Map<String, Value>) -> Self {
+        Obj {
+            map,
+            at: String::new(),
+        }
+    }
+
+    fn wrong(&self, key: &str, expected: &'static str) -> HookError {
+        HookError::WrongType {
+            field: field_name(&self.at, key),
+            expected,
+        }
+    }
+
+    fn missing(&self, key: &str) -> HookError {
+        HookError::MissingField {
+            field: field_name(&self.at, key),
+        }
+    }
+
+    /// The raw value, treating JSON `null` as absent.
+    pub(crate) fn value(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&'a str>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    pub(crate) fn str(&self, key: &str) -> Result<&'a str, HookError> {
+        self.opt_str(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    /// A string that may also arrive as a number (ids some agents send as numbers).
+    pub(crate) fn opt_id(&self, key: &str) -> Result<Option<String>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::Number(n)) => Ok(Some(n.to_string())),
+            Some(_) => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            // Cline sends every tool parameter as a string.
+            Some(Value::String(s)) if s == "true" => Ok(Some(true)),
+            Some(Value::String(s)) if s == "false" => Ok(Some(false)),
+            Some(_) => Err(self.wrong(key, "a boolean")),
+        }
+    }
+
+    pub(crate) fn opt_u64(&self, key: &str) -> Result<Option<u64>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(key, "a count")),
+            Some(Value::String(s)) => s.parse().map(Some).map_err(|_| self.wrong(key, "a count")),
+            Some(_) => Err(self.wrong(key, "a count")),
+        }
+    }
+
+    pub(crate) fn opt_obj(&self, key: &str) -> Result<Option<Obj<'a>>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(Obj {
+                map,
+                at: field_name(&self.at, key),
+            })),
+            Some(_) => Err(self.wrong(key, "an object")),
+        }
+    }
+
+    pub(crate) fn obj(&self, key: &str) -> Result<Obj<'a>, HookError> {
+        self.opt_obj(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    pub(crate) fn opt_array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, HookError> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => Ok(Some(items)),
+            Some(_) => Err(self.wrong(key, "an array")),
+        }
+    }
+
+    pub(crate) fn array(&self, key: &str) -> Result<&'a Vec<Value>, HookError> {
+        self.opt_array(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    /// The first string of an array of strings (`workspace_roots`, `workspaceRoots`).
+    pub(crate) fn first_of_strings(&self, key: &str) -> Result<Option<&'a str>, HookError> {
+        let Some(items) = self.opt_array(key)? else {
+            return Ok(None);
+        };
+        match items.first() {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(self.wrong(key, "an array of strings")),
+        }
+    }
+
+    /// Each element of array `key` as an object, with its index for error messages.
+    pub(crate) fn objects(&self, key: &str) -> Result<Vec<Obj<'a>>, HookError> {
+        self.array(key)?
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Value::Object(map) => Ok(Obj {
+                    map,
+                    at: format!("{}[{i}]", field_name(&self.at, key)),
+                }),
+                _ => Err(self.wrong(key, "an array of objects")),
+            })
+            .collect()
+    }
+}
+
+/// A path field, refusing an empty string.
+pub(crate) fn path_of(obj: &Obj<'_>, key: &str) -> Result<PathBuf, HookError> {
+    let s = obj.str(key)?;
+    if s.is_empty() {
+        return Err(obj.wrong(key, "a non-empty path"));
+    }
+    Ok(PathBuf::from(s))
+}
+
+/// The first present path among `keys` (tools renamed their path argument across versions).
+pub(crate) fn path_of_any(obj: &Obj<'_>, keys: &[&str]) -> Result<PathBuf, HookError> {
+    for key in keys {
+        if obj.value(key).is_some() {
+            return path_of(obj, key);
+        }
+    }
+    Err(obj.missing(keys.first().copied().unwrap_or("path")))
+}
+
+/// The first present string among `keys`.
+pub(crate) fn str_of_any<'a>(obj: &Obj<'a>, keys: &[&str]) -> Result<&'a str, HookError> {
+    for key in keys {
+        if let Some(s) = obj.opt_str(key)? {
+            return Ok(s);
+        }
+    }
+    Err(obj.missing(keys.first().copied().unwrap_or("value")))
+}
+
+/// An `Ignore` action with a reason.
+pub(crate) fn ignore(why: impl Into<String>) -> Action {
+    Action::Ignore { why: why.into() }
+}

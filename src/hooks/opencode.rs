@@ -1,0 +1,216 @@
+//! OpenCode: the JSON envelope our OpenCode plugin pipes to `rewind hook opencode`, and the
+//! answer the plugin reads back.
+//!
+//! OpenCode has no command hooks; a plugin (`.opencode/plugins/` or
+//! `~/.config/opencode/plugins/`) receives `tool.execute.before(input{tool, sessionID, callID},
+//! output{args})` and `tool.execute.after(input{tool, sessionID, callID, args}, output{title,
+//! output, metadata})` (sst/opencode `packages/plugin/src/index.ts`). Ours forwards each call as
+//! one JSON object on stdin:
+//!
+//! ```json
+//! {"hook": "tool.execute.before" | "tool.execute.after" | "chat.message"
+//!          | "session.created" | "session.idle",
+//!  "input": {…the hook's input…}, "output": {…the hook's output…},
+//!  "directory": "/project/dir", "sessionID": "ses_…", "prompt": "optional, chat.message only"}
+//! ```
+//!
+//! `directory` is the plugin context's directory (tool paths are resolved against it);
+//! `sessionID` falls back to `input.sessionID`. Tool args: before from `output.args`, after from
+//! `input.args` (falling back to `output.args`). Tools: `write{filePath, content}`,
+//! `edit{filePath, oldString, newString, replaceAll}`, `multiedit{filePath, edits[]}`,
+//! `apply_patch{patchText}` (older: `patch{patchText}`, same format as Codex — `patch.rs`),
+//! `read{filePath}`, `bash{command}`. A `chat.message` label is `prompt`, else the first text
+//! part of `output.parts`.
+//!
+//! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
+//! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
+//! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use super::{
+    fit_json, ignore, patch_evidence, patch_paths, patch_write_paths, path_of, prompt_label,
+    Action, Agent, Answer, Decision, Evidence, HookError, HookEvent, Obj, TextEdit,
+};
+
+const BEFORE: &str = "tool.execute.before";
+const AFTER: &str = "tool.execute.after";
+
+pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
+    let hook = root.str("hook")?;
+    let input = root.opt_obj("input")?;
+    let output = root.opt_obj("output")?;
+    let session_id = match root.opt_id("sessionID")? {
+        Some(id) => Some(id),
+        None => match &input {
+            Some(input) => input.opt_id("sessionID")?,
+            None => None,
+        },
+    };
+    let mut event = HookEvent {
+        agent: Agent::OpenCode,
+        event_name: hook.to_string(),
+        session_id,
+        turn_id: None,
+        cwd: root.opt_str("directory")?.map(PathBuf::from),
+        tool_call: None,
+        tool: None,
+        action: ignore("not yet parsed"),
+    };
+    event.action = match hook {
+        "session.created" => Action::OpenWindow { label: None },
+        "chat.message" => Action::OpenWindow {
+            label: chat_label(root, output.as_ref())?,
+        },
+        "session.idle" => Action::CloseWindow,
+        BEFORE | AFTER => {
+            let post = hook == AFTER;
+            let input = root.obj("input")?;
+            let tool = input.str("tool")?;
+            event.tool = Some(tool.to_string());
+            event.tool_call = input.opt_id("callID")?;
+            let args = tool_args(&input, output.as_ref(), post)?;
+            tool_action(tool, args, post, root)?
+        }
+        other => ignore(format!("opencode hook `{other}` is not used")),
+    };
+    Ok(event)
+}
+
+/// The tool's args object: before in `output.args`, after in `input.args` (else `output.args`).
+fn tool_args<'a>(
+    input: &Obj<'a>,
+    output: Option<&Obj<'a>>,
+    post: bool,
+) -> Result<Option<Obj<'a>>, HookError> {
+    if post {
+        if let Some(args) = input.opt_obj("args")? {
+            return Ok(Some(args));
+        }
+    }
+    match output {
+        Some(output) => output.opt_obj("args"),
+        None => Ok(None),
+    }
+}
+
+fn need_args<'a>(args: Option<Obj<'a>>, root: &Obj<'a>, post: bool) -> Result<Obj<'a>, HookError> {
+    match args {
+        Some(args) => Ok(args),
+        None if post => root.obj("input")?.obj("args"),
+        None => root.obj("output")?.obj("args"),
+    }
+}
+
+fn tool_action(
+    tool: &str,
+    args: Option<Obj<'_>>,
+    post: bool,
+    root: &Obj<'_>,
+) -> Result<Action, HookError> {
+    let action = match tool {
+        "write" | "edit" | "multiedit" => {
+            let args = need_args(args, root, post)?;
+            let path = path_of(&args, "filePath")?;
+            if !post {
+                return Ok(Action::PreWrite { paths: vec![path] });
+            }
+            let evidence = match tool {
+                "write" => Evidence::Written { path: path.clone() },
+                "edit" => Evidence::Edits {
+                    path: path.clone(),
+                    edits: vec![edit_of(&args)?],
+                },
+                _ => Evidence::Edits {
+                    path: path.clone(),
+                    edits: args
+                        .objects("edits")?
+                        .iter()
+                        .map(edit_of)
+                        .collect::<Result<_, _>>()?,
+                },
+            };
+            Action::PostWrite {
+                paths: vec![path],
+                evidence: vec![evidence],
+            }
+        }
+        "apply_patch" | "patch" => {
+            let args = need_args(args, root, post)?;
+            let files = patch_paths(args.str("patchText")?)?;
+            let paths = patch_write_paths(&files);
+            if post {
+                Action::PostWrite {
+                    paths,
+                    evidence: patch_evidence(&files),
+                }
+            } else {
+                Action::PreWrite { paths }
+            }
+        }
+        "read" => {
+            let args = need_args(args, root, post)?;
+            let path = path_of(&args, "filePath")?;
+            if post {
+                Action::PostRead { path }
+            } else {
+                Action::PreRead { path }
+            }
+        }
+        "bash" => {
+            let args = need_args(args, root, post)?;
+            let command = args.str("command")?.to_string();
+            if post {
+                Action::PostShell { command }
+            } else {
+                Action::PreShell { command }
+            }
+        }
+        other => ignore(format!(
+            "opencode tool `{other}` is not a file or shell tool"
+        )),
+    };
+    Ok(action)
+}
+
+fn edit_of(obj: &Obj<'_>) -> Result<TextEdit, HookError> {
+    Ok(TextEdit {
+        old: obj.str("oldString")?.to_string(),
+        new: obj.str("newString")?.to_string(),
+        replace_all: obj.opt_bool("replaceAll")?.unwrap_or(false),
+    })
+}
+
+/// `prompt` of the envelope, else the first text part of `output.parts`.
+fn chat_label(root: &Obj<'_>, output: Option<&Obj<'_>>) -> Result<Option<String>, HookError> {
+    if let Some(prompt) = root.opt_str("prompt")? {
+        return Ok(prompt_label(prompt));
+    }
+    let Some(parts) = output.map(|o| o.opt_array("parts")).transpose()?.flatten() else {
+        return Ok(None);
+    };
+    let text = parts.iter().find_map(|part| {
+        let part = part.as_object()?;
+        if part.get("type").and_then(Value::as_str) != Some("text") {
+            return None;
+        }
+        part.get("text").and_then(Value::as_str)
+    });
+    Ok(text.and_then(prompt_label))
+}
+
+pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
+    let hook = event.event_name.as_str();
+    match decision {
+        Decision::Allow => Answer::silent(),
+        Decision::Deny { reason } if hook == BEFORE => {
+            fit_json(reason, |r| json!({"block": true, "reason": r}))
+        }
+        Decision::Deny { reason: text } | Decision::Context { text } if hook == AFTER => {
+            fit_json(text, |t| json!({"append": t}))
+        }
+        Decision::Deny { .. } | Decision::Context { .. } => Answer::silent(),
+    }
+}

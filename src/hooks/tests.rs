@@ -1,0 +1,1350 @@
+//! Tests of the hook payload layer: every fixture under `fixtures/hooks/` parses to the expected
+//! action, malformed payloads are errors, answers carry the fields each agent reads,
+//! `reverse_edits` round-trips, and the patch reader never panics.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use super::*;
+
+macro_rules! fixture {
+    ($agent:literal, $name:literal) => {
+        include_str!(concat!(
+            "../../fixtures/hooks/",
+            $agent,
+            "/",
+            $name,
+            ".json"
+        ))
+    };
+}
+
+fn parsed(agent: Agent, text: &str) -> HookEvent {
+    parse(agent, text.as_bytes()).expect("fixture parses")
+}
+
+fn p(s: &str) -> PathBuf {
+    PathBuf::from(s)
+}
+
+fn edit(old: &str, new: &str, replace_all: bool) -> TextEdit {
+    TextEdit {
+        old: old.to_string(),
+        new: new.to_string(),
+        replace_all,
+    }
+}
+
+fn is_ignore(action: &Action) -> bool {
+    matches!(action, Action::Ignore { .. })
+}
+
+fn stdout_json(answer: &Answer) -> Value {
+    let out = answer.stdout.as_deref().expect("answer prints json");
+    serde_json::from_str(out).expect("answer is valid json")
+}
+
+// ---------------------------------------------------------------- Claude Code
+
+const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+
+#[test]
+fn claude_lifecycle_fixtures() {
+    let start = parsed(Agent::ClaudeCode, fixture!("claude-code", "session-start"));
+    assert_eq!(start.action, Action::OpenWindow { label: None });
+    assert_eq!(start.session_id.as_deref(), Some(CLAUDE_SESSION));
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(start.event_name, "SessionStart");
+
+    let prompt = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "user-prompt-submit"),
+    );
+    assert_eq!(
+        prompt.action,
+        Action::OpenWindow {
+            label: Some("Rename a to b in lib.rs".to_string())
+        }
+    );
+    for text in [
+        fixture!("claude-code", "stop"),
+        fixture!("claude-code", "session-end"),
+    ] {
+        assert_eq!(parsed(Agent::ClaudeCode, text).action, Action::CloseWindow);
+    }
+}
+
+#[test]
+fn claude_write_fixtures() {
+    let pre = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-write"),
+    );
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![p("/home/u/proj/src/new.rs")]
+        }
+    );
+    assert_eq!(pre.tool.as_deref(), Some("Write"));
+    assert_eq!(pre.tool_call.as_deref(), Some("toolu_01WRITE"));
+    assert_eq!(pre.session_id.as_deref(), Some(CLAUDE_SESSION));
+
+    let post = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "post-tool-use-write"),
+    );
+    assert_eq!(
+        post.action,
+        Action::PostWrite {
+            paths: vec![p("/home/u/proj/src/new.rs")],
+            evidence: vec![
+                Evidence::OriginalText {
+                    path: p("/home/u/proj/src/new.rs"),
+                    text: "pub fn old() {}\n".to_string()
+                },
+                Evidence::Written {
+                    path: p("/home/u/proj/src/new.rs")
+                },
+            ],
+        }
+    );
+    assert_eq!(post.tool_call.as_deref(), Some("toolu_01WRITE"));
+}
+
+#[test]
+fn claude_edit_fixtures() {
+    let pre = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-edit"),
+    );
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![p("/home/u/proj/src/lib.rs")]
+        }
+    );
+    assert_eq!(pre.tool_call.as_deref(), Some("toolu_01ABC123"));
+
+    let post = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "post-tool-use-edit"),
+    );
+    let Action::PostWrite { paths, evidence } = &post.action else {
+        panic!("expected PostWrite, got {:?}", post.action);
+    };
+    assert_eq!(paths, &vec![p("/home/u/proj/src/lib.rs")]);
+    assert_eq!(
+        evidence,
+        &vec![
+            Evidence::OriginalText {
+                path: p("/home/u/proj/src/lib.rs"),
+                text: "pub fn a() {}\n".to_string()
+            },
+            Evidence::Edits {
+                path: p("/home/u/proj/src/lib.rs"),
+                edits: vec![edit("fn a()", "fn b()", false)]
+            },
+        ]
+    );
+    // The evidence is consistent: reversing the edit on the after text gives the original.
+    assert_eq!(
+        reverse_edits("pub fn b() {}\n", &[edit("fn a()", "fn b()", false)]).as_deref(),
+        Some("pub fn a() {}\n")
+    );
+}
+
+#[test]
+fn claude_multiedit_notebook_read_bash_fixtures() {
+    let pre = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-multiedit"),
+    );
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![p("/home/u/proj/src/lib.rs")]
+        }
+    );
+    let post = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "post-tool-use-multiedit"),
+    );
+    assert_eq!(
+        post.action,
+        Action::PostWrite {
+            paths: vec![p("/home/u/proj/src/lib.rs")],
+            evidence: vec![Evidence::Edits {
+                path: p("/home/u/proj/src/lib.rs"),
+                edits: vec![edit("fn a()", "fn b()", false), edit("a()", "b()", true)],
+            }],
+        }
+    );
+
+    let nb = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-notebookedit"),
+    );
+    assert_eq!(
+        nb.action,
+        Action::PreWrite {
+            paths: vec![p("/home/u/proj/analysis.ipynb")]
+        }
+    );
+
+    let read = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-read"),
+    );
+    assert_eq!(
+        read.action,
+        Action::PreRead {
+            path: p("/home/u/proj/src/lib.rs")
+        }
+    );
+    assert_eq!(read.tool_call.as_deref(), Some("toolu_01READ"));
+    let read_after = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "post-tool-use-read"),
+    );
+    assert_eq!(
+        read_after.action,
+        Action::PostRead {
+            path: p("/home/u/proj/src/lib.rs")
+        }
+    );
+
+    let bash = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-bash"),
+    );
+    assert_eq!(
+        bash.action,
+        Action::PreShell {
+            command: "cargo fmt".to_string()
+        }
+    );
+    let bash_after = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "post-tool-use-bash"),
+    );
+    assert_eq!(
+        bash_after.action,
+        Action::PostShell {
+            command: "cargo fmt".to_string()
+        }
+    );
+
+    let mcp = parsed(
+        Agent::ClaudeCode,
+        fixture!("claude-code", "pre-tool-use-mcp"),
+    );
+    assert!(is_ignore(&mcp.action));
+    assert_eq!(mcp.tool.as_deref(), Some("mcp__github__create_issue"));
+}
+
+// ---------------------------------------------------------------- Codex
+
+#[test]
+fn codex_fixtures() {
+    let start = parsed(Agent::Codex, fixture!("codex", "session-start"));
+    assert_eq!(start.action, Action::OpenWindow { label: None });
+    assert_eq!(start.turn_id, None);
+
+    let prompt = parsed(Agent::Codex, fixture!("codex", "user-prompt-submit"));
+    assert_eq!(
+        prompt.action,
+        Action::OpenWindow {
+            label: Some("Move lib.rs to core.rs".to_string())
+        }
+    );
+    assert_eq!(
+        prompt.turn_id.as_deref(),
+        Some("019a7c1e-6a01-7d22-9e0f-1b2c3d4e5f60")
+    );
+
+    let pre = parsed(Agent::Codex, fixture!("codex", "pre-tool-use-apply_patch"));
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![
+                p("docs/notes.md"),
+                p("src/lib.rs"),
+                p("src/core.rs"),
+                p("src/old.rs")
+            ]
+        }
+    );
+    assert_eq!(
+        pre.session_id.as_deref(),
+        Some("019a7c1e-5b2d-7f30-8c11-3e5a9d2b4c60")
+    );
+    assert_eq!(pre.tool_call.as_deref(), Some("call_Pq1"));
+    assert_eq!(pre.tool.as_deref(), Some("apply_patch"));
+    assert_eq!(pre.cwd, Some(p("/home/u/proj")));
+
+    let post = parsed(Agent::Codex, fixture!("codex", "post-tool-use-apply_patch"));
+    assert_eq!(
+        post.action,
+        Action::PostWrite {
+            paths: vec![
+                p("docs/notes.md"),
+                p("src/lib.rs"),
+                p("src/core.rs"),
+                p("src/old.rs")
+            ],
+            evidence: vec![Evidence::Written {
+                path: p("docs/notes.md")
+            }],
+        }
+    );
+
+    let bash = parsed(Agent::Codex, fixture!("codex", "pre-tool-use-bash"));
+    assert_eq!(
+        bash.action,
+        Action::PreShell {
+            command: "cargo test".to_string()
+        }
+    );
+    assert_eq!(bash.tool_call.as_deref(), Some("call_Bs1"));
+    let bash_after = parsed(Agent::Codex, fixture!("codex", "post-tool-use-bash"));
+    assert_eq!(
+        bash_after.action,
+        Action::PostShell {
+            command: "cargo test".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Codex, fixture!("codex", "stop")).action,
+        Action::CloseWindow
+    );
+}
+
+// ---------------------------------------------------------------- Gemini
+
+#[test]
+fn gemini_fixtures() {
+    let sid = Some("3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b");
+    let start = parsed(Agent::Gemini, fixture!("gemini", "session-start"));
+    assert_eq!(start.action, Action::OpenWindow { label: None });
+    assert_eq!(start.session_id.as_deref(), sid);
+
+    let agent = parsed(Agent::Gemini, fixture!("gemini", "before-agent"));
+    assert_eq!(
+        agent.action,
+        Action::OpenWindow {
+            label: Some("Fix the failing test in parser.py".to_string())
+        }
+    );
+
+    let file = p("/home/u/proj/parser.py");
+    let write = parsed(Agent::Gemini, fixture!("gemini", "before-tool-write_file"));
+    assert_eq!(
+        write.action,
+        Action::PreWrite {
+            paths: vec![file.clone()]
+        }
+    );
+    assert_eq!(write.tool.as_deref(), Some("write_file"));
+    assert_eq!(write.tool_call, None);
+    assert_eq!(
+        parsed(Agent::Gemini, fixture!("gemini", "after-tool-write_file")).action,
+        Action::PostWrite {
+            paths: vec![file.clone()],
+            evidence: vec![Evidence::Written { path: file.clone() }]
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Gemini, fixture!("gemini", "before-tool-replace")).action,
+        Action::PreWrite {
+            paths: vec![file.clone()]
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Gemini, fixture!("gemini", "after-tool-replace")).action,
+        Action::PostWrite {
+            paths: vec![file.clone()],
+            evidence: vec![Evidence::Edits {
+                path: file.clone(),
+                edits: vec![edit("return 1", "return 2", false)]
+            }]
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Gemini, fixture!("gemini", "before-tool-read_file")).action,
+        Action::PreRead { path: file.clone() }
+    );
+    assert_eq!(
+        parsed(Agent::Gemini, fixture!("gemini", "after-tool-read_file")).action,
+        Action::PostRead { path: file }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Gemini,
+            fixture!("gemini", "before-tool-run_shell_command")
+        )
+        .action,
+        Action::PreShell {
+            command: "pytest -q".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Gemini,
+            fixture!("gemini", "after-tool-run_shell_command")
+        )
+        .action,
+        Action::PostShell {
+            command: "pytest -q".to_string()
+        }
+    );
+    assert!(is_ignore(
+        &parsed(Agent::Gemini, fixture!("gemini", "before-tool-mcp")).action
+    ));
+    for text in [
+        fixture!("gemini", "after-agent"),
+        fixture!("gemini", "session-end"),
+    ] {
+        assert_eq!(parsed(Agent::Gemini, text).action, Action::CloseWindow);
+    }
+}
+
+// ---------------------------------------------------------------- OpenCode
+
+#[test]
+fn opencode_fixtures() {
+    let sid = Some("ses_6a1f3c2b9ffeKq2XyZ");
+    let app = p("/home/u/proj/src/app.ts");
+
+    let write = parsed(
+        Agent::OpenCode,
+        fixture!("opencode", "tool.execute.before-write"),
+    );
+    assert_eq!(
+        write.action,
+        Action::PreWrite {
+            paths: vec![app.clone()]
+        }
+    );
+    assert_eq!(write.session_id.as_deref(), sid);
+    assert_eq!(write.tool_call.as_deref(), Some("call_W1"));
+    assert_eq!(write.tool.as_deref(), Some("write"));
+    assert_eq!(write.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.after-write")
+        )
+        .action,
+        Action::PostWrite {
+            paths: vec![app.clone()],
+            evidence: vec![Evidence::Written { path: app.clone() }]
+        }
+    );
+
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.before-edit")
+        )
+        .action,
+        Action::PreWrite {
+            paths: vec![app.clone()]
+        }
+    );
+    let after_edit = parsed(
+        Agent::OpenCode,
+        fixture!("opencode", "tool.execute.after-edit"),
+    );
+    assert_eq!(after_edit.tool_call.as_deref(), Some("call_E1"));
+    assert_eq!(
+        after_edit.action,
+        Action::PostWrite {
+            paths: vec![app.clone()],
+            evidence: vec![Evidence::Edits {
+                path: app.clone(),
+                edits: vec![edit("x = 1", "x = 2", false)]
+            }]
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.after-multiedit")
+        )
+        .action,
+        Action::PostWrite {
+            paths: vec![app.clone()],
+            evidence: vec![Evidence::Edits {
+                path: app.clone(),
+                edits: vec![edit("x = 2", "x = 3", false), edit("const", "let", true)]
+            }]
+        }
+    );
+
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.before-apply_patch")
+        )
+        .action,
+        Action::PreWrite {
+            paths: vec![p("src/app.ts"), p("src/util.ts")]
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.after-apply_patch")
+        )
+        .action,
+        Action::PostWrite {
+            paths: vec![p("src/app.ts"), p("src/util.ts")],
+            evidence: vec![Evidence::Written {
+                path: p("src/util.ts")
+            }]
+        }
+    );
+
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.before-read")
+        )
+        .action,
+        Action::PreRead { path: app.clone() }
+    );
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.after-read")
+        )
+        .action,
+        Action::PostRead { path: app }
+    );
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.before-bash")
+        )
+        .action,
+        Action::PreShell {
+            command: "bun test".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.after-bash")
+        )
+        .action,
+        Action::PostShell {
+            command: "bun test".to_string()
+        }
+    );
+    assert!(is_ignore(
+        &parsed(
+            Agent::OpenCode,
+            fixture!("opencode", "tool.execute.before-webfetch")
+        )
+        .action
+    ));
+
+    let chat = parsed(Agent::OpenCode, fixture!("opencode", "chat.message"));
+    assert_eq!(
+        chat.action,
+        Action::OpenWindow {
+            label: Some("Bump x to 4 everywhere".to_string())
+        }
+    );
+    assert_eq!(
+        parsed(Agent::OpenCode, fixture!("opencode", "session.idle")).action,
+        Action::CloseWindow
+    );
+}
+
+// ---------------------------------------------------------------- Cursor
+
+#[test]
+fn cursor_fixtures() {
+    let main_ts = p("/home/u/proj/src/main.ts");
+    let prompt = parsed(Agent::Cursor, fixture!("cursor", "beforeSubmitPrompt"));
+    assert_eq!(
+        prompt.action,
+        Action::OpenWindow {
+            label: Some("Fix the bug in main.ts".to_string())
+        }
+    );
+    assert_eq!(
+        prompt.session_id.as_deref(),
+        Some("c1f0a2b3-4d5e-6f70-8192-a3b4c5d6e7f8")
+    );
+    assert_eq!(
+        prompt.turn_id.as_deref(),
+        Some("g-9a8b7c6d-5e4f-3a2b-1c0d-e9f8a7b6c5d4")
+    );
+    assert_eq!(prompt.cwd, Some(p("/home/u/proj")));
+
+    assert_eq!(
+        parsed(Agent::Cursor, fixture!("cursor", "stop")).action,
+        Action::CloseWindow
+    );
+    assert_eq!(
+        parsed(Agent::Cursor, fixture!("cursor", "beforeShellExecution")).action,
+        Action::PreShell {
+            command: "npm install express".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Cursor, fixture!("cursor", "afterShellExecution")).action,
+        Action::PostShell {
+            command: "npm install express".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Cursor, fixture!("cursor", "beforeReadFile")).action,
+        Action::PreRead {
+            path: main_ts.clone()
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Cursor, fixture!("cursor", "afterFileEdit")).action,
+        Action::PostWrite {
+            paths: vec![main_ts.clone()],
+            evidence: vec![Evidence::Edits {
+                path: main_ts,
+                edits: vec![edit("const foo = 1", "const foo = 2", false)]
+            }]
+        }
+    );
+    assert!(is_ignore(
+        &parsed(Agent::Cursor, fixture!("cursor", "beforeMCPExecution")).action
+    ));
+    let pre = parsed(Agent::Cursor, fixture!("cursor", "preToolUse-Write"));
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![p("/home/u/proj/src/new.ts")]
+        }
+    );
+    assert_eq!(pre.tool_call.as_deref(), Some("tool_7f3e"));
+}
+
+// ---------------------------------------------------------------- Cline
+
+#[test]
+fn cline_fixtures() {
+    let start = parsed(Agent::Cline, fixture!("cline", "TaskStart"));
+    assert_eq!(
+        start.action,
+        Action::OpenWindow {
+            label: Some("Add a health check endpoint".to_string())
+        }
+    );
+    assert_eq!(start.session_id.as_deref(), Some("1763380800123"));
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        parsed(Agent::Cline, fixture!("cline", "UserPromptSubmit")).action,
+        Action::OpenWindow {
+            label: Some("Also log the uptime".to_string())
+        }
+    );
+
+    let health = p("src/health.ts");
+    let write = parsed(Agent::Cline, fixture!("cline", "PreToolUse-write_to_file"));
+    assert_eq!(
+        write.action,
+        Action::PreWrite {
+            paths: vec![health.clone()]
+        }
+    );
+    assert_eq!(write.tool.as_deref(), Some("write_to_file"));
+    assert_eq!(write.tool_call, None);
+    assert_eq!(
+        parsed(Agent::Cline, fixture!("cline", "PostToolUse-write_to_file")).action,
+        Action::PostWrite {
+            paths: vec![health.clone()],
+            evidence: vec![Evidence::Written {
+                path: health.clone()
+            }]
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Cline,
+            fixture!("cline", "PreToolUse-replace_in_file")
+        )
+        .action,
+        Action::PreWrite {
+            paths: vec![health.clone()]
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Cline,
+            fixture!("cline", "PostToolUse-replace_in_file")
+        )
+        .action,
+        Action::PostWrite {
+            paths: vec![health.clone()],
+            evidence: vec![Evidence::Edits {
+                path: health.clone(),
+                edits: vec![edit(
+                    "export const ok = true\n",
+                    "export const ok = false\n",
+                    false
+                )]
+            }]
+        }
+    );
+    assert_eq!(
+        parsed(Agent::Cline, fixture!("cline", "PreToolUse-read_file")).action,
+        Action::PreRead { path: health }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Cline,
+            fixture!("cline", "PreToolUse-execute_command")
+        )
+        .action,
+        Action::PreShell {
+            command: "npm test".to_string()
+        }
+    );
+    assert_eq!(
+        parsed(
+            Agent::Cline,
+            fixture!("cline", "PostToolUse-execute_command")
+        )
+        .action,
+        Action::PostShell {
+            command: "npm test".to_string()
+        }
+    );
+    assert!(is_ignore(
+        &parsed(Agent::Cline, fixture!("cline", "PreToolUse-browser_action")).action
+    ));
+    assert_eq!(
+        parsed(Agent::Cline, fixture!("cline", "TaskComplete")).action,
+        Action::CloseWindow
+    );
+}
+
+#[test]
+fn cline_search_replace_variants() {
+    let legacy = "<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n\n<<<<<<< SEARCH\nc\n=======\n>>>>>>> REPLACE";
+    assert_eq!(
+        cline::search_replace_edits(legacy),
+        Some(vec![edit("a\n", "b\n", false), edit("c\n", "", false)])
+    );
+    // Empty search (whole-file replacement) and unterminated blocks give no evidence.
+    assert_eq!(
+        cline::search_replace_edits("------- SEARCH\n=======\nx\n+++++++ REPLACE"),
+        None
+    );
+    assert_eq!(
+        cline::search_replace_edits("------- SEARCH\na\n=======\nb\n"),
+        None
+    );
+    assert_eq!(cline::search_replace_edits("just text"), None);
+}
+
+// ---------------------------------------------------------------- errors and ignores
+
+#[test]
+fn agent_names_round_trip() {
+    for agent in Agent::ALL {
+        assert_eq!(agent.as_str().parse::<Agent>().expect("known name"), agent);
+    }
+    let err = "vscode".parse::<Agent>().expect_err("unknown agent");
+    assert!(err.to_string().starts_with("unknown agent `vscode`"));
+}
+
+#[test]
+fn malformed_payloads_are_errors() {
+    for agent in Agent::ALL {
+        assert!(matches!(parse(agent, b""), Err(HookError::EmptyPayload)));
+        assert!(matches!(
+            parse(agent, b"  \n"),
+            Err(HookError::EmptyPayload)
+        ));
+        assert!(matches!(
+            parse(agent, b"{\"hook_event_name\":"),
+            Err(HookError::InvalidJson(_))
+        ));
+        assert!(matches!(
+            parse(agent, b"[1,2]"),
+            Err(HookError::NotAnObject)
+        ));
+        assert!(matches!(
+            parse(agent, b"\"x\""),
+            Err(HookError::NotAnObject)
+        ));
+        assert!(matches!(
+            parse(agent, b"{}"),
+            Err(HookError::MissingField { .. })
+        ));
+        assert!(parse(agent, &[0xff, 0xfe, 0x00]).is_err());
+    }
+}
+
+#[test]
+fn wrong_typed_fields_are_errors() {
+    let cases: [(Agent, &str, &str); 12] = [
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":5}"#,
+            "tool_input",
+        ),
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":7}}"#,
+            "tool_input.file_path",
+        ),
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"PostToolUse","tool_name":"MultiEdit","tool_input":{"file_path":"/a","edits":[{"old_string":"a","new_string":1}]}}"#,
+            "tool_input.edits[0].new_string",
+        ),
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"Stop","session_id":["x"]}"#,
+            "session_id",
+        ),
+        (
+            Agent::Codex,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":false}}"#,
+            "tool_input.command",
+        ),
+        (
+            Agent::Gemini,
+            r#"{"hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":"x"}"#,
+            "tool_input",
+        ),
+        (
+            Agent::Gemini,
+            r#"{"hook_event_name":"BeforeTool","cwd":3,"tool_name":"read_file","tool_input":{}}"#,
+            "cwd",
+        ),
+        (
+            Agent::OpenCode,
+            r#"{"hook":"tool.execute.before","input":{"tool":"edit"},"output":{"args":[1]}}"#,
+            "output.args",
+        ),
+        (
+            Agent::OpenCode,
+            r#"{"hook":"tool.execute.after","input":{"tool":"write","args":{"filePath":null}}}"#,
+            "input.args.filePath",
+        ),
+        (
+            Agent::Cursor,
+            r#"{"hook_event_name":"afterFileEdit","file_path":"/a","edits":{"old_string":"a"}}"#,
+            "edits",
+        ),
+        (
+            Agent::Cursor,
+            r#"{"hook_event_name":"stop","workspace_roots":[5]}"#,
+            "workspace_roots",
+        ),
+        (
+            Agent::Cline,
+            r#"{"hookName":"PreToolUse","preToolUse":{"toolName":"write_to_file","parameters":"path"}}"#,
+            "preToolUse.parameters",
+        ),
+    ];
+    for (agent, payload, field) in cases {
+        let err = parse(agent, payload.as_bytes()).expect_err(payload);
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("`{field}`")),
+            "{agent}: {payload} gave `{text}`, expected field `{field}`"
+        );
+    }
+}
+
+#[test]
+fn missing_tool_arguments_are_errors() {
+    let err = parse(
+        Agent::ClaudeCode,
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Write"}"#,
+    )
+    .expect_err("no tool_input");
+    assert_eq!(
+        err.to_string(),
+        "hook payload is missing field `tool_input`"
+    );
+    let err = parse(
+        Agent::Codex,
+        br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"no headers here"}}"#,
+    )
+    .expect_err("no patch headers");
+    assert!(matches!(err, HookError::PatchWithoutFiles));
+}
+
+#[test]
+fn unknown_events_and_tools_are_ignored() {
+    let cases: [(Agent, &str); 8] = [
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"Notification","message":"hi"}"#,
+        ),
+        (
+            Agent::ClaudeCode,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"WebFetch","tool_input":{"url":"x"}}"#,
+        ),
+        (
+            Agent::Codex,
+            r#"{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"a":1}}"#,
+        ),
+        (
+            Agent::Gemini,
+            r#"{"hook_event_name":"BeforeModel","llm_request":{}}"#,
+        ),
+        (Agent::OpenCode, r#"{"hook":"permission.ask","input":{}}"#),
+        (
+            Agent::Cursor,
+            r#"{"hook_event_name":"afterAgentThought","text":"…"}"#,
+        ),
+        (
+            Agent::Cursor,
+            r#"{"hook_event_name":"preToolUse","tool_name":"Write","tool_input":"{\"file_path\":\"/a\"}"}"#,
+        ),
+        (Agent::Cline, r#"{"hookName":"PreCompact"}"#),
+    ];
+    for (agent, payload) in cases {
+        let event = parse(agent, payload.as_bytes()).expect(payload);
+        assert!(is_ignore(&event.action), "{payload} → {:?}", event.action);
+    }
+}
+
+// ---------------------------------------------------------------- reverse_edits
+
+#[test]
+fn reverse_edits_round_trips_in_order() {
+    let before = "fn a(x: u8) -> u8 {\n    x + x\n}\n";
+    let edits = [edit("fn a(", "fn b(", false), edit("x", "value", true)];
+    let after = "fn b(value: u8) -> u8 {\n    value + value\n}\n";
+    assert_eq!(reverse_edits(after, &edits).as_deref(), Some(before));
+    // A later edit that rewrites an earlier edit's output is undone first.
+    let chained = [edit("a", "b", false), edit("b", "c", false)];
+    assert_eq!(reverse_edits("xc", &chained).as_deref(), Some("xa"));
+    assert_eq!(reverse_edits(after, &[]).as_deref(), Some(after));
+    // A no-op edit is skipped, even with an empty text.
+    assert_eq!(
+        reverse_edits("x", &[edit("", "", false)]).as_deref(),
+        Some("x")
+    );
+}
+
+#[test]
+fn reverse_edits_refuses_ambiguity() {
+    // New text twice: which one was the edit?
+    assert_eq!(reverse_edits("b b", &[edit("a", "b", false)]), None);
+    // New text absent.
+    assert_eq!(reverse_edits("c", &[edit("a", "b", false)]), None);
+    assert_eq!(reverse_edits("c", &[edit("a", "b", true)]), None);
+    // A deletion cannot be located.
+    assert_eq!(reverse_edits("xy", &[edit("a", "", false)]), None);
+    assert_eq!(reverse_edits("xy", &[edit("a", "", true)]), None);
+}
+
+proptest! {
+    #[test]
+    fn reverse_edits_undoes_a_unique_edit(
+        base in "[ab\n]{0,40}",
+        start in 0usize..40,
+        len in 1usize..8,
+        new in "[xyz]{1,6}",
+    ) {
+        let start = start.min(base.len());
+        let end = (start + len).min(base.len());
+        prop_assume!(start < end);
+        let old = &base[start..end];
+        // Forward: replace the first occurrence of `old`, like an agent's edit tool.
+        let at = base.find(old).expect("old is a substring of base");
+        let mut after = base.clone();
+        after.replace_range(at..at + old.len(), &new);
+        let edits = [edit(old, &new, false)];
+        prop_assert_eq!(reverse_edits(&after, &edits), Some(base.clone()));
+    }
+
+    #[test]
+    fn reverse_edits_never_panics(
+        after in ".{0,60}",
+        edits in proptest::collection::vec((".{0,6}", ".{0,6}", any::<bool>()), 0..4),
+    ) {
+        let edits: Vec<TextEdit> = edits
+            .into_iter()
+            .map(|(old, new, replace_all)| TextEdit { old, new, replace_all })
+            .collect();
+        let _ = reverse_edits(&after, &edits);
+    }
+
+    #[test]
+    fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        for agent in Agent::ALL {
+            let _ = parse(agent, &bytes);
+        }
+    }
+
+    #[test]
+    fn parse_never_panics_on_json_shaped_input(
+        event in "(PreToolUse|PostToolUse|BeforeTool|AfterTool|afterFileEdit|tool.execute.before|tool.execute.after|x)",
+        tool in "(Write|Edit|MultiEdit|apply_patch|write_file|replace|edit|multiedit|write_to_file|replace_in_file|Bash|z)",
+        value in prop_oneof![
+            Just("5".to_string()),
+            Just("null".to_string()),
+            Just("\"s\"".to_string()),
+            Just("[]".to_string()),
+            Just("{}".to_string()),
+            Just("{\"file_path\":\"/a\",\"filePath\":\"/a\",\"path\":\"a\",\"command\":\"*** Add File: a\",\"patchText\":\"*** Delete File: b\"}".to_string()),
+        ],
+    ) {
+        let payloads = [
+            format!(r#"{{"hook_event_name":"{event}","tool_name":"{tool}","tool_input":{value},"file_path":{value},"edits":{value}}}"#),
+            format!(r#"{{"hook":"{event}","input":{{"tool":"{tool}","args":{value}}},"output":{{"args":{value}}}}}"#),
+            format!(r#"{{"hookName":"{event}","preToolUse":{{"toolName":"{tool}","parameters":{value}}},"postToolUse":{{"toolName":"{tool}","parameters":{value}}}}}"#),
+        ];
+        for payload in &payloads {
+            for agent in Agent::ALL {
+                let _ = parse(agent, payload.as_bytes());
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- patch reader
+
+#[test]
+fn patch_headers_are_read() {
+    let files = patch_paths(
+        "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** Update File: b.rs\n*** Move to: c.rs\n@@ fn x\n- old\n+ new\n*** Delete File: d.md\n*** End Patch",
+    )
+    .expect("valid patch");
+    assert_eq!(
+        files,
+        vec![
+            PatchFile {
+                path: p("a.txt"),
+                kind: PatchKind::Add,
+                move_to: None
+            },
+            PatchFile {
+                path: p("b.rs"),
+                kind: PatchKind::Update,
+                move_to: Some(p("c.rs"))
+            },
+            PatchFile {
+                path: p("d.md"),
+                kind: PatchKind::Delete,
+                move_to: None
+            },
+        ]
+    );
+}
+
+#[test]
+fn patch_tolerates_missing_envelope_and_indentation() {
+    let files = patch_paths("  *** Update File: src/x.rs  \n@@\n-a\n+b\n").expect("no envelope");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].path, p("src/x.rs"));
+    // Hunk lines that look like headers are content.
+    let files = patch_paths("*** Add File: n.md\n+*** Delete File: nope\n-*** Update File: no\n")
+        .expect("one file");
+    assert_eq!(files.len(), 1);
+}
+
+#[test]
+fn patch_refusals() {
+    assert!(matches!(
+        patch_paths("*** Begin Patch\n*** End Patch"),
+        Err(HookError::PatchWithoutFiles)
+    ));
+    assert!(matches!(patch_paths(""), Err(HookError::PatchWithoutFiles)));
+    assert!(matches!(
+        patch_paths("*** Add File:   \n+x"),
+        Err(HookError::PatchEmptyPath { line: 1 })
+    ));
+    assert!(matches!(
+        patch_paths("*** Add File: a\n*** Move to: b"),
+        Err(HookError::PatchStrayMove { line: 2 })
+    ));
+    assert!(matches!(
+        patch_paths("*** Update File: a\n@@\n*** Move to: b"),
+        Err(HookError::PatchStrayMove { line: 3 })
+    ));
+}
+
+proptest! {
+    #[test]
+    fn patch_paths_never_panics(text in ".{0,300}") {
+        let _ = patch_paths(&text);
+    }
+
+    #[test]
+    fn patch_paths_never_panics_on_header_soup(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                Just("*** Begin Patch".to_string()),
+                Just("*** End Patch".to_string()),
+                "\\*\\*\\* (Add|Update|Delete) File: ?[a-z/ ]{0,5}",
+                "\\*\\*\\* Move to: ?[a-z ]{0,4}",
+                "[+\\- @]{0,2}[a-z*]{0,5}",
+            ],
+            0..12,
+        )
+    ) {
+        let _ = patch_paths(&lines.join("\n"));
+    }
+}
+
+// ---------------------------------------------------------------- answers
+
+fn event_of(agent: Agent, name: &str, action: Action) -> HookEvent {
+    HookEvent {
+        agent,
+        event_name: name.to_string(),
+        session_id: Some("s".to_string()),
+        turn_id: None,
+        cwd: None,
+        tool_call: None,
+        tool: None,
+        action,
+    }
+}
+
+fn pre_write(agent: Agent, name: &str) -> HookEvent {
+    event_of(
+        agent,
+        name,
+        Action::PreWrite {
+            paths: vec![p("/a")],
+        },
+    )
+}
+
+fn deny(reason: &str) -> Decision {
+    Decision::Deny {
+        reason: reason.to_string(),
+    }
+}
+
+fn context(text: &str) -> Decision {
+    Decision::Context {
+        text: text.to_string(),
+    }
+}
+
+#[test]
+fn claude_answers() {
+    let pre = pre_write(Agent::ClaudeCode, "PreToolUse");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+
+    let denied = answer(&pre, &deny("file changed since read"));
+    assert_eq!(denied.exit_code, 0);
+    let out = stdout_json(&denied);
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecisionReason"],
+        "file changed since read"
+    );
+
+    let ctx = stdout_json(&answer(&pre, &context("changed")));
+    assert_eq!(ctx["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(ctx["hookSpecificOutput"]["additionalContext"], "changed");
+
+    let post = pre_write(Agent::ClaudeCode, "PostToolUse");
+    let ctx = stdout_json(&answer(&post, &context("changed")));
+    assert_eq!(ctx["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    assert_eq!(ctx["hookSpecificOutput"]["additionalContext"], "changed");
+    // A deny after the fact can only be told to the model.
+    let late = stdout_json(&answer(&post, &deny("too late")));
+    assert_eq!(late["hookSpecificOutput"]["additionalContext"], "too late");
+
+    let stop = event_of(Agent::ClaudeCode, "Stop", Action::CloseWindow);
+    assert_eq!(answer(&stop, &context("x")), Answer::silent());
+    assert_eq!(answer(&stop, &deny("x")), Answer::silent());
+}
+
+#[test]
+fn codex_answers() {
+    let pre = pre_write(Agent::Codex, "PreToolUse");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let denied = answer(&pre, &deny("stale read"));
+    assert_eq!(denied.exit_code, 0);
+    let out = stdout_json(&denied);
+    // Codex rejects unknown keys: exactly the documented ones.
+    assert_eq!(
+        out,
+        serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "stale read",
+        }})
+    );
+    // No additionalContext on PreToolUse (older Codex fails the hook on it).
+    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    let post = pre_write(Agent::Codex, "PostToolUse");
+    assert_eq!(
+        stdout_json(&answer(&post, &context("x"))),
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "x"}})
+    );
+}
+
+#[test]
+fn gemini_answers() {
+    let pre = pre_write(Agent::Gemini, "BeforeTool");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["decision"], "deny");
+    assert_eq!(out["reason"], "stale");
+    // BeforeTool cannot carry context.
+    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    let read = event_of(
+        Agent::Gemini,
+        "AfterTool",
+        Action::PostRead { path: p("/a") },
+    );
+    let out = stdout_json(&answer(&read, &context("file changed")));
+    assert_eq!(
+        out["hookSpecificOutput"]["additionalContext"],
+        "file changed"
+    );
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "AfterTool");
+    assert!(out.get("decision").is_none());
+}
+
+#[test]
+fn opencode_answers() {
+    let pre = pre_write(Agent::OpenCode, "tool.execute.before");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["block"], true);
+    assert_eq!(out["reason"], "stale");
+    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    let read = event_of(
+        Agent::OpenCode,
+        "tool.execute.after",
+        Action::PostRead { path: p("/a") },
+    );
+    let out = stdout_json(&answer(&read, &context("file changed")));
+    assert_eq!(out["append"], "file changed");
+}
+
+#[test]
+fn cursor_answers() {
+    let shell = event_of(
+        Agent::Cursor,
+        "beforeShellExecution",
+        Action::PreShell {
+            command: "ls".to_string(),
+        },
+    );
+    assert_eq!(
+        stdout_json(&answer(&shell, &Decision::Allow))["permission"],
+        "allow"
+    );
+    let out = stdout_json(&answer(&shell, &deny("no")));
+    assert_eq!(out["permission"], "deny");
+    assert_eq!(out["user_message"], "no");
+    assert_eq!(out["agent_message"], "no");
+
+    let pre = pre_write(Agent::Cursor, "preToolUse");
+    assert_eq!(
+        stdout_json(&answer(&pre, &deny("stale")))["permission"],
+        "deny"
+    );
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("x")))["permission"],
+        "allow"
+    );
+
+    let read = event_of(
+        Agent::Cursor,
+        "beforeReadFile",
+        Action::PreRead { path: p("/a") },
+    );
+    assert_eq!(
+        stdout_json(&answer(&read, &context("changed"))),
+        serde_json::json!({"permission": "allow"})
+    );
+    let prompt = event_of(
+        Agent::Cursor,
+        "beforeSubmitPrompt",
+        Action::OpenWindow { label: None },
+    );
+    assert_eq!(
+        stdout_json(&answer(&prompt, &Decision::Allow))["continue"],
+        true
+    );
+    let edit_event = event_of(
+        Agent::Cursor,
+        "afterFileEdit",
+        Action::PostWrite {
+            paths: vec![p("/a")],
+            evidence: Vec::new(),
+        },
+    );
+    assert_eq!(answer(&edit_event, &Decision::Allow), Answer::silent());
+}
+
+#[test]
+fn cline_answers() {
+    let pre = pre_write(Agent::Cline, "PreToolUse");
+    let allow = answer(&pre, &Decision::Allow);
+    assert_eq!(allow.exit_code, 0);
+    assert_eq!(stdout_json(&allow), serde_json::json!({"cancel": false}));
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["cancel"], true);
+    assert_eq!(out["errorMessage"], "stale");
+    let out = stdout_json(&answer(&pre, &context("changed")));
+    assert_eq!(out["cancel"], false);
+    assert_eq!(out["contextModification"], "changed");
+    // Only PreToolUse is cancelled.
+    let post = pre_write(Agent::Cline, "PostToolUse");
+    let out = stdout_json(&answer(&post, &deny("late")));
+    assert_eq!(out["cancel"], false);
+    assert_eq!(out["contextModification"], "late");
+}
+
+#[test]
+fn long_messages_are_truncated_below_the_cap() {
+    let long = "\"quoted\" ".repeat(5_000);
+    for agent in Agent::ALL {
+        let (before, after) = match agent {
+            Agent::ClaudeCode | Agent::Codex => ("PreToolUse", "PostToolUse"),
+            Agent::Gemini => ("BeforeTool", "AfterTool"),
+            Agent::OpenCode => ("tool.execute.before", "tool.execute.after"),
+            Agent::Cursor => ("preToolUse", "afterFileEdit"),
+            Agent::Cline => ("PreToolUse", "PostToolUse"),
+        };
+        for (name, decision) in [(before, deny(&long)), (after, context(&long))] {
+            let reply = answer(&pre_write(agent, name), &decision);
+            if let Some(out) = &reply.stdout {
+                assert!(out.chars().count() <= MAX_OUTPUT_CHARS, "{agent} {name}");
+                let value: Value = serde_json::from_str(out).expect("still valid json");
+                if out.contains("quoted") {
+                    assert!(out.contains("truncated by rewind"), "{agent} {name}");
+                }
+                drop(value);
+            }
+        }
+    }
+}
+
+#[test]
+fn prompt_labels() {
+    assert_eq!(
+        prompt_label("\n\n  hello  \nworld"),
+        Some("hello".to_string())
+    );
+    assert_eq!(prompt_label("   \n"), None);
+    let long = "é".repeat(200);
+    assert_eq!(
+        prompt_label(&long).map(|l| l.chars().count()),
+        Some(MAX_LABEL_CHARS)
+    );
+}

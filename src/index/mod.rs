@@ -1,0 +1,1259 @@
+//! The SQLite index: the only module that speaks SQL (schema in [`schema`]).
+//!
+//! Concurrency is the normal case: agents run several hook processes at once against one
+//! home. So the database is in WAL mode (readers never block the writer), every connection
+//! has a generous busy timeout, and every writer starts with `BEGIN IMMEDIATE` so it takes
+//! the write lock up front instead of failing to upgrade a read transaction later.
+//! `synchronous=NORMAL` survives process crashes; `Durability::Full` raises it for power loss.
+
+mod schema;
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
+use crate::model::{Change, FileState, KnownState, Proof, Stat, Window, WindowKind, WindowStatus};
+use crate::workspace::RelPath;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index {path}: {source}")]
+    Open {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("index {path} is not a rewind index or is damaged: {detail}")]
+    Damaged { path: String, detail: String },
+    #[error("index {path} has schema version {found}, newer than this rewind understands ({known}); upgrade rewind")]
+    TooNew {
+        path: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("index query failed ({what}): {source}")]
+    Query {
+        what: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("index row is damaged ({what}): {detail}")]
+    BadRow { what: &'static str, detail: String },
+}
+
+type Result<T, E = IndexError> = std::result::Result<T, E>;
+
+trait Ctx<T> {
+    fn ctx(self, what: &'static str) -> Result<T>;
+}
+
+impl<T> Ctx<T> for rusqlite::Result<T> {
+    fn ctx(self, what: &'static str) -> Result<T> {
+        self.map_err(|source| IndexError::Query { what, source })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Survives a crash of any rewind process (WAL + synchronous=NORMAL).
+    Normal,
+    /// Also survives power loss (synchronous=FULL).
+    Full,
+}
+
+/// How a blob's bytes are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encoding {
+    /// A standalone zstd frame.
+    Zstd,
+    /// A zstd frame compressed with the base blob's raw bytes as dictionary.
+    ZstdDelta { base: BlobId },
+}
+
+#[derive(Debug, Clone)]
+pub struct BlobRow {
+    pub id: BlobId,
+    pub size: u64,
+    pub stored_size: u64,
+    pub encoding: Encoding,
+    /// The compressed frame when kept inline; `None` means an object file.
+    pub inline: Option<Vec<u8>>,
+    pub created_at: i64,
+}
+
+/// A change about to be inserted.
+#[derive(Debug, Clone)]
+pub struct NewChange<'a> {
+    pub window: WindowId,
+    pub workspace: WorkspaceId,
+    pub path: &'a RelPath,
+    pub before: FileState,
+    pub after: Option<FileState>,
+    pub tool: Option<&'a str>,
+    pub tool_call: Option<&'a str>,
+    pub proof: Proof,
+    pub reason: Option<&'a str>,
+    pub now: i64,
+}
+
+pub struct Index {
+    conn: Connection,
+    path: String,
+}
+
+/// A view of the index for queries; inside [`Index::write`] it is the open transaction.
+pub struct Tx<'a> {
+    conn: &'a Connection,
+}
+
+impl Index {
+    pub fn open(path: &Path, durability: Durability) -> Result<Index> {
+        let shown = path.display().to_string();
+        create_private(path).map_err(|e| IndexError::Damaged {
+            path: shown.clone(),
+            detail: e.to_string(),
+        })?;
+        let conn = Connection::open(path).map_err(|source| IndexError::Open {
+            path: shown.clone(),
+            source,
+        })?;
+        conn.busy_timeout(Duration::from_secs(60))
+            .map_err(|source| IndexError::Open {
+                path: shown.clone(),
+                source,
+            })?;
+        let damaged = |e: rusqlite::Error| IndexError::Damaged {
+            path: shown.clone(),
+            detail: e.to_string(),
+        };
+        // Switching to WAL needs a moment of exclusive access; a sibling process doing the
+        // same on a brand-new home can make it fail once, so retry briefly.
+        let mut mode = String::new();
+        for _ in 0..50 {
+            match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(m) => {
+                    mode = m;
+                    break;
+                }
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(damaged(e)),
+            }
+        }
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(IndexError::Damaged {
+                path: shown,
+                detail: format!("cannot switch to WAL journal (got {mode:?})"),
+            });
+        }
+        let sync = match durability {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;"
+        ))
+        .map_err(damaged)?;
+        let index = Index { conn, path: shown };
+        index.migrate()?;
+        Ok(index)
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let known = schema::MIGRATIONS.len() as i64;
+        let version = |conn: &Connection| {
+            conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+                .map_err(|e| IndexError::Damaged {
+                    path: self.path.clone(),
+                    detail: e.to_string(),
+                })
+        };
+        if version(&self.conn)? == known {
+            return Ok(());
+        }
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| IndexError::Damaged {
+                path: self.path.clone(),
+                detail: e.to_string(),
+            })?;
+        let result = (|| {
+            // Re-read under the write lock: another process may have migrated meanwhile.
+            let found = version(&self.conn)?;
+            if found > known {
+                return Err(IndexError::TooNew {
+                    path: self.path.clone(),
+                    found,
+                    known,
+                });
+            }
+            for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
+                self.conn
+                    .execute_batch(sql)
+                    .map_err(|e| IndexError::Damaged {
+                        path: self.path.clone(),
+                        detail: format!("migration {} failed: {e}", i + 1),
+                    })?;
+            }
+            self.conn
+                .execute_batch(&format!("PRAGMA user_version={known}"))
+                .ctx("set schema version")
+        })();
+        finish(&self.conn, result)
+    }
+
+    /// Queries outside any explicit transaction (each statement sees a consistent snapshot).
+    pub fn read(&self) -> Tx<'_> {
+        Tx { conn: &self.conn }
+    }
+
+    /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.
+    pub fn write<T, E: From<IndexError>>(
+        &self,
+        f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .ctx("begin write")?;
+        let result = f(&Tx { conn: &self.conn });
+        match result {
+            Ok(v) => {
+                if let Err(e) = self.conn.execute_batch("COMMIT").ctx("commit") {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// SQLite's own consistency check of the database file.
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .ctx("integrity check")?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx("integrity check")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("integrity check")?;
+        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+    }
+}
+
+fn finish<T>(conn: &Connection, result: Result<T>) -> Result<T> {
+    match result {
+        Ok(v) => {
+            conn.execute_batch("COMMIT").ctx("commit")?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The index holds copies of users' files: create it readable by the owner only.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(path).map(drop)
+}
+
+fn state_cols(state: &FileState) -> (&'static str, Option<String>, Option<i64>) {
+    match state {
+        FileState::Absent => ("absent", None, None),
+        FileState::Present { blob, mode } => ("present", Some(blob.to_hex()), Some(*mode as i64)),
+        FileState::Unknown => ("unknown", None, None),
+    }
+}
+
+fn parse_blob(what: &'static str, hex: &str) -> Result<BlobId> {
+    hex.parse()
+        .map_err(|e: crate::ids::BadBlobId| IndexError::BadRow {
+            what,
+            detail: e.to_string(),
+        })
+}
+
+fn state_from(
+    what: &'static str,
+    kind: &str,
+    blob: Option<String>,
+    mode: Option<i64>,
+) -> Result<FileState> {
+    match kind {
+        "absent" => Ok(FileState::Absent),
+        "unknown" => Ok(FileState::Unknown),
+        "present" => {
+            let blob = blob.ok_or_else(|| IndexError::BadRow {
+                what,
+                detail: "present state without a blob".into(),
+            })?;
+            Ok(FileState::Present {
+                blob: parse_blob(what, &blob)?,
+                mode: mode.unwrap_or(0o644) as u32,
+            })
+        }
+        other => Err(IndexError::BadRow {
+            what,
+            detail: format!("unknown state {other:?}"),
+        }),
+    }
+}
+
+const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
+     c.after_kind, c.after_blob, c.after_mode, c.tool, c.tool_call, c.proof, c.reason, c.created_at, c.undone_by";
+
+type RawChange = (
+    i64,
+    i64,
+    Vec<u8>,
+    String,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+    i64,
+    Option<i64>,
+);
+
+fn raw_change(r: &Row<'_>) -> rusqlite::Result<RawChange> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
+        r.get(12)?,
+        r.get(13)?,
+        r.get(14)?,
+    ))
+}
+
+fn change_from(raw: RawChange) -> Result<Change> {
+    let (
+        id,
+        window,
+        path,
+        bk,
+        bb,
+        bm,
+        ak,
+        ab,
+        am,
+        tool,
+        tool_call,
+        proof,
+        reason,
+        created_at,
+        undone_by,
+    ) = raw;
+    let path = RelPath::from_stored(path).map_err(|e| IndexError::BadRow {
+        what: "change path",
+        detail: e.to_string(),
+    })?;
+    let after = match ak {
+        Some(k) => Some(state_from("change after", &k, ab, am)?),
+        None => None,
+    };
+    Ok(Change {
+        id: ChangeId(id),
+        window: WindowId(window),
+        path,
+        before: state_from("change before", &bk, bb, bm)?,
+        after,
+        tool,
+        tool_call,
+        proof: proof.parse().map_err(|detail| IndexError::BadRow {
+            what: "change proof",
+            detail,
+        })?,
+        reason,
+        undone_by: undone_by.map(WindowId),
+        created_at,
+    })
+}
+
+const WINDOW_COLS: &str =
+    "w.id, s.name, w.kind, w.label, w.implicit, w.status, w.opened_at, w.closed_at";
+
+type RawWindow = (
+    i64,
+    String,
+    String,
+    Option<String>,
+    bool,
+    String,
+    i64,
+    Option<i64>,
+);
+
+fn window_from(r: &Row<'_>) -> rusqlite::Result<RawWindow> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+    ))
+}
+
+fn to_window(raw: RawWindow) -> Result<Window> {
+    let (id, session, kind, label, implicit, status, opened_at, closed_at) = raw;
+    Ok(Window {
+        id: WindowId(id),
+        session,
+        kind: kind.parse().map_err(|detail| IndexError::BadRow {
+            what: "window kind",
+            detail,
+        })?,
+        label,
+        implicit,
+        status: status.parse().map_err(|detail| IndexError::BadRow {
+            what: "window status",
+            detail,
+        })?,
+        opened_at,
+        closed_at,
+    })
+}
+
+impl Tx<'_> {
+    // ---- workspaces and sessions ----
+
+    pub fn workspace(&self, root: &[u8], now: i64) -> Result<WorkspaceId> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)",
+                params![root, now],
+            )
+            .ctx("insert workspace")?;
+        self.conn
+            .query_row("SELECT id FROM workspaces WHERE root = ?1", [root], |r| {
+                r.get(0)
+            })
+            .map(WorkspaceId)
+            .ctx("find workspace")
+    }
+
+    pub fn find_workspace(&self, root: &[u8]) -> Result<Option<WorkspaceId>> {
+        self.conn
+            .query_row("SELECT id FROM workspaces WHERE root = ?1", [root], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map(|o| o.map(WorkspaceId))
+            .ctx("find workspace")
+    }
+
+    pub fn session(&self, ws: WorkspaceId, name: &str, now: i64) -> Result<SessionRowId> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)",
+                params![ws.0, name, now],
+            )
+            .ctx("insert session")?;
+        self.find_session(ws, name)?.ok_or(IndexError::BadRow {
+            what: "session",
+            detail: "vanished after insert".into(),
+        })
+    }
+
+    pub fn find_session(&self, ws: WorkspaceId, name: &str) -> Result<Option<SessionRowId>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM sessions WHERE workspace_id = ?1 AND name = ?2",
+                params![ws.0, name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|o| o.map(SessionRowId))
+            .ctx("find session")
+    }
+
+    /// Sessions of a workspace, most recently active first.
+    pub fn sessions(&self, ws: WorkspaceId) -> Result<Vec<(SessionRowId, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT s.id, s.name FROM sessions s LEFT JOIN windows w ON w.session_id = s.id
+                 WHERE s.workspace_id = ?1 GROUP BY s.id ORDER BY MAX(COALESCE(w.id, 0)) DESC, s.id DESC",
+            )
+            .ctx("list sessions")?;
+        let rows = stmt
+            .query_map([ws.0], |r| Ok((SessionRowId(r.get(0)?), r.get(1)?)))
+            .ctx("list sessions")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list sessions")?;
+        Ok(rows)
+    }
+
+    // ---- windows ----
+
+    pub fn open_window(
+        &self,
+        session: SessionRowId,
+        kind: WindowKind,
+        label: Option<&str>,
+        implicit: bool,
+        status: WindowStatus,
+        now: i64,
+    ) -> Result<WindowId> {
+        self.conn
+            .execute(
+                "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    session.0,
+                    kind.as_str(),
+                    label,
+                    implicit,
+                    status.as_str(),
+                    now
+                ],
+            )
+            .ctx("open window")?;
+        Ok(WindowId(self.conn.last_insert_rowid()))
+    }
+
+    pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL",
+                params![id.0, now],
+            )
+            .ctx("close window")?;
+        Ok(())
+    }
+
+    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE windows SET status = ?2 WHERE id = ?1",
+                params![id.0, status.as_str()],
+            )
+            .ctx("set window status")?;
+        Ok(())
+    }
+
+    /// The session's open agent window, if any.
+    pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
+        self.window_where(
+            "w.session_id = ?1 AND w.kind = 'agent' AND w.closed_at IS NULL",
+            session.0,
+        )
+    }
+
+    pub fn window(&self, id: WindowId) -> Result<Option<Window>> {
+        self.window_where("w.id = ?1", id.0)
+    }
+
+    fn window_where(&self, cond: &str, arg: i64) -> Result<Option<Window>> {
+        let sql = format!(
+            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
+             WHERE {cond} ORDER BY w.id DESC LIMIT 1"
+        );
+        let raw = self
+            .conn
+            .query_row(&sql, [arg], window_from)
+            .optional()
+            .ctx("find window")?;
+        raw.map(to_window).transpose()
+    }
+
+    /// Windows of a session, newest first.
+    pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
+        let sql = format!(
+            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
+             WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
+        );
+        let mut stmt = self.conn.prepare(&sql).ctx("list windows")?;
+        let raws = stmt
+            .query_map(params![session.0, limit as i64], window_from)
+            .ctx("list windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list windows")?;
+        raws.into_iter().map(to_window).collect()
+    }
+
+    /// Undo or redo windows left `applying` by a process that died (any workspace session).
+    pub fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT w.id FROM windows w JOIN sessions s ON s.id = w.session_id
+                 WHERE w.status = 'applying' AND s.workspace_id = ?1 ORDER BY w.id",
+            )
+            .ctx("find applying windows")?;
+        let ids = stmt
+            .query_map([ws.0], |r| r.get(0).map(WindowId))
+            .ctx("find applying windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find applying windows")?;
+        Ok(ids)
+    }
+
+    /// Newest agent window of the session with a change still in effect.
+    pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+        self.conn
+            .query_row(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'agent' AND w.status = 'done'
+                 AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
+                 ORDER BY w.id DESC LIMIT 1",
+                [session.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|o| o.map(WindowId))
+            .ctx("find undo target")
+    }
+
+    /// Newest finished undo window of the session whose changes it still reverses.
+    pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+        self.conn
+            .query_row(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'undo'
+                 AND w.status = 'done'
+                 AND EXISTS (SELECT 1 FROM changes c WHERE c.undone_by = w.id)
+                 ORDER BY w.id DESC LIMIT 1",
+                [session.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|o| o.map(WindowId))
+            .ctx("find redo target")
+    }
+
+    // ---- changes ----
+
+    pub fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
+        let (bk, bb, bm) = state_cols(&c.before);
+        let (ak, ab, am) = match &c.after {
+            Some(s) => {
+                let (k, b, m) = state_cols(s);
+                (Some(k), b, m)
+            }
+            None => (None, None, None),
+        };
+        let recorded_at = c.after.map(|_| c.now);
+        self.conn
+            .execute(
+                "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
+                   after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                params![
+                    c.window.0,
+                    c.workspace.0,
+                    c.path.as_bytes(),
+                    bk,
+                    bb,
+                    bm,
+                    ak,
+                    ab,
+                    am,
+                    c.tool,
+                    c.tool_call,
+                    c.proof.as_str(),
+                    c.reason,
+                    c.now,
+                    recorded_at
+                ],
+            )
+            .ctx("insert change")?;
+        Ok(ChangeId(self.conn.last_insert_rowid()))
+    }
+
+    pub fn set_after(
+        &self,
+        id: ChangeId,
+        after: &FileState,
+        proof: Proof,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        let (k, b, m) = state_cols(after);
+        self.conn
+            .execute(
+                "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
+                   reason = COALESCE(?6, reason), recorded_at = ?7 WHERE id = ?1",
+                params![id.0, k, b, m, proof.as_str(), reason, now],
+            )
+            .ctx("record after state")?;
+        Ok(())
+    }
+
+    fn changes_where(&self, cond: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
+        let sql = format!(
+            "SELECT {CHANGE_COLS} FROM changes c JOIN windows w ON w.id = c.window_id
+             WHERE {cond} ORDER BY c.id"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).ctx("list changes")?;
+        let raws = stmt
+            .query_map(args, raw_change)
+            .ctx("list changes")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list changes")?;
+        raws.into_iter().map(change_from).collect()
+    }
+
+    /// The pending change of `path` in the session: the one with this tool-call id if given,
+    /// else the newest pending one.
+    pub fn pending_change(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+        tool_call: Option<&str>,
+    ) -> Result<Option<Change>> {
+        let mut found = match tool_call {
+            Some(tc) => self.changes_where(
+                "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL AND c.tool_call = ?3",
+                &[&session.0, &path.as_bytes(), &tc],
+            )?,
+            None => Vec::new(),
+        };
+        if found.is_empty() {
+            found = self.changes_where(
+                "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
+                &[&session.0, &path.as_bytes()],
+            )?;
+        }
+        Ok(found.pop())
+    }
+
+    pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM changes WHERE window_id = ?1 AND after_kind IS NULL",
+                [window.0],
+                |r| r.get(0),
+            )
+            .ctx("count pending changes")
+    }
+
+    pub fn changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
+        self.changes_where("c.window_id = ?1", &[&window.0])
+    }
+
+    /// Changes of the window that are in effect (not currently undone).
+    pub fn live_changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
+        self.changes_where("c.window_id = ?1 AND c.undone_by IS NULL", &[&window.0])
+    }
+
+    /// Changes an undo window currently reverses.
+    pub fn changes_undone_by(&self, undo: WindowId) -> Result<Vec<Change>> {
+        self.changes_where("c.undone_by = ?1", &[&undo.0])
+    }
+
+    /// Changes a window acted on (for undo/redo windows), whatever their state now.
+    pub fn reversed_by(&self, window: WindowId) -> Result<Vec<Change>> {
+        self.changes_where(
+            "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)",
+            &[&window.0],
+        )
+    }
+
+    pub fn live_changes_by_tool_call(
+        &self,
+        session: SessionRowId,
+        tool_call: &str,
+    ) -> Result<Vec<Change>> {
+        self.changes_where(
+            "w.session_id = ?1 AND c.tool_call = ?2 AND c.undone_by IS NULL AND w.status = 'done'
+             AND w.kind IN ('agent','external','import')",
+            &[&session.0, &tool_call],
+        )
+    }
+
+    pub fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
+        self.changes_where(
+            "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = 'agent' AND w.status = 'done'",
+            &[&session.0],
+        )
+    }
+
+    /// Changes in effect to `path` after change `after`, from original (non undo/redo)
+    /// windows of any session of the workspace.
+    pub fn later_live_changes(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        after: ChangeId,
+    ) -> Result<Vec<Change>> {
+        self.changes_where(
+            "c.workspace_id = ?1 AND c.path = ?2 AND c.id > ?3 AND c.undone_by IS NULL
+             AND w.kind IN ('agent','external','import') AND w.status = 'done'",
+            &[&ws.0, &path.as_bytes(), &after.0],
+        )
+    }
+
+    /// Mark changes as reversed by `window` (an undo) or back in effect (a redo).
+    pub fn reverse(&self, window: WindowId, kind: WindowKind, changes: &[ChangeId]) -> Result<()> {
+        let undone_by = match kind {
+            WindowKind::Undo => Some(window.0),
+            _ => None,
+        };
+        for id in changes {
+            self.conn
+                .execute(
+                    "INSERT OR IGNORE INTO reversals(window_id, change_id) VALUES (?1, ?2)",
+                    params![window.0, id.0],
+                )
+                .ctx("record reversal")?;
+            self.conn
+                .execute(
+                    "UPDATE changes SET undone_by = ?2 WHERE id = ?1",
+                    params![id.0, undone_by],
+                )
+                .ctx("record reversal")?;
+        }
+        Ok(())
+    }
+
+    /// Put back the undone state a rolled-back undo/redo window had changed.
+    pub fn unreverse(&self, window: WindowId, kind: WindowKind) -> Result<()> {
+        let previous = match kind {
+            // A rolled-back undo: its changes are in effect again.
+            WindowKind::Undo => "NULL",
+            // A rolled-back redo: its changes go back to being undone by the undo it reversed.
+            _ => {
+                "(SELECT MAX(r.window_id) FROM reversals r JOIN windows u ON u.id = r.window_id
+                   WHERE r.change_id = changes.id AND u.kind = 'undo' AND u.status = 'done')"
+            }
+        };
+        self.conn
+            .execute(
+                &format!(
+                    "UPDATE changes SET undone_by = {previous}
+                     WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
+                ),
+                [window.0],
+            )
+            .ctx("roll back reversal")?;
+        Ok(())
+    }
+
+    pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<Change>> {
+        self.changes_where(
+            "c.workspace_id = ?1 AND c.path = ?2",
+            &[&ws.0, &path.as_bytes()],
+        )
+    }
+
+    // ---- file states ----
+
+    pub fn file_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<Option<KnownState>> {
+        let raw = self
+            .conn
+            .prepare_cached(
+                "SELECT kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at
+                 FROM file_states WHERE workspace_id = ?1 AND path = ?2",
+            )
+            .ctx("find file state")?
+            .query_row(params![ws.0, path.as_bytes()], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<i64>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, i64>(7)?,
+                ))
+            })
+            .optional()
+            .ctx("find file state")?;
+        let Some((kind, blob, mode, size, mtime, ctime, inode, recorded_at)) = raw else {
+            return Ok(None);
+        };
+        let state = state_from("file state", &kind, blob, mode)?;
+        let stat = match (size, mtime, ctime, inode, mode) {
+            (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => Some(Stat {
+                size: size as u64,
+                mtime_ns,
+                ctime_ns,
+                inode: inode as u64,
+                mode: mode as u32,
+            }),
+            _ => None,
+        };
+        Ok(Some(KnownState {
+            state,
+            stat,
+            recorded_at,
+        }))
+    }
+
+    pub fn set_file_state(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+    ) -> Result<()> {
+        let (kind, blob, state_mode) = state_cols(&known.state);
+        let stat = known.stat;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
+                   mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                   ctime_ns = excluded.ctime_ns, inode = excluded.inode,
+                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by",
+            )
+            .ctx("set file state")?
+            .execute(params![
+                ws.0,
+                path.as_bytes(),
+                kind,
+                blob,
+                stat.map(|s| s.mode as i64).or(state_mode),
+                stat.map(|s| s.size as i64),
+                stat.map(|s| s.mtime_ns),
+                stat.map(|s| s.ctime_ns),
+                stat.map(|s| s.inode as i64),
+                known.recorded_at,
+                by
+            ])
+            .ctx("set file state")?;
+        Ok(())
+    }
+
+    // ---- reads ----
+
+    pub fn record_read(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+        blob: Option<BlobId>,
+        now: i64,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at",
+                params![session.0, path.as_bytes(), blob.map(|b| b.to_hex()), now],
+            )
+            .ctx("record read")?;
+        Ok(())
+    }
+
+    /// The blob the session last read at `path` (`Some(None)`: it read the path as absent).
+    pub fn last_read(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+    ) -> Result<Option<Option<BlobId>>> {
+        let raw: Option<Option<String>> = self
+            .conn
+            .query_row(
+                "SELECT blob FROM reads WHERE session_id = ?1 AND path = ?2",
+                params![session.0, path.as_bytes()],
+                |r| r.get(0),
+            )
+            .optional()
+            .ctx("find read")?;
+        match raw {
+            None => Ok(None),
+            Some(None) => Ok(Some(None)),
+            Some(Some(hex)) => Ok(Some(Some(parse_blob("read blob", &hex)?))),
+        }
+    }
+
+    // ---- blobs ----
+
+    pub fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>> {
+        let raw = self
+            .conn
+            .prepare_cached(
+                "SELECT size, stored_size, encoding, base, data, created_at FROM blobs WHERE id = ?1",
+            )
+            .ctx("find blob")?
+            .query_row([id.to_hex()], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<Vec<u8>>>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .optional()
+            .ctx("find blob")?;
+        let Some((size, stored_size, encoding, base, data, created_at)) = raw else {
+            return Ok(None);
+        };
+        let encoding = match (encoding.as_str(), base) {
+            ("zstd", _) => Encoding::Zstd,
+            ("zstd-delta", Some(base)) => Encoding::ZstdDelta {
+                base: parse_blob("blob base", &base)?,
+            },
+            (other, _) => {
+                return Err(IndexError::BadRow {
+                    what: "blob encoding",
+                    detail: format!("{other:?} for blob {id}"),
+                })
+            }
+        };
+        Ok(Some(BlobRow {
+            id: *id,
+            size: size as u64,
+            stored_size: stored_size as u64,
+            encoding,
+            inline: data,
+            created_at,
+        }))
+    }
+
+    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")
+            .ctx("find blob")?
+            .exists([id.to_hex()])
+            .ctx("find blob")
+    }
+
+    /// Insert a blob row; a row already there (another process stored the same bytes) wins.
+    pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
+        let (encoding, base) = match &row.encoding {
+            Encoding::Zstd => ("zstd", None),
+            Encoding::ZstdDelta { base } => ("zstd-delta", Some(base.to_hex())),
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .ctx("insert blob")?
+            .execute(params![
+                row.id.to_hex(),
+                row.size as i64,
+                row.stored_size as i64,
+                encoding,
+                base,
+                row.inline,
+                row.created_at
+            ])
+            .ctx("insert blob")?;
+        Ok(())
+    }
+
+    pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM blobs ORDER BY id")
+            .ctx("list blobs")?;
+        let hexes = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx("list blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list blobs")?;
+        hexes.iter().map(|h| parse_blob("blob id", h)).collect()
+    }
+
+    /// (count, raw bytes, stored bytes, inline count)
+    pub fn blob_totals(&self) -> Result<(u64, u64, u64, u64)> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
+                        COALESCE(SUM(data IS NOT NULL), 0) FROM blobs",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        r.get::<_, i64>(1)? as u64,
+                        r.get::<_, i64>(2)? as u64,
+                        r.get::<_, i64>(3)? as u64,
+                    ))
+                },
+            )
+            .ctx("count blobs")
+    }
+
+    /// Every blob id some row refers to, including delta bases.
+    pub fn referenced_blobs(&self) -> Result<std::collections::HashSet<BlobId>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT before_blob FROM changes WHERE before_blob IS NOT NULL
+                 UNION SELECT after_blob FROM changes WHERE after_blob IS NOT NULL
+                 UNION SELECT blob FROM file_states WHERE blob IS NOT NULL
+                 UNION SELECT blob FROM reads WHERE blob IS NOT NULL",
+            )
+            .ctx("mark referenced blobs")?;
+        let hexes = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx("mark referenced blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("mark referenced blobs")?;
+        let mut set = std::collections::HashSet::new();
+        for h in hexes {
+            set.insert(parse_blob("referenced blob", &h)?);
+        }
+        // Delta bases of referenced blobs are referenced too (chains are one deep, but be
+        // general: follow until nothing new).
+        let mut frontier: Vec<BlobId> = set.iter().copied().collect();
+        while let Some(id) = frontier.pop() {
+            if let Some(BlobRow {
+                encoding: Encoding::ZstdDelta { base },
+                ..
+            }) = self.blob(&id)?
+            {
+                if set.insert(base) {
+                    frontier.push(base);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// Is `id` the delta base of another stored blob?
+    pub fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE base = ?1")
+            .ctx("find delta dependants")?
+            .exists([id.to_hex()])
+            .ctx("find delta dependants")
+    }
+
+    pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM blobs WHERE id = ?1", [id.to_hex()])
+            .ctx("delete blob")?;
+        Ok(())
+    }
+
+    /// Every (row kind, row id, blob) reference, for `verify`.
+    pub fn all_references(&self) -> Result<Vec<(String, BlobId)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT 'change ' || id || ' before', before_blob FROM changes WHERE before_blob IS NOT NULL
+                 UNION ALL SELECT 'change ' || id || ' after', after_blob FROM changes WHERE after_blob IS NOT NULL
+                 UNION ALL SELECT 'file state ' || CAST(path AS TEXT), blob FROM file_states WHERE blob IS NOT NULL
+                 UNION ALL SELECT 'read ' || CAST(path AS TEXT), blob FROM reads WHERE blob IS NOT NULL
+                 UNION ALL SELECT 'delta base of ' || id, base FROM blobs WHERE base IS NOT NULL",
+            )
+            .ctx("list references")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .ctx("list references")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list references")?;
+        rows.into_iter()
+            .map(|(what, hex)| Ok((what, parse_blob("reference", &hex)?)))
+            .collect()
+    }
+
+    // ---- retention ----
+
+    /// Windows (with their changes and reversals) to drop: older than `min_opened_at`, or
+    /// beyond the newest `keep_per_session` of their session. Never an `applying` window,
+    /// never one that is still open.
+    pub fn expired_windows(
+        &self,
+        min_opened_at: Option<i64>,
+        keep_per_session: Option<usize>,
+    ) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, opened_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS rank
+                 FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent')",
+            )
+            .ctx("find expired windows")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .ctx("find expired windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find expired windows")?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, opened, rank)| {
+                min_opened_at.is_some_and(|m| *opened < m)
+                    || keep_per_session.is_some_and(|k| *rank as usize > k)
+            })
+            .map(|(id, _, _)| WindowId(id))
+            .collect())
+    }
+
+    /// Oldest finished windows first, for the total-size cap.
+    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent') ORDER BY id",
+            )
+            .ctx("list windows")?;
+        let ids = stmt
+            .query_map([], |r| r.get(0).map(WindowId))
+            .ctx("list windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list windows")?;
+        Ok(ids)
+    }
+
+    pub fn delete_window(&self, id: WindowId) -> Result<()> {
+        // Changes this window undid go with it: without the undo window there is nothing
+        // left that could redo them, and keeping them "in effect" would be a lie.
+        self.conn
+            .execute(
+                "DELETE FROM reversals WHERE window_id = ?1 OR change_id IN
+                   (SELECT id FROM changes WHERE window_id = ?1 OR undone_by = ?1)",
+                [id.0],
+            )
+            .ctx("delete window")?;
+        self.conn
+            .execute(
+                "DELETE FROM changes WHERE window_id = ?1 OR undone_by = ?1",
+                [id.0],
+            )
+            .ctx("delete window")?;
+        self.conn
+            .execute("DELETE FROM windows WHERE id = ?1", [id.0])
+            .ctx("delete window")?;
+        Ok(())
+    }
+}

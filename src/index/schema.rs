@@ -1,0 +1,106 @@
+//! The index schema, one migration per `user_version` step. Never edit a shipped step:
+//! add the next one.
+//!
+//! Tables:
+//! - `workspaces(root)`: canonical root path bytes.
+//! - `sessions(workspace, name)`: one agent conversation, or the per-workspace `manual`.
+//! - `windows(session, kind, label, implicit, status, opened/closed)`: turns, plus undo/redo
+//!   windows whose `status` is `applying` from before the first file is touched until done.
+//! - `changes(window, path, before_*, after_*, tool, tool_call, proof, reason, undone_by)`:
+//!   one file transition. `after_kind IS NULL` while the write is pending. `undone_by` is the
+//!   undo window currently reversing this change (NULL when in effect).
+//! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
+//! - `file_states(workspace, path)`: the latest known state with its stat data.
+//! - `reads(session, path)`: the bytes a session last read.
+//! - `blobs(id)`: every stored blob: encoding, delta base, and inline data for small blobs
+//!   (NULL `data` means an object file under `objects/`).
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: initial schema
+    r#"
+CREATE TABLE workspaces(
+    id INTEGER PRIMARY KEY,
+    root BLOB NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE sessions(
+    id INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE(workspace_id, name)
+);
+CREATE TABLE windows(
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    kind TEXT NOT NULL,
+    label TEXT,
+    implicit INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL DEFAULT 'done',
+    opened_at INTEGER NOT NULL,
+    closed_at INTEGER
+);
+CREATE INDEX windows_by_session ON windows(session_id, id);
+CREATE INDEX windows_applying ON windows(status) WHERE status = 'applying';
+CREATE TABLE changes(
+    id INTEGER PRIMARY KEY,
+    window_id INTEGER NOT NULL REFERENCES windows(id),
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    before_kind TEXT NOT NULL,
+    before_blob TEXT,
+    before_mode INTEGER,
+    after_kind TEXT,
+    after_blob TEXT,
+    after_mode INTEGER,
+    tool TEXT,
+    tool_call TEXT,
+    proof TEXT NOT NULL,
+    reason TEXT,
+    undone_by INTEGER REFERENCES windows(id),
+    created_at INTEGER NOT NULL,
+    recorded_at INTEGER
+);
+CREATE INDEX changes_by_window ON changes(window_id);
+CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
+CREATE INDEX changes_by_tool_call ON changes(tool_call) WHERE tool_call IS NOT NULL;
+CREATE INDEX changes_pending ON changes(path) WHERE after_kind IS NULL;
+CREATE INDEX changes_by_undone ON changes(undone_by) WHERE undone_by IS NOT NULL;
+CREATE TABLE reversals(
+    window_id INTEGER NOT NULL REFERENCES windows(id),
+    change_id INTEGER NOT NULL REFERENCES changes(id),
+    PRIMARY KEY(change_id, window_id)
+);
+CREATE TABLE file_states(
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    kind TEXT NOT NULL,
+    blob TEXT,
+    mode INTEGER,
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    inode INTEGER,
+    recorded_at INTEGER NOT NULL,
+    recorded_by TEXT,
+    PRIMARY KEY(workspace_id, path)
+);
+CREATE TABLE reads(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    path BLOB NOT NULL,
+    blob TEXT,
+    read_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, path)
+);
+CREATE TABLE blobs(
+    id TEXT NOT NULL PRIMARY KEY,
+    size INTEGER NOT NULL,
+    stored_size INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    base TEXT,
+    data BLOB,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX blobs_by_base ON blobs(base) WHERE base IS NOT NULL;
+"#,
+];

@@ -1,0 +1,46 @@
+//! The `rewind` command. All logic lives in the library; this binary parses arguments,
+//! renders results and maps failures to exit codes (see `cli`).
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let parsed = match cli::args::Cli::try_parse() {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            // --help and --version are not errors.
+            let code = if e.use_stderr() {
+                cli::exit::Exit::Usage.code()
+            } else {
+                0
+            };
+            let _ = e.print();
+            return ExitCode::from(code as u8);
+        }
+    };
+    let json = parsed.global.json;
+    match cli::run(parsed) {
+        Ok(exit) => ExitCode::from(exit.code() as u8),
+        Err(failure) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {}", failure.message);
+            for hint in &failure.hints {
+                let _ = writeln!(stderr, "hint: {hint}");
+            }
+            if json {
+                let value = serde_json::json!({
+                    "status": "error",
+                    "error": failure.message,
+                    "hints": failure.hints,
+                    "exit_code": failure.exit.code(),
+                });
+                println!("{value}");
+            }
+            ExitCode::from(failure.exit.code() as u8)
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Keeping the home healthy: `verify` (re-hash every object, check every reference) and `gc`
+//! (retention, then mark-and-sweep of blobs).
+//!
+//! GC safety: it runs under the home's exclusive gc lock, which every other command holds
+//! shared for its whole run, so no command can be between "stored a blob" and "committed the
+//! row that refers to it" while gc sweeps. On top of that, a blob is only deleted when it is
+//! unreferenced *and* older than the grace period, and an orphan object file (a crash between
+//! the file and its row) only when older than the grace period too.
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use crate::engine::{Home, Result};
+use crate::ids::BlobId;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Problem {
+    /// What is wrong, naming the object.
+    pub object: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VerifyReport {
+    pub ok: bool,
+    pub blobs: u64,
+    pub blob_bytes: u64,
+    pub stored_bytes: u64,
+    pub inline_blobs: u64,
+    pub object_files: u64,
+    pub references: u64,
+    pub orphan_files: u64,
+    pub problems: Vec<Problem>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Retention {
+    /// Drop windows opened before this time (ns since the epoch).
+    pub older_than: Option<i64>,
+    /// Keep only the newest N windows of each session.
+    pub windows_per_session: Option<usize>,
+    /// Drop oldest windows until stored blob bytes are under this.
+    pub max_total_bytes: Option<u64>,
+    /// Only delete unreferenced blobs and orphan files older than this.
+    pub grace: Duration,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GcReport {
+    pub windows_removed: usize,
+    pub blobs_removed: usize,
+    pub bytes_freed: u64,
+    pub orphan_files_removed: usize,
+    pub blobs_kept_in_grace: usize,
+}
+
+impl Home {
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut problems = Vec::new();
+        for issue in self.index.integrity_check()? {
+            problems.push(Problem {
+                object: format!("index {}", self.index.path()),
+                detail: issue,
+            });
+        }
+        let r = self.index.read();
+        let (blobs, blob_bytes, stored_bytes, inline_blobs) = r.blob_totals()?;
+        let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
+        for id in &ids {
+            if let Err(e) = self.store.get(&self.index, id) {
+                problems.push(Problem {
+                    object: format!("blob {id}"),
+                    detail: e.to_string(),
+                });
+            }
+        }
+        let refs = r.all_references()?;
+        for (what, id) in &refs {
+            if !ids.contains(id) {
+                problems.push(Problem {
+                    object: what.clone(),
+                    detail: format!("refers to blob {id}, which is not in the store"),
+                });
+            }
+        }
+        let files = self.store.object_files()?;
+        let object_files = files.len() as u64;
+        let orphan_files = files
+            .iter()
+            .filter(|(_, id, _)| id.is_none_or(|id| !ids.contains(&id)))
+            .count() as u64;
+        Ok(VerifyReport {
+            ok: problems.is_empty(),
+            blobs,
+            blob_bytes,
+            stored_bytes,
+            inline_blobs,
+            object_files,
+            references: refs.len() as u64,
+            orphan_files,
+            problems,
+        })
+    }
+
+    pub fn gc(&mut self, policy: &Retention) -> Result<GcReport> {
+        let _exclusive = self.lock_exclusive()?;
+        let now = self.now();
+        let mut windows_removed = 0;
+        let expired = self
+            .index
+            .read()
+            .expired_windows(policy.older_than, policy.windows_per_session)?;
+        for w in expired {
+            self.index.write(|tx| tx.delete_window(w))?;
+            windows_removed += 1;
+        }
+        if let Some(cap) = policy.max_total_bytes {
+            for w in self.index.read().windows_oldest_first()? {
+                if self.index.read().blob_totals()?.2 <= cap {
+                    break;
+                }
+                self.index.write(|tx| tx.delete_window(w))?;
+                windows_removed += 1;
+                self.sweep(now, policy.grace)?;
+            }
+        }
+        let (blobs_removed, bytes_freed, blobs_kept_in_grace) = self.sweep(now, policy.grace)?;
+        let known: HashSet<BlobId> = self.index.read().blob_ids()?.into_iter().collect();
+        let mut orphan_files_removed = 0;
+        let cutoff = SystemTime::now()
+            .checked_sub(policy.grace)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        for (path, id, mtime) in self.store.object_files()? {
+            let orphan = id.is_none_or(|id| !known.contains(&id));
+            if orphan && mtime < cutoff && std::fs::remove_file(&path).is_ok() {
+                orphan_files_removed += 1;
+            }
+        }
+        Ok(GcReport {
+            windows_removed,
+            blobs_removed,
+            bytes_freed,
+            orphan_files_removed,
+            blobs_kept_in_grace,
+        })
+    }
+
+    /// Delete unreferenced blobs older than the grace period; delta bases go last, only once
+    /// nothing depends on them.
+    fn sweep(&self, now: i64, grace: Duration) -> Result<(usize, u64, usize)> {
+        let referenced = self.index.read().referenced_blobs()?;
+        let cutoff = now - grace.as_nanos() as i64;
+        let mut removed = 0;
+        let mut freed = 0;
+        let mut kept = 0;
+        // Dependants first: repeat while a pass removes something.
+        loop {
+            let mut progress = false;
+            for id in self.index.read().blob_ids()? {
+                if referenced.contains(&id) {
+                    continue;
+                }
+                let Some(row) = self.index.read().blob(&id)? else {
+                    continue;
+                };
+                if row.created_at > cutoff {
+                    kept += 1;
+                    continue;
+                }
+                if self.index.read().is_delta_base(&id)? {
+                    continue;
+                }
+                self.store.delete(&self.index, &id)?;
+                removed += 1;
+                freed += row.stored_size;
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+            kept = 0;
+        }
+        Ok((removed, freed, kept))
+    }
+}

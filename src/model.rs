@@ -1,0 +1,213 @@
+//! The vocabulary shared by the index, the engine and undo: file states, proof levels,
+//! window kinds, and the rows that tie them together. Plain data, no behaviour beyond
+//! naming and comparison.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ids::{BlobId, ChangeId, WindowId};
+use crate::workspace::RelPath;
+
+/// What rewind knows about one side of a change, or about a path now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    Absent,
+    Present {
+        blob: BlobId,
+        mode: u32,
+    },
+    /// rewind knows the path changed but not the bytes (too large, no baseline, …).
+    Unknown,
+}
+
+impl FileState {
+    pub fn blob(&self) -> Option<BlobId> {
+        match self {
+            FileState::Present { blob, .. } => Some(*blob),
+            _ => None,
+        }
+    }
+
+    /// Same content and presence. Mode is compared separately where it matters: a chmod is
+    /// not an edit anyone would want undo to refuse over.
+    pub fn same_content(&self, other: &FileState) -> bool {
+        match (self, other) {
+            (FileState::Absent, FileState::Absent) => true,
+            (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            FileState::Absent => "absent",
+            FileState::Present { .. } => "present",
+            FileState::Unknown => "unknown",
+        }
+    }
+}
+
+/// How well rewind can vouch for a change's two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Proof {
+    /// rewind captured the before and the after bytes itself.
+    Exact,
+    /// A side was rebuilt from trusted evidence and verified by hash.
+    Derived,
+    /// rewind knows the path changed but lacks a side; undo refuses it.
+    MetadataOnly,
+}
+
+impl Proof {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Proof::Exact => "exact",
+            Proof::Derived => "derived",
+            Proof::MetadataOnly => "metadata-only",
+        }
+    }
+}
+
+impl FromStr for Proof {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "exact" => Ok(Proof::Exact),
+            "derived" => Ok(Proof::Derived),
+            "metadata-only" => Ok(Proof::MetadataOnly),
+            other => Err(format!("unknown proof level {other:?}")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowKind {
+    Agent,
+    Undo,
+    Redo,
+    External,
+    Import,
+}
+
+impl WindowKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WindowKind::Agent => "agent",
+            WindowKind::Undo => "undo",
+            WindowKind::Redo => "redo",
+            WindowKind::External => "external",
+            WindowKind::Import => "import",
+        }
+    }
+
+    /// Windows whose changes are edits in their own right (as opposed to undo/redo windows,
+    /// whose effect is tracked through reversals of those edits).
+    pub fn is_original(&self) -> bool {
+        matches!(
+            self,
+            WindowKind::Agent | WindowKind::External | WindowKind::Import
+        )
+    }
+}
+
+impl FromStr for WindowKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "agent" => Ok(WindowKind::Agent),
+            "undo" => Ok(WindowKind::Undo),
+            "redo" => Ok(WindowKind::Redo),
+            "external" => Ok(WindowKind::External),
+            "import" => Ok(WindowKind::Import),
+            other => Err(format!("unknown window kind {other:?}")),
+        }
+    }
+}
+
+impl fmt::Display for WindowKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An undo or redo window's life: written to the index before the first file is touched
+/// (`Applying`), then `Done`, or `RolledBack` when it had to put everything back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowStatus {
+    Done,
+    Applying,
+    RolledBack,
+}
+
+impl WindowStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WindowStatus::Done => "done",
+            WindowStatus::Applying => "applying",
+            WindowStatus::RolledBack => "rolled-back",
+        }
+    }
+}
+
+impl FromStr for WindowStatus {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "done" => Ok(WindowStatus::Done),
+            "applying" => Ok(WindowStatus::Applying),
+            "rolled-back" => Ok(WindowStatus::RolledBack),
+            other => Err(format!("unknown window status {other:?}")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub id: WindowId,
+    pub session: String,
+    pub kind: WindowKind,
+    pub label: Option<String>,
+    pub implicit: bool,
+    pub status: WindowStatus,
+    pub opened_at: i64,
+    pub closed_at: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub id: ChangeId,
+    pub window: WindowId,
+    pub path: RelPath,
+    pub before: FileState,
+    /// `None` while the write is pending (snapped, not yet recorded).
+    pub after: Option<FileState>,
+    pub tool: Option<String>,
+    pub tool_call: Option<String>,
+    pub proof: Proof,
+    pub reason: Option<String>,
+    /// The undo window currently reversing this change; `None` while it is in effect.
+    pub undone_by: Option<WindowId>,
+    pub created_at: i64,
+}
+
+/// The latest state rewind knows for a path, with the stat data that lets a scan skip
+/// hashing when the file is provably unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownState {
+    pub state: FileState,
+    pub stat: Option<Stat>,
+    /// Nanoseconds since the epoch when the bytes were read.
+    pub recorded_at: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub inode: u64,
+    pub mode: u32,
+}

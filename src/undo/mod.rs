@@ -1,0 +1,780 @@
+//! Undo and redo: plan, conflict check, atomic apply, crash recovery.
+//!
+//! ```text
+//!  agent window W1 ──► change c1: a.rs  A → B          undone_by = NULL  (in effect)
+//!  agent window W2 ──► change c2: a.rs  B → C
+//!  `undo`          ──► picks W2 (newest agent window with a change in effect)
+//!                      plan  a.rs: target = before(c2) = B, expected = after(c2) = C
+//!                      new window U (kind undo) with change a.rs C → B;  c2.undone_by = U
+//!  `undo`          ──► picks W1; plan a.rs: target A, expected B  (c2 is undone, so no
+//!                      later-change conflict)
+//!  `redo`          ──► picks the newest undo window still reversing something (U1, for c1),
+//!                      plan a.rs: target = after(c1) = B, expected = before(c1) = A
+//!                      new window R (kind redo); c1.undone_by = NULL
+//! ```
+//!
+//! History is append-only: undo never deletes rows, it adds a window whose changes reverse
+//! the target changes and marks them `undone_by` it; redo is the undo of an undo.
+//!
+//! For each path of the target set: target = the before of its earliest change, expected
+//! current = the after of its latest change (for redo, the other way round). Conflicts, in
+//! the order they are reported: `unsafe-path`, `unproven`, `later-change`, `modified-since`.
+//! Any conflict and nothing is written (exit 3); `--force` overrides the last two only, and
+//! what it overwrites was snapshotted first.
+//!
+//! Apply: every target blob is read and verified, and every current file stored, before the
+//! first write. Then the undo window is committed with status `applying` — the intent record.
+//! Files are replaced atomically one by one (each re-checked just before its rename); a
+//! failure puts back what was applied and marks the window `rolled-back`. A process that dies
+//! midway leaves `applying` behind: the next rewind command in the workspace finishes the
+//! plan where every file is either still at its old state or already at its target, and
+//! rolls it back otherwise (see [`recover`]).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+
+use crate::engine::{EngineError, Result, Session};
+use crate::ids::{BlobId, ChangeId, WindowId};
+use crate::index::NewChange;
+use crate::model::{Change, FileState, KnownState, Proof, WindowKind, WindowStatus};
+use crate::workspace::fs::{RealFs, WorkspaceFs};
+use crate::workspace::{Observation, RelPath};
+
+/// What to undo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Undo: the session's newest agent window with a change in effect. Redo: the newest
+    /// undo window still reversing something.
+    Latest,
+    Window(WindowId),
+    ToolCall(String),
+    /// Every change of the session still in effect.
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Undo,
+    Redo,
+}
+
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub direction: Direction,
+    pub target: Target,
+    /// Narrow to these paths (empty: all paths of the target).
+    pub paths: Vec<PathBuf>,
+    /// What relative `paths` are relative to.
+    pub cwd: PathBuf,
+    pub dry_run: bool,
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Conflict {
+    ModifiedSince,
+    LaterChange,
+    Unproven,
+    UnsafePath,
+}
+
+impl Conflict {
+    pub fn overridable(&self) -> bool {
+        matches!(self, Conflict::ModifiedSince | Conflict::LaterChange)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Undone,
+    Redone,
+    Conflict,
+    Nothing,
+    DryRun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Restored,
+    Created,
+    Deleted,
+    Unchanged,
+    WouldRestore,
+    WouldCreate,
+    WouldDelete,
+    Conflict,
+    Skipped,
+}
+
+/// A file state as reported: `null` for absent, the blob id when present, `"unknown"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown(pub FileState);
+
+impl serde::Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            FileState::Absent => s.serialize_none(),
+            FileState::Present { blob, .. } => s.serialize_str(&blob.to_hex()),
+            FileState::Unknown => s.serialize_str("unknown"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileReport {
+    pub path: String,
+    pub outcome: Outcome,
+    pub conflict: Option<Conflict>,
+    /// Why, in words (names the later window, the metadata-only reason, …).
+    pub detail: Option<String>,
+    /// What the file should be now for the plan to apply (null: absent).
+    pub expected: Shown,
+    /// What it is (null: absent).
+    pub current: Shown,
+    /// What it becomes.
+    pub target: Shown,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    pub status: Status,
+    /// The windows whose changes were (or would be) reversed.
+    pub targets: Vec<WindowId>,
+    /// The new undo/redo window (absent for conflicts, dry runs and nothing-to-do).
+    pub window_id: Option<WindowId>,
+    pub forced: bool,
+    pub files: Vec<FileReport>,
+}
+
+struct Item {
+    rel: RelPath,
+    target: FileState,
+    expected: FileState,
+    current: FileState,
+    conflict: Option<(Conflict, String)>,
+}
+
+pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
+    run_with(session, req, &RealFs)
+}
+
+/// As [`run`], with the file operations of `fs` (fault injection in tests).
+pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> Result<Report> {
+    let home = session.home;
+    let lock = home.workspace_lock(session.ws_id)?;
+    lock.lock().map_err(|source| EngineError::Home {
+        path: home.root().display().to_string(),
+        source,
+    })?;
+    let (changes, direction) = select(session, req)?;
+    let filter = session.resolve_all(&req.paths, &req.cwd)?;
+    let changes: Vec<Change> = changes
+        .into_iter()
+        .filter(|c| filter.is_empty() || filter.contains(&c.path))
+        .collect();
+    if changes.is_empty() {
+        return Ok(Report {
+            status: Status::Nothing,
+            targets: Vec::new(),
+            window_id: None,
+            forced: false,
+            files: Vec::new(),
+        });
+    }
+    let mut targets: Vec<WindowId> = changes.iter().map(|c| c.window).collect();
+    targets.sort();
+    targets.dedup();
+
+    let mut items = plan(session, &changes, direction)?;
+    let blocking = items.iter().any(|i| {
+        i.conflict
+            .as_ref()
+            .is_some_and(|(c, _)| !(req.force && c.overridable()))
+    });
+    if req.dry_run || blocking {
+        let status = if req.dry_run {
+            Status::DryRun
+        } else {
+            Status::Conflict
+        };
+        return Ok(Report {
+            status,
+            targets,
+            window_id: None,
+            forced: req.force,
+            files: items
+                .iter()
+                .map(|i| file_report(i, req.dry_run, None))
+                .collect(),
+        });
+    }
+
+    // Everything that can fail without touching the workspace happens now: read and verify
+    // every target blob, store every current file (a forced undo must keep what it
+    // overwrites).
+    let mut target_bytes: BTreeMap<BlobId, Vec<u8>> = BTreeMap::new();
+    for item in &items {
+        if let FileState::Present { blob, .. } = item.target {
+            if let std::collections::btree_map::Entry::Vacant(slot) = target_bytes.entry(blob) {
+                let bytes = home
+                    .store
+                    .get(&home.index, &blob)
+                    .map_err(|e| EngineError::Apply {
+                        path: item.rel.display(),
+                        detail: format!("cannot restore: {e}; nothing was changed"),
+                    })?;
+                slot.insert(bytes);
+            }
+        }
+    }
+    for item in &mut items {
+        let cap = session.capture(&item.rel, item.expected.blob())?;
+        if !cap.state.same_content(&item.current) || cap.too_large {
+            return Err(EngineError::Apply {
+                path: item.rel.display(),
+                detail:
+                    "changed while the undo was being prepared; nothing was changed, run it again"
+                        .into(),
+            });
+        }
+        item.current = cap.state;
+    }
+
+    let kind = match direction {
+        Direction::Undo => WindowKind::Undo,
+        Direction::Redo => WindowKind::Redo,
+    };
+    let label = format!(
+        "{} of window {}",
+        kind,
+        targets
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let now = home.now();
+    let change_ids: Vec<ChangeId> = changes.iter().map(|c| c.id).collect();
+    // The intent record: the window and its changes (before = current, after = target),
+    // committed before the first file is touched.
+    let window = home.index.write(|tx| {
+        let w = tx.open_window(
+            session.id,
+            kind,
+            Some(&label),
+            false,
+            WindowStatus::Applying,
+            now,
+        )?;
+        for item in &items {
+            tx.insert_change(&NewChange {
+                window: w,
+                workspace: session.ws_id,
+                path: &item.rel,
+                before: item.current,
+                after: Some(item.target),
+                tool: Some(kind.as_str()),
+                tool_call: None,
+                proof: Proof::Exact,
+                reason: None,
+                now,
+            })?;
+        }
+        tx.reverse(w, kind, &change_ids)?;
+        Ok::<_, EngineError>(w)
+    })?;
+
+    match apply(session, &items, &target_bytes, fs) {
+        Ok(()) => {
+            finish(session, window, &items)?;
+            Ok(Report {
+                status: match direction {
+                    Direction::Undo => Status::Undone,
+                    Direction::Redo => Status::Redone,
+                },
+                targets,
+                window_id: Some(window),
+                forced: req.force,
+                files: items
+                    .iter()
+                    .map(|i| file_report(i, false, Some(true)))
+                    .collect(),
+            })
+        }
+        Err(err) => {
+            home.index.write(|tx| {
+                tx.unreverse(window, kind)?;
+                tx.set_window_status(window, WindowStatus::RolledBack)?;
+                tx.close_window(window, now)
+            })?;
+            Err(err)
+        }
+    }
+}
+
+/// The change set a request targets, and which way it goes.
+fn select(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
+    let r = session.home.index.read();
+    let in_session = |w: WindowId| -> Result<crate::model::Window> {
+        let window = r.window(w)?.ok_or_else(|| EngineError::NotFound {
+            what: "window",
+            id: w.to_string(),
+        })?;
+        if window.session != session.name {
+            return Err(EngineError::Invalid(format!(
+                "window {w} belongs to session {:?}, not {:?}; pass --session {:?}",
+                window.session, session.name, window.session
+            )));
+        }
+        Ok(window)
+    };
+    Ok(match (&req.direction, &req.target) {
+        (Direction::Undo, Target::Latest) => match r.latest_undoable_window(session.id)? {
+            Some(w) => (r.live_changes_in_window(w)?, Direction::Undo),
+            None => (Vec::new(), Direction::Undo),
+        },
+        (Direction::Redo, Target::Latest) => match r.latest_redoable_window(session.id)? {
+            Some(w) => (r.changes_undone_by(w)?, Direction::Redo),
+            None => (Vec::new(), Direction::Redo),
+        },
+        (dir, Target::Window(w)) => {
+            let window = in_session(*w)?;
+            match (dir, window.kind) {
+                // Undoing an undo window is redoing it, and redo of an undo window is the same.
+                (_, WindowKind::Undo) => (r.changes_undone_by(*w)?, Direction::Redo),
+                (Direction::Undo, WindowKind::Redo) => {
+                    let live = r
+                        .reversed_by(*w)?
+                        .into_iter()
+                        .filter(|c| c.undone_by.is_none())
+                        .collect();
+                    (live, Direction::Undo)
+                }
+                (Direction::Undo, _) => (r.live_changes_in_window(*w)?, Direction::Undo),
+                (Direction::Redo, kind) => {
+                    return Err(EngineError::Invalid(format!(
+                    "window {w} is an {kind} window; redo takes an undo window (see `rewind log`)"
+                )))
+                }
+            }
+        }
+        (Direction::Undo, Target::ToolCall(tc)) => (
+            r.live_changes_by_tool_call(session.id, tc)?,
+            Direction::Undo,
+        ),
+        (Direction::Undo, Target::All) => (r.live_changes_in_session(session.id)?, Direction::Undo),
+        (Direction::Redo, _) => {
+            return Err(EngineError::Invalid(
+                "redo takes the latest undo or --window ID".into(),
+            ))
+        }
+    })
+}
+
+fn plan(session: &Session<'_>, changes: &[Change], direction: Direction) -> Result<Vec<Item>> {
+    let mut by_path: BTreeMap<RelPath, Vec<&Change>> = BTreeMap::new();
+    for c in changes {
+        by_path.entry(c.path.clone()).or_default().push(c);
+    }
+    let ids: Vec<ChangeId> = changes.iter().map(|c| c.id).collect();
+    let mut items = Vec::with_capacity(by_path.len());
+    for (rel, group) in by_path {
+        // Grouped in id order: `changes` come from the index sorted by id.
+        let first = group[0];
+        let last = group[group.len() - 1];
+        let pending = group.iter().any(|c| c.after.is_none());
+        let after_of_last = last.after.unwrap_or(FileState::Unknown);
+        let (target, expected) = match direction {
+            Direction::Undo => (first.before, after_of_last),
+            Direction::Redo => (after_of_last, first.before),
+        };
+        let mut item = Item {
+            rel: rel.clone(),
+            target,
+            expected,
+            current: FileState::Unknown,
+            conflict: None,
+        };
+        // unsafe-path
+        let observed = match session.ws.check_parents(&rel) {
+            Err(e) => Err(e.to_string()),
+            Ok(()) => match session.ws.observe(&rel, session.home.opts.max_file_size) {
+                Err(e) => Err(e.to_string()),
+                Ok(Observation::NotRegular { kind }) => {
+                    Err(format!("{rel} is a {kind}, not a regular file"))
+                }
+                Ok(obs) => Ok(obs),
+            },
+        };
+        let obs = match observed {
+            Ok(obs) => obs,
+            Err(detail) => {
+                item.conflict = Some((Conflict::UnsafePath, detail));
+                items.push(item);
+                continue;
+            }
+        };
+        item.current = match &obs {
+            Observation::Absent => FileState::Absent,
+            Observation::Regular { id, stat, .. } => FileState::Present {
+                blob: *id,
+                mode: stat.mode,
+            },
+            _ => FileState::Unknown,
+        };
+        // unproven
+        let unproven = group.iter().find_map(|c| {
+            if c.after.is_none() {
+                Some("the write is still pending (no after state recorded)".to_string())
+            } else if c.proof == Proof::MetadataOnly {
+                Some(format!(
+                    "change {} is metadata-only ({}): rewind does not have the bytes to restore",
+                    c.id,
+                    c.reason.as_deref().unwrap_or("no snapshot")
+                ))
+            } else {
+                None
+            }
+        });
+        if let Some(detail) = unproven.or_else(|| {
+            (matches!(target, FileState::Unknown)
+                || matches!(expected, FileState::Unknown)
+                || pending)
+                .then(|| "a side of this change is unknown".to_string())
+        }) {
+            item.conflict = Some((Conflict::Unproven, detail));
+            items.push(item);
+            continue;
+        }
+        // later-change
+        let later: Vec<Change> = session
+            .home
+            .index
+            .read()
+            .later_live_changes(session.ws_id, &rel, last.id)?
+            .into_iter()
+            .filter(|c| !ids.contains(&c.id))
+            .collect();
+        if let Some(c) = later.first() {
+            item.conflict = Some((
+                Conflict::LaterChange,
+                format!("window {} changed {rel} later (change {})", c.window, c.id),
+            ));
+            items.push(item);
+            continue;
+        }
+        // modified-since
+        if matches!(obs, Observation::TooLarge { .. }) || !item.current.same_content(&expected) {
+            item.conflict = Some((
+                Conflict::ModifiedSince,
+                format!("{rel} was changed after the agent wrote it"),
+            ));
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+fn file_report(item: &Item, dry_run: bool, applied: Option<bool>) -> FileReport {
+    let unchanged =
+        item.current.same_content(&item.target) && modes_match(&item.current, &item.target);
+    let outcome = if item.conflict.is_some() && applied.is_none() {
+        Outcome::Conflict
+    } else if unchanged {
+        Outcome::Unchanged
+    } else {
+        match (&item.current, &item.target, dry_run) {
+            (_, FileState::Absent, false) => Outcome::Deleted,
+            (_, FileState::Absent, true) => Outcome::WouldDelete,
+            (FileState::Absent, _, false) => Outcome::Created,
+            (FileState::Absent, _, true) => Outcome::WouldCreate,
+            (_, _, false) => Outcome::Restored,
+            (_, _, true) => Outcome::WouldRestore,
+        }
+    };
+    FileReport {
+        path: item.rel.display(),
+        outcome,
+        conflict: item.conflict.as_ref().map(|(c, _)| *c),
+        detail: item.conflict.as_ref().map(|(_, d)| d.clone()),
+        expected: Shown(item.expected),
+        current: Shown(item.current),
+        target: Shown(item.target),
+    }
+}
+
+fn modes_match(a: &FileState, b: &FileState) -> bool {
+    match (a, b) {
+        (FileState::Present { mode: x, .. }, FileState::Present { mode: y, .. }) => x == y,
+        _ => true,
+    }
+}
+
+/// A path's state, read back from disk.
+fn current_state(session: &Session<'_>, rel: &RelPath) -> io::Result<FileState> {
+    match session.ws.observe(rel, session.home.opts.max_file_size) {
+        Ok(Observation::Absent) => Ok(FileState::Absent),
+        Ok(Observation::Regular { id, stat, .. }) => Ok(FileState::Present {
+            blob: id,
+            mode: stat.mode,
+        }),
+        Ok(_) => Ok(FileState::Unknown),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
+}
+
+/// Write one file to `to`, provided it is still `from` right before the rename.
+fn put(
+    session: &Session<'_>,
+    fs: &dyn WorkspaceFs,
+    rel: &RelPath,
+    from: FileState,
+    to: FileState,
+    bytes: Option<&[u8]>,
+    created_dirs: &mut Vec<PathBuf>,
+) -> io::Result<()> {
+    let precheck = || {
+        let now = current_state(session, rel)?;
+        if now.same_content(&from) {
+            Ok(())
+        } else {
+            Err(io::Error::other(
+                "the file changed while the undo was running",
+            ))
+        }
+    };
+    match to {
+        FileState::Absent => fs.remove(&session.ws, rel, &precheck),
+        FileState::Present { mode, .. } => {
+            session
+                .ws
+                .check_parents(rel)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            created_dirs.extend(fs.ensure_parents(&session.ws, rel)?);
+            let bytes = bytes.ok_or_else(|| io::Error::other("target bytes not loaded"))?;
+            fs.replace(&session.ws, rel, bytes, mode, &precheck)
+        }
+        FileState::Unknown => Err(io::Error::other("no bytes to restore")),
+    }
+}
+
+fn apply(
+    session: &Session<'_>,
+    items: &[Item],
+    target_bytes: &BTreeMap<BlobId, Vec<u8>>,
+    fs: &dyn WorkspaceFs,
+) -> Result<()> {
+    let mut applied: Vec<&Item> = Vec::new();
+    let mut created_dirs = Vec::new();
+    let mut failure = None;
+    for item in items {
+        if item.current.same_content(&item.target) && modes_match(&item.current, &item.target) {
+            continue;
+        }
+        let bytes = item
+            .target
+            .blob()
+            .and_then(|b| target_bytes.get(&b))
+            .map(Vec::as_slice);
+        let result = put(
+            session,
+            fs,
+            &item.rel,
+            item.current,
+            item.target,
+            bytes,
+            &mut created_dirs,
+        )
+        .and_then(|()| {
+            // Verify by hash what actually landed on disk.
+            let landed = current_state(session, &item.rel)?;
+            if landed.same_content(&item.target) {
+                Ok(())
+            } else {
+                Err(io::Error::other(
+                    "the written file does not hash to the target",
+                ))
+            }
+        });
+        match result {
+            Ok(()) => applied.push(item),
+            Err(e) => {
+                failure = Some((item.rel.display(), e));
+                break;
+            }
+        }
+    }
+    let Some((path, err)) = failure else {
+        return Ok(());
+    };
+    // Put back what was applied, newest first. Their previous bytes are in the store.
+    let mut rollback_errors = Vec::new();
+    for item in applied.iter().rev() {
+        let bytes = match item.current.blob() {
+            Some(b) => match session.home.store.get(&session.home.index, &b) {
+                Ok(bytes) => Some(bytes),
+                Err(e) => {
+                    rollback_errors.push(format!("{}: {e}", item.rel));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        if let Err(e) = put(
+            session,
+            fs,
+            &item.rel,
+            item.target,
+            item.current,
+            bytes.as_deref(),
+            &mut Vec::new(),
+        ) {
+            rollback_errors.push(format!("{}: {e}", item.rel));
+        }
+    }
+    for dir in created_dirs.iter().rev() {
+        let _ = fs.remove_empty_dir(dir);
+    }
+    let mut detail = format!("{err}; everything already changed was put back, nothing was undone");
+    if !rollback_errors.is_empty() {
+        detail = format!(
+            "{err}; putting back failed for {} (their previous bytes are in the store, see `rewind log`)",
+            rollback_errors.join(", ")
+        );
+    }
+    Err(EngineError::Apply { path, detail })
+}
+
+/// Mark the window done and move the file states to the targets.
+fn finish(session: &Session<'_>, window: WindowId, items: &[Item]) -> Result<()> {
+    let home = session.home;
+    let now = home.now();
+    let mut states = Vec::new();
+    for item in items {
+        let read_at = home.now();
+        let stat = match session.ws.observe(&item.rel, home.opts.max_file_size)? {
+            Observation::Regular { stat, .. } => Some(stat),
+            _ => None,
+        };
+        states.push((
+            item.rel.clone(),
+            KnownState {
+                state: item.target,
+                stat,
+                recorded_at: read_at,
+            },
+        ));
+    }
+    home.index.write(|tx| {
+        for (rel, known) in &states {
+            tx.set_file_state(session.ws_id, rel, known, "undo")?;
+        }
+        tx.set_window_status(window, WindowStatus::Done)?;
+        tx.close_window(window, now)?;
+        Ok::<_, EngineError>(())
+    })
+}
+
+/// Finish or roll back undo/redo windows a dead process left `applying` in this workspace.
+/// Skips any whose workspace lock is held: that process is alive and still working.
+pub fn recover(session: &Session<'_>) -> Result<()> {
+    let home = session.home;
+    let lock = home.workspace_lock(session.ws_id)?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
+        Err(std::fs::TryLockError::Error(source)) => {
+            return Err(EngineError::Home {
+                path: home.root().display().to_string(),
+                source,
+            })
+        }
+    }
+    for window in home.index.read().applying_windows(session.ws_id)? {
+        recover_window(session, window)?;
+    }
+    Ok(())
+}
+
+fn recover_window(session: &Session<'_>, window: WindowId) -> Result<()> {
+    let home = session.home;
+    let w = home
+        .index
+        .read()
+        .window(window)?
+        .ok_or_else(|| EngineError::NotFound {
+            what: "window",
+            id: window.to_string(),
+        })?;
+    let changes = home.index.read().changes_in_window(window)?;
+    let mut items = Vec::new();
+    let mut can_finish = true;
+    for c in &changes {
+        let target = c.after.unwrap_or(FileState::Unknown);
+        let now = current_state(session, &c.path).unwrap_or(FileState::Unknown);
+        let at_target = now.same_content(&target);
+        let at_before = now.same_content(&c.before);
+        can_finish &= at_target || at_before;
+        items.push(Item {
+            rel: c.path.clone(),
+            target,
+            expected: c.before,
+            current: now,
+            conflict: None,
+        });
+    }
+    let load =
+        |items: &[Item], pick: fn(&Item) -> FileState| -> Result<BTreeMap<BlobId, Vec<u8>>> {
+            let mut bytes = BTreeMap::new();
+            for item in items {
+                if let Some(b) = pick(item).blob() {
+                    bytes.insert(b, home.store.get(&home.index, &b)?);
+                }
+            }
+            Ok(bytes)
+        };
+    if can_finish {
+        let todo: Vec<Item> = items
+            .into_iter()
+            .map(|mut i| {
+                // Already at target: nothing to write.
+                if i.current.same_content(&i.target) {
+                    i.current = i.target;
+                }
+                i
+            })
+            .collect();
+        let bytes = load(&todo, |i| i.target)?;
+        if apply(session, &todo, &bytes, &RealFs).is_ok() {
+            return finish(session, window, &todo);
+        }
+    }
+    // Roll back: every file that reached its target goes back to its before.
+    let back: Vec<Item> = changes
+        .iter()
+        .filter_map(|c| {
+            let target = c.after?;
+            let now = current_state(session, &c.path).ok()?;
+            now.same_content(&target).then(|| Item {
+                rel: c.path.clone(),
+                target: c.before,
+                expected: target,
+                current: now,
+                conflict: None,
+            })
+        })
+        .collect();
+    let bytes = load(&back, |i| i.target)?;
+    apply(session, &back, &bytes, &RealFs)?;
+    let now = home.now();
+    home.index.write(|tx| {
+        tx.unreverse(window, w.kind)?;
+        tx.set_window_status(window, WindowStatus::RolledBack)?;
+        tx.close_window(window, now)?;
+        Ok::<_, EngineError>(())
+    })
+}

@@ -1,0 +1,506 @@
+//! Workspaces and the paths inside them.
+//!
+//! Invariants this module enforces for every path that comes from outside (CLI argument,
+//! hook payload, stored row):
+//! - it is confined to the workspace root after lexical normalization;
+//! - no component is `.git` (rewind never touches a repository's internals);
+//! - no existing parent directory between the root and the file is a symlink, so a write
+//!   can never be redirected outside the workspace;
+//! - only regular files are read, and opening never blocks (a FIFO is reported, not opened).
+
+pub mod fs;
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+use crate::ids::BlobId;
+use crate::model::Stat;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("{path}: outside the workspace {root}")]
+    Outside { path: String, root: String },
+    #[error("{path}: inside .git, which rewind never touches")]
+    InsideGit { path: String },
+    #[error(
+        "{path}: parent {parent} is a symlink; rewind does not write through symlinked directories"
+    )]
+    SymlinkedParent { path: String, parent: String },
+    #[error("{path}: parent {parent} is not a directory")]
+    ParentNotDir { path: String, parent: String },
+    #[error("{path}: is the workspace root, not a file")]
+    IsRoot { path: String },
+    #[error("{path}: path is empty")]
+    Empty { path: String },
+    #[error("cannot use workspace {path}: {source}")]
+    Workspace { path: String, source: io::Error },
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: io::Error },
+}
+
+impl PathError {
+    fn io(path: &Path, source: io::Error) -> PathError {
+        PathError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// A normalized path relative to the workspace root: components joined by `/`, kept as raw
+/// bytes so names that are not UTF-8 survive the round trip through the index.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RelPath(Vec<u8>);
+
+impl RelPath {
+    /// Rebuild from the index's stored bytes; re-validated like any outside input.
+    pub fn from_stored(bytes: Vec<u8>) -> Result<RelPath, PathError> {
+        let display = String::from_utf8_lossy(&bytes).into_owned();
+        if bytes.is_empty() {
+            return Err(PathError::Empty { path: display });
+        }
+        let ok = bytes
+            .split(|b| *b == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0));
+        if !ok || bytes.starts_with(b"/") {
+            return Err(PathError::Outside {
+                path: display,
+                root: "<stored>".into(),
+            });
+        }
+        Ok(RelPath(bytes))
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &[u8]> {
+        self.0.split(|b| *b == b'/')
+    }
+
+    /// Lossy text for output; never used to address the file.
+    pub fn display(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    pub fn to_path_buf(&self) -> PathBuf {
+        self.components().map(os_str_from_bytes).collect()
+    }
+
+    pub fn parent(&self) -> Option<RelPath> {
+        self.0
+            .iter()
+            .rposition(|b| *b == b'/')
+            .map(|i| RelPath(self.0[..i].to_vec()))
+    }
+
+    pub fn file_name(&self) -> &[u8] {
+        match self.0.iter().rposition(|b| *b == b'/') {
+            Some(i) => &self.0[i + 1..],
+            None => &self.0,
+        }
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+impl fmt::Debug for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RelPath({:?})", self.display())
+    }
+}
+
+#[cfg(unix)]
+fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    OsStr::from_bytes(bytes)
+}
+
+#[cfg(not(unix))]
+fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
+    // Non-Unix paths are stored from UTF-8 (see `os_bytes`), so this cannot fail for rows
+    // rewind wrote itself.
+    OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"))
+}
+
+#[cfg(unix)]
+fn os_bytes(s: &OsStr) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn os_bytes(s: &OsStr) -> Vec<u8> {
+    s.to_string_lossy().into_owned().into_bytes()
+}
+
+/// The directory an agent works in, by canonical path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Open an existing directory as a workspace (canonicalized, so every later prefix test
+    /// compares like with like).
+    pub fn open(dir: &Path) -> Result<Workspace, PathError> {
+        let root = dir.canonicalize().map_err(|source| PathError::Workspace {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        if !root.is_dir() {
+            return Err(PathError::Workspace {
+                path: dir.display().to_string(),
+                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        Ok(Workspace { root })
+    }
+
+    /// The workspace for `cwd` when none is given: the nearest ancestor holding `.git`,
+    /// else `cwd` itself.
+    pub fn discover(cwd: &Path) -> Result<Workspace, PathError> {
+        let start = cwd.canonicalize().map_err(|source| PathError::Workspace {
+            path: cwd.display().to_string(),
+            source,
+        })?;
+        let root = start
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .unwrap_or(&start)
+            .to_path_buf();
+        Workspace::open(&root)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn root_bytes(&self) -> Vec<u8> {
+        os_bytes(self.root.as_os_str())
+    }
+
+    pub fn abs(&self, rel: &RelPath) -> PathBuf {
+        self.root.join(rel.to_path_buf())
+    }
+
+    /// Confine `path` (absolute, or relative to `cwd`) to this workspace. Lexical: `..` is
+    /// resolved before the prefix test, and the parent walk below refuses any symlink, so
+    /// lexical resolution cannot be fooled by a link.
+    pub fn resolve(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {
+        let shown = path.display().to_string();
+        if path.as_os_str().is_empty() {
+            return Err(PathError::Empty { path: shown });
+        }
+        let joined = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            // cwd may itself be spelled through a symlink (/tmp on macOS); canonicalize it so
+            // the prefix test matches the canonical root.
+            cwd.canonicalize()
+                .unwrap_or_else(|_| cwd.to_path_buf())
+                .join(path)
+        };
+        let normal = normalize(&joined);
+        let rest = match normal.strip_prefix(&self.root) {
+            Ok(rest) => rest.to_path_buf(),
+            Err(_) => {
+                // An absolute path spelled through a symlinked alias of the root.
+                let alias = normal
+                    .parent()
+                    .and_then(|p| p.canonicalize().ok())
+                    .zip(normal.file_name())
+                    .map(|(p, name)| p.join(name));
+                match alias.as_ref().and_then(|a| a.strip_prefix(&self.root).ok()) {
+                    Some(rest) => rest.to_path_buf(),
+                    None => {
+                        return Err(PathError::Outside {
+                            path: shown,
+                            root: self.root.display().to_string(),
+                        })
+                    }
+                }
+            }
+        };
+        let mut parts = Vec::new();
+        for c in rest.components() {
+            match c {
+                Component::Normal(name) => parts.push(os_bytes(name)),
+                _ => {
+                    return Err(PathError::Outside {
+                        path: shown,
+                        root: self.root.display().to_string(),
+                    })
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Err(PathError::IsRoot { path: shown });
+        }
+        if parts.iter().any(|p| p == b".git") {
+            return Err(PathError::InsideGit { path: shown });
+        }
+        let rel = RelPath(parts.join(&b'/'));
+        self.check_parents(&rel)?;
+        Ok(rel)
+    }
+
+    /// Refuse a path whose existing parents include a symlink or a non-directory.
+    pub fn check_parents(&self, rel: &RelPath) -> Result<(), PathError> {
+        let mut dir = self.root.clone();
+        let comps: Vec<&[u8]> = rel.components().collect();
+        for comp in &comps[..comps.len().saturating_sub(1)] {
+            dir.push(os_str_from_bytes(comp));
+            match std::fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(PathError::SymlinkedParent {
+                        path: rel.display(),
+                        parent: dir.display().to_string(),
+                    })
+                }
+                Ok(meta) if !meta.is_dir() => {
+                    return Err(PathError::ParentNotDir {
+                        path: rel.display(),
+                        parent: dir.display().to_string(),
+                    })
+                }
+                Ok(_) => {}
+                // Missing parents are fine: nothing below them exists either.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(PathError::io(&dir, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Look at a path without following a final symlink and without blocking on special
+    /// files; read the bytes of a regular file up to `max_size`.
+    pub fn observe(&self, rel: &RelPath, max_size: u64) -> Result<Observation, PathError> {
+        self.check_parents(rel)?;
+        let abs = self.abs(rel);
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Observation::Absent),
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Ok(Observation::Absent),
+            Err(e) => return Err(PathError::io(&abs, e)),
+        };
+        if !meta.file_type().is_file() {
+            return Ok(Observation::NotRegular {
+                kind: file_kind(&meta.file_type()),
+            });
+        }
+        let stat = stat_of(&meta);
+        if stat.size > max_size {
+            return Ok(Observation::TooLarge { stat });
+        }
+        let mut file = match open_regular(&abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Observation::Absent),
+            Err(e) => return Err(PathError::io(&abs, e)),
+        };
+        let opened = file.metadata().map_err(|e| PathError::io(&abs, e))?;
+        if !opened.file_type().is_file() {
+            return Ok(Observation::NotRegular {
+                kind: file_kind(&opened.file_type()),
+            });
+        }
+        let mut bytes = Vec::with_capacity(stat.size as usize);
+        // Read one byte past the limit so a file that grew since the stat is still caught.
+        (&mut file)
+            .take(max_size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| PathError::io(&abs, e))?;
+        if bytes.len() as u64 > max_size {
+            return Ok(Observation::TooLarge {
+                stat: stat_of(&opened),
+            });
+        }
+        let stat = stat_of(&opened);
+        let id = BlobId::of(&bytes);
+        Ok(Observation::Regular { bytes, id, stat })
+    }
+}
+
+/// What is at a path right now.
+#[derive(Debug, Clone)]
+pub enum Observation {
+    Absent,
+    Regular {
+        bytes: Vec<u8>,
+        id: BlobId,
+        stat: Stat,
+    },
+    /// A regular file over the size limit: known to exist, bytes not captured.
+    TooLarge {
+        stat: Stat,
+    },
+    /// A directory, symlink, FIFO, socket or device: never read, never written.
+    NotRegular {
+        kind: &'static str,
+    },
+}
+
+fn file_kind(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        return "directory";
+    }
+    if ft.is_symlink() {
+        return "symlink";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "fifo";
+        }
+        if ft.is_socket() {
+            return "socket";
+        }
+        if ft.is_block_device() || ft.is_char_device() {
+            return "device";
+        }
+    }
+    "special file"
+}
+
+#[cfg(unix)]
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the agent's hook.
+    // O_NOFOLLOW: a final symlink swapped in is refused rather than followed.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+#[cfg(unix)]
+pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    use std::os::unix::fs::MetadataExt;
+    Stat {
+        size: meta.len(),
+        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        inode: meta.ino(),
+        mode: meta.mode() & 0o7777,
+    }
+}
+
+#[cfg(not(unix))]
+pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    Stat {
+        size: meta.len(),
+        mtime_ns,
+        ctime_ns: mtime_ns,
+        inode: 0,
+        mode: if meta.permissions().readonly() {
+            0o444
+        } else {
+            0o644
+        },
+    }
+}
+
+/// Lexical normalization: drop `.`, fold `..` into its parent (never above the root).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn resolves_relative_and_absolute_paths_to_the_same_rel() {
+        let (_d, ws) = ws();
+        let a = ws.resolve(Path::new("src/lib.rs"), ws.root()).unwrap();
+        let b = ws
+            .resolve(&ws.root().join("src/./x/../lib.rs"), Path::new("/"))
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.display(), "src/lib.rs");
+    }
+
+    #[test]
+    fn refuses_escape_git_and_root() {
+        let (_d, ws) = ws();
+        let err = ws.resolve(Path::new("../x"), ws.root()).unwrap_err();
+        assert!(err.to_string().contains("outside the workspace"), "{err}");
+        let err = ws.resolve(Path::new(".git/config"), ws.root()).unwrap_err();
+        assert!(err.to_string().contains("inside .git"), "{err}");
+        let err = ws.resolve(Path::new("."), ws.root()).unwrap_err();
+        assert!(err.to_string().contains("workspace root"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinked_parent() {
+        let (_d, ws) = ws();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.root().join("link")).unwrap();
+        let err = ws.resolve(Path::new("link/f"), ws.root()).unwrap_err();
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn observe_does_not_block_on_a_fifo() {
+        let (_d, ws) = ws();
+        let fifo = ws.root().join("pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let rel = ws.resolve(Path::new("pipe"), ws.root()).unwrap();
+        match ws.observe(&rel, 1 << 20).unwrap() {
+            Observation::NotRegular { kind } => assert_eq!(kind, "fifo"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stored_paths_are_revalidated() {
+        assert!(RelPath::from_stored(b"a/../b".to_vec()).is_err());
+        assert!(RelPath::from_stored(b"/etc/passwd".to_vec()).is_err());
+        assert!(RelPath::from_stored(b".git/config".to_vec()).is_err());
+        assert_eq!(
+            RelPath::from_stored(b"a/b".to_vec()).unwrap().display(),
+            "a/b"
+        );
+    }
+}

@@ -47,9 +47,9 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Before an agent write: snapshot the current bytes (or absence) of each path
-    Snap(WriteArgs),
+    Snap(PathsArgs),
     /// After an agent write: record the new bytes of each path
-    Record(WriteArgs),
+    Record(PathsArgs),
     /// Has each path changed since rewind's latest snapshot of it?
     Check(CheckArgs),
     /// Open or close an explicit window (a turn)
@@ -71,10 +71,26 @@ pub enum Command {
     Gc(GcArgs),
     /// Run an agent-like session in a scratch workspace and show what rewind does
     Demo(DemoArgs),
+    /// Handle one agent hook event (JSON on stdin); never breaks the agent
+    Hook(super::hook::HookArgs),
+    /// Wire rewind into an agent's configuration (hooks, MCP server, undo command)
+    Init(super::hook::InitArgs),
+    /// Read a file with line numbers and an edit token
+    Read(super::tools::ReadArgs),
+    /// Apply a batch of line operations to a file read with `rewind read`
+    Edit(super::tools::EditArgs),
+    /// Replace a whole file (content on stdin) with the same token rules as edit
+    Write(super::tools::WriteArgs),
+    /// Search the workspace (gitignore-aware) with line numbers and context
+    Search(super::tools::SearchArgs),
+    /// The AGENTS.md context files not yet given to this session for a path
+    Context(super::tools::ContextArgs),
+    /// Serve rewind's tools over MCP on stdio
+    Mcp(super::mcp::McpArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct WriteArgs {
+pub struct PathsArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// The agent's tool-call id (pairs a snap with its record)

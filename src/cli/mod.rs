@@ -4,7 +4,10 @@
 pub mod args;
 mod demo;
 pub mod exit;
+pub mod hook;
+pub mod mcp;
 mod render;
+pub mod tools;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -33,7 +36,7 @@ impl Failure {
         }
     }
 
-    fn hint(mut self, h: impl Into<String>) -> Failure {
+    pub(crate) fn hint(mut self, h: impl Into<String>) -> Failure {
         self.hints.push(h.into());
         self
     }
@@ -61,12 +64,12 @@ pub struct Out {
 }
 
 impl Out {
-    fn print_json(&self, value: &serde_json::Value) {
+    pub(crate) fn print_json(&self, value: &serde_json::Value) {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{value}");
     }
 
-    fn print(&self, text: &str) {
+    pub(crate) fn print(&self, text: &str) {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
     }
@@ -94,7 +97,7 @@ fn options(global: &Global) -> Options {
     opts
 }
 
-fn open_home(global: &Global) -> Result<Home, Failure> {
+pub(crate) fn open_home(global: &Global) -> Result<Home, Failure> {
     let dir = match &global.home {
         Some(h) => h.clone(),
         None => default_home()?,
@@ -102,7 +105,7 @@ fn open_home(global: &Global) -> Result<Home, Failure> {
     Ok(Home::open(&dir, options(global))?)
 }
 
-fn cwd() -> Result<PathBuf, Failure> {
+pub(crate) fn cwd() -> Result<PathBuf, Failure> {
     std::env::current_dir().map_err(|e| {
         Failure::new(
             Exit::Error,
@@ -112,7 +115,7 @@ fn cwd() -> Result<PathBuf, Failure> {
     })
 }
 
-fn workspace(global: &Global, cwd: &Path) -> Result<Workspace, Failure> {
+pub(crate) fn workspace(global: &Global, cwd: &Path) -> Result<Workspace, Failure> {
     let ws = match &global.workspace {
         Some(dir) => Workspace::open(&cwd.join(dir)),
         None => Workspace::discover(cwd),
@@ -120,7 +123,11 @@ fn workspace(global: &Global, cwd: &Path) -> Result<Workspace, Failure> {
     ws.map_err(|e| Failure::from(EngineError::from(e)))
 }
 
-fn session<'h>(home: &'h Home, global: &Global, cwd: &Path) -> Result<Session<'h>, Failure> {
+pub(crate) fn session<'h>(
+    home: &'h Home,
+    global: &Global,
+    cwd: &Path,
+) -> Result<Session<'h>, Failure> {
     let ws = workspace(global, cwd)?;
     let name = global
         .session
@@ -141,6 +148,14 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
     let g = &cli.global;
     match cli.command {
         Command::Demo(args) => demo::run(&out, args.keep),
+        Command::Hook(args) => Ok(hook::run_hook(g, args)),
+        Command::Init(args) => hook::run_init(g, &out, args),
+        Command::Read(args) => tools::read(g, &out, args),
+        Command::Edit(args) => tools::edit(g, &out, args),
+        Command::Write(args) => tools::write(g, &out, args),
+        Command::Search(args) => tools::search(g, &out, args),
+        Command::Context(args) => tools::context(g, &out, args),
+        Command::Mcp(args) => mcp::run(g, args),
         Command::Snap(args) => {
             let home = open_home(g)?;
             let cwd = cwd()?;

@@ -103,4 +103,21 @@ CREATE TABLE blobs(
 );
 CREATE INDEX blobs_by_base ON blobs(base) WHERE base IS NOT NULL;
 "#,
+    // 2: context-file deliveries (AGENTS.md per session) and workspace baselines for scans
+    r#"
+CREATE TABLE context_deliveries(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    path BLOB NOT NULL,
+    blob TEXT NOT NULL,
+    delivered_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, path)
+);
+CREATE TABLE baselines(
+    workspace_id INTEGER PRIMARY KEY REFERENCES workspaces(id),
+    complete INTEGER NOT NULL DEFAULT 0,
+    files INTEGER NOT NULL DEFAULT 0,
+    started_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+"#,
 ];

@@ -1,0 +1,110 @@
+//! Shared test harness: a scratch workspace and home, and a runner for the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub struct Env {
+    _dir: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub home: PathBuf,
+    pub session: String,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
+            panic!("stdout is not one JSON object ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr)
+        })
+    }
+
+    #[track_caller]
+    pub fn ok(&self) -> &Run {
+        assert_eq!(self.code, 0, "exit {}\nstdout:\n{}\nstderr:\n{}", self.code, self.stdout, self.stderr);
+        self
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&ws).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        Env { _dir: dir, ws, home, session: "test-session".into() }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.ws.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(p, bytes).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.path(rel)).ok()
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+        cmd.args(args)
+            .current_dir(&self.ws)
+            .env("REWIND_HOME", &self.home)
+            .env("REWIND_SESSION", &self.session)
+            .env_remove("REWIND_WORKSPACE")
+            .env_remove("REWIND_DISABLE")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.command(args).output().unwrap().into()
+    }
+
+    pub fn run_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap().into()
+    }
+
+    /// One agent write the way a hook does it: snap, write, record.
+    pub fn agent_write(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        self.run(&["snap", rel]).ok();
+        self.write(rel, bytes);
+        self.run(&["record", rel]).ok();
+    }
+}
+
+pub fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}

@@ -1,0 +1,1 @@
+//! The core engine's acceptance tests (issue 2).

@@ -1,0 +1,1 @@
+//! `rewind hook` / `rewind init` end to end.

@@ -1,0 +1,8 @@
+//! All integration tests in one binary (one link, shared helpers). Each module runs the real
+//! `rewind` executable in temp dirs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod core;
+mod hooks;
+mod tools;

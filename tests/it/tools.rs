@@ -1,0 +1,1 @@
+//! `rewind read/edit/write/search/context/mcp` end to end.

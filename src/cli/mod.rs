@@ -46,7 +46,9 @@ impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
         let f = Failure::new(Exit::Error, e.to_string());
         match &e {
-            EngineError::Store(_) => f.hint("run `rewind verify` to list every damaged object"),
+            EngineError::Store(_) | EngineError::Unrestorable { .. } => {
+                f.hint("run `rewind verify` to list every damaged object")
+            }
             EngineError::Path(rewind::workspace::PathError::Outside { .. }) => {
                 f.hint("pass a path inside the workspace, or select another with --workspace")
             }

@@ -48,6 +48,8 @@ pub enum EngineError {
     Invalid(String),
     #[error("{path}: {detail}")]
     Apply { path: String, detail: String },
+    #[error("{path}: cannot restore: {source}; nothing was changed")]
+    Unrestorable { path: String, source: StoreError },
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

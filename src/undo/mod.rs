@@ -220,13 +220,12 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     for item in &items {
         if let FileState::Present { blob, .. } = item.target {
             if let std::collections::btree_map::Entry::Vacant(slot) = target_bytes.entry(blob) {
-                let bytes = home
-                    .store
-                    .get(&home.index, &blob)
-                    .map_err(|e| EngineError::Apply {
+                let bytes = home.store.get(&home.index, &blob).map_err(|source| {
+                    EngineError::Unrestorable {
                         path: item.rel.display(),
-                        detail: format!("cannot restore: {e}; nothing was changed"),
-                    })?;
+                        source,
+                    }
+                })?;
                 slot.insert(bytes);
             }
         }

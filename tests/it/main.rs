@@ -5,4 +5,5 @@
 mod common;
 mod core;
 mod hooks;
+mod model;
 mod tools;

@@ -304,14 +304,22 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
                     .collect(),
             })
         }
-        Err(err) => {
+        Err(Failed {
+            error,
+            rolled_back: true,
+        }) => {
             home.index.write(|tx| {
                 tx.unreverse(window, kind)?;
                 tx.set_window_status(window, WindowStatus::RolledBack)?;
                 tx.close_window(window, now)
             })?;
-            Err(err)
+            Err(error)
         }
+        // Left `applying`: recovery on the next command settles it.
+        Err(Failed {
+            error,
+            rolled_back: false,
+        }) => Err(error),
     }
 }
 
@@ -566,7 +574,7 @@ fn apply(
     items: &[Item],
     target_bytes: &BTreeMap<BlobId, Vec<u8>>,
     fs: &dyn WorkspaceFs,
-) -> Result<()> {
+) -> std::result::Result<(), Failed> {
     let mut applied: Vec<&Item> = Vec::new();
     let mut created_dirs = Vec::new();
     let mut failure = None;
@@ -638,14 +646,28 @@ fn apply(
     for dir in created_dirs.iter().rev() {
         let _ = fs.remove_empty_dir(dir);
     }
-    let mut detail = format!("{err}; everything already changed was put back, nothing was undone");
-    if !rollback_errors.is_empty() {
-        detail = format!(
-            "{err}; putting back failed for {} (their previous bytes are in the store, see `rewind log`)",
-            rollback_errors.join(", ")
-        );
+    if rollback_errors.is_empty() {
+        let detail = format!("{err}; everything already changed was put back, nothing was undone");
+        return Err(Failed {
+            error: EngineError::Apply { path, detail },
+            rolled_back: true,
+        });
     }
-    Err(EngineError::Apply { path, detail })
+    let detail = format!(
+        "{err}; putting back failed for {} (their previous bytes are in the store); the next rewind \
+         command in this workspace finishes or rolls back the rest",
+        rollback_errors.join(", ")
+    );
+    Err(Failed {
+        error: EngineError::Apply { path, detail },
+        rolled_back: false,
+    })
+}
+
+/// An apply that stopped midway; `rolled_back` says whether the workspace is as before.
+struct Failed {
+    error: EngineError,
+    rolled_back: bool,
 }
 
 /// Mark the window done and move the file states to the targets.
@@ -768,7 +790,7 @@ fn recover_window(session: &Session<'_>, window: WindowId) -> Result<()> {
         })
         .collect();
     let bytes = load(&back, |i| i.target)?;
-    apply(session, &back, &bytes, &RealFs)?;
+    apply(session, &back, &bytes, &RealFs).map_err(|f| f.error)?;
     let now = home.now();
     home.index.write(|tx| {
         tx.unreverse(window, w.kind)?;

@@ -4,6 +4,7 @@
 
 mod common;
 mod core;
+mod faults;
 mod hooks;
 mod model;
 mod tools;

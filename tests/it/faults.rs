@@ -1,0 +1,191 @@
+//! Fault injection at the filesystem seam undo writes through: ENOSPC, EIO and EACCES at
+//! operation N, for every N of an undo of a multi-file window → either the whole undo
+//! happened or none of it did, and the error names the file.
+
+use std::cell::Cell;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rewind::engine::{Home, Options, Session};
+use rewind::undo::{self, Direction, Request, Status, Target};
+use rewind::workspace::fs::{RealFs, WorkspaceFs};
+use rewind::workspace::{RelPath, Workspace};
+
+/// RealFs that fails operation number `fail_at` (and every later one when `persistent`).
+struct FaultyFs {
+    count: Cell<usize>,
+    fail_at: usize,
+    persistent: bool,
+    errno: i32,
+}
+
+impl FaultyFs {
+    fn tick(&self) -> io::Result<()> {
+        let n = self.count.get();
+        self.count.set(n + 1);
+        if n == self.fail_at || (self.persistent && n > self.fail_at) {
+            return Err(io::Error::from_raw_os_error(self.errno));
+        }
+        Ok(())
+    }
+}
+
+impl WorkspaceFs for FaultyFs {
+    fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
+        self.tick()?;
+        RealFs.ensure_parents(ws, rel)
+    }
+    fn replace(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        pre: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.tick()?;
+        RealFs.replace(ws, rel, bytes, mode, pre)
+    }
+    fn remove(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        pre: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.tick()?;
+        RealFs.remove(ws, rel, pre)
+    }
+    fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+        RealFs.remove_empty_dir(dir)
+    }
+}
+
+const FILES: [&str; 4] = ["a.txt", "sub/new.txt", "gone.txt", "b.txt"];
+
+/// A window that modifies a.txt and b.txt, creates sub/new.txt, deletes gone.txt.
+fn setup(ws: &Path, s: &Session<'_>) {
+    std::fs::write(ws.join("a.txt"), "a before").unwrap();
+    std::fs::write(ws.join("b.txt"), "b before").unwrap();
+    std::fs::write(ws.join("gone.txt"), "gone before").unwrap();
+    s.open_window(Some("turn")).unwrap();
+    let paths: Vec<PathBuf> = FILES.iter().map(|f| ws.join(f)).collect();
+    s.snap(&paths, ws, None, None).unwrap();
+    std::fs::write(ws.join("a.txt"), "a after").unwrap();
+    std::fs::write(ws.join("b.txt"), "b after").unwrap();
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join("sub/new.txt"), "new").unwrap();
+    std::fs::remove_file(ws.join("gone.txt")).unwrap();
+    s.record(&paths, ws, None, None, &[]).unwrap();
+    s.close_window().unwrap();
+}
+
+fn snapshot(ws: &Path) -> Vec<Option<Vec<u8>>> {
+    FILES
+        .iter()
+        .map(|f| std::fs::read(ws.join(f)).ok())
+        .collect()
+}
+
+fn undo_req(ws: &Path) -> Request {
+    Request {
+        direction: Direction::Undo,
+        target: Target::Latest,
+        paths: vec![],
+        cwd: ws.to_path_buf(),
+        dry_run: false,
+        force: false,
+    }
+}
+
+#[test]
+fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
+    // ENOSPC, EIO, EACCES
+    for errno in [28, 5, 13] {
+        for persistent in [false, true] {
+            for fail_at in 0..9 {
+                let dir = tempfile::tempdir().unwrap();
+                let ws = dir.path().join("ws");
+                std::fs::create_dir(&ws).unwrap();
+                let home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
+                let s = home
+                    .session(Workspace::open(&ws).unwrap(), "faults")
+                    .unwrap();
+                setup(&ws, &s);
+                let after = snapshot(&ws);
+                let fs = FaultyFs {
+                    count: Cell::new(0),
+                    fail_at,
+                    persistent,
+                    errno,
+                };
+                let result = undo::run_with(&s, &undo_req(&ws), &fs);
+                let now = snapshot(&ws);
+                let case = format!("errno {errno} at op {fail_at} persistent {persistent}");
+                match result {
+                    Ok(report) => {
+                        assert!(fail_at >= 7, "{case}: an injected fault went unnoticed");
+                        assert_eq!(report.status, Status::Undone, "{case}");
+                        assert!(
+                            fs.count.get() <= fail_at,
+                            "{case}: succeeded through a fault"
+                        );
+                        assert_eq!(now[0].as_deref(), Some(&b"a before"[..]), "{case}");
+                    }
+                    Err(e) => {
+                        assert!(fail_at < 7, "{case}: the undo needs only 7 operations");
+                        let msg = e.to_string();
+                        assert!(
+                            FILES.iter().any(|f| msg.starts_with(f)),
+                            "{case}: error names no file: {msg}"
+                        );
+                        if persistent {
+                            // The rollback may itself be refused by the failing disk: the next
+                            // command settles it (finish or roll back), never half.
+                            drop(s);
+                            let s = home
+                                .session(Workspace::open(&ws).unwrap(), "faults")
+                                .unwrap();
+                            let settled = snapshot(&ws);
+                            let before = vec![
+                                Some(b"a before".to_vec()),
+                                None,
+                                Some(b"gone before".to_vec()),
+                                Some(b"b before".to_vec()),
+                            ];
+                            assert!(
+                                settled == after || settled == before,
+                                "{case}: half-undone after recovery: {settled:?}"
+                            );
+                            drop(s);
+                        } else {
+                            assert_eq!(
+                                now, after,
+                                "{case}: a failed undo left changes behind ({msg})"
+                            );
+                        }
+                    }
+                }
+                // Whatever happened, a retried undo with a healthy disk completes it.
+                let s = home
+                    .session(Workspace::open(&ws).unwrap(), "faults")
+                    .unwrap();
+                let retry = undo::run(&s, &undo_req(&ws)).unwrap();
+                assert!(
+                    matches!(retry.status, Status::Undone | Status::Nothing),
+                    "{case}: {retry:?}"
+                );
+                assert_eq!(
+                    snapshot(&ws),
+                    vec![
+                        Some(b"a before".to_vec()),
+                        None,
+                        Some(b"gone before".to_vec()),
+                        Some(b"b before".to_vec())
+                    ],
+                    "{case}"
+                );
+                assert!(home.verify().unwrap().ok, "{case}");
+            }
+        }
+    }
+}

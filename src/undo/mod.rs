@@ -434,8 +434,22 @@ fn plan(session: &Session<'_>, changes: &[Change], direction: Direction) -> Resu
             _ => FileState::Unknown,
         };
         // unproven
+        // A snap whose write never came (the agent died, the tool failed): when the file is
+        // still exactly its before, the change is a no-op, not an unknown.
+        let stale_pending = last.after.is_none()
+            && last.proof != Proof::MetadataOnly
+            && group[..group.len() - 1].iter().all(|c| c.after.is_some())
+            && item.current.same_content(&last.before);
+        if stale_pending {
+            match direction {
+                Direction::Undo => item.expected = last.before,
+                Direction::Redo => item.target = last.before,
+            }
+        }
+        let pending = pending && !stale_pending;
+        let (target, expected) = (item.target, item.expected);
         let unproven = group.iter().find_map(|c| {
-            if c.after.is_none() {
+            if c.after.is_none() && !stale_pending {
                 Some("the write is still pending (no after state recorded)".to_string())
             } else if c.proof == Proof::MetadataOnly {
                 Some(format!(

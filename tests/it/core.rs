@@ -663,3 +663,36 @@ fn gc_keeps_everything_reachable_and_drops_expired_windows() {
     assert_eq!(env.read("f").unwrap(), b"v2");
     assert_eq!(env.run(&["undo"]).code, 4);
 }
+
+#[test]
+fn a_snap_whose_write_never_came_does_not_block_undo() {
+    let env = Env::new();
+    env.write("a", "a0");
+    env.write("b", "b0");
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "a", "b"]).ok();
+    env.write("a", "a1");
+    env.run(&["record", "a"]).ok(); // b's write never happened
+    env.run(&["window", "close"]).ok();
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a").unwrap(), b"a0");
+    assert_eq!(env.read("b").unwrap(), b"b0");
+}
+
+#[test]
+fn a_pending_write_that_changed_the_file_is_unproven() {
+    let env = Env::new();
+    env.write("b", "b0");
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "b"]).ok();
+    env.write("b", "b1"); // written, but never recorded
+    env.run(&["window", "close"]).ok();
+    let undo = env.run(&["--json", "undo"]);
+    assert_eq!(undo.code, 3);
+    assert_eq!(undo.json()["files"][0]["conflict"], "unproven");
+    assert!(undo.json()["files"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("pending"));
+    assert_eq!(env.read("b").unwrap(), b"b1");
+}

@@ -27,7 +27,7 @@ fn op() -> impl Strategy<Value = Op> {
 type Files = BTreeMap<usize, Option<Vec<u8>>>;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, .. ProptestConfig::default() })]
     #[test]
     fn undo_and_redo_follow_the_model(ops in proptest::collection::vec(op(), 1..14)) {
         let dir = tempfile::tempdir().unwrap();
@@ -38,8 +38,11 @@ proptest! {
         let path = |i: usize| ws_dir.join(format!("f{i}"));
         let read = || -> Files { (0..4).map(|i| (i, std::fs::read(path(i)).ok())).collect() };
         // Model: a stack of applied turns (before/after of each file), and a redo stack.
-        let mut done: Vec<(Files, Files)> = Vec::new();
-        let mut undone: Vec<(Files, Files)> = Vec::new();
+        // `done` is kept in turn order: undo's default target is the newest agent window in
+        // effect, even when an older one was redone more recently.
+        let mut done: Vec<(usize, Files, Files)> = Vec::new();
+        let mut undone: Vec<(usize, Files, Files)> = Vec::new();
+        let mut turns = 0;
         let req = |direction| Request { direction, target: Target::Latest, paths: vec![], cwd: ws_dir.clone(), dry_run: false, force: false };
         for op in ops {
             match op {
@@ -56,20 +59,20 @@ proptest! {
                     }
                     s.record(&paths, &ws_dir, Some("Write"), None, &[]).unwrap();
                     s.close_window().unwrap();
-                    done.push((before, read()));
+                    turns += 1;
+                    done.push((turns, before, read()));
                     // A new turn does not clear the redo stack in rewind, but redoing an undo
                     // whose paths were touched since would conflict; keep the model simple by
                     // forgetting redos that the new turn touched.
                     let touched: Vec<usize> = writes.iter().map(|(i, _)| *i).collect();
-                    undone.retain(|(b, a)| touched.iter().all(|t| b.get(t) == a.get(t)));
+                    undone.retain(|(_, b, a)| touched.iter().all(|t| b.get(t) == a.get(t)));
                 }
                 Op::Undo => {
-                    let expected_status = if done.iter().any(|(b, a)| b != a) { Status::Undone } else { Status::Nothing };
                     let r = undo::run(&s, &req(Direction::Undo)).unwrap();
                     // Turns that changed nothing still have changes (same before/after):
                     // rewind undoes them too, as no-ops.
                     match done.pop() {
-                        Some((before, after)) => {
+                        Some((turn, before, after)) => {
                             prop_assert!(matches!(r.status, Status::Undone), "{:?}", r);
                             let now = read();
                             for i in 0..4 {
@@ -77,18 +80,17 @@ proptest! {
                                     prop_assert_eq!(now.get(&i), before.get(&i), "file {} after undo", i);
                                 }
                             }
-                            undone.push((before, after));
+                            undone.push((turn, before, after));
                         }
                         None => prop_assert_eq!(r.status, Status::Nothing),
                     }
-                    let _ = expected_status;
                 }
                 Op::Redo => {
                     let before_redo = read();
                     let r = undo::run(&s, &req(Direction::Redo)).unwrap();
                     match r.status {
                         Status::Redone => {
-                            let (b, a) = undone.pop().expect("rewind redid something the model had not undone");
+                            let (turn, b, a) = undone.pop().expect("rewind redid something the model had not undone");
                             let now = read();
                             for i in 0..4 {
                                 if b.get(&i) != a.get(&i) {
@@ -97,7 +99,8 @@ proptest! {
                                     prop_assert_eq!(now.get(&i), before_redo.get(&i), "untargeted file {} changed", i);
                                 }
                             }
-                            done.push((b, a));
+                            done.push((turn, b, a));
+                            done.sort_by_key(|(t, _, _)| *t);
                         }
                         Status::Nothing => prop_assert!(undone.is_empty() || r.files.is_empty()),
                         Status::Conflict => prop_assert_eq!(read(), before_redo, "a refused redo wrote something"),

@@ -1,17 +1,550 @@
-//! `rewind mcp`: the MCP stdio server (placeholder).
+//! `rewind mcp`: rewind's agent tools as an MCP server on stdio (official `rmcp` SDK).
+//!
+//! Tools: `read_file`, `edit_file`, `write_file`, `search`, `check`, `undo`, `redo`,
+//! `history`, `diff`. Each call opens the home afresh: holding it for the server's lifetime
+//! would hold the shared gc lock and block `rewind gc` for as long as the agent runs.
+//!
+//! The session is `--session` / `REWIND_SESSION`, else the agent's own session id from its
+//! environment (`CLAUDE_CODE_SESSION_ID`, `GEMINI_SESSION_ID`), else one made up per server
+//! process (an agent starts one server per conversation). stdout is the protocol; every log
+//! line goes to stderr.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
+use rewind::edit::{self, LineOp};
+use rewind::engine::{DiffEntry, Home, Options, Session, ToolError, WriteGuard};
+use rewind::search::{self, SearchOptions};
+use rewind::undo::{self, Direction, Request, Target};
+use rewind::workspace::Workspace;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use serde::Deserialize;
 
 use super::args::Global;
 use super::exit::Exit;
-use super::Failure;
+use super::tools::{render_read, render_search, tool_failure};
+use super::{cwd, default_home, options, workspace, Failure};
+
+/// Agent environment variables that carry the conversation id, in order of preference.
+const SESSION_ENV: [&str; 2] = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"];
 
 #[derive(Debug, Args)]
 pub struct McpArgs {}
 
-pub fn run(_g: &Global, _a: McpArgs) -> Result<Exit, Failure> {
-    Err(Failure::new(
-        Exit::Error,
-        "rewind mcp is not implemented yet",
-    ))
+pub fn run(g: &Global, _a: McpArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let home = match &g.home {
+        Some(h) => h.clone(),
+        None => default_home()?,
+    };
+    let ws = workspace(g, &cwd)?;
+    let session = g
+        .session
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            SESSION_ENV
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        })
+        .unwrap_or_else(|| {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            format!("mcp-{secs}-{}", std::process::id())
+        });
+    // Fail now, not on the first tool call, when the home cannot be opened.
+    Home::open(&home, options(g))?;
+    log(&format!(
+        "serving workspace {} as session {session}",
+        ws.root().display()
+    ));
+    let server = RewindServer {
+        ctx: std::sync::Arc::new(Ctx {
+            home,
+            opts: options(g),
+            ws,
+            session,
+            cwd,
+        }),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::new(Exit::Error, format!("cannot start the mcp runtime: {e}")))?;
+    runtime
+        .block_on(async {
+            let service = server.serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+            Ok::<_, Box<dyn std::error::Error>>(())
+        })
+        .map_err(|e| Failure::new(Exit::Error, format!("mcp server: {e}")))?;
+    log("client disconnected");
+    Ok(Exit::Ok)
+}
+
+fn log(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "rewind mcp: {line}");
+}
+
+/// What every tool call needs to open its session.
+struct Ctx {
+    home: PathBuf,
+    opts: Options,
+    ws: Workspace,
+    session: String,
+    /// Relative paths in tool arguments are relative to this (the agent's project dir).
+    cwd: PathBuf,
+}
+
+#[derive(Clone)]
+pub struct RewindServer {
+    ctx: std::sync::Arc<Ctx>,
+}
+
+// ---- parameters (their doc comments become the schema's descriptions) ----
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileParams {
+    /// Path of the file, absolute or relative to the project directory.
+    pub path: String,
+    /// First line to return, 1-based. Default 1.
+    pub offset: Option<usize>,
+    /// Maximum number of lines to return. Default: the whole file.
+    pub limit: Option<usize>,
+}
+
+/// One line operation. Line numbers are 1-based and inclusive and always refer to the file
+/// as it was when read (the version the token names), never to the result of other ops in
+/// the same batch. `expected` and `content` are lines joined with "\n", without a trailing
+/// newline.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum OpParam {
+    /// Replace lines start..=end (whose current text is `expected`) with `content`.
+    Replace {
+        start: usize,
+        end: usize,
+        expected: String,
+        content: String,
+    },
+    /// Insert `content` after line `after` (0 inserts at the top).
+    Insert { after: usize, content: String },
+    /// Delete lines start..=end, whose current text is `expected`.
+    Delete {
+        start: usize,
+        end: usize,
+        expected: String,
+    },
+}
+
+impl From<OpParam> for LineOp {
+    fn from(op: OpParam) -> LineOp {
+        match op {
+            OpParam::Replace {
+                start,
+                end,
+                expected,
+                content,
+            } => LineOp::Replace {
+                start,
+                end,
+                expected,
+                content,
+            },
+            OpParam::Insert { after, content } => LineOp::Insert { after, content },
+            OpParam::Delete {
+                start,
+                end,
+                expected,
+            } => LineOp::Delete {
+                start,
+                end,
+                expected,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileParams {
+    /// Path of the file, absolute or relative to the project directory.
+    pub path: String,
+    /// The token read_file returned for this file ("blake3:" + hex), proving the edit was
+    /// computed against the current content.
+    pub token: Option<String>,
+    /// The line operations, applied together as one edit. They must not overlap.
+    pub ops: Vec<OpParam>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileParams {
+    /// Path of the file, absolute or relative to the project directory.
+    pub path: String,
+    /// The complete new content of the file.
+    pub content: String,
+    /// To replace an existing file: the token read_file returned for it.
+    pub token: Option<String>,
+    /// To create a new file: true. Refused when the file already exists.
+    pub create: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// A regular expression (Rust regex syntax), or a literal string with fixed_strings.
+    pub pattern: String,
+    /// Files or directories to search. Default: the project directory.
+    pub paths: Option<Vec<String>>,
+    /// Match the pattern literally. Default false.
+    pub fixed_strings: Option<bool>,
+    /// Match case-insensitively. Default false.
+    pub ignore_case: Option<bool>,
+    /// Lines of context before and after each match. Default 2.
+    pub context: Option<usize>,
+    /// Matches returned per file. Default 20.
+    pub max_per_file: Option<usize>,
+    /// Matches returned in all. Default 200.
+    pub max_total: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckParams {
+    /// Paths to check, absolute or relative to the project directory.
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UndoParams {
+    /// Undo this window (an id from history). Default: the latest window of this session.
+    pub window: Option<String>,
+    /// Undo only the changes made by this tool call.
+    pub tool_call: Option<String>,
+    /// Undo every change of this session.
+    pub all: Option<bool>,
+    /// Only these paths.
+    pub paths: Option<Vec<String>>,
+    /// Show what would happen, write nothing.
+    pub dry_run: Option<bool>,
+    /// Overwrite edits made after the undone ones (they are snapshotted first).
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedoParams {
+    /// Redo this undo window. Default: the latest undo of this session.
+    pub window: Option<String>,
+    /// Only these paths.
+    pub paths: Option<Vec<String>>,
+    /// Show what would happen, write nothing.
+    pub dry_run: Option<bool>,
+    /// Overwrite edits made since the undo (they are snapshotted first).
+    pub force: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryParams {
+    /// Include the workspace's other sessions. Default false.
+    pub all_sessions: Option<bool>,
+    /// Windows per session, newest first. Default 20.
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffParams {
+    /// Window id from history. Default: this session's newest window with changes.
+    pub window: Option<String>,
+    /// Only these paths.
+    pub paths: Option<Vec<String>>,
+}
+
+// ---- tools ----
+
+type ToolReturn = Result<CallToolResult, ErrorData>;
+
+fn ok_text(text: String) -> ToolReturn {
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+}
+
+fn ok_json<T: serde::Serialize>(value: &T) -> ToolReturn {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
+    ok_text(text)
+}
+
+/// A refusal or error as a tool result the model can read and act on (not a protocol error).
+fn refused(f: &Failure) -> ToolReturn {
+    let mut text = format!("error: {}", f.message);
+    for h in &f.hints {
+        text.push_str(&format!("\nhint: {h}"));
+    }
+    Ok(CallToolResult::error(vec![ContentBlock::text(text)]))
+}
+
+fn paths_of(list: Option<Vec<String>>) -> Vec<PathBuf> {
+    list.unwrap_or_default()
+        .into_iter()
+        .map(PathBuf::from)
+        .collect()
+}
+
+impl RewindServer {
+    /// Run `f` on a freshly opened session; any failure becomes an error result.
+    fn with_session(
+        &self,
+        f: impl FnOnce(&Session<'_>, &Path) -> Result<CallToolResult, Failure>,
+    ) -> ToolReturn {
+        let c = &self.ctx;
+        let result = Home::open(&c.home, c.opts.clone())
+            .map_err(Failure::from)
+            .and_then(|home| {
+                let s = home.session(c.ws.clone(), &c.session)?;
+                f(&s, &c.cwd)
+            });
+        match result {
+            Ok(r) => Ok(r),
+            Err(f) => refused(&f),
+        }
+    }
+
+    fn undo_redo(
+        &self,
+        direction: Direction,
+        target: Result<Target, Failure>,
+        paths: Vec<PathBuf>,
+        dry_run: bool,
+        force: bool,
+    ) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let req = Request {
+                direction,
+                target: target?,
+                paths,
+                cwd: cwd.to_path_buf(),
+                dry_run,
+                force,
+            };
+            let report = undo::run(s, &req)?;
+            let text = serde_json::to_string_pretty(&report)
+                .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+            Ok(match report.status {
+                undo::Status::Conflict => CallToolResult::error(vec![ContentBlock::text(format!(
+                    "refused: a conflict; nothing was written. Each conflicting file says why; retry with force to overwrite later edits (they are snapshotted first).\n{text}"
+                ))]),
+                _ => CallToolResult::success(vec![ContentBlock::text(text)]),
+            })
+        })
+    }
+}
+
+fn parse_window<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, Failure> {
+    s.parse::<T>().map_err(|e| Failure::new(Exit::Usage, e))
+}
+
+fn tool_err(path: &str) -> impl FnOnce(ToolError) -> Failure + '_ {
+    move |e| tool_failure(e, Path::new(path))
+}
+
+#[tool_router]
+impl RewindServer {
+    #[tool(
+        description = "Read a text file with line numbers. Returns the requested lines, the total line count and a token (\"blake3:\" + hex) naming the exact content you read. Pass that token to edit_file or write_file: it proves your edit is based on the current content, and it becomes invalid as soon as the file changes. Also returns the AGENTS.md instruction files of the file's directory and its parents that you have not seen yet (root first) — follow them. Read again after any refusal that says the file changed.",
+        annotations(read_only_hint = true)
+    )]
+    fn read_file(&self, Parameters(p): Parameters<ReadFileParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let r = s
+                .read_file(Path::new(&p.path), cwd, p.offset.unwrap_or(1), p.limit)
+                .map_err(tool_err(&p.path))?;
+            Ok(CallToolResult::success(vec![ContentBlock::text(
+                render_read(&r),
+            )]))
+        })
+    }
+
+    #[tool(
+        description = "Edit a file with a batch of line operations (replace, insert, delete), applied together as one undoable edit. All line numbers refer to the file exactly as read_file returned it, so never adjust them for other ops in the batch. Each replace/delete states the `expected` current text of its lines. Requires the token from read_file. Refusals write nothing: \"no hash provided\" or \"invalid hash\" — pass the token read_file returned, exactly; \"hash mismatch\" — the file changed since you read it: call read_file again and redo the edit against the new content; \"expected text does not match\" — the message shows the actual numbered lines: fix expected/line numbers (or read again); \"overlaps\" — ops must touch disjoint lines. On success returns, per op, the new lines with their numbers and two lines of context, the line-count change, the new total and the new token for the next edit."
+    )]
+    fn edit_file(&self, Parameters(p): Parameters<EditFileParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let ops: Vec<LineOp> = p.ops.into_iter().map(LineOp::from).collect();
+            let r = s
+                .edit_file(Path::new(&p.path), cwd, p.token.as_deref(), &ops)
+                .map_err(tool_err(&p.path))?;
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                "edited {} (undoable: window {})\n{}",
+                r.path,
+                r.window_id,
+                edit::render_report(&r.report)
+            ))]))
+        })
+    }
+
+    #[tool(
+        description = "Write a whole file. To create a new file pass create: true (refused if it already exists — read it instead). To replace an existing file pass the token read_file returned; a missing, malformed or stale token is refused exactly as in edit_file (read the file again on \"hash mismatch\"). Prefer edit_file for changes to part of a file. Returns the new token. Undoable."
+    )]
+    fn write_file(&self, Parameters(p): Parameters<WriteFileParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let guard = if p.create.unwrap_or(false) {
+                WriteGuard::Create
+            } else {
+                WriteGuard::Token(p.token.as_deref())
+            };
+            let r = s
+                .write_file(Path::new(&p.path), cwd, p.content.as_bytes(), guard)
+                .map_err(tool_err(&p.path))?;
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                "{} {} (undoable: window {}): {} lines ({:+}), token {}",
+                if r.created { "created" } else { "wrote" },
+                r.path,
+                r.window_id,
+                r.total_lines,
+                r.line_delta,
+                r.token
+            ))]))
+        })
+    }
+
+    #[tool(
+        description = "Search the project's files (respecting .gitignore; hidden and binary files skipped) for a regular expression or, with fixed_strings, a literal string. Returns path:line:text for each match and path-line-text for context lines, and says how many matches the per-file and total caps left out — narrow the pattern or paths to see them.",
+        annotations(read_only_hint = true)
+    )]
+    fn search(&self, Parameters(p): Parameters<SearchParams>) -> ToolReturn {
+        let c = &self.ctx;
+        let paths: Vec<PathBuf> = match p.paths {
+            Some(list) if !list.is_empty() => list.iter().map(|x| c.cwd.join(x)).collect(),
+            _ => vec![c.cwd.clone()],
+        };
+        let opts = SearchOptions {
+            pattern: p.pattern,
+            fixed_strings: p.fixed_strings.unwrap_or(false),
+            ignore_case: p.ignore_case.unwrap_or(false),
+            context: p.context.unwrap_or(2),
+            max_per_file: p.max_per_file.unwrap_or(20),
+            max_total: p.max_total.unwrap_or(200),
+            max_file_size: c.opts.max_file_size,
+        };
+        match search::search(c.ws.root(), &c.cwd, &paths, &opts) {
+            Ok(r) => ok_text(render_search(&r, &opts)),
+            Err(e) => refused(&Failure::new(Exit::Error, e.to_string())),
+        }
+    }
+
+    #[tool(
+        description = "Check whether files changed outside of you (by the user or another tool) since rewind last saw them. For each path: externally_modified, and a hint. If a file you are working on changed, read it again before editing.",
+        annotations(read_only_hint = true)
+    )]
+    fn check(&self, Parameters(p): Parameters<CheckParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let paths: Vec<PathBuf> = p.paths.into_iter().map(PathBuf::from).collect();
+            let r = s.check(&paths, cwd, false)?;
+            ok_json(&r).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
+        })
+    }
+
+    #[tool(
+        description = "Undo your latest turn of file changes in this session (or a given window, a tool call, or all of the session's changes), restoring the exact previous bytes. All-or-nothing: if a file was changed by someone else since, the undo is refused and nothing is written; the result names each conflict. Use dry_run to preview, force to overwrite later edits (they are saved first, so that too can be undone)."
+    )]
+    fn undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolReturn {
+        let target = match (&p.window, &p.tool_call, p.all.unwrap_or(false)) {
+            (Some(w), _, _) => parse_window(w).map(Target::Window),
+            (_, Some(tc), _) => Ok(Target::ToolCall(tc.clone())),
+            (_, _, true) => Ok(Target::All),
+            _ => Ok(Target::Latest),
+        };
+        self.undo_redo(
+            Direction::Undo,
+            target,
+            paths_of(p.paths),
+            p.dry_run.unwrap_or(false),
+            p.force.unwrap_or(false),
+        )
+    }
+
+    #[tool(
+        description = "Redo the most recent undo of this session (or a given undo window), re-applying the changes it reverted. Refused with nothing written if the files changed since the undo; use force to overwrite (saved first)."
+    )]
+    fn redo(&self, Parameters(p): Parameters<RedoParams>) -> ToolReturn {
+        let target = match &p.window {
+            Some(w) => parse_window(w).map(Target::Window),
+            None => Ok(Target::Latest),
+        };
+        self.undo_redo(
+            Direction::Redo,
+            target,
+            paths_of(p.paths),
+            p.dry_run.unwrap_or(false),
+            p.force.unwrap_or(false),
+        )
+    }
+
+    #[tool(
+        description = "List this session's windows (turns) of file changes, newest first, with each change's path, tool and whether it is undone. Window ids are what undo, redo and diff take.",
+        annotations(read_only_hint = true)
+    )]
+    fn history(&self, Parameters(p): Parameters<HistoryParams>) -> ToolReturn {
+        self.with_session(|s, _| {
+            let log = s.log(p.all_sessions.unwrap_or(false), p.limit.unwrap_or(20))?;
+            ok_json(&log).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
+        })
+    }
+
+    #[tool(
+        description = "Show the unified diff of a window's changes (default: your newest window with changes).",
+        annotations(read_only_hint = true)
+    )]
+    fn diff(&self, Parameters(p): Parameters<DiffParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let window = p.window.as_deref().map(parse_window).transpose()?;
+            let (window, entries) = s.diff(window, &paths_of(p.paths), cwd)?;
+            let mut text = format!("window {window}\n");
+            for e in &entries {
+                text.push_str(&unified(e));
+            }
+            Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+        })
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for RewindServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("rewind", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "rewind's file tools make edits safe and undoable. Always read_file before editing and pass its token to edit_file/write_file; follow the AGENTS.md files read_file returns. Every edit can be reverted with undo.",
+            )
+    }
+}
+
+fn unified(e: &DiffEntry) -> String {
+    let name = |side: &Option<Vec<u8>>, prefix: &str| {
+        if side.is_some() {
+            format!("{prefix}/{}", e.path)
+        } else {
+            "/dev/null".to_string()
+        }
+    };
+    let (a, b) = (name(&e.before, "a"), name(&e.after, "b"));
+    if let Some(note) = &e.note {
+        return format!("--- {a}\n+++ {b}\n# {note}\n");
+    }
+    let before = String::from_utf8_lossy(e.before.as_deref().unwrap_or_default()).into_owned();
+    let after = String::from_utf8_lossy(e.after.as_deref().unwrap_or_default()).into_owned();
+    similar::TextDiff::from_lines(&before, &after)
+        .unified_diff()
+        .context_radius(3)
+        .header(&a, &b)
+        .to_string()
 }

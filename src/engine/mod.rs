@@ -8,16 +8,20 @@
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.
 
 mod capture;
+mod context;
 mod history;
+mod tools;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
+pub use context::ContextFile;
 pub use history::{
     rfc3339, DiffEntry, LogChange, LogSession, LogWindow, RestoreReport, RestoreSource,
 };
+pub use tools::{EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult};
 
 use crate::ids::{SessionRowId, WindowId, WorkspaceId};
 use crate::index::{Durability, Index, IndexError};

@@ -6,6 +6,7 @@
 //! the write lock up front instead of failing to upgrade a read transaction later.
 //! `synchronous=NORMAL` survives process crashes; `Durability::Full` raises it for power loss.
 
+mod context;
 mod schema;
 
 use std::path::Path;

@@ -19,13 +19,20 @@ pub struct Run {
 impl Run {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
-            panic!("stdout is not one JSON object ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr)
+            panic!(
+                "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
         })
     }
 
     #[track_caller]
     pub fn ok(&self) -> &Run {
-        assert_eq!(self.code, 0, "exit {}\nstdout:\n{}\nstderr:\n{}", self.code, self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "exit {}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
         self
     }
 }
@@ -47,7 +54,12 @@ impl Env {
         let home = dir.path().join("home");
         std::fs::create_dir_all(&ws).unwrap();
         let ws = ws.canonicalize().unwrap();
-        Env { _dir: dir, ws, home, session: "test-session".into() }
+        Env {
+            _dir: dir,
+            ws,
+            home,
+            session: "test-session".into(),
+        }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

@@ -1,0 +1,336 @@
+//! The agent edit tools over a session: `read_file` (numbered content, a token, the read
+//! recorded, context files), `edit_file` (a batch of line ops) and `write_file` (whole-file).
+//!
+//! Invariants:
+//! - a write only happens when the caller's token names the file's current bytes (or, for a
+//!   create, when the file does not exist); every refusal happens before anything is written
+//!   and leaves the file untouched;
+//! - a write is snap → atomic replace → record, in the session's open window (or an implicit
+//!   one), so `undo` reverts it like any agent write; the replace re-checks the bytes just
+//!   before its rename, so a concurrent writer is never overwritten;
+//! - the pure parts (tokens, line ops, reports) live in [`crate::edit`]; this module adds the
+//!   file system and the index.
+
+use std::path::{Path, PathBuf};
+
+use super::context::ContextFile;
+use super::{EngineError, ModReason, Session};
+use crate::edit::{self, EditError, EditReport, LineOp};
+use crate::ids::{BlobId, ChangeId, WindowId};
+use crate::workspace::fs::{RealFs, WorkspaceFs};
+use crate::workspace::{Observation, RelPath};
+
+/// How often `read_file` re-reads a file that changes between reading and recording it.
+const READ_ATTEMPTS: usize = 3;
+/// Mode of a file `write_file` creates.
+const CREATE_MODE: u32 = 0o644;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{path}: no such file")]
+    NotFound { path: String },
+    #[error("{path}: already exists; read it and pass its token to replace it")]
+    Exists { path: String },
+    #[error("{path}: is over the size limit ({size} bytes); rewind cannot snapshot it, so it will not read or write it")]
+    TooLarge { path: String, size: u64 },
+    #[error("{path}: kept changing while it was read; try again")]
+    Unstable { path: String },
+    #[error("{path}: cannot write: {detail}")]
+    Write { path: String, detail: String },
+}
+
+impl From<crate::index::IndexError> for ToolError {
+    fn from(e: crate::index::IndexError) -> ToolError {
+        ToolError::Engine(e.into())
+    }
+}
+
+impl From<crate::workspace::PathError> for ToolError {
+    fn from(e: crate::workspace::PathError) -> ToolError {
+        ToolError::Engine(e.into())
+    }
+}
+
+pub type ToolResult<T> = std::result::Result<T, ToolError>;
+
+/// What `read_file` returns.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReadReport {
+    /// Relative to the workspace root.
+    pub path: String,
+    /// Names the bytes read; pass it to `edit_file`/`write_file`.
+    pub token: String,
+    /// The requested lines, `cat -n` style (number, tab, text).
+    pub content: String,
+    pub first_line: usize,
+    pub last_line: usize,
+    pub total_lines: usize,
+    /// A NUL byte in the first 8 KiB: shown lossily, line edits will likely refuse it.
+    pub binary: bool,
+    /// The bytes differ from rewind's latest snapshot: someone else changed the file.
+    pub externally_modified: bool,
+    pub modification: Option<ModReason>,
+    pub hint: Option<String>,
+    /// `AGENTS.md` files not yet given to this session, root first.
+    pub context: Vec<ContextFile>,
+}
+
+/// What `edit_file` returns: where the edit was recorded, and the verification report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EditResult {
+    pub path: String,
+    pub window_id: WindowId,
+    pub change_id: ChangeId,
+    #[serde(flatten)]
+    pub report: EditReport,
+}
+
+/// What `write_file` returns.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WriteResult {
+    pub path: String,
+    pub window_id: WindowId,
+    pub change_id: ChangeId,
+    /// The file did not exist before.
+    pub created: bool,
+    pub total_lines: usize,
+    pub line_delta: i64,
+    /// The new bytes' token, for the next edit.
+    pub token: String,
+}
+
+/// What a whole-file write requires of the current file.
+#[derive(Debug, Clone, Copy)]
+pub enum WriteGuard<'a> {
+    /// It exists and `token` names its bytes (`None`: no token was given, which is refused).
+    Token(Option<&'a str>),
+    /// It does not exist.
+    Create,
+}
+
+/// A regular file's current bytes as an edit sees them.
+struct Current {
+    bytes: Vec<u8>,
+    id: BlobId,
+    mode: u32,
+}
+
+impl Session<'_> {
+    /// Read `path` with line numbers from `offset` (1-based; 0 is the start), at most
+    /// `limit` lines; record the read for this session and deliver pending context files.
+    pub fn read_file(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> ToolResult<ReadReport> {
+        let rel = self.ws.resolve(path, cwd)?;
+        let abs = vec![self.ws.abs(&rel)];
+        for _ in 0..READ_ATTEMPTS {
+            let cur = self.current(&rel)?;
+            let numbered = edit::render_numbered(&cur.bytes, offset, limit)?;
+            // `check` reads the file again to store and record it; the token is only handed
+            // out when both reads saw the same bytes, so the recorded read is the one shown.
+            let check = self
+                .check(&abs, cwd, true)?
+                .pop()
+                .ok_or_else(|| EngineError::Invalid(format!("{rel}: check returned nothing")))?;
+            if check.current != Some(cur.id) {
+                continue;
+            }
+            let context = self.context_for(path, cwd)?;
+            return Ok(ReadReport {
+                path: rel.display(),
+                token: edit::token_for(&cur.bytes),
+                content: numbered.text,
+                first_line: numbered.first_line,
+                last_line: numbered.last_line,
+                total_lines: numbered.total_lines,
+                binary: numbered.binary,
+                externally_modified: check.externally_modified,
+                modification: check.reason,
+                hint: check.hint,
+                context,
+            });
+        }
+        Err(ToolError::Unstable {
+            path: rel.display(),
+        })
+    }
+
+    /// Apply a batch of line ops to `path`. Every line number refers to the version `token`
+    /// names; any refusal (token, ops, expected text) writes nothing.
+    pub fn edit_file(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        token: Option<&str>,
+        ops: &[LineOp],
+    ) -> ToolResult<EditResult> {
+        let rel = self.ws.resolve(path, cwd)?;
+        let cur = self.current(&rel)?;
+        edit::check_token(token, &cur.bytes)?;
+        let applied = edit::apply_ops(&cur.bytes, ops)?;
+        let (window_id, change_id) =
+            self.commit(&rel, Some(&cur), &applied.bytes, "edit", token)?;
+        Ok(EditResult {
+            path: rel.display(),
+            window_id,
+            change_id,
+            report: applied.report,
+        })
+    }
+
+    /// Replace `path` with `content` as a whole, under `guard`.
+    pub fn write_file(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        content: &[u8],
+        guard: WriteGuard<'_>,
+    ) -> ToolResult<WriteResult> {
+        let rel = self.ws.resolve(path, cwd)?;
+        let (before, token) = match guard {
+            WriteGuard::Create => match self.observe(&rel)? {
+                Observation::Absent => (None, None),
+                _ => {
+                    return Err(ToolError::Exists {
+                        path: rel.display(),
+                    })
+                }
+            },
+            WriteGuard::Token(token) => {
+                // The token is judged first, so a missing or malformed one is reported as
+                // such even for a path that does not exist.
+                let cur = match self.current(&rel) {
+                    Ok(cur) => cur,
+                    Err(ToolError::NotFound { .. }) => {
+                        edit::check_token(token, b"")?;
+                        return Err(ToolError::NotFound {
+                            path: rel.display(),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                };
+                edit::check_token(token, &cur.bytes)?;
+                (Some(cur), token)
+            }
+        };
+        let (window_id, change_id) = self.commit(&rel, before.as_ref(), content, "write", token)?;
+        let old_lines = before.as_ref().map_or(0, |c| edit::line_count(&c.bytes));
+        let total_lines = edit::line_count(content);
+        Ok(WriteResult {
+            path: rel.display(),
+            window_id,
+            change_id,
+            created: before.is_none(),
+            total_lines,
+            line_delta: total_lines as i64 - old_lines as i64,
+            token: edit::token_for(content),
+        })
+    }
+
+    fn observe(&self, rel: &RelPath) -> ToolResult<Observation> {
+        Ok(self.ws.observe(rel, self.home.opts.max_file_size)?)
+    }
+
+    /// The current bytes of an existing regular file.
+    fn current(&self, rel: &RelPath) -> ToolResult<Current> {
+        match self.observe(rel)? {
+            Observation::Regular { bytes, id, stat } => Ok(Current {
+                bytes,
+                id,
+                mode: stat.mode,
+            }),
+            Observation::Absent => Err(ToolError::NotFound {
+                path: rel.display(),
+            }),
+            Observation::TooLarge { stat } => Err(ToolError::TooLarge {
+                path: rel.display(),
+                size: stat.size,
+            }),
+            Observation::NotRegular { kind } => Err(EngineError::NotRegular {
+                path: rel.display(),
+                kind,
+            }
+            .into()),
+        }
+    }
+
+    /// Snap `rel`, replace it with `bytes` if it still is `before` (`None`: absent), record.
+    /// A refusal after the snap still records, so the snap's pending change is closed (as a
+    /// change that changed nothing) rather than left for a later write to pair with.
+    fn commit(
+        &self,
+        rel: &RelPath,
+        before: Option<&Current>,
+        bytes: &[u8],
+        tool: &str,
+        token: Option<&str>,
+    ) -> ToolResult<(WindowId, ChangeId)> {
+        let lock = self.home.workspace_lock(self.ws_id)?;
+        lock.lock().map_err(|source| EngineError::Home {
+            path: self.home.root().display().to_string(),
+            source,
+        })?;
+        let root = self.ws.root().to_path_buf();
+        let paths: Vec<PathBuf> = vec![self.ws.abs(rel)];
+        // A tool-call id of its own pairs this snap with this record and nothing else.
+        let tool_call = format!("rewind-{tool}-{}", self.home.now());
+        let snap = self
+            .snap(&paths, &root, Some(tool), Some(&tool_call))?
+            .pop()
+            .ok_or_else(|| EngineError::Invalid(format!("{rel}: snap returned nothing")))?;
+        let expected = before.map(|c| c.id);
+        let changed = || match before {
+            Some(_) => ToolError::Edit(EditError::HashMismatch {
+                provided: token.unwrap_or_default().to_owned(),
+            }),
+            None => ToolError::Exists {
+                path: rel.display(),
+            },
+        };
+        let written = if snap.before != expected {
+            Err(changed())
+        } else {
+            let still_same = || match self.ws.observe(rel, self.home.opts.max_file_size) {
+                Ok(Observation::Regular { id, .. }) if Some(id) == expected => Ok(()),
+                Ok(Observation::Absent) if expected.is_none() => Ok(()),
+                Ok(_) => Err(std::io::Error::other(CHANGED_DURING_WRITE)),
+                Err(e) => Err(std::io::Error::other(e.to_string())),
+            };
+            let mode = before.map_or(CREATE_MODE, |c| c.mode);
+            let fs = RealFs;
+            let result = fs
+                .ensure_parents(&self.ws, rel)
+                .and_then(|_| fs.replace(&self.ws, rel, bytes, mode, &still_same));
+            match result {
+                Ok(()) => Ok(()),
+                Err(e) if e.to_string() == CHANGED_DURING_WRITE => Err(changed()),
+                Err(e) => Err(ToolError::Write {
+                    path: rel.display(),
+                    detail: e.to_string(),
+                }),
+            }
+        };
+        let record = self
+            .record(&paths, &root, Some(tool), Some(&tool_call), &[])?
+            .pop()
+            .ok_or_else(|| EngineError::Invalid(format!("{rel}: record returned nothing")))?;
+        written?;
+        // The caller has seen the new bytes (its report carries their token): that is a read.
+        let now = self.home.now();
+        self.home
+            .index
+            .write(|tx| tx.record_read(self.id, rel, record.after, now))?;
+        Ok((record.window_id, record.change_id))
+    }
+}
+
+/// The precheck's refusal, told apart from I/O errors by its text.
+const CHANGED_DURING_WRITE: &str = "the file changed just before the write";

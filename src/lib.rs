@@ -45,6 +45,7 @@ pub mod ids;
 pub mod index;
 pub mod maintenance;
 pub mod model;
+pub mod scan;
 pub mod search;
 pub mod store;
 pub mod undo;

@@ -12,6 +12,11 @@ fn main() -> ExitCode {
     let parsed = match cli::args::Cli::try_parse() {
         Ok(parsed) => parsed,
         Err(e) => {
+            // A hook must never exit 2 by accident: agents read 2 as "block this tool call".
+            if e.use_stderr() && cli::hook::is_hook_invocation() {
+                let _ = e.print();
+                return ExitCode::from(cli::hook::refused_arguments(&e.to_string()).code() as u8);
+            }
             // --help and --version are not errors.
             let code = if e.use_stderr() {
                 cli::exit::Exit::Usage.code()

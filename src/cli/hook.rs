@@ -1,30 +1,302 @@
-//! `rewind hook <agent>` and `rewind init <agent>` (placeholder until the hooks work lands).
+//! `rewind hook <agent>` (one agent event on stdin, the answer on stdout) and
+//! `rewind init <agent>` (in `hook/init.rs`).
+//!
+//! The hook's contract with the agent comes first: it must never break the tool call it
+//! guards. So exit 2 (which Claude Code, Codex and Gemini read as "block") happens only when
+//! rewind blocks on purpose; every internal failure — unknown agent, unreadable or oversized
+//! stdin, bad JSON, a broken home, an engine error — is printed on stderr, appended to
+//! `<home>/logs/hook.log` and answered as "allow" with exit 0. `REWIND_DISABLE=1` makes the
+//! hook a no-op before anything else happens.
+
+mod init;
+
+use std::fs::OpenOptions;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::Args;
+use rewind::hooks::runner::{self, ReadBeforeWrite, RunnerConfig};
+use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
+use rewind::scan::ScanOptions;
+use rewind::workspace::Workspace;
 
 use super::args::Global;
 use super::exit::Exit;
-use super::{Failure, Out};
+use super::Failure;
+
+pub use init::{run_init, InitArgs};
+
+/// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
+/// MiB); anything bigger is refused rather than risking the agent's machine's memory.
+const MAX_PAYLOAD: u64 = 64 << 20;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
     /// claude-code | opencode | gemini | codex | cursor | cline
     pub agent: String,
+    /// Writes to a file changed since this session read it: deny | warn | off
+    #[arg(
+        long,
+        env = "REWIND_READ_BEFORE_WRITE",
+        value_name = "MODE",
+        default_value = "deny"
+    )]
+    // A string, not a clap enum: a typo in the environment must not make clap exit 2.
+    pub read_before_write: String,
+    /// Time a shell-command scan may spend baselining new files, in milliseconds
+    #[arg(long, env = "REWIND_SCAN_BUDGET_MS", value_name = "MS")]
+    pub scan_budget_ms: Option<String>,
 }
 
-#[derive(Debug, Args)]
-pub struct InitArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline
-    pub agent: String,
+/// True when `REWIND_DISABLE` asks for hooks to do nothing.
+pub fn disabled() -> bool {
+    std::env::var_os("REWIND_DISABLE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-pub fn run_hook(_g: &Global, _args: HookArgs) -> Exit {
+/// Does this command line look like `rewind … hook …`? Used when clap refuses the arguments,
+/// so that a hook never exits 2 by accident.
+pub fn is_hook_invocation() -> bool {
+    std::env::args().skip(1).any(|a| a == "hook")
+}
+
+/// A command line clap refused while in hook mode: log it and let the tool call proceed.
+pub fn refused_arguments(message: &str) -> Exit {
+    if disabled() {
+        return Exit::Ok;
+    }
+    let log = HookLog::from_env_home(std::env::var_os("REWIND_HOME").map(PathBuf::from));
+    log.failure("?", None, &format!("bad arguments: {}", message.trim()));
     Exit::Ok
 }
 
-pub fn run_init(_g: &Global, _out: &Out, _args: InitArgs) -> Result<Exit, Failure> {
-    Err(Failure::new(
-        Exit::Error,
-        "rewind init is not implemented yet",
-    ))
+pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
+    if disabled() {
+        return Exit::Ok;
+    }
+    // Taken apart here: clap hands the arguments over by value.
+    let HookArgs {
+        agent,
+        read_before_write,
+        scan_budget_ms,
+    } = args;
+    let log = HookLog::from_env_home(g.home.clone());
+    let agent: Agent = match agent.parse() {
+        Ok(a) => a,
+        Err(e) => {
+            log.failure(&agent, None, &e.to_string());
+            return Exit::Ok;
+        }
+    };
+    let stdin = match read_payload() {
+        Ok(bytes) => bytes,
+        Err(msg) => {
+            log.failure(agent.as_str(), None, &msg);
+            return Exit::Ok;
+        }
+    };
+    let event = match hooks::parse(agent, &stdin) {
+        Ok(e) => e,
+        Err(e) => {
+            log.failure(agent.as_str(), None, &e.to_string());
+            return Exit::Ok;
+        }
+    };
+    drop(stdin);
+    if let Action::Ignore { why } = &event.action {
+        // Unknown tools are routine (broad matchers); an unknown event means a
+        // configuration rewind did not write, which is worth a line.
+        if event.tool.is_none() {
+            log.failure(
+                agent.as_str(),
+                Some(&event.event_name),
+                &format!("ignored: {why}"),
+            );
+        }
+        return emit(&event, &Decision::Allow);
+    }
+    let settings = Settings {
+        read_before_write,
+        scan_budget_ms,
+    };
+    let decision = match handle(g, &settings, &event, &log) {
+        Ok(d) => d,
+        Err(f) => {
+            log.failure(agent.as_str(), Some(&event.event_name), &f.message);
+            Decision::Allow
+        }
+    };
+    emit(&event, &decision)
+}
+
+/// The hook's own options, once clap is done with them.
+struct Settings {
+    read_before_write: String,
+    scan_budget_ms: Option<String>,
+}
+
+fn handle(
+    g: &Global,
+    args: &Settings,
+    event: &HookEvent,
+    log: &HookLog,
+) -> Result<Decision, Failure> {
+    let mut config = RunnerConfig::default();
+    match args.read_before_write.parse::<ReadBeforeWrite>() {
+        Ok(mode) => config.read_before_write = mode,
+        Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
+    }
+    config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
+    let home = super::open_home(g)?;
+    let cwd = match &event.cwd {
+        Some(dir) if dir.is_absolute() => dir.clone(),
+        _ => super::cwd()?,
+    };
+    let ws = match &event.cwd {
+        Some(_) => Workspace::discover(&cwd)
+            .map_err(|e| Failure::from(rewind::engine::EngineError::from(e)))?,
+        None => super::workspace(g, &cwd)?,
+    };
+    let name = event
+        .session_id
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| g.session.clone())
+        .unwrap_or_else(|| "manual".to_string());
+    let session = home.session(ws, &name)?;
+    let tty = std::io::stderr().is_terminal();
+    let mut shown = false;
+    let mut progress = |p: &rewind::scan::ScanProgress| {
+        // Only a slow baseline is worth a line, and only on a terminal: agents capture
+        // stderr and may show it to the model.
+        if tty && p.elapsed > Duration::from_secs(1) {
+            shown = true;
+            let _ = write!(
+                std::io::stderr(),
+                "\rrewind: scanning workspace {}/{} files",
+                p.hashed,
+                p.to_hash
+            );
+        }
+    };
+    let outcome = runner::run(&session, event, &cwd, &config, &mut progress)
+        .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+    if shown {
+        let _ = writeln!(std::io::stderr());
+    }
+    Ok(outcome.decision)
+}
+
+fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {
+    let mut opts = ScanOptions::default();
+    if let Some(ms) = budget_ms {
+        match ms.trim().parse::<u64>() {
+            Ok(ms) => opts.budget = Duration::from_millis(ms),
+            Err(_) => log.warning(
+                event.agent.as_str(),
+                &format!("REWIND_SCAN_BUDGET_MS {ms:?} is not a number of milliseconds"),
+            ),
+        }
+    }
+    opts
+}
+
+/// Print the agent-format answer; its exit code is 2 only for a deliberate block.
+fn emit(event: &HookEvent, decision: &Decision) -> Exit {
+    let answer = hooks::answer(event, decision);
+    if let Some(out) = &answer.stdout {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{out}");
+        let _ = stdout.flush();
+    }
+    if let Some(err) = &answer.stderr {
+        let _ = writeln!(std::io::stderr(), "{err}");
+    }
+    match answer.exit_code {
+        2 => Exit::Usage, // the agents' "block" code, chosen on purpose by the adapter
+        _ => Exit::Ok,
+    }
+}
+
+/// Read stdin to EOF, refusing (without reading on forever) more than [`MAX_PAYLOAD`].
+fn read_payload() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_PAYLOAD + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the hook payload from stdin: {e}"))?;
+    if bytes.len() as u64 > MAX_PAYLOAD {
+        return Err(format!(
+            "hook payload is larger than {} MiB; ignored",
+            MAX_PAYLOAD >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `<home>/logs/hook.log`: where hook failures go besides stderr (agents often hide a
+/// hook's stderr). Paths and messages only, never file content.
+struct HookLog {
+    home: Option<PathBuf>,
+}
+
+impl HookLog {
+    fn from_env_home(home: Option<PathBuf>) -> HookLog {
+        HookLog {
+            home: home.or_else(|| super::default_home().ok()),
+        }
+    }
+
+    fn failure(&self, agent: &str, event: Option<&str>, message: &str) {
+        self.write("error", agent, event, message);
+    }
+
+    fn warning(&self, agent: &str, message: &str) {
+        self.write("warning", agent, None, message);
+    }
+
+    fn write(&self, level: &str, agent: &str, event: Option<&str>, message: &str) {
+        let what = match event {
+            Some(e) => format!("rewind hook {agent} ({e})"),
+            None => format!("rewind hook {agent}"),
+        };
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(stderr, "{what}: {level}: {message}");
+        if let Err(e) = self.append(&format!("{level} {what}: {message}")) {
+            let _ = writeln!(stderr, "{what}: cannot write the hook log: {e}");
+        }
+    }
+
+    fn append(&self, line: &str) -> std::io::Result<()> {
+        let home = self.home.as_deref().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no home directory")
+        })?;
+        let dir = home.join("logs");
+        rewind::store::create_private_dir(home)?;
+        rewind::store::create_private_dir(&dir)?;
+        let mut file = open_private_append(&dir.join("hook.log"))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        // One write call per line: concurrent hooks append whole lines.
+        let text = format!(
+            "{} {}\n",
+            rewind::engine::rfc3339(now),
+            line.replace('\n', " ")
+        );
+        file.write_all(text.as_bytes())
+    }
+}
+
+fn open_private_append(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(path)
 }

@@ -17,6 +17,7 @@ mod cursor;
 mod gemini;
 mod opencode;
 pub mod patch;
+pub mod runner;
 
 #[cfg(test)]
 mod tests;

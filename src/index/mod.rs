@@ -7,6 +7,7 @@
 //! `synchronous=NORMAL` survives process crashes; `Durability::Full` raises it for power loss.
 
 mod context;
+mod scan;
 mod schema;
 
 use std::path::Path;
@@ -17,6 +18,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{Change, FileState, KnownState, Proof, Stat, Window, WindowKind, WindowStatus};
 use crate::workspace::RelPath;
+
+pub use scan::Baseline;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {

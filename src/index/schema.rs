@@ -14,6 +14,10 @@
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and inline data for small blobs
 //!   (NULL `data` means an object file under `objects/`).
+//! - `context_deliveries(session, path)` (v2): the AGENTS.md bytes last given to a session.
+//! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
+//! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
+//!   post-shell scan).
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -118,6 +122,16 @@ CREATE TABLE baselines(
     files INTEGER NOT NULL DEFAULT 0,
     started_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
+);
+"#,
+    // 3: when a session's pre-shell scan started, so the post-shell scan can tell a file the
+    // command touched from one that merely has no baseline yet
+    r#"
+CREATE TABLE scan_marks(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    tool_call TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, tool_call)
 );
 "#,
 ];

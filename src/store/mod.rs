@@ -130,6 +130,33 @@ impl Store {
         Ok(())
     }
 
+    /// Compress `bytes` as a standalone frame and write its object file when it is too big
+    /// to keep inline; the caller inserts the returned row (for scans: many rows in one
+    /// transaction). The object file is durable before this returns, so the row may be
+    /// committed any time after.
+    pub fn encode_standalone(&self, id: BlobId, bytes: &[u8], now: i64) -> Result<BlobRow> {
+        let frame =
+            zstd::bulk::compress(bytes, self.opts.level).map_err(|e| StoreError::Corrupt {
+                id,
+                detail: format!("cannot compress: {e}"),
+            })?;
+        let stored_size = frame.len() as u64;
+        let inline = if frame.len() <= self.opts.inline_limit {
+            Some(frame)
+        } else {
+            self.write_object(&id, &frame)?;
+            None
+        };
+        Ok(BlobRow {
+            id,
+            size: bytes.len() as u64,
+            stored_size,
+            encoding: Encoding::Zstd,
+            inline,
+            created_at: now,
+        })
+    }
+
     /// A delta frame against the standalone ancestor of `previous`, when it is clearly
     /// smaller than the standalone frame.
     fn delta(

@@ -1,1 +1,1024 @@
-//! `rewind hook` / `rewind init` end to end.
+//! `rewind hook <agent>` and `rewind init <agent>` through the real binary: recorded payload
+//! fixtures (with their made-up project dir replaced by the test workspace) replayed as an
+//! agent would, then checked through `rewind --json log` and `rewind undo`.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{Env, Run};
+
+const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+
+/// A fixture payload with its project dir `/home/u/proj` replaced by the test workspace.
+fn fixture(env: &Env, agent: &str, name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hooks")
+        .join(agent)
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replace("/home/u/proj", env.ws.to_str().unwrap());
+    serde_json::from_str(&text).unwrap()
+}
+
+fn hook(env: &Env, agent: &str, payload: &Value) -> Run {
+    env.run_stdin(&["hook", agent], payload.to_string().as_bytes())
+}
+
+fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    let mut cmd = env.command(&["hook", agent]);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap().into()
+}
+
+/// Every change of `session`, oldest first.
+fn changes(env: &Env, session: &str) -> Vec<Value> {
+    let log = env
+        .run(&["--json", "log", "--session", session, "--limit", "1000"])
+        .ok()
+        .json();
+    let mut out = Vec::new();
+    for s in log["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap().iter().rev() {
+            for c in w["changes"].as_array().unwrap() {
+                let mut c = c.clone();
+                c["window_kind"] = w["kind"].clone();
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+fn change_of<'a>(all: &'a [Value], path: &str) -> &'a Value {
+    all.iter()
+        .rev()
+        .find(|c| c["path"] == path)
+        .unwrap_or_else(|| panic!("no change of {path} in {all:#?}"))
+}
+
+fn blob(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+fn undo(env: &Env, session: &str) -> Run {
+    env.run(&["undo", "--session", session])
+}
+
+fn hook_log(env: &Env) -> String {
+    std::fs::read_to_string(env.home.join("logs/hook.log")).unwrap_or_default()
+}
+
+// ---- one file tool per agent: pre-write, write, post-write, undo ----
+
+#[test]
+fn claude_code_edit_is_recorded_exactly_and_undone() {
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    )
+    .ok();
+    env.write("src/lib.rs", "pub fn b() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "post-tool-use-edit"),
+    )
+    .ok();
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let c = change_of(&all, "src/lib.rs");
+    assert_eq!(c["proof"], "exact");
+    assert_eq!(c["before"], blob(b"pub fn a() {}\n"));
+    assert_eq!(c["after"], blob(b"pub fn b() {}\n"));
+    assert_eq!(c["tool"], "Edit");
+    assert_eq!(c["tool_call"], "toolu_01ABC123");
+
+    undo(&env, CLAUDE_SESSION).ok();
+    assert_eq!(env.read("src/lib.rs").unwrap(), b"pub fn a() {}\n");
+}
+
+#[test]
+fn codex_apply_patch_is_recorded_for_every_header_and_undone() {
+    let env = Env::new();
+    let session = "019a7c1e-5b2d-7f30-8c11-3e5a9d2b4c60";
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    env.write("src/old.rs", "old\n");
+    hook(
+        &env,
+        "codex",
+        &fixture(&env, "codex", "pre-tool-use-apply_patch"),
+    )
+    .ok();
+    // What the patch does: add docs/notes.md, move+edit src/lib.rs → src/core.rs, delete old.
+    env.write("docs/notes.md", "# Notes\n");
+    std::fs::remove_file(env.path("src/lib.rs")).unwrap();
+    env.write("src/core.rs", "pub fn b() {}\n");
+    std::fs::remove_file(env.path("src/old.rs")).unwrap();
+    hook(
+        &env,
+        "codex",
+        &fixture(&env, "codex", "post-tool-use-apply_patch"),
+    )
+    .ok();
+
+    let all = changes(&env, session);
+    assert_eq!(change_of(&all, "docs/notes.md")["before"], Value::Null);
+    assert_eq!(
+        change_of(&all, "docs/notes.md")["after"],
+        blob(b"# Notes\n")
+    );
+    assert_eq!(change_of(&all, "src/lib.rs")["after"], Value::Null);
+    assert_eq!(
+        change_of(&all, "src/core.rs")["after"],
+        blob(b"pub fn b() {}\n")
+    );
+    assert_eq!(change_of(&all, "src/old.rs")["before"], blob(b"old\n"));
+    for c in &all {
+        assert_eq!(c["proof"], "exact", "{c}");
+    }
+
+    undo(&env, session).ok();
+    assert_eq!(env.read("src/lib.rs").unwrap(), b"pub fn a() {}\n");
+    assert_eq!(env.read("src/old.rs").unwrap(), b"old\n");
+    assert!(env.read("src/core.rs").is_none());
+    assert!(env.read("docs/notes.md").is_none());
+}
+
+#[test]
+fn gemini_write_file_is_recorded_exactly_and_undone() {
+    let env = Env::new();
+    let session = "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b";
+    env.write("parser.py", "def parse():\n    return 0\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "before-tool-write_file"),
+    )
+    .ok();
+    env.write("parser.py", "def parse():\n    return 1\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "after-tool-write_file"),
+    )
+    .ok();
+
+    let all = changes(&env, session);
+    let c = change_of(&all, "parser.py");
+    assert_eq!(c["proof"], "exact");
+    assert_eq!(c["before"], blob(b"def parse():\n    return 0\n"));
+    assert_eq!(c["after"], blob(b"def parse():\n    return 1\n"));
+
+    undo(&env, session).ok();
+    assert_eq!(
+        env.read("parser.py").unwrap(),
+        b"def parse():\n    return 0\n"
+    );
+}
+
+#[test]
+fn opencode_edit_is_recorded_exactly_and_undone() {
+    let env = Env::new();
+    let session = "ses_6a1f3c2b9ffeKq2XyZ";
+    env.write("src/app.ts", "let x = 1\n");
+    hook(
+        &env,
+        "opencode",
+        &fixture(&env, "opencode", "tool.execute.before-edit"),
+    )
+    .ok();
+    env.write("src/app.ts", "let x = 2\n");
+    hook(
+        &env,
+        "opencode",
+        &fixture(&env, "opencode", "tool.execute.after-edit"),
+    )
+    .ok();
+
+    let all = changes(&env, session);
+    let c = change_of(&all, "src/app.ts");
+    assert_eq!(c["proof"], "exact");
+    assert_eq!(c["tool_call"], "call_E1");
+    assert_eq!(c["before"], blob(b"let x = 1\n"));
+
+    undo(&env, session).ok();
+    assert_eq!(env.read("src/app.ts").unwrap(), b"let x = 1\n");
+}
+
+#[test]
+fn cline_write_to_file_with_a_relative_path_is_recorded_and_undone() {
+    let env = Env::new();
+    let session = "1763380800123";
+    hook(
+        &env,
+        "cline",
+        &fixture(&env, "cline", "PreToolUse-write_to_file"),
+    )
+    .ok();
+    env.write("src/health.ts", "export const ok = true\n");
+    let post = hook(
+        &env,
+        "cline",
+        &fixture(&env, "cline", "PostToolUse-write_to_file"),
+    );
+    post.ok();
+    // Cline always wants an answer object.
+    assert_eq!(post.json()["cancel"], false);
+
+    let all = changes(&env, session);
+    let c = change_of(&all, "src/health.ts");
+    assert_eq!(c["proof"], "exact");
+    assert_eq!(c["before"], Value::Null);
+
+    undo(&env, session).ok();
+    assert!(env.read("src/health.ts").is_none());
+}
+
+#[test]
+fn cursor_pre_tool_use_then_after_file_edit_is_recorded_and_undone() {
+    let env = Env::new();
+    let session = "c1f0a2b3-4d5e-6f70-8192-a3b4c5d6e7f8";
+    env.write("src/main.ts", "const foo = 1\n");
+    let mut pre = fixture(&env, "cursor", "preToolUse-Write");
+    pre["tool_input"]["file_path"] = json!(env.path("src/main.ts"));
+    let answer = hook(&env, "cursor", &pre);
+    answer.ok();
+    assert_eq!(answer.json()["permission"], "allow");
+    env.write("src/main.ts", "const foo = 2\n");
+    hook(&env, "cursor", &fixture(&env, "cursor", "afterFileEdit")).ok();
+
+    let all = changes(&env, session);
+    let c = change_of(&all, "src/main.ts");
+    assert_eq!(c["proof"], "exact");
+    assert_eq!(c["before"], blob(b"const foo = 1\n"));
+
+    undo(&env, session).ok();
+    assert_eq!(env.read("src/main.ts").unwrap(), b"const foo = 1\n");
+}
+
+// ---- post-only agents: evidence checked against the last known state ----
+
+#[test]
+fn cursor_after_file_edit_is_derived_when_reversed_edits_hash_to_the_last_state() {
+    let env = Env::new();
+    let session = "c1f0a2b3-4d5e-6f70-8192-a3b4c5d6e7f8";
+    env.write("src/main.ts", "const foo = 1\n");
+    // rewind learns the file's state when the agent reads it.
+    hook(&env, "cursor", &fixture(&env, "cursor", "beforeReadFile")).ok();
+    env.write("src/main.ts", "const foo = 2\n");
+    hook(&env, "cursor", &fixture(&env, "cursor", "afterFileEdit")).ok();
+
+    let all = changes(&env, session);
+    let c = change_of(&all, "src/main.ts");
+    assert_eq!(c["proof"], "derived");
+    assert_eq!(c["before"], blob(b"const foo = 1\n"));
+
+    undo(&env, session).ok();
+    assert_eq!(env.read("src/main.ts").unwrap(), b"const foo = 1\n");
+}
+
+#[test]
+fn cursor_after_file_edit_is_metadata_only_when_the_evidence_does_not_match() {
+    let env = Env::new();
+    let session = "c1f0a2b3-4d5e-6f70-8192-a3b4c5d6e7f8";
+    env.write("src/main.ts", "const foo = 1\nother\n");
+    hook(&env, "cursor", &fixture(&env, "cursor", "beforeReadFile")).ok();
+    // The file on disk does not match what reversing the payload's edit rebuilds.
+    env.write("src/main.ts", "const foo = 2\n");
+    hook(&env, "cursor", &fixture(&env, "cursor", "afterFileEdit")).ok();
+    let all = changes(&env, session);
+    let c = change_of(&all, "src/main.ts");
+    assert_eq!(c["proof"], "metadata-only");
+    assert_eq!(c["reason"], "evidence-mismatch");
+
+    // Never seen before at all: metadata-only too.
+    let env = Env::new();
+    env.write("src/main.ts", "const foo = 2\n");
+    hook(&env, "cursor", &fixture(&env, "cursor", "afterFileEdit")).ok();
+    let all = changes(&env, session);
+    assert_eq!(change_of(&all, "src/main.ts")["proof"], "metadata-only");
+    assert_eq!(
+        undo(&env, session).code,
+        3,
+        "undo refuses an unproven change"
+    );
+}
+
+#[test]
+fn claude_post_only_edit_uses_original_file_as_derived_evidence() {
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-read"),
+    )
+    .ok();
+    env.write("src/lib.rs", "pub fn b() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "post-tool-use-edit"),
+    )
+    .ok();
+    let all = changes(&env, CLAUDE_SESSION);
+    assert_eq!(change_of(&all, "src/lib.rs")["proof"], "derived");
+}
+
+// ---- shell commands: workspace scans ----
+
+fn bash(env: &Env, post: bool, vars: &[(&str, &str)]) -> Run {
+    let name = if post {
+        "post-tool-use-bash"
+    } else {
+        "pre-tool-use-bash"
+    };
+    let run = hook_with(env, "claude-code", &fixture(env, "claude-code", name), vars);
+    run.ok();
+    run
+}
+
+#[test]
+fn bash_scan_records_created_modified_and_deleted_files_and_undo_restores_them() {
+    let env = Env::new();
+    env.write("keep.txt", "keep\n");
+    env.write("src/a.txt", "alpha\n");
+    env.write("src/b.txt", "beta\n");
+    bash(&env, false, &[]);
+    // The command: sed -i on one file, create one, delete one.
+    let sed = std::process::Command::new("sed")
+        .args(["-i", "s/alpha/ALPHA/", "src/a.txt"])
+        .current_dir(&env.ws)
+        .status()
+        .unwrap();
+    assert!(sed.success());
+    env.write("src/new.txt", "new\n");
+    std::fs::remove_file(env.path("src/b.txt")).unwrap();
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let agent: Vec<&Value> = all.iter().filter(|c| c["window_kind"] == "agent").collect();
+    let paths: Vec<&str> = agent.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.len(), 3, "{all:#?}");
+    for p in ["src/a.txt", "src/b.txt", "src/new.txt"] {
+        assert!(paths.contains(&p), "{p} missing from {paths:?}");
+    }
+    let a = change_of(&all, "src/a.txt");
+    assert_eq!(a["before"], blob(b"alpha\n"));
+    assert_eq!(a["after"], blob(b"ALPHA\n"));
+    assert_eq!(a["proof"], "exact");
+    assert_eq!(a["tool"], "Bash");
+    assert_eq!(change_of(&all, "src/b.txt")["after"], Value::Null);
+    assert_eq!(change_of(&all, "src/new.txt")["before"], Value::Null);
+
+    undo(&env, CLAUDE_SESSION).ok();
+    assert_eq!(env.read("src/a.txt").unwrap(), b"alpha\n");
+    assert_eq!(env.read("src/b.txt").unwrap(), b"beta\n");
+    assert!(env.read("src/new.txt").is_none());
+    assert_eq!(env.read("keep.txt").unwrap(), b"keep\n");
+
+    env.run(&["redo", "--session", CLAUDE_SESSION]).ok();
+    assert_eq!(env.read("src/a.txt").unwrap(), b"ALPHA\n");
+    assert!(env.read("src/b.txt").is_none());
+    assert_eq!(env.read("src/new.txt").unwrap(), b"new\n");
+}
+
+#[test]
+fn bash_scan_ignores_gitignored_files_and_never_enters_dot_git() {
+    let env = Env::new();
+    env.write(".gitignore", "*.log\nbuild/\n");
+    env.write(".git/HEAD", "ref: refs/heads/main\n");
+    env.write("src/a.txt", "a\n");
+    bash(&env, false, &[]);
+    env.write("debug.log", "noise\n");
+    env.write("build/out.bin", "bin\n");
+    env.write(".git/HEAD", "ref: refs/heads/other\n");
+    env.write("src/a.txt", "b\n");
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, vec!["src/a.txt"], "{all:#?}");
+}
+
+#[test]
+fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
+    let env = Env::new();
+    env.write("small.txt", "small\n");
+    let vars = [("REWIND_MAX_FILE_SIZE", "1000")];
+    bash(&env, false, &vars);
+    env.write("big.bin", vec![7u8; 5000]);
+    bash(&env, true, &vars);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let c = change_of(&all, "big.bin");
+    assert_eq!(c["proof"], "metadata-only");
+    assert_eq!(c["reason"], "too-large");
+}
+
+#[test]
+fn baseline_works_within_a_time_budget_and_resumes_later() {
+    let env = Env::new();
+    for d in 0..30 {
+        for f in 0..100 {
+            env.write(&format!("d{d:02}/f{f:03}.txt"), format!("file {d} {f}\n"));
+        }
+    }
+    env.write("zz/late.txt", "late\n");
+    env.write("zz/later.txt", "later\n");
+    // Let the tree's timestamps fall into an earlier second than the command's start.
+    std::thread::sleep(Duration::from_millis(1100));
+    let tiny = [("REWIND_SCAN_BUDGET_MS", "1")];
+
+    let t = Instant::now();
+    bash(&env, false, &tiny);
+    let first = t.elapsed();
+    assert!(first < Duration::from_secs(20), "first scan took {first:?}");
+    // The command changes a file the budget did not reach yet.
+    env.write("zz/late.txt", "changed\n");
+    bash(&env, true, &tiny);
+    let all = changes(&env, CLAUDE_SESSION);
+    let c = change_of(&all, "zz/late.txt");
+    assert_eq!(c["proof"], "metadata-only", "{c}");
+    assert_eq!(c["reason"], "no-baseline");
+    let agent = all.iter().filter(|c| c["window_kind"] == "agent").count();
+    assert_eq!(agent, 1, "only the touched file is a change: {all:#?}");
+
+    // Later calls with a normal budget finish the baseline: the last file is then known.
+    bash(&env, false, &[]);
+    env.write("zz/later.txt", "later, changed\n");
+    bash(&env, true, &[]);
+    let all = changes(&env, CLAUDE_SESSION);
+    let c = change_of(&all, "zz/later.txt");
+    assert_eq!(c["proof"], "exact", "{c}");
+    assert_eq!(c["before"], blob(b"later\n"));
+}
+
+// ---- read check and read-before-write ----
+
+#[test]
+fn read_of_a_file_changed_behind_the_agents_back_gets_claude_additional_context() {
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let first = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-read"),
+    );
+    first.ok();
+    assert_eq!(first.stdout, "", "a first read is normal");
+    env.write("src/lib.rs", "pub fn user() {}\n");
+    let run = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-read"),
+    );
+    run.ok();
+    let out = run.json();
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    let ctx = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(ctx.contains("src/lib.rs"), "{ctx}");
+    assert!(ctx.contains("changed"), "{ctx}");
+}
+
+#[test]
+fn gemini_read_hint_arrives_after_the_read() {
+    let env = Env::new();
+    env.write("parser.py", "v1\n");
+    let mut before = fixture(&env, "gemini", "before-tool-read_file");
+    let mut after = fixture(&env, "gemini", "after-tool-read_file");
+    before["tool_input"]["file_path"] = json!(env.path("parser.py"));
+    after["tool_input"]["file_path"] = json!(env.path("parser.py"));
+    hook(&env, "gemini", &before).ok();
+    hook(&env, "gemini", &after).ok();
+    env.write("parser.py", "v2 by the user\n");
+    assert_eq!(hook(&env, "gemini", &before).stdout, "");
+    let out = hook(&env, "gemini", &after).json();
+    let ctx = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(ctx.contains("parser.py"), "{ctx}");
+}
+
+fn read_then_change_then_edit(env: &Env, change: impl FnOnce(&Env), vars: &[(&str, &str)]) -> Run {
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        env,
+        "claude-code",
+        &fixture(env, "claude-code", "pre-tool-use-read"),
+    )
+    .ok();
+    change(env);
+    let run = hook_with(
+        env,
+        "claude-code",
+        &fixture(env, "claude-code", "pre-tool-use-edit"),
+        vars,
+    );
+    assert_ne!(run.code, 2, "deny is a JSON answer, not exit 2");
+    run
+}
+
+#[test]
+fn read_before_write_denies_an_edit_of_a_file_changed_since_it_was_read() {
+    let env = Env::new();
+    let run = read_then_change_then_edit(&env, |e| e.write("src/lib.rs", "pub fn x() {}\n"), &[]);
+    run.ok();
+    let out = run.json();
+    let hso = &out["hookSpecificOutput"];
+    assert_eq!(hso["permissionDecision"], "deny");
+    let reason = hso["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("src/lib.rs"), "{reason}");
+    assert!(reason.contains("read it again"), "{reason}");
+    // Nothing was snapped for a refused write.
+    let pending: Vec<Value> = changes(&env, CLAUDE_SESSION)
+        .into_iter()
+        .filter(|c| c["pending"] == true)
+        .collect();
+    assert!(pending.is_empty(), "{pending:#?}");
+}
+
+#[test]
+fn read_before_write_allows_a_touch_that_left_the_content_alone() {
+    let env = Env::new();
+    let run = read_then_change_then_edit(
+        &env,
+        |e| {
+            std::thread::sleep(Duration::from_millis(20));
+            e.write("src/lib.rs", "pub fn a() {}\n");
+        },
+        &[],
+    );
+    run.ok();
+    assert!(!run.stdout.contains("deny"), "{}", run.stdout);
+}
+
+#[test]
+fn read_before_write_off_allows_the_edit() {
+    let env = Env::new();
+    let run = read_then_change_then_edit(
+        &env,
+        |e| e.write("src/lib.rs", "pub fn x() {}\n"),
+        &[("REWIND_READ_BEFORE_WRITE", "off")],
+    );
+    run.ok();
+    assert!(!run.stdout.contains("deny"), "{}", run.stdout);
+}
+
+#[test]
+fn the_agents_own_write_does_not_trip_read_before_write() {
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-read"),
+    )
+    .ok();
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    )
+    .ok();
+    env.write("src/lib.rs", "pub fn b() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "post-tool-use-edit"),
+    )
+    .ok();
+    let again = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    );
+    again.ok();
+    assert!(!again.stdout.contains("deny"), "{}", again.stdout);
+}
+
+// ---- failure policy: never block, always say why ----
+
+#[track_caller]
+fn assert_logged_failure(env: &Env, run: &Run, needle: &str) {
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains(needle), "stderr: {}", run.stderr);
+    let log = hook_log(env);
+    assert!(log.contains(needle), "hook.log: {log}");
+}
+
+#[test]
+fn malformed_json_is_logged_and_the_tool_call_proceeds() {
+    let env = Env::new();
+    let run = env.run_stdin(&["hook", "claude-code"], b"{\"session_id\": ");
+    assert_logged_failure(&env, &run, "not valid json");
+}
+
+#[test]
+fn empty_stdin_is_logged_and_the_tool_call_proceeds() {
+    let env = Env::new();
+    let run = env.run_stdin(&["hook", "claude-code"], b"");
+    assert_logged_failure(&env, &run, "payload is empty");
+}
+
+#[test]
+fn unknown_event_is_logged_and_the_tool_call_proceeds() {
+    let env = Env::new();
+    let mut payload = fixture(&env, "claude-code", "stop");
+    payload["hook_event_name"] = json!("TeleportRequested");
+    let run = hook(&env, "claude-code", &payload);
+    assert_logged_failure(&env, &run, "TeleportRequested");
+}
+
+#[test]
+fn unknown_agent_and_bad_arguments_never_exit_2() {
+    let env = Env::new();
+    let run = env.run_stdin(&["hook", "vim"], b"{}");
+    assert_logged_failure(&env, &run, "unknown agent");
+    let run = env.run_stdin(&["hook"], b"{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.is_empty());
+    let run = env.run_stdin(&["hook", "claude-code", "--no-such-flag"], b"{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn broken_home_is_logged_and_its_data_left_intact() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.home).unwrap();
+    let garbage = b"this is not a sqlite database, and must stay exactly like this".repeat(100);
+    std::fs::write(env.home.join("index.sqlite3"), &garbage).unwrap();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let run = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    );
+    assert_logged_failure(&env, &run, "index");
+    assert_eq!(
+        std::fs::read(env.home.join("index.sqlite3")).unwrap(),
+        garbage
+    );
+}
+
+#[test]
+fn home_that_is_not_a_directory_never_blocks() {
+    let env = Env::new();
+    std::fs::write(&env.home, b"a file where the home should be").unwrap();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let run = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    );
+    assert_eq!(run.code, 0);
+    assert!(run.stderr.contains("home"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read(&env.home).unwrap(),
+        b"a file where the home should be"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_home_never_blocks() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-read"),
+    )
+    .ok();
+    std::fs::create_dir_all(env.home.join("logs")).unwrap();
+    std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o500)).unwrap();
+    let run = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    );
+    std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // As root the mode does not stop writes, so the hook may simply succeed; either way it
+    // must not block.
+    assert_ne!(run.code, 2);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    env.run(&["verify"]).ok();
+}
+
+#[test]
+fn a_50_mib_payload_is_handled_without_blocking() {
+    let env = Env::new();
+    let mut payload = fixture(&env, "claude-code", "pre-tool-use-write");
+    payload["tool_input"]["file_path"] = json!(env.path("big.txt"));
+    payload["tool_input"]["content"] = json!("x".repeat(50 << 20));
+    let t = Instant::now();
+    let run = hook(&env, "claude-code", &payload);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(t.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn rewind_disable_is_a_no_op_that_creates_no_home() {
+    let env = Env::new();
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let run = hook_with(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+        &[("REWIND_DISABLE", "1")],
+    );
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout, "");
+    assert!(!env.home.exists());
+    let run = env
+        .command(&["hook", "claude-code"])
+        .env("REWIND_DISABLE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0));
+    assert!(!env.home.exists());
+}
+
+#[test]
+fn eight_concurrent_hook_processes_all_record() {
+    let env = Env::new();
+    let n = 8;
+    for i in 0..n {
+        env.write(&format!("f{i}.txt"), format!("before {i}\n"));
+    }
+    let payload = |i: usize, post: bool| {
+        let name = if post {
+            "post-tool-use-write"
+        } else {
+            "pre-tool-use-write"
+        };
+        let mut p = fixture(&env, "claude-code", name);
+        p["tool_input"]["file_path"] = json!(env.path(&format!("f{i}.txt")));
+        p["tool_use_id"] = json!(format!("toolu_par_{i}"));
+        if let Some(resp) = p.get_mut("tool_response") {
+            *resp = json!({});
+        }
+        p
+    };
+    let spawn_all = |post: bool| {
+        let children: Vec<_> = (0..n)
+            .map(|i| {
+                use std::io::Write;
+                let mut child = env
+                    .command(&["hook", "claude-code"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let body = payload(i, post).to_string();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(body.as_bytes())
+                    .unwrap();
+                child
+            })
+            .collect();
+        for child in children {
+            let run: Run = child.wait_with_output().unwrap().into();
+            run.ok();
+            assert!(run.stderr.is_empty(), "{}", run.stderr);
+        }
+    };
+    spawn_all(false);
+    for i in 0..n {
+        env.write(&format!("f{i}.txt"), format!("after {i}\n"));
+    }
+    spawn_all(true);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    for i in 0..n {
+        let c = change_of(&all, &format!("f{i}.txt"));
+        assert_eq!(c["proof"], "exact", "{c}");
+        assert_eq!(c["after"], blob(format!("after {i}\n").as_bytes()));
+    }
+    assert_eq!(all.len(), n);
+}
+
+// ---- rewind init ----
+
+/// Every file under the workspace with its bytes (to prove a second run changes nothing).
+fn tree(env: &Env) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&env.ws).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(&env.ws)
+                .unwrap()
+                .display()
+                .to_string();
+            out.push((rel, std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out
+}
+
+fn json_file(env: &Env, rel: &str) -> Value {
+    serde_json::from_slice(&env.read(rel).unwrap_or_else(|| panic!("{rel} missing"))).unwrap()
+}
+
+/// init keeps `user` settings, adds `rewind hook <agent>`, and a second run changes nothing.
+fn init_merges_and_is_idempotent(agent: &str, user_file: &str, user: &str, check: impl Fn(&Env)) {
+    let env = Env::new();
+    env.write(user_file, user);
+    let dry = env.run(&["init", agent, "--dry-run"]);
+    dry.ok();
+    assert!(
+        dry.stdout.contains(&format!("rewind hook {agent}")),
+        "{}",
+        dry.stdout
+    );
+    assert_eq!(
+        env.read(user_file).unwrap(),
+        user.as_bytes(),
+        "dry run wrote"
+    );
+
+    env.run(&["init", agent]).ok();
+    check(&env);
+    let once = tree(&env);
+    let all: String = once
+        .iter()
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    assert!(all.contains(&format!("rewind hook {agent}")));
+    env.run(&["init", agent]).ok();
+    assert_eq!(tree(&env), once, "second init changed something");
+}
+
+#[test]
+fn init_claude_code_merges_hooks_mcp_and_undo_command() {
+    init_merges_and_is_idempotent(
+        "claude-code",
+        ".claude/settings.json",
+        r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}}"#,
+        |env| {
+            let s = json_file(env, ".claude/settings.json");
+            assert_eq!(s["model"], "opus");
+            let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
+            assert_eq!(pre[0]["hooks"][0]["command"], "my-linter");
+            assert_eq!(pre.len(), 2);
+            assert_eq!(pre[1]["hooks"][0]["command"], "rewind hook claude-code");
+            assert!(pre[1]["matcher"].as_str().unwrap().contains("Edit"));
+            for event in [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PostToolUse",
+                "Stop",
+                "SessionEnd",
+            ] {
+                assert_eq!(
+                    s["hooks"][event][0]["hooks"][0]["command"],
+                    "rewind hook claude-code"
+                );
+            }
+            let mcp = json_file(env, ".mcp.json");
+            assert_eq!(mcp["mcpServers"]["rewind"]["args"][0], "mcp");
+            let cmd = String::from_utf8(env.read(".claude/commands/rw-undo.md").unwrap()).unwrap();
+            assert!(cmd.contains("rewind undo --session \"$CLAUDE_CODE_SESSION_ID\""));
+            assert!(env.read(".claude/settings.json.rewind-backup").is_some());
+        },
+    );
+}
+
+#[test]
+fn init_gemini_uses_millisecond_timeouts_and_keeps_user_settings() {
+    init_merges_and_is_idempotent(
+        "gemini",
+        ".gemini/settings.json",
+        r#"{"theme": "Dracula"}"#,
+        |env| {
+            let s = json_file(env, ".gemini/settings.json");
+            assert_eq!(s["theme"], "Dracula");
+            let hook = &s["hooks"]["BeforeTool"][0];
+            assert!(hook["matcher"].as_str().unwrap().contains("write_file"));
+            assert_eq!(hook["hooks"][0]["command"], "rewind hook gemini");
+            assert!(hook["hooks"][0]["timeout"].as_u64().unwrap() >= 1000);
+            assert_eq!(s["mcpServers"]["rewind"]["command"], "rewind");
+        },
+    );
+}
+
+#[test]
+fn init_codex_merges_hooks_json_and_mcp_table() {
+    init_merges_and_is_idempotent(
+        "codex",
+        ".codex/hooks.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#,
+        |env| {
+            let s = json_file(env, ".codex/hooks.json");
+            let stop = s["hooks"]["Stop"].as_array().unwrap();
+            assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
+            assert_eq!(stop[1]["hooks"][0]["command"], "rewind hook codex");
+            assert!(s["hooks"]["PreToolUse"][0]["matcher"]
+                .as_str()
+                .unwrap()
+                .contains("apply_patch"));
+            let toml = String::from_utf8(env.read(".codex/config.toml").unwrap()).unwrap();
+            assert!(toml.contains("[mcp_servers.rewind]"), "{toml}");
+        },
+    );
+}
+
+#[test]
+fn init_cursor_merges_hooks_json() {
+    init_merges_and_is_idempotent(
+        "cursor",
+        ".cursor/hooks.json",
+        r#"{"version": 1, "hooks": {"stop": [{"command": "./audit.sh"}]}}"#,
+        |env| {
+            let s = json_file(env, ".cursor/hooks.json");
+            assert_eq!(s["version"], 1);
+            let stop = s["hooks"]["stop"].as_array().unwrap();
+            assert_eq!(stop[0]["command"], "./audit.sh");
+            assert_eq!(stop[1]["command"], "rewind hook cursor");
+            assert_eq!(
+                s["hooks"]["afterFileEdit"][0]["command"],
+                "rewind hook cursor"
+            );
+            assert_eq!(
+                json_file(env, ".cursor/mcp.json")["mcpServers"]["rewind"]["command"],
+                "rewind"
+            );
+        },
+    );
+}
+
+#[test]
+fn init_cline_writes_executable_hooks_and_leaves_the_users_own_alone() {
+    init_merges_and_is_idempotent(
+        "cline",
+        ".clinerules/hooks/TaskComplete",
+        "#!/bin/sh\necho mine\n",
+        |env| {
+            assert_eq!(
+                env.read(".clinerules/hooks/TaskComplete").unwrap(),
+                b"#!/bin/sh\necho mine\n"
+            );
+            let pre = env.path(".clinerules/hooks/PreToolUse");
+            let text = std::fs::read_to_string(&pre).unwrap();
+            assert!(text.contains("exec rewind hook cline"), "{text}");
+            assert_eq!(crate::common::mode_of(&pre) & 0o111, 0o111);
+        },
+    );
+}
+
+#[test]
+fn init_opencode_installs_the_plugin_and_mcp_config() {
+    init_merges_and_is_idempotent(
+        "opencode",
+        "opencode.json",
+        r#"{"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude"}"#,
+        |env| {
+            let s = json_file(env, "opencode.json");
+            assert_eq!(s["model"], "anthropic/claude");
+            assert_eq!(s["mcp"]["rewind"]["command"][1], "mcp");
+            let js = String::from_utf8(env.read(".opencode/plugins/rewind.js").unwrap()).unwrap();
+            assert!(js.contains("tool.execute.before") && js.contains("answer.block === true"));
+        },
+    );
+}
+
+#[test]
+fn init_refuses_to_touch_a_settings_file_that_is_not_json() {
+    let env = Env::new();
+    env.write(".claude/settings.json", "{ not json");
+    let run = env.run(&["init", "claude-code"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
+    assert_eq!(env.read(".claude/settings.json").unwrap(), b"{ not json");
+}

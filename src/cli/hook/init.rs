@@ -1,0 +1,511 @@
+//! `rewind init <agent>`: wire rewind into an agent's project configuration — its hooks, the
+//! `rewind mcp` server, and an undo command file where the agent has command files.
+//!
+//! Rules: merge into existing JSON settings without touching the user's other keys; running
+//! twice adds nothing twice (an entry whose command is already `rewind hook <agent>` counts
+//! as present); a file rewind did not write is never overwritten (a conflicting command file
+//! or Cline hook script is reported and left alone); before the first change to an existing
+//! file its previous bytes are kept as `<file>.rewind-backup`. `--dry-run` prints what would
+//! be written and writes nothing.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::super::args::Global;
+use super::super::exit::Exit;
+use super::super::{Failure, Out};
+use rewind::hooks::Agent;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// claude-code | opencode | gemini | codex | cursor | cline
+    pub agent: String,
+    /// Print what would be written; write nothing
+    #[arg(long, alias = "print")]
+    pub dry_run: bool,
+}
+
+/// One file `init` wants in a given state.
+struct Planned {
+    path: PathBuf,
+    /// The full new content, or `None` when the file is already as wanted.
+    content: Option<String>,
+    executable: bool,
+    note: &'static str,
+}
+
+pub fn run_init(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
+    let InitArgs { agent, dry_run } = args;
+    let agent: Agent = agent
+        .parse()
+        .map_err(|e: rewind::hooks::HookError| Failure::new(Exit::Usage, e.to_string()))?;
+    let cwd = super::super::cwd()?;
+    let ws = super::super::workspace(g, &cwd)?;
+    let root = ws.root();
+    let plans = plan(agent, root)?;
+
+    let mut written = Vec::new();
+    let mut text = String::new();
+    for p in &plans {
+        let shown = p
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&p.path)
+            .display()
+            .to_string();
+        match &p.content {
+            None => text.push_str(&format!("unchanged  {shown} ({})\n", p.note)),
+            Some(content) => {
+                if dry_run {
+                    text.push_str(&format!("would write {shown} ({}):\n{content}\n", p.note));
+                } else {
+                    write_file(p, content)?;
+                    text.push_str(&format!("wrote      {shown} ({})\n", p.note));
+                }
+                written.push(shown);
+            }
+        }
+    }
+    if out.json {
+        out.print_json(&json!({
+            "agent": agent.as_str(),
+            "workspace": root.display().to_string(),
+            "dry_run": dry_run,
+            "files": plans.iter().map(|p| json!({
+                "path": p.path.display().to_string(),
+                "changed": p.content.is_some(),
+                "what": p.note,
+                "content": if dry_run { p.content.clone() } else { None },
+            })).collect::<Vec<_>>(),
+        }));
+    } else {
+        out.print(&text);
+    }
+    Ok(Exit::Ok)
+}
+
+fn command(agent: Agent) -> String {
+    format!("rewind hook {agent}")
+}
+
+fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
+    let cmd = command(agent);
+    let mcp_servers = json!({"rewind": {"command": "rewind", "args": ["mcp"]}});
+    let mut plans = Vec::new();
+    match agent {
+        Agent::ClaudeCode => {
+            let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
+            let hooks = claude_shaped(
+                &cmd,
+                &json!(30),
+                &[
+                    ("SessionStart", None),
+                    ("UserPromptSubmit", None),
+                    ("PreToolUse", Some(tools)),
+                    ("PostToolUse", Some(tools)),
+                    ("Stop", None),
+                    ("SessionEnd", None),
+                ],
+            );
+            plans.push(merge_json(
+                &root.join(".claude/settings.json"),
+                &json!({"hooks": hooks}),
+                &cmd,
+                "Claude Code hooks",
+            )?);
+            plans.push(merge_json(
+                &root.join(".mcp.json"),
+                &json!({"mcpServers": mcp_servers}),
+                &cmd,
+                "MCP server",
+            )?);
+            plans.push(new_file(
+                &root.join(".claude/commands/rw-undo.md"),
+                CLAUDE_UNDO_COMMAND,
+                false,
+                "/rw-undo command",
+            )?);
+        }
+        Agent::Gemini => {
+            let tools = "write_file|replace|read_file|run_shell_command";
+            // Gemini takes timeouts in milliseconds.
+            let hooks = claude_shaped(
+                &cmd,
+                &json!(30_000),
+                &[
+                    ("SessionStart", None),
+                    ("BeforeAgent", None),
+                    ("BeforeTool", Some(tools)),
+                    ("AfterTool", Some(tools)),
+                    ("AfterAgent", None),
+                    ("SessionEnd", None),
+                ],
+            );
+            plans.push(merge_json(
+                &root.join(".gemini/settings.json"),
+                &json!({"hooks": hooks, "mcpServers": mcp_servers}),
+                &cmd,
+                "Gemini CLI hooks and MCP server",
+            )?);
+            plans.push(new_file(
+                &root.join(".gemini/commands/rw-undo.toml"),
+                GEMINI_UNDO_COMMAND,
+                false,
+                "/rw-undo command",
+            )?);
+        }
+        Agent::Codex => {
+            let hooks = claude_shaped(
+                &cmd,
+                &json!(30),
+                &[
+                    ("SessionStart", None),
+                    ("UserPromptSubmit", None),
+                    ("PreToolUse", Some("apply_patch|Bash")),
+                    ("PostToolUse", Some("apply_patch|Bash")),
+                    ("Stop", None),
+                ],
+            );
+            plans.push(merge_json(
+                &root.join(".codex/hooks.json"),
+                &json!({"hooks": hooks}),
+                &cmd,
+                "Codex hooks (trust them once in Codex)",
+            )?);
+            plans.push(append_toml(
+                &root.join(".codex/config.toml"),
+                "[mcp_servers.rewind]",
+                "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n",
+                "MCP server",
+            )?);
+        }
+        Agent::Cursor => {
+            let mut hooks = Map::new();
+            for event in [
+                "beforeSubmitPrompt",
+                "beforeShellExecution",
+                "afterShellExecution",
+                "beforeReadFile",
+                "afterFileEdit",
+                "stop",
+            ] {
+                hooks.insert(event.into(), json!([{"command": cmd}]));
+            }
+            plans.push(merge_json(
+                &root.join(".cursor/hooks.json"),
+                &json!({"version": 1, "hooks": hooks}),
+                &cmd,
+                "Cursor hooks",
+            )?);
+            plans.push(merge_json(
+                &root.join(".cursor/mcp.json"),
+                &json!({"mcpServers": mcp_servers}),
+                &cmd,
+                "MCP server",
+            )?);
+        }
+        Agent::Cline => {
+            for event in [
+                "TaskStart",
+                "TaskResume",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "TaskComplete",
+                "TaskCancel",
+            ] {
+                plans.push(new_file(
+                    &root.join(".clinerules/hooks").join(event),
+                    &format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n"),
+                    true,
+                    "Cline hook",
+                )?);
+            }
+        }
+        Agent::OpenCode => {
+            plans.push(new_file(
+                &root.join(".opencode/plugins/rewind.js"),
+                OPENCODE_PLUGIN,
+                false,
+                "OpenCode plugin",
+            )?);
+            plans.push(merge_json(
+                &root.join("opencode.json"),
+                &json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
+                &cmd,
+                "MCP server",
+            )?);
+        }
+    }
+    Ok(plans)
+}
+
+/// `{"<Event>": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}`
+fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<&str>)]) -> Value {
+    let mut hooks = Map::new();
+    for (event, matcher) in events {
+        let mut group = Map::new();
+        if let Some(m) = matcher {
+            group.insert("matcher".into(), json!(m));
+        }
+        group.insert(
+            "hooks".into(),
+            json!([{"type": "command", "command": cmd, "timeout": timeout}]),
+        );
+        hooks.insert((*event).into(), json!([Value::Object(group)]));
+    }
+    Value::Object(hooks)
+}
+
+/// Merge `wanted` into the JSON file at `path`: objects merge key by key; arrays (hook lists)
+/// get our entries appended unless an entry already runs `cmd` (or equals ours); scalars the
+/// user set are kept.
+fn merge_json(
+    path: &Path,
+    wanted: &Value,
+    cmd: &str,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = read_existing(path)?;
+    let mut current = match &existing {
+        None => Value::Object(Map::new()),
+        Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
+        Some(text) => serde_json::from_str::<Value>(text).map_err(|e| {
+            Failure::new(
+                Exit::Error,
+                format!("{}: not valid JSON ({e}); not touching it", path.display()),
+            )
+            .hint("fix or move the file, then run rewind init again")
+        })?,
+    };
+    if !current.is_object() {
+        return Err(Failure::new(
+            Exit::Error,
+            format!("{}: not a JSON object; not touching it", path.display()),
+        ));
+    }
+    let before = current.clone();
+    merge(&mut current, wanted, cmd);
+    let content = if existing.is_some() && current == before {
+        None
+    } else {
+        let mut text = serde_json::to_string_pretty(&current)
+            .map_err(|e| Failure::new(Exit::Error, format!("cannot render JSON: {e}")))?;
+        text.push('\n');
+        Some(text)
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable: false,
+        note,
+    })
+}
+
+fn merge(current: &mut Value, wanted: &Value, cmd: &str) {
+    match (current, wanted) {
+        (Value::Object(cur), Value::Object(want)) => {
+            for (k, v) in want {
+                match cur.get_mut(k) {
+                    Some(existing) => merge(existing, v, cmd),
+                    None => {
+                        cur.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(cur), Value::Array(want)) => {
+            for item in want {
+                let present = cur.iter().any(|c| c == item || mentions(c, cmd));
+                if !present {
+                    cur.push(item.clone());
+                }
+            }
+        }
+        // A scalar the user set wins.
+        _ => {}
+    }
+}
+
+/// Does this JSON value (a hook group or entry) run `cmd` anywhere inside?
+fn mentions(v: &Value, cmd: &str) -> bool {
+    match v {
+        Value::String(s) => s == cmd,
+        Value::Array(items) => items.iter().any(|i| mentions(i, cmd)),
+        Value::Object(map) => map.values().any(|i| mentions(i, cmd)),
+        _ => false,
+    }
+}
+
+/// A file rewind owns whole: written when absent, left alone when present (ours or not).
+fn new_file(
+    path: &Path,
+    content: &str,
+    executable: bool,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = read_existing(path)?;
+    let content = match existing {
+        None => Some(content.to_string()),
+        Some(_) => None,
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable,
+        note,
+    })
+}
+
+/// Append a TOML table unless its header is already there (no TOML parser needed for that).
+fn append_toml(
+    path: &Path,
+    header: &str,
+    table: &str,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = read_existing(path)?;
+    let content = match existing {
+        Some(text) if text.lines().any(|l| l.trim() == header) => None,
+        Some(text) => {
+            let sep = if text.is_empty() || text.ends_with("\n\n") {
+                ""
+            } else if text.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            };
+            Some(format!("{text}{sep}{table}"))
+        }
+        None => Some(table.to_string()),
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable: false,
+        note,
+    })
+}
+
+fn read_existing(path: &Path) -> Result<Option<String>, Failure> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::new(
+            Exit::Error,
+            format!("cannot read {}: {e}", path.display()),
+        )),
+    }
+}
+
+fn write_file(p: &Planned, content: &str) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| {
+        Failure::new(
+            Exit::Error,
+            format!("cannot write {}: {e}", p.path.display()),
+        )
+    };
+    if let Some(parent) = p.path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    if p.path.exists() {
+        let mut backup = p.path.clone().into_os_string();
+        backup.push(".rewind-backup");
+        let backup = PathBuf::from(backup);
+        // Keep the user's original, not an earlier rewind edit of it.
+        if !backup.exists() {
+            std::fs::copy(&p.path, &backup).map_err(fail)?;
+        }
+    }
+    let dir = p.path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, content.as_bytes()).map_err(fail)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = match std::fs::metadata(&p.path) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(_) if p.executable => 0o755,
+            Err(_) => 0o644,
+        };
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+            .map_err(fail)?;
+    }
+    tmp.persist(&p.path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+const CLAUDE_UNDO_COMMAND: &str = r#"---
+description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
+allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+---
+!`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+
+Report the result above to the user in one or two sentences. If rewind refused because of a
+conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+"#;
+
+const GEMINI_UNDO_COMMAND: &str = r#"description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
+prompt = """
+Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+user in one or two sentences. If rewind refused because of a conflict, list the files and why.
+"""
+"#;
+
+const OPENCODE_PLUGIN: &str = r#"// rewind: snapshots and conflict-checked undo for OpenCode's edits.
+// Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
+// call only when rewind answers {"block": true}.
+import { spawnSync } from "node:child_process";
+
+export const Rewind = async ({ directory }) => {
+  const call = (payload) => {
+    const run = spawnSync("rewind", ["hook", "opencode"], {
+      input: JSON.stringify({ directory, ...payload }),
+      encoding: "utf8",
+      timeout: 30000,
+    });
+    if (run.error || typeof run.stdout !== "string") return null;
+    const text = run.stdout.trim();
+    if (!text.startsWith("{")) return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return null;
+    }
+  };
+  return {
+    "tool.execute.before": async (input, output) => {
+      const answer = call({
+        hook: "tool.execute.before",
+        sessionID: input.sessionID,
+        input,
+        output: { args: output.args },
+      });
+      if (answer && answer.block === true) {
+        throw new Error(answer.reason || "blocked by rewind");
+      }
+    },
+    "tool.execute.after": async (input, output) => {
+      const answer = call({
+        hook: "tool.execute.after",
+        sessionID: input.sessionID,
+        input,
+        output: { title: output.title, metadata: output.metadata },
+      });
+      if (answer && typeof answer.append === "string") {
+        output.output = `${output.output ?? ""}\n\n${answer.append}`;
+      }
+    },
+    "chat.message": async (input, output) => {
+      call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
+    },
+    event: async ({ event }) => {
+      if (event.type === "session.idle") {
+        call({ hook: "session.idle", sessionID: event.properties?.sessionID });
+      }
+    },
+  };
+};
+"#;

@@ -1,0 +1,191 @@
+//! SQL for workspace scans: every file state of a workspace at once, conditional file-state
+//! updates (a scan must never overwrite a newer state a concurrent snap recorded), the
+//! `baselines` row, and the pre-shell `scan_marks`.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{state_cols, state_from, Ctx, Result, Tx};
+use crate::ids::{SessionRowId, WorkspaceId};
+use crate::model::{KnownState, Stat};
+use crate::workspace::RelPath;
+
+/// How far a workspace's baseline has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Baseline {
+    /// Every non-ignored file had a file state at the end of the last scan.
+    pub complete: bool,
+    /// Files with a state after the last scan.
+    pub files: u64,
+    pub started_at: i64,
+    pub updated_at: i64,
+}
+
+impl Tx<'_> {
+    /// Every file state of the workspace (one query; scans compare the whole tree).
+    pub fn all_file_states(&self, ws: WorkspaceId) -> Result<Vec<(RelPath, KnownState)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at
+                 FROM file_states WHERE workspace_id = ?1",
+            )
+            .ctx("list file states")?;
+        let raws = stmt
+            .query_map([ws.0], |r| {
+                Ok((
+                    r.get::<_, Vec<u8>>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                    r.get::<_, Option<i64>>(6)?,
+                    r.get::<_, Option<i64>>(7)?,
+                    r.get::<_, i64>(8)?,
+                ))
+            })
+            .ctx("list file states")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list file states")?;
+        let mut out = Vec::with_capacity(raws.len());
+        for (path, kind, blob, mode, size, mtime, ctime, inode, recorded_at) in raws {
+            let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
+                what: "file state path",
+                detail: e.to_string(),
+            })?;
+            let state = state_from("file state", &kind, blob, mode)?;
+            let stat = match (size, mtime, ctime, inode, mode) {
+                (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => {
+                    Some(Stat {
+                        size: size as u64,
+                        mtime_ns,
+                        ctime_ns,
+                        inode: inode as u64,
+                        mode: mode as u32,
+                    })
+                }
+                _ => None,
+            };
+            out.push((
+                rel,
+                KnownState {
+                    state,
+                    stat,
+                    recorded_at,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Set a file state unless the row already holds one recorded later (by a snap or record
+    /// that ran while the scan was hashing). Returns whether the row was written.
+    pub fn set_file_state_unless_newer(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+    ) -> Result<bool> {
+        let (kind, blob, state_mode) = state_cols(&known.state);
+        let stat = known.stat;
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
+                   mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                   ctime_ns = excluded.ctime_ns, inode = excluded.inode,
+                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by
+                 WHERE file_states.recorded_at <= excluded.recorded_at",
+            )
+            .ctx("set file state")?
+            .execute(params![
+                ws.0,
+                path.as_bytes(),
+                kind,
+                blob,
+                stat.map(|s| s.mode as i64).or(state_mode),
+                stat.map(|s| s.size as i64),
+                stat.map(|s| s.mtime_ns),
+                stat.map(|s| s.ctime_ns),
+                stat.map(|s| s.inode as i64),
+                known.recorded_at,
+                by
+            ])
+            .ctx("set file state")?;
+        Ok(n > 0)
+    }
+
+    pub fn baseline(&self, ws: WorkspaceId) -> Result<Option<Baseline>> {
+        self.conn
+            .query_row(
+                "SELECT complete, files, started_at, updated_at FROM baselines WHERE workspace_id = ?1",
+                [ws.0],
+                |r| {
+                    Ok(Baseline {
+                        complete: r.get::<_, bool>(0)?,
+                        files: r.get::<_, i64>(1)? as u64,
+                        started_at: r.get(2)?,
+                        updated_at: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .ctx("find baseline")
+    }
+
+    pub fn set_baseline(
+        &self,
+        ws: WorkspaceId,
+        complete: bool,
+        files: u64,
+        now: i64,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO baselines(workspace_id, complete, files, started_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?4)
+                 ON CONFLICT(workspace_id) DO UPDATE SET complete = excluded.complete,
+                   files = excluded.files, updated_at = excluded.updated_at",
+                params![ws.0, complete, files as i64, now],
+            )
+            .ctx("set baseline")?;
+        Ok(())
+    }
+
+    /// Remember when a pre-shell scan of `tool_call` ("" when the agent sends no id) started.
+    pub fn set_scan_mark(&self, session: SessionRowId, tool_call: &str, at: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO scan_marks(session_id, tool_call, started_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id, tool_call) DO UPDATE SET started_at = excluded.started_at",
+                params![session.0, tool_call, at],
+            )
+            .ctx("set scan mark")?;
+        Ok(())
+    }
+
+    /// Remove and return the pre-shell scan mark of `tool_call`.
+    pub fn take_scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
+        let at = self
+            .conn
+            .query_row(
+                "SELECT started_at FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
+                params![session.0, tool_call],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()
+            .ctx("find scan mark")?;
+        if at.is_some() {
+            self.conn
+                .execute(
+                    "DELETE FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
+                    params![session.0, tool_call],
+                )
+                .ctx("delete scan mark")?;
+        }
+        Ok(at)
+    }
+}

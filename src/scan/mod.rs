@@ -1,0 +1,777 @@
+//! Workspace scans: what shell commands changed, since no file-tool hook sees them.
+//!
+//! A scan walks every non-ignored regular file of the workspace (the `ignore` crate:
+//! `.gitignore`, `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`,
+//! never through a symlink) on several threads, and compares each file's stat with its file
+//! state. Hashing happens only where the comparison cannot prove the file unchanged: a stat
+//! mismatch, or a "racy" state (recorded mtime not strictly older than the second the state was
+//! recorded in — git's racy-git rule), or a file with no state yet.
+//!
+//! Files with no state yet are the **baseline**. The first scan of a big tree cannot hash it
+//! all without hanging the agent, so baselining works within a time budget
+//! ([`ScanOptions::budget`], at least one batch per call so tiny budgets still converge) and
+//! resumes in later scans; the `baselines` row says when every file has a state.
+//!
+//! - [`Phase::Before`] (pre-shell): differences found are edits nobody announced; they go to an
+//!   `external` window (as a snap would record them) so the command's own changes start from
+//!   the truth. It also leaves a scan mark: when the command started.
+//! - [`Phase::After`] (post-shell): every created, modified or deleted path becomes a change of
+//!   the session's open agent window (an implicit one, closed at the end, when none is open).
+//!   A file with no baseline whose ctime/mtime is not older than the mark was touched by the
+//!   command but rewind never saw its before: `metadata-only`, reason `no-baseline`. Files over
+//!   the size limit are `metadata-only`, reason `too-large`.
+//!
+//! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
+//! worker threads one batch at a time and dropped before the next batch. Each batch commits in
+//! one SQLite transaction (blob rows, file states, changes).
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ignore::{WalkBuilder, WalkState};
+
+use crate::engine::{Clock, EngineError, Session};
+use crate::ids::WindowId;
+use crate::index::{BlobRow, IndexError, NewChange, Tx};
+use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
+use crate::store::{Store, StoreError};
+use crate::workspace::{stat_of, Observation, PathError, RelPath, Workspace};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("cannot scan workspace {root}: {detail}")]
+    Walk { root: String, detail: String },
+}
+
+type Result<T, E = ScanError> = std::result::Result<T, E>;
+
+/// How a scan may spend time and memory.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Time allowed for baselining files that have no state yet; the rest waits for the next
+    /// scan. Change detection of known files is never cut short.
+    pub budget: Duration,
+    /// Files per batch (one transaction each).
+    pub batch_files: usize,
+    /// Bytes read per batch before it is flushed.
+    pub batch_bytes: u64,
+    /// Walker and hashing threads.
+    pub threads: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            budget: Duration::from_secs(3),
+            batch_files: 256,
+            batch_bytes: 32 << 20,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .min(4),
+        }
+    }
+}
+
+/// Which side of a shell command a scan runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Before,
+    After,
+}
+
+/// Reported after each batch.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanProgress {
+    pub hashed: u64,
+    pub to_hash: u64,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    Deleted,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScanChange {
+    pub path: String,
+    pub kind: ChangeKind,
+    pub proof: Proof,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScanReport {
+    /// Non-ignored regular files in the workspace.
+    pub files: u64,
+    /// Files read and hashed by this scan.
+    pub hashed: u64,
+    /// Files given their first state by this scan.
+    pub baselined: u64,
+    /// Files still without a state.
+    pub remaining: u64,
+    pub baseline_complete: bool,
+    /// The window the changes went to (agent window after a command, external before).
+    pub window_id: Option<WindowId>,
+    pub changes: Vec<ScanChange>,
+    pub elapsed_ms: u64,
+}
+
+/// Why a file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// Known, but the stat cannot prove it unchanged.
+    Verify,
+    /// Unknown while the baseline is complete: the file is new.
+    Created,
+    /// Unknown, baseline incomplete, not touched since the command started: baseline only.
+    Baseline,
+    /// Unknown, baseline incomplete, touched during the command.
+    NoBaseline,
+}
+
+struct Candidate {
+    rel: RelPath,
+    known: Option<KnownState>,
+    need: Need,
+    size: u64,
+}
+
+/// A file after a worker looked at it; its bytes already encoded when they are new.
+struct Looked {
+    rel: RelPath,
+    known: Option<KnownState>,
+    need: Need,
+    state: FileState,
+    stat: Option<Stat>,
+    too_large: bool,
+    read_at: i64,
+    row: Option<BlobRow>,
+}
+
+/// Where a scan's changes go; windows are opened on the first change only.
+struct Sink {
+    phase: Phase,
+    window: Option<WindowId>,
+    implicit: bool,
+    changes: Vec<ScanChange>,
+}
+
+impl Session<'_> {
+    /// Scan the workspace for changes around a shell command (see the module docs).
+    pub fn scan(
+        &self,
+        phase: Phase,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+        opts: &ScanOptions,
+        progress: &mut dyn FnMut(&ScanProgress),
+    ) -> Result<ScanReport> {
+        let start = Instant::now();
+        let started_at = self.home.now();
+        let mark_key = tool_call.unwrap_or("");
+        let mark = match phase {
+            Phase::Before => None,
+            Phase::After => self.home.index.write(|tx| {
+                let mark = tx.take_scan_mark(self.id, mark_key)?;
+                // No pre-shell scan (a missing before-hook): the turn's start is the best
+                // bound on when the command could have started.
+                Ok::<_, IndexError>(match mark {
+                    Some(m) => Some(m),
+                    None => tx.open_agent_window(self.id)?.map(|w| w.opened_at),
+                })
+            })?,
+        };
+
+        let walked = walk(self.ws.root(), opts.threads.max(1))?;
+        let read = self.home.index.read();
+        let mut known: HashMap<RelPath, KnownState> =
+            read.all_file_states(self.ws_id)?.into_iter().collect();
+        let complete = read.baseline(self.ws_id)?.is_some_and(|b| b.complete);
+
+        let mut seen = HashSet::with_capacity(walked.len());
+        let mut urgent = Vec::new();
+        let mut baseline = Vec::new();
+        for (rel, stat) in &walked {
+            seen.insert(rel.clone());
+            match known.remove(rel) {
+                Some(k) => {
+                    if !provably_unchanged(&k, stat) {
+                        urgent.push(Candidate {
+                            rel: rel.clone(),
+                            known: Some(k),
+                            need: Need::Verify,
+                            size: stat.size,
+                        });
+                    }
+                }
+                None if complete => urgent.push(Candidate {
+                    rel: rel.clone(),
+                    known: None,
+                    need: Need::Created,
+                    size: stat.size,
+                }),
+                None if mark.is_some_and(|m| touched_since(stat, m)) => urgent.push(Candidate {
+                    rel: rel.clone(),
+                    known: None,
+                    need: Need::NoBaseline,
+                    size: stat.size,
+                }),
+                None => baseline.push(Candidate {
+                    rel: rel.clone(),
+                    known: None,
+                    need: Need::Baseline,
+                    size: stat.size,
+                }),
+            }
+        }
+        // What is left of `known` was not walked: deleted, or now ignored / not a regular
+        // file (then it is not ours to judge).
+        let mut deleted = Vec::new();
+        for (rel, k) in known {
+            if matches!(k.state, FileState::Absent) {
+                continue;
+            }
+            match std::fs::symlink_metadata(self.ws.abs(&rel)) {
+                Err(e)
+                    if e.kind() == io::ErrorKind::NotFound
+                        || e.kind() == io::ErrorKind::NotADirectory =>
+                {
+                    deleted.push((rel, k));
+                }
+                _ => {}
+            }
+        }
+        deleted.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut sink = Sink {
+            phase,
+            window: None,
+            implicit: false,
+            changes: Vec::new(),
+        };
+        let to_hash = (urgent.len() + baseline.len()) as u64;
+        let mut hashed = 0u64;
+        let mut baselined = 0u64;
+
+        for batch in batches(urgent, opts) {
+            let looked = self.look_all(batch, opts.threads.max(1))?;
+            hashed += looked.len() as u64;
+            self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
+            progress(&ScanProgress {
+                hashed,
+                to_hash,
+                elapsed: start.elapsed(),
+            });
+        }
+        if !deleted.is_empty() {
+            self.commit_batch(&[], &deleted, &mut sink, tool, tool_call)?;
+        }
+
+        let mut remaining = baseline.len() as u64;
+        let mut first = true;
+        for batch in batches(baseline, opts) {
+            // At least one batch per scan, so even a tiny budget makes progress.
+            if !first && start.elapsed() >= opts.budget {
+                break;
+            }
+            first = false;
+            let n = batch.len() as u64;
+            let looked = self.look_all(batch, opts.threads.max(1))?;
+            hashed += n;
+            baselined += n;
+            remaining -= n;
+            self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
+            progress(&ScanProgress {
+                hashed,
+                to_hash,
+                elapsed: start.elapsed(),
+            });
+        }
+
+        let now = self.home.now();
+        let complete_now = remaining == 0;
+        let files = walked.len() as u64 - remaining;
+        self.home.index.write(|tx| {
+            tx.set_baseline(self.ws_id, complete_now, files, now)?;
+            if phase == Phase::Before {
+                tx.set_scan_mark(self.id, mark_key, started_at)?;
+            }
+            // One shell command without an open turn is one undoable step.
+            if let (Some(w), true) = (sink.window, sink.implicit) {
+                tx.close_window(w, now)?;
+            }
+            Ok::<_, IndexError>(())
+        })?;
+
+        Ok(ScanReport {
+            files: walked.len() as u64,
+            hashed,
+            baselined,
+            remaining,
+            baseline_complete: complete_now,
+            window_id: sink.window,
+            changes: sink.changes,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Read, hash and (when new) encode a batch of files on `threads` workers.
+    fn look_all(&self, batch: Vec<Candidate>, threads: usize) -> Result<Vec<Looked>> {
+        let max = self.home.opts.max_file_size;
+        // The index connection is not shareable across threads; workers get only the
+        // workspace, the store and the clock.
+        let (ws, store, clock) = (&self.ws, &self.home.store, self.home.opts.clock);
+        let chunk = batch.len().div_ceil(threads).max(1);
+        let mut parts: Vec<Vec<Candidate>> = Vec::new();
+        let mut iter = batch.into_iter().peekable();
+        while iter.peek().is_some() {
+            parts.push(iter.by_ref().take(chunk).collect());
+        }
+        let results: Vec<Result<Vec<Looked>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|part| s.spawn(move || look_part(ws, store, clock, part, max)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(ScanError::Walk {
+                            root: self.ws.root().display().to_string(),
+                            detail: "a hashing thread panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut out = Vec::new();
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+}
+
+fn look_part(
+    ws: &Workspace,
+    store: &Store,
+    clock: Clock,
+    part: Vec<Candidate>,
+    max: u64,
+) -> Result<Vec<Looked>> {
+    let mut out = Vec::with_capacity(part.len());
+    for c in part {
+        let read_at = clock.now();
+        let obs = match ws.observe(&c.rel, max) {
+            Ok(obs) => obs,
+            // A parent replaced by a symlink mid-scan: not ours to read.
+            Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => {
+                Observation::NotRegular { kind: "moved" }
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (state, stat, too_large, row) = match obs {
+            Observation::Absent => (FileState::Absent, None, false, None),
+            Observation::NotRegular { .. } => continue,
+            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true, None),
+            Observation::Regular { bytes, id, stat } => {
+                let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
+                let row = if known_blob == Some(id) {
+                    None
+                } else {
+                    Some(store.encode_standalone(id, &bytes, read_at)?)
+                };
+                (
+                    FileState::Present {
+                        blob: id,
+                        mode: stat.mode,
+                    },
+                    Some(stat),
+                    false,
+                    row,
+                )
+            }
+        };
+        out.push(Looked {
+            rel: c.rel,
+            known: c.known,
+            need: c.need,
+            state,
+            stat,
+            too_large,
+            read_at,
+            row,
+        });
+    }
+    Ok(out)
+}
+
+impl Session<'_> {
+    /// One transaction: blob rows, file states, and the changes they imply.
+    fn commit_batch(
+        &self,
+        looked: &[Looked],
+        deleted: &[(RelPath, KnownState)],
+        sink: &mut Sink,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+    ) -> Result<()> {
+        let now = self.home.now();
+        let mut changes = Vec::new();
+        self.home.index.write(|tx| {
+            for l in looked {
+                if let Some(row) = &l.row {
+                    tx.insert_blob(row)?;
+                }
+            }
+            for l in looked {
+                let known = KnownState {
+                    state: l.state,
+                    stat: l.stat,
+                    recorded_at: l.read_at,
+                };
+                if let Some((kind, before, proof, reason)) = judge(l) {
+                    let window = self.sink_window(tx, sink, now)?;
+                    tx.insert_change(&NewChange {
+                        window,
+                        workspace: self.ws_id,
+                        path: &l.rel,
+                        before,
+                        after: Some(l.state),
+                        tool: self.tool_for(sink.phase, tool),
+                        tool_call: self.tool_for(sink.phase, tool_call),
+                        proof,
+                        reason,
+                        now,
+                    })?;
+                    // A change is the truth now, whatever a concurrent writer thought.
+                    tx.set_file_state(self.ws_id, &l.rel, &known, "scan")?;
+                    changes.push(ScanChange {
+                        path: l.rel.display(),
+                        kind,
+                        proof,
+                        reason: reason.map(str::to_string),
+                    });
+                } else {
+                    tx.set_file_state_unless_newer(self.ws_id, &l.rel, &known, "scan")?;
+                }
+            }
+            for (rel, k) in deleted {
+                let window = self.sink_window(tx, sink, now)?;
+                let (proof, reason) = match k.state {
+                    FileState::Unknown => (Proof::MetadataOnly, Some("too-large")),
+                    _ => (Proof::Exact, None),
+                };
+                tx.insert_change(&NewChange {
+                    window,
+                    workspace: self.ws_id,
+                    path: rel,
+                    before: k.state,
+                    after: Some(FileState::Absent),
+                    tool: self.tool_for(sink.phase, tool),
+                    tool_call: self.tool_for(sink.phase, tool_call),
+                    proof,
+                    reason,
+                    now,
+                })?;
+                tx.set_file_state(
+                    self.ws_id,
+                    rel,
+                    &KnownState {
+                        state: FileState::Absent,
+                        stat: None,
+                        recorded_at: now,
+                    },
+                    "scan",
+                )?;
+                changes.push(ScanChange {
+                    path: rel.display(),
+                    kind: ChangeKind::Deleted,
+                    proof,
+                    reason: reason.map(str::to_string),
+                });
+            }
+            Ok::<_, ScanError>(())
+        })?;
+        sink.changes.extend(changes);
+        Ok(())
+    }
+
+    /// External edits found before a command were not made by its tool.
+    fn tool_for<'a>(&self, phase: Phase, v: Option<&'a str>) -> Option<&'a str> {
+        match phase {
+            Phase::Before => None,
+            Phase::After => v,
+        }
+    }
+
+    fn sink_window(&self, tx: &Tx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
+        if let Some(w) = sink.window {
+            return Ok(w);
+        }
+        let w = match sink.phase {
+            Phase::Before => {
+                let w = tx.open_window(
+                    self.id,
+                    WindowKind::External,
+                    Some("changed outside the agent"),
+                    true,
+                    WindowStatus::Done,
+                    now,
+                )?;
+                tx.close_window(w, now)?;
+                w
+            }
+            Phase::After => match tx.open_agent_window(self.id)? {
+                Some(w) => w.id,
+                None => {
+                    sink.implicit = true;
+                    tx.open_window(
+                        self.id,
+                        WindowKind::Agent,
+                        None,
+                        true,
+                        WindowStatus::Done,
+                        now,
+                    )?
+                }
+            },
+        };
+        sink.window = Some(w);
+        Ok(w)
+    }
+}
+
+/// The change a looked-at file implies, if any: (kind, before, proof, reason).
+fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static str>)> {
+    let too_large = |before_unknown: bool| {
+        if l.too_large || before_unknown {
+            (Proof::MetadataOnly, Some("too-large"))
+        } else {
+            (Proof::Exact, None)
+        }
+    };
+    match l.need {
+        Need::Baseline => None,
+        Need::NoBaseline => {
+            if matches!(l.state, FileState::Absent) {
+                return None;
+            }
+            Some((
+                ChangeKind::Modified,
+                FileState::Unknown,
+                Proof::MetadataOnly,
+                Some("no-baseline"),
+            ))
+        }
+        Need::Created => {
+            if matches!(l.state, FileState::Absent) {
+                return None;
+            }
+            let (proof, reason) = too_large(false);
+            Some((ChangeKind::Created, FileState::Absent, proof, reason))
+        }
+        Need::Verify => {
+            let known = l.known.as_ref()?;
+            match (known.state, l.state) {
+                (FileState::Absent, FileState::Absent) => None,
+                (FileState::Absent, _) => {
+                    let (proof, reason) = too_large(false);
+                    Some((ChangeKind::Created, FileState::Absent, proof, reason))
+                }
+                (before, FileState::Absent) => {
+                    let (proof, reason) = too_large(matches!(before, FileState::Unknown));
+                    Some((ChangeKind::Deleted, before, proof, reason))
+                }
+                (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => {
+                    (a != b).then_some((ChangeKind::Modified, known.state, Proof::Exact, None))
+                }
+                (before, _) => {
+                    // One side is too large: content cannot be compared, so any stat change
+                    // counts, and it can only be recorded without the bytes.
+                    let stat_changed = known.stat != l.stat;
+                    stat_changed.then_some((
+                        ChangeKind::Modified,
+                        before,
+                        Proof::MetadataOnly,
+                        Some("too-large"),
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The stat proves the file unchanged: identical, and recorded strictly after the second the
+/// file was last modified in (otherwise a write in that same second could hide behind an
+/// identical mtime — the racy-git rule).
+fn provably_unchanged(k: &KnownState, now: &Stat) -> bool {
+    let Some(then) = k.stat else {
+        return false;
+    };
+    let second_floor = k.recorded_at.div_euclid(1_000_000_000) * 1_000_000_000;
+    then == *now && then.mtime_ns < second_floor
+}
+
+/// Was the file modified (or its inode changed) at or after `mark`? Compared by whole seconds:
+/// some filesystems keep coarse timestamps, and a false "touched" only costs a
+/// `no-baseline` record where a false "untouched" would lose a change.
+fn touched_since(stat: &Stat, mark: i64) -> bool {
+    let floor = mark.div_euclid(1_000_000_000) * 1_000_000_000;
+    stat.mtime_ns >= floor || stat.ctime_ns >= floor
+}
+
+/// Split candidates into batches bounded by file count and bytes.
+fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut bytes = 0u64;
+    for c in cands {
+        if !cur.is_empty()
+            && (cur.len() >= opts.batch_files.max(1) || bytes + c.size > opts.batch_bytes)
+        {
+            out.push(std::mem::take(&mut cur));
+            bytes = 0;
+        }
+        bytes += c.size;
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every non-ignored regular file under `root` with its stat, sorted by path.
+fn walk(root: &Path, threads: usize) -> Result<Vec<(RelPath, Stat)>> {
+    let found: Mutex<Vec<(RelPath, Stat)>> = Mutex::new(Vec::new());
+    let walker = WalkBuilder::new(root)
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .threads(threads)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build_parallel();
+    walker.run(|| {
+        let found = &found;
+        Box::new(move |entry| {
+            // An unreadable directory is skipped, not fatal: the rest of the tree still counts.
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let Ok(meta) = entry.metadata() else {
+                return WalkState::Continue;
+            };
+            let Some(rel) = rel_of(root, entry.path()) else {
+                return WalkState::Continue;
+            };
+            if let Ok(mut v) = found.lock() {
+                v.push((rel, stat_of(&meta)));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().map_err(|_| ScanError::Walk {
+        root: root.display().to_string(),
+        detail: "a walker thread panicked".into(),
+    })?;
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
+}
+
+fn rel_of(root: &Path, path: &Path) -> Option<RelPath> {
+    let rest = path.strip_prefix(root).ok()?;
+    let mut bytes = Vec::new();
+    for (i, c) in rest.components().enumerate() {
+        if i > 0 {
+            bytes.push(b'/');
+        }
+        bytes.extend_from_slice(&os_bytes(c.as_os_str()));
+    }
+    RelPath::from_stored(bytes).ok()
+}
+
+#[cfg(unix)]
+fn os_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn os_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
+    s.to_string_lossy().into_owned().into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(mtime_ns: i64) -> Stat {
+        Stat {
+            size: 3,
+            mtime_ns,
+            ctime_ns: mtime_ns,
+            inode: 7,
+            mode: 0o644,
+        }
+    }
+
+    fn known(mtime_ns: i64, recorded_at: i64) -> KnownState {
+        KnownState {
+            state: FileState::Absent,
+            stat: Some(stat(mtime_ns)),
+            recorded_at,
+        }
+    }
+
+    #[test]
+    fn stat_match_skips_hashing_only_when_recorded_after_the_mtime_second() {
+        let s = 1_000_000_000;
+        // Modified at 10.2 s, recorded at 11.0 s: safe to trust.
+        assert!(provably_unchanged(
+            &known(10 * s + s / 5, 11 * s),
+            &stat(10 * s + s / 5)
+        ));
+        // Recorded in the same second as the mtime: racy, must hash.
+        assert!(!provably_unchanged(
+            &known(10 * s + s / 5, 10 * s + s / 2),
+            &stat(10 * s + s / 5)
+        ));
+        // Stat differs: must hash.
+        assert!(!provably_unchanged(
+            &known(10 * s, 20 * s),
+            &stat(10 * s + 1)
+        ));
+    }
+
+    #[test]
+    fn touched_since_compares_whole_seconds() {
+        let s = 1_000_000_000;
+        assert!(touched_since(&stat(10 * s + 1), 10 * s + s / 2));
+        assert!(!touched_since(&stat(9 * s + s / 2), 10 * s + s / 2));
+    }
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# rewind against the real alternatives, each next to its anchor in the same run.
+#
+#   benches/fetch-data.sh && benches/compare.sh
+#
+# Needs the data from fetch-data.sh (REWIND_BENCH_DATA, default ~/.cache/rewind-bench).
+# Writes everything under $REWIND_BENCH_OUT (default $DATA/run, wiped first) and prints the
+# markdown table that benches/RESULTS.md holds. Knobs: ROUNDS (hyperfine rounds, default 5),
+# RUNS (runs per command per round, default 10), BASELINE_RUNS (default 3),
+# SKIP="prewrite check baseline replay undo threshold criterion" (any of them: sections to
+# leave out).
+#
+# The machine is small and shared: every comparison interleaves its commands round by round,
+# and the table reports medians, min–max and ratios of medians, never one run.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DATA=${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
+OUT=${REWIND_BENCH_OUT:-$DATA/run}
+ROUNDS=${ROUNDS:-5}
+RUNS=${RUNS:-10}
+BASELINE_RUNS=${BASELINE_RUNS:-3}
+SKIP=${SKIP:-}
+TREE=$DATA/linux
+FILE=kernel/cred.c # a typical 24 KB source file
+NPM_DIR=$DATA/npm/lodash
+
+log() { printf '\n== %s\n' "$*" >&2; }
+skipped() { [[ " $SKIP " == *" $1 "* ]]; }
+
+[ -d "$TREE" ] && [ -f "$NPM_DIR/versions.txt" ] || {
+    echo "no benchmark data: run benches/fetch-data.sh first" >&2
+    exit 1
+}
+for tool in hyperfine b3sum git python3 /usr/bin/time; do
+    command -v "$tool" >/dev/null || {
+        echo "missing $tool: run benches/fetch-data.sh" >&2
+        exit 1
+    }
+done
+
+log "building (release)"
+cd "$ROOT"
+cargo build --release --quiet
+REWIND=$ROOT/target/release/rewind
+bench_bin() {
+    cargo bench --no-run --bench "$1" --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("executable") and m["target"]["name"] == sys.argv[1]: print(m["executable"])' "$1"
+}
+HARNESS=$(bench_bin harness)
+STORE_BENCH=$(bench_bin store)
+
+rm -rf "$OUT"
+mkdir -p "$OUT/hf"
+RESULTS=$OUT/results.jsonl
+: >"$RESULTS"
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "rewind: $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src Cargo.toml || echo ' + uncommitted changes')"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), nproc $(nproc)"
+    echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
+    echo "kernel: $(uname -r); filesystem: $(df -T "$DATA" | awk 'NR==2 {print $2}')"
+    cat "$DATA/VERSIONS" 2>/dev/null || true
+} >"$OUT/machine.txt"
+
+# Warm the page cache with the tree, so the first measured command does not pay for it.
+find "$TREE" -type f -print0 | xargs -0 cat >/dev/null
+
+rw() { "$REWIND" --home "$1" --workspace "$TREE" "${@:2}"; }
+
+# hyperfine in ROUNDS rounds; each round runs every command RUNS times, in order.
+rounds() {
+    local name=$1
+    shift
+    for r in $(seq 1 "$ROUNDS"); do
+        hyperfine --style none --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/$name-$r.json" "$@" >/dev/null
+    done
+}
+
+# --- 1. pre-write on one file, process start to exit ------------------------------------
+SHADOW=$OUT/shadow-prewrite.git
+git init -q --bare "$SHADOW"
+sg() { git --git-dir="$SHADOW" --work-tree="$TREE" -c gc.auto=0 "$@"; }
+sg add -A
+HOME1=$OUT/home-prewrite
+rw "$HOME1" snap "$TREE/$FILE" >/dev/null
+
+# `rewind hook claude-code`, when the hook handles a PreToolUse Write: a payload naming FILE.
+HOOK_PAYLOAD=$OUT/pre-tool-use-write.json
+python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-write.json" "$TREE" "$FILE" >"$HOOK_PAYLOAD" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["cwd"] = sys.argv[2]
+p["session_id"] = "bench-hook"
+p["tool_input"]["file_path"] = sys.argv[2] + "/" + sys.argv[3]
+print(json.dumps(p))
+EOF
+HOOK_HOME=$OUT/home-hook
+REWIND_HOME=$HOOK_HOME "$REWIND" hook claude-code <"$HOOK_PAYLOAD" >/dev/null 2>&1 || true
+HOOK=0
+if [ -f "$HOOK_HOME/index.sqlite3" ] &&
+    rw "$HOOK_HOME" log --all-sessions --json 2>/dev/null | grep -q "\"$FILE\""; then
+    HOOK=1
+    echo "hook: handles PreToolUse Write" >>"$OUT/machine.txt"
+else
+    echo "hook: not measured: rewind hook claude-code does not snapshot on PreToolUse Write yet" >>"$OUT/machine.txt"
+fi
+if ! skipped prewrite; then
+    log "1. pre-write on one file of the ${TREE##*/} tree"
+    for r in $(seq 1 "$ROUNDS"); do
+        hyperfine --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/prewrite-$r.json" \
+            -n "rewind snap" "$REWIND --home $HOME1 --workspace $TREE snap $TREE/$FILE" \
+            -n "git hash-object -w" "git --git-dir=$SHADOW hash-object -w $TREE/$FILE" \
+            -n "shadow git add" "git --git-dir=$SHADOW --work-tree=$TREE -c gc.auto=0 add $TREE/$FILE" \
+            >/dev/null
+        # The hook reads its payload on stdin, so it runs through a shell (whose start-up
+        # hyperfine measures and subtracts); `rewind snap` runs the same way beside it.
+        if [ $HOOK = 1 ]; then
+            hyperfine --style none --shell=bash --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/hook-$r.json" \
+                -n "rewind hook claude-code" "REWIND_HOME=$HOOK_HOME $REWIND hook claude-code <$HOOK_PAYLOAD" \
+                -n "rewind snap (shell)" "$REWIND --home $HOME1 --workspace $TREE snap $TREE/$FILE" \
+                >/dev/null
+        fi
+    done
+fi
+
+# --- 2. read check of an unchanged file ----------------------------------------------------
+if ! skipped check; then
+    log "2. read check of an unchanged file"
+    rounds check -N \
+        -n "rewind check" "$REWIND --home $HOME1 --workspace $TREE check $TREE/$FILE" \
+        -n "b3sum" "b3sum $TREE/$FILE"
+fi
+
+# --- 3./4. scan and baseline (only when the shell-command scan exists) ---------------------
+# The scan runs from the PreToolUse Bash hook; it exists when that hook baselines the tree.
+SCAN_PAYLOAD=$OUT/pre-tool-use-bash.json
+python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-bash.json" "$TREE" >"$SCAN_PAYLOAD" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["cwd"] = sys.argv[2]
+p["session_id"] = "bench-scan"
+print(json.dumps(p))
+EOF
+scan_probe=$OUT/scan-probe
+mkdir -p "$scan_probe/ws" && cp "$TREE/$FILE" "$scan_probe/ws/"
+python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-bash.json" "$scan_probe/ws" >"$scan_probe/payload.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1])); p["cwd"] = sys.argv[2]; print(json.dumps(p))
+EOF
+REWIND_HOME=$scan_probe/home "$REWIND" hook claude-code <"$scan_probe/payload.json" >/dev/null 2>&1 || true
+SCAN=0
+if [ -f "$scan_probe/home/index.sqlite3" ] && python3 - "$scan_probe/home/index.sqlite3" <<'EOF'; then SCAN=1; fi
+import sqlite3, sys
+n = sqlite3.connect(sys.argv[1]).execute("select count(*) from baselines").fetchone()[0]
+sys.exit(0 if n > 0 else 1)
+EOF
+echo "scan: $([ $SCAN = 1 ] && echo available || echo 'not measured: scan not available')" >>"$OUT/machine.txt"
+
+timed() { # label, command...: wall seconds and peak RSS into results.jsonl
+    local label=$1
+    shift
+    /usr/bin/time -f '%e %M' -o "$OUT/time.txt" "$@" >"$OUT/last.out" 2>"$OUT/last.err"
+    read -r secs rss <"$OUT/time.txt"
+    printf '{"bench":"timed","label":"%s","seconds":%s,"max_rss_kib":%s}\n' "$label" "$secs" "$rss" >>"$RESULTS"
+}
+
+if ! skipped baseline; then
+    log "4./5. first baseline of the tree vs git add -A && git write-tree ($BASELINE_RUNS runs each)"
+    for i in $(seq 1 "$BASELINE_RUNS"); do
+        rm -rf "$OUT/shadow-baseline.git" "$OUT/home-baseline" "$OUT/home-scan"
+        sync
+        git init -q --bare "$OUT/shadow-baseline.git"
+        timed "git add -A && git write-tree" sh -c "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE -c gc.auto=0 add -A && git --git-dir=$OUT/shadow-baseline.git write-tree"
+        printf '{"bench":"du","label":"shadow git after add -A","kib":%s}\n' "$(du -sk "$OUT/shadow-baseline.git" | cut -f1)" >>"$RESULTS"
+        timed "rewind snap of every file (library, 1000 per call)" "$HARNESS" snap-all "$OUT/home-baseline" "$TREE"
+        cat "$OUT/last.out" >>"$RESULTS"
+        printf '{"bench":"du","label":"rewind home after snap of every file","kib":%s}\n' "$(du -sk "$OUT/home-baseline" | cut -f1)" >>"$RESULTS"
+        if [ $SCAN = 1 ]; then
+            # The whole baseline in one call: no time budget (by default a hook baselines for
+            # 3 s and resumes in later calls).
+            timed "rewind first baseline (hook, PreToolUse Bash)" sh -c "REWIND_SCAN_BUDGET_MS=86400000 REWIND_HOME=$OUT/home-scan $REWIND hook claude-code <$SCAN_PAYLOAD"
+            python3 - "$OUT/home-scan/index.sqlite3" >>"$RESULTS" <<'EOF'
+import json, sqlite3, sys
+complete, files = sqlite3.connect(sys.argv[1]).execute("select complete, files from baselines").fetchone()
+print(json.dumps({"bench": "baseline-row", "complete": bool(complete), "files": files}))
+EOF
+            printf '{"bench":"du","label":"rewind home after baseline","kib":%s}\n' "$(du -sk "$OUT/home-scan" | cut -f1)" >>"$RESULTS"
+        fi
+    done
+    if [ $SCAN = 1 ]; then
+        log "3. scan with no changes vs git status --porcelain"
+        rounds scan \
+            -n "rewind scan (hook, PreToolUse Bash)" "REWIND_HOME=$OUT/home-scan $REWIND hook claude-code <$SCAN_PAYLOAD" \
+            -n "git status --porcelain" "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE status --porcelain"
+    fi
+    rm -rf "$OUT/home-baseline" "$OUT/home-scan"
+fi
+
+# --- 6. version-history replay ------------------------------------------------------------
+if ! skipped replay; then
+    log "6. replay of every lodash version as agent writes vs shadow git"
+    "$HARNESS" replay "$OUT/home-replay" "$OUT/shadow-replay.git" "$OUT/replay-ws" \
+        "$NPM_DIR/v" "$NPM_DIR/versions.txt" >>"$RESULTS"
+fi
+
+# --- 7. undo of one window of 1,000 changed files -----------------------------------------
+if ! skipped undo; then
+    log "7. undo of a window of 1,000 changed files"
+    UNDO_WS=$OUT/undo-ws
+    UNDO_HOME=$OUT/home-undo
+    mkdir -p "$UNDO_WS"
+    (cd "$TREE" && find drivers -type f -name '*.c' | sort | awk 'NR <= 1000' >"$OUT/undo-files.txt")
+    (cd "$TREE" && xargs -a "$OUT/undo-files.txt" cp --parents -t "$UNDO_WS")
+    (
+        cd "$UNDO_WS"
+        ru() { "$REWIND" --home "$UNDO_HOME" --workspace "$UNDO_WS" "$@"; }
+        mapfile -t files <"$OUT/undo-files.txt"
+        ru window open --label "1000 files" >/dev/null
+        ru snap "${files[@]}" >/dev/null
+        for f in "${files[@]}"; do printf '/* edited by the agent */\n' >>"$f"; done
+        ru record "${files[@]}" >/dev/null
+        ru window close >/dev/null
+    )
+    UNDO="$REWIND --home $UNDO_HOME --workspace $UNDO_WS"
+    for r in $(seq 1 "$ROUNDS"); do
+        hyperfine --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \
+            --prepare "$UNDO redo >/dev/null 2>&1 || true" \
+            -n "rewind undo (1,000 files)" "$UNDO undo" \
+            -n "rewind redo (1,000 files)" --prepare "$UNDO undo >/dev/null 2>&1 || true" "$UNDO redo" \
+            >/dev/null
+    done
+fi
+
+# --- inline vs object-file threshold, criterion micro-benchmarks -------------------------
+if ! skipped threshold; then
+    log "inline-in-SQLite vs object files by compressed size"
+    "$HARNESS" threshold "$OUT/threshold" "$TREE" >>"$RESULTS"
+    rm -rf "$OUT/threshold"
+fi
+if ! skipped criterion; then
+    log "criterion micro-benchmarks (24 KB file)"
+    "$STORE_BENCH" --bench --noplot 2>/dev/null | tee "$OUT/criterion.txt" >&2
+fi
+
+python3 "$ROOT/benches/summarize.py" "$OUT" | tee "$OUT/table.md"

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Fetch the real data the comparison benchmarks run on, into a cache outside the repo.
+#
+#   benches/fetch-data.sh            # idempotent; re-running only fills what is missing
+#
+# Cache: ${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
+#   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
+#   npm/lodash/     every published version of lodash, one directory per version, in
+#                   publication order (versions.txt lists them)
+#   linux.version   the .deb the tree came from
+#   VERSIONS        the exact data versions, for benches/RESULTS.md
+# The medium tree is not copied: it is cargo's own source cache (~/.cargo/registry/src/*/).
+#
+# Tools: hyperfine (Debian) and b3sum (crates.io) are installed when missing.
+set -euo pipefail
+
+DATA=${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
+NPM_PACKAGE=${REWIND_BENCH_NPM_PACKAGE:-lodash}
+mkdir -p "$DATA"
+cd "$DATA"
+
+log() { printf 'fetch-data: %s\n' "$*" >&2; }
+
+apt_updated=0
+apt_update_once() {
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq
+        apt_updated=1
+    fi
+}
+
+# --- tools -------------------------------------------------------------------------------
+if ! command -v hyperfine >/dev/null; then
+    log "installing hyperfine"
+    apt_update_once
+    apt-get install -y -qq hyperfine
+fi
+if ! command -v b3sum >/dev/null; then
+    log "installing b3sum"
+    cargo install b3sum --locked --quiet
+fi
+for tool in git npm hyperfine b3sum; do
+    command -v "$tool" >/dev/null || { log "missing tool: $tool"; exit 1; }
+done
+if [ ! -x /usr/bin/time ]; then
+    apt_update_once
+    apt-get install -y -qq time
+fi
+
+# --- the large tree: Debian linux-source-6.1 ---------------------------------------------
+if [ ! -f linux.complete ]; then
+    log "fetching linux-source-6.1"
+    rm -rf linux linux-deb
+    mkdir -p linux-deb
+    apt_update_once
+    (cd linux-deb && apt-get download -qq linux-source-6.1)
+    deb=$(ls linux-deb/linux-source-6.1_*.deb)
+    (cd linux-deb && dpkg-deb -x "$(basename "$deb")" x)
+    tarball=$(ls linux-deb/x/usr/src/linux-source-6.1.tar.*)
+    mkdir -p linux.tmp
+    tar -xf "$tarball" -C linux.tmp --strip-components=1
+    # Debian appends "/*" and "!/debian/" to the top-level .gitignore, which ignores
+    # everything; drop them so the upstream ignore rules apply.
+    ignore=linux.tmp/.gitignore
+    if [ "$(tail -n 2 "$ignore" | tr '\n' '|')" = '/*|!/debian/|' ]; then
+        head -n -2 "$ignore" >"$ignore.new" && mv "$ignore.new" "$ignore"
+    else
+        log "note: .gitignore did not end with the two Debian lines; left as is"
+    fi
+    basename "$deb" .deb >linux.version
+    rm -rf linux-deb
+    mv linux.tmp linux
+    touch linux.complete
+fi
+
+# --- a real version history: every published version of one npm package -------------------
+mkdir -p "npm/$NPM_PACKAGE"
+if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
+    log "fetching every version of $NPM_PACKAGE"
+    (
+        cd "npm/$NPM_PACKAGE"
+        # Semver order, as the registry lists them (the registry's publication times here
+        # are not the original ones, so they cannot order the history).
+        npm view "$NPM_PACKAGE" versions --json 2>/dev/null |
+            python3 -c 'import json,sys; [print(v) for v in json.load(sys.stdin)]' >versions.txt
+        mkdir -p tgz
+        while read -r v; do
+            [ -d "v/$v" ] && continue
+            tgz=$(cd tgz && npm pack --silent "$NPM_PACKAGE@$v" 2>/dev/null | tail -n 1)
+            mkdir -p "v/$v.tmp"
+            tar -xzf "tgz/$tgz" -C "v/$v.tmp" --strip-components=1
+            mv "v/$v.tmp" "v/$v"
+        done <versions.txt
+        touch .complete
+    )
+fi
+
+# --- versions of everything, for RESULTS.md -----------------------------------------------
+{
+    echo "linux: $(cat linux.version) ($(find linux -type f | wc -l) files)"
+    echo "npm: $NPM_PACKAGE, $(wc -l <"npm/$NPM_PACKAGE/versions.txt") versions," \
+        "$(head -n 1 "npm/$NPM_PACKAGE/versions.txt") .. $(tail -n 1 "npm/$NPM_PACKAGE/versions.txt")"
+    for d in "$HOME"/.cargo/registry/src/*/; do
+        echo "cargo: $d ($(ls "$d" | wc -l) crates, $(find "$d" -type f | wc -l) files)"
+    done
+    echo "git: $(git --version)"
+    echo "hyperfine: $(hyperfine --version)"
+    echo "b3sum: $(b3sum --version)"
+} >VERSIONS
+cat VERSIONS

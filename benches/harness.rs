@@ -1,0 +1,307 @@
+//! The library-level half of the comparison benchmarks (`benches/compare.sh` runs it):
+//!
+//! - `snap-all HOME TREE`: snap every non-ignored file of TREE through `Session::snap`, in
+//!   batches, as a stand-in for a first baseline; prints files, bytes, seconds.
+//! - `replay HOME SHADOW_GIT WORK VERSIONS_DIR VERSIONS_TXT`: replays successive versions of a
+//!   package as agent writes (snap → write → record per changed file, one window per
+//!   version) and, side by side after each version, a shadow `git add -A` + `git commit`
+//!   of the same work tree; then `git gc --aggressive` and both sizes on disk.
+//! - `threshold DIR TREE`: inline-in-SQLite vs object files across compressed blob sizes,
+//!   on real files: disk usage per blob, put time and read time.
+//!
+//! Every line printed is one JSON object; compare.sh turns them into RESULTS.md.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use rewind::engine::{Home, Options};
+use rewind::index::{Durability, Index};
+use rewind::store::{Store, StoreOptions};
+use rewind::workspace::Workspace;
+use serde_json::json;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Res<()> {
+    // `cargo bench` appends `--bench`; ignore it and anything else starting with `--`.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    match args.first().map(String::as_str) {
+        Some("snap-all") if args.len() == 3 => snap_all(Path::new(&args[1]), Path::new(&args[2])),
+        Some("replay") if args.len() == 6 => replay(
+            Path::new(&args[1]),
+            Path::new(&args[2]),
+            Path::new(&args[3]),
+            Path::new(&args[4]),
+            Path::new(&args[5]),
+        ),
+        Some("threshold") if args.len() == 3 => {
+            threshold(Path::new(&args[1]), Path::new(&args[2]))
+        }
+        // `cargo bench` with no arguments runs every bench target: do nothing then.
+        None => Ok(()),
+        _ => Err("usage: harness snap-all HOME TREE | replay HOME SHADOW WORK VERSIONS_DIR VERSIONS_TXT | threshold DIR TREE".into()),
+    }
+}
+
+/// Disk usage in KiB, as `du -sk` counts it (allocated blocks).
+fn du_k(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    walkdir::WalkDir::new(path)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.blocks() * 512)
+        .sum::<u64>()
+        / 1024
+}
+
+/// Every file of `tree` that `git add -A` would take: hidden files included, .gitignore
+/// rules applied (the tree is not a git repository, so `require_git(false)`).
+fn tree_files(tree: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(tree)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .map(|e| e.path().strip_prefix(tree).unwrap().to_path_buf())
+        .collect();
+    files.sort();
+    files
+}
+
+fn snap_all(home: &Path, tree: &Path) -> Res<()> {
+    let files = tree_files(tree);
+    let bytes: u64 = files
+        .iter()
+        .map(|f| {
+            std::fs::metadata(tree.join(f))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        })
+        .sum();
+    let start = Instant::now();
+    {
+        let home = Home::open(home, Options::default())?;
+        let session = home.session(Workspace::open(tree)?, "bench-baseline")?;
+        let cwd = session.workspace().root().to_path_buf();
+        for batch in files.chunks(1000) {
+            session.snap(batch, &cwd, Some("bench"), None)?;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        json!({"bench": "snap-all", "files": files.len(), "bytes": bytes, "seconds": secs,
+               "home_kib": du_k(home)})
+    );
+    Ok(())
+}
+
+/// Relative path → bytes of every file under `dir`.
+fn read_tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+fn git(shadow: &Path, work: &Path, args: &[&str]) -> Res<f64> {
+    let start = Instant::now();
+    let status = Command::new("git")
+        .arg(format!("--git-dir={}", shadow.display()))
+        .arg(format!("--work-tree={}", work.display()))
+        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
+        .args(["-c", "gc.auto=0", "-c", "core.autocrlf=false"])
+        .args(args)
+        .status()?;
+    let secs = start.elapsed().as_secs_f64();
+    if !status.success() {
+        return Err(format!("git {args:?} failed: {status}").into());
+    }
+    Ok(secs)
+}
+
+fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &Path) -> Res<()> {
+    std::fs::create_dir_all(work)?;
+    let status = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(shadow)
+        .status()?;
+    if !status.success() {
+        return Err("git init failed".into());
+    }
+    let versions: Vec<String> = std::fs::read_to_string(list)?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut current: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
+    let mut write_secs: Vec<f64> = Vec::new();
+    let mut total_bytes_written = 0u64;
+    {
+        let home = Home::open(home, Options::default())?;
+        let session = home.session(Workspace::open(work)?, "bench-replay")?;
+        let cwd = session.workspace().root().to_path_buf();
+        for (n, v) in versions.iter().enumerate() {
+            let next = read_tree(&versions_dir.join(v));
+            let mut writes = 0usize;
+            let mut rewind_secs = 0.0;
+            session.open_window(Some(v))?;
+            let removed: Vec<PathBuf> = current
+                .keys()
+                .filter(|p| !next.contains_key(*p))
+                .cloned()
+                .collect();
+            for (path, bytes) in &next {
+                if current.get(path) == Some(bytes) {
+                    continue;
+                }
+                let call = format!("{v}:{}", path.display());
+                let t = Instant::now();
+                let one = [path.clone()];
+                session.snap(&one, &cwd, Some("Write"), Some(&call))?;
+                let abs = work.join(path);
+                if let Some(parent) = abs.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&abs, bytes)?;
+                session.record(&one, &cwd, Some("Write"), Some(&call), &[])?;
+                let s = t.elapsed().as_secs_f64();
+                write_secs.push(s);
+                rewind_secs += s;
+                writes += 1;
+                total_bytes_written += bytes.len() as u64;
+            }
+            for path in &removed {
+                let call = format!("{v}:rm:{}", path.display());
+                let t = Instant::now();
+                let one = [path.clone()];
+                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
+                std::fs::remove_file(work.join(path))?;
+                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
+                let s = t.elapsed().as_secs_f64();
+                write_secs.push(s);
+                rewind_secs += s;
+                writes += 1;
+            }
+            session.close_window()?;
+            // The shadow-git checkpoint of the same step, on the same tree, right after.
+            let add = git(shadow, work, &["add", "-A"])?;
+            let commit = git(shadow, work, &["commit", "-q", "--allow-empty", "-m", v])?;
+            println!(
+                "{}",
+                json!({"bench": "replay-version", "n": n, "version": v, "writes": writes,
+                       "rewind_s": rewind_secs, "git_add_s": add, "git_commit_s": commit})
+            );
+            current = next;
+        }
+    }
+    let rewind_kib = du_k(home);
+    let git_loose_kib = du_k(shadow);
+    let gc_start = Instant::now();
+    git(shadow, work, &["gc", "-q", "--aggressive", "--prune=now"])?;
+    let gc_secs = gc_start.elapsed().as_secs_f64();
+    let git_packed_kib = du_k(shadow);
+    println!(
+        "{}",
+        json!({"bench": "replay", "versions": versions.len(), "writes": write_secs.len(),
+               "bytes_written": total_bytes_written,
+               "write_s": write_secs, "rewind_kib": rewind_kib, "git_loose_kib": git_loose_kib,
+               "git_packed_kib": git_packed_kib, "git_gc_s": gc_secs})
+    );
+    Ok(())
+}
+
+fn threshold(dir: &Path, tree: &Path) -> Res<()> {
+    // Bucket real files by their compressed size; up to `per_bucket` files each.
+    const BOUNDS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256]; // KiB, upper bounds
+    let per_bucket = 400;
+    let mut buckets: Vec<Vec<Vec<u8>>> = vec![Vec::new(); BOUNDS.len()];
+    let files = tree_files(tree);
+    // A fixed stride through the sorted list spreads the sample over the whole tree.
+    let stride = 7;
+    for start in 0..stride {
+        for f in files.iter().skip(start).step_by(stride) {
+            if buckets.iter().all(|b| b.len() >= per_bucket) {
+                break;
+            }
+            let Ok(bytes) = std::fs::read(tree.join(f)) else {
+                continue;
+            };
+            let c = zstd::bulk::compress(&bytes, 3)?.len();
+            if let Some(i) = BOUNDS.iter().position(|&kib| c <= kib * 1024) {
+                if buckets[i].len() < per_bucket {
+                    buckets[i].push(bytes);
+                }
+            }
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    for (i, blobs) in buckets.iter().enumerate() {
+        if blobs.is_empty() {
+            continue;
+        }
+        for (mode, limit) in [("inline", usize::MAX), ("file", 0)] {
+            let root = dir.join(format!("{}k-{mode}", BOUNDS[i]));
+            let _ = std::fs::remove_dir_all(&root);
+            std::fs::create_dir_all(&root)?;
+            let index = Index::open(&root.join("index.sqlite3"), Durability::Normal)?;
+            let store = Store::new(
+                root.join("objects"),
+                StoreOptions {
+                    inline_limit: limit,
+                    ..StoreOptions::default()
+                },
+            );
+            let t = Instant::now();
+            let ids: Vec<_> = blobs
+                .iter()
+                .map(|b| store.put(&index, b, None, 1))
+                .collect::<Result<_, _>>()?;
+            let put_s = t.elapsed().as_secs_f64();
+            let stored: u64 = ids
+                .iter()
+                .map(|id| {
+                    index
+                        .read()
+                        .blob(id)
+                        .map(|r| r.map_or(0, |r| r.stored_size))
+                })
+                .collect::<Result<Vec<_>, _>>()?
+                .iter()
+                .sum();
+            // Reads: three passes (warm page cache), the median pass counts.
+            let mut passes = Vec::new();
+            for _ in 0..3 {
+                let t = Instant::now();
+                for id in ids.iter().rev() {
+                    store.get(&index, id)?;
+                }
+                passes.push(t.elapsed().as_secs_f64());
+            }
+            passes.sort_by(f64::total_cmp);
+            drop(index);
+            let raw: usize = blobs.iter().map(Vec::len).sum();
+            println!(
+                "{}",
+                json!({"bench": "threshold", "bucket_kib": BOUNDS[i], "mode": mode,
+                       "blobs": blobs.len(), "raw_bytes": raw, "compressed_bytes": stored,
+                       "disk_kib": du_k(&root), "put_s": put_s, "get_s": passes[1]})
+            );
+        }
+    }
+    Ok(())
+}

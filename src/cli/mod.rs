@@ -2,6 +2,7 @@
 //! the library, render the result (human or `--json`), pick the exit code.
 
 pub mod args;
+mod crash;
 mod demo;
 pub mod exit;
 pub mod hook;
@@ -352,7 +353,11 @@ fn undo_redo(
         dry_run,
         force,
     };
-    let report = undo::run(&s, &req)?;
+    // Test seam (tests/it/reliability.rs): die at a chosen file operation of the apply.
+    let report = match crash::CrashAfterOps::from_env() {
+        Some(fs) => undo::run_with(&s, &req, &fs)?,
+        None => undo::run(&s, &req)?,
+    };
     render::undo(out, direction, &report);
     let conflicted = report
         .files

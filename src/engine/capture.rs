@@ -341,9 +341,32 @@ impl Session<'_> {
                         }
                     }
                     None => {
+                        let known = tx.file_state(self.ws_id, &cap.rel)?;
+                        // A retried record whose first run committed (then died before
+                        // answering): report that change instead of adding a metadata-only one
+                        // that would block undo.
+                        let already = match tool_call {
+                            Some(tc) => tx.recorded_change(self.id, &cap.rel, tc)?.filter(|c| {
+                                let same = |s: &FileState| s.same_content(&cap.state);
+                                c.after.as_ref().is_some_and(same)
+                                    && known.as_ref().is_some_and(|k| same(&k.state))
+                            }),
+                            None => None,
+                        };
+                        if let Some(c) = already {
+                            reports.push(RecordReport {
+                                path: cap.rel.display(),
+                                window_id: c.window,
+                                change_id: c.id,
+                                after: cap.state.blob(),
+                                proof: c.proof,
+                                had_snapshot: c.reason.as_deref() != Some("no-snapshot"),
+                                reason: c.reason,
+                            });
+                            continue;
+                        }
                         let window = self.current_window(tx, now)?;
                         windows.push(window);
-                        let known = tx.file_state(self.ws_id, &cap.rel)?;
                         let ev = evidence_by_rel.iter().find(|(r, _)| *r == cap.rel);
                         let (before, proof, reason) = derive_before(
                             known.as_ref(),

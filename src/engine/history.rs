@@ -306,7 +306,8 @@ impl Session<'_> {
                 .ensure_parents(&self.ws, &rel)
                 .and_then(|_| fs.replace(&self.ws, &rel, bytes, *mode, &precheck)),
             _ => fs.remove(&self.ws, &rel, &precheck),
-        };
+        }
+        .and_then(|()| fs.sync_dir(&crate::workspace::fs::parent_dir(&self.ws, &rel)));
         if let Err(e) = result {
             // Nothing changed on disk: drop the window's claim by undoing nothing; record it
             // as rolled back so it is never a target.

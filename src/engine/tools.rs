@@ -308,7 +308,8 @@ impl Session<'_> {
             let fs = RealFs;
             let result = fs
                 .ensure_parents(&self.ws, rel)
-                .and_then(|_| fs.replace(&self.ws, rel, bytes, mode, &still_same));
+                .and_then(|_| fs.replace(&self.ws, rel, bytes, mode, &still_same))
+                .and_then(|()| fs.sync_dir(&crate::workspace::fs::parent_dir(&self.ws, rel)));
             match result {
                 Ok(()) => Ok(()),
                 Err(e) if e.to_string() == CHANGED_DURING_WRITE => Err(changed()),

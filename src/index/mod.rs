@@ -164,8 +164,11 @@ impl Index {
         // Every hook is a short-lived process: without this, the last connection to close
         // checkpoints the WAL and deletes it, an fsync-heavy step that cost ~15 ms per hook.
         // The WAL is checkpointed by SQLite's auto-checkpoint instead, as it grows.
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
-            .map_err(damaged)?;
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(damaged)?;
         let index = Index { conn, path: shown };
         index.migrate()?;
         Ok(index)
@@ -680,11 +683,13 @@ impl Tx<'_> {
         };
         let recorded_at = c.after.map(|_| c.now);
         self.conn
-            .execute(
+            .prepare_cached(
                 "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
                    after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                params![
+            )
+            .and_then(|mut st| {
+                st.execute(params![
                     c.window.0,
                     c.workspace.0,
                     c.path.as_bytes(),
@@ -700,8 +705,8 @@ impl Tx<'_> {
                     c.reason,
                     c.now,
                     recorded_at
-                ],
-            )
+                ])
+            })
             .ctx("insert change")?;
         Ok(ChangeId(self.conn.last_insert_rowid()))
     }
@@ -761,6 +766,23 @@ impl Tx<'_> {
             )?;
         }
         Ok(found.pop())
+    }
+
+    /// The newest recorded change of `path` by `tool_call` in the session: a retried
+    /// `record` (the first committed, then its process died before answering) finds it here.
+    pub fn recorded_change(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+        tool_call: &str,
+    ) -> Result<Option<Change>> {
+        Ok(self
+            .changes_where(
+                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call = ?3
+                 AND c.after_kind IS NOT NULL",
+                &[&session.0, &path.as_bytes(), &tool_call],
+            )?
+            .pop())
     }
 
     pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
@@ -837,16 +859,14 @@ impl Tx<'_> {
         };
         for id in changes {
             self.conn
-                .execute(
+                .prepare_cached(
                     "INSERT OR IGNORE INTO reversals(window_id, change_id) VALUES (?1, ?2)",
-                    params![window.0, id.0],
                 )
+                .and_then(|mut st| st.execute(params![window.0, id.0]))
                 .ctx("record reversal")?;
             self.conn
-                .execute(
-                    "UPDATE changes SET undone_by = ?2 WHERE id = ?1",
-                    params![id.0, undone_by],
-                )
+                .prepare_cached("UPDATE changes SET undone_by = ?2 WHERE id = ?1")
+                .and_then(|mut st| st.execute(params![id.0, undone_by]))
                 .ctx("record reversal")?;
         }
         Ok(())
@@ -1181,7 +1201,16 @@ impl Tx<'_> {
             )
             .ctx("list references")?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .query_map([], |r| {
+                // Paths are raw bytes, not always UTF-8: shown lossily, never refused.
+                let what = match r.get_ref(0)? {
+                    rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+                        String::from_utf8_lossy(b).into_owned()
+                    }
+                    _ => String::new(),
+                };
+                Ok((what, r.get::<_, String>(1)?))
+            })
             .ctx("list references")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list references")?;

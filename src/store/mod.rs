@@ -251,6 +251,27 @@ impl Store {
             },
         };
         // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
+        // And check that size against the frame's own header first: a damaged row must not
+        // make us allocate what it claims (a 1 TiB size would abort the process).
+        match zstd::zstd_safe::get_frame_content_size(&frame) {
+            Ok(Some(n)) if n == row.size => {}
+            Ok(Some(n)) => {
+                return Err(corrupt(format!(
+                    "the index says {} bytes, the frame holds {n}",
+                    row.size
+                )))
+            }
+            Ok(None) | Err(_) => return Err(corrupt("the frame header is unreadable".into())),
+        }
+        // A frame header can lie too: no zstd block (3 bytes at least) yields more than
+        // 128 KiB, which bounds what a frame of this length can hold.
+        if row.size > (frame.len() as u64 / 3 + 1) * (128 << 10) {
+            return Err(corrupt(format!(
+                "the index says {} bytes, more than a {}-byte frame can hold",
+                row.size,
+                frame.len()
+            )));
+        }
         let capacity = row.size as usize;
         let bytes = match row.encoding {
             Encoding::Zstd => zstd::bulk::decompress(&frame, capacity),

@@ -3,8 +3,9 @@
 //! production implementation.
 //!
 //! Every replacement is atomic: a temp file in the same directory with the target mode,
-//! written and fsynced, then a caller-supplied re-check, then rename, then an fsync of the
-//! directory so the rename itself survives a crash.
+//! written and fsynced, then a caller-supplied re-check, then rename. The directory fsync
+//! that makes the rename itself durable is the caller's, through [`WorkspaceFs::sync_dir`],
+//! so an undo of a thousand files in one directory pays it once, not a thousand times.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -38,9 +39,22 @@ pub trait WorkspaceFs {
 
     /// Remove a directory rewind created, if it is still empty.
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()>;
+
+    /// Make the renames and unlinks done in `dir` durable. Call once per directory after a
+    /// batch of `replace`/`remove`, before reporting them done.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        sync_dir(dir)
+    }
 }
 
 pub struct RealFs;
+
+/// The directory holding `rel` (what to pass to [`WorkspaceFs::sync_dir`]).
+pub fn parent_dir(ws: &Workspace, rel: &RelPath) -> PathBuf {
+    let abs = ws.abs(rel);
+    abs.parent()
+        .map_or_else(|| ws.root().to_path_buf(), Path::to_path_buf)
+}
 
 impl WorkspaceFs for RealFs {
     fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
@@ -80,15 +94,24 @@ impl WorkspaceFs for RealFs {
             .parent()
             .ok_or_else(|| io::Error::other("path has no parent"))?;
         let mut tmp = tempfile::Builder::new()
-            .prefix(".rewind-")
-            .suffix(".tmp")
+            .prefix(TEMP_PREFIX)
+            .suffix(TEMP_SUFFIX)
             .tempfile_in(parent)?;
         set_mode(tmp.as_file(), mode)?;
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
+        let written = tmp.as_file().metadata()?;
         precheck()?;
         tmp.persist(&abs).map_err(|e| e.error)?;
-        sync_dir(parent)
+        // The bytes are the caller's (verified against their blob id when loaded); what is
+        // left to prove is that the path now holds the file just written.
+        let landed = std::fs::symlink_metadata(&abs)?;
+        if !same_file(&written, &landed) || landed.len() != bytes.len() as u64 {
+            return Err(io::Error::other(
+                "the file at the path is not the one rewind just wrote",
+            ));
+        }
+        Ok(())
     }
 
     fn remove(
@@ -100,19 +123,59 @@ impl WorkspaceFs for RealFs {
         let abs = ws.abs(rel);
         precheck()?;
         match std::fs::remove_file(&abs) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        match abs.parent() {
-            Some(parent) => sync_dir(parent),
-            None => Ok(()),
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::remove_dir(dir)
     }
+}
+
+/// Name of the temp files [`RealFs::replace`] writes next to their target.
+const TEMP_PREFIX: &str = ".rewind-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove the temp files a killed [`RealFs::replace`] left next to `rel` (crash recovery:
+/// the caller holds the workspace lock, so no running replace owns one). Returns how many.
+pub fn remove_stale_temps(ws: &Workspace, rel: &RelPath) -> io::Result<usize> {
+    if ws.check_parents(rel).is_err() {
+        // A parent that is now a symlink or a file: nothing of ours can be behind it.
+        return Ok(0);
+    }
+    let abs = ws.abs(rel);
+    let Some(dir) = abs.parent() else {
+        return Ok(0);
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX);
+        if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.ino() == b.ino() && a.dev() == b.dev()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len()
 }
 
 #[cfg(unix)]

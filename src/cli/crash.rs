@@ -1,0 +1,65 @@
+//! Test seam, not a feature: `REWIND_TEST_CRASH_AFTER_OPS=N` makes `undo`/`redo` abort the
+//! process right before their file operation number N+1 (0 = before the first one, after the
+//! intent record is committed). The kill -9 torture suite (`tests/it/reliability.rs`) uses it
+//! to die exactly between file 1 and file 2 of an undo and then checks that the next command
+//! finishes or rolls back the plan. Unset, `undo_redo` uses the plain `RealFs`.
+
+use std::cell::Cell;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rewind::workspace::fs::{RealFs, WorkspaceFs};
+use rewind::workspace::{RelPath, Workspace};
+
+pub struct CrashAfterOps {
+    left: Cell<u64>,
+}
+
+impl CrashAfterOps {
+    /// The wrapper when the environment asks for one.
+    pub fn from_env() -> Option<CrashAfterOps> {
+        let n = std::env::var("REWIND_TEST_CRASH_AFTER_OPS").ok()?;
+        let n = n.trim().parse::<u64>().ok()?;
+        Some(CrashAfterOps { left: Cell::new(n) })
+    }
+
+    fn tick(&self) {
+        match self.left.get() {
+            // abort(), not exit(): no destructors, no flush, no SQLite cleanup, like a kill.
+            0 => std::process::abort(),
+            n => self.left.set(n - 1),
+        }
+    }
+}
+
+impl WorkspaceFs for CrashAfterOps {
+    fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
+        RealFs.ensure_parents(ws, rel)
+    }
+
+    fn replace(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        precheck: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.tick();
+        RealFs.replace(ws, rel, bytes, mode, precheck)
+    }
+
+    fn remove(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        precheck: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.tick();
+        RealFs.remove(ws, rel, precheck)
+    }
+
+    fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+        RealFs.remove_empty_dir(dir)
+    }
+}

@@ -1070,6 +1070,22 @@ impl Tx<'_> {
         }))
     }
 
+    /// `None`: no such blob; `Some(None)`: a standalone frame; `Some(Some(base))`: a delta.
+    pub fn blob_base(&self, id: &BlobId) -> Result<Option<Option<BlobId>>> {
+        let raw: Option<Option<String>> = self
+            .conn
+            .prepare_cached("SELECT base FROM blobs WHERE id = ?1")
+            .ctx("find blob base")?
+            .query_row([id.to_hex()], |r| r.get(0))
+            .optional()
+            .ctx("find blob base")?;
+        match raw {
+            None => Ok(None),
+            Some(None) => Ok(Some(None)),
+            Some(Some(hex)) => Ok(Some(Some(parse_blob("blob base", &hex)?))),
+        }
+    }
+
     pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
         self.conn
             .prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")

@@ -1,15 +1,17 @@
 //! The blob store: file versions keyed by BLAKE3-256 of their raw bytes, zstd-compressed.
 //!
 //! On-disk layout under the home:
-//! - small blobs (compressed frame ≤ `inline_limit`, 32 KiB by default) live inline in the
+//! - small blobs (compressed frame ≤ `inline_limit`, 64 KiB by default) live inline in the
 //!   index's `blobs` table: one file per small blob would cost a 4 KiB block each, and SQLite
 //!   reads small blobs faster than the filesystem opens files;
 //! - larger ones are object files `objects/<2 hex>/<62 hex>` holding one zstd frame.
 //!
 //! Encodings: a standalone zstd frame, or a delta — a zstd frame compressed with an earlier
 //! version of the same path as dictionary (raw-content dictionary, i.e. a reference prefix).
-//! Delta bases are always standalone blobs, so rebuilding any blob costs at most two frame
-//! decodes (the chain depth is one by construction).
+//! A new version deltas against the previous version of its path (what changed since the
+//! last write is what is small), forming a chain; a chain is cut at `MAX_CHAIN` deltas by
+//! deltaing against the chain's standalone root instead, so rebuilding any blob costs at
+//! most `MAX_CHAIN + 1` frame decodes.
 //!
 //! Invariants:
 //! - a blob is durable before any index row refers to it: object file written to a temp
@@ -52,11 +54,14 @@ impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             level: 3,
-            inline_limit: 32 * 1024,
+            inline_limit: 64 * 1024,
             delta_max_size: 16 << 20,
         }
     }
 }
+
+/// Longest run of deltas before a blob is rebuilt from a standalone frame.
+pub const MAX_CHAIN: u32 = 8;
 
 pub struct Store {
     objects: PathBuf,
@@ -173,13 +178,20 @@ impl Store {
         if prev == id || bytes.len() < 256 || bytes.len() > self.opts.delta_max_size {
             return Ok(None);
         }
-        let Some(row) = index.read().blob(&prev)? else {
-            return Ok(None);
-        };
-        let key = match row.encoding {
-            Encoding::Zstd => prev,
-            Encoding::ZstdDelta { base } => base,
-        };
+        // Walk to the chain's root to learn the depth of `prev`.
+        let (mut root, mut depth) = (prev, 0u32);
+        loop {
+            match index.read().blob_base(&root)? {
+                None => return Ok(None),
+                Some(None) => break,
+                Some(Some(base)) if depth < MAX_CHAIN => {
+                    root = base;
+                    depth += 1;
+                }
+                Some(Some(_)) => return Ok(None),
+            }
+        }
+        let key = if depth >= MAX_CHAIN { root } else { prev };
         // A damaged base must not stop a snapshot: store this version whole instead.
         let Ok(key_bytes) = self.get(index, &key) else {
             return Ok(None);
@@ -233,7 +245,7 @@ impl Store {
 
     fn get_depth(&self, index: &Index, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
-        if depth > 4 {
+        if depth > MAX_CHAIN {
             return Err(corrupt("delta chain too deep".into()));
         }
         let row = index
@@ -405,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn a_one_line_edit_is_stored_as_a_small_delta_with_depth_one() {
+    fn a_one_line_edit_is_stored_as_a_small_delta_against_the_previous_version() {
         let (_d, index, store) = setup(StoreOptions::default());
         let v1 = text(400, 1);
         let mut v2 = v1.clone();
@@ -418,14 +430,46 @@ mod tests {
         let row2 = index.read().blob(&id2).unwrap().unwrap();
         let row3 = index.read().blob(&id3).unwrap().unwrap();
         assert_eq!(row2.encoding, Encoding::ZstdDelta { base: id1 });
-        // v3's previous version is a delta: it deltas against that delta's base instead.
-        assert_eq!(row3.encoding, Encoding::ZstdDelta { base: id1 });
+        assert_eq!(row3.encoding, Encoding::ZstdDelta { base: id2 });
         assert!(
             row2.stored_size < 200,
             "delta is {} bytes",
             row2.stored_size
         );
         assert_eq!(store.get(&index, &id3).unwrap(), v3);
+    }
+
+    #[test]
+    fn delta_chains_are_cut_at_max_chain_and_every_version_reads_back() {
+        let (_d, index, store) = setup(StoreOptions::default());
+        let mut versions = vec![text(300, 0)];
+        for i in 1..30 {
+            let mut next = versions[i - 1].clone();
+            next.extend_from_slice(format!("appended line {i}\n").as_bytes());
+            versions.push(next);
+        }
+        let mut prev = None;
+        let mut ids = Vec::new();
+        for v in &versions {
+            let id = store.put(&index, v, prev, 1).unwrap();
+            ids.push(id);
+            prev = Some(id);
+        }
+        for (id, v) in ids.iter().zip(&versions) {
+            let mut depth = 0;
+            let mut at = *id;
+            while let Some(Some(base)) = index.read().blob_base(&at).unwrap() {
+                depth += 1;
+                at = base;
+            }
+            assert!(depth <= MAX_CHAIN, "chain of {depth}");
+            assert_eq!(&store.get(&index, id).unwrap(), v);
+        }
+        let deepest = ids
+            .iter()
+            .filter(|id| matches!(index.read().blob_base(id).unwrap(), Some(Some(_))))
+            .count();
+        assert!(deepest >= 25, "most versions are deltas: {deepest}");
     }
 
     #[test]

@@ -105,22 +105,30 @@ impl Session<'_> {
 
     /// Read `rel` and put its bytes in the store (delta against `previous`).
     pub(crate) fn capture(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
+        self.observe_into(rel, Some(previous))
+    }
+
+    /// Hash a path without storing it (a plain check stores nothing).
+    fn look(&self, rel: &RelPath) -> Result<Captured> {
+        self.observe_into(rel, None)
+    }
+
+    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
+    fn observe_into(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
         let read_at = self.home.now();
-        let obs = self.ws.observe(rel, self.home.opts.max_file_size)?;
-        let (state, stat, too_large) = match obs {
+        let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
             Observation::Absent => (FileState::Absent, None, false),
             Observation::Regular { bytes, id, stat } => {
-                self.home
-                    .store
-                    .put_with_id(&self.home.index, id, &bytes, previous, read_at)?;
-                (
-                    FileState::Present {
-                        blob: id,
-                        mode: stat.mode,
-                    },
-                    Some(stat),
-                    false,
-                )
+                if let Some(previous) = store {
+                    self.home
+                        .store
+                        .put_with_id(&self.home.index, id, &bytes, previous, read_at)?;
+                }
+                let state = FileState::Present {
+                    blob: id,
+                    mode: stat.mode,
+                };
+                (state, Some(stat), false)
             }
             Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
             Observation::NotRegular { kind } => {
@@ -164,6 +172,20 @@ impl Session<'_> {
         }
     }
 
+    /// A closed `external` window for edits rewind noticed but no agent made.
+    pub(crate) fn open_external_window(&self, tx: &Tx<'_>, now: i64) -> Result<WindowId> {
+        let w = tx.open_window(
+            self.id,
+            WindowKind::External,
+            Some("changed outside the agent"),
+            true,
+            WindowStatus::Done,
+            now,
+        )?;
+        tx.close_window(w, now)?;
+        Ok(w)
+    }
+
     /// Record that `rel` went from `known` to `now_state` without an agent: an `external`
     /// window holds it, so the user's edit is preserved and undoable.
     fn record_external(
@@ -178,15 +200,7 @@ impl Session<'_> {
         let window = match *external {
             Some(w) => w,
             None => {
-                let w = tx.open_window(
-                    self.id,
-                    WindowKind::External,
-                    Some("changed outside the agent"),
-                    true,
-                    WindowStatus::Done,
-                    now,
-                )?;
-                tx.close_window(w, now)?;
+                let w = self.open_external_window(tx, now)?;
                 *external = Some(w);
                 w
             }
@@ -469,36 +483,6 @@ impl Session<'_> {
             })?;
         }
         Ok(reports)
-    }
-
-    /// Hash a path without storing it (a plain check stores nothing).
-    fn look(&self, rel: &RelPath) -> Result<Captured> {
-        let read_at = self.home.now();
-        let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
-            Observation::Absent => (FileState::Absent, None, false),
-            Observation::Regular { id, stat, .. } => (
-                FileState::Present {
-                    blob: id,
-                    mode: stat.mode,
-                },
-                Some(stat),
-                false,
-            ),
-            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
-            Observation::NotRegular { kind } => {
-                return Err(EngineError::NotRegular {
-                    path: rel.display(),
-                    kind,
-                })
-            }
-        };
-        Ok(Captured {
-            rel: rel.clone(),
-            state,
-            stat,
-            read_at,
-            too_large,
-        })
     }
 
     /// The blob this session last read at `path` (`Some(None)`: read while absent).

@@ -526,18 +526,7 @@ impl Session<'_> {
             return Ok(w);
         }
         let w = match sink.phase {
-            Phase::Before => {
-                let w = tx.open_window(
-                    self.id,
-                    WindowKind::External,
-                    Some("changed outside the agent"),
-                    true,
-                    WindowStatus::Done,
-                    now,
-                )?;
-                tx.close_window(w, now)?;
-                w
-            }
+            Phase::Before => self.open_external_window(tx, now)?,
             Phase::After => match tx.open_agent_window(self.id)? {
                 Some(w) => w.id,
                 None => {

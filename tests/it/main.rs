@@ -7,4 +7,5 @@ mod core;
 mod faults;
 mod hooks;
 mod model;
+mod reliability;
 mod tools;

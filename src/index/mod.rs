@@ -126,9 +126,18 @@ impl Index {
                 path: shown.clone(),
                 source,
             })?;
-        let damaged = |e: rusqlite::Error| IndexError::Damaged {
-            path: shown.clone(),
-            detail: e.to_string(),
+        // Only a corrupt or foreign file is "damaged"; a full disk, an I/O error or a
+        // read-only home says so in SQLite's own words.
+        let damaged = |e: rusqlite::Error| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+            | None => IndexError::Damaged {
+                path: shown.clone(),
+                detail: e.to_string(),
+            },
+            Some(_) => IndexError::Open {
+                path: shown.clone(),
+                source: e,
+            },
         };
         // Switching to WAL needs a moment of exclusive access; a sibling process doing the
         // same on a brand-new home can make it fail once, so retry briefly.

@@ -966,17 +966,35 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<()> {
-        let (kind, blob, state_mode) = state_cols(&known.state);
-        let stat = known.stat;
-        self.conn
-            .prepare_cached(
-                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
+        self.upsert_file_state(ws, path, known, by, false).map(drop)
+    }
+
+    /// Insert or update a file state; with `unless_newer`, a row recorded later than `known`
+    /// is left alone. Returns whether the row was written.
+    pub(super) fn upsert_file_state(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+        unless_newer: bool,
+    ) -> Result<bool> {
+        const UPSERT: &str = "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                  ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
                    mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
                    ctime_ns = excluded.ctime_ns, inode = excluded.inode,
-                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by",
-            )
+                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by";
+        let sql = if unless_newer {
+            format!("{UPSERT} WHERE file_states.recorded_at <= excluded.recorded_at")
+        } else {
+            UPSERT.to_string()
+        };
+        let (kind, blob, state_mode) = state_cols(&known.state);
+        let stat = known.stat;
+        let n = self
+            .conn
+            .prepare_cached(&sql)
             .ctx("set file state")?
             .execute(params![
                 ws.0,
@@ -992,7 +1010,7 @@ impl Tx<'_> {
                 by
             ])
             .ctx("set file state")?;
-        Ok(())
+        Ok(n > 0)
     }
 
     // ---- reads ----

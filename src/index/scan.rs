@@ -4,7 +4,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{state_cols, state_from, Ctx, Result, Tx};
+use super::{state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::{KnownState, Stat};
 use crate::workspace::RelPath;
@@ -87,35 +87,7 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<bool> {
-        let (kind, blob, state_mode) = state_cols(&known.state);
-        let stat = known.stat;
-        let n = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
-                   mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
-                   ctime_ns = excluded.ctime_ns, inode = excluded.inode,
-                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by
-                 WHERE file_states.recorded_at <= excluded.recorded_at",
-            )
-            .ctx("set file state")?
-            .execute(params![
-                ws.0,
-                path.as_bytes(),
-                kind,
-                blob,
-                stat.map(|s| s.mode as i64).or(state_mode),
-                stat.map(|s| s.size as i64),
-                stat.map(|s| s.mtime_ns),
-                stat.map(|s| s.ctime_ns),
-                stat.map(|s| s.inode as i64),
-                known.recorded_at,
-                by
-            ])
-            .ctx("set file state")?;
-        Ok(n > 0)
+        self.upsert_file_state(ws, path, known, by, true)
     }
 
     pub fn baseline(&self, ws: WorkspaceId) -> Result<Option<Baseline>> {

@@ -122,7 +122,10 @@ pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
                 format!(
                     "{} ({})",
                     f.path,
-                    serde_json::to_string(&c).unwrap_or_default()
+                    serde_json::to_string(&c)
+                        .unwrap_or_default()
+                        .trim_matches('"')
+                        .to_string()
                 )
             })
         })

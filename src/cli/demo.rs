@@ -125,7 +125,6 @@ pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
                     serde_json::to_string(&c)
                         .unwrap_or_default()
                         .trim_matches('"')
-                        .to_string()
                 )
             })
         })

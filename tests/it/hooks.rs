@@ -1022,3 +1022,184 @@ fn init_refuses_to_touch_a_settings_file_that_is_not_json() {
     assert!(run.stderr.contains("not valid JSON"), "{}", run.stderr);
     assert_eq!(env.read(".claude/settings.json").unwrap(), b"{ not json");
 }
+
+// ---- rewind init --uninstall ----
+
+/// Every file and directory under the workspace: path, bytes (None for a directory), mode.
+fn full_tree(env: &Env) -> Vec<(String, Option<Vec<u8>>, u32)> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(&env.ws)
+        .min_depth(1)
+        .sort_by_file_name()
+    {
+        let entry = entry.unwrap();
+        let rel = entry
+            .path()
+            .strip_prefix(&env.ws)
+            .unwrap()
+            .display()
+            .to_string();
+        let bytes = entry
+            .file_type()
+            .is_file()
+            .then(|| std::fs::read(entry.path()).unwrap());
+        out.push((rel, bytes, crate::common::mode_of(entry.path())));
+    }
+    out
+}
+
+/// Pre-existing user configuration per agent (paths and bytes, some without a final newline).
+fn user_config(agent: &str) -> Vec<(&'static str, &'static str)> {
+    match agent {
+        "claude-code" => vec![(
+            ".claude/settings.json",
+            r#"{"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}}"#,
+        )],
+        "gemini" => vec![(".gemini/settings.json", "{\n  \"theme\": \"Dracula\"\n}\n")],
+        "codex" => vec![
+            (
+                ".codex/hooks.json",
+                r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#,
+            ),
+            (".codex/config.toml", "model = \"gpt-5.5-codex\""),
+        ],
+        "cursor" => vec![(
+            ".cursor/hooks.json",
+            r#"{"version": 1, "hooks": {"stop": [{"command": "./audit.sh"}]}}"#,
+        )],
+        "cline" => vec![(".clinerules/hooks/TaskComplete", "#!/bin/sh\necho mine\n")],
+        "opencode" => vec![(
+            "opencode.json",
+            r#"{"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude"}"#,
+        )],
+        other => panic!("no user config for {other}"),
+    }
+}
+
+const INIT_AGENTS: [&str; 6] = [
+    "claude-code",
+    "gemini",
+    "codex",
+    "cursor",
+    "cline",
+    "opencode",
+];
+
+fn with_user_config(agent: &str) -> Env {
+    let env = Env::new();
+    for (rel, text) in user_config(agent) {
+        env.write(rel, text);
+        // An unusual mode, to prove the restore keeps it.
+        std::fs::set_permissions(
+            env.path(rel),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+    }
+    env.write("src/main.rs", "fn main() {}\n");
+    env
+}
+
+#[test]
+fn init_uninstall_restores_every_users_file_and_removes_everything_it_created() {
+    for agent in INIT_AGENTS {
+        let env = with_user_config(agent);
+        let before = full_tree(&env);
+        env.run(&["init", agent]).ok();
+        assert_ne!(full_tree(&env), before, "{agent}: init changed nothing");
+
+        let run = env.run(&["init", agent, "--uninstall"]);
+        run.ok();
+        assert_eq!(full_tree(&env), before, "{agent}:\n{}", run.stdout);
+
+        // Idempotent: a second uninstall finds nothing and changes nothing.
+        let again = env.run(&["init", agent, "--uninstall"]);
+        again.ok();
+        assert_eq!(full_tree(&env), before, "{agent} second uninstall");
+        assert!(
+            again
+                .stdout
+                .lines()
+                .all(|l| l.starts_with("nothing to undo")),
+            "{agent}: {}",
+            again.stdout
+        );
+    }
+}
+
+#[test]
+fn init_twice_then_uninstall_restores_the_original_not_the_first_init() {
+    for agent in INIT_AGENTS {
+        let env = with_user_config(agent);
+        let before = full_tree(&env);
+        env.run(&["init", agent]).ok();
+        env.run(&["init", agent]).ok();
+        env.run(&["init", agent, "--uninstall"]).ok();
+        assert_eq!(full_tree(&env), before, "{agent}");
+    }
+}
+
+#[test]
+fn init_uninstall_without_prior_settings_leaves_an_empty_workspace() {
+    for agent in INIT_AGENTS {
+        let env = Env::new();
+        env.run(&["init", agent]).ok();
+        assert!(!full_tree(&env).is_empty());
+        env.run(&["init", agent, "--uninstall"]).ok();
+        assert_eq!(full_tree(&env), vec![], "{agent}: left behind");
+    }
+}
+
+#[test]
+fn init_uninstall_dry_run_prints_the_plan_and_writes_nothing() {
+    let env = with_user_config("claude-code");
+    env.run(&["init", "claude-code"]).ok();
+    let installed = full_tree(&env);
+    let dry = env.run(&["init", "claude-code", "--uninstall", "--dry-run"]);
+    dry.ok();
+    assert_eq!(full_tree(&env), installed, "dry run wrote");
+    for line in [
+        "would restore .claude/settings.json from .claude/settings.json.rewind-backup",
+        "would remove .mcp.json",
+        "would remove .claude/commands/rw-undo.md",
+        "would remove empty directory .claude/commands",
+    ] {
+        assert!(
+            dry.stdout.contains(line),
+            "{line:?} missing:\n{}",
+            dry.stdout
+        );
+    }
+    let json = env
+        .run(&["--json", "init", "claude-code", "--uninstall", "--dry-run"])
+        .ok()
+        .json();
+    assert_eq!(json["uninstall"], true);
+    assert_eq!(json["dry_run"], true);
+    assert_eq!(full_tree(&env), installed, "json dry run wrote");
+}
+
+#[test]
+fn init_uninstall_keeps_a_file_changed_since_init_and_its_backup() {
+    let env = with_user_config("gemini");
+    env.run(&["init", "gemini"]).ok();
+    // The user edits the merged settings after init: restoring would lose that edit.
+    let mut s = json_file(&env, ".gemini/settings.json");
+    s["theme"] = json!("Light");
+    env.write(".gemini/settings.json", s.to_string());
+    let run = env.run(&["init", "gemini", "--uninstall"]);
+    run.ok();
+    assert!(
+        run.stdout.contains("kept .gemini/settings.json"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(json_file(&env, ".gemini/settings.json")["theme"], "Light");
+    assert_eq!(
+        env.read(".gemini/settings.json.rewind-backup").unwrap(),
+        b"{\n  \"theme\": \"Dracula\"\n}\n"
+    );
+    // The command file init created is still removed.
+    assert!(env.read(".gemini/commands/rw-undo.toml").is_none());
+    assert!(!env.path(".gemini/commands").exists());
+}

@@ -8,4 +8,5 @@ mod faults;
 mod hooks;
 mod model;
 mod reliability;
+mod sessions;
 mod tools;

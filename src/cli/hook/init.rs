@@ -7,6 +7,11 @@
 //! or Cline hook script is reported and left alone); before the first change to an existing
 //! file its previous bytes are kept as `<file>.rewind-backup`. `--dry-run` prints what would
 //! be written and writes nothing.
+//!
+//! `--uninstall` undoes it: a file with a backup gets its backup back (bytes and mode) when it
+//! is still what init made of it; a file without one that is exactly what init creates is
+//! removed, then the directories that leaves empty. A file changed since init wrote it is
+//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +30,10 @@ pub struct InitArgs {
     /// Print what would be written; write nothing
     #[arg(long, alias = "print")]
     pub dry_run: bool,
+    /// Undo `rewind init`: restore each file it changed from its `.rewind-backup`, remove the
+    /// files it created (when still as it wrote them) and the directories left empty
+    #[arg(long)]
+    pub uninstall: bool,
 }
 
 /// One file `init` wants in a given state.
@@ -37,14 +46,21 @@ struct Planned {
 }
 
 pub fn run_init(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
-    let InitArgs { agent, dry_run } = args;
+    let InitArgs {
+        agent,
+        dry_run,
+        uninstall,
+    } = args;
     let agent: Agent = agent
         .parse()
         .map_err(|e: rewind::hooks::HookError| Failure::new(Exit::Usage, e.to_string()))?;
     let cwd = super::super::cwd()?;
     let ws = super::super::workspace(g, &cwd)?;
     let root = ws.root();
-    let plans = plan(agent, root)?;
+    if uninstall {
+        return run_uninstall(out, agent, root, dry_run);
+    }
+    let plans = plan(agent, root, &read_existing)?;
 
     let mut written = Vec::new();
     let mut text = String::new();
@@ -90,7 +106,10 @@ fn command(agent: Agent) -> String {
     format!("rewind hook {agent}")
 }
 
-fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
+/// How `plan` reads a file's current text (the disk, or what it was before init).
+type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
+
+fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
     let cmd = command(agent);
     let mcp_servers = json!({"rewind": {"command": "rewind", "args": ["mcp"]}});
     let mut plans = Vec::new();
@@ -110,18 +129,21 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
                 ],
             );
             plans.push(merge_json(
+                src,
                 &root.join(".claude/settings.json"),
                 &json!({"hooks": hooks}),
                 &cmd,
                 "Claude Code hooks",
             )?);
             plans.push(merge_json(
+                src,
                 &root.join(".mcp.json"),
                 &json!({"mcpServers": mcp_servers}),
                 &cmd,
                 "MCP server",
             )?);
             plans.push(new_file(
+                src,
                 &root.join(".claude/commands/rw-undo.md"),
                 CLAUDE_UNDO_COMMAND,
                 false,
@@ -144,12 +166,14 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
                 ],
             );
             plans.push(merge_json(
+                src,
                 &root.join(".gemini/settings.json"),
                 &json!({"hooks": hooks, "mcpServers": mcp_servers}),
                 &cmd,
                 "Gemini CLI hooks and MCP server",
             )?);
             plans.push(new_file(
+                src,
                 &root.join(".gemini/commands/rw-undo.toml"),
                 GEMINI_UNDO_COMMAND,
                 false,
@@ -169,12 +193,14 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
                 ],
             );
             plans.push(merge_json(
+                src,
                 &root.join(".codex/hooks.json"),
                 &json!({"hooks": hooks}),
                 &cmd,
                 "Codex hooks (trust them once in Codex)",
             )?);
             plans.push(append_toml(
+                src,
                 &root.join(".codex/config.toml"),
                 "[mcp_servers.rewind]",
                 "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n",
@@ -194,12 +220,14 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
                 hooks.insert(event.into(), json!([{"command": cmd}]));
             }
             plans.push(merge_json(
+                src,
                 &root.join(".cursor/hooks.json"),
                 &json!({"version": 1, "hooks": hooks}),
                 &cmd,
                 "Cursor hooks",
             )?);
             plans.push(merge_json(
+                src,
                 &root.join(".cursor/mcp.json"),
                 &json!({"mcpServers": mcp_servers}),
                 &cmd,
@@ -217,6 +245,7 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
                 "TaskCancel",
             ] {
                 plans.push(new_file(
+                    src,
                     &root.join(".clinerules/hooks").join(event),
                     &format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n"),
                     true,
@@ -226,12 +255,14 @@ fn plan(agent: Agent, root: &Path) -> Result<Vec<Planned>, Failure> {
         }
         Agent::OpenCode => {
             plans.push(new_file(
+                src,
                 &root.join(".opencode/plugins/rewind.js"),
                 OPENCODE_PLUGIN,
                 false,
                 "OpenCode plugin",
             )?);
             plans.push(merge_json(
+                src,
                 &root.join("opencode.json"),
                 &json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
                 &cmd,
@@ -263,12 +294,13 @@ fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<&str>)]) ->
 /// get our entries appended unless an entry already runs `cmd` (or equals ours); scalars the
 /// user set are kept.
 fn merge_json(
+    src: Source<'_>,
     path: &Path,
     wanted: &Value,
     cmd: &str,
     note: &'static str,
 ) -> Result<Planned, Failure> {
-    let existing = read_existing(path)?;
+    let existing = src(path)?;
     let mut current = match &existing {
         None => Value::Object(Map::new()),
         Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
@@ -341,12 +373,13 @@ fn mentions(v: &Value, cmd: &str) -> bool {
 
 /// A file rewind owns whole: written when absent, left alone when present (ours or not).
 fn new_file(
+    src: Source<'_>,
     path: &Path,
     content: &str,
     executable: bool,
     note: &'static str,
 ) -> Result<Planned, Failure> {
-    let existing = read_existing(path)?;
+    let existing = src(path)?;
     let content = match existing {
         None => Some(content.to_string()),
         Some(_) => None,
@@ -361,12 +394,13 @@ fn new_file(
 
 /// Append a TOML table unless its header is already there (no TOML parser needed for that).
 fn append_toml(
+    src: Source<'_>,
     path: &Path,
     header: &str,
     table: &str,
     note: &'static str,
 ) -> Result<Planned, Failure> {
-    let existing = read_existing(path)?;
+    let existing = src(path)?;
     let content = match existing {
         Some(text) if text.lines().any(|l| l.trim() == header) => None,
         Some(text) => {
@@ -387,6 +421,176 @@ fn append_toml(
         executable: false,
         note,
     })
+}
+
+/// `<file>.rewind-backup`: the file's bytes before `rewind init` first changed it.
+fn backup_of(path: &Path) -> PathBuf {
+    let mut backup = path.as_os_str().to_os_string();
+    backup.push(".rewind-backup");
+    PathBuf::from(backup)
+}
+
+/// What `--uninstall` does to one file init manages.
+enum Removal {
+    /// Put the backup back (rename: the original bytes and mode).
+    Restore,
+    /// The file already holds its original bytes: only the backup goes.
+    DropBackup,
+    /// init created the file and it is still exactly as init wrote it.
+    Remove,
+    /// Changed since init wrote it: restoring would lose someone's edit.
+    KeepChanged,
+    /// Not init's (absent, or a file init left alone).
+    Nothing,
+}
+
+/// `rewind init <agent> --uninstall`: every file init changed goes back to its backup, every
+/// file it created (and still as created) is removed, then the directories that leaves empty.
+/// Running it again finds nothing to do.
+fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<Exit, Failure> {
+    // What init writes given the files as they were before it ever ran: the backup where it
+    // kept one, nothing where it created the file.
+    let before = |path: &Path| read_existing(&backup_of(path));
+    let plans = plan(agent, root, &before)?;
+
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    let mut gone: Vec<PathBuf> = Vec::new();
+    for p in &plans {
+        let shown = p
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&p.path)
+            .display()
+            .to_string();
+        let backup = backup_of(&p.path);
+        let current = read_bytes(&p.path)?;
+        let original = read_bytes(&backup)?;
+        let removal = match (&original, &current) {
+            (Some(orig), cur) => {
+                let ours = p.content.as_deref().map_or(orig.as_slice(), str::as_bytes);
+                match cur.as_deref() {
+                    Some(c) if c == orig.as_slice() => Removal::DropBackup,
+                    Some(c) if c == ours => Removal::Restore,
+                    // Deleted since init: the backup still is the user's file.
+                    None => Removal::Restore,
+                    Some(_) => Removal::KeepChanged,
+                }
+            }
+            (None, Some(cur)) => match &p.content {
+                Some(ours) if cur.as_slice() == ours.as_bytes() => Removal::Remove,
+                _ => Removal::Nothing,
+            },
+            (None, None) => Removal::Nothing,
+        };
+        let fail =
+            |e: std::io::Error| Failure::new(Exit::Error, format!("cannot uninstall {shown}: {e}"));
+        let verb = if dry_run { "would " } else { "" };
+        let (action, line) = match removal {
+            Removal::Restore => {
+                if !dry_run {
+                    std::fs::rename(&backup, &p.path).map_err(fail)?;
+                }
+                ("restore", format!("{verb}restore {shown} from {shown}.rewind-backup"))
+            }
+            Removal::DropBackup => {
+                if !dry_run {
+                    std::fs::remove_file(&backup).map_err(fail)?;
+                }
+                gone.push(backup.clone());
+                ("drop-backup", format!("{verb}remove {shown}.rewind-backup ({shown} is already as before)"))
+            }
+            Removal::Remove => {
+                if !dry_run {
+                    std::fs::remove_file(&p.path).map_err(fail)?;
+                }
+                gone.push(p.path.clone());
+                ("remove", format!("{verb}remove {shown} ({}, created by rewind init)", p.note))
+            }
+            Removal::KeepChanged => (
+                "keep",
+                format!(
+                    "kept {shown}: changed since rewind init wrote it; its previous bytes are in {shown}.rewind-backup"
+                ),
+            ),
+            Removal::Nothing => ("none", format!("nothing to undo in {shown}")),
+        };
+        text.push_str(&line);
+        text.push('\n');
+        rows.push(json!({"path": p.path.display().to_string(), "action": action}));
+    }
+
+    // Directories left empty by the removals, deepest first, never the workspace root.
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for path in &gone {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == root || !d.starts_with(root) || dirs.iter().any(|x| x == d) {
+                break;
+            }
+            dirs.push(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut removed_dirs: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        if !empty_after(&d, &gone, &removed_dirs) {
+            continue;
+        }
+        if !dry_run {
+            if let Err(e) = std::fs::remove_dir(&d) {
+                text.push_str(&format!("kept directory {}: {e}\n", d.display()));
+                continue;
+            }
+        }
+        let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
+        let verb = if dry_run { "would remove" } else { "removed" };
+        text.push_str(&format!("{verb} empty directory {shown}\n"));
+        rows.push(json!({"path": d.display().to_string(), "action": "remove-dir"}));
+        removed_dirs.push(d);
+    }
+
+    if out.json {
+        out.print_json(&json!({
+            "agent": agent.as_str(),
+            "workspace": root.display().to_string(),
+            "dry_run": dry_run,
+            "uninstall": true,
+            "files": rows,
+        }));
+    } else {
+        out.print(&text);
+    }
+    Ok(Exit::Ok)
+}
+
+/// Is `dir` empty once `gone` files and `gone_dirs` are removed? (Also right after they were.)
+fn empty_after(dir: &Path, gone: &[PathBuf], gone_dirs: &[PathBuf]) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        let path = entry.path();
+        if !gone.contains(&path) && !gone_dirs.contains(&path) {
+            return false;
+        }
+    }
+    true
+}
+
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::new(
+            Exit::Error,
+            format!("cannot read {}: {e}", path.display()),
+        )),
+    }
 }
 
 fn read_existing(path: &Path) -> Result<Option<String>, Failure> {
@@ -411,9 +615,7 @@ fn write_file(p: &Planned, content: &str) -> Result<(), Failure> {
         std::fs::create_dir_all(parent).map_err(fail)?;
     }
     if p.path.exists() {
-        let mut backup = p.path.clone().into_os_string();
-        backup.push(".rewind-backup");
-        let backup = PathBuf::from(backup);
+        let backup = backup_of(&p.path);
         // Keep the user's original, not an earlier rewind edit of it.
         if !backup.exists() {
             std::fs::copy(&p.path, &backup).map_err(fail)?;

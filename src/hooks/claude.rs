@@ -131,20 +131,12 @@ fn tool_action(
         "Read" => {
             let input = need_input(root, input)?;
             let path = path_of(&input, "file_path")?;
-            if post {
-                Action::PostRead { path }
-            } else {
-                Action::PreRead { path }
-            }
+            Action::read(post, path)
         }
         "Bash" => {
             let input = need_input(root, input)?;
             let command = input.str("command")?.to_string();
-            if post {
-                Action::PostShell { command }
-            } else {
-                Action::PreShell { command }
-            }
+            Action::shell(post, command)
         }
         other => ignore(format!(
             "claude code tool `{other}` is not a file or shell tool"

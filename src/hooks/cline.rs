@@ -133,19 +133,11 @@ fn tool_action(
         }
         "read_file" => {
             let path = path_of(&params, "path")?;
-            if post {
-                Action::PostRead { path }
-            } else {
-                Action::PreRead { path }
-            }
+            Action::read(post, path)
         }
         "execute_command" => {
             let command = params.str("command")?.to_string();
-            if post {
-                Action::PostShell { command }
-            } else {
-                Action::PreShell { command }
-            }
+            Action::shell(post, command)
         }
         other => ignore(format!("cline tool `{other}` is not a file or shell tool")),
     };

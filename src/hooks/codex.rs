@@ -50,11 +50,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
                 "Bash" | "shell" | "exec_command" | "local_shell" | "unified_exec" => {
                     let input = need_input(root, input)?;
                     let command = input.str("command")?.to_string();
-                    if post {
-                        Action::PostShell { command }
-                    } else {
-                        Action::PreShell { command }
-                    }
+                    Action::shell(post, command)
                 }
                 other => ignore(format!("codex tool `{other}` is not a file or shell tool")),
             }

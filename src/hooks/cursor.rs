@@ -114,19 +114,11 @@ fn tool_action(tool: &str, root: &Obj<'_>, post: bool) -> Result<Action, HookErr
         }
         "Read" => {
             let path = path_of_any(&input, &["file_path", "path", "target_file"])?;
-            if post {
-                Action::PostRead { path }
-            } else {
-                Action::PreRead { path }
-            }
+            Action::read(post, path)
         }
         "Shell" => {
             let command = input.str("command")?.to_string();
-            if post {
-                Action::PostShell { command }
-            } else {
-                Action::PreShell { command }
-            }
+            Action::shell(post, command)
         }
         other => ignore(format!("cursor tool `{other}` is not a file or shell tool")),
     };

@@ -89,20 +89,12 @@ fn tool_action(
         "read_file" => {
             let input = need_input(root, input)?;
             let path = path_of_any(&input, &["file_path", "absolute_path"])?;
-            if post {
-                Action::PostRead { path }
-            } else {
-                Action::PreRead { path }
-            }
+            Action::read(post, path)
         }
         "run_shell_command" => {
             let input = need_input(root, input)?;
             let command = input.str("command")?.to_string();
-            if post {
-                Action::PostShell { command }
-            } else {
-                Action::PreShell { command }
-            }
+            Action::shell(post, command)
         }
         other => ignore(format!("gemini tool `{other}` is not a file or shell tool")),
     };

@@ -177,6 +177,26 @@ pub enum Action {
     },
 }
 
+impl Action {
+    /// A read tool's event: before or after the read.
+    pub(crate) fn read(post: bool, path: PathBuf) -> Action {
+        if post {
+            Action::PostRead { path }
+        } else {
+            Action::PreRead { path }
+        }
+    }
+
+    /// A shell tool's event: before or after the command.
+    pub(crate) fn shell(post: bool, command: String) -> Action {
+        if post {
+            Action::PostShell { command }
+        } else {
+            Action::PreShell { command }
+        }
+    }
+}
+
 /// What a post-write payload tells about the file's before state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Evidence {

@@ -153,20 +153,12 @@ fn tool_action(
         "read" => {
             let args = need_args(args, root, post)?;
             let path = path_of(&args, "filePath")?;
-            if post {
-                Action::PostRead { path }
-            } else {
-                Action::PreRead { path }
-            }
+            Action::read(post, path)
         }
         "bash" => {
             let args = need_args(args, root, post)?;
             let command = args.str("command")?.to_string();
-            if post {
-                Action::PostShell { command }
-            } else {
-                Action::PreShell { command }
-            }
+            Action::shell(post, command)
         }
         other => ignore(format!(
             "opencode tool `{other}` is not a file or shell tool"

@@ -1,11 +1,13 @@
 //! Keeping the home healthy: `verify` (re-hash every object, check every reference) and `gc`
 //! (retention, then mark-and-sweep of blobs).
 //!
-//! GC safety: it runs under the home's exclusive gc lock, which every other command holds
-//! shared for its whole run, so no command can be between "stored a blob" and "committed the
-//! row that refers to it" while gc sweeps. On top of that, a blob is only deleted when it is
-//! unreferenced *and* older than the grace period, and an orphan object file (a crash between
-//! the file and its row) only when older than the grace period too.
+//! GC safety: every command holds the home's gc lock shared for its whole run; gc deletes in
+//! batches, each under the exclusive lock, and re-checks every candidate's references inside
+//! that batch. So no command can be between "found the blob already stored" and "committed
+//! the row that refers to it" while a batch deletes, and no agent hook waits longer than one
+//! batch. On top of that, a blob is only deleted when it is unreferenced *and* older than the
+//! grace period, and an orphan object file (a crash between the file and its row) only when
+//! older than the grace period too.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -103,7 +105,7 @@ impl Home {
     }
 
     pub fn gc(&mut self, policy: &Retention) -> Result<GcReport> {
-        let _exclusive = self.lock_exclusive()?;
+        self.release_shared_lock();
         let now = self.now();
         let mut windows_removed = 0;
         let expired = self
@@ -148,37 +150,51 @@ impl Home {
     /// Delete unreferenced blobs older than the grace period; delta bases go last, only once
     /// nothing depends on them.
     fn sweep(&self, now: i64, grace: Duration) -> Result<(usize, u64, usize)> {
-        let referenced = self.index.read().referenced_blobs()?;
+        const BATCH: usize = 512;
         let cutoff = now - grace.as_nanos() as i64;
         let mut removed = 0;
         let mut freed = 0;
-        let mut kept = 0;
+        let mut kept;
         // Dependants first: repeat while a pass removes something.
         loop {
-            let mut progress = false;
+            // Candidates come from a snapshot taken without the lock...
+            let referenced = self.index.read().referenced_blobs()?;
+            let mut candidates = Vec::new();
+            kept = 0;
             for id in self.index.read().blob_ids()? {
                 if referenced.contains(&id) {
                     continue;
                 }
-                let Some(row) = self.index.read().blob(&id)? else {
-                    continue;
-                };
-                if row.created_at > cutoff {
-                    kept += 1;
-                    continue;
+                match self.index.read().blob(&id)? {
+                    Some(row) if row.created_at > cutoff => kept += 1,
+                    Some(_) => candidates.push(id),
+                    None => {}
                 }
-                if self.index.read().is_delta_base(&id)? {
-                    continue;
+            }
+            let mut progress = false;
+            for batch in candidates.chunks(BATCH) {
+                // ...and are re-checked under it: a command may have referenced one since.
+                let _exclusive = self.lock_exclusive()?;
+                let referenced = self.index.read().referenced_blobs()?;
+                let mut gone = Vec::new();
+                for id in batch {
+                    if referenced.contains(id) || self.index.read().is_delta_base(id)? {
+                        continue;
+                    }
+                    if let Some(row) = self.index.read().blob(id)? {
+                        gone.push((*id, row.stored_size));
+                    }
                 }
-                self.store.delete(&self.index, &id)?;
-                removed += 1;
-                freed += row.stored_size;
-                progress = true;
+                for (id, size) in gone {
+                    self.store.delete(&self.index, &id)?;
+                    removed += 1;
+                    freed += size;
+                    progress = true;
+                }
             }
             if !progress {
                 break;
             }
-            kept = 0;
         }
         Ok((removed, freed, kept))
     }

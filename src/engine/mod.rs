@@ -150,13 +150,19 @@ impl Home {
         &self.opts
     }
 
-    /// Trade the shared gc lock for the exclusive one (for `gc`). Waits for running commands.
-    pub(crate) fn lock_exclusive(&mut self) -> Result<File> {
+    /// Give up this process's shared gc lock (gc itself must, before it takes the
+    /// exclusive one, or it would wait for itself).
+    pub(crate) fn release_shared_lock(&mut self) {
+        self.gc_lock = None;
+    }
+
+    /// The exclusive gc lock, for one batch of deletions: running commands finish first and
+    /// new ones wait only for that batch, never for a whole gc.
+    pub(crate) fn lock_exclusive(&self) -> Result<File> {
         let home_err = |source| EngineError::Home {
             path: self.root.display().to_string(),
             source,
         };
-        self.gc_lock = None;
         let lock = lock_file(&self.root, "gc.lock").map_err(home_err)?;
         lock.lock().map_err(home_err)?;
         Ok(lock)

@@ -124,12 +124,14 @@ pub fn run(
             if paths.is_empty() {
                 return Ok(Outcome::allow());
             }
+            let mut warnings = Vec::new();
             if config.read_before_write != ReadBeforeWrite::Off {
                 if let Some(reason) = stale_read(session, &paths, cwd)? {
-                    return Ok(Outcome::decide(match config.read_before_write {
-                        ReadBeforeWrite::Deny => Decision::Deny { reason },
-                        _ => Decision::Context { text: reason },
-                    }));
+                    if config.read_before_write == ReadBeforeWrite::Deny {
+                        return Ok(Outcome::decide(Decision::Deny { reason }));
+                    }
+                    // Warn: the write goes ahead, so it is snapshotted like any other.
+                    warnings.push(reason);
                 }
             }
             let reports = match session.snap(&paths, cwd, tool, tool_call) {
@@ -138,7 +140,10 @@ pub fn run(
                 Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
                 Err(e) => return Err(e.into()),
             };
-            let hints: Vec<String> = reports.into_iter().filter_map(|r| r.hint).collect();
+            let hints: Vec<String> = warnings
+                .into_iter()
+                .chain(reports.into_iter().filter_map(|r| r.hint))
+                .collect();
             Ok(Outcome::decide(context_or_allow(&hints)))
         }
         Action::PostWrite { paths, evidence } => {

@@ -577,6 +577,35 @@ fn read_before_write_allows_a_touch_that_left_the_content_alone() {
 }
 
 #[test]
+fn read_before_write_warn_lets_the_edit_through_snapshotted_and_tells_the_model() {
+    let env = Env::new();
+    let run = read_then_change_then_edit(
+        &env,
+        |e| e.write("src/lib.rs", "pub fn x() {}\n"),
+        &[("REWIND_READ_BEFORE_WRITE", "warn")],
+    );
+    run.ok();
+    let out = run.json();
+    let hso = &out["hookSpecificOutput"];
+    assert_ne!(hso["permissionDecision"], "deny", "{out}");
+    let context = hso["additionalContext"].as_str().unwrap();
+    assert!(
+        context.contains("src/lib.rs") && context.contains("read it again"),
+        "{context}"
+    );
+    // The write goes ahead, so its before state must be captured: the user's version.
+    let pending: Vec<Value> = changes(&env, CLAUDE_SESSION)
+        .into_iter()
+        .filter(|c| c["pending"] == true)
+        .collect();
+    assert_eq!(pending.len(), 1, "{pending:#?}");
+    assert_eq!(
+        pending[0]["before"],
+        blake3::hash(b"pub fn x() {}\n").to_hex().as_str()
+    );
+}
+
+#[test]
 fn read_before_write_off_allows_the_edit() {
     let env = Env::new();
     let run = read_then_change_then_edit(

@@ -1201,8 +1201,7 @@ impl Tx<'_> {
         for h in hexes {
             set.insert(parse_blob("referenced blob", &h)?);
         }
-        // Delta bases of referenced blobs are referenced too (chains are one deep, but be
-        // general: follow until nothing new).
+        // Delta bases of referenced blobs are referenced too, all the way down each chain.
         let mut frontier: Vec<BlobId> = set.iter().copied().collect();
         while let Some(id) = frontier.pop() {
             if let Some(BlobRow {

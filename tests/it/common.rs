@@ -126,3 +126,22 @@ pub fn mode_of(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
+
+/// Every change of `session` (with its window's kind as `window_kind`), oldest window first.
+pub fn changes(env: &Env, session: &str) -> Vec<serde_json::Value> {
+    let log = env
+        .run(&["--json", "log", "--session", session, "--limit", "1000"])
+        .ok()
+        .json();
+    let mut out = Vec::new();
+    for s in log["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap().iter().rev() {
+            for c in w["changes"].as_array().unwrap() {
+                let mut c = c.clone();
+                c["window_kind"] = w["kind"].clone();
+                out.push(c);
+            }
+        }
+    }
+    out
+}

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{Env, Run};
+use crate::common::{changes, Env, Run};
 
 const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 
@@ -46,25 +46,6 @@ fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> 
         .write_all(payload.to_string().as_bytes())
         .unwrap();
     child.wait_with_output().unwrap().into()
-}
-
-/// Every change of `session`, oldest first.
-fn changes(env: &Env, session: &str) -> Vec<Value> {
-    let log = env
-        .run(&["--json", "log", "--session", session, "--limit", "1000"])
-        .ok()
-        .json();
-    let mut out = Vec::new();
-    for s in log["sessions"].as_array().unwrap() {
-        for w in s["windows"].as_array().unwrap().iter().rev() {
-            for c in w["changes"].as_array().unwrap() {
-                let mut c = c.clone();
-                c["window_kind"] = w["kind"].clone();
-                out.push(c);
-            }
-        }
-    }
-    out
 }
 
 fn change_of<'a>(all: &'a [Value], path: &str) -> &'a Value {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{Env, Run};
+use crate::common::{changes, Env, Run};
 
 /// Where (and whether) an agent can show the model a hint about a file changed behind its back.
 #[derive(Debug, Clone, Copy)]
@@ -268,25 +268,6 @@ fn set(env: &Env, rel: &str, bytes: Option<&str>) {
             Err(e) => panic!("remove {rel}: {e}"),
         },
     }
-}
-
-/// Every change of `session` with its window kind, oldest window first.
-fn changes(env: &Env, session: &str) -> Vec<Value> {
-    let log = env
-        .run(&["--json", "log", "--session", session, "--limit", "1000"])
-        .ok()
-        .json();
-    let mut out = Vec::new();
-    for s in log["sessions"].as_array().unwrap() {
-        for w in s["windows"].as_array().unwrap().iter().rev() {
-            for c in w["changes"].as_array().unwrap() {
-                let mut c = c.clone();
-                c["window_kind"] = w["kind"].clone();
-                out.push(c);
-            }
-        }
-    }
-    out
 }
 
 fn blob(bytes: &str) -> Value {

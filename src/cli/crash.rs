@@ -1,18 +1,18 @@
 //! Test seam, not a feature: `REWIND_TEST_CRASH_AFTER_OPS=N` makes `undo`/`redo` abort the
-//! process right before their file operation number N+1 (0 = before the first one, after the
-//! intent record is committed). The kill -9 torture suite (`tests/it/reliability.rs`) uses it
+//! process right before their file operation number N+1, a rename or a removal (0 = before
+//! the first one: the intent record is committed and every temp file is written). The kill -9 torture suite (`tests/it/reliability.rs`) uses it
 //! to die exactly between file 1 and file 2 of an undo and then checks that the next command
 //! finishes or rolls back the plan. Unset, `undo_redo` uses the plain `RealFs`.
 
-use std::cell::Cell;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use rewind::workspace::fs::{RealFs, WorkspaceFs};
+use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 pub struct CrashAfterOps {
-    left: Cell<u64>,
+    left: AtomicU64,
 }
 
 impl CrashAfterOps {
@@ -20,14 +20,19 @@ impl CrashAfterOps {
     pub fn from_env() -> Option<CrashAfterOps> {
         let n = std::env::var("REWIND_TEST_CRASH_AFTER_OPS").ok()?;
         let n = n.trim().parse::<u64>().ok()?;
-        Some(CrashAfterOps { left: Cell::new(n) })
+        Some(CrashAfterOps {
+            left: AtomicU64::new(n),
+        })
     }
 
     fn tick(&self) {
-        match self.left.get() {
-            // abort(), not exit(): no destructors, no flush, no SQLite cleanup, like a kill.
-            0 => std::process::abort(),
-            n => self.left.set(n - 1),
+        // abort(), not exit(): no destructors, no flush, no SQLite cleanup, like a kill.
+        if self
+            .left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_err()
+        {
+            std::process::abort();
         }
     }
 }
@@ -37,16 +42,19 @@ impl WorkspaceFs for CrashAfterOps {
         RealFs.ensure_parents(ws, rel)
     }
 
-    fn replace(
+    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+        RealFs.stage(ws, rel, bytes, mode)
+    }
+
+    fn commit(
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
-        mode: u32,
+        staged: Staged,
         precheck: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()> {
         self.tick();
-        RealFs.replace(ws, rel, bytes, mode, precheck)
+        RealFs.commit(ws, rel, staged, precheck)
     }
 
     fn remove(

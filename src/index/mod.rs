@@ -234,6 +234,18 @@ impl Index {
         Tx { conn: &self.conn }
     }
 
+    /// Run `f` in one read transaction: its queries see one snapshot, and a batch of lookups
+    /// takes the WAL read lock once instead of once per statement. `f` must not write.
+    pub fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
+        self.conn.execute_batch("BEGIN").ctx("begin read")?;
+        let out = f(&Tx { conn: &self.conn });
+        if let Err(e) = self.conn.execute_batch("COMMIT").ctx("end read") {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
+        Ok(out)
+    }
+
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.
     pub fn write<T, E: From<IndexError>>(
         &self,

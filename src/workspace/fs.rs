@@ -3,7 +3,8 @@
 //! production implementation.
 //!
 //! Every replacement is atomic: a temp file in the same directory with the target mode,
-//! written and fsynced, then a caller-supplied re-check, then rename. The directory fsync
+//! written and fsynced ([`WorkspaceFs::stage`]), then a caller-supplied re-check, then
+//! rename ([`WorkspaceFs::commit`]). The directory fsync
 //! that makes the rename itself durable is the caller's, through [`WorkspaceFs::sync_dir`],
 //! so an undo of a thousand files in one directory pays it once, not a thousand times.
 
@@ -12,14 +13,29 @@ use std::path::{Path, PathBuf};
 
 use super::{RelPath, Workspace};
 
-pub trait WorkspaceFs {
+pub trait WorkspaceFs: Sync {
     /// Create the missing parent directories of `rel`; returns the ones it created,
     /// outermost first, so a rollback can remove them again.
     fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>>;
 
-    /// Atomically replace (or create) `rel` with `bytes` and permission bits `mode`.
-    /// `precheck` runs after the new bytes are durable and just before the rename; an error
-    /// from it aborts without touching the file.
+    /// Write `bytes` with permission bits `mode` to a new temp file in the directory of
+    /// `rel` and make it durable (fsync). Nothing at `rel` changes; dropping the result
+    /// removes the temp file. Safe to call from several threads at once: an undo of many
+    /// files stages them in parallel, so their fsyncs share the filesystem's journal commits.
+    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged>;
+
+    /// Rename `staged` over `rel` once `precheck` passes (it runs just before the rename; an
+    /// error from it aborts without touching the file), then prove the path holds it.
+    fn commit(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        staged: Staged,
+        precheck: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()>;
+
+    /// Atomically replace (or create) `rel` with `bytes` and permission bits `mode`:
+    /// [`stage`](Self::stage) then [`commit`](Self::commit).
     fn replace(
         &self,
         ws: &Workspace,
@@ -27,7 +43,10 @@ pub trait WorkspaceFs {
         bytes: &[u8],
         mode: u32,
         precheck: &dyn Fn() -> io::Result<()>,
-    ) -> io::Result<()>;
+    ) -> io::Result<()> {
+        let staged = self.stage(ws, rel, bytes, mode)?;
+        self.commit(ws, rel, staged, precheck)
+    }
 
     /// Remove `rel` after `precheck` passes.
     fn remove(
@@ -48,6 +67,13 @@ pub trait WorkspaceFs {
 }
 
 pub struct RealFs;
+
+/// A durable temp file next to its target, written by [`WorkspaceFs::stage`] and not yet
+/// renamed over it. Dropping it removes the temp file.
+pub struct Staged {
+    tmp: tempfile::NamedTempFile,
+    written: std::fs::Metadata,
+}
 
 /// The directory holding `rel` (what to pass to [`WorkspaceFs::sync_dir`]).
 pub fn parent_dir(ws: &Workspace, rel: &RelPath) -> PathBuf {
@@ -81,14 +107,7 @@ impl WorkspaceFs for RealFs {
         Ok(created)
     }
 
-    fn replace(
-        &self,
-        ws: &Workspace,
-        rel: &RelPath,
-        bytes: &[u8],
-        mode: u32,
-        precheck: &dyn Fn() -> io::Result<()>,
-    ) -> io::Result<()> {
+    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
         let abs = ws.abs(rel);
         let parent = abs
             .parent()
@@ -101,12 +120,24 @@ impl WorkspaceFs for RealFs {
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
         let written = tmp.as_file().metadata()?;
+        Ok(Staged { tmp, written })
+    }
+
+    fn commit(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        staged: Staged,
+        precheck: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let abs = ws.abs(rel);
         precheck()?;
+        let Staged { tmp, written } = staged;
         tmp.persist(&abs).map_err(|e| e.error)?;
         // The bytes are the caller's (verified against their blob id when loaded); what is
         // left to prove is that the path now holds the file just written.
         let landed = std::fs::symlink_metadata(&abs)?;
-        if !same_file(&written, &landed) || landed.len() != bytes.len() as u64 {
+        if !same_file(&written, &landed) || landed.len() != written.len() {
             return Err(io::Error::other(
                 "the file at the path is not the one rewind just wrote",
             ));

@@ -1,19 +1,20 @@
 //! Fault injection at the filesystem seam undo writes through: ENOSPC, EIO and EACCES at
-//! operation N, for every N of an undo of a multi-file window → either the whole undo
+//! operation N (parents, temp file, rename, removal), for every N of an undo of a multi-file
+//! window → either the whole undo
 //! happened or none of it did, and the error names the file.
 
-use std::cell::Cell;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rewind::engine::{Home, Options, Session};
 use rewind::undo::{self, Direction, Request, Status, Target};
-use rewind::workspace::fs::{RealFs, WorkspaceFs};
+use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 /// RealFs that fails operation number `fail_at` (and every later one when `persistent`).
 struct FaultyFs {
-    count: Cell<usize>,
+    count: AtomicUsize,
     fail_at: usize,
     persistent: bool,
     errno: i32,
@@ -21,8 +22,7 @@ struct FaultyFs {
 
 impl FaultyFs {
     fn tick(&self) -> io::Result<()> {
-        let n = self.count.get();
-        self.count.set(n + 1);
+        let n = self.count.fetch_add(1, Ordering::SeqCst);
         if n == self.fail_at || (self.persistent && n > self.fail_at) {
             return Err(io::Error::from_raw_os_error(self.errno));
         }
@@ -35,16 +35,19 @@ impl WorkspaceFs for FaultyFs {
         self.tick()?;
         RealFs.ensure_parents(ws, rel)
     }
-    fn replace(
+    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+        self.tick()?;
+        RealFs.stage(ws, rel, bytes, mode)
+    }
+    fn commit(
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
-        mode: u32,
+        staged: Staged,
         pre: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()> {
         self.tick()?;
-        RealFs.replace(ws, rel, bytes, mode, pre)
+        RealFs.commit(ws, rel, staged, pre)
     }
     fn remove(
         &self,
@@ -61,6 +64,10 @@ impl WorkspaceFs for FaultyFs {
 }
 
 const FILES: [&str; 4] = ["a.txt", "sub/new.txt", "gone.txt", "b.txt"];
+
+/// The undo's operations: three files written back (parents, temp file, rename each) and
+/// one removed.
+const OPS: usize = 3 * 3 + 1;
 
 /// A window that modifies a.txt and b.txt, creates sub/new.txt, deletes gone.txt.
 fn setup(ws: &Path, s: &Session<'_>) {
@@ -102,7 +109,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
     // ENOSPC, EIO, EACCES
     for errno in [28, 5, 13] {
         for persistent in [false, true] {
-            for fail_at in 0..9 {
+            for fail_at in 0..12 {
                 let dir = tempfile::tempdir().unwrap();
                 let ws = dir.path().join("ws");
                 std::fs::create_dir(&ws).unwrap();
@@ -113,7 +120,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                 setup(&ws, &s);
                 let after = snapshot(&ws);
                 let fs = FaultyFs {
-                    count: Cell::new(0),
+                    count: AtomicUsize::new(0),
                     fail_at,
                     persistent,
                     errno,
@@ -123,16 +130,19 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                 let case = format!("errno {errno} at op {fail_at} persistent {persistent}");
                 match result {
                     Ok(report) => {
-                        assert!(fail_at >= 7, "{case}: an injected fault went unnoticed");
+                        assert!(fail_at >= OPS, "{case}: an injected fault went unnoticed");
                         assert_eq!(report.status, Status::Undone, "{case}");
                         assert!(
-                            fs.count.get() <= fail_at,
+                            fs.count.load(Ordering::SeqCst) <= fail_at,
                             "{case}: succeeded through a fault"
                         );
                         assert_eq!(now[0].as_deref(), Some(&b"a before"[..]), "{case}");
                     }
                     Err(e) => {
-                        assert!(fail_at < 7, "{case}: the undo needs only 7 operations");
+                        assert!(
+                            fail_at < OPS,
+                            "{case}: the undo needs only {OPS} operations"
+                        );
                         let msg = e.to_string();
                         assert!(
                             FILES.iter().any(|f| msg.starts_with(f)),

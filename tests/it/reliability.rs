@@ -1900,7 +1900,7 @@ fn malformed_hook_payloads_never_block_or_break_the_agent() {
 fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
     use rewind::engine::{Home, Options};
     use rewind::undo::{self, Direction, Request, Target};
-    use rewind::workspace::fs::{RealFs, WorkspaceFs};
+    use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
     use rewind::workspace::{RelPath, Workspace};
     use std::io;
 
@@ -1922,28 +1922,34 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
         fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
             RealFs.ensure_parents(ws, rel)
         }
-        fn replace(
+        fn stage(
             &self,
             ws: &Workspace,
             rel: &RelPath,
             bytes: &[u8],
             mode: u32,
+        ) -> io::Result<Staged> {
+            if rel.display().starts_with("sub/") && !self.after_precheck {
+                self.swap();
+            }
+            RealFs.stage(ws, rel, bytes, mode)
+        }
+        fn commit(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            staged: Staged,
             pre: &dyn Fn() -> io::Result<()>,
         ) -> io::Result<()> {
-            if !rel.display().starts_with("sub/") {
-                return RealFs.replace(ws, rel, bytes, mode, pre);
+            if !(rel.display().starts_with("sub/") && self.after_precheck) {
+                return RealFs.commit(ws, rel, staged, pre);
             }
-            if self.after_precheck {
-                let pre = || {
-                    pre()?;
-                    self.swap();
-                    Ok(())
-                };
-                RealFs.replace(ws, rel, bytes, mode, &pre)
-            } else {
+            let pre = || {
+                pre()?;
                 self.swap();
-                RealFs.replace(ws, rel, bytes, mode, pre)
-            }
+                Ok(())
+            };
+            RealFs.commit(ws, rel, staged, &pre)
         }
         fn remove(
             &self,

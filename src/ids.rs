@@ -18,6 +18,14 @@ impl BlobId {
         BlobId(*hash.as_bytes())
     }
 
+    pub fn from_bytes(bytes: [u8; 32]) -> BlobId {
+        BlobId(bytes)
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     pub fn to_hex(&self) -> String {
         blake3::Hash::from_bytes(self.0).to_hex().to_string()
     }

@@ -4,6 +4,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use rusqlite::types::Value;
+
 use super::{parse_blob, Ctx, Result, Tx};
 use crate::ids::{BlobId, SessionRowId};
 use crate::workspace::RelPath;
@@ -15,7 +17,7 @@ impl Tx<'_> {
         session: SessionRowId,
         path: &RelPath,
     ) -> Result<Option<BlobId>> {
-        let raw: Option<String> = self
+        let raw: Option<Value> = self
             .conn
             .prepare_cached(
                 "SELECT blob FROM context_deliveries WHERE session_id = ?1 AND path = ?2",
@@ -24,7 +26,7 @@ impl Tx<'_> {
             .query_row(params![session.0, path.as_bytes()], |r| r.get(0))
             .optional()
             .ctx("find context delivery")?;
-        raw.map(|hex| parse_blob("context delivery blob", &hex))
+        raw.map(|stored| parse_blob("context delivery blob", stored))
             .transpose()
     }
 
@@ -43,7 +45,7 @@ impl Tx<'_> {
                    delivered_at = excluded.delivered_at",
             )
             .ctx("record context delivery")?
-            .execute(params![session.0, path.as_bytes(), blob.to_hex(), now])
+            .execute(params![session.0, path.as_bytes(), blob, now])
             .ctx("record context delivery")?;
         Ok(())
     }

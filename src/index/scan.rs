@@ -4,6 +4,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use rusqlite::types::Value;
+
 use super::{state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::{KnownState, Stat};
@@ -35,7 +37,7 @@ impl Tx<'_> {
                 Ok((
                     r.get::<_, Vec<u8>>(0)?,
                     r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<Value>>(2)?,
                     r.get::<_, Option<i64>>(3)?,
                     r.get::<_, Option<i64>>(4)?,
                     r.get::<_, Option<i64>>(5)?,

@@ -134,4 +134,16 @@ CREATE TABLE scan_marks(
     PRIMARY KEY(session_id, tool_call)
 );
 "#,
+    // 4: blob ids as their 32 raw bytes instead of 64 hex digits (half the size in every row
+    // and index holding one). A value that is not 64 hex digits is left as it is, for the
+    // reader to refuse as damaged.
+    r#"
+UPDATE blobs SET id = unhex(id) WHERE typeof(id) = 'text' AND length(id) = 64 AND unhex(id) IS NOT NULL;
+UPDATE blobs SET base = unhex(base) WHERE typeof(base) = 'text' AND length(base) = 64 AND unhex(base) IS NOT NULL;
+UPDATE changes SET before_blob = unhex(before_blob) WHERE typeof(before_blob) = 'text' AND length(before_blob) = 64 AND unhex(before_blob) IS NOT NULL;
+UPDATE changes SET after_blob = unhex(after_blob) WHERE typeof(after_blob) = 'text' AND length(after_blob) = 64 AND unhex(after_blob) IS NOT NULL;
+UPDATE file_states SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
+UPDATE reads SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
+UPDATE context_deliveries SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
+"#,
 ];

@@ -1459,6 +1459,70 @@ fn db(env: &Env) -> rusqlite::Connection {
     rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
 }
 
+/// An index written before schema v4 holds blob ids as 64 hex digits. The next command
+/// migrates every id column to 32 raw bytes, and history written before still undoes.
+#[test]
+fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a1\n");
+    env.run(&["record", "a.txt"]).ok();
+    env.agent_write("a.txt", "a2\n");
+    env.run(&["read", "a.txt"]).ok();
+    let cols = [
+        ("blobs", "id"),
+        ("blobs", "base"),
+        ("changes", "before_blob"),
+        ("changes", "after_blob"),
+        ("file_states", "blob"),
+        ("reads", "blob"),
+    ];
+    {
+        // Back to the v3 format, as an older rewind wrote it.
+        let db = db(&env);
+        for (table, col) in cols {
+            db.execute(
+                &format!("UPDATE {table} SET {col} = lower(hex({col})) WHERE {col} IS NOT NULL"),
+                [],
+            )
+            .unwrap();
+        }
+        db.execute_batch("PRAGMA user_version = 3").unwrap();
+        let text: i64 = db
+            .query_row(
+                "SELECT count(*) FROM blobs WHERE typeof(id) = 'text'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(text >= 3, "{text} hex ids");
+    }
+    let verify = env.run(&["--json", "verify"]);
+    assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
+    {
+        let db = db(&env);
+        let version: i64 = db
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, 4);
+        for (table, col) in cols {
+            let left: i64 = db
+                .query_row(
+                    &format!("SELECT count(*) FROM {table} WHERE typeof({col}) = 'text'"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(left, 0, "{table}.{col} still holds hex ids");
+        }
+    }
+    env.run(&["undo", "--all"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
+}
+
 #[test]
 fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
     let mut cases = 0;
@@ -1590,12 +1654,14 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             Box::new(|env: &Env, id: &str, _: &str| {
                 let c = db(env);
                 let mut data: Vec<u8> = c
-                    .query_row("SELECT data FROM blobs WHERE id = ?1", [id], |r| r.get(0))
+                    .query_row("SELECT data FROM blobs WHERE id = unhex(?1)", [id], |r| {
+                        r.get(0)
+                    })
                     .unwrap();
                 let mid = data.len() / 2;
                 data[mid] ^= 0x20;
                 c.execute(
-                    "UPDATE blobs SET data = ?2 WHERE id = ?1",
+                    "UPDATE blobs SET data = ?2 WHERE id = unhex(?1)",
                     rusqlite::params![id, data],
                 )
                 .unwrap();
@@ -1608,10 +1674,12 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             Box::new(|env: &Env, id: &str, _: &str| {
                 let c = db(env);
                 let data: Vec<u8> = c
-                    .query_row("SELECT data FROM blobs WHERE id = ?1", [id], |r| r.get(0))
+                    .query_row("SELECT data FROM blobs WHERE id = unhex(?1)", [id], |r| {
+                        r.get(0)
+                    })
                     .unwrap();
                 c.execute(
-                    "UPDATE blobs SET data = ?2 WHERE id = ?1",
+                    "UPDATE blobs SET data = ?2 WHERE id = unhex(?1)",
                     rusqlite::params![id, &data[..data.len() / 2]],
                 )
                 .unwrap();
@@ -1625,7 +1693,7 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
                 let frame = zstd::bulk::compress(b"something else entirely", 3).unwrap();
                 db(env)
                     .execute(
-                        "UPDATE blobs SET data = ?2, size = 23 WHERE id = ?1",
+                        "UPDATE blobs SET data = ?2, size = 23 WHERE id = unhex(?1)",
                         rusqlite::params![id, frame],
                     )
                     .unwrap();
@@ -1637,7 +1705,10 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
                 db(env)
-                    .execute("UPDATE blobs SET size = 1099511627776 WHERE id = ?1", [id])
+                    .execute(
+                        "UPDATE blobs SET size = 1099511627776 WHERE id = unhex(?1)",
+                        [id],
+                    )
                     .unwrap();
             }),
             "is damaged",
@@ -1647,7 +1718,7 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
                 db(env)
-                    .execute("UPDATE blobs SET size = -5 WHERE id = ?1", [id])
+                    .execute("UPDATE blobs SET size = -5 WHERE id = unhex(?1)", [id])
                     .unwrap();
             }),
             "is damaged",
@@ -1657,7 +1728,7 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
                 db(env)
-                    .execute("DELETE FROM blobs WHERE id = ?1", [id])
+                    .execute("DELETE FROM blobs WHERE id = unhex(?1)", [id])
                     .unwrap();
             }),
             "not in the store",
@@ -1797,7 +1868,10 @@ fn a_blob_row_claiming_a_huge_size_is_reported_not_allocated() {
     env.agent_write("f", "v1");
     let id = blake3::hash(b"v0").to_hex().to_string();
     db(&env)
-        .execute("UPDATE blobs SET size = 1099511627776 WHERE id = ?1", [&id])
+        .execute(
+            "UPDATE blobs SET size = 1099511627776 WHERE id = unhex(?1)",
+            [&id],
+        )
         .unwrap();
     let r = env.run(&["verify"]);
     assert_eq!(r.code, 1, "{}", r.stderr);

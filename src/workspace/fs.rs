@@ -20,8 +20,7 @@ pub trait WorkspaceFs: Sync {
 
     /// Write `bytes` with permission bits `mode` to a new temp file in the directory of
     /// `rel` and make it durable (fsync). Nothing at `rel` changes; dropping the result
-    /// removes the temp file. Safe to call from several threads at once: an undo of many
-    /// files stages them in parallel, so their fsyncs share the filesystem's journal commits.
+    /// removes the temp file.
     fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged>;
 
     /// Rename `staged` over `rel` once `precheck` passes (it runs just before the rename; an

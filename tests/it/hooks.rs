@@ -39,12 +39,18 @@ fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> 
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
+    // A hook that answers without reading its stdin (REWIND_DISABLE=1) closes the pipe early:
+    // that is its business, not a test failure.
+    match child
         .stdin
         .take()
         .unwrap()
         .write_all(payload.to_string().as_bytes())
-        .unwrap();
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => panic!("cannot write the payload: {e}"),
+    }
     child.wait_with_output().unwrap().into()
 }
 

@@ -624,7 +624,8 @@ fn apply(
     // One file at a time: temp file written and fsynced, re-checked, renamed. Staging every
     // temp file first on 64 threads was tried: on this ext4 VM it started faster (0.38 vs
     // 0.50 s for 1,000 files) but slowed with each undo/redo cycle, to 1.13 vs 0.68 s by the
-    // eighth; with a thousand dirty files outstanding every fsync pays for the others.
+    // eighth, most likely because with a thousand dirty files outstanding every fsync pays
+    // for the others.
     for item in items {
         if item.current.same_content(&item.target) && modes_match(&item.current, &item.target) {
             continue;

@@ -57,16 +57,17 @@ pub struct RelPath(Vec<u8>);
 impl RelPath {
     /// Rebuild from the index's stored bytes; re-validated like any outside input.
     pub fn from_stored(bytes: Vec<u8>) -> Result<RelPath, PathError> {
-        let display = String::from_utf8_lossy(&bytes).into_owned();
         if bytes.is_empty() {
-            return Err(PathError::Empty { path: display });
+            return Err(PathError::Empty {
+                path: String::new(),
+            });
         }
         let ok = bytes
             .split(|b| *b == b'/')
             .all(|c| !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0));
         if !ok || bytes.starts_with(b"/") {
             return Err(PathError::Outside {
-                path: display,
+                path: String::from_utf8_lossy(&bytes).into_owned(),
                 root: "<stored>".into(),
             });
         }

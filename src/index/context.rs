@@ -26,7 +26,7 @@ impl Tx<'_> {
             .query_row(params![session.0, path.as_bytes()], |r| r.get(0))
             .optional()
             .ctx("find context delivery")?;
-        raw.map(|stored| parse_blob("context delivery blob", stored))
+        raw.map(|stored| parse_blob("context delivery blob", &stored))
             .transpose()
     }
 

@@ -13,7 +13,7 @@ mod schema;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
@@ -339,21 +339,29 @@ impl rusqlite::ToSql for BlobId {
     }
 }
 
-fn parse_blob(what: &'static str, stored: Value) -> Result<BlobId> {
+fn parse_blob(what: &'static str, stored: &Value) -> Result<BlobId> {
+    parse_blob_ref(what, ValueRef::from(stored))
+}
+
+fn parse_blob_ref(what: &'static str, stored: ValueRef<'_>) -> Result<BlobId> {
     match stored {
-        Value::Blob(bytes) => <[u8; 32]>::try_from(bytes.as_slice())
-            .map(BlobId::from_bytes)
-            .map_err(|_| IndexError::BadRow {
-                what,
-                detail: format!("a blob id of {} bytes, not 32", bytes.len()),
-            }),
+        ValueRef::Blob(bytes) => {
+            <[u8; 32]>::try_from(bytes)
+                .map(BlobId::from_bytes)
+                .map_err(|_| IndexError::BadRow {
+                    what,
+                    detail: format!("a blob id of {} bytes, not 32", bytes.len()),
+                })
+        }
         // A row the v4 migration left alone because it was not 64 hex digits: refused here.
-        Value::Text(hex) => hex
-            .parse()
-            .map_err(|e: crate::ids::BadBlobId| IndexError::BadRow {
-                what,
-                detail: e.to_string(),
-            }),
+        ValueRef::Text(hex) => {
+            String::from_utf8_lossy(hex)
+                .parse()
+                .map_err(|e: crate::ids::BadBlobId| IndexError::BadRow {
+                    what,
+                    detail: e.to_string(),
+                })
+        }
         other => Err(IndexError::BadRow {
             what,
             detail: format!("a blob id of type {:?}", other.data_type()),
@@ -364,7 +372,7 @@ fn parse_blob(what: &'static str, stored: Value) -> Result<BlobId> {
 fn state_from(
     what: &'static str,
     kind: &str,
-    blob: Option<Value>,
+    blob: Option<ValueRef<'_>>,
     mode: Option<i64>,
 ) -> Result<FileState> {
     match kind {
@@ -376,7 +384,7 @@ fn state_from(
                 detail: "present state without a blob".into(),
             })?;
             Ok(FileState::Present {
-                blob: parse_blob(what, blob)?,
+                blob: parse_blob_ref(what, blob)?,
                 mode: mode.unwrap_or(0o644) as u32,
             })
         }
@@ -451,14 +459,19 @@ fn change_from(raw: RawChange) -> Result<Change> {
         detail: e.to_string(),
     })?;
     let after = match ak {
-        Some(k) => Some(state_from("change after", &k, ab, am)?),
+        Some(k) => Some(state_from(
+            "change after",
+            &k,
+            ab.as_ref().map(ValueRef::from),
+            am,
+        )?),
         None => None,
     };
     Ok(Change {
         id: ChangeId(id),
         window: WindowId(window),
         path,
-        before: state_from("change before", &bk, bb, bm)?,
+        before: state_from("change before", &bk, bb.as_ref().map(ValueRef::from), bm)?,
         after,
         tool,
         tool_call,
@@ -984,7 +997,7 @@ impl Tx<'_> {
         let Some((kind, blob, mode, size, mtime, ctime, inode, recorded_at)) = raw else {
             return Ok(None);
         };
-        let state = state_from("file state", &kind, blob, mode)?;
+        let state = state_from("file state", &kind, blob.as_ref().map(ValueRef::from), mode)?;
         let stat = match (size, mtime, ctime, inode, mode) {
             (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => Some(Stat {
                 size: size as u64,
@@ -1093,7 +1106,7 @@ impl Tx<'_> {
         match raw {
             None => Ok(None),
             Some(None) => Ok(Some(None)),
-            Some(Some(stored)) => Ok(Some(Some(parse_blob("read blob", stored)?))),
+            Some(Some(stored)) => Ok(Some(Some(parse_blob("read blob", &stored)?))),
         }
     }
 
@@ -1124,7 +1137,7 @@ impl Tx<'_> {
         let encoding = match (encoding.as_str(), base) {
             ("zstd", _) => Encoding::Zstd,
             ("zstd-delta", Some(base)) => Encoding::ZstdDelta {
-                base: parse_blob("blob base", base)?,
+                base: parse_blob("blob base", &base)?,
             },
             (other, _) => {
                 return Err(IndexError::BadRow {
@@ -1155,7 +1168,7 @@ impl Tx<'_> {
         match raw {
             None => Ok(None),
             Some(None) => Ok(Some(None)),
-            Some(Some(stored)) => Ok(Some(Some(parse_blob("blob base", stored)?))),
+            Some(Some(stored)) => Ok(Some(Some(parse_blob("blob base", &stored)?))),
         }
     }
 
@@ -1202,7 +1215,7 @@ impl Tx<'_> {
             .ctx("list blobs")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list blobs")?;
-        ids.into_iter().map(|v| parse_blob("blob id", v)).collect()
+        ids.into_iter().map(|v| parse_blob("blob id", &v)).collect()
     }
 
     /// (count, raw bytes, stored bytes, inline count)
@@ -1242,7 +1255,7 @@ impl Tx<'_> {
             .ctx("mark referenced blobs")?;
         let mut set = std::collections::HashSet::new();
         for v in ids {
-            set.insert(parse_blob("referenced blob", v)?);
+            set.insert(parse_blob("referenced blob", &v)?);
         }
         // Delta bases of referenced blobs are referenced too, all the way down each chain.
         let mut frontier: Vec<BlobId> = set.iter().copied().collect();
@@ -1303,7 +1316,7 @@ impl Tx<'_> {
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list references")?;
         rows.into_iter()
-            .map(|(what, stored)| Ok((what, parse_blob("reference", stored)?)))
+            .map(|(what, stored)| Ok((what, parse_blob("reference", &stored)?)))
             .collect()
     }
 

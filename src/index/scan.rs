@@ -4,7 +4,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use rusqlite::types::Value;
+use rusqlite::types::ValueRef;
 
 use super::{state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
@@ -32,30 +32,29 @@ impl Tx<'_> {
                  FROM file_states WHERE workspace_id = ?1",
             )
             .ctx("list file states")?;
-        let raws = stmt
-            .query_map([ws.0], |r| {
-                Ok((
-                    r.get::<_, Vec<u8>>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<Value>>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
-                    r.get::<_, Option<i64>>(7)?,
-                    r.get::<_, i64>(8)?,
-                ))
-            })
-            .ctx("list file states")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list file states")?;
-        let mut out = Vec::with_capacity(raws.len());
-        for (path, kind, blob, mode, size, mtime, ctime, inode, recorded_at) in raws {
+        // Rows are turned into states as they come: no intermediate copies of the kind or
+        // the blob id for each of (say) 78k files.
+        let mut rows = stmt.query([ws.0]).ctx("list file states")?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().ctx("list file states")? {
+            let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
+            let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
+            let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
+            let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
             let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
                 what: "file state path",
                 detail: e.to_string(),
             })?;
-            let state = state_from("file state", &kind, blob, mode)?;
+            let kind = r.get_ref(1).ctx("list file states")?;
+            let kind = kind.as_str().map_err(|e| super::IndexError::BadRow {
+                what: "file state",
+                detail: e.to_string(),
+            })?;
+            let blob = match r.get_ref(2).ctx("list file states")? {
+                ValueRef::Null => None,
+                v => Some(v),
+            };
+            let state = state_from("file state", kind, blob, mode)?;
             let stat = match (size, mtime, ctime, inode, mode) {
                 (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => {
                     Some(Stat {

@@ -198,11 +198,25 @@ impl Session<'_> {
             })?,
         };
 
-        let walked = walk(self.ws.root(), opts.threads.max(1))?;
-        let read = self.home.index.read();
-        let mut known: HashMap<RelPath, KnownState> =
-            read.all_file_states(self.ws_id)?.into_iter().collect();
-        let complete = read.baseline(self.ws_id)?.is_some_and(|b| b.complete);
+        // The walk (on its own threads) and loading the file states (this thread, which owns
+        // the index connection) run at the same time.
+        let root = self.ws.root();
+        let (walked, known, complete) = std::thread::scope(|s| {
+            let walker = s.spawn(|| walk(root, opts.threads.max(1)));
+            let read = self.home.index.read();
+            let known = read.all_file_states(self.ws_id);
+            let complete = read.baseline(self.ws_id);
+            let walked = walker.join().unwrap_or_else(|_| {
+                Err(ScanError::Walk {
+                    root: root.display().to_string(),
+                    detail: "the walking thread panicked".into(),
+                })
+            });
+            (walked, known, complete)
+        });
+        let walked = walked?;
+        let mut known: HashMap<RelPath, KnownState> = known?.into_iter().collect();
+        let complete = complete?.is_some_and(|b| b.complete);
 
         let mut urgent = Vec::new();
         let mut baseline = Vec::new();
@@ -686,7 +700,7 @@ fn walk(root: &Path, threads: usize) -> Result<Vec<(RelPath, Stat)>> {
         root: root.display().to_string(),
         detail: "a walker thread panicked".into(),
     })?;
-    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
 }
 

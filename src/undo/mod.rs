@@ -630,31 +630,34 @@ fn apply(
         if item.current.same_content(&item.target) && modes_match(&item.current, &item.target) {
             continue;
         }
-        let precheck = still(session, &item.rel, item.current);
-        let result = match item.target {
-            FileState::Present { blob, mode } => {
-                parents(session, fs, &item.rel, &mut created_dirs)
-                    .and_then(|()| {
-                        target_bytes
-                            .get(&blob)
-                            .ok_or_else(|| io::Error::other("target bytes not loaded"))
-                    })
-                    .and_then(|bytes| fs.stage(&session.ws, &item.rel, bytes, mode))
-                    // A replaced file is verified by `commit` itself (the target bytes were
-                    // checked against their blob id when loaded, and the path must now hold
-                    // the very file written); a removal is verified below.
-                    .and_then(|staged| fs.commit(&session.ws, &item.rel, staged, &precheck))
-            }
-            FileState::Absent => fs.remove(&session.ws, &item.rel, &precheck).and_then(|()| {
-                match current_state(session, &item.rel)? {
+        let bytes = item
+            .target
+            .blob()
+            .and_then(|b| target_bytes.get(&b))
+            .map(Vec::as_slice);
+        let result = put(
+            session,
+            fs,
+            &item.rel,
+            item.current,
+            item.target,
+            bytes,
+            &mut created_dirs,
+        )
+        .and_then(|()| {
+            // A replaced file is verified by `replace` itself (the target bytes were checked
+            // against their blob id when loaded, and the path must now hold the very file
+            // written); a removal is verified here.
+            match item.target {
+                FileState::Absent => match current_state(session, &item.rel)? {
                     FileState::Absent => Ok(()),
                     _ => Err(io::Error::other(
                         "the file is still there after its removal",
                     )),
-                }
-            }),
-            FileState::Unknown => Err(io::Error::other("no bytes to restore")),
-        };
+                },
+                _ => Ok(()),
+            }
+        });
         match result {
             Ok(()) => applied.push(item),
             Err(e) => {

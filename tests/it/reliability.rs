@@ -1595,6 +1595,16 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
             "damaged",
         ),
         (
+            "stored blob id of the wrong length",
+            Box::new(|env: &Env| {
+                db(env)
+                    .execute("UPDATE changes SET before_blob = X'0102'", [])
+                    .unwrap();
+            }),
+            1,
+            "damaged",
+        ),
+        (
             "unknown window kind",
             Box::new(|env: &Env| {
                 db(env)

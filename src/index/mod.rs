@@ -140,14 +140,14 @@ impl Index {
                 source: e,
             },
         };
-        // Switching to WAL needs a moment of exclusive access; a sibling process doing the
-        // same on a brand-new home can make it fail once, so retry briefly.
         // A new index gets 1 KiB pages (a no-op on an existing one). Most blobs live inline and
         // spill into overflow pages, whose last page is half empty on average: on the 78k-file
         // Linux baseline the index took 289 MiB with 4 KiB pages and 271 MiB with 1 KiB pages,
         // with no measurable change in snap or check latency (benches/RESULTS.md).
         conn.execute_batch("PRAGMA page_size=1024")
             .map_err(damaged)?;
+        // Switching to WAL needs a moment of exclusive access; a sibling process doing the
+        // same on a brand-new home can make it fail once, so retry briefly.
         let mut mode = String::new();
         for _ in 0..50 {
             match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {

@@ -2,9 +2,8 @@
 //! updates (a scan must never overwrite a newer state a concurrent snap recorded), the
 //! `baselines` row, and the pre-shell `scan_marks`.
 
-use rusqlite::{params, OptionalExtension};
-
 use rusqlite::types::ValueRef;
+use rusqlite::{params, OptionalExtension};
 
 use super::{state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};

@@ -1,6 +1,7 @@
 //! Test seam, not a feature: `REWIND_TEST_CRASH_AFTER_OPS=N` makes `undo`/`redo` abort the
 //! process right before their file operation number N+1, a rename or a removal (0 = before
-//! the first one, after the intent record is committed and the first temp file written). The kill -9 torture suite (`tests/it/reliability.rs`) uses it
+//! the first one, after the intent record is committed and the first temp file written, or
+//! every temp file of a batched undo). The kill -9 torture suite (`tests/it/reliability.rs`) uses it
 //! to die exactly between file 1 and file 2 of an undo and then checks that the next command
 //! finishes or rolls back the plan. Unset, `undo_redo` uses the plain `RealFs`.
 
@@ -8,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
+use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 pub struct CrashAfterOps {
@@ -42,8 +43,15 @@ impl WorkspaceFs for CrashAfterOps {
         RealFs.ensure_parents(ws, rel)
     }
 
-    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-        RealFs.stage(ws, rel, bytes, mode)
+    fn stage(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        flush: Flush,
+    ) -> io::Result<Staged> {
+        RealFs.stage(ws, rel, bytes, mode, flush)
     }
 
     fn commit(

@@ -85,6 +85,11 @@ pub struct Options {
     pub store: StoreOptions,
     pub durability: Durability,
     pub clock: Clock,
+    /// An undo or redo writing at least this many files makes them durable with two flushes
+    /// of the whole filesystem (Linux `syncfs`) instead of an fsync per file and directory.
+    /// Below it, per file: a flush of the filesystem also writes out everyone else's dirty
+    /// data, worth it only when there are many files of ours.
+    pub batch_sync_min: usize,
 }
 
 impl Default for Options {
@@ -94,6 +99,7 @@ impl Default for Options {
             store: StoreOptions::default(),
             durability: Durability::Normal,
             clock: Clock::System,
+            batch_sync_min: 16,
         }
     }
 }

@@ -3,10 +3,16 @@
 //! production implementation.
 //!
 //! Every replacement is atomic: a temp file in the same directory with the target mode,
-//! written and fsynced ([`WorkspaceFs::stage`]), then a caller-supplied re-check, then
+//! written and made durable ([`WorkspaceFs::stage`]), then a caller-supplied re-check, then
 //! rename ([`WorkspaceFs::commit`]). The directory fsync
 //! that makes the rename itself durable is the caller's, through [`WorkspaceFs::sync_dir`],
 //! so an undo of a thousand files in one directory pays it once, not a thousand times.
+//!
+//! A large batch can skip the per-file fsync ([`Flush::Batched`]): the caller stages every
+//! temp file, flushes the whole filesystem once ([`WorkspaceFs::sync_filesystem`], Linux
+//! `syncfs`) before the first rename, and once more after the last instead of the
+//! directory fsyncs. Same guarantee (no rename is made before the bytes it exposes are on
+//! disk), two flushes instead of one per file and per directory.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -19,9 +25,16 @@ pub trait WorkspaceFs: Sync {
     fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>>;
 
     /// Write `bytes` with permission bits `mode` to a new temp file in the directory of
-    /// `rel` and make it durable (fsync). Nothing at `rel` changes; dropping the result
-    /// removes the temp file.
-    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged>;
+    /// `rel`, durable now (fsync) or by the caller's [`sync_filesystem`](Self::sync_filesystem)
+    /// (`flush`). Nothing at `rel` changes; dropping the result removes the temp file.
+    fn stage(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        flush: Flush,
+    ) -> io::Result<Staged>;
 
     /// Rename `staged` over `rel` once `precheck` passes (it runs just before the rename; an
     /// error from it aborts without touching the file), then prove the path holds it.
@@ -43,7 +56,7 @@ pub trait WorkspaceFs: Sync {
         mode: u32,
         precheck: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()> {
-        let staged = self.stage(ws, rel, bytes, mode)?;
+        let staged = self.stage(ws, rel, bytes, mode, Flush::Now)?;
         self.commit(ws, rel, staged, precheck)
     }
 
@@ -63,14 +76,34 @@ pub trait WorkspaceFs: Sync {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         sync_dir(dir)
     }
+
+    /// Flush every dirty page and metadata change of the filesystem holding the workspace
+    /// (Linux `syncfs`): what makes [`Flush::Batched`] temp files, and then their renames,
+    /// durable. Only called where [`SYNCFS`] is true.
+    fn sync_filesystem(&self, ws: &Workspace) -> io::Result<()> {
+        sync_filesystem(ws.root())
+    }
 }
+
+/// When a staged temp file's bytes reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// fsync the temp file before [`WorkspaceFs::stage`] returns.
+    Now,
+    /// Left to the caller's [`WorkspaceFs::sync_filesystem`], before the first commit.
+    Batched,
+}
+
+/// Whether [`WorkspaceFs::sync_filesystem`] exists here (`syncfs` is Linux-only).
+pub const SYNCFS: bool = cfg!(target_os = "linux");
 
 pub struct RealFs;
 
-/// A durable temp file next to its target, written by [`WorkspaceFs::stage`] and not yet
-/// renamed over it. Dropping it removes the temp file.
+/// A temp file next to its target, written by [`WorkspaceFs::stage`] and not yet renamed
+/// over it. Closed (a batch of a thousand holds no descriptors); dropping it removes the
+/// temp file.
 pub struct Staged {
-    tmp: tempfile::NamedTempFile,
+    tmp: tempfile::TempPath,
     written: std::fs::Metadata,
 }
 
@@ -106,7 +139,14 @@ impl WorkspaceFs for RealFs {
         Ok(created)
     }
 
-    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    fn stage(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        flush: Flush,
+    ) -> io::Result<Staged> {
         let abs = ws.abs(rel);
         let parent = abs
             .parent()
@@ -117,9 +157,14 @@ impl WorkspaceFs for RealFs {
             .tempfile_in(parent)?;
         set_mode(tmp.as_file(), mode)?;
         tmp.write_all(bytes)?;
-        tmp.as_file().sync_all()?;
+        if flush == Flush::Now {
+            tmp.as_file().sync_all()?;
+        }
         let written = tmp.as_file().metadata()?;
-        Ok(Staged { tmp, written })
+        Ok(Staged {
+            tmp: tmp.into_temp_path(),
+            written,
+        })
     }
 
     fn commit(
@@ -230,4 +275,19 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(not(unix))]
 pub fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
+}
+
+/// Flush the whole filesystem holding `path` (`syncfs(2)`).
+#[cfg(target_os = "linux")]
+pub fn sync_filesystem(path: &Path) -> io::Result<()> {
+    let dir = std::fs::File::open(path)?;
+    rustix::fs::syncfs(&dir).map_err(io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn sync_filesystem(_path: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "syncfs is Linux-only",
+    ))
 }

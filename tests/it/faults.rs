@@ -1,7 +1,8 @@
 //! Fault injection at the filesystem seam undo writes through: ENOSPC, EIO and EACCES at
-//! operation N (parents, temp file, rename, removal), for every N of an undo of a multi-file
-//! window → either the whole undo
-//! happened or none of it did, and the error names the file.
+//! operation N (parents, temp file, rename, removal, filesystem flush), for every N of an
+//! undo of a multi-file window, written file by file and as one batch → either the whole
+//! undo happened or none of it did, no temp file is left behind, and the error names the
+//! file.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rewind::engine::{Home, Options, Session};
 use rewind::undo::{self, Direction, Request, Status, Target};
-use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
+use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 /// RealFs that fails operation number `fail_at` (and every later one when `persistent`).
@@ -35,9 +36,16 @@ impl WorkspaceFs for FaultyFs {
         self.tick()?;
         RealFs.ensure_parents(ws, rel)
     }
-    fn stage(&self, ws: &Workspace, rel: &RelPath, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    fn stage(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        flush: Flush,
+    ) -> io::Result<Staged> {
         self.tick()?;
-        RealFs.stage(ws, rel, bytes, mode)
+        RealFs.stage(ws, rel, bytes, mode, flush)
     }
     fn commit(
         &self,
@@ -61,13 +69,33 @@ impl WorkspaceFs for FaultyFs {
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
         RealFs.remove_empty_dir(dir)
     }
+    fn sync_filesystem(&self, ws: &Workspace) -> io::Result<()> {
+        self.tick()?;
+        RealFs.sync_filesystem(ws)
+    }
 }
 
 const FILES: [&str; 4] = ["a.txt", "sub/new.txt", "gone.txt", "b.txt"];
 
-/// The undo's operations: three files written back (parents, temp file, rename each) and
-/// one removed.
+/// The undo's operations, file by file: three files written back (parents, temp file,
+/// rename each) and one removed.
 const OPS: usize = 3 * 3 + 1;
+
+/// As one batch: the same, plus a flush of the filesystem before the first rename and one
+/// after the last.
+const OPS_BATCHED: usize = OPS + 2;
+
+/// Temp files of ours anywhere under `dir`.
+fn temps(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(".rewind-") && name.ends_with(".tmp")
+        })
+        .collect()
+}
 
 /// A window that modifies a.txt and b.txt, creates sub/new.txt, deletes gone.txt.
 fn setup(ws: &Path, s: &Session<'_>) {
@@ -106,95 +134,112 @@ fn undo_req(ws: &Path) -> Request {
 
 #[test]
 fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
-    // ENOSPC, EIO, EACCES
-    for errno in [28, 5, 13] {
-        for persistent in [false, true] {
-            for fail_at in 0..12 {
-                let dir = tempfile::tempdir().unwrap();
-                let ws = dir.path().join("ws");
-                std::fs::create_dir(&ws).unwrap();
-                let home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
-                let s = home
-                    .session(Workspace::open(&ws).unwrap(), "faults")
-                    .unwrap();
-                setup(&ws, &s);
-                let after = snapshot(&ws);
-                let fs = FaultyFs {
-                    count: AtomicUsize::new(0),
-                    fail_at,
-                    persistent,
-                    errno,
-                };
-                let result = undo::run_with(&s, &undo_req(&ws), &fs);
-                let now = snapshot(&ws);
-                let case = format!("errno {errno} at op {fail_at} persistent {persistent}");
-                match result {
-                    Ok(report) => {
-                        assert!(fail_at >= OPS, "{case}: an injected fault went unnoticed");
-                        assert_eq!(report.status, Status::Undone, "{case}");
-                        assert!(
-                            fs.count.load(Ordering::SeqCst) <= fail_at,
-                            "{case}: succeeded through a fault"
-                        );
-                        assert_eq!(now[0].as_deref(), Some(&b"a before"[..]), "{case}");
-                    }
-                    Err(e) => {
-                        assert!(
-                            fail_at < OPS,
-                            "{case}: the undo needs only {OPS} operations"
-                        );
-                        let msg = e.to_string();
-                        assert!(
-                            FILES.iter().any(|f| msg.starts_with(f)),
-                            "{case}: error names no file: {msg}"
-                        );
-                        if persistent {
-                            // The rollback may itself be refused by the failing disk: the next
-                            // command settles it (finish or roll back), never half.
-                            drop(s);
-                            let s = home
-                                .session(Workspace::open(&ws).unwrap(), "faults")
-                                .unwrap();
-                            let settled = snapshot(&ws);
-                            let before = vec![
-                                Some(b"a before".to_vec()),
-                                None,
-                                Some(b"gone before".to_vec()),
-                                Some(b"b before".to_vec()),
-                            ];
+    // File by file, and as one batch flushed with syncfs (Linux).
+    let modes = [(usize::MAX, OPS)]
+        .into_iter()
+        .chain(cfg!(target_os = "linux").then_some((0, OPS_BATCHED)));
+    for (batch_sync_min, ops) in modes {
+        // ENOSPC, EIO, EACCES
+        for errno in [28, 5, 13] {
+            for persistent in [false, true] {
+                for fail_at in 0..ops + 2 {
+                    let dir = tempfile::tempdir().unwrap();
+                    let ws = dir.path().join("ws");
+                    std::fs::create_dir(&ws).unwrap();
+                    let opts = Options {
+                        batch_sync_min,
+                        ..Options::default()
+                    };
+                    let home = Home::open(&dir.path().join("home"), opts).unwrap();
+                    let s = home
+                        .session(Workspace::open(&ws).unwrap(), "faults")
+                        .unwrap();
+                    setup(&ws, &s);
+                    let after = snapshot(&ws);
+                    let fs = FaultyFs {
+                        count: AtomicUsize::new(0),
+                        fail_at,
+                        persistent,
+                        errno,
+                    };
+                    let result = undo::run_with(&s, &undo_req(&ws), &fs);
+                    let now = snapshot(&ws);
+                    let case = format!(
+                        "errno {errno} at op {fail_at} persistent {persistent} batch {}",
+                        ops == OPS_BATCHED
+                    );
+                    match result {
+                        Ok(report) => {
+                            assert!(fail_at >= ops, "{case}: an injected fault went unnoticed");
+                            assert_eq!(report.status, Status::Undone, "{case}");
                             assert!(
-                                settled == after || settled == before,
-                                "{case}: half-undone after recovery: {settled:?}"
+                                fs.count.load(Ordering::SeqCst) <= fail_at,
+                                "{case}: succeeded through a fault"
                             );
-                            drop(s);
-                        } else {
-                            assert_eq!(
-                                now, after,
-                                "{case}: a failed undo left changes behind ({msg})"
+                            assert_eq!(now[0].as_deref(), Some(&b"a before"[..]), "{case}");
+                        }
+                        Err(e) => {
+                            assert!(
+                                fail_at < ops,
+                                "{case}: the undo needs only {ops} operations"
                             );
+                            let msg = e.to_string();
+                            // A file, or the workspace when flushing its filesystem failed.
+                            let flush =
+                                format!("{}: flushing the filesystem to make ", ws.display());
+                            assert!(
+                                FILES.iter().any(|f| msg.starts_with(f)) || msg.starts_with(&flush),
+                                "{case}: error names no file: {msg}"
+                            );
+                            if persistent {
+                                // The rollback may itself be refused by the failing disk: the next
+                                // command settles it (finish or roll back), never half.
+                                drop(s);
+                                let s = home
+                                    .session(Workspace::open(&ws).unwrap(), "faults")
+                                    .unwrap();
+                                let settled = snapshot(&ws);
+                                let before = vec![
+                                    Some(b"a before".to_vec()),
+                                    None,
+                                    Some(b"gone before".to_vec()),
+                                    Some(b"b before".to_vec()),
+                                ];
+                                assert!(
+                                    settled == after || settled == before,
+                                    "{case}: half-undone after recovery: {settled:?}"
+                                );
+                                drop(s);
+                            } else {
+                                assert_eq!(
+                                    now, after,
+                                    "{case}: a failed undo left changes behind ({msg})"
+                                );
+                                assert_eq!(temps(&ws), Vec::<PathBuf>::new(), "{case}");
+                            }
                         }
                     }
+                    // Whatever happened, a retried undo with a healthy disk completes it.
+                    let s = home
+                        .session(Workspace::open(&ws).unwrap(), "faults")
+                        .unwrap();
+                    let retry = undo::run(&s, &undo_req(&ws)).unwrap();
+                    assert!(
+                        matches!(retry.status, Status::Undone | Status::Nothing),
+                        "{case}: {retry:?}"
+                    );
+                    assert_eq!(
+                        snapshot(&ws),
+                        vec![
+                            Some(b"a before".to_vec()),
+                            None,
+                            Some(b"gone before".to_vec()),
+                            Some(b"b before".to_vec())
+                        ],
+                        "{case}"
+                    );
+                    assert!(home.verify().unwrap().ok, "{case}");
                 }
-                // Whatever happened, a retried undo with a healthy disk completes it.
-                let s = home
-                    .session(Workspace::open(&ws).unwrap(), "faults")
-                    .unwrap();
-                let retry = undo::run(&s, &undo_req(&ws)).unwrap();
-                assert!(
-                    matches!(retry.status, Status::Undone | Status::Nothing),
-                    "{case}: {retry:?}"
-                );
-                assert_eq!(
-                    snapshot(&ws),
-                    vec![
-                        Some(b"a before".to_vec()),
-                        None,
-                        Some(b"gone before".to_vec()),
-                        Some(b"b before".to_vec())
-                    ],
-                    "{case}"
-                );
-                assert!(home.verify().unwrap().ok, "{case}");
             }
         }
     }

@@ -644,6 +644,71 @@ fn an_undo_killed_at_each_file_operation_is_finished_or_rolled_back_by_the_next_
     }
 }
 
+/// The same for an undo large enough to be written as one batch (every temp file staged,
+/// one filesystem flush, then the renames): killed before the first rename, midway and
+/// before the last, the next command finishes or rolls it back and removes every staged
+/// temp file.
+#[test]
+fn a_batched_undo_killed_between_its_renames_is_settled_by_the_next_command() {
+    // Above the binary's batch threshold (16 files).
+    const N: usize = 24;
+    let names: Vec<String> = (0..N).map(|i| format!("d{}/f{i}.txt", i % 3)).collect();
+    for crash_at in [0u64, 1, 12, 23] {
+        let env = Env::new();
+        for (i, name) in names.iter().enumerate() {
+            env.write(name, format!("v0 {i}"));
+        }
+        let mut args = vec!["snap"];
+        args.extend(names.iter().map(String::as_str));
+        env.run(&args).ok();
+        for (i, name) in names.iter().enumerate() {
+            env.write(name, format!("v1 {i}"));
+        }
+        args[0] = "record";
+        env.run(&args).ok();
+        let state = |env: &Env| names.iter().map(|p| env.read(p)).collect::<Vec<_>>();
+        let after = state(&env);
+        let before: Vec<Option<Vec<u8>>> = (0..N)
+            .map(|i| Some(format!("v0 {i}").into_bytes()))
+            .collect();
+        let crashed = env
+            .command(&["undo"])
+            .env("REWIND_TEST_CRASH_AFTER_OPS", crash_at.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(crashed.status.signal(), Some(6), "crash point {crash_at}");
+        if crash_at == 0 {
+            // Killed after the flush of the staged files, before the first rename.
+            assert_eq!(state(&env), after, "crash at 0: nothing renamed yet");
+            assert_eq!(
+                temp_files(&env.ws).len(),
+                N,
+                "crash at 0: every file staged"
+            );
+        }
+        env.run(&["log"]).ok();
+        let settled = state(&env);
+        assert!(
+            settled == after || settled == before,
+            "crash after {crash_at} renames: half-undone: {settled:?}"
+        );
+        let leftovers = temp_files(&env.ws);
+        assert!(
+            leftovers.is_empty(),
+            "crash after {crash_at}: temp files left: {leftovers:?}"
+        );
+        let retry = env.run(&["undo"]);
+        assert!(
+            retry.code == 0 || (retry.code == 4 && settled == before),
+            "crash after {crash_at}: retry exit {}: {}",
+            retry.code,
+            retry.stderr
+        );
+        assert_eq!(state(&env), before, "crash after {crash_at}: retry");
+        assert_eq!(env.run(&["verify"]).code, 0);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Regressions found by these suites
 // ---------------------------------------------------------------------------------------
@@ -1984,7 +2049,7 @@ fn malformed_hook_payloads_never_block_or_break_the_agent() {
 fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
     use rewind::engine::{Home, Options};
     use rewind::undo::{self, Direction, Request, Target};
-    use rewind::workspace::fs::{RealFs, Staged, WorkspaceFs};
+    use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
     use rewind::workspace::{RelPath, Workspace};
     use std::io;
 
@@ -2012,11 +2077,12 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             rel: &RelPath,
             bytes: &[u8],
             mode: u32,
+            flush: Flush,
         ) -> io::Result<Staged> {
             if rel.display().starts_with("sub/") && !self.after_precheck {
                 self.swap();
             }
-            RealFs.stage(ws, rel, bytes, mode)
+            RealFs.stage(ws, rel, bytes, mode, flush)
         }
         fn commit(
             &self,

@@ -20,6 +20,8 @@
 //! - identical bytes are stored once (the id is the key; "already there" is success);
 //! - every read decodes and re-hashes: a blob that does not hash to its id is an error.
 
+mod codec;
+
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -104,7 +106,7 @@ impl Store {
             return Ok(());
         }
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
-        let full = zstd::bulk::compress(bytes, self.opts.level)
+        let full = codec::compress(bytes, self.opts.level, &[])
             .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
         let (frame, encoding) = match self.delta(index, id, bytes, previous, full.len())? {
             Some((frame, base)) => (frame, Encoding::ZstdDelta { base }),
@@ -141,7 +143,7 @@ impl Store {
     /// committed any time after.
     pub fn encode_standalone(&self, id: BlobId, bytes: &[u8], now: i64) -> Result<BlobRow> {
         let frame =
-            zstd::bulk::compress(bytes, self.opts.level).map_err(|e| StoreError::Corrupt {
+            codec::compress(bytes, self.opts.level, &[]).map_err(|e| StoreError::Corrupt {
                 id,
                 detail: format!("cannot compress: {e}"),
             })?;
@@ -199,8 +201,7 @@ impl Store {
         if key_bytes.len() > self.opts.delta_max_size || key_bytes.is_empty() {
             return Ok(None);
         }
-        let frame = zstd::bulk::Compressor::with_dictionary(self.opts.level, &key_bytes)
-            .and_then(|mut c| c.compress(bytes));
+        let frame = codec::compress(bytes, self.opts.level, &key_bytes);
         match frame {
             // Three quarters: a delta must pay for the extra decode it costs on every read.
             Ok(frame) if frame.len() * 4 < full_len * 3 => Ok(Some((frame, key))),
@@ -286,11 +287,10 @@ impl Store {
         }
         let capacity = row.size as usize;
         let bytes = match row.encoding {
-            Encoding::Zstd => zstd::bulk::decompress(&frame, capacity),
+            Encoding::Zstd => codec::decompress(&frame, capacity, &[]),
             Encoding::ZstdDelta { base } => {
                 let base_bytes = self.get_depth(index, &base, depth + 1)?;
-                zstd::bulk::Decompressor::with_dictionary(&base_bytes)
-                    .and_then(|mut d| d.decompress(&frame, capacity))
+                codec::decompress(&frame, capacity, &base_bytes)
             }
         }
         .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;

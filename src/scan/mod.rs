@@ -281,8 +281,9 @@ impl Session<'_> {
         let mut hashed = 0u64;
         let mut baselined = 0u64;
 
-        for batch in batches(urgent, opts) {
-            let looked = self.look_all(batch, opts.threads.max(1))?;
+        let threads = opts.threads.max(1);
+        let always = || true;
+        self.pipeline(batches(urgent, opts), threads, &always, &mut |looked, _| {
             hashed += looked.len() as u64;
             self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
             progress(&ScanProgress {
@@ -290,31 +291,35 @@ impl Session<'_> {
                 to_hash,
                 elapsed: start.elapsed(),
             });
-        }
+            Ok(())
+        })?;
         if !deleted.is_empty() {
             self.commit_batch(&[], &deleted, &mut sink, tool, tool_call)?;
         }
 
         let mut remaining = baseline.len() as u64;
-        let mut first = true;
-        for batch in batches(baseline, opts) {
-            // At least one batch per scan, so even a tiny budget makes progress.
-            if !first && start.elapsed() >= opts.budget {
-                break;
-            }
-            first = false;
-            let n = batch.len() as u64;
-            let looked = self.look_all(batch, opts.threads.max(1))?;
-            hashed += n;
-            baselined += n;
-            remaining -= n;
-            self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
-            progress(&ScanProgress {
-                hashed,
-                to_hash,
-                elapsed: start.elapsed(),
-            });
-        }
+        // At least one batch per scan (the pipeline always starts the first), so even a tiny
+        // budget makes progress.
+        let within_budget = || start.elapsed() < opts.budget;
+        self.pipeline(
+            batches(baseline, opts),
+            threads,
+            &within_budget,
+            // `n` counts the batch's candidates: a file gone or no longer regular is looked
+            // at (and skipped) all the same.
+            &mut |looked, n| {
+                hashed += n;
+                baselined += n;
+                remaining -= n;
+                self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
+                progress(&ScanProgress {
+                    hashed,
+                    to_hash,
+                    elapsed: start.elapsed(),
+                });
+                Ok(())
+            },
+        )?;
 
         let now = self.home.now();
         let complete_now = remaining == 0;
@@ -343,52 +348,128 @@ impl Session<'_> {
         })
     }
 
-    /// Read, hash and (when new) encode a batch of files on `threads` workers.
-    fn look_all(&self, batch: Vec<Candidate>, threads: usize) -> Result<Vec<Looked>> {
-        let max = self.home.opts.max_file_size;
+    /// [`pipeline`] with [`look_all`] as the look.
+    fn pipeline(
+        &self,
+        batches: Vec<Vec<Candidate>>,
+        threads: usize,
+        more: &(dyn Fn() -> bool + Sync),
+        commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
+    ) -> Result<()> {
         // The index connection is not shareable across threads; workers get only the
         // workspace, the store and the clock.
-        let (ws, store, clock) = (&self.ws, &self.home.store, self.home.opts.clock);
-        let chunk = batch.len().div_ceil(threads).max(1);
-        let mut parts: Vec<Vec<Candidate>> = Vec::new();
-        let mut iter = batch.into_iter().peekable();
-        while iter.peek().is_some() {
-            parts.push(iter.by_ref().take(chunk).collect());
+        let (ws, store) = (&self.ws, &self.home.store);
+        let (clock, max) = (self.home.opts.clock, self.home.opts.max_file_size);
+        let look = |batch| look_all(ws, store, clock, max, batch, threads);
+        pipeline(batches, more, &look, commit).map_err(|e| match e {
+            PipelineError::Failed(e) => e,
+            PipelineError::Panicked => ScanError::Walk {
+                root: ws.root().display().to_string(),
+                detail: "a hashing thread panicked".into(),
+            },
+        })
+    }
+}
+
+#[derive(Debug)]
+enum PipelineError<E> {
+    Failed(E),
+    Panicked,
+}
+
+/// Run `look` over `batches` in order on a thread of its own while this thread runs `commit`
+/// on the batch before: reading and compressing the next batch overlaps the SQLite commit
+/// of the last one. `commit` gets each batch's results with the number of items the batch
+/// had. `more` is asked before every batch but the first; a batch looked at is committed.
+/// A failure on either side stops both: at most one more batch is looked at, none committed.
+/// Memory: one batch being looked at, one waiting, one being committed.
+fn pipeline<T: Send, L: Send, E: Send>(
+    batches: Vec<Vec<T>>,
+    more: &(dyn Fn() -> bool + Sync),
+    look: &(dyn Fn(Vec<T>) -> std::result::Result<Vec<L>, E> + Sync),
+    commit: &mut dyn FnMut(Vec<L>, u64) -> std::result::Result<(), E>,
+) -> std::result::Result<(), PipelineError<E>> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let producer = s.spawn(move || {
+            for (i, batch) in batches.into_iter().enumerate() {
+                if i > 0 && !more() {
+                    break;
+                }
+                let n = batch.len() as u64;
+                let looked = look(batch);
+                let failed = looked.is_err();
+                // A closed channel: the committing side failed and stopped.
+                if tx.send((looked, n)).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let mut result = Ok(());
+        // Leaving the loop drops the receiver, which stops the producer.
+        for (looked, n) in rx {
+            if let Err(e) = looked.and_then(|l| commit(l, n)) {
+                result = Err(PipelineError::Failed(e));
+                break;
+            }
         }
-        let results: Vec<Result<Vec<Looked>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|part| s.spawn(move || look_part(ws, store, clock, part, max)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(ScanError::Walk {
-                            root: self.ws.root().display().to_string(),
-                            detail: "a hashing thread panicked".into(),
-                        })
+        match producer.join() {
+            Ok(()) => result,
+            Err(_) => Err(PipelineError::Panicked),
+        }
+    })
+}
+
+/// Read, hash and (when new) encode a batch of files on `threads` workers. Files are dealt
+/// out in turn (a directory of large files does not all land on one worker) and come back
+/// in batch order.
+fn look_all(
+    ws: &Workspace,
+    store: &Store,
+    clock: Clock,
+    max: u64,
+    batch: Vec<Candidate>,
+    threads: usize,
+) -> Result<Vec<Looked>> {
+    let mut parts: Vec<Vec<(usize, Candidate)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, c) in batch.into_iter().enumerate() {
+        parts[i % threads].push((i, c));
+    }
+    parts.retain(|p| !p.is_empty());
+    let results: Vec<Result<Vec<(usize, Looked)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|part| s.spawn(move || look_part(ws, store, clock, part, max)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ScanError::Walk {
+                        root: ws.root().display().to_string(),
+                        detail: "a hashing thread panicked".into(),
                     })
                 })
-                .collect()
-        });
-        let mut out = Vec::new();
-        for r in results {
-            out.extend(r?);
-        }
-        Ok(out)
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r?);
     }
+    out.sort_unstable_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, l)| l).collect())
 }
 
 fn look_part(
     ws: &Workspace,
     store: &Store,
     clock: Clock,
-    part: Vec<Candidate>,
+    part: Vec<(usize, Candidate)>,
     max: u64,
-) -> Result<Vec<Looked>> {
+) -> Result<Vec<(usize, Looked)>> {
     let mut out = Vec::with_capacity(part.len());
-    for c in part {
+    for (i, c) in part {
         let read_at = clock.now();
         let obs = match ws.observe(&c.rel, max) {
             Ok(obs) => obs,
@@ -420,16 +501,19 @@ fn look_part(
                 )
             }
         };
-        out.push(Looked {
-            rel: c.rel,
-            known: c.known,
-            need: c.need,
-            state,
-            stat,
-            too_large,
-            read_at,
-            row,
-        });
+        out.push((
+            i,
+            Looked {
+                rel: c.rel,
+                known: c.known,
+                need: c.need,
+                state,
+                stat,
+                too_large,
+                read_at,
+                row,
+            },
+        ));
     }
     Ok(out)
 }
@@ -790,6 +874,106 @@ mod tests {
         assert_eq!(rel("/w/ws", "/w/ws"), None);
         assert_eq!(rel("/w/ws", "/elsewhere/a.rs"), None);
         assert_eq!(rel("/w/ws", "/w/ws/.git/config"), None);
+    }
+
+    fn batches_of(n: usize, size: usize) -> Vec<Vec<usize>> {
+        (0..n)
+            .map(|b| (0..size).map(|i| b * size + i).collect())
+            .collect()
+    }
+
+    #[test]
+    fn pipeline_commits_every_batch_in_order() {
+        let looked = std::sync::atomic::AtomicUsize::new(0);
+        let look = |b: Vec<usize>| {
+            looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, String>(b.into_iter().map(|i| i * 10).collect())
+        };
+        let mut got = Vec::new();
+        let mut counts = Vec::new();
+        pipeline(batches_of(7, 3), &|| true, &look, &mut |l, n| {
+            got.extend(l);
+            counts.push(n);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, (0..21).map(|i| i * 10).collect::<Vec<_>>());
+        assert_eq!(counts, vec![3; 7]);
+        assert_eq!(looked.into_inner(), 7);
+    }
+
+    #[test]
+    fn pipeline_always_runs_the_first_batch_and_asks_before_each_other() {
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let more = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
+        let look = |b: Vec<usize>| Ok::<_, String>(b);
+        let mut committed = 0;
+        pipeline(batches_of(10, 2), &more, &look, &mut |_, _| {
+            committed += 1;
+            Ok(())
+        })
+        .unwrap();
+        // First batch unasked, then two yes and a no.
+        assert_eq!(committed, 3);
+        assert_eq!(asked.into_inner(), 3);
+        let mut committed = 0;
+        pipeline(batches_of(4, 2), &|| false, &look, &mut |_, _| {
+            committed += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(committed, 1, "a budget already spent still does one batch");
+    }
+
+    #[test]
+    fn pipeline_stops_at_a_failed_commit_and_looks_at_most_one_batch_further() {
+        let looked = std::sync::atomic::AtomicUsize::new(0);
+        let look = |b: Vec<usize>| {
+            looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, String>(b)
+        };
+        let mut committed = Vec::new();
+        let r = pipeline(batches_of(50, 1), &|| true, &look, &mut |l, _| {
+            if l[0] == 3 {
+                return Err("disk full at batch 3".to_string());
+            }
+            committed.push(l[0]);
+            Ok(())
+        });
+        assert!(matches!(r, Err(PipelineError::Failed(ref e)) if e == "disk full at batch 3"));
+        assert_eq!(committed, vec![0, 1, 2]);
+        // Batch 3 failed; 4 may be waiting and 5 being looked at, nothing further.
+        assert!(looked.into_inner() <= 6);
+    }
+
+    #[test]
+    fn pipeline_stops_at_a_failed_look_and_commits_nothing_after_it() {
+        let look = |b: Vec<usize>| {
+            if b[0] == 2 {
+                Err(format!("cannot read file {}", b[0]))
+            } else {
+                Ok(b)
+            }
+        };
+        let mut committed = Vec::new();
+        let r = pipeline(batches_of(6, 1), &|| true, &look, &mut |l, _| {
+            committed.push(l[0]);
+            Ok(())
+        });
+        assert!(matches!(r, Err(PipelineError::Failed(ref e)) if e == "cannot read file 2"));
+        assert_eq!(committed, vec![0, 1]);
+    }
+
+    #[test]
+    fn pipeline_reports_a_panicking_look() {
+        let look = |b: Vec<usize>| -> Result<Vec<usize>, String> {
+            if b[0] == 1 {
+                panic!("worker bug");
+            }
+            Ok(b)
+        };
+        let r = pipeline(batches_of(3, 1), &|| true, &look, &mut |_, _| Ok(()));
+        assert!(matches!(r, Err(PipelineError::Panicked)));
     }
 
     #[test]

@@ -405,16 +405,13 @@ fn plan(
             current: FileState::Unknown,
             conflict: None,
         };
-        // unsafe-path
-        let observed = match session.ws.check_parents(&rel) {
+        // unsafe-path (`observe` refuses a symlinked or non-directory parent first)
+        let observed = match session.ws.observe(&rel, session.home.opts.max_file_size) {
             Err(e) => Err(e.to_string()),
-            Ok(()) => match session.ws.observe(&rel, session.home.opts.max_file_size) {
-                Err(e) => Err(e.to_string()),
-                Ok(Observation::NotRegular { kind }) => {
-                    Err(format!("{rel} is a {kind}, not a regular file"))
-                }
-                Ok(obs) => Ok(obs),
-            },
+            Ok(Observation::NotRegular { kind }) => {
+                Err(format!("{rel} is a {kind}, not a regular file"))
+            }
+            Ok(obs) => Ok(obs),
         };
         let obs = match observed {
             Ok(obs) => obs,
@@ -574,17 +571,14 @@ fn still<'a>(
     }
 }
 
-/// Check `rel`'s parents for symlinks and create the missing ones.
+/// Create `rel`'s missing parents ([`WorkspaceFs::ensure_parents`] refuses a parent that is
+/// a symlink or not a directory, one `lstat` per component).
 fn parents(
     session: &Session<'_>,
     fs: &dyn WorkspaceFs,
     rel: &RelPath,
     created_dirs: &mut Vec<PathBuf>,
 ) -> io::Result<()> {
-    session
-        .ws
-        .check_parents(rel)
-        .map_err(|e| io::Error::other(e.to_string()))?;
     created_dirs.extend(fs.ensure_parents(&session.ws, rel)?);
     Ok(())
 }

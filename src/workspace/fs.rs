@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use super::{RelPath, Workspace};
 
 pub trait WorkspaceFs: Sync {
-    /// Create the missing parent directories of `rel`; returns the ones it created,
-    /// outermost first, so a rollback can remove them again.
+    /// Create the missing parent directories of `rel`, refusing any existing parent that is
+    /// a symlink or not a directory; returns the ones it created, outermost first, so a
+    /// rollback can remove them again.
     fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>>;
 
     /// Write `bytes` with permission bits `mode` to a new temp file in the directory of
@@ -123,6 +124,12 @@ impl WorkspaceFs for RealFs {
             dir.push(super::os_str_from_bytes(comp));
             match std::fs::symlink_metadata(&dir) {
                 Ok(meta) if meta.is_dir() => {}
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(io::Error::other(format!(
+                        "parent {} is a symlink; rewind never writes through one",
+                        dir.display()
+                    )))
+                }
                 Ok(_) => {
                     return Err(io::Error::other(format!(
                         "{} is not a directory",

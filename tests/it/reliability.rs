@@ -2114,12 +2114,22 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
         }
     }
 
-    for after_precheck in [false, true] {
+    // File by file, and as one batch (every temp file staged before the first rename).
+    for (after_precheck, batch_sync_min) in [
+        (false, usize::MAX),
+        (true, usize::MAX),
+        (false, 0),
+        (true, 0),
+    ] {
         let h = Hostile::new();
         let ws = h.env.ws.clone();
         h.env.write("a.txt", "a0");
         h.env.write("sub/f.txt", "f0");
-        let home = Home::open(&h.env.home, Options::default()).unwrap();
+        let opts = Options {
+            batch_sync_min,
+            ..Options::default()
+        };
+        let home = Home::open(&h.env.home, opts).unwrap();
         let s = home
             .session(Workspace::open(&ws).unwrap(), "toctou")
             .unwrap();
@@ -2142,7 +2152,10 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             dry_run: false,
             force: false,
         };
-        let case = format!("swap after precheck: {after_precheck}");
+        let case = format!(
+            "swap after precheck: {after_precheck}, batch {}",
+            batch_sync_min == 0
+        );
         let err = undo::run_with(&s, &req, &fs).expect_err(&case).to_string();
         assert!(err.contains("sub/f.txt"), "{case}: {err}");
         assert_eq!(h.outside_state(), h.before_outside, "{case}: wrote outside");

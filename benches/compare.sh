@@ -8,7 +8,8 @@
 # markdown table that benches/RESULTS.md holds. Knobs: ROUNDS (hyperfine rounds, default 5),
 # RUNS (runs per command per round, default 10), BASELINE_RUNS (default 3),
 # SKIP="prewrite check baseline replay undo threshold criterion" (any of them: sections to
-# leave out).
+# leave out), UNDO_DIRS (directories to run the undo section in, one filesystem each; default
+# $OUT: the undo batch's cost depends on the filesystem, e.g. ext4 with or without a journal).
 #
 # The machine is small and shared: every comparison interleaves its commands round by round,
 # and the table reports medians, min–max and ratios of medians, never one run.
@@ -21,6 +22,7 @@ ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-10}
 BASELINE_RUNS=${BASELINE_RUNS:-3}
 SKIP=${SKIP:-}
+UNDO_DIRS=${UNDO_DIRS:-$OUT}
 TREE=$DATA/linux
 FILE=kernel/cred.c # a typical 24 KB source file
 NPM_DIR=$DATA/npm/lodash
@@ -208,30 +210,54 @@ if ! skipped replay; then
 fi
 
 # --- 7. undo of one window of 1,000 changed files -----------------------------------------
+# "ext4, journal" / "ext4, no journal" / "xfs" ...: the filesystem holding DIR.
+fs_label() {
+    local src fstype dev
+    read -r src fstype < <(findmnt -n -o SOURCE,FSTYPE -T "$1")
+    if [ "$fstype" = ext4 ]; then
+        dev=$(basename "$(readlink -f "$src")")
+        if compgen -G "/proc/fs/jbd2/$dev-*" >/dev/null; then
+            echo "ext4, journal"
+        else
+            echo "ext4, no journal"
+        fi
+    else
+        echo "$fstype"
+    fi
+}
 if ! skipped undo; then
-    log "7. undo of a window of 1,000 changed files"
-    UNDO_WS=$OUT/undo-ws
-    UNDO_HOME=$OUT/home-undo
-    mkdir -p "$UNDO_WS"
     (cd "$TREE" && find drivers -type f -name '*.c' | sort | awk 'NR <= 1000' >"$OUT/undo-files.txt")
-    (cd "$TREE" && xargs -a "$OUT/undo-files.txt" cp --parents -t "$UNDO_WS")
-    (
-        cd "$UNDO_WS"
-        ru() { "$REWIND" --home "$UNDO_HOME" --workspace "$UNDO_WS" "$@"; }
-        mapfile -t files <"$OUT/undo-files.txt"
-        ru window open --label "1000 files" >/dev/null
-        ru snap "${files[@]}" >/dev/null
-        for f in "${files[@]}"; do printf '/* edited by the agent */\n' >>"$f"; done
-        ru record "${files[@]}" >/dev/null
-        ru window close >/dev/null
-    )
-    UNDO="$REWIND --home $UNDO_HOME --workspace $UNDO_WS"
-    for r in $(seq 1 "$ROUNDS"); do
-        hyperfine --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \
-            --prepare "$UNDO redo >/dev/null 2>&1 || true" \
-            -n "rewind undo (1,000 files)" "$UNDO undo" \
-            -n "rewind redo (1,000 files)" --prepare "$UNDO undo >/dev/null 2>&1 || true" "$UNDO redo" \
-            >/dev/null
+    n=0
+    for dir in $UNDO_DIRS; do
+        n=$((n + 1))
+        label=$(fs_label "$dir")
+        log "7. undo of a window of 1,000 changed files ($dir: $label)"
+        echo "undo fs $n: $dir ($label)" >>"$OUT/machine.txt"
+        UNDO_WS=$dir/rewind-bench-undo-ws
+        UNDO_HOME=$dir/rewind-bench-undo-home
+        rm -rf "$UNDO_WS" "$UNDO_HOME"
+        mkdir -p "$UNDO_WS"
+        (cd "$TREE" && xargs -a "$OUT/undo-files.txt" cp --parents -t "$UNDO_WS")
+        (
+            cd "$UNDO_WS"
+            ru() { "$REWIND" --home "$UNDO_HOME" --workspace "$UNDO_WS" "$@"; }
+            mapfile -t files <"$OUT/undo-files.txt"
+            ru window open --label "1000 files" >/dev/null
+            ru snap "${files[@]}" >/dev/null
+            for f in "${files[@]}"; do printf '/* edited by the agent */\n' >>"$f"; done
+            ru record "${files[@]}" >/dev/null
+            ru window close >/dev/null
+        )
+        UNDO="$REWIND --home $UNDO_HOME --workspace $UNDO_WS"
+        for r in $(seq 1 "$ROUNDS"); do
+            hyperfine --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \
+                --prepare "sync; $UNDO redo >/dev/null 2>&1 || true" \
+                -n "rewind undo (1,000 files, $label)" "$UNDO undo" \
+                -n "rewind redo (1,000 files, $label)" --prepare "sync; $UNDO undo >/dev/null 2>&1 || true" "$UNDO redo" \
+                >/dev/null
+            mv "$OUT/hf/undo-$r.json" "$OUT/hf/undo-fs$n-$r.json"
+        done
+        rm -rf "$UNDO_WS" "$UNDO_HOME"
     done
 fi
 

@@ -244,3 +244,101 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
         }
     }
 }
+
+/// RealFs, except that someone edits `victim` right before its rename (after the temp file
+/// is written, before the re-check).
+struct Meddler {
+    victim: &'static str,
+    edit: &'static [u8],
+}
+
+impl WorkspaceFs for Meddler {
+    fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
+        RealFs.ensure_parents(ws, rel)
+    }
+    fn stage(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: u32,
+        flush: Flush,
+    ) -> io::Result<Staged> {
+        RealFs.stage(ws, rel, bytes, mode, flush)
+    }
+    fn commit(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        staged: Staged,
+        pre: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        if rel.display() == self.victim {
+            std::fs::write(ws.abs(rel), self.edit)?;
+        }
+        RealFs.commit(ws, rel, staged, pre)
+    }
+    fn remove(
+        &self,
+        ws: &Workspace,
+        rel: &RelPath,
+        pre: &dyn Fn() -> io::Result<()>,
+    ) -> io::Result<()> {
+        RealFs.remove(ws, rel, pre)
+    }
+    fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+        RealFs.remove_empty_dir(dir)
+    }
+}
+
+#[test]
+fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
+    // Same size as what the undo expects ("b after"), and a different one.
+    for edit in [&b"b AFTER"[..], b"b edited by the user, longer"] {
+        for batch_sync_min in [usize::MAX, 0] {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().join("ws");
+            std::fs::create_dir(&ws).unwrap();
+            let opts = Options {
+                batch_sync_min,
+                ..Options::default()
+            };
+            let home = Home::open(&dir.path().join("home"), opts).unwrap();
+            let s = home
+                .session(Workspace::open(&ws).unwrap(), "meddled")
+                .unwrap();
+            setup(&ws, &s);
+            let fs = Meddler {
+                victim: "b.txt",
+                edit,
+            };
+            let case = format!("edit {:?}, batch {}", edit.len(), batch_sync_min == 0);
+            let err = undo::run_with(&s, &undo_req(&ws), &fs)
+                .expect_err(&case)
+                .to_string();
+            assert_eq!(
+                err,
+                "b.txt: the file changed while the undo was running; everything \
+                 already changed was put back, nothing was undone",
+                "{case}"
+            );
+            // The user's edit stands; everything else is as before the undo.
+            assert_eq!(
+                snapshot(&ws),
+                vec![
+                    Some(b"a after".to_vec()),
+                    Some(b"new".to_vec()),
+                    None,
+                    Some(edit.to_vec())
+                ],
+                "{case}"
+            );
+            assert!(temps(&ws).is_empty(), "{case}");
+            // Retried: b.txt is now a conflict the user must settle (exit 3 in the CLI).
+            let retry = undo::run(&s, &undo_req(&ws)).unwrap();
+            assert_eq!(retry.status, Status::Conflict, "{case}");
+            assert_eq!(snapshot(&ws)[3].as_deref(), Some(edit), "{case}");
+            assert!(home.verify().unwrap().ok, "{case}");
+        }
+    }
+}

@@ -25,8 +25,15 @@ pub fn compress(bytes: &[u8], level: i32, dict: &[u8]) -> io::Result<Vec<u8>> {
             Some(c) => c,
             empty => empty.insert(Compressor::new(level)?),
         };
-        c.set_dictionary(level, dict)?;
-        c.compress(bytes)
+        let out = c
+            .set_dictionary(level, dict)
+            .and_then(|()| c.compress(bytes));
+        // A failed call can leave the context mid-frame, refusing every later call: start
+        // the next one from a fresh context.
+        if out.is_err() {
+            *slot = None;
+        }
+        out
     })
 }
 
@@ -38,8 +45,13 @@ pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<
             Some(d) => d,
             empty => empty.insert(Decompressor::new()?),
         };
-        d.set_dictionary(dict)?;
-        d.decompress(frame, capacity)
+        let out = d
+            .set_dictionary(dict)
+            .and_then(|()| d.decompress(frame, capacity));
+        if out.is_err() {
+            *slot = None;
+        }
+        out
     })
 }
 
@@ -71,8 +83,14 @@ mod tests {
             assert_eq!(decompress(&delta, next.len(), &base).unwrap(), next);
             assert_eq!(decompress(&high, next.len(), &[]).unwrap(), next);
         }
-        // A delta decoded without its dictionary fails rather than returning other bytes.
+        // A delta decoded without its dictionary fails rather than returning other bytes,
+        // and a garbage frame fails too; neither breaks the next call on this thread.
         let delta = compress(&next, 3, &base).unwrap();
         assert!(decompress(&delta, next.len(), &[]).is_err());
+        assert!(decompress(b"not a zstd frame", 100, &[]).is_err());
+        assert_eq!(decompress(&delta, next.len(), &base).unwrap(), next);
+        // Output larger than the capacity is refused, then the context works again.
+        assert!(decompress(&delta, 10, &base).is_err());
+        assert_eq!(decompress(&delta, next.len(), &base).unwrap(), next);
     }
 }

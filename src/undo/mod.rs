@@ -38,7 +38,7 @@ use crate::engine::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
 use crate::model::{Change, FileState, KnownState, Proof, WindowKind, WindowStatus};
-use crate::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs, SYNCFS};
+use crate::workspace::fs::{syncfs_usable, Flush, RealFs, Staged, WorkspaceFs};
 use crate::workspace::{Observation, RelPath};
 
 /// What to undo.
@@ -625,18 +625,30 @@ fn apply(
     let mut applied: Vec<&Item> = Vec::new();
     let mut created_dirs = Vec::new();
     let mut failure = None;
-    // A large batch: every temp file written first (no fsync each), one flush of the whole
-    // filesystem, then the renames, then one more flush. 1,000 files: two `syncfs` calls
-    // instead of 1,000 file and ~60 directory fsyncs. Until the first rename nothing at any
-    // path has changed, so a failure here only drops temp files.
-    let batched = SYNCFS && todo.len() >= session.home.opts.batch_sync_min;
+    // A large batch (on Linux 5.8 or later): every temp file written first (no fsync each),
+    // one flush of each filesystem written to, then the renames, then one more flush. 1,000
+    // files: two `syncfs` calls instead of 1,000 file and ~60 directory fsyncs. Until the
+    // first rename nothing at any path has changed, so a failure here only drops temp files.
+    let writes = todo
+        .iter()
+        .filter(|i| matches!(i.target, FileState::Present { .. }))
+        .count();
+    let batched = writes >= session.home.opts.batch_sync_min && syncfs_usable();
     let mut staged: BTreeMap<usize, Staged> = BTreeMap::new();
+    let mut flushes = Flushes::default();
     if batched {
         for (n, item) in todo.iter().enumerate() {
+            let dir = crate::workspace::fs::parent_dir(&session.ws, &item.rel);
             let FileState::Present { mode, .. } = item.target else {
+                // A removal's unlink is made durable by the flush after the renames.
+                if let Err(e) = flushes.note(&dir) {
+                    failure = Some((item.rel.display(), e));
+                    break;
+                }
                 continue;
             };
             let result = parents(session, fs, &item.rel, &mut created_dirs).and_then(|()| {
+                flushes.note(&dir)?;
                 let bytes =
                     bytes_of(item).ok_or_else(|| io::Error::other("target bytes not loaded"))?;
                 fs.stage(&session.ws, &item.rel, bytes, mode, Flush::Batched)
@@ -652,9 +664,7 @@ fn apply(
             }
         }
         if failure.is_none() {
-            if let Err(e) = fs.sync_filesystem(&session.ws) {
-                failure = Some(flush_failed(session, "the temp files", &e));
-            }
+            failure = flushes.flush(fs, "the temp files").err();
         }
     }
     // One file at a time: re-checked, renamed (staged above, or written and fsynced now).
@@ -719,9 +729,7 @@ fn apply(
     dirs.dedup();
     if failure.is_none() {
         if batched {
-            if let Err(e) = fs.sync_filesystem(&session.ws) {
-                failure = Some(flush_failed(session, "the renames", &e));
-            }
+            failure = flushes.flush(fs, "the renames").err();
         } else if let Some((dir, e)) = dirs
             .iter()
             .find_map(|d| fs.sync_dir(d).err().map(|e| (d, e)))
@@ -782,15 +790,52 @@ fn apply(
     })
 }
 
-/// A failed flush of the workspace's filesystem, as an apply failure naming the workspace.
-fn flush_failed(session: &Session<'_>, what: &str, e: &io::Error) -> (String, io::Error) {
-    (
-        session.ws.root().display().to_string(),
-        io::Error::new(
-            e.kind(),
-            format!("flushing the filesystem to make {what} durable: {e}"),
-        ),
-    )
+/// The filesystems a batch writes to, each with a handle on a directory of it opened before
+/// the first temp file there: a workspace can hold other mounts (a bind-mounted
+/// `node_modules`, a volume), `syncfs` flushes one filesystem, and it reports a write error
+/// only to handles opened before the error.
+#[derive(Default)]
+struct Flushes {
+    /// Directories seen (each costs one open, once).
+    dirs: std::collections::BTreeSet<PathBuf>,
+    /// One open directory per device, with its path for error messages.
+    handles: BTreeMap<u64, (PathBuf, std::fs::File)>,
+}
+
+impl Flushes {
+    /// Make sure the filesystem holding `dir` gets flushed.
+    fn note(&mut self, dir: &std::path::Path) -> io::Result<()> {
+        if self.dirs.contains(dir) {
+            return Ok(());
+        }
+        let handle = std::fs::File::open(dir)?;
+        let dev = crate::workspace::fs::device_of(&handle.metadata()?);
+        self.dirs.insert(dir.to_path_buf());
+        self.handles
+            .entry(dev)
+            .or_insert_with(|| (dir.to_path_buf(), handle));
+        Ok(())
+    }
+
+    /// Flush each filesystem once; a failure names the first directory noted on it.
+    fn flush(
+        &self,
+        fs: &dyn WorkspaceFs,
+        what: &str,
+    ) -> std::result::Result<(), (String, io::Error)> {
+        for (dir, handle) in self.handles.values() {
+            fs.sync_filesystem(handle).map_err(|e| {
+                (
+                    dir.display().to_string(),
+                    io::Error::new(
+                        e.kind(),
+                        format!("flushing the filesystem to make {what} durable: {e}"),
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// An apply that stopped midway; `rolled_back` says whether the workspace is as before.
@@ -937,4 +982,39 @@ fn recover_window(session: &Session<'_>, window: WindowId) -> Result<()> {
         tx.close_window(window, now)?;
         Ok::<_, EngineError>(())
     })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::Flushes;
+    use crate::workspace::fs::RealFs;
+
+    #[test]
+    fn a_batch_flushes_each_filesystem_it_writes_to_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("a/b"));
+        std::fs::create_dir_all(&b).unwrap();
+        let mut flushes = Flushes::default();
+        flushes.note(&a).unwrap();
+        flushes.note(&b).unwrap();
+        flushes.note(&a).unwrap();
+        assert_eq!(flushes.handles.len(), 1, "one filesystem, one handle");
+        assert_eq!(flushes.handles.values().next().unwrap().0, a);
+        // A second filesystem (tmpfs) inside the same batch gets its own flush.
+        let shm = std::path::Path::new("/dev/shm");
+        let other = shm.is_dir()
+            && std::fs::metadata(shm).unwrap().dev() != std::fs::metadata(&a).unwrap().dev();
+        if other {
+            flushes.note(shm).unwrap();
+            assert_eq!(flushes.handles.len(), 2);
+        }
+        if crate::workspace::fs::syncfs_usable() {
+            flushes.flush(&RealFs, "the test").unwrap();
+        }
+        // A directory that cannot be opened is an error naming nothing yet (the caller names
+        // the file).
+        assert!(flushes.note(&dir.path().join("missing")).is_err());
+    }
 }

@@ -78,11 +78,12 @@ pub trait WorkspaceFs: Sync {
         sync_dir(dir)
     }
 
-    /// Flush every dirty page and metadata change of the filesystem holding the workspace
-    /// (Linux `syncfs`): what makes [`Flush::Batched`] temp files, and then their renames,
-    /// durable. Only called where [`SYNCFS`] is true.
-    fn sync_filesystem(&self, ws: &Workspace) -> io::Result<()> {
-        sync_filesystem(ws.root())
+    /// Flush every dirty page and metadata change of the filesystem `handle` (an open
+    /// directory) is on (Linux `syncfs`): what makes [`Flush::Batched`] temp files, and then
+    /// their renames, durable. Only called where [`syncfs_usable`] says so. A write error is
+    /// reported only to handles opened before it happened: open the handle before staging.
+    fn sync_filesystem(&self, handle: &std::fs::File) -> io::Result<()> {
+        sync_filesystem(handle)
     }
 }
 
@@ -95,8 +96,32 @@ pub enum Flush {
     Batched,
 }
 
-/// Whether [`WorkspaceFs::sync_filesystem`] exists here (`syncfs` is Linux-only).
-pub const SYNCFS: bool = cfg!(target_os = "linux");
+/// Whether [`WorkspaceFs::sync_filesystem`] can be relied on here: `syncfs` is Linux-only,
+/// and before Linux 5.8 it returned success even when writing some data back had failed.
+pub fn syncfs_usable() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        static USABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *USABLE.get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .is_ok_and(|release| kernel_at_least(&release, (5, 8)))
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Is a kernel release string ("6.18.44-fc-v657") at least `major.minor`?
+fn kernel_at_least(release: &str, (major, minor): (u32, u32)) -> bool {
+    let mut parts = release.trim().split(['.', '-']);
+    let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    match (next(), next()) {
+        (Some(x), Some(y)) => (x, y) >= (major, minor),
+        _ => false,
+    }
+}
 
 pub struct RealFs;
 
@@ -249,6 +274,18 @@ pub fn remove_stale_temps(ws: &Workspace, rel: &RelPath) -> io::Result<usize> {
     Ok(removed)
 }
 
+/// The device (filesystem) a file is on; 0 where there is no such notion.
+#[cfg(unix)]
+pub fn device_of(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.dev()
+}
+
+#[cfg(not(unix))]
+pub fn device_of(_meta: &std::fs::Metadata) -> u64 {
+    0
+}
+
 #[cfg(unix)]
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -284,17 +321,32 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Flush the whole filesystem holding `path` (`syncfs(2)`).
+/// Flush the whole filesystem `handle` is on (`syncfs(2)`).
 #[cfg(target_os = "linux")]
-pub fn sync_filesystem(path: &Path) -> io::Result<()> {
-    let dir = std::fs::File::open(path)?;
-    rustix::fs::syncfs(&dir).map_err(io::Error::from)
+pub fn sync_filesystem(handle: &std::fs::File) -> io::Result<()> {
+    rustix::fs::syncfs(handle).map_err(io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn sync_filesystem(_path: &Path) -> io::Result<()> {
+pub fn sync_filesystem(_handle: &std::fs::File) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "syncfs is Linux-only",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_at_least;
+
+    #[test]
+    fn kernel_releases_are_compared_by_major_then_minor() {
+        assert!(kernel_at_least("6.18.44-fc-v657\n", (5, 8)));
+        assert!(kernel_at_least("5.8.0", (5, 8)));
+        assert!(kernel_at_least("5.10-rc1", (5, 8)));
+        assert!(!kernel_at_least("5.4.0-150-generic", (5, 8)));
+        assert!(!kernel_at_least("4.19.0", (5, 8)));
+        assert!(!kernel_at_least("", (5, 8)), "unknown: not relied on");
+        assert!(!kernel_at_least("garbage", (5, 8)));
+    }
 }

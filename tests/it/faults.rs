@@ -69,9 +69,9 @@ impl WorkspaceFs for FaultyFs {
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
         RealFs.remove_empty_dir(dir)
     }
-    fn sync_filesystem(&self, ws: &Workspace) -> io::Result<()> {
+    fn sync_filesystem(&self, handle: &std::fs::File) -> io::Result<()> {
         self.tick()?;
-        RealFs.sync_filesystem(ws)
+        RealFs.sync_filesystem(handle)
     }
 }
 
@@ -134,10 +134,10 @@ fn undo_req(ws: &Path) -> Request {
 
 #[test]
 fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
-    // File by file, and as one batch flushed with syncfs (Linux).
+    // File by file, and as one batch flushed with syncfs (Linux 5.8+).
     let modes = [(usize::MAX, OPS)]
         .into_iter()
-        .chain(cfg!(target_os = "linux").then_some((0, OPS_BATCHED)));
+        .chain(rewind::workspace::fs::syncfs_usable().then_some((0, OPS_BATCHED)));
     for (batch_sync_min, ops) in modes {
         // ENOSPC, EIO, EACCES
         for errno in [28, 5, 13] {
@@ -184,7 +184,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                                 "{case}: the undo needs only {ops} operations"
                             );
                             let msg = e.to_string();
-                            // A file, or the workspace when flushing its filesystem failed.
+                            // A file, or the workspace (the first directory of its filesystem) whose flush failed.
                             let flush =
                                 format!("{}: flushing the filesystem to make ", ws.display());
                             assert!(

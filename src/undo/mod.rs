@@ -386,7 +386,26 @@ fn plan(
     for c in changes {
         by_path.entry(c.path.clone()).or_default().push(c);
     }
-    let ids: Vec<ChangeId> = changes.iter().map(|c| c.id).collect();
+    let ids: std::collections::HashSet<ChangeId> = changes.iter().map(|c| c.id).collect();
+    // later-change candidates, read once for all paths: live changes of original windows
+    // after the earliest last change of the plan, not part of it.
+    let mut later_by_path: BTreeMap<RelPath, Vec<Change>> = BTreeMap::new();
+    if let Some(after) = by_path
+        .values()
+        .filter_map(|g| g.last().map(|c| c.id))
+        .min()
+    {
+        for c in session
+            .home
+            .index
+            .read()
+            .live_changes_after(session.ws_id, after)?
+        {
+            if !ids.contains(&c.id) && by_path.contains_key(&c.path) {
+                later_by_path.entry(c.path.clone()).or_default().push(c);
+            }
+        }
+    }
     let mut items = Vec::with_capacity(by_path.len());
     for (rel, group) in by_path {
         // Grouped in id order: `changes` come from the index sorted by id.
@@ -477,15 +496,10 @@ fn plan(
             continue;
         }
         // later-change
-        let later: Vec<Change> = session
-            .home
-            .index
-            .read()
-            .later_live_changes(session.ws_id, &rel, last.id)?
-            .into_iter()
-            .filter(|c| !ids.contains(&c.id))
-            .collect();
-        if let Some(c) = later.first() {
+        let later = later_by_path
+            .get(&rel)
+            .and_then(|cs| cs.iter().find(|c| c.id > last.id));
+        if let Some(c) = later {
             item.conflict = Some((
                 Conflict::LaterChange,
                 format!("window {} changed {rel} later (change {})", c.window, c.id),

@@ -183,10 +183,7 @@ impl WorkspaceFs for RealFs {
         let parent = abs
             .parent()
             .ok_or_else(|| io::Error::other("path has no parent"))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .suffix(TEMP_SUFFIX)
-            .tempfile_in(parent)?;
+        let mut tmp = create_temp(ws, rel, parent)?;
         set_mode(tmp.as_file(), mode)?;
         tmp.write_all(bytes)?;
         if flush == Flush::Now {
@@ -239,6 +236,63 @@ impl WorkspaceFs for RealFs {
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::remove_dir(dir)
     }
+}
+
+/// A new temp file in `parent`, the directory of `rel`. On Linux it is created through a
+/// handle on that directory opened one component at a time from the workspace root without
+/// following symlinks, so a parent swapped for a symlink after `ensure_parents` checked it
+/// makes this fail instead of creating the file wherever the symlink points. (The rename
+/// and the clean-up go by path: through a swapped parent they find no temp file and fail,
+/// which the caller's re-check reports.)
+#[cfg(target_os = "linux")]
+fn create_temp(
+    ws: &Workspace,
+    rel: &RelPath,
+    parent: &Path,
+) -> io::Result<tempfile::NamedTempFile<std::fs::File>> {
+    use rustix::fs::{Mode, OFlags};
+    let dir_flags = OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::RDONLY;
+    let mut dir = rustix::fs::open(ws.root(), dir_flags, Mode::empty())?;
+    let comps: Vec<&[u8]> = rel.components().collect();
+    let mut shown = ws.root().to_path_buf();
+    for comp in &comps[..comps.len().saturating_sub(1)] {
+        let name = super::os_str_from_bytes(comp);
+        shown.push(name);
+        dir = rustix::fs::openat(&dir, name, dir_flags | OFlags::NOFOLLOW, Mode::empty()).map_err(
+            |e| match e {
+                rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR => io::Error::other(format!(
+                    "parent {} is a symlink or not a directory; rewind never writes through one",
+                    shown.display()
+                )),
+                e => io::Error::from(e),
+            },
+        )?;
+    }
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .make_in(parent, |path| {
+            let name = path
+                .file_name()
+                .ok_or_else(|| io::Error::other("temp file without a name"))?;
+            let flags =
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+            rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o600))
+                .map(std::fs::File::from)
+                .map_err(io::Error::from)
+        })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn create_temp(
+    _ws: &Workspace,
+    _rel: &RelPath,
+    parent: &Path,
+) -> io::Result<tempfile::NamedTempFile<std::fs::File>> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(parent)
 }
 
 /// Name of the temp files [`RealFs::replace`] writes next to their target.

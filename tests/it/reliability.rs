@@ -2044,7 +2044,8 @@ fn malformed_hook_payloads_never_block_or_break_the_agent() {
 
 /// TOCTOU: a parent directory swapped for a symlink to outside the workspace between the
 /// plan and the write — before the temp file is made, or after the final re-check — never
-/// makes an undo write outside; the undo fails naming the file and puts back what it did.
+/// makes an undo write outside, not even a temp file for a moment; the undo fails naming the
+/// file and puts back what it did.
 #[test]
 fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
     use rewind::engine::{Home, Options};
@@ -2082,7 +2083,19 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             if rel.display().starts_with("sub/") && !self.after_precheck {
                 self.swap();
             }
-            RealFs.stage(ws, rel, bytes, mode, flush)
+            let staged = RealFs.stage(ws, rel, bytes, mode, flush);
+            // Not even for a moment: no temp file of ours is created through the symlink
+            // (Linux: the temp file is created through a handle on the checked directory).
+            if cfg!(target_os = "linux") {
+                let outside: Vec<_> = std::fs::read_dir(&self.outside)
+                    .unwrap()
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(".rewind-"))
+                    .map(|e| e.path())
+                    .collect();
+                assert!(outside.is_empty(), "temp file written outside: {outside:?}");
+            }
+            staged
         }
         fn commit(
             &self,

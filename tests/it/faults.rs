@@ -114,6 +114,20 @@ fn setup(ws: &Path, s: &Session<'_>) {
     s.close_window().unwrap();
 }
 
+/// A scratch directory holding an empty workspace `ws` and a home that writes undo batches of
+/// `batch_sync_min` files or more as one batch.
+fn scratch(batch_sync_min: usize) -> (tempfile::TempDir, PathBuf, Home) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let opts = Options {
+        batch_sync_min,
+        ..Options::default()
+    };
+    let home = Home::open(&dir.path().join("home"), opts).unwrap();
+    (dir, ws, home)
+}
+
 fn snapshot(ws: &Path) -> Vec<Option<Vec<u8>>> {
     FILES
         .iter()
@@ -143,14 +157,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
         for errno in [28, 5, 13] {
             for persistent in [false, true] {
                 for fail_at in 0..ops + 2 {
-                    let dir = tempfile::tempdir().unwrap();
-                    let ws = dir.path().join("ws");
-                    std::fs::create_dir(&ws).unwrap();
-                    let opts = Options {
-                        batch_sync_min,
-                        ..Options::default()
-                    };
-                    let home = Home::open(&dir.path().join("home"), opts).unwrap();
+                    let (_dir, ws, home) = scratch(batch_sync_min);
                     let s = home
                         .session(Workspace::open(&ws).unwrap(), "faults")
                         .unwrap();
@@ -296,14 +303,7 @@ fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
     // Same size as what the undo expects ("b after"), and a different one.
     for edit in [&b"b AFTER"[..], b"b edited by the user, longer"] {
         for batch_sync_min in [usize::MAX, 0] {
-            let dir = tempfile::tempdir().unwrap();
-            let ws = dir.path().join("ws");
-            std::fs::create_dir(&ws).unwrap();
-            let opts = Options {
-                batch_sync_min,
-                ..Options::default()
-            };
-            let home = Home::open(&dir.path().join("home"), opts).unwrap();
+            let (_dir, ws, home) = scratch(batch_sync_min);
             let s = home
                 .session(Workspace::open(&ws).unwrap(), "meddled")
                 .unwrap();

@@ -38,7 +38,7 @@ use crate::ids::WindowId;
 use crate::index::{BlobRow, IndexError, NewChange, Tx};
 use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
 use crate::store::{Store, StoreError};
-use crate::workspace::{stat_of, Observation, PathError, RelPath, Workspace};
+use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -471,9 +471,11 @@ fn look_part(
     max: u64,
 ) -> Result<Vec<(usize, Looked)>> {
     let mut out = Vec::with_capacity(part.len());
+    // Neighbouring files share parents: each directory is checked once per batch.
+    let mut checked = CheckedDirs::default();
     for (i, c) in part {
         let read_at = clock.now();
-        let obs = match ws.observe(&c.rel, max) {
+        let obs = match ws.observe_with(&c.rel, max, &mut checked) {
             Ok(obs) => obs,
             // A parent replaced by a symlink mid-scan: not ours to read.
             Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => {

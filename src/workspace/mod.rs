@@ -255,10 +255,31 @@ impl Workspace {
 
     /// Refuse a path whose existing parents include a symlink or a non-directory.
     pub fn check_parents(&self, rel: &RelPath) -> Result<(), PathError> {
+        self.check_parents_with(rel, &mut CheckedDirs::default())
+    }
+
+    /// As [`Workspace::check_parents`], skipping directories `checked` already holds and
+    /// adding those it verifies: a batch of paths checks each directory once.
+    pub fn check_parents_with(
+        &self,
+        rel: &RelPath,
+        checked: &mut CheckedDirs,
+    ) -> Result<(), PathError> {
         let mut dir = self.root.clone();
-        let comps: Vec<&[u8]> = rel.components().collect();
-        for comp in &comps[..comps.len().saturating_sub(1)] {
+        let bytes = rel.as_bytes();
+        let mut end = 0;
+        for comp in rel.components() {
+            // `comp` is the last component when nothing follows it.
+            if end + comp.len() >= bytes.len() {
+                break;
+            }
+            end += comp.len();
+            let prefix = &bytes[..end];
+            end += 1; // the separator
             dir.push(os_str_from_bytes(comp));
+            if checked.0.contains(prefix) {
+                continue;
+            }
             match std::fs::symlink_metadata(&dir) {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     return Err(PathError::SymlinkedParent {
@@ -272,7 +293,9 @@ impl Workspace {
                         parent: dir.display().to_string(),
                     })
                 }
-                Ok(_) => {}
+                Ok(_) => {
+                    checked.0.insert(prefix.to_vec());
+                }
                 // Missing parents are fine: nothing below them exists either.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
                 Err(e) => return Err(PathError::io(&dir, e)),
@@ -284,7 +307,19 @@ impl Workspace {
     /// Look at a path without following a final symlink and without blocking on special
     /// files; read the bytes of a regular file up to `max_size`.
     pub fn observe(&self, rel: &RelPath, max_size: u64) -> Result<Observation, PathError> {
-        self.check_parents(rel)?;
+        self.observe_with(rel, max_size, &mut CheckedDirs::default())
+    }
+
+    /// As [`Workspace::observe`], checking parents through `checked` (see
+    /// [`Workspace::check_parents_with`]). For a batch that takes a few milliseconds: a
+    /// parent swapped for a symlink after its check goes unnoticed for the rest of the batch.
+    pub fn observe_with(
+        &self,
+        rel: &RelPath,
+        max_size: u64,
+        checked: &mut CheckedDirs,
+    ) -> Result<Observation, PathError> {
+        self.check_parents_with(rel, checked)?;
         let abs = self.abs(rel);
         let meta = match std::fs::symlink_metadata(&abs) {
             Ok(m) => m,
@@ -328,6 +363,10 @@ impl Workspace {
         Ok(Observation::Regular { bytes, id, stat })
     }
 }
+
+/// Directories (workspace-relative) already found to be real directories, not symlinks.
+#[derive(Debug, Default)]
+pub struct CheckedDirs(std::collections::HashSet<Vec<u8>>);
 
 /// What is at a path right now.
 #[derive(Debug, Clone)]
@@ -465,6 +504,35 @@ mod tests {
         assert!(err.to_string().contains("inside .git"), "{err}");
         let err = ws.resolve(Path::new("."), ws.root()).unwrap_err();
         assert!(err.to_string().contains("workspace root"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_batch_checks_each_parent_once_and_still_refuses_a_symlinked_one() {
+        let (_d, ws) = ws();
+        std::fs::create_dir_all(ws.root().join("a/b")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.root().join("a/link")).unwrap();
+        let rel = |s: &str| RelPath::from_stored(s.as_bytes().to_vec()).unwrap();
+        let mut checked = CheckedDirs::default();
+        ws.check_parents_with(&rel("a/b/f"), &mut checked).unwrap();
+        let mut dirs: Vec<_> = checked.0.iter().cloned().collect();
+        dirs.sort();
+        assert_eq!(dirs, vec![b"a".to_vec(), b"a/b".to_vec()]);
+        // A directory the batch has not seen is checked, cache or not.
+        let err = ws
+            .check_parents_with(&rel("a/link/f"), &mut checked)
+            .unwrap_err();
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        // What it checked stays checked: within one batch, `a/b` is not looked at again.
+        std::fs::remove_dir(ws.root().join("a/b")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.root().join("a/b")).unwrap();
+        ws.check_parents_with(&rel("a/b/f"), &mut checked).unwrap();
+        let err = ws.check_parents(&rel("a/b/f")).unwrap_err();
+        assert!(err.to_string().contains("is a symlink"), "{err}");
+        // A top-level file has no parent to check.
+        ws.check_parents_with(&rel("top"), &mut CheckedDirs::default())
+            .unwrap();
     }
 
     #[cfg(unix)]

@@ -260,7 +260,7 @@ fn threshold(dir: &Path, tree: &Path) -> Res<()> {
             std::fs::create_dir_all(&root)?;
             let index = Index::open(&root.join("index.sqlite3"), Durability::Normal)?;
             let store = Store::new(
-                root.join("objects"),
+                &root,
                 StoreOptions {
                     inline_limit: limit,
                     ..StoreOptions::default()

@@ -53,7 +53,7 @@ fn edited(base: &[u8], n: u64) -> Vec<u8> {
 
 fn store_in(dir: &Path) -> (Index, Store) {
     let index = Index::open(&dir.join("index.sqlite3"), Durability::Normal).unwrap();
-    let store = Store::new(dir.join("objects"), StoreOptions::default());
+    let store = Store::new(dir, StoreOptions::default());
     (index, store)
 }
 

@@ -8,6 +8,12 @@
 //! batch. On top of that, a blob is only deleted when it is unreferenced *and* older than the
 //! grace period, and an orphan object file (a crash between the file and its row) only when
 //! older than the grace period too.
+//!
+//! Pack files: a deleted blob's frame stays in its pack, dead. Once less than half of a pack
+//! is referenced, gc copies what is left into a new pack and deletes the old one; a pack no
+//! row points into (a crash before its first batch committed) is deleted once older than the
+//! grace period. Both happen under the exclusive lock, so no command is reading a pack or
+//! writing one.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -29,8 +35,11 @@ pub struct VerifyReport {
     pub blob_bytes: u64,
     pub stored_bytes: u64,
     pub inline_blobs: u64,
+    pub packed_blobs: u64,
     pub object_files: u64,
+    pub pack_files: u64,
     pub references: u64,
+    /// Object and pack files no row points into.
     pub orphan_files: u64,
     pub problems: Vec<Problem>,
 }
@@ -54,6 +63,10 @@ pub struct GcReport {
     pub bytes_freed: u64,
     pub orphan_files_removed: usize,
     pub blobs_kept_in_grace: usize,
+    /// Packs rewritten because most of their bytes were dead.
+    pub packs_rewritten: usize,
+    /// Bytes freed by rewriting packs and deleting orphan packs.
+    pub pack_bytes_freed: u64,
 }
 
 impl Home {
@@ -66,7 +79,7 @@ impl Home {
             });
         }
         let r = self.index.read();
-        let (blobs, blob_bytes, stored_bytes, inline_blobs) = r.blob_totals()?;
+        let totals = r.blob_totals()?;
         let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
         for id in &ids {
             if let Err(e) = self.store.get(&self.index, id) {
@@ -87,17 +100,22 @@ impl Home {
         }
         let files = self.store.object_files()?;
         let object_files = files.len() as u64;
-        let orphan_files = files
+        let mut orphan_files = files
             .iter()
             .filter(|(_, id, _)| id.is_none_or(|id| !ids.contains(&id)))
             .count() as u64;
+        let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|(p, _)| p).collect();
+        let packs = self.store.pack_files()?;
+        orphan_files += packs.iter().filter(|p| !used.contains(&p.number)).count() as u64;
         Ok(VerifyReport {
             ok: problems.is_empty(),
-            blobs,
-            blob_bytes,
-            stored_bytes,
-            inline_blobs,
+            blobs: totals.blobs,
+            blob_bytes: totals.bytes,
+            stored_bytes: totals.stored_bytes,
+            inline_blobs: totals.inline,
+            packed_blobs: totals.packed,
             object_files,
+            pack_files: packs.len() as u64,
             references: refs.len() as u64,
             orphan_files,
             problems,
@@ -118,7 +136,7 @@ impl Home {
         }
         if let Some(cap) = policy.max_total_bytes {
             for w in self.index.read().windows_oldest_first()? {
-                if self.index.read().blob_totals()?.2 <= cap {
+                if self.index.read().blob_totals()?.stored_bytes <= cap {
                     break;
                 }
                 self.index.write(|tx| tx.delete_window(w))?;
@@ -138,13 +156,46 @@ impl Home {
                 orphan_files_removed += 1;
             }
         }
+        let (packs_rewritten, pack_bytes_freed, orphan_packs) = self.sweep_packs(policy.grace)?;
         Ok(GcReport {
             windows_removed,
             blobs_removed,
             bytes_freed,
-            orphan_files_removed,
+            orphan_files_removed: orphan_files_removed + orphan_packs,
             blobs_kept_in_grace,
+            packs_rewritten,
+            pack_bytes_freed,
         })
+    }
+
+    /// Rewrite packs that are mostly dead; delete packs no row points into once older than
+    /// the grace period. Returns (packs rewritten, bytes freed, orphan packs deleted).
+    fn sweep_packs(&self, grace: Duration) -> Result<(usize, u64, usize)> {
+        if self.store.pack_files()?.is_empty() {
+            return Ok((0, 0, 0));
+        }
+        let _exclusive = self.lock_exclusive()?;
+        let usage: std::collections::HashMap<u64, u64> =
+            self.index.read().pack_usage()?.into_iter().collect();
+        let cutoff = SystemTime::now()
+            .checked_sub(grace)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let (mut freed, mut orphans, mut sparse) = (0, 0, Vec::new());
+        for pack in self.store.pack_files()? {
+            match usage.get(&pack.number) {
+                None if pack.modified < cutoff => {
+                    self.store.remove_pack(&pack)?;
+                    freed += pack.len;
+                    orphans += 1;
+                }
+                None => {}
+                Some(&live) if live.saturating_mul(2) < pack.len => sparse.push(pack),
+                Some(_) => {}
+            }
+        }
+        let rewritten = sparse.len();
+        freed += self.store.repack(&self.index, &sparse)?;
+        Ok((rewritten, freed, orphans))
     }
 
     /// Delete unreferenced blobs older than the grace period; delta bases go last, only once

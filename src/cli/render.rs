@@ -317,12 +317,19 @@ pub fn verify(out: &Out, r: &VerifyReport) {
         return out.print_json(&serde_json::to_value(r).unwrap_or_default());
     }
     let mut text = format!(
-        "{} blobs ({} bytes, {} stored; {} inline, {} object files), {} references\n",
-        r.blobs, r.blob_bytes, r.stored_bytes, r.inline_blobs, r.object_files, r.references
+        "{} blobs ({} bytes, {} stored; {} inline, {} in {} pack files, {} object files), {} references\n",
+        r.blobs,
+        r.blob_bytes,
+        r.stored_bytes,
+        r.inline_blobs,
+        r.packed_blobs,
+        r.pack_files,
+        r.object_files,
+        r.references
     );
     if r.orphan_files > 0 {
         text.push_str(&format!(
-            "{} orphan object files (gc removes them)\n",
+            "{} orphan object or pack files (gc removes them)\n",
             r.orphan_files
         ));
     }
@@ -338,7 +345,13 @@ pub fn gc(out: &Out, r: &GcReport) {
         return out.print_json(&serde_json::to_value(r).unwrap_or_default());
     }
     out.print(&format!(
-        "removed {} windows, {} blobs ({} bytes), {} orphan files; {} unreferenced blobs kept within the grace period\n",
-        r.windows_removed, r.blobs_removed, r.bytes_freed, r.orphan_files_removed, r.blobs_kept_in_grace
+        "removed {} windows, {} blobs ({} bytes), {} orphan files; rewrote {} pack files ({} bytes freed); {} unreferenced blobs kept within the grace period\n",
+        r.windows_removed,
+        r.blobs_removed,
+        r.bytes_freed,
+        r.orphan_files_removed,
+        r.packs_rewritten,
+        r.pack_bytes_freed,
+        r.blobs_kept_in_grace
     ));
 }

@@ -124,7 +124,7 @@ impl Home {
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
         let index = Index::open(&root.join("index.sqlite3"), opts.durability)?;
-        let store = Store::new(root.join("objects"), opts.store.clone());
+        let store = Store::new(&root, opts.store.clone());
         let lock = lock_file(&root, "gc.lock").map_err(home_err)?;
         lock.lock_shared().map_err(home_err)?;
         Ok(Home {

@@ -81,9 +81,31 @@ pub struct BlobRow {
     pub size: u64,
     pub stored_size: u64,
     pub encoding: Encoding,
-    /// The compressed frame when kept inline; `None` means an object file.
-    pub inline: Option<Vec<u8>>,
+    pub place: Place,
     pub created_at: i64,
+}
+
+/// Where a blob's compressed frame is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// In the row itself.
+    Inline(Vec<u8>),
+    /// In its own object file, named by the blob id.
+    Object,
+    /// `stored_size` bytes at `offset` in pack file `pack`.
+    Packed { pack: u64, offset: u64 },
+}
+
+/// Counts over the `blobs` table.
+#[derive(Debug, Clone, Copy)]
+pub struct BlobTotals {
+    pub blobs: u64,
+    /// Raw (decoded) bytes.
+    pub bytes: u64,
+    /// Compressed bytes, wherever they are kept.
+    pub stored_bytes: u64,
+    pub inline: u64,
+    pub packed: u64,
 }
 
 /// A change about to be inserted.
@@ -1115,23 +1137,41 @@ impl Tx<'_> {
         let raw = self
             .conn
             .prepare_cached(
-                "SELECT size, stored_size, encoding, base, data, created_at FROM blobs WHERE id = ?1",
+                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset
+                 FROM blobs WHERE id = ?1",
             )
             .ctx("find blob")?
             .query_row([id], |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<Value>>(3)?,
+                    (
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<Value>>(3)?,
+                    ),
                     r.get::<_, Option<Vec<u8>>>(4)?,
                     r.get::<_, i64>(5)?,
+                    (r.get::<_, Option<i64>>(6)?, r.get::<_, Option<i64>>(7)?),
                 ))
             })
             .optional()
             .ctx("find blob")?;
-        let Some((size, stored_size, encoding, base, data, created_at)) = raw else {
+        let Some(((size, stored_size, encoding, base), data, created_at, packed)) = raw else {
             return Ok(None);
+        };
+        let place = match (data, packed) {
+            (Some(frame), _) => Place::Inline(frame),
+            (None, (None, _)) => Place::Object,
+            (None, (Some(pack), Some(offset))) if pack >= 0 && offset >= 0 => Place::Packed {
+                pack: pack as u64,
+                offset: offset as u64,
+            },
+            (None, (Some(pack), offset)) => {
+                return Err(IndexError::BadRow {
+                    what: "blob place",
+                    detail: format!("pack {pack} at offset {offset:?} for blob {id}"),
+                })
+            }
         };
         let encoding = match (encoding.as_str(), base) {
             ("zstd", _) => Encoding::Zstd,
@@ -1150,7 +1190,7 @@ impl Tx<'_> {
             size: size as u64,
             stored_size: stored_size as u64,
             encoding,
-            inline: data,
+            place,
             created_at,
         }))
     }
@@ -1185,10 +1225,16 @@ impl Tx<'_> {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
         };
+        let (data, pack, offset) = match &row.place {
+            Place::Inline(frame) => (Some(frame.as_slice()), None, None),
+            Place::Object => (None, None, None),
+            Place::Packed { pack, offset } => (None, Some(*pack as i64), Some(*offset as i64)),
+        };
         self.conn
             .prepare_cached(
-                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
+                                             pack, pack_offset)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .ctx("insert blob")?
             .execute(params![
@@ -1197,10 +1243,72 @@ impl Tx<'_> {
                 row.stored_size as i64,
                 encoding,
                 base,
-                row.inline,
-                row.created_at
+                data,
+                row.created_at,
+                pack,
+                offset
             ])
             .ctx("insert blob")?;
+        Ok(())
+    }
+
+    /// Every pack file some row points into, with the bytes its rows still use.
+    pub fn pack_usage(&self) -> Result<Vec<(u64, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
+                 GROUP BY pack ORDER BY pack",
+            )
+            .ctx("pack usage")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+            })
+            .ctx("pack usage")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("pack usage")?;
+        Ok(rows)
+    }
+
+    /// The blobs kept in pack `pack`: (id, offset, length), in file order.
+    pub fn packed_blobs(&self, pack: u64) -> Result<Vec<(BlobId, u64, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
+                 ORDER BY pack_offset",
+            )
+            .ctx("list packed blobs")?;
+        let rows = stmt
+            .query_map([pack as i64], |r| {
+                Ok((
+                    r.get::<_, Value>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .ctx("list packed blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list packed blobs")?;
+        rows.into_iter()
+            .map(|(id, offset, len)| {
+                Ok((
+                    parse_blob("packed blob", &id)?,
+                    offset.max(0) as u64,
+                    len.max(0) as u64,
+                ))
+            })
+            .collect()
+    }
+
+    /// Point a packed blob at its new place (after a repack copied its frame there).
+    pub fn move_packed(&self, id: &BlobId, pack: u64, offset: u64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE id = ?1")
+            .ctx("move packed blob")?
+            .execute(params![id, pack as i64, offset as i64])
+            .ctx("move packed blob")?;
         Ok(())
     }
 
@@ -1217,20 +1325,21 @@ impl Tx<'_> {
         ids.into_iter().map(|v| parse_blob("blob id", &v)).collect()
     }
 
-    /// (count, raw bytes, stored bytes, inline count)
-    pub fn blob_totals(&self) -> Result<(u64, u64, u64, u64)> {
+    pub fn blob_totals(&self) -> Result<BlobTotals> {
         self.conn
             .query_row(
                 "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
-                        COALESCE(SUM(data IS NOT NULL), 0) FROM blobs",
+                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
+                 FROM blobs",
                 [],
                 |r| {
-                    Ok((
-                        r.get::<_, i64>(0)? as u64,
-                        r.get::<_, i64>(1)? as u64,
-                        r.get::<_, i64>(2)? as u64,
-                        r.get::<_, i64>(3)? as u64,
-                    ))
+                    Ok(BlobTotals {
+                        blobs: r.get::<_, i64>(0)? as u64,
+                        bytes: r.get::<_, i64>(1)? as u64,
+                        stored_bytes: r.get::<_, i64>(2)? as u64,
+                        inline: r.get::<_, i64>(3)? as u64,
+                        packed: r.get::<_, i64>(4)? as u64,
+                    })
                 },
             )
             .ctx("count blobs")

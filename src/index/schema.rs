@@ -12,8 +12,9 @@
 //! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
 //! - `file_states(workspace, path)`: the latest known state with its stat data.
 //! - `reads(session, path)`: the bytes a session last read.
-//! - `blobs(id)`: every stored blob: encoding, delta base, and inline data for small blobs
-//!   (NULL `data` means an object file under `objects/`).
+//! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
+//!   `data` for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
+//!   an object file under `objects/`.
 //! - `context_deliveries(session, path)` (v2): the AGENTS.md bytes last given to a session.
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
@@ -145,5 +146,11 @@ UPDATE changes SET after_blob = unhex(after_blob) WHERE typeof(after_blob) = 'te
 UPDATE file_states SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
 UPDATE reads SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
 UPDATE context_deliveries SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND length(blob) = 64 AND unhex(blob) IS NOT NULL;
+"#,
+    // 5: blobs written in bulk (scans, baselines) live in append-only pack files: the frame
+    // is `stored_size` bytes at `pack_offset` in `packs/<pack as 16 hex digits>.pack`.
+    r#"
+ALTER TABLE blobs ADD COLUMN pack INTEGER;
+ALTER TABLE blobs ADD COLUMN pack_offset INTEGER;
 "#,
 ];

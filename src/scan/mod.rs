@@ -37,7 +37,7 @@ use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
 use crate::index::{BlobRow, IndexError, NewChange, Tx};
 use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
-use crate::store::{Store, StoreError};
+use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
 
 #[derive(Debug, thiserror::Error)]
@@ -282,8 +282,10 @@ impl Session<'_> {
         let mut baselined = 0u64;
 
         let threads = opts.threads.max(1);
+        let packer = Mutex::new(self.home.store.pack_writer());
         let always = || true;
-        self.pipeline(batches(urgent, opts), threads, &always, &mut |looked, _| {
+        let urgent = batches(urgent, opts);
+        self.pipeline(urgent, threads, &always, &packer, &mut |looked, _| {
             hashed += looked.len() as u64;
             self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
             progress(&ScanProgress {
@@ -305,6 +307,7 @@ impl Session<'_> {
             batches(baseline, opts),
             threads,
             &within_budget,
+            &packer,
             // `n` counts the batch's candidates: a file gone or no longer regular is looked
             // at (and skipped) all the same.
             &mut |looked, n| {
@@ -348,19 +351,27 @@ impl Session<'_> {
         })
     }
 
-    /// [`pipeline`] with [`look_all`] as the look.
+    /// [`pipeline`] with [`look_all`] as the look, then the batch's new blobs packed (on the
+    /// looking side too, so the pack's fdatasync overlaps the previous batch's commit).
     fn pipeline(
         &self,
         batches: Vec<Vec<Candidate>>,
         threads: usize,
         more: &(dyn Fn() -> bool + Sync),
+        packer: &Mutex<PackWriter>,
         commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
     ) -> Result<()> {
         // The index connection is not shareable across threads; workers get only the
         // workspace, the store and the clock.
         let (ws, store) = (&self.ws, &self.home.store);
         let (clock, max) = (self.home.opts.clock, self.home.opts.max_file_size);
-        let look = |batch| look_all(ws, store, clock, max, batch, threads);
+        let look = |batch| {
+            let mut looked = look_all(ws, store, clock, max, batch, threads)?;
+            let rows = looked.iter_mut().filter_map(|l| l.row.as_mut()).collect();
+            let mut packer = packer.lock().unwrap_or_else(|e| e.into_inner());
+            store.pack_rows(&mut packer, rows)?;
+            Ok(looked)
+        };
         pipeline(batches, more, &look, commit).map_err(|e| match e {
             PipelineError::Failed(e) => e,
             PipelineError::Panicked => ScanError::Walk {

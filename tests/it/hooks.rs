@@ -462,6 +462,202 @@ fn baseline_works_within_a_time_budget_and_resumes_later() {
     assert_eq!(c["before"], blob(b"later\n"));
 }
 
+// ---- pack files: what a baseline stores in bulk ----
+
+/// 40 files with their own bytes and 2 twins of the first: 40 distinct blobs, over the
+/// 32-frame batch threshold, so the baseline packs them.
+fn packed_tree(env: &Env) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for i in 0..40 {
+        files.push((
+            format!("src/f{i:02}.txt"),
+            format!("file {i}\n").repeat(50 + i).into_bytes(),
+        ));
+    }
+    for twin in ["src/twin-a.txt", "src/twin-b.txt"] {
+        files.push((twin.to_string(), files[0].1.clone()));
+    }
+    for (p, b) in &files {
+        env.write(p, b);
+    }
+    files
+}
+
+fn db(env: &Env) -> rusqlite::Connection {
+    rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
+}
+
+fn verify_json(env: &Env) -> Value {
+    env.run(&["--json", "verify"]).json()
+}
+
+fn pack_files(env: &Env) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<_> = std::fs::read_dir(env.home.join("packs"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    let v = verify_json(&env);
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert_eq!(v["packed_blobs"], 40, "{v:#}");
+    assert_eq!(v["pack_files"], 1, "{v:#}");
+    let packs = pack_files(&env);
+    assert_eq!(packs.len(), 1, "{packs:?}");
+    // Each distinct frame once: the pack holds exactly the bytes its rows point to.
+    let used: i64 = db(&env)
+        .query_row(
+            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(std::fs::metadata(&packs[0]).unwrap().len(), used as u64);
+
+    // A shell command rewrites three files and deletes one; undo brings back the packed bytes.
+    for (p, _) in &files[..3] {
+        env.write(p, "rewritten\n");
+    }
+    std::fs::remove_file(env.path(&files[3].0)).unwrap();
+    bash(&env, true, &[]);
+    undo(&env, CLAUDE_SESSION).ok();
+    for (p, b) in &files {
+        assert_eq!(env.read(p).as_deref(), Some(b.as_slice()), "{p}");
+    }
+}
+
+#[test]
+fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    let old = pack_files(&env);
+    // The command rewrites 30 files: their baseline blobs are referenced by the command's
+    // changes only, and dropping its window leaves 11 of the 40 packed blobs in use (10
+    // files, and the twins' copy of the first file).
+    for (p, _) in &files[..30] {
+        env.write(p, format!("{p} rewritten\n"));
+    }
+    bash(&env, true, &[]);
+    let orphan = env.home.join("packs/00000000000000ff.pack");
+    std::fs::write(&orphan, b"a crash before the first commit").unwrap();
+    let v = verify_json(&env);
+    assert_eq!(v["ok"], true, "an orphan pack is not damage: {v:#}");
+    assert_eq!(v["orphan_files"], 1, "{v:#}");
+
+    let r = env.run(&[
+        "--json",
+        "gc",
+        "--keep-windows",
+        "0",
+        "--grace-seconds",
+        "0",
+    ]);
+    let g = r.json();
+    assert_eq!(g["packs_rewritten"], 1, "{g:#}");
+    assert_eq!(g["orphan_files_removed"], 1, "{g:#}");
+    assert!(g["pack_bytes_freed"].as_u64().unwrap() > 0, "{g:#}");
+    assert!(!orphan.exists());
+    let now = pack_files(&env);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(
+        !old.contains(&now[0]),
+        "the old pack is gone: {old:?} {now:?}"
+    );
+    let v = verify_json(&env);
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert_eq!(v["packed_blobs"], 11, "{v:#}");
+    assert_eq!(v["orphan_files"], 0, "{v:#}");
+    let used: i64 = db(&env)
+        .query_row(
+            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(std::fs::metadata(&now[0]).unwrap().len(), used as u64);
+
+    // The moved blobs still serve a later undo.
+    bash(&env, false, &[]);
+    for (p, _) in &files[30..] {
+        env.write(p, "gone\n");
+    }
+    bash(&env, true, &[]);
+    undo(&env, CLAUDE_SESSION).ok();
+    for (p, b) in &files[30..] {
+        assert_eq!(env.read(p).as_deref(), Some(b.as_slice()), "{p}");
+    }
+}
+
+#[test]
+fn a_damaged_pack_is_named_by_verify_and_never_restored() {
+    type Hurt = fn(&std::path::Path, u64, u64);
+    let cases: [(&str, Hurt, &str); 3] = [
+        (
+            "flipped byte in the blob's frame",
+            |pack, offset, len| {
+                let mut bytes = std::fs::read(pack).unwrap();
+                bytes[(offset + len / 2) as usize] ^= 0x20;
+                std::fs::write(pack, bytes).unwrap();
+            },
+            "is damaged",
+        ),
+        (
+            "pack truncated before the blob's end",
+            |pack, offset, len| {
+                let f = std::fs::OpenOptions::new().write(true).open(pack).unwrap();
+                f.set_len(offset + len - 1).unwrap();
+            },
+            "which holds",
+        ),
+        (
+            "pack deleted",
+            |pack, _, _| std::fs::remove_file(pack).unwrap(),
+            "is missing",
+        ),
+    ];
+    for (case, hurt, needle) in cases {
+        let env = Env::new();
+        let files = packed_tree(&env);
+        bash(&env, false, &[]);
+        let (path, before) = &files[5];
+        env.write(path, "changed by the command\n");
+        bash(&env, true, &[]);
+        let id = blob(before);
+        let (pack, offset, len): (i64, i64, i64) = db(&env)
+            .query_row(
+                "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
+                [&id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        let file = env.home.join(format!("packs/{pack:016x}.pack"));
+        hurt(&file, offset as u64, len as u64);
+
+        let r = env.run(&["verify"]);
+        assert_eq!(r.code, 1, "{case}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains(&id) && r.stdout.contains(needle),
+            "{case}: {}",
+            r.stdout
+        );
+        let r = undo(&env, CLAUDE_SESSION);
+        assert_eq!(r.code, 1, "{case}: undo exit\n{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(&id), "{case}: {}", r.stderr);
+        assert_eq!(
+            env.read(path).unwrap(),
+            b"changed by the command\n",
+            "{case}"
+        );
+    }
+}
+
 // ---- read check and read-before-write ----
 
 #[test]

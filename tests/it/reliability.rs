@@ -1525,7 +1525,8 @@ fn db(env: &Env) -> rusqlite::Connection {
 }
 
 /// An index written before schema v4 holds blob ids as 64 hex digits. The next command
-/// migrates every id column to 32 raw bytes, and history written before still undoes.
+/// migrates every id column to 32 raw bytes (and adds v5's pack columns), and history
+/// written before still undoes.
 #[test]
 fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     let env = Env::new();
@@ -1553,7 +1554,12 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             )
             .unwrap();
         }
-        db.execute_batch("PRAGMA user_version = 3").unwrap();
+        // Nor did it have v5's pack columns.
+        db.execute_batch(
+            "ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
+             PRAGMA user_version = 3",
+        )
+        .unwrap();
         let text: i64 = db
             .query_row(
                 "SELECT count(*) FROM blobs WHERE typeof(id) = 'text'",
@@ -1570,7 +1576,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 4);
+        assert_eq!(version, 5);
         for (table, col) in cols {
             let left: i64 = db
                 .query_row(

@@ -1,5 +1,5 @@
-//! Blob decoding: arbitrary bytes stored as a blob's frame (inline in the index, or as its
-//! object file, standalone or as a delta) with an arbitrary recorded size. `get` must return
+//! Blob decoding: arbitrary bytes stored as a blob's frame (inline in the index, as its
+//! object file, or in a pack file; standalone or as a delta) with an arbitrary recorded size. `get` must return
 //! an error — or, were the bytes ever a valid frame of exactly that content, the content —
 //! and never panic or allocate what a damaged row claims.
 #![no_main]
@@ -8,13 +8,14 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use rewind::ids::BlobId;
-use rewind::index::{BlobRow, Durability, Encoding, Index};
-use rewind::store::{Store, StoreOptions};
+use rewind::index::{BlobRow, Durability, Encoding, Index, Place};
+use rewind::store::{PackWriter, Store, StoreOptions};
 
 struct Fixture {
     _dir: tempfile::TempDir,
     index: Index,
     store: Store,
+    packs: PackWriter,
     base: BlobId,
 }
 
@@ -26,7 +27,7 @@ fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("temp dir for the fuzz home");
     let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal)
         .expect("a fresh index opens");
-    let store = Store::new(dir.path().join("objects"), StoreOptions::default());
+    let store = Store::new(dir.path(), StoreOptions::default());
     let base = store
         .put(
             &index,
@@ -35,10 +36,12 @@ fn fixture() -> Fixture {
             1,
         )
         .expect("the base blob stores");
+    let packs = store.pack_writer();
     Fixture {
         _dir: dir,
         index,
         store,
+        packs,
         base,
     }
 }
@@ -60,7 +63,8 @@ fuzz_target!(|data: &[u8]| {
         let mut f = f.borrow_mut();
         let fx = f.get_or_insert_with(fixture);
         let id = BlobId::of(frame);
-        let inline = mode & 1 == 0;
+        let inline = mode & 1 == 0 && mode & 4 == 0;
+        let packed = mode & 4 != 0;
         let encoding = if mode & 2 == 0 {
             Encoding::Zstd
         } else {
@@ -68,10 +72,16 @@ fuzz_target!(|data: &[u8]| {
         };
         let _ = fx.index.write(|tx| tx.delete_blob(&id));
         let path = fx.store.object_path(&id);
-        if !inline {
+        let place = if packed {
+            let (pack, offset) = fx.packs.append(&[(id, frame)]).expect("append to a pack")[0];
+            Place::Packed { pack, offset }
+        } else if inline {
+            Place::Inline(frame.to_vec())
+        } else {
             std::fs::create_dir_all(path.parent().expect("fan-out dir")).expect("mkdir");
             std::fs::write(&path, frame).expect("write object file");
-        }
+            Place::Object
+        };
         fx.index
             .write(|tx| {
                 tx.insert_blob(&BlobRow {
@@ -79,7 +89,7 @@ fuzz_target!(|data: &[u8]| {
                     size,
                     stored_size: frame.len() as u64,
                     encoding,
-                    inline: inline.then(|| frame.to_vec()),
+                    place,
                     created_at: 1,
                 })
             })

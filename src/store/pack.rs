@@ -1,0 +1,235 @@
+//! Pack files: the frames of many blobs appended to one file, for blobs written in bulk.
+//!
+//! A baseline or a scan stores thousands of new blobs in a row. Kept inline, every frame goes
+//! through SQLite page by page (1 KiB pages, each written to the WAL and then again by the
+//! checkpoint) and the last page of each is half empty on average. A pack takes a batch's
+//! frames in one write and one `fdatasync`, before the batch's rows are committed: a blob is
+//! durable before any row refers to it.
+//!
+//! - A pack has one writer, the process that created it (a fresh name, created exclusively),
+//!   and is only ever appended to. Rows name the pack and the offset; the length is the row's
+//!   `stored_size`.
+//! - A crash between the write and the commit leaves bytes no row points to: a dead tail, or
+//!   a pack with no rows at all, which gc removes after the grace period.
+//! - gc rewrites a pack once less than half of it is still referenced ([`super::Store::repack`]).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::ids::BlobId;
+
+/// A pack is closed and the next one started once it reaches this size, so a repack never
+/// has to copy more than this.
+pub const PACK_MAX_LEN: u64 = 64 << 20;
+
+/// The file name of pack `number`.
+pub fn pack_file_name(number: u64) -> String {
+    format!("{number:016x}.pack")
+}
+
+/// The pack number of a file name, when it is one.
+pub fn pack_number(name: &str) -> Option<u64> {
+    let hex = name.strip_suffix(".pack")?;
+    if hex.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(hex, 16)
+        .ok()
+        .filter(|n| *n <= i64::MAX as u64)
+}
+
+/// Appends frames to packs of its own.
+pub struct PackWriter {
+    dir: PathBuf,
+    max_len: u64,
+    current: Option<Current>,
+    /// Frames this writer already holds: a file's twin later in the scan reuses the place.
+    placed: HashMap<BlobId, (u64, u64)>,
+}
+
+struct Current {
+    number: u64,
+    file: File,
+    len: u64,
+}
+
+impl PackWriter {
+    pub fn new(dir: PathBuf) -> PackWriter {
+        PackWriter::with_max_len(dir, PACK_MAX_LEN)
+    }
+
+    pub fn with_max_len(dir: PathBuf, max_len: u64) -> PackWriter {
+        PackWriter {
+            dir,
+            max_len,
+            current: None,
+            placed: HashMap::new(),
+        }
+    }
+
+    /// Append `frames` and make them durable; returns each frame's (pack, offset), in order.
+    /// A frame this writer already wrote is not written again.
+    pub fn append(&mut self, frames: &[(BlobId, &[u8])]) -> io::Result<Vec<(u64, u64)>> {
+        let total: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
+        let created = self.make_room(total)?;
+        let Some(cur) = self.current.as_mut() else {
+            return Err(io::Error::other("no pack file open"));
+        };
+        let mut buf = Vec::with_capacity(total as usize);
+        let mut places = Vec::with_capacity(frames.len());
+        let mut fresh = Vec::new();
+        for (id, frame) in frames {
+            if let Some(&place) = self.placed.get(id) {
+                places.push(place);
+                continue;
+            }
+            let place = (cur.number, cur.len + buf.len() as u64);
+            buf.extend_from_slice(frame);
+            places.push(place);
+            fresh.push((*id, place));
+            // A twin within this batch shares the first one's place.
+            self.placed.insert(*id, place);
+        }
+        let written = cur.file.write_all(&buf).and_then(|()| cur.file.sync_data());
+        if let Err(e) = written {
+            // What reached the file is a dead tail now; the next batch starts a new pack.
+            for (id, _) in &fresh {
+                self.placed.remove(id);
+            }
+            self.current = None;
+            return Err(e);
+        }
+        cur.len += buf.len() as u64;
+        if created {
+            // The new file's name must be durable before a row names it.
+            crate::workspace::fs::sync_dir(&self.dir)?;
+        }
+        Ok(places)
+    }
+
+    /// Open a new pack when there is none or the current one would grow past the limit;
+    /// true when a file was created.
+    fn make_room(&mut self, incoming: u64) -> io::Result<bool> {
+        if let Some(cur) = &self.current {
+            if cur.len == 0 || cur.len + incoming <= self.max_len {
+                return Ok(false);
+            }
+        }
+        self.current = Some(create_pack(&self.dir)?);
+        Ok(true)
+    }
+}
+
+/// Create an empty pack file under a name no other writer has.
+fn create_pack(dir: &Path) -> io::Result<Current> {
+    if !dir.exists() {
+        super::create_private_dir(dir)?;
+        if let Some(home) = dir.parent() {
+            crate::workspace::fs::sync_dir(home)?;
+        }
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut number = (nanos ^ (u64::from(std::process::id()) << 40)) & (i64::MAX as u64);
+    loop {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        match opts.open(dir.join(pack_file_name(number))) {
+            Ok(file) => {
+                return Ok(Current {
+                    number,
+                    file,
+                    len: 0,
+                })
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                number = (number + 1) & (i64::MAX as u64);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Read exactly `buf.len()` bytes at `offset`.
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let (mut done, mut offset) = (0, offset);
+        while done < buf.len() {
+            match std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset)? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => {
+                    done += n;
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_names_round_trip_and_foreign_names_are_not_packs() {
+        assert_eq!(pack_number(&pack_file_name(0x1234)), Some(0x1234));
+        assert_eq!(
+            pack_number(&pack_file_name(i64::MAX as u64)),
+            Some(i64::MAX as u64)
+        );
+        assert_eq!(pack_number("0000000000001234.tmp"), None);
+        assert_eq!(pack_number("1234.pack"), None);
+        assert_eq!(
+            pack_number("ffffffffffffffff.pack"),
+            None,
+            "beyond SQLite's integers"
+        );
+        assert_eq!(pack_number("000000000000zzzz.pack"), None);
+    }
+
+    #[test]
+    fn frames_are_appended_in_order_and_a_twin_is_written_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = dir.path().join("packs");
+        let mut w = PackWriter::new(packs.clone());
+        let (a, b) = (BlobId::of(b"a"), BlobId::of(b"b"));
+        let first = w.append(&[(a, b"AAAA"), (b, b"BB"), (a, b"AAAA")]).unwrap();
+        let pack = first[0].0;
+        assert_eq!(first, vec![(pack, 0), (pack, 4), (pack, 0)]);
+        let second = w.append(&[(b, b"BB"), (BlobId::of(b"c"), b"C")]).unwrap();
+        assert_eq!(second, vec![(pack, 4), (pack, 6)]);
+        let bytes = std::fs::read(packs.join(pack_file_name(pack))).unwrap();
+        assert_eq!(bytes, b"AAAABBC");
+    }
+
+    #[test]
+    fn a_full_pack_is_closed_and_the_next_batch_starts_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = dir.path().join("packs");
+        let mut w = PackWriter::with_max_len(packs.clone(), 8);
+        let p1 = w.append(&[(BlobId::of(b"1"), b"123456")]).unwrap()[0];
+        let p2 = w.append(&[(BlobId::of(b"2"), b"12")]).unwrap()[0];
+        assert_eq!(p2, (p1.0, 6), "still fits");
+        let p3 = w.append(&[(BlobId::of(b"3"), b"123")]).unwrap()[0];
+        assert_ne!(p3.0, p1.0, "a new pack");
+        assert_eq!(p3.1, 0);
+        // One batch bigger than the limit still goes somewhere: into a pack of its own.
+        let p4 = w.append(&[(BlobId::of(b"4"), b"0123456789")]).unwrap()[0];
+        assert_ne!(p4.0, p3.0);
+        assert_eq!(std::fs::read_dir(&packs).unwrap().count(), 3);
+    }
+}

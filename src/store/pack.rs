@@ -70,59 +70,70 @@ impl PackWriter {
     }
 
     /// Append `frames` and make them durable; returns each frame's (pack, offset), in order.
-    /// A frame this writer already wrote is not written again.
+    /// A frame this writer already wrote (or that comes twice in `frames`) is written once.
     pub fn append(&mut self, frames: &[(BlobId, &[u8])]) -> io::Result<Vec<(u64, u64)>> {
-        let total: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
-        let created = self.make_room(total)?;
+        let mut fresh: Vec<(BlobId, &[u8])> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (id, frame) in frames {
+            if !self.placed.contains_key(id) && seen.insert(*id) {
+                fresh.push((*id, frame));
+            }
+        }
+        if !fresh.is_empty() {
+            self.write_fresh(&fresh)?;
+        }
+        frames
+            .iter()
+            .map(|(id, _)| {
+                self.placed
+                    .get(id)
+                    .copied()
+                    .ok_or_else(|| io::Error::other("a frame was not placed"))
+            })
+            .collect()
+    }
+
+    /// Write frames this writer does not hold yet, then record where each went.
+    fn write_fresh(&mut self, fresh: &[(BlobId, &[u8])]) -> io::Result<()> {
+        let total: u64 = fresh.iter().map(|(_, f)| f.len() as u64).sum();
+        self.make_room(total)?;
         let Some(cur) = self.current.as_mut() else {
             return Err(io::Error::other("no pack file open"));
         };
         let mut buf = Vec::with_capacity(total as usize);
-        let mut places = Vec::with_capacity(frames.len());
-        let mut fresh = Vec::new();
-        for (id, frame) in frames {
-            if let Some(&place) = self.placed.get(id) {
-                places.push(place);
-                continue;
-            }
-            let place = (cur.number, cur.len + buf.len() as u64);
+        for (_, frame) in fresh {
             buf.extend_from_slice(frame);
-            places.push(place);
-            fresh.push((*id, place));
-            // A twin within this batch shares the first one's place.
-            self.placed.insert(*id, place);
         }
-        let written = cur.file.write_all(&buf).and_then(|()| cur.file.sync_data());
-        if let Err(e) = written {
+        if let Err(e) = cur.file.write_all(&buf).and_then(|()| cur.file.sync_data()) {
             // What reached the file is a dead tail now; the next batch starts a new pack.
-            for (id, _) in &fresh {
-                self.placed.remove(id);
-            }
             self.current = None;
             return Err(e);
         }
-        cur.len += buf.len() as u64;
-        if created {
-            // The new file's name must be durable before a row names it.
-            crate::workspace::fs::sync_dir(&self.dir)?;
+        let (number, start) = (cur.number, cur.len);
+        cur.len += total;
+        let mut offset = start;
+        for (id, frame) in fresh {
+            self.placed.insert(*id, (number, offset));
+            offset += frame.len() as u64;
         }
-        Ok(places)
+        Ok(())
     }
 
-    /// Open a new pack when there is none or the current one would grow past the limit;
-    /// true when a file was created.
-    fn make_room(&mut self, incoming: u64) -> io::Result<bool> {
+    /// Open a new pack when there is none or the current one would grow past the limit.
+    fn make_room(&mut self, incoming: u64) -> io::Result<()> {
         if let Some(cur) = &self.current {
             if cur.len == 0 || cur.len + incoming <= self.max_len {
-                return Ok(false);
+                return Ok(());
             }
         }
+        self.current = None;
         self.current = Some(create_pack(&self.dir)?);
-        Ok(true)
+        Ok(())
     }
 }
 
-/// Create an empty pack file under a name no other writer has.
+/// Create an empty pack file under a name no other writer has; its name is durable (the
+/// directory synced) before this returns, so rows may name it once its frames are.
 fn create_pack(dir: &Path) -> io::Result<Current> {
     if !dir.exists() {
         super::create_private_dir(dir)?;
@@ -144,11 +155,12 @@ fn create_pack(dir: &Path) -> io::Result<Current> {
         }
         match opts.open(dir.join(pack_file_name(number))) {
             Ok(file) => {
+                crate::workspace::fs::sync_dir(dir)?;
                 return Ok(Current {
                     number,
                     file,
                     len: 0,
-                })
+                });
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 number = (number + 1) & (i64::MAX as u64);
@@ -230,6 +242,10 @@ mod tests {
         // One batch bigger than the limit still goes somewhere: into a pack of its own.
         let p4 = w.append(&[(BlobId::of(b"4"), b"0123456789")]).unwrap()[0];
         assert_ne!(p4.0, p3.0);
+        assert_eq!(std::fs::read_dir(&packs).unwrap().count(), 3);
+        // A batch of frames it already holds writes nothing, and opens no new pack.
+        let again = w.append(&[(BlobId::of(b"1"), b"123456")]).unwrap();
+        assert_eq!(again, vec![p1]);
         assert_eq!(std::fs::read_dir(&packs).unwrap().count(), 3);
     }
 }

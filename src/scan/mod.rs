@@ -66,8 +66,21 @@ pub struct ScanOptions {
     pub batch_files: usize,
     /// Bytes read per batch before it is flushed.
     pub batch_bytes: u64,
-    /// Walker and hashing threads.
+    /// Walker and hashing threads; 0: one per core, at most 4 (decided when a scan runs:
+    /// asking costs a process that never scans a few reads of /proc and /sys).
     pub threads: usize,
+}
+
+impl ScanOptions {
+    fn threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .min(4),
+            n => n,
+        }
+    }
 }
 
 impl Default for ScanOptions {
@@ -76,10 +89,7 @@ impl Default for ScanOptions {
             budget: Duration::from_secs(3),
             batch_files: 256,
             batch_bytes: 32 << 20,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-                .min(4),
+            threads: 0,
         }
     }
 }
@@ -201,8 +211,9 @@ impl Session<'_> {
         // The walk (on its own threads) and loading the file states (this thread, which owns
         // the index connection) run at the same time.
         let root = self.ws.root();
+        let threads = opts.threads();
         let (walked, known, complete) = std::thread::scope(|s| {
-            let walker = s.spawn(|| walk(root, opts.threads.max(1)));
+            let walker = s.spawn(|| walk(root, threads));
             let read = self.home.index.read();
             let known = read.all_file_states(self.ws_id);
             let complete = read.baseline(self.ws_id);
@@ -281,7 +292,6 @@ impl Session<'_> {
         let mut hashed = 0u64;
         let mut baselined = 0u64;
 
-        let threads = opts.threads.max(1);
         let packer = Mutex::new(self.home.store.pack_writer());
         let always = || true;
         let urgent = batches(urgent, opts);

@@ -126,7 +126,13 @@ pub struct NewChange<'a> {
 pub struct Index {
     conn: Connection,
     path: String,
+    wal: std::path::PathBuf,
 }
+
+/// A write that leaves the WAL file larger than this checkpoints it and truncates it to
+/// nothing (see [`Index::shrink_wal`]). About 125 frames of 1 KiB pages: the next process
+/// reads at most that much to rebuild its WAL index.
+const WAL_TRUNCATE_AT: u64 = 128 << 10;
 
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.
 pub struct Tx<'a> {
@@ -202,15 +208,19 @@ impl Index {
         .map_err(damaged)?;
         // Every hook is a short-lived process: without this, the last connection to close
         // checkpoints the WAL and deletes it, an fsync-heavy step that cost ~15 ms per hook.
-        // The WAL is checkpointed by SQLite's auto-checkpoint instead, every 256 pages, and
-        // truncated back to 1 MiB after each checkpoint, so it never holds more than ~1 MiB
-        // of a user's disk for long.
+        // The WAL is kept small by `shrink_wal` after writes instead.
         conn.set_db_config(
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         )
         .map_err(damaged)?;
-        let index = Index { conn, path: shown };
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let index = Index {
+            conn,
+            path: shown,
+            wal: wal.into(),
+        };
         index.migrate()?;
         Ok(index)
     }
@@ -290,6 +300,7 @@ impl Index {
                     let _ = self.conn.execute_batch("ROLLBACK");
                     return Err(e.into());
                 }
+                self.shrink_wal();
                 Ok(v)
             }
             Err(e) => {
@@ -301,6 +312,27 @@ impl Index {
 
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// Checkpoint the WAL and truncate it once it is over [`WAL_TRUNCATE_AT`].
+    ///
+    /// SQLite's own auto-checkpoint is not enough for short-lived processes: it copies the
+    /// WAL into the database, but the WAL is only restarted from its first frame by a later
+    /// write of the same connection. Each new process rebuilds the WAL index from the file,
+    /// forgets what was copied, and appends. So a home used by hooks grew its WAL by every
+    /// write, forever; every process read all of it at start, and every write past 256
+    /// frames copied it all again with an fsync. A TRUNCATE checkpoint empties the file.
+    /// It must not make a hook wait: with other connections reading, it gives up at once
+    /// (busy timeout 0) and a later write tries again. Failures change nothing stored.
+    fn shrink_wal(&self) {
+        let big = std::fs::metadata(&self.wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_AT);
+        if !big || self.conn.busy_timeout(Duration::ZERO).is_err() {
+            return;
+        }
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let _ = self.conn.busy_timeout(Duration::from_secs(60));
     }
 
     /// SQLite's own consistency check of the database file.
@@ -1502,5 +1534,38 @@ impl Tx<'_> {
             .execute("DELETE FROM windows WHERE id = ?1", [id.0])
             .ctx("delete window")?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One process per hook: open, write once, close. Before `shrink_wal` the WAL grew by
+    /// every write (about 850 KB here), since no process ever restarted it.
+    #[test]
+    fn the_wal_stays_small_when_every_write_is_a_new_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let wal = dir.path().join("index.sqlite3-wal");
+        let mut largest = 0;
+        for i in 0..300i64 {
+            let index = Index::open(&path, Durability::Normal).unwrap();
+            index
+                .write(|tx| tx.workspace(format!("/work/space-{i}").as_bytes(), i))
+                .unwrap();
+            drop(index);
+            largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
+        }
+        assert!(
+            largest <= WAL_TRUNCATE_AT + (16 << 10),
+            "the WAL reached {largest} bytes"
+        );
+        let index = Index::open(&path, Durability::Normal).unwrap();
+        let n: i64 = index
+            .conn
+            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 300, "every write is still there");
     }
 }

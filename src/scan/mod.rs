@@ -35,7 +35,7 @@ use ignore::{WalkBuilder, WalkState};
 
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
-use crate::index::{BlobRow, IndexError, NewChange, Tx};
+use crate::index::{BlobRow, Durability, Index, IndexError, NewChange, Tx};
 use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
 use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
@@ -292,7 +292,10 @@ impl Session<'_> {
         let mut hashed = 0u64;
         let mut baselined = 0u64;
 
-        let packer = Mutex::new(self.home.store.pack_writer());
+        let packer = Mutex::new(Packer {
+            writer: self.home.store.pack_writer(),
+            reader: None,
+        });
         let always = || true;
         let urgent = batches(urgent, opts);
         self.pipeline(urgent, threads, &always, &packer, &mut |looked, _| {
@@ -368,18 +371,28 @@ impl Session<'_> {
         batches: Vec<Vec<Candidate>>,
         threads: usize,
         more: &(dyn Fn() -> bool + Sync),
-        packer: &Mutex<PackWriter>,
+        packer: &Mutex<Packer>,
         commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
     ) -> Result<()> {
         // The index connection is not shareable across threads; workers get only the
         // workspace, the store and the clock.
         let (ws, store) = (&self.ws, &self.home.store);
         let (clock, max) = (self.home.opts.clock, self.home.opts.max_file_size);
+        let index_path = self.home.root().join("index.sqlite3");
+        let durability = self.home.opts.durability;
+        let min_frames = store.options().pack_min_frames;
         let look = |batch| {
             let mut looked = look_all(ws, store, clock, max, batch, threads)?;
-            let rows = looked.iter_mut().filter_map(|l| l.row.as_mut()).collect();
             let mut packer = packer.lock().unwrap_or_else(|e| e.into_inner());
-            store.pack_rows(&mut packer, rows)?;
+            drop_stored(
+                &mut packer,
+                &index_path,
+                durability,
+                min_frames,
+                &mut looked,
+            )?;
+            let rows = looked.iter_mut().filter_map(|l| l.row.as_mut()).collect();
+            store.pack_rows(&mut packer.writer, rows)?;
             Ok(looked)
         };
         pipeline(batches, more, &look, commit).map_err(|e| match e {
@@ -390,6 +403,50 @@ impl Session<'_> {
             },
         })
     }
+}
+
+/// The look side's packing state: the scan's pack writer, and an index connection of its own
+/// (the committing thread owns the home's), opened the first time a batch needs it.
+struct Packer {
+    writer: PackWriter,
+    reader: Option<Index>,
+}
+
+/// Drop the new-blob rows of blobs the store already holds, before a batch is packed: a
+/// command that puts files back to earlier contents (a branch switch, a stash, a revert)
+/// would otherwise pack frames no row will point to. A first baseline's files are not looked
+/// up: they are new but for the odd twin of an earlier snap, and the baseline is the scan
+/// that has to be fast (a lookup is a few µs, 78k of them on the producer thread). The blobs found cannot go away before this batch commits: gc deletes only
+/// under the exclusive lock, and this command holds it shared.
+fn drop_stored(
+    packer: &mut Packer,
+    index_path: &Path,
+    durability: Durability,
+    min_frames: usize,
+    looked: &mut [Looked],
+) -> Result<()> {
+    let new = looked.iter().filter(|l| l.row.is_some()).count();
+    let checked = |l: &Looked| l.row.is_some() && l.need != Need::Baseline;
+    if new < min_frames || !looked.iter().any(checked) {
+        return Ok(());
+    }
+    if packer.reader.is_none() {
+        packer.reader = Some(Index::open(index_path, durability)?);
+    }
+    let Some(reader) = &packer.reader else {
+        return Ok(());
+    };
+    reader.read_batch(|tx| {
+        for l in looked.iter_mut().filter(|l| checked(l)) {
+            if let Some(row) = &l.row {
+                if tx.has_blob(&row.id)? {
+                    l.row = None;
+                }
+            }
+        }
+        Ok::<_, IndexError>(())
+    })??;
+    Ok(())
 }
 
 #[derive(Debug)]

@@ -533,6 +533,37 @@ fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
 }
 
 #[test]
+fn a_command_that_puts_files_back_packs_nothing_new() {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    let v2 = |p: &str| format!("{p}, second version\n").repeat(40).into_bytes();
+    for (p, _) in &files {
+        env.write(p, v2(p));
+    }
+    bash(&env, true, &[]);
+    assert_eq!(
+        pack_files(&env).len(),
+        2,
+        "the baseline's pack and the command's"
+    );
+    // A second command puts every file back (a branch switch, a stash): all stored already.
+    bash(&env, false, &[]);
+    for (p, b) in &files {
+        env.write(p, b);
+    }
+    bash(&env, true, &[]);
+    assert_eq!(pack_files(&env).len(), 2, "nothing new to pack");
+    let v = verify_json(&env);
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert_eq!(v["orphan_files"], 0, "{v:#}");
+    undo(&env, CLAUDE_SESSION).ok();
+    for (p, _) in &files {
+        assert_eq!(env.read(p).unwrap(), v2(p), "{p}");
+    }
+}
+
+#[test]
 fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
     let env = Env::new();
     let files = packed_tree(&env);

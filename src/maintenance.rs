@@ -60,6 +60,8 @@ pub struct Retention {
 pub struct GcReport {
     pub windows_removed: usize,
     pub blobs_removed: usize,
+    /// Stored bytes of removed blobs kept inline or as object files; a packed blob's bytes
+    /// are freed when its pack is rewritten, and counted in `pack_bytes_freed` then.
     pub bytes_freed: u64,
     pub orphan_files_removed: usize,
     pub blobs_kept_in_grace: usize,
@@ -105,7 +107,13 @@ impl Home {
             .filter(|(_, id, _)| id.is_none_or(|id| !ids.contains(&id)))
             .count() as u64;
         let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|(p, _)| p).collect();
-        let packs = self.store.pack_files()?;
+        let packs = self.store.pack_files().unwrap_or_else(|e| {
+            problems.push(Problem {
+                object: "pack files".into(),
+                detail: e.to_string(),
+            });
+            Vec::new()
+        });
         orphan_files += packs.iter().filter(|p| !used.contains(&p.number)).count() as u64;
         Ok(VerifyReport {
             ok: problems.is_empty(),
@@ -124,6 +132,17 @@ impl Home {
 
     pub fn gc(&mut self, policy: &Retention) -> Result<GcReport> {
         self.release_shared_lock();
+        // Files are deleted after the commits that stop rows pointing to them: those commits
+        // must survive a power loss too.
+        self.index.set_durability(crate::index::Durability::Full)?;
+        let report = self.collect(policy);
+        let restored = self.index.set_durability(self.opts.durability);
+        let report = report?;
+        restored?;
+        Ok(report)
+    }
+
+    fn collect(&mut self, policy: &Retention) -> Result<GcReport> {
         let now = self.now();
         let mut windows_removed = 0;
         let expired = self
@@ -170,31 +189,44 @@ impl Home {
 
     /// Rewrite packs that are mostly dead; delete packs no row points into once older than
     /// the grace period. Returns (packs rewritten, bytes freed, orphan packs deleted).
+    /// Candidates come from a look without the lock; each is re-checked and handled under
+    /// the exclusive lock of its own, so no hook waits longer than one pack.
     fn sweep_packs(&self, grace: Duration) -> Result<(usize, u64, usize)> {
-        if self.store.pack_files()?.is_empty() {
+        let packs = self.store.pack_files()?;
+        if packs.is_empty() {
             return Ok((0, 0, 0));
         }
-        let _exclusive = self.lock_exclusive()?;
         let usage: std::collections::HashMap<u64, u64> =
             self.index.read().pack_usage()?.into_iter().collect();
         let cutoff = SystemTime::now()
             .checked_sub(grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        let (mut freed, mut orphans, mut sparse) = (0, 0, Vec::new());
-        for pack in self.store.pack_files()? {
-            match usage.get(&pack.number) {
-                None if pack.modified < cutoff => {
+        let wanted = |live: Option<u64>, pack: &crate::store::PackFile| match live {
+            None => pack.modified < cutoff,
+            Some(live) => live.saturating_mul(2) < pack.len,
+        };
+        let (mut rewritten, mut freed, mut orphans) = (0, 0, 0);
+        let mut writer = self.store.pack_writer();
+        for pack in packs {
+            if !wanted(usage.get(&pack.number).copied(), &pack) {
+                continue;
+            }
+            let _exclusive = self.lock_exclusive()?;
+            match self.index.read().pack_live(pack.number)? {
+                None if wanted(None, &pack) => {
                     self.store.remove_pack(&pack)?;
                     freed += pack.len;
                     orphans += 1;
                 }
-                None => {}
-                Some(&live) if live.saturating_mul(2) < pack.len => sparse.push(pack),
-                Some(_) => {}
+                Some(live) if wanted(Some(live), &pack) => {
+                    if let Some(bytes) = self.store.repack(&self.index, &mut writer, &pack)? {
+                        freed += bytes;
+                        rewritten += 1;
+                    }
+                }
+                _ => {}
             }
         }
-        let rewritten = sparse.len();
-        freed += self.store.repack(&self.index, &sparse)?;
         Ok((rewritten, freed, orphans))
     }
 
@@ -233,7 +265,12 @@ impl Home {
                         continue;
                     }
                     if let Some(row) = self.index.read().blob(id)? {
-                        gone.push((*id, row.stored_size));
+                        // A packed frame leaves the disk only when its pack is rewritten.
+                        let size = match row.place {
+                            crate::index::Place::Packed { .. } => 0,
+                            _ => row.stored_size,
+                        };
+                        gone.push((*id, size));
                     }
                 }
                 for (id, size) in gone {

@@ -314,6 +314,19 @@ impl Index {
         &self.path
     }
 
+    /// Raise or lower how durable each commit is from now on. gc runs at `Full`: it deletes
+    /// files after the commit that stops rows pointing to them, and a commit at `Normal` may
+    /// be undone by a power loss while the deletion is not.
+    pub fn set_durability(&self, durability: Durability) -> Result<()> {
+        let sync = match durability {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        };
+        self.conn
+            .execute_batch(&format!("PRAGMA synchronous={sync}"))
+            .ctx("set durability")
+    }
+
     /// Checkpoint the WAL and truncate it once it is over [`WAL_TRUNCATE_AT`].
     ///
     /// SQLite's own auto-checkpoint is not enough for short-lived processes: it copies the
@@ -1316,7 +1329,7 @@ impl Tx<'_> {
             .query_map([pack as i64], |r| {
                 Ok((
                     r.get::<_, Value>(0)?,
-                    r.get::<_, i64>(1)?,
+                    r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
                     r.get::<_, i64>(2)?,
                 ))
             })
@@ -1325,13 +1338,30 @@ impl Tx<'_> {
             .ctx("list packed blobs")?;
         rows.into_iter()
             .map(|(id, offset, len)| {
-                Ok((
-                    parse_blob("packed blob", &id)?,
-                    offset.max(0) as u64,
-                    len.max(0) as u64,
-                ))
+                let id = parse_blob("packed blob", &id)?;
+                if offset < 0 || len < 0 {
+                    return Err(IndexError::BadRow {
+                        what: "blob place",
+                        detail: format!("offset {offset}, length {len} for blob {id}"),
+                    });
+                }
+                Ok((id, offset as u64, len as u64))
             })
             .collect()
+    }
+
+    /// Whether any row points into pack `pack`, and the bytes those rows use.
+    pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
+        self.conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM blobs WHERE pack = ?1",
+            )
+            .ctx("pack usage")?
+            .query_row([pack as i64], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map(|(n, bytes)| (n > 0).then_some(bytes.max(0) as u64))
+            .ctx("pack usage")
     }
 
     /// Point a packed blob at its new place (after a repack copied its frame there).

@@ -152,5 +152,6 @@ UPDATE context_deliveries SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND
     r#"
 ALTER TABLE blobs ADD COLUMN pack INTEGER;
 ALTER TABLE blobs ADD COLUMN pack_offset INTEGER;
+CREATE INDEX blobs_by_pack ON blobs(pack, pack_offset) WHERE pack IS NOT NULL;
 "#,
 ];

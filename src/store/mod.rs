@@ -81,6 +81,9 @@ impl Default for StoreOptions {
     }
 }
 
+/// Pack files a process keeps open for reading at most.
+const OPEN_PACKS_MAX: usize = 64;
+
 /// Longest run of deltas before a blob is rebuilt from a standalone frame.
 pub const MAX_CHAIN: u32 = 8;
 
@@ -233,6 +236,10 @@ impl Store {
         if let Some(f) = open.get(&pack) {
             return Ok(f.clone());
         }
+        // A home can hold many packs; a verify of all of them must not run out of handles.
+        if open.len() >= OPEN_PACKS_MAX {
+            open.clear();
+        }
         let f = Arc::new(File::open(self.pack_path(pack))?);
         open.insert(pack, f.clone());
         Ok(f)
@@ -248,7 +255,13 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(corrupt(format!("its pack file {} is missing", shown())))
             }
-            Err(e) => return Err(corrupt(format!("cannot open pack file {}: {e}", shown()))),
+            // Not the blob's fault (too many open files, permissions): say what failed.
+            Err(source) => {
+                return Err(StoreError::Io {
+                    path: shown(),
+                    source,
+                })
+            }
         };
         let file_len = file
             .metadata()
@@ -480,44 +493,47 @@ impl Store {
         Ok(out)
     }
 
-    /// Copy the frames rows still point to out of each of `packs` into new packs, point the
-    /// rows there (one transaction per old pack), then delete the old file. A pack with a
-    /// frame that cannot be read is left as it is, for `verify` to report. Returns the bytes
-    /// freed. The caller holds the gc lock exclusively: no other command reads or writes.
-    pub fn repack(&self, index: &Index, packs: &[PackFile]) -> Result<u64> {
-        let mut writer = self.pack_writer();
-        let mut freed = 0;
-        for old in packs {
-            let rows = index.read().packed_blobs(old.number)?;
-            let mut frames = Vec::with_capacity(rows.len());
-            for (id, offset, len) in &rows {
-                match self.read_packed(id, old.number, *offset, *len) {
-                    Ok(frame) => frames.push((*id, frame)),
-                    Err(_) => break,
-                }
+    /// Copy the frames rows still point to out of `old` into `writer`'s packs, point the rows
+    /// there in one transaction, then delete the old file. Every frame is decoded and checked
+    /// against its id first: a pack holding a damaged frame is left as it is, for `verify`
+    /// to report (copying it would delete the evidence). Returns the bytes freed, `None` when
+    /// the pack was left. The caller holds the gc lock exclusively (no other command reads
+    /// or writes) and has raised the index to [`crate::index::Durability::Full`], so the
+    /// rows' move is durable before the old file goes.
+    pub fn repack(
+        &self,
+        index: &Index,
+        writer: &mut PackWriter,
+        old: &PackFile,
+    ) -> Result<Option<u64>> {
+        let rows = index.read().packed_blobs(old.number)?;
+        let mut frames = Vec::with_capacity(rows.len());
+        for (id, offset, len) in &rows {
+            if self.get(index, id).is_err() {
+                return Ok(None);
             }
-            if frames.len() != rows.len() {
-                continue;
+            match self.read_packed(id, old.number, *offset, *len) {
+                Ok(frame) => frames.push((*id, frame)),
+                Err(_) => return Ok(None),
             }
-            let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
-            if !frames.is_empty() {
-                let borrowed: Vec<(BlobId, &[u8])> =
-                    frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
-                let places = writer.append(&borrowed).map_err(|source| StoreError::Io {
-                    path: self.packs.display().to_string(),
-                    source,
-                })?;
-                index.write(|tx| {
-                    for ((id, _), (pack, offset)) in frames.iter().zip(&places) {
-                        tx.move_packed(id, *pack, *offset)?;
-                    }
-                    Ok::<_, IndexError>(())
-                })?;
-            }
-            self.remove_pack(old)?;
-            freed += old.len.saturating_sub(live);
         }
-        Ok(freed)
+        let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
+        if !frames.is_empty() {
+            let borrowed: Vec<(BlobId, &[u8])> =
+                frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
+            let places = writer.append(&borrowed).map_err(|source| StoreError::Io {
+                path: self.packs.display().to_string(),
+                source,
+            })?;
+            index.write(|tx| {
+                for ((id, _), (pack, offset)) in frames.iter().zip(&places) {
+                    tx.move_packed(id, *pack, *offset)?;
+                }
+                Ok::<_, IndexError>(())
+            })?;
+        }
+        self.remove_pack(old)?;
+        Ok(Some(old.len.saturating_sub(live)))
     }
 
     /// Delete a pack file no row points into any more.
@@ -720,6 +736,32 @@ mod tests {
             assert_eq!(&store.get(&index, &row.id).unwrap(), bytes);
         }
         assert_eq!(index.read().blob_totals().unwrap().packed, 3);
+    }
+
+    #[test]
+    fn reading_from_more_packs_than_the_cache_holds_keeps_few_files_open() {
+        let (_d, index, store) = setup(StoreOptions {
+            pack_min_frames: 1,
+            ..Default::default()
+        });
+        let mut ids = Vec::new();
+        for n in 0..(OPEN_PACKS_MAX as u64 + 6) {
+            let bytes = text(20, n);
+            let mut row = store
+                .encode_standalone(BlobId::of(&bytes), &bytes, 1)
+                .unwrap();
+            // A writer each: a pack each, as separate scans make.
+            store
+                .pack_rows(&mut store.pack_writer(), vec![&mut row])
+                .unwrap();
+            index.write(|tx| tx.insert_blob(&row)).unwrap();
+            ids.push((row.id, bytes));
+        }
+        assert_eq!(store.pack_files().unwrap().len(), OPEN_PACKS_MAX + 6);
+        for (id, bytes) in &ids {
+            assert_eq!(&store.get(&index, id).unwrap(), bytes);
+            assert!(store.open_packs.lock().unwrap().len() <= OPEN_PACKS_MAX);
+        }
     }
 
     #[test]

@@ -45,8 +45,12 @@ pub struct PackWriter {
     dir: PathBuf,
     max_len: u64,
     current: Option<Current>,
-    /// Frames this writer already holds: a file's twin later in the scan reuses the place.
-    placed: HashMap<BlobId, (u64, u64)>,
+    /// Frames this writer already holds, with their length: a file's twin later in the scan
+    /// reuses the place.
+    placed: HashMap<BlobId, (u64, u64, usize)>,
+    /// Whether the home directory was synced since this writer created `packs/`'s first
+    /// file (the directory entry of `packs/` itself must be durable too).
+    home_synced: bool,
 }
 
 struct Current {
@@ -66,6 +70,7 @@ impl PackWriter {
             max_len,
             current: None,
             placed: HashMap::new(),
+            home_synced: false,
         }
     }
 
@@ -75,7 +80,10 @@ impl PackWriter {
         let mut fresh: Vec<(BlobId, &[u8])> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (id, frame) in frames {
-            if !self.placed.contains_key(id) && seen.insert(*id) {
+            // A frame of another length under a held id is written anew (it cannot happen
+            // while frames of one id are byte for byte the same, but must not go wrong then).
+            let held = self.placed.get(id).is_some_and(|p| p.2 == frame.len());
+            if !held && seen.insert(*id) {
                 fresh.push((*id, frame));
             }
         }
@@ -87,7 +95,7 @@ impl PackWriter {
             .map(|(id, _)| {
                 self.placed
                     .get(id)
-                    .copied()
+                    .map(|&(pack, offset, _)| (pack, offset))
                     .ok_or_else(|| io::Error::other("a frame was not placed"))
             })
             .collect()
@@ -106,14 +114,15 @@ impl PackWriter {
         }
         if let Err(e) = cur.file.write_all(&buf).and_then(|()| cur.file.sync_data()) {
             // What reached the file is a dead tail now; the next batch starts a new pack.
+            let path = self.dir.join(pack_file_name(cur.number));
             self.current = None;
-            return Err(e);
+            return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display())));
         }
         let (number, start) = (cur.number, cur.len);
         cur.len += total;
         let mut offset = start;
         for (id, frame) in fresh {
-            self.placed.insert(*id, (number, offset));
+            self.placed.insert(*id, (number, offset, frame.len()));
             offset += frame.len() as u64;
         }
         Ok(())
@@ -127,7 +136,15 @@ impl PackWriter {
             }
         }
         self.current = None;
-        self.current = Some(create_pack(&self.dir)?);
+        let created = create_pack(&self.dir)?;
+        if !self.home_synced {
+            // `packs/` may have been made by a process that crashed before syncing its parent.
+            if let Some(home) = self.dir.parent() {
+                crate::workspace::fs::sync_dir(home)?;
+            }
+            self.home_synced = true;
+        }
+        self.current = Some(created);
         Ok(())
     }
 }
@@ -136,10 +153,8 @@ impl PackWriter {
 /// directory synced) before this returns, so rows may name it once its frames are.
 fn create_pack(dir: &Path) -> io::Result<Current> {
     if !dir.exists() {
-        super::create_private_dir(dir)?;
-        if let Some(home) = dir.parent() {
-            crate::workspace::fs::sync_dir(home)?;
-        }
+        super::create_private_dir(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -153,7 +168,8 @@ fn create_pack(dir: &Path) -> io::Result<Current> {
             use std::os::unix::fs::OpenOptionsExt;
             opts.mode(0o600);
         }
-        match opts.open(dir.join(pack_file_name(number))) {
+        let path = dir.join(pack_file_name(number));
+        match opts.open(&path) {
             Ok(file) => {
                 crate::workspace::fs::sync_dir(dir)?;
                 return Ok(Current {
@@ -165,7 +181,7 @@ fn create_pack(dir: &Path) -> io::Result<Current> {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 number = (number + 1) & (i64::MAX as u64);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
         }
     }
 }

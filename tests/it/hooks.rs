@@ -689,6 +689,101 @@ fn a_damaged_pack_is_named_by_verify_and_never_restored() {
     }
 }
 
+#[test]
+fn gc_leaves_a_sparse_pack_with_a_damaged_frame_for_verify_to_report() {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    for (p, _) in &files[..30] {
+        env.write(p, format!("{p} rewritten\n"));
+    }
+    bash(&env, true, &[]);
+    // A frame that is still referenced gets damaged.
+    let id = blob(&files[35].1);
+    let (pack, offset, len): (i64, i64, i64) = db(&env)
+        .query_row(
+            "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let file = env.home.join(format!("packs/{pack:016x}.pack"));
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[(offset + len / 2) as usize] ^= 0x20;
+    std::fs::write(&file, &bytes).unwrap();
+
+    let g = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .json();
+    assert_eq!(g["packs_rewritten"], 0, "{g:#}");
+    assert_eq!(g["pack_bytes_freed"], 0, "{g:#}");
+    assert_eq!(
+        g["bytes_freed"], 0,
+        "packed frames leave the disk only with their pack: {g:#}"
+    );
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        bytes,
+        "the pack is left as it was"
+    );
+    let r = env.run(&["verify"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&id) && r.stdout.contains("is damaged"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_packed_row_without_an_offset_is_named_by_verify() {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    let id = blob(&files[7].1);
+    db(&env)
+        .execute(
+            "UPDATE blobs SET pack_offset = NULL WHERE id = unhex(?1)",
+            [&id],
+        )
+        .unwrap();
+    let r = env.run(&["verify"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(&id), "{}", r.stdout);
+    assert!(r.stdout.contains("blob place"), "{}", r.stdout);
+}
+
+#[test]
+fn a_pack_that_cannot_be_written_is_logged_by_path_and_the_agent_goes_on() {
+    let env = Env::new();
+    packed_tree(&env);
+    std::fs::create_dir_all(&env.home).unwrap();
+    // `packs` is taken by a regular file: no pack can be created under it.
+    std::fs::write(env.home.join("packs"), b"not a directory").unwrap();
+    let run = bash(&env, false, &[]);
+    assert_eq!(run.code, 0, "a hook never breaks the agent: {}", run.stderr);
+    let log = hook_log(&env);
+    assert!(
+        log.contains(&env.home.join("packs").display().to_string()),
+        "{log}"
+    );
+    // Nothing half-done: no row points into a pack; verify names what is in the way.
+    let v = verify_json(&env);
+    assert_eq!(v["packed_blobs"], 0, "{v:#}");
+    assert_eq!(v["ok"], false, "{v:#}");
+    assert_eq!(v["problems"][0]["object"], "pack files", "{v:#}");
+    let r = env.run(&["verify"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("packs"), "{}", r.stdout);
+}
+
 // ---- read check and read-before-write ----
 
 #[test]

@@ -1556,7 +1556,8 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         }
         // Nor did it have v5's pack columns.
         db.execute_batch(
-            "ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
+            "DROP INDEX blobs_by_pack;
+             ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
              PRAGMA user_version = 3",
         )
         .unwrap();

@@ -1598,4 +1598,39 @@ mod tests {
             .unwrap();
         assert_eq!(n, 300, "every write is still there");
     }
+
+    /// A reader in another connection stops the truncation, never a write; the next write
+    /// after the reader is gone truncates.
+    #[test]
+    fn a_reader_holding_the_wal_makes_the_truncation_wait_not_the_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let wal = dir.path().join("index.sqlite3-wal");
+        let writer = Index::open(&path, Durability::Normal).unwrap();
+        let reader = Index::open(&path, Durability::Normal).unwrap();
+        reader.conn.execute_batch("BEGIN").unwrap();
+        let _: i64 = reader
+            .conn
+            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .unwrap();
+        for i in 0..200i64 {
+            writer
+                .write(|tx| tx.workspace(format!("/work/space-{i}").as_bytes(), i))
+                .unwrap();
+        }
+        let held = std::fs::metadata(&wal).unwrap().len();
+        assert!(
+            held > WAL_TRUNCATE_AT,
+            "the reader kept the WAL: {held} bytes"
+        );
+        reader.conn.execute_batch("COMMIT").unwrap();
+        writer
+            .write(|tx| tx.workspace(b"/work/one-more", 1))
+            .unwrap();
+        let after = std::fs::metadata(&wal).unwrap().len();
+        assert!(
+            after <= WAL_TRUNCATE_AT,
+            "truncated once the reader left: {after} bytes"
+        );
+    }
 }

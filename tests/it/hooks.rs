@@ -483,12 +483,58 @@ fn packed_tree(env: &Env) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// A workspace holding [`packed_tree`], baselined by a pre-shell scan (one pack).
+fn baselined() -> (Env, Vec<(String, Vec<u8>)>) {
+    let env = Env::new();
+    let files = packed_tree(&env);
+    bash(&env, false, &[]);
+    (env, files)
+}
+
+/// `gc` dropping every window and keeping nothing for a grace period.
+fn gc_everything(env: &Env) -> Value {
+    let args = [
+        "--json",
+        "gc",
+        "--keep-windows",
+        "0",
+        "--grace-seconds",
+        "0",
+    ];
+    env.run(&args).json()
+}
+
 fn db(env: &Env) -> rusqlite::Connection {
     rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
 }
 
 fn verify_json(env: &Env) -> Value {
     env.run(&["--json", "verify"]).json()
+}
+
+/// The pack file, offset and length of blob `id`.
+fn packed_at(env: &Env, id: &str) -> (std::path::PathBuf, u64, u64) {
+    let (pack, offset, len): (i64, i64, i64) = db(env)
+        .query_row(
+            "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let file = env.home.join(format!("packs/{pack:016x}.pack"));
+    (file, offset as u64, len as u64)
+}
+
+/// Each distinct frame once: the pack holds exactly the bytes its rows point to.
+fn assert_pack_holds_just_its_rows(env: &Env, pack: &Path) {
+    let used: i64 = db(env)
+        .query_row(
+            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(std::fs::metadata(pack).unwrap().len(), used as u64);
 }
 
 fn pack_files(env: &Env) -> Vec<std::path::PathBuf> {
@@ -501,9 +547,7 @@ fn pack_files(env: &Env) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
-    let env = Env::new();
-    let files = packed_tree(&env);
-    bash(&env, false, &[]);
+    let (env, files) = baselined();
     let v = verify_json(&env);
     assert_eq!(v["ok"], true, "{v:#}");
     assert_eq!(v["packed_blobs"], 40, "{v:#}");
@@ -511,14 +555,7 @@ fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
     let packs = pack_files(&env);
     assert_eq!(packs.len(), 1, "{packs:?}");
     // Each distinct frame once: the pack holds exactly the bytes its rows point to.
-    let used: i64 = db(&env)
-        .query_row(
-            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(std::fs::metadata(&packs[0]).unwrap().len(), used as u64);
+    assert_pack_holds_just_its_rows(&env, &packs[0]);
 
     // A shell command rewrites three files and deletes one; undo brings back the packed bytes.
     for (p, _) in &files[..3] {
@@ -534,9 +571,7 @@ fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
 
 #[test]
 fn a_command_that_puts_files_back_packs_nothing_new() {
-    let env = Env::new();
-    let files = packed_tree(&env);
-    bash(&env, false, &[]);
+    let (env, files) = baselined();
     let v2 = |p: &str| format!("{p}, second version\n").repeat(40).into_bytes();
     for (p, _) in &files {
         env.write(p, v2(p));
@@ -565,9 +600,7 @@ fn a_command_that_puts_files_back_packs_nothing_new() {
 
 #[test]
 fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
-    let env = Env::new();
-    let files = packed_tree(&env);
-    bash(&env, false, &[]);
+    let (env, files) = baselined();
     let old = pack_files(&env);
     // The command rewrites 30 files: their baseline blobs are referenced by the command's
     // changes only, and dropping its window leaves 11 of the 40 packed blobs in use (10
@@ -582,15 +615,7 @@ fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
     assert_eq!(v["ok"], true, "an orphan pack is not damage: {v:#}");
     assert_eq!(v["orphan_files"], 1, "{v:#}");
 
-    let r = env.run(&[
-        "--json",
-        "gc",
-        "--keep-windows",
-        "0",
-        "--grace-seconds",
-        "0",
-    ]);
-    let g = r.json();
+    let g = gc_everything(&env);
     assert_eq!(g["packs_rewritten"], 1, "{g:#}");
     assert_eq!(g["orphan_files_removed"], 1, "{g:#}");
     assert!(g["pack_bytes_freed"].as_u64().unwrap() > 0, "{g:#}");
@@ -605,14 +630,7 @@ fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
     assert_eq!(v["ok"], true, "{v:#}");
     assert_eq!(v["packed_blobs"], 11, "{v:#}");
     assert_eq!(v["orphan_files"], 0, "{v:#}");
-    let used: i64 = db(&env)
-        .query_row(
-            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(std::fs::metadata(&now[0]).unwrap().len(), used as u64);
+    assert_pack_holds_just_its_rows(&env, &now[0]);
 
     // The moved blobs still serve a later undo.
     bash(&env, false, &[]);
@@ -654,22 +672,13 @@ fn a_damaged_pack_is_named_by_verify_and_never_restored() {
         ),
     ];
     for (case, hurt, needle) in cases {
-        let env = Env::new();
-        let files = packed_tree(&env);
-        bash(&env, false, &[]);
+        let (env, files) = baselined();
         let (path, before) = &files[5];
         env.write(path, "changed by the command\n");
         bash(&env, true, &[]);
         let id = blob(before);
-        let (pack, offset, len): (i64, i64, i64) = db(&env)
-            .query_row(
-                "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
-                [&id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .unwrap();
-        let file = env.home.join(format!("packs/{pack:016x}.pack"));
-        hurt(&file, offset as u64, len as u64);
+        let (file, offset, len) = packed_at(&env, &id);
+        hurt(&file, offset, len);
 
         let r = env.run(&["verify"]);
         assert_eq!(r.code, 1, "{case}: {}{}", r.stdout, r.stderr);
@@ -691,37 +700,19 @@ fn a_damaged_pack_is_named_by_verify_and_never_restored() {
 
 #[test]
 fn gc_leaves_a_sparse_pack_with_a_damaged_frame_for_verify_to_report() {
-    let env = Env::new();
-    let files = packed_tree(&env);
-    bash(&env, false, &[]);
+    let (env, files) = baselined();
     for (p, _) in &files[..30] {
         env.write(p, format!("{p} rewritten\n"));
     }
     bash(&env, true, &[]);
     // A frame that is still referenced gets damaged.
     let id = blob(&files[35].1);
-    let (pack, offset, len): (i64, i64, i64) = db(&env)
-        .query_row(
-            "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
-            [&id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    let file = env.home.join(format!("packs/{pack:016x}.pack"));
+    let (file, offset, len) = packed_at(&env, &id);
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[(offset + len / 2) as usize] ^= 0x20;
     std::fs::write(&file, &bytes).unwrap();
 
-    let g = env
-        .run(&[
-            "--json",
-            "gc",
-            "--keep-windows",
-            "0",
-            "--grace-seconds",
-            "0",
-        ])
-        .json();
+    let g = gc_everything(&env);
     assert_eq!(g["packs_rewritten"], 0, "{g:#}");
     assert_eq!(g["pack_bytes_freed"], 0, "{g:#}");
     assert_eq!(
@@ -744,9 +735,7 @@ fn gc_leaves_a_sparse_pack_with_a_damaged_frame_for_verify_to_report() {
 
 #[test]
 fn a_packed_row_without_an_offset_is_named_by_verify() {
-    let env = Env::new();
-    let files = packed_tree(&env);
-    bash(&env, false, &[]);
+    let (env, files) = baselined();
     let id = blob(&files[7].1);
     db(&env)
         .execute(

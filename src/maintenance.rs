@@ -21,6 +21,10 @@ use std::time::{Duration, SystemTime};
 use crate::engine::{Home, Result};
 use crate::ids::BlobId;
 
+/// Packs smaller than this are merged by gc once there are [`MERGE_SMALL_PACKS`] of them.
+const SMALL_PACK: u64 = crate::store::pack::PACK_MAX_LEN / 8;
+const MERGE_SMALL_PACKS: usize = 4;
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Problem {
     /// What is wrong, naming the object.
@@ -65,7 +69,8 @@ pub struct GcReport {
     pub bytes_freed: u64,
     pub orphan_files_removed: usize,
     pub blobs_kept_in_grace: usize,
-    /// Packs rewritten because most of their bytes were dead.
+    /// Packs rewritten because most of their bytes were dead, or merged because there were
+    /// many small ones.
     pub packs_rewritten: usize,
     /// Bytes freed by rewriting packs and deleting orphan packs.
     pub pack_bytes_freed: u64,
@@ -187,8 +192,10 @@ impl Home {
         })
     }
 
-    /// Rewrite packs that are mostly dead; delete packs no row points into once older than
-    /// the grace period. Returns (packs rewritten, bytes freed, orphan packs deleted).
+    /// Rewrite packs that are mostly dead, and merge small packs once there are
+    /// [`MERGE_SMALL_PACKS`] of them (each scan that packs starts a pack of its own); delete
+    /// packs no row points into once older than the grace period. Returns (packs rewritten
+    /// or merged, bytes freed, orphan packs deleted).
     /// Candidates come from a look without the lock; each is re-checked and handled under
     /// the exclusive lock of its own, so no hook waits longer than one pack.
     fn sweep_packs(&self, grace: Duration) -> Result<(usize, u64, usize)> {
@@ -201,9 +208,15 @@ impl Home {
         let cutoff = SystemTime::now()
             .checked_sub(grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
+        let small = |pack: &crate::store::PackFile| pack.len < SMALL_PACK;
+        let merge = packs
+            .iter()
+            .filter(|p| small(p) && usage.contains_key(&p.number))
+            .count()
+            >= MERGE_SMALL_PACKS;
         let wanted = |live: Option<u64>, pack: &crate::store::PackFile| match live {
             None => pack.modified < cutoff,
-            Some(live) => live.saturating_mul(2) < pack.len,
+            Some(live) => live.saturating_mul(2) < pack.len || (merge && small(pack)),
         };
         let (mut rewritten, mut freed, mut orphans) = (0, 0, 0);
         let mut writer = self.store.pack_writer();

@@ -6,7 +6,8 @@
 //!   reads small blobs faster than the filesystem opens files;
 //! - larger ones are object files `objects/<2 hex>/<62 hex>` holding one zstd frame;
 //! - blobs written in bulk (a baseline, a scan) go into append-only pack files
-//!   `packs/<16 hex>.pack`, a batch at a time (see [`pack`]).
+//!   `packs/<16 hex>.pack`, a batch at a time (see [`pack`]); gc rewrites sparse packs and
+//!   merges small ones.
 //!
 //! Encodings: a standalone zstd frame, or a delta — a zstd frame compressed with an earlier
 //! version of the same path as dictionary (raw-content dictionary, i.e. a reference prefix).

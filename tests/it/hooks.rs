@@ -599,6 +599,35 @@ fn a_command_that_puts_files_back_packs_nothing_new() {
 }
 
 #[test]
+fn gc_merges_small_packs_once_there_are_four() {
+    let (env, files) = baselined();
+    let version = |p: &str, n: usize| format!("{p}, version {n}\n").repeat(30).into_bytes();
+    // Three commands, each rewriting every file: a pack each.
+    for n in 2..=4 {
+        bash(&env, false, &[]);
+        for (p, _) in &files {
+            env.write(p, version(p, n));
+        }
+        bash(&env, true, &[]);
+        let g = env.run(&["--json", "gc"]).json();
+        let expected = if n < 4 { 0 } else { 4 };
+        assert_eq!(g["packs_rewritten"], expected, "after command {n}: {g:#}");
+    }
+    let packs = pack_files(&env);
+    assert_eq!(packs.len(), 1, "{packs:?}");
+    assert_pack_holds_just_its_rows(&env, &packs[0]);
+    let v = verify_json(&env);
+    assert_eq!(v["ok"], true, "{v:#}");
+    assert_eq!(v["packed_blobs"], 40 + 3 * 42, "{v:#}");
+    // Undo every command: the first versions come back from the merged pack.
+    env.run(&["undo", "--session", CLAUDE_SESSION, "--all"])
+        .ok();
+    for (p, b) in &files {
+        assert_eq!(env.read(p).as_deref(), Some(b.as_slice()), "{p}");
+    }
+}
+
+#[test]
 fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
     let (env, files) = baselined();
     let old = pack_files(&env);

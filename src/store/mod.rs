@@ -359,11 +359,12 @@ impl Store {
         if depth > MAX_CHAIN {
             return Err(corrupt("delta chain too deep".into()));
         }
-        let row = index
+        let mut row = index
             .read()
             .blob(id)?
             .ok_or(StoreError::Missing { id: *id })?;
-        let frame = match row.place {
+        // The frame moves out of the row (no copy of an inline frame); `decode` needs the rest.
+        let frame = match std::mem::replace(&mut row.place, Place::Object) {
             Place::Inline(frame) => frame,
             Place::Object => match std::fs::read(self.object_path(id)) {
                 Ok(frame) => frame,
@@ -376,10 +377,17 @@ impl Store {
                 self.read_packed(id, pack, offset, row.stored_size)?
             }
         };
+        self.decode(index, &row, &frame, depth)
+    }
+
+    /// The raw bytes of `row`'s blob from its compressed `frame`, verified against its id.
+    fn decode(&self, index: &Index, row: &BlobRow, frame: &[u8], depth: u32) -> Result<Vec<u8>> {
+        let id = &row.id;
+        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
         // And check that size against the frame's own header first: a damaged row must not
         // make us allocate what it claims (a 1 TiB size would abort the process).
-        match zstd::zstd_safe::get_frame_content_size(&frame) {
+        match zstd::zstd_safe::get_frame_content_size(frame) {
             Ok(Some(n)) if n == row.size => {}
             Ok(Some(n)) => {
                 return Err(corrupt(format!(
@@ -399,11 +407,11 @@ impl Store {
             )));
         }
         let capacity = row.size as usize;
-        let bytes = match row.encoding {
-            Encoding::Zstd => codec::decompress(&frame, capacity, &[]),
+        let bytes = match &row.encoding {
+            Encoding::Zstd => codec::decompress(frame, capacity, &[]),
             Encoding::ZstdDelta { base } => {
-                let base_bytes = self.get_depth(index, &base, depth + 1)?;
-                codec::decompress(&frame, capacity, &base_bytes)
+                let base_bytes = self.get_depth(index, base, depth + 1)?;
+                codec::decompress(frame, capacity, &base_bytes)
             }
         }
         .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;
@@ -510,13 +518,17 @@ impl Store {
         let rows = index.read().packed_blobs(old.number)?;
         let mut frames = Vec::with_capacity(rows.len());
         for (id, offset, len) in &rows {
-            if self.get(index, id).is_err() {
+            let Some(row) = index.read().blob(id)? else {
+                return Ok(None);
+            };
+            let frame = match self.read_packed(id, old.number, *offset, *len) {
+                Ok(frame) => frame,
+                Err(_) => return Ok(None),
+            };
+            if self.decode(index, &row, &frame, 0).is_err() {
                 return Ok(None);
             }
-            match self.read_packed(id, old.number, *offset, *len) {
-                Ok(frame) => frames.push((*id, frame)),
-                Err(_) => return Ok(None),
-            }
+            frames.push((*id, frame));
         }
         let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
         if !frames.is_empty() {

@@ -392,6 +392,31 @@ fn bash_scan_records_created_modified_and_deleted_files_and_undo_restores_them()
 }
 
 #[test]
+fn bash_scan_records_a_commands_changes_in_path_order() {
+    // The walk runs on several threads and yields files in any order; the window lists what
+    // the command changed by path, so `log` and `diff` read the same every time.
+    let env = Env::new();
+    let mut paths = Vec::new();
+    for dir in ["zeta", "alpha", "mid/deep", "mid"] {
+        for i in [7, 0, 13, 2] {
+            let p = format!("{dir}/f{i}.txt");
+            env.write(&p, "before\n");
+            paths.push(p);
+        }
+    }
+    bash(&env, false, &[]);
+    for p in &paths {
+        env.write(p, "after\n");
+    }
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let recorded: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    paths.sort();
+    assert_eq!(recorded, paths, "{all:#?}");
+}
+
+#[test]
 fn bash_scan_ignores_gitignored_files_and_never_enters_dot_git() {
     let env = Env::new();
     env.write(".gitignore", "*.log\nbuild/\n");

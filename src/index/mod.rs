@@ -866,9 +866,18 @@ impl Tx<'_> {
     }
 
     fn changes_where(&self, cond: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
+        self.changes_ordered(cond, "c.id", args)
+    }
+
+    fn changes_ordered(
+        &self,
+        cond: &str,
+        order: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Change>> {
         let sql = format!(
             "SELECT {CHANGE_COLS} FROM changes c JOIN windows w ON w.id = c.window_id
-             WHERE {cond} ORDER BY c.id"
+             WHERE {cond} ORDER BY {order}"
         );
         let mut stmt = self.conn.prepare_cached(&sql).ctx("list changes")?;
         let raws = stmt
@@ -880,27 +889,21 @@ impl Tx<'_> {
     }
 
     /// The pending change of `path` in the session: the one with this tool-call id if given,
-    /// else the newest pending one.
+    /// else the newest pending one. One statement for both (each statement a hook process
+    /// prepares costs it a parse): the tool call's own changes sort last, newest last.
     pub fn pending_change(
         &self,
         session: SessionRowId,
         path: &RelPath,
         tool_call: Option<&str>,
     ) -> Result<Option<Change>> {
-        let mut found = match tool_call {
-            Some(tc) => self.changes_where(
-                "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL AND c.tool_call = ?3",
-                &[&session.0, &path.as_bytes(), &tc],
-            )?,
-            None => Vec::new(),
-        };
-        if found.is_empty() {
-            found = self.changes_where(
+        Ok(self
+            .changes_ordered(
                 "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
-                &[&session.0, &path.as_bytes()],
-            )?;
-        }
-        Ok(found.pop())
+                "(?3 IS NOT NULL AND c.tool_call IS ?3), c.id",
+                &[&session.0, &path.as_bytes(), &tool_call],
+            )?
+            .pop())
     }
 
     /// The newest recorded change of `path` by `tool_call` in the session: a retried
@@ -1570,6 +1573,78 @@ impl Tx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Which pending change a snap or record of `path` continues: the tool call's own (even
+    /// when another is newer), else the newest pending one.
+    #[test]
+    fn pending_change_prefers_the_tool_calls_own_then_the_newest() {
+        use crate::model::{Proof, WindowKind, WindowStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"src/lib.rs".to_vec()).unwrap();
+        let other = RelPath::from_stored(b"src/main.rs".to_vec()).unwrap();
+        let (session, ids) = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/work/space", 1)?;
+                let session = tx.session(ws, "s", 1)?;
+                let window = tx.open_window(
+                    session,
+                    WindowKind::Agent,
+                    None,
+                    true,
+                    WindowStatus::Done,
+                    1,
+                )?;
+                let mut ids = Vec::new();
+                for (p, tool_call) in [
+                    (&path, Some("a")),
+                    (&path, None),
+                    (&path, Some("b")),
+                    (&other, Some("c")),
+                ] {
+                    ids.push(tx.insert_change(&NewChange {
+                        window,
+                        workspace: ws,
+                        path: p,
+                        before: FileState::Absent,
+                        after: None,
+                        tool: None,
+                        tool_call,
+                        proof: Proof::Exact,
+                        reason: None,
+                        now: 1,
+                    })?);
+                }
+                Ok::<_, IndexError>((session, ids))
+            })
+            .unwrap();
+        let pending = |tc: Option<&str>| {
+            index
+                .read()
+                .pending_change(session, &path, tc)
+                .unwrap()
+                .map(|c| c.id)
+        };
+        assert_eq!(
+            pending(Some("a")),
+            Some(ids[0]),
+            "the tool call's own, though older"
+        );
+        assert_eq!(pending(Some("b")), Some(ids[2]));
+        assert_eq!(
+            pending(Some("c")),
+            Some(ids[2]),
+            "another path's tool call: the newest"
+        );
+        assert_eq!(pending(Some("zzz")), Some(ids[2]));
+        assert_eq!(pending(None), Some(ids[2]));
+        let none = index.read().pending_change(
+            session,
+            &RelPath::from_stored(b"x".to_vec()).unwrap(),
+            None,
+        );
+        assert!(none.unwrap().is_none());
+    }
 
     /// One process per hook: open, write once, close. Before `shrink_wal` the WAL grew by
     /// every write (about 850 KB here), since no process ever restarted it.

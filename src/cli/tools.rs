@@ -122,7 +122,7 @@ pub fn read(g: &Global, out: &Out, a: ReadArgs) -> Result<Exit, Failure> {
     } = a;
     let home = open_home(g)?;
     let cwd = cwd()?;
-    let s = session(&home, g, &cwd)?;
+    let s = session(home, g, &cwd)?;
     let report = s
         .read_file(&path, &cwd, offset, limit)
         .map_err(|e| tool_failure(e, &path))?;
@@ -200,7 +200,7 @@ pub fn edit(g: &Global, out: &Out, a: EditArgs) -> Result<Exit, Failure> {
     let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
     let home = open_home(g)?;
     let cwd = cwd()?;
-    let s = session(&home, g, &cwd)?;
+    let s = session(home, g, &cwd)?;
     let result = s
         .edit_file(&path, &cwd, token.as_deref(), &ops)
         .map_err(|e| tool_failure(e, &path))?;
@@ -227,7 +227,7 @@ pub fn write(g: &Global, out: &Out, a: WriteArgs) -> Result<Exit, Failure> {
     let content = read_input(Path::new("-"))?;
     let home = open_home(g)?;
     let cwd = cwd()?;
-    let s = session(&home, g, &cwd)?;
+    let s = session(home, g, &cwd)?;
     let guard = if create {
         WriteGuard::Create
     } else {
@@ -341,7 +341,7 @@ pub fn context(g: &Global, out: &Out, a: ContextArgs) -> Result<Exit, Failure> {
     let ContextArgs { path, reset } = a;
     let home = open_home(g)?;
     let cwd = cwd()?;
-    let s = session(&home, g, &cwd)?;
+    let s = session(home, g, &cwd)?;
     let forgotten = if reset {
         Some(s.reset_context()?)
     } else {

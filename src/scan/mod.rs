@@ -63,7 +63,9 @@ pub struct ScanOptions {
     /// Time allowed for baselining files that have no state yet; the rest waits for the next
     /// scan. Change detection of known files is never cut short.
     pub budget: Duration,
-    /// Files per batch (one transaction each).
+    /// Files per batch (one transaction, one pack write and its fdatasync each). 1,024:
+    /// on the Linux baseline, 256 made 307 commits that each rewrote ~300 random pages of
+    /// the blob index, and took 4.6–5.7 s against 4.3–4.4 s.
     pub batch_files: usize,
     /// Bytes read per batch before it is flushed.
     pub batch_bytes: u64,
@@ -88,7 +90,7 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             budget: Duration::from_secs(3),
-            batch_files: 256,
+            batch_files: 1024,
             batch_bytes: 32 << 20,
             threads: 0,
         }

@@ -10,7 +10,8 @@
 //!   one file transition. `after_kind IS NULL` while the write is pending. `undone_by` is the
 //!   undo window currently reversing this change (NULL when in effect).
 //! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
-//! - `file_states(workspace, path)`: the latest known state with its stat data.
+//! - `file_states(workspace, path)`: the latest known state with its stat data; a `WITHOUT
+//!   ROWID` table since v6, keyed by its primary key alone.
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
 //!   `data` for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
@@ -153,5 +154,28 @@ UPDATE context_deliveries SET blob = unhex(blob) WHERE typeof(blob) = 'text' AND
 ALTER TABLE blobs ADD COLUMN pack INTEGER;
 ALTER TABLE blobs ADD COLUMN pack_offset INTEGER;
 CREATE INDEX blobs_by_pack ON blobs(pack, pack_offset) WHERE pack IS NOT NULL;
+"#,
+    // 6: file states clustered on (workspace, path), with no rowid: one b-tree instead of a
+    // table plus its primary-key index holding every path a second time. A scan loads a
+    // workspace's states as one range of it; a snap or check finds a state in one search.
+    r#"
+CREATE TABLE file_states_v6(
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    kind TEXT NOT NULL,
+    blob TEXT,
+    mode INTEGER,
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    inode INTEGER,
+    recorded_at INTEGER NOT NULL,
+    recorded_by TEXT,
+    PRIMARY KEY(workspace_id, path)
+) WITHOUT ROWID;
+INSERT INTO file_states_v6(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
+    SELECT workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states;
+DROP TABLE file_states;
+ALTER TABLE file_states_v6 RENAME TO file_states;
 "#,
 ];

@@ -1525,8 +1525,9 @@ fn db(env: &Env) -> rusqlite::Connection {
 }
 
 /// An index written before schema v4 holds blob ids as 64 hex digits. The next command
-/// migrates every id column to 32 raw bytes (and adds v5's pack columns), and history
-/// written before still undoes.
+/// migrates every id column to 32 raw bytes (and adds v5's pack columns, and rebuilds file
+/// states without a rowid, v6), and history written before still undoes and still tells an
+/// edit made behind the agent's back.
 #[test]
 fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     let env = Env::new();
@@ -1577,7 +1578,19 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 5);
+        assert_eq!(version, 6);
+        let (sql, states): (String, i64) = db
+            .query_row(
+                "SELECT sql, (SELECT count(*) FROM file_states) FROM sqlite_schema WHERE name = 'file_states'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert!(
+            sql.ends_with("WITHOUT ROWID"),
+            "v6 rebuilt file_states: {sql}"
+        );
+        assert_eq!(states, 1, "a.txt's state came through");
         for (table, col) in cols {
             let left: i64 = db
                 .query_row(
@@ -1589,6 +1602,13 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             assert_eq!(left, 0, "{table}.{col} still holds hex ids");
         }
     }
+    // The migrated state still tells an edit behind the agent's back (check records nothing).
+    env.write("a.txt", "theirs\n");
+    let check = env.run(&["--json", "check", "a.txt"]).ok().json();
+    assert_eq!(check["files"][0]["externally_modified"], true, "{check}");
+    env.write("a.txt", "a2\n");
+    let check = env.run(&["--json", "check", "a.txt"]).ok().json();
+    assert_eq!(check["files"][0]["externally_modified"], false, "{check}");
     env.run(&["undo", "--all"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
     env.run(&["redo"]).ok();

@@ -8,7 +8,8 @@
 //!   windows whose `status` is `applying` from before the first file is touched until done.
 //! - `changes(window, path, before_*, after_*, tool, tool_call, proof, reason, undone_by)`:
 //!   one file transition. `after_kind IS NULL` while the write is pending. `undone_by` is the
-//!   undo window currently reversing this change (NULL when in effect).
+//!   undo window currently reversing this change (NULL when in effect). `reversal` (v7) is 1
+//!   for the changes of undo and redo windows.
 //! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
 //! - `file_states(workspace, path)`: the latest known state with its stat data; a `WITHOUT
 //!   ROWID` table since v6, keyed by its primary key alone.
@@ -177,5 +178,17 @@ INSERT INTO file_states_v6(workspace_id, path, kind, blob, mode, size, mtime_ns,
     SELECT workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states;
 DROP TABLE file_states;
 ALTER TABLE file_states_v6 RENAME TO file_states;
+"#,
+    // 7: which changes belong to undo/redo windows, so the later-change check of an undo can
+    // read the original changes made since its target without reading every undo/redo
+    // change in between (which made each undo of a window slower by every cycle before it).
+    // Set from the window's kind when a change is inserted. The (workspace, path) index goes:
+    // no query used it any more, and each undo of a big window added an entry to as many of
+    // its leaf pages as it had paths, once the history of each path filled pages of its own.
+    r#"
+ALTER TABLE changes ADD COLUMN reversal INTEGER NOT NULL DEFAULT 0;
+UPDATE changes SET reversal = 1 WHERE window_id IN (SELECT id FROM windows WHERE kind IN ('undo', 'redo'));
+CREATE INDEX changes_original ON changes(workspace_id, id) WHERE reversal = 0;
+DROP INDEX changes_by_path;
 "#,
 ];

@@ -1525,9 +1525,9 @@ fn db(env: &Env) -> rusqlite::Connection {
 }
 
 /// An index written before schema v4 holds blob ids as 64 hex digits. The next command
-/// migrates every id column to 32 raw bytes (and adds v5's pack columns, and rebuilds file
-/// states without a rowid, v6), and history written before still undoes and still tells an
-/// edit made behind the agent's back.
+/// migrates every id column to 32 raw bytes (and adds v5's pack columns, rebuilds file states
+/// without a rowid, v6, and marks the changes of undo/redo windows, v7), and history written
+/// before still undoes and still tells an edit made behind the agent's back.
 #[test]
 fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     let env = Env::new();
@@ -1537,6 +1537,10 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     env.run(&["record", "a.txt"]).ok();
     env.agent_write("a.txt", "a2\n");
     env.run(&["read", "a.txt"]).ok();
+    // An undo and a redo in the history, for v7 to tell apart from the original changes.
+    env.run(&["undo"]).ok();
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
     let cols = [
         ("blobs", "id"),
         ("blobs", "base"),
@@ -1555,9 +1559,11 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             )
             .unwrap();
         }
-        // Nor did it have v5's pack columns.
+        // Nor did it have v5's pack columns, or v7's reversal column.
         db.execute_batch(
-            "DROP INDEX blobs_by_pack;
+            "DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
+             CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
+             DROP INDEX blobs_by_pack;
              ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
              PRAGMA user_version = 3",
         )
@@ -1578,7 +1584,25 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 6);
+        assert_eq!(version, 7);
+        let wrong: i64 = db
+            .query_row(
+                "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
+                 WHERE c.reversal != (w.kind IN ('undo', 'redo'))",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let reversals: i64 = db
+            .query_row("SELECT count(*) FROM changes WHERE reversal = 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(
+            (wrong, reversals),
+            (0, 2),
+            "v7 marked the undo and the redo"
+        );
         let (sql, states): (String, i64) = db
             .query_row(
                 "SELECT sql, (SELECT count(*) FROM file_states) FROM sqlite_schema WHERE name = 'file_states'",

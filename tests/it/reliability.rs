@@ -1721,6 +1721,18 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
             "damaged",
         ),
         (
+            // Every blob a delta against itself: reading one must stop at the chain limit,
+            // not loop.
+            "a delta that is its own base",
+            Box::new(|env: &Env| {
+                db(env)
+                    .execute("UPDATE blobs SET encoding = 'zstd-delta', base = id", [])
+                    .unwrap();
+            }),
+            1,
+            "delta chain too deep",
+        ),
+        (
             "unknown window kind",
             Box::new(|env: &Env| {
                 db(env)

@@ -175,7 +175,8 @@ CREATE TABLE file_states_v6(
     PRIMARY KEY(workspace_id, path)
 ) WITHOUT ROWID;
 INSERT INTO file_states_v6(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
-    SELECT workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states;
+    SELECT workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states
+    ORDER BY workspace_id, path;
 DROP TABLE file_states;
 ALTER TABLE file_states_v6 RENAME TO file_states;
 "#,

@@ -1563,6 +1563,16 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         db.execute_batch(
             "DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
              CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
+             CREATE TABLE file_states_v5(
+                 workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+                 path BLOB NOT NULL, kind TEXT NOT NULL, blob TEXT, mode INTEGER,
+                 size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, inode INTEGER,
+                 recorded_at INTEGER NOT NULL, recorded_by TEXT,
+                 PRIMARY KEY(workspace_id, path));
+             INSERT INTO file_states_v5 SELECT workspace_id, path, kind, blob, mode, size,
+                 mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states;
+             DROP TABLE file_states;
+             ALTER TABLE file_states_v5 RENAME TO file_states;
              DROP INDEX blobs_by_pack;
              ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
              PRAGMA user_version = 3",
@@ -1576,6 +1586,10 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             )
             .unwrap();
         assert!(text >= 3, "{text} hex ids");
+        let rowid: i64 = db
+            .query_row("SELECT count(rowid) FROM file_states", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rowid, 1, "file_states is a rowid table again, as before v6");
     }
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);

@@ -307,14 +307,17 @@ impl Session<'_> {
         self.home.index.bulk(|| -> Result<()> {
             let always = || true;
             let urgent = batches(urgent, opts);
-            self.pipeline(urgent, threads, &always, &mut writer, &mut |looked, _| {
-                hashed += looked.len() as u64;
-                self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
+            let mut report = |hashed| {
                 progress(&ScanProgress {
                     hashed,
                     to_hash,
                     elapsed: start.elapsed(),
-                });
+                })
+            };
+            self.pipeline(urgent, threads, &always, &mut writer, &mut |looked, _| {
+                hashed += looked.len() as u64;
+                self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
+                report(hashed);
                 Ok(())
             })?;
             if !deleted.is_empty() {
@@ -336,11 +339,7 @@ impl Session<'_> {
                     baselined += n;
                     remaining -= n;
                     self.commit_batch(&looked, &[], &mut sink, tool, tool_call)?;
-                    progress(&ScanProgress {
-                        hashed,
-                        to_hash,
-                        elapsed: start.elapsed(),
-                    });
+                    report(hashed);
                     Ok(())
                 },
             )?;
@@ -503,7 +502,15 @@ fn look_all(
     };
     let results: Vec<Result<Vec<(usize, Looked)>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
-            .map(|_| s.spawn(|| look_part(ws, store, clock, &queue, max)))
+            .map(|_| {
+                s.spawn(|| {
+                    let out = look_part(ws, store, clock, &queue, max);
+                    if out.is_err() {
+                        queue.failed.store(true, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -542,20 +549,6 @@ impl Queue {
 }
 
 fn look_part(
-    ws: &Workspace,
-    store: &Store,
-    clock: Clock,
-    queue: &Queue,
-    max: u64,
-) -> Result<Vec<(usize, Looked)>> {
-    let out = look_each(ws, store, clock, queue, max);
-    if out.is_err() {
-        queue.failed.store(true, Ordering::Relaxed);
-    }
-    out
-}
-
-fn look_each(
     ws: &Workspace,
     store: &Store,
     clock: Clock,

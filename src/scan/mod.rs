@@ -19,7 +19,8 @@
 //!   the session's open agent window (an implicit one, closed at the end, when none is open).
 //!   A file with no baseline whose ctime/mtime is not older than the mark was touched by the
 //!   command but rewind never saw its before: `metadata-only`, reason `no-baseline`. Files over
-//!   the size limit are `metadata-only`, reason `too-large`.
+//!   the size limit are `metadata-only`, reason `too-large`; files this user may not read,
+//!   reason `unreadable` (known by their stat alone; they never fail the scan).
 //!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
 //! worker threads one batch at a time and dropped before the next batch. Each batch commits in
@@ -172,7 +173,9 @@ struct Looked {
     need: Need,
     state: FileState,
     stat: Option<Stat>,
-    too_large: bool,
+    /// Why the bytes could not be kept: `too-large` or `unreadable` (then `state` is
+    /// unknown and a change of it is metadata-only).
+    unread: Option<&'static str>,
     read_at: i64,
     row: Option<BlobRow>,
 }
@@ -566,12 +569,40 @@ fn look_part(
             Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => {
                 Observation::NotRegular { kind: "moved" }
             }
+            // A file this user may not read (another user's, mode 000): its bytes cannot be
+            // kept, so it is known by its stat alone, like a file over the size limit. One
+            // such file used to fail every scan of the workspace.
+            Err(PathError::Io { source, .. })
+                if source.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                match std::fs::symlink_metadata(ws.abs(&c.rel)) {
+                    Ok(meta) if meta.is_file() => {
+                        out.push((
+                            i,
+                            Looked {
+                                rel: c.rel,
+                                known: c.known,
+                                need: c.need,
+                                state: FileState::Unknown,
+                                stat: Some(stat_of(&meta)),
+                                unread: Some("unreadable"),
+                                read_at,
+                                row: None,
+                            },
+                        ));
+                        continue;
+                    }
+                    _ => Observation::NotRegular { kind: "unreadable" },
+                }
+            }
             Err(e) => return Err(e.into()),
         };
-        let (state, stat, too_large, row) = match obs {
-            Observation::Absent => (FileState::Absent, None, false, None),
+        let (state, stat, unread, row) = match obs {
+            Observation::Absent => (FileState::Absent, None, None, None),
             Observation::NotRegular { .. } => continue,
-            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true, None),
+            Observation::TooLarge { stat } => {
+                (FileState::Unknown, Some(stat), Some("too-large"), None)
+            }
             Observation::Regular { bytes, id, stat } => {
                 let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
                 let row = if known_blob == Some(id) {
@@ -585,7 +616,7 @@ fn look_part(
                         mode: stat.mode,
                     },
                     Some(stat),
-                    false,
+                    None,
                     row,
                 )
             }
@@ -598,7 +629,7 @@ fn look_part(
                 need: c.need,
                 state,
                 stat,
-                too_large,
+                unread,
                 read_at,
                 row,
             },
@@ -734,12 +765,12 @@ impl Session<'_> {
 
 /// The change a looked-at file implies, if any: (kind, before, proof, reason).
 fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static str>)> {
-    let too_large = |before_unknown: bool| {
-        if l.too_large || before_unknown {
-            (Proof::MetadataOnly, Some("too-large"))
-        } else {
-            (Proof::Exact, None)
-        }
+    // A side without bytes: the reason is why the file could not be read now, else the
+    // before side's (recorded as unknown: over the size limit when it was looked at).
+    let too_large = |before_unknown: bool| match l.unread {
+        Some(reason) => (Proof::MetadataOnly, Some(reason)),
+        None if before_unknown => (Proof::MetadataOnly, Some("too-large")),
+        None => (Proof::Exact, None),
     };
     match l.need {
         Need::Baseline => None,
@@ -777,14 +808,15 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
                     (a != b).then_some((ChangeKind::Modified, known.state, Proof::Exact, None))
                 }
                 (before, _) => {
-                    // One side is too large: content cannot be compared, so any stat change
-                    // counts, and it can only be recorded without the bytes.
+                    // One side has no bytes (too large, unreadable): content cannot be
+                    // compared, so any stat change counts, and it can only be recorded
+                    // without the bytes.
                     let stat_changed = known.stat != l.stat;
                     stat_changed.then_some((
                         ChangeKind::Modified,
                         before,
                         Proof::MetadataOnly,
-                        Some("too-large"),
+                        Some(l.unread.unwrap_or("too-large")),
                     ))
                 }
             }

@@ -28,11 +28,16 @@ fn hook(env: &Env, agent: &str, payload: &Value) -> Run {
 }
 
 fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> Run {
-    use std::io::Write;
     let mut cmd = env.command(&["hook", agent]);
     for (k, v) in vars {
         cmd.env(k, v);
     }
+    run_hook(cmd, payload)
+}
+
+/// Run a hook command with `payload` on its stdin.
+fn run_hook(mut cmd: std::process::Command, payload: &Value) -> Run {
+    use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -447,6 +452,60 @@ fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
     let c = change_of(&all, "big.bin");
     assert_eq!(c["proof"], "metadata-only");
     assert_eq!(c["reason"], "too-large");
+}
+
+/// A file the hook's user may not read (mode 000; as root, the hook runs as `nobody` over a
+/// tree handed to it) is known by its stat alone: the scan records its change as
+/// metadata-only, reason `unreadable`, and goes on with the rest. It used to fail every
+/// scan of the workspace ("cannot read secret.txt: Permission denied").
+#[test]
+fn bash_scan_goes_on_past_an_unreadable_file() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.write("secret.txt", "s0\n");
+    let me = tempfile::tempfile().unwrap().metadata().unwrap().uid();
+    let nobody = 65534;
+    if me == 0 {
+        for e in walkdir::WalkDir::new(env.ws.parent().unwrap())
+            .into_iter()
+            .flatten()
+        {
+            std::os::unix::fs::lchown(e.path(), Some(nobody), Some(nobody)).unwrap();
+        }
+        std::os::unix::fs::lchown(env.path("secret.txt"), Some(0), Some(0)).unwrap();
+    }
+    std::fs::set_permissions(
+        env.path("secret.txt"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    let bash_as = |post: bool| {
+        let name = if post {
+            "post-tool-use-bash"
+        } else {
+            "pre-tool-use-bash"
+        };
+        let mut cmd = env.command(&["hook", "claude-code"]);
+        if me == 0 {
+            cmd.uid(nobody).gid(nobody);
+        }
+        let run = run_hook(cmd, &fixture(&env, "claude-code", name));
+        run.ok();
+        assert!(!run.stderr.contains("error"), "{}", run.stderr);
+    };
+    bash_as(false);
+    env.write("a.txt", "a1\n");
+    env.write("secret.txt", "s1 longer\n");
+    bash_as(true);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let a = change_of(&all, "a.txt");
+    assert_eq!(a["proof"], "exact", "{all:#?}");
+    let secret = change_of(&all, "secret.txt");
+    assert_eq!(secret["proof"], "metadata-only", "{all:#?}");
+    assert_eq!(secret["reason"], "unreadable", "{all:#?}");
 }
 
 #[test]

@@ -563,47 +563,15 @@ fn look_part(
     let mut checked = CheckedDirs::default();
     while let Some((i, c)) = queue.take() {
         let read_at = clock.now();
-        let obs = match ws.observe_with(&c.rel, max, &mut checked) {
-            Ok(obs) => obs,
-            // A parent replaced by a symlink mid-scan: not ours to read.
-            Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => {
-                Observation::NotRegular { kind: "moved" }
-            }
-            // A file this user may not read (another user's, mode 000): its bytes cannot be
-            // kept, so it is known by its stat alone, like a file over the size limit. One
-            // such file used to fail every scan of the workspace.
-            Err(PathError::Io { source, .. })
-                if source.kind() == io::ErrorKind::PermissionDenied =>
-            {
-                match std::fs::symlink_metadata(ws.abs(&c.rel)) {
-                    Ok(meta) if meta.is_file() => {
-                        out.push((
-                            i,
-                            Looked {
-                                rel: c.rel,
-                                known: c.known,
-                                need: c.need,
-                                state: FileState::Unknown,
-                                stat: Some(stat_of(&meta)),
-                                unread: Some("unreadable"),
-                                read_at,
-                                row: None,
-                            },
-                        ));
-                        continue;
-                    }
-                    _ => Observation::NotRegular { kind: "unreadable" },
-                }
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let (state, stat, unread, row) = match obs {
-            Observation::Absent => (FileState::Absent, None, None, None),
-            Observation::NotRegular { .. } => continue,
-            Observation::TooLarge { stat } => {
+        let (state, stat, unread, row) = match ws.observe_with(&c.rel, max, &mut checked) {
+            Ok(Observation::Absent) => (FileState::Absent, None, None, None),
+            // Not a regular file, or a parent replaced by a symlink mid-scan: not ours to read.
+            Ok(Observation::NotRegular { .. })
+            | Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => continue,
+            Ok(Observation::TooLarge { stat }) => {
                 (FileState::Unknown, Some(stat), Some("too-large"), None)
             }
-            Observation::Regular { bytes, id, stat } => {
+            Ok(Observation::Regular { bytes, id, stat }) => {
                 let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
                 let row = if known_blob == Some(id) {
                     None
@@ -620,6 +588,23 @@ fn look_part(
                     row,
                 )
             }
+            // A file this user may not read (another user's, mode 000): its bytes cannot be
+            // kept, so it is known by its stat alone, like a file over the size limit. One
+            // such file used to fail every scan of the workspace.
+            Err(PathError::Io { source, .. })
+                if source.kind() == io::ErrorKind::PermissionDenied =>
+            {
+                match std::fs::symlink_metadata(ws.abs(&c.rel)) {
+                    Ok(meta) if meta.is_file() => (
+                        FileState::Unknown,
+                        Some(stat_of(&meta)),
+                        Some("unreadable"),
+                        None,
+                    ),
+                    _ => continue,
+                }
+            }
+            Err(e) => return Err(e.into()),
         };
         out.push((
             i,
@@ -767,7 +752,7 @@ impl Session<'_> {
 fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static str>)> {
     // A side without bytes: the reason is why the file could not be read now, else the
     // before side's (recorded as unknown: over the size limit when it was looked at).
-    let too_large = |before_unknown: bool| match l.unread {
+    let no_bytes = |before_unknown: bool| match l.unread {
         Some(reason) => (Proof::MetadataOnly, Some(reason)),
         None if before_unknown => (Proof::MetadataOnly, Some("too-large")),
         None => (Proof::Exact, None),
@@ -789,7 +774,7 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
             if matches!(l.state, FileState::Absent) {
                 return None;
             }
-            let (proof, reason) = too_large(false);
+            let (proof, reason) = no_bytes(false);
             Some((ChangeKind::Created, FileState::Absent, proof, reason))
         }
         Need::Verify => {
@@ -797,11 +782,11 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
             match (known.state, l.state) {
                 (FileState::Absent, FileState::Absent) => None,
                 (FileState::Absent, _) => {
-                    let (proof, reason) = too_large(false);
+                    let (proof, reason) = no_bytes(false);
                     Some((ChangeKind::Created, FileState::Absent, proof, reason))
                 }
                 (before, FileState::Absent) => {
-                    let (proof, reason) = too_large(matches!(before, FileState::Unknown));
+                    let (proof, reason) = no_bytes(matches!(before, FileState::Unknown));
                     Some((ChangeKind::Deleted, before, proof, reason))
                 }
                 (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => {

@@ -454,28 +454,16 @@ fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
     assert_eq!(c["reason"], "too-large");
 }
 
-/// A file the hook's user may not read (mode 000; as root, the hook runs as `nobody` over a
-/// tree handed to it) is known by its stat alone: the scan records its change as
+/// A file the hook's user may not read (mode 000; as root, the hook runs as `nobody`) is known by its stat alone: the scan records its change as
 /// metadata-only, reason `unreadable`, and goes on with the rest. It used to fail every
 /// scan of the workspace ("cannot read secret.txt: Permission denied").
 #[test]
 fn bash_scan_goes_on_past_an_unreadable_file() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    use std::os::unix::process::CommandExt;
+    use std::os::unix::fs::PermissionsExt;
     let env = Env::new();
     env.write("a.txt", "a0\n");
     env.write("secret.txt", "s0\n");
-    let me = tempfile::tempfile().unwrap().metadata().unwrap().uid();
-    let nobody = 65534;
-    if me == 0 {
-        for e in walkdir::WalkDir::new(env.ws.parent().unwrap())
-            .into_iter()
-            .flatten()
-        {
-            std::os::unix::fs::lchown(e.path(), Some(nobody), Some(nobody)).unwrap();
-        }
-        std::os::unix::fs::lchown(env.path("secret.txt"), Some(0), Some(0)).unwrap();
-    }
+    // Mode 000: not even its owner may read it.
     std::fs::set_permissions(
         env.path("secret.txt"),
         std::fs::Permissions::from_mode(0o000),
@@ -487,10 +475,7 @@ fn bash_scan_goes_on_past_an_unreadable_file() {
         } else {
             "pre-tool-use-bash"
         };
-        let mut cmd = env.command(&["hook", "claude-code"]);
-        if me == 0 {
-            cmd.uid(nobody).gid(nobody);
-        }
+        let cmd = crate::common::unprivileged(&env, env.command(&["hook", "claude-code"]));
         let run = run_hook(cmd, &fixture(&env, "claude-code", name));
         run.ok();
         assert!(!run.stderr.contains("error"), "{}", run.stderr);

@@ -1330,24 +1330,6 @@ fn hostile_names_round_trip_through_snap_and_undo() {
     h.run(&["verify"]).ok();
 }
 
-/// The uid that permission checks apply to: as root they would not, so the binary runs as
-/// `nobody` over a tree handed to it.
-fn unprivileged(h: &Hostile, mut cmd: Command) -> Command {
-    use std::os::unix::fs::MetadataExt;
-    use std::os::unix::process::CommandExt;
-    let me = tempfile::tempfile().unwrap().metadata().unwrap().uid();
-    if me == 0 {
-        for e in walkdir::WalkDir::new(h.env.ws.parent().unwrap())
-            .into_iter()
-            .flatten()
-        {
-            std::os::unix::fs::lchown(e.path(), Some(65534), Some(65534)).unwrap();
-        }
-        cmd.uid(65534).gid(65534);
-    }
-    cmd
-}
-
 #[test]
 fn read_only_files_directories_and_home_fail_cleanly_and_lose_nothing() {
     use std::os::unix::fs::PermissionsExt;
@@ -1357,7 +1339,7 @@ fn read_only_files_directories_and_home_fail_cleanly_and_lose_nothing() {
     };
     let run = |h: &Hostile, args: &[&str]| {
         run_bounded(
-            unprivileged(h, h.env.command(args)),
+            crate::common::unprivileged(&h.env, h.env.command(args)),
             LIMIT,
             &format!("{args:?}"),
         )

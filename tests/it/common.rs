@@ -79,7 +79,11 @@ impl Env {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+        self.command_of(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
+    }
+
+    fn command_of(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&self.ws)
             .env("REWIND_HOME", &self.home)
@@ -146,20 +150,27 @@ pub fn changes(env: &Env, session: &str) -> Vec<serde_json::Value> {
     out
 }
 
-/// `cmd` run by a uid that permission checks apply to: as root they would not, so the binary
-/// runs as `nobody` over the env's tree (workspace and home) handed to it.
-pub fn unprivileged(env: &Env, mut cmd: Command) -> Command {
+/// `rewind ARGS` run by a uid that permission checks apply to: as root they would not, so
+/// the binary runs as `nobody` over the env's tree (workspace and home) handed to it. It
+/// runs from a copy inside that tree: the build's own binary may sit under a directory
+/// `nobody` cannot enter (a checkout in a `mktemp -d` directory, mode 0700).
+pub fn unprivileged(env: &Env, args: &[&str]) -> Command {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
     let me = tempfile::tempfile().unwrap().metadata().unwrap().uid();
-    if me == 0 {
-        for e in walkdir::WalkDir::new(env.ws.parent().unwrap())
-            .into_iter()
-            .flatten()
-        {
-            std::os::unix::fs::lchown(e.path(), Some(65534), Some(65534)).unwrap();
-        }
-        cmd.uid(65534).gid(65534);
+    if me != 0 {
+        return env.command(args);
     }
+    let tree = env.ws.parent().unwrap();
+    let copy = tree.join("bin/rewind");
+    if !copy.exists() {
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &copy).unwrap();
+    }
+    for e in walkdir::WalkDir::new(tree).into_iter().flatten() {
+        std::os::unix::fs::lchown(e.path(), Some(65534), Some(65534)).unwrap();
+    }
+    let mut cmd = env.command_of(&copy, args);
+    cmd.uid(65534).gid(65534);
     cmd
 }

@@ -475,7 +475,7 @@ fn bash_scan_goes_on_past_an_unreadable_file() {
         } else {
             "pre-tool-use-bash"
         };
-        let cmd = crate::common::unprivileged(&env, env.command(&["hook", "claude-code"]));
+        let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
         let run = run_hook(cmd, &fixture(&env, "claude-code", name));
         run.ok();
         assert!(!run.stderr.contains("error"), "{}", run.stderr);

@@ -1339,7 +1339,7 @@ fn read_only_files_directories_and_home_fail_cleanly_and_lose_nothing() {
     };
     let run = |h: &Hostile, args: &[&str]| {
         run_bounded(
-            crate::common::unprivileged(&h.env, h.env.command(args)),
+            crate::common::unprivileged(&h.env, args),
             LIMIT,
             &format!("{args:?}"),
         )

@@ -78,6 +78,11 @@ impl Env {
         std::fs::read(self.path(rel)).ok()
     }
 
+    /// Where [`unprivileged`] keeps its copy of the binary: next to the workspace, not in it.
+    pub fn bin_dir(&self) -> PathBuf {
+        self.ws.parent().unwrap().join("bin")
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         self.command_of(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
     }
@@ -162,7 +167,7 @@ pub fn unprivileged(env: &Env, args: &[&str]) -> Command {
         return env.command(args);
     }
     let tree = env.ws.parent().unwrap();
-    let copy = tree.join("bin/rewind");
+    let copy = env.bin_dir().join("rewind");
     if !copy.exists() {
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
         std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &copy).unwrap();

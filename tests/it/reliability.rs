@@ -962,13 +962,17 @@ impl Hostile {
         h
     }
 
-    /// Everything next to the workspace (except the home) and under `outside`.
+    /// Everything next to the workspace (except the home and the test's copy of the binary)
+    /// and under `outside`.
     fn outside_state(&self) -> Vec<(PathBuf, Option<Vec<u8>>)> {
         let parent = self.env.ws.parent().unwrap();
+        let bin = self.env.bin_dir();
         let mut out: Vec<_> = walkdir::WalkDir::new(parent)
             .sort_by_file_name()
             .into_iter()
-            .filter_entry(|e| e.path() != self.env.ws && e.path() != self.env.home)
+            .filter_entry(|e| {
+                e.path() != self.env.ws && e.path() != self.env.home && e.path() != bin
+            })
             .filter_map(Result::ok)
             .map(|e| {
                 let bytes = e

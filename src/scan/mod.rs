@@ -1,8 +1,8 @@
 //! Workspace scans: what shell commands changed, since no file-tool hook sees them.
 //!
-//! A scan walks every non-ignored regular file of the workspace (the `ignore` crate:
-//! `.gitignore`, `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`,
-//! never through a symlink) on several threads, and compares each file's stat with its file
+//! A scan walks every non-ignored regular file of the workspace ([`walk`]: `.gitignore`,
+//! `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`, never through a
+//! symlink) on several threads, and compares each file's stat with its file
 //! state. Hashing happens only where the comparison cannot prove the file unchanged: a stat
 //! mismatch, or a "racy" state (recorded mtime not strictly older than the second the state was
 //! recorded in — git's racy-git rule), or a file with no state yet.
@@ -28,12 +28,9 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use ignore::{WalkBuilder, WalkState};
 
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
@@ -41,6 +38,8 @@ use crate::index::{BlobRow, IndexError, NewChange, Tx};
 use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
 use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
+
+mod walk;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -219,7 +218,12 @@ impl Session<'_> {
         let root = self.ws.root();
         let threads = opts.threads();
         let (walked, known, complete) = std::thread::scope(|s| {
-            let walker = s.spawn(|| walk(root, threads));
+            let walker = s.spawn(|| {
+                walk::walk(root, threads).ok_or_else(|| ScanError::Walk {
+                    root: root.display().to_string(),
+                    detail: "a walker thread panicked".into(),
+                })
+            });
             let read = self.home.index.read();
             let known = read.all_file_states(self.ws_id);
             let complete = read.baseline(self.ws_id);
@@ -849,86 +853,9 @@ fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
     out
 }
 
-/// Every non-ignored regular file under `root` with its stat, in no particular order.
-fn walk(root: &Path, threads: usize) -> Result<Vec<(RelPath, Stat)>> {
-    let found: Mutex<Vec<(RelPath, Stat)>> = Mutex::new(Vec::new());
-    let walker = WalkBuilder::new(root)
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
-        .require_git(false)
-        .follow_links(false)
-        .threads(threads)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build_parallel();
-    walker.run(|| {
-        let found = &found;
-        Box::new(move |entry| {
-            // An unreadable directory is skipped, not fatal: the rest of the tree still counts.
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let Ok(meta) = entry.metadata() else {
-                return WalkState::Continue;
-            };
-            let Some(rel) = rel_of(root, entry.path()) else {
-                return WalkState::Continue;
-            };
-            if let Ok(mut v) = found.lock() {
-                v.push((rel, stat_of(&meta)));
-            }
-            WalkState::Continue
-        })
-    });
-    found.into_inner().map_err(|_| ScanError::Walk {
-        root: root.display().to_string(),
-        detail: "a walker thread panicked".into(),
-    })
-}
-
 /// A map keyed by workspace paths with a fast unkeyed hash (aHash, already in the tree
 /// through rusqlite).
 type PathMap<V> = HashMap<RelPath, V, std::hash::BuildHasherDefault<ahash::AHasher>>;
-
-fn rel_of(root: &Path, path: &Path) -> Option<RelPath> {
-    // The walker yields `root` joined with the entry's names, so the relative path is the
-    // bytes after the root's: no component parsing for each of 78k files.
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
-        let rest = p.strip_prefix(r)?;
-        let rest = if r.ends_with(b"/") {
-            rest
-        } else {
-            rest.strip_prefix(b"/")?
-        };
-        RelPath::from_stored(rest.to_vec()).ok()
-    }
-    #[cfg(not(unix))]
-    {
-        let rest = path.strip_prefix(root).ok()?;
-        let mut bytes = Vec::new();
-        for (i, c) in rest.components().enumerate() {
-            if i > 0 {
-                bytes.push(b'/');
-            }
-            bytes.extend_from_slice(&os_bytes(c.as_os_str()));
-        }
-        RelPath::from_stored(bytes).ok()
-    }
-}
-
-#[cfg(not(unix))]
-fn os_bytes(s: &std::ffi::OsStr) -> Vec<u8> {
-    s.to_string_lossy().into_owned().into_bytes()
-}
 
 #[cfg(test)]
 mod tests {
@@ -970,18 +897,6 @@ mod tests {
             &known(10 * s, 20 * s),
             &stat(10 * s + 1)
         ));
-    }
-
-    #[test]
-    fn rel_of_takes_the_bytes_after_the_root_on_a_component_boundary() {
-        let rel =
-            |root: &str, path: &str| rel_of(Path::new(root), Path::new(path)).map(|r| r.display());
-        assert_eq!(rel("/w/ws", "/w/ws/src/a.rs").as_deref(), Some("src/a.rs"));
-        assert_eq!(rel("/", "/etc/x").as_deref(), Some("etc/x"));
-        assert_eq!(rel("/w/ws", "/w/wsx/a.rs"), None);
-        assert_eq!(rel("/w/ws", "/w/ws"), None);
-        assert_eq!(rel("/w/ws", "/elsewhere/a.rs"), None);
-        assert_eq!(rel("/w/ws", "/w/ws/.git/config"), None);
     }
 
     fn batches_of(n: usize, size: usize) -> Vec<Vec<usize>> {

@@ -1,0 +1,408 @@
+//! The scan's walk: every regular file of the workspace that git would not ignore, with its
+//! stat, on several threads, in no particular order.
+//!
+//! The rules are the `ignore` crate's `WalkBuilder` with `.hidden(false)`, `.parents(true)`,
+//! `.ignore(true)`, `.git_ignore(true)`, `.git_exclude(true)`, `.git_global(true)`,
+//! `.require_git(false)`, no symlinks followed and no entry named `.git`, which this module
+//! used until it measured the walk. For a path, the nearest `.ignore` rule that matches decides;
+//! else the nearest `.gitignore` rule (in the tree or in a directory above it); else the nearest
+//! `.git/info/exclude`; else the global git excludes. A directory that is ignored is not
+//! entered. Rules are parsed by `ignore::gitignore`, so the pattern syntax is git's.
+//!
+//! Why not `WalkBuilder` itself: it stats each file by its absolute path, so the kernel walks
+//! every component of the path again for each of 78k files, and builds a path for every entry.
+//! Here a directory is read once (`read_dir`) and each file is stat-ed relative to the
+//! directory's open handle (`DirEntry::metadata`, `statx(dirfd, name)` on Linux).
+//! Differences from the crate: the global excludes are anchored at the workspace root (as git
+//! anchors them at the work tree), not at the process's current directory.
+
+use std::ffi::OsStr;
+use std::fs::DirEntry;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::Match;
+
+use crate::model::Stat;
+use crate::workspace::{stat_of, RelPath};
+
+/// The ignore rules that apply inside one directory: its own files' and, through `parent`,
+/// every ancestor's (those above the walk's root included).
+struct Rules {
+    ignore: Gitignore,
+    git_ignore: Gitignore,
+    exclude: Gitignore,
+    parent: Option<Arc<Rules>>,
+}
+
+impl Rules {
+    /// The rules of `dir` on top of `parent`'s, or `None` when `dir` adds none.
+    fn read(dir: &Path, parent: &Option<Arc<Rules>>) -> Option<Arc<Rules>> {
+        let ignore = from_file(dir, &dir.join(".ignore"));
+        let git_ignore = from_file(dir, &dir.join(".gitignore"));
+        let exclude = match git_dir(dir) {
+            Some(git) => from_file(dir, &git.join("info").join("exclude")),
+            None => Gitignore::empty(),
+        };
+        if ignore.is_empty() && git_ignore.is_empty() && exclude.is_empty() {
+            return None;
+        }
+        Some(Arc::new(Rules {
+            ignore,
+            git_ignore,
+            exclude,
+            parent: parent.clone(),
+        }))
+    }
+
+    fn chain(self: &Arc<Self>) -> impl Iterator<Item = &Rules> {
+        std::iter::successors(Some(&**self), |r| r.parent.as_deref())
+    }
+}
+
+/// A directory's rules from one ignore file; a missing or unreadable file, or one with bad
+/// lines, contributes what it can (as git does), never an error.
+fn from_file(dir: &Path, file: &Path) -> Gitignore {
+    if !file.is_file() {
+        return Gitignore::empty();
+    }
+    let mut builder = GitignoreBuilder::new(dir);
+    let _ = builder.add(file);
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+/// Where `dir`'s repository keeps `info/exclude`: `dir/.git`, or for a linked work tree
+/// (`.git` is a file `gitdir: …`) the common git dir its `commondir` names.
+fn git_dir(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::metadata(&dot_git).ok()?;
+    if !meta.is_file() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    // A relative `gitdir` is relative to the directory holding `.git` (as git reads it).
+    let real = dir.join(text.lines().next()?.strip_prefix("gitdir: ")?);
+    let common = std::fs::read_to_string(real.join("commondir")).ok()?;
+    let common = common.lines().next()?;
+    Some(if common.starts_with('.') {
+        real.join(common)
+    } else {
+        PathBuf::from(common)
+    })
+}
+
+/// Everything a walk shares across its threads.
+struct Walk {
+    global: Gitignore,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+struct Queue {
+    jobs: Vec<Job>,
+    /// Threads reading a directory now; the walk is over when none is and no job is left.
+    busy: usize,
+    /// A thread panicked: the others stop.
+    failed: bool,
+}
+
+/// A directory to read: where it is, its workspace path with a trailing `/` (empty for the
+/// root), and the rules that apply to its entries before its own ignore files are read.
+struct Job {
+    dir: PathBuf,
+    rel: Vec<u8>,
+    rules: Option<Arc<Rules>>,
+}
+
+impl Walk {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // The lock is only held to move jobs; a poisoned queue is still consistent.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next directory to read, or `None` when the walk is over.
+    fn take(&self) -> Option<Job> {
+        let mut q = self.lock();
+        loop {
+            if q.failed {
+                return None;
+            }
+            if let Some(job) = q.jobs.pop() {
+                q.busy += 1;
+                return Some(job);
+            }
+            if q.busy == 0 {
+                return None;
+            }
+            q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn ignored(&self, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> bool {
+        let (mut ignore, mut git_ignore, mut exclude) = (Match::None, Match::None, Match::None);
+        if let Some(rules) = rules {
+            for r in rules.chain() {
+                if ignore.is_none() {
+                    ignore = r.ignore.matched(path, is_dir);
+                }
+                if git_ignore.is_none() {
+                    git_ignore = r.git_ignore.matched(path, is_dir);
+                }
+                if exclude.is_none() {
+                    exclude = r.exclude.matched(path, is_dir);
+                }
+            }
+        }
+        ignore
+            .or(git_ignore)
+            .or(exclude)
+            .or(self.global.matched(path, is_dir))
+            .is_ignore()
+    }
+
+    /// Read one directory: its files go to `out`, its subdirectories back to the queue.
+    fn visit(&self, job: Job, out: &mut Vec<(RelPath, Stat)>) -> Vec<Job> {
+        // An unreadable directory is skipped, not fatal: the rest of the tree still counts.
+        let Ok(read) = std::fs::read_dir(&job.dir) else {
+            return Vec::new();
+        };
+        let entries: Vec<DirEntry> = read.filter_map(Result::ok).collect();
+        let named = |n: &str| entries.iter().any(|e| e.file_name() == OsStr::new(n));
+        let rules = if named(".ignore") || named(".gitignore") || named(".git") {
+            Rules::read(&job.dir, &job.rules).or(job.rules)
+        } else {
+            job.rules
+        };
+        let mut dirs = Vec::new();
+        for entry in entries {
+            let name = entry.file_name();
+            if name == OsStr::new(".git") {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if !kind.is_dir() && !kind.is_file() {
+                continue;
+            }
+            let path = entry.path();
+            if self.ignored(&rules, &path, kind.is_dir()) {
+                continue;
+            }
+            let mut rel = job.rel.clone();
+            rel.extend_from_slice(&name_bytes(&name));
+            if kind.is_dir() {
+                rel.push(b'/');
+                dirs.push(Job {
+                    dir: path,
+                    rel,
+                    rules: rules.clone(),
+                });
+            } else if let (Ok(meta), Ok(rel)) = (entry.metadata(), RelPath::from_stored(rel)) {
+                out.push((rel, stat_of(&meta)));
+            }
+        }
+        dirs
+    }
+
+    fn work(&self) -> Vec<(RelPath, Stat)> {
+        let mut out = Vec::new();
+        while let Some(job) = self.take() {
+            let mut done = Done {
+                walk: self,
+                dirs: Vec::new(),
+            };
+            done.dirs = self.visit(job, &mut out);
+        }
+        out
+    }
+}
+
+/// Hands a read directory's subdirectories to the queue and marks the read done, in one step
+/// (so no thread sees an empty queue and no reader before they are queued), also when `visit`
+/// panics (then the walk stops instead of waiting for this thread forever).
+struct Done<'a> {
+    walk: &'a Walk,
+    dirs: Vec<Job>,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        let mut q = self.walk.lock();
+        q.jobs.append(&mut self.dirs);
+        q.busy -= 1;
+        q.failed |= std::thread::panicking();
+        drop(q);
+        self.walk.wake.notify_all();
+    }
+}
+
+#[cfg(unix)]
+fn name_bytes(name: &OsStr) -> std::borrow::Cow<'_, [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    std::borrow::Cow::Borrowed(name.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn name_bytes(name: &OsStr) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Owned(name.to_string_lossy().into_owned().into_bytes())
+}
+
+/// Every non-ignored regular file under `root` (absolute and canonical) with its stat, or
+/// `None` when a walking thread panicked.
+pub(super) fn walk(root: &Path, threads: usize) -> Option<Vec<(RelPath, Stat)>> {
+    let (global, _) = GitignoreBuilder::new(root).build_global();
+    walk_with(root, threads, global)
+}
+
+fn walk_with(root: &Path, threads: usize, global: Gitignore) -> Option<Vec<(RelPath, Stat)>> {
+    // The ancestors' rules, outermost first, then the root's own come from its first read.
+    let mut rules = None;
+    let ancestors: Vec<&Path> = root.ancestors().skip(1).collect();
+    for dir in ancestors.into_iter().rev() {
+        rules = Rules::read(dir, &rules).or(rules);
+    }
+    let walk = Walk {
+        global,
+        queue: Mutex::new(Queue {
+            jobs: vec![Job {
+                dir: root.to_path_buf(),
+                rel: Vec::new(),
+                rules,
+            }],
+            busy: 0,
+            failed: false,
+        }),
+        wake: Condvar::new(),
+    };
+    let parts: Vec<Option<Vec<(RelPath, Stat)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| s.spawn(|| walk.work()))
+            .collect();
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    });
+    let mut all = Vec::new();
+    for part in parts {
+        all.extend(part?);
+    }
+    Some(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// What the `ignore` crate's walker, configured as this module documents, yields.
+    fn reference(root: &Path) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for entry in ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .parents(true)
+            .ignore(true)
+            .git_ignore(true)
+            .git_global(false)
+            .git_exclude(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build()
+            .flatten()
+        {
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let rel = entry.path().strip_prefix(root).expect("under the root");
+                let size = entry.metadata().expect("stat").len();
+                out.insert(rel.to_string_lossy().into_owned(), size);
+            }
+        }
+        out
+    }
+
+    fn ours(root: &Path, threads: usize) -> BTreeMap<String, u64> {
+        walk_with(root, threads, Gitignore::empty())
+            .expect("no thread panicked")
+            .into_iter()
+            .map(|(rel, stat)| (rel.display(), stat.size))
+            .collect()
+    }
+
+    fn put(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    #[test]
+    fn walks_what_the_ignore_crate_walks_under_nested_rules() {
+        let outer = tempfile::tempdir().expect("tempdir");
+        // Rules above the workspace apply too (`parents(true)`).
+        put(outer.path(), ".gitignore", "*.tmp\n/ws/top-only.txt\n");
+        let root = outer.path().join("ws");
+        let r = root.as_path();
+        put(
+            r,
+            ".gitignore",
+            "*.log\nbuild/\n/anchored.txt\n!keep.log\ndeep/**/x.txt\n",
+        );
+        put(r, ".ignore", "secret.txt\n!b.tmp\n");
+        put(r, ".git/info/exclude", "excluded.txt\n");
+        put(r, ".git/HEAD", "ref: refs/heads/main\n");
+        for f in [
+            "a.rs",
+            "a.log",
+            "keep.log",
+            "a.tmp",
+            "b.tmp",
+            "top-only.txt",
+            "anchored.txt",
+            "sub/anchored.txt",
+            "secret.txt",
+            "excluded.txt",
+            "sub/excluded.txt",
+            "build/out.o",
+            "sub/build/out.o",
+            "deep/a/b/x.txt",
+            "deep/a/b/y.txt",
+            ".hidden/file",
+            ".env",
+        ] {
+            put(r, f, "x");
+        }
+        // A nested directory's rules: a negation of the parent's, and its own.
+        put(r, "sub/.gitignore", "!*.log\nlocal/\n");
+        put(r, "sub/x.log", "xx");
+        put(r, "sub/local/y.rs", "y");
+        put(r, "sub/kept/z.rs", "zzz");
+        // A nested repository's exclude file, and an entry named .git that is a file.
+        put(r, "vendor/lib/.git/info/exclude", "gen.rs\n");
+        put(r, "vendor/lib/gen.rs", "g");
+        put(r, "vendor/lib/src.rs", "s");
+        put(r, "other/.git", "gitdir: /nowhere\n");
+        put(r, "other/o.rs", "o");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(r.join("sub"), r.join("link")).expect("symlink");
+
+        let expected = reference(r);
+        assert!(expected.contains_key("keep.log") && !expected.contains_key("a.log"));
+        assert!(expected.contains_key("b.tmp") && !expected.contains_key("a.tmp"));
+        assert!(expected.contains_key("sub/x.log") && !expected.contains_key("sub/local/y.rs"));
+        assert!(!expected.contains_key("vendor/lib/gen.rs"));
+        assert!(!expected.contains_key("top-only.txt"));
+        for threads in [1, 2, 4] {
+            assert_eq!(ours(r, threads), expected, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn walks_what_the_ignore_crate_walks_on_this_crate() {
+        // A real tree with real rules: this repository (target/ ignored, .git skipped).
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .canonicalize()
+            .expect("canonical");
+        let expected = reference(&root);
+        assert!(expected.contains_key("Cargo.toml"));
+        assert!(!expected.keys().any(|k| k.starts_with("target/")));
+        assert_eq!(ours(&root, 2), expected);
+    }
+}

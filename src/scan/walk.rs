@@ -107,11 +107,11 @@ struct Queue {
     failed: bool,
 }
 
-/// A directory to read: where it is, its workspace path with a trailing `/` (empty for the
-/// root), and the rules that apply to its entries before its own ignore files are read.
+/// A directory to read: where it is, its workspace path (`None` for the root), and the rules
+/// that apply to its entries before its own ignore files are read.
 struct Job {
     dir: PathBuf,
-    rel: Vec<u8>,
+    rel: Option<RelPath>,
     rules: Option<Arc<Rules>>,
 }
 
@@ -175,6 +175,8 @@ impl Walk {
             job.rules
         };
         let mut dirs = Vec::new();
+        // One buffer for the entries' absolute paths (the rules match those), not one each.
+        let mut path = job.dir;
         for entry in entries {
             let name = entry.file_name();
             if name == OsStr::new(".git") {
@@ -186,20 +188,23 @@ impl Walk {
             if !kind.is_dir() && !kind.is_file() {
                 continue;
             }
-            let path = entry.path();
-            if self.ignored(&rules, &path, kind.is_dir()) {
+            path.push(&name);
+            let ignored = self.ignored(&rules, &path, kind.is_dir());
+            let dir = (kind.is_dir() && !ignored).then(|| path.clone());
+            path.pop();
+            if ignored {
                 continue;
             }
-            let mut rel = job.rel.clone();
-            rel.extend_from_slice(&name_bytes(&name));
-            if kind.is_dir() {
-                rel.push(b'/');
+            let Ok(rel) = RelPath::child(job.rel.as_ref(), &name_bytes(&name)) else {
+                continue;
+            };
+            if let Some(dir) = dir {
                 dirs.push(Job {
-                    dir: path,
-                    rel,
+                    dir,
+                    rel: Some(rel),
                     rules: rules.clone(),
                 });
-            } else if let (Ok(meta), Ok(rel)) = (entry.metadata(), RelPath::from_stored(rel)) {
+            } else if let Ok(meta) = entry.metadata() {
                 out.push((rel, stat_of(&meta)));
             }
         }
@@ -268,7 +273,7 @@ fn walk_with(root: &Path, threads: usize, global: Gitignore) -> Option<Vec<(RelP
         queue: Mutex::new(Queue {
             jobs: vec![Job {
                 dir: root.to_path_buf(),
-                rel: Vec::new(),
+                rel: None,
                 rules,
             }],
             busy: 0,

@@ -74,6 +74,30 @@ impl RelPath {
         Ok(RelPath(bytes))
     }
 
+    /// `name` inside `parent` (the root when `None`): only the new component is checked, so
+    /// a walk builds each path in one copy instead of re-validating every component.
+    pub fn child(parent: Option<&RelPath>, name: &[u8]) -> Result<RelPath, PathError> {
+        if name.is_empty()
+            || name == b"."
+            || name == b".."
+            || name == b".git"
+            || name.contains(&b'/')
+            || name.contains(&0)
+        {
+            return Err(PathError::Outside {
+                path: String::from_utf8_lossy(name).into_owned(),
+                root: "<stored>".into(),
+            });
+        }
+        let mut bytes = Vec::with_capacity(parent.map_or(0, |p| p.0.len() + 1) + name.len());
+        if let Some(p) = parent {
+            bytes.extend_from_slice(&p.0);
+            bytes.push(b'/');
+        }
+        bytes.extend_from_slice(name);
+        Ok(RelPath(bytes))
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -571,5 +595,22 @@ mod tests {
             RelPath::from_stored(b"a/b".to_vec()).unwrap().display(),
             "a/b"
         );
+    }
+
+    #[test]
+    fn a_child_is_one_checked_component_under_its_parent() {
+        let parent = RelPath::from_stored(b"src/a".to_vec()).unwrap();
+        assert_eq!(
+            RelPath::child(Some(&parent), b"b.rs").unwrap().display(),
+            "src/a/b.rs"
+        );
+        assert_eq!(RelPath::child(None, b"top").unwrap().display(), "top");
+        for bad in [&b""[..], b".", b"..", b".git", b"x/y", b"nul\0"] {
+            assert!(
+                RelPath::child(Some(&parent), bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 }

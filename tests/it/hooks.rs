@@ -439,6 +439,55 @@ fn bash_scan_ignores_gitignored_files_and_never_enters_dot_git() {
     assert_eq!(paths, vec!["src/a.txt"], "{all:#?}");
 }
 
+/// The global git excludes (`$XDG_CONFIG_HOME/git/ignore`) apply to scans, and a pattern
+/// anchored with `/` is anchored at the workspace root, as git anchors it, wherever the hook
+/// process runs (here in `src/`, where `/anchored.txt` would otherwise mean `src/anchored.txt`).
+#[test]
+fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
+    let env = Env::new();
+    let outside = env.ws.parent().unwrap();
+    let (xdg, user_home) = (outside.join("xdg"), outside.join("user-home"));
+    std::fs::create_dir_all(xdg.join("git")).unwrap();
+    std::fs::create_dir_all(&user_home).unwrap();
+    std::fs::write(xdg.join("git/ignore"), "*.secret\n/anchored.txt\n").unwrap();
+    let vars = [
+        ("XDG_CONFIG_HOME", xdg.to_str().unwrap()),
+        ("HOME", user_home.to_str().unwrap()),
+    ];
+    let files = [
+        "src/a.txt",
+        "anchored.txt",
+        "src/anchored.txt",
+        "key.secret",
+    ];
+    for f in files {
+        env.write(f, "0\n");
+    }
+    let scan = |post: bool| {
+        let name = if post {
+            "post-tool-use-bash"
+        } else {
+            "pre-tool-use-bash"
+        };
+        let mut cmd = env.command(&["hook", "claude-code"]);
+        cmd.current_dir(env.path("src"));
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        run_hook(cmd, &fixture(&env, "claude-code", name)).ok();
+    };
+    scan(false);
+    for f in files {
+        env.write(f, "1\n");
+    }
+    scan(true);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let mut paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    paths.sort();
+    assert_eq!(paths, vec!["src/a.txt", "src/anchored.txt"], "{all:#?}");
+}
+
 #[test]
 fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
     let env = Env::new();

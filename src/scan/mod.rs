@@ -1,8 +1,8 @@
 //! Workspace scans: what shell commands changed, since no file-tool hook sees them.
 //!
 //! A scan walks every non-ignored regular file of the workspace ([`walk`]: `.gitignore`,
-//! `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`, never through a
-//! symlink) on several threads, and compares each file's stat with its file
+//! `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`, never following
+//! a symlink it finds) on several threads, and compares each file's stat with its file
 //! state. Hashing happens only where the comparison cannot prove the file unchanged: a stat
 //! mismatch, or a "racy" state (recorded mtime not strictly older than the second the state was
 //! recorded in — git's racy-git rule), or a file with no state yet.

@@ -13,10 +13,15 @@
 //! every component of the path again for each of 78k files, and builds a path for every entry.
 //! Here a directory is read once (`read_dir`) and each file is stat-ed relative to the
 //! directory's open handle (`DirEntry::metadata`, `statx(dirfd, name)` on Linux).
-//! Differences from the crate: the global excludes are anchored at the workspace root (as git
-//! anchors them at the work tree), not at the process's current directory.
+//! Differences from the crate, both where git reads it that way: the global excludes are
+//! anchored at the workspace root (git anchors them at the work tree), not at the process's
+//! current directory; and a relative `gitdir:` in a `.git` file (a linked work tree) is read
+//! from the directory holding that file, not from the process's current directory.
+//!
+//! A symlink found in a directory is never followed. A directory that is swapped for a
+//! symlink between being listed and being read is read through it (as with the crate).
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -61,8 +66,8 @@ impl Rules {
     }
 }
 
-/// A directory's rules from one ignore file; a missing or unreadable file, or one with bad
-/// lines, contributes what it can (as git does), never an error.
+/// A directory's rules from one ignore file; a missing or unreadable file contributes
+/// nothing and one with bad lines what the crate's parser makes of it, never an error.
 fn from_file(dir: &Path, file: &Path) -> Gitignore {
     if !file.is_file() {
         return Gitignore::empty();
@@ -80,16 +85,21 @@ fn git_dir(dir: &Path) -> Option<PathBuf> {
     if !meta.is_file() {
         return Some(dot_git);
     }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
     // A relative `gitdir` is relative to the directory holding `.git` (as git reads it).
-    let real = dir.join(text.lines().next()?.strip_prefix("gitdir: ")?);
-    let common = std::fs::read_to_string(real.join("commondir")).ok()?;
-    let common = common.lines().next()?;
+    let real = dir.join(first_line(&dot_git)?.strip_prefix("gitdir: ")?);
+    let common = first_line(&real.join("commondir"))?;
     Some(if common.starts_with('.') {
         real.join(common)
     } else {
         PathBuf::from(common)
     })
+}
+
+/// The first line of a small git file (whatever follows it is not ours to read).
+fn first_line(file: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(file).ok()?;
+    std::io::BufReader::new(file).lines().next()?.ok()
 }
 
 /// Everything a walk shares across its threads.
@@ -146,6 +156,10 @@ impl Walk {
                 if ignore.is_none() {
                     ignore = r.ignore.matched(path, is_dir);
                 }
+                if !ignore.is_none() {
+                    // The nearest `.ignore` rule outranks everything farther up.
+                    break;
+                }
                 if git_ignore.is_none() {
                     git_ignore = r.git_ignore.matched(path, is_dir);
                 }
@@ -154,11 +168,10 @@ impl Walk {
                 }
             }
         }
-        ignore
-            .or(git_ignore)
-            .or(exclude)
-            .or(self.global.matched(path, is_dir))
-            .is_ignore()
+        match ignore.or(git_ignore).or(exclude) {
+            Match::None => self.global.matched(path, is_dir).is_ignore(),
+            decided => decided.is_ignore(),
+        }
     }
 
     /// Read one directory: its files go to `out`, its subdirectories back to the queue.
@@ -167,8 +180,14 @@ impl Walk {
         let Ok(read) = std::fs::read_dir(&job.dir) else {
             return Vec::new();
         };
-        let entries: Vec<DirEntry> = read.filter_map(Result::ok).collect();
-        let named = |n: &str| entries.iter().any(|e| e.file_name() == OsStr::new(n));
+        let entries: Vec<(DirEntry, OsString)> = read
+            .filter_map(Result::ok)
+            .map(|e| {
+                let name = e.file_name();
+                (e, name)
+            })
+            .collect();
+        let named = |n: &str| entries.iter().any(|(_, name)| name == OsStr::new(n));
         let rules = if named(".ignore") || named(".gitignore") || named(".git") {
             Rules::read(&job.dir, &job.rules).or(job.rules)
         } else {
@@ -177,8 +196,7 @@ impl Walk {
         let mut dirs = Vec::new();
         // One buffer for the entries' absolute paths (the rules match those), not one each.
         let mut path = job.dir;
-        for entry in entries {
-            let name = entry.file_name();
+        for (entry, name) in entries {
             if name == OsStr::new(".git") {
                 continue;
             }
@@ -348,10 +366,12 @@ mod tests {
         put(
             r,
             ".gitignore",
-            "*.log\nbuild/\n/anchored.txt\n!keep.log\ndeep/**/x.txt\n",
+            "*.log\nbuild/\n/anchored.txt\n!keep.log\ndeep/**/x.txt\n!wl.txt\n",
         );
-        put(r, ".ignore", "secret.txt\n!b.tmp\n");
-        put(r, ".git/info/exclude", "excluded.txt\n");
+        put(r, ".ignore", "secret.txt\n!b.tmp\ndeep.ign\n");
+        put(r, ".git/info/exclude", "excluded.txt\nwl.txt\n!gen.rs\n");
+        // An exclude file above the workspace, in a repository that holds it.
+        put(outer.path(), ".git/info/exclude", "above-excluded.txt\n");
         put(r, ".git/HEAD", "ref: refs/heads/main\n");
         for f in [
             "a.rs",
@@ -371,11 +391,22 @@ mod tests {
             "deep/a/b/y.txt",
             ".hidden/file",
             ".env",
+            // Each decided one way by the nearest rule and the other way by a farther one or
+            // a rule of lower rank: the root's .ignore ignores deep.ign, sub/.ignore takes it
+            // back; the exclude file ignores wl.txt, .gitignore (ranked above it) takes it
+            // back; vendor/lib's exclude ignores gen.rs, the root's exclude takes it back.
+            "deep.ign",
+            "sub/deep.ign",
+            "wl.txt",
+            "above-excluded.txt",
+            // A file named like a directory-only pattern (`build/`).
+            "sub2/build",
         ] {
             put(r, f, "x");
         }
         // A nested directory's rules: a negation of the parent's, and its own.
         put(r, "sub/.gitignore", "!*.log\nlocal/\n");
+        put(r, "sub/.ignore", "!deep.ign\n");
         put(r, "sub/x.log", "xx");
         put(r, "sub/local/y.rs", "y");
         put(r, "sub/kept/z.rs", "zzz");
@@ -385,8 +416,21 @@ mod tests {
         put(r, "vendor/lib/src.rs", "s");
         put(r, "other/.git", "gitdir: /nowhere\n");
         put(r, "other/o.rs", "o");
+        // A linked work tree: its .git file names a git dir whose commondir holds the exclude.
+        let main_git = outer.path().join("main/.git");
+        put(&main_git, "info/exclude", "wt-secret.txt\n");
+        put(&main_git, "worktrees/wt/commondir", "../..\n");
+        let gitdir = main_git.join("worktrees/wt");
+        put(r, "wt/.git", &format!("gitdir: {}\n", gitdir.display()));
+        put(r, "wt/wt-secret.txt", "s");
+        put(r, "wt/ok.rs", "o");
         #[cfg(unix)]
-        std::os::unix::fs::symlink(r.join("sub"), r.join("link")).expect("symlink");
+        {
+            use std::os::unix::fs::symlink;
+            symlink(r.join("sub"), r.join("link")).expect("symlink");
+            symlink(r.join("a.rs"), r.join("a-link.rs")).expect("symlink");
+            symlink(r.join("missing"), r.join("dangling")).expect("symlink");
+        }
 
         let expected = reference(r);
         assert!(expected.contains_key("keep.log") && !expected.contains_key("a.log"));
@@ -394,6 +438,11 @@ mod tests {
         assert!(expected.contains_key("sub/x.log") && !expected.contains_key("sub/local/y.rs"));
         assert!(!expected.contains_key("vendor/lib/gen.rs"));
         assert!(!expected.contains_key("top-only.txt"));
+        assert!(!expected.contains_key("deep.ign") && expected.contains_key("sub/deep.ign"));
+        assert!(expected.contains_key("wl.txt") && expected.contains_key("vendor/lib/src.rs"));
+        assert!(!expected.contains_key("above-excluded.txt"));
+        assert!(!expected.contains_key("wt/wt-secret.txt") && expected.contains_key("wt/ok.rs"));
+        assert!(expected.contains_key("sub2/build") && !expected.contains_key("a-link.rs"));
         for threads in [1, 2, 4] {
             assert_eq!(ours(r, threads), expected, "{threads} threads");
         }
@@ -406,7 +455,14 @@ mod tests {
             .canonicalize()
             .expect("canonical");
         let expected = reference(&root);
-        assert!(expected.contains_key("Cargo.toml"));
+        // Rules above a clone are the machine's (a home-directory `.gitignore` of `*` would
+        // leave nothing to compare); where there are none, the tree must be there.
+        let foreign_rules = root.ancestors().skip(1).any(|d| {
+            d.join(".gitignore").exists() || d.join(".ignore").exists() || d.join(".git").exists()
+        });
+        if !foreign_rules {
+            assert!(expected.contains_key("Cargo.toml") && expected.contains_key("src/lib.rs"));
+        }
         assert!(!expected.keys().any(|k| k.starts_with("target/")));
         assert_eq!(ours(&root, 2), expected);
     }

@@ -89,8 +89,13 @@ impl Env {
 
     fn command_of(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
+        // The user's own git configuration and global excludes stay out of the tests: a
+        // home directory next to the workspace, which nothing creates.
+        let user_home = self.ws.parent().unwrap().join("user-home");
         cmd.args(args)
             .current_dir(&self.ws)
+            .env("XDG_CONFIG_HOME", user_home.join(".config"))
+            .env("HOME", user_home)
             .env("REWIND_HOME", &self.home)
             .env("REWIND_SESSION", &self.session)
             .env_remove("REWIND_WORKSPACE")

@@ -445,15 +445,10 @@ fn bash_scan_ignores_gitignored_files_and_never_enters_dot_git() {
 #[test]
 fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
     let env = Env::new();
-    let outside = env.ws.parent().unwrap();
-    let (xdg, user_home) = (outside.join("xdg"), outside.join("user-home"));
+    // `Env` points XDG_CONFIG_HOME at user-home/.config next to the workspace.
+    let xdg = env.ws.parent().unwrap().join("user-home/.config");
     std::fs::create_dir_all(xdg.join("git")).unwrap();
-    std::fs::create_dir_all(&user_home).unwrap();
     std::fs::write(xdg.join("git/ignore"), "*.secret\n/anchored.txt\n").unwrap();
-    let vars = [
-        ("XDG_CONFIG_HOME", xdg.to_str().unwrap()),
-        ("HOME", user_home.to_str().unwrap()),
-    ];
     let files = [
         "src/a.txt",
         "anchored.txt",
@@ -471,9 +466,6 @@ fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
         };
         let mut cmd = env.command(&["hook", "claude-code"]);
         cmd.current_dir(env.path("src"));
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
         run_hook(cmd, &fixture(&env, "claude-code", name)).ok();
     };
     scan(false);

@@ -250,7 +250,7 @@ impl Session<'_> {
         // Each walked file against its state, on as many threads as the walk (the map is
         // only read; a state a walked file claims is marked). 78k lookups in a map too big
         // for the caches took 25-30 ms on one thread.
-        let judge = |(rel, stat): &(RelPath, Stat)| {
+        let compare = |(rel, stat): &(RelPath, Stat)| {
             let k = known.get(rel);
             let need = match k {
                 Some(k) => {
@@ -275,7 +275,7 @@ impl Session<'_> {
         let found: Vec<Vec<Candidate>> = std::thread::scope(|s| {
             let parts: Vec<_> = walked
                 .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().filter_map(judge).collect::<Vec<_>>()))
+                .map(|part| s.spawn(move || part.iter().filter_map(compare).collect::<Vec<_>>()))
                 .collect();
             parts
                 .into_iter()

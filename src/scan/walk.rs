@@ -213,7 +213,7 @@ impl Walk {
             if ignored {
                 continue;
             }
-            let Ok(rel) = RelPath::child(job.rel.as_ref(), &name_bytes(&name)) else {
+            let Ok(rel) = RelPath::child(job.rel.as_ref(), &name) else {
                 continue;
             };
             if let Some(dir) = dir {
@@ -259,17 +259,6 @@ impl Drop for Done<'_> {
         drop(q);
         self.walk.wake.notify_all();
     }
-}
-
-#[cfg(unix)]
-fn name_bytes(name: &OsStr) -> std::borrow::Cow<'_, [u8]> {
-    use std::os::unix::ffi::OsStrExt;
-    std::borrow::Cow::Borrowed(name.as_bytes())
-}
-
-#[cfg(not(unix))]
-fn name_bytes(name: &OsStr) -> std::borrow::Cow<'_, [u8]> {
-    std::borrow::Cow::Owned(name.to_string_lossy().into_owned().into_bytes())
 }
 
 /// Every non-ignored regular file under `root` (absolute and canonical) with its stat, or

@@ -829,15 +829,19 @@ fn stage_all(
         (done, None)
     };
     let two = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let (first, second) = writes.split_at(if two { writes.len() / 2 } else { writes.len() });
-    let (a, b) = std::thread::scope(|s| {
-        let other = s.spawn(|| stage_part(second));
-        let a = stage_part(first);
-        match other.join() {
-            Ok(b) => (a, b),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    });
+    let (a, b) = if !two || writes.len() < 2 {
+        (stage_part(writes), (Vec::new(), None))
+    } else {
+        let (first, second) = writes.split_at(writes.len() / 2);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| stage_part(second));
+            let a = stage_part(first);
+            match other.join() {
+                Ok(b) => (a, b),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    };
     let failure = a.1.or(b.1);
     let staged: BTreeMap<usize, Staged> = a.0.into_iter().chain(b.0).collect();
     match failure {

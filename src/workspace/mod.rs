@@ -62,9 +62,7 @@ impl RelPath {
                 path: String::new(),
             });
         }
-        let ok = bytes
-            .split(|b| *b == b'/')
-            .all(|c| !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0));
+        let ok = bytes.split(|b| *b == b'/').all(is_component);
         if !ok || bytes.starts_with(b"/") {
             return Err(PathError::Outside {
                 path: String::from_utf8_lossy(&bytes).into_owned(),
@@ -76,16 +74,11 @@ impl RelPath {
 
     /// `name` inside `parent` (the root when `None`): only the new component is checked, so
     /// a walk builds each path in one copy instead of re-validating every component.
-    pub fn child(parent: Option<&RelPath>, name: &[u8]) -> Result<RelPath, PathError> {
-        if name.is_empty()
-            || name == b"."
-            || name == b".."
-            || name == b".git"
-            || name.contains(&b'/')
-            || name.contains(&0)
-        {
+    pub fn child(parent: Option<&RelPath>, name: &OsStr) -> Result<RelPath, PathError> {
+        let name = os_bytes_ref(name);
+        if !is_component(&name) || name.contains(&b'/') {
             return Err(PathError::Outside {
-                path: String::from_utf8_lossy(name).into_owned(),
+                path: String::from_utf8_lossy(&name).into_owned(),
                 root: "<stored>".into(),
             });
         }
@@ -94,7 +87,7 @@ impl RelPath {
             bytes.extend_from_slice(&p.0);
             bytes.push(b'/');
         }
-        bytes.extend_from_slice(name);
+        bytes.extend_from_slice(&name);
         Ok(RelPath(bytes))
     }
 
@@ -155,15 +148,24 @@ fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
     OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"))
 }
 
-#[cfg(unix)]
+/// One component of a stored path: not empty, `.`, `..` or `.git`, and no NUL.
+fn is_component(c: &[u8]) -> bool {
+    !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0)
+}
+
 fn os_bytes(s: &OsStr) -> Vec<u8> {
+    os_bytes_ref(s).into_owned()
+}
+
+#[cfg(unix)]
+fn os_bytes_ref(s: &OsStr) -> std::borrow::Cow<'_, [u8]> {
     use std::os::unix::ffi::OsStrExt;
-    s.as_bytes().to_vec()
+    std::borrow::Cow::Borrowed(s.as_bytes())
 }
 
 #[cfg(not(unix))]
-fn os_bytes(s: &OsStr) -> Vec<u8> {
-    s.to_string_lossy().into_owned().into_bytes()
+fn os_bytes_ref(s: &OsStr) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Owned(s.to_string_lossy().into_owned().into_bytes())
 }
 
 /// The directory an agent works in, by canonical path.
@@ -601,15 +603,19 @@ mod tests {
     fn a_child_is_one_checked_component_under_its_parent() {
         let parent = RelPath::from_stored(b"src/a".to_vec()).unwrap();
         assert_eq!(
-            RelPath::child(Some(&parent), b"b.rs").unwrap().display(),
+            RelPath::child(Some(&parent), OsStr::new("b.rs"))
+                .unwrap()
+                .display(),
             "src/a/b.rs"
         );
-        assert_eq!(RelPath::child(None, b"top").unwrap().display(), "top");
-        for bad in [&b""[..], b".", b"..", b".git", b"x/y", b"nul\0"] {
+        assert_eq!(
+            RelPath::child(None, OsStr::new("top")).unwrap().display(),
+            "top"
+        );
+        for bad in ["", ".", "..", ".git", "x/y", "nul\0"] {
             assert!(
-                RelPath::child(Some(&parent), bad).is_err(),
-                "{}",
-                String::from_utf8_lossy(bad)
+                RelPath::child(Some(&parent), OsStr::new(bad)).is_err(),
+                "{bad:?}"
             );
         }
     }

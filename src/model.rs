@@ -201,6 +201,44 @@ pub struct KnownState {
     pub stat: Option<Stat>,
     /// Nanoseconds since the epoch when the bytes were read.
     pub recorded_at: i64,
+    /// Why an unknown `state` has no bytes; `None` for the other states, and for unknown
+    /// states recorded before schema v8 kept the cause (see [`KnownState::unread_reason`]).
+    pub unread: Option<Unread>,
+}
+
+impl KnownState {
+    /// The reason a change from or to this state is metadata-only: why its bytes are
+    /// missing. An unknown state without a recorded cause dates from before v8, when the
+    /// size limit was the cause rewind assumed for every one of them.
+    pub fn unread_reason(&self) -> &'static str {
+        self.unread.unwrap_or(Unread::TooLarge).as_str()
+    }
+}
+
+/// Why rewind knows a file by its stat alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// Over the size limit (`--max-file-size`): never read.
+    TooLarge,
+    /// This user may not read it (mode 000, another user's file).
+    Unreadable,
+}
+
+impl Unread {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unread::TooLarge => "too-large",
+            Unread::Unreadable => "unreadable",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Unread> {
+        match s {
+            "too-large" => Some(Unread::TooLarge),
+            "unreadable" => Some(Unread::Unreadable),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

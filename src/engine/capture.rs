@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
+use crate::model::{FileState, KnownState, Proof, Stat, Unread, WindowKind, WindowStatus};
 use crate::workspace::{Observation, RelPath};
 
 /// A path as it is now, its bytes already in the store.
@@ -28,6 +28,7 @@ impl Captured {
             state: self.state,
             stat: self.stat,
             recorded_at: self.read_at,
+            unread: self.too_large.then_some(Unread::TooLarge),
         }
     }
 }
@@ -193,7 +194,7 @@ impl Session<'_> {
         tx: &Tx<'_>,
         external: &mut Option<WindowId>,
         rel: &RelPath,
-        known: &FileState,
+        known: &KnownState,
         cap: &Captured,
         now: i64,
     ) -> Result<WindowId> {
@@ -205,21 +206,28 @@ impl Session<'_> {
                 w
             }
         };
-        let both_known = !matches!(known, FileState::Unknown) && !cap.too_large;
+        // A side without bytes: the current one's cause first, else the known state's.
+        let reason = if cap.too_large {
+            Some(Unread::TooLarge.as_str())
+        } else if matches!(known.state, FileState::Unknown) {
+            Some(known.unread_reason())
+        } else {
+            None
+        };
         tx.insert_change(&NewChange {
             window,
             workspace: self.ws_id,
             path: rel,
-            before: *known,
+            before: known.state,
             after: Some(cap.state),
             tool: None,
             tool_call: None,
-            proof: if both_known {
+            proof: if reason.is_none() {
                 Proof::Exact
             } else {
                 Proof::MetadataOnly
             },
-            reason: if both_known { None } else { Some("too-large") },
+            reason,
             now,
         })?;
         Ok(window)
@@ -249,7 +257,7 @@ impl Session<'_> {
                 let known = tx.file_state(self.ws_id, &cap.rel)?;
                 let modification = known.as_ref().and_then(|k| modification(&k.state, cap));
                 if let (Some(_), Some(k)) = (modification, &known) {
-                    self.record_external(tx, &mut external, &cap.rel, &k.state, cap, now)?;
+                    self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                 }
                 // Several snaps of one path in one tool call keep the first before.
                 let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
@@ -465,14 +473,8 @@ impl Session<'_> {
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
                         if modification(&k.state, cap).is_some() {
-                            let w = self.record_external(
-                                tx,
-                                &mut external,
-                                &cap.rel,
-                                &k.state,
-                                cap,
-                                now,
-                            )?;
+                            let w =
+                                self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                             report.external_window = Some(w);
                         }
                     }

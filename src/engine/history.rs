@@ -332,6 +332,7 @@ impl Session<'_> {
                     state: target,
                     stat,
                     recorded_at: read_at,
+                    unread: None,
                 },
                 "restore",
             )

@@ -17,7 +17,9 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
-use crate::model::{Change, FileState, KnownState, Proof, Stat, Window, WindowKind, WindowStatus};
+use crate::model::{
+    Change, FileState, KnownState, Proof, Stat, Unread, Window, WindowKind, WindowStatus,
+};
 use crate::workspace::RelPath;
 
 pub use scan::Baseline;
@@ -522,6 +524,18 @@ fn state_from(
             detail: format!("unknown state {other:?}"),
         }),
     }
+}
+
+/// A file state's `unread` column: why an unknown state has no bytes.
+fn unread_from(unread: Option<&str>) -> Result<Option<Unread>> {
+    unread
+        .map(|s| {
+            Unread::parse(s).ok_or_else(|| IndexError::BadRow {
+                what: "file state",
+                detail: format!("unknown unread reason {s:?}"),
+            })
+        })
+        .transpose()
 }
 
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
@@ -1110,25 +1124,25 @@ impl Tx<'_> {
         let raw = self
             .conn
             .prepare_cached(
-                "SELECT kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at
+                "SELECT kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
                  FROM file_states WHERE workspace_id = ?1 AND path = ?2",
             )
             .ctx("find file state")?
             .query_row(params![ws.0, path.as_bytes()], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<Value>>(1)?,
+                    (r.get::<_, String>(0)?, r.get::<_, Option<Value>>(1)?),
                     r.get::<_, Option<i64>>(2)?,
                     r.get::<_, Option<i64>>(3)?,
                     r.get::<_, Option<i64>>(4)?,
                     r.get::<_, Option<i64>>(5)?,
                     r.get::<_, Option<i64>>(6)?,
                     r.get::<_, i64>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             })
             .optional()
             .ctx("find file state")?;
-        let Some((kind, blob, mode, size, mtime, ctime, inode, recorded_at)) = raw else {
+        let Some(((kind, blob), mode, size, mtime, ctime, inode, recorded_at, unread)) = raw else {
             return Ok(None);
         };
         let state = state_from("file state", &kind, blob.as_ref().map(ValueRef::from), mode)?;
@@ -1146,6 +1160,7 @@ impl Tx<'_> {
             state,
             stat,
             recorded_at,
+            unread: unread_from(unread.as_deref())?,
         }))
     }
 
@@ -1169,12 +1184,13 @@ impl Tx<'_> {
         by: &str,
         unless_newer: bool,
     ) -> Result<bool> {
-        const UPSERT: &str = "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+        const UPSERT: &str = "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
                    mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
                    ctime_ns = excluded.ctime_ns, inode = excluded.inode,
-                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by";
+                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by,
+                   unread = excluded.unread";
         let sql = if unless_newer {
             format!("{UPSERT} WHERE file_states.recorded_at <= excluded.recorded_at")
         } else {
@@ -1197,7 +1213,8 @@ impl Tx<'_> {
                 stat.map(|s| s.ctime_ns),
                 stat.map(|s| s.inode as i64),
                 known.recorded_at,
-                by
+                by,
+                known.unread.map(Unread::as_str),
             ])
             .ctx("set file state")?;
         Ok(n > 0)

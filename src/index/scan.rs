@@ -27,7 +27,7 @@ impl Tx<'_> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at
+                "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
                  FROM file_states WHERE workspace_id = ?1",
             )
             .ctx("list file states")?;
@@ -66,12 +66,20 @@ impl Tx<'_> {
                 }
                 _ => None,
             };
+            let unread = match r.get_ref(9).ctx("list file states")? {
+                ValueRef::Null => None,
+                v => Some(v.as_str().map_err(|e| super::IndexError::BadRow {
+                    what: "file state",
+                    detail: e.to_string(),
+                })?),
+            };
             out.push((
                 rel,
                 KnownState {
                     state,
                     stat,
                     recorded_at,
+                    unread: super::unread_from(unread)?,
                 },
             ));
         }

@@ -12,7 +12,8 @@
 //!   for the changes of undo and redo windows.
 //! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
 //! - `file_states(workspace, path)`: the latest known state with its stat data; a `WITHOUT
-//!   ROWID` table since v6, keyed by its primary key alone.
+//!   ROWID` table since v6, keyed by its primary key alone; since v8, `unread` says why an
+//!   unknown state has no bytes.
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
 //!   `data` for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
@@ -191,5 +192,10 @@ ALTER TABLE changes ADD COLUMN reversal INTEGER NOT NULL DEFAULT 0;
 UPDATE changes SET reversal = 1 WHERE window_id IN (SELECT id FROM windows WHERE kind IN ('undo', 'redo'));
 CREATE INDEX changes_original ON changes(workspace_id, id) WHERE reversal = 0;
 DROP INDEX changes_by_path;
+"#,
+    // 8: why an unknown file state has no bytes (`too-large`, `unreadable`), so a later
+    // change of that file gives the right reason. NULL for the states recorded before.
+    r#"
+ALTER TABLE file_states ADD COLUMN unread TEXT;
 "#,
 ];

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
 use crate::index::{BlobRow, IndexError, NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Stat, WindowKind, WindowStatus};
+use crate::model::{FileState, KnownState, Proof, Stat, Unread, WindowKind, WindowStatus};
 use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
 
@@ -172,9 +172,9 @@ struct Looked {
     need: Need,
     state: FileState,
     stat: Option<Stat>,
-    /// Why the bytes could not be kept: `too-large` or `unreadable` (then `state` is
-    /// unknown and a change of it is metadata-only).
-    unread: Option<&'static str>,
+    /// Why the bytes could not be kept (then `state` is unknown and a change of it is
+    /// metadata-only).
+    unread: Option<Unread>,
     read_at: i64,
     row: Option<BlobRow>,
 }
@@ -590,7 +590,7 @@ fn look_part(
             Ok(Observation::NotRegular { .. })
             | Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => continue,
             Ok(Observation::TooLarge { stat }) => {
-                (FileState::Unknown, Some(stat), Some("too-large"), None)
+                (FileState::Unknown, Some(stat), Some(Unread::TooLarge), None)
             }
             Ok(Observation::Regular { bytes, id, stat }) => {
                 let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
@@ -619,7 +619,7 @@ fn look_part(
                     Ok(meta) if meta.is_file() => (
                         FileState::Unknown,
                         Some(stat_of(&meta)),
-                        Some("unreadable"),
+                        Some(Unread::Unreadable),
                         None,
                     ),
                     _ => continue,
@@ -667,6 +667,7 @@ impl Session<'_> {
                     state: l.state,
                     stat: l.stat,
                     recorded_at: l.read_at,
+                    unread: l.unread,
                 };
                 if let Some((kind, before, proof, reason)) = judge(l) {
                     let window = self.sink_window(tx, sink, now)?;
@@ -697,7 +698,7 @@ impl Session<'_> {
             for (rel, k) in deleted {
                 let window = self.sink_window(tx, sink, now)?;
                 let (proof, reason) = match k.state {
-                    FileState::Unknown => (Proof::MetadataOnly, Some("too-large")),
+                    FileState::Unknown => (Proof::MetadataOnly, Some(k.unread_reason())),
                     _ => (Proof::Exact, None),
                 };
                 tx.insert_change(&NewChange {
@@ -719,6 +720,7 @@ impl Session<'_> {
                         state: FileState::Absent,
                         stat: None,
                         recorded_at: now,
+                        unread: None,
                     },
                     "scan",
                 )?;
@@ -771,12 +773,14 @@ impl Session<'_> {
 
 /// The change a looked-at file implies, if any: (kind, before, proof, reason).
 fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static str>)> {
-    // A side without bytes: the reason is why the file could not be read now, else the
-    // before side's (recorded as unknown: over the size limit when it was looked at).
-    let no_bytes = |before_unknown: bool| match l.unread {
-        Some(reason) => (Proof::MetadataOnly, Some(reason)),
-        None if before_unknown => (Proof::MetadataOnly, Some("too-large")),
-        None => (Proof::Exact, None),
+    // A side without bytes: the reason is why the file could not be read now, else why the
+    // before side could not be (recorded with its unknown state).
+    let no_bytes = |before: Option<&KnownState>| match (l.unread, before) {
+        (Some(now), _) => (Proof::MetadataOnly, Some(now.as_str())),
+        (None, Some(k)) if matches!(k.state, FileState::Unknown) => {
+            (Proof::MetadataOnly, Some(k.unread_reason()))
+        }
+        (None, _) => (Proof::Exact, None),
     };
     match l.need {
         Need::Baseline => None,
@@ -795,7 +799,7 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
             if matches!(l.state, FileState::Absent) {
                 return None;
             }
-            let (proof, reason) = no_bytes(false);
+            let (proof, reason) = no_bytes(None);
             Some((ChangeKind::Created, FileState::Absent, proof, reason))
         }
         Need::Verify => {
@@ -803,11 +807,11 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
             match (known.state, l.state) {
                 (FileState::Absent, FileState::Absent) => None,
                 (FileState::Absent, _) => {
-                    let (proof, reason) = no_bytes(false);
+                    let (proof, reason) = no_bytes(None);
                     Some((ChangeKind::Created, FileState::Absent, proof, reason))
                 }
                 (before, FileState::Absent) => {
-                    let (proof, reason) = no_bytes(matches!(before, FileState::Unknown));
+                    let (proof, reason) = no_bytes(Some(known));
                     Some((ChangeKind::Deleted, before, proof, reason))
                 }
                 (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => {
@@ -818,11 +822,12 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
                     // compared, so any stat change counts, and it can only be recorded
                     // without the bytes.
                     let stat_changed = known.stat != l.stat;
+                    let (_, reason) = no_bytes(Some(known));
                     stat_changed.then_some((
                         ChangeKind::Modified,
                         before,
                         Proof::MetadataOnly,
-                        Some(l.unread.unwrap_or("too-large")),
+                        reason,
                     ))
                 }
             }
@@ -918,6 +923,7 @@ mod tests {
             state: FileState::Absent,
             stat: Some(stat(mtime_ns)),
             recorded_at,
+            unread: None,
         }
     }
 

@@ -922,6 +922,7 @@ fn finish(session: &Session<'_>, window: WindowId, items: &[Item]) -> Result<()>
                 state: item.target,
                 stat,
                 recorded_at: read_at,
+                unread: None,
             },
         ));
     }

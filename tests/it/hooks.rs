@@ -534,6 +534,58 @@ fn bash_scan_goes_on_past_an_unreadable_file() {
     assert_eq!(secret["reason"], "unreadable", "{all:#?}");
 }
 
+/// A file unreadable when one scan looked at it, then readable and changed, or deleted,
+/// before the next: its change is metadata-only (the before side has no bytes) and says why,
+/// `unreadable`. It used to say `too-large`, the only cause rewind assumed for a state
+/// without bytes.
+#[test]
+fn a_change_from_an_unreadable_state_says_unreadable() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.write("secret.txt", "s0\n");
+    env.write("gone.txt", "g0\n");
+    for f in ["secret.txt", "gone.txt"] {
+        std::fs::set_permissions(env.path(f), std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let bash_as = |post: bool| {
+        let name = if post {
+            "post-tool-use-bash"
+        } else {
+            "pre-tool-use-bash"
+        };
+        let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
+        let run = run_hook(cmd, &fixture(&env, "claude-code", name));
+        run.ok();
+        assert!(!run.stderr.contains("error"), "{}", run.stderr);
+    };
+    bash_as(false);
+    std::fs::set_permissions(
+        env.path("secret.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    env.write("secret.txt", "s1 longer\n");
+    std::fs::remove_file(env.path("gone.txt")).unwrap();
+    bash_as(true);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let secret = change_of(&all, "secret.txt");
+    assert_eq!(secret["before"], "unknown", "{all:#?}");
+    assert_eq!(secret["after"], blob(b"s1 longer\n"), "{all:#?}");
+    assert_eq!(secret["proof"], "metadata-only", "{all:#?}");
+    assert_eq!(secret["reason"], "unreadable", "{all:#?}");
+    let gone = change_of(&all, "gone.txt");
+    assert_eq!(gone["before"], "unknown", "{all:#?}");
+    assert_eq!(gone["after"], Value::Null, "{all:#?}");
+    assert_eq!(gone["proof"], "metadata-only", "{all:#?}");
+    assert_eq!(gone["reason"], "unreadable", "{all:#?}");
+    assert!(
+        all.iter().all(|c| c["path"] != "a.txt"),
+        "a.txt did not change: {all:#?}"
+    );
+}
+
 #[test]
 fn baseline_works_within_a_time_budget_and_resumes_later() {
     let env = Env::new();

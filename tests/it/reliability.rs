@@ -1512,7 +1512,8 @@ fn db(env: &Env) -> rusqlite::Connection {
 
 /// An index written before schema v4 holds blob ids as 64 hex digits. The next command
 /// migrates every id column to 32 raw bytes (and adds v5's pack columns, rebuilds file states
-/// without a rowid, v6, and marks the changes of undo/redo windows, v7), and history written
+/// without a rowid, v6, marks the changes of undo/redo windows, v7, and adds the file states'
+/// `unread` column, v8), and history written
 /// before still undoes and still tells an edit made behind the agent's back.
 #[test]
 fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
@@ -1584,7 +1585,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 7);
+        assert_eq!(version, 8);
         let wrong: i64 = db
             .query_row(
                 "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id

@@ -34,6 +34,10 @@ pub enum PathError {
     IsRoot { path: String },
     #[error("{path}: path is empty")]
     Empty { path: String },
+    /// A stored or walked path that is not one rewind could have made: an empty, `.`, `..`
+    /// or `.git` component, a NUL byte, a leading `/` (or, for a single name, a `/`).
+    #[error("{path:?}: not a normalized relative path")]
+    NotNormal { path: String },
     #[error("cannot use workspace {path}: {source}")]
     Workspace { path: String, source: io::Error },
     #[error("cannot read {path}: {source}")]
@@ -64,9 +68,8 @@ impl RelPath {
         }
         let ok = bytes.split(|b| *b == b'/').all(is_component);
         if !ok || bytes.starts_with(b"/") {
-            return Err(PathError::Outside {
+            return Err(PathError::NotNormal {
                 path: String::from_utf8_lossy(&bytes).into_owned(),
-                root: "<stored>".into(),
             });
         }
         Ok(RelPath(bytes))
@@ -77,9 +80,8 @@ impl RelPath {
     pub fn child(parent: Option<&RelPath>, name: &OsStr) -> Result<RelPath, PathError> {
         let name = os_bytes_ref(name);
         if !is_component(&name) || name.contains(&b'/') {
-            return Err(PathError::Outside {
+            return Err(PathError::NotNormal {
                 path: String::from_utf8_lossy(&name).into_owned(),
-                root: "<stored>".into(),
             });
         }
         let mut bytes = Vec::with_capacity(parent.map_or(0, |p| p.0.len() + 1) + name.len());
@@ -530,6 +532,31 @@ mod tests {
         assert!(err.to_string().contains("inside .git"), "{err}");
         let err = ws.resolve(Path::new("."), ws.root()).unwrap_err();
         assert!(err.to_string().contains("workspace root"), "{err}");
+    }
+
+    #[test]
+    fn a_stored_or_walked_path_that_is_not_normal_is_named_as_such() {
+        for bad in ["a//b", "a/./b", "a/../b", "/a", "a/.git/b", "a/"] {
+            let err = RelPath::from_stored(bad.as_bytes().to_vec()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("{bad:?}: not a normalized relative path")
+            );
+        }
+        let parent = RelPath::from_stored(b"src".to_vec()).unwrap();
+        for bad in ["..", ".", "", "a/b", ".git"] {
+            let err = RelPath::child(Some(&parent), OsStr::new(bad)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("{bad:?}: not a normalized relative path")
+            );
+        }
+        let ok = RelPath::child(Some(&parent), OsStr::new("lib.rs")).unwrap();
+        assert_eq!(ok.display(), "src/lib.rs");
+        assert_eq!(
+            RelPath::child(None, OsStr::new("a")).unwrap().display(),
+            "a"
+        );
     }
 
     #[cfg(unix)]

@@ -155,6 +155,47 @@ pub struct Tx<'a> {
     conn: &'a Connection,
 }
 
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+enum SetUp {
+    Sql(rusqlite::Error),
+    NotWal(String),
+}
+
+/// The file's one-time settings, before its schema is migrated.
+fn set_up(conn: &Connection) -> std::result::Result<(), SetUp> {
+    // A new index gets 1 KiB pages (a no-op on an existing one). Most blobs live inline and
+    // spill into overflow pages, whose last page is half empty on average: on the 78k-file
+    // Linux baseline the index took 289 MiB with 4 KiB pages and 271 MiB with 1 KiB pages,
+    // with no measurable change in snap or check latency (benches/RESULTS.md).
+    conn.execute_batch("PRAGMA page_size=1024")
+        .map_err(SetUp::Sql)?;
+    // Switching to WAL needs a moment of exclusive access; a sibling process doing the
+    // same on a brand-new home can make it fail once, so retry briefly.
+    let mut mode = String::new();
+    for _ in 0..50 {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(m) => {
+                mode = m;
+                break;
+            }
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(SetUp::Sql(e)),
+        }
+    }
+    if mode.eq_ignore_ascii_case("wal") {
+        Ok(())
+    } else {
+        Err(SetUp::NotWal(mode))
+    }
+}
+
 impl Index {
     pub fn open(path: &Path, durability: Durability) -> Result<Index> {
         let shown = path.display().to_string();
@@ -184,35 +225,6 @@ impl Index {
                 source: e,
             },
         };
-        // A new index gets 1 KiB pages (a no-op on an existing one). Most blobs live inline and
-        // spill into overflow pages, whose last page is half empty on average: on the 78k-file
-        // Linux baseline the index took 289 MiB with 4 KiB pages and 271 MiB with 1 KiB pages,
-        // with no measurable change in snap or check latency (benches/RESULTS.md).
-        conn.execute_batch("PRAGMA page_size=1024")
-            .map_err(damaged)?;
-        // Switching to WAL needs a moment of exclusive access; a sibling process doing the
-        // same on a brand-new home can make it fail once, so retry briefly.
-        let mut mode = String::new();
-        for _ in 0..50 {
-            match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
-                Ok(m) => {
-                    mode = m;
-                    break;
-                }
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy =>
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => return Err(damaged(e)),
-            }
-        }
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(IndexError::Damaged {
-                path: shown,
-                detail: format!("cannot switch to WAL journal (got {mode:?})"),
-            });
-        }
         let sync = match durability {
             Durability::Normal => "NORMAL",
             Durability::Full => "FULL",
@@ -230,6 +242,19 @@ impl Index {
             true,
         )
         .map_err(damaged)?;
+        // An index at the current schema version was set up by an earlier process: its page
+        // size is fixed and WAL mode is persistent, so a hook's open skips both statements
+        // and the migration.
+        let current = user_version(&conn).map_err(damaged)? == schema::MIGRATIONS.len() as i64;
+        if !current {
+            set_up(&conn).map_err(|e| match e {
+                SetUp::Sql(e) => damaged(e),
+                SetUp::NotWal(mode) => IndexError::Damaged {
+                    path: shown.clone(),
+                    detail: format!("cannot switch to WAL journal (got {mode:?})"),
+                },
+            })?;
+        }
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         let index = Index {
@@ -238,22 +263,20 @@ impl Index {
             wal: wal.into(),
             bulk: std::cell::Cell::new(false),
         };
-        index.migrate()?;
+        if !current {
+            index.migrate()?;
+        }
         Ok(index)
     }
 
     fn migrate(&self) -> Result<()> {
         let known = schema::MIGRATIONS.len() as i64;
         let version = |conn: &Connection| {
-            conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
-                .map_err(|e| IndexError::Damaged {
-                    path: self.path.clone(),
-                    detail: e.to_string(),
-                })
+            user_version(conn).map_err(|e| IndexError::Damaged {
+                path: self.path.clone(),
+                detail: e.to_string(),
+            })
         };
-        if version(&self.conn)? == known {
-            return Ok(());
-        }
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| IndexError::Damaged {

@@ -15,8 +15,9 @@ fn parse() -> Result<cli::args::Cli, clap::Error> {
     let mut command = cli::args::Cli::command();
     let parsed = match command.try_get_matches_from_mut(std::env::args_os()) {
         Ok(mut matches) => {
+            // Formatted with a fresh command, as `try_parse` does.
             let parsed = cli::args::Cli::from_arg_matches_mut(&mut matches)
-                .map_err(|e| e.format(&mut command));
+                .map_err(|e| e.format(&mut cli::args::Cli::command()));
             std::mem::forget(matches);
             parsed
         }

@@ -255,7 +255,7 @@ impl Session<'_> {
             let mut reports = Vec::with_capacity(caps.len());
             for cap in &caps {
                 let known = tx.file_state(self.ws_id, &cap.rel)?;
-                let modification = known.as_ref().and_then(|k| modification(&k.state, cap));
+                let modification = known.as_ref().and_then(|k| modification(k, cap));
                 if let (Some(_), Some(k)) = (modification, &known) {
                     self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                 }
@@ -452,7 +452,7 @@ impl Session<'_> {
             } else {
                 self.look(rel)?
             };
-            let modification = known.as_ref().and_then(|k| modification(&k.state, &cap));
+            let modification = known.as_ref().and_then(|k| modification(k, &cap));
             reports.push(CheckReport {
                 path: rel.display(),
                 externally_modified: modification.is_some(),
@@ -472,7 +472,7 @@ impl Session<'_> {
                     // Re-read under the write lock: a concurrent snap may have moved it on.
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
-                        if modification(&k.state, cap).is_some() {
+                        if modification(k, cap).is_some() {
                             let w =
                                 self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                             report.external_window = Some(w);
@@ -495,9 +495,10 @@ impl Session<'_> {
 }
 
 /// How the current capture differs from the latest known state, by content only: a
-/// rewrite of the same bytes (a touch) is not a modification.
-fn modification(known: &FileState, cap: &Captured) -> Option<ModReason> {
-    match (known, &cap.state) {
+/// rewrite of the same bytes (a touch) is not a modification. A known state without bytes
+/// (too large, unreadable) has only its stat to compare, as a scan compares it.
+fn modification(known: &KnownState, cap: &Captured) -> Option<ModReason> {
+    match (&known.state, &cap.state) {
         (FileState::Present { .. }, FileState::Absent) => Some(ModReason::Deleted),
         (FileState::Unknown, FileState::Absent) => Some(ModReason::Deleted),
         (FileState::Absent, FileState::Absent) => None,
@@ -506,8 +507,11 @@ fn modification(known: &FileState, cap: &Captured) -> Option<ModReason> {
             (a != b).then_some(ModReason::Modified)
         }
         (FileState::Present { .. }, FileState::Unknown) => Some(ModReason::Modified),
-        // Too large both times: rewind never had the bytes to compare.
-        (FileState::Unknown, _) => None,
+        (FileState::Unknown, _) => match (known.stat, cap.stat) {
+            (Some(then), Some(now)) => (then != now).then_some(ModReason::Modified),
+            // Nothing to compare: no evidence of a change is not a change.
+            _ => None,
+        },
     }
 }
 

@@ -243,10 +243,15 @@ impl Index {
         )
         .map_err(damaged)?;
         // An index at the current schema version was set up by an earlier process: its page
-        // size is fixed and WAL mode is persistent, so a hook's open skips both statements
-        // and the migration.
+        // size is fixed and WAL mode is persistent, so a hook's open skips the migration and
+        // the switch to WAL, unless someone put the file back in a rollback journal mode
+        // (an `sqlite3` shell, a copy tool): then readers would block writers.
         let current = user_version(&conn).map_err(damaged)? == schema::MIGRATIONS.len() as i64;
-        if !current {
+        let in_wal = || -> rusqlite::Result<bool> {
+            let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            Ok(mode.eq_ignore_ascii_case("wal"))
+        };
+        if !current || !in_wal().map_err(damaged)? {
             set_up(&conn).map_err(|e| match e {
                 SetUp::Sql(e) => damaged(e),
                 SetUp::NotWal(mode) => IndexError::Damaged {
@@ -549,16 +554,11 @@ fn state_from(
     }
 }
 
-/// A file state's `unread` column: why an unknown state has no bytes.
-fn unread_from(unread: Option<&str>) -> Result<Option<Unread>> {
-    unread
-        .map(|s| {
-            Unread::parse(s).ok_or_else(|| IndexError::BadRow {
-                what: "file state",
-                detail: format!("unknown unread reason {s:?}"),
-            })
-        })
-        .transpose()
+/// A file state's `unread` column: why an unknown state has no bytes. A cause this build
+/// does not know (written by a later one) reads as none, so the state still loads and its
+/// changes say `too-large`: a wrong word in a reason is better than a scan that fails.
+fn unread_from(unread: Option<&str>) -> Option<Unread> {
+    unread.and_then(Unread::parse)
 }
 
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
@@ -1183,7 +1183,7 @@ impl Tx<'_> {
             state,
             stat,
             recorded_at,
-            unread: unread_from(unread.as_deref())?,
+            unread: unread_from(unread.as_deref()),
         }))
     }
 

@@ -66,20 +66,14 @@ impl Tx<'_> {
                 }
                 _ => None,
             };
-            let unread = match r.get_ref(9).ctx("list file states")? {
-                ValueRef::Null => None,
-                v => Some(v.as_str().map_err(|e| super::IndexError::BadRow {
-                    what: "file state",
-                    detail: e.to_string(),
-                })?),
-            };
+            let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
             out.push((
                 rel,
                 KnownState {
                     state,
                     stat,
                     recorded_at,
-                    unread: super::unread_from(unread)?,
+                    unread: super::unread_from(unread),
                 },
             ));
         }

@@ -586,6 +586,57 @@ fn a_change_from_an_unreadable_state_says_unreadable() {
     );
 }
 
+/// A read check or a snap of a file rewind knows by its stat alone (unreadable when a scan
+/// looked at it) compares the stat, as the scan does: unchanged, nothing is reported;
+/// changed, the check says modified and the snap records the edit outside the agent,
+/// metadata-only, reason `unreadable`. Both used to ignore any change from such a state.
+#[test]
+fn a_check_and_a_snap_compare_a_state_without_bytes_by_its_stat() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let env = Env::new();
+    env.write("secret.txt", "s0\n");
+    std::fs::set_permissions(
+        env.path("secret.txt"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
+    let run = run_hook(cmd, &fixture(&env, "claude-code", "pre-tool-use-bash"));
+    run.ok();
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+
+    // Root reads a mode-000 file: the same stat as the scan's is no change.
+    if tempfile::tempfile().unwrap().metadata().unwrap().uid() == 0 {
+        let j = env.run(&["--json", "check", "secret.txt"]).ok().json();
+        assert_eq!(j["files"][0]["externally_modified"], false, "{j}");
+    }
+
+    std::fs::set_permissions(
+        env.path("secret.txt"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    env.write("secret.txt", "s1 longer\n");
+    let j = env.run(&["--json", "check", "secret.txt"]).ok().json();
+    assert_eq!(j["files"][0]["externally_modified"], true, "{j}");
+    assert_eq!(j["files"][0]["reason"], "modified", "{j}");
+
+    let snap = env
+        .run(&["--json", "--session", CLAUDE_SESSION, "snap", "secret.txt"])
+        .ok()
+        .json();
+    assert_eq!(snap["files"][0]["externally_modified"], true, "{snap}");
+    let all = changes(&env, CLAUDE_SESSION);
+    let external = all
+        .iter()
+        .find(|c| c["path"] == "secret.txt" && c["window_kind"] == "external")
+        .unwrap_or_else(|| panic!("no external change of secret.txt in {all:#?}"));
+    assert_eq!(external["before"], "unknown", "{all:#?}");
+    assert_eq!(external["after"], blob(b"s1 longer\n"), "{all:#?}");
+    assert_eq!(external["proof"], "metadata-only", "{all:#?}");
+    assert_eq!(external["reason"], "unreadable", "{all:#?}");
+}
+
 #[test]
 fn baseline_works_within_a_time_budget_and_resumes_later() {
     let env = Env::new();

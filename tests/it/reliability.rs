@@ -1510,6 +1510,21 @@ fn db(env: &Env) -> rusqlite::Connection {
     rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
 }
 
+/// An index someone put back in a rollback journal mode (an `sqlite3` shell, a copy tool) is
+/// switched to WAL again by the next command, as a new index is: in a rollback journal,
+/// readers block writers.
+#[test]
+fn an_index_taken_out_of_wal_mode_is_put_back_in_it() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&["snap", "a.txt"]).ok();
+    let mode = |sql: &str| -> String { db(&env).query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(mode("PRAGMA journal_mode"), "wal");
+    assert_eq!(mode("PRAGMA journal_mode=DELETE"), "delete");
+    env.run(&["check", "a.txt"]).ok();
+    assert_eq!(mode("PRAGMA journal_mode"), "wal");
+}
+
 /// An index written before schema v4 holds blob ids as 64 hex digits. The next command
 /// migrates every id column to 32 raw bytes (and adds v5's pack columns, rebuilds file states
 /// without a rowid, v6, marks the changes of undo/redo windows, v7, and adds the file states'

@@ -59,6 +59,20 @@ fn run_hook(mut cmd: std::process::Command, payload: &Value) -> Run {
     child.wait_with_output().unwrap().into()
 }
 
+/// The Claude Code Bash hook (pre or post) run by a uid that permission checks apply to
+/// (`nobody` when the tests run as root); it must succeed without an error.
+fn bash_unprivileged(env: &Env, post: bool) {
+    let name = if post {
+        "post-tool-use-bash"
+    } else {
+        "pre-tool-use-bash"
+    };
+    let cmd = crate::common::unprivileged(env, &["hook", "claude-code"]);
+    let run = run_hook(cmd, &fixture(env, "claude-code", name));
+    run.ok();
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+}
+
 fn change_of<'a>(all: &'a [Value], path: &str) -> &'a Value {
     all.iter()
         .rev()
@@ -510,21 +524,10 @@ fn bash_scan_goes_on_past_an_unreadable_file() {
         std::fs::Permissions::from_mode(0o000),
     )
     .unwrap();
-    let bash_as = |post: bool| {
-        let name = if post {
-            "post-tool-use-bash"
-        } else {
-            "pre-tool-use-bash"
-        };
-        let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
-        let run = run_hook(cmd, &fixture(&env, "claude-code", name));
-        run.ok();
-        assert!(!run.stderr.contains("error"), "{}", run.stderr);
-    };
-    bash_as(false);
+    bash_unprivileged(&env, false);
     env.write("a.txt", "a1\n");
     env.write("secret.txt", "s1 longer\n");
-    bash_as(true);
+    bash_unprivileged(&env, true);
 
     let all = changes(&env, CLAUDE_SESSION);
     let a = change_of(&all, "a.txt");
@@ -548,18 +551,7 @@ fn a_change_from_an_unreadable_state_says_unreadable() {
     for f in ["secret.txt", "gone.txt"] {
         std::fs::set_permissions(env.path(f), std::fs::Permissions::from_mode(0o000)).unwrap();
     }
-    let bash_as = |post: bool| {
-        let name = if post {
-            "post-tool-use-bash"
-        } else {
-            "pre-tool-use-bash"
-        };
-        let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
-        let run = run_hook(cmd, &fixture(&env, "claude-code", name));
-        run.ok();
-        assert!(!run.stderr.contains("error"), "{}", run.stderr);
-    };
-    bash_as(false);
+    bash_unprivileged(&env, false);
     std::fs::set_permissions(
         env.path("secret.txt"),
         std::fs::Permissions::from_mode(0o644),
@@ -567,7 +559,7 @@ fn a_change_from_an_unreadable_state_says_unreadable() {
     .unwrap();
     env.write("secret.txt", "s1 longer\n");
     std::fs::remove_file(env.path("gone.txt")).unwrap();
-    bash_as(true);
+    bash_unprivileged(&env, true);
 
     let all = changes(&env, CLAUDE_SESSION);
     let secret = change_of(&all, "secret.txt");
@@ -600,10 +592,7 @@ fn a_check_and_a_snap_compare_a_state_without_bytes_by_its_stat() {
         std::fs::Permissions::from_mode(0o000),
     )
     .unwrap();
-    let cmd = crate::common::unprivileged(&env, &["hook", "claude-code"]);
-    let run = run_hook(cmd, &fixture(&env, "claude-code", "pre-tool-use-bash"));
-    run.ok();
-    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+    bash_unprivileged(&env, false);
 
     // Root reads a mode-000 file: the same stat as the scan's is no change.
     if tempfile::tempfile().unwrap().metadata().unwrap().uid() == 0 {

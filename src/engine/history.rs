@@ -243,11 +243,7 @@ impl Session<'_> {
             Some(b) => Some(self.home.store.get(&self.home.index, &b)?),
             None => None,
         };
-        let lock = self.home.workspace_lock(self.ws_id)?;
-        lock.lock().map_err(|source| EngineError::Home {
-            path: self.home.root().display().to_string(),
-            source,
-        })?;
+        let _lock = self.home.lock_workspace(self.ws_id)?;
         let cur = self.capture(&rel, target.blob())?;
         if cur.too_large {
             return Err(EngineError::Invalid(format!(

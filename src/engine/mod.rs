@@ -112,7 +112,7 @@ pub struct Home {
     pub(crate) opts: Options,
     /// Held shared by every command and exclusively by `gc`, so gc never deletes a blob a
     /// running command is about to reference.
-    gc_lock: Option<File>,
+    gc_lock: Option<HeldLock>,
 }
 
 impl Home {
@@ -132,7 +132,7 @@ impl Home {
             index,
             store,
             opts,
-            gc_lock: Some(lock),
+            gc_lock: Some(HeldLock(lock)),
         })
     }
 
@@ -164,24 +164,41 @@ impl Home {
 
     /// The exclusive gc lock, for one batch of deletions: running commands finish first and
     /// new ones wait only for that batch, never for a whole gc.
-    pub(crate) fn lock_exclusive(&self) -> Result<File> {
-        let home_err = |source| EngineError::Home {
-            path: self.root.display().to_string(),
-            source,
-        };
-        let lock = lock_file(&self.root, "gc.lock").map_err(home_err)?;
-        lock.lock().map_err(home_err)?;
-        Ok(lock)
+    pub(crate) fn lock_exclusive(&self) -> Result<HeldLock> {
+        let lock = lock_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
+        lock.lock().map_err(|e| self.home_err(e))?;
+        Ok(HeldLock(lock))
     }
 
-    /// A per-workspace lock that serializes undo/redo/restore (and crash recovery).
-    pub(crate) fn workspace_lock(&self, ws: WorkspaceId) -> Result<File> {
-        let home_err = |source| EngineError::Home {
+    /// The per-workspace lock that serializes undo/redo/restore (and crash recovery),
+    /// waiting for whoever holds it.
+    pub(crate) fn lock_workspace(&self, ws: WorkspaceId) -> Result<HeldLock> {
+        let lock = self.workspace_lock_file(ws)?;
+        lock.lock().map_err(|e| self.home_err(e))?;
+        Ok(HeldLock(lock))
+    }
+
+    /// The per-workspace lock if nobody holds it, `None` if a live process does.
+    pub(crate) fn try_lock_workspace(&self, ws: WorkspaceId) -> Result<Option<HeldLock>> {
+        let lock = self.workspace_lock_file(ws)?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Some(HeldLock(lock))),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(self.home_err(e)),
+        }
+    }
+
+    fn workspace_lock_file(&self, ws: WorkspaceId) -> Result<File> {
+        create_private_dir(&self.root.join("locks")).map_err(|e| self.home_err(e))?;
+        lock_file(&self.root, &format!("locks/workspace-{}.lock", ws.0))
+            .map_err(|e| self.home_err(e))
+    }
+
+    fn home_err(&self, source: std::io::Error) -> EngineError {
+        EngineError::Home {
             path: self.root.display().to_string(),
             source,
-        };
-        create_private_dir(&self.root.join("locks")).map_err(home_err)?;
-        lock_file(&self.root, &format!("locks/workspace-{}.lock", ws.0)).map_err(home_err)
+        }
     }
 
     /// Open `name` as a session of `ws`. Finishes or rolls back any undo that a crashed
@@ -223,6 +240,20 @@ impl Home {
             crate::undo::recover(&session)?;
         }
         Ok(session)
+    }
+}
+
+/// An advisory lock (`flock`) this process holds on one of the home's lock files, released
+/// when dropped. Released explicitly, not by closing the file: the lock belongs to the open
+/// file description, which a child process started by any other thread shares from its fork
+/// to its exec, and a close alone would leave the lock held until that child execs (long
+/// enough for the next command to see a live holder and skip crash recovery).
+pub(crate) struct HeldLock(File);
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        // Nothing to do on failure: the close right after releases our share of it.
+        let _ = self.0.unlock();
     }
 }
 
@@ -291,5 +322,29 @@ impl<'h> Session<'h> {
                 }
                 None => Ok(None),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child process forked by another thread holds a copy of every descriptor until it
+    /// execs (`try_clone` makes the same copy): a released workspace lock must be free for
+    /// the next command all the same, or that command skips crash recovery.
+    #[test]
+    fn a_released_lock_is_free_while_a_copy_of_its_descriptor_lives() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::open(dir.path(), Options::default()).unwrap();
+        let ws = WorkspaceId(1);
+        let held = home.lock_workspace(ws).unwrap();
+        let childs_copy = held.0.try_clone().unwrap();
+        assert!(home.try_lock_workspace(ws).unwrap().is_none(), "held");
+        drop(held);
+        assert!(
+            home.try_lock_workspace(ws).unwrap().is_some(),
+            "the lock outlived its holder"
+        );
+        drop(childs_copy);
     }
 }

@@ -273,11 +273,7 @@ impl Session<'_> {
         tool: &str,
         token: Option<&str>,
     ) -> ToolResult<(WindowId, ChangeId)> {
-        let lock = self.home.workspace_lock(self.ws_id)?;
-        lock.lock().map_err(|source| EngineError::Home {
-            path: self.home.root().display().to_string(),
-            source,
-        })?;
+        let _lock = self.home.lock_workspace(self.ws_id)?;
         let root = self.ws.root().to_path_buf();
         let paths: Vec<PathBuf> = vec![self.ws.abs(rel)];
         // A tool-call id of its own pairs this snap with this record and nothing else.

@@ -165,11 +165,7 @@ pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
 /// As [`run`], with the file operations of `fs` (fault injection in tests).
 pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> Result<Report> {
     let home = session.home;
-    let lock = home.workspace_lock(session.ws_id)?;
-    lock.lock().map_err(|source| EngineError::Home {
-        path: home.root().display().to_string(),
-        source,
-    })?;
+    let _lock = home.lock_workspace(session.ws_id)?;
     let (changes, direction) = select(session, req)?;
     let filter = session.resolve_all(&req.paths, &req.cwd)?;
     let changes: Vec<Change> = changes
@@ -940,17 +936,9 @@ fn finish(session: &Session<'_>, window: WindowId, items: &[Item]) -> Result<()>
 /// Skips any whose workspace lock is held: that process is alive and still working.
 pub fn recover(session: &Session<'_>) -> Result<()> {
     let home = session.home;
-    let lock = home.workspace_lock(session.ws_id)?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
-        Err(std::fs::TryLockError::Error(source)) => {
-            return Err(EngineError::Home {
-                path: home.root().display().to_string(),
-                source,
-            })
-        }
-    }
+    let Some(_lock) = home.try_lock_workspace(session.ws_id)? else {
+        return Ok(());
+    };
     for window in home.index.read().applying_windows(session.ws_id)? {
         recover_window(session, window)?;
     }

@@ -175,7 +175,15 @@ pub fn unprivileged(env: &Env, args: &[&str]) -> Command {
     let copy = env.bin_dir().join("rewind");
     if !copy.exists() {
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-        std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &copy).unwrap();
+        // Copied by `cp`, not by this process: a child that another test thread forks while
+        // the copy is open for writing holds the write descriptor until it execs, and
+        // running the copy meanwhile fails with ETXTBSY ("Text file busy").
+        let cp = Command::new("cp")
+            .arg(env!("CARGO_BIN_EXE_rewind"))
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(cp.success(), "cp of the binary: {cp}");
     }
     for e in walkdir::WalkDir::new(tree).into_iter().flatten() {
         std::os::unix::fs::lchown(e.path(), Some(65534), Some(65534)).unwrap();

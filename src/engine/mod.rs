@@ -78,6 +78,22 @@ impl Clock {
     }
 }
 
+/// The index's file name in a home.
+const INDEX_FILE: &str = "index.sqlite3";
+
+/// A home's index file and settings: [`IndexSource::open`] makes a connection on the thread
+/// that will use it.
+pub(crate) struct IndexSource {
+    path: PathBuf,
+    durability: Durability,
+}
+
+impl IndexSource {
+    pub(crate) fn open(&self) -> Result<Index> {
+        Ok(Index::open(&self.path, self.durability)?)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Files larger than this are recorded as metadata-only changes (reason `too-large`).
@@ -123,7 +139,7 @@ impl Home {
         };
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
-        let index = Index::open(&root.join("index.sqlite3"), opts.durability)?;
+        let index = Index::open(&root.join(INDEX_FILE), opts.durability)?;
         let store = Store::new(&root, opts.store.clone());
         let lock = lock_file(&root, "gc.lock").map_err(home_err)?;
         lock.lock_shared().map_err(home_err)?;
@@ -146,6 +162,15 @@ impl Home {
 
     pub fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// What opens another connection to this home's index, for a thread of its own (a
+    /// connection is not shared between threads).
+    pub(crate) fn index_source(&self) -> IndexSource {
+        IndexSource {
+            path: self.root.join(INDEX_FILE),
+            durability: self.opts.durability,
+        }
     }
 
     pub fn store(&self) -> &Store {

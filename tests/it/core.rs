@@ -253,6 +253,47 @@ fn the_same_content_under_two_paths_is_stored_once() {
     assert_eq!(v.json()["ok"], true);
 }
 
+/// The same refusal in a batch big enough to load its targets on a thread of its own while
+/// the plan reads the files (16 files or more): the damaged blob is named, and none of the
+/// 20 files is touched.
+#[test]
+fn a_batched_undo_with_one_damaged_target_changes_nothing() {
+    let env = Env::new();
+    let original = noise(200_000, 11); // incompressible: stored as an object file
+    env.write("big.bin", &original);
+    let names: Vec<String> = (0..19).map(|i| format!("f{i:02}.txt")).collect();
+    for n in &names {
+        env.write(n, format!("{n} before\n"));
+    }
+    let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
+    all.push("big.bin");
+    env.run(&[&["snap"], all.as_slice()].concat()).ok();
+    for n in &names {
+        env.write(n, format!("{n} after\n"));
+    }
+    env.write("big.bin", b"replaced");
+    env.run(&[&["record"], all.as_slice()].concat()).ok();
+    let id = blake3::hash(&original).to_hex().to_string();
+    let obj = env.home.join("objects").join(&id[..2]).join(&id[2..]);
+    let mut bytes = std::fs::read(&obj).unwrap();
+    bytes[1000] ^= 0x01;
+    std::fs::write(&obj, bytes).unwrap();
+
+    let undo = env.run(&["undo"]);
+    assert_eq!(undo.code, 1, "{}{}", undo.stdout, undo.stderr);
+    assert!(
+        undo.stderr.contains("big.bin: cannot restore")
+            && undo.stderr.contains(&id)
+            && undo.stderr.contains("nothing was changed"),
+        "{}",
+        undo.stderr
+    );
+    for n in &names {
+        assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
+    }
+    assert_eq!(env.read("big.bin").unwrap(), b"replaced");
+}
+
 fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     (0..n)

@@ -114,7 +114,7 @@ if [ -f "$HOOK_HOME/index.sqlite3" ] &&
     HOOK=1
     echo "hook: handles PreToolUse Write" >>"$OUT/machine.txt"
 else
-    echo "hook: not measured: rewind hook claude-code does not snapshot on PreToolUse Write yet" >>"$OUT/machine.txt"
+    echo "hook: not measured: a probe PreToolUse Write recorded no snapshot of the file (see \$HOOK_HOME/logs/hook.log)" >>"$OUT/machine.txt"
 fi
 if ! skipped prewrite; then
     log "1. pre-write on one file of the ${TREE##*/} tree"
@@ -166,7 +166,7 @@ import sqlite3, sys
 n = sqlite3.connect(sys.argv[1]).execute("select count(*) from baselines").fetchone()[0]
 sys.exit(0 if n > 0 else 1)
 EOF
-echo "scan: $([ $SCAN = 1 ] && echo available || echo 'not measured: scan not available')" >>"$OUT/machine.txt"
+echo "scan: $([ $SCAN = 1 ] && echo available || echo 'not measured: a probe PreToolUse Bash recorded no baseline')" >>"$OUT/machine.txt"
 
 timed() { # label, command...: wall seconds and peak RSS into results.jsonl
     local label=$1
@@ -278,4 +278,4 @@ if ! skipped criterion; then
     "$STORE_BENCH" --bench --noplot 2>/dev/null | tee "$OUT/criterion.txt" >&2
 fi
 
-python3 "$ROOT/benches/summarize.py" "$OUT" | tee "$OUT/table.md"
+SKIP="$SKIP" python3 "$ROOT/benches/summarize.py" "$OUT" | tee "$OUT/table.md"

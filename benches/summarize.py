@@ -47,6 +47,15 @@ def hyperfine(name):
 
 
 rows = load_jsonl(os.path.join(out, "results.jsonl"))
+# Sections left out with SKIP= (compare.sh passes it on): a line saying so, not "not measured".
+skip = os.environ.get("SKIP", "").split()
+
+
+def skipped(section, num):
+    if section in skip:
+        row(num, f"({section}: skipped)", "", "", "", "", "")
+        return True
+    return False
 machine = open(os.path.join(out, "machine.txt")).read()
 table = []
 
@@ -72,36 +81,43 @@ def compare(num, work, times, rounds, ours, anchor, target, limit, faster=False)
         text, target, ("—" if not target else "yes" if met else "**no**"))
 
 
-t, r = hyperfine("prewrite")
-compare("1", "pre-write, one 24 KB file, 78k-file tree", t, r, "rewind snap",
-        "git hash-object -w", "≤ 1.5×", 1.5)
-compare("1", "", t, r, "rewind snap", "shadow git add", "≥ 10× faster", 10, faster=True)
-ht, hr = hyperfine("hook")
-if "rewind hook claude-code" in ht:
-    # The hook ran through bash (stdin payload), hyperfine subtracting bash's start-up; the
-    # anchors come from the -N invocation of the same round, right before it.
-    t.update(ht)
-    r.update(hr)
-    compare("1", "pre-write via the hook (through a shell, start-up subtracted)", t, r,
-            "rewind hook claude-code", "git hash-object -w", "≤ 1.5×", 1.5)
-    compare("1", "", t, r, "rewind hook claude-code", "shadow git add", "≥ 10× faster", 10,
-            faster=True)
-    compare("1", "hook vs snap, both through the shell", t, r, "rewind hook claude-code",
-            "rewind snap (shell)", "", 1e9)
-else:
-    row("1", "pre-write via `rewind hook claude-code`", "not measured: hook does not snapshot yet",
-        "", "", "", "—")
-t, r = hyperfine("check")
-compare("2", "read check, unchanged file", t, r, "rewind check", "b3sum", "≤ 1.5×", 1.5)
+if not skipped("prewrite", "1"):
+    t, r = hyperfine("prewrite")
+    compare("1", "pre-write, one 24 KB file, 78k-file tree", t, r, "rewind snap",
+            "git hash-object -w", "≤ 1.5×", 1.5)
+    compare("1", "", t, r, "rewind snap", "shadow git add", "≥ 10× faster", 10, faster=True)
+    ht, hr = hyperfine("hook")
+    if "rewind hook claude-code" in ht:
+        # The hook ran through bash (stdin payload), hyperfine subtracting bash's start-up; the
+        # anchors come from the -N invocation of the same round, right before it.
+        t.update(ht)
+        r.update(hr)
+        compare("1", "pre-write via the hook (through a shell, start-up subtracted)", t, r,
+                "rewind hook claude-code", "git hash-object -w", "≤ 1.5×", 1.5)
+        compare("1", "", t, r, "rewind hook claude-code", "shadow git add", "≥ 10× faster", 10,
+                faster=True)
+        compare("1", "hook vs snap, both through the shell", t, r, "rewind hook claude-code",
+                "rewind snap (shell)", "", 1e9)
+    else:
+        why = ("no hook timings in this run" if "hook: handles" in machine
+               else "the probe hook recorded no snapshot (see its hook.log)")
+        row("1", "pre-write via `rewind hook claude-code`", f"not measured: {why}", "", "", "",
+            "—")
+if not skipped("check", "2"):
+    t, r = hyperfine("check")
+    compare("2", "read check, unchanged file", t, r, "rewind check", "b3sum", "≤ 1.5×", 1.5)
 
 t, r = hyperfine("scan")
-if t:
+if "baseline" in skip:  # the scan runs on the baseline's home
+    skipped("baseline", "3")
+elif t:
     ours = [k for k in t if k.startswith("rewind")][0]
     compare("3", "scan, no changes, 78k files", t, r, ours, "git status --porcelain", "≤ 0.6×",
             0.6)
 else:
-    row("3", "scan, no changes, 78k files", "not measured: scan not available", "", "", "≤ 0.6×",
-        "—")
+    why = ("no scan timings in this run" if "scan: available" in machine
+           else "the probe scan recorded no baseline")
+    row("3", "scan, no changes, 78k files", f"not measured: {why}", "", "", "≤ 0.6×", "—")
 
 timed = {}
 for x in rows:
@@ -114,7 +130,9 @@ for x in rows:
 git_base = timed.get("git add -A && git write-tree", [])
 snap_all = timed.get("rewind snap of every file (library, 1000 per call)", [])
 scan_base = timed.get("rewind first baseline (hook, PreToolUse Bash)", [])
-if git_base:
+if "baseline" in skip:
+    skipped("baseline", "4, 5")
+elif git_base:
     gs = [x["seconds"] for x in git_base]
     grss = max(x["max_rss_kib"] for x in git_base)
     anchor = f"`git add -A && write-tree` {span(gs)}, peak RSS {fmt_k(grss)}"
@@ -126,7 +144,7 @@ if git_base:
     for label, runs, is_proxy in ((scan_label, scan_base, False),
                                   ("stand-in: `Session::snap` of every file, 1000 per call", snap_all, True)):
         if not runs:
-            row("4", "first baseline, 78k files", "not measured: scan not available", anchor, "",
+            row("4", "first baseline, 78k files", "not measured: the probe scan recorded no baseline", anchor, "",
                 "≥ 5× faster; RSS ≤ 200 MB", "—")
             continue
         s = [x["seconds"] for x in runs]
@@ -150,7 +168,9 @@ if git_base:
 
 versions = [x for x in rows if x["bench"] == "replay-version"]
 replay = [x for x in rows if x["bench"] == "replay"]
-if replay:
+if "replay" in skip:
+    skipped("replay", "6")
+elif replay:
     rp = replay[0]
     ratio = rp["rewind_kib"] / rp["git_packed_kib"]
     row("6", f"replay of {rp['versions']} lodash versions ({rp['writes']} writes, "
@@ -179,6 +199,7 @@ if replay:
         f"{ga_per_write / statistics.median(ws):.2f}× faster", "", "")
 
 t, r = hyperfine("undo")
+skipped("undo", "7")
 for cmd in sorted(t, key=lambda c: (c.split("(")[1], c)):
     m = statistics.median(t[cmd])
     what, fs = cmd.removeprefix("rewind ").split(" (1,000 files")

@@ -232,7 +232,6 @@ fs_label() {
     fi
 }
 if ! skipped undo; then
-    (cd "$TREE" && find drivers -type f -name '*.c' | sort | awk 'NR <= 1000' >"$OUT/undo-files.txt")
     n=0
     for dir in $UNDO_DIRS; do
         n=$((n + 1))
@@ -241,19 +240,7 @@ if ! skipped undo; then
         echo "undo fs $n: $dir ($label)" >>"$OUT/machine.txt"
         UNDO_WS=$dir/rewind-bench-undo-ws
         UNDO_HOME=$dir/rewind-bench-undo-home
-        rm -rf "$UNDO_WS" "$UNDO_HOME"
-        mkdir -p "$UNDO_WS"
-        (cd "$TREE" && xargs -a "$OUT/undo-files.txt" cp --parents -t "$UNDO_WS")
-        (
-            cd "$UNDO_WS"
-            ru() { "$REWIND" --home "$UNDO_HOME" --workspace "$UNDO_WS" "$@"; }
-            mapfile -t files <"$OUT/undo-files.txt"
-            ru window open --label "1000 files" >/dev/null
-            ru snap "${files[@]}" >/dev/null
-            for f in "${files[@]}"; do printf '/* edited by the agent */\n' >>"$f"; done
-            ru record "${files[@]}" >/dev/null
-            ru window close >/dev/null
-        )
+        REWIND_BENCH_DATA=$DATA "$ROOT/benches/undo-window.sh" "$UNDO_WS" "$UNDO_HOME" "$REWIND"
         UNDO="$REWIND --home $UNDO_HOME --workspace $UNDO_WS"
         for r in $(seq 1 "$ROUNDS"); do
             hyperfine --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \

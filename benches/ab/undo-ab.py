@@ -2,7 +2,7 @@
 alternating (order reversed every other cycle), `sync` before each command; medians.
 
 usage: python3 benches/ab/undo-ab.py CYCLES NAME=BINARY=DIR ...
-Each DIR made by benches/ab/undo-setup.sh; run each BINARY from a fresh `cp` (a binary the
+Each DIR holds ws/ and home/ made by `benches/undo-window.sh DIR/ws DIR/home REWIND`; run each BINARY from a fresh `cp` (a binary the
 linker just wrote starts slower on some kernels, see RESULTS.md) and swap the DIRs between
 runs (two workspaces on one filesystem are not placed alike)."""
 import os

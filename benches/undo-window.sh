@@ -1,0 +1,21 @@
+#!/bin/bash
+# The undo benchmark's workspace: WS holds the first 1,000 files (in sort order) of
+# drivers/**/*.c of the Linux tree, and HOME one window in which the agent appended a line to
+# each. Used by compare.sh (section 7) and by benches/ab/undo-ab.py (A/B of two builds).
+# usage: benches/undo-window.sh WS HOME REWIND
+set -euo pipefail
+WS=$1
+HOME_DIR=$2
+REWIND=$3
+TREE=${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}/linux
+rm -rf "$WS" "$HOME_DIR"
+mkdir -p "$WS"
+mapfile -t files < <(cd "$TREE" && find drivers -type f -name '*.c' | sort | awk 'NR <= 1000')
+(cd "$TREE" && cp --parents -t "$WS" "${files[@]}")
+cd "$WS"
+ru() { "$REWIND" --home "$HOME_DIR" --workspace "$WS" "$@"; }
+ru window open --label "1000 files" >/dev/null
+ru snap "${files[@]}" >/dev/null
+for f in "${files[@]}"; do printf '/* edited by the agent */\n' >>"$f"; done
+ru record "${files[@]}" >/dev/null
+ru window close >/dev/null

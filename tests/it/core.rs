@@ -273,11 +273,7 @@ fn a_batched_undo_with_one_damaged_target_changes_nothing() {
     }
     env.write("big.bin", b"replaced");
     env.run(&[&["record"], all.as_slice()].concat()).ok();
-    let id = blake3::hash(&original).to_hex().to_string();
-    let obj = env.home.join("objects").join(&id[..2]).join(&id[2..]);
-    let mut bytes = std::fs::read(&obj).unwrap();
-    bytes[1000] ^= 0x01;
-    std::fs::write(&obj, bytes).unwrap();
+    let id = damage_object(&env, &original);
 
     let undo = env.run(&["undo"]);
     assert_eq!(undo.code, 1, "{}{}", undo.stdout, undo.stderr);
@@ -292,6 +288,17 @@ fn a_batched_undo_with_one_damaged_target_changes_nothing() {
         assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
     }
     assert_eq!(env.read("big.bin").unwrap(), b"replaced");
+}
+
+/// Flip one bit of the object file holding `original` (stored as a file of its own: large
+/// and incompressible); its blob id.
+fn damage_object(env: &Env, original: &[u8]) -> String {
+    let id = blake3::hash(original).to_hex().to_string();
+    let obj = env.home.join("objects").join(&id[..2]).join(&id[2..]);
+    let mut bytes = std::fs::read(&obj).unwrap();
+    bytes[1000] ^= 0x01;
+    std::fs::write(&obj, bytes).unwrap();
+    id
 }
 
 fn noise(n: usize, seed: u64) -> Vec<u8> {
@@ -312,11 +319,7 @@ fn a_corrupted_object_fails_verify_and_undo_refuses_to_use_it() {
     let original = noise(200_000, 7); // incompressible: stored as an object file
     env.write("big.bin", &original);
     env.agent_write("big.bin", b"replaced");
-    let id = blake3::hash(&original).to_hex().to_string();
-    let obj = env.home.join("objects").join(&id[..2]).join(&id[2..]);
-    let mut bytes = std::fs::read(&obj).unwrap();
-    bytes[1000] ^= 0x01;
-    std::fs::write(&obj, bytes).unwrap();
+    let id = damage_object(&env, &original);
 
     let v = env.run(&["verify"]);
     assert_eq!(v.code, 1);

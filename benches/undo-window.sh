@@ -4,9 +4,10 @@
 # each. Used by compare.sh (section 7) and by benches/ab/undo-ab.py (A/B of two builds).
 # usage: benches/undo-window.sh WS HOME REWIND
 set -euo pipefail
-WS=$1
-HOME_DIR=$2
-REWIND=$3
+# Absolute: the script changes directory.
+WS=$(realpath -m "$1")
+HOME_DIR=$(realpath -m "$2")
+REWIND=$(realpath "$(command -v "$3")")
 TREE=${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}/linux
 rm -rf "$WS" "$HOME_DIR"
 mkdir -p "$WS"

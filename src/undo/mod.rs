@@ -190,13 +190,18 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     // for the plan: the two were a third of a 1,000-file undo, one after the other.
     let prefetch = !req.dry_run && changes.len() >= home.opts.batch_sync_min;
     let (items, mut prefetched) = std::thread::scope(|s| {
-        let loader = prefetch.then(|| {
-            let blobs = target_blobs(&changes, direction);
-            let (source, store) = (home.index_source(), &home.store);
-            s.spawn(move || prefetch_targets(&source, store, blobs))
-        });
+        let loader = prefetch
+            .then(|| {
+                let blobs = target_blobs(&changes, direction);
+                let (source, store) = (home.index_source(), &home.store);
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || prefetch_targets(&source, store, blobs))
+                    .ok()
+            })
+            .flatten();
         let items = plan(session, &changes, direction, !req.dry_run);
-        // A loader that failed or panicked only means loading here, as without one.
+        // A loader that could not start, failed or panicked only means loading here, as
+        // without one.
         let prefetched = loader
             .and_then(|l| l.join().ok())
             .and_then(|r| r.ok())
@@ -888,7 +893,16 @@ fn stage_all(
     } else {
         let (first, second) = writes.split_at(writes.len() / 2);
         std::thread::scope(|s| {
-            let other = s.spawn(|| stage_part(second));
+            // No second thread to be had (a process limit): both halves on this one.
+            let Ok(other) = std::thread::Builder::new().spawn_scoped(s, || stage_part(second))
+            else {
+                let a = stage_part(first);
+                let b = match a.1 {
+                    None => stage_part(second),
+                    Some(_) => (Vec::new(), None),
+                };
+                return (a, b);
+            };
             let a = stage_part(first);
             match other.join() {
                 Ok(b) => (a, b),

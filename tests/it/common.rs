@@ -165,11 +165,30 @@ pub fn changes(env: &Env, session: &str) -> Vec<serde_json::Value> {
 /// runs from a copy inside that tree: the build's own binary may sit under a directory
 /// `nobody` cannot enter (a checkout in a `mktemp -d` directory, mode 0700).
 pub fn unprivileged(env: &Env, args: &[&str]) -> Command {
+    unprivileged_under(env, &[], args)
+}
+
+/// As [`unprivileged`], run by `wrapper` (a program and its arguments, which ends by
+/// running the binary, e.g. `prlimit --nproc=1 --`), under the same uid.
+pub fn unprivileged_under(env: &Env, wrapper: &[&str], args: &[&str]) -> Command {
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::process::CommandExt;
+    let wrapped = |binary: &Path| -> Command {
+        let Some((program, before)) = wrapper.split_first() else {
+            return env.command_of(binary, args);
+        };
+        let binary = binary.to_str().unwrap();
+        let all: Vec<&str> = before
+            .iter()
+            .copied()
+            .chain([binary])
+            .chain(args.iter().copied())
+            .collect();
+        env.command_of(Path::new(program), &all)
+    };
     let me = tempfile::tempfile().unwrap().metadata().unwrap().uid();
     if me != 0 {
-        return env.command(args);
+        return wrapped(Path::new(env!("CARGO_BIN_EXE_rewind")));
     }
     let tree = env.ws.parent().unwrap();
     let copy = env.bin_dir().join("rewind");
@@ -188,7 +207,7 @@ pub fn unprivileged(env: &Env, args: &[&str]) -> Command {
     for e in walkdir::WalkDir::new(tree).into_iter().flatten() {
         std::os::unix::fs::lchown(e.path(), Some(65534), Some(65534)).unwrap();
     }
-    let mut cmd = env.command_of(&copy, args);
+    let mut cmd = wrapped(&copy);
     cmd.uid(65534).gid(65534);
     cmd
 }

@@ -290,6 +290,40 @@ fn a_batched_undo_with_one_damaged_target_changes_nothing() {
     assert_eq!(env.read("big.bin").unwrap(), b"replaced");
 }
 
+/// A batch (16 files or more) loads its targets and stages its temp files on a second
+/// thread: a process the OS refuses any thread to (`prlimit --nproc=1`, run as `nobody` so
+/// the limit applies) does both on its one thread and undoes all 20 files, then redoes them.
+#[test]
+fn a_batched_undo_without_a_second_thread_still_undoes_everything() {
+    let env = Env::new();
+    let names: Vec<String> = (0..20).map(|i| format!("d/f{i:02}.txt")).collect();
+    for n in &names {
+        env.write(n, format!("{n} before\n"));
+    }
+    let all: Vec<&str> = names.iter().map(String::as_str).collect();
+    env.run(&[&["snap"], all.as_slice()].concat()).ok();
+    for n in &names {
+        env.write(n, format!("{n} after\n"));
+    }
+    env.run(&[&["record"], all.as_slice()].concat()).ok();
+
+    let one_thread = |op: &str| {
+        let mut cmd =
+            crate::common::unprivileged_under(&env, &["prlimit", "--nproc=1", "--"], &[op]);
+        crate::common::Run::from(cmd.output().unwrap())
+    };
+    let undo = one_thread("undo");
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    for n in &names {
+        assert_eq!(env.read(n).unwrap(), format!("{n} before\n").as_bytes());
+    }
+    let redo = one_thread("redo");
+    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
+    for n in &names {
+        assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
+    }
+}
+
 /// Flip one bit of the object file holding `original` (stored as a file of its own: large
 /// and incompressible); its blob id.
 fn damage_object(env: &Env, original: &[u8]) -> String {

@@ -234,6 +234,10 @@ impl Index {
              PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;"
         ))
         .map_err(damaged)?;
+        // Statements are prepared once per connection (`prepare_cached`): a process that
+        // keeps the index open (the hook helper) then skips SQLite's parser, 40 % of its
+        // work per hook event; a hook touches about 30 distinct statements.
+        conn.set_prepared_statement_cache_capacity(64);
         // Every hook is a short-lived process: without this, the last connection to close
         // checkpoints the WAL and deletes it, an fsync-heavy step that cost ~15 ms per hook.
         // The WAL is kept small by `shrink_wal` after writes instead.
@@ -716,24 +720,20 @@ impl Tx<'_> {
 
     pub fn workspace(&self, root: &[u8], now: i64) -> Result<WorkspaceId> {
         self.conn
-            .execute(
-                "INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)",
-                params![root, now],
-            )
+            .prepare_cached("INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute(params![root, now]))
             .ctx("insert workspace")?;
         self.conn
-            .query_row("SELECT id FROM workspaces WHERE root = ?1", [root], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
+            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
             .map(WorkspaceId)
             .ctx("find workspace")
     }
 
     pub fn find_workspace(&self, root: &[u8]) -> Result<Option<WorkspaceId>> {
         self.conn
-            .query_row("SELECT id FROM workspaces WHERE root = ?1", [root], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
+            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
             .optional()
             .map(|o| o.map(WorkspaceId))
             .ctx("find workspace")
@@ -741,10 +741,7 @@ impl Tx<'_> {
 
     pub fn session(&self, ws: WorkspaceId, name: &str, now: i64) -> Result<SessionRowId> {
         self.conn
-            .execute(
-                "INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)",
-                params![ws.0, name, now],
-            )
+            .prepare_cached("INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)").and_then(|mut st| st.execute(params![ws.0, name, now]))
             .ctx("insert session")?;
         self.find_session(ws, name)?.ok_or(IndexError::BadRow {
             what: "session",
@@ -754,11 +751,8 @@ impl Tx<'_> {
 
     pub fn find_session(&self, ws: WorkspaceId, name: &str) -> Result<Option<SessionRowId>> {
         self.conn
-            .query_row(
-                "SELECT id FROM sessions WHERE workspace_id = ?1 AND name = ?2",
-                params![ws.0, name],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT id FROM sessions WHERE workspace_id = ?1 AND name = ?2")
+            .and_then(|mut st| st.query_row(params![ws.0, name], |r| r.get(0)))
             .optional()
             .map(|o| o.map(SessionRowId))
             .ctx("find session")
@@ -768,7 +762,7 @@ impl Tx<'_> {
     pub fn sessions(&self, ws: WorkspaceId) -> Result<Vec<(SessionRowId, String)>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT s.id, s.name FROM sessions s LEFT JOIN windows w ON w.session_id = s.id
                  WHERE s.workspace_id = ?1 GROUP BY s.id ORDER BY MAX(COALESCE(w.id, 0)) DESC, s.id DESC",
             )
@@ -793,38 +787,36 @@ impl Tx<'_> {
         now: i64,
     ) -> Result<WindowId> {
         self.conn
-            .execute(
+            .prepare_cached(
                 "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+            )
+            .and_then(|mut st| {
+                st.execute(params![
                     session.0,
                     kind.as_str(),
                     label,
                     implicit,
                     status.as_str(),
                     now
-                ],
-            )
+                ])
+            })
             .ctx("open window")?;
         Ok(WindowId(self.conn.last_insert_rowid()))
     }
 
     pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
         self.conn
-            .execute(
-                "UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL",
-                params![id.0, now],
-            )
+            .prepare_cached("UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL")
+            .and_then(|mut st| st.execute(params![id.0, now]))
             .ctx("close window")?;
         Ok(())
     }
 
     pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
         self.conn
-            .execute(
-                "UPDATE windows SET status = ?2 WHERE id = ?1",
-                params![id.0, status.as_str()],
-            )
+            .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
+            .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
             .ctx("set window status")?;
         Ok(())
     }
@@ -848,7 +840,8 @@ impl Tx<'_> {
         );
         let raw = self
             .conn
-            .query_row(&sql, [arg], window_from)
+            .prepare_cached(&sql)
+            .and_then(|mut st| st.query_row([arg], window_from))
             .optional()
             .ctx("find window")?;
         raw.map(to_window).transpose()
@@ -860,7 +853,7 @@ impl Tx<'_> {
             "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
              WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
         );
-        let mut stmt = self.conn.prepare(&sql).ctx("list windows")?;
+        let mut stmt = self.conn.prepare_cached(&sql).ctx("list windows")?;
         let raws = stmt
             .query_map(params![session.0, limit as i64], window_from)
             .ctx("list windows")?
@@ -873,7 +866,7 @@ impl Tx<'_> {
     pub fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT w.id FROM windows w JOIN sessions s ON s.id = w.session_id
                  WHERE w.status = 'applying' AND s.workspace_id = ?1 ORDER BY w.id",
             )
@@ -889,13 +882,10 @@ impl Tx<'_> {
     /// Newest agent window of the session with a change still in effect.
     pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
-            .query_row(
-                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'agent' AND w.status = 'done'
+            .prepare_cached("SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'agent' AND w.status = 'done'
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
-                 ORDER BY w.id DESC LIMIT 1",
-                [session.0],
-                |r| r.get(0),
-            )
+                 ORDER BY w.id DESC LIMIT 1").and_then(|mut st| st.query_row([session.0],
+                |r| r.get(0)))
             .optional()
             .map(|o| o.map(WindowId))
             .ctx("find undo target")
@@ -904,14 +894,13 @@ impl Tx<'_> {
     /// Newest finished undo window of the session whose changes it still reverses.
     pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'undo'
                  AND w.status = 'done'
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.undone_by = w.id)
                  ORDER BY w.id DESC LIMIT 1",
-                [session.0],
-                |r| r.get(0),
             )
+            .and_then(|mut st| st.query_row([session.0], |r| r.get(0)))
             .optional()
             .map(|o| o.map(WindowId))
             .ctx("find redo target")
@@ -970,11 +959,11 @@ impl Tx<'_> {
     ) -> Result<()> {
         let (k, b, m) = state_cols(after);
         self.conn
-            .execute(
+            .prepare_cached(
                 "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
                    reason = COALESCE(?6, reason), recorded_at = ?7 WHERE id = ?1",
-                params![id.0, k, b, m, proof.as_str(), reason, now],
             )
+            .and_then(|mut st| st.execute(params![id.0, k, b, m, proof.as_str(), reason, now]))
             .ctx("record after state")?;
         Ok(())
     }
@@ -1038,11 +1027,10 @@ impl Tx<'_> {
 
     pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT COUNT(*) FROM changes WHERE window_id = ?1 AND after_kind IS NULL",
-                [window.0],
-                |r| r.get(0),
             )
+            .and_then(|mut st| st.query_row([window.0], |r| r.get(0)))
             .ctx("count pending changes")
     }
 
@@ -1130,13 +1118,11 @@ impl Tx<'_> {
             }
         };
         self.conn
-            .execute(
-                &format!(
-                    "UPDATE changes SET undone_by = {previous}
+            .prepare_cached(&format!(
+                "UPDATE changes SET undone_by = {previous}
                      WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
-                ),
-                [window.0],
-            )
+            ))
+            .and_then(|mut st| st.execute([window.0]))
             .ctx("roll back reversal")?;
         Ok(())
     }
@@ -1253,11 +1239,8 @@ impl Tx<'_> {
         now: i64,
     ) -> Result<()> {
         self.conn
-            .execute(
-                "INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at",
-                params![session.0, path.as_bytes(), blob, now],
-            )
+            .prepare_cached("INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at").and_then(|mut st| st.execute(params![session.0, path.as_bytes(), blob, now]))
             .ctx("record read")?;
         Ok(())
     }
@@ -1270,11 +1253,8 @@ impl Tx<'_> {
     ) -> Result<Option<Option<BlobId>>> {
         let raw: Option<Option<Value>> = self
             .conn
-            .query_row(
-                "SELECT blob FROM reads WHERE session_id = ?1 AND path = ?2",
-                params![session.0, path.as_bytes()],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT blob FROM reads WHERE session_id = ?1 AND path = ?2")
+            .and_then(|mut st| st.query_row(params![session.0, path.as_bytes()], |r| r.get(0)))
             .optional()
             .ctx("find read")?;
         match raw {
@@ -1409,7 +1389,7 @@ impl Tx<'_> {
     pub fn pack_usage(&self) -> Result<Vec<(u64, u64)>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
                  GROUP BY pack ORDER BY pack",
             )
@@ -1428,7 +1408,7 @@ impl Tx<'_> {
     pub fn packed_blobs(&self, pack: u64) -> Result<Vec<(BlobId, u64, u64)>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
                  ORDER BY pack_offset",
             )
@@ -1485,7 +1465,7 @@ impl Tx<'_> {
     pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id FROM blobs ORDER BY id")
+            .prepare_cached("SELECT id FROM blobs ORDER BY id")
             .ctx("list blobs")?;
         let ids = stmt
             .query_map([], |r| r.get::<_, Value>(0))
@@ -1497,12 +1477,13 @@ impl Tx<'_> {
 
     pub fn blob_totals(&self) -> Result<BlobTotals> {
         self.conn
-            .query_row(
+            .prepare_cached(
                 "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
                         COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
                  FROM blobs",
-                [],
-                |r| {
+            )
+            .and_then(|mut st| {
+                st.query_row([], |r| {
                     Ok(BlobTotals {
                         blobs: r.get::<_, i64>(0)? as u64,
                         bytes: r.get::<_, i64>(1)? as u64,
@@ -1510,8 +1491,8 @@ impl Tx<'_> {
                         inline: r.get::<_, i64>(3)? as u64,
                         packed: r.get::<_, i64>(4)? as u64,
                     })
-                },
-            )
+                })
+            })
             .ctx("count blobs")
     }
 
@@ -1519,7 +1500,7 @@ impl Tx<'_> {
     pub fn referenced_blobs(&self) -> Result<std::collections::HashSet<BlobId>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT before_blob FROM changes WHERE before_blob IS NOT NULL
                  UNION SELECT after_blob FROM changes WHERE after_blob IS NOT NULL
                  UNION SELECT blob FROM file_states WHERE blob IS NOT NULL
@@ -1562,7 +1543,8 @@ impl Tx<'_> {
 
     pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
         self.conn
-            .execute("DELETE FROM blobs WHERE id = ?1", [id])
+            .prepare_cached("DELETE FROM blobs WHERE id = ?1")
+            .and_then(|mut st| st.execute([id]))
             .ctx("delete blob")?;
         Ok(())
     }
@@ -1571,7 +1553,7 @@ impl Tx<'_> {
     pub fn all_references(&self) -> Result<Vec<(String, BlobId)>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT 'change ' || id || ' before', before_blob FROM changes WHERE before_blob IS NOT NULL
                  UNION ALL SELECT 'change ' || id || ' after', after_blob FROM changes WHERE after_blob IS NOT NULL
                  UNION ALL SELECT 'file state ' || CAST(path AS TEXT), blob FROM file_states WHERE blob IS NOT NULL
@@ -1610,7 +1592,7 @@ impl Tx<'_> {
     ) -> Result<Vec<WindowId>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT id, opened_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS rank
                  FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent')",
             )
@@ -1640,7 +1622,7 @@ impl Tx<'_> {
     pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT id FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent') ORDER BY id",
             )
             .ctx("list windows")?;
@@ -1656,20 +1638,19 @@ impl Tx<'_> {
         // Changes this window undid go with it: without the undo window there is nothing
         // left that could redo them, and keeping them "in effect" would be a lie.
         self.conn
-            .execute(
+            .prepare_cached(
                 "DELETE FROM reversals WHERE window_id = ?1 OR change_id IN
                    (SELECT id FROM changes WHERE window_id = ?1 OR undone_by = ?1)",
-                [id.0],
             )
+            .and_then(|mut st| st.execute([id.0]))
             .ctx("delete window")?;
         self.conn
-            .execute(
-                "DELETE FROM changes WHERE window_id = ?1 OR undone_by = ?1",
-                [id.0],
-            )
+            .prepare_cached("DELETE FROM changes WHERE window_id = ?1 OR undone_by = ?1")
+            .and_then(|mut st| st.execute([id.0]))
             .ctx("delete window")?;
         self.conn
-            .execute("DELETE FROM windows WHERE id = ?1", [id.0])
+            .prepare_cached("DELETE FROM windows WHERE id = ?1")
+            .and_then(|mut st| st.execute([id.0]))
             .ctx("delete window")?;
         Ok(())
     }
@@ -1794,9 +1775,8 @@ mod tests {
             .map(|id| {
                 index
                     .conn
-                    .query_row("SELECT reversal FROM changes WHERE id = ?1", [id.0], |r| {
-                        r.get(0)
-                    })
+                    .prepare_cached("SELECT reversal FROM changes WHERE id = ?1")
+                    .and_then(|mut st| st.query_row([id.0], |r| r.get(0)))
                     .unwrap()
             })
             .collect();
@@ -1814,7 +1794,7 @@ mod tests {
         // by reading every change since `after`).
         let plan: Vec<String> = index
             .conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "EXPLAIN QUERY PLAN {}",
                 changes_sql(LIVE_CHANGES_AFTER, "c.id")
             ))
@@ -1853,7 +1833,8 @@ mod tests {
         let index = Index::open(&path, Durability::Normal).unwrap();
         let n: i64 = index
             .conn
-            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .prepare_cached("SELECT COUNT(*) FROM workspaces")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
             .unwrap();
         assert_eq!(n, 300, "every write is still there");
     }
@@ -1870,7 +1851,8 @@ mod tests {
         let checkpoints = |index: &Index| -> i64 {
             index
                 .conn
-                .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+                .prepare_cached("PRAGMA wal_autocheckpoint")
+                .and_then(|mut st| st.query_row([], |r| r.get(0)))
                 .unwrap()
         };
         let mut largest = 0;
@@ -1903,7 +1885,8 @@ mod tests {
         assert_eq!(checkpoints(&index) as u64, AUTOCHECKPOINT_PAGES);
         let n: i64 = index
             .conn
-            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .prepare_cached("SELECT COUNT(*) FROM workspaces")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
             .unwrap();
         assert_eq!(n, 400);
     }
@@ -1920,7 +1903,8 @@ mod tests {
         reader.conn.execute_batch("BEGIN").unwrap();
         let _: i64 = reader
             .conn
-            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .prepare_cached("SELECT COUNT(*) FROM workspaces")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
             .unwrap();
         for i in 0..200i64 {
             writer

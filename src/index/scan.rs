@@ -26,7 +26,7 @@ impl Tx<'_> {
     pub fn all_file_states(&self, ws: WorkspaceId) -> Result<Vec<(RelPath, KnownState)>> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
                  FROM file_states WHERE workspace_id = ?1",
             )
@@ -94,9 +94,7 @@ impl Tx<'_> {
 
     pub fn baseline(&self, ws: WorkspaceId) -> Result<Option<Baseline>> {
         self.conn
-            .query_row(
-                "SELECT complete, files, started_at, updated_at FROM baselines WHERE workspace_id = ?1",
-                [ws.0],
+            .prepare_cached("SELECT complete, files, started_at, updated_at FROM baselines WHERE workspace_id = ?1").and_then(|mut st| st.query_row([ws.0],
                 |r| {
                     Ok(Baseline {
                         complete: r.get::<_, bool>(0)?,
@@ -104,8 +102,7 @@ impl Tx<'_> {
                         started_at: r.get(2)?,
                         updated_at: r.get(3)?,
                     })
-                },
-            )
+                }))
             .optional()
             .ctx("find baseline")
     }
@@ -118,13 +115,13 @@ impl Tx<'_> {
         now: i64,
     ) -> Result<()> {
         self.conn
-            .execute(
+            .prepare_cached(
                 "INSERT INTO baselines(workspace_id, complete, files, started_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?4)
                  ON CONFLICT(workspace_id) DO UPDATE SET complete = excluded.complete,
                    files = excluded.files, updated_at = excluded.updated_at",
-                params![ws.0, complete, files as i64, now],
             )
+            .and_then(|mut st| st.execute(params![ws.0, complete, files as i64, now]))
             .ctx("set baseline")?;
         Ok(())
     }
@@ -132,11 +129,11 @@ impl Tx<'_> {
     /// Remember when a pre-shell scan of `tool_call` ("" when the agent sends no id) started.
     pub fn set_scan_mark(&self, session: SessionRowId, tool_call: &str, at: i64) -> Result<()> {
         self.conn
-            .execute(
+            .prepare_cached(
                 "INSERT INTO scan_marks(session_id, tool_call, started_at) VALUES (?1, ?2, ?3)
                  ON CONFLICT(session_id, tool_call) DO UPDATE SET started_at = excluded.started_at",
-                params![session.0, tool_call, at],
             )
+            .and_then(|mut st| st.execute(params![session.0, tool_call, at]))
             .ctx("set scan mark")?;
         Ok(())
     }
@@ -145,19 +142,16 @@ impl Tx<'_> {
     pub fn take_scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
         let at = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT started_at FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
-                params![session.0, tool_call],
-                |r| r.get::<_, i64>(0),
             )
+            .and_then(|mut st| st.query_row(params![session.0, tool_call], |r| r.get::<_, i64>(0)))
             .optional()
             .ctx("find scan mark")?;
         if at.is_some() {
             self.conn
-                .execute(
-                    "DELETE FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
-                    params![session.0, tool_call],
-                )
+                .prepare_cached("DELETE FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2")
+                .and_then(|mut st| st.execute(params![session.0, tool_call]))
                 .ctx("delete scan mark")?;
         }
         Ok(at)

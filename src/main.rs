@@ -28,7 +28,12 @@ fn parse() -> Result<cli::args::Cli, clap::Error> {
 }
 
 fn main() -> ExitCode {
-    let parsed = match parse() {
+    // A hook event goes to the home's resident helper when one runs (`cli::helper`).
+    let payload = match cli::helper::forward_hook() {
+        cli::helper::Forward::Answered(code) => return ExitCode::from(code),
+        cli::helper::Forward::InProcess(payload) => payload,
+    };
+    let mut parsed = match parse() {
         Ok(parsed) => parsed,
         Err(e) => {
             // A hook must never exit 2 by accident: agents read 2 as "block this tool call".
@@ -46,6 +51,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
+    if let cli::args::Command::Hook(hook) = &mut parsed.command {
+        hook.payload = payload;
+    }
     let json = parsed.global.json;
     match cli::run(parsed) {
         Ok(exit) => ExitCode::from(exit.code() as u8),

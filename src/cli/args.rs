@@ -90,6 +90,9 @@ pub enum Command {
     Context(super::tools::ContextArgs),
     /// Serve rewind's tools over MCP on stdio
     Mcp(super::mcp::McpArgs),
+    /// A resident helper that answers hook events with the index kept open
+    #[command(subcommand)]
+    Helper(HelperCmd),
 }
 
 #[derive(Debug, Args)]
@@ -225,4 +228,27 @@ pub struct DemoArgs {
     /// Keep the scratch workspace and home, and print where they are
     #[arg(long)]
     pub keep: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HelperCmd {
+    /// Start a helper for the home in the background (hooks then skip opening the index)
+    Start(RunArgs),
+    /// Ask the home's helper to exit
+    Stop,
+    /// Is a helper running for the home, and what has it done?
+    Status,
+    /// Run the helper in the foreground (what `start` runs)
+    #[command(hide = true)]
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Exit after this many seconds without a hook event
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    pub idle_timeout: u64,
+    /// Started by `helper start`: leave the terminal's session
+    #[arg(long, hide = true)]
+    pub detached: bool,
 }

@@ -10,12 +10,14 @@
 
 mod init;
 
+use std::cell::RefCell;
 use std::fs::OpenOptions;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+use rewind::engine::Home;
 use rewind::hooks::runner::{self, ReadBeforeWrite, RunnerConfig};
 use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
 use rewind::scan::ScanOptions;
@@ -29,7 +31,7 @@ pub use init::{run_init, InitArgs};
 
 /// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
 /// MiB); anything bigger is refused rather than risking the agent's machine's memory.
-const MAX_PAYLOAD: u64 = 64 << 20;
+pub(crate) const MAX_PAYLOAD: u64 = 64 << 20;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -47,6 +49,9 @@ pub struct HookArgs {
     /// Time a shell-command scan may spend baselining new files, in milliseconds
     #[arg(long, env = "REWIND_SCAN_BUDGET_MS", value_name = "MS")]
     pub scan_budget_ms: Option<String>,
+    /// The payload (or why it could not be read), when the helper's client read stdin.
+    #[arg(skip)]
+    pub payload: Option<Result<Vec<u8>, String>>,
 }
 
 /// True when `REWIND_DISABLE` asks for hooks to do nothing.
@@ -67,6 +72,7 @@ pub fn refused_arguments(message: &str) -> Exit {
     }
     let log = HookLog::from_env_home(std::env::var_os("REWIND_HOME").map(PathBuf::from));
     log.failure("?", None, &format!("bad arguments: {}", message.trim()));
+    let _ = std::io::stderr().write_all(&log.into_stderr());
     Exit::Ok
 }
 
@@ -74,32 +80,66 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
     if disabled() {
         return Exit::Ok;
     }
+    let live_progress = std::io::stderr().is_terminal();
+    let out = answer(g, None, args, None, live_progress);
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(&out.stdout);
+    let _ = stdout.flush();
+    let _ = std::io::stderr().write_all(&out.stderr);
+    out.exit
+}
+
+/// What a hook prints and how it exits, gathered rather than printed, so the resident
+/// helper (`helper.rs`) can send it back to the process the agent started.
+pub(crate) struct HookOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub exit: Exit,
+}
+
+/// Answer one hook event. `resident` is a home the caller keeps open (the helper);
+/// without it the home is opened from `g`. `cwd` is the directory of the process the agent
+/// started, when that is not this process (the helper); `live_progress` lets a slow
+/// baseline print its progress on this process's stderr as it goes.
+pub(crate) fn answer(
+    g: &Global,
+    resident: Option<&Home>,
+    args: HookArgs,
+    cwd: Option<&Path>,
+    live_progress: bool,
+) -> HookOutput {
     // Taken apart here: clap hands the arguments over by value.
     let HookArgs {
         agent,
         read_before_write,
         scan_budget_ms,
+        payload,
     } = args;
     let log = HookLog::from_env_home(g.home.clone());
+    let allowed = |log: HookLog| HookOutput {
+        stdout: Vec::new(),
+        stderr: log.into_stderr(),
+        exit: Exit::Ok,
+    };
     let agent: Agent = match agent.parse() {
         Ok(a) => a,
         Err(e) => {
             log.failure(&agent, None, &e.to_string());
-            return Exit::Ok;
+            return allowed(log);
         }
     };
-    let stdin = match read_payload() {
+    let stdin = match payload.unwrap_or_else(read_payload) {
         Ok(bytes) => bytes,
         Err(msg) => {
             log.failure(agent.as_str(), None, &msg);
-            return Exit::Ok;
+            return allowed(log);
         }
     };
     let event = match hooks::parse(agent, &stdin) {
         Ok(e) => e,
         Err(e) => {
             log.failure(agent.as_str(), None, &e.to_string());
-            return Exit::Ok;
+            return allowed(log);
         }
     };
     drop(stdin);
@@ -113,20 +153,25 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
                 &format!("ignored: {why}"),
             );
         }
-        return emit(&event, &Decision::Allow);
+        return emit(&event, &Decision::Allow, log);
     }
     let settings = Settings {
         read_before_write,
         scan_budget_ms,
     };
-    let decision = match handle(g, &settings, &event, &log) {
+    let place = Place {
+        resident,
+        cwd,
+        live_progress,
+    };
+    let decision = match handle(g, &settings, &place, &event, &log) {
         Ok(d) => d,
         Err(f) => {
             log.failure(agent.as_str(), Some(&event.event_name), &f.message);
             Decision::Allow
         }
     };
-    emit(&event, &decision)
+    emit(&event, &decision, log)
 }
 
 /// The hook's own options, once clap is done with them.
@@ -135,9 +180,17 @@ struct Settings {
     scan_budget_ms: Option<String>,
 }
 
+/// Where the hook runs: in the process the agent started, or in the helper for it.
+struct Place<'a> {
+    resident: Option<&'a Home>,
+    cwd: Option<&'a Path>,
+    live_progress: bool,
+}
+
 fn handle(
     g: &Global,
     args: &Settings,
+    place: &Place<'_>,
     event: &HookEvent,
     log: &HookLog,
 ) -> Result<Decision, Failure> {
@@ -147,9 +200,13 @@ fn handle(
         Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
     }
     config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
-    let home = super::open_home(g)?;
-    let cwd = match &event.cwd {
-        Some(dir) if dir.is_absolute() => dir.clone(),
+    let home = match place.resident {
+        Some(home) => home,
+        None => super::open_home(g)?,
+    };
+    let cwd = match (&event.cwd, place.cwd) {
+        (Some(dir), _) if dir.is_absolute() => dir.clone(),
+        (_, Some(dir)) => dir.to_path_buf(),
         _ => super::cwd()?,
     };
     let ws = match &event.cwd {
@@ -164,12 +221,11 @@ fn handle(
         .or_else(|| g.session.clone())
         .unwrap_or_else(|| "manual".to_string());
     let session = home.session(ws, &name)?;
-    let tty = std::io::stderr().is_terminal();
     let mut shown = false;
     let mut progress = |p: &rewind::scan::ScanProgress| {
         // Only a slow baseline is worth a line, and only on a terminal: agents capture
         // stderr and may show it to the model.
-        if tty && p.elapsed > Duration::from_secs(1) {
+        if place.live_progress && p.elapsed > Duration::from_secs(1) {
             shown = true;
             let _ = write!(
                 std::io::stderr(),
@@ -201,25 +257,29 @@ fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> Sc
     opts
 }
 
-/// Print the agent-format answer; its exit code is 2 only for a deliberate block.
-fn emit(event: &HookEvent, decision: &Decision) -> Exit {
+/// The agent-format answer; its exit code is 2 only for a deliberate block.
+fn emit(event: &HookEvent, decision: &Decision, log: HookLog) -> HookOutput {
     let answer = hooks::answer(event, decision);
-    if let Some(out) = &answer.stdout {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{out}");
-        let _ = stdout.flush();
-    }
+    let stdout = match &answer.stdout {
+        Some(out) => format!("{out}\n").into_bytes(),
+        None => Vec::new(),
+    };
     if let Some(err) = &answer.stderr {
-        let _ = writeln!(std::io::stderr(), "{err}");
+        log.say(err);
     }
-    match answer.exit_code {
+    let exit = match answer.exit_code {
         2 => Exit::Usage, // the agents' "block" code, chosen on purpose by the adapter
         _ => Exit::Ok,
+    };
+    HookOutput {
+        stdout,
+        stderr: log.into_stderr(),
+        exit,
     }
 }
 
 /// Read stdin to EOF, refusing (without reading on forever) more than [`MAX_PAYLOAD`].
-fn read_payload() -> Result<Vec<u8>, String> {
+pub(crate) fn read_payload() -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
@@ -236,19 +296,33 @@ fn read_payload() -> Result<Vec<u8>, String> {
 }
 
 /// `<home>/logs/hook.log`: where hook failures go besides stderr (agents often hide a
-/// hook's stderr). Paths and messages only, never file content.
-struct HookLog {
+/// hook's stderr). Paths and messages only, never file content. What goes to stderr is
+/// gathered and printed (or sent back by the helper) when the hook is done.
+pub(crate) struct HookLog {
     home: Option<PathBuf>,
+    stderr: RefCell<Vec<u8>>,
 }
 
 impl HookLog {
-    fn from_env_home(home: Option<PathBuf>) -> HookLog {
+    pub(crate) fn from_env_home(home: Option<PathBuf>) -> HookLog {
         HookLog {
             home: home.or_else(|| super::default_home().ok()),
+            stderr: RefCell::new(Vec::new()),
         }
     }
 
-    fn failure(&self, agent: &str, event: Option<&str>, message: &str) {
+    /// One line for stderr only.
+    fn say(&self, line: &str) {
+        let mut stderr = self.stderr.borrow_mut();
+        stderr.extend_from_slice(line.as_bytes());
+        stderr.push(b'\n');
+    }
+
+    pub(crate) fn into_stderr(self) -> Vec<u8> {
+        self.stderr.into_inner()
+    }
+
+    pub(crate) fn failure(&self, agent: &str, event: Option<&str>, message: &str) {
         self.write("error", agent, event, message);
     }
 
@@ -261,10 +335,9 @@ impl HookLog {
             Some(e) => format!("rewind hook {agent} ({e})"),
             None => format!("rewind hook {agent}"),
         };
-        let mut stderr = std::io::stderr().lock();
-        let _ = writeln!(stderr, "{what}: {level}: {message}");
+        self.say(&format!("{what}: {level}: {message}"));
         if let Err(e) = self.append(&format!("{level} {what}: {message}")) {
-            let _ = writeln!(stderr, "{what}: cannot write the hook log: {e}");
+            self.say(&format!("{what}: cannot write the hook log: {e}"));
         }
     }
 

@@ -5,6 +5,8 @@ pub mod args;
 mod crash;
 mod demo;
 pub mod exit;
+#[cfg(target_os = "linux")]
+pub mod helper;
 pub mod hook;
 pub mod mcp;
 mod render;
@@ -78,7 +80,31 @@ impl Out {
     }
 }
 
-fn default_home() -> Result<PathBuf, Failure> {
+/// Without Linux's peer credentials and `poll` (rustix), there is no helper: hooks run in
+/// their own process.
+#[cfg(not(target_os = "linux"))]
+pub mod helper {
+    use super::args::{Global, HelperCmd};
+    use super::{Exit, Failure, Out};
+
+    pub enum Forward {
+        Answered(u8),
+        InProcess(Option<Result<Vec<u8>, String>>),
+    }
+
+    pub fn forward_hook() -> Forward {
+        Forward::InProcess(None)
+    }
+
+    pub fn run(_: &Global, _: &Out, _: HelperCmd) -> Result<Exit, Failure> {
+        Err(Failure::new(
+            Exit::Error,
+            "the hook helper is only built on Linux",
+        ))
+    }
+}
+
+pub(crate) fn default_home() -> Result<PathBuf, Failure> {
     if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(xdg).join("rewind"));
     }
@@ -167,6 +193,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Search(args) => tools::search(g, &out, args),
         Command::Context(args) => tools::context(g, &out, args),
         Command::Mcp(args) => mcp::run(g, args),
+        Command::Helper(cmd) => helper::run(g, &out, cmd),
         Command::Snap(args) => {
             let home = open_home(g)?;
             let cwd = cwd()?;

@@ -187,6 +187,26 @@ impl Home {
         self.gc_lock = None;
     }
 
+    /// For a process that keeps this home open between commands (the hook helper): give
+    /// up the shared gc lock while idle, so that a gc can run meanwhile. [`Home::wake`]
+    /// before the next command.
+    pub fn idle(&mut self) {
+        self.gc_lock = None;
+    }
+
+    /// Ready for the next command after [`Home::idle`]: the shared gc lock again (waiting
+    /// for a gc's batch of deletions to finish), and no pack file kept open from before (a
+    /// gc may have rewritten or removed it).
+    pub fn wake(&mut self) -> Result<()> {
+        if self.gc_lock.is_none() {
+            let lock = lock_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
+            lock.lock_shared().map_err(|e| self.home_err(e))?;
+            self.gc_lock = Some(HeldLock(lock));
+        }
+        self.store.forget_open_packs();
+        Ok(())
+    }
+
     /// The exclusive gc lock, for one batch of deletions: running commands finish first and
     /// new ones wait only for that batch, never for a whole gc.
     pub(crate) fn lock_exclusive(&self) -> Result<HeldLock> {

@@ -549,6 +549,14 @@ impl Store {
         Ok(Some(old.len.saturating_sub(live)))
     }
 
+    /// Close every pack file kept open for reading; the next read opens it again.
+    pub fn forget_open_packs(&self) {
+        self.open_packs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     /// Delete a pack file no row points into any more.
     pub fn remove_pack(&self, pack: &PackFile) -> Result<()> {
         self.open_packs

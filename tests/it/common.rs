@@ -4,6 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub struct Env {
+    /// Whether this env's hook commands go through a resident helper (`rewind helper`),
+    /// started at the first hook command; see `tests/helper/main.rs`.
+    helper: std::sync::atomic::AtomicBool,
     _dir: tempfile::TempDir,
     pub ws: PathBuf,
     pub home: PathBuf,
@@ -55,6 +58,7 @@ impl Env {
         std::fs::create_dir_all(&ws).unwrap();
         let ws = ws.canonicalize().unwrap();
         Env {
+            helper: std::sync::atomic::AtomicBool::new(false),
             _dir: dir,
             ws,
             home,
@@ -84,7 +88,31 @@ impl Env {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
+        if crate::VIA_HELPER && args.first() == Some(&"hook") {
+            self.start_helper();
+        }
         self.command_of(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
+    }
+
+    /// This env's hooks start no helper by themselves (the helper's own tests decide).
+    pub fn manual_helper(&self) {
+        self.helper.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// A helper for this env's home, once. A home the test has broken on purpose (a file,
+    /// a damaged index) keeps the helper from starting, and the hooks run in their own
+    /// process, as they would for a user.
+    fn start_helper(&self) {
+        use std::sync::atomic::Ordering;
+        if self.helper.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let _ = self
+            .command_of(
+                Path::new(env!("CARGO_BIN_EXE_rewind")),
+                &["helper", "start", "--idle-timeout", "120"],
+            )
+            .output();
     }
 
     fn command_of(&self, program: &Path, args: &[&str]) -> Command {
@@ -133,6 +161,16 @@ impl Env {
         self.run(&["snap", rel]).ok();
         self.write(rel, bytes);
         self.run(&["record", rel]).ok();
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if *self.helper.get_mut() {
+            let _ = self
+                .command_of(Path::new(env!("CARGO_BIN_EXE_rewind")), &["helper", "stop"])
+                .output();
+        }
     }
 }
 

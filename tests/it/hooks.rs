@@ -13,7 +13,7 @@ use crate::common::{changes, Env, Run};
 const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 
 /// A fixture payload with its project dir `/home/u/proj` replaced by the test workspace.
-fn fixture(env: &Env, agent: &str, name: &str) -> Value {
+pub(crate) fn fixture(env: &Env, agent: &str, name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/hooks")
         .join(agent)
@@ -23,11 +23,11 @@ fn fixture(env: &Env, agent: &str, name: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-fn hook(env: &Env, agent: &str, payload: &Value) -> Run {
+pub(crate) fn hook(env: &Env, agent: &str, payload: &Value) -> Run {
     env.run_stdin(&["hook", agent], payload.to_string().as_bytes())
 }
 
-fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> Run {
+pub(crate) fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> Run {
     let mut cmd = env.command(&["hook", agent]);
     for (k, v) in vars {
         cmd.env(k, v);
@@ -36,7 +36,7 @@ fn hook_with(env: &Env, agent: &str, payload: &Value, vars: &[(&str, &str)]) -> 
 }
 
 /// Run a hook command with `payload` on its stdin.
-fn run_hook(mut cmd: std::process::Command, payload: &Value) -> Run {
+pub(crate) fn run_hook(mut cmd: std::process::Command, payload: &Value) -> Run {
     use std::io::Write;
     let mut child = cmd
         .stdin(Stdio::piped())
@@ -88,7 +88,7 @@ fn undo(env: &Env, session: &str) -> Run {
     env.run(&["undo", "--session", session])
 }
 
-fn hook_log(env: &Env) -> String {
+pub(crate) fn hook_log(env: &Env) -> String {
     std::fs::read_to_string(env.home.join("logs/hook.log")).unwrap_or_default()
 }
 
@@ -1303,6 +1303,8 @@ fn a_50_mib_payload_is_handled_without_blocking() {
 #[test]
 fn rewind_disable_is_a_no_op_that_creates_no_home() {
     let env = Env::new();
+    // A helper would create the home; this test is about the hook's own process.
+    env.manual_helper();
     env.write("src/lib.rs", "pub fn a() {}\n");
     let run = hook_with(
         &env,

@@ -2,6 +2,9 @@
 //! `rewind` executable in temp dirs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// Hooks run in their own process here; `tests/helper` runs the hook tests through a helper.
+const VIA_HELPER: bool = false;
+
 mod common;
 mod core;
 mod faults;

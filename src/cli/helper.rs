@@ -1,0 +1,762 @@
+//! `rewind helper`: a resident process per home that answers hook events, so that the process
+//! an agent starts for each tool call does not open the index itself.
+//!
+//! A hook process pays for starting before it does any work: the loader, parsing arguments,
+//! SQLite parsing the index's schema and rebuilding its WAL index, preparing statements.
+//! With a helper running for its home, `rewind hook <agent>` sends the event over the
+//! helper's socket (`<home>/helper.sock`), prints the answer and exits; the helper keeps the
+//! index open between events.
+//!
+//! - Opt-in: `rewind helper start`; the helper exits after `--idle-timeout` seconds without
+//!   an event. Without one, or when anything about it does not fit (another build of
+//!   rewind, another `REWIND_MAX_FILE_SIZE`, a socket nobody listens on, a command line
+//!   with options), the hook runs in its own process as before.
+//! - The helper runs the same code as the hook process (`hook::answer`), with the client's
+//!   working directory and options; the client prints the same stdout, stderr and exit code.
+//! - Hooks never break the agent: when the helper took the event and then did not answer,
+//!   the client logs it and lets the tool call proceed. It does not run the event again:
+//!   the helper may have recorded it.
+//! - One event at a time. Between events the helper holds no lock, so gc runs while it idles.
+//! - Only the user who owns the helper may talk to it: the socket lives in the private home,
+//!   its mode is 0600, and both ends check the other's uid.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rewind::engine::Home;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::args::{Global, HelperCmd, RunArgs};
+use super::exit::Exit;
+use super::hook::{self, HookArgs, HookLog};
+use super::{Failure, Out};
+
+/// The helper's socket, in the home.
+const SOCKET: &str = "helper.sock";
+/// Held by the running helper, so there is one per home.
+const LOCK: &str = "helper.lock";
+/// Largest request or reply header; payloads travel after it, counted.
+const MAX_HEADER: usize = 1 << 20;
+/// How long a hook waits for the helper's answer before it gives up (and allows the tool
+/// call). Longer than an agent waits for a hook: in practice the agent's limit applies.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the helper waits for a client to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Request {
+    Hook {
+        build: String,
+        agent: String,
+        cwd: String,
+        workspace: Option<String>,
+        session: Option<String>,
+        max_file_size: Option<u64>,
+        read_before_write: Option<String>,
+        scan_budget_ms: Option<String>,
+        payload_len: u64,
+    },
+    Status,
+    Stop,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+enum Reply {
+    Answer {
+        exit: u8,
+        stdout: String,
+        stderr: String,
+    },
+    /// Not for this helper: the client runs the event itself.
+    Declined {
+        why: String,
+    },
+    Status(Status),
+    Stopping {
+        pid: u32,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Status {
+    pid: u32,
+    home: String,
+    build: String,
+    served: u64,
+    /// Time spent answering them, from the request read to the answer sent.
+    busy_us: u64,
+    idle_secs: u64,
+    idle_timeout_secs: u64,
+}
+
+/// This executable: the version and the file it runs from (by its path, as
+/// `std::env::current_exe` reads it, which tools like valgrind report faithfully). A client
+/// and a helper from different builds do not talk; a helper whose file was replaced (a
+/// rebuilt or reinstalled rewind) exits.
+fn build_id() -> String {
+    let file = std::env::current_exe().and_then(|path| {
+        let m = std::fs::metadata(&path)?;
+        Ok(format!(
+            "{} {}:{} {} {}.{:09}",
+            path.display(),
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec()
+        ))
+    });
+    match file {
+        Ok(file) => format!("{} {file}", env!("CARGO_PKG_VERSION")),
+        Err(_) => format!("{} unknown", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+fn send(w: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    send_with(w, value, &[])
+}
+
+/// A message and the bytes that follow it, in one write (one wake-up for the reader).
+fn send_with(w: &mut impl Write, value: &impl Serialize, tail: &[u8]) -> io::Result<()> {
+    let body = serde_json::to_vec(value)?;
+    let len = u32::try_from(body.len()).map_err(io::Error::other)?;
+    let mut frame = Vec::with_capacity(4 + body.len() + tail.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&body);
+    frame.extend_from_slice(tail);
+    w.write_all(&frame)
+}
+
+fn receive<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<T> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_HEADER {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a message of {len} bytes is too large"),
+        ));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    Ok(serde_json::from_slice(&body)?)
+}
+
+/// Is the other end of `stream` this user?
+fn same_user(stream: &UnixStream) -> io::Result<bool> {
+    let peer = rustix::net::sockopt::socket_peercred(stream)?;
+    Ok(peer.uid == rustix::process::geteuid())
+}
+
+// --- the client: `rewind hook <agent>` -------------------------------------------------------
+
+/// What became of a hook event offered to the helper.
+pub enum Forward {
+    /// The helper answered (printed already); exit with this code.
+    Answered(u8),
+    /// Run the event in this process. The payload, when it was read from stdin already.
+    InProcess(Option<Result<Vec<u8>, String>>),
+}
+
+/// Before any argument parsing: hand `rewind hook <agent>` to the home's helper, if one
+/// runs. Anything unusual (options on the command line, an environment clap should judge,
+/// no helper) leaves the event to this process.
+pub fn forward_hook() -> Forward {
+    let Some(plan) = Plan::from_env() else {
+        return Forward::InProcess(None);
+    };
+    let Ok(mut stream) = UnixStream::connect(&plan.socket) else {
+        return Forward::InProcess(None);
+    };
+    if !same_user(&stream).unwrap_or(false) {
+        return Forward::InProcess(None);
+    }
+    let payload = match hook::read_payload() {
+        Ok(bytes) => bytes,
+        Err(e) => return Forward::InProcess(Some(Err(e))),
+    };
+    let request = plan.request(payload.len() as u64);
+    let sent = stream
+        .set_write_timeout(Some(REQUEST_TIMEOUT))
+        .and_then(|()| send_with(&mut stream, &request, &payload));
+    if sent.is_err() {
+        // The helper cannot have run an event it did not receive in full.
+        return Forward::InProcess(Some(Ok(payload)));
+    }
+    let reply = stream
+        .set_read_timeout(Some(ANSWER_TIMEOUT))
+        .and_then(|()| receive::<Reply>(&mut stream));
+    match reply {
+        Ok(Reply::Answer {
+            exit,
+            stdout,
+            stderr,
+        }) => {
+            let mut out = io::stdout().lock();
+            let _ = out.write_all(stdout.as_bytes());
+            let _ = out.flush();
+            let _ = io::stderr().write_all(stderr.as_bytes());
+            Forward::Answered(exit)
+        }
+        Ok(Reply::Declined { .. }) => Forward::InProcess(Some(Ok(payload))),
+        Ok(other) => plan.lost(&format!("the helper answered {other:?}")),
+        Err(e) => plan.lost(&e.to_string()),
+    }
+}
+
+/// A hook event the helper could take: everything the request needs, all read up front.
+struct Plan {
+    agent: String,
+    home: PathBuf,
+    socket: PathBuf,
+    cwd: String,
+    workspace: Option<String>,
+    session: Option<String>,
+    max_file_size: Option<u64>,
+    read_before_write: Option<String>,
+    scan_budget_ms: Option<String>,
+}
+
+impl Plan {
+    fn from_env() -> Option<Plan> {
+        let mut args = std::env::args_os().skip(1);
+        let (command, agent) = (args.next()?, args.next()?);
+        if command != "hook" || args.next().is_some() {
+            return None;
+        }
+        let agent = agent.into_string().ok().filter(|a| !a.starts_with('-'))?;
+        if hook::disabled() {
+            return None;
+        }
+        let cwd = std::env::current_dir().ok()?;
+        let home = match env_value("REWIND_HOME").ok()? {
+            Some(home) => cwd.join(home),
+            None => super::default_home().ok()?,
+        };
+        Some(Plan {
+            agent,
+            socket: home.join(SOCKET),
+            home,
+            cwd: cwd.into_os_string().into_string().ok()?,
+            workspace: env_value("REWIND_WORKSPACE").ok()?,
+            session: env_value("REWIND_SESSION").ok()?,
+            max_file_size: match env_value("REWIND_MAX_FILE_SIZE").ok()? {
+                Some(v) => Some(v.parse().ok()?),
+                None => None,
+            },
+            read_before_write: env_value("REWIND_READ_BEFORE_WRITE").ok()?,
+            scan_budget_ms: env_value("REWIND_SCAN_BUDGET_MS").ok()?,
+        })
+    }
+
+    fn request(&self, payload_len: u64) -> Request {
+        Request::Hook {
+            build: build_id(),
+            agent: self.agent.clone(),
+            cwd: self.cwd.clone(),
+            workspace: self.workspace.clone(),
+            session: self.session.clone(),
+            max_file_size: self.max_file_size,
+            read_before_write: self.read_before_write.clone(),
+            scan_budget_ms: self.scan_budget_ms.clone(),
+            payload_len,
+        }
+    }
+
+    /// The helper took the event and gave no answer: log it, let the tool call proceed.
+    fn lost(&self, why: &str) -> Forward {
+        let log = HookLog::from_env_home(Some(self.home.clone()));
+        log.failure(
+            &self.agent,
+            None,
+            &format!(
+                "the helper took the event but did not answer ({why}); the tool call proceeds \
+                 and the event may not be recorded"
+            ),
+        );
+        let _ = io::stderr().write_all(&log.into_stderr());
+        Forward::Answered(Exit::Ok.code() as u8)
+    }
+}
+
+/// An environment variable as the client may forward it: `Ok(None)` unset, `Err` when set
+/// to something clap should judge (empty, or not UTF-8).
+fn env_value(name: &str) -> Result<Option<String>, ()> {
+    match std::env::var_os(name) {
+        None => Ok(None),
+        Some(v) if v.is_empty() => Err(()),
+        Some(v) => v.into_string().map(Some).map_err(|_| ()),
+    }
+}
+
+// --- the commands ------------------------------------------------------------------------
+
+pub fn run(g: &Global, out: &Out, cmd: HelperCmd) -> Result<Exit, Failure> {
+    match cmd {
+        HelperCmd::Run(args) => serve(g, &args),
+        HelperCmd::Start(args) => start(g, out, &args),
+        HelperCmd::Stop => stop(g, out),
+        HelperCmd::Status => status(g, out),
+    }
+}
+
+/// The home's directory (created if need be, as every command does) and its socket.
+fn home_socket(g: &Global) -> Result<(PathBuf, PathBuf), Failure> {
+    let home = super::open_home_owned(g)?;
+    let root = home.root().to_path_buf();
+    let socket = socket_of(&root)?;
+    Ok((root, socket))
+}
+
+/// Longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+fn socket_of(root: &Path) -> Result<PathBuf, Failure> {
+    let socket = root.join(SOCKET);
+    let len = socket.as_os_str().len();
+    if len > SOCKET_PATH_MAX {
+        return Err(Failure::new(
+            Exit::Error,
+            format!(
+                "the helper's socket path {} is {len} bytes, longer than the \
+                 {SOCKET_PATH_MAX} bytes a socket path may have",
+                socket.display()
+            ),
+        )
+        .hint("use a home with a shorter path (REWIND_HOME or --home)"));
+    }
+    Ok(socket)
+}
+
+fn ask(socket: &Path, request: &Request) -> io::Result<Reply> {
+    let mut stream = UnixStream::connect(socket)?;
+    if !same_user(&stream)? {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the helper's socket belongs to another user",
+        ));
+    }
+    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
+    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
+    send(&mut stream, request)?;
+    receive(&mut stream)
+}
+
+fn not_running(root: &Path) -> Failure {
+    Failure::new(
+        Exit::Nothing,
+        format!("no helper is running for the home {}", root.display()),
+    )
+    .hint("`rewind helper start` starts one")
+}
+
+fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
+    let (root, socket) = home_socket(g)?;
+    let Ok(Reply::Status(s)) = ask(&socket, &Request::Status) else {
+        return Err(not_running(&root));
+    };
+    let ours = s.build == build_id();
+    if out.json {
+        out.print_json(&serde_json::json!({
+            "status": "running",
+            "pid": s.pid,
+            "home": s.home,
+            "served": s.served,
+            "busy_ms": s.busy_us as f64 / 1000.0,
+            "idle_secs": s.idle_secs,
+            "idle_timeout_secs": s.idle_timeout_secs,
+            "same_build": ours,
+        }));
+    } else {
+        out.print(&format!(
+            "helper running: pid {}, home {}\n{} hook events answered in {:.1} ms; idle {} s (exits after {} s)\n",
+            s.pid,
+            s.home,
+            s.served,
+            s.busy_us as f64 / 1000.0,
+            s.idle_secs,
+            s.idle_timeout_secs
+        ));
+        if !ours {
+            out.print(
+                "it runs another build of rewind: hooks will not use it, and it exits at the first one\n",
+            );
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn stop(g: &Global, out: &Out) -> Result<Exit, Failure> {
+    let (root, socket) = home_socket(g)?;
+    let Ok(Reply::Stopping { pid }) = ask(&socket, &Request::Stop) else {
+        return Err(not_running(&root));
+    };
+    // Gone once the socket is: the helper removes it before it exits.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if out.json {
+        out.print_json(&serde_json::json!({"status": "stopped", "pid": pid}));
+    } else {
+        out.print(&format!("helper stopped (pid {pid})\n"));
+    }
+    Ok(Exit::Ok)
+}
+
+fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
+    let (root, socket) = home_socket(g)?;
+    let report = |out: &Out, s: &Status, what: &str| {
+        if out.json {
+            out.print_json(&serde_json::json!({"status": what, "pid": s.pid, "home": s.home}));
+        } else {
+            out.print(&format!("helper {what}: pid {}, home {}\n", s.pid, s.home));
+        }
+    };
+    if let Ok(Reply::Status(s)) = ask(&socket, &Request::Status) {
+        if s.build == build_id() {
+            report(out, &s, "already running");
+            return Ok(Exit::Ok);
+        }
+        // An older build: hooks would not use it. Replace it.
+        let _ = ask(&socket, &Request::Stop);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while socket.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let fail = |what: String| Failure::new(Exit::Error, what);
+    let exe = std::env::current_exe()
+        .map_err(|e| fail(format!("cannot find the rewind executable: {e}")))?;
+    let logs = root.join("logs");
+    rewind::store::create_private_dir(&logs)
+        .map_err(|e| fail(format!("cannot create {}: {e}", logs.display())))?;
+    let log_path = logs.join("helper.log");
+    let log = open_log(&log_path)
+        .map_err(|e| fail(format!("cannot open {}: {e}", log_path.display())))?;
+    let mut child = Command::new(exe)
+        .arg("--home")
+        .arg(&root)
+        .args(["helper", "run", "--detached", "--idle-timeout"])
+        .arg(args.idle_timeout.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| fail(format!("cannot start the helper: {e}")))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(Reply::Status(s)) = ask(&socket, &Request::Status) {
+            report(out, &s, "started");
+            return Ok(Exit::Ok);
+        }
+        if let Ok(Some(exit)) = child.try_wait() {
+            return Err(fail(format!("the helper exited at once ({exit})"))
+                .hint(format!("its messages are in {}", log_path.display())));
+        }
+        if Instant::now() > deadline {
+            return Err(fail("the helper did not answer within 10 s".to_string())
+                .hint(format!("its messages are in {}", log_path.display())));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn open_log(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+}
+
+// --- the helper --------------------------------------------------------------------------
+
+fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
+    if args.detached {
+        // Out of the terminal's session, so that closing the terminal leaves it running.
+        let _ = rustix::process::setsid();
+    }
+    let mut home = super::open_home_owned(g)?;
+    home.idle();
+    let root = home.root().to_path_buf();
+    let fail = |what: String| Failure::new(Exit::Error, what);
+    let lock_path = root.join(LOCK);
+    let lock = open_log(&lock_path)
+        .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+    if lock.try_lock().is_err() {
+        return Err(fail(format!(
+            "a helper is already running for the home {}",
+            root.display()
+        ))
+        .hint("`rewind helper status` shows it"));
+    }
+    let socket = socket_of(&root)?;
+    // A socket left by a helper that was killed: nobody listens on it (we hold the lock).
+    match std::fs::remove_file(&socket) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(fail(format!("cannot remove {}: {e}", socket.display())))
+        }
+        _ => {}
+    }
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| fail(format!("cannot listen on {}: {e}", socket.display())))?;
+    let ours = std::fs::metadata(&socket)
+        .and_then(|m| {
+            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+            Ok(m.ino())
+        })
+        .map_err(|e| fail(format!("cannot set up {}: {e}", socket.display())))?;
+    let mut helper = Helper {
+        home,
+        global: g,
+        build: build_id(),
+        served: 0,
+        busy: Duration::ZERO,
+        last: Instant::now(),
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+    };
+    eprintln!(
+        "{} rewind helper {} started for {}",
+        rewind::engine::rfc3339(now_ns()),
+        std::process::id(),
+        root.display()
+    );
+    let still_ours = || std::fs::symlink_metadata(&socket).is_ok_and(|m| m.ino() == ours);
+    let why = loop {
+        let mut fds = [rustix::event::PollFd::new(
+            &listener,
+            rustix::event::PollFlags::IN,
+        )];
+        let tick = rustix::event::Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        match rustix::event::poll(&mut fds, Some(&tick)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => {}
+            Ok(_) => {
+                if let Ok((stream, _)) = listener.accept() {
+                    if helper.answer(stream) == Flow::Stop {
+                        break "asked to stop";
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!(
+                    "rewind helper {}: cannot wait for events: {e}",
+                    std::process::id()
+                );
+                break "poll failed";
+            }
+        }
+        if !still_ours() {
+            // The home was removed, or another helper replaced the socket: not ours to remove.
+            eprintln!(
+                "rewind helper {}: its socket is gone; exiting",
+                std::process::id()
+            );
+            return Ok(Exit::Ok);
+        }
+        if helper.last.elapsed() >= helper.idle_timeout {
+            break "idle";
+        }
+    };
+    // No new client from here on; those already queued get their answer.
+    let _ = std::fs::remove_file(&socket);
+    if listener.set_nonblocking(true).is_ok() {
+        while let Ok((stream, _)) = listener.accept() {
+            if stream.set_nonblocking(false).is_ok() {
+                helper.answer(stream);
+            }
+        }
+    }
+    eprintln!(
+        "{} rewind helper {} exits ({why}) after {} events",
+        rewind::engine::rfc3339(now_ns()),
+        std::process::id(),
+        helper.served
+    );
+    drop(lock);
+    Ok(Exit::Ok)
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
+}
+
+struct Helper<'g> {
+    home: Home,
+    global: &'g Global,
+    build: String,
+    served: u64,
+    busy: Duration,
+    last: Instant,
+    idle_timeout: Duration,
+}
+
+impl Helper<'_> {
+    /// One client: read its request, answer it. Errors end the connection, not the helper.
+    fn answer(&mut self, mut stream: UnixStream) -> Flow {
+        if !same_user(&stream).unwrap_or(false) {
+            return Flow::Continue;
+        }
+        let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+        let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+        let request = match receive::<Request>(&mut stream) {
+            Ok(r) => r,
+            Err(_) => return Flow::Continue,
+        };
+        let began = Instant::now();
+        let is_hook = matches!(request, Request::Hook { .. });
+        let (reply, flow) = match request {
+            Request::Status => (Reply::Status(self.status()), Flow::Continue),
+            Request::Stop => (
+                Reply::Stopping {
+                    pid: std::process::id(),
+                },
+                Flow::Stop,
+            ),
+            Request::Hook {
+                build,
+                agent,
+                cwd,
+                workspace,
+                session,
+                max_file_size,
+                read_before_write,
+                scan_budget_ms,
+                payload_len,
+            } => {
+                if build != self.build {
+                    let why = "the helper runs another build of rewind".to_string();
+                    let _ = send(&mut stream, &Reply::Declined { why });
+                    // Stale when its own file was replaced; another installation's client
+                    // is just not its business.
+                    return if build_id() == self.build {
+                        Flow::Continue
+                    } else {
+                        Flow::Stop
+                    };
+                }
+                if payload_len > hook::MAX_PAYLOAD {
+                    return Flow::Continue;
+                }
+                let mut payload = vec![0u8; payload_len as usize];
+                if stream.read_exact(&mut payload).is_err() {
+                    return Flow::Continue;
+                }
+                let event = Event {
+                    cwd: PathBuf::from(cwd),
+                    global: Global {
+                        home: Some(self.home.root().to_path_buf()),
+                        workspace: workspace.map(PathBuf::from),
+                        session,
+                        json: false,
+                        max_file_size,
+                    },
+                    args: HookArgs {
+                        agent,
+                        read_before_write: read_before_write.unwrap_or_else(|| "deny".into()),
+                        scan_budget_ms,
+                        payload: Some(Ok(payload)),
+                    },
+                };
+                self.hook(event)
+            }
+        };
+        let _ = send(&mut stream, &reply);
+        if is_hook {
+            self.busy += began.elapsed();
+        }
+        flow
+    }
+
+    fn hook(&mut self, event: Event) -> (Reply, Flow) {
+        if event.global.max_file_size != self.global.max_file_size {
+            let why = "REWIND_MAX_FILE_SIZE differs from the helper's".to_string();
+            return (Reply::Declined { why }, Flow::Continue);
+        }
+        if let Err(e) = self.home.wake() {
+            // The hook process will meet the same trouble and report it the usual way.
+            return (Reply::Declined { why: e.to_string() }, Flow::Continue);
+        }
+        let home = &self.home;
+        let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            hook::answer(
+                &event.global,
+                Some(home),
+                event.args,
+                Some(&event.cwd),
+                false,
+            )
+        }));
+        self.home.idle();
+        self.served += 1;
+        self.last = Instant::now();
+        match answered {
+            Ok(out) => (
+                Reply::Answer {
+                    exit: out.exit.code() as u8,
+                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                },
+                Flow::Continue,
+            ),
+            Err(_) => {
+                // The panic message went to the helper's log; the hook lets the call
+                // proceed, and a helper that panicked does not take another event.
+                let log = HookLog::from_env_home(Some(self.home.root().to_path_buf()));
+                log.failure(
+                    "?",
+                    None,
+                    "the helper failed while answering (see logs/helper.log); the tool call proceeds",
+                );
+                (
+                    Reply::Answer {
+                        exit: Exit::Ok.code() as u8,
+                        stdout: String::new(),
+                        stderr: String::from_utf8_lossy(&log.into_stderr()).into_owned(),
+                    },
+                    Flow::Stop,
+                )
+            }
+        }
+    }
+
+    fn status(&self) -> Status {
+        Status {
+            pid: std::process::id(),
+            home: self.home.root().display().to_string(),
+            build: self.build.clone(),
+            served: self.served,
+            busy_us: self.busy.as_micros() as u64,
+            idle_secs: self.last.elapsed().as_secs(),
+            idle_timeout_secs: self.idle_timeout.as_secs(),
+        }
+    }
+}
+
+/// A hook event as the helper runs it.
+struct Event {
+    cwd: PathBuf,
+    global: Global,
+    args: HookArgs,
+}

@@ -1,0 +1,370 @@
+//! `rewind helper start|status|stop` and the hook's use of a helper: which events it hands
+//! over, and every way it falls back to answering the event in its own process.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixListener;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{changes, Env, Run};
+use crate::hooks::{fixture, hook, hook_log, hook_with};
+
+const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+
+/// An env whose hooks do not start a helper by themselves: the test decides.
+fn env() -> Env {
+    let env = Env::new();
+    env.manual_helper();
+    env
+}
+
+fn start(env: &Env) -> Value {
+    let run = env.run(&["--json", "helper", "start", "--idle-timeout", "120"]);
+    run.ok().json()
+}
+
+fn status(env: &Env) -> Run {
+    env.run(&["--json", "helper", "status"])
+}
+
+fn served(env: &Env) -> u64 {
+    status(env).ok().json()["served"].as_u64().unwrap()
+}
+
+/// A PreToolUse Write of `src/new.rs`, whose current bytes the hook snapshots.
+fn pre_write(env: &Env) -> Value {
+    env.write("src/new.rs", "before\n");
+    fixture(env, "claude-code", "pre-tool-use-write")
+}
+
+fn snapshotted(env: &Env) -> bool {
+    changes(env, CLAUDE_SESSION)
+        .iter()
+        .any(|c| c["path"] == "src/new.rs")
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn status_and_stop_without_a_helper_say_so_and_exit_4() {
+    let env = env();
+    for args in [["helper", "status"], ["helper", "stop"]] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 4, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("no helper is running for the home"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("rewind helper start"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_hook_event_is_answered_by_the_running_helper() {
+    let env = env();
+    let started = start(&env);
+    assert_eq!(started["status"], "started");
+    let pid = started["pid"].as_u64().unwrap();
+    assert_eq!(served(&env), 0);
+
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    run.ok();
+    assert_eq!(run.stdout, "");
+    assert_eq!(served(&env), 1);
+    assert!(snapshotted(&env));
+
+    // A second start finds it; a stop ends it and removes its socket.
+    let again = start(&env);
+    assert_eq!(again["status"], "already running");
+    assert_eq!(again["pid"].as_u64().unwrap(), pid);
+    let stopped = env.run(&["--json", "helper", "stop"]).ok().json();
+    assert_eq!(stopped["pid"].as_u64().unwrap(), pid);
+    assert!(!env.home.join("helper.sock").exists());
+    assert_eq!(status(&env).code, 4);
+    let log = std::fs::read_to_string(env.home.join("logs/helper.log")).unwrap();
+    assert!(
+        log.contains("exits (asked to stop) after 1 events"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_denying_answer_comes_back_as_the_hook_process_would_print_it() {
+    let env = env();
+    start(&env);
+    // Read, then changed behind the agent's back, then edited: read-before-write denies.
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "post-tool-use-read"),
+    )
+    .ok();
+    env.write("src/lib.rs", "pub fn a() { /* the user's edit */ }\n");
+    let run = hook(
+        &env,
+        "claude-code",
+        &fixture(&env, "claude-code", "pre-tool-use-edit"),
+    );
+    run.ok();
+    let answer: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let out = &answer["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{answer}");
+    assert_eq!(
+        out["permissionDecisionReason"],
+        "rewind: src/lib.rs changed since you read it — read it again before editing it"
+    );
+    assert!(run.stdout.ends_with("}\n"), "{:?}", run.stdout);
+    assert_eq!(served(&env), 2);
+}
+
+#[test]
+fn a_second_helper_for_the_same_home_is_refused() {
+    let env = env();
+    start(&env);
+    let run = env.run(&["helper", "run"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("a helper is already running for the home"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn hooks_run_in_their_own_process_after_the_helper_was_killed_and_start_replaces_it() {
+    let env = env();
+    let pid = start(&env)["pid"].as_u64().unwrap();
+    let kill = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    wait_until("the killed helper to be gone", || status(&env).code == 4);
+    // Its socket is still there, with nobody listening.
+    assert!(env.home.join("helper.sock").exists());
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    run.ok();
+    assert!(snapshotted(&env));
+    let again = start(&env);
+    assert_eq!(again["status"], "started");
+    assert_ne!(again["pid"].as_u64().unwrap(), pid);
+}
+
+/// A copy of the build's binary next to the workspace (another installation of rewind).
+fn copy_of_binary(env: &Env, name: &str) -> std::path::PathBuf {
+    let copy = env.bin_dir().join(name);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    // By `cp`: see `common::unprivileged` (ETXTBSY).
+    let cp = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_rewind"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    copy
+}
+
+fn run_from(env: &Env, binary: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.args(args)
+        .current_dir(&env.ws)
+        .env("REWIND_HOME", &env.home)
+        .env_remove("REWIND_SESSION");
+    cmd
+}
+
+#[test]
+fn a_hook_from_another_installation_runs_itself_and_leaves_the_helper_be() {
+    let env = env();
+    start(&env);
+    let other = copy_of_binary(&env, "rewind");
+    let run = crate::hooks::run_hook(
+        run_from(&env, &other, &["hook", "claude-code"]),
+        &pre_write(&env),
+    );
+    run.ok();
+    assert!(snapshotted(&env));
+    // Declined, not served; and still there for its own build's hooks.
+    assert_eq!(served(&env), 0);
+    hook(&env, "claude-code", &pre_write(&env)).ok();
+    assert_eq!(served(&env), 1);
+}
+
+#[test]
+fn a_helper_whose_binary_was_replaced_declines_and_exits() {
+    let env = env();
+    let installed = copy_of_binary(&env, "rewind");
+    let started: Run = run_from(&env, &installed, &["--json", "helper", "start"])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(started.ok().json()["status"], "started");
+    // Reinstalled the way `cargo install` does it: a new file renamed over the old one.
+    let fresh = copy_of_binary(&env, "rewind.new");
+    std::fs::rename(&fresh, &installed).unwrap();
+    let run = crate::hooks::run_hook(
+        run_from(&env, &installed, &["hook", "claude-code"]),
+        &pre_write(&env),
+    );
+    run.ok();
+    assert!(snapshotted(&env));
+    wait_until("the stale helper to exit", || status(&env).code == 4);
+}
+
+#[test]
+fn another_file_size_limit_runs_the_hook_in_its_own_process() {
+    let env = env();
+    start(&env);
+    let payload = pre_write(&env);
+    let run = hook_with(
+        &env,
+        "claude-code",
+        &payload,
+        &[("REWIND_MAX_FILE_SIZE", "3")],
+    );
+    run.ok();
+    assert_eq!(served(&env), 0);
+    let all = changes(&env, CLAUDE_SESSION);
+    let change = all.iter().find(|c| c["path"] == "src/new.rs").unwrap();
+    assert_eq!(change["proof"], "metadata-only", "{change:#}");
+    assert_eq!(change["reason"], "too-large", "{change:#}");
+}
+
+#[test]
+fn gc_runs_while_the_helper_idles() {
+    let env = env();
+    start(&env);
+    hook(&env, "claude-code", &pre_write(&env)).ok();
+    // A helper that kept its shared gc lock would make this wait forever.
+    let run: Run = std::process::Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_rewind"))
+        .args(["--json", "gc"])
+        .env("REWIND_HOME", &env.home)
+        .current_dir(&env.ws)
+        .output()
+        .unwrap()
+        .into();
+    run.ok();
+    hook(&env, "claude-code", &pre_write(&env)).ok();
+    assert_eq!(served(&env), 2);
+}
+
+#[test]
+fn an_idle_helper_exits_by_itself() {
+    let env = env();
+    env.run(&["helper", "start", "--idle-timeout", "1"]).ok();
+    wait_until("the idle helper to exit", || status(&env).code == 4);
+    assert!(!env.home.join("helper.sock").exists());
+    let log = std::fs::read_to_string(env.home.join("logs/helper.log")).unwrap();
+    assert!(log.contains("exits (idle) after 0 events"), "{log}");
+}
+
+#[test]
+fn a_helper_whose_home_is_removed_exits() {
+    let env = env();
+    let pid = start(&env)["pid"].as_u64().unwrap();
+    std::fs::remove_dir_all(&env.home).unwrap();
+    let proc_dir = format!("/proc/{pid}");
+    // Gone, or a zombie waiting for its parent (this test process) to reap it.
+    wait_until("the helper to exit", || {
+        std::fs::read_to_string(format!("{proc_dir}/stat"))
+            .map(|s| s.split(' ').nth(2) == Some("Z"))
+            .unwrap_or(true)
+    });
+}
+
+#[test]
+fn a_home_path_too_long_for_a_socket_is_refused_by_name() {
+    let env = env();
+    let long = env.ws.parent().unwrap().join("h".repeat(120));
+    let run = env
+        .command(&["helper", "start"])
+        .env("REWIND_HOME", &long)
+        .output()
+        .unwrap();
+    let run: Run = run.into();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("longer than the 107 bytes a socket path may have"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&"h".repeat(120)), "{}", run.stderr);
+}
+
+/// A stand-in for a helper on the env's socket: takes one request and its payload, then
+/// answers with `reply` (raw bytes, framing included) or hangs up.
+fn fake_helper(env: &Env, reply: Option<Value>) -> std::thread::JoinHandle<Value> {
+    std::fs::create_dir_all(&env.home).unwrap();
+    let listener = UnixListener::bind(env.home.join("helper.sock")).unwrap();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut len = [0u8; 4];
+        stream.read_exact(&mut len).unwrap();
+        let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
+        stream.read_exact(&mut header).unwrap();
+        let request: Value = serde_json::from_slice(&header).unwrap();
+        let mut payload = vec![0u8; request["payload_len"].as_u64().unwrap() as usize];
+        stream.read_exact(&mut payload).unwrap();
+        if let Some(reply) = reply {
+            let body = reply.to_string();
+            stream
+                .write_all(&(body.len() as u32).to_le_bytes())
+                .unwrap();
+            stream.write_all(body.as_bytes()).unwrap();
+        }
+        request
+    })
+}
+
+#[test]
+fn a_declined_event_is_answered_by_the_hook_itself_with_the_payload_it_read() {
+    let env = env();
+    let fake = fake_helper(&env, Some(json!({"reply": "declined", "why": "test"})));
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    run.ok();
+    let request = fake.join().unwrap();
+    assert_eq!(request["op"], "hook");
+    assert_eq!(request["agent"], "claude-code");
+    assert_eq!(request["cwd"], env.ws.to_str().unwrap());
+    assert!(snapshotted(&env));
+}
+
+#[test]
+fn a_helper_that_takes_the_event_and_never_answers_lets_the_tool_call_proceed() {
+    let env = env();
+    let fake = fake_helper(&env, None);
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    fake.join().unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let needle = "the helper took the event but did not answer";
+    assert!(run.stderr.contains(needle), "{}", run.stderr);
+    assert!(hook_log(&env).contains(needle), "{}", hook_log(&env));
+}
+
+#[test]
+fn a_hook_with_options_on_its_command_line_never_uses_the_helper() {
+    let env = env();
+    start(&env);
+    let payload = pre_write(&env);
+    let run = crate::hooks::run_hook(
+        env.command(&["hook", "claude-code", "--read-before-write", "warn"]),
+        &payload,
+    );
+    run.ok();
+    assert!(snapshotted(&env));
+    assert_eq!(served(&env), 0);
+}

@@ -41,6 +41,17 @@ for tool in hyperfine b3sum git python3 /usr/bin/time; do
     }
 done
 
+# hyperfine with `--input` (1.17+), which fetch-data.sh installs next to the data when
+# Debian's is older: the hooks read their event on stdin.
+HF=hyperfine
+if [ -x "$DATA/tools/bin/hyperfine" ]; then
+    HF=$DATA/tools/bin/hyperfine
+fi
+HF_INPUT=0
+if "$HF" --help | grep -q -- '--input'; then
+    HF_INPUT=1
+fi
+
 log "building (release)"
 cd "$ROOT"
 cargo build --release --quiet
@@ -84,7 +95,7 @@ rounds() {
     local name=$1
     shift
     for r in $(seq 1 "$ROUNDS"); do
-        hyperfine --style none --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/$name-$r.json" "$@" >/dev/null
+        "$HF" --style none --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/$name-$r.json" "$@" >/dev/null
     done
 }
 
@@ -116,20 +127,62 @@ if [ -f "$HOOK_HOME/index.sqlite3" ] &&
 else
     echo "hook: not measured: a probe PreToolUse Write recorded no snapshot of the file (see \$HOOK_HOME/logs/hook.log)" >>"$OUT/machine.txt"
 fi
+
+# The same hook with a resident helper (`rewind helper start`) for a copy of that home: the
+# hook process hands the event over and prints the answer. A home of its own, so that the
+# runs without a helper above stay in their own process.
+HELPER_HOME=$OUT/home-helper
+READ_PAYLOAD=$OUT/post-tool-use-read.json
+HELPER=0
+if [ $HOOK = 1 ]; then
+    python3 - "$ROOT/fixtures/hooks/claude-code/post-tool-use-read.json" "$TREE" "$FILE" >"$READ_PAYLOAD" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+path = sys.argv[2] + "/" + sys.argv[3]
+text = open(path, encoding="utf-8", errors="replace").read()
+p["cwd"] = sys.argv[2]
+p["session_id"] = "bench-hook"
+p["tool_input"]["file_path"] = path
+f = p["tool_response"]["file"]
+f["filePath"], f["content"] = path, text
+f["numLines"] = f["totalLines"] = text.count("\n")
+print(json.dumps(p))
+EOF
+    cp -a "$HOOK_HOME" "$HELPER_HOME"
+    if REWIND_HOME=$HELPER_HOME "$REWIND" helper start --idle-timeout 7200 >/dev/null &&
+        REWIND_HOME=$HELPER_HOME "$REWIND" hook claude-code <"$HOOK_PAYLOAD" >/dev/null 2>&1 &&
+        REWIND_HOME=$HELPER_HOME "$REWIND" --json helper status | grep -q '"served":1'; then
+        HELPER=1
+        echo "helper: answers the hook" >>"$OUT/machine.txt"
+    else
+        echo "helper: not measured: it did not answer a probe hook (see \$HELPER_HOME/logs/)" >>"$OUT/machine.txt"
+    fi
+fi
+stop_helper() { REWIND_HOME=$HELPER_HOME "$REWIND" helper stop >/dev/null 2>&1 || true; }
+trap stop_helper EXIT
 if ! skipped prewrite; then
     log "1. pre-write on one file of the ${TREE##*/} tree"
     for r in $(seq 1 "$ROUNDS"); do
-        hyperfine --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/prewrite-$r.json" \
+        "$HF" --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/prewrite-$r.json" \
             -n "rewind snap" "$REWIND --home $HOME1 --workspace $TREE snap $TREE/$FILE" \
             -n "git hash-object -w" "git --git-dir=$SHADOW hash-object -w $TREE/$FILE" \
             -n "shadow git add" "git --git-dir=$SHADOW --work-tree=$TREE -c gc.auto=0 add $TREE/$FILE" \
             >/dev/null
-        # The hook reads its payload on stdin, so it runs through a shell (whose start-up
-        # hyperfine measures and subtracts); `rewind snap` runs the same way beside it.
-        if [ $HOOK = 1 ]; then
-            hyperfine --style none --shell=bash --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/hook-$r.json" \
-                -n "rewind hook claude-code" "REWIND_HOME=$HOOK_HOME $REWIND hook claude-code <$HOOK_PAYLOAD" \
-                -n "rewind snap (shell)" "$REWIND --home $HOME1 --workspace $TREE snap $TREE/$FILE" \
+        # The hook reads its event on stdin (`--input`, no shell). REWIND_HOME names the
+        # helper's home for the whole run; the hook without a helper gets its home with --home
+        # (options on its command line keep a hook in its own process anyway).
+        if [ $HOOK = 1 ] && [ $HF_INPUT = 1 ]; then
+            helper_cmd=()
+            if [ $HELPER = 1 ]; then
+                helper_cmd=(-n "rewind hook claude-code (helper)" "$REWIND hook claude-code")
+            fi
+            REWIND_HOME=$HELPER_HOME "$HF" --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/hook-$r.json" \
+                --input "$HOOK_PAYLOAD" \
+                -n "rewind hook claude-code" "$REWIND --home $HOOK_HOME hook claude-code" \
+                "${helper_cmd[@]}" \
+                -n "rewind snap" "$REWIND --home $HOME1 --workspace $TREE snap $TREE/$FILE" \
+                -n "git hash-object -w" "git --git-dir=$SHADOW hash-object -w $TREE/$FILE" \
+                -n "shadow git add" "git --git-dir=$SHADOW --work-tree=$TREE -c gc.auto=0 add $TREE/$FILE" \
                 >/dev/null
         fi
     done
@@ -141,6 +194,21 @@ if ! skipped check; then
     rounds check -N \
         -n "rewind check" "$REWIND --home $HOME1 --workspace $TREE check $TREE/$FILE" \
         -n "b3sum" "b3sum $TREE/$FILE"
+    # The read check as an agent's read gets it: the PostToolUse Read hook.
+    if [ $HOOK = 1 ] && [ $HF_INPUT = 1 ]; then
+        for r in $(seq 1 "$ROUNDS"); do
+            helper_cmd=()
+            if [ $HELPER = 1 ]; then
+                helper_cmd=(-n "rewind hook claude-code, Read (helper)" "$REWIND hook claude-code")
+            fi
+            REWIND_HOME=$HELPER_HOME "$HF" --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/read-hook-$r.json" \
+                --input "$READ_PAYLOAD" \
+                -n "rewind hook claude-code, Read" "$REWIND --home $HOOK_HOME hook claude-code" \
+                "${helper_cmd[@]}" \
+                -n "b3sum" "b3sum $TREE/$FILE" \
+                >/dev/null
+        done
+    fi
 fi
 
 # --- 3./4. scan and baseline (only when the shell-command scan exists) ---------------------
@@ -243,7 +311,7 @@ if ! skipped undo; then
         REWIND_BENCH_DATA=$DATA "$ROOT/benches/undo-window.sh" "$UNDO_WS" "$UNDO_HOME" "$REWIND"
         UNDO="$REWIND --home $UNDO_HOME --workspace $UNDO_WS"
         for r in $(seq 1 "$ROUNDS"); do
-            hyperfine --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \
+            "$HF" --style none --runs "$RUNS" --export-json "$OUT/hf/undo-$r.json" \
                 --prepare "sync; $UNDO redo >/dev/null 2>&1 || true" \
                 -n "rewind undo (1,000 files, $label)" "$UNDO undo" \
                 -n "rewind redo (1,000 files, $label)" --prepare "sync; $UNDO undo >/dev/null 2>&1 || true" "$UNDO redo" \

@@ -39,6 +39,13 @@ if ! command -v b3sum >/dev/null; then
     log "installing b3sum"
     cargo install b3sum --locked --quiet
 fi
+# The hooks read their event on stdin; hyperfine feeds it without a shell (`--input`) from
+# 1.17 on. Debian's is older: a newer one from crates.io next to the data (1.20.0 is the
+# newest that builds with this toolchain).
+if ! hyperfine --help | grep -q -- '--input' && [ ! -x "$DATA/tools/bin/hyperfine" ]; then
+    log "installing hyperfine 1.20.0 into $DATA/tools (for --input)"
+    cargo install hyperfine@1.20.0 --locked --quiet --root "$DATA/tools"
+fi
 for tool in git npm hyperfine b3sum; do
     command -v "$tool" >/dev/null || { log "missing tool: $tool"; exit 1; }
 done
@@ -104,7 +111,7 @@ fi
         echo "cargo: $d ($(ls "$d" | wc -l) crates, $(find "$d" -type f | wc -l) files)"
     done
     echo "git: $(git --version)"
-    echo "hyperfine: $(hyperfine --version)"
+    echo "hyperfine: $(hyperfine --version)$([ -x "$DATA/tools/bin/hyperfine" ] && echo ", $("$DATA/tools/bin/hyperfine" --version) for stdin-fed commands")"
     echo "b3sum: $(b3sum --version)"
 } >VERSIONS
 cat VERSIONS

@@ -83,6 +83,7 @@ RESULTS=$OUT/results.jsonl
     echo "memory: $(free -g | awk '/^Mem:/ {print $2}') GiB"
     echo "kernel: $(uname -r); filesystem: $(df -T "$DATA" | awk 'NR==2 {print $2}')"
     cat "$DATA/VERSIONS" 2>/dev/null || true
+    echo "hyperfine used: $("$HF" --version)$([ $HF_INPUT = 1 ] || echo ' (no --input: hook rows not measured)')"
 } >"$OUT/machine.txt"
 
 # Warm the page cache with the tree, so the first measured command does not pay for it.

@@ -48,6 +48,11 @@ const MAX_HEADER: usize = 1 << 20;
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the helper waits for a client to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an event may wait in the helper's queue (behind a slow event, a gc batch)
+/// before the helper leaves it to the client. Well under the 30 s `rewind init` gives a hook:
+/// a client the agent killed meanwhile must not have its event run late, against a file
+/// the tool call has already written.
+const QUEUE_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -62,6 +67,9 @@ enum Request {
         read_before_write: Option<String>,
         scan_budget_ms: Option<String>,
         payload_len: u64,
+        /// Milliseconds since the epoch after which the client would rather run the event
+        /// itself than have the helper start it (it waited in the helper's queue too long).
+        start_by_ms: u64,
     },
     Status,
     Stop,
@@ -150,6 +158,13 @@ fn receive<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<T> {
     Ok(serde_json::from_slice(&body)?)
 }
 
+/// Has the client closed its end (nothing more to read, ever)?
+fn hung_up(stream: &UnixStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+    let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+    matches!(rustix::net::recv(stream, &mut byte[..], flags), Ok((_, 0)))
+}
+
 /// Is the other end of `stream` this user?
 fn same_user(stream: &UnixStream) -> io::Result<bool> {
     let peer = rustix::net::sockopt::socket_peercred(stream)?;
@@ -173,16 +188,21 @@ pub fn forward_hook() -> Forward {
     let Some(plan) = Plan::from_env() else {
         return Forward::InProcess(None);
     };
-    let Ok(mut stream) = UnixStream::connect(&plan.socket) else {
-        return Forward::InProcess(None);
-    };
-    if !same_user(&stream).unwrap_or(false) {
+    // No socket, no helper: the event stays here, stdin unread. Otherwise the payload is read
+    // before connecting, so a client slow to get its stdin never holds the helper up.
+    if std::fs::symlink_metadata(&plan.socket).is_err() {
         return Forward::InProcess(None);
     }
     let payload = match hook::read_payload() {
         Ok(bytes) => bytes,
         Err(e) => return Forward::InProcess(Some(Err(e))),
     };
+    let Ok(mut stream) = UnixStream::connect(&plan.socket) else {
+        return Forward::InProcess(Some(Ok(payload)));
+    };
+    if !same_user(&stream).unwrap_or(false) {
+        return Forward::InProcess(Some(Ok(payload)));
+    }
     let request = plan.request(payload.len() as u64);
     let sent = stream
         .set_write_timeout(Some(REQUEST_TIMEOUT))
@@ -268,6 +288,7 @@ impl Plan {
             read_before_write: self.read_before_write.clone(),
             scan_budget_ms: self.scan_budget_ms.clone(),
             payload_len,
+            start_by_ms: now_ms().saturating_add(QUEUE_LIMIT.as_millis() as u64),
         }
     }
 
@@ -545,8 +566,10 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
             Ok(0) | Err(rustix::io::Errno::INTR) => {}
             Ok(_) => {
                 if let Ok((stream, _)) = listener.accept() {
-                    if helper.answer(stream) == Flow::Stop {
-                        break "asked to stop";
+                    match helper.answer(stream) {
+                        Flow::Continue => {}
+                        Flow::Stop => break "asked to stop",
+                        Flow::Abort => break "stale or failed",
                     }
                 }
             }
@@ -575,7 +598,11 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     if listener.set_nonblocking(true).is_ok() {
         while let Ok((stream, _)) = listener.accept() {
             if stream.set_nonblocking(false).is_ok() {
-                helper.answer(stream);
+                if why == "stale or failed" {
+                    decline(stream);
+                } else {
+                    helper.answer(stream);
+                }
             }
         }
     }
@@ -589,6 +616,13 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -596,10 +630,20 @@ fn now_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Leave a queued event to its client, unread.
+fn decline(mut stream: UnixStream) {
+    let _ = stream.set_write_timeout(Some(REQUEST_TIMEOUT));
+    let why = "the helper is stopping after a failure".to_string();
+    let _ = send(&mut stream, &Reply::Declined { why });
+}
+
 #[derive(PartialEq, Eq)]
 enum Flow {
     Continue,
     Stop,
+    /// The helper is stale (its executable or index replaced) or failed: stop, and leave
+    /// queued events to their clients.
+    Abort,
 }
 
 struct Helper<'g> {
@@ -644,6 +688,7 @@ impl Helper<'_> {
                 read_before_write,
                 scan_budget_ms,
                 payload_len,
+                start_by_ms,
             } => {
                 if build != self.build {
                     let why = "the helper runs another build of rewind".to_string();
@@ -653,7 +698,7 @@ impl Helper<'_> {
                     return if build_id() == self.build {
                         Flow::Continue
                     } else {
-                        Flow::Stop
+                        Flow::Abort
                     };
                 }
                 if payload_len > hook::MAX_PAYLOAD {
@@ -664,6 +709,7 @@ impl Helper<'_> {
                     return Flow::Continue;
                 }
                 let event = Event {
+                    start_by_ms,
                     cwd: PathBuf::from(cwd),
                     global: Global {
                         home: Some(self.home.root().to_path_buf()),
@@ -679,7 +725,7 @@ impl Helper<'_> {
                         payload: Some(Ok(payload)),
                     },
                 };
-                self.hook(event)
+                self.hook(&stream, event)
             }
         };
         let _ = send(&mut stream, &reply);
@@ -689,14 +735,23 @@ impl Helper<'_> {
         flow
     }
 
-    fn hook(&mut self, event: Event) -> (Reply, Flow) {
+    fn hook(&mut self, stream: &UnixStream, event: Event) -> (Reply, Flow) {
         if event.global.max_file_size != self.global.max_file_size {
             let why = "REWIND_MAX_FILE_SIZE differs from the helper's".to_string();
             return (Reply::Declined { why }, Flow::Continue);
         }
         if let Err(e) = self.home.wake() {
-            // The hook process will meet the same trouble and report it the usual way.
-            return (Reply::Declined { why: e.to_string() }, Flow::Continue);
+            // The hook process opens the home afresh (and reports any trouble the usual way);
+            // this helper's home is stale or broken, so it stops.
+            eprintln!("rewind helper {}: {e}", std::process::id());
+            return (Reply::Declined { why: e.to_string() }, Flow::Abort);
+        }
+        // Last moment to leave the event to its client: one that waited too long, or that
+        // is gone (the agent killed it and went on with the tool call), is not run late.
+        if now_ms() > event.start_by_ms || hung_up(stream) {
+            self.home.idle();
+            let why = "the event waited too long in the helper's queue".to_string();
+            return (Reply::Declined { why }, Flow::Continue);
         }
         let home = &self.home;
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -735,7 +790,7 @@ impl Helper<'_> {
                         stdout: String::new(),
                         stderr: String::from_utf8_lossy(&log.into_stderr()).into_owned(),
                     },
-                    Flow::Stop,
+                    Flow::Abort,
                 )
             }
         }
@@ -756,6 +811,7 @@ impl Helper<'_> {
 
 /// A hook event as the helper runs it.
 struct Event {
+    start_by_ms: u64,
     cwd: PathBuf,
     global: Global,
     args: HookArgs,

@@ -129,6 +129,8 @@ pub struct Home {
     /// Held shared by every command and exclusively by `gc`, so gc never deletes a blob a
     /// running command is about to reference.
     gc_lock: Option<HeldLock>,
+    /// The index file's device and inode when it was opened ([`Home::wake`] compares).
+    index_file: (u64, u64),
 }
 
 impl Home {
@@ -140,6 +142,7 @@ impl Home {
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
         let index = Index::open(&root.join(INDEX_FILE), opts.durability)?;
+        let index_file = file_identity(&root.join(INDEX_FILE)).map_err(home_err)?;
         let store = Store::new(&root, opts.store.clone());
         let lock = lock_file(&root, "gc.lock").map_err(home_err)?;
         lock.lock_shared().map_err(home_err)?;
@@ -149,6 +152,7 @@ impl Home {
             store,
             opts,
             gc_lock: Some(HeldLock(lock)),
+            index_file,
         })
     }
 
@@ -197,7 +201,15 @@ impl Home {
     /// Ready for the next command after [`Home::idle`]: the shared gc lock again (waiting
     /// for a gc's batch of deletions to finish), and no pack file kept open from before (a
     /// gc may have rewritten or removed it).
+    /// Fails when the index is no longer the file this home opened, or was migrated by a
+    /// newer build: the home must be opened again (the helper exits).
     pub fn wake(&mut self) -> Result<()> {
+        if !self.index.still_current(&self.index_file)? {
+            return Err(EngineError::Invalid(format!(
+                "the index {} was removed, replaced or migrated since this process opened it",
+                self.root.join(INDEX_FILE).display()
+            )));
+        }
         if self.gc_lock.is_none() {
             let lock = lock_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
             lock.lock_shared().map_err(|e| self.home_err(e))?;
@@ -300,6 +312,12 @@ impl Drop for HeldLock {
         // Nothing to do on failure: the close right after releases our share of it.
         let _ = self.0.unlock();
     }
+}
+
+fn file_identity(path: &Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)?;
+    Ok((m.dev(), m.ino()))
 }
 
 fn lock_file(root: &Path, name: &str) -> std::io::Result<File> {

@@ -317,6 +317,21 @@ impl Index {
         finish(&self.conn, result)
     }
 
+    /// Is this still the index file this connection opened, at the schema version this build
+    /// knows? A process that keeps the index open (the hook helper) asks before each command:
+    /// the file may have been removed or replaced, or migrated by a newer build, since.
+    pub fn still_current(&self, opened: &(u64, u64)) -> Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let same_file = std::fs::metadata(&self.path)
+            .map(|m| (m.dev(), m.ino()) == *opened)
+            .unwrap_or(false);
+        if !same_file {
+            return Ok(false);
+        }
+        let version = user_version(&self.conn).ctx("read the schema version")?;
+        Ok(version == schema::MIGRATIONS.len() as i64)
+    }
+
     /// Queries outside any explicit transaction (each statement sees a consistent snapshot).
     pub fn read(&self) -> Tx<'_> {
         Tx { conn: &self.conn }

@@ -368,3 +368,87 @@ fn a_hook_with_options_on_its_command_line_never_uses_the_helper() {
     assert!(snapshotted(&env));
     assert_eq!(served(&env), 0);
 }
+
+#[test]
+fn an_event_whose_client_is_gone_is_not_run_late() {
+    let env = env();
+    start(&env);
+    let payload = pre_write(&env);
+    // A gc batch holds the home: the helper waits for it with the event in hand.
+    let gc = std::process::Command::new("flock")
+        .arg("-x")
+        .arg(env.home.join("gc.lock"))
+        .args(["sleep", "3"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The agent gives up on the hook (its timeout) and goes on with the write.
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["1", env!("CARGO_BIN_EXE_rewind"), "hook", "claude-code"])
+        .current_dir(&env.ws)
+        .env("REWIND_HOME", &env.home);
+    let run = crate::hooks::run_hook(cmd, &payload);
+    assert_eq!(run.code, 124, "{}", run.stderr);
+    env.write("src/new.rs", "the agent's write\n");
+    let mut gc = gc;
+    assert!(gc.wait().unwrap().success());
+    // The helper found its client gone and left the event alone: no snapshot of the
+    // agent's bytes passed off as the file's before.
+    wait_until("the helper to be free", || status(&env).code == 0);
+    assert_eq!(served(&env), 0);
+    assert!(!snapshotted(&env));
+    hook(&env, "claude-code", &payload).ok();
+    assert_eq!(served(&env), 1);
+}
+
+#[test]
+fn a_helper_whose_index_was_removed_leaves_the_event_to_the_hook_and_exits() {
+    let env = env();
+    start(&env);
+    for name in ["index.sqlite3", "index.sqlite3-wal", "index.sqlite3-shm"] {
+        let _ = std::fs::remove_file(env.home.join(name));
+    }
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    run.ok();
+    // Recorded in the new index the hook's own process created, not in the removed one.
+    assert!(snapshotted(&env));
+    wait_until("the stale helper to exit", || status(&env).code == 4);
+    let log = std::fs::read_to_string(env.home.join("logs/helper.log")).unwrap();
+    assert!(
+        log.contains("was removed, replaced or migrated since this process opened it"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_directory_where_the_socket_goes_is_named_in_the_error() {
+    let env = env();
+    std::fs::create_dir_all(env.home.join("helper.sock/inside")).unwrap();
+    let run = env.run(&["helper", "run"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot remove"), "{}", run.stderr);
+    assert!(run.stderr.contains("helper.sock"), "{}", run.stderr);
+    let run = env.run(&["helper", "start"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the helper exited at once"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("logs/helper.log"), "{}", run.stderr);
+}
+
+#[test]
+fn a_reply_that_is_not_an_answer_is_logged_and_the_tool_call_proceeds() {
+    let env = env();
+    let fake = fake_helper(&env, Some(json!({"reply": "stopping", "pid": 1})));
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    fake.join().unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the helper took the event but did not answer"),
+        "{}",
+        run.stderr
+    );
+}

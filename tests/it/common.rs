@@ -6,7 +6,9 @@ use std::process::{Command, Output, Stdio};
 pub struct Env {
     /// Whether this env's hook commands go through a resident helper (`rewind helper`),
     /// started at the first hook command; see `tests/helper/main.rs`.
-    helper: std::sync::atomic::AtomicBool,
+    /// 0: none; 1: started by the first hook command, which must then have served events;
+    /// 2: the test decides ([`Env::manual_helper`]).
+    helper: std::sync::atomic::AtomicU8,
     _dir: tempfile::TempDir,
     pub ws: PathBuf,
     pub home: PathBuf,
@@ -58,7 +60,7 @@ impl Env {
         std::fs::create_dir_all(&ws).unwrap();
         let ws = ws.canonicalize().unwrap();
         Env {
-            helper: std::sync::atomic::AtomicBool::new(false),
+            helper: std::sync::atomic::AtomicU8::new(0),
             _dir: dir,
             ws,
             home,
@@ -96,7 +98,7 @@ impl Env {
 
     /// This env's hooks start no helper by themselves (the helper's own tests decide).
     pub fn manual_helper(&self) {
-        self.helper.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.helper.store(2, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// A helper for this env's home, once. A home the test has broken on purpose (a file,
@@ -104,7 +106,11 @@ impl Env {
     /// process, as they would for a user.
     fn start_helper(&self) {
         use std::sync::atomic::Ordering;
-        if self.helper.swap(true, Ordering::SeqCst) {
+        if self
+            .helper
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
             return;
         }
         let _ = self
@@ -166,7 +172,26 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
-        if *self.helper.get_mut() {
+        let state = *self.helper.get_mut();
+        if state == 1 && !std::thread::panicking() {
+            // A helper that started must have answered: otherwise the suite run through
+            // helpers would prove nothing about them. (None starts for a broken home.)
+            let status = self
+                .command_of(
+                    Path::new(env!("CARGO_BIN_EXE_rewind")),
+                    &["--json", "helper", "status"],
+                )
+                .output()
+                .unwrap();
+            if status.status.success() {
+                let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+                assert!(
+                    status["served"].as_u64().unwrap() > 0,
+                    "the helper answered no hook event: {status}"
+                );
+            }
+        }
+        if state != 0 {
             let _ = self
                 .command_of(Path::new(env!("CARGO_BIN_EXE_rewind")), &["helper", "stop"])
                 .output();

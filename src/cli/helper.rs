@@ -59,13 +59,8 @@ const QUEUE_LIMIT: Duration = Duration::from_secs(10);
 enum Request {
     Hook {
         build: String,
-        agent: String,
-        cwd: String,
-        workspace: Option<String>,
-        session: Option<String>,
-        max_file_size: Option<u64>,
-        read_before_write: Option<String>,
-        scan_budget_ms: Option<String>,
+        #[serde(flatten)]
+        call: Call,
         payload_len: u64,
         /// Milliseconds since the epoch after which the client would rather run the event
         /// itself than have the helper start it (it waited in the helper's queue too long).
@@ -232,11 +227,17 @@ pub fn forward_hook() -> Forward {
     }
 }
 
-/// A hook event the helper could take: everything the request needs, all read up front.
+/// A hook event the helper could take: where its helper listens, and the call.
 struct Plan {
-    agent: String,
     home: PathBuf,
     socket: PathBuf,
+    call: Call,
+}
+
+/// How the hook was called: its agent, directory and the `REWIND_*` options clap would read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Call {
+    agent: String,
     cwd: String,
     workspace: Option<String>,
     session: Option<String>,
@@ -261,10 +262,8 @@ impl Plan {
             Some(home) => cwd.join(home),
             None => super::default_home().ok()?,
         };
-        Some(Plan {
+        let call = Call {
             agent,
-            socket: home.join(SOCKET),
-            home,
             cwd: cwd.into_os_string().into_string().ok()?,
             workspace: env_value("REWIND_WORKSPACE").ok()?,
             session: env_value("REWIND_SESSION").ok()?,
@@ -274,19 +273,18 @@ impl Plan {
             },
             read_before_write: env_value("REWIND_READ_BEFORE_WRITE").ok()?,
             scan_budget_ms: env_value("REWIND_SCAN_BUDGET_MS").ok()?,
+        };
+        Some(Plan {
+            socket: home.join(SOCKET),
+            home,
+            call,
         })
     }
 
     fn request(&self, payload_len: u64) -> Request {
         Request::Hook {
             build: build_id(),
-            agent: self.agent.clone(),
-            cwd: self.cwd.clone(),
-            workspace: self.workspace.clone(),
-            session: self.session.clone(),
-            max_file_size: self.max_file_size,
-            read_before_write: self.read_before_write.clone(),
-            scan_budget_ms: self.scan_budget_ms.clone(),
+            call: self.call.clone(),
             payload_len,
             start_by_ms: now_ms().saturating_add(QUEUE_LIMIT.as_millis() as u64),
         }
@@ -296,7 +294,7 @@ impl Plan {
     fn lost(&self, why: &str) -> Forward {
         let log = HookLog::from_env_home(Some(self.home.clone()));
         log.failure(
-            &self.agent,
+            &self.call.agent,
             None,
             &format!(
                 "the helper took the event but did not answer ({why}); the tool call proceeds \
@@ -680,13 +678,7 @@ impl Helper<'_> {
             ),
             Request::Hook {
                 build,
-                agent,
-                cwd,
-                workspace,
-                session,
-                max_file_size,
-                read_before_write,
-                scan_budget_ms,
+                call,
                 payload_len,
                 start_by_ms,
             } => {
@@ -708,6 +700,15 @@ impl Helper<'_> {
                 if stream.read_exact(&mut payload).is_err() {
                     return Flow::Continue;
                 }
+                let Call {
+                    agent,
+                    cwd,
+                    workspace,
+                    session,
+                    max_file_size,
+                    read_before_write,
+                    scan_budget_ms,
+                } = call;
                 let event = Event {
                     start_by_ms,
                     cwd: PathBuf::from(cwd),

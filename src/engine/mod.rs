@@ -129,8 +129,9 @@ pub struct Home {
     /// Held shared by every command and exclusively by `gc`, so gc never deletes a blob a
     /// running command is about to reference.
     gc_lock: Option<HeldLock>,
-    /// The index file's device and inode when it was opened ([`Home::wake`] compares).
-    index_file: (u64, u64),
+    /// The index file's device and inode at the first [`Home::idle`], which [`Home::wake`]
+    /// compares (only a process that keeps the home open asks).
+    index_file: Option<(u64, u64)>,
 }
 
 impl Home {
@@ -142,17 +143,15 @@ impl Home {
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
         let index = Index::open(&root.join(INDEX_FILE), opts.durability)?;
-        let index_file = file_identity(&root.join(INDEX_FILE)).map_err(home_err)?;
         let store = Store::new(&root, opts.store.clone());
-        let lock = lock_file(&root, "gc.lock").map_err(home_err)?;
-        lock.lock_shared().map_err(home_err)?;
+        let gc_lock = shared_gc_lock(&root).map_err(home_err)?;
         Ok(Home {
             root,
             index,
             store,
             opts,
-            gc_lock: Some(HeldLock(lock)),
-            index_file,
+            gc_lock: Some(gc_lock),
+            index_file: None,
         })
     }
 
@@ -195,25 +194,29 @@ impl Home {
     /// up the shared gc lock while idle, so that a gc can run meanwhile. [`Home::wake`]
     /// before the next command.
     pub fn idle(&mut self) {
-        self.gc_lock = None;
+        self.release_shared_lock();
+        if self.index_file.is_none() {
+            self.index_file = file_identity(&self.root.join(INDEX_FILE)).ok();
+        }
     }
 
     /// Ready for the next command after [`Home::idle`]: the shared gc lock again (waiting
     /// for a gc's batch of deletions to finish), and no pack file kept open from before (a
-    /// gc may have rewritten or removed it).
-    /// Fails when the index is no longer the file this home opened, or was migrated by a
-    /// newer build: the home must be opened again (the helper exits).
+    /// gc may have rewritten or removed it). Fails when the index is no longer the file this
+    /// home opened, or was migrated by a newer build: the home must be opened again.
     pub fn wake(&mut self) -> Result<()> {
-        if !self.index.still_current(&self.index_file)? {
+        let current = match &self.index_file {
+            Some(opened) => self.index.still_current(opened)?,
+            None => false,
+        };
+        if !current {
             return Err(EngineError::Invalid(format!(
                 "the index {} was removed, replaced or migrated since this process opened it",
                 self.root.join(INDEX_FILE).display()
             )));
         }
         if self.gc_lock.is_none() {
-            let lock = lock_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
-            lock.lock_shared().map_err(|e| self.home_err(e))?;
-            self.gc_lock = Some(HeldLock(lock));
+            self.gc_lock = Some(shared_gc_lock(&self.root).map_err(|e| self.home_err(e))?);
         }
         self.store.forget_open_packs();
         Ok(())
@@ -312,6 +315,13 @@ impl Drop for HeldLock {
         // Nothing to do on failure: the close right after releases our share of it.
         let _ = self.0.unlock();
     }
+}
+
+/// The gc lock, shared: held by every command while it runs.
+fn shared_gc_lock(root: &Path) -> std::io::Result<HeldLock> {
+    let lock = lock_file(root, "gc.lock")?;
+    lock.lock_shared()?;
+    Ok(HeldLock(lock))
 }
 
 fn file_identity(path: &Path) -> std::io::Result<(u64, u64)> {

@@ -29,6 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rewind::engine::Home;
+use rewind::scan::WatchCounts;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +99,9 @@ struct Status {
     busy_us: u64,
     idle_secs: u64,
     idle_timeout_secs: u64,
+    /// The scans' directory watches.
+    #[serde(default)]
+    watches: WatchCounts,
 }
 
 /// This executable: the version and the file it runs from (by its path, as
@@ -393,6 +397,7 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
             "idle_secs": s.idle_secs,
             "idle_timeout_secs": s.idle_timeout_secs,
             "same_build": ours,
+            "watches": s.watches,
         }));
     } else {
         out.print(&format!(
@@ -404,6 +409,20 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
             s.idle_secs,
             s.idle_timeout_secs
         ));
+        let w = &s.watches;
+        if w.workspaces > 0 || w.walked > 0 {
+            out.print(&format!(
+                "watching {} directories in {} workspace(s): {} scans looked only where something changed, {} walked everything{}\n",
+                w.dirs,
+                w.workspaces,
+                w.narrowed,
+                w.walked,
+                match &w.last_walk_reason {
+                    Some(r) => format!(" (last full walk: {r})"),
+                    None => String::new(),
+                }
+            ));
+        }
         if !ours {
             out.print(
                 "it runs another build of rewind: hooks will not use it, and it exits at the first one\n",
@@ -506,6 +525,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         let _ = rustix::process::setsid();
     }
     let mut home = super::open_home_owned(g)?;
+    home.watch_scans();
     home.idle();
     let root = home.root().to_path_buf();
     let fail = |what: String| Failure::new(Exit::Error, what);
@@ -543,6 +563,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         busy: Duration::ZERO,
         last: Instant::now(),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        watched: WatchCounts::default(),
     };
     eprintln!(
         "{} rewind helper {} started for {}",
@@ -579,6 +600,9 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
                 break "poll failed";
             }
         }
+        // Events read now and then, so that a long quiet spell (a build the agent runs)
+        // does not overflow the kernel's queue and cost a full walk at the next scan.
+        helper.watched = helper.home.drain_watches();
         if !still_ours() {
             // The home was removed, or another helper replaced the socket: not ours to remove.
             eprintln!(
@@ -652,6 +676,8 @@ struct Helper<'g> {
     busy: Duration,
     last: Instant,
     idle_timeout: Duration,
+    /// What the scans' watches did, as of the last look.
+    watched: WatchCounts,
 }
 
 impl Helper<'_> {
@@ -806,6 +832,7 @@ impl Helper<'_> {
             busy_us: self.busy.as_micros() as u64,
             idle_secs: self.last.elapsed().as_secs(),
             idle_timeout_secs: self.idle_timeout.as_secs(),
+            watches: self.watched.clone(),
         }
     }
 }

@@ -26,56 +26,45 @@ impl Tx<'_> {
     pub fn all_file_states(&self, ws: WorkspaceId) -> Result<Vec<(RelPath, KnownState)>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
-                 FROM file_states WHERE workspace_id = ?1",
-            )
+            .prepare_cached(&format!("{STATE_COLUMNS} WHERE workspace_id = ?1"))
             .ctx("list file states")?;
         // Rows are turned into states as they come: no intermediate copies of the kind or
         // the blob id for each of (say) 78k files.
         let mut rows = stmt.query([ws.0]).ctx("list file states")?;
         let mut out = Vec::new();
         while let Some(r) = rows.next().ctx("list file states")? {
-            let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
-            let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
-            let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
-            let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
-            let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
-                what: "file state path",
-                detail: e.to_string(),
-            })?;
-            let kind = r.get_ref(1).ctx("list file states")?;
-            let kind = kind.as_str().map_err(|e| super::IndexError::BadRow {
-                what: "file state",
-                detail: e.to_string(),
-            })?;
-            let blob = match r.get_ref(2).ctx("list file states")? {
-                ValueRef::Null => None,
-                v => Some(v),
+            out.push(known_state(r)?);
+        }
+        Ok(out)
+    }
+
+    /// The file states at or under each of `paths` (a path, and everything below it when
+    /// it is a directory): what a scan that looks only at those paths compares.
+    pub fn file_states_under(
+        &self,
+        ws: WorkspaceId,
+        paths: &[RelPath],
+    ) -> Result<Vec<(RelPath, KnownState)>> {
+        // `p/` up to `p0` ('0' follows '/') is exactly what lies below `p`, in byte order.
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "{STATE_COLUMNS} WHERE workspace_id = ?1 AND (path = ?2 OR (path >= ?3 AND path < ?4))"
+            ))
+            .ctx("list file states")?;
+        let mut out = Vec::new();
+        for p in paths {
+            let below = |last: u8| {
+                let mut b = p.as_bytes().to_vec();
+                b.push(last);
+                b
             };
-            let state = state_from("file state", kind, blob, mode)?;
-            let stat = match (size, mtime, ctime, inode, mode) {
-                (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => {
-                    Some(Stat {
-                        size: size as u64,
-                        mtime_ns,
-                        ctime_ns,
-                        inode: inode as u64,
-                        mode: mode as u32,
-                    })
-                }
-                _ => None,
-            };
-            let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
-            out.push((
-                rel,
-                KnownState {
-                    state,
-                    stat,
-                    recorded_at,
-                    unread: super::unread_from(unread),
-                },
-            ));
+            let mut rows = stmt
+                .query(params![ws.0, p.as_bytes(), below(b'/'), below(b'0')])
+                .ctx("list file states")?;
+            while let Some(r) = rows.next().ctx("list file states")? {
+                out.push(known_state(r)?);
+            }
         }
         Ok(out)
     }
@@ -156,4 +145,49 @@ impl Tx<'_> {
         }
         Ok(at)
     }
+}
+
+const STATE_COLUMNS: &str =
+    "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread FROM file_states";
+
+/// One row of [`STATE_COLUMNS`].
+fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
+    let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
+    let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
+    let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
+    let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
+    let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
+        what: "file state path",
+        detail: e.to_string(),
+    })?;
+    let kind = r.get_ref(1).ctx("list file states")?;
+    let kind = kind.as_str().map_err(|e| super::IndexError::BadRow {
+        what: "file state",
+        detail: e.to_string(),
+    })?;
+    let blob = match r.get_ref(2).ctx("list file states")? {
+        ValueRef::Null => None,
+        v => Some(v),
+    };
+    let state = state_from("file state", kind, blob, mode)?;
+    let stat = match (size, mtime, ctime, inode, mode) {
+        (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => Some(Stat {
+            size: size as u64,
+            mtime_ns,
+            ctime_ns,
+            inode: inode as u64,
+            mode: mode as u32,
+        }),
+        _ => None,
+    };
+    let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
+    Ok((
+        rel,
+        KnownState {
+            state,
+            stat,
+            recorded_at,
+            unread: super::unread_from(unread),
+        },
+    ))
 }

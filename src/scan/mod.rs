@@ -40,6 +40,77 @@ use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
 
 mod walk;
+#[cfg(target_os = "linux")]
+mod watch;
+
+#[cfg(target_os = "linux")]
+use watch::Look;
+#[cfg(target_os = "linux")]
+pub use watch::{WatchCounts, Watches, FULL_EVERY, MAX_DIRTY};
+
+/// Watching needs inotify: elsewhere every scan walks the whole tree.
+#[cfg(not(target_os = "linux"))]
+mod watch_none {
+    use std::collections::BTreeSet;
+
+    use super::walk::DirWatch;
+    use crate::ids::WorkspaceId;
+    use crate::workspace::RelPath;
+
+    #[derive(Default)]
+    pub struct Watches;
+
+    pub type WatchCounts = super::WatchCounts;
+
+    pub(super) enum Watcher {}
+
+    pub(super) enum Look {
+        Full(Option<Watcher>),
+        Changed(Watcher, Vec<RelPath>),
+    }
+
+    impl Watches {
+        pub fn drain(&mut self) {}
+        pub fn counts(&self) -> WatchCounts {
+            WatchCounts::default()
+        }
+        pub(super) fn take(&mut self, _: WorkspaceId, _: &std::path::Path, _: bool) -> Look {
+            Look::Full(None)
+        }
+        pub(super) fn put(&mut self, _: WorkspaceId, w: Watcher) {
+            match w {}
+        }
+    }
+
+    impl Watcher {
+        pub(super) fn marks(&self) -> &dyn DirWatch {
+            match *self {}
+        }
+        pub(super) fn global(&self) -> &ignore::gitignore::Gitignore {
+            match *self {}
+        }
+        pub(super) fn walked_all(&mut self, _: BTreeSet<RelPath>) {
+            match *self {}
+        }
+        pub(super) fn walked_some(&mut self, _: &[RelPath], _: Vec<RelPath>) -> u64 {
+            match *self {}
+        }
+    }
+}
+#[cfg(not(target_os = "linux"))]
+pub use watch_none::Watches;
+/// What a process's watches did (all zero where nothing is watched).
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WatchCounts {
+    pub workspaces: usize,
+    pub dirs: usize,
+    pub narrowed: u64,
+    pub walked: u64,
+    pub last_walk_reason: Option<String>,
+}
+#[cfg(not(target_os = "linux"))]
+use watch_none::Look;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -143,6 +214,10 @@ pub struct ScanReport {
     pub window_id: Option<WindowId>,
     pub changes: Vec<ScanChange>,
     pub elapsed_ms: u64,
+    /// When directory watches narrowed the scan ([`crate::engine::Home::watch_scans`]): how
+    /// many changed paths it looked at instead of walking the tree.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watched_paths: Option<u64>,
 }
 
 /// Why a file is read.
@@ -213,13 +288,44 @@ impl Session<'_> {
             })?,
         };
 
-        // The walk (on its own threads) and loading the file states (this thread, which owns
-        // the index connection) run at the same time.
+        // A process that stays (the helper) may know which paths changed since its last
+        // scan of this workspace; otherwise, or when it cannot trust that, the whole tree.
         let root = self.ws.root();
         let threads = opts.threads();
+        let look = match &self.home.watches {
+            Some(w) => {
+                let complete = self.home.index.read().baseline(self.ws_id)?;
+                let complete = complete.is_some_and(|b| b.complete);
+                lock(w).take(self.ws_id, root, complete)
+            }
+            None => Look::Full(None),
+        };
+        let (mut watcher, changed) = match look {
+            Look::Full(w) => (w, None),
+            Look::Changed(w, paths) => (Some(w), Some(paths)),
+        };
+        let own_global;
+        let global = match &watcher {
+            Some(w) => w.global(),
+            None => {
+                own_global = walk::global_rules(root);
+                &own_global
+            }
+        };
+        let marks: Option<&dyn walk::DirWatch> = match &watcher {
+            Some(w) => Some(w.marks()),
+            None => None,
+        };
+
+        // The walk (on its own threads) and loading the file states (this thread, which owns
+        // the index connection) run at the same time.
         let (walked, known, complete) = std::thread::scope(|s| {
             let walker = s.spawn(|| {
-                walk::walk(root, threads).ok_or_else(|| ScanError::Walk {
+                let walked = match &changed {
+                    None => walk::walk(root, threads, global, marks),
+                    Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
+                };
+                walked.ok_or_else(|| ScanError::Walk {
                     root: root.display().to_string(),
                     detail: "a walker thread panicked".into(),
                 })
@@ -228,7 +334,11 @@ impl Session<'_> {
             // The map is built here too, while the walk is still running. SipHash over 78k
             // paths twice (insert, lookup) was 3.5 % of a no-change scan's instructions; the
             // keys are our own workspace's paths, so a keyed hash buys nothing.
-            let known = read.all_file_states(self.ws_id).map(|states| {
+            let states = match &changed {
+                None => read.all_file_states(self.ws_id),
+                Some(paths) => read.file_states_under(self.ws_id, paths),
+            };
+            let known = states.map(|states| {
                 states
                     .into_iter()
                     .map(|(rel, state)| (rel, Known::new(state)))
@@ -312,7 +422,16 @@ impl Session<'_> {
             }
         }
         deleted.sort_by(|a, b| a.0.cmp(&b.0));
-        let walked_files = walked.len() as u64;
+        let walked_files = match (&mut watcher, &changed) {
+            (Some(w), Some(paths)) => {
+                w.walked_some(paths, walked.iter().map(|(rel, _)| rel.clone()).collect())
+            }
+            (Some(w), None) => {
+                w.walked_all(walked.iter().map(|(rel, _)| rel.clone()).collect());
+                walked.len() as u64
+            }
+            (None, _) => walked.len() as u64,
+        };
         drop_later((walked, known));
 
         let mut sink = Sink {
@@ -385,7 +504,13 @@ impl Session<'_> {
             Ok::<_, IndexError>(())
         })?;
 
+        // The watcher goes back only now: a scan that failed leaves none, and the next walks
+        // everything.
+        if let (Some(w), Some(watches)) = (watcher, &self.home.watches) {
+            lock(watches).put(self.ws_id, w);
+        }
         Ok(ScanReport {
+            watched_paths: changed.map(|p| p.len() as u64),
             files: walked_files,
             hashed,
             baselined,
@@ -878,6 +1003,10 @@ fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
 /// Free `big` (a scan's 78k walked paths and file states: ~10 ms of `free`) on a thread of
 /// its own instead of before the scan can go on; a process that exits first just lets the
 /// kernel take the memory back.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn drop_later<T: Send + 'static>(big: T) {
     // No thread to be had: `spawn` drops the closure, and `big` with it, right here.
     let _ = std::thread::Builder::new()

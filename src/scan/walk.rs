@@ -21,6 +21,7 @@
 //! A symlink found in a directory is never followed. A directory that is swapped for a
 //! symlink between being listed and being read is read through it (as with the crate).
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
@@ -79,7 +80,7 @@ fn from_file(dir: &Path, file: &Path) -> Gitignore {
 
 /// Where `dir`'s repository keeps `info/exclude`: `dir/.git`, or for a linked work tree
 /// (`.git` is a file `gitdir: …`) the common git dir its `commondir` names.
-fn git_dir(dir: &Path) -> Option<PathBuf> {
+pub(super) fn git_dir(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
     let meta = std::fs::metadata(&dot_git).ok()?;
     if !meta.is_file() {
@@ -102,9 +103,17 @@ fn first_line(file: &Path) -> Option<String> {
     std::io::BufReader::new(file).lines().next()?.ok()
 }
 
+/// Told of every directory a walk is about to read, before it reads it (a watcher places
+/// its watch there), and of the exclude files of repositories nested in the tree.
+pub(super) trait DirWatch: Sync {
+    fn watch(&self, dir: &Path, rel: Option<&RelPath>);
+    fn rule_file(&self, path: PathBuf);
+}
+
 /// Everything a walk shares across its threads.
-struct Walk {
-    global: Gitignore,
+struct Walk<'a> {
+    global: &'a Gitignore,
+    watch: Option<&'a dyn DirWatch>,
     queue: Mutex<Queue>,
     wake: Condvar,
 }
@@ -125,7 +134,7 @@ struct Job {
     rules: Option<Arc<Rules>>,
 }
 
-impl Walk {
+impl Walk<'_> {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         // The lock is only held to move jobs; a poisoned queue is still consistent.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
@@ -150,32 +159,14 @@ impl Walk {
     }
 
     fn ignored(&self, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> bool {
-        let (mut ignore, mut git_ignore, mut exclude) = (Match::None, Match::None, Match::None);
-        if let Some(rules) = rules {
-            for r in rules.chain() {
-                if ignore.is_none() {
-                    ignore = r.ignore.matched(path, is_dir);
-                }
-                if !ignore.is_none() {
-                    // The nearest `.ignore` rule outranks everything farther up.
-                    break;
-                }
-                if git_ignore.is_none() {
-                    git_ignore = r.git_ignore.matched(path, is_dir);
-                }
-                if exclude.is_none() {
-                    exclude = r.exclude.matched(path, is_dir);
-                }
-            }
-        }
-        match ignore.or(git_ignore).or(exclude) {
-            Match::None => self.global.matched(path, is_dir).is_ignore(),
-            decided => decided.is_ignore(),
-        }
+        ignored(self.global, rules, path, is_dir)
     }
 
     /// Read one directory: its files go to `out`, its subdirectories back to the queue.
     fn visit(&self, job: Job, out: &mut Vec<(RelPath, Stat)>) -> Vec<Job> {
+        if let Some(w) = self.watch {
+            w.watch(&job.dir, job.rel.as_ref());
+        }
         // An unreadable directory is skipped, not fatal: the rest of the tree still counts.
         let Ok(read) = std::fs::read_dir(&job.dir) else {
             return Vec::new();
@@ -188,6 +179,11 @@ impl Walk {
             })
             .collect();
         let named = |n: &str| entries.iter().any(|(_, name)| name == OsStr::new(n));
+        if let (Some(w), true) = (self.watch, named(".git")) {
+            if let Some(git) = git_dir(&job.dir) {
+                w.rule_file(git.join("info").join("exclude"));
+            }
+        }
         let rules = if named(".ignore") || named(".gitignore") || named(".git") {
             Rules::read(&job.dir, &job.rules).or(job.rules)
         } else {
@@ -242,11 +238,37 @@ impl Walk {
     }
 }
 
+/// Whether `path` is ignored under `rules` (then the global excludes).
+fn ignored(global: &Gitignore, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> bool {
+    let (mut ignore, mut git_ignore, mut exclude) = (Match::None, Match::None, Match::None);
+    if let Some(rules) = rules {
+        for r in rules.chain() {
+            if ignore.is_none() {
+                ignore = r.ignore.matched(path, is_dir);
+            }
+            if !ignore.is_none() {
+                // The nearest `.ignore` rule outranks everything farther up.
+                break;
+            }
+            if git_ignore.is_none() {
+                git_ignore = r.git_ignore.matched(path, is_dir);
+            }
+            if exclude.is_none() {
+                exclude = r.exclude.matched(path, is_dir);
+            }
+        }
+    }
+    match ignore.or(git_ignore).or(exclude) {
+        Match::None => global.matched(path, is_dir).is_ignore(),
+        decided => decided.is_ignore(),
+    }
+}
+
 /// Hands a read directory's subdirectories to the queue and marks the read done, in one step
 /// (so no thread sees an empty queue and no reader before they are queued), also when `visit`
 /// panics (then the walk stops instead of waiting for this thread forever).
 struct Done<'a> {
-    walk: &'a Walk,
+    walk: &'a Walk<'a>,
     dirs: Vec<Job>,
 }
 
@@ -261,28 +283,121 @@ impl Drop for Done<'_> {
     }
 }
 
-/// Every non-ignored regular file under `root` (absolute and canonical) with its stat, or
-/// `None` when a walking thread panicked.
-pub(super) fn walk(root: &Path, threads: usize) -> Option<Vec<(RelPath, Stat)>> {
-    let (global, _) = GitignoreBuilder::new(root).build_global();
-    walk_with(root, threads, global)
+/// The user's global git excludes, anchored at the workspace root.
+pub(super) fn global_rules(root: &Path) -> Gitignore {
+    GitignoreBuilder::new(root).build_global().0
 }
 
-fn walk_with(root: &Path, threads: usize, global: Gitignore) -> Option<Vec<(RelPath, Stat)>> {
-    // The ancestors' rules, outermost first, then the root's own come from its first read.
+/// Every non-ignored regular file under `root` (absolute and canonical) with its stat, or
+/// `None` when a walking thread panicked.
+pub(super) fn walk(
+    root: &Path,
+    threads: usize,
+    global: &Gitignore,
+    watch: Option<&dyn DirWatch>,
+) -> Option<Vec<(RelPath, Stat)>> {
+    let job = Job {
+        dir: root.to_path_buf(),
+        rel: None,
+        rules: ancestor_rules(root),
+    };
+    run(vec![job], threads, global, watch)
+}
+
+/// The rules of the directories above `root`, outermost first (the root's own come from its
+/// first read).
+fn ancestor_rules(root: &Path) -> Option<Arc<Rules>> {
     let mut rules = None;
     let ancestors: Vec<&Path> = root.ancestors().skip(1).collect();
     for dir in ancestors.into_iter().rev() {
         rules = Rules::read(dir, &rules).or(rules);
     }
+    rules
+}
+
+/// What [`walk`] would yield at or under each of `paths` (none inside another): a path that
+/// is a non-ignored file, every such file of a path that is a non-ignored directory.
+/// The directories above each path are taken to be there and not ignored (a watcher saw
+/// them walked, and would have reported a change to them).
+pub(super) fn walk_paths(
+    root: &Path,
+    paths: &[RelPath],
+    threads: usize,
+    global: &Gitignore,
+    watch: Option<&dyn DirWatch>,
+) -> Option<Vec<(RelPath, Stat)>> {
+    let base = ancestor_rules(root);
+    let mut dir_rules: HashMap<Vec<u8>, Option<Arc<Rules>>> = HashMap::new();
+    let mut jobs = Vec::new();
+    let mut files = Vec::new();
+    for rel in paths {
+        if rel.file_name() == b".git" {
+            continue;
+        }
+        let parent = rel.parent();
+        let rules = rules_of(root, parent.as_ref(), &base, &mut dir_rules);
+        let abs = root.join(rel.to_path_buf());
+        let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if !(kind.is_dir() || kind.is_file()) || ignored(global, &rules, &abs, kind.is_dir()) {
+            continue;
+        }
+        if kind.is_dir() {
+            jobs.push(Job {
+                dir: abs,
+                rel: Some(rel.clone()),
+                rules,
+            });
+        } else {
+            files.push((rel.clone(), stat_of(&meta)));
+        }
+    }
+    if !jobs.is_empty() {
+        files.extend(run(jobs, threads, global, watch)?);
+    }
+    Some(files)
+}
+
+/// The rules that apply to the entries of `dir` (`None`: the root), read down from the root
+/// and kept in `cache` for the next path.
+fn rules_of(
+    root: &Path,
+    dir: Option<&RelPath>,
+    base: &Option<Arc<Rules>>,
+    cache: &mut HashMap<Vec<u8>, Option<Arc<Rules>>>,
+) -> Option<Arc<Rules>> {
+    let key = dir.map(|d| d.as_bytes().to_vec()).unwrap_or_default();
+    if let Some(r) = cache.get(&key) {
+        return r.clone();
+    }
+    let (above, abs) = match dir {
+        None => (base.clone(), root.to_path_buf()),
+        Some(d) => {
+            let up = d.parent();
+            (
+                rules_of(root, up.as_ref(), base, cache),
+                root.join(d.to_path_buf()),
+            )
+        }
+    };
+    let rules = Rules::read(&abs, &above).or(above);
+    cache.insert(key, rules.clone());
+    rules
+}
+
+fn run(
+    jobs: Vec<Job>,
+    threads: usize,
+    global: &Gitignore,
+    watch: Option<&dyn DirWatch>,
+) -> Option<Vec<(RelPath, Stat)>> {
     let walk = Walk {
         global,
+        watch,
         queue: Mutex::new(Queue {
-            jobs: vec![Job {
-                dir: root.to_path_buf(),
-                rel: None,
-                rules,
-            }],
+            jobs,
             busy: 0,
             failed: false,
         }),
@@ -332,7 +447,7 @@ mod tests {
     }
 
     fn ours(root: &Path, threads: usize) -> BTreeMap<String, u64> {
-        walk_with(root, threads, Gitignore::empty())
+        walk(root, threads, &Gitignore::empty(), None)
             .expect("no thread panicked")
             .into_iter()
             .map(|(rel, stat)| (rel.display(), stat.size))

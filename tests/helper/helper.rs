@@ -452,3 +452,47 @@ fn a_reply_that_is_not_an_answer_is_logged_and_the_tool_call_proceeds() {
         run.stderr
     );
 }
+
+#[test]
+fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_changes() {
+    let env = env();
+    env.write("src/a.txt", "alpha\n");
+    env.write("src/b.txt", "beta\n");
+    start(&env);
+    let bash = |name| {
+        let run = hook(&env, "claude-code", &fixture(&env, "claude-code", name));
+        run.ok();
+    };
+    bash("pre-tool-use-bash");
+    let s = status(&env).ok().json();
+    assert_eq!(s["watches"]["workspaces"], 1, "{s}");
+    assert_eq!(s["watches"]["dirs"], 2, "the workspace and src/: {s}");
+    assert_eq!(s["watches"]["walked"], 1, "{s}");
+    assert_eq!(s["watches"]["narrowed"], 0, "{s}");
+    let text = env.run(&["helper", "status"]).ok().stdout.clone();
+    assert!(
+        text.contains("watching 2 directories in 1 workspace(s): 0 scans looked only where something changed, 1 walked everything (last full walk: first scan of the workspace)"),
+        "{text}"
+    );
+
+    // The command's changes, found by a scan that looked only where the watches said.
+    env.write("src/a.txt", "ALPHA\n");
+    env.write("src/deep/new.txt", "new\n");
+    std::fs::remove_file(env.path("src/b.txt")).unwrap();
+    bash("post-tool-use-bash");
+    let all = changes(&env, CLAUDE_SESSION);
+    let mut paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        ["src/a.txt", "src/b.txt", "src/deep/new.txt"],
+        "{all:#?}"
+    );
+    let s = status(&env).ok().json();
+    assert_eq!(s["watches"]["narrowed"], 1, "{s}");
+    assert_eq!(s["watches"]["dirs"], 3, "src/deep/ as well: {s}");
+    env.run(&["undo", "--session", CLAUDE_SESSION]).ok();
+    assert_eq!(env.read("src/a.txt").unwrap(), b"alpha\n");
+    assert_eq!(env.read("src/b.txt").unwrap(), b"beta\n");
+    assert!(env.read("src/deep/new.txt").is_none());
+}

@@ -13,3 +13,4 @@ mod model;
 mod reliability;
 mod sessions;
 mod tools;
+mod watch;

@@ -1,0 +1,273 @@
+//! Scans narrowed by directory watches (`Home::watch_scans`, what the helper does) must find
+//! exactly what a full walk finds. Differential: one workspace, two homes, one watching and
+//! one not, both scanning after every random change to the tree.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use rewind::engine::{Home, Options};
+use rewind::scan::{Phase, ScanOptions, ScanReport};
+use rewind::workspace::Workspace;
+
+/// Files the operations touch: nested, ignored (`*.log`, `build/`), at the root.
+const FILES: [&str; 9] = [
+    "top.txt",
+    "a/x.rs",
+    "a/b/y.rs",
+    "a/b/c/d/w.rs",
+    "c/z.rs",
+    "c/e/v.rs",
+    "ign.log",
+    "build/out.o",
+    "a/b/keep.log",
+];
+const DIRS: [&str; 5] = ["a", "a/b", "c", "c/e", "n/m"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Write(usize, u8, usize),
+    Remove(usize),
+    RemoveDir(usize),
+    RenameFile(usize, usize),
+    RenameDir(usize, usize),
+    Chmod(usize),
+    /// A new directory with files in it, made in one go (before any scan sees it).
+    NewTree(usize, u8),
+    ReplaceFileWithDir(usize),
+    /// A directory swapped for a symlink to another one (its files are gone for the scan).
+    DirToSymlink(usize, usize),
+    /// Toggle a rule: `*.rs` files under `c/` ignored or not.
+    ToggleIgnore,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let f = 0..FILES.len();
+    let d = 0..DIRS.len();
+    prop_oneof![
+        6 => (f.clone(), any::<u8>(), 1..40usize).prop_map(|(i, b, n)| Op::Write(i, b, n)),
+        2 => f.clone().prop_map(Op::Remove),
+        1 => d.clone().prop_map(Op::RemoveDir),
+        2 => (f.clone(), f.clone()).prop_map(|(i, j)| Op::RenameFile(i, j)),
+        1 => (d.clone(), d.clone()).prop_map(|(i, j)| Op::RenameDir(i, j)),
+        1 => f.clone().prop_map(Op::Chmod),
+        1 => (d.clone(), any::<u8>()).prop_map(|(i, b)| Op::NewTree(i, b)),
+        1 => f.prop_map(Op::ReplaceFileWithDir),
+        1 => (d.clone(), d).prop_map(|(i, j)| Op::DirToSymlink(i, j)),
+        1 => Just(Op::ToggleIgnore),
+    ]
+}
+
+fn apply(ws: &Path, op: &Op) {
+    let p = |rel: &str| ws.join(rel);
+    let parent = |path: &Path| {
+        let _ = std::fs::create_dir_all(path.parent().unwrap());
+    };
+    // Every step may fail where the tree is not as the op expects (a file where a directory
+    // was, a missing source): the tree is whatever it becomes; the scans must agree on it.
+    match op {
+        Op::Write(i, b, n) => {
+            let path = p(FILES[*i]);
+            parent(&path);
+            let _ = std::fs::write(path, vec![*b; *n]);
+        }
+        Op::Remove(i) => {
+            let _ = std::fs::remove_file(p(FILES[*i]));
+        }
+        Op::RemoveDir(i) => {
+            let _ = std::fs::remove_dir_all(p(DIRS[*i]));
+        }
+        Op::RenameFile(i, j) => {
+            let to = p(FILES[*j]);
+            parent(&to);
+            let _ = std::fs::rename(p(FILES[*i]), to);
+        }
+        Op::RenameDir(i, j) => {
+            let to = p(DIRS[*j]).with_extension("moved");
+            parent(&to);
+            let _ = std::fs::rename(p(DIRS[*i]), to);
+        }
+        Op::Chmod(i) => {
+            use std::os::unix::fs::PermissionsExt;
+            let path = p(FILES[*i]);
+            if let Ok(m) = std::fs::metadata(&path) {
+                let mode = m.permissions().mode() ^ 0o100;
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+            }
+        }
+        Op::NewTree(i, b) => {
+            let dir = p(DIRS[*i]).join(format!("new{}", b % 3));
+            for f in ["1.rs", "deep/2.rs", "deep/er/3.log"] {
+                let path = dir.join(f);
+                parent(&path);
+                let _ = std::fs::write(path, [*b; 7]);
+            }
+        }
+        Op::ReplaceFileWithDir(i) => {
+            let path = p(FILES[*i]);
+            if std::fs::remove_file(&path).is_ok() {
+                let _ = std::fs::create_dir(&path);
+                let _ = std::fs::write(path.join("inner.rs"), b"inner");
+            }
+        }
+        Op::DirToSymlink(i, j) => {
+            let (from, to) = (p(DIRS[*i]), p(DIRS[*j]));
+            if i != j && std::fs::remove_dir_all(&from).is_ok() {
+                let _ = std::os::unix::fs::symlink(to, from);
+            }
+        }
+        Op::ToggleIgnore => {
+            let path = p(".gitignore");
+            let now = std::fs::read_to_string(&path).unwrap_or_default();
+            let next = if now.contains("c/**/*.rs") {
+                "*.log\nbuild/\n"
+            } else {
+                "*.log\nbuild/\nc/**/*.rs\n"
+            };
+            std::fs::write(path, next).unwrap();
+        }
+    }
+}
+
+fn scan(home: &Home, ws: &Path) -> ScanReport {
+    let s = home.session(Workspace::open(ws).unwrap(), "w").unwrap();
+    s.scan(
+        Phase::Before,
+        Some("Bash"),
+        Some("sh"),
+        &ScanOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+/// What a scan found, in a form both homes must agree on.
+fn found(r: &ScanReport) -> (u64, Vec<(String, String)>) {
+    let mut changes: Vec<(String, String)> = r
+        .changes
+        .iter()
+        .map(|c| (c.path.clone(), format!("{:?}", c.kind)))
+        .collect();
+    changes.sort();
+    (r.files, changes)
+}
+
+struct Pair {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    watched: Home,
+    full: Home,
+}
+
+fn pair() -> Pair {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+    for f in FILES {
+        let path = ws.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, f).unwrap();
+    }
+    let ws = ws.canonicalize().unwrap();
+    let mut watched = Home::open(&dir.path().join("home-w"), Options::default()).unwrap();
+    watched.watch_scans();
+    let full = Home::open(&dir.path().join("home-f"), Options::default()).unwrap();
+    Pair {
+        _dir: dir,
+        ws,
+        watched,
+        full,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, .. ProptestConfig::default() })]
+    #[test]
+    fn a_watched_scan_finds_what_a_full_walk_finds(
+        steps in proptest::collection::vec(proptest::collection::vec(op(), 1..4), 1..10)
+    ) {
+        let p = pair();
+        // The first scans are full in both (the baseline), and place the watches.
+        let (w, f) = (scan(&p.watched, &p.ws), scan(&p.full, &p.ws));
+        prop_assert_eq!(w.watched_paths, None);
+        prop_assert_eq!(found(&w), found(&f));
+        let mut narrowed = 0;
+        for ops in &steps {
+            for op in ops {
+                apply(&p.ws, op);
+            }
+            let (w, f) = (scan(&p.watched, &p.ws), scan(&p.full, &p.ws));
+            prop_assert_eq!(f.watched_paths, None);
+            narrowed += u32::from(w.watched_paths.is_some());
+            prop_assert_eq!(found(&w), found(&f), "after {:?} (watched look: {:?})", ops, w.watched_paths);
+        }
+        // Only a rule change makes the watched home walk everything again.
+        let toggles = steps.iter().filter(|ops| ops.iter().any(|o| matches!(o, Op::ToggleIgnore))).count();
+        prop_assert!(narrowed as usize >= steps.len() - toggles, "{} narrowed of {}", narrowed, steps.len());
+    }
+}
+
+#[test]
+fn a_watched_scan_looks_only_at_what_changed() {
+    let p = pair();
+    let first = scan(&p.watched, &p.ws);
+    assert_eq!((first.watched_paths, first.files), (None, 7));
+
+    // Nothing changed: nothing to look at, the count kept.
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!((r.watched_paths, r.files, r.changes.len()), (Some(0), 7, 0));
+
+    // One file written, one new directory with two files (one ignored), one file deleted.
+    std::fs::write(p.ws.join("a/b/y.rs"), "changed").unwrap();
+    std::fs::create_dir_all(p.ws.join("n/m")).unwrap();
+    std::fs::write(p.ws.join("n/m/new.rs"), "new").unwrap();
+    std::fs::write(p.ws.join("n/m/new.log"), "ignored").unwrap();
+    std::fs::remove_file(p.ws.join("c/z.rs")).unwrap();
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!(r.watched_paths, Some(3), "{r:?}");
+    assert_eq!(
+        found(&r),
+        (
+            7,
+            vec![
+                ("a/b/y.rs".into(), "Modified".into()),
+                ("c/z.rs".into(), "Deleted".into()),
+                ("n/m/new.rs".into(), "Created".into()),
+            ]
+        )
+    );
+
+    // A directory moved: its old place is gone, its new one walked; its old watches go, so
+    // a write under the new place is seen as such.
+    std::fs::rename(p.ws.join("a/b"), p.ws.join("c/b")).unwrap();
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!(r.watched_paths, Some(2));
+    assert_eq!(r.changes.len(), 4, "2 files gone from a/b, 2 in c/b: {r:?}");
+    std::fs::write(p.ws.join("c/b/y.rs"), "again").unwrap();
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!(found(&r).1, vec![("c/b/y.rs".into(), "Modified".into())]);
+    assert_eq!(r.watched_paths, Some(1));
+
+    // An ignore file changed: the next scan walks everything, the one after looks again.
+    std::fs::write(p.ws.join(".gitignore"), "*.log\n").unwrap();
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!(r.watched_paths, None);
+    assert_eq!(
+        found(&r).1,
+        vec![
+            (".gitignore".into(), "Modified".into()),
+            ("build/out.o".into(), "Created".into())
+        ]
+    );
+    let r = scan(&p.watched, &p.ws);
+    assert_eq!(r.watched_paths, Some(0));
+}
+
+#[test]
+fn a_home_that_does_not_watch_always_walks() {
+    let p = pair();
+    for _ in 0..2 {
+        assert_eq!(scan(&p.full, &p.ws).watched_paths, None);
+    }
+}

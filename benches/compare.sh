@@ -273,8 +273,31 @@ EOF
         rounds scan \
             -n "rewind scan (hook, PreToolUse Bash)" "REWIND_HOME=$OUT/home-scan $REWIND hook claude-code <$SCAN_PAYLOAD" \
             -n "git status --porcelain" "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE status --porcelain"
+        # With a helper for a copy of that home: its first scan walks the tree and places a
+        # watch on every directory; the later ones look only where an event says something
+        # changed (nothing, here). `-N --input`, the anchors in the same run.
+        SCAN_HELPER_HOME=$OUT/home-scan-helper
+        rm -rf "$SCAN_HELPER_HOME"
+        cp -a "$OUT/home-scan" "$SCAN_HELPER_HOME"
+        if [ $HF_INPUT = 1 ] &&
+            REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" helper start --idle-timeout 7200 >/dev/null &&
+            REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" hook claude-code <"$SCAN_PAYLOAD" >/dev/null 2>&1 &&
+            REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" --json helper status | grep -q '"walked":1'; then
+            for r in $(seq 1 "$ROUNDS"); do
+                REWIND_HOME=$SCAN_HELPER_HOME "$HF" --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/scan-helper-$r.json" \
+                    --input "$SCAN_PAYLOAD" \
+                    -n "rewind scan (hook, PreToolUse Bash, helper)" "$REWIND hook claude-code" \
+                    -n "rewind scan (hook, PreToolUse Bash)" "$REWIND --home $OUT/home-scan hook claude-code" \
+                    -n "git status --porcelain" "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE status --porcelain" \
+                    >/dev/null
+            done
+            echo "scan helper: $(REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" --json helper status | tr -d '\n')" >>"$OUT/machine.txt"
+        else
+            echo "scan helper: not measured (no hyperfine with --input, or the helper did not answer a probe scan)" >>"$OUT/machine.txt"
+        fi
+        REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" helper stop >/dev/null 2>&1 || true
     fi
-    rm -rf "$OUT/home-baseline" "$OUT/home-scan"
+    rm -rf "$OUT/home-baseline" "$OUT/home-scan" "$OUT/home-scan-helper"
 fi
 
 # --- 6. version-history replay ------------------------------------------------------------

@@ -127,6 +127,14 @@ elif t:
     ours = [k for k in t if k.startswith("rewind")][0]
     compare("3", "scan, no changes, 78k files", t, r, ours, "git status --porcelain", "≤ 0.6×",
             0.6)
+    ht, hr = hyperfine("scan-helper")
+    if ht:
+        # hyperfine -N --input; the helper's scans look only where its watches saw a change.
+        compare("3", "scan via the hook, own process (`-N`)", ht, hr,
+                "rewind scan (hook, PreToolUse Bash)", "git status --porcelain", "≤ 0.6×", 0.6)
+        compare("3", "scan via the hook, helper running (directory watches)", ht, hr,
+                "rewind scan (hook, PreToolUse Bash, helper)", "git status --porcelain",
+                "≤ 0.6×", 0.6)
 else:
     why = ("no scan timings in this run" if "scan: available" in machine
            else "the probe scan recorded no baseline")

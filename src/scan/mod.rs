@@ -22,6 +22,10 @@
 //!   the size limit are `metadata-only`, reason `too-large`; files this user may not read,
 //!   reason `unreadable` (known by their stat alone; they never fail the scan).
 //!
+//! A process that keeps the home open (the hook helper, [`crate::engine::Home::watch_scans`])
+//! watches the directories it walked, and its next scan looks only at the paths that changed
+//! (module `watch`); the result is the full walk's.
+//!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
 //! worker threads one batch at a time and dropped before the next batch. Each batch commits in
 //! one SQLite transaction (blob rows, file states, changes).

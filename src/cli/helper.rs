@@ -44,6 +44,8 @@ const SOCKET: &str = "helper.sock";
 const LOCK: &str = "helper.lock";
 /// Largest request or reply header; payloads travel after it, counted.
 const MAX_HEADER: usize = 1 << 20;
+/// A hook's output, more than any hook prints.
+const MAX_OUTPUT: u64 = 64 << 20;
 /// How long a hook waits for the helper's answer before it gives up (and allows the tool
 /// call). Longer than an agent waits for a hook: in practice the agent's limit applies.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
@@ -74,10 +76,12 @@ enum Request {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 enum Reply {
+    /// The hook's output follows the message as bytes (`stdout_len` of stdout, then
+    /// `stderr_len` of stderr): a path in it need not be UTF-8.
     Answer {
         exit: u8,
-        stdout: String,
-        stderr: String,
+        stdout_len: u64,
+        stderr_len: u64,
     },
     /// Not for this helper: the client runs the event itself.
     Declined {
@@ -216,13 +220,20 @@ pub fn forward_hook() -> Forward {
     match reply {
         Ok(Reply::Answer {
             exit,
-            stdout,
-            stderr,
+            stdout_len,
+            stderr_len,
         }) => {
+            let total = stdout_len.saturating_add(stderr_len);
+            let mut output = Vec::new();
+            let read = (&mut stream).take(total).read_to_end(&mut output);
+            if total > MAX_OUTPUT || read.is_err() || output.len() as u64 != total {
+                return plan.lost("the helper's answer was cut short");
+            }
+            let (stdout, stderr) = output.split_at(stdout_len as usize);
             let mut out = io::stdout().lock();
-            let _ = out.write_all(stdout.as_bytes());
+            let _ = out.write_all(stdout);
             let _ = out.flush();
-            let _ = io::stderr().write_all(stderr.as_bytes());
+            let _ = io::stderr().write_all(stderr);
             Forward::Answered(exit)
         }
         Ok(Reply::Declined { .. }) => Forward::InProcess(Some(Ok(payload))),
@@ -694,6 +705,7 @@ impl Helper<'_> {
         };
         let began = Instant::now();
         let is_hook = matches!(request, Request::Hook { .. });
+        let mut output = Vec::new();
         let (reply, flow) = match request {
             Request::Status => (Reply::Status(self.status()), Flow::Continue),
             Request::Stop => (
@@ -752,17 +764,18 @@ impl Helper<'_> {
                         payload: Some(Ok(payload)),
                     },
                 };
-                self.hook(&stream, event)
+                self.hook(&stream, event, &mut output)
             }
         };
-        let _ = send(&mut stream, &reply);
+        let _ = send_with(&mut stream, &reply, &output);
         if is_hook {
             self.busy += began.elapsed();
         }
         flow
     }
 
-    fn hook(&mut self, stream: &UnixStream, event: Event) -> (Reply, Flow) {
+    /// Run one event; the answer's output bytes go to `output`.
+    fn hook(&mut self, stream: &UnixStream, event: Event, output: &mut Vec<u8>) -> (Reply, Flow) {
         if event.global.max_file_size != self.global.max_file_size {
             let why = "REWIND_MAX_FILE_SIZE differs from the helper's".to_string();
             return (Reply::Declined { why }, Flow::Continue);
@@ -794,14 +807,16 @@ impl Helper<'_> {
         self.served += 1;
         self.last = Instant::now();
         match answered {
-            Ok(out) => (
-                Reply::Answer {
+            Ok(out) => {
+                let reply = Reply::Answer {
                     exit: out.exit.code() as u8,
-                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                },
-                Flow::Continue,
-            ),
+                    stdout_len: out.stdout.len() as u64,
+                    stderr_len: out.stderr.len() as u64,
+                };
+                output.extend_from_slice(&out.stdout);
+                output.extend_from_slice(&out.stderr);
+                (reply, Flow::Continue)
+            }
             Err(_) => {
                 // The panic message went to the helper's log; the hook lets the call
                 // proceed, and a helper that panicked does not take another event.
@@ -811,14 +826,14 @@ impl Helper<'_> {
                     None,
                     "the helper failed while answering (see logs/helper.log); the tool call proceeds",
                 );
-                (
-                    Reply::Answer {
-                        exit: Exit::Ok.code() as u8,
-                        stdout: String::new(),
-                        stderr: String::from_utf8_lossy(&log.into_stderr()).into_owned(),
-                    },
-                    Flow::Abort,
-                )
+                let stderr = log.into_stderr();
+                let reply = Reply::Answer {
+                    exit: Exit::Ok.code() as u8,
+                    stdout_len: 0,
+                    stderr_len: stderr.len() as u64,
+                };
+                output.extend_from_slice(&stderr);
+                (reply, Flow::Abort)
             }
         }
     }

@@ -307,6 +307,15 @@ fn a_home_path_too_long_for_a_socket_is_refused_by_name() {
 /// A stand-in for a helper on the env's socket: takes one request and its payload, then
 /// answers with `reply` (raw bytes, framing included) or hangs up.
 fn fake_helper(env: &Env, reply: Option<Value>) -> std::thread::JoinHandle<Value> {
+    fake_helper_with(env, reply, Vec::new())
+}
+
+/// A fake helper whose reply is followed by `tail` (an answer's output bytes).
+fn fake_helper_with(
+    env: &Env,
+    reply: Option<Value>,
+    tail: Vec<u8>,
+) -> std::thread::JoinHandle<Value> {
     std::fs::create_dir_all(&env.home).unwrap();
     let listener = UnixListener::bind(env.home.join("helper.sock")).unwrap();
     std::thread::spawn(move || {
@@ -324,6 +333,7 @@ fn fake_helper(env: &Env, reply: Option<Value>) -> std::thread::JoinHandle<Value
                 .write_all(&(body.len() as u32).to_le_bytes())
                 .unwrap();
             stream.write_all(body.as_bytes()).unwrap();
+            stream.write_all(&tail).unwrap();
         }
         request
     })
@@ -495,4 +505,54 @@ fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_chan
     assert_eq!(env.read("src/a.txt").unwrap(), b"alpha\n");
     assert_eq!(env.read("src/b.txt").unwrap(), b"beta\n");
     assert!(env.read("src/deep/new.txt").is_none());
+}
+
+#[test]
+fn an_answer_is_printed_byte_for_byte_with_its_exit_code() {
+    // Output that is not UTF-8 (a path with a byte 0xff in it) arrives as it was printed.
+    let env = env();
+    let (stdout, stderr) = (
+        b"{\"path\":\"a\xff.rs\"}\n".to_vec(),
+        b"denied: a\xff.rs\n".to_vec(),
+    );
+    let mut tail = stdout.clone();
+    tail.extend_from_slice(&stderr);
+    let reply = json!({"reply": "answer", "exit": 2, "stdout_len": stdout.len(), "stderr_len": stderr.len()});
+    let fake = fake_helper_with(&env, Some(reply), tail);
+    let payload = pre_write(&env);
+    let out = env
+        .command(&["hook", "claude-code"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    fake.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, stdout);
+    assert_eq!(out.stderr, stderr);
+}
+
+#[test]
+fn an_answer_cut_short_is_logged_and_the_tool_call_proceeds() {
+    let env = env();
+    let reply = json!({"reply": "answer", "exit": 2, "stdout_len": 10, "stderr_len": 0});
+    let fake = fake_helper_with(&env, Some(reply), b"abc".to_vec());
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    fake.join().unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "", "none of a cut answer is printed");
+    assert!(
+        run.stderr.contains("the helper's answer was cut short"),
+        "{}",
+        run.stderr
+    );
 }

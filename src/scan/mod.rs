@@ -410,19 +410,27 @@ impl Session<'_> {
         baseline.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
         // A state no walked file claimed was not walked: deleted, or now ignored / not a
         // regular file (then it is not ours to judge).
+        // A path below a directory that is now a symlink (or a file) is gone as well: the
+        // walk does not follow symlinks, so looking through one would keep the state of a
+        // file that is not in the tree any more (until its target changes).
         let mut deleted = Vec::new();
+        let mut checked = CheckedDirs::default();
         for (rel, k) in &known {
             if k.walked.load(Ordering::Relaxed) || matches!(k.state.state, FileState::Absent) {
                 continue;
             }
-            match std::fs::symlink_metadata(self.ws.abs(rel)) {
-                Err(e)
-                    if e.kind() == io::ErrorKind::NotFound
-                        || e.kind() == io::ErrorKind::NotADirectory =>
-                {
-                    deleted.push((rel.clone(), k.state.clone()));
-                }
-                _ => {}
+            let gone = match self.ws.check_parents_with(rel, &mut checked) {
+                Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => true,
+                _ => match std::fs::symlink_metadata(self.ws.abs(rel)) {
+                    Err(e) => {
+                        e.kind() == io::ErrorKind::NotFound
+                            || e.kind() == io::ErrorKind::NotADirectory
+                    }
+                    Ok(_) => false,
+                },
+            };
+            if gone {
+                deleted.push((rel.clone(), k.state.clone()));
             }
         }
         deleted.sort_by(|a, b| a.0.cmp(&b.0));

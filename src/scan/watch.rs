@@ -330,10 +330,15 @@ impl Watcher {
             self.broken = Some(why);
         }
         for dir in looked {
+            // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'),
+            // among siblings such as `dir.txt` or `dir-x/y` that are not under it.
+            let mut end = dir.as_bytes().to_vec();
+            end.push(b'0');
             let gone: Vec<RelPath> = self
                 .files
                 .range(dir.clone()..)
-                .take_while(|p| is_within(p, dir))
+                .take_while(|p| p.as_bytes() < end.as_slice())
+                .filter(|p| is_within(p, dir))
                 .cloned()
                 .collect();
             for p in gone {

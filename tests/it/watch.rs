@@ -271,3 +271,26 @@ fn a_home_that_does_not_watch_always_walks() {
         assert_eq!(scan(&p.full, &p.ws).watched_paths, None);
     }
 }
+
+#[test]
+fn a_file_below_a_directory_turned_symlink_is_gone_for_a_full_walk_too() {
+    // `c/` becomes a symlink to a directory holding the same names: the walk does not follow
+    // it, so `c/z.rs` and `c/e/v.rs` are gone from the tree, though `stat("c/z.rs")` works.
+    let p = pair();
+    scan(&p.full, &p.ws);
+    let elsewhere = p.ws.parent().unwrap().join("elsewhere");
+    std::fs::rename(p.ws.join("c"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, p.ws.join("c")).unwrap();
+    assert!(p.ws.join("c/z.rs").is_file());
+    let r = scan(&p.full, &p.ws);
+    assert_eq!(
+        found(&r),
+        (
+            5,
+            vec![
+                ("c/e/v.rs".into(), "Deleted".into()),
+                ("c/z.rs".into(), "Deleted".into())
+            ]
+        )
+    );
+}

@@ -291,6 +291,20 @@ EOF
                     -n "git status --porcelain" "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE status --porcelain" \
                     >/dev/null
             done
+            # The same after a command touched 100 files (mtime only, same bytes): the helper
+            # hashes what its watches name, the own-process scan walks everything and hashes
+            # the same 100, git status re-reads them to refresh its index.
+            find "$TREE/drivers" -name '*.c' | sort | head -100 >"$OUT/touch100.list"
+            printf '#!/bin/sh\nxargs touch <%s\n' "$OUT/touch100.list" >"$OUT/touch100.sh"
+            chmod +x "$OUT/touch100.sh"
+            for r in $(seq 1 "$ROUNDS"); do
+                REWIND_HOME=$SCAN_HELPER_HOME "$HF" --style none -N --warmup 2 --runs "$RUNS" --export-json "$OUT/hf/scan-touched-$r.json" \
+                    --input "$SCAN_PAYLOAD" --prepare "$OUT/touch100.sh" \
+                    -n "rewind scan (hook, PreToolUse Bash, helper)" "$REWIND hook claude-code" \
+                    -n "rewind scan (hook, PreToolUse Bash)" "$REWIND --home $OUT/home-scan hook claude-code" \
+                    -n "git status --porcelain" "git --git-dir=$OUT/shadow-baseline.git --work-tree=$TREE status --porcelain" \
+                    >/dev/null
+            done
             echo "scan helper: $(REWIND_HOME=$SCAN_HELPER_HOME "$REWIND" --json helper status | tr -d '\n')" >>"$OUT/machine.txt"
         else
             echo "scan helper: not measured (no hyperfine with --input, or the helper did not answer a probe scan)" >>"$OUT/machine.txt"

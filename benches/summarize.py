@@ -135,6 +135,12 @@ elif t:
         compare("3", "scan via the hook, helper running (directory watches)", ht, hr,
                 "rewind scan (hook, PreToolUse Bash, helper)", "git status --porcelain",
                 "≤ 0.6×", 0.6)
+    tt, tr = hyperfine("scan-touched")
+    if tt:
+        compare("3", "scan after 100 files were touched (not the target's case), own process",
+                tt, tr, "rewind scan (hook, PreToolUse Bash)", "git status --porcelain", "", 0)
+        compare("3", "the same, helper running", tt, tr,
+                "rewind scan (hook, PreToolUse Bash, helper)", "git status --porcelain", "", 0)
 else:
     why = ("no scan timings in this run" if "scan: available" in machine
            else "the probe scan recorded no baseline")

@@ -45,25 +45,26 @@ impl Tx<'_> {
         ws: WorkspaceId,
         paths: &[RelPath],
     ) -> Result<Vec<(RelPath, KnownState)>> {
-        // `p/` up to `p0` ('0' follows '/') is exactly what lies below `p`, in byte order.
+        // One range of the primary key per path: `p` up to `p0` ('0' follows '/') holds `p`
+        // and everything below it, with siblings such as `p.txt` dropped here. (An `OR` of
+        // the path and the range made SQLite scan the whole table for every path.)
         let mut stmt = self
             .conn
-            .prepare_cached(&format!(
-                "{STATE_COLUMNS} WHERE workspace_id = ?1 AND (path = ?2 OR (path >= ?3 AND path < ?4))"
-            ))
+            .prepare_cached(&states_in_range())
             .ctx("list file states")?;
         let mut out = Vec::new();
         for p in paths {
-            let below = |last: u8| {
-                let mut b = p.as_bytes().to_vec();
-                b.push(last);
-                b
-            };
+            let mut end = p.as_bytes().to_vec();
+            end.push(b'0');
             let mut rows = stmt
-                .query(params![ws.0, p.as_bytes(), below(b'/'), below(b'0')])
+                .query(params![ws.0, p.as_bytes(), end])
                 .ctx("list file states")?;
             while let Some(r) = rows.next().ctx("list file states")? {
-                out.push(known_state(r)?);
+                let (rel, state) = known_state(r)?;
+                let (b, d) = (rel.as_bytes(), p.as_bytes());
+                if b.len() == d.len() || b[d.len()] == b'/' {
+                    out.push((rel, state));
+                }
             }
         }
         Ok(out)
@@ -150,6 +151,11 @@ impl Tx<'_> {
 const STATE_COLUMNS: &str =
     "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread FROM file_states";
 
+/// The states of a workspace (`?1`) whose path lies in `[?2, ?3)`.
+fn states_in_range() -> String {
+    format!("{STATE_COLUMNS} WHERE workspace_id = ?1 AND path >= ?2 AND path < ?3")
+}
+
 /// One row of [`STATE_COLUMNS`].
 fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
     let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
@@ -190,4 +196,58 @@ fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
             unread: super::unread_from(unread),
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Durability, Index};
+    use super::*;
+    use crate::model::FileState;
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::from_stored(s.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn states_under_a_path_are_its_own_and_its_subtrees_found_by_a_key_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let ws = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/w", 1)?;
+                let known = KnownState {
+                    state: FileState::Absent,
+                    stat: None,
+                    recorded_at: 1,
+                    unread: None,
+                };
+                for p in ["c", "c/z.rs", "c/e/v.rs", "c.txt", "c-x/y", "cc/d", "b/c"] {
+                    tx.upsert_file_state(ws, &rel(p), &known, "test", false)?;
+                }
+                Ok::<_, super::super::IndexError>(ws)
+            })
+            .unwrap();
+        let read = index.read();
+        let mut found: Vec<String> = read
+            .file_states_under(ws, &[rel("c"), rel("b")])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p.display())
+            .collect();
+        found.sort();
+        assert_eq!(found, ["b/c", "c", "c/e/v.rs", "c/z.rs"]);
+
+        // A range of the primary key per path, never the whole workspace's states (the
+        // first version's `path = ? OR (range)` read every state once per changed path).
+        let sql = format!("EXPLAIN QUERY PLAN {}", states_in_range());
+        let plan: String = read
+            .conn
+            .query_row(
+                &sql,
+                params![ws.0, b"c".as_slice(), b"c0".as_slice()],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("path>? AND path<?"), "{plan}");
+    }
 }

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use ignore::gitignore::Gitignore;
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+use rustix::io::Errno;
 
 use super::walk::DirWatch;
 use crate::ids::WorkspaceId;
@@ -240,9 +241,14 @@ impl DirWatch for Marks {
             Ok(wd) => {
                 lock(&self.dirs).insert(wd, rel.cloned());
             }
+            // Gone or replaced since its parent was read: the parent's watch reported that.
+            Err(Errno::NOENT | Errno::NOTDIR) => {}
+            // Unreadable: the walk cannot read it either, and a chmod that lets it is an
+            // event of the parent's.
+            Err(Errno::ACCESS) if std::fs::read_dir(dir).is_err() => {}
             Err(_) => {
-                // ENOSPC (max_user_watches), EACCES, a directory gone meanwhile: the walk
-                // goes on, but this watcher will not be trusted.
+                // ENOSPC (max_user_watches), ENOMEM: the walk goes on, but this watcher will
+                // not be trusted.
                 *lock(&self.failed) = Some("a directory could not be watched");
             }
         }
@@ -274,7 +280,7 @@ impl Watcher {
         let fs = rustix::fs::statfs(root)?;
         #[allow(clippy::unnecessary_cast)]
         if REMOTE.contains(&(fs.f_type as u64)) {
-            return Err(rustix::io::Errno::NOTSUP);
+            return Err(Errno::NOTSUP);
         }
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
         let now = Instant::now();
@@ -375,8 +381,8 @@ impl Watcher {
             loop {
                 let event = match reader.next() {
                     Ok(e) => e,
-                    Err(rustix::io::Errno::AGAIN) => break,
-                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(Errno::AGAIN) => break,
+                    Err(Errno::INTR) => continue,
                     Err(_) => {
                         self.broken = Some("the watch could not be read");
                         break;

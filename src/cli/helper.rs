@@ -370,18 +370,44 @@ fn socket_of(root: &Path) -> Result<PathBuf, Failure> {
     Ok(socket)
 }
 
-fn ask(socket: &Path, request: &Request) -> io::Result<Reply> {
-    let mut stream = UnixStream::connect(socket)?;
-    if !same_user(&stream)? {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            "the helper's socket belongs to another user",
-        ));
+/// Why a command got no reply from the helper.
+enum NoReply {
+    /// Nobody listens (or the socket is not ours to talk to).
+    NotRunning,
+    /// A helper took the request but did not answer in time: it is answering a long event
+    /// (a first scan of a big tree), and gets to the request after it.
+    Busy,
+}
+
+fn ask(socket: &Path, request: &Request) -> Result<Reply, NoReply> {
+    ask_within(socket, request, REQUEST_TIMEOUT)
+}
+
+fn ask_within(socket: &Path, request: &Request, wait: Duration) -> Result<Reply, NoReply> {
+    let mut stream = UnixStream::connect(socket).map_err(|_| NoReply::NotRunning)?;
+    if !same_user(&stream).unwrap_or(false) {
+        return Err(NoReply::NotRunning);
     }
-    stream.set_write_timeout(Some(REQUEST_TIMEOUT))?;
-    stream.set_read_timeout(Some(REQUEST_TIMEOUT))?;
-    send(&mut stream, request)?;
-    receive(&mut stream)
+    let sent = stream
+        .set_write_timeout(Some(REQUEST_TIMEOUT))
+        .and_then(|()| stream.set_read_timeout(Some(wait)))
+        .and_then(|()| send(&mut stream, request));
+    if sent.is_err() {
+        return Err(NoReply::NotRunning);
+    }
+    receive(&mut stream).map_err(|e| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => NoReply::Busy,
+        _ => NoReply::NotRunning,
+    })
+}
+
+/// The pid a helper wrote into its lock file, when one holds the lock.
+fn busy_pid(root: &Path) -> Option<u32> {
+    std::fs::read_to_string(root.join(LOCK))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn not_running(root: &Path) -> Failure {
@@ -394,8 +420,23 @@ fn not_running(root: &Path) -> Failure {
 
 fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
     let (root, socket) = home_socket(g)?;
-    let Ok(Reply::Status(s)) = ask(&socket, &Request::Status) else {
-        return Err(not_running(&root));
+    let s = match ask(&socket, &Request::Status) {
+        Ok(Reply::Status(s)) => s,
+        Err(NoReply::Busy) => {
+            let pid = busy_pid(&root);
+            if out.json {
+                out.print_json(&serde_json::json!({"status": "busy", "pid": pid, "home": root.display().to_string()}));
+            } else {
+                out.print(&format!(
+                    "helper running{}, home {}, but busy: it did not answer within {} s (a long event, such as the first scan of a big tree)\n",
+                    pid.map(|p| format!(": pid {p}")).unwrap_or_default(),
+                    root.display(),
+                    REQUEST_TIMEOUT.as_secs()
+                ));
+            }
+            return Ok(Exit::Ok);
+        }
+        _ => return Err(not_running(&root)),
     };
     let ours = s.build == build_id();
     if out.json {
@@ -445,8 +486,22 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
 
 fn stop(g: &Global, out: &Out) -> Result<Exit, Failure> {
     let (root, socket) = home_socket(g)?;
-    let Ok(Reply::Stopping { pid }) = ask(&socket, &Request::Stop) else {
-        return Err(not_running(&root));
+    let pid = match ask(&socket, &Request::Stop) {
+        Ok(Reply::Stopping { pid }) => pid,
+        Err(NoReply::Busy) => {
+            // The request waits in the helper's queue: it stops once the event is answered.
+            let pid = busy_pid(&root);
+            if out.json {
+                out.print_json(&serde_json::json!({"status": "stopping after the event it is answering", "pid": pid}));
+            } else {
+                out.print(&format!(
+                    "helper busy{}: it stops once it has answered the event it is on\n",
+                    pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+                ));
+            }
+            return Ok(Exit::Ok);
+        }
+        _ => return Err(not_running(&root)),
     };
     // Gone once the socket is: the helper removes it before it exits.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -470,7 +525,21 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
             out.print(&format!("helper {what}: pid {}, home {}\n", s.pid, s.home));
         }
     };
-    if let Ok(Reply::Status(s)) = ask(&socket, &Request::Status) {
+    let running = ask(&socket, &Request::Status);
+    if let Err(NoReply::Busy) = running {
+        let pid = busy_pid(&root);
+        if out.json {
+            out.print_json(&serde_json::json!({"status": "already running (busy)", "pid": pid, "home": root.display().to_string()}));
+        } else {
+            out.print(&format!(
+                "helper already running{}, home {} (busy answering an event)\n",
+                pid.map(|p| format!(": pid {p}")).unwrap_or_default(),
+                root.display()
+            ));
+        }
+        return Ok(Exit::Ok);
+    }
+    if let Ok(Reply::Status(s)) = running {
         if s.build == build_id() {
             report(out, &s, "already running");
             return Ok(Exit::Ok);
@@ -550,6 +619,10 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         ))
         .hint("`rewind helper status` shows it"));
     }
+    // Who holds the lock, for `status` and `stop` when the helper is too busy to say.
+    let _ = lock
+        .set_len(0)
+        .and_then(|()| (&lock).write_all(format!("{}\n", std::process::id()).as_bytes()));
     let socket = socket_of(&root)?;
     // A socket left by a helper that was killed: nobody listens on it (we hold the lock).
     match std::fs::remove_file(&socket) {

@@ -74,6 +74,8 @@ fn a_hook_event_is_answered_by_the_running_helper() {
     assert_eq!(started["status"], "started");
     let pid = started["pid"].as_u64().unwrap();
     assert_eq!(served(&env), 0);
+    let lock = std::fs::read_to_string(env.home.join("helper.lock")).unwrap();
+    assert_eq!(lock, format!("{pid}\n"), "the lock file names its holder");
 
     let run = hook(&env, "claude-code", &pre_write(&env));
     run.ok();
@@ -554,5 +556,75 @@ fn an_answer_cut_short_is_logged_and_the_tool_call_proceeds() {
         run.stderr.contains("the helper's answer was cut short"),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn a_helper_busy_with_a_long_event_is_reported_busy_not_absent() {
+    // A helper that takes requests and answers none within the clients' 10 s (it is on a
+    // long event): status, stop and start say so, with the pid from its lock file.
+    let env = env();
+    std::fs::create_dir_all(&env.home).unwrap();
+    std::fs::write(env.home.join("helper.lock"), "4242\n").unwrap();
+    let listener = UnixListener::bind(env.home.join("helper.sock")).unwrap();
+    let (done, until_done) = std::sync::mpsc::channel::<()>();
+    let fake = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        let mut ops = Vec::new();
+        for _ in 0..3 {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut len = [0u8; 4];
+            stream.read_exact(&mut len).unwrap();
+            let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
+            stream.read_exact(&mut header).unwrap();
+            let request: Value = serde_json::from_slice(&header).unwrap();
+            ops.push(request["op"].as_str().unwrap().to_string());
+            held.push(stream);
+        }
+        let _ = until_done.recv();
+        ops.sort();
+        ops
+    });
+    let commands: Vec<_> = [
+        vec!["helper", "status"],
+        vec!["helper", "stop"],
+        vec!["helper", "start"],
+    ]
+    .into_iter()
+    .map(|args| {
+        let cmd = env.command(&args);
+        std::thread::spawn(move || {
+            let mut cmd = cmd;
+            let out = cmd.output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        })
+    })
+    .collect();
+    let outs: Vec<(Option<i32>, String)> =
+        commands.into_iter().map(|h| h.join().unwrap()).collect();
+    done.send(()).unwrap();
+    assert_eq!(fake.join().unwrap(), ["status", "status", "stop"]);
+    let (status, stop, start) = (&outs[0], &outs[1], &outs[2]);
+    assert_eq!(status.0, Some(0), "{status:?}");
+    assert!(
+        status.1.starts_with("helper running: pid 4242, home ")
+            && status.1.contains("but busy: it did not answer within 10 s"),
+        "{status:?}"
+    );
+    assert_eq!(stop.0, Some(0), "{stop:?}");
+    assert_eq!(
+        stop.1,
+        "helper busy (pid 4242): it stops once it has answered the event it is on\n"
+    );
+    assert_eq!(start.0, Some(0), "{start:?}");
+    assert!(
+        start
+            .1
+            .starts_with("helper already running: pid 4242, home ")
+            && start.1.ends_with("(busy answering an event)\n"),
+        "{start:?}"
     );
 }

@@ -63,7 +63,7 @@ enum Request {
     Hook {
         build: String,
         #[serde(flatten)]
-        call: Call,
+        call: Box<Call>,
         payload_len: u64,
         /// Milliseconds since the epoch after which the client would rather run the event
         /// itself than have the helper start it (it waited in the helper's queue too long).
@@ -259,6 +259,9 @@ struct Call {
     max_file_size: Option<u64>,
     read_before_write: Option<String>,
     scan_budget_ms: Option<String>,
+    /// The device and inode of `cwd` as the client sees it: a helper that sees another
+    /// directory there (the agent runs in a sandbox or another mount namespace) declines.
+    cwd_id: (u64, u64),
 }
 
 impl Plan {
@@ -273,6 +276,7 @@ impl Plan {
             return None;
         }
         let cwd = std::env::current_dir().ok()?;
+        let cwd_id = std::fs::metadata(&cwd).map(|m| (m.dev(), m.ino())).ok()?;
         let home = match env_value("REWIND_HOME").ok()? {
             Some(home) => cwd.join(home),
             None => super::default_home().ok()?,
@@ -288,6 +292,7 @@ impl Plan {
             },
             read_before_write: env_value("REWIND_READ_BEFORE_WRITE").ok()?,
             scan_budget_ms: env_value("REWIND_SCAN_BUDGET_MS").ok()?,
+            cwd_id,
         };
         Some(Plan {
             socket: home.join(SOCKET),
@@ -299,7 +304,7 @@ impl Plan {
     fn request(&self, payload_len: u64) -> Request {
         Request::Hook {
             build: build_id(),
-            call: self.call.clone(),
+            call: Box::new(self.call.clone()),
             payload_len,
             start_by_ms: now_ms().saturating_add(QUEUE_LIMIT.as_millis() as u64),
         }
@@ -449,6 +454,7 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
             "idle_secs": s.idle_secs,
             "idle_timeout_secs": s.idle_timeout_secs,
             "same_build": ours,
+            "build": s.build,
             "watches": s.watches,
         }));
     } else {
@@ -819,9 +825,11 @@ impl Helper<'_> {
                     max_file_size,
                     read_before_write,
                     scan_budget_ms,
-                } = call;
+                    cwd_id,
+                } = *call;
                 let event = Event {
                     start_by_ms,
+                    cwd_id,
                     cwd: PathBuf::from(cwd),
                     global: Global {
                         home: Some(self.home.root().to_path_buf()),
@@ -851,6 +859,14 @@ impl Helper<'_> {
     fn hook(&mut self, stream: &UnixStream, event: Event, output: &mut Vec<u8>) -> (Reply, Flow) {
         if event.global.max_file_size != self.global.max_file_size {
             let why = "REWIND_MAX_FILE_SIZE differs from the helper's".to_string();
+            return (Reply::Declined { why }, Flow::Continue);
+        }
+        let seen = std::fs::metadata(&event.cwd).map(|m| (m.dev(), m.ino()));
+        if seen.ok() != Some(event.cwd_id) {
+            let why = format!(
+                "the helper sees another directory at {} (the agent runs in a sandbox or another mount namespace)",
+                event.cwd.display()
+            );
             return (Reply::Declined { why }, Flow::Continue);
         }
         if let Err(e) = self.home.wake() {
@@ -928,6 +944,7 @@ impl Helper<'_> {
 /// A hook event as the helper runs it.
 struct Event {
     start_by_ms: u64,
+    cwd_id: (u64, u64),
     cwd: PathBuf,
     global: Global,
     args: HookArgs,

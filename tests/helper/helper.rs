@@ -628,3 +628,48 @@ fn a_helper_busy_with_a_long_event_is_reported_busy_not_absent() {
         "{start:?}"
     );
 }
+
+#[test]
+fn an_event_from_a_directory_the_helper_sees_differently_is_left_to_the_hook() {
+    // A hook in a sandbox (another mount namespace) sees other files at the same path: the
+    // client sends its directory's device and inode, and a helper that finds another
+    // directory there declines the event, unrun.
+    let env = env();
+    start(&env);
+    let build = status(&env).ok().json()["build"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let payload = pre_write(&env).to_string();
+    let request = json!({
+        "op": "hook", "build": build, "agent": "claude-code", "cwd": env.ws,
+        "workspace": null, "session": null, "max_file_size": null,
+        "read_before_write": null, "scan_budget_ms": null, "cwd_id": [0, 0],
+        "payload_len": payload.len(), "start_by_ms": u64::MAX,
+    })
+    .to_string();
+    let mut stream = std::os::unix::net::UnixStream::connect(env.home.join("helper.sock")).unwrap();
+    stream
+        .write_all(&(request.len() as u32).to_le_bytes())
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(payload.as_bytes()).unwrap();
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).unwrap();
+    let mut reply = vec![0u8; u32::from_le_bytes(len) as usize];
+    stream.read_exact(&mut reply).unwrap();
+    let reply: Value = serde_json::from_slice(&reply).unwrap();
+    assert_eq!(reply["reply"], "declined", "{reply}");
+    let why = reply["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("the helper sees another directory at ")
+            && why.ends_with("(the agent runs in a sandbox or another mount namespace)"),
+        "{why}"
+    );
+    assert!(!snapshotted(&env), "a declined event is not run");
+    assert_eq!(served(&env), 0);
+
+    // The real client, from the same directory, is served as usual.
+    hook(&env, "claude-code", &pre_write(&env)).ok();
+    assert_eq!(served(&env), 1);
+}

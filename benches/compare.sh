@@ -159,7 +159,13 @@ EOF
         echo "helper: not measured: it did not answer a probe hook (see \$HELPER_HOME/logs/)" >>"$OUT/machine.txt"
     fi
 fi
-stop_helper() { REWIND_HOME=$HELPER_HOME "$REWIND" helper stop >/dev/null 2>&1 || true; }
+stop_helper() { # every helper this run started, also when it stops early
+    local h
+    for h in "$HELPER_HOME" "${SCAN_HELPER_HOME:-}"; do
+        [ -n "$h" ] && REWIND_HOME=$h "$REWIND" helper stop >/dev/null 2>&1
+    done
+    true
+}
 trap stop_helper EXIT
 if ! skipped prewrite; then
     log "1. pre-write on one file of the ${TREE##*/} tree"
@@ -294,7 +300,7 @@ EOF
             # The same after a command touched 100 files (mtime only, same bytes): the helper
             # hashes what its watches name, the own-process scan walks everything and hashes
             # the same 100, git status re-reads them to refresh its index.
-            find "$TREE/drivers" -name '*.c' | sort | head -100 >"$OUT/touch100.list"
+            find "$TREE/drivers" -name '*.c' | sort | sed -n '1,100p' >"$OUT/touch100.list"
             printf '#!/bin/sh\nxargs touch <%s\n' "$OUT/touch100.list" >"$OUT/touch100.sh"
             chmod +x "$OUT/touch100.sh"
             for r in $(seq 1 "$ROUNDS"); do

@@ -162,7 +162,7 @@ fi
 stop_helper() { # every helper this run started, also when it stops early
     local h
     for h in "$HELPER_HOME" "${SCAN_HELPER_HOME:-}"; do
-        [ -n "$h" ] && REWIND_HOME=$h "$REWIND" helper stop >/dev/null 2>&1
+        if [ -n "$h" ]; then REWIND_HOME=$h "$REWIND" helper stop >/dev/null 2>&1 || true; fi
     done
     true
 }

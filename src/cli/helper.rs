@@ -224,9 +224,12 @@ pub fn forward_hook() -> Forward {
             stderr_len,
         }) => {
             let total = stdout_len.saturating_add(stderr_len);
+            if total > MAX_OUTPUT {
+                return plan.lost("the helper's answer claims more output than a hook prints");
+            }
             let mut output = Vec::new();
             let read = (&mut stream).take(total).read_to_end(&mut output);
-            if total > MAX_OUTPUT || read.is_err() || output.len() as u64 != total {
+            if read.is_err() || output.len() as u64 != total {
                 return plan.lost("the helper's answer was cut short");
             }
             let (stdout, stderr) = output.split_at(stdout_len as usize);

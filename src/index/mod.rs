@@ -1195,7 +1195,24 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<()> {
-        self.upsert_file_state(ws, path, known, by, false).map(drop)
+        self.upsert_file_state(ws, path, known, by, false)?;
+        if by != "scan" {
+            self.touch_state(ws, path)?;
+        }
+        Ok(())
+    }
+
+    /// Log that `path`'s state was set outside a scan (`state_touches`, schema v9).
+    fn touch_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
+            .ctx("log a file state")?;
+        self.conn
+            .prepare_cached("DELETE FROM state_touches WHERE seq <= last_insert_rowid() - ?1")
+            .and_then(|mut s| s.execute([scan::STATE_TOUCHES_KEPT]))
+            .ctx("log a file state")?;
+        Ok(())
     }
 
     /// Insert or update a file state; with `unless_newer`, a row recorded later than `known`

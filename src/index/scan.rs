@@ -38,6 +38,53 @@ impl Tx<'_> {
         Ok(out)
     }
 
+    /// The newest entry of `state_touches` (0 when none): a watcher asks
+    /// [`Tx::state_touches_since`] for what came after.
+    pub fn state_touches_seen(&self) -> Result<i64> {
+        self.conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM state_touches")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .ctx("read the file-state log")
+    }
+
+    /// The paths of workspace `ws` whose state a command other than a scan set after entry
+    /// `since`, with the newest entry; `None` when entries after `since` were already
+    /// dropped from the log (more went by than it keeps).
+    pub fn state_touches_since(
+        &self,
+        ws: WorkspaceId,
+        since: i64,
+    ) -> Result<Option<(i64, Vec<RelPath>)>> {
+        let oldest: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT min(seq) FROM state_touches")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .ctx("read the file-state log")?;
+        if oldest.is_some_and(|o| o > since + 1) {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT seq, workspace_id, path FROM state_touches WHERE seq > ?1")
+            .ctx("read the file-state log")?;
+        let mut rows = stmt.query([since]).ctx("read the file-state log")?;
+        let (mut newest, mut out) = (since, Vec::new());
+        while let Some(r) = rows.next().ctx("read the file-state log")? {
+            newest = newest.max(r.get::<_, i64>(0).ctx("read the file-state log")?);
+            if r.get::<_, i64>(1).ctx("read the file-state log")? != ws.0 {
+                continue;
+            }
+            let path = r.get::<_, Vec<u8>>(2).ctx("read the file-state log")?;
+            out.push(
+                RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
+                    what: "file-state log path",
+                    detail: e.to_string(),
+                })?,
+            );
+        }
+        Ok(Some((newest, out)))
+    }
+
     /// The file states at or under each of `paths` (a path, and everything below it when
     /// it is a directory): what a scan that looks only at those paths compares.
     pub fn file_states_under(
@@ -147,6 +194,9 @@ impl Tx<'_> {
         Ok(at)
     }
 }
+
+/// Entries `state_touches` keeps.
+pub(super) const STATE_TOUCHES_KEPT: i64 = 4096;
 
 const STATE_COLUMNS: &str =
     "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread FROM file_states";

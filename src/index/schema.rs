@@ -22,6 +22,8 @@
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
 //!   post-shell scan).
+//! - `state_touches(seq, workspace, path)` (v9): the last 4096 paths whose file state a
+//!   command other than a scan set, for watched scans.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -197,5 +199,16 @@ DROP INDEX changes_by_path;
     // change of that file gives the right reason. NULL for the states recorded before.
     r#"
 ALTER TABLE file_states ADD COLUMN unread TEXT;
+"#,
+    // 9: the paths whose file state a command other than a scan set, newest last, the last
+    // 4096 kept: a resident process's watched scans look at those no watch covers (an
+    // ignored path an agent wrote) as a full walk would, and walk everything when more went
+    // by than the log keeps.
+    r#"
+CREATE TABLE state_touches(
+    seq INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL,
+    path BLOB NOT NULL
+);
 "#,
 ];

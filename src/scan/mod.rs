@@ -48,7 +48,7 @@ mod walk;
 mod watch;
 
 #[cfg(target_os = "linux")]
-use watch::Look;
+use watch::{Look, Watcher};
 #[cfg(target_os = "linux")]
 pub use watch::{WatchCounts, Watches, FULL_EVERY, MAX_DIRTY};
 
@@ -78,25 +78,42 @@ mod watch_none {
         pub fn counts(&self) -> WatchCounts {
             WatchCounts::default()
         }
-        pub(super) fn take(&mut self, _: WorkspaceId, _: &std::path::Path, _: bool) -> Look {
+        pub(super) fn take(
+            &mut self,
+            _: WorkspaceId,
+            _: &std::path::Path,
+            _: bool,
+            _: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+        ) -> Look {
             Look::Full(None)
         }
         pub(super) fn put(&mut self, _: WorkspaceId, w: Watcher) {
             match w {}
         }
+        pub(super) fn restart(&mut self, _: &std::path::Path, _: &'static str) -> Option<Watcher> {
+            None
+        }
     }
 
     impl Watcher {
+        pub(super) fn gained_links(&self) -> bool {
+            match *self {}
+        }
         pub(super) fn marks(&self) -> &dyn DirWatch {
             match *self {}
         }
         pub(super) fn global(&self) -> &ignore::gitignore::Gitignore {
             match *self {}
         }
-        pub(super) fn walked_all(&mut self, _: BTreeSet<RelPath>) {
+        pub(super) fn walked_all(&mut self, _: BTreeSet<RelPath>, _: Vec<RelPath>, _: i64) {
             match *self {}
         }
-        pub(super) fn walked_some(&mut self, _: &[RelPath], _: Vec<RelPath>) -> u64 {
+        pub(super) fn walked_some(
+            &mut self,
+            _: &[RelPath],
+            _: Vec<RelPath>,
+            _: Vec<RelPath>,
+        ) -> u64 {
             match *self {}
         }
     }
@@ -114,7 +131,7 @@ pub struct WatchCounts {
     pub last_walk_reason: Option<String>,
 }
 #[cfg(not(target_os = "linux"))]
-use watch_none::Look;
+use watch_none::{Look, Watcher};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -298,68 +315,35 @@ impl Session<'_> {
         let threads = opts.threads();
         let look = match &self.home.watches {
             Some(w) => {
-                let complete = self.home.index.read().baseline(self.ws_id)?;
-                let complete = complete.is_some_and(|b| b.complete);
-                lock(w).take(self.ws_id, root, complete)
+                let read = self.home.index.read();
+                let complete = read.baseline(self.ws_id)?.is_some_and(|b| b.complete);
+                let mut new_states =
+                    |since| read.state_touches_since(self.ws_id, since).ok().flatten();
+                lock(w).take(self.ws_id, root, complete, &mut new_states)
             }
             None => Look::Full(None),
         };
-        let (mut watcher, changed) = match look {
+        let (mut watcher, mut changed) = match look {
             Look::Full(w) => (w, None),
             Look::Changed(w, paths) => (Some(w), Some(paths)),
         };
-        let own_global;
-        let global = match &watcher {
-            Some(w) => w.global(),
-            None => {
-                own_global = walk::global_rules(root);
-                &own_global
+        let mut got = self.gather(threads, watcher.as_ref(), changed.as_deref())?;
+        if let (Some(w), Some(watches)) = (&watcher, &self.home.watches) {
+            if changed.is_some() && w.gained_links() {
+                // A file found with a second name the watches did not know: a write through
+                // the other name changed this one unseen, maybe in this very command. Walk
+                // everything now, placing a new watcher.
+                watcher = lock(watches).restart(root, "a file gained another name (a hard link)");
+                changed = None;
+                got = self.gather(threads, watcher.as_ref(), None)?;
             }
-        };
-        let marks: Option<&dyn walk::DirWatch> = match &watcher {
-            Some(w) => Some(w.marks()),
-            None => None,
-        };
-
-        // The walk (on its own threads) and loading the file states (this thread, which owns
-        // the index connection) run at the same time.
-        let (walked, known, complete) = std::thread::scope(|s| {
-            let walker = s.spawn(|| {
-                let walked = match &changed {
-                    None => walk::walk(root, threads, global, marks),
-                    Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
-                };
-                walked.ok_or_else(|| ScanError::Walk {
-                    root: root.display().to_string(),
-                    detail: "a walker thread panicked".into(),
-                })
-            });
-            let read = self.home.index.read();
-            // The map is built here too, while the walk is still running. SipHash over 78k
-            // paths twice (insert, lookup) was 3.5 % of a no-change scan's instructions; the
-            // keys are our own workspace's paths, so a keyed hash buys nothing.
-            let states = match &changed {
-                None => read.all_file_states(self.ws_id),
-                Some(paths) => read.file_states_under(self.ws_id, paths),
-            };
-            let known = states.map(|states| {
-                states
-                    .into_iter()
-                    .map(|(rel, state)| (rel, Known::new(state)))
-                    .collect::<PathMap<Known>>()
-            });
-            let complete = read.baseline(self.ws_id);
-            let walked = walker.join().unwrap_or_else(|_| {
-                Err(ScanError::Walk {
-                    root: root.display().to_string(),
-                    detail: "the walking thread panicked".into(),
-                })
-            });
-            (walked, known, complete)
-        });
-        let walked = walked?;
-        let known = known?;
-        let complete = complete?.is_some_and(|b| b.complete);
+        }
+        let Gathered {
+            walked,
+            known,
+            complete,
+            rows,
+        } = got;
 
         // Each walked file against its state, on as many threads as the walk (the map is
         // only read; a state a walked file claims is marked). 78k lookups in a map too big
@@ -414,6 +398,9 @@ impl Session<'_> {
         // walk does not follow symlinks, so looking through one would keep the state of a
         // file that is not in the tree any more (until its target changes).
         let mut deleted = Vec::new();
+        // States no walk claims that are still there (ignored now, not a regular file):
+        // a watcher looks at them again at every scan, as a full walk does.
+        let mut unclaimed = Vec::new();
         let mut checked = CheckedDirs::default();
         for (rel, k) in &known {
             if k.walked.load(Ordering::Relaxed) || matches!(k.state.state, FileState::Absent) {
@@ -431,15 +418,20 @@ impl Session<'_> {
             };
             if gone {
                 deleted.push((rel.clone(), k.state.clone()));
+            } else {
+                unclaimed.push(rel.clone());
             }
         }
         deleted.sort_by(|a, b| a.0.cmp(&b.0));
         let walked_files = match (&mut watcher, &changed) {
-            (Some(w), Some(paths)) => {
-                w.walked_some(paths, walked.iter().map(|(rel, _)| rel.clone()).collect())
-            }
+            (Some(w), Some(paths)) => w.walked_some(
+                paths,
+                walked.iter().map(|(rel, _)| rel.clone()).collect(),
+                unclaimed,
+            ),
             (Some(w), None) => {
-                w.walked_all(walked.iter().map(|(rel, _)| rel.clone()).collect());
+                let files = walked.iter().map(|(rel, _)| rel.clone()).collect();
+                w.walked_all(files, unclaimed, rows.unwrap_or(0));
                 walked.len() as u64
             }
             (None, _) => walked.len() as u64,
@@ -531,6 +523,72 @@ impl Session<'_> {
             window_id: sink.window,
             changes: sink.changes,
             elapsed_ms: start.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// The walk (on its own threads) and the file states (this thread, which owns the index
+    /// connection), at the same time: of the whole tree, or at and under `changed`.
+    fn gather(
+        &self,
+        threads: usize,
+        watcher: Option<&Watcher>,
+        changed: Option<&[RelPath]>,
+    ) -> Result<Gathered> {
+        let root = self.ws.root();
+        let own_global;
+        let global = match watcher {
+            Some(w) => w.global(),
+            None => {
+                own_global = walk::global_rules(root);
+                &own_global
+            }
+        };
+        let marks: Option<&dyn walk::DirWatch> = match watcher {
+            Some(w) => Some(w.marks()),
+            None => None,
+        };
+        let panicked = |what: &str| ScanError::Walk {
+            root: root.display().to_string(),
+            detail: format!("{what} panicked"),
+        };
+        let (walked, known, complete, rows) = std::thread::scope(|s| {
+            let walker = s.spawn(|| {
+                let walked = match changed {
+                    None => walk::walk(root, threads, global, marks),
+                    Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
+                };
+                walked.ok_or_else(|| panicked("a walker thread"))
+            });
+            let read = self.home.index.read();
+            // Before the states are read: a state set meanwhile is a watcher's next news.
+            let rows = match (watcher, changed) {
+                (Some(_), None) => read.state_touches_seen().map(Some),
+                _ => Ok(None),
+            };
+            // The map is built here too, while the walk is still running. SipHash over 78k
+            // paths twice (insert, lookup) was 3.5 % of a no-change scan's instructions; the
+            // keys are our own workspace's paths, so a keyed hash buys nothing.
+            let states = match changed {
+                None => read.all_file_states(self.ws_id),
+                Some(paths) => read.file_states_under(self.ws_id, paths),
+            };
+            let known = states.map(|states| {
+                states
+                    .into_iter()
+                    .map(|(rel, state)| (rel, Known::new(state)))
+                    .collect::<PathMap<Known>>()
+            });
+            let complete = read.baseline(self.ws_id);
+            let walked = walker
+                .join()
+                .unwrap_or_else(|_| Err(panicked("the walking thread")));
+            (walked, known, complete, rows)
+        });
+        Ok(Gathered {
+            walked: walked?,
+            known: known?,
+            complete: complete?.is_some_and(|b| b.complete),
+            rows: rows?,
         })
     }
 
@@ -1024,6 +1082,15 @@ fn drop_later<T: Send + 'static>(big: T) {
     let _ = std::thread::Builder::new()
         .name("rewind-drop".into())
         .spawn(move || drop(big));
+}
+
+/// What a scan compares: the files walked with their stats, the file states, whether the
+/// baseline is complete, and (for a new watcher) the file-state log's newest entry.
+struct Gathered {
+    walked: Vec<(RelPath, Stat)>,
+    known: PathMap<Known>,
+    complete: bool,
+    rows: Option<i64>,
 }
 
 /// A file state during the comparison, and whether a walked file claimed it.

@@ -107,7 +107,23 @@ fn first_line(file: &Path) -> Option<String> {
 /// its watch there), and of the exclude files of repositories nested in the tree.
 pub(super) trait DirWatch: Sync {
     fn watch(&self, dir: &Path, rel: Option<&RelPath>);
+    /// A file that rules are read from, outside the watched directories' own entries.
     fn rule_file(&self, path: PathBuf);
+    /// A file with more than one link (a write through another name is not its event).
+    fn linked(&self, rel: &RelPath);
+}
+
+fn many_links(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.nlink() > 1
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 /// Everything a walk shares across its threads.
@@ -179,9 +195,18 @@ impl Walk<'_> {
             })
             .collect();
         let named = |n: &str| entries.iter().any(|(_, name)| name == OsStr::new(n));
-        if let (Some(w), true) = (self.watch, named(".git")) {
-            if let Some(git) = git_dir(&job.dir) {
-                w.rule_file(git.join("info").join("exclude"));
+        if let Some(w) = self.watch {
+            if named(".git") {
+                if let Some(git) = git_dir(&job.dir) {
+                    w.rule_file(git.join("info").join("exclude"));
+                }
+            }
+            // An ignore file that is a symlink: its target changes without an event here.
+            for (entry, name) in &entries {
+                let rules = name == OsStr::new(".gitignore") || name == OsStr::new(".ignore");
+                if rules && entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                    w.rule_file(job.dir.join(name));
+                }
             }
         }
         let rules = if named(".ignore") || named(".gitignore") || named(".git") {
@@ -219,6 +244,9 @@ impl Walk<'_> {
                     rules: rules.clone(),
                 });
             } else if let Ok(meta) = entry.metadata() {
+                if let (Some(w), true) = (self.watch, many_links(&meta)) {
+                    w.linked(&rel);
+                }
                 out.push((rel, stat_of(&meta)));
             }
         }
@@ -316,9 +344,8 @@ fn ancestor_rules(root: &Path) -> Option<Arc<Rules>> {
 }
 
 /// What [`walk`] would yield at or under each of `paths` (none inside another): a path that
-/// is a non-ignored file, every such file of a path that is a non-ignored directory.
-/// The directories above each path are taken to be there and not ignored (a watcher saw
-/// them walked, and would have reported a change to them).
+/// is a non-ignored file, every such file of a path that is a non-ignored directory, nothing
+/// for a path below a directory the walk would not enter (ignored, a symlink, not there).
 pub(super) fn walk_paths(
     root: &Path,
     paths: &[RelPath],
@@ -328,19 +355,30 @@ pub(super) fn walk_paths(
 ) -> Option<Vec<(RelPath, Stat)>> {
     let base = ancestor_rules(root);
     let mut dir_rules: HashMap<Vec<u8>, Option<Arc<Rules>>> = HashMap::new();
+    let mut entered: HashMap<Vec<u8>, bool> = HashMap::new();
     let mut jobs = Vec::new();
     let mut files = Vec::new();
     for rel in paths {
         if rel.file_name() == b".git" {
             continue;
         }
-        let parent = rel.parent();
-        let rules = rules_of(root, parent.as_ref(), &base, &mut dir_rules);
         let abs = root.join(rel.to_path_buf());
         let Ok(meta) = std::fs::symlink_metadata(&abs) else {
             continue;
         };
         let kind = meta.file_type();
+        // Ignored or not, walked or not: a file with another name the watcher may not know
+        // (one made in an ignored directory, say) is what it must hear of.
+        if let (Some(w), true) = (watch, kind.is_file() && many_links(&meta)) {
+            w.linked(rel);
+        }
+        let parent = rel.parent();
+        if let Some(dir) = &parent {
+            if !enters(root, dir, global, &base, &mut dir_rules, &mut entered) {
+                continue;
+            }
+        }
+        let rules = rules_of(root, parent.as_ref(), &base, &mut dir_rules);
         if !(kind.is_dir() || kind.is_file()) || ignored(global, &rules, &abs, kind.is_dir()) {
             continue;
         }
@@ -358,6 +396,39 @@ pub(super) fn walk_paths(
         files.extend(run(jobs, threads, global, watch)?);
     }
     Some(files)
+}
+
+/// Would the walk enter `dir` (below the root): every directory down to it a directory, not
+/// a symlink, not ignored, not `.git`. Kept in `cache` for the next path.
+fn enters(
+    root: &Path,
+    dir: &RelPath,
+    global: &Gitignore,
+    base: &Option<Arc<Rules>>,
+    rules: &mut HashMap<Vec<u8>, Option<Arc<Rules>>>,
+    cache: &mut HashMap<Vec<u8>, bool>,
+) -> bool {
+    if let Some(known) = cache.get(dir.as_bytes()) {
+        return *known;
+    }
+    let parent = dir.parent();
+    let above = match &parent {
+        Some(p) => enters(root, p, global, base, rules, cache),
+        None => true,
+    };
+    let ok = above && dir.file_name() != b".git" && {
+        let abs = root.join(dir.to_path_buf());
+        let is_dir = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_dir());
+        is_dir
+            && !ignored(
+                global,
+                &rules_of(root, parent.as_ref(), base, rules),
+                &abs,
+                true,
+            )
+    };
+    cache.insert(dir.as_bytes().to_vec(), ok);
+    ok
 }
 
 /// The rules that apply to the entries of `dir` (`None`: the root), read down from the root

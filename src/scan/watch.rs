@@ -18,17 +18,26 @@
 //!
 //! **When a watcher is not trusted** and the scan walks everything again (placing a new
 //! watcher as it goes): the kernel's event queue overflowed; a watch could not be placed (the
-//! user's `max_user_watches`, a permission); the workspace root itself was moved, deleted or
-//! unmounted; an ignore file changed (`.gitignore`, `.ignore`, an entry named `.git`
-//! appeared or went in the tree; or one of the rule files outside the watched tree:
-//! `.git/info/exclude`, the ancestors' ignore files, the user's git config and default
-//! global excludes, compared by stat); the baseline is not complete; more than
-//! [`MAX_DIRTY`] paths changed (walking everything is cheaper then); or the last full walk is
+//! user's `max_user_watches`: then no watcher is tried for that workspace for
+//! [`FULL_EVERY`]); the workspace root was moved, deleted, unmounted or replaced (its device
+//! and inode); an ignore file changed (`.gitignore`, `.ignore`, an entry named `.git`
+//! appeared or went in the tree; or a rule file outside the watched tree or behind a
+//! symlink: `.git/info/exclude`, the ancestors' ignore files, the user's git config and
+//! default global excludes, compared by a stat taken before the walk read them); the
+//! baseline is not complete; more than [`MAX_DIRTY`] paths changed (walking everything is
+//! cheaper then); more file states were set than the index's log keeps; or the last full walk is
 //! older than [`FULL_EVERY`]. That last one bounds what inotify cannot see: writes through a
-//! shared `mmap`, writes through a hard link outside the workspace, a network filesystem
-//! changed by another machine (watching is not even tried on NFS, CIFS/SMB, FUSE or 9p), an
-//! excludes file named by `core.excludesFile` other than the default. git's fsmonitor and
-//! watchman share these limits.
+//! shared `mmap`; a second name given to a file from a directory nobody watches (an ignored
+//! one, or outside the workspace) and writes through it; a network filesystem changed by
+//! another machine (watching is not even tried where NFS, CIFS/SMB, FUSE or 9p is mounted at
+//! or below the root); an excludes file named by `core.excludesFile` other than the
+//! default. git's fsmonitor and watchman share these limits.
+//!
+//! **What no watch covers is looked at every time**, as a full walk would: file states no
+//! walk claims (an ignored file an agent wrote: the index logs the paths whose state a
+//! command other than a scan set, `state_touches`), and files with several names (a write
+//! through one is an event for that name only). A look that finds a file with a name the
+//! watcher did not know walks everything at once.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
@@ -74,6 +83,9 @@ const MASK: WatchFlags = WatchFlags::CREATE
 #[derive(Default)]
 pub struct Watches {
     by_ws: HashMap<WorkspaceId, Watcher>,
+    /// Workspaces whose watches could not all be placed, and when: not tried again for
+    /// [`FULL_EVERY`] (each try would take every watch the user has left, then fail).
+    gave_up: HashMap<WorkspaceId, Instant>,
     narrowed: u64,
     walked: u64,
     /// Why the last full walk of a watched workspace was not narrowed.
@@ -107,6 +119,18 @@ impl Watches {
         for w in self.by_ws.values_mut() {
             w.drain();
         }
+        // A watcher that can no longer be trusted gives its watches and queue back now.
+        let broken: Vec<WorkspaceId> = self
+            .by_ws
+            .iter()
+            .filter(|(_, w)| w.broken.is_some())
+            .map(|(ws, _)| *ws)
+            .collect();
+        for ws in broken {
+            if let Some(w) = self.by_ws.remove(&ws) {
+                self.last_walk = w.broken;
+            }
+        }
     }
 
     pub fn counts(&self) -> WatchCounts {
@@ -121,7 +145,25 @@ impl Watches {
 
     /// The next scan's look at `ws` (rooted at `root`); the watcher is out of this set until
     /// the scan gives it back ([`Watches::put`]), so a scan that fails leaves none behind.
-    pub(super) fn take(&mut self, ws: WorkspaceId, root: &Path, complete: bool) -> Look {
+    /// `new_states` lists the paths whose file states a command other than a scan set after
+    /// an entry of the index's log (`None`: the log cannot say, and the scan walks
+    /// everything).
+    pub(super) fn take(
+        &mut self,
+        ws: WorkspaceId,
+        root: &Path,
+        complete: bool,
+        new_states: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+    ) -> Look {
+        if let Some(at) = self.gave_up.get(&ws) {
+            if at.elapsed() < FULL_EVERY {
+                self.walked += 1;
+                self.last_walk =
+                    Some("its directories could not all be watched (fs.inotify.max_user_watches?)");
+                return Look::Full(None);
+            }
+            self.gave_up.remove(&ws);
+        }
         let fresh = || Watcher::new(root).ok();
         let Some(mut w) = self.by_ws.remove(&ws) else {
             self.walked += 1;
@@ -129,33 +171,51 @@ impl Watches {
             return Look::Full(fresh());
         };
         w.drain();
-        let reason = if w.root != root {
-            Some("the workspace root moved")
+        let reason = if w.root != root || root_id(root) != Some(w.root_id) {
+            Some("the workspace root moved or was replaced")
         } else if !complete {
             Some("the baseline is not complete")
         } else if w.full_at.elapsed() >= FULL_EVERY {
             Some("the last full walk is too old")
-        } else if w.dirty.len() > MAX_DIRTY {
-            Some("too many paths changed")
         } else if w.rule_files_changed() {
             Some("an ignore file outside the tree changed")
         } else {
             w.broken
         };
-        if reason.is_some() {
-            drop(w);
-            self.walked += 1;
-            self.last_walk = reason;
-            return Look::Full(fresh());
+        let looked = match reason {
+            None => w.paths_to_look(new_states),
+            Some(why) => Err(why),
+        };
+        match looked {
+            Ok(paths) => {
+                self.narrowed += 1;
+                Look::Changed(w, paths)
+            }
+            Err(why) => {
+                drop(w);
+                self.walked += 1;
+                self.last_walk = Some(why);
+                Look::Full(fresh())
+            }
         }
-        self.narrowed += 1;
-        let dirty = outermost(std::mem::take(&mut w.dirty));
-        Look::Changed(w, dirty)
+    }
+
+    /// A scan that was to look only at changed paths walks everything after all (`why`):
+    /// a new watcher for it.
+    pub(super) fn restart(&mut self, root: &Path, why: &'static str) -> Option<Watcher> {
+        self.narrowed -= 1;
+        self.walked += 1;
+        self.last_walk = Some(why);
+        Watcher::new(root).ok()
     }
 
     /// Keep a watcher after a scan that succeeded with it.
     pub(super) fn put(&mut self, ws: WorkspaceId, w: Watcher) {
+        if w.broken == Some(UNWATCHABLE) {
+            self.gave_up.insert(ws, Instant::now());
+        }
         if w.broken.is_some() {
+            self.last_walk = w.broken;
             return;
         }
         if self.by_ws.len() >= MAX_WORKSPACES {
@@ -198,6 +258,59 @@ pub(super) fn is_within(p: &RelPath, dir: &RelPath) -> bool {
     p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/')
 }
 
+fn root_id(root: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Remove `dir` and everything under it from `set`.
+fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
+    // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'), among
+    // siblings such as `dir.txt` or `dir-x/y` that are not under it.
+    let mut end = dir.as_bytes().to_vec();
+    end.push(b'0');
+    let gone: Vec<RelPath> = set
+        .range(dir.clone()..)
+        .take_while(|p| p.as_bytes() < end.as_slice())
+        .filter(|p| is_within(p, dir))
+        .cloned()
+        .collect();
+    for p in gone {
+        set.remove(&p);
+    }
+}
+
+/// Filesystem types (from `/proc/self/mountinfo`) whose changes inotify may not see.
+fn remote_type(fstype: &str) -> bool {
+    matches!(
+        fstype,
+        "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "afs" | "ceph" | "fuse" | "fuseblk"
+    ) || fstype.starts_with("fuse.")
+}
+
+/// Is a filesystem of a [`remote_type`] mounted at or below `root`? (Unreadable mount
+/// table: assume so.)
+fn remote_mount_below(root: &Path) -> bool {
+    match std::fs::read_to_string("/proc/self/mountinfo") {
+        Ok(table) => remote_mount_in(&table, root),
+        Err(_) => true,
+    }
+}
+
+fn remote_mount_in(table: &str, root: &Path) -> bool {
+    table.lines().any(|line| {
+        // `id parent major:minor root mount-point options [optional...] - fstype source ...`
+        let mut fields = line.split(' ');
+        let Some(point) = fields.nth(4) else {
+            return false;
+        };
+        let fstype = fields.skip_while(|f| *f != "-").nth(1).unwrap_or("");
+        // Octal escapes (`\040` for a space) make such a path fail to match, which only
+        // ever errs towards watching; a space in a remote mount point below a workspace
+        // is rare enough.
+        remote_type(fstype) && Path::new(point).starts_with(root)
+    })
+}
+
 /// A stat of a rule file outside the watched tree (or that it is missing).
 type Print = Option<(u64, u64, i64, i64)>;
 
@@ -216,11 +329,23 @@ fn print(path: &Path) -> Print {
 pub struct Watcher {
     marks: Marks,
     root: PathBuf,
+    /// The root's device and inode: an ancestor renamed and a new tree put at the same path
+    /// moves no watched directory, so the path alone would not tell.
+    root_id: (u64, u64),
     dirty: BTreeSet<RelPath>,
     /// Why this watcher can no longer be trusted.
     broken: Option<&'static str>,
     /// Every file the last scan counted (to keep the count exact across partial scans).
     files: BTreeSet<RelPath>,
+    /// File states no walk claims (ignored paths an agent wrote, non-regular files): a full
+    /// walk stats each of them to see whether it was deleted, and so does every scan here,
+    /// since no watch covers them.
+    unclaimed: BTreeSet<RelPath>,
+    /// Files with more than one link: a write through another of their names is reported
+    /// for that name only, so they are looked at in every scan.
+    linked: BTreeSet<RelPath>,
+    /// The newest entry of the index's file-state log this watcher has seen.
+    states_seen: i64,
     rule_files: Vec<(PathBuf, Print)>,
     global: Gitignore,
     full_at: Instant,
@@ -232,30 +357,46 @@ pub(super) struct Marks {
     fd: OwnedFd,
     dirs: Mutex<HashMap<i32, Option<RelPath>>>,
     failed: Mutex<Option<&'static str>>,
-    rule_files: Mutex<Vec<PathBuf>>,
+    /// Rule files read during the walk, with their stat taken before they were read.
+    rule_files: Mutex<Vec<(PathBuf, Print)>>,
+    linked: Mutex<Vec<RelPath>>,
 }
+
+/// Why a watcher gave up placing watches.
+const UNWATCHABLE: &str = "its directories could not all be watched (fs.inotify.max_user_watches?)";
 
 impl DirWatch for Marks {
     fn watch(&self, dir: &Path, rel: Option<&RelPath>) {
+        if lock(&self.failed).is_some() {
+            // Given up: no more of the user's watches taken for nothing.
+            return;
+        }
         match inotify::add_watch(&self.fd, dir, MASK) {
             Ok(wd) => {
                 lock(&self.dirs).insert(wd, rel.cloned());
             }
             // Gone or replaced since its parent was read: the parent's watch reported that.
-            Err(Errno::NOENT | Errno::NOTDIR) => {}
+            Err(Errno::NOENT | Errno::NOTDIR) if rel.is_some() => {}
             // Unreadable: the walk cannot read it either, and a chmod that lets it is an
             // event of the parent's.
-            Err(Errno::ACCESS) if std::fs::read_dir(dir).is_err() => {}
+            Err(Errno::ACCESS) if rel.is_some() && std::fs::read_dir(dir).is_err() => {}
+            Err(Errno::NOSPC | Errno::NOMEM) => {
+                *lock(&self.failed) = Some(UNWATCHABLE);
+            }
             Err(_) => {
-                // ENOSPC (max_user_watches), ENOMEM: the walk goes on, but this watcher will
-                // not be trusted.
+                // The root itself, or a failure no parent's watch explains.
                 *lock(&self.failed) = Some("a directory could not be watched");
             }
         }
     }
 
     fn rule_file(&self, path: PathBuf) {
-        lock(&self.rule_files).push(path);
+        let now = print(&path);
+        lock(&self.rule_files).push((path, now));
+    }
+
+    fn linked(&self, rel: &RelPath) {
+        lock(&self.linked).push(rel.clone());
     }
 }
 
@@ -279,22 +420,37 @@ impl Watcher {
     fn new(root: &Path) -> rustix::io::Result<Watcher> {
         let fs = rustix::fs::statfs(root)?;
         #[allow(clippy::unnecessary_cast)]
-        if REMOTE.contains(&(fs.f_type as u64)) {
+        if REMOTE.contains(&(fs.f_type as u64)) || remote_mount_below(root) {
             return Err(Errno::NOTSUP);
         }
+        let root_id = root_id(root).ok_or(Errno::NOENT)?;
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
+        // Stat the rule files outside the tree before the walk reads them: a change made
+        // while it walks then shows at the next scan.
+        let rule_files = outside_rule_files(root)
+            .into_iter()
+            .map(|p| {
+                let now = print(&p);
+                (p, now)
+            })
+            .collect();
         let now = Instant::now();
         Ok(Watcher {
             marks: Marks {
                 fd,
                 dirs: Mutex::new(HashMap::new()),
                 failed: Mutex::new(None),
-                rule_files: Mutex::new(Vec::new()),
+                rule_files: Mutex::new(rule_files),
+                linked: Mutex::new(Vec::new()),
             },
             root: root.to_path_buf(),
+            root_id,
             dirty: BTreeSet::new(),
             broken: None,
             files: BTreeSet::new(),
+            unclaimed: BTreeSet::new(),
+            linked: BTreeSet::new(),
+            states_seen: 0,
             rule_files: Vec::new(),
             global: super::walk::global_rules(root),
             full_at: now,
@@ -314,54 +470,85 @@ impl Watcher {
         lock(&self.marks.dirs).len()
     }
 
-    /// After the full walk that placed the watches: the files it counted, and the rule files
-    /// outside the tree as they are now.
-    pub(super) fn walked_all(&mut self, files: BTreeSet<RelPath>) {
-        if let Some(why) = *lock(&self.marks.failed) {
-            self.broken = Some(why);
-        }
+    /// After the full walk that placed the watches: the files it counted, the states it left
+    /// unclaimed, and the newest state row read before the walk.
+    pub(super) fn walked_all(
+        &mut self,
+        files: BTreeSet<RelPath>,
+        unclaimed: Vec<RelPath>,
+        states_seen: i64,
+    ) {
         self.files = files;
-        let mut paths = std::mem::take(&mut *lock(&self.marks.rule_files));
-        paths.extend(outside_rule_files(&self.root));
-        paths.sort();
-        paths.dedup();
-        self.rule_files = paths.into_iter().map(|p| (p.clone(), print(&p))).collect();
-        self.used_at = Instant::now();
+        self.unclaimed = unclaimed.into_iter().collect();
+        self.linked.clear();
+        self.states_seen = states_seen;
+        self.after_walk();
     }
 
-    /// After a scan that looked only at `looked`: the files now at or under them.
-    /// Returns how many files the workspace has.
-    pub(super) fn walked_some(&mut self, looked: &[RelPath], found: Vec<RelPath>) -> u64 {
-        if let Some(why) = *lock(&self.marks.failed) {
-            self.broken = Some(why);
-        }
+    /// After a scan that looked only at `looked`: the files now at or under them, and the
+    /// states there no walk claims. Returns how many files the workspace has.
+    pub(super) fn walked_some(
+        &mut self,
+        looked: &[RelPath],
+        found: Vec<RelPath>,
+        unclaimed: Vec<RelPath>,
+    ) -> u64 {
         for dir in looked {
-            // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'),
-            // among siblings such as `dir.txt` or `dir-x/y` that are not under it.
-            let mut end = dir.as_bytes().to_vec();
-            end.push(b'0');
-            let gone: Vec<RelPath> = self
-                .files
-                .range(dir.clone()..)
-                .take_while(|p| p.as_bytes() < end.as_slice())
-                .filter(|p| is_within(p, dir))
-                .cloned()
-                .collect();
-            for p in gone {
-                self.files.remove(&p);
+            for set in [&mut self.files, &mut self.unclaimed, &mut self.linked] {
+                remove_under(set, dir);
             }
         }
         self.files.extend(found);
-        // Watches placed in this scan may have noted nested repositories' exclude files.
-        let noted = std::mem::take(&mut *lock(&self.marks.rule_files));
-        for p in noted {
+        self.unclaimed.extend(unclaimed);
+        self.after_walk();
+        self.files.len() as u64
+    }
+
+    /// Did this look find a file with more than one name that the watcher did not know as
+    /// such? (Then a write through its other name went unseen.)
+    pub(super) fn gained_links(&self) -> bool {
+        lock(&self.marks.linked)
+            .iter()
+            .any(|p| !self.linked.contains(p))
+    }
+
+    /// What the walk noted through the marks: hard-linked files, rule files, a failure.
+    fn after_walk(&mut self) {
+        if let Some(why) = *lock(&self.marks.failed) {
+            self.broken = Some(why);
+        }
+        self.linked
+            .extend(std::mem::take(&mut *lock(&self.marks.linked)));
+        for (p, then) in std::mem::take(&mut *lock(&self.marks.rule_files)) {
             if !self.rule_files.iter().any(|(q, _)| *q == p) {
-                let now = print(&p);
-                self.rule_files.push((p, now));
+                self.rule_files.push((p, then));
             }
         }
         self.used_at = Instant::now();
-        self.files.len() as u64
+    }
+
+    /// The paths the next scan looks at: what the events named, the unclaimed states and the
+    /// hard-linked files, and the paths whose state a command set since the last scan that no
+    /// walk counted (an agent's write into an ignored directory). `Err`: walk everything.
+    fn paths_to_look(
+        &mut self,
+        new_states: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+    ) -> Result<Vec<RelPath>, &'static str> {
+        let (newest, added) =
+            new_states(self.states_seen).ok_or("more file states were set than the index logs")?;
+        self.states_seen = newest;
+        for p in added {
+            if !self.files.contains(&p) {
+                self.unclaimed.insert(p);
+            }
+        }
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.extend(self.unclaimed.iter().cloned());
+        dirty.extend(self.linked.iter().cloned());
+        if dirty.len() > MAX_DIRTY {
+            return Err("too many paths changed");
+        }
+        Ok(outermost(dirty))
     }
 
     fn rule_files_changed(&self) -> bool {
@@ -426,6 +613,12 @@ impl Watcher {
                     moved_dirs.push(path.clone());
                 }
                 self.dirty.insert(path);
+                if self.dirty.len() > MAX_DIRTY {
+                    // The next scan walks everything anyway: no need to hold them all.
+                    self.broken = Some("too many paths changed");
+                    self.dirty.clear();
+                    break;
+                }
             }
             // A directory moved away keeps its watches, now under another path (maybe out of
             // the workspace): they go, and its new place, if inside, is walked afresh.
@@ -496,6 +689,21 @@ mod tests {
         let kept: Vec<String> = outermost(set).iter().map(|p| p.display()).collect();
         // `a/b-c` sorts between `a/b` and `a/b/c` ('-' < '/'), and is not inside `a/b`.
         assert_eq!(kept, ["a/b", "a/b-c", "a/bc"]);
+    }
+
+    #[test]
+    fn a_remote_filesystem_mounted_in_the_workspace_is_found_in_the_mount_table() {
+        let table = "\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw
+40 22 0:40 / /work/ws/data rw,relatime shared:20 - nfs4 server:/export rw,vers=4.2
+41 22 0:41 / /work/other rw - fuse.sshfs host: rw
+42 22 0:42 / /work/ws/tmp rw - tmpfs tmpfs rw
+";
+        assert!(remote_mount_in(table, Path::new("/work/ws")));
+        assert!(remote_mount_in(table, Path::new("/work/ws/data")));
+        assert!(!remote_mount_in(table, Path::new("/work/ws/src")));
+        assert!(remote_mount_in(table, Path::new("/work/other")));
+        assert!(!remote_mount_in(table, Path::new("/work/wsx")));
     }
 
     #[test]

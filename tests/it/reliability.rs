@@ -1561,9 +1561,10 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             )
             .unwrap();
         }
-        // Nor did it have v5's pack columns, or v7's reversal column.
+        // Nor did it have v5's pack columns, v7's reversal column, or v9's state log.
         db.execute_batch(
-            "DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
+            "DROP TABLE state_touches;
+             DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
              CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
              CREATE TABLE file_states_v5(
                  workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
@@ -1600,7 +1601,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 8);
+        assert_eq!(version, 9);
         let wrong: i64 = db
             .query_row(
                 "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id

@@ -286,7 +286,13 @@ impl Session<'_> {
                         (id, proof, reason.map(str::to_string))
                     }
                 };
-                tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "snap")?;
+                tx.set_file_state_after(
+                    self.ws_id,
+                    &cap.rel,
+                    &cap.known(),
+                    "snap",
+                    known.as_ref(),
+                )?;
                 reports.push(SnapReport {
                     path: cap.rel.display(),
                     window_id: window,
@@ -478,7 +484,13 @@ impl Session<'_> {
                             report.external_window = Some(w);
                         }
                     }
-                    tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "check")?;
+                    tx.set_file_state_after(
+                        self.ws_id,
+                        &cap.rel,
+                        &cap.known(),
+                        "check",
+                        latest.as_ref(),
+                    )?;
                     tx.record_read(self.id, &cap.rel, cap.state.blob(), now)?;
                 }
                 Ok::<_, EngineError>(())

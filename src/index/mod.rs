@@ -24,6 +24,9 @@ use crate::workspace::RelPath;
 
 pub use scan::Baseline;
 
+/// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
+const STATE_TOUCHES_KEPT: i64 = 4096;
+
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     #[error("index {path}: {source}")]
@@ -1195,23 +1198,56 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<()> {
-        self.upsert_file_state(ws, path, known, by, false)?;
-        if by != "scan" {
-            self.touch_state(ws, path)?;
+        if by != "scan" && !matches!(known.state, FileState::Absent) {
+            let logged = self
+                .conn
+                .prepare_cached(
+                    "INSERT INTO state_touches(workspace_id, path) SELECT ?1, ?2 WHERE NOT EXISTS
+                     (SELECT 1 FROM file_states WHERE workspace_id = ?1 AND path = ?2 AND kind <> 'absent')",
+                )
+                .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
+                .ctx("log a new file state")?;
+            self.trim_state_log(logged)?;
         }
-        Ok(())
+        self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
-    /// Log that `path`'s state was set outside a scan (`state_touches`, schema v9).
-    fn touch_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
-            .ctx("log a file state")?;
-        self.conn
-            .prepare_cached("DELETE FROM state_touches WHERE seq <= last_insert_rowid() - ?1")
-            .and_then(|mut s| s.execute([scan::STATE_TOUCHES_KEPT]))
-            .ctx("log a file state")?;
+    /// [`Tx::set_file_state`] for a caller that read the path's state in this transaction
+    /// (`before`): the log entry, when one is due, without looking the state up again, and
+    /// no statement at all for the usual case, a known file's state updated.
+    pub fn set_file_state_after(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+        before: Option<&KnownState>,
+    ) -> Result<()> {
+        let was_there = before.is_some_and(|b| !matches!(b.state, FileState::Absent));
+        if by != "scan" && !was_there && !matches!(known.state, FileState::Absent) {
+            let logged = self
+                .conn
+                .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
+                .ctx("log a new file state")?;
+            self.trim_state_log(logged)?;
+        }
+        self.upsert_file_state(ws, path, known, by, false).map(drop)
+    }
+
+    /// `state_touches` (schema v9) lists the paths a command other than a scan gave a new or
+    /// no-longer-absent state; after an entry was `logged`, now and then, trim it.
+    fn trim_state_log(&self, logged: usize) -> Result<()> {
+        // The log is trimmed now and then, not at every entry.
+        let seq = self.conn.last_insert_rowid();
+        if logged == 1 && seq % 256 == 0 {
+            self.conn
+                .execute(
+                    "DELETE FROM state_touches WHERE seq <= ?1",
+                    [seq - STATE_TOUCHES_KEPT],
+                )
+                .ctx("trim the file-state log")?;
+        }
         Ok(())
     }
 

@@ -47,9 +47,9 @@ impl Tx<'_> {
             .ctx("read the file-state log")
     }
 
-    /// The paths of workspace `ws` whose state a command other than a scan set after entry
-    /// `since`, with the newest entry; `None` when entries after `since` were already
-    /// dropped from the log (more went by than it keeps).
+    /// The paths of workspace `ws` a command other than a scan gave a new or no-longer-absent
+    /// state after entry `since` (schema v9), with the newest entry; `None` when
+    /// entries after `since` were already dropped from the log (more went by than it keeps).
     pub fn state_touches_since(
         &self,
         ws: WorkspaceId,
@@ -195,9 +195,6 @@ impl Tx<'_> {
     }
 }
 
-/// Entries `state_touches` keeps.
-pub(super) const STATE_TOUCHES_KEPT: i64 = 4096;
-
 const STATE_COLUMNS: &str =
     "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread FROM file_states";
 
@@ -256,6 +253,62 @@ mod tests {
 
     fn rel(s: &str) -> RelPath {
         RelPath::from_stored(s.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn the_state_log_holds_new_and_returning_states_set_outside_scans() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let state = |state| KnownState {
+            state,
+            stat: None,
+            recorded_at: 1,
+            unread: None,
+        };
+        let (present, absent) = (state(FileState::Unknown), state(FileState::Absent));
+        let set = |p: &str, known: &KnownState, by: &str| {
+            index
+                .write(|tx| {
+                    let ws = tx.workspace(b"/w", 1)?;
+                    tx.set_file_state(ws, &rel(p), known, by)?;
+                    Ok::<_, super::super::IndexError>(ws)
+                })
+                .unwrap()
+        };
+        let ws = set("scanned.rs", &present, "scan");
+        let read = || index.read().state_touches_since(ws, 0).unwrap().unwrap();
+        assert_eq!(read(), (0, vec![]), "a scan's states are not logged");
+        set("out/a.o", &present, "snap");
+        set("out/a.o", &present, "record");
+        set("gone.rs", &absent, "snap");
+        set("scanned.rs", &absent, "scan");
+        set("scanned.rs", &present, "undo");
+        let (newest, paths) = read();
+        let paths: Vec<String> = paths.iter().map(|p| p.display()).collect();
+        // A new state, not its update; not an absent one; a present one after absent.
+        assert_eq!(
+            (newest, paths),
+            (2, vec!["out/a.o".into(), "scanned.rs".into()])
+        );
+        assert_eq!(index.read().state_touches_seen().unwrap(), 2);
+        assert_eq!(
+            index.read().state_touches_since(ws, 2).unwrap(),
+            Some((2, vec![]))
+        );
+
+        // The log keeps the last 4096 or more (trimmed at every 256th entry): a reader behind
+        // what it kept is told it missed some. Entries 3 to 4352; the trim at 4352 drops 1-256.
+        index
+            .write(|tx| {
+                for i in 0..4350 {
+                    tx.set_file_state(ws, &rel(&format!("many/{i}")), &present, "snap")?;
+                }
+                Ok::<_, super::super::IndexError>(())
+            })
+            .unwrap();
+        assert_eq!(index.read().state_touches_since(ws, 2).unwrap(), None);
+        let (newest, paths) = index.read().state_touches_since(ws, 256).unwrap().unwrap();
+        assert_eq!((newest, paths.len()), (4352, 4096));
     }
 
     #[test]

@@ -418,6 +418,33 @@ fn busy_pid(root: &Path) -> Option<u32> {
         .ok()
 }
 
+/// Report a helper that took the request but is busy (exit 0): `status` for `--json`,
+/// `text` for people, given the pid from its lock file.
+fn report_busy(
+    out: &Out,
+    root: &Path,
+    status: &str,
+    text: impl FnOnce(Option<u32>) -> String,
+) -> Result<Exit, Failure> {
+    let pid = busy_pid(root);
+    if out.json {
+        out.print_json(&serde_json::json!({
+            "status": status, "pid": pid, "home": root.display().to_string()
+        }));
+    } else {
+        out.print(&text(pid));
+    }
+    Ok(Exit::Ok)
+}
+
+/// Wait (up to 10 s) for a stopping helper to be gone: it removes its socket before it exits.
+fn wait_gone(socket: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while socket.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn not_running(root: &Path) -> Failure {
     Failure::new(
         Exit::Nothing,
@@ -431,18 +458,14 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
     let s = match ask(&socket, &Request::Status) {
         Ok(Reply::Status(s)) => s,
         Err(NoReply::Busy) => {
-            let pid = busy_pid(&root);
-            if out.json {
-                out.print_json(&serde_json::json!({"status": "busy", "pid": pid, "home": root.display().to_string()}));
-            } else {
-                out.print(&format!(
+            return report_busy(out, &root, "busy", |pid| {
+                format!(
                     "helper running{}, home {}, but busy: it did not answer within {} s (a long event, such as the first scan of a big tree)\n",
                     pid.map(|p| format!(": pid {p}")).unwrap_or_default(),
                     root.display(),
                     REQUEST_TIMEOUT.as_secs()
-                ));
-            }
-            return Ok(Exit::Ok);
+                )
+            })
         }
         _ => return Err(not_running(&root)),
     };
@@ -499,24 +522,17 @@ fn stop(g: &Global, out: &Out) -> Result<Exit, Failure> {
         Ok(Reply::Stopping { pid }) => pid,
         Err(NoReply::Busy) => {
             // The request waits in the helper's queue: it stops once the event is answered.
-            let pid = busy_pid(&root);
-            if out.json {
-                out.print_json(&serde_json::json!({"status": "stopping after the event it is answering", "pid": pid}));
-            } else {
-                out.print(&format!(
+            let status = "stopping after the event it is answering";
+            return report_busy(out, &root, status, |pid| {
+                format!(
                     "helper busy{}: it stops once it has answered the event it is on\n",
                     pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-                ));
-            }
-            return Ok(Exit::Ok);
+                )
+            });
         }
         _ => return Err(not_running(&root)),
     };
-    // Gone once the socket is: the helper removes it before it exits.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while socket.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_gone(&socket);
     if out.json {
         out.print_json(&serde_json::json!({"status": "stopped", "pid": pid}));
     } else {
@@ -536,17 +552,13 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     };
     let running = ask(&socket, &Request::Status);
     if let Err(NoReply::Busy) = running {
-        let pid = busy_pid(&root);
-        if out.json {
-            out.print_json(&serde_json::json!({"status": "already running (busy)", "pid": pid, "home": root.display().to_string()}));
-        } else {
-            out.print(&format!(
+        return report_busy(out, &root, "already running (busy)", |pid| {
+            format!(
                 "helper already running{}, home {} (busy answering an event)\n",
                 pid.map(|p| format!(": pid {p}")).unwrap_or_default(),
                 root.display()
-            ));
-        }
-        return Ok(Exit::Ok);
+            )
+        });
     }
     if let Ok(Reply::Status(s)) = running {
         if s.build == build_id() {
@@ -555,10 +567,7 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
         }
         // An older build: hooks would not use it. Replace it.
         let _ = ask(&socket, &Request::Stop);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while socket.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_gone(&socket);
     }
     let fail = |what: String| Failure::new(Exit::Error, what);
     let exe = std::env::current_exe()

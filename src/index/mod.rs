@@ -502,6 +502,23 @@ fn create_private(path: &Path) -> std::io::Result<()> {
     opts.open(path).map(drop)
 }
 
+/// A file state's stat columns (size, mtime, ctime, inode, mode), when it has them all.
+fn stat_from(
+    size: Option<i64>,
+    mtime_ns: Option<i64>,
+    ctime_ns: Option<i64>,
+    inode: Option<i64>,
+    mode: Option<i64>,
+) -> Option<Stat> {
+    Some(Stat {
+        size: size? as u64,
+        mtime_ns: mtime_ns?,
+        ctime_ns: ctime_ns?,
+        inode: inode? as u64,
+        mode: mode? as u32,
+    })
+}
+
 fn state_cols(state: &FileState) -> (&'static str, Option<BlobId>, Option<i64>) {
     match state {
         FileState::Absent => ("absent", None, None),
@@ -1173,19 +1190,9 @@ impl Tx<'_> {
             return Ok(None);
         };
         let state = state_from("file state", &kind, blob.as_ref().map(ValueRef::from), mode)?;
-        let stat = match (size, mtime, ctime, inode, mode) {
-            (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => Some(Stat {
-                size: size as u64,
-                mtime_ns,
-                ctime_ns,
-                inode: inode as u64,
-                mode: mode as u32,
-            }),
-            _ => None,
-        };
         Ok(Some(KnownState {
             state,
-            stat,
+            stat: stat_from(size, mtime, ctime, inode, mode),
             recorded_at,
             unread: unread_from(unread.as_deref()),
         }))

@@ -5,9 +5,9 @@
 use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension};
 
-use super::{state_from, Ctx, Result, Tx};
+use super::{stat_from, state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
-use crate::model::{KnownState, Stat};
+use crate::model::KnownState;
 use crate::workspace::RelPath;
 
 /// How far a workspace's baseline has got.
@@ -223,16 +223,7 @@ fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
         v => Some(v),
     };
     let state = state_from("file state", kind, blob, mode)?;
-    let stat = match (size, mtime, ctime, inode, mode) {
-        (Some(size), Some(mtime_ns), Some(ctime_ns), Some(inode), Some(mode)) => Some(Stat {
-            size: size as u64,
-            mtime_ns,
-            ctime_ns,
-            inode: inode as u64,
-            mode: mode as u32,
-        }),
-        _ => None,
-    };
+    let stat = stat_from(size, mtime, ctime, inode, mode);
     let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
     Ok((
         rel,

@@ -50,7 +50,20 @@ mod watch;
 #[cfg(target_os = "linux")]
 use watch::{Look, Watcher};
 #[cfg(target_os = "linux")]
-pub use watch::{WatchCounts, Watches, FULL_EVERY, MAX_DIRTY};
+pub use watch::{Watches, FULL_EVERY, MAX_DIRTY};
+
+/// What a process's watches did, for `rewind helper status` (all zero where nothing is
+/// watched).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WatchCounts {
+    pub workspaces: usize,
+    pub dirs: usize,
+    /// Scans that looked only at changed paths.
+    pub narrowed: u64,
+    /// Scans that walked the whole tree (the first of each workspace included).
+    pub walked: u64,
+    pub last_walk_reason: Option<String>,
+}
 
 /// Watching needs inotify: elsewhere every scan walks the whole tree.
 #[cfg(not(target_os = "linux"))]
@@ -58,13 +71,12 @@ mod watch_none {
     use std::collections::BTreeSet;
 
     use super::walk::DirWatch;
+    use super::WatchCounts;
     use crate::ids::WorkspaceId;
     use crate::workspace::RelPath;
 
     #[derive(Default)]
     pub struct Watches;
-
-    pub type WatchCounts = super::WatchCounts;
 
     pub(super) enum Watcher {}
 
@@ -120,16 +132,6 @@ mod watch_none {
 }
 #[cfg(not(target_os = "linux"))]
 pub use watch_none::Watches;
-/// What a process's watches did (all zero where nothing is watched).
-#[cfg(not(target_os = "linux"))]
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct WatchCounts {
-    pub workspaces: usize,
-    pub dirs: usize,
-    pub narrowed: u64,
-    pub walked: u64,
-    pub last_walk_reason: Option<String>,
-}
 #[cfg(not(target_os = "linux"))]
 use watch_none::{Look, Watcher};
 
@@ -1070,13 +1072,15 @@ fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
     out
 }
 
-/// Free `big` (a scan's 78k walked paths and file states: ~10 ms of `free`) on a thread of
-/// its own instead of before the scan can go on; a process that exits first just lets the
-/// kernel take the memory back.
+/// A lock whose holder panicked still guards consistent data (watchers are taken out while
+/// a scan uses them).
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Free `big` (a scan's 78k walked paths and file states: ~10 ms of `free`) on a thread of
+/// its own instead of before the scan can go on; a process that exits first just lets the
+/// kernel take the memory back.
 fn drop_later<T: Send + 'static>(big: T) {
     // No thread to be had: `spawn` drops the closure, and `big` with it, right here.
     let _ = std::thread::Builder::new()

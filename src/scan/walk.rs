@@ -353,6 +353,10 @@ pub(super) fn walk_paths(
     global: &Gitignore,
     watch: Option<&dyn DirWatch>,
 ) -> Option<Vec<(RelPath, Stat)>> {
+    if paths.is_empty() {
+        // Nothing changed: no rule file read (the usual scan of a watched workspace).
+        return Some(Vec::new());
+    }
     let base = ancestor_rules(root);
     let mut dir_rules: HashMap<Vec<u8>, Option<Arc<Rules>>> = HashMap::new();
     let mut entered: HashMap<Vec<u8>, bool> = HashMap::new();

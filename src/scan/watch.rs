@@ -54,6 +54,7 @@ use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 
 use super::walk::DirWatch;
+use super::{lock, WatchCounts};
 use crate::ids::WorkspaceId;
 use crate::workspace::RelPath;
 
@@ -86,22 +87,12 @@ pub struct Watches {
     /// Workspaces whose watches could not all be placed, and when: not tried again for
     /// [`FULL_EVERY`] (each try would take every watch the user has left, then fail).
     gave_up: HashMap<WorkspaceId, Instant>,
+    /// Why a workspace's watcher was dropped, for its next (full) scan to report.
+    dropped: HashMap<WorkspaceId, &'static str>,
     narrowed: u64,
     walked: u64,
     /// Why the last full walk of a watched workspace was not narrowed.
     last_walk: Option<&'static str>,
-}
-
-/// What a process's watches did, for `rewind helper status`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct WatchCounts {
-    pub workspaces: usize,
-    pub dirs: usize,
-    /// Scans that looked only at changed paths.
-    pub narrowed: u64,
-    /// Scans that walked the whole tree (the first of each workspace included).
-    pub walked: u64,
-    pub last_walk_reason: Option<String>,
 }
 
 /// How the next scan of a workspace looks.
@@ -128,7 +119,7 @@ impl Watches {
             .collect();
         for ws in broken {
             if let Some(w) = self.by_ws.remove(&ws) {
-                self.last_walk = w.broken;
+                self.dropped(ws, &w);
             }
         }
     }
@@ -167,7 +158,8 @@ impl Watches {
         let fresh = || Watcher::new(root).ok();
         let Some(mut w) = self.by_ws.remove(&ws) else {
             self.walked += 1;
-            self.last_walk = Some("first scan of the workspace");
+            let why = self.dropped.remove(&ws);
+            self.last_walk = Some(why.unwrap_or("first scan of the workspace"));
             return Look::Full(fresh());
         };
         w.drain();
@@ -211,11 +203,8 @@ impl Watches {
 
     /// Keep a watcher after a scan that succeeded with it.
     pub(super) fn put(&mut self, ws: WorkspaceId, w: Watcher) {
-        if w.broken == Some(UNWATCHABLE) {
-            self.gave_up.insert(ws, Instant::now());
-        }
         if w.broken.is_some() {
-            self.last_walk = w.broken;
+            self.dropped(ws, &w);
             return;
         }
         if self.by_ws.len() >= MAX_WORKSPACES {
@@ -229,6 +218,19 @@ impl Watches {
             }
         }
         self.by_ws.insert(ws, w);
+    }
+}
+
+impl Watches {
+    /// A watcher that can no longer be trusted is dropped: the next scan of `ws` walks
+    /// everything and says why; after watches could not be placed, none is tried for a while.
+    fn dropped(&mut self, ws: WorkspaceId, w: &Watcher) {
+        if let Some(why) = w.broken {
+            self.dropped.insert(ws, why);
+            if why == UNWATCHABLE {
+                self.gave_up.insert(ws, Instant::now());
+            }
+        }
     }
 }
 
@@ -398,10 +400,6 @@ impl DirWatch for Marks {
     fn linked(&self, rel: &RelPath) {
         lock(&self.linked).push(rel.clone());
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Filesystems whose changes inotify may not see (made by another machine, or by a

@@ -312,6 +312,25 @@ fn fake_helper(env: &Env, reply: Option<Value>) -> std::thread::JoinHandle<Value
     fake_helper_with(env, reply, Vec::new())
 }
 
+/// One message of the helper's protocol: its length (4 bytes, little-endian), then JSON.
+fn read_message(stream: &mut impl Read) -> Value {
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len).unwrap();
+    let mut body = vec![0u8; u32::from_le_bytes(len) as usize];
+    stream.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
+/// `message` framed as [`read_message`] reads it, followed by `tail`.
+fn write_message(stream: &mut impl Write, message: &Value, tail: &[u8]) {
+    let body = message.to_string();
+    stream
+        .write_all(&(body.len() as u32).to_le_bytes())
+        .unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    stream.write_all(tail).unwrap();
+}
+
 /// A fake helper whose reply is followed by `tail` (an answer's output bytes).
 fn fake_helper_with(
     env: &Env,
@@ -322,20 +341,11 @@ fn fake_helper_with(
     let listener = UnixListener::bind(env.home.join("helper.sock")).unwrap();
     std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
-        let mut len = [0u8; 4];
-        stream.read_exact(&mut len).unwrap();
-        let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
-        stream.read_exact(&mut header).unwrap();
-        let request: Value = serde_json::from_slice(&header).unwrap();
+        let request = read_message(&mut stream);
         let mut payload = vec![0u8; request["payload_len"].as_u64().unwrap() as usize];
         stream.read_exact(&mut payload).unwrap();
         if let Some(reply) = reply {
-            let body = reply.to_string();
-            stream
-                .write_all(&(body.len() as u32).to_le_bytes())
-                .unwrap();
-            stream.write_all(body.as_bytes()).unwrap();
-            stream.write_all(&tail).unwrap();
+            write_message(&mut stream, &reply, &tail);
         }
         request
     })
@@ -573,11 +583,7 @@ fn a_helper_busy_with_a_long_event_is_reported_busy_not_absent() {
         let mut ops = Vec::new();
         for _ in 0..3 {
             let (mut stream, _) = listener.accept().unwrap();
-            let mut len = [0u8; 4];
-            stream.read_exact(&mut len).unwrap();
-            let mut header = vec![0u8; u32::from_le_bytes(len) as usize];
-            stream.read_exact(&mut header).unwrap();
-            let request: Value = serde_json::from_slice(&header).unwrap();
+            let request = read_message(&mut stream);
             ops.push(request["op"].as_str().unwrap().to_string());
             held.push(stream);
         }
@@ -646,19 +652,10 @@ fn an_event_from_a_directory_the_helper_sees_differently_is_left_to_the_hook() {
         "workspace": null, "session": null, "max_file_size": null,
         "read_before_write": null, "scan_budget_ms": null, "cwd_id": [0, 0],
         "payload_len": payload.len(), "start_by_ms": u64::MAX,
-    })
-    .to_string();
+    });
     let mut stream = std::os::unix::net::UnixStream::connect(env.home.join("helper.sock")).unwrap();
-    stream
-        .write_all(&(request.len() as u32).to_le_bytes())
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    stream.write_all(payload.as_bytes()).unwrap();
-    let mut len = [0u8; 4];
-    stream.read_exact(&mut len).unwrap();
-    let mut reply = vec![0u8; u32::from_le_bytes(len) as usize];
-    stream.read_exact(&mut reply).unwrap();
-    let reply: Value = serde_json::from_slice(&reply).unwrap();
+    write_message(&mut stream, &request, payload.as_bytes());
+    let reply = read_message(&mut stream);
     assert_eq!(reply["reply"], "declined", "{reply}");
     let why = reply["why"].as_str().unwrap();
     assert!(
@@ -672,4 +669,22 @@ fn an_event_from_a_directory_the_helper_sees_differently_is_left_to_the_hook() {
     // The real client, from the same directory, is served as usual.
     hook(&env, "claude-code", &pre_write(&env)).ok();
     assert_eq!(served(&env), 1);
+}
+
+#[test]
+fn an_answer_claiming_more_output_than_a_hook_prints_is_not_read() {
+    // 1 GiB announced: the client refuses before reading (or allocating) any of it.
+    let env = env();
+    let reply = json!({"reply": "answer", "exit": 2, "stdout_len": 1u64 << 30, "stderr_len": 0});
+    let fake = fake_helper_with(&env, Some(reply), b"abc".to_vec());
+    let run = hook(&env, "claude-code", &pre_write(&env));
+    fake.join().unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("the helper's answer claims more output than a hook prints"),
+        "{}",
+        run.stderr
+    );
 }

@@ -324,6 +324,42 @@ fn a_batched_undo_without_a_second_thread_still_undoes_everything() {
     }
 }
 
+/// A batched undo keeps each file it replaces open until a second thread lets go of it
+/// (freeing it off the renaming thread), a bounded number at a time: 300 files undo and redo
+/// under a limit of 40 descriptors, which 300 held at once would exceed.
+#[test]
+fn a_batched_undo_of_many_files_runs_under_a_low_descriptor_limit() {
+    let env = Env::new();
+    let names: Vec<String> = (0..300)
+        .map(|i| format!("d{}/f{i:03}.txt", i % 7))
+        .collect();
+    for n in &names {
+        env.write(n, format!("{n} before\n"));
+    }
+    let all: Vec<&str> = names.iter().map(String::as_str).collect();
+    env.run(&[&["snap"], all.as_slice()].concat()).ok();
+    for n in &names {
+        env.write(n, format!("{n} after\n"));
+    }
+    env.run(&[&["record"], all.as_slice()].concat()).ok();
+
+    let limited = |op: &str| {
+        let mut cmd =
+            crate::common::unprivileged_under(&env, &["prlimit", "--nofile=40", "--"], &[op]);
+        crate::common::Run::from(cmd.output().unwrap())
+    };
+    let undo = limited("undo");
+    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
+    for n in &names {
+        assert_eq!(env.read(n).unwrap(), format!("{n} before\n").as_bytes());
+    }
+    let redo = limited("redo");
+    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
+    for n in &names {
+        assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
+    }
+}
+
 /// Flip one bit of the object file holding `original` (stored as a file of its own: large
 /// and incompressible); its blob id.
 fn damage_object(env: &Env, original: &[u8]) -> String {

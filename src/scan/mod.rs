@@ -27,8 +27,10 @@
 //! (module `watch`); the result is the full walk's.
 //!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
-//! worker threads one batch at a time and dropped before the next batch. Each batch commits in
-//! one SQLite transaction (blob rows, file states, changes).
+//! worker threads one batch at a time, each file's bytes dropped once compressed. A batch
+//! keeps its compressed frames (up to its `batch_bytes`) until it commits, in one SQLite
+//! transaction (blob rows, file states, changes); the workers may be [`LOOK_AHEAD`] batches
+//! ahead of the commit.
 
 use std::collections::HashMap;
 use std::io;
@@ -161,7 +163,10 @@ pub struct ScanOptions {
     /// on the Linux baseline, 256 made 307 commits that each rewrote ~300 random pages of
     /// the blob index, and took 4.6–5.7 s against 4.3–4.4 s.
     pub batch_files: usize,
-    /// Bytes read per batch before it is flushed.
+    /// Bytes read per batch before it is flushed. 16 MiB: up to [`LOOK_AHEAD`] + 2 batches
+    /// are in memory at once, as compressed frames that for incompressible files are as
+    /// large as the files, so 64 MiB at most (Linux source batches stop at `batch_files`,
+    /// ~14 MiB).
     pub batch_bytes: u64,
     /// Walker and hashing threads; 0: one per core, at most 4 (decided when a scan runs:
     /// asking costs a process that never scans a few reads of /proc and /sys).
@@ -185,7 +190,7 @@ impl Default for ScanOptions {
         ScanOptions {
             budget: Duration::from_secs(3),
             batch_files: 1024,
-            batch_bytes: 32 << 20,
+            batch_bytes: 16 << 20,
             threads: 0,
         }
     }
@@ -672,7 +677,8 @@ enum PipelineError<E> {
 /// spent budget costs at most that many more batches (and the one being looked at), and a
 /// failure on either side stops both with at most that many more looked at, none of them
 /// committed. Memory: one batch being committed, up to [`LOOK_AHEAD`] waiting, one being
-/// looked at (a batch holds its files' compressed frames, not their bytes).
+/// looked at, each holding its files' compressed frames (at most its `batch_bytes`; a frame
+/// of incompressible bytes is as large as the file).
 fn pipeline<T: Send, L: Send, E: Send>(
     batches: Vec<Vec<T>>,
     more: &(dyn Fn() -> bool + Sync),
@@ -1216,7 +1222,7 @@ mod tests {
     }
 
     #[test]
-    fn pipeline_stops_at_a_failed_commit_and_looks_at_most_one_batch_further() {
+    fn pipeline_stops_at_a_failed_commit_and_looks_at_most_look_ahead_batches_further() {
         let looked = std::sync::atomic::AtomicUsize::new(0);
         let look = |b: Vec<usize>| {
             looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

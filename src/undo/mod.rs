@@ -191,6 +191,14 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     // plan is done first (in about half the time), and this thread then takes its share of
     // the blobs left.
     let prefetch = !req.dry_run && changes.len() >= home.opts.batch_sync_min;
+    // A conflict the request does not override stops the undo before anything is written.
+    let blocks = |items: &[Item]| {
+        items.iter().any(|i| {
+            i.conflict
+                .as_ref()
+                .is_some_and(|(c, _)| !(req.force && c.overridable()))
+        })
+    };
     let blobs = Targets::new(if prefetch {
         target_blobs(&changes, direction)
     } else {
@@ -207,10 +215,14 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
             .flatten();
         let items = plan(session, &changes, direction, !req.dry_run);
         let mut loaded = match &items {
-            Ok(_) => blobs
+            Ok(items) if prefetch && !blocks(items) => blobs
                 .load_with(&home.index, &home.store)
                 .unwrap_or_default(),
-            Err(_) => Vec::new(),
+            // Nothing will be written: the loader stops at its next blob.
+            _ => {
+                blobs.cancel();
+                Vec::new()
+            }
         };
         // A loader that could not start, failed or panicked only means loading here what it
         // took and did not hand back, as without one.
@@ -220,11 +232,7 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         (items, loaded.into_iter().collect::<BTreeMap<_, _>>())
     });
     let items = items?;
-    let blocking = items.iter().any(|i| {
-        i.conflict
-            .as_ref()
-            .is_some_and(|(c, _)| !(req.force && c.overridable()))
-    });
+    let blocking = blocks(&items);
     if req.dry_run || blocking {
         let status = if req.dry_run {
             Status::DryRun
@@ -380,6 +388,12 @@ impl Targets {
             blobs,
             next: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// Leave the blobs not taken yet: every thread loading stops at its next one.
+    fn cancel(&self) {
+        self.next
+            .store(self.blobs.len(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Load blobs through `index` (the calling thread's connection) until none is left: each
@@ -790,7 +804,7 @@ fn apply(
     // The file a rename replaces is held open until a thread of its own lets go of it: the
     // last reference to an unlinked file frees it (on ext4, truncating it with its journal
     // updates: a quarter of a 1,000-file undo's renames), and that is then done on the
-    // other core while this one goes on renaming.
+    // other core while this one goes on renaming. Linux, local disk filesystems ([`hold`]).
     std::thread::scope(|s| {
         // Bounded: a closer fallen behind holds up the renames rather than the handles
         // piling up towards the process's descriptor limit.
@@ -813,14 +827,16 @@ fn apply(
             }
             let result = match staged.remove(&n) {
                 Some(s) => {
-                    let held = hold(&session.ws.abs(&item.rel));
-                    let done = fs.commit(
-                        &session.ws,
-                        &item.rel,
-                        s,
-                        &still(session, &item.rel, item.current),
-                    );
-                    release(held);
+                    // Taken once the re-check has passed (its parents checked), right
+                    // before the rename.
+                    let held = std::cell::Cell::new(None);
+                    let recheck = still(session, &item.rel, item.current);
+                    let done = fs.commit(&session.ws, &item.rel, s, &|| {
+                        recheck()?;
+                        held.set(hold(&session.ws.abs(&item.rel)));
+                        Ok(())
+                    });
+                    release(held.into_inner());
                     done
                 }
                 None => put(
@@ -937,13 +953,20 @@ type Held = std::os::fd::OwnedFd;
 #[cfg(not(target_os = "linux"))]
 type Held = ();
 
-/// An `O_PATH` handle on whatever is at `abs` (nothing read or written through it; `None`
-/// when nothing is there).
+/// An `O_PATH` handle on the file at `abs` (nothing read or written through it), if it is
+/// on a local disk filesystem; `None` otherwise, or when nothing is there. Only there: NFS
+/// renames a target that is still open out of the way first (a `.nfsXXXX` file), which
+/// would make the replacement two steps instead of one atomic rename.
 #[cfg(target_os = "linux")]
 fn hold(abs: &std::path::Path) -> Option<Held> {
     use rustix::fs::{Mode, OFlags};
+    /// ext2/3/4, XFS, btrfs, F2FS: where freeing a file takes journal or extent work.
+    const LOCAL: [i64; 4] = [0xef53, 0x5846_5342, 0x9123_683e, 0xf2f5_2010];
     let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::open(abs, flags, Mode::empty()).ok()
+    let fd = rustix::fs::open(abs, flags, Mode::empty()).ok()?;
+    let fs = rustix::fs::fstatfs(&fd).ok()?;
+    #[allow(clippy::unnecessary_cast)]
+    LOCAL.contains(&(fs.f_type as i64)).then_some(fd)
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -519,6 +519,82 @@ fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_chan
     assert!(env.read("src/deep/new.txt").is_none());
 }
 
+/// A helper that cannot place every watch a workspace needs (inotify's per-user limit,
+/// ENOSPC) walks everything at each scan and, for ten minutes, does not try again: each try
+/// would take every watch the user has left and fail. The limit is lowered in a user
+/// namespace of the helper's own (`/proc/sys/user/max_inotify_watches` belongs to the
+/// namespace's owner), then raised, and the next scan still places none.
+#[test]
+fn a_helper_out_of_inotify_watches_walks_everything_and_does_not_retry_at_once() {
+    let env = env();
+    for d in ["src/a", "src/b", "src/c", "docs/x", "docs/y"] {
+        env.write(&format!("{d}/f.txt"), "f\n");
+    }
+    let set_limit = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let script = "echo 3 >/proc/sys/user/max_inotify_watches && exec \"$@\"";
+    let out = set_limit(&mut env.command_of(
+        std::path::Path::new("unshare"),
+        &[
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            env!("CARGO_BIN_EXE_rewind"),
+            "--json",
+            "helper",
+            "start",
+            "--idle-timeout",
+            "120",
+        ],
+    ));
+    let started: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(started["status"], "started", "{started}");
+    let pid = started["pid"].as_u64().unwrap().to_string();
+    let bash = |name| {
+        let run = hook(&env, "claude-code", &fixture(&env, "claude-code", name));
+        run.ok();
+    };
+
+    bash("pre-tool-use-bash");
+    let s = status(&env).ok().json();
+    assert_eq!(s["watches"]["workspaces"], 0, "no watcher kept: {s}");
+    assert_eq!(s["watches"]["walked"], 1, "{s}");
+
+    // Room for every watch now; the helper still does not try for a while.
+    set_limit(std::process::Command::new("nsenter").args([
+        "--target",
+        &pid,
+        "--user",
+        "--preserve-credentials",
+        "sh",
+        "-c",
+        "echo 100000 >/proc/sys/user/max_inotify_watches",
+    ]));
+    env.write("src/b/new.txt", "new\n");
+    bash("post-tool-use-bash");
+    let s = status(&env).ok().json();
+    assert_eq!(s["watches"]["workspaces"], 0, "{s}");
+    assert_eq!(s["watches"]["dirs"], 0, "{s}");
+    assert_eq!(s["watches"]["walked"], 2, "{s}");
+    assert_eq!(s["watches"]["narrowed"], 0, "{s}");
+    let reason = "its directories could not all be watched (fs.inotify.max_user_watches?)";
+    assert_eq!(s["watches"]["last_walk_reason"], reason, "{s}");
+    // The full walk found the command's file all the same.
+    let all = changes(&env, CLAUDE_SESSION);
+    assert!(all.iter().any(|c| c["path"] == "src/b/new.txt"), "{all:#?}");
+    env.run(&["helper", "stop"]).ok();
+}
+
 #[test]
 fn an_answer_is_printed_byte_for_byte_with_its_exit_code() {
     // Output that is not UTF-8 (a path with a byte 0xff in it) arrives as it was printed.

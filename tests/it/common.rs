@@ -121,7 +121,7 @@ impl Env {
             .output();
     }
 
-    fn command_of(&self, program: &Path, args: &[&str]) -> Command {
+    pub fn command_of(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         // The user's own git configuration and global excludes stay out of the tests: a
         // home directory next to the workspace, which nothing creates.

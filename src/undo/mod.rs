@@ -290,69 +290,75 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     );
     let now = home.now();
     let change_ids: Vec<ChangeId> = changes.iter().map(|c| c.id).collect();
-    // The intent record: the window and its changes (before = current, after = target),
-    // committed before the first file is touched.
-    let window = home.index.write(|tx| {
-        let w = tx.open_window(
-            session.id,
-            kind,
-            Some(&label),
-            false,
-            WindowStatus::Applying,
-            now,
-        )?;
-        for item in &items {
-            tx.insert_change(&NewChange {
-                window: w,
-                workspace: session.ws_id,
-                path: &item.rel,
-                before: item.current,
-                after: Some(item.target),
-                tool: Some(kind.as_str()),
-                tool_call: None,
-                proof: Proof::Exact,
-                reason: None,
+    // From the intent record to the final states, one bulk of writes: the WAL is
+    // checkpointed once, at the end, not also after the intent record (1,000 change rows
+    // pass the size at which a write checkpoints, and that checkpoint's fsyncs were
+    // waited for before the first temp file was written).
+    home.index.bulk(|| {
+        // The intent record: the window and its changes (before = current, after = target),
+        // committed before the first file is touched.
+        let window = home.index.write(|tx| {
+            let w = tx.open_window(
+                session.id,
+                kind,
+                Some(&label),
+                false,
+                WindowStatus::Applying,
                 now,
-            })?;
-        }
-        tx.reverse(w, kind, &change_ids)?;
-        Ok::<_, EngineError>(w)
-    })?;
+            )?;
+            for item in &items {
+                tx.insert_change(&NewChange {
+                    window: w,
+                    workspace: session.ws_id,
+                    path: &item.rel,
+                    before: item.current,
+                    after: Some(item.target),
+                    tool: Some(kind.as_str()),
+                    tool_call: None,
+                    proof: Proof::Exact,
+                    reason: None,
+                    now,
+                })?;
+            }
+            tx.reverse(w, kind, &change_ids)?;
+            Ok::<_, EngineError>(w)
+        })?;
 
-    match apply(session, &items, &target_bytes, fs) {
-        Ok(()) => {
-            finish(session, window, &items)?;
-            Ok(Report {
-                status: match direction {
-                    Direction::Undo => Status::Undone,
-                    Direction::Redo => Status::Redone,
-                },
-                targets,
-                window_id: Some(window),
-                forced: req.force,
-                files: items
-                    .iter()
-                    .map(|i| file_report(i, false, Some(true)))
-                    .collect(),
-            })
+        match apply(session, &items, &target_bytes, fs) {
+            Ok(()) => {
+                finish(session, window, &items)?;
+                Ok(Report {
+                    status: match direction {
+                        Direction::Undo => Status::Undone,
+                        Direction::Redo => Status::Redone,
+                    },
+                    targets,
+                    window_id: Some(window),
+                    forced: req.force,
+                    files: items
+                        .iter()
+                        .map(|i| file_report(i, false, Some(true)))
+                        .collect(),
+                })
+            }
+            Err(Failed {
+                error,
+                rolled_back: true,
+            }) => {
+                home.index.write(|tx| {
+                    tx.unreverse(window, kind)?;
+                    tx.set_window_status(window, WindowStatus::RolledBack)?;
+                    tx.close_window(window, now)
+                })?;
+                Err(error)
+            }
+            // Left `applying`: recovery on the next command settles it.
+            Err(Failed {
+                error,
+                rolled_back: false,
+            }) => Err(error),
         }
-        Err(Failed {
-            error,
-            rolled_back: true,
-        }) => {
-            home.index.write(|tx| {
-                tx.unreverse(window, kind)?;
-                tx.set_window_status(window, WindowStatus::RolledBack)?;
-                tx.close_window(window, now)
-            })?;
-            Err(error)
-        }
-        // Left `applying`: recovery on the next command settles it.
-        Err(Failed {
-            error,
-            rolled_back: false,
-        }) => Err(error),
-    }
+    })
 }
 
 /// The blobs `plan` will pick as targets: per path, undo goes to the first change's

@@ -295,33 +295,8 @@ fn a_batched_undo_with_one_damaged_target_changes_nothing() {
 /// the limit applies) does both on its one thread and undoes all 20 files, then redoes them.
 #[test]
 fn a_batched_undo_without_a_second_thread_still_undoes_everything() {
-    let env = Env::new();
     let names: Vec<String> = (0..20).map(|i| format!("d/f{i:02}.txt")).collect();
-    for n in &names {
-        env.write(n, format!("{n} before\n"));
-    }
-    let all: Vec<&str> = names.iter().map(String::as_str).collect();
-    env.run(&[&["snap"], all.as_slice()].concat()).ok();
-    for n in &names {
-        env.write(n, format!("{n} after\n"));
-    }
-    env.run(&[&["record"], all.as_slice()].concat()).ok();
-
-    let one_thread = |op: &str| {
-        let mut cmd =
-            crate::common::unprivileged_under(&env, &["prlimit", "--nproc=1", "--"], &[op]);
-        crate::common::Run::from(cmd.output().unwrap())
-    };
-    let undo = one_thread("undo");
-    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
-    for n in &names {
-        assert_eq!(env.read(n).unwrap(), format!("{n} before\n").as_bytes());
-    }
-    let redo = one_thread("redo");
-    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
-    for n in &names {
-        assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
-    }
+    undo_and_redo_under(&names, &["prlimit", "--nproc=1", "--"]);
 }
 
 /// A batched undo keeps each file it replaces open until a second thread lets go of it
@@ -329,34 +304,41 @@ fn a_batched_undo_without_a_second_thread_still_undoes_everything() {
 /// under a limit of 40 descriptors, which 300 held at once would exceed.
 #[test]
 fn a_batched_undo_of_many_files_runs_under_a_low_descriptor_limit() {
-    let env = Env::new();
     let names: Vec<String> = (0..300)
         .map(|i| format!("d{}/f{i:03}.txt", i % 7))
         .collect();
-    for n in &names {
+    undo_and_redo_under(&names, &["prlimit", "--nofile=40", "--"]);
+}
+
+/// One window in which every file of `names` went from "before" to "after"; then `undo` and
+/// `redo` run under `wrapper` (as `nobody` when the tests run as root) must each exit 0 and
+/// leave every file at its other side.
+fn undo_and_redo_under(names: &[String], wrapper: &[&str]) {
+    let env = Env::new();
+    for n in names {
         env.write(n, format!("{n} before\n"));
     }
     let all: Vec<&str> = names.iter().map(String::as_str).collect();
     env.run(&[&["snap"], all.as_slice()].concat()).ok();
-    for n in &names {
+    for n in names {
         env.write(n, format!("{n} after\n"));
     }
     env.run(&[&["record"], all.as_slice()].concat()).ok();
-
-    let limited = |op: &str| {
-        let mut cmd =
-            crate::common::unprivileged_under(&env, &["prlimit", "--nofile=40", "--"], &[op]);
-        crate::common::Run::from(cmd.output().unwrap())
-    };
-    let undo = limited("undo");
-    assert_eq!(undo.code, 0, "{}{}", undo.stdout, undo.stderr);
-    for n in &names {
-        assert_eq!(env.read(n).unwrap(), format!("{n} before\n").as_bytes());
-    }
-    let redo = limited("redo");
-    assert_eq!(redo.code, 0, "{}{}", redo.stdout, redo.stderr);
-    for n in &names {
-        assert_eq!(env.read(n).unwrap(), format!("{n} after\n").as_bytes());
+    for (op, side) in [("undo", "before"), ("redo", "after")] {
+        let mut cmd = crate::common::unprivileged_under(&env, wrapper, &[op]);
+        let run = crate::common::Run::from(cmd.output().unwrap());
+        assert_eq!(
+            run.code, 0,
+            "{wrapper:?} {op}: {}{}",
+            run.stdout, run.stderr
+        );
+        for n in names {
+            assert_eq!(
+                env.read(n).unwrap(),
+                format!("{n} {side}\n").as_bytes(),
+                "{wrapper:?} {op}"
+            );
+        }
     }
 }
 

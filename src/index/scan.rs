@@ -108,8 +108,7 @@ impl Tx<'_> {
                 .ctx("list file states")?;
             while let Some(r) = rows.next().ctx("list file states")? {
                 let (rel, state) = known_state(r)?;
-                let (b, d) = (rel.as_bytes(), p.as_bytes());
-                if b.len() == d.len() || b[d.len()] == b'/' {
+                if rel.is_within(p) {
                     out.push((rel, state));
                 }
             }

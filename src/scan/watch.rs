@@ -254,12 +254,6 @@ fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
     out
 }
 
-/// `p` is `dir` or lies under it.
-pub(super) fn is_within(p: &RelPath, dir: &RelPath) -> bool {
-    let (p, d) = (p.as_bytes(), dir.as_bytes());
-    p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/')
-}
-
 fn root_id(root: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(root).ok().map(|m| (m.dev(), m.ino()))
 }
@@ -273,7 +267,7 @@ fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
     let gone: Vec<RelPath> = set
         .range(dir.clone()..)
         .take_while(|p| p.as_bytes() < end.as_slice())
-        .filter(|p| is_within(p, dir))
+        .filter(|p| p.is_within(dir))
         .cloned()
         .collect();
     for p in gone {
@@ -623,7 +617,7 @@ impl Watcher {
             for gone in moved_dirs {
                 let wds: Vec<i32> = dirs
                     .iter()
-                    .filter(|(_, rel)| rel.as_ref().is_some_and(|r| is_within(r, &gone)))
+                    .filter(|(_, rel)| rel.as_ref().is_some_and(|r| r.is_within(&gone)))
                     .map(|(wd, _)| *wd)
                     .collect();
                 for wd in wds {
@@ -706,9 +700,9 @@ mod tests {
 
     #[test]
     fn is_within_means_the_path_or_below_it() {
-        assert!(is_within(&rel("a/b"), &rel("a/b")));
-        assert!(is_within(&rel("a/b/c"), &rel("a/b")));
-        assert!(!is_within(&rel("a/bc"), &rel("a/b")));
-        assert!(!is_within(&rel("a"), &rel("a/b")));
+        assert!(rel("a/b").is_within(&rel("a/b")));
+        assert!(rel("a/b/c").is_within(&rel("a/b")));
+        assert!(!rel("a/bc").is_within(&rel("a/b")));
+        assert!(!rel("a").is_within(&rel("a/b")));
     }
 }

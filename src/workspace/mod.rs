@@ -117,6 +117,12 @@ impl RelPath {
             .map(|i| RelPath(self.0[..i].to_vec()))
     }
 
+    /// This path is `dir` or lies under it (`a/bc` is not under `a/b`).
+    pub fn is_within(&self, dir: &RelPath) -> bool {
+        let (p, d) = (self.as_bytes(), dir.as_bytes());
+        p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/')
+    }
+
     pub fn file_name(&self) -> &[u8] {
         match self.0.iter().rposition(|b| *b == b'/') {
             Some(i) => &self.0[i + 1..],

@@ -54,25 +54,32 @@ fi
 
 log "building (release)"
 cd "$ROOT"
-cargo build --release --quiet
-bench_bin() {
-    cargo bench --no-run --bench "$1" --message-format=json 2>/dev/null |
+built() { # NAME CARGO-ARGS...: the executable cargo reports for target NAME (the output
+    # directory depends on .cargo/config.toml's build.target, so it is not spelled out here)
+    local name=$1
+    shift
+    cargo "$@" --quiet --message-format=json |
         python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("executable") and m["target"]["name"] == sys.argv[1]: print(m["executable"])' "$1"
+    if m.get("executable") and m["target"]["name"] == sys.argv[1]: print(m["executable"])' "$name"
 }
-HARNESS=$(bench_bin harness)
-STORE_BENCH=$(bench_bin store)
+BUILT=$(built rewind build --release --bin rewind)
+HARNESS=$(built harness bench --no-run --bench harness)
+STORE_BENCH=$(built store bench --no-run --bench store)
+[ -x "$BUILT" ] && [ -x "$HARNESS" ] && [ -x "$STORE_BENCH" ] || {
+    echo "compare.sh: cargo reported no executable for rewind, harness or store" >&2
+    exit 1
+}
 
 rm -rf "$OUT"
 mkdir -p "$OUT/hf" "$OUT/bin"
 # Measure a copy, as `cargo install` would place it, not the file the linker just wrote: on
 # this VM's kernel (6.18) that file's pages stay in the page cache as the linker wrote them,
 # and every process started from it took 0.5-0.9 ms more system time in page faults
-# (`rewind check`: 3.0 ms from target/release, 2.1 ms from a copy, same run; 2.5 ms from
-# target/release once its cached pages were dropped and read back in by exec).
-cp "$ROOT/target/release/rewind" "$OUT/bin/rewind"
+# (`rewind check`: 3.0 ms from the build's output, 2.1 ms from a copy, same run; 2.5 ms from
+# the output once its cached pages were dropped and read back in by exec).
+cp "$BUILT" "$OUT/bin/rewind"
 REWIND=$OUT/bin/rewind
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"

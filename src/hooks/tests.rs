@@ -157,6 +157,51 @@ fn claude_edit_fixtures() {
 }
 
 #[test]
+fn tool_response_is_read_for_original_file_only_and_may_have_any_shape() {
+    let post_edit = |response: &str| {
+        let payload = format!(
+            r#"{{"hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{{"file_path":"/w/a.rs","old_string":"a","new_string":"b"}},"tool_response":{response}}}"#
+        );
+        parse(Agent::ClaudeCode, payload.as_bytes())
+    };
+    let original = |event: &HookEvent| match &event.action {
+        Action::PostWrite { evidence, .. } => evidence.iter().find_map(|e| match e {
+            Evidence::OriginalText { text, .. } => Some(text.clone()),
+            _ => None,
+        }),
+        other => panic!("expected PostWrite, got {other:?}"),
+    };
+    // `originalFile` is kept, escapes and all, whatever surrounds it.
+    let event = post_edit(
+        r#"{"filePath":"/w/a.rs","structuredPatch":[{"lines":["-a","+b"]}],"originalFile":"a\n\"q\"\u00e9\n","userModified":false}"#,
+    )
+    .expect("parses");
+    assert_eq!(original(&event).as_deref(), Some("a\n\"q\"é\n"));
+    // Any other shape is skipped: the event parses, without the evidence.
+    for shape in [
+        r#""done""#,
+        r#"[1,{"originalFile":"x"}]"#,
+        "42",
+        "-1.5e3",
+        "true",
+        "null",
+        "{}",
+        r#"{"originalFile":5}"#,
+        r#"{"file":{"content":"x\ty","originalFile":"nested"}}"#,
+    ] {
+        let event = post_edit(shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
+        assert_eq!(original(&event), None, "{shape}");
+    }
+    // What is skipped is still checked as JSON.
+    for broken in [r#"{"content":"a\qb"}"#, "[1,]", r#"{"a" 1}"#, "\"cut"] {
+        assert!(
+            matches!(post_edit(broken), Err(HookError::InvalidJson(_))),
+            "{broken}"
+        );
+    }
+}
+
+#[test]
 fn claude_multiedit_notebook_read_bash_fixtures() {
     let pre = parsed(
         Agent::ClaudeCode,
@@ -778,9 +823,15 @@ fn malformed_payloads_are_errors() {
             parse(agent, b"[1,2]"),
             Err(HookError::NotAnObject)
         ));
+        for scalar in ["\"x\"", "null", "true", "-3", "18446744073709551615", "1.5"] {
+            assert!(
+                matches!(parse(agent, scalar.as_bytes()), Err(HookError::NotAnObject)),
+                "{scalar}"
+            );
+        }
         assert!(matches!(
-            parse(agent, b"\"x\""),
-            Err(HookError::NotAnObject)
+            parse(agent, b"{} {}"),
+            Err(HookError::InvalidJson(_))
         ));
         assert!(matches!(
             parse(agent, b"{}"),

@@ -58,7 +58,7 @@ built() { # NAME CARGO-ARGS...: the executable cargo reports for target NAME (th
     # directory depends on .cargo/config.toml's build.target, so it is not spelled out here)
     local name=$1
     shift
-    cargo "$@" --quiet --message-format=json |
+    cargo "$@" --quiet --message-format=json-render-diagnostics |
         python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)

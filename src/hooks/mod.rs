@@ -405,8 +405,10 @@ fn root_object(stdin: &[u8]) -> Result<Map<String, Value>, HookError> {
 
 /// Reads a payload's top-level object (`None` for any other JSON value) with `tool_response`
 /// reduced to what an adapter reads of it, [`TOOL_RESPONSE_FIELDS`]. The rest of a tool's
-/// result — a Read's whole file text, a command's output — is checked as JSON and skipped,
-/// not built into values: building it was 15 % of a PostToolUse Read hook on a 24 KB file.
+/// result — a Read's whole file text, a command's output — is skipped after a check of its
+/// JSON syntax only (serde's `IgnoredAny`: its strings are not decoded), not built into
+/// values: building it was ~4.5 % of a PostToolUse Read hook on a 24 KB file (callgrind,
+/// 2.17M → 2.07M instructions).
 #[derive(Clone, Copy)]
 enum Payload {
     Root,

@@ -192,7 +192,11 @@ fn tool_response_is_read_for_original_file_only_and_may_have_any_shape() {
         let event = post_edit(shape).unwrap_or_else(|e| panic!("{shape}: {e}"));
         assert_eq!(original(&event), None, "{shape}");
     }
-    // What is skipped is still checked as JSON.
+    // A repeated key counts as its last value, as when the payload was one JSON value.
+    let twice = post_edit(r#"{"originalFile":"first"}, "tool_response": {"originalFile":"last"}"#)
+        .expect("parses");
+    assert_eq!(original(&twice).as_deref(), Some("last"));
+    // What is skipped is still checked for JSON syntax.
     for broken in [r#"{"content":"a\qb"}"#, "[1,]", r#"{"a" 1}"#, "\"cut"] {
         assert!(
             matches!(post_edit(broken), Err(HookError::InvalidJson(_))),

@@ -213,6 +213,17 @@ impl KnownState {
     pub fn unread_reason(&self) -> &'static str {
         self.unread.unwrap_or(Unread::TooLarge).as_str()
     }
+
+    /// The stat `now` proves the file unchanged since this state: identical, and recorded
+    /// strictly after the second the file was last modified in (otherwise a write in that
+    /// same second could hide behind an identical mtime — the racy-git rule).
+    pub fn proves_unchanged(&self, now: &Stat) -> bool {
+        let Some(then) = self.stat else {
+            return false;
+        };
+        let second_floor = self.recorded_at.div_euclid(1_000_000_000) * 1_000_000_000;
+        then == *now && then.mtime_ns < second_floor
+    }
 }
 
 /// Why rewind knows a file by its stat alone.

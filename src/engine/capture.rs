@@ -471,10 +471,24 @@ impl Session<'_> {
             caps.push((cap, known));
         }
         if record {
+            // A path whose state and this session's read of it are already on record as
+            // they are now needs no write: rewriting the same rows cost every agent read of
+            // an unchanged file a write transaction (and, every few dozen reads, a WAL
+            // checkpoint with its fsync).
+            let mut fresh = Vec::with_capacity(caps.len());
+            for (i, (cap, known)) in caps.iter().enumerate() {
+                if !self.on_record(cap, known.as_ref())? {
+                    fresh.push(i);
+                }
+            }
+            if fresh.is_empty() {
+                return Ok(reports);
+            }
             let now = self.home.now();
             self.home.index.write(|tx| {
                 let mut external = None;
-                for ((cap, known), report) in caps.iter().zip(reports.iter_mut()) {
+                for &i in &fresh {
+                    let ((cap, known), report) = (&caps[i], &mut reports[i]);
                     // Re-read under the write lock: a concurrent snap may have moved it on.
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
@@ -497,6 +511,23 @@ impl Session<'_> {
             })?;
         }
         Ok(reports)
+    }
+
+    /// Would a recording check of `cap` write nothing new? True when the state on record
+    /// is this capture's (same bytes, stat and cause), its stat already proves the file
+    /// unchanged to a scan (not racy: recording it again later would not spare a scan a
+    /// hash), and this session's last read of the path was these bytes.
+    fn on_record(&self, cap: &Captured, known: Option<&KnownState>) -> Result<bool> {
+        let Some(k) = known else {
+            return Ok(false);
+        };
+        let now = cap.known();
+        let same = k.state == now.state && k.unread == now.unread;
+        if !same || !now.stat.is_some_and(|stat| k.proves_unchanged(&stat)) {
+            return Ok(false);
+        }
+        let read = self.home.index.read().last_read(self.id, &cap.rel)?;
+        Ok(read == Some(cap.state.blob()))
     }
 
     /// The blob this session last read at `path` (`Some(None)`: read while absent).

@@ -360,7 +360,7 @@ impl Session<'_> {
             let need = match k {
                 Some(k) => {
                     k.walked.store(true, Ordering::Relaxed);
-                    if provably_unchanged(&k.state, stat) {
+                    if k.state.proves_unchanged(stat) {
                         return None;
                     }
                     Need::Verify
@@ -1045,17 +1045,6 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
     }
 }
 
-/// The stat proves the file unchanged: identical, and recorded strictly after the second the
-/// file was last modified in (otherwise a write in that same second could hide behind an
-/// identical mtime — the racy-git rule).
-fn provably_unchanged(k: &KnownState, now: &Stat) -> bool {
-    let Some(then) = k.stat else {
-        return false;
-    };
-    let second_floor = k.recorded_at.div_euclid(1_000_000_000) * 1_000_000_000;
-    then == *now && then.mtime_ns < second_floor
-}
-
 /// Was the file modified (or its inode changed) at or after `mark`? Compared by whole seconds:
 /// some filesystems keep coarse timestamps, and a false "touched" only costs a
 /// `no-baseline` record where a false "untouched" would lose a change.
@@ -1156,20 +1145,11 @@ mod tests {
     fn stat_match_skips_hashing_only_when_recorded_after_the_mtime_second() {
         let s = 1_000_000_000;
         // Modified at 10.2 s, recorded at 11.0 s: safe to trust.
-        assert!(provably_unchanged(
-            &known(10 * s + s / 5, 11 * s),
-            &stat(10 * s + s / 5)
-        ));
+        assert!(known(10 * s + s / 5, 11 * s).proves_unchanged(&stat(10 * s + s / 5)));
         // Recorded in the same second as the mtime: racy, must hash.
-        assert!(!provably_unchanged(
-            &known(10 * s + s / 5, 10 * s + s / 2),
-            &stat(10 * s + s / 5)
-        ));
+        assert!(!known(10 * s + s / 5, 10 * s + s / 2).proves_unchanged(&stat(10 * s + s / 5)));
         // Stat differs: must hash.
-        assert!(!provably_unchanged(
-            &known(10 * s, 20 * s),
-            &stat(10 * s + 1)
-        ));
+        assert!(!known(10 * s, 20 * s).proves_unchanged(&stat(10 * s + 1)));
     }
 
     fn batches_of(n: usize, size: usize) -> Vec<Vec<usize>> {

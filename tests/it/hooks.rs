@@ -1035,6 +1035,115 @@ fn read_of_a_file_changed_behind_the_agents_back_gets_claude_additional_context(
     assert!(ctx.contains("changed"), "{ctx}");
 }
 
+/// When the index last recorded `rel`'s state, and this test's Claude session's read of it.
+fn recorded_at(env: &Env, rel: &str) -> (i64, Option<i64>) {
+    let conn = db(env);
+    let state = conn
+        .query_row(
+            "SELECT recorded_at FROM file_states WHERE path = ?1",
+            [rel.as_bytes()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let read = conn
+        .query_row(
+            "SELECT read_at FROM reads JOIN sessions ON sessions.id = reads.session_id
+             WHERE sessions.name = ?1 AND reads.path = ?2",
+            rusqlite::params![CLAUDE_SESSION, rel.as_bytes()],
+            |r| r.get(0),
+        )
+        .ok();
+    (state, read)
+}
+
+/// Set `rel`'s mtime `secs` seconds back.
+fn age(env: &Env, rel: &str, secs: u64) {
+    let file = std::fs::File::options()
+        .write(true)
+        .open(env.path(rel))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() - Duration::from_secs(secs))
+        .unwrap();
+}
+
+#[test]
+fn a_read_of_an_unchanged_file_already_on_record_writes_nothing() {
+    let env = Env::new();
+    let read = fixture(&env, "claude-code", "post-tool-use-read");
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    age(&env, "src/lib.rs", 10);
+    hook(&env, "claude-code", &read).ok();
+    let first = recorded_at(&env, "src/lib.rs");
+    assert!(first.1.is_some(), "the first read is recorded");
+    // The same bytes, the same stat, an old mtime: nothing to write.
+    std::thread::sleep(Duration::from_millis(20));
+    let again = hook(&env, "claude-code", &read);
+    again.ok();
+    assert_eq!(again.stdout, "", "an unchanged file is a normal read");
+    assert_eq!(recorded_at(&env, "src/lib.rs"), first);
+
+    // Another session's first read of it is recorded, for that session.
+    let mut other = read.clone();
+    other["session_id"] = json!("another-session");
+    hook(&env, "claude-code", &other).ok();
+    let theirs: i64 = db(&env)
+        .query_row(
+            "SELECT count(*) FROM reads JOIN sessions ON sessions.id = reads.session_id
+             WHERE sessions.name = 'another-session'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(theirs, 1);
+
+    let before_touch = recorded_at(&env, "src/lib.rs");
+
+    // A touch (same bytes, new mtime) is recorded: the stat on record must stay the file's.
+    age(&env, "src/lib.rs", 5);
+    hook(&env, "claude-code", &read).ok();
+    let touched = recorded_at(&env, "src/lib.rs");
+    assert!(
+        touched.0 > before_touch.0 && touched.1 > first.1,
+        "{touched:?} after {before_touch:?}"
+    );
+}
+
+#[test]
+fn a_read_recorded_in_the_second_the_file_was_written_is_recorded_again_later() {
+    let env = Env::new();
+    let read = fixture(&env, "claude-code", "post-tool-use-read");
+    // Written and read within the same second: the state on record is racy (a write later
+    // in that second could keep the stat), so a scan would have to hash the file.
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    hook(&env, "claude-code", &read).ok();
+    let racy = recorded_at(&env, "src/lib.rs");
+    let mtime_second = std::fs::metadata(env.path("src/lib.rs"))
+        .unwrap()
+        .modified()
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    if racy.0 / 1_000_000_000 > mtime_second {
+        return; // the second turned between the write and the read: nothing racy to test
+    }
+    // A read in a later second records the state again, no longer racy...
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        <= mtime_second
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    hook(&env, "claude-code", &read).ok();
+    let settled = recorded_at(&env, "src/lib.rs");
+    assert!(settled.0 > racy.0, "{settled:?} after {racy:?}");
+    // ...and then there is nothing more to write.
+    hook(&env, "claude-code", &read).ok();
+    assert_eq!(recorded_at(&env, "src/lib.rs"), settled);
+}
+
 #[test]
 fn gemini_read_hint_arrives_after_the_read() {
     let env = Env::new();

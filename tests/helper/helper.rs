@@ -38,6 +38,11 @@ fn pre_write(env: &Env) -> Value {
     fixture(env, "claude-code", "pre-tool-use-write")
 }
 
+/// Run Claude Code's hook on fixture `name`; it must succeed.
+fn claude_fixture(env: &Env, name: &str) {
+    hook(env, "claude-code", &fixture(env, "claude-code", name)).ok();
+}
+
 fn snapshotted(env: &Env) -> bool {
     changes(env, CLAUDE_SESSION)
         .iter()
@@ -481,11 +486,7 @@ fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_chan
     env.write("src/a.txt", "alpha\n");
     env.write("src/b.txt", "beta\n");
     start(&env);
-    let bash = |name| {
-        let run = hook(&env, "claude-code", &fixture(&env, "claude-code", name));
-        run.ok();
-    };
-    bash("pre-tool-use-bash");
+    claude_fixture(&env, "pre-tool-use-bash");
     let s = status(&env).ok().json();
     assert_eq!(s["watches"]["workspaces"], 1, "{s}");
     assert_eq!(s["watches"]["dirs"], 2, "the workspace and src/: {s}");
@@ -501,7 +502,7 @@ fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_chan
     env.write("src/a.txt", "ALPHA\n");
     env.write("src/deep/new.txt", "new\n");
     std::fs::remove_file(env.path("src/b.txt")).unwrap();
-    bash("post-tool-use-bash");
+    claude_fixture(&env, "post-tool-use-bash");
     let all = changes(&env, CLAUDE_SESSION);
     let mut paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
     paths.sort();
@@ -560,12 +561,8 @@ fn a_helper_out_of_inotify_watches_walks_everything_and_does_not_retry_at_once()
     let started: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(started["status"], "started", "{started}");
     let pid = started["pid"].as_u64().unwrap().to_string();
-    let bash = |name| {
-        let run = hook(&env, "claude-code", &fixture(&env, "claude-code", name));
-        run.ok();
-    };
 
-    bash("pre-tool-use-bash");
+    claude_fixture(&env, "pre-tool-use-bash");
     let s = status(&env).ok().json();
     assert_eq!(s["watches"]["workspaces"], 0, "no watcher kept: {s}");
     assert_eq!(s["watches"]["walked"], 1, "{s}");
@@ -581,7 +578,7 @@ fn a_helper_out_of_inotify_watches_walks_everything_and_does_not_retry_at_once()
         "echo 100000 >/proc/sys/user/max_inotify_watches",
     ]));
     env.write("src/b/new.txt", "new\n");
-    bash("post-tool-use-bash");
+    claude_fixture(&env, "post-tool-use-bash");
     let s = status(&env).ok().json();
     assert_eq!(s["watches"]["workspaces"], 0, "{s}");
     assert_eq!(s["watches"]["dirs"], 0, "{s}");

@@ -153,6 +153,14 @@ const BULK_WAL_BYTES: u64 = 8 << 20;
 /// `wal_autocheckpoint`, in pages, outside [`Index::bulk`].
 const AUTOCHECKPOINT_PAGES: u64 = 256;
 
+/// How much of the index file SQLite reads through a memory map instead of `pread` into its
+/// own page cache (the rest, if any, the usual way; the WAL is read as before). A hook reads
+/// a few dozen 1 KiB pages, the schema's among them, and a scan all 78k file states (10.7k
+/// `pread` calls on the Linux tree): mapped, `rewind check` and the PreToolUse Write hook took
+/// about 10 % less time and the scan 3 % less CPU (benches/RESULTS.md). The index is never
+/// truncated under a reader (no `VACUUM`, no auto-vacuum), the case SQLite's docs warn about.
+const MMAP_BYTES: u64 = 1 << 30;
+
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.
 pub struct Tx<'a> {
     conn: &'a Connection,
@@ -234,7 +242,8 @@ impl Index {
         };
         conn.execute_batch(&format!(
             "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;
-             PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;"
+             PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;
+             PRAGMA mmap_size={MMAP_BYTES};"
         ))
         .map_err(damaged)?;
         // Statements are prepared once per connection (`prepare_cached`): a process that
@@ -1912,6 +1921,25 @@ mod tests {
             .and_then(|mut st| st.query_row([], |r| r.get(0)))
             .unwrap();
         assert_eq!(n, 300, "every write is still there");
+    }
+
+    /// Every connection maps the file, a new index's and an existing one's (whose open skips
+    /// the one-time set-up).
+    #[test]
+    fn every_open_reads_the_index_through_a_memory_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let mapped = |index: &Index| -> u64 {
+            index
+                .conn
+                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+                .unwrap()
+        };
+        let new = Index::open(&path, Durability::Normal).unwrap();
+        assert_eq!(mapped(&new), MMAP_BYTES);
+        drop(new);
+        let again = Index::open(&path, Durability::Full).unwrap();
+        assert_eq!(mapped(&again), MMAP_BYTES);
     }
 
     /// Inside `bulk` the WAL grows past the normal truncation mark without a checkpoint per

@@ -140,6 +140,9 @@ struct Queue {
     busy: usize,
     /// A thread panicked: the others stop.
     failed: bool,
+    /// Threads waiting for a job; only then is there anyone to wake (a wake-up is a system
+    /// call whether or not someone waits: one per directory, 5k on the Linux tree).
+    waiting: usize,
 }
 
 /// A directory to read: where it is, its workspace path (`None` for the root), and the rules
@@ -170,7 +173,9 @@ impl Walk<'_> {
             if q.busy == 0 {
                 return None;
             }
+            q.waiting += 1;
             q = self.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            q.waiting -= 1;
         }
     }
 
@@ -306,8 +311,13 @@ impl Drop for Done<'_> {
         q.jobs.append(&mut self.dirs);
         q.busy -= 1;
         q.failed |= std::thread::panicking();
+        // A waiting thread has work now, or nothing more to wait for (the walk is over or
+        // failed); else it keeps waiting.
+        let wake = q.waiting > 0 && (!q.jobs.is_empty() || q.busy == 0 || q.failed);
         drop(q);
-        self.walk.wake.notify_all();
+        if wake {
+            self.walk.wake.notify_all();
+        }
     }
 }
 
@@ -475,6 +485,7 @@ fn run(
             jobs,
             busy: 0,
             failed: false,
+            waiting: 0,
         }),
         wake: Condvar::new(),
     };

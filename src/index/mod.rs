@@ -22,7 +22,7 @@ use crate::model::{
 };
 use crate::workspace::RelPath;
 
-pub use scan::Baseline;
+pub use scan::{Baseline, DirListing};
 
 /// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
 const STATE_TOUCHES_KEPT: i64 = 4096;

@@ -1,6 +1,8 @@
 //! SQL for workspace scans: every file state of a workspace at once, conditional file-state
 //! updates (a scan must never overwrite a newer state a concurrent snap recorded), the
-//! `baselines` row, and the pre-shell `scan_marks`.
+//! `baselines` row, the pre-shell `scan_marks`, and the directory listings full walks keep.
+
+use std::collections::HashMap;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension};
@@ -9,6 +11,20 @@ use super::{stat_from, state_from, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::KnownState;
 use crate::workspace::RelPath;
+
+/// What a full walk kept of one directory (`scan::listing` gives the fields their meaning).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirListing {
+    /// The directory's stat, taken before it was read.
+    pub dir: Vec<u8>,
+    /// A stamp of the rule files that decided what in it is ignored.
+    pub rules: Vec<u8>,
+    pub recorded_at: i64,
+    /// The names of its files the walk kept, NUL-separated.
+    pub files: Vec<u8>,
+    /// The names of the subdirectories it entered, NUL-separated.
+    pub dirs: Vec<u8>,
+}
 
 /// How far a workspace's baseline has got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +52,70 @@ impl Tx<'_> {
             out.push(known_state(r)?);
         }
         Ok(out)
+    }
+
+    /// Every directory listing of workspace `ws`, by path (the root's is empty).
+    pub fn dir_listings(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, DirListing>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path, dir, rules, recorded_at, files, dirs FROM dir_listings
+                 WHERE workspace_id = ?1",
+            )
+            .ctx("list directory listings")?;
+        let rows = stmt
+            .query_map([ws.0], |r| {
+                Ok((
+                    r.get(0)?,
+                    DirListing {
+                        dir: r.get(1)?,
+                        rules: r.get(2)?,
+                        recorded_at: r.get(3)?,
+                        files: r.get(4)?,
+                        dirs: r.get(5)?,
+                    },
+                ))
+            })
+            .ctx("list directory listings")?;
+        rows.collect::<rusqlite::Result<_>>()
+            .ctx("list directory listings")
+    }
+
+    /// Replace the listings of the directories in `fresh` and drop those of `gone`.
+    pub fn put_dir_listings(
+        &self,
+        ws: WorkspaceId,
+        fresh: &[(Vec<u8>, DirListing)],
+        gone: &[Vec<u8>],
+    ) -> Result<()> {
+        let mut put = self
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .ctx("keep directory listings")?;
+        for (path, l) in fresh {
+            put.execute(params![
+                ws.0,
+                path,
+                l.dir,
+                l.rules,
+                l.recorded_at,
+                l.files,
+                l.dirs
+            ])
+            .ctx("keep directory listings")?;
+        }
+        let mut drop = self
+            .conn
+            .prepare_cached("DELETE FROM dir_listings WHERE workspace_id = ?1 AND path = ?2")
+            .ctx("drop directory listings")?;
+        for path in gone {
+            drop.execute(params![ws.0, path])
+                .ctx("drop directory listings")?;
+        }
+        Ok(())
     }
 
     /// The newest entry of `state_touches` (0 when none): a watcher asks

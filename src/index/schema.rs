@@ -213,4 +213,20 @@ CREATE TABLE state_touches(
     path BLOB NOT NULL
 );
 "#,
+    // 10: what a full walk found in each directory of a workspace (`scan::listing`): the
+    // directory's stat and its rule files' stamp when it was read (opaque to the index), and
+    // the names of the files and subdirectories it kept, NUL-separated. The next walk reads a
+    // directory again only when these no longer hold. The root's path is empty.
+    r#"
+CREATE TABLE dir_listings(
+    workspace_id INTEGER NOT NULL,
+    path BLOB NOT NULL,
+    dir BLOB NOT NULL,
+    rules BLOB NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    files BLOB NOT NULL,
+    dirs BLOB NOT NULL,
+    PRIMARY KEY(workspace_id, path)
+) WITHOUT ROWID;
+"#,
 ];

@@ -24,7 +24,10 @@
 //!
 //! A process that keeps the home open (the hook helper, [`crate::engine::Home::watch_scans`])
 //! watches the directories it walked, and its next scan looks only at the paths that changed
-//! (module `watch`); the result is the full walk's.
+//! (module `watch`); the result is the full walk's. Any other process on Linux walks with the
+//! listings the last walk kept of each directory (module `listing`): a directory whose stat
+//! and rule files prove it unchanged is not read again, only its files stat-ed; the result is
+//! again the full walk's.
 //!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
 //! worker threads one batch at a time, each file's bytes dropped once compressed. A batch
@@ -45,6 +48,8 @@ use crate::model::{FileState, KnownState, Proof, Stat, Unread, WindowKind, Windo
 use crate::store::{PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
 
+#[cfg(target_os = "linux")]
+mod listing;
 mod walk;
 #[cfg(target_os = "linux")]
 mod watch;
@@ -558,13 +563,27 @@ impl Session<'_> {
             root: root.display().to_string(),
             detail: format!("{what} panicked"),
         };
+        // A process that does not watch the tree walks it with the last walk's listings.
+        #[cfg(target_os = "linux")]
+        let listings = match (watcher, changed) {
+            (None, None) => self.listings(root)?,
+            _ => None,
+        };
         let (walked, known, complete, rows) = std::thread::scope(|s| {
             let walker = s.spawn(|| {
+                #[cfg(target_os = "linux")]
+                if let Some(listings) = &listings {
+                    return walk::walk_listed(root, threads, global, listings)
+                        .map(|(files, recorded)| (files, Some(recorded)))
+                        .ok_or_else(|| panicked("a walker thread"));
+                }
                 let walked = match changed {
                     None => walk::walk(root, threads, global, marks),
                     Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
                 };
-                walked.ok_or_else(|| panicked("a walker thread"))
+                walked
+                    .map(|files| (files, None))
+                    .ok_or_else(|| panicked("a walker thread"))
             });
             let read = self.home.index.read();
             // Before the states are read: a state set meanwhile is a watcher's next news.
@@ -591,12 +610,43 @@ impl Session<'_> {
                 .unwrap_or_else(|_| Err(panicked("the walking thread")));
             (walked, known, complete, rows)
         });
+        let (walked, recorded) = walked?;
+        #[cfg(target_os = "linux")]
+        if let (Some(listings), Some(recorded)) = (&listings, recorded) {
+            let gone = recorded.gone(listings);
+            if !recorded.fresh.is_empty() || !gone.is_empty() {
+                // Listings only spare the next walk work: one not kept (a read-only home,
+                // say) is a directory read again, never a reason to fail the scan.
+                let _ = self
+                    .home
+                    .index
+                    .write(|tx| tx.put_dir_listings(self.ws_id, &recorded.fresh, &gone));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = recorded;
         Ok(Gathered {
-            walked: walked?,
+            walked,
             known: known?,
             complete: complete?.is_some_and(|b| b.complete),
             rows: rows?,
         })
+    }
+
+    /// The listings the last full walk of this workspace kept, unless its tree may change
+    /// without a directory's mtime moving here (a network filesystem at or below the root).
+    #[cfg(target_os = "linux")]
+    fn listings(&self, root: &std::path::Path) -> Result<Option<listing::Listings>> {
+        if watch::remote_mount_below(root) {
+            return Ok(None);
+        }
+        let now = self.home.now();
+        let rows = self.home.index.read().dir_listings(self.ws_id)?;
+        Ok(Some(listing::Listings::new(
+            rows,
+            now,
+            watch::outside_rule_files(root),
+        )))
     }
 
     /// [`pipeline`] with [`look_all`] as the look; on the committing side, each batch's new

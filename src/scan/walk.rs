@@ -30,8 +30,16 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
+#[cfg(target_os = "linux")]
+use super::listing::{self, DirHandle, Listings, Recorded, RuleFiles};
 use crate::model::Stat;
 use crate::workspace::{stat_of, RelPath};
+
+#[cfg(not(target_os = "linux"))]
+type Listings = std::convert::Infallible;
+#[cfg(not(target_os = "linux"))]
+#[derive(Default)]
+struct Recorded;
 
 /// The ignore rules that apply inside one directory: its own files' and, through `parent`,
 /// every ancestor's (those above the walk's root included).
@@ -130,6 +138,8 @@ fn many_links(meta: &std::fs::Metadata) -> bool {
 struct Walk<'a> {
     global: &'a Gitignore,
     watch: Option<&'a dyn DirWatch>,
+    /// What the last full walk found in each directory (never together with `watch`).
+    listings: Option<&'a Listings>,
     queue: Mutex<Queue>,
     wake: Condvar,
 }
@@ -151,6 +161,27 @@ struct Job {
     dir: PathBuf,
     rel: Option<RelPath>,
     rules: Option<Arc<Rules>>,
+    /// The rules of a directory above changed since the listings were recorded (or one had
+    /// none): this directory is read whatever its listing says.
+    fresh: bool,
+    /// The parent's handle, to open this directory by its name (instead of walking its
+    /// whole path again). Siblings share one; the handles open at once are about as many as
+    /// the walk is deep.
+    #[cfg(target_os = "linux")]
+    at: Option<Arc<DirHandle>>,
+}
+
+impl Job {
+    fn new(dir: PathBuf, rel: Option<RelPath>, rules: Option<Arc<Rules>>) -> Job {
+        Job {
+            dir,
+            rel,
+            rules,
+            fresh: false,
+            #[cfg(target_os = "linux")]
+            at: None,
+        }
+    }
 }
 
 impl Walk<'_> {
@@ -183,8 +214,107 @@ impl Walk<'_> {
         ignored(self.global, rules, path, is_dir)
     }
 
-    /// Read one directory: its files go to `out`, its subdirectories back to the queue.
-    fn visit(&self, job: Job, out: &mut Vec<(RelPath, Stat)>) -> Vec<Job> {
+    /// Visit one directory: its files go to `out`, its subdirectories back to the queue.
+    fn visit(&self, job: Job, out: &mut Vec<(RelPath, Stat)>, rec: &mut Recorded) -> Vec<Job> {
+        #[cfg(target_os = "linux")]
+        if let Some(listings) = self.listings {
+            return self.visit_listed(listings, job, out, rec);
+        }
+        let _ = rec;
+        self.read(job, out, None)
+    }
+
+    /// Visit a directory with the last walk's listings at hand: reuse its listing when the
+    /// directory proves it still holds, else read it and record a new one.
+    #[cfg(target_os = "linux")]
+    fn visit_listed(
+        &self,
+        listings: &Listings,
+        job: Job,
+        out: &mut Vec<(RelPath, Stat)>,
+        rec: &mut Recorded,
+    ) -> Vec<Job> {
+        // Its stat before anything in it is read; gone or swapped for a symlink: skipped, as
+        // a directory that cannot be read.
+        let opened = match (&job.at, job.dir.file_name()) {
+            (Some(at), Some(name)) => at.child(name),
+            _ => None,
+        };
+        // Also when opening by name failed (out of file descriptors, say): by its path.
+        let Some(handle) = opened.or_else(|| DirHandle::open(&job.dir)).map(Arc::new) else {
+            return Vec::new();
+        };
+        let key = listing::key(job.rel.as_ref()).to_vec();
+        if !job.fresh {
+            if let Some(known) = listings.holding(&job.dir, job.rel.as_ref(), &handle) {
+                rec.visited.push(key);
+                return self.reuse(job, &handle, known, out);
+            }
+        }
+        let (fresh, rel) = (job.fresh, job.rel.clone());
+        let mut kept = Kept {
+            listings,
+            stamp: None,
+            files: Vec::new(),
+            dirs: Vec::new(),
+        };
+        let mut jobs = self.read(job, out, Some(&mut kept));
+        let Some(stamp) = kept.stamp else {
+            // Not read after all (it could not be listed): no listing, none reused below.
+            return jobs;
+        };
+        // Rules other than the recorded ones void every listing below.
+        let fresh = fresh || !listings.rules_hold(rel.as_ref(), &stamp);
+        for j in &mut jobs {
+            j.fresh = fresh;
+            j.at = Some(handle.clone());
+        }
+        rec.visited.push(key.clone());
+        let listing = listings.record(&handle.stat, stamp, kept.files, kept.dirs);
+        rec.fresh.push((key, listing));
+        jobs
+    }
+
+    /// A directory as its listing has it: the listed files stat-ed through its handle, the
+    /// listed subdirectories queued, its own rule files read (for a subdirectory that is read).
+    #[cfg(target_os = "linux")]
+    fn reuse(
+        &self,
+        job: Job,
+        handle: &Arc<DirHandle>,
+        known: &crate::index::DirListing,
+        out: &mut Vec<(RelPath, Stat)>,
+    ) -> Vec<Job> {
+        let rules = if Listings::rule_files(known).any() {
+            Rules::read(&job.dir, &job.rules).or(job.rules)
+        } else {
+            job.rules
+        };
+        for name in listing::names(&known.files) {
+            let (Some(stat), Ok(rel)) = (handle.file(name), RelPath::child(job.rel.as_ref(), name))
+            else {
+                continue;
+            };
+            out.push((rel, stat));
+        }
+        listing::names(&known.dirs)
+            .filter_map(|name| {
+                let rel = RelPath::child(job.rel.as_ref(), name).ok()?;
+                let mut child = Job::new(job.dir.join(name), Some(rel), rules.clone());
+                child.at = Some(handle.clone());
+                Some(child)
+            })
+            .collect()
+    }
+
+    /// Read one directory: its files go to `out`, its subdirectories back to the queue; what
+    /// it kept goes to `kept`, with the stamp of its rule files taken before they are read.
+    fn read(
+        &self,
+        job: Job,
+        out: &mut Vec<(RelPath, Stat)>,
+        mut kept: Option<&mut Kept>,
+    ) -> Vec<Job> {
         if let Some(w) = self.watch {
             w.watch(&job.dir, job.rel.as_ref());
         }
@@ -213,6 +343,11 @@ impl Walk<'_> {
                     w.rule_file(job.dir.join(name));
                 }
             }
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(k) = kept.as_deref_mut() {
+            let files = RuleFiles::of(named(".gitignore"), named(".ignore"), named(".git"));
+            k.stamp = Some(k.listings.stamp(&job.dir, job.rel.is_none(), files));
         }
         let rules = if named(".ignore") || named(".gitignore") || named(".git") {
             Rules::read(&job.dir, &job.rules).or(job.rules)
@@ -243,14 +378,16 @@ impl Walk<'_> {
                 continue;
             };
             if let Some(dir) = dir {
-                dirs.push(Job {
-                    dir,
-                    rel: Some(rel),
-                    rules: rules.clone(),
-                });
+                if let Some(k) = kept.as_deref_mut() {
+                    k.dir(&name);
+                }
+                dirs.push(Job::new(dir, Some(rel), rules.clone()));
             } else if let Ok(meta) = entry.metadata() {
                 if let (Some(w), true) = (self.watch, many_links(&meta)) {
                     w.linked(&rel);
+                }
+                if let Some(k) = kept.as_deref_mut() {
+                    k.file(&name);
                 }
                 out.push((rel, stat_of(&meta)));
             }
@@ -258,16 +395,42 @@ impl Walk<'_> {
         dirs
     }
 
-    fn work(&self) -> Vec<(RelPath, Stat)> {
+    fn work(&self) -> (Vec<(RelPath, Stat)>, Recorded) {
         let mut out = Vec::new();
+        let mut rec = Recorded::default();
         while let Some(job) = self.take() {
             let mut done = Done {
                 walk: self,
                 dirs: Vec::new(),
             };
-            done.dirs = self.visit(job, &mut out);
+            done.dirs = self.visit(job, &mut out, &mut rec);
         }
-        out
+        (out, rec)
+    }
+}
+
+/// What a directory read with listings at hand kept, for its new listing.
+struct Kept<'a> {
+    listings: &'a Listings,
+    #[cfg(target_os = "linux")]
+    stamp: Option<listing::Stamp>,
+    files: Vec<u8>,
+    dirs: Vec<u8>,
+}
+
+impl Kept<'_> {
+    fn file(&mut self, name: &OsStr) {
+        #[cfg(target_os = "linux")]
+        listing::push_name(&mut self.files, name);
+        #[cfg(not(target_os = "linux"))]
+        let _ = name;
+    }
+
+    fn dir(&mut self, name: &OsStr) {
+        #[cfg(target_os = "linux")]
+        listing::push_name(&mut self.dirs, name);
+        #[cfg(not(target_os = "linux"))]
+        let _ = name;
     }
 }
 
@@ -334,12 +497,21 @@ pub(super) fn walk(
     global: &Gitignore,
     watch: Option<&dyn DirWatch>,
 ) -> Option<Vec<(RelPath, Stat)>> {
-    let job = Job {
-        dir: root.to_path_buf(),
-        rel: None,
-        rules: ancestor_rules(root),
-    };
-    run(vec![job], threads, global, watch)
+    let job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
+    run(vec![job], threads, global, watch, None).map(|(files, _)| files)
+}
+
+/// [`walk`] with the last full walk's listings (a process that does not watch the tree):
+/// directories that prove unchanged are not read. Also what to keep for the next walk.
+#[cfg(target_os = "linux")]
+pub(super) fn walk_listed(
+    root: &Path,
+    threads: usize,
+    global: &Gitignore,
+    listings: &Listings,
+) -> Option<(Vec<(RelPath, Stat)>, Recorded)> {
+    let job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
+    run(vec![job], threads, global, None, Some(listings))
 }
 
 /// The rules of the directories above `root`, outermost first (the root's own come from its
@@ -397,17 +569,13 @@ pub(super) fn walk_paths(
             continue;
         }
         if kind.is_dir() {
-            jobs.push(Job {
-                dir: abs,
-                rel: Some(rel.clone()),
-                rules,
-            });
+            jobs.push(Job::new(abs, Some(rel.clone()), rules));
         } else {
             files.push((rel.clone(), stat_of(&meta)));
         }
     }
     if !jobs.is_empty() {
-        files.extend(run(jobs, threads, global, watch)?);
+        files.extend(run(jobs, threads, global, watch, None)?.0);
     }
     Some(files)
 }
@@ -477,10 +645,12 @@ fn run(
     threads: usize,
     global: &Gitignore,
     watch: Option<&dyn DirWatch>,
-) -> Option<Vec<(RelPath, Stat)>> {
+    listings: Option<&Listings>,
+) -> Option<(Vec<(RelPath, Stat)>, Recorded)> {
     let walk = Walk {
         global,
         watch,
+        listings,
         queue: Mutex::new(Queue {
             jobs,
             busy: 0,
@@ -489,17 +659,23 @@ fn run(
         }),
         wake: Condvar::new(),
     };
-    let parts: Vec<Option<Vec<(RelPath, Stat)>>> = std::thread::scope(|s| {
+    let parts: Vec<Option<_>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads.max(1))
             .map(|_| s.spawn(|| walk.work()))
             .collect();
         handles.into_iter().map(|h| h.join().ok()).collect()
     });
     let mut all = Vec::new();
+    let mut recorded = Recorded::default();
     for part in parts {
-        all.extend(part?);
+        let (files, mut rec) = part?;
+        all.extend(files);
+        #[cfg(target_os = "linux")]
+        recorded.append(&mut rec);
+        #[cfg(not(target_os = "linux"))]
+        let _ = &mut rec;
     }
-    Some(all)
+    Some((all, recorded))
 }
 
 #[cfg(test)]
@@ -655,5 +831,169 @@ mod tests {
         }
         assert!(!expected.keys().any(|k| k.starts_with("target/")));
         assert_eq!(ours(&root, 2), expected);
+    }
+
+    /// Listings kept across walks of a tree changed at random between them: every walk with
+    /// listings finds what a walk without them finds, file by file and stat by stat. The
+    /// listings are recorded as if in the future, so that no directory is racy and every
+    /// unchanged one is reused; the pause after each walk moves the filesystem's clock past
+    /// the stats just recorded (the racy rule is `listing`'s own test).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_walk_with_listings_finds_what_a_walk_without_them_finds_after_random_changes() {
+        use crate::index::DirListing;
+        const FILES: [&str; 10] = [
+            "top.txt",
+            "a/x.rs",
+            "a/y.log",
+            "a/b/z.rs",
+            "a/b/keep.log",
+            "a/b/c/w.txt",
+            "d/e/v.rs",
+            "d/u.txt",
+            "build/o.o",
+            "d/e/f/g/deep.rs",
+        ];
+        const DIRS: [&str; 7] = ["a", "a/b", "a/b/c", "d", "d/e", "build", "d/e/f"];
+        // "" is the root; ".." the directory above it (rules from outside the tree).
+        const RULE_DIRS: [&str; 5] = ["", "a", "a/b", "d", ".."];
+        const RULES: [&str; 6] = [
+            "*.log\nbuild/\n",
+            "*.rs\n",
+            "",
+            "!keep.log\n",
+            "b/\n",
+            "e/\n",
+        ];
+        let mut next = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: usize| {
+            next ^= next << 13;
+            next ^= next >> 7;
+            next ^= next << 17;
+            (next % n as u64) as usize
+        };
+        let sorted = |mut v: Vec<(RelPath, Stat)>| {
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let mut reused = 0;
+        for tree in 0..8 {
+            let outer = tempfile::tempdir().expect("tempdir");
+            let root = outer.path().join("ws");
+            let r = root.as_path();
+            for f in FILES {
+                put(r, f, f);
+            }
+            put(r, ".gitignore", "*.log\nbuild/\n");
+            put(r, ".git/info/exclude", "");
+            let outside = super::super::watch::outside_rule_files(r);
+            let mut rows: HashMap<Vec<u8>, DirListing> = HashMap::new();
+            let mut done: Vec<String> = Vec::new();
+            for round in 0..16 {
+                let future = crate::engine::Clock::System.now() + 10_000_000_000;
+                let listings = Listings::new(rows.clone(), future, outside.clone());
+                let (with, rec) =
+                    walk_listed(r, 2, &Gitignore::empty(), &listings).expect("no thread panicked");
+                let without = walk(r, 2, &Gitignore::empty(), None).expect("no thread panicked");
+                assert_eq!(
+                    sorted(with),
+                    sorted(without),
+                    "tree {tree}, round {round}, after {done:?}"
+                );
+                reused += rec.visited.len() - rec.fresh.len();
+                for gone in rec.gone(&listings) {
+                    rows.remove(&gone);
+                }
+                rows.extend(rec.fresh);
+                std::thread::sleep(std::time::Duration::from_millis(15));
+                done.clear();
+                for _ in 0..1 + rand(3) {
+                    let (f, g) = (FILES[rand(FILES.len())], FILES[rand(FILES.len())]);
+                    let (d, e) = (DIRS[rand(DIRS.len())], DIRS[rand(DIRS.len())]);
+                    let rules = r.join(RULE_DIRS[rand(RULE_DIRS.len())]);
+                    let op = rand(11);
+                    done.push(format!("{op} {f} {g} {d} {e} {}", rules.display()));
+                    let _ = match op {
+                        0 => std::fs::create_dir_all(r.join(f).parent().expect("parent"))
+                            .and_then(|()| std::fs::write(r.join(f), "x".repeat(rand(9)))),
+                        1 => std::fs::remove_file(r.join(f)),
+                        2 => std::fs::remove_dir_all(r.join(d)),
+                        3 => std::fs::rename(r.join(f), r.join(g)),
+                        4 => std::fs::rename(r.join(d), r.join(e).with_extension("moved")),
+                        5 => std::fs::write(rules.join(".gitignore"), RULES[rand(RULES.len())]),
+                        6 => std::fs::remove_file(rules.join(".gitignore")),
+                        7 => std::fs::write(rules.join(".ignore"), RULES[rand(RULES.len())]),
+                        8 => std::fs::remove_dir_all(r.join(d))
+                            .and_then(|()| std::os::unix::fs::symlink(r.join(e), r.join(d))),
+                        9 => std::fs::remove_file(r.join(f)).and_then(|()| {
+                            std::fs::create_dir(r.join(f))?;
+                            std::fs::write(r.join(f).join("in.rs"), "in")
+                        }),
+                        _ => std::fs::write(r.join(".git/info/exclude"), RULES[rand(RULES.len())]),
+                    };
+                }
+            }
+        }
+        // Most directories are unchanged between two walks: reused, not read.
+        assert!(reused > 8 * 16 * 2, "{reused} directories reused");
+    }
+
+    /// A rule file's content changed in place (its directory's entries unchanged): the walk
+    /// with listings sees what the new rules keep, for each place rules come from.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_rule_changed_in_place_voids_the_listings_below_it() {
+        for (rules, text) in [
+            ("ws/.gitignore", "*.rs\n"),
+            ("ws/a/.gitignore", "*.rs\n"),
+            ("ws/a/.ignore", "*.rs\n"),
+            ("ws/.git/info/exclude", "*.rs\n"),
+            // A repository nested in the tree.
+            ("ws/a/.git/info/exclude", "*.rs\n"),
+            (".gitignore", "*.rs\n"),
+            // A rule that takes a file back (`.ignore` outranks `.gitignore`).
+            ("ws/a/.ignore", "!*.log\n"),
+        ] {
+            let outer = tempfile::tempdir().expect("tempdir");
+            let root = outer.path().join("ws");
+            for f in [
+                "ws/a/b/x.rs",
+                "ws/a/y.rs",
+                "ws/z.rs",
+                "ws/a/b/k.log",
+                "ws/.gitignore",
+            ] {
+                put(outer.path(), f, "");
+            }
+            put(outer.path(), "ws/.gitignore", "*.log\n");
+            put(outer.path(), "ws/a/.ignore", "");
+            put(outer.path(), "ws/a/.gitignore", "");
+            put(outer.path(), "ws/.git/info/exclude", "");
+            put(outer.path(), "ws/a/.git/info/exclude", "");
+            put(outer.path(), ".gitignore", "");
+            let future = crate::engine::Clock::System.now() + 10_000_000_000;
+            let outside = super::super::watch::outside_rule_files(&root);
+            let walked = |rows: HashMap<_, _>| {
+                let listings = Listings::new(rows, future, outside.clone());
+                let (files, rec) = walk_listed(&root, 2, &Gitignore::empty(), &listings)
+                    .expect("no thread panicked");
+                let mut names: Vec<String> = files.iter().map(|(r, _)| r.display()).collect();
+                names.sort();
+                (names, rec)
+            };
+            let (before, rec) = walked(HashMap::new());
+            let rows: HashMap<_, _> = rec.fresh.into_iter().collect();
+            std::thread::sleep(std::time::Duration::from_millis(15));
+            put(outer.path(), rules, text);
+            let (after, _) = walked(rows);
+            let mut expected: Vec<String> = walk(&root, 2, &Gitignore::empty(), None)
+                .expect("no thread panicked")
+                .iter()
+                .map(|(r, _)| r.display())
+                .collect();
+            expected.sort();
+            assert_ne!(before, expected, "{rules}: the change matters");
+            assert_eq!(after, expected, "{rules} changed to {text:?}");
+        }
     }
 }

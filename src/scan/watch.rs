@@ -285,7 +285,7 @@ fn remote_type(fstype: &str) -> bool {
 
 /// Is a filesystem of a [`remote_type`] mounted at or below `root`? (Unreadable mount
 /// table: assume so.)
-fn remote_mount_below(root: &Path) -> bool {
+pub(super) fn remote_mount_below(root: &Path) -> bool {
     match std::fs::read_to_string("/proc/self/mountinfo") {
         Ok(table) => remote_mount_in(&table, root),
         Err(_) => true,
@@ -632,7 +632,7 @@ impl Watcher {
 /// The rule files a walk of `root` reads outside the tree it watches: the ancestors' ignore
 /// files and exclude files, the root's exclude file, and where git keeps the user's global
 /// excludes by default (and the config files that may name another).
-fn outside_rule_files(root: &Path) -> Vec<PathBuf> {
+pub(super) fn outside_rule_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in root.ancestors() {
         if dir != root {

@@ -3,29 +3,33 @@
 //! own (a helper watches the tree instead); elsewhere every walk reads every directory.
 //!
 //! For each directory it reads, a full walk records the directory's stat (taken before the
-//! read), a stamp of the rule files that decided what in it is ignored, and what it kept: the
-//! names of its non-ignored regular files and of the subdirectories it entered. The next walk
-//! stats the directory through a handle. When the stat is the one recorded and proves that
-//! nothing changed since (the racy-git rule on the directory's mtime, as for files), and the
-//! stamp is the one recorded and proves the same of the rule files, the directory holds the
-//! same entries and the same of them are kept: the walk stats the recorded files relative to
-//! the handle and enters the recorded subdirectories, without reading the directory or
-//! matching a single ignore rule. The result is the full walk's:
+//! read, through a handle opened without following symlinks), a stamp of its rule files
+//! (their stats), the [`Chain`] of stamps above it, and what it kept: the names of its
+//! non-ignored regular files and of the subdirectories it entered. The next walk opens and
+//! stats the directory. When the stat, the stamp and the chain are the recorded ones, and
+//! none of the directory and those rule files changed in the second the listing was recorded
+//! in (the racy-git rule, as for files), the directory holds the same entries and the same of
+//! them are kept: the walk stats the recorded files relative to the handle and enters the
+//! recorded subdirectories, without reading the directory or matching an ignore rule. Why the
+//! result is the full walk's:
 //! - adding, removing or renaming an entry changes the directory's mtime and ctime (POSIX),
 //!   so such a directory is read again;
 //! - a rule file that changed has another stat (content: mtime, size; anything: ctime), so its
-//!   directory and everything below it are read afresh, as is a directory with no listing and
-//!   everything below it;
+//!   directory is read again and every listing below it, recorded under the old chain, is
+//!   void, whichever walk (or concurrent scan) wrote it;
 //! - the rules from outside the tree (the ancestors' ignore files, `.git/info/exclude`, the
-//!   user's git config and global excludes where git keeps them by default) are part of the
-//!   root's stamp;
+//!   user's global excludes file and the git config files that name it) are in the root's
+//!   stamp, so in every chain;
+//! - a directory whose path no longer leads to the handle's directory, or whose stat changed
+//!   while it was read, gets no listing (what was read may be another's, or half a change);
 //! - a file's own stat is taken afresh every time: listings say which files there are, never
 //!   whether one changed.
 //!
-//! Not used where another machine may change the tree without a mtime moving here: a
-//! workspace with a network filesystem mounted at or below it (NFS, CIFS/SMB, FUSE, 9p).
-//! An excludes file named by `core.excludesFile` other than the default is not stamped (the
-//! config that names it is); the helper's watches share that limit.
+//! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
+//! listings are not used on or below a network filesystem (NFS, CIFS/SMB, FUSE, 9p,
+//! virtiofs, vboxsf: another machine's clock), and the racy rule allows for the kernel's
+//! coarse clock being a tick behind the system's. Listings need no more than that git's
+//! untracked cache needs.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -34,6 +38,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 use crate::index::DirListing;
 use crate::model::Stat;
@@ -100,6 +105,38 @@ pub(crate) struct Stamp {
     newest_mtime: i64,
 }
 
+/// The rules a directory's entries are judged by, as stamps: a digest of the stamps of every
+/// directory from the root down to its parent (the root's with the rules from outside the
+/// tree), and the newest mtime among those rule files. A listing holds only under the chain
+/// it was recorded under, so a rule changed anywhere above voids it, whichever walk wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chain {
+    digest: [u8; 32],
+    newest_mtime: i64,
+}
+
+impl Chain {
+    /// The root's: nothing above it (the rules from outside are in its own stamp).
+    pub const ROOT: Chain = Chain {
+        digest: [0; 32],
+        newest_mtime: i64::MIN,
+    };
+
+    /// The chain of a directory's subdirectories: this one, then the directory's stamp.
+    pub fn below(&self, stamp: &Stamp) -> Chain {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&self.digest);
+        hasher.update(&stamp.bytes);
+        Chain {
+            digest: *hasher.finalize().as_bytes(),
+            newest_mtime: self.newest_mtime.max(stamp.newest_mtime),
+        }
+    }
+}
+
+/// How far the kernel's file timestamps may lag behind the system clock (a tick).
+pub(crate) const COARSE_CLOCK_LAG_NS: i64 = 20_000_000;
+
 /// The first nanosecond of the second `t` is in: what was modified before it cannot have
 /// been modified again unseen under the same mtime (the racy-git rule, `KnownState`'s).
 fn second_floor(t: i64) -> i64 {
@@ -107,8 +144,16 @@ fn second_floor(t: i64) -> i64 {
 }
 
 impl Listings {
+    /// `now` is when the walk starts. Listings are recorded a moment earlier: a file's
+    /// timestamp comes from the kernel's coarse clock, up to a tick (1-10 ms) behind the
+    /// clock `now` was read from, so a change just before a second began could carry the
+    /// second before's mtime.
     pub fn new(rows: HashMap<Vec<u8>, DirListing>, now: i64, outside: Vec<PathBuf>) -> Listings {
-        Listings { rows, now, outside }
+        Listings {
+            rows,
+            now: now - COARSE_CLOCK_LAG_NS,
+            outside,
+        }
     }
 
     /// Which rule files the directory of `known` had.
@@ -116,30 +161,26 @@ impl Listings {
         RuleFiles(known.rules.first().copied().unwrap_or(0))
     }
 
-    /// The listing of `rel` (the root when `None`), when `dir` proves it still holds: same
-    /// stat, same rule files, neither changed in the second it was recorded.
+    /// The listing of `rel` (the root when `None`), with the stamp of its rule files taken
+    /// now, when `dir` proves it still holds: the same stat, the same rule files here and
+    /// above (`chain`), none of them changed in the second the listing was recorded in.
     pub fn holding(
         &self,
         dir: &Path,
         rel: Option<&RelPath>,
         handle: &DirHandle,
-    ) -> Option<&DirListing> {
+        chain: &Chain,
+    ) -> Option<(&DirListing, Stamp)> {
         let known = self.rows.get(key(rel))?;
         let floor = second_floor(known.recorded_at);
         if known.dir != encode_stat(&handle.stat) || handle.stat.mtime_ns >= floor {
             return None;
         }
-        let files = RuleFiles(*known.rules.first()?);
-        let stamp = self.stamp(dir, rel.is_none(), files);
-        (stamp.bytes == known.rules && stamp.newest_mtime < floor).then_some(known)
-    }
-
-    /// Whether the rules below `rel` are the ones its listing was recorded under (`stamp`
-    /// taken now): if not, every listing below it is void.
-    pub fn rules_hold(&self, rel: Option<&RelPath>, stamp: &Stamp) -> bool {
-        self.rows.get(key(rel)).is_some_and(|known| {
-            known.rules == stamp.bytes && stamp.newest_mtime < second_floor(known.recorded_at)
-        })
+        let stamp = self.stamp(dir, rel.is_none(), Self::rule_files(known));
+        let (own, above) = known.rules.split_at_checked(stamp.bytes.len())?;
+        let same = own == stamp.bytes && above == chain.digest;
+        let newest = stamp.newest_mtime.max(chain.newest_mtime);
+        (same && newest < floor).then_some((known, stamp))
     }
 
     /// The stamp of `dir`'s rule files `files` (the outside ones too for the root), from
@@ -175,11 +216,18 @@ impl Listings {
         stamp
     }
 
-    /// The listing of a directory read now (its stat from before the read).
-    pub fn record(&self, stat: &Stat, stamp: Stamp, files: Vec<u8>, dirs: Vec<u8>) -> DirListing {
+    /// The listing of a directory read now under `chain` (its stat from before the read).
+    pub fn record(
+        &self,
+        stat: &Stat,
+        stamp: &Stamp,
+        chain: &Chain,
+        files: Vec<u8>,
+        dirs: Vec<u8>,
+    ) -> DirListing {
         DirListing {
             dir: encode_stat(stat),
-            rules: stamp.bytes,
+            rules: [&stamp.bytes[..], &chain.digest].concat(),
             recorded_at: self.now,
             files,
             dirs,
@@ -252,19 +300,27 @@ impl DirHandle {
         .union(OFlags::NOFOLLOW)
         .union(OFlags::CLOEXEC);
 
-    /// `dir`, when it is a directory and not a symlink.
-    pub fn open(dir: &Path) -> Option<DirHandle> {
-        Self::from_fd(rustix::fs::open(dir, Self::FLAGS, Mode::empty()).ok()?)
+    /// `dir`, when it is a directory and not a symlink (else `ENOTDIR` or `ELOOP`).
+    pub fn open(dir: &Path) -> Result<DirHandle, Errno> {
+        Self::from_fd(rustix::fs::open(dir, Self::FLAGS, Mode::empty())?)
     }
 
-    /// The entry `name` of this directory, when it is a directory and not a symlink.
-    pub fn child(&self, name: &OsStr) -> Option<DirHandle> {
-        Self::from_fd(rustix::fs::openat(&self.fd, name, Self::FLAGS, Mode::empty()).ok()?)
+    /// The entry `name` of this directory, as [`DirHandle::open`].
+    pub fn child(&self, name: &OsStr) -> Result<DirHandle, Errno> {
+        Self::from_fd(rustix::fs::openat(
+            &self.fd,
+            name,
+            Self::FLAGS,
+            Mode::empty(),
+        )?)
     }
 
-    fn from_fd(fd: OwnedFd) -> Option<DirHandle> {
-        let st = rustix::fs::fstat(&fd).ok()?;
-        (FileType::from_raw_mode(st.st_mode) == FileType::Directory).then(|| DirHandle {
+    fn from_fd(fd: OwnedFd) -> Result<DirHandle, Errno> {
+        let st = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+            return Err(Errno::NOTDIR);
+        }
+        Ok(DirHandle {
             stat: stat_from(&st),
             fd,
         })
@@ -314,54 +370,76 @@ mod tests {
             "a symlink is not a file"
         );
         assert_eq!(handle.file(OsStr::new("missing")), None);
-        assert!(DirHandle::open(&dir.path().join("link")).is_none());
-        assert!(DirHandle::open(&dir.path().join("f")).is_none());
+        let not_dir = |r: Result<DirHandle, Errno>| r.err();
+        assert_eq!(
+            not_dir(DirHandle::open(&dir.path().join("link"))),
+            Some(Errno::NOTDIR)
+        );
+        assert_eq!(
+            not_dir(DirHandle::open(&dir.path().join("f"))),
+            Some(Errno::NOTDIR)
+        );
+        assert_eq!(
+            not_dir(DirHandle::open(&dir.path().join("no"))),
+            Some(Errno::NOENT)
+        );
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let sub = handle.child(OsStr::new("sub")).unwrap();
         let meta = std::fs::symlink_metadata(dir.path().join("sub")).unwrap();
         assert_eq!(sub.stat, crate::workspace::stat_of(&meta));
-        assert!(
-            handle.child(OsStr::new("link")).is_none(),
-            "a symlink is not entered"
+        assert_eq!(
+            not_dir(handle.child(OsStr::new("link"))),
+            Some(Errno::NOTDIR)
         );
-        assert!(handle.child(OsStr::new("f")).is_none());
+        assert_eq!(not_dir(handle.child(OsStr::new("f"))), Some(Errno::NOTDIR));
     }
 
-    /// The racy-git rule, for a directory and for its rule files: a listing recorded in the
-    /// second either was last modified in proves nothing (a change later that second could
-    /// leave the same stat on a filesystem with coarse timestamps).
+    /// The racy-git rule, for a directory and for the rule files here and above: a listing
+    /// recorded in the second any of them was last modified in proves nothing (a change later
+    /// that second could leave the same stat on a filesystem with coarse timestamps). And a
+    /// listing holds only under the rules above it was recorded under.
     #[test]
-    fn a_listing_recorded_in_the_second_its_directory_or_rules_changed_is_not_trusted() {
+    fn a_listing_holds_only_under_its_rules_and_after_the_second_anything_changed() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
         let handle = DirHandle::open(dir.path()).unwrap();
         let files = RuleFiles::of(true, false, false);
-        let listing = |recorded_at: i64| {
-            let listings = Listings::new(HashMap::new(), recorded_at, Vec::new());
+        // A listing recorded at `at` under `chain`.
+        let listing = |at: i64, chain: &Chain| {
+            let listings = Listings::new(HashMap::new(), at + COARSE_CLOCK_LAG_NS, Vec::new());
             let stamp = listings.stamp(dir.path(), true, files);
-            let known = listings.record(&handle.stat, stamp, b"a".to_vec(), Vec::new());
-            Listings::new(
-                HashMap::from([(Vec::new(), known)]),
-                recorded_at,
-                Vec::new(),
-            )
+            let known = listings.record(&handle.stat, &stamp, chain, b"a".to_vec(), Vec::new());
+            Listings::new(HashMap::from([(Vec::new(), known)]), at, Vec::new())
         };
+        let holds =
+            |l: Listings, chain: &Chain| l.holding(dir.path(), None, &handle, chain).is_some();
         let rules_mtime = {
             use std::os::unix::fs::MetadataExt;
             let m = std::fs::metadata(dir.path().join(".gitignore")).unwrap();
             m.mtime() * 1_000_000_000 + m.mtime_nsec()
         };
+        let root = Chain::ROOT;
         let changed = handle.stat.mtime_ns.max(rules_mtime);
         let next_second = second_floor(changed) + 1_000_000_000;
-        assert!(listing(next_second)
-            .holding(dir.path(), None, &handle)
-            .is_some());
-        assert!(listing(changed)
-            .holding(dir.path(), None, &handle)
-            .is_none());
-        assert!(listing(next_second - 1)
-            .holding(dir.path(), None, &handle)
-            .is_none());
+        assert!(holds(listing(next_second, &root), &root));
+        assert!(!holds(listing(changed, &root), &root));
+        assert!(!holds(listing(next_second - 1, &root), &root));
+        // Other rules above: recorded under one chain, checked under another.
+        let stamp = Listings::new(HashMap::new(), 0, Vec::new()).stamp(dir.path(), true, files);
+        let above = root.below(&stamp);
+        assert_ne!(above, root);
+        assert!(!holds(listing(next_second, &root), &above));
+        assert!(!holds(listing(next_second, &above), &root));
+        // The same rules above, changed in the second the listing was recorded in.
+        let racy_above = Chain {
+            newest_mtime: next_second,
+            ..root
+        };
+        assert!(!holds(listing(next_second, &root), &racy_above));
+        assert!(holds(
+            listing(next_second + 1_000_000_000, &root),
+            &racy_above
+        ));
     }
 
     #[test]

@@ -55,7 +55,12 @@ mod walk;
 mod watch;
 
 #[cfg(target_os = "linux")]
+use listing::Recorded;
+#[cfg(target_os = "linux")]
 use watch::{Look, Watcher};
+/// What a walk kept for the next one (nothing, where walks keep no listings).
+#[cfg(not(target_os = "linux"))]
+type Recorded = ();
 #[cfg(target_os = "linux")]
 pub use watch::{Watches, FULL_EVERY, MAX_DIRTY};
 
@@ -547,6 +552,13 @@ impl Session<'_> {
         changed: Option<&[RelPath]>,
     ) -> Result<Gathered> {
         let root = self.ws.root();
+        // A process that does not watch the tree walks it with the last walk's listings
+        // (before the global rules are read: a listing is stamped as of the walk's start).
+        #[cfg(target_os = "linux")]
+        let listings = match (watcher, changed) {
+            (None, None) => self.listings(root),
+            _ => None,
+        };
         let own_global;
         let global = match watcher {
             Some(w) => w.global(),
@@ -563,12 +575,6 @@ impl Session<'_> {
             root: root.display().to_string(),
             detail: format!("{what} panicked"),
         };
-        // A process that does not watch the tree walks it with the last walk's listings.
-        #[cfg(target_os = "linux")]
-        let listings = match (watcher, changed) {
-            (None, None) => self.listings(root)?,
-            _ => None,
-        };
         let (walked, known, complete, rows) = std::thread::scope(|s| {
             let walker = s.spawn(|| {
                 #[cfg(target_os = "linux")]
@@ -582,7 +588,7 @@ impl Session<'_> {
                     Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
                 };
                 walked
-                    .map(|files| (files, None))
+                    .map(|files| (files, None::<Recorded>))
                     .ok_or_else(|| panicked("a walker thread"))
             });
             let read = self.home.index.read();
@@ -634,19 +640,20 @@ impl Session<'_> {
     }
 
     /// The listings the last full walk of this workspace kept, unless its tree may change
-    /// without a directory's mtime moving here (a network filesystem at or below the root).
+    /// without a directory's mtime moving here (on or holding a network filesystem). None
+    /// when they cannot be read either: they only spare work.
     #[cfg(target_os = "linux")]
-    fn listings(&self, root: &std::path::Path) -> Result<Option<listing::Listings>> {
-        if watch::remote_mount_below(root) {
-            return Ok(None);
-        }
+    fn listings(&self, root: &std::path::Path) -> Option<listing::Listings> {
         let now = self.home.now();
-        let rows = self.home.index.read().dir_listings(self.ws_id)?;
-        Ok(Some(listing::Listings::new(
+        if watch::remote(root) {
+            return None;
+        }
+        let rows = self.home.index.read().dir_listings(self.ws_id).ok()?;
+        Some(listing::Listings::new(
             rows,
             now,
             watch::outside_rule_files(root),
-        )))
+        ))
     }
 
     /// [`pipeline`] with [`look_all`] as the look; on the committing side, each batch's new

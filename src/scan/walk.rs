@@ -19,7 +19,9 @@
 //! from the directory holding that file, not from the process's current directory.
 //!
 //! A symlink found in a directory is never followed. A directory that is swapped for a
-//! symlink between being listed and being read is read through it (as with the crate).
+//! symlink between being listed and being read is read through it (as with the crate), except
+//! in a walk with listings (module `listing`), which opens every directory without following
+//! a symlink and skips one found swapped.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -31,7 +33,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
 #[cfg(target_os = "linux")]
-use super::listing::{self, DirHandle, Listings, Recorded, RuleFiles};
+use rustix::io::Errno;
+
+#[cfg(target_os = "linux")]
+use super::listing::{self, Chain, DirHandle, Listings, Recorded, RuleFiles};
 use crate::model::Stat;
 use crate::workspace::{stat_of, RelPath};
 
@@ -139,6 +144,7 @@ struct Walk<'a> {
     global: &'a Gitignore,
     watch: Option<&'a dyn DirWatch>,
     /// What the last full walk found in each directory (never together with `watch`).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     listings: Option<&'a Listings>,
     queue: Mutex<Queue>,
     wake: Condvar,
@@ -161,9 +167,10 @@ struct Job {
     dir: PathBuf,
     rel: Option<RelPath>,
     rules: Option<Arc<Rules>>,
-    /// The rules of a directory above changed since the listings were recorded (or one had
-    /// none): this directory is read whatever its listing says.
-    fresh: bool,
+    /// The rules above this directory, for a walk with listings; `None` when they are not
+    /// known as stamps (then no listing at or below it is used or recorded).
+    #[cfg(target_os = "linux")]
+    chain: Option<Chain>,
     /// The parent's handle, to open this directory by its name (instead of walking its
     /// whole path again). Siblings share one; the handles open at once are about as many as
     /// the walk is deep.
@@ -177,7 +184,8 @@ impl Job {
             dir,
             rel,
             rules,
-            fresh: false,
+            #[cfg(target_os = "linux")]
+            chain: None,
             #[cfg(target_os = "linux")]
             at: None,
         }
@@ -234,24 +242,30 @@ impl Walk<'_> {
         out: &mut Vec<(RelPath, Stat)>,
         rec: &mut Recorded,
     ) -> Vec<Job> {
-        // Its stat before anything in it is read; gone or swapped for a symlink: skipped, as
-        // a directory that cannot be read.
+        // Its stat before anything in it is read.
         let opened = match (&job.at, job.dir.file_name()) {
             (Some(at), Some(name)) => at.child(name),
-            _ => None,
+            _ => DirHandle::open(&job.dir),
         };
-        // Also when opening by name failed (out of file descriptors, say): by its path.
-        let Some(handle) = opened.or_else(|| DirHandle::open(&job.dir)).map(Arc::new) else {
-            return Vec::new();
+        let handle = match opened {
+            Ok(handle) => Arc::new(handle),
+            // Gone, or swapped for a symlink or a file since its parent was read: skipped, as
+            // a directory that cannot be read.
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => return Vec::new(),
+            // Out of file descriptors, say: read as without listings, none used below.
+            Err(_) => return self.read(job, out, None),
         };
         let key = listing::key(job.rel.as_ref()).to_vec();
-        if !job.fresh {
-            if let Some(known) = listings.holding(&job.dir, job.rel.as_ref(), &handle) {
+        if let Some(chain) = &job.chain {
+            if let Some((known, stamp)) =
+                listings.holding(&job.dir, job.rel.as_ref(), &handle, chain)
+            {
                 rec.visited.push(key);
-                return self.reuse(job, &handle, known, out);
+                let below = chain.below(&stamp);
+                return self.reuse(job, &handle, known, below, out);
             }
         }
-        let (fresh, rel) = (job.fresh, job.rel.clone());
+        let (dir, chain) = (job.dir.clone(), job.chain);
         let mut kept = Kept {
             listings,
             stamp: None,
@@ -260,18 +274,24 @@ impl Walk<'_> {
         };
         let mut jobs = self.read(job, out, Some(&mut kept));
         let Some(stamp) = kept.stamp else {
-            // Not read after all (it could not be listed): no listing, none reused below.
+            // Not read after all (it could not be listed): no listing, none below.
             return jobs;
         };
-        // Rules other than the recorded ones void every listing below.
-        let fresh = fresh || !listings.rules_hold(rel.as_ref(), &stamp);
+        // What was read is this directory's, in the state its stat describes, only if its
+        // path still leads to it, unchanged: else (a rename, an entry made during the read) no
+        // listing is recorded, nor used below.
+        let unchanged = DirHandle::open(&dir).is_ok_and(|now| now.stat == handle.stat);
+        let chain = chain.filter(|_| unchanged);
+        let below = chain.map(|c| c.below(&stamp));
         for j in &mut jobs {
-            j.fresh = fresh;
+            j.chain = below;
             j.at = Some(handle.clone());
         }
-        rec.visited.push(key.clone());
-        let listing = listings.record(&handle.stat, stamp, kept.files, kept.dirs);
-        rec.fresh.push((key, listing));
+        if let Some(chain) = chain {
+            rec.visited.push(key.clone());
+            let listing = listings.record(&handle.stat, &stamp, &chain, kept.files, kept.dirs);
+            rec.fresh.push((key, listing));
+        }
         jobs
     }
 
@@ -283,6 +303,7 @@ impl Walk<'_> {
         job: Job,
         handle: &Arc<DirHandle>,
         known: &crate::index::DirListing,
+        below: Chain,
         out: &mut Vec<(RelPath, Stat)>,
     ) -> Vec<Job> {
         let rules = if Listings::rule_files(known).any() {
@@ -301,6 +322,7 @@ impl Walk<'_> {
             .filter_map(|name| {
                 let rel = RelPath::child(job.rel.as_ref(), name).ok()?;
                 let mut child = Job::new(job.dir.join(name), Some(rel), rules.clone());
+                child.chain = Some(below);
                 child.at = Some(handle.clone());
                 Some(child)
             })
@@ -410,27 +432,37 @@ impl Walk<'_> {
 }
 
 /// What a directory read with listings at hand kept, for its new listing.
+#[cfg(target_os = "linux")]
 struct Kept<'a> {
     listings: &'a Listings,
-    #[cfg(target_os = "linux")]
     stamp: Option<listing::Stamp>,
     files: Vec<u8>,
     dirs: Vec<u8>,
 }
 
+#[cfg(target_os = "linux")]
 impl Kept<'_> {
     fn file(&mut self, name: &OsStr) {
-        #[cfg(target_os = "linux")]
         listing::push_name(&mut self.files, name);
-        #[cfg(not(target_os = "linux"))]
-        let _ = name;
     }
 
     fn dir(&mut self, name: &OsStr) {
-        #[cfg(target_os = "linux")]
         listing::push_name(&mut self.dirs, name);
-        #[cfg(not(target_os = "linux"))]
-        let _ = name;
+    }
+}
+
+/// No listings elsewhere.
+#[cfg(not(target_os = "linux"))]
+enum Kept {}
+
+#[cfg(not(target_os = "linux"))]
+impl Kept {
+    fn file(&mut self, _: &OsStr) {
+        match *self {}
+    }
+
+    fn dir(&mut self, _: &OsStr) {
+        match *self {}
     }
 }
 
@@ -510,7 +542,8 @@ pub(super) fn walk_listed(
     global: &Gitignore,
     listings: &Listings,
 ) -> Option<(Vec<(RelPath, Stat)>, Recorded)> {
-    let job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
+    let mut job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
+    job.chain = Some(Chain::ROOT);
     run(vec![job], threads, global, None, Some(listings))
 }
 
@@ -673,7 +706,7 @@ fn run(
         #[cfg(target_os = "linux")]
         recorded.append(&mut rec);
         #[cfg(not(target_os = "linux"))]
-        let _ = &mut rec;
+        let _ = (&mut recorded, rec);
     }
     Some((all, recorded))
 }

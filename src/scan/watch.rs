@@ -279,13 +279,24 @@ fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
 fn remote_type(fstype: &str) -> bool {
     matches!(
         fstype,
-        "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "afs" | "ceph" | "fuse" | "fuseblk"
+        "nfs"
+            | "nfs4"
+            | "cifs"
+            | "smb3"
+            | "smbfs"
+            | "9p"
+            | "afs"
+            | "ceph"
+            | "fuse"
+            | "fuseblk"
+            | "virtiofs"
+            | "vboxsf"
     ) || fstype.starts_with("fuse.")
 }
 
 /// Is a filesystem of a [`remote_type`] mounted at or below `root`? (Unreadable mount
 /// table: assume so.)
-pub(super) fn remote_mount_below(root: &Path) -> bool {
+fn remote_mount_below(root: &Path) -> bool {
     match std::fs::read_to_string("/proc/self/mountinfo") {
         Ok(table) => remote_mount_in(&table, root),
         Err(_) => true,
@@ -408,11 +419,19 @@ const REMOTE: [u64; 7] = [
     0x00c3_6400,
 ];
 
+/// Is the tree at `root` on, or does it hold, a filesystem another machine (or a host, for
+/// a VM's shared folder) may change: no event reaches a watch, and a directory's mtime need
+/// not move here. (Unknown: assume so.)
+pub(super) fn remote(root: &Path) -> bool {
+    #[allow(clippy::unnecessary_cast)]
+    let on_remote =
+        rustix::fs::statfs(root).map_or(true, |fs| REMOTE.contains(&(fs.f_type as u64)));
+    on_remote || remote_mount_below(root)
+}
+
 impl Watcher {
     fn new(root: &Path) -> rustix::io::Result<Watcher> {
-        let fs = rustix::fs::statfs(root)?;
-        #[allow(clippy::unnecessary_cast)]
-        if REMOTE.contains(&(fs.f_type as u64)) || remote_mount_below(root) {
+        if remote(root) {
             return Err(Errno::NOTSUP);
         }
         let root_id = root_id(root).ok_or(Errno::NOENT)?;
@@ -630,8 +649,9 @@ impl Watcher {
 }
 
 /// The rule files a walk of `root` reads outside the tree it watches: the ancestors' ignore
-/// files and exclude files, the root's exclude file, and where git keeps the user's global
-/// excludes by default (and the config files that may name another).
+/// files and exclude files, the root's exclude file, the user's global excludes (the file
+/// `core.excludesFile` names, and where git keeps it by default) and the config files that
+/// may name it, found as the `ignore` crate finds them.
 pub(super) fn outside_rule_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dir in root.ancestors() {
@@ -644,10 +664,13 @@ pub(super) fn outside_rule_files(root: &Path) -> Vec<PathBuf> {
             out.push(git.join("info").join("exclude"));
         }
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let set = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = set("HOME");
+    let xdg = set("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
     if let Some(h) = &home {
         out.push(h.join(".gitconfig"));
     }
@@ -655,6 +678,10 @@ pub(super) fn outside_rule_files(root: &Path) -> Vec<PathBuf> {
         out.push(x.join("git").join("config"));
         out.push(x.join("git").join("ignore"));
     }
+    out.extend(set("GIT_CONFIG_GLOBAL"));
+    out.push(set("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    // The excludes file the config names now (its path changing is a config change above).
+    out.extend(ignore::gitignore::gitconfig_excludes_path());
     out
 }
 

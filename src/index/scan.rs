@@ -38,8 +38,14 @@ pub struct Baseline {
 }
 
 impl Tx<'_> {
-    /// Every file state of the workspace (one query; scans compare the whole tree).
-    pub fn all_file_states(&self, ws: WorkspaceId) -> Result<Vec<(RelPath, KnownState)>> {
+    /// Every file state of the workspace (one query; scans compare the whole tree), each
+    /// handed to `to` as its row is read (a scan puts them straight into its map: no list of
+    /// 78k states in between).
+    pub fn each_file_state(
+        &self,
+        ws: WorkspaceId,
+        to: &mut dyn FnMut(RelPath, KnownState),
+    ) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!("{STATE_COLUMNS} WHERE workspace_id = ?1"))
@@ -47,11 +53,11 @@ impl Tx<'_> {
         // Rows are turned into states as they come: no intermediate copies of the kind or
         // the blob id for each of (say) 78k files.
         let mut rows = stmt.query([ws.0]).ctx("list file states")?;
-        let mut out = Vec::new();
         while let Some(r) = rows.next().ctx("list file states")? {
-            out.push(known_state(r)?);
+            let (rel, state) = known_state(r)?;
+            to(rel, state);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Every directory listing of workspace `ws`, by path (the root's is empty).

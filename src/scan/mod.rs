@@ -600,17 +600,31 @@ impl Session<'_> {
             // The map is built here too, while the walk is still running. SipHash over 78k
             // paths twice (insert, lookup) was 3.5 % of a no-change scan's instructions; the
             // keys are our own workspace's paths, so a keyed hash buys nothing.
-            let states = match changed {
-                None => read.all_file_states(self.ws_id),
-                Some(paths) => read.file_states_under(self.ws_id, paths),
-            };
-            let known = states.map(|states| {
-                states
-                    .into_iter()
-                    .map(|(rel, state)| (rel, Known::new(state)))
-                    .collect::<PathMap<Known>>()
-            });
             let complete = read.baseline(self.ws_id);
+            let known = match changed {
+                None => {
+                    // Sized for the files the last scan left with a state: no rehashing of
+                    // a map of 78k entries as it grows.
+                    let files = match &complete {
+                        Ok(Some(b)) => b.files,
+                        _ => 0,
+                    };
+                    let mut known = PathMap::with_capacity_and_hasher(
+                        usize::try_from(files).unwrap_or(0),
+                        Default::default(),
+                    );
+                    read.each_file_state(self.ws_id, &mut |rel, state| {
+                        known.insert(rel, Known::new(state));
+                    })
+                    .map(|()| known)
+                }
+                Some(paths) => read.file_states_under(self.ws_id, paths).map(|states| {
+                    states
+                        .into_iter()
+                        .map(|(rel, state)| (rel, Known::new(state)))
+                        .collect::<PathMap<Known>>()
+                }),
+            };
             let walked = walker
                 .join()
                 .unwrap_or_else(|_| Err(panicked("the walking thread")));

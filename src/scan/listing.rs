@@ -47,14 +47,15 @@ use crate::workspace::RelPath;
 /// The listings of a workspace as the walk starts, and the time the new ones are recorded at.
 pub(crate) struct Listings {
     rows: HashMap<Vec<u8>, DirListing>,
-    /// Taken before the walk stats anything: a listing proves only what changed before it.
+    /// When new listings are recorded: before the walk stats anything (and a tick earlier
+    /// still), since a listing proves only what changed before it.
     now: i64,
     /// The rule files outside the tree, stamped with the root.
     outside: Vec<PathBuf>,
 }
 
-/// What a walk recorded: the listings of the directories it read, and every directory it
-/// visited (a listing of any other is stale).
+/// What a walk recorded: the listings of the directories it read, and every directory whose
+/// listing stands after it, reused or new (any other listing is stale or void).
 #[derive(Default)]
 pub(crate) struct Recorded {
     pub fresh: Vec<(Vec<u8>, DirListing)>,

@@ -494,6 +494,72 @@ fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
     assert_eq!(paths, vec!["src/a.txt", "src/anchored.txt"], "{all:#?}");
 }
 
+/// Scans a second apart, so that each one's directory listings are not racy and the next
+/// one reuses them (in its own process, on Linux): edits in place, which leave every
+/// directory's mtime as it was, are still found, and so are the files a rule changed in place
+/// lets through, from the global excludes and from an ignore file in the tree, also when the
+/// rule file keeps its old mtime (as `tar` or `cp -p` leave it).
+#[test]
+fn bash_scans_a_second_apart_find_what_edits_and_rule_changes_in_place_changed() {
+    let env = Env::new();
+    let xdg = env.ws.parent().unwrap().join("user-home/.config");
+    let global = xdg.join("git/ignore");
+    std::fs::create_dir_all(xdg.join("git")).unwrap();
+    std::fs::write(&global, "*.secret\n").unwrap();
+    env.write(".gitignore", "*.log\n");
+    for f in [
+        "deep/a/b/c.txt",
+        "deep/a/b/d.txt",
+        "other/e.txt",
+        "logs/x.log",
+        "k.secret",
+    ] {
+        env.write(f, "0\n");
+    }
+    // Rewrite a rule file in place, putting its mtime back.
+    let rewrite = |path: &std::path::Path, text: &str| {
+        let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+        std::fs::write(path, text).unwrap();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(mtime).unwrap();
+    };
+    let a_second = || std::thread::sleep(std::time::Duration::from_millis(1100));
+    a_second();
+    bash(&env, false, &[]);
+    if !crate::VIA_HELPER && cfg!(target_os = "linux") {
+        let listed: i64 = db(&env)
+            .query_row("SELECT count(*) FROM dir_listings", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            listed, 6,
+            "the root, deep, deep/a, deep/a/b, other and logs"
+        );
+    }
+    a_second();
+    env.write("deep/a/b/c.txt", "1\n");
+    rewrite(&global, "*.tmp\n");
+    bash(&env, true, &[]);
+    a_second();
+    rewrite(&env.path(".gitignore"), "*.tmp\n");
+    bash(&env, false, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let of_kind = |kind: &str| -> Vec<&str> {
+        all.iter()
+            .filter(|c| c["window_kind"] == kind)
+            .map(|c| c["path"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(of_kind("agent"), ["deep/a/b/c.txt", "k.secret"], "{all:#?}");
+    assert_eq!(
+        of_kind("external"),
+        [".gitignore", "logs/x.log"],
+        "{all:#?}"
+    );
+    assert_eq!(change_of(&all, "deep/a/b/c.txt")["before"], blob(b"0\n"));
+    assert_eq!(change_of(&all, "logs/x.log")["before"], Value::Null);
+}
+
 #[test]
 fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
     let env = Env::new();

@@ -221,9 +221,20 @@ impl KnownState {
         let Some(then) = self.stat else {
             return false;
         };
-        let second_floor = self.recorded_at.div_euclid(1_000_000_000) * 1_000_000_000;
-        then == *now && then.mtime_ns < second_floor
+        then == *now && then.mtime_ns < unseen_before(self.recorded_at)
     }
+}
+
+/// How far a file's timestamps may lag behind the clock rewind records times by: the kernel
+/// stamps files from a coarse clock, up to a tick (1-10 ms) behind the system clock.
+const FILE_CLOCK_LAG_NS: i64 = 20_000_000;
+
+/// The racy-git rule: what was recorded (read, stat-ed, listed) at `recorded_at` proves a file
+/// or directory unchanged only if it was last modified before the returned time — before the
+/// second in which the recording was made, by the file clock. A change later in that second
+/// could leave the same timestamps behind on a filesystem with coarse ones.
+pub fn unseen_before(recorded_at: i64) -> i64 {
+    (recorded_at - FILE_CLOCK_LAG_NS).div_euclid(1_000_000_000) * 1_000_000_000
 }
 
 /// Why rewind knows a file by its stat alone.

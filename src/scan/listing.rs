@@ -41,14 +41,14 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::index::DirListing;
-use crate::model::Stat;
+use crate::model::{unseen_before, Stat};
 use crate::workspace::RelPath;
 
 /// The listings of a workspace as the walk starts, and the time the new ones are recorded at.
 pub(crate) struct Listings {
     rows: HashMap<Vec<u8>, DirListing>,
-    /// When new listings are recorded: before the walk stats anything (and a tick earlier
-    /// still), since a listing proves only what changed before it.
+    /// When new listings are recorded: before the walk stats anything, since a listing
+    /// proves only what changed before it.
     now: i64,
     /// The rule files outside the tree, stamped with the root.
     outside: Vec<PathBuf>,
@@ -135,26 +135,10 @@ impl Chain {
     }
 }
 
-/// How far the kernel's file timestamps may lag behind the system clock (a tick).
-pub(crate) const COARSE_CLOCK_LAG_NS: i64 = 20_000_000;
-
-/// The first nanosecond of the second `t` is in: what was modified before it cannot have
-/// been modified again unseen under the same mtime (the racy-git rule, `KnownState`'s).
-fn second_floor(t: i64) -> i64 {
-    t.div_euclid(1_000_000_000) * 1_000_000_000
-}
-
 impl Listings {
-    /// `now` is when the walk starts. Listings are recorded a moment earlier: a file's
-    /// timestamp comes from the kernel's coarse clock, up to a tick (1-10 ms) behind the
-    /// clock `now` was read from, so a change just before a second began could carry the
-    /// second before's mtime.
+    /// `now`: when the walk starts, the time its new listings are recorded at.
     pub fn new(rows: HashMap<Vec<u8>, DirListing>, now: i64, outside: Vec<PathBuf>) -> Listings {
-        Listings {
-            rows,
-            now: now - COARSE_CLOCK_LAG_NS,
-            outside,
-        }
+        Listings { rows, now, outside }
     }
 
     /// Which rule files the directory of `known` had.
@@ -173,7 +157,7 @@ impl Listings {
         chain: &Chain,
     ) -> Option<(&DirListing, Stamp)> {
         let known = self.rows.get(key(rel))?;
-        let floor = second_floor(known.recorded_at);
+        let floor = unseen_before(known.recorded_at);
         if known.dir != encode_stat(&handle.stat) || handle.stat.mtime_ns >= floor {
             return None;
         }
@@ -407,7 +391,7 @@ mod tests {
         let files = RuleFiles::of(true, false, false);
         // A listing recorded at `at` under `chain`.
         let listing = |at: i64, chain: &Chain| {
-            let listings = Listings::new(HashMap::new(), at + COARSE_CLOCK_LAG_NS, Vec::new());
+            let listings = Listings::new(HashMap::new(), at, Vec::new());
             let stamp = listings.stamp(dir.path(), true, files);
             let known = listings.record(&handle.stat, &stamp, chain, b"a".to_vec(), Vec::new());
             Listings::new(HashMap::from([(Vec::new(), known)]), at, Vec::new())
@@ -421,7 +405,8 @@ mod tests {
         };
         let root = Chain::ROOT;
         let changed = handle.stat.mtime_ns.max(rules_mtime);
-        let next_second = second_floor(changed) + 1_000_000_000;
+        // The first time a listing proves it: a second after the change, and a tick more.
+        let next_second = changed.div_euclid(1_000_000_000) * 1_000_000_000 + 1_020_000_000;
         assert!(holds(listing(next_second, &root), &root));
         assert!(!holds(listing(changed, &root), &root));
         assert!(!holds(listing(next_second - 1, &root), &root));

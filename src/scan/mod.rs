@@ -1214,9 +1214,14 @@ mod tests {
 
     #[test]
     fn stat_match_skips_hashing_only_when_recorded_after_the_mtime_second() {
-        let s = 1_000_000_000;
-        // Modified at 10.2 s, recorded at 11.0 s: safe to trust.
-        assert!(known(10 * s + s / 5, 11 * s).proves_unchanged(&stat(10 * s + s / 5)));
+        let (s, ms) = (1_000_000_000, 1_000_000);
+        // Modified at 10.2 s, recorded at 11.1 s: safe to trust.
+        assert!(known(10 * s + s / 5, 11 * s + s / 10).proves_unchanged(&stat(10 * s + s / 5)));
+        // Modified at 10.995 s by the file clock, recorded at 11.005 s: the file clock lags
+        // by up to a tick, so a write at 11.003 could still carry 10.995 (racy, must hash).
+        let late = 10 * s + 995 * ms;
+        assert!(!known(late, 11 * s + 5 * ms).proves_unchanged(&stat(late)));
+        assert!(known(late, 11 * s + 25 * ms).proves_unchanged(&stat(late)));
         // Recorded in the same second as the mtime: racy, must hash.
         assert!(!known(10 * s + s / 5, 10 * s + s / 2).proves_unchanged(&stat(10 * s + s / 5)));
         // Stat differs: must hash.

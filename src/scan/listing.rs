@@ -63,7 +63,7 @@ pub(crate) struct Recorded {
 }
 
 impl Recorded {
-    pub fn append(&mut self, other: &mut Recorded) {
+    pub fn append(&mut self, mut other: Recorded) {
         self.fresh.append(&mut other.fresh);
         self.visited.append(&mut other.visited);
     }

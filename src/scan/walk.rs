@@ -701,10 +701,10 @@ fn run(
     let mut all = Vec::new();
     let mut recorded = Recorded::default();
     for part in parts {
-        let (files, mut rec) = part?;
+        let (files, rec) = part?;
         all.extend(files);
         #[cfg(target_os = "linux")]
-        recorded.append(&mut rec);
+        recorded.append(rec);
         #[cfg(not(target_os = "linux"))]
         let _ = (&mut recorded, rec);
     }

@@ -17,7 +17,8 @@ use crate::workspace::RelPath;
 pub struct DirListing {
     /// The directory's stat, taken before it was read.
     pub dir: Vec<u8>,
-    /// A stamp of the rule files that decided what in it is ignored.
+    /// A stamp of the rule files that decided what in it is ignored: its own, then a digest
+    /// of those above it.
     pub rules: Vec<u8>,
     pub recorded_at: i64,
     /// The names of its files the walk kept, NUL-separated.

@@ -214,9 +214,10 @@ CREATE TABLE state_touches(
 );
 "#,
     // 10: what a full walk found in each directory of a workspace (`scan::listing`): the
-    // directory's stat and its rule files' stamp when it was read (opaque to the index), and
-    // the names of the files and subdirectories it kept, NUL-separated. The next walk reads a
-    // directory again only when these no longer hold. The root's path is empty.
+    // directory's stat, and a stamp of its rule files and of those above it, when it was read
+    // (both opaque to the index), and the names of the files and subdirectories it kept,
+    // NUL-separated. The next walk reads a directory again only when these no longer hold.
+    // The root's path is empty.
     r#"
 CREATE TABLE dir_listings(
     workspace_id INTEGER NOT NULL,

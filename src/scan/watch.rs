@@ -408,13 +408,15 @@ impl DirWatch for Marks {
 }
 
 /// Filesystems whose changes inotify may not see (made by another machine, or by a
-/// userspace server): NFS, SMB/CIFS (two magics), FUSE, 9p, and AFS/Ceph for good measure.
-const REMOTE: [u64; 7] = [
+/// userspace server): NFS, SMB/CIFS (two magics), FUSE (virtiofs too), 9p, VirtualBox
+/// shared folders, and AFS/Ceph for good measure.
+const REMOTE: [u64; 8] = [
     0x6969,
     0xff53_4d42,
     0xfe53_4d42,
     0x6573_5546,
     0x0102_1997,
+    0x786f_4256,
     0x5346_414f,
     0x00c3_6400,
 ];
@@ -717,12 +719,17 @@ mod tests {
 40 22 0:40 / /work/ws/data rw,relatime shared:20 - nfs4 server:/export rw,vers=4.2
 41 22 0:41 / /work/other rw - fuse.sshfs host: rw
 42 22 0:42 / /work/ws/tmp rw - tmpfs tmpfs rw
+43 22 0:43 / /work/vm/shared rw - virtiofs share rw
+44 22 0:44 / /work/vb/shared rw - vboxsf share rw
 ";
         assert!(remote_mount_in(table, Path::new("/work/ws")));
         assert!(remote_mount_in(table, Path::new("/work/ws/data")));
         assert!(!remote_mount_in(table, Path::new("/work/ws/src")));
         assert!(remote_mount_in(table, Path::new("/work/other")));
         assert!(!remote_mount_in(table, Path::new("/work/wsx")));
+        // A VM's shared folders: the host changes them.
+        assert!(remote_mount_in(table, Path::new("/work/vm")));
+        assert!(remote_mount_in(table, Path::new("/work/vb")));
     }
 
     #[test]

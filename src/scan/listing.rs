@@ -221,25 +221,18 @@ impl Listings {
 }
 
 impl Stamp {
-    /// One rule file's stat (following a symlink, as the rules are read), or its absence.
+    /// One rule file's stat as the helper's watches take it (following a symlink, as the
+    /// rules are read), or its absence.
     fn add(&mut self, file: &Path) {
-        use std::os::unix::fs::MetadataExt;
-        match std::fs::metadata(file) {
-            Ok(m) => {
-                let mtime = m.mtime() * 1_000_000_000 + m.mtime_nsec();
+        match super::watch::print(file) {
+            Some((ino, len, mtime, ctime)) => {
                 self.bytes.push(1);
-                for v in [
-                    m.ino(),
-                    m.len(),
-                    mtime as u64,
-                    m.ctime() as u64,
-                    m.ctime_nsec() as u64,
-                ] {
+                for v in [ino, len, mtime as u64, ctime as u64] {
                     self.bytes.extend_from_slice(&v.to_le_bytes());
                 }
                 self.newest_mtime = self.newest_mtime.max(mtime);
             }
-            Err(_) => self.bytes.push(0),
+            None => self.bytes.push(0),
         }
     }
 }

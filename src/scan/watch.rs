@@ -319,9 +319,9 @@ fn remote_mount_in(table: &str, root: &Path) -> bool {
 }
 
 /// A stat of a rule file outside the watched tree (or that it is missing).
-type Print = Option<(u64, u64, i64, i64)>;
+pub(super) type Print = Option<(u64, u64, i64, i64)>;
 
-fn print(path: &Path) -> Print {
+pub(super) fn print(path: &Path) -> Print {
     let m = std::fs::metadata(path).ok()?;
     let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
     Some((

@@ -1214,23 +1214,14 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<()> {
-        if by != "scan" && !matches!(known.state, FileState::Absent) {
-            let logged = self
-                .conn
-                .prepare_cached(
-                    "INSERT INTO state_touches(workspace_id, path) SELECT ?1, ?2 WHERE NOT EXISTS
-                     (SELECT 1 FROM file_states WHERE workspace_id = ?1 AND path = ?2 AND kind <> 'absent')",
-                )
-                .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
-                .ctx("log a new file state")?;
-            self.trim_state_log(logged)?;
-        }
+        self.log_state(ws, path, by)?;
         self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
     /// [`Tx::set_file_state`] for a caller that read the path's state in this transaction
-    /// (`before`): the log entry, when one is due, without looking the state up again, and
-    /// no statement at all for the usual case, a known file's state updated.
+    /// (`before`): no log entry when the bytes are the ones the state already had (a check
+    /// or snap of an unchanged file, the usual case): whatever stat a listing verified them
+    /// under, it still proves them.
     pub fn set_file_state_after(
         &self,
         ws: WorkspaceId,
@@ -1239,24 +1230,29 @@ impl Tx<'_> {
         by: &str,
         before: Option<&KnownState>,
     ) -> Result<()> {
-        let was_there = before.is_some_and(|b| !matches!(b.state, FileState::Absent));
-        if by != "scan" && !was_there && !matches!(known.state, FileState::Absent) {
-            let logged = self
-                .conn
-                .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
-                .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
-                .ctx("log a new file state")?;
-            self.trim_state_log(logged)?;
+        let same = |b: &KnownState| b.state == known.state && b.state != FileState::Unknown;
+        if !before.is_some_and(same) {
+            self.log_state(ws, path, by)?;
         }
         self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
-    /// `state_touches` (schema v9) lists the paths a command other than a scan gave a new or
-    /// no-longer-absent state; after an entry was `logged`, now and then, trim it.
-    fn trim_state_log(&self, logged: usize) -> Result<()> {
-        // The log is trimmed now and then, not at every entry.
+    /// `state_touches` (schema v9) lists the paths a command other than a scan gave a file
+    /// state (every such write since v11): a watcher looks at them at its next scan, and a
+    /// listing's verified stat of a path written after it was verified proves nothing. The
+    /// log is trimmed now and then, not at every entry. (A scan's own writes need no entry:
+    /// they record what it found, and never over a state recorded later, so a verified stat
+    /// that still matches the file still matches the state.)
+    fn log_state(&self, ws: WorkspaceId, path: &RelPath, by: &str) -> Result<()> {
+        if by == "scan" {
+            return Ok(());
+        }
+        self.conn
+            .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
+            .ctx("log a file state")?;
         let seq = self.conn.last_insert_rowid();
-        if logged == 1 && seq % 256 == 0 {
+        if seq % 256 == 0 {
             self.conn
                 .execute(
                     "DELETE FROM state_touches WHERE seq <= ?1",

@@ -25,6 +25,10 @@ pub struct DirListing {
     pub files: Vec<u8>,
     /// The names of the subdirectories it entered, NUL-separated.
     pub dirs: Vec<u8>,
+    /// For each of `files`, the stat under which its file state proved it unchanged (or a
+    /// mark that none did), as of entry `seq` of the file-state log; empty for none at all.
+    pub verified: Vec<u8>,
+    pub seq: i64,
 }
 
 /// How far a workspace's baseline has got.
@@ -66,7 +70,7 @@ impl Tx<'_> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, dir, rules, recorded_at, files, dirs FROM dir_listings
+                "SELECT path, dir, rules, recorded_at, files, dirs, verified, seq FROM dir_listings
                  WHERE workspace_id = ?1",
             )
             .ctx("list directory listings")?;
@@ -80,6 +84,8 @@ impl Tx<'_> {
                         recorded_at: r.get(3)?,
                         files: r.get(4)?,
                         dirs: r.get(5)?,
+                        verified: r.get(6)?,
+                        seq: r.get(7)?,
                     },
                 ))
             })
@@ -98,8 +104,8 @@ impl Tx<'_> {
         let mut put = self
             .conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )
             .ctx("keep directory listings")?;
         for (path, l) in fresh {
@@ -110,7 +116,9 @@ impl Tx<'_> {
                 l.rules,
                 l.recorded_at,
                 l.files,
-                l.dirs
+                l.dirs,
+                l.verified,
+                l.seq
             ])
             .ctx("keep directory listings")?;
         }
@@ -134,8 +142,95 @@ impl Tx<'_> {
             .ctx("read the file-state log")
     }
 
-    /// The paths of workspace `ws` a command other than a scan gave a new or no-longer-absent
-    /// state after entry `since` (schema v9), with the newest entry; `None` when
+    /// The file-state log's oldest entry (none when empty).
+    pub fn state_log_oldest(&self) -> Result<Option<i64>> {
+        self.conn
+            .prepare_cached("SELECT min(seq) FROM state_touches")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .ctx("read the file-state log")
+    }
+
+    /// The file-state log's entries of workspace `ws` after `since`, each with its seq.
+    pub fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<(i64, RelPath)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, path FROM state_touches WHERE seq > ?1 AND workspace_id = ?2",
+            )
+            .ctx("read the file-state log")?;
+        let mut rows = stmt
+            .query(params![since, ws.0])
+            .ctx("read the file-state log")?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().ctx("read the file-state log")? {
+            let seq = r.get::<_, i64>(0).ctx("read the file-state log")?;
+            let path = r.get::<_, Vec<u8>>(1).ctx("read the file-state log")?;
+            let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
+                what: "file-state log path",
+                detail: e.to_string(),
+            })?;
+            out.push((seq, rel));
+        }
+        Ok(out)
+    }
+
+    /// How many files of workspace `ws` have a state other than absent.
+    pub fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
+        self.conn
+            .prepare_cached(
+                "SELECT count(*) FROM file_states WHERE workspace_id = ?1 AND kind <> 'absent'",
+            )
+            .and_then(|mut s| s.query_row([ws.0], |r| r.get::<_, i64>(0)))
+            .map(|n| n as u64)
+            .ctx("count file states")
+    }
+
+    /// The states of exactly `paths` that workspace `ws` has.
+    pub fn file_states_at<'p>(
+        &self,
+        ws: WorkspaceId,
+        paths: impl IntoIterator<Item = &'p RelPath>,
+    ) -> Result<Vec<(RelPath, KnownState)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "{STATE_COLUMNS} WHERE workspace_id = ?1 AND path = ?2"
+            ))
+            .ctx("find file states")?;
+        let mut out = Vec::new();
+        for p in paths {
+            let mut rows = stmt
+                .query(params![ws.0, p.as_bytes()])
+                .ctx("find file states")?;
+            if let Some(r) = rows.next().ctx("find file states")? {
+                out.push(known_state(r)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The paths with a state the last full walk of `ws` did not find (NUL-separated), as
+    /// [`Tx::set_unclaimed`] left them; `None` before any.
+    pub fn unclaimed(&self, ws: WorkspaceId) -> Result<Option<Vec<u8>>> {
+        self.conn
+            .prepare_cached("SELECT unclaimed FROM baselines WHERE workspace_id = ?1")
+            .and_then(|mut s| s.query_row([ws.0], |r| r.get(0)).optional())
+            .map(Option::flatten)
+            .ctx("read unclaimed states")
+    }
+
+    /// Keep `paths` (NUL-separated) as the states the last full walk of `ws` did not find.
+    pub fn set_unclaimed(&self, ws: WorkspaceId, paths: &[u8]) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE baselines SET unclaimed = ?2 WHERE workspace_id = ?1")
+            .and_then(|mut s| s.execute(params![ws.0, paths]))
+            .map(drop)
+            .ctx("keep unclaimed states")
+    }
+
+    /// The paths of workspace `ws` a command other than a scan gave a state after entry
+    /// `since` (schema v9; before v11 only new or no-longer-absent states), with the newest
+    /// entry; `None` when
     /// entries after `since` were already dropped from the log (more went by than it keeps).
     pub fn state_touches_since(
         &self,
@@ -333,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn the_state_log_holds_new_and_returning_states_set_outside_scans() {
+    fn the_state_log_holds_every_state_written_outside_scans_unless_its_bytes_stayed() {
         let dir = tempfile::tempdir().unwrap();
         let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
         let state = |state| KnownState {
@@ -343,12 +438,26 @@ mod tests {
             unread: None,
         };
         let (present, absent) = (state(FileState::Unknown), state(FileState::Absent));
+        let blob = |b: u8| {
+            state(FileState::Present {
+                blob: crate::ids::BlobId::from_bytes([b; 32]),
+                mode: 0o644,
+            })
+        };
         let set = |p: &str, known: &KnownState, by: &str| {
             index
                 .write(|tx| {
                     let ws = tx.workspace(b"/w", 1)?;
                     tx.set_file_state(ws, &rel(p), known, by)?;
                     Ok::<_, super::super::IndexError>(ws)
+                })
+                .unwrap()
+        };
+        let set_after = |p: &str, known: &KnownState, before: Option<&KnownState>| {
+            index
+                .write(|tx| {
+                    let ws = tx.workspace(b"/w", 1)?;
+                    tx.set_file_state_after(ws, &rel(p), known, "check", before)
                 })
                 .unwrap()
         };
@@ -360,24 +469,46 @@ mod tests {
         set("gone.rs", &absent, "snap");
         set("scanned.rs", &absent, "scan");
         set("scanned.rs", &present, "undo");
+        // With the state before at hand: the same bytes are not logged, other bytes are, and
+        // so is an unknown state (its bytes may be any).
+        set_after("same.rs", &blob(1), Some(&blob(1)));
+        set_after("other.rs", &blob(2), Some(&blob(1)));
+        set_after("new.rs", &blob(2), None);
+        set_after("big.bin", &present, Some(&present));
         let (newest, paths) = read();
         let paths: Vec<String> = paths.iter().map(|p| p.display()).collect();
-        // A new state, not its update; not an absent one; a present one after absent.
         assert_eq!(
             (newest, paths),
-            (2, vec!["out/a.o".into(), "scanned.rs".into()])
+            (
+                7,
+                [
+                    "out/a.o",
+                    "out/a.o",
+                    "gone.rs",
+                    "scanned.rs",
+                    "other.rs",
+                    "new.rs",
+                    "big.bin"
+                ]
+                .map(String::from)
+                .to_vec()
+            )
         );
-        assert_eq!(index.read().state_touches_seen().unwrap(), 2);
+        assert_eq!(index.read().state_touches_seen().unwrap(), 7);
         assert_eq!(
-            index.read().state_touches_since(ws, 2).unwrap(),
-            Some((2, vec![]))
+            index.read().state_touches_since(ws, 7).unwrap(),
+            Some((7, vec![]))
         );
+        let after = index.read().state_log_after(ws, 5).unwrap();
+        let after: Vec<(i64, String)> = after.into_iter().map(|(s, p)| (s, p.display())).collect();
+        assert_eq!(after, [(6, "new.rs".into()), (7, "big.bin".into())]);
+        assert_eq!(index.read().state_log_oldest().unwrap(), Some(1));
 
         // The log keeps the last 4096 or more (trimmed at every 256th entry): a reader behind
-        // what it kept is told it missed some. Entries 3 to 4352; the trim at 4352 drops 1-256.
+        // what it kept is told it missed some. Entries 8 to 4352; the trim at 4352 drops 1-256.
         index
             .write(|tx| {
-                for i in 0..4350 {
+                for i in 0..4345 {
                     tx.set_file_state(ws, &rel(&format!("many/{i}")), &present, "snap")?;
                 }
                 Ok::<_, super::super::IndexError>(())

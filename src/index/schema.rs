@@ -23,7 +23,11 @@
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
 //!   post-shell scan).
 //! - `state_touches(seq, workspace, path)` (v9): the last ~4096 paths a command other than
-//!   a scan gave a new or no-longer-absent file state, for watched scans.
+//!   a scan gave a file state (since v11 every such write, before only new or
+//!   no-longer-absent states), for watched scans and for listings' verified stats.
+//! - `dir_listings(workspace, path)` (v10): what a full walk found in a directory; since v11
+//!   with the stats its files' states were verified under, as of a `state_touches` entry.
+//!   `baselines.unclaimed` (v11): the paths with a state the last walk did not find.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -229,5 +233,15 @@ CREATE TABLE dir_listings(
     dirs BLOB NOT NULL,
     PRIMARY KEY(workspace_id, path)
 ) WITHOUT ROWID;
+"#,
+    // 11: each listed file's stat when the walk that listed it found its file state proving it
+    // unchanged (a listing's `verified`, 36 bytes per file of `files`, zeros for none),
+    // as of entry `seq` of `state_touches`, which from now on logs every state write outside
+    // scans; and the states the last walk left unclaimed. A scan then proves an unchanged
+    // directory's files unchanged without loading their states (`scan::listing`).
+    r#"
+ALTER TABLE dir_listings ADD COLUMN verified BLOB NOT NULL DEFAULT x'';
+ALTER TABLE dir_listings ADD COLUMN seq INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE baselines ADD COLUMN unclaimed BLOB;
 "#,
 ];

@@ -22,8 +22,22 @@
 //!   stamp, so in every chain;
 //! - a directory whose path no longer leads to the handle's directory, or whose stat changed
 //!   while it was read, gets no listing (what was read may be another's, or half a change);
-//! - a file's own stat is taken afresh every time: listings say which files there are, never
-//!   whether one changed.
+//! - a file's own stat is taken afresh every time: listings say which files there are; whether
+//!   one changed is its file state's to say (next).
+//!
+//! **Verified stats.** A listing also keeps, for each file, the stat under which the file's
+//! state proved it unchanged when the listing was last written, as of entry `seq` of the
+//! file-state log (`state_touches`, which every state write outside scans enters when it
+//! changes the bytes a state names). A walk that finds a file of an unchanged directory with
+//! that very stat, written to by nobody since `seq`, knows its state still proves it
+//! unchanged without loading the state: such a file is *settled* and not handed on. A scan
+//! that settles files loads only the states of the rest (and of the paths logged since, and
+//! of those the last walk left unclaimed, and of those gone from listings read again), and
+//! checks the count: every present state must be a settled file or one it loaded, or it
+//! walks again with every state loaded (`Session::gather`). A scan's own state writes are not
+//! logged: they record what it found, never over a state recorded later, so a verified stat
+//! the file still has still names the state's bytes. The log keeps the last ~4096 entries; a
+//! listing verified before the oldest one left verifies nothing.
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
 //! listings are not used on or below a network filesystem (NFS, CIFS/SMB, FUSE, 9p,
@@ -52,20 +66,128 @@ pub(crate) struct Listings {
     now: i64,
     /// The rule files outside the tree, stamped with the root.
     outside: Vec<PathBuf>,
+    /// The file-state log, when it could be read: without it no stat is verified.
+    pub log: Option<StateLog>,
+    /// The paths with a state the last walk did not find, as it kept them (NUL-separated).
+    pub unclaimed: Option<Vec<u8>>,
 }
 
-/// What a walk recorded: the listings of the directories it read, and every directory whose
-/// listing stands after it, reused or new (any other listing is stale or void).
+/// The most states a settling scan loads one by one (more: it walks again and loads them
+/// all). A lookup costs about what loading 8 states with the rest does.
+pub(crate) const SETTLE_LOADS: usize = 4096;
+
+/// The file-state log as a walk with listings starts.
+pub(crate) struct StateLog {
+    /// Its newest entry, read before any state: new verified stats hold as of it.
+    pub seq: i64,
+    /// Its oldest entry (none when empty): a listing verified before it verifies nothing.
+    pub oldest: Option<i64>,
+    /// By directory, each file name the log has an entry for since the oldest trusted
+    /// verification, with the entry's seq; the paths the last walk left unclaimed are there
+    /// too, as entries newer than any verification.
+    pub touched: HashMap<Vec<u8>, Vec<(Vec<u8>, i64)>>,
+    /// Whether this walk settles files (else it verifies stats for the next).
+    pub settle: bool,
+}
+
+impl StateLog {
+    /// Whether `known`'s verified stats hold as of its `seq`: verified at all, and no entry
+    /// after it trimmed from the log.
+    pub fn trusts(&self, known: &DirListing) -> bool {
+        known.seq >= 0
+            && known.seq <= self.seq
+            && self.oldest.is_none_or(|o| known.seq + 1 >= o)
+            && known.verified.len() == VERIFIED_LEN * names(&known.files).count()
+    }
+
+    /// A log entry (`seq`) for `rel`.
+    pub fn touch(&mut self, rel: &RelPath, seq: i64) {
+        let dir = key(rel.parent().as_ref()).to_vec();
+        let entries = self.touched.entry(dir).or_default();
+        entries.push((rel.file_name().to_vec(), seq));
+    }
+
+    /// Whether file `name` of directory `dir` was written after `since`.
+    pub fn touched_after(&self, dir: &[u8], name: &[u8], since: i64) -> bool {
+        self.touched
+            .get(dir)
+            .is_some_and(|t| t.iter().any(|(n, seq)| n == name && *seq > since))
+    }
+}
+
+/// What a walk recorded: the listings of the directories it read, those of unchanged
+/// directories whose verified stats it renewed, every directory whose listing stands after it,
+/// reused or new (any other listing is stale or void), and how many files it settled.
 #[derive(Default)]
 pub(crate) struct Recorded {
     pub fresh: Vec<(Vec<u8>, DirListing)>,
+    /// Renewed listings, and whether they must be written (a settling walk's: they carry a
+    /// newer `seq`) or only when their verified stats came out other than `before`.
+    pub renewed: Vec<Renewed>,
     pub visited: Vec<Vec<u8>>,
+    pub settled: u64,
+}
+
+pub(crate) struct Renewed {
+    pub key: Vec<u8>,
+    pub listing: DirListing,
+    /// The verified stats it had, when it need not be written if they came out the same.
+    pub before: Option<Vec<u8>>,
 }
 
 impl Recorded {
     pub fn append(&mut self, mut other: Recorded) {
         self.fresh.append(&mut other.fresh);
+        self.renewed.append(&mut other.renewed);
         self.visited.append(&mut other.visited);
+        self.settled += other.settled;
+    }
+
+    /// The files whose states did not prove them unchanged (`unproven`) lose their verified
+    /// stats; then the listings to write: every fresh one, the renewed ones that changed.
+    pub fn settle<'a>(
+        self,
+        unproven: impl IntoIterator<Item = &'a RelPath>,
+    ) -> Vec<(Vec<u8>, DirListing)> {
+        let Recorded {
+            fresh: mut out,
+            renewed,
+            ..
+        } = self;
+        let fresh = out.len();
+        let mut before = Vec::with_capacity(renewed.len());
+        for r in renewed {
+            out.push((r.key, r.listing));
+            before.push(r.before);
+        }
+        let at: HashMap<Vec<u8>, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect();
+        for rel in unproven {
+            let Some(&i) = at.get(key(rel.parent().as_ref())) else {
+                continue;
+            };
+            let listing = &mut out[i].1;
+            let Some(n) = names(&listing.files).position(|n| n.as_bytes() == rel.file_name())
+            else {
+                continue;
+            };
+            if let Some(entry) = listing
+                .verified
+                .get_mut(n * VERIFIED_LEN..(n + 1) * VERIFIED_LEN)
+            {
+                entry.fill(0);
+            }
+        }
+        let mut i = 0;
+        out.retain(|(_, l)| {
+            let keep = i < fresh || before[i - fresh].as_ref() != Some(&l.verified);
+            i += 1;
+            keep
+        });
+        out
     }
 
     /// The listings no directory of this walk claimed.
@@ -79,6 +201,59 @@ impl Recorded {
             .cloned()
             .collect()
     }
+}
+
+/// The paths whose states a settling walk must load: the files it handed on; those written
+/// after their listing's verification, or in a directory with no trusted listing; those the
+/// last walk left unclaimed; those gone from the listings of the directories it read again,
+/// or of those that are gone. None settled is among them. `None` when they are more than
+/// [`SETTLE_LOADS`].
+pub(crate) fn to_load(
+    listings: &Listings,
+    recorded: &Recorded,
+    gone: &[Vec<u8>],
+    walked: &[(RelPath, Stat)],
+) -> Option<Vec<RelPath>> {
+    let log = listings.log.as_ref()?;
+    let mut paths: std::collections::HashSet<RelPath> =
+        walked.iter().map(|(rel, _)| rel.clone()).collect();
+    let mut add = |dir: &[u8], name: &[u8]| {
+        let parent = match dir {
+            [] => None,
+            dir => match RelPath::from_stored(dir.to_vec()) {
+                Ok(parent) => Some(parent),
+                Err(_) => return,
+            },
+        };
+        if let Ok(rel) = RelPath::child(parent.as_ref(), OsStr::from_bytes(name)) {
+            paths.insert(rel);
+        }
+    };
+    for (dir, entries) in &log.touched {
+        let trusted = listings.rows.get(dir).filter(|l| log.trusts(l));
+        for (name, seq) in entries {
+            // The walk's own rule (`Listings::settled`): settled only if written before.
+            if trusted.is_none_or(|l| l.seq < *seq) {
+                add(dir, name);
+            }
+        }
+    }
+    for (dir, fresh) in &recorded.fresh {
+        if let Some(old) = listings.rows.get(dir) {
+            let now: std::collections::HashSet<&OsStr> = names(&fresh.files).collect();
+            for name in names(&old.files).filter(|n| !now.contains(n)) {
+                add(dir, name.as_bytes());
+            }
+        }
+    }
+    for dir in gone {
+        if let Some(old) = listings.rows.get(dir) {
+            for name in names(&old.files) {
+                add(dir, name.as_bytes());
+            }
+        }
+    }
+    (paths.len() <= SETTLE_LOADS).then(|| paths.into_iter().collect())
 }
 
 /// Which rule files a directory has (a stamp's first byte).
@@ -138,7 +313,49 @@ impl Chain {
 impl Listings {
     /// `now`: when the walk starts, the time its new listings are recorded at.
     pub fn new(rows: HashMap<Vec<u8>, DirListing>, now: i64, outside: Vec<PathBuf>) -> Listings {
-        Listings { rows, now, outside }
+        Listings {
+            rows,
+            now,
+            outside,
+            log: None,
+            unclaimed: None,
+        }
+    }
+
+    pub fn rows(&self) -> &HashMap<Vec<u8>, DirListing> {
+        &self.rows
+    }
+
+    /// Whether this walk settles files of the held listing `known`: it settles files at all,
+    /// and the listing's verified stats hold (asked once per directory: it counts names).
+    pub fn settles(&self, known: &DirListing) -> bool {
+        self.log
+            .as_ref()
+            .is_some_and(|l| l.settle && l.trusts(known))
+    }
+
+    /// Whether file `i` (`name`) of the held listing `known` of directory `dir`, found with
+    /// `stat`, is settled, when the walk [`Listings::settles`] that listing's files: the file
+    /// has its verified stat and nobody wrote its state since.
+    pub fn settled(
+        &self,
+        known: &DirListing,
+        dir: &[u8],
+        i: usize,
+        name: &OsStr,
+        stat: &Stat,
+    ) -> bool {
+        let Some(log) = &self.log else {
+            return false;
+        };
+        // (A cleared entry is all zeros, which no stat is.)
+        known.verified[i * VERIFIED_LEN..(i + 1) * VERIFIED_LEN] == encode_stat(stat)
+            && !log.touched_after(dir, name.as_bytes(), known.seq)
+    }
+
+    /// The seq new verified stats are recorded as of (-1: none recorded).
+    pub fn seq(&self) -> i64 {
+        self.log.as_ref().map_or(-1, |l| l.seq)
     }
 
     /// Which rule files the directory of `known` had.
@@ -201,21 +418,18 @@ impl Listings {
         stamp
     }
 
-    /// The listing of a directory read now under `chain` (its stat from before the read).
-    pub fn record(
-        &self,
-        stat: &Stat,
-        stamp: &Stamp,
-        chain: &Chain,
-        files: Vec<u8>,
-        dirs: Vec<u8>,
-    ) -> DirListing {
+    /// The listing of a directory read now under `chain` (its stat from before the read),
+    /// with its files' stats as verified (until [`Recorded::settle`] says otherwise).
+    pub fn record(&self, stat: &Stat, stamp: &Stamp, chain: &Chain, kept: Kept) -> DirListing {
+        let seq = self.seq();
         DirListing {
-            dir: encode_stat(stat),
+            dir: encode_stat(stat).to_vec(),
             rules: [&stamp.bytes[..], &chain.digest].concat(),
             recorded_at: self.now,
-            files,
-            dirs,
+            files: kept.files,
+            dirs: kept.dirs,
+            verified: if seq >= 0 { kept.verified } else { Vec::new() },
+            seq,
         }
     }
 }
@@ -242,12 +456,37 @@ pub(crate) fn key(rel: Option<&RelPath>) -> &[u8] {
     rel.map_or(&[][..], RelPath::as_bytes)
 }
 
-fn encode_stat(s: &Stat) -> Vec<u8> {
-    let mut out = Vec::with_capacity(36);
-    for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.inode] {
-        out.extend_from_slice(&v.to_le_bytes());
+/// What a directory's walk kept for its listing: names, and its files' stats.
+#[derive(Default)]
+pub(crate) struct Kept {
+    pub files: Vec<u8>,
+    pub dirs: Vec<u8>,
+    pub verified: Vec<u8>,
+}
+
+impl Kept {
+    pub fn file(&mut self, name: &OsStr, stat: &Stat) {
+        push_name(&mut self.files, name);
+        self.verified.extend_from_slice(&encode_stat(stat));
     }
-    out.extend_from_slice(&s.mode.to_le_bytes());
+
+    pub fn dir(&mut self, name: &OsStr) {
+        push_name(&mut self.dirs, name);
+    }
+}
+
+/// Bytes of one verified stat ([`encode_stat`]; all zeros for none).
+pub(crate) const VERIFIED_LEN: usize = 36;
+
+pub(crate) fn encode_stat(s: &Stat) -> [u8; VERIFIED_LEN] {
+    let mut out = [0; VERIFIED_LEN];
+    for (i, v) in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.inode]
+        .into_iter()
+        .enumerate()
+    {
+        out[i * 8..(i + 1) * 8].copy_from_slice(&v.to_le_bytes());
+    }
+    out[32..].copy_from_slice(&s.mode.to_le_bytes());
     out
 }
 
@@ -386,7 +625,11 @@ mod tests {
         let listing = |at: i64, chain: &Chain| {
             let listings = Listings::new(HashMap::new(), at, Vec::new());
             let stamp = listings.stamp(dir.path(), true, files);
-            let known = listings.record(&handle.stat, &stamp, chain, b"a".to_vec(), Vec::new());
+            let kept = Kept {
+                files: b"a".to_vec(),
+                ..Kept::default()
+            };
+            let known = listings.record(&handle.stat, &stamp, chain, kept);
             Listings::new(HashMap::from([(Vec::new(), known)]), at, Vec::new())
         };
         let holds =

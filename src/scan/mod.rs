@@ -181,6 +181,10 @@ pub struct ScanOptions {
     /// Walker and hashing threads; 0: one per core, at most 4 (decided when a scan runs:
     /// asking costs a process that never scans a few reads of /proc and /sys).
     pub threads: usize,
+    /// Whether a walk with listings may settle files by their verified stats (module
+    /// `listing`), leaving their states unloaded. Off, every state is loaded: the result is
+    /// the same (tests compare the two), only slower.
+    pub settle: bool,
 }
 
 impl ScanOptions {
@@ -202,6 +206,7 @@ impl Default for ScanOptions {
             batch_files: 1024,
             batch_bytes: 16 << 20,
             threads: 0,
+            settle: true,
         }
     }
 }
@@ -243,6 +248,10 @@ pub struct ScanReport {
     pub files: u64,
     /// Files read and hashed by this scan.
     pub hashed: u64,
+    /// Files proved unchanged by their directory's listing, with no state loaded (module
+    /// `listing`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub settled: u64,
     /// Files given their first state by this scan.
     pub baselined: u64,
     /// Files still without a state.
@@ -344,7 +353,7 @@ impl Session<'_> {
             Look::Full(w) => (w, None),
             Look::Changed(w, paths) => (Some(w), Some(paths)),
         };
-        let mut got = self.gather(threads, watcher.as_ref(), changed.as_deref())?;
+        let mut got = self.gather(threads, watcher.as_ref(), changed.as_deref(), opts.settle)?;
         if let (Some(w), Some(watches)) = (&watcher, &self.home.watches) {
             if changed.is_some() && w.gained_links() {
                 // A file found with a second name the watches did not know: a write through
@@ -352,7 +361,7 @@ impl Session<'_> {
                 // everything now, placing a new watcher.
                 watcher = lock(watches).restart(root, "a file gained another name (a hard link)");
                 changed = None;
-                got = self.gather(threads, watcher.as_ref(), None)?;
+                got = self.gather(threads, watcher.as_ref(), None, opts.settle)?;
             }
         }
         let Gathered {
@@ -360,6 +369,7 @@ impl Session<'_> {
             known,
             complete,
             rows,
+            listed,
         } = got;
 
         // Each walked file against its state, on as many threads as the walk (the map is
@@ -440,6 +450,16 @@ impl Session<'_> {
             }
         }
         deleted.sort_by(|a, b| a.0.cmp(&b.0));
+        #[cfg(target_os = "linux")]
+        let settled = match listed {
+            Some(listed) => {
+                let unproven = urgent.iter().chain(&baseline).map(|c| &c.rel);
+                self.keep_listings(listed, unproven, &unclaimed)
+            }
+            None => 0,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let settled = listed.map_or(0, |l| match l {});
         let walked_files = match (&mut watcher, &changed) {
             (Some(w), Some(paths)) => w.walked_some(
                 paths,
@@ -451,7 +471,7 @@ impl Session<'_> {
                 w.walked_all(files, unclaimed, rows.unwrap_or(0));
                 walked.len() as u64
             }
-            (None, _) => walked.len() as u64,
+            (None, _) => walked.len() as u64 + settled,
         };
         drop_later((walked, known));
 
@@ -534,6 +554,7 @@ impl Session<'_> {
             watched_paths: changed.map(|p| p.len() as u64),
             files: walked_files,
             hashed,
+            settled,
             baselined,
             remaining,
             baseline_complete: complete_now,
@@ -544,20 +565,59 @@ impl Session<'_> {
     }
 
     /// The walk (on its own threads) and the file states (this thread, which owns the index
-    /// connection), at the same time: of the whole tree, or at and under `changed`.
+    /// connection), at the same time: of the whole tree, or at and under `changed`. A walk
+    /// with listings that `settle`s files (module `listing`) leaves their states unloaded;
+    /// when the states it does load do not account for every present one, or it would load
+    /// too many one by one, the tree is walked again with every state loaded.
     fn gather(
         &self,
         threads: usize,
         watcher: Option<&Watcher>,
         changed: Option<&[RelPath]>,
+        settle: bool,
     ) -> Result<Gathered> {
+        // One read transaction: the log, the listings' verification, the count of present
+        // states and the states loaded all come from one snapshot.
+        let got = self
+            .home
+            .index
+            .read_batch(|read| self.gather_in(read, threads, watcher, changed, settle))??;
+        match got {
+            Some(gathered) => Ok(gathered),
+            None => self.gather(threads, watcher, changed, false),
+        }
+    }
+
+    /// [`Session::gather`] in one read transaction; `None`: walk again, settling nothing.
+    fn gather_in(
+        &self,
+        read: &Tx<'_>,
+        threads: usize,
+        watcher: Option<&Watcher>,
+        changed: Option<&[RelPath]>,
+        settle: bool,
+    ) -> Result<Option<Gathered>> {
         let root = self.ws.root();
+        let complete = read.baseline(self.ws_id)?;
         // A process that does not watch the tree walks it with the last walk's listings
         // (before the global rules are read: a listing is stamped as of the walk's start).
         #[cfg(target_os = "linux")]
         let listings = match (watcher, changed) {
-            (None, None) => self.listings(root),
+            (None, None) => {
+                let settle = settle && complete.is_some_and(|b| b.complete);
+                self.listings(read, root, settle)
+            }
             _ => None,
+        };
+        #[cfg(target_os = "linux")]
+        let settling = listings
+            .as_ref()
+            .and_then(|l| l.log.as_ref())
+            .is_some_and(|log| log.settle);
+        #[cfg(not(target_os = "linux"))]
+        let settling = {
+            let _ = settle;
+            false
         };
         let own_global;
         let global = match watcher {
@@ -575,7 +635,7 @@ impl Session<'_> {
             root: root.display().to_string(),
             detail: format!("{what} panicked"),
         };
-        let (walked, known, complete, rows) = std::thread::scope(|s| {
+        let (walked, known, present, rows) = std::thread::scope(|s| {
             let walker = s.spawn(|| {
                 #[cfg(target_os = "linux")]
                 if let Some(listings) = &listings {
@@ -591,7 +651,6 @@ impl Session<'_> {
                     .map(|files| (files, None::<Recorded>))
                     .ok_or_else(|| panicked("a walker thread"))
             });
-            let read = self.home.index.read();
             // Before the states are read: a state set meanwhile is a watcher's next news.
             let rows = match (watcher, changed) {
                 (Some(_), None) => read.state_touches_seen().map(Some),
@@ -600,74 +659,184 @@ impl Session<'_> {
             // The map is built here too, while the walk is still running. SipHash over 78k
             // paths twice (insert, lookup) was 3.5 % of a no-change scan's instructions; the
             // keys are our own workspace's paths, so a keyed hash buys nothing.
-            let complete = read.baseline(self.ws_id);
-            let known = match changed {
+            let (known, present) = match changed {
+                // Settling: the states only counted now, those the walk hands on loaded
+                // after it.
+                None if settling => (
+                    Ok(PathMap::default()),
+                    Some(read.present_states(self.ws_id)),
+                ),
                 None => {
                     // Sized for the files the last scan left with a state: no rehashing of
                     // a map of 78k entries as it grows.
-                    let files = match &complete {
-                        Ok(Some(b)) => b.files,
-                        _ => 0,
-                    };
+                    let files = complete.map_or(0, |b| b.files);
                     let mut known = PathMap::with_capacity_and_hasher(
                         usize::try_from(files).unwrap_or(0),
                         Default::default(),
                     );
-                    read.each_file_state(self.ws_id, &mut |rel, state| {
-                        known.insert(rel, Known::new(state));
-                    })
-                    .map(|()| known)
+                    let known = read
+                        .each_file_state(self.ws_id, &mut |rel, state| {
+                            known.insert(rel, Known::new(state));
+                        })
+                        .map(|()| known);
+                    (known, None)
                 }
-                Some(paths) => read.file_states_under(self.ws_id, paths).map(|states| {
-                    states
-                        .into_iter()
-                        .map(|(rel, state)| (rel, Known::new(state)))
-                        .collect::<PathMap<Known>>()
-                }),
+                Some(paths) => (
+                    read.file_states_under(self.ws_id, paths).map(|states| {
+                        states
+                            .into_iter()
+                            .map(|(rel, state)| (rel, Known::new(state)))
+                            .collect::<PathMap<Known>>()
+                    }),
+                    None,
+                ),
             };
             let walked = walker
                 .join()
                 .unwrap_or_else(|_| Err(panicked("the walking thread")));
-            (walked, known, complete, rows)
+            (walked, known, present, rows)
         });
         let (walked, recorded) = walked?;
+        let mut known = known?;
         #[cfg(target_os = "linux")]
-        if let (Some(listings), Some(recorded)) = (&listings, recorded) {
-            let gone = recorded.gone(listings);
-            if !recorded.fresh.is_empty() || !gone.is_empty() {
-                // Listings only spare the next walk work: one not kept (a read-only home,
-                // say) is a directory read again, never a reason to fail the scan.
-                let _ = self
-                    .home
-                    .index
-                    .write(|tx| tx.put_dir_listings(self.ws_id, &recorded.fresh, &gone));
+        let listed = match (listings, recorded) {
+            (Some(listings), Some(recorded)) => {
+                let gone = recorded.gone(&listings);
+                if let Some(present) = present {
+                    let Some(paths) = listing::to_load(&listings, &recorded, &gone, &walked) else {
+                        return Ok(None);
+                    };
+                    let states = read.file_states_at(self.ws_id, &paths)?;
+                    let found = states
+                        .iter()
+                        .filter(|(_, k)| !matches!(k.state, FileState::Absent))
+                        .count() as u64;
+                    if present? != recorded.settled + found {
+                        // A present state neither settled nor loaded (a file deleted from a
+                        // directory no listing had, say): every state, then.
+                        return Ok(None);
+                    }
+                    known = states
+                        .into_iter()
+                        .map(|(rel, state)| (rel, Known::new(state)))
+                        .collect();
+                }
+                Some(Listed {
+                    settled: recorded.settled,
+                    recorded,
+                    gone,
+                    unclaimed: listings.unclaimed,
+                })
             }
-        }
+            _ => None,
+        };
         #[cfg(not(target_os = "linux"))]
-        let _ = recorded;
-        Ok(Gathered {
+        let listed: Option<Listed> = {
+            let _ = (recorded, present);
+            None
+        };
+        Ok(Some(Gathered {
             walked,
-            known: known?,
-            complete: complete?.is_some_and(|b| b.complete),
+            known,
+            complete: complete.is_some_and(|b| b.complete),
             rows: rows?,
-        })
+            listed,
+        }))
+    }
+
+    /// Keep what a walk with listings found for the next walk, the files whose states did
+    /// not prove them unchanged (`unproven`) without a verified stat, and the paths it left
+    /// `unclaimed`; how many files it settled. Best effort: a listing not kept is a directory
+    /// read again, never a reason to fail the scan (a read-only home, say).
+    #[cfg(target_os = "linux")]
+    fn keep_listings<'a>(
+        &self,
+        listed: Listed,
+        unproven: impl IntoIterator<Item = &'a RelPath>,
+        unclaimed: &[RelPath],
+    ) -> u64 {
+        let mut paths: Vec<&RelPath> = unclaimed.iter().collect();
+        paths.sort_unstable();
+        let mut now = Vec::new();
+        for p in paths {
+            listing::push_name(
+                &mut now,
+                <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p.as_bytes()),
+            );
+        }
+        let unclaimed = (listed.unclaimed.as_ref() != Some(&now)).then_some(now);
+        let fresh = listed.recorded.settle(unproven);
+        if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
+            let _ = self.home.index.write(|tx| {
+                tx.put_dir_listings(self.ws_id, &fresh, &listed.gone)?;
+                match &unclaimed {
+                    Some(paths) => tx.set_unclaimed(self.ws_id, paths),
+                    None => Ok(()),
+                }
+            });
+        }
+        listed.settled
     }
 
     /// The listings the last full walk of this workspace kept, unless its tree may change
-    /// without a directory's mtime moving here (on or holding a network filesystem). None
-    /// when they cannot be read either: they only spare work.
+    /// without a directory's mtime moving here (on or holding a network filesystem), with the
+    /// file-state log they are verified against; the walk `settle`s files when asked to and
+    /// its listings would settle most of them. None when they cannot be read either: they
+    /// only spare work.
     #[cfg(target_os = "linux")]
-    fn listings(&self, root: &std::path::Path) -> Option<listing::Listings> {
+    fn listings(
+        &self,
+        read: &Tx<'_>,
+        root: &std::path::Path,
+        settle: bool,
+    ) -> Option<listing::Listings> {
         let now = self.home.now();
         if watch::remote(root) {
             return None;
         }
-        let rows = self.home.index.read().dir_listings(self.ws_id).ok()?;
-        Some(listing::Listings::new(
-            rows,
-            now,
-            watch::outside_rule_files(root),
-        ))
+        let rows = read.dir_listings(self.ws_id).ok()?;
+        let mut listings = listing::Listings::new(rows, now, watch::outside_rule_files(root));
+        let log = (|| -> Result<listing::StateLog, IndexError> {
+            let seq = read.state_touches_seen()?;
+            let oldest = read.state_log_oldest()?;
+            let mut log = listing::StateLog {
+                seq,
+                oldest,
+                touched: HashMap::new(),
+                settle: false,
+            };
+            // The entries after the oldest verification trusted; how many files the others
+            // list (the walk hands them on, and their states are loaded one by one).
+            let (mut since, mut unsettled) = (i64::MAX, 0);
+            for l in listings.rows().values() {
+                if log.trusts(l) {
+                    since = since.min(l.seq);
+                } else {
+                    unsettled += listing::names(&l.files).count();
+                }
+            }
+            // Known or not, what the last walk left unclaimed is what this one compares its
+            // own with (to keep it only when it changed).
+            let unclaimed = read.unclaimed(self.ws_id)?;
+            listings.unclaimed.clone_from(&unclaimed);
+            if since == i64::MAX || unclaimed.is_none() {
+                return Ok(log);
+            }
+            for (seq, rel) in read.state_log_after(self.ws_id, since)? {
+                log.touch(&rel, seq);
+            }
+            for path in listing::names(unclaimed.as_deref().unwrap_or_default()) {
+                if let Ok(rel) =
+                    RelPath::from_stored(std::os::unix::ffi::OsStrExt::as_bytes(path).to_vec())
+                {
+                    log.touch(&rel, i64::MAX);
+                }
+            }
+            log.settle = settle && unsettled <= listing::SETTLE_LOADS / 2;
+            Ok(log)
+        })();
+        listings.log = log.ok();
+        Some(listings)
     }
 
     /// [`pipeline`] with [`look_all`] as the look; on the committing side, each batch's new
@@ -1154,6 +1323,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Free `big` (a scan's 78k walked paths and file states: ~10 ms of `free`) on a thread of
 /// its own instead of before the scan can go on; a process that exits first just lets the
 /// kernel take the memory back.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn drop_later<T: Send + 'static>(big: T) {
     // No thread to be had: `spawn` drops the closure, and `big` with it, right here.
     let _ = std::thread::Builder::new()
@@ -1162,13 +1335,28 @@ fn drop_later<T: Send + 'static>(big: T) {
 }
 
 /// What a scan compares: the files walked with their stats, the file states, whether the
-/// baseline is complete, and (for a new watcher) the file-state log's newest entry.
+/// baseline is complete, (for a new watcher) the file-state log's newest entry, and what a
+/// walk with listings leaves for the next.
 struct Gathered {
     walked: Vec<(RelPath, Stat)>,
     known: PathMap<Known>,
     complete: bool,
     rows: Option<i64>,
+    listed: Option<Listed>,
 }
+
+/// After a walk with listings: the new listings, those now void, how many files it settled
+/// (walked, with no state loaded), and the unclaimed paths as the last walk left them.
+#[cfg(target_os = "linux")]
+struct Listed {
+    recorded: Recorded,
+    gone: Vec<Vec<u8>>,
+    settled: u64,
+    unclaimed: Option<Vec<u8>>,
+}
+
+#[cfg(not(target_os = "linux"))]
+enum Listed {}
 
 /// A file state during the comparison, and whether a walked file claimed it.
 struct Known {

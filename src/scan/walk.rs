@@ -262,15 +262,14 @@ impl Walk<'_> {
             {
                 rec.visited.push(key);
                 let below = chain.below(&stamp);
-                return self.reuse(job, &handle, known, below, out);
+                return self.reuse(listings, job, &handle, known, below, out, rec);
             }
         }
         let (dir, chain) = (job.dir.clone(), job.chain);
         let mut kept = Kept {
             listings,
             stamp: None,
-            files: Vec::new(),
-            dirs: Vec::new(),
+            names: listing::Kept::default(),
         };
         let mut jobs = self.read(job, out, Some(&mut kept));
         let Some(stamp) = kept.stamp else {
@@ -289,7 +288,7 @@ impl Walk<'_> {
         }
         if let Some(chain) = chain {
             rec.visited.push(key.clone());
-            let listing = listings.record(&handle.stat, &stamp, &chain, kept.files, kept.dirs);
+            let listing = listings.record(&handle.stat, &stamp, &chain, kept.names);
             rec.fresh.push((key, listing));
         }
         jobs
@@ -298,25 +297,58 @@ impl Walk<'_> {
     /// A directory as its listing has it: the listed files stat-ed through its handle, the
     /// listed subdirectories queued, its own rule files read (for a subdirectory that is read).
     #[cfg(target_os = "linux")]
+    #[allow(clippy::too_many_arguments)]
     fn reuse(
         &self,
+        listings: &Listings,
         job: Job,
         handle: &Arc<DirHandle>,
         known: &crate::index::DirListing,
         below: Chain,
         out: &mut Vec<(RelPath, Stat)>,
+        rec: &mut Recorded,
     ) -> Vec<Job> {
         let rules = if Listings::rule_files(known).any() {
             Rules::read(&job.dir, &job.rules).or(job.rules)
         } else {
             job.rules
         };
-        for name in listing::names(&known.files) {
-            let (Some(stat), Ok(rel)) = (handle.file(name), RelPath::child(job.rel.as_ref(), name))
-            else {
+        // Files settled by their verified stats are counted, not handed on; the listing is
+        // renewed when any file is handed on (its verified stat is taken afresh).
+        let key = listing::key(job.rel.as_ref());
+        let (mut verified, mut handed_on) = (Vec::new(), false);
+        let settles = listings.settles(known);
+        for (i, name) in listing::names(&known.files).enumerate() {
+            let Some(stat) = handle.file(name) else {
+                verified.extend_from_slice(&[0; listing::VERIFIED_LEN]);
                 continue;
             };
-            out.push((rel, stat));
+            if settles && listings.settled(known, key, i, name, &stat) {
+                rec.settled += 1;
+                verified.extend_from_slice(
+                    &known.verified[i * listing::VERIFIED_LEN..(i + 1) * listing::VERIFIED_LEN],
+                );
+                continue;
+            }
+            verified.extend_from_slice(&listing::encode_stat(&stat));
+            handed_on = true;
+            if let Ok(rel) = RelPath::child(job.rel.as_ref(), name) {
+                out.push((rel, stat));
+            }
+        }
+        if let (true, Some(log)) = (handed_on, &listings.log) {
+            // A settling walk writes it with its newer seq; another only if the verified
+            // stats changed, or held nothing.
+            let before = (!log.settle && log.trusts(known)).then(|| known.verified.clone());
+            rec.renewed.push(listing::Renewed {
+                key: key.to_vec(),
+                listing: crate::index::DirListing {
+                    verified,
+                    seq: log.seq,
+                    ..known.clone()
+                },
+                before,
+            });
         }
         listing::names(&known.dirs)
             .filter_map(|name| {
@@ -408,10 +440,11 @@ impl Walk<'_> {
                 if let (Some(w), true) = (self.watch, many_links(&meta)) {
                     w.linked(&rel);
                 }
+                let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
-                    k.file(&name);
+                    k.file(&name, &stat);
                 }
-                out.push((rel, stat_of(&meta)));
+                out.push((rel, stat));
             }
         }
         dirs
@@ -436,18 +469,17 @@ impl Walk<'_> {
 struct Kept<'a> {
     listings: &'a Listings,
     stamp: Option<listing::Stamp>,
-    files: Vec<u8>,
-    dirs: Vec<u8>,
+    names: listing::Kept,
 }
 
 #[cfg(target_os = "linux")]
 impl Kept<'_> {
-    fn file(&mut self, name: &OsStr) {
-        listing::push_name(&mut self.files, name);
+    fn file(&mut self, name: &OsStr, stat: &Stat) {
+        self.names.file(name, stat);
     }
 
     fn dir(&mut self, name: &OsStr) {
-        listing::push_name(&mut self.dirs, name);
+        self.names.dir(name);
     }
 }
 
@@ -457,7 +489,7 @@ enum Kept {}
 
 #[cfg(not(target_os = "linux"))]
 impl Kept {
-    fn file(&mut self, _: &OsStr) {
+    fn file(&mut self, _: &OsStr, _: &Stat) {
         match *self {}
     }
 

@@ -12,5 +12,6 @@ mod hooks;
 mod model;
 mod reliability;
 mod sessions;
+mod settle;
 mod tools;
 mod watch;

@@ -1561,10 +1561,11 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
             )
             .unwrap();
         }
-        // Nor did it have v5's pack columns, v7's reversal column, v9's state log or v10's
-        // directory listings.
+        // Nor did it have v5's pack columns, v7's reversal column, v9's state log, v10's
+        // directory listings or v11's unclaimed paths.
         db.execute_batch(
             "DROP TABLE state_touches; DROP TABLE dir_listings;
+             ALTER TABLE baselines DROP COLUMN unclaimed;
              DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
              CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
              CREATE TABLE file_states_v5(
@@ -1602,7 +1603,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
         let version: i64 = db
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(version, 10);
+        assert_eq!(version, 11);
         let wrong: i64 = db
             .query_row(
                 "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id

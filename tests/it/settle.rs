@@ -1,0 +1,365 @@
+//! Scans that settle files by their directories' listings (module `scan::listing`: a file of
+//! an unchanged directory with the stat its state was verified under, its state written by
+//! nobody since, is not loaded) against scans that load every file state. Two identical trees
+//! get the same random changes: edits, new and deleted files and directories, renames, mode
+//! changes, ignore rules changed, and file-tool writes, deletes and reads through the engine
+//! as hooks make them. Both scans must record the same changes, round after round.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rewind::engine::{Clock, Home, Options, Session};
+use rewind::scan::{Phase, ScanOptions, ScanReport};
+use rewind::workspace::Workspace;
+
+/// xorshift64*: the same changes for both trees, and for a failing seed again.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Change {
+    Edit(String),
+    Create(String),
+    Delete(String),
+    DeleteDir(String),
+    Rename(String, String),
+    Chmod(String),
+    /// Ignore (or stop ignoring) `*.tmp` in a directory's `.gitignore`.
+    Rule(String),
+    /// Through the engine, as a file tool's hooks do: snap, write, record.
+    AgentWrite(String),
+    AgentDelete(String),
+    /// A read hook's check, recording what it read.
+    AgentRead(String),
+}
+
+const DIRS: [&str; 6] = ["", "a", "a/b", "a/b/c", "d", "d/e"];
+
+/// Every file under `root` (ignored ones too, not `.git`), sorted.
+fn files(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap();
+            rel.to_str().unwrap().to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn dirs(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+        .map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn pick(rng: &mut Rng, root: &Path, n: &mut u32) -> Change {
+    let files = files(root);
+    let file = |rng: &mut Rng| files[rng.below(files.len())].clone();
+    let new_name = |rng: &mut Rng, n: &mut u32| {
+        *n += 1;
+        let dir = DIRS[rng.below(DIRS.len())];
+        let ext = ["rs", "txt", "tmp"][rng.below(3)];
+        let name = format!("n{n}.{ext}");
+        if dir.is_empty() {
+            name
+        } else {
+            format!("{dir}/{name}")
+        }
+    };
+    if files.is_empty() {
+        return Change::Create(new_name(rng, n));
+    }
+    match rng.below(10) {
+        0 => Change::Edit(file(rng)),
+        1 => Change::Create(new_name(rng, n)),
+        2 => Change::Delete(file(rng)),
+        3 => {
+            let dirs = dirs(root);
+            match dirs.is_empty() {
+                true => Change::Edit(file(rng)),
+                false => Change::DeleteDir(dirs[rng.below(dirs.len())].clone()),
+            }
+        }
+        4 => Change::Rename(file(rng), new_name(rng, n)),
+        5 => Change::Chmod(file(rng)),
+        6 => Change::Rule(DIRS[rng.below(DIRS.len())].to_string()),
+        7 => Change::AgentWrite(match rng.below(2) {
+            0 => file(rng),
+            _ => new_name(rng, n),
+        }),
+        8 => Change::AgentDelete(file(rng)),
+        _ => Change::AgentRead(file(rng)),
+    }
+}
+
+fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    let at = |p: &str| root.join(p);
+    let write = |p: &str, text: String| {
+        let path = at(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let paths = |p: &str| vec![at(p)];
+    match change {
+        Change::Edit(p) => {
+            // Another length every time: the stat changes whatever the clock's tick.
+            let old = std::fs::read_to_string(at(p)).unwrap_or_default();
+            write(p, format!("{old}{round}\n"));
+        }
+        Change::Create(p) => write(p, format!("{p} {round}\n")),
+        Change::Delete(p) => std::fs::remove_file(at(p)).unwrap(),
+        Change::DeleteDir(d) => std::fs::remove_dir_all(at(d)).unwrap(),
+        Change::Rename(from, to) => {
+            std::fs::create_dir_all(at(to).parent().unwrap()).unwrap();
+            std::fs::rename(at(from), at(to)).unwrap();
+        }
+        Change::Chmod(p) => {
+            let mode = std::fs::metadata(at(p)).unwrap().permissions().mode();
+            let mode = if mode & 0o100 == 0 { 0o755 } else { 0o644 };
+            std::fs::set_permissions(at(p), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        Change::Rule(d) => {
+            let rules = at(d).join(".gitignore");
+            std::fs::create_dir_all(at(d)).unwrap();
+            let old = std::fs::read_to_string(&rules).unwrap_or_default();
+            let new = match old.contains("*.tmp") {
+                true => old.replace("*.tmp\n", ""),
+                false => format!("{old}*.tmp\n"),
+            };
+            std::fs::write(rules, new).unwrap();
+        }
+        Change::AgentWrite(p) => {
+            s.snap(&paths(p), root, Some("Write"), None).unwrap();
+            let old = std::fs::read_to_string(at(p)).unwrap_or_default();
+            write(p, format!("{old}agent {round}\n"));
+            s.record(&paths(p), root, Some("Write"), None, &[]).unwrap();
+        }
+        Change::AgentDelete(p) => {
+            s.snap(&paths(p), root, Some("Delete"), None).unwrap();
+            std::fs::remove_file(at(p)).unwrap();
+            s.record(&paths(p), root, Some("Delete"), None, &[])
+                .unwrap();
+        }
+        Change::AgentRead(p) => {
+            s.check(&paths(p), root, true).unwrap();
+        }
+    }
+}
+
+/// What a scan recorded, comparable across the two trees.
+fn found(r: &ScanReport) -> (u64, Vec<String>) {
+    let mut changes: Vec<String> = r
+        .changes
+        .iter()
+        .map(|c| format!("{:?} {} {:?}", c.kind, c.path, c.proof))
+        .collect();
+    changes.sort();
+    (r.files, changes)
+}
+
+#[test]
+fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    // Listings and states recorded an hour ahead of every change: they prove things at
+    // once, with no second to wait for the racy-git rule (whose job is the real clock's;
+    // here each round starts a tick of the file clock after the last scan instead).
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let mut settled = 0;
+    for seed in 1..=8u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let trees: [PathBuf; 2] = [dir.path().join("a"), dir.path().join("b")];
+        for t in &trees {
+            for d in DIRS {
+                std::fs::create_dir_all(t.join(d)).unwrap();
+                for f in ["x.rs", "y.txt", "z.tmp"] {
+                    std::fs::write(t.join(d).join(f), format!("{d}/{f}\n")).unwrap();
+                }
+            }
+            std::fs::write(t.join(".gitignore"), "*.log\n").unwrap();
+        }
+        let opts = Options {
+            clock: Clock::Fixed(ahead),
+            ..Options::default()
+        };
+        let homes = [
+            Home::open(&dir.path().join("home-a"), opts.clone()).unwrap(),
+            Home::open(&dir.path().join("home-b"), opts).unwrap(),
+        ];
+        let sessions: Vec<Session<'_>> = homes
+            .iter()
+            .zip(&trees)
+            .map(|(h, t)| h.session(Workspace::open(t).unwrap(), "s").unwrap())
+            .collect();
+        let scan = |i: usize| {
+            let opts = ScanOptions {
+                settle: i == 0,
+                ..ScanOptions::default()
+            };
+            sessions[i]
+                .scan(Phase::Before, None, None, &opts, &mut |_| {})
+                .unwrap()
+        };
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut n = 0;
+        let mut log = Vec::new();
+        for round in 0..14 {
+            // A round of no change now and then: the scan that settles everything.
+            let count = if round % 4 == 3 { 0 } else { 1 + rng.below(3) };
+            for _ in 0..count {
+                let change = pick(&mut rng, &trees[0], &mut n);
+                for (t, s) in trees.iter().zip(&sessions) {
+                    apply(&change, t, s, round);
+                }
+                log.push(change);
+            }
+            let (a, b) = (scan(0), scan(1));
+            assert_eq!(b.settled, 0, "a scan told not to settle settled");
+            settled += a.settled;
+            assert_eq!(
+                found(&a),
+                found(&b),
+                "seed {seed}, round {round}, after {log:#?}"
+            );
+            // The next changes a tick of the file clock later than what the scans saw.
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
+    assert!(settled > 0, "no scan settled a file");
+}
+
+/// A file whose state a command other than a scan wrote after its listing was verified is
+/// not settled (the write is in the file-state log); nor is any file of a listing verified
+/// before the oldest entry the log still has. The states written here behind the scans'
+/// backs name other bytes and no stat: a scan that loads one hashes the file and records it
+/// modified, a scan that settles the file does not see it.
+#[test]
+fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled() {
+    use rewind::ids::BlobId;
+    use rewind::model::{FileState, KnownState};
+    use rewind::workspace::RelPath;
+
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("ws");
+    std::fs::create_dir_all(tree.join("d")).unwrap();
+    for (f, text) in [("f", "mine\n"), ("o", "other\n"), ("d/g", "g\n")] {
+        std::fs::write(tree.join(f), text).unwrap();
+    }
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let home = Home::open(
+        &dir.path().join("home"),
+        Options {
+            clock: Clock::Fixed(ahead),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let ws = Workspace::open(&tree).unwrap();
+    let root = ws.root_bytes();
+    let s = home.session(ws, "s").unwrap();
+    let scan = || {
+        let r = s
+            .scan(
+                Phase::Before,
+                None,
+                None,
+                &ScanOptions::default(),
+                &mut |_| {},
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(15));
+        (r.settled, found(&r).1)
+    };
+    // Baselined, then verified, then settled.
+    scan();
+    assert_eq!(scan(), (0, vec![]));
+    assert_eq!(scan(), (3, vec![]));
+
+    // `f` named the bytes of `o`, with no stat.
+    let fake = KnownState {
+        state: FileState::Present {
+            blob: BlobId::of(b"other\n"),
+            mode: 0o644,
+        },
+        stat: None,
+        recorded_at: ahead,
+        unread: None,
+    };
+    let f = RelPath::from_stored(b"f".to_vec()).unwrap();
+    let set = |by: &str| {
+        home.index()
+            .write(|tx| {
+                let id = tx.workspace(&root, 0)?;
+                tx.set_file_state(id, &f, &fake, by)
+            })
+            .unwrap()
+    };
+    set("snap");
+    let modified = vec!["Modified f Exact".to_string()];
+    assert_eq!(scan(), (2, modified.clone()), "a logged write");
+    assert_eq!(scan(), (2, vec![]), "f verified again, its listing renewed");
+    assert_eq!(scan(), (3, vec![]));
+
+    // A scan's own writes are not logged (it writes what it found): f stays settled...
+    set("scan");
+    assert_eq!(scan(), (3, vec![]));
+    // ...until the log has dropped the entries after its listing's verification: here for
+    // writes to another workspace (the log is one for all).
+    let absent = KnownState {
+        state: FileState::Absent,
+        stat: None,
+        recorded_at: ahead,
+        unread: None,
+    };
+    home.index()
+        .write(|tx| {
+            let id = tx.workspace(b"/elsewhere", 0)?;
+            for i in 0..4400 {
+                let p = RelPath::from_stored(format!("never/{i}").into_bytes()).unwrap();
+                tx.set_file_state(id, &p, &absent, "snap")?;
+            }
+            Ok::<_, rewind::index::IndexError>(())
+        })
+        .unwrap();
+    let (settled, changes) = scan();
+    assert_eq!(changes, modified, "an untrusted listing settles nothing");
+    assert!(settled < 3, "settled {settled}");
+}

@@ -160,25 +160,36 @@ impl Recorded {
             out.push((r.key, r.listing));
             before.push(r.before);
         }
-        let at: HashMap<Vec<u8>, usize> = out
-            .iter()
-            .enumerate()
-            .map(|(i, (k, _))| (k.clone(), i))
-            .collect();
+        // By directory (a first baseline has every file unproven: one pass per listing).
+        let mut by_dir: HashMap<&[u8], std::collections::HashSet<&[u8]>> = HashMap::new();
         for rel in unproven {
-            let Some(&i) = at.get(key(rel.parent().as_ref())) else {
+            let path = rel.as_bytes();
+            let (dir, name) = match path.iter().rposition(|b| *b == b'/') {
+                Some(i) => (&path[..i], &path[i + 1..]),
+                None => (&path[..0], path),
+            };
+            by_dir.entry(dir).or_default().insert(name);
+        }
+        for (key, listing) in &mut out {
+            let Some(names_unproven) = by_dir.get(key.as_slice()) else {
                 continue;
             };
-            let listing = &mut out[i].1;
-            let Some(n) = names(&listing.files).position(|n| n.as_bytes() == rel.file_name())
-            else {
-                continue;
-            };
-            if let Some(entry) = listing
-                .verified
-                .get_mut(n * VERIFIED_LEN..(n + 1) * VERIFIED_LEN)
-            {
-                entry.fill(0);
+            let unproven: Vec<usize> = names(&listing.files)
+                .enumerate()
+                .filter(|(_, n)| names_unproven.contains(n.as_bytes()))
+                .map(|(i, _)| i)
+                .collect();
+            for i in unproven {
+                if let Some(entry) = listing
+                    .verified
+                    .get_mut(i * VERIFIED_LEN..(i + 1) * VERIFIED_LEN)
+                {
+                    entry.fill(0);
+                }
+            }
+            // None verified: none kept (the same to the next walk, 36 bytes a file less).
+            if listing.verified.iter().all(|b| *b == 0) {
+                listing.verified.clear();
             }
         }
         let mut i = 0;
@@ -473,6 +484,15 @@ impl Kept {
     pub fn dir(&mut self, name: &OsStr) {
         push_name(&mut self.dirs, name);
     }
+}
+
+/// How many files of a trusted listing have no verified stat.
+pub(crate) fn unverified(known: &DirListing) -> usize {
+    known
+        .verified
+        .chunks(VERIFIED_LEN)
+        .filter(|e| e.iter().all(|b| *b == 0))
+        .count()
 }
 
 /// Bytes of one verified stat ([`encode_stat`]; all zeros for none).

@@ -811,6 +811,7 @@ impl Session<'_> {
             for l in listings.rows().values() {
                 if log.trusts(l) {
                     since = since.min(l.seq);
+                    unsettled += listing::unverified(l);
                 } else {
                     unsettled += listing::names(&l.files).count();
                 }

@@ -26,8 +26,9 @@
 //! watches the directories it walked, and its next scan looks only at the paths that changed
 //! (module `watch`); the result is the full walk's. Any other process on Linux walks with the
 //! listings the last walk kept of each directory (module `listing`): a directory whose stat
-//! and rule files prove it unchanged is not read again, only its files stat-ed; the result is
-//! again the full walk's.
+//! and rule files prove it unchanged is not read again, only its files stat-ed, and a file
+//! found with the stat its listing verified, its state written by nobody since, is settled:
+//! its state is not even loaded. The result is again the full walk's.
 //!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
 //! worker threads one batch at a time, each file's bytes dropped once compressed. A batch

@@ -363,3 +363,67 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
     assert_eq!(changes, modified, "an untrusted listing settles nothing");
     assert!(settled < 3, "settled {settled}");
 }
+
+/// A present state that is neither settled nor loaded (here: a file deleted from a directory
+/// whose listing is lost, so no listing names it) fails the count, and the scan walks again
+/// with every state loaded: the deletion is found all the same.
+#[test]
+fn a_deletion_no_listing_names_is_found_by_walking_again() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("ws");
+    std::fs::create_dir_all(tree.join("d")).unwrap();
+    for f in ["a", "d/f", "d/g"] {
+        std::fs::write(tree.join(f), f).unwrap();
+    }
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let home_dir = dir.path().join("home");
+    let home = Home::open(
+        &home_dir,
+        Options {
+            clock: Clock::Fixed(ahead),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
+    let scan = || {
+        let r = s
+            .scan(
+                Phase::Before,
+                None,
+                None,
+                &ScanOptions::default(),
+                &mut |_| {},
+            )
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(15));
+        (r.settled, found(&r).1)
+    };
+    scan();
+    scan();
+    assert_eq!(scan(), (3, vec![]));
+
+    let db = rusqlite::Connection::open(home_dir.join("index.sqlite3")).unwrap();
+    let lost = db
+        .execute(
+            "DELETE FROM dir_listings WHERE path = CAST('d' AS BLOB)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(lost, 1);
+    std::fs::remove_file(tree.join("d/f")).unwrap();
+    assert_eq!(
+        scan(),
+        (0, vec!["Deleted d/f Exact".to_string()]),
+        "found by the walk with every state"
+    );
+    // Listed again: settled again.
+    assert_eq!(scan(), (2, vec![]));
+}

@@ -605,6 +605,14 @@ fn state_from(
 /// A file state's `unread` column: why an unknown state has no bytes. A cause this build
 /// does not know (written by a later one) reads as none, so the state still loads and its
 /// changes say `too-large`: a wrong word in a reason is better than a scan that fails.
+/// A path as a row stores it; one that is not a normalized relative path makes the row damaged.
+fn stored_path(bytes: Vec<u8>, what: &'static str) -> Result<RelPath> {
+    RelPath::from_stored(bytes).map_err(|e| IndexError::BadRow {
+        what,
+        detail: e.to_string(),
+    })
+}
+
 fn unread_from(unread: Option<&str>) -> Option<Unread> {
     unread.and_then(Unread::parse)
 }
@@ -681,10 +689,7 @@ fn change_from(raw: RawChange) -> Result<Change> {
         created_at,
         undone_by,
     ) = raw;
-    let path = RelPath::from_stored(path).map_err(|e| IndexError::BadRow {
-        what: "change path",
-        detail: e.to_string(),
-    })?;
+    let path = stored_path(path, "change path")?;
     let after = match ak {
         Some(k) => Some(state_from(
             "change after",

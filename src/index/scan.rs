@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension};
 
-use super::{stat_from, state_from, Ctx, Result, Tx};
+use super::{stat_from, state_from, stored_path, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::KnownState;
 use crate::workspace::RelPath;
@@ -165,11 +165,7 @@ impl Tx<'_> {
         while let Some(r) = rows.next().ctx("read the file-state log")? {
             let seq = r.get::<_, i64>(0).ctx("read the file-state log")?;
             let path = r.get::<_, Vec<u8>>(1).ctx("read the file-state log")?;
-            let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
-                what: "file-state log path",
-                detail: e.to_string(),
-            })?;
-            out.push((seq, rel));
+            out.push((seq, stored_path(path, "file-state log path")?));
         }
         Ok(out)
     }
@@ -257,12 +253,7 @@ impl Tx<'_> {
                 continue;
             }
             let path = r.get::<_, Vec<u8>>(2).ctx("read the file-state log")?;
-            out.push(
-                RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
-                    what: "file-state log path",
-                    detail: e.to_string(),
-                })?,
-            );
+            out.push(stored_path(path, "file-state log path")?);
         }
         Ok(Some((newest, out)))
     }
@@ -390,10 +381,7 @@ fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
     let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
     let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
     let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
-    let rel = RelPath::from_stored(path).map_err(|e| super::IndexError::BadRow {
-        what: "file state path",
-        detail: e.to_string(),
-    })?;
+    let rel = stored_path(path, "file state path")?;
     let kind = r.get_ref(1).ctx("list file states")?;
     let kind = kind.as_str().map_err(|e| super::IndexError::BadRow {
         what: "file state",

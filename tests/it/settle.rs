@@ -183,19 +183,46 @@ fn found(r: &ScanReport) -> (u64, Vec<String>) {
     (r.files, changes)
 }
 
+/// An hour ahead of every change: listings and states recorded then prove things at once,
+/// with no second to wait for the racy-git rule (whose job is the real clock's; here the
+/// next changes come a tick of the file clock after each scan instead, [`settling_scan`]).
+fn an_hour_ahead() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+        + 3_600_000_000_000
+}
+
+fn home_ahead(dir: &Path, at: i64) -> Home {
+    let opts = Options {
+        clock: Clock::Fixed(at),
+        ..Options::default()
+    };
+    Home::open(dir, opts).unwrap()
+}
+
+/// A scan that may settle files: how many it settled, and what it found.
+fn settling_scan(s: &Session<'_>) -> (u64, Vec<String>) {
+    let r = s
+        .scan(
+            Phase::Before,
+            None,
+            None,
+            &ScanOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(15));
+    (r.settled, found(&r).1)
+}
+
 #[test]
 fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
     if !cfg!(target_os = "linux") {
         return;
     }
-    // Listings and states recorded an hour ahead of every change: they prove things at
-    // once, with no second to wait for the racy-git rule (whose job is the real clock's;
-    // here each round starts a tick of the file clock after the last scan instead).
-    let ahead = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-        + 3_600_000_000_000;
+    let ahead = an_hour_ahead();
     let mut settled = 0;
     for seed in 1..=8u64 {
         let dir = tempfile::tempdir().unwrap();
@@ -209,13 +236,9 @@ fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
             }
             std::fs::write(t.join(".gitignore"), "*.log\n").unwrap();
         }
-        let opts = Options {
-            clock: Clock::Fixed(ahead),
-            ..Options::default()
-        };
         let homes = [
-            Home::open(&dir.path().join("home-a"), opts.clone()).unwrap(),
-            Home::open(&dir.path().join("home-b"), opts).unwrap(),
+            home_ahead(&dir.path().join("home-a"), ahead),
+            home_ahead(&dir.path().join("home-b"), ahead),
         ];
         let sessions: Vec<Session<'_>> = homes
             .iter()
@@ -279,35 +302,12 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
     for (f, text) in [("f", "mine\n"), ("o", "other\n"), ("d/g", "g\n")] {
         std::fs::write(tree.join(f), text).unwrap();
     }
-    let ahead = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-        + 3_600_000_000_000;
-    let home = Home::open(
-        &dir.path().join("home"),
-        Options {
-            clock: Clock::Fixed(ahead),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let ahead = an_hour_ahead();
+    let home = home_ahead(&dir.path().join("home"), ahead);
     let ws = Workspace::open(&tree).unwrap();
     let root = ws.root_bytes();
     let s = home.session(ws, "s").unwrap();
-    let scan = || {
-        let r = s
-            .scan(
-                Phase::Before,
-                None,
-                None,
-                &ScanOptions::default(),
-                &mut |_| {},
-            )
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(15));
-        (r.settled, found(&r).1)
-    };
+    let scan = || settling_scan(&s);
     // Baselined, then verified, then settled.
     scan();
     assert_eq!(scan(), (0, vec![]));
@@ -378,34 +378,10 @@ fn a_deletion_no_listing_names_is_found_by_walking_again() {
     for f in ["a", "d/f", "d/g"] {
         std::fs::write(tree.join(f), f).unwrap();
     }
-    let ahead = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64
-        + 3_600_000_000_000;
     let home_dir = dir.path().join("home");
-    let home = Home::open(
-        &home_dir,
-        Options {
-            clock: Clock::Fixed(ahead),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let home = home_ahead(&home_dir, an_hour_ahead());
     let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
-    let scan = || {
-        let r = s
-            .scan(
-                Phase::Before,
-                None,
-                None,
-                &ScanOptions::default(),
-                &mut |_| {},
-            )
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(15));
-        (r.settled, found(&r).1)
-    };
+    let scan = || settling_scan(&s);
     scan();
     scan();
     assert_eq!(scan(), (3, vec![]));

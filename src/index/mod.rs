@@ -1212,6 +1212,7 @@ impl Tx<'_> {
         }))
     }
 
+    /// Set a file state, over whatever the row holds; logged in `state_touches`.
     pub fn set_file_state(
         &self,
         ws: WorkspaceId,
@@ -1219,7 +1220,7 @@ impl Tx<'_> {
         known: &KnownState,
         by: &str,
     ) -> Result<()> {
-        self.log_state(ws, path, by)?;
+        self.log_state(ws, path)?;
         self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
@@ -1237,21 +1238,19 @@ impl Tx<'_> {
     ) -> Result<()> {
         let same = |b: &KnownState| b.state == known.state && b.state != FileState::Unknown;
         if !before.is_some_and(same) {
-            self.log_state(ws, path, by)?;
+            self.log_state(ws, path)?;
         }
         self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
-    /// `state_touches` (schema v9) lists the paths a command other than a scan gave a file
-    /// state (every such write since v11): a watcher looks at them at its next scan, and a
-    /// listing's verified stat of a path written after it was verified proves nothing. The
-    /// log is trimmed now and then, not at every entry. (A scan's own writes need no entry:
-    /// they record what it found, and never over a state recorded later, so a verified stat
-    /// that still matches the file still matches the state.)
-    fn log_state(&self, ws: WorkspaceId, path: &RelPath, by: &str) -> Result<()> {
-        if by == "scan" {
-            return Ok(());
-        }
+    /// `state_touches` (schema v9) lists the paths whose file state was written (since v11,
+    /// every write that may name other bytes than the state before, or go over a state
+    /// recorded later): a watcher looks at them at its next scan, and a listing's verified
+    /// stat of a path written after it was verified proves nothing. The log is trimmed now and
+    /// then, not at every entry. (A scan's writes of what it found unchanged or new,
+    /// [`Tx::set_file_state_unless_newer`], need no entry: they never go over a state recorded
+    /// later, so a verified stat that still matches the file still matches the state.)
+    fn log_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
         self.conn
             .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
             .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))

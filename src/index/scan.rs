@@ -224,8 +224,8 @@ impl Tx<'_> {
             .ctx("keep unclaimed states")
     }
 
-    /// The paths of workspace `ws` a command other than a scan gave a state after entry
-    /// `since` (schema v9; before v11 only new or no-longer-absent states), with the newest
+    /// The paths of workspace `ws` whose state was written after entry `since` (schema v9;
+    /// before v11 only new or no-longer-absent states set outside scans), with the newest
     /// entry; `None` when
     /// entries after `since` were already dropped from the log (more went by than it keeps).
     pub fn state_touches_since(
@@ -290,7 +290,8 @@ impl Tx<'_> {
     }
 
     /// Set a file state unless the row already holds one recorded later (by a snap or record
-    /// that ran while the scan was hashing). Returns whether the row was written.
+    /// that ran while the scan was hashing), not logged (see `Tx::log_state`). Returns
+    /// whether the row was written.
     pub fn set_file_state_unless_newer(
         &self,
         ws: WorkspaceId,
@@ -416,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn the_state_log_holds_every_state_written_outside_scans_unless_its_bytes_stayed() {
+    fn the_state_log_holds_every_state_write_but_a_scans_unless_newer_and_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
         let state = |state| KnownState {
@@ -449,9 +450,19 @@ mod tests {
                 })
                 .unwrap()
         };
-        let ws = set("scanned.rs", &present, "scan");
+        let ws = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/w", 1)?;
+                tx.set_file_state_unless_newer(ws, &rel("scanned.rs"), &present, "scan")?;
+                Ok::<_, super::super::IndexError>(ws)
+            })
+            .unwrap();
         let read = || index.read().state_touches_since(ws, 0).unwrap().unwrap();
-        assert_eq!(read(), (0, vec![]), "a scan's states are not logged");
+        assert_eq!(
+            read(),
+            (0, vec![]),
+            "a scan's write that never goes over a newer state is not logged"
+        );
         set("out/a.o", &present, "snap");
         set("out/a.o", &present, "record");
         set("gone.rs", &absent, "snap");
@@ -465,38 +476,39 @@ mod tests {
         set_after("big.bin", &present, Some(&present));
         let (newest, paths) = read();
         let paths: Vec<String> = paths.iter().map(|p| p.display()).collect();
+        let all = [
+            "out/a.o",
+            "out/a.o",
+            "gone.rs",
+            "scanned.rs",
+            "scanned.rs",
+            "other.rs",
+            "new.rs",
+            "big.bin",
+        ];
+        assert_eq!((newest, paths), (8, all.map(String::from).to_vec()));
+        assert_eq!(index.read().state_touches_seen().unwrap(), 8);
         assert_eq!(
-            (newest, paths),
-            (
-                7,
-                [
-                    "out/a.o",
-                    "out/a.o",
-                    "gone.rs",
-                    "scanned.rs",
-                    "other.rs",
-                    "new.rs",
-                    "big.bin"
-                ]
-                .map(String::from)
-                .to_vec()
-            )
-        );
-        assert_eq!(index.read().state_touches_seen().unwrap(), 7);
-        assert_eq!(
-            index.read().state_touches_since(ws, 7).unwrap(),
-            Some((7, vec![]))
+            index.read().state_touches_since(ws, 8).unwrap(),
+            Some((8, vec![]))
         );
         let after = index.read().state_log_after(ws, 5).unwrap();
         let after: Vec<(i64, String)> = after.into_iter().map(|(s, p)| (s, p.display())).collect();
-        assert_eq!(after, [(6, "new.rs".into()), (7, "big.bin".into())]);
+        assert_eq!(
+            after,
+            [
+                (6, "other.rs".into()),
+                (7, "new.rs".into()),
+                (8, "big.bin".into())
+            ]
+        );
         assert_eq!(index.read().state_log_oldest().unwrap(), Some(1));
 
         // The log keeps the last 4096 or more (trimmed at every 256th entry): a reader behind
-        // what it kept is told it missed some. Entries 8 to 4352; the trim at 4352 drops 1-256.
+        // what it kept is told it missed some. Entries 9 to 4352; the trim at 4352 drops 1-256.
         index
             .write(|tx| {
-                for i in 0..4345 {
+                for i in 0..4344 {
                     tx.set_file_state(ws, &rel(&format!("many/{i}")), &present, "snap")?;
                 }
                 Ok::<_, super::super::IndexError>(())

@@ -22,9 +22,10 @@
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
 //!   post-shell scan).
-//! - `state_touches(seq, workspace, path)` (v9): the last ~4096 paths a command other than
-//!   a scan gave a file state (since v11 every such write, before only new or
-//!   no-longer-absent states), for watched scans and for listings' verified stats.
+//! - `state_touches(seq, workspace, path)` (v9): the last ~4096 paths whose file state was
+//!   written (since v11 every write that may name other bytes or go over a later state;
+//!   before, only new or no-longer-absent states set outside scans), for watched scans and
+//!   for listings' verified stats.
 //! - `dir_listings(workspace, path)` (v10): what a full walk found in a directory; since v11
 //!   with the stats its files' states were verified under, as of a `state_touches` entry.
 //!   `baselines.unclaimed` (v11): the paths with a state the last walk did not find.
@@ -236,8 +237,8 @@ CREATE TABLE dir_listings(
 "#,
     // 11: each listed file's stat when the walk that listed it found its file state proving it
     // unchanged (a listing's `verified`, 36 bytes per file of `files`, zeros for none),
-    // as of entry `seq` of `state_touches`, which from now on logs every state write outside
-    // scans; and the states the last walk left unclaimed. A scan then proves an unchanged
+    // as of entry `seq` of `state_touches`, which from now on logs every state write that may
+    // name other bytes or go over a later state; and the states the last walk left unclaimed. A scan then proves an unchanged
     // directory's files unchanged without loading their states (`scan::listing`).
     r#"
 ALTER TABLE dir_listings ADD COLUMN verified BLOB NOT NULL DEFAULT x'';

@@ -27,17 +27,20 @@
 //!
 //! **Verified stats.** A listing also keeps, for each file, the stat under which the file's
 //! state proved it unchanged when the listing was last written, as of entry `seq` of the
-//! file-state log (`state_touches`, which every state write outside scans enters when it
-//! changes the bytes a state names). A walk that finds a file of an unchanged directory with
-//! that very stat, written to by nobody since `seq`, knows its state still proves it
-//! unchanged without loading the state: such a file is *settled* and not handed on. A scan
+//! file-state log (`state_touches`, which every state write enters when it may name other
+//! bytes than the state before or go over a state recorded later). A walk that finds a file
+//! of an unchanged directory with that very stat, written to by nobody since `seq`, knows its
+//! state still proves it unchanged without loading the state: such a file is *settled* and
+//! not handed on. A scan
 //! that settles files loads only the states of the rest (and of the paths logged since, and
 //! of those the last walk left unclaimed, and of those gone from listings read again), and
 //! checks the count: every present state must be a settled file or one it loaded, or it
-//! walks again with every state loaded (`Session::gather`). A scan's own state writes are not
-//! logged: they record what it found, never over a state recorded later, so a verified stat
-//! the file still has still names the state's bytes. The log keeps the last ~4096 entries; a
-//! listing verified before the oldest one left verifies nothing.
+//! walks again with every state loaded (`Session::gather`); it settles nothing when those
+//! states would be more than a couple of thousand. A scan's writes of what it found unchanged
+//! or new are not logged: they never go over a state recorded later, so a verified stat the
+//! file still has still names the state's bytes; its changes and deletions, written over
+//! whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
+//! before the oldest one left verifies nothing.
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
 //! listings are not used on or below a network filesystem (NFS, CIFS/SMB, FUSE, 9p,
@@ -83,9 +86,9 @@ pub(crate) struct StateLog {
     /// Its oldest entry (none when empty): a listing verified before it verifies nothing.
     pub oldest: Option<i64>,
     /// By directory, each file name the log has an entry for since the oldest trusted
-    /// verification, with the entry's seq; the paths the last walk left unclaimed are there
-    /// too, as entries newer than any verification.
-    pub touched: HashMap<Vec<u8>, Vec<(Vec<u8>, i64)>>,
+    /// verification, with its newest entry's seq; the paths the last walk left unclaimed are
+    /// there too, as entries newer than any verification.
+    pub touched: HashMap<Vec<u8>, HashMap<Vec<u8>, i64>>,
     /// Whether this walk settles files (else it verifies stats for the next).
     pub settle: bool,
 }
@@ -103,15 +106,21 @@ impl StateLog {
     /// A log entry (`seq`) for `rel`.
     pub fn touch(&mut self, rel: &RelPath, seq: i64) {
         let dir = key(rel.parent().as_ref()).to_vec();
-        let entries = self.touched.entry(dir).or_default();
-        entries.push((rel.file_name().to_vec(), seq));
+        let newest = self
+            .touched
+            .entry(dir)
+            .or_default()
+            .entry(rel.file_name().to_vec())
+            .or_insert(seq);
+        *newest = (*newest).max(seq);
     }
 
     /// Whether file `name` of directory `dir` was written after `since`.
     pub fn touched_after(&self, dir: &[u8], name: &[u8], since: i64) -> bool {
         self.touched
             .get(dir)
-            .is_some_and(|t| t.iter().any(|(n, seq)| n == name && *seq > since))
+            .and_then(|names| names.get(name))
+            .is_some_and(|seq| *seq > since)
     }
 }
 

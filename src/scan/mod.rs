@@ -821,20 +821,26 @@ impl Session<'_> {
             // own with (to keep it only when it changed).
             let unclaimed = read.unclaimed(self.ws_id)?;
             listings.unclaimed.clone_from(&unclaimed);
-            if since == i64::MAX || unclaimed.is_none() {
+            let Some(unclaimed) = unclaimed.filter(|_| settle && since < i64::MAX) else {
+                return Ok(log);
+            };
+            // Each of these is a state loaded one by one, or a walk again with all of them
+            // when they are too many: settling pays only when they are few.
+            let entries = read.state_log_after(self.ws_id, since)?;
+            unsettled += entries.len() + listing::names(&unclaimed).count();
+            if unsettled > listing::SETTLE_LOADS / 2 {
                 return Ok(log);
             }
-            for (seq, rel) in read.state_log_after(self.ws_id, since)? {
+            for (seq, rel) in entries {
                 log.touch(&rel, seq);
             }
-            for path in listing::names(unclaimed.as_deref().unwrap_or_default()) {
-                if let Ok(rel) =
-                    RelPath::from_stored(std::os::unix::ffi::OsStrExt::as_bytes(path).to_vec())
-                {
+            for path in listing::names(&unclaimed) {
+                let path = std::os::unix::ffi::OsStrExt::as_bytes(path).to_vec();
+                if let Ok(rel) = RelPath::from_stored(path) {
                     log.touch(&rel, i64::MAX);
                 }
             }
-            log.settle = settle && unsettled <= listing::SETTLE_LOADS / 2;
+            log.settle = true;
             Ok(log)
         })();
         listings.log = log.ok();

@@ -136,8 +136,8 @@ impl Watches {
 
     /// The next scan's look at `ws` (rooted at `root`); the watcher is out of this set until
     /// the scan gives it back ([`Watches::put`]), so a scan that fails leaves none behind.
-    /// `new_states` lists the paths whose file states a command other than a scan set after
-    /// an entry of the index's log (`None`: the log cannot say, and the scan walks
+    /// `new_states` lists the paths whose file states were written after an entry of the
+    /// index's log (by a command, or by a scan recording a change) (`None`: the log cannot say, and the scan walks
     /// everything).
     pub(super) fn take(
         &mut self,
@@ -541,8 +541,9 @@ impl Watcher {
     }
 
     /// The paths the next scan looks at: what the events named, the unclaimed states and the
-    /// hard-linked files, and the paths whose state a command set since the last scan that no
-    /// walk counted (an agent's write into an ignored directory). `Err`: walk everything.
+    /// hard-linked files, and the paths whose state was written since the last scan that no
+    /// walk counted (an agent's write into an ignored directory; a file a scan recorded
+    /// deleted, looked at once more). `Err`: walk everything.
     fn paths_to_look(
         &mut self,
         new_states: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,

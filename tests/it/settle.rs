@@ -282,9 +282,9 @@ fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
     assert!(settled > 0, "no scan settled a file");
 }
 
-/// A file whose state a command other than a scan wrote after its listing was verified is
-/// not settled (the write is in the file-state log); nor is any file of a listing verified
-/// before the oldest entry the log still has. The states written here behind the scans'
+/// A file whose state was written after its listing was verified, by a hook or by a scan
+/// recording a change, is not settled (the write is in the file-state log); nor is any file
+/// of a listing verified before the oldest entry the log still has. The states written here behind the scans'
 /// backs name other bytes and no stat: a scan that loads one hashes the file and records it
 /// modified, a scan that settles the file does not see it.
 #[test]
@@ -332,14 +332,24 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
             })
             .unwrap()
     };
-    set("snap");
     let modified = vec!["Modified f Exact".to_string()];
-    assert_eq!(scan(), (2, modified.clone()), "a logged write");
-    assert_eq!(scan(), (2, vec![]), "f verified again, its listing renewed");
-    assert_eq!(scan(), (3, vec![]));
+    // Written by a hook, or by a scan recording a change (over whatever state the row holds,
+    // maybe one recorded after the scan looked): logged, so f is not settled.
+    for by in ["snap", "scan"] {
+        set(by);
+        assert_eq!(scan(), (2, modified.clone()), "a write by {by}");
+        assert_eq!(scan(), (2, vec![]), "f verified again, its listing renewed");
+        assert_eq!(scan(), (3, vec![]));
+    }
 
-    // A scan's own writes are not logged (it writes what it found): f stays settled...
-    set("scan");
+    // A scan's write of what it found unchanged or new, never over a state recorded later, is
+    // not logged: f stays settled...
+    home.index()
+        .write(|tx| {
+            let id = tx.workspace(&root, 0)?;
+            tx.set_file_state_unless_newer(id, &f, &fake, "scan")
+        })
+        .unwrap();
     assert_eq!(scan(), (3, vec![]));
     // ...until the log has dropped the entries after its listing's verification: here for
     // writes to another workspace (the log is one for all).

@@ -2,14 +2,16 @@
 //! an unchanged directory with the stat its state was verified under, its state written by
 //! nobody since, is not loaded) against scans that load every file state. Two identical trees
 //! get the same random changes: edits, new and deleted files and directories, renames, mode
-//! changes, ignore rules changed, and file-tool writes, deletes and reads through the engine
-//! as hooks make them. Both scans must record the same changes, round after round.
+//! changes, ignore rules changed, file-tool writes, deletes and reads through the engine as
+//! hooks make them, undo and redo. Both scans must record the same changes, round after
+//! round, and both homes' undos and redos do the same.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rewind::engine::{Clock, Home, Options, Session};
 use rewind::scan::{Phase, ScanOptions, ScanReport};
+use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::Workspace;
 
 /// xorshift64*: the same changes for both trees, and for a failing seed again.
@@ -39,6 +41,10 @@ enum Change {
     AgentDelete(String),
     /// A read hook's check, recording what it read.
     AgentRead(String),
+    /// `rewind undo` / `redo` of the latest window (what it does depends on what the scans
+    /// recorded: the two trees stay the same only if both homes do the same).
+    Undo,
+    Redo,
 }
 
 const DIRS: [&str; 6] = ["", "a", "a/b", "a/b/c", "d", "d/e"];
@@ -94,7 +100,7 @@ fn pick(rng: &mut Rng, root: &Path, n: &mut u32) -> Change {
     if files.is_empty() {
         return Change::Create(new_name(rng, n));
     }
-    match rng.below(10) {
+    match rng.below(12) {
         0 => Change::Edit(file(rng)),
         1 => Change::Create(new_name(rng, n)),
         2 => Change::Delete(file(rng)),
@@ -113,11 +119,14 @@ fn pick(rng: &mut Rng, root: &Path, n: &mut u32) -> Change {
             _ => new_name(rng, n),
         }),
         8 => Change::AgentDelete(file(rng)),
-        _ => Change::AgentRead(file(rng)),
+        9 => Change::AgentRead(file(rng)),
+        10 => Change::Undo,
+        _ => Change::Redo,
     }
 }
 
-fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) {
+/// Apply `change` to the tree at `root`; what an undo or redo answered.
+fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let at = |p: &str| root.join(p);
     let write = |p: &str, text: String| {
@@ -169,7 +178,24 @@ fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) {
         Change::AgentRead(p) => {
             s.check(&paths(p), root, true).unwrap();
         }
+        Change::Undo | Change::Redo => {
+            let direction = match change {
+                Change::Undo => Direction::Undo,
+                _ => Direction::Redo,
+            };
+            let request = Request {
+                direction,
+                target: Target::Latest,
+                paths: vec![],
+                cwd: root.to_path_buf(),
+                dry_run: false,
+                force: false,
+            };
+            let r = undo::run(s, &request).unwrap();
+            return Some(format!("{:?}", r.status));
+        }
     }
+    None
 }
 
 /// What a scan recorded, comparable across the two trees.
@@ -262,9 +288,15 @@ fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
             let count = if round % 4 == 3 { 0 } else { 1 + rng.below(3) };
             for _ in 0..count {
                 let change = pick(&mut rng, &trees[0], &mut n);
-                for (t, s) in trees.iter().zip(&sessions) {
-                    apply(&change, t, s, round);
-                }
+                let answers: Vec<Option<String>> = trees
+                    .iter()
+                    .zip(&sessions)
+                    .map(|(t, s)| apply(&change, t, s, round))
+                    .collect();
+                assert_eq!(
+                    answers[0], answers[1],
+                    "seed {seed}, round {round}: {change:?} after {log:#?}"
+                );
                 log.push(change);
             }
             let (a, b) = (scan(0), scan(1));

@@ -31,12 +31,11 @@
 //! bytes than the state before or go over a state recorded later). A walk that finds a file
 //! of an unchanged directory with that very stat, written to by nobody since `seq`, knows its
 //! state still proves it unchanged without loading the state: such a file is *settled* and
-//! not handed on. A scan
-//! that settles files loads only the states of the rest (and of the paths logged since, and
-//! of those the last walk left unclaimed, and of those gone from listings read again), and
-//! checks the count: every present state must be a settled file or one it loaded, or it
-//! walks again with every state loaded (`Session::gather`); it settles nothing when those
-//! states would be more than a couple of thousand. A scan's writes of what it found unchanged
+//! not handed on. A scan that settles files loads only the states of the rest (and of the
+//! paths logged since, and of those the last walk left unclaimed, and of those gone from
+//! listings read again), and checks the count: every present state must be a settled file or
+//! one it loaded, or it walks again with every state loaded (`Session::gather`); it settles
+//! nothing when those states would be more than a couple of thousand. A scan's writes of what it found unchanged
 //! or new are not logged: they never go over a state recorded later, so a verified stat the
 //! file still has still names the state's bytes; its changes and deletions, written over
 //! whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
@@ -369,7 +368,7 @@ impl Listings {
             return false;
         };
         // (A cleared entry is all zeros, which no stat is.)
-        known.verified[i * VERIFIED_LEN..(i + 1) * VERIFIED_LEN] == encode_stat(stat)
+        verified_entry(&known.verified, i) == encode_stat(stat)
             && !log.touched_after(dir, name.as_bytes(), known.seq)
     }
 
@@ -506,6 +505,11 @@ pub(crate) fn unverified(known: &DirListing) -> usize {
 
 /// Bytes of one verified stat ([`encode_stat`]; all zeros for none).
 pub(crate) const VERIFIED_LEN: usize = 36;
+
+/// The verified stat of file `i` (of a trusted listing: one per file).
+pub(crate) fn verified_entry(verified: &[u8], i: usize) -> &[u8] {
+    &verified[i * VERIFIED_LEN..(i + 1) * VERIFIED_LEN]
+}
 
 pub(crate) fn encode_stat(s: &Stat) -> [u8; VERIFIED_LEN] {
     let mut out = [0; VERIFIED_LEN];

@@ -454,8 +454,10 @@ impl Session<'_> {
         #[cfg(target_os = "linux")]
         let settled = match listed {
             Some(listed) => {
+                let settled = listed.recorded.settled;
                 let unproven = urgent.iter().chain(&baseline).map(|c| &c.rel);
-                self.keep_listings(listed, unproven, &unclaimed)
+                self.keep_listings(listed, unproven, &unclaimed);
+                settled
             }
             None => 0,
         };
@@ -698,6 +700,8 @@ impl Session<'_> {
             (walked, known, present, rows)
         });
         let (walked, recorded) = walked?;
+        // (Replaced below by the states a settling walk loads: Linux only.)
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut known = known?;
         #[cfg(target_os = "linux")]
         let listed = match (listings, recorded) {
@@ -723,7 +727,6 @@ impl Session<'_> {
                         .collect();
                 }
                 Some(Listed {
-                    settled: recorded.settled,
                     recorded,
                     gone,
                     unclaimed: listings.unclaimed,
@@ -747,7 +750,7 @@ impl Session<'_> {
 
     /// Keep what a walk with listings found for the next walk, the files whose states did
     /// not prove them unchanged (`unproven`) without a verified stat, and the paths it left
-    /// `unclaimed`; how many files it settled. Best effort: a listing not kept is a directory
+    /// `unclaimed`. Best effort: a listing not kept is a directory
     /// read again, never a reason to fail the scan (a read-only home, say).
     #[cfg(target_os = "linux")]
     fn keep_listings<'a>(
@@ -755,7 +758,7 @@ impl Session<'_> {
         listed: Listed,
         unproven: impl IntoIterator<Item = &'a RelPath>,
         unclaimed: &[RelPath],
-    ) -> u64 {
+    ) {
         let mut paths: Vec<&RelPath> = unclaimed.iter().collect();
         paths.sort_unstable();
         let mut now = Vec::new();
@@ -776,7 +779,6 @@ impl Session<'_> {
                 }
             });
         }
-        listed.settled
     }
 
     /// The listings the last full walk of this workspace kept, unless its tree may change
@@ -1353,13 +1355,12 @@ struct Gathered {
     listed: Option<Listed>,
 }
 
-/// After a walk with listings: the new listings, those now void, how many files it settled
-/// (walked, with no state loaded), and the unclaimed paths as the last walk left them.
+/// After a walk with listings: what it recorded (new listings, how many files it settled),
+/// the listings now void, and the unclaimed paths as the last walk left them.
 #[cfg(target_os = "linux")]
 struct Listed {
     recorded: Recorded,
     gone: Vec<Vec<u8>>,
-    settled: u64,
     unclaimed: Option<Vec<u8>>,
 }
 

@@ -325,9 +325,7 @@ impl Walk<'_> {
             };
             if settles && listings.settled(known, key, i, name, &stat) {
                 rec.settled += 1;
-                verified.extend_from_slice(
-                    &known.verified[i * listing::VERIFIED_LEN..(i + 1) * listing::VERIFIED_LEN],
-                );
+                verified.extend_from_slice(listing::verified_entry(&known.verified, i));
                 continue;
             }
             verified.extend_from_slice(&listing::encode_stat(&stat));

@@ -181,30 +181,6 @@ impl Tx<'_> {
             .ctx("count file states")
     }
 
-    /// The states of exactly `paths` that workspace `ws` has.
-    pub fn file_states_at<'p>(
-        &self,
-        ws: WorkspaceId,
-        paths: impl IntoIterator<Item = &'p RelPath>,
-    ) -> Result<Vec<(RelPath, KnownState)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "{STATE_COLUMNS} WHERE workspace_id = ?1 AND path = ?2"
-            ))
-            .ctx("find file states")?;
-        let mut out = Vec::new();
-        for p in paths {
-            let mut rows = stmt
-                .query(params![ws.0, p.as_bytes()])
-                .ctx("find file states")?;
-            if let Some(r) = rows.next().ctx("find file states")? {
-                out.push(known_state(r)?);
-            }
-        }
-        Ok(out)
-    }
-
     /// The paths with a state the last full walk of `ws` did not find (NUL-separated), as
     /// [`Tx::set_unclaimed`] left them; `None` before any.
     pub fn unclaimed(&self, ws: WorkspaceId) -> Result<Option<Vec<u8>>> {

@@ -711,7 +711,12 @@ impl Session<'_> {
                     let Some(paths) = listing::to_load(&listings, &recorded, &gone, &walked) else {
                         return Ok(None);
                     };
-                    let states = read.file_states_at(self.ws_id, &paths)?;
+                    let mut states = Vec::with_capacity(paths.len());
+                    for rel in paths {
+                        if let Some(state) = read.file_state(self.ws_id, &rel)? {
+                            states.push((rel, state));
+                        }
+                    }
                     let found = states
                         .iter()
                         .filter(|(_, k)| !matches!(k.state, FileState::Absent))

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::workspace::RelPath;
+use crate::workspace::{RelPath, Stat};
 
 /// What rewind knows about one side of a change, or about a path now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,11 +263,16 @@ impl Unread {
     }
 }
 
+/// A file state as reported: `null` for absent, the blob id when present, `"unknown"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub inode: u64,
-    pub mode: u32,
+pub struct Shown(pub FileState);
+
+impl serde::Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            FileState::Absent => s.serialize_none(),
+            FileState::Present { blob, .. } => s.serialize_str(&blob.to_hex()),
+            FileState::Unknown => s.serialize_str("unknown"),
+        }
+    }
 }

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Stat, Unread, WindowKind, WindowStatus};
-use crate::workspace::{Observation, RelPath};
+use crate::model::{FileState, KnownState, Proof, Unread, WindowKind, WindowStatus};
+use crate::workspace::{Observation, RelPath, Stat};
 
 /// A path as it is now, its bytes already in the store.
 pub(crate) struct Captured {

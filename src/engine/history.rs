@@ -7,8 +7,7 @@ use std::path::Path;
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, WindowId};
 use crate::index::NewChange;
-use crate::model::{Change, FileState, KnownState, Proof, Window, WindowKind, WindowStatus};
-use crate::undo::Shown;
+use crate::model::{Change, FileState, KnownState, Proof, Shown, Window, WindowKind, WindowStatus};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -18,9 +18,9 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{
-    Change, FileState, KnownState, Proof, Stat, Unread, Window, WindowKind, WindowStatus,
+    Change, FileState, KnownState, Proof, Unread, Window, WindowKind, WindowStatus,
 };
-use crate::workspace::RelPath;
+use crate::workspace::{RelPath, Stat};
 
 pub use scan::{Baseline, DirListing};
 

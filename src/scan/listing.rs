@@ -57,8 +57,9 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::index::DirListing;
-use crate::model::{unseen_before, Stat};
+use crate::model::unseen_before;
 use crate::workspace::RelPath;
+use crate::workspace::Stat;
 
 /// The listings of a workspace as the walk starts, and the time the new ones are recorded at.
 pub(crate) struct Listings {

@@ -45,9 +45,9 @@ use std::time::{Duration, Instant};
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
 use crate::index::{BlobRow, IndexError, NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Stat, Unread, WindowKind, WindowStatus};
+use crate::model::{FileState, KnownState, Proof, Unread, WindowKind, WindowStatus};
 use crate::store::{PackWriter, Store, StoreError};
-use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Workspace};
+use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 #[cfg(target_os = "linux")]
 mod listing;

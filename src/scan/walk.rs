@@ -37,7 +37,7 @@ use rustix::io::Errno;
 
 #[cfg(target_os = "linux")]
 use super::listing::{self, Chain, DirHandle, Listings, Recorded, RuleFiles};
-use crate::model::Stat;
+use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
 
 #[cfg(not(target_os = "linux"))]

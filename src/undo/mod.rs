@@ -37,6 +37,7 @@ use std::path::PathBuf;
 use crate::engine::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
+pub use crate::model::Shown;
 use crate::model::{Change, FileState, KnownState, Proof, WindowKind, WindowStatus};
 use crate::workspace::fs::{syncfs_usable, Flush, RealFs, Staged, WorkspaceFs};
 use crate::workspace::{Observation, RelPath};
@@ -108,20 +109,6 @@ pub enum Outcome {
     WouldDelete,
     Conflict,
     Skipped,
-}
-
-/// A file state as reported: `null` for absent, the blob id when present, `"unknown"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shown(pub FileState);
-
-impl serde::Serialize for Shown {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match self.0 {
-            FileState::Absent => s.serialize_none(),
-            FileState::Present { blob, .. } => s.serialize_str(&blob.to_hex()),
-            FileState::Unknown => s.serialize_str("unknown"),
-        }
-    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

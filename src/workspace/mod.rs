@@ -16,7 +16,6 @@ use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
 use crate::ids::BlobId;
-use crate::model::Stat;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
@@ -458,6 +457,16 @@ fn open_regular(path: &Path) -> io::Result<std::fs::File> {
 #[cfg(not(unix))]
 fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     std::fs::File::open(path)
+}
+
+/// What a file's `lstat` says, as far as change detection reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub inode: u64,
+    pub mode: u32,
 }
 
 #[cfg(unix)]

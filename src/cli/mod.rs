@@ -55,9 +55,10 @@ impl From<EngineError> for Failure {
             EngineError::Path(rewind::workspace::PathError::Outside { .. }) => {
                 f.hint("pass a path inside the workspace, or select another with --workspace")
             }
-            EngineError::NotFound { what: "window", .. } => {
-                f.hint("`rewind log` lists the windows")
-            }
+            EngineError::NotFound {
+                kind: rewind::engine::ObjectKind::Window,
+                ..
+            } => f.hint("`rewind log` lists the windows"),
             _ => f,
         }
     }

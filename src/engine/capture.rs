@@ -110,7 +110,7 @@ impl Session<'_> {
     }
 
     /// Hash a path without storing it (a plain check stores nothing).
-    fn look(&self, rel: &RelPath) -> Result<Captured> {
+    pub(crate) fn look(&self, rel: &RelPath) -> Result<Captured> {
         self.observe_into(rel, None)
     }
 

@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
-use super::{EngineError, Result, Session};
+use super::exec::{self, Plan, Prefetched, Step};
+use super::{EngineError, ObjectKind, Result, Session};
 use crate::ids::{BlobId, WindowId};
-use crate::index::NewChange;
-use crate::model::{Change, FileState, KnownState, Proof, Shown, Window, WindowKind, WindowStatus};
-use crate::workspace::fs::{RealFs, WorkspaceFs};
+use crate::model::{Change, FileState, Proof, Shown, Window, WindowKind, WindowStatus};
+use crate::workspace::fs::RealFs;
+use crate::workspace::RelPath;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LogChange {
@@ -141,7 +142,7 @@ impl Session<'_> {
         let window = match window {
             Some(w) => {
                 r.window(w)?.ok_or_else(|| EngineError::NotFound {
-                    what: "window",
+                    kind: ObjectKind::Window,
                     id: w.to_string(),
                 })?;
                 w
@@ -152,7 +153,7 @@ impl Session<'_> {
                 .find(|w| r.changes_in_window(w.id).is_ok_and(|c| !c.is_empty()))
                 .map(|w| w.id)
                 .ok_or_else(|| EngineError::NotFound {
-                    what: "window with changes in session",
+                    kind: ObjectKind::WindowWithChanges,
                     id: self.name.clone(),
                 })?,
         };
@@ -195,149 +196,83 @@ impl Session<'_> {
     /// window of its own, so `undo` reverses it.
     pub fn restore(&self, path: &Path, cwd: &Path, source: RestoreSource) -> Result<RestoreReport> {
         let rel = self.ws.resolve(path, cwd)?;
-        let r = self.home.index.read();
-        let target = match source {
+        let target = self.restore_target(&rel, source)?;
+        // Read (and verified) before the lock and the snapshot: a damaged blob fails early.
+        let mut bytes = Prefetched::new();
+        if let Some(b) = target.blob() {
+            bytes.insert(b, Ok(self.store().get(self.index(), &b)?));
+        }
+        let locked = self.lock(&RealFs)?;
+        let current = self.capture(&rel, target.blob())?;
+        if current.too_large {
+            return Err(EngineError::TooLargeToReplace {
+                path: rel.display(),
+            });
+        }
+        let plan = Plan {
+            kind: WindowKind::Agent,
+            label: format!("restore {rel}"),
+            tool: "restore",
+            recorded_by: "restore",
+            steps: vec![Step {
+                path: rel.clone(),
+                current: current.state,
+                target,
+            }],
+            reverses: Vec::new(),
+        };
+        let window = exec::execute(&locked, &plan, bytes)?;
+        Ok(RestoreReport {
+            path: rel.display(),
+            window_id: window,
+            previous: Shown(current.state),
+            restored: Shown(target),
+        })
+    }
+
+    /// The state `source` names for `rel`.
+    fn restore_target(&self, rel: &RelPath, source: RestoreSource) -> Result<FileState> {
+        let r = self.index().read();
+        match source {
             RestoreSource::Blob(id) => {
                 let row = r.blob(&id)?.ok_or(EngineError::NotFound {
-                    what: "blob",
+                    kind: ObjectKind::Blob,
                     id: id.to_hex(),
                 })?;
+                // Restoring bytes keeps the file's current mode (a new file gets 0644).
                 let mode = r
-                    .file_state(self.ws_id, &rel)?
+                    .file_state(self.ws_id, rel)?
                     .and_then(|k| match k.state {
                         FileState::Present { mode, .. } => Some(mode),
                         _ => None,
                     })
                     .unwrap_or(0o644);
-                FileState::Present { blob: row.id, mode }
+                Ok(FileState::Present { blob: row.id, mode })
             }
             RestoreSource::Window { window, after } => {
-                let change = r
+                let changes: Vec<Change> = r
                     .changes_in_window(window)?
                     .into_iter()
-                    .filter(|c| c.path == rel)
-                    .collect::<Vec<_>>();
+                    .filter(|c| &c.path == rel)
+                    .collect();
                 let pick = if after {
-                    change.last().and_then(|c| c.after)
+                    changes.last().and_then(|c| c.after)
                 } else {
-                    change.first().map(|c| c.before)
+                    changes.first().map(|c| c.before)
                 };
                 match pick {
-                    Some(FileState::Unknown) => {
-                        return Err(EngineError::Invalid(format!(
-                            "{rel}: window {window} has no bytes for that side (metadata-only)"
-                        )))
-                    }
-                    Some(s) => s,
-                    None => {
-                        return Err(EngineError::NotFound {
-                            what: "change of this path in window",
-                            id: format!("{window} ({rel})"),
-                        })
-                    }
+                    Some(FileState::Unknown) => Err(EngineError::NoBytes {
+                        path: rel.display(),
+                        window,
+                    }),
+                    Some(s) => Ok(s),
+                    None => Err(EngineError::NotFound {
+                        kind: ObjectKind::ChangeOfPath,
+                        id: format!("{window} ({rel})"),
+                    }),
                 }
             }
-        };
-        let bytes = match target.blob() {
-            Some(b) => Some(self.home.store.get(&self.home.index, &b)?),
-            None => None,
-        };
-        let _lock = self.home.lock_workspace(self.ws_id)?;
-        let cur = self.capture(&rel, target.blob())?;
-        if cur.too_large {
-            return Err(EngineError::Invalid(format!(
-                "{rel} is over the size limit; rewind cannot snapshot it, so it will not overwrite it"
-            )));
         }
-        let now = self.home.now();
-        let label = format!("restore {rel}");
-        let window = self.home.index.write(|tx| {
-            let w = tx.open_window(
-                self.id,
-                WindowKind::Agent,
-                Some(&label),
-                false,
-                WindowStatus::Done,
-                now,
-            )?;
-            tx.insert_change(&NewChange {
-                window: w,
-                workspace: self.ws_id,
-                path: &rel,
-                before: cur.state,
-                after: Some(target),
-                tool: Some("restore"),
-                tool_call: None,
-                proof: Proof::Exact,
-                reason: None,
-                now,
-            })?;
-            tx.close_window(w, now)?;
-            Ok::<_, EngineError>(w)
-        })?;
-        let fs = RealFs;
-        let expected = cur.state;
-        let precheck = || {
-            let obs = self
-                .ws
-                .observe(&rel, self.home.opts.max_file_size)
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            let same = match (&obs, &expected) {
-                (crate::workspace::Observation::Absent, FileState::Absent) => true,
-                (
-                    crate::workspace::Observation::Regular { id, .. },
-                    FileState::Present { blob, .. },
-                ) => id == blob,
-                _ => false,
-            };
-            if same {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("the file changed during the restore"))
-            }
-        };
-        let result = match (&target, &bytes) {
-            (FileState::Present { mode, .. }, Some(bytes)) => fs
-                .ensure_parents(&self.ws, &rel)
-                .and_then(|_| fs.replace(&self.ws, &rel, bytes, *mode, &precheck)),
-            _ => fs.remove(&self.ws, &rel, &precheck),
-        }
-        .and_then(|()| fs.sync_dir(&crate::workspace::fs::parent_dir(&self.ws, &rel)));
-        if let Err(e) = result {
-            // Nothing changed on disk: drop the window's claim by undoing nothing; record it
-            // as rolled back so it is never a target.
-            self.home
-                .index
-                .write(|tx| tx.set_window_status(window, WindowStatus::RolledBack))?;
-            return Err(EngineError::Apply {
-                path: rel.display(),
-                detail: format!("cannot restore: {e}"),
-            });
-        }
-        let read_at = self.home.now();
-        let stat = match self.ws.observe(&rel, self.home.opts.max_file_size)? {
-            crate::workspace::Observation::Regular { stat, .. } => Some(stat),
-            _ => None,
-        };
-        self.home.index.write(|tx| {
-            tx.set_file_state(
-                self.ws_id,
-                &rel,
-                &KnownState {
-                    state: target,
-                    stat,
-                    recorded_at: read_at,
-                    unread: None,
-                },
-                "restore",
-            )
-        })?;
-        Ok(RestoreReport {
-            path: rel.display(),
-            window_id: window,
-            previous: Shown(cur.state),
-            restored: Shown(target),
-        })
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod capture;
 mod context;
+pub mod exec;
 mod history;
 mod tools;
 
@@ -27,6 +28,7 @@ use crate::ids::{SessionRowId, WindowId, WorkspaceId};
 use crate::index::{Durability, Index, IndexError};
 use crate::model::{WindowKind, WindowStatus};
 use crate::store::{create_private_dir, Store, StoreError, StoreOptions};
+use crate::workspace::fs::WorkspaceFs;
 use crate::workspace::{PathError, Workspace};
 
 #[derive(Debug, thiserror::Error)]
@@ -44,16 +46,63 @@ pub enum EngineError {
     },
     #[error("home {home} is inside workspace {workspace}; an agent's `rm -rf` could destroy the history that undoes it")]
     HomeInsideWorkspace { home: String, workspace: String },
+    #[error("the index {path} was removed, replaced or migrated since this process opened it")]
+    IndexReplaced { path: String },
+    #[error("session id is empty")]
+    EmptySessionId,
     #[error("{path}: is a {kind}, not a regular file")]
     NotRegular { path: String, kind: &'static str },
-    #[error("{what} {id} not found")]
-    NotFound { what: &'static str, id: String },
-    #[error("{0}")]
-    Invalid(String),
+    #[error("{kind} {id} not found")]
+    NotFound { kind: ObjectKind, id: String },
+    #[error(
+        "window {window} belongs to session {owner:?}, not {session:?}; pass --session {owner:?}"
+    )]
+    OtherSession {
+        window: WindowId,
+        owner: String,
+        session: String,
+    },
+    #[error("window {window} is an {kind} window; redo takes an undo window (see `rewind log`)")]
+    NotAnUndoWindow { window: WindowId, kind: WindowKind },
+    #[error("redo takes the latest undo or --window ID")]
+    RedoTarget,
+    #[error("{path}: window {window} has no bytes for that side (metadata-only)")]
+    NoBytes { path: String, window: WindowId },
+    #[error(
+        "{path} is over the size limit; rewind cannot snapshot it, so it will not overwrite it"
+    )]
+    TooLargeToReplace { path: String },
+    #[error("{path}: {operation} returned nothing")]
+    NoReport {
+        path: String,
+        operation: &'static str,
+    },
     #[error("{path}: {detail}")]
     Apply { path: String, detail: String },
     #[error("{path}: cannot restore: {source}; nothing was changed")]
     Unrestorable { path: String, source: StoreError },
+}
+
+/// What a [`EngineError::NotFound`] did not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    Window,
+    /// A window of the session that changed anything (`diff` without `--window`).
+    WindowWithChanges,
+    Blob,
+    /// A change of one path in one window (restore's `--window`).
+    ChangeOfPath,
+}
+
+impl std::fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ObjectKind::Window => "window",
+            ObjectKind::WindowWithChanges => "window with changes in session",
+            ObjectKind::Blob => "blob",
+            ObjectKind::ChangeOfPath => "change of this path in window",
+        })
+    }
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
@@ -235,10 +284,9 @@ impl Home {
             None => false,
         };
         if !current {
-            return Err(EngineError::Invalid(format!(
-                "the index {} was removed, replaced or migrated since this process opened it",
-                self.root.join(INDEX_FILE).display()
-            )));
+            return Err(EngineError::IndexReplaced {
+                path: self.root.join(INDEX_FILE).display().to_string(),
+            });
         }
         if self.gc_lock.is_none() {
             self.gc_lock = Some(shared_gc_lock(&self.root).map_err(|e| self.home_err(e))?);
@@ -290,7 +338,7 @@ impl Home {
     /// process left half-applied in this workspace first.
     pub fn session(&self, ws: Workspace, name: &str) -> Result<Session<'_>> {
         if name.is_empty() {
-            return Err(EngineError::Invalid("session id is empty".into()));
+            return Err(EngineError::EmptySessionId);
         }
         if self.root.starts_with(ws.root()) {
             return Err(EngineError::HomeInsideWorkspace {
@@ -322,7 +370,7 @@ impl Home {
             id: session_id,
         };
         if !self.index.read().applying_windows(ws_id)?.is_empty() {
-            crate::undo::recover(&session)?;
+            exec::recover(&session)?;
         }
         Ok(session)
     }
@@ -366,6 +414,26 @@ fn lock_file(root: &Path, name: &str) -> std::io::Result<File> {
     opts.open(root.join(name))
 }
 
+/// A session holding its workspace's lock (as jj's `start_mutation` hands out a locked
+/// working copy): undo, redo, restore and crash recovery plan and execute through it, so no
+/// two of them interleave in one workspace. Released when dropped.
+pub struct Locked<'a> {
+    session: &'a Session<'a>,
+    fs: &'a dyn WorkspaceFs,
+    _lock: HeldLock,
+}
+
+impl<'a> Locked<'a> {
+    pub fn session(&self) -> &'a Session<'a> {
+        self.session
+    }
+
+    /// The file operations the executor performs (the fault-injection seam).
+    pub fn fs(&self) -> &'a dyn WorkspaceFs {
+        self.fs
+    }
+}
+
 /// One agent conversation (or the per-workspace `manual` session) in one workspace.
 pub struct Session<'h> {
     pub(crate) home: &'h Home,
@@ -386,6 +454,53 @@ impl<'h> Session<'h> {
 
     pub fn home(&self) -> &'h Home {
         self.home
+    }
+
+    pub fn index(&self) -> &'h Index {
+        &self.home.index
+    }
+
+    pub fn store(&self) -> &'h Store {
+        &self.home.store
+    }
+
+    pub fn options(&self) -> &'h Options {
+        &self.home.opts
+    }
+
+    /// Now, by the home's clock.
+    pub fn now(&self) -> i64 {
+        self.home.now()
+    }
+
+    pub fn workspace_id(&self) -> WorkspaceId {
+        self.ws_id
+    }
+
+    pub fn row_id(&self) -> SessionRowId {
+        self.id
+    }
+
+    /// Take the workspace lock (waiting for whoever holds it): the handle every change of
+    /// workspace files goes through ([`exec::execute`]), with `fs` as the file operations.
+    pub fn lock<'a>(&'a self, fs: &'a dyn WorkspaceFs) -> Result<Locked<'a>> {
+        Ok(Locked {
+            _lock: self.home.lock_workspace(self.ws_id)?,
+            session: self,
+            fs,
+        })
+    }
+
+    /// The workspace lock if nobody holds it, `None` if a live process does.
+    pub(crate) fn try_lock<'a>(&'a self, fs: &'a dyn WorkspaceFs) -> Result<Option<Locked<'a>>> {
+        Ok(self
+            .home
+            .try_lock_workspace(self.ws_id)?
+            .map(|lock| Locked {
+                _lock: lock,
+                session: self,
+                fs,
+            }))
     }
 
     /// Open an explicit window (a turn). An agent window still open in this session is

@@ -136,10 +136,13 @@ impl Session<'_> {
             let numbered = edit::render_numbered(&cur.bytes, offset, limit)?;
             // `check` reads the file again to store and record it; the token is only handed
             // out when both reads saw the same bytes, so the recorded read is the one shown.
-            let check = self
-                .check(&abs, cwd, true)?
-                .pop()
-                .ok_or_else(|| EngineError::Invalid(format!("{rel}: check returned nothing")))?;
+            let check =
+                self.check(&abs, cwd, true)?
+                    .pop()
+                    .ok_or_else(|| EngineError::NoReport {
+                        path: rel.display(),
+                        operation: "check",
+                    })?;
             if check.current != Some(cur.id) {
                 continue;
             }
@@ -281,7 +284,10 @@ impl Session<'_> {
         let snap = self
             .snap(&paths, &root, Some(tool), Some(&tool_call))?
             .pop()
-            .ok_or_else(|| EngineError::Invalid(format!("{rel}: snap returned nothing")))?;
+            .ok_or_else(|| EngineError::NoReport {
+                path: rel.display(),
+                operation: "snap",
+            })?;
         let expected = before.map(|c| c.id);
         let changed = || match before {
             Some(_) => ToolError::Edit(EditError::HashMismatch {
@@ -318,7 +324,10 @@ impl Session<'_> {
         let record = self
             .record(&paths, &root, Some(tool), Some(&tool_call), &[])?
             .pop()
-            .ok_or_else(|| EngineError::Invalid(format!("{rel}: record returned nothing")))?;
+            .ok_or_else(|| EngineError::NoReport {
+                path: rel.display(),
+                operation: "record",
+            })?;
         written?;
         // The caller has seen the new bytes (its report carries their token): that is a read.
         let now = self.home.now();

@@ -1,0 +1,329 @@
+//! Applying a plan's steps to the workspace: each file replaced atomically after a re-check
+//! that it still holds what the plan saw, removals verified, the batch made durable, and on
+//! any failure everything already changed put back, newest first.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+
+use super::durable::{hold, stage_all, Flushes, Held, PathFailure, Write};
+use super::{Failed, Step};
+use crate::engine::{EngineError, Session};
+use crate::ids::BlobId;
+use crate::model::FileState;
+use crate::workspace::fs::{parent_dir, syncfs_usable, Staged, WorkspaceFs};
+use crate::workspace::{Observation, RelPath};
+
+/// The workspace side of one execution: the session's workspace, the file operations, and
+/// what has been done so far (for the durability pass and the rollback).
+pub(super) struct Applier<'a> {
+    pub session: &'a Session<'a>,
+    pub fs: &'a dyn WorkspaceFs,
+    created_dirs: Vec<PathBuf>,
+}
+
+impl<'a> Applier<'a> {
+    pub fn new(session: &'a Session<'a>, fs: &'a dyn WorkspaceFs) -> Applier<'a> {
+        Applier {
+            session,
+            fs,
+            created_dirs: Vec::new(),
+        }
+    }
+
+    /// Move every step's path from its current state to its target. `bytes` holds every
+    /// present target's verified bytes.
+    pub fn apply(
+        mut self,
+        steps: &[Step],
+        bytes: &BTreeMap<BlobId, Vec<u8>>,
+    ) -> Result<(), Failed> {
+        let todo: Vec<&Step> = steps.iter().filter(|s| !s.is_noop()).collect();
+        let writes = todo
+            .iter()
+            .filter(|s| matches!(s.target, FileState::Present { .. }))
+            .count();
+        // A large batch (on Linux 5.8 or later): every temp file written first (no fsync
+        // each), one flush of each filesystem written to, then the renames, then one more
+        // flush. Until the first rename nothing at any path has changed, so a failure while
+        // staging only drops temp files.
+        let batched = writes >= self.session.options().batch_sync_min && syncfs_usable();
+        let mut flushes = Flushes::default();
+        let mut staged = BTreeMap::new();
+        let mut failure = None;
+        if batched {
+            match self.stage_batch(&todo, bytes, &mut flushes) {
+                Ok(all) => staged = all,
+                Err(e) => failure = Some(e),
+            }
+        }
+        let mut applied = Vec::new();
+        if failure.is_none() {
+            failure = self.rename_all(&todo, bytes, &mut staged, batched, &mut applied);
+        }
+        // Temp files not renamed are removed before any directory created for them is.
+        drop(staged);
+        let dirs = self.touched_dirs(&applied);
+        if failure.is_none() {
+            failure = if batched {
+                flushes.flush(self.fs, "the renames").err()
+            } else {
+                self.sync_dirs(&dirs).err()
+            };
+        }
+        match failure {
+            None => Ok(()),
+            Some(failure) => Err(self.roll_back(&applied, &dirs, failure)),
+        }
+    }
+
+    /// Parents, flush handles and then every temp file of a batch, flushed once.
+    fn stage_batch(
+        &mut self,
+        todo: &[&Step],
+        bytes: &BTreeMap<BlobId, Vec<u8>>,
+        flushes: &mut Flushes,
+    ) -> Result<BTreeMap<usize, Staged>, PathFailure> {
+        // Parents and flush handles one file after another (two files may share a parent
+        // to create); then the temp files, written on both cores.
+        let mut writes: Vec<Write<'_>> = Vec::new();
+        for (n, step) in todo.iter().enumerate() {
+            let fail = |e| (step.path.display(), e);
+            let dir = parent_dir(self.session.workspace(), &step.path);
+            let FileState::Present { mode, .. } = step.target else {
+                // A removal's unlink is made durable by the flush after the renames.
+                flushes.note(&dir).map_err(fail)?;
+                continue;
+            };
+            self.parents(&step.path).map_err(fail)?;
+            flushes.note(&dir).map_err(fail)?;
+            let b = bytes_of(step, bytes).map_err(fail)?;
+            writes.push((n, &step.path, b, mode));
+        }
+        let staged = stage_all(self.session.workspace(), self.fs, &writes)?;
+        flushes.flush(self.fs, "the temp files")?;
+        Ok(staged)
+    }
+
+    /// One file at a time: re-checked, then renamed (staged before, or written and fsynced
+    /// now), removals verified. A replaced file's inode is let go of on a thread of its own
+    /// in a batch ([`hold`]).
+    fn rename_all<'s>(
+        &mut self,
+        todo: &[&'s Step],
+        bytes: &BTreeMap<BlobId, Vec<u8>>,
+        staged: &mut BTreeMap<usize, Staged>,
+        batched: bool,
+        applied: &mut Vec<&'s Step>,
+    ) -> Option<PathFailure> {
+        std::thread::scope(|s| {
+            // Bounded: a closer fallen behind holds up the renames rather than the handles
+            // piling up towards the process's descriptor limit.
+            let (closer, closing) = std::sync::mpsc::sync_channel::<Held>(16);
+            if batched {
+                // No thread to be had: the receiver is dropped, sends fail, and each handle
+                // is let go of where it was taken.
+                let _ = std::thread::Builder::new()
+                    .spawn_scoped(s, move || closing.into_iter().for_each(drop));
+            }
+            for (n, step) in todo.iter().enumerate() {
+                let result = match staged.remove(&n) {
+                    Some(one) => self.commit_staged(step, one, &closer),
+                    None => self.put(&step.path, step.current, step.target, bytes),
+                }
+                .and_then(|()| self.verify_removal(step));
+                match result {
+                    Ok(()) => applied.push(step),
+                    Err(e) => return Some((step.path.display(), e)),
+                }
+            }
+            None
+        })
+    }
+
+    /// Rename a staged temp file over `step`'s path once the re-check passes; the file it
+    /// replaces is handed to the closer thread.
+    fn commit_staged(
+        &self,
+        step: &Step,
+        staged: Staged,
+        closer: &std::sync::mpsc::SyncSender<Held>,
+    ) -> io::Result<()> {
+        let held = Cell::new(None);
+        let recheck = still(self.session, &step.path, step.current);
+        let ws = self.session.workspace();
+        let done = self.fs.commit(ws, &step.path, staged, &|| {
+            recheck()?;
+            held.set(hold(&ws.abs(&step.path)));
+            Ok(())
+        });
+        if let Some(h) = held.into_inner() {
+            // No closer thread: the handle is dropped right here.
+            let _ = closer.send(h);
+        }
+        done
+    }
+
+    /// A replaced file is verified by `commit` itself (the target bytes were checked against
+    /// their blob id when loaded, and the path must now hold the very file written); a
+    /// removal is verified here.
+    fn verify_removal(&self, step: &Step) -> io::Result<()> {
+        match step.target {
+            FileState::Absent => match current_state(self.session, &step.path)? {
+                FileState::Absent => Ok(()),
+                _ => Err(io::Error::other(
+                    "the file is still there after its removal",
+                )),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// Write one file from `from` to `to`, provided it is still `from` right before the
+    /// rename (also the rollback's way back, one file at a time).
+    fn put(
+        &mut self,
+        rel: &RelPath,
+        from: FileState,
+        to: FileState,
+        bytes: &BTreeMap<BlobId, Vec<u8>>,
+    ) -> io::Result<()> {
+        let precheck = still(self.session, rel, from);
+        let ws = self.session.workspace();
+        match to {
+            FileState::Absent => self.fs.remove(ws, rel, &precheck),
+            FileState::Present { mode, blob } => {
+                self.parents(rel)?;
+                let b = bytes
+                    .get(&blob)
+                    .ok_or_else(|| io::Error::other("target bytes not loaded"))?;
+                self.fs.replace(ws, rel, b, mode, &precheck)
+            }
+            FileState::Unknown => Err(io::Error::other("no bytes to restore")),
+        }
+    }
+
+    /// Create `rel`'s missing parents ([`WorkspaceFs::ensure_parents`] refuses a parent that
+    /// is a symlink or not a directory, one `lstat` per component).
+    fn parents(&mut self, rel: &RelPath) -> io::Result<()> {
+        let created = self.fs.ensure_parents(self.session.workspace(), rel)?;
+        self.created_dirs.extend(created);
+        Ok(())
+    }
+
+    /// Every directory whose entries changed: one fsync each, not one per file.
+    fn touched_dirs(&self, applied: &[&Step]) -> Vec<PathBuf> {
+        let ws = self.session.workspace();
+        let mut dirs: Vec<PathBuf> = applied
+            .iter()
+            .map(|s| parent_dir(ws, &s.path))
+            .chain(
+                self.created_dirs
+                    .iter()
+                    .filter_map(|d| d.parent().map(PathBuf::from)),
+            )
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
+    fn sync_dirs(&self, dirs: &[PathBuf]) -> Result<(), PathFailure> {
+        for d in dirs {
+            self.fs
+                .sync_dir(d)
+                .map_err(|e| (d.display().to_string(), e))?;
+        }
+        Ok(())
+    }
+
+    /// Put back what was applied, newest first (their previous bytes are in the store),
+    /// remove the directories created for it, and say whether the workspace is as before.
+    fn roll_back(mut self, applied: &[&Step], dirs: &[PathBuf], failure: PathFailure) -> Failed {
+        let (path, err) = failure;
+        // Directories the way back creates are not the apply's to remove.
+        let created = std::mem::take(&mut self.created_dirs);
+        let mut errors = Vec::new();
+        for step in applied.iter().rev() {
+            let mut previous = BTreeMap::new();
+            if let Some(b) = step.current.blob() {
+                match self.session.store().get(self.session.index(), &b) {
+                    Ok(bytes) => {
+                        previous.insert(b, bytes);
+                    }
+                    Err(e) => {
+                        errors.push(format!("{}: {e}", step.path));
+                        continue;
+                    }
+                }
+            }
+            if let Err(e) = self.put(&step.path, step.target, step.current, &previous) {
+                errors.push(format!("{}: {e}", step.path));
+            }
+        }
+        for dir in created.iter().rev() {
+            let _ = self.fs.remove_empty_dir(dir);
+        }
+        for dir in dirs {
+            // Best effort: the rollback's renames are as durable as the disk lets them be.
+            let _ = self.fs.sync_dir(dir);
+        }
+        if errors.is_empty() {
+            let detail =
+                format!("{err}; everything already changed was put back, nothing was undone");
+            return Failed {
+                error: EngineError::Apply { path, detail },
+                rolled_back: true,
+            };
+        }
+        let detail = format!(
+            "{err}; putting back failed for {} (their previous bytes are in the store); the next \
+             rewind command in this workspace finishes or rolls back the rest",
+            errors.join(", ")
+        );
+        Failed {
+            error: EngineError::Apply { path, detail },
+            rolled_back: false,
+        }
+    }
+}
+
+fn bytes_of<'b>(step: &Step, bytes: &'b BTreeMap<BlobId, Vec<u8>>) -> io::Result<&'b [u8]> {
+    step.target
+        .blob()
+        .and_then(|b| bytes.get(&b))
+        .map(Vec::as_slice)
+        .ok_or_else(|| io::Error::other("target bytes not loaded"))
+}
+
+/// A path's state, read back from disk.
+pub(super) fn current_state(session: &Session<'_>, rel: &RelPath) -> io::Result<FileState> {
+    let max = session.options().max_file_size;
+    match session.workspace().observe(rel, max) {
+        Ok(Observation::Absent) => Ok(FileState::Absent),
+        Ok(Observation::Regular { id, stat, .. }) => Ok(FileState::Present {
+            blob: id,
+            mode: stat.mode,
+        }),
+        Ok(_) => Ok(FileState::Unknown),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
+}
+
+/// The re-check run right before a file is renamed over or removed: it must still be `from`.
+fn still<'a>(
+    session: &'a Session<'_>,
+    rel: &'a RelPath,
+    from: FileState,
+) -> impl Fn() -> io::Result<()> + 'a {
+    move || {
+        if current_state(session, rel)?.same_content(&from) {
+            Ok(())
+        } else {
+            Err(io::Error::other(
+                "the file changed while the undo was running",
+            ))
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Crash recovery: a plan whose process died midway left its window `applying`. The next
+//! rewind command in the workspace finishes it where every file is either still at its old
+//! state or already at its target, and rolls it back otherwise.
+
+use std::collections::BTreeMap;
+
+use super::apply::{current_state, Applier};
+use super::{finish, roll_back_record, Step};
+use crate::engine::{EngineError, Locked, ObjectKind, Result, Session};
+use crate::ids::{BlobId, WindowId};
+use crate::model::{Change, FileState, WindowKind};
+use crate::workspace::fs::RealFs;
+
+/// Finish or roll back the windows a dead process left `applying` in this session's
+/// workspace. Skips them when the workspace lock is held: that process is alive and still
+/// working.
+pub(crate) fn recover(session: &Session<'_>) -> Result<()> {
+    let Some(locked) = session.try_lock(&RealFs)? else {
+        return Ok(());
+    };
+    for window in session
+        .index()
+        .read()
+        .applying_windows(session.workspace_id())?
+    {
+        recover_window(&locked, window)?;
+    }
+    Ok(())
+}
+
+fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
+    let session = locked.session();
+    let w = session
+        .index()
+        .read()
+        .window(window)?
+        .ok_or_else(|| EngineError::NotFound {
+            kind: ObjectKind::Window,
+            id: window.to_string(),
+        })?;
+    let changes = session.index().read().changes_in_window(window)?;
+    // The dead process may have been between writing a temp file and renaming it.
+    for c in &changes {
+        crate::workspace::fs::remove_stale_temps(session.workspace(), &c.path).map_err(|e| {
+            EngineError::Apply {
+                path: c.path.display(),
+                detail: format!("cannot remove a temp file of an interrupted undo: {e}"),
+            }
+        })?;
+    }
+    if let Some(forward) = forward_steps(session, &changes) {
+        let bytes = load(session, &forward)?;
+        if Applier::new(session, locked.fs())
+            .apply(&forward, &bytes)
+            .is_ok()
+        {
+            let by = if w.kind == WindowKind::Agent {
+                "restore"
+            } else {
+                "undo"
+            };
+            return finish(session, window, by, &forward);
+        }
+    }
+    // Roll back: every file that reached its target goes back to its before.
+    let back: Vec<Step> = changes
+        .iter()
+        .filter_map(|c| {
+            let target = c.after?;
+            let now = current_state(session, &c.path).ok()?;
+            now.same_content(&target).then(|| Step {
+                path: c.path.clone(),
+                current: now,
+                target: c.before,
+            })
+        })
+        .collect();
+    let bytes = load(session, &back)?;
+    Applier::new(session, locked.fs())
+        .apply(&back, &bytes)
+        .map_err(|f| f.error)?;
+    roll_back_record(session, window, w.kind)
+}
+
+/// The steps that finish the plan, when every file is at its before or already at its
+/// target (`None` otherwise: the plan must be rolled back).
+fn forward_steps(session: &Session<'_>, changes: &[Change]) -> Option<Vec<Step>> {
+    let mut steps = Vec::with_capacity(changes.len());
+    for c in changes {
+        let target = c.after.unwrap_or(FileState::Unknown);
+        let now = current_state(session, &c.path).unwrap_or(FileState::Unknown);
+        if now.same_content(&target) {
+            // Already at target: nothing to write.
+            steps.push(Step {
+                path: c.path.clone(),
+                current: target,
+                target,
+            });
+        } else if now.same_content(&c.before) {
+            steps.push(Step {
+                path: c.path.clone(),
+                current: now,
+                target,
+            });
+        } else {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+fn load(session: &Session<'_>, steps: &[Step]) -> Result<BTreeMap<BlobId, Vec<u8>>> {
+    let mut bytes = BTreeMap::new();
+    for step in steps {
+        if let Some(b) = step.target.blob() {
+            bytes.insert(b, session.store().get(session.index(), &b)?);
+        }
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,261 @@
+//! The undo planner: pure. Given, per path, the target set's changes, the first later change
+//! of another window and what the path holds now, it decides the step (current → target),
+//! the state the path should hold for the plan to apply, and the conflict, if any. No index,
+//! no filesystem: unit-tested below on plain values.
+
+use super::{Conflict, Direction};
+use crate::engine::exec::Step;
+use crate::model::{Change, FileState, Proof};
+use crate::workspace::RelPath;
+
+/// What a path holds now, as observed before planning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Observed {
+    /// Absent, or a regular file whose bytes are in the store (or only hashed, in a dry run).
+    State(FileState),
+    /// A regular file over the size limit: rewind has not got its bytes.
+    TooLarge,
+    /// Not a place undo may write: outside the workspace, a symlinked parent, not a regular
+    /// file. The words say which.
+    Unsafe(String),
+}
+
+/// Everything the planner reads about one path.
+pub(crate) struct PathInput<'c> {
+    /// The target set's changes of this path, in id order (at least one).
+    pub changes: Vec<&'c Change>,
+    /// A live change of a window outside the target set, made after the last of `changes`.
+    pub later: Option<&'c Change>,
+    pub observed: Observed,
+}
+
+/// One path's plan.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub step: Step,
+    /// What the path should hold now for the plan to apply.
+    pub expected: FileState,
+    pub conflict: Option<(Conflict, String)>,
+}
+
+/// The state undo (or redo) aims for and the one it expects to find, from the changes alone.
+/// Undo goes to the first change's before and expects the last one's after; redo the other
+/// way round.
+pub(crate) fn sides(changes: &[&Change], direction: Direction) -> (FileState, FileState) {
+    let (first, last) = (changes[0], changes[changes.len() - 1]);
+    let after_of_last = last.after.unwrap_or(FileState::Unknown);
+    match direction {
+        Direction::Undo => (first.before, after_of_last),
+        Direction::Redo => (after_of_last, first.before),
+    }
+}
+
+/// Plan one path. Conflicts are checked in the order they are reported: `unsafe-path`,
+/// `unproven`, `later-change`, `modified-since`.
+pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Direction) -> Item {
+    let changes = &input.changes;
+    let last = changes[changes.len() - 1];
+    let (mut target, mut expected) = sides(changes, direction);
+    let current = match &input.observed {
+        Observed::State(s) => *s,
+        Observed::TooLarge | Observed::Unsafe(_) => FileState::Unknown,
+    };
+    let item = |target, expected, conflict| Item {
+        step: Step {
+            path: rel.clone(),
+            current,
+            target,
+        },
+        expected,
+        conflict,
+    };
+    if let Observed::Unsafe(detail) = &input.observed {
+        return item(
+            target,
+            expected,
+            Some((Conflict::UnsafePath, detail.clone())),
+        );
+    }
+    // A snap whose write never came (the agent died, the tool failed): when the file is
+    // still exactly its before, the change is a no-op, not an unknown.
+    let stale_pending = last.after.is_none()
+        && last.proof != Proof::MetadataOnly
+        && changes[..changes.len() - 1]
+            .iter()
+            .all(|c| c.after.is_some())
+        && current.same_content(&last.before);
+    if stale_pending {
+        match direction {
+            Direction::Undo => expected = last.before,
+            Direction::Redo => target = last.before,
+        }
+    }
+    if let Some(detail) = unproven(changes, stale_pending, target, expected) {
+        return item(target, expected, Some((Conflict::Unproven, detail)));
+    }
+    if let Some(c) = input.later.filter(|c| c.id > last.id) {
+        let detail = format!("window {} changed {rel} later (change {})", c.window, c.id);
+        return item(target, expected, Some((Conflict::LaterChange, detail)));
+    }
+    let modified = matches!(input.observed, Observed::TooLarge) || !current.same_content(&expected);
+    let conflict = modified.then(|| {
+        let detail = format!("{rel} was changed after the agent wrote it");
+        (Conflict::ModifiedSince, detail)
+    });
+    item(target, expected, conflict)
+}
+
+/// Why rewind cannot vouch for the plan of a path, if it cannot.
+fn unproven(
+    changes: &[&Change],
+    stale_pending: bool,
+    target: FileState,
+    expected: FileState,
+) -> Option<String> {
+    let named = changes.iter().find_map(|c| {
+        if c.after.is_none() && !stale_pending {
+            Some("the write is still pending (no after state recorded)".to_string())
+        } else if c.proof == Proof::MetadataOnly {
+            Some(format!(
+                "change {} is metadata-only ({}): rewind does not have the bytes to restore",
+                c.id,
+                c.reason.as_deref().unwrap_or("no snapshot")
+            ))
+        } else {
+            None
+        }
+    });
+    let pending = changes.iter().any(|c| c.after.is_none()) && !stale_pending;
+    named.or_else(|| {
+        (matches!(target, FileState::Unknown) || matches!(expected, FileState::Unknown) || pending)
+            .then(|| "a side of this change is unknown".to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{BlobId, ChangeId, WindowId};
+
+    fn present(n: u8) -> FileState {
+        FileState::Present {
+            blob: BlobId::of(&[n]),
+            mode: 0o644,
+        }
+    }
+
+    fn change(id: i64, window: i64, before: FileState, after: Option<FileState>) -> Change {
+        Change {
+            id: ChangeId(id),
+            window: WindowId(window),
+            path: RelPath::from_stored(b"a.rs".to_vec()).unwrap(),
+            before,
+            after,
+            proof: Proof::Exact,
+            reason: None,
+            tool: None,
+            tool_call: None,
+            undone_by: None,
+            created_at: 0,
+        }
+    }
+
+    fn plan(changes: &[&Change], later: Option<&Change>, now: Observed, d: Direction) -> Item {
+        let input = PathInput {
+            changes: changes.to_vec(),
+            later,
+            observed: now,
+        };
+        plan_path(&RelPath::from_stored(b"a.rs".to_vec()).unwrap(), &input, d)
+    }
+
+    #[test]
+    fn undo_of_two_changes_goes_to_the_first_before_and_expects_the_last_after() {
+        let (c1, c2) = (
+            change(1, 1, present(1), Some(present(2))),
+            change(2, 2, present(2), Some(present(3))),
+        );
+        let item = plan(
+            &[&c1, &c2],
+            None,
+            Observed::State(present(3)),
+            Direction::Undo,
+        );
+        assert_eq!(item.step.target, present(1));
+        assert_eq!(item.expected, present(3));
+        assert!(item.conflict.is_none());
+        let redo = plan(
+            &[&c1, &c2],
+            None,
+            Observed::State(present(1)),
+            Direction::Redo,
+        );
+        assert_eq!((redo.step.target, redo.expected), (present(3), present(1)));
+        assert!(redo.conflict.is_none());
+    }
+
+    #[test]
+    fn a_user_edit_after_the_agent_is_modified_since() {
+        let c = change(1, 1, present(1), Some(present(2)));
+        let item = plan(&[&c], None, Observed::State(present(9)), Direction::Undo);
+        assert_eq!(item.conflict.unwrap().0, Conflict::ModifiedSince);
+        let big = plan(&[&c], None, Observed::TooLarge, Direction::Undo);
+        assert_eq!(big.conflict.unwrap().0, Conflict::ModifiedSince);
+    }
+
+    #[test]
+    fn conflicts_are_reported_in_order_unsafe_unproven_later_modified() {
+        let mut meta = change(1, 1, present(1), Some(present(2)));
+        meta.proof = Proof::MetadataOnly;
+        meta.reason = Some("too-large".into());
+        let later = change(5, 7, present(2), Some(present(4)));
+        let unsafe_ = plan(
+            &[&meta],
+            Some(&later),
+            Observed::Unsafe("a symlinked parent".into()),
+            Direction::Undo,
+        );
+        assert_eq!(unsafe_.conflict.unwrap().0, Conflict::UnsafePath);
+        let unproven = plan(
+            &[&meta],
+            Some(&later),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        let (kind, detail) = unproven.conflict.unwrap();
+        assert_eq!(kind, Conflict::Unproven);
+        assert!(detail.contains("metadata-only (too-large)"), "{detail}");
+        let plain = change(1, 1, present(1), Some(present(2)));
+        let later_item = plan(
+            &[&plain],
+            Some(&later),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        let (kind, detail) = later_item.conflict.unwrap();
+        assert_eq!(kind, Conflict::LaterChange);
+        assert_eq!(detail, "window 7 changed a.rs later (change 5)");
+    }
+
+    #[test]
+    fn a_pending_snap_whose_file_is_unchanged_is_a_no_op_not_unproven() {
+        let done = change(1, 1, present(1), Some(present(2)));
+        let pending = change(2, 2, present(2), None);
+        let item = plan(
+            &[&done, &pending],
+            None,
+            Observed::State(present(2)),
+            Direction::Undo,
+        );
+        assert!(item.conflict.is_none(), "{:?}", item.conflict);
+        assert_eq!((item.step.target, item.expected), (present(1), present(2)));
+        // Written after all (the file moved on): the pending side is unknown.
+        let moved = plan(
+            &[&done, &pending],
+            None,
+            Observed::State(present(3)),
+            Direction::Undo,
+        );
+        assert_eq!(moved.conflict.unwrap().0, Conflict::Unproven);
+    }
+}

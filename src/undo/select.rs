@@ -1,0 +1,116 @@
+//! Which changes a request targets, and which way it goes; and, per path, what the planner
+//! must know from the index (the later changes that would be overwritten).
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::{Direction, Request, Target};
+use crate::engine::{EngineError, ObjectKind, Result, Session};
+use crate::ids::{ChangeId, WindowId};
+use crate::model::{Change, Window, WindowKind};
+use crate::workspace::RelPath;
+
+/// The change set a request targets (narrowed to its paths), and which way it goes.
+pub(super) fn select(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
+    let (changes, direction) = by_target(session, req)?;
+    let only = session.resolve_all(&req.paths, &req.cwd)?;
+    let changes = changes
+        .into_iter()
+        .filter(|c| only.is_empty() || only.contains(&c.path))
+        .collect();
+    Ok((changes, direction))
+}
+
+fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
+    let r = session.index().read();
+    Ok(match (&req.direction, &req.target) {
+        (Direction::Undo, Target::Latest) => match r.latest_undoable_window(session.row_id())? {
+            Some(w) => (r.live_changes_in_window(w)?, Direction::Undo),
+            None => (Vec::new(), Direction::Undo),
+        },
+        (Direction::Redo, Target::Latest) => match r.latest_redoable_window(session.row_id())? {
+            Some(w) => (r.changes_undone_by(w)?, Direction::Redo),
+            None => (Vec::new(), Direction::Redo),
+        },
+        (dir, Target::Window(w)) => {
+            let window = in_session(session, *w)?;
+            match (dir, window.kind) {
+                // Undoing an undo window is redoing it, and redo of an undo window is the same.
+                (_, WindowKind::Undo) => (r.changes_undone_by(*w)?, Direction::Redo),
+                (Direction::Undo, WindowKind::Redo) => {
+                    let live = r
+                        .reversed_by(*w)?
+                        .into_iter()
+                        .filter(|c| c.undone_by.is_none())
+                        .collect();
+                    (live, Direction::Undo)
+                }
+                (Direction::Undo, _) => (r.live_changes_in_window(*w)?, Direction::Undo),
+                (Direction::Redo, kind) => {
+                    return Err(EngineError::NotAnUndoWindow { window: *w, kind })
+                }
+            }
+        }
+        (Direction::Undo, Target::ToolCall(tc)) => (
+            r.live_changes_by_tool_call(session.row_id(), tc)?,
+            Direction::Undo,
+        ),
+        (Direction::Undo, Target::All) => (
+            r.live_changes_in_session(session.row_id())?,
+            Direction::Undo,
+        ),
+        (Direction::Redo, _) => return Err(EngineError::RedoTarget),
+    })
+}
+
+/// Window `w`, provided it belongs to this session.
+fn in_session(session: &Session<'_>, w: WindowId) -> Result<Window> {
+    let window = session
+        .index()
+        .read()
+        .window(w)?
+        .ok_or_else(|| EngineError::NotFound {
+            kind: ObjectKind::Window,
+            id: w.to_string(),
+        })?;
+    if window.session != session.name() {
+        return Err(EngineError::OtherSession {
+            window: w,
+            owner: window.session,
+            session: session.name().to_string(),
+        });
+    }
+    Ok(window)
+}
+
+/// The target set's changes grouped by path (in id order, as the index returns them).
+pub(super) fn by_path(changes: &[Change]) -> BTreeMap<&RelPath, Vec<&Change>> {
+    let mut by_path: BTreeMap<&RelPath, Vec<&Change>> = BTreeMap::new();
+    for c in changes {
+        by_path.entry(&c.path).or_default().push(c);
+    }
+    by_path
+}
+
+/// The later-change candidates, read once for all paths: live changes of original windows
+/// after the earliest last change of the plan, not part of it, of a path the plan touches.
+pub(super) fn later_changes(
+    session: &Session<'_>,
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+) -> Result<Vec<Change>> {
+    let Some(after) = by_path
+        .values()
+        .filter_map(|g| g.last().map(|c| c.id))
+        .min()
+    else {
+        return Ok(Vec::new());
+    };
+    let ours: HashSet<ChangeId> = by_path.values().flatten().map(|c| c.id).collect();
+    let later = session
+        .index()
+        .read()
+        .live_changes_after(session.workspace_id(), after)?;
+    Ok(later
+        .into_iter()
+        .filter(|c| !ours.contains(&c.id) && by_path.contains_key(&c.path))
+        .collect())
+}

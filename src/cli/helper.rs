@@ -29,7 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rewind::engine::Home;
-use rewind::scan::WatchCounts;
+use rewind::scan::{WatchCounts, Watching};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -623,7 +623,6 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         let _ = rustix::process::setsid();
     }
     let mut home = super::open_home_owned(g)?;
-    home.watch_scans();
     home.idle();
     let root = home.root().to_path_buf();
     let fail = |what: String| Failure::new(Exit::Error, what);
@@ -665,6 +664,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         busy: Duration::ZERO,
         last: Instant::now(),
         idle_timeout: Duration::from_secs(args.idle_timeout),
+        watching: Watching::default(),
         watched: WatchCounts::default(),
     };
     eprintln!(
@@ -704,7 +704,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         }
         // Events read now and then, so that a long quiet spell (a build the agent runs)
         // does not overflow the kernel's queue and cost a full walk at the next scan.
-        helper.watched = helper.home.drain_watches();
+        helper.watched = helper.watching.drain();
         if !still_ours() {
             // The home was removed, or another helper replaced the socket: not ours to remove.
             eprintln!(
@@ -778,6 +778,8 @@ struct Helper<'g> {
     busy: Duration,
     last: Instant,
     idle_timeout: Duration,
+    /// The directory watches every scan this helper runs shares.
+    watching: Watching,
     /// What the scans' watches did, as of the last look.
     watched: WatchCounts,
 }
@@ -894,11 +896,14 @@ impl Helper<'_> {
             let why = "the event waited too long in the helper's queue".to_string();
             return (Reply::Declined { why }, Flow::Continue);
         }
-        let home = &self.home;
+        let resident = hook::Resident {
+            home: &self.home,
+            watching: &self.watching,
+        };
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             hook::answer(
                 &event.global,
-                Some(home),
+                Some(resident),
                 event.args,
                 Some(&event.cwd),
                 false,

@@ -20,7 +20,7 @@ use clap::Args;
 use rewind::engine::Home;
 use rewind::hooks::runner::{self, ReadBeforeWrite, RunnerConfig};
 use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
-use rewind::scan::ScanOptions;
+use rewind::scan::{ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
 use super::args::Global;
@@ -103,7 +103,7 @@ pub(crate) struct HookOutput {
 /// baseline print its progress on this process's stderr as it goes.
 pub(crate) fn answer(
     g: &Global,
-    resident: Option<&Home>,
+    resident: Option<Resident<'_>>,
     args: HookArgs,
     cwd: Option<&Path>,
     live_progress: bool,
@@ -180,9 +180,17 @@ struct Settings {
     scan_budget_ms: Option<String>,
 }
 
+/// What a process that serves many hooks keeps between them (the helper): its open home
+/// and the directory watches its scans share.
+#[derive(Clone, Copy)]
+pub(crate) struct Resident<'a> {
+    pub home: &'a Home,
+    pub watching: &'a Watching,
+}
+
 /// Where the hook runs: in the process the agent started, or in the helper for it.
 struct Place<'a> {
-    resident: Option<&'a Home>,
+    resident: Option<Resident<'a>>,
     cwd: Option<&'a Path>,
     live_progress: bool,
 }
@@ -200,8 +208,9 @@ fn handle(
         Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
     }
     config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
+    config.scan.watching = place.resident.map(|r| r.watching.clone());
     let home = match place.resident {
-        Some(home) => home,
+        Some(r) => r.home,
         None => super::open_home(g)?,
     };
     let cwd = match (&event.cwd, place.cwd) {

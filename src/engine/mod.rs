@@ -181,9 +181,6 @@ pub struct Home {
     /// The index file's device and inode at the first [`Home::idle`], which [`Home::wake`]
     /// compares (only a process that keeps the home open asks).
     index_file: Option<(u64, u64)>,
-    /// Directory watches that let a scan look only where something changed; only a
-    /// process that keeps the home open ([`Home::watch_scans`]) has them.
-    pub(crate) watches: Option<std::sync::Mutex<crate::scan::Watches>>,
 }
 
 impl Home {
@@ -204,7 +201,6 @@ impl Home {
             opts,
             gc_lock: Some(gc_lock),
             index_file: None,
-            watches: None,
         })
     }
 
@@ -241,27 +237,6 @@ impl Home {
     /// exclusive one, or it would wait for itself).
     pub(crate) fn release_shared_lock(&mut self) {
         self.gc_lock = None;
-    }
-
-    /// For a process that keeps this home open between scans (the hook helper): from the
-    /// next full scan of each workspace on, watch its directories, so that later scans look
-    /// only at the paths that changed (`crate::scan` module docs, "watch"). Linux only;
-    /// elsewhere, scans stay full.
-    pub fn watch_scans(&mut self) {
-        self.watches = Some(Default::default());
-    }
-
-    /// Read the watches' pending events (between commands, so the kernel's queue does not
-    /// overflow while nothing scans); what the watches did so far.
-    pub fn drain_watches(&self) -> crate::scan::WatchCounts {
-        match &self.watches {
-            Some(w) => {
-                let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
-                w.drain();
-                w.counts()
-            }
-            None => Default::default(),
-        }
     }
 
     /// For a process that keeps this home open between commands (the hook helper): give

@@ -22,7 +22,7 @@
 //!   the size limit are `metadata-only`, reason `too-large`; files this user may not read,
 //!   reason `unreadable` (known by their stat alone; they never fail the scan).
 //!
-//! A process that keeps the home open (the hook helper, [`crate::engine::Home::watch_scans`])
+//! A process that keeps the home open (the hook helper, [`ScanOptions::watching`])
 //! watches the directories it walked, and its next scan looks only at the paths that changed
 //! (module `watch`); the result is the full walk's. Any other process on Linux walks with the
 //! listings the last walk kept of each directory (module `listing`): a directory whose stat
@@ -186,6 +186,30 @@ pub struct ScanOptions {
     /// `listing`), leaving their states unloaded. Off, every state is loaded: the result is
     /// the same (tests compare the two), only slower.
     pub settle: bool,
+    /// The directory watches of a process that keeps the home open between scans (the hook
+    /// helper): with them a scan looks only where something changed.
+    pub watching: Option<Watching>,
+}
+
+/// Directory watches shared by the scans of one long-lived process (module `watch`); a
+/// clone shares them. Linux only: elsewhere scans walk the whole tree.
+#[derive(Clone, Default)]
+pub struct Watching(std::sync::Arc<Mutex<Watches>>);
+
+impl Watching {
+    /// Read the watches' pending events (between commands, so the kernel's queue does not
+    /// overflow while nothing scans); what the watches did so far.
+    pub fn drain(&self) -> WatchCounts {
+        let mut w = lock(&self.0);
+        w.drain();
+        w.counts()
+    }
+}
+
+impl std::fmt::Debug for Watching {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watching")
+    }
 }
 
 impl ScanOptions {
@@ -208,6 +232,7 @@ impl Default for ScanOptions {
             batch_bytes: 16 << 20,
             threads: 0,
             settle: true,
+            watching: None,
         }
     }
 }
@@ -262,7 +287,7 @@ pub struct ScanReport {
     pub window_id: Option<WindowId>,
     pub changes: Vec<ScanChange>,
     pub elapsed_ms: u64,
-    /// When directory watches narrowed the scan ([`crate::engine::Home::watch_scans`]): how
+    /// When directory watches narrowed the scan ([`ScanOptions::watching`]): how
     /// many changed paths it looked at instead of walking the tree.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watched_paths: Option<u64>,
@@ -340,7 +365,8 @@ impl Session<'_> {
         // scan of this workspace; otherwise, or when it cannot trust that, the whole tree.
         let root = self.ws.root();
         let threads = opts.threads();
-        let look = match &self.home.watches {
+        let watches = opts.watching.as_ref().map(|w| &w.0);
+        let look = match watches {
             Some(w) => {
                 let read = self.home.index.read();
                 let complete = read.baseline(self.ws_id)?.is_some_and(|b| b.complete);
@@ -355,7 +381,7 @@ impl Session<'_> {
             Look::Changed(w, paths) => (Some(w), Some(paths)),
         };
         let mut got = self.gather(threads, watcher.as_ref(), changed.as_deref(), opts.settle)?;
-        if let (Some(w), Some(watches)) = (&watcher, &self.home.watches) {
+        if let (Some(w), Some(watches)) = (&watcher, watches) {
             if changed.is_some() && w.gained_links() {
                 // A file found with a second name the watches did not know: a write through
                 // the other name changed this one unseen, maybe in this very command. Walk
@@ -550,7 +576,7 @@ impl Session<'_> {
 
         // The watcher goes back only now: a scan that failed leaves none, and the next walks
         // everything.
-        if let (Some(w), Some(watches)) = (watcher, &self.home.watches) {
+        if let (Some(w), Some(watches)) = (watcher, watches) {
             lock(watches).put(self.ws_id, w);
         }
         Ok(ScanReport {

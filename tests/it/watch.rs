@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use rewind::engine::{Home, Options};
-use rewind::scan::{Phase, ScanOptions, ScanReport};
+use rewind::scan::{Phase, ScanOptions, ScanReport, Watching};
 use rewind::workspace::Workspace;
 
 /// Files the operations touch: nested, ignored (`*.log`, `build/`), at the root.
@@ -170,15 +170,18 @@ fn agent_write(homes: [&Home; 2], ws: &Path, i: usize, b: u8) {
 }
 
 fn scan(home: &Home, ws: &Path) -> ScanReport {
+    scan_with(home, ws, None)
+}
+
+/// A scan sharing `watching`'s directory watches, as the helper's scans do.
+fn scan_with(home: &Home, ws: &Path, watching: Option<&Watching>) -> ScanReport {
     let s = home.session(Workspace::open(ws).unwrap(), "w").unwrap();
-    s.scan(
-        Phase::Before,
-        Some("Bash"),
-        Some("sh"),
-        &ScanOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap()
+    let opts = ScanOptions {
+        watching: watching.cloned(),
+        ..ScanOptions::default()
+    };
+    s.scan(Phase::Before, Some("Bash"), Some("sh"), &opts, &mut |_| {})
+        .unwrap()
 }
 
 /// What a scan found, in a form both homes must agree on.
@@ -195,8 +198,16 @@ fn found(r: &ScanReport) -> Found {
 struct Pair {
     _dir: tempfile::TempDir,
     ws: PathBuf,
+    /// Scans with the watches of `watching`.
     watched: Home,
+    watching: Watching,
     full: Home,
+}
+
+impl Pair {
+    fn scan_watched(&self) -> ScanReport {
+        scan_with(&self.watched, &self.ws, Some(&self.watching))
+    }
 }
 
 fn pair() -> Pair {
@@ -210,13 +221,13 @@ fn pair() -> Pair {
         std::fs::write(path, f).unwrap();
     }
     let ws = ws.canonicalize().unwrap();
-    let mut watched = Home::open(&dir.path().join("home-w"), Options::default()).unwrap();
-    watched.watch_scans();
+    let watched = Home::open(&dir.path().join("home-w"), Options::default()).unwrap();
     let full = Home::open(&dir.path().join("home-f"), Options::default()).unwrap();
     Pair {
         _dir: dir,
         ws,
         watched,
+        watching: Watching::default(),
         full,
     }
 }
@@ -229,7 +240,7 @@ proptest! {
     ) {
         let p = pair();
         // The first scans are full in both (the baseline), and place the watches.
-        let (w, f) = (scan(&p.watched, &p.ws), scan(&p.full, &p.ws));
+        let (w, f) = (p.scan_watched(), scan(&p.full, &p.ws));
         prop_assert_eq!(w.watched_paths, None);
         prop_assert_eq!(found(&w), found(&f));
         let mut narrowed = 0;
@@ -241,11 +252,11 @@ proptest! {
                     op => apply(&p.ws, op),
                 }
             }
-            let (w, f) = (scan(&p.watched, &p.ws), scan(&p.full, &p.ws));
+            let (w, f) = (p.scan_watched(), scan(&p.full, &p.ws));
             prop_assert_eq!(f.watched_paths, None);
             narrowed += u32::from(w.watched_paths.is_some());
             if w.watched_paths.is_none() {
-                why.push(format!("{:?}: {:?}", ops, p.watched.drain_watches().last_walk_reason));
+                why.push(format!("{:?}: {:?}", ops, p.watching.drain().last_walk_reason));
             }
             prop_assert_eq!(found(&w), found(&f), "after {:?} (watched look: {:?})", ops, w.watched_paths);
         }
@@ -262,11 +273,11 @@ proptest! {
 #[test]
 fn a_watched_scan_looks_only_at_what_changed() {
     let p = pair();
-    let first = scan(&p.watched, &p.ws);
+    let first = p.scan_watched();
     assert_eq!((first.watched_paths, first.files), (None, 7));
 
     // Nothing changed: nothing to look at, the count kept.
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!((r.watched_paths, r.files, r.changes.len()), (Some(0), 7, 0));
 
     // One file written, one new directory with two files (one ignored), one file deleted.
@@ -275,7 +286,7 @@ fn a_watched_scan_looks_only_at_what_changed() {
     std::fs::write(p.ws.join("n/m/new.rs"), "new").unwrap();
     std::fs::write(p.ws.join("n/m/new.log"), "ignored").unwrap();
     std::fs::remove_file(p.ws.join("c/z.rs")).unwrap();
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!(r.watched_paths, Some(3), "{r:?}");
     assert_eq!(
         found(&r),
@@ -293,18 +304,18 @@ fn a_watched_scan_looks_only_at_what_changed() {
     // a write under the new place is seen as such.
     // (And `c/z.rs` once more: the last scan recorded it deleted, a write the index logs.)
     std::fs::rename(p.ws.join("a/b"), p.ws.join("c/b")).unwrap();
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!(r.watched_paths, Some(3));
     assert_eq!(r.changes.len(), 4, "2 files gone from a/b, 2 in c/b: {r:?}");
     std::fs::write(p.ws.join("c/b/y.rs"), "again").unwrap();
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!(found(&r).1, vec![("c/b/y.rs".into(), "Modified".into())]);
     // With the two paths the last scan recorded deleted from `a/b`.
     assert_eq!(r.watched_paths, Some(3));
 
     // An ignore file changed: the next scan walks everything, the one after looks again.
     std::fs::write(p.ws.join(".gitignore"), "*.log\n").unwrap();
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!(r.watched_paths, None);
     assert_eq!(
         found(&r).1,
@@ -313,7 +324,7 @@ fn a_watched_scan_looks_only_at_what_changed() {
             ("build/out.o".into(), "Created".into())
         ]
     );
-    let r = scan(&p.watched, &p.ws);
+    let r = p.scan_watched();
     assert_eq!(r.watched_paths, Some(0));
 }
 
@@ -353,7 +364,7 @@ type Found = (u64, Vec<(String, String)>);
 
 /// Both homes scan; they must agree, and the watched one's look is returned.
 fn both(p: &Pair) -> (Option<u64>, Found) {
-    let (w, f) = (scan(&p.watched, &p.ws), scan(&p.full, &p.ws));
+    let (w, f) = (p.scan_watched(), scan(&p.full, &p.ws));
     assert_eq!(found(&w), found(&f), "watched look {:?}", w.watched_paths);
     (w.watched_paths, found(&w))
 }
@@ -433,14 +444,17 @@ fn a_workspace_put_back_at_the_same_path_is_walked_again() {
     let ws = dir.path().join("p/ws");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("a.rs"), "a").unwrap();
-    let mut home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
-    home.watch_scans();
-    scan(&home, &ws);
-    assert_eq!(scan(&home, &ws).watched_paths, Some(0));
+    let home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
+    let watching = Watching::default();
+    scan_with(&home, &ws, Some(&watching));
+    assert_eq!(
+        scan_with(&home, &ws, Some(&watching)).watched_paths,
+        Some(0)
+    );
     std::fs::rename(dir.path().join("p"), dir.path().join("p.old")).unwrap();
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("b.rs"), "b").unwrap();
-    let r = scan(&home, &ws);
+    let r = scan_with(&home, &ws, Some(&watching));
     assert_eq!(r.watched_paths, None);
     assert_eq!(
         found(&r),
@@ -452,7 +466,7 @@ fn a_workspace_put_back_at_the_same_path_is_walked_again() {
             ]
         )
     );
-    let c = home.drain_watches();
+    let c = watching.drain();
     assert_eq!(
         c.last_walk_reason.as_deref(),
         Some("the workspace root moved or was replaced")
@@ -467,13 +481,13 @@ fn more_changes_than_a_look_takes_make_the_next_scan_walk_and_free_the_watches_e
         std::fs::write(p.ws.join(format!("top-{i}.txt")), "x").unwrap();
     }
     // Between events, the helper reads the queue: the watcher gives up there and then.
-    let c = p.watched.drain_watches();
+    let c = p.watching.drain();
     assert_eq!((c.workspaces, c.dirs), (0, 0), "{c:?}");
     let (look, (files, changes)) = both(&p);
     assert_eq!(look, None);
     assert_eq!((files, changes.len()), (7 + 4097, 4097));
     // The walk says why it walked, and a new watcher is in place.
-    let c = p.watched.drain_watches();
+    let c = p.watching.drain();
     assert_eq!(
         c.last_walk_reason.as_deref(),
         Some("too many paths changed")

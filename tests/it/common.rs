@@ -434,7 +434,25 @@ impl Hostile {
     }
 }
 
-/// A raw connection to the env's index.
-pub fn db(env: &Env) -> rusqlite::Connection {
-    rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
+/// The env's index file.
+pub fn index_file(env: &Env) -> PathBuf {
+    env.home.join("index.sqlite3")
+}
+
+/// The env's index, opened as a rewind command opens it. Tests read it through the
+/// library's queries, and change it on purpose through `rewind::index::testing`.
+pub fn index(env: &Env) -> rewind::index::Index {
+    rewind::index::Index::open(&index_file(env), rewind::index::Durability::Normal).unwrap()
+}
+
+/// The env's workspace, as `index` knows it.
+pub fn workspace_id(env: &Env, index: &rewind::index::Index) -> rewind::ids::WorkspaceId {
+    let root = rewind::workspace::Workspace::open(&env.ws)
+        .unwrap()
+        .root_bytes();
+    index
+        .read()
+        .find_workspace(&root)
+        .unwrap()
+        .expect("the workspace has been used")
 }

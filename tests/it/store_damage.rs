@@ -3,7 +3,10 @@
 //! repaired: a clear error naming what is damaged, never a panic, an unbounded allocation,
 //! a damaged blob restored, or a write outside the workspace.
 
-use crate::common::{db, random_bytes, Env, Hostile, Rng};
+use rewind::ids::BlobId;
+use rewind::index::{testing, Place};
+
+use crate::common::{index, index_file, random_bytes, Env, Hostile, Rng};
 
 /// An index someone put back in a rollback journal mode (an `sqlite3` shell, a copy tool) is
 /// switched to WAL again by the next command, as a new index is: in a rollback journal,
@@ -13,11 +16,11 @@ fn an_index_taken_out_of_wal_mode_is_put_back_in_it() {
     let env = Env::new();
     env.write("a.txt", "a0\n");
     env.run(&["snap", "a.txt"]).ok();
-    let mode = |sql: &str| -> String { db(&env).query_row(sql, [], |r| r.get(0)).unwrap() };
-    assert_eq!(mode("PRAGMA journal_mode"), "wal");
-    assert_eq!(mode("PRAGMA journal_mode=DELETE"), "delete");
+    let file = index_file(&env);
+    assert_eq!(testing::journal_mode(&file).unwrap(), "wal");
+    assert_eq!(testing::leave_wal_mode(&file).unwrap(), "delete");
     env.run(&["check", "a.txt"]).ok();
-    assert_eq!(mode("PRAGMA journal_mode"), "wal");
+    assert_eq!(testing::journal_mode(&file).unwrap(), "wal");
 }
 #[test]
 fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
@@ -28,9 +31,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
             "truncated index",
             Box::new(|env: &Env| {
                 // Everything in the main file first: the WAL outlives the processes.
-                db(env)
-                    .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .unwrap();
+                testing::fold_wal_into_file(&index(env)).unwrap();
                 let p = env.home.join("index.sqlite3");
                 let bytes = std::fs::read(&p).unwrap();
                 std::fs::write(&p, &bytes[..100]).unwrap();
@@ -43,9 +44,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
             Box::new(|env: &Env| {
                 let mut r = Rng(9);
                 let junk: Vec<u8> = (0..8192).flat_map(|_| r.next().to_le_bytes()).collect();
-                db(env)
-                    .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .unwrap();
+                testing::fold_wal_into_file(&index(env)).unwrap();
                 std::fs::write(env.home.join("index.sqlite3"), junk).unwrap();
             }),
             1,
@@ -53,19 +52,14 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         ),
         (
             "index from a newer rewind",
-            Box::new(|env: &Env| db(env).execute_batch("PRAGMA user_version=999").unwrap()),
+            Box::new(|env: &Env| testing::set_schema_version(&index(env), 999).unwrap()),
             1,
             "newer than this rewind understands",
         ),
         (
             "stored path escaping the workspace",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute(
-                        "UPDATE changes SET path = CAST('../outside/canary.txt' AS BLOB)",
-                        [],
-                    )
-                    .unwrap();
+                testing::damage_change_paths(&index(env), b"../outside/canary.txt").unwrap();
             }),
             1,
             "damaged",
@@ -73,9 +67,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         (
             "stored absolute path",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute("UPDATE changes SET path = CAST('/etc/passwd' AS BLOB)", [])
-                    .unwrap();
+                testing::damage_change_paths(&index(env), b"/etc/passwd").unwrap();
             }),
             1,
             "damaged",
@@ -83,9 +75,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         (
             "stored blob id not hex",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute("UPDATE changes SET before_blob = 'zz'", [])
-                    .unwrap();
+                testing::damage_before_blobs_as_text(&index(env), "zz").unwrap();
             }),
             1,
             "damaged",
@@ -93,9 +83,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         (
             "stored blob id of the wrong length",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute("UPDATE changes SET before_blob = X'0102'", [])
-                    .unwrap();
+                testing::damage_before_blobs_as_bytes(&index(env), &[1, 2]).unwrap();
             }),
             1,
             "damaged",
@@ -105,9 +93,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
             // not loop.
             "a delta that is its own base",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute("UPDATE blobs SET encoding = 'zstd-delta', base = id", [])
-                    .unwrap();
+                testing::make_every_blob_its_own_delta_base(&index(env)).unwrap();
             }),
             1,
             "delta chain too deep",
@@ -115,9 +101,7 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         (
             "unknown window kind",
             Box::new(|env: &Env| {
-                db(env)
-                    .execute("UPDATE windows SET kind = 'bogus'", [])
-                    .unwrap();
+                testing::damage_window_kinds(&index(env), "bogus").unwrap();
             }),
             1,
             "damaged",
@@ -165,19 +149,11 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "flipped byte in an inline blob",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
-                let c = db(env);
-                let mut data: Vec<u8> = c
-                    .query_row("SELECT data FROM blobs WHERE id = unhex(?1)", [id], |r| {
-                        r.get(0)
-                    })
-                    .unwrap();
+                let (index, id) = (index(env), id.parse().unwrap());
+                let mut data = inline_frame(&index, &id);
                 let mid = data.len() / 2;
                 data[mid] ^= 0x20;
-                c.execute(
-                    "UPDATE blobs SET data = ?2 WHERE id = unhex(?1)",
-                    rusqlite::params![id, data],
-                )
-                .unwrap();
+                testing::set_inline_frame(&index, &id, &data).unwrap();
             }),
             "is damaged",
         ),
@@ -185,17 +161,9 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "truncated inline blob",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
-                let c = db(env);
-                let data: Vec<u8> = c
-                    .query_row("SELECT data FROM blobs WHERE id = unhex(?1)", [id], |r| {
-                        r.get(0)
-                    })
-                    .unwrap();
-                c.execute(
-                    "UPDATE blobs SET data = ?2 WHERE id = unhex(?1)",
-                    rusqlite::params![id, &data[..data.len() / 2]],
-                )
-                .unwrap();
+                let (index, id) = (index(env), id.parse().unwrap());
+                let data = inline_frame(&index, &id);
+                testing::set_inline_frame(&index, &id, &data[..data.len() / 2]).unwrap();
             }),
             "is damaged",
         ),
@@ -204,12 +172,9 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
                 let frame = zstd::bulk::compress(b"something else entirely", 3).unwrap();
-                db(env)
-                    .execute(
-                        "UPDATE blobs SET data = ?2, size = 23 WHERE id = unhex(?1)",
-                        rusqlite::params![id, frame],
-                    )
-                    .unwrap();
+                let (index, id) = (index(env), id.parse().unwrap());
+                testing::set_inline_frame(&index, &id, &frame).unwrap();
+                testing::set_blob_size(&index, &id, 23).unwrap();
             }),
             "does not hash to its id",
         ),
@@ -217,12 +182,7 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "blob row claiming 1 TiB",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
-                db(env)
-                    .execute(
-                        "UPDATE blobs SET size = 1099511627776 WHERE id = unhex(?1)",
-                        [id],
-                    )
-                    .unwrap();
+                testing::set_blob_size(&index(env), &id.parse().unwrap(), 1 << 40).unwrap();
             }),
             "is damaged",
         ),
@@ -230,9 +190,7 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "blob row with a negative size",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
-                db(env)
-                    .execute("UPDATE blobs SET size = -5 WHERE id = unhex(?1)", [id])
-                    .unwrap();
+                testing::set_blob_size(&index(env), &id.parse().unwrap(), -5).unwrap();
             }),
             "is damaged",
         ),
@@ -240,9 +198,8 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "blob row deleted",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {
-                db(env)
-                    .execute("DELETE FROM blobs WHERE id = unhex(?1)", [id])
-                    .unwrap();
+                let id = id.parse().unwrap();
+                index(env).write(|tx| tx.delete_blob(&id)).unwrap();
             }),
             "not in the store",
         ),
@@ -328,13 +285,7 @@ fn a_blob_row_claiming_a_huge_size_is_reported_not_allocated() {
     let env = Env::new();
     env.write("f", "v0");
     env.agent_write("f", "v1");
-    let id = blake3::hash(b"v0").to_hex().to_string();
-    db(&env)
-        .execute(
-            "UPDATE blobs SET size = 1099511627776 WHERE id = unhex(?1)",
-            [&id],
-        )
-        .unwrap();
+    testing::set_blob_size(&index(&env), &BlobId::of(b"v0"), 1 << 40).unwrap();
     let r = env.run(&["verify"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
@@ -344,4 +295,18 @@ fn a_blob_row_claiming_a_huge_size_is_reported_not_allocated() {
     );
     assert_eq!(env.run(&["undo"]).code, 1);
     assert_eq!(env.read("f").unwrap(), b"v1");
+}
+
+/// The compressed frame blob `id` keeps inline in its row.
+fn inline_frame(index: &rewind::index::Index, id: &BlobId) -> Vec<u8> {
+    match index
+        .read()
+        .blob(id)
+        .unwrap()
+        .expect("the blob is stored")
+        .place
+    {
+        Place::Inline(frame) => frame,
+        other => panic!("blob {id} is not inline: {other:?}"),
+    }
 }

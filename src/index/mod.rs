@@ -9,6 +9,8 @@
 mod context;
 mod scan;
 mod schema;
+#[doc(hidden)]
+pub mod testing;
 
 use std::path::Path;
 use std::time::Duration;

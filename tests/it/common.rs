@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 pub struct Env {
     /// Whether this env's hook commands go through a resident helper (`rewind helper`),
@@ -273,4 +274,185 @@ pub fn unprivileged_under(env: &Env, wrapper: &[&str], args: &[&str]) -> Command
     let mut cmd = wrapped(&copy);
     cmd.uid(65534).gid(65534);
     cmd
+}
+
+/// A number from the environment (the long runs' knobs), else `default`.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// splitmix64: seeded, reproducible, no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// `n` incompressible bytes (rounded down to whole 8-byte words), the same for a seed.
+pub fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    (0..n / 8).flat_map(|_| r.next().to_le_bytes()).collect()
+}
+
+/// Wait for a child at most `limit`; kill it and fail when it hangs.
+pub fn wait_bounded(mut child: std::process::Child, limit: Duration, what: &str) -> Run {
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait().unwrap() {
+            Some(_) => return child.wait_with_output().unwrap().into(),
+            None if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{what}: still running after {limit:?} (blocked?)");
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+}
+
+pub fn run_bounded(mut cmd: Command, limit: Duration, what: &str) -> Run {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(child, limit, what)
+}
+
+/// rewind's temp files (`.rewind-*`) under `dir`.
+pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".rewind-"))
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
+
+/// How long one command of a [`Hostile`] case may run before it counts as blocked.
+pub const LIMIT: Duration = Duration::from_secs(30);
+
+/// An [`Env`] for hostile inputs. Every case states its outcome ([`Hostile::expect`]): exit
+/// code, a message substring, no panic, and nothing written outside the workspace (a
+/// sibling directory `outside` with a canary is compared after every case).
+pub struct Hostile {
+    pub env: Env,
+    pub outside: PathBuf,
+    pub before_outside: Vec<(PathBuf, Option<Vec<u8>>)>,
+    pub cases: usize,
+}
+
+impl Hostile {
+    pub fn new() -> Hostile {
+        let env = Env::new();
+        let outside = env.ws.parent().unwrap().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("canary.txt"), "canary").unwrap();
+        let mut h = Hostile {
+            env,
+            outside,
+            before_outside: Vec::new(),
+            cases: 0,
+        };
+        h.before_outside = h.outside_state();
+        h
+    }
+
+    /// Everything next to the workspace (except the home and the test's copy of the binary)
+    /// and under `outside`.
+    pub fn outside_state(&self) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        let parent = self.env.ws.parent().unwrap();
+        let bin = self.env.bin_dir();
+        let mut out: Vec<_> = walkdir::WalkDir::new(parent)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                e.path() != self.env.ws && e.path() != self.env.home && e.path() != bin
+            })
+            .filter_map(Result::ok)
+            .map(|e| {
+                let bytes = e
+                    .file_type()
+                    .is_file()
+                    .then(|| std::fs::read(e.path()).unwrap());
+                (e.path().to_path_buf(), bytes)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        run_bounded(self.env.command(args), LIMIT, &format!("{args:?}"))
+    }
+
+    #[track_caller]
+    pub fn expect(&mut self, case: &str, r: &Run, code: i32, needle: &str) {
+        assert_eq!(
+            r.code, code,
+            "case {case:?}: exit code\nstdout:\n{}\nstderr:\n{}",
+            r.stdout, r.stderr
+        );
+        assert!(
+            r.stderr.contains(needle) || r.stdout.contains(needle),
+            "case {case:?}: no {needle:?} in\nstdout:\n{}\nstderr:\n{}",
+            r.stdout,
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("panicked"),
+            "case {case:?}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            self.outside_state(),
+            self.before_outside,
+            "case {case:?}: something was written outside the workspace"
+        );
+        self.cases += 1;
+    }
+
+    pub fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        self.env.read(rel)
+    }
+}
+
+/// The env's index file.
+pub fn index_file(env: &Env) -> PathBuf {
+    env.home.join("index.sqlite3")
+}
+
+/// The env's index, opened as a rewind command opens it. Tests read it through the
+/// library's queries, and change it on purpose through `rewind::index::testing`.
+pub fn index(env: &Env) -> rewind::index::Index {
+    rewind::index::Index::open(&index_file(env), rewind::index::Durability::Normal).unwrap()
+}
+
+/// The env's workspace, as `index` knows it.
+pub fn workspace_id(env: &Env, index: &rewind::index::Index) -> rewind::ids::WorkspaceId {
+    let root = rewind::workspace::Workspace::open(&env.ws)
+        .unwrap()
+        .root_bytes();
+    index
+        .read()
+        .find_workspace(&root)
+        .unwrap()
+        .expect("the workspace has been used")
 }

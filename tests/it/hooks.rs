@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{changes, Env, Run};
+use rewind::index::{testing, Place};
+use rewind::workspace::RelPath;
+
+use crate::common::{changes, index, workspace_id, Env, Run};
 
 const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 
@@ -527,9 +530,12 @@ fn bash_scans_a_second_apart_find_what_edits_and_rule_changes_in_place_changed()
     a_second();
     bash(&env, false, &[]);
     if !crate::VIA_HELPER && cfg!(target_os = "linux") {
-        let listed: i64 = db(&env)
-            .query_row("SELECT count(*) FROM dir_listings", [], |r| r.get(0))
-            .unwrap();
+        let index = index(&env);
+        let listed = index
+            .read()
+            .dir_listings(workspace_id(&env, &index))
+            .unwrap()
+            .len();
         assert_eq!(
             listed, 6,
             "the root, deep, deep/a, deep/a/b, other and logs"
@@ -774,37 +780,29 @@ fn gc_everything(env: &Env) -> Value {
     env.run(&args).json()
 }
 
-fn db(env: &Env) -> rusqlite::Connection {
-    rusqlite::Connection::open(env.home.join("index.sqlite3")).unwrap()
-}
-
 fn verify_json(env: &Env) -> Value {
     env.run(&["--json", "verify"]).json()
 }
 
 /// The pack file, offset and length of blob `id`.
 fn packed_at(env: &Env, id: &str) -> (std::path::PathBuf, u64, u64) {
-    let (pack, offset, len): (i64, i64, i64) = db(env)
-        .query_row(
-            "SELECT pack, pack_offset, stored_size FROM blobs WHERE id = unhex(?1)",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
+    let row = index(env)
+        .read()
+        .blob(&id.parse().unwrap())
+        .unwrap()
+        .expect("the blob is stored");
+    let Place::Packed { pack, offset } = row.place else {
+        panic!("blob {id} is not packed: {:?}", row.place);
+    };
     let file = env.home.join(format!("packs/{pack:016x}.pack"));
-    (file, offset as u64, len as u64)
+    (file, offset, row.stored_size)
 }
 
 /// Each distinct frame once: the pack holds exactly the bytes its rows point to.
 fn assert_pack_holds_just_its_rows(env: &Env, pack: &Path) {
-    let used: i64 = db(env)
-        .query_row(
-            "SELECT SUM(stored_size) FROM blobs WHERE pack IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(std::fs::metadata(pack).unwrap().len(), used as u64);
+    let usage = index(env).read().pack_usage().unwrap();
+    let used: u64 = usage.iter().map(|(_, bytes)| bytes).sum();
+    assert_eq!(std::fs::metadata(pack).unwrap().len(), used);
 }
 
 fn pack_files(env: &Env) -> Vec<std::path::PathBuf> {
@@ -1036,12 +1034,7 @@ fn gc_leaves_a_sparse_pack_with_a_damaged_frame_for_verify_to_report() {
 fn a_packed_row_without_an_offset_is_named_by_verify() {
     let (env, files) = baselined();
     let id = blob(&files[7].1);
-    db(&env)
-        .execute(
-            "UPDATE blobs SET pack_offset = NULL WHERE id = unhex(?1)",
-            [&id],
-        )
-        .unwrap();
+    testing::forget_pack_offset(&index(&env), &id.parse().unwrap()).unwrap();
     let r = env.run(&["verify"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains(&id), "{}", r.stdout);
@@ -1103,23 +1096,15 @@ fn read_of_a_file_changed_behind_the_agents_back_gets_claude_additional_context(
 
 /// When the index last recorded `rel`'s state, and this test's Claude session's read of it.
 fn recorded_at(env: &Env, rel: &str) -> (i64, Option<i64>) {
-    let conn = db(env);
-    let state = conn
-        .query_row(
-            "SELECT recorded_at FROM file_states WHERE path = ?1",
-            [rel.as_bytes()],
-            |r| r.get(0),
-        )
-        .unwrap();
-    let read = conn
-        .query_row(
-            "SELECT read_at FROM reads JOIN sessions ON sessions.id = reads.session_id
-             WHERE sessions.name = ?1 AND reads.path = ?2",
-            rusqlite::params![CLAUDE_SESSION, rel.as_bytes()],
-            |r| r.get(0),
-        )
-        .ok();
-    (state, read)
+    let index = index(env);
+    let ws = workspace_id(env, &index);
+    let rel = RelPath::from_stored(rel.as_bytes().to_vec()).unwrap();
+    let state = index.read().file_state(ws, &rel).unwrap().expect("a state");
+    let read = match index.read().find_session(ws, CLAUDE_SESSION).unwrap() {
+        Some(session) => testing::read_at(&index, session, &rel).unwrap(),
+        None => None,
+    };
+    (state.recorded_at, read)
 }
 
 /// Set `rel`'s mtime `secs` seconds back.
@@ -1152,15 +1137,13 @@ fn a_read_of_an_unchanged_file_already_on_record_writes_nothing() {
     let mut other = read.clone();
     other["session_id"] = json!("another-session");
     hook(&env, "claude-code", &other).ok();
-    let theirs: i64 = db(&env)
-        .query_row(
-            "SELECT count(*) FROM reads JOIN sessions ON sessions.id = reads.session_id
-             WHERE sessions.name = 'another-session'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(theirs, 1);
+    let index = index(&env);
+    let theirs = index
+        .read()
+        .find_session(workspace_id(&env, &index), "another-session")
+        .unwrap()
+        .expect("the other session is on record");
+    assert_eq!(testing::reads_in_session(&index, theirs).unwrap(), 1);
 
     let before_touch = recorded_at(&env, "src/lib.rs");
 

@@ -6,12 +6,21 @@
 const VIA_HELPER: bool = false;
 
 mod common;
+mod concurrency;
 mod core;
+mod crash_recovery;
 mod faults;
+mod hook_payloads;
 mod hooks;
+mod index_migration;
 mod model;
-mod reliability;
+mod path_confinement;
+mod racy_timestamps;
 mod sessions;
 mod settle;
+mod special_files;
+mod store_damage;
 mod tools;
+mod torture;
+mod unusable_home_or_workspace;
 mod watch;

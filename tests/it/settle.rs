@@ -428,14 +428,23 @@ fn a_deletion_no_listing_names_is_found_by_walking_again() {
     scan();
     assert_eq!(scan(), (3, vec![]));
 
-    let db = rusqlite::Connection::open(home_dir.join("index.sqlite3")).unwrap();
-    let lost = db
-        .execute(
-            "DELETE FROM dir_listings WHERE path = CAST('d' AS BLOB)",
-            [],
-        )
+    // The listing of `d` is lost.
+    let index = home.index();
+    let root = Workspace::open(&tree).unwrap().root_bytes();
+    let ws = index.read().find_workspace(&root).unwrap().unwrap();
+    assert!(index
+        .read()
+        .dir_listings(ws)
+        .unwrap()
+        .contains_key(&b"d"[..]));
+    index
+        .write(|tx| tx.put_dir_listings(ws, &[], &[b"d".to_vec()]))
         .unwrap();
-    assert_eq!(lost, 1);
+    assert!(!index
+        .read()
+        .dir_listings(ws)
+        .unwrap()
+        .contains_key(&b"d"[..]));
     std::fs::remove_file(tree.join("d/f")).unwrap();
     assert_eq!(
         scan(),

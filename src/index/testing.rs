@@ -1,0 +1,278 @@
+//! Test support, not part of the API: what the integration tests do to an index that no
+//! engine operation does (damage a row on purpose, look at a column no query returns, take
+//! the file back to an older schema), named for what it is for. It lives here so that the
+//! schema is spoken only inside `src/index`, and a schema change updates these with it.
+//!
+//! Functions on an [`Index`] expect one at the current schema. Those on a file path open a
+//! bare connection: [`Index::open`] would migrate an old file or put it back in WAL mode,
+//! which is what their tests check the next command does.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection};
+
+use super::{Ctx, Index, IndexError, Result};
+use crate::ids::{BlobId, SessionRowId};
+use crate::workspace::RelPath;
+
+/// The blob-id columns, every one of which held 64 hex digits before schema v4.
+const BLOB_ID_COLUMNS: [(&str, &str); 6] = [
+    ("blobs", "id"),
+    ("blobs", "base"),
+    ("changes", "before_blob"),
+    ("changes", "after_blob"),
+    ("file_states", "blob"),
+    ("reads", "blob"),
+];
+
+fn damage(
+    index: &Index,
+    what: &'static str,
+    sql: &str,
+    values: impl rusqlite::Params,
+) -> Result<usize> {
+    index.write(|tx| tx.conn.execute(sql, values).ctx(what))
+}
+
+// ---- damage to rows of a current index ----
+
+/// Every change's path becomes `path`, bytes no workspace path check has seen.
+pub fn damage_change_paths(index: &Index, path: &[u8]) -> Result<usize> {
+    damage(
+        index,
+        "damage change paths",
+        "UPDATE changes SET path = ?1",
+        [path],
+    )
+}
+
+/// Every change's before blob id becomes the text `text` (ids are 32 raw bytes).
+pub fn damage_before_blobs_as_text(index: &Index, text: &str) -> Result<usize> {
+    damage(
+        index,
+        "damage before blobs",
+        "UPDATE changes SET before_blob = ?1",
+        [text],
+    )
+}
+
+/// Every change's before blob id becomes the raw bytes `bytes` (of a wrong length, say).
+pub fn damage_before_blobs_as_bytes(index: &Index, bytes: &[u8]) -> Result<usize> {
+    damage(
+        index,
+        "damage before blobs",
+        "UPDATE changes SET before_blob = ?1",
+        [bytes],
+    )
+}
+
+/// Every blob becomes a delta against itself: a chain with no end.
+pub fn make_every_blob_its_own_delta_base(index: &Index) -> Result<usize> {
+    damage(
+        index,
+        "damage blob bases",
+        "UPDATE blobs SET encoding = 'zstd-delta', base = id",
+        [],
+    )
+}
+
+/// Every window's kind becomes `kind`, which need not be one rewind knows.
+pub fn damage_window_kinds(index: &Index, kind: &str) -> Result<usize> {
+    damage(
+        index,
+        "damage window kinds",
+        "UPDATE windows SET kind = ?1",
+        [kind],
+    )
+}
+
+/// Blob `id`'s inline frame becomes `frame` (read the old one with [`super::Tx::blob`]).
+pub fn set_inline_frame(index: &Index, id: &BlobId, frame: &[u8]) -> Result<usize> {
+    damage(
+        index,
+        "damage inline frame",
+        "UPDATE blobs SET data = ?2 WHERE id = ?1",
+        params![id, frame],
+    )
+}
+
+/// Blob `id`'s row claims `size` raw bytes (negative or huge, as damage would).
+pub fn set_blob_size(index: &Index, id: &BlobId, size: i64) -> Result<usize> {
+    damage(
+        index,
+        "damage blob size",
+        "UPDATE blobs SET size = ?2 WHERE id = ?1",
+        params![id, size],
+    )
+}
+
+/// Blob `id`'s row keeps its pack but loses its offset in it.
+pub fn forget_pack_offset(index: &Index, id: &BlobId) -> Result<usize> {
+    damage(
+        index,
+        "damage pack offset",
+        "UPDATE blobs SET pack_offset = NULL WHERE id = ?1",
+        [id],
+    )
+}
+
+/// The index claims schema version `version`, as one written by another rewind would.
+pub fn set_schema_version(index: &Index, version: i64) -> Result<()> {
+    index
+        .conn
+        .execute_batch(&format!("PRAGMA user_version={version}"))
+        .ctx("set schema version")
+}
+
+/// Everything committed is moved from the WAL into the main file, and the WAL emptied: the
+/// main file alone then holds the index (for a test that damages that file).
+pub fn fold_wal_into_file(index: &Index) -> Result<()> {
+    index
+        .conn
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .ctx("checkpoint")
+}
+
+// ---- what no engine query returns ----
+
+/// When `session` last read `path` (seconds), if it did.
+pub fn read_at(index: &Index, session: SessionRowId, path: &RelPath) -> Result<Option<i64>> {
+    use rusqlite::OptionalExtension;
+    index
+        .conn
+        .query_row(
+            "SELECT read_at FROM reads WHERE session_id = ?1 AND path = ?2",
+            params![session.0, path.as_bytes()],
+            |r| r.get(0),
+        )
+        .optional()
+        .ctx("find read time")
+}
+
+/// How many paths `session` has a read on record for.
+pub fn reads_in_session(index: &Index, session: SessionRowId) -> Result<u64> {
+    index
+        .conn
+        .query_row(
+            "SELECT count(*) FROM reads WHERE session_id = ?1",
+            [session.0],
+            |r| r.get(0),
+        )
+        .ctx("count reads")
+}
+
+// ---- the index file itself, opened bare ----
+
+fn bare(path: &Path) -> Result<Connection> {
+    Connection::open(path).map_err(|source| IndexError::Open {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The file's journal mode (`wal` for an index rewind set up).
+pub fn journal_mode(path: &Path) -> Result<String> {
+    bare(path)?
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .ctx("read journal mode")
+}
+
+/// Put the file back in a rollback journal, as an `sqlite3` shell or a copy tool may; the
+/// mode it is in after.
+pub fn leave_wal_mode(path: &Path) -> Result<String> {
+    bare(path)?
+        .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+        .ctx("leave WAL mode")
+}
+
+/// The file's schema version (`user_version`).
+pub fn schema_version(path: &Path) -> Result<i64> {
+    bare(path)?
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .ctx("read schema version")
+}
+
+/// Rewrite a current index the way rewind wrote it at schema v3: blob ids as 64 hex digits,
+/// and none of v5's pack columns, v6's rowid-less file states, v7's reversal marks, v9's
+/// state log, v10's directory listings or v11's unclaimed paths.
+pub fn downgrade_to_v3(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    for (table, col) in BLOB_ID_COLUMNS {
+        db.execute(
+            &format!("UPDATE {table} SET {col} = lower(hex({col})) WHERE {col} IS NOT NULL"),
+            [],
+        )
+        .ctx("write hex blob ids")?;
+    }
+    db.execute_batch(
+        "DROP TABLE state_touches; DROP TABLE dir_listings;
+         ALTER TABLE baselines DROP COLUMN unclaimed;
+         DROP INDEX changes_original; ALTER TABLE changes DROP COLUMN reversal;
+         CREATE INDEX changes_by_path ON changes(workspace_id, path, id);
+         CREATE TABLE file_states_v5(
+             workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+             path BLOB NOT NULL, kind TEXT NOT NULL, blob TEXT, mode INTEGER,
+             size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, inode INTEGER,
+             recorded_at INTEGER NOT NULL, recorded_by TEXT,
+             PRIMARY KEY(workspace_id, path));
+         INSERT INTO file_states_v5 SELECT workspace_id, path, kind, blob, mode, size,
+             mtime_ns, ctime_ns, inode, recorded_at, recorded_by FROM file_states;
+         DROP TABLE file_states;
+         ALTER TABLE file_states_v5 RENAME TO file_states;
+         DROP INDEX blobs_by_pack;
+         ALTER TABLE blobs DROP COLUMN pack; ALTER TABLE blobs DROP COLUMN pack_offset;
+         PRAGMA user_version = 3",
+    )
+    .ctx("downgrade to v3")
+}
+
+/// For each blob-id column (`table.column`), how many of its values are hex text.
+pub fn hex_blob_ids(path: &Path) -> Result<Vec<(String, u64)>> {
+    let db = bare(path)?;
+    BLOB_ID_COLUMNS
+        .iter()
+        .map(|(table, col)| {
+            let n = db
+                .query_row(
+                    &format!("SELECT count(*) FROM {table} WHERE typeof({col}) = 'text'"),
+                    [],
+                    |r| r.get(0),
+                )
+                .ctx("count hex blob ids")?;
+            Ok((format!("{table}.{col}"), n))
+        })
+        .collect()
+}
+
+/// How the file keeps its file states: whether the table is `WITHOUT ROWID` (v6), and
+/// its number of rows.
+pub fn file_states_layout(path: &Path) -> Result<(bool, u64)> {
+    bare(path)?
+        .query_row(
+            "SELECT sql, (SELECT count(*) FROM file_states) FROM sqlite_schema
+             WHERE name = 'file_states'",
+            [],
+            |r| Ok((r.get::<_, String>(0)?.ends_with("WITHOUT ROWID"), r.get(1)?)),
+        )
+        .ctx("read file states layout")
+}
+
+/// v7's reversal marks: (changes whose mark disagrees with their window's kind, changes
+/// marked as reversals).
+pub fn reversal_marks(path: &Path) -> Result<(u64, u64)> {
+    let db = bare(path)?;
+    let wrong = db
+        .query_row(
+            "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
+             WHERE c.reversal != (w.kind IN ('undo', 'redo'))",
+            [],
+            |r| r.get(0),
+        )
+        .ctx("count wrong reversal marks")?;
+    let marked = db
+        .query_row("SELECT count(*) FROM changes WHERE reversal = 1", [], |r| {
+            r.get(0)
+        })
+        .ctx("count reversal marks")?;
+    Ok((wrong, marked))
+}

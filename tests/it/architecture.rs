@@ -88,9 +88,7 @@ fn code_only(text: &str) -> String {
             i += 1;
             while i < b.len() && b[i] != '"' {
                 let step = if b[i] == '\\' { 2 } else { 1 };
-                for k in i..(i + step).min(b.len()) {
-                    out.push(blank(b[k]));
-                }
+                out.extend(b[i..(i + step).min(b.len())].iter().map(|&c| blank(c)));
                 i += step;
             }
             out.push(' ');

@@ -407,8 +407,8 @@ fn root_object(stdin: &[u8]) -> Result<Map<String, Value>, HookError> {
 /// reduced to what an adapter reads of it, [`TOOL_RESPONSE_FIELDS`]. The rest of a tool's
 /// result — a Read's whole file text, a command's output — is skipped after a check of its
 /// JSON syntax only (serde's `IgnoredAny`: its strings are not decoded), not built into
-/// values: building it was ~4.5 % of a PostToolUse Read hook on a 24 KB file (callgrind,
-/// 2.17M → 2.07M instructions).
+/// values: a read hook's payload carries the whole file, and building it was a measurable
+/// part of the hook (`benches/RESULTS.md`, "Notes from the code").
 #[derive(Clone, Copy)]
 enum Payload {
     Root,

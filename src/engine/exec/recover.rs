@@ -50,7 +50,7 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
     }
     if let Some(forward) = forward_steps(session, &changes) {
         let bytes = load(session, &forward)?;
-        if Applier::new(session, locked.fs())
+        if Applier::new(session, locked.fs(), super::UNDO_WORDS)
             .apply(&forward, &bytes)
             .is_ok()
         {
@@ -76,7 +76,7 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
         })
         .collect();
     let bytes = load(session, &back)?;
-    Applier::new(session, locked.fs())
+    Applier::new(session, locked.fs(), super::UNDO_WORDS)
         .apply(&back, &bytes)
         .map_err(|f| f.error)?;
     roll_back_record(session, window, w.kind)

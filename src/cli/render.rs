@@ -108,6 +108,11 @@ pub fn undo(out: &Out, direction: Direction, report: &Report) {
         .collect::<Vec<_>>()
         .join(", ");
     let mut text = match report.status {
+        Status::Undone | Status::Redone if report.finished_interrupted => format!(
+            "finished the interrupted {verb} of window {targets} (recorded as window {}); nothing more was {}\n",
+            opt(report.window_id),
+            if direction == Direction::Undo { "undone" } else { "redone" }
+        ),
         Status::Nothing => format!("nothing to {verb}\n"),
         Status::Undone => format!(
             "undid window {targets} (recorded as window {})\n",

@@ -337,15 +337,16 @@ impl Home {
                 Ok::<_, IndexError>((ws_id, s))
             })?,
         };
-        let session = Session {
+        let mut session = Session {
             home: self,
             ws,
             ws_id,
             name: name.to_string(),
             id: session_id,
+            recovered: Vec::new(),
         };
         if !self.index.read().applying_windows(ws_id)?.is_empty() {
-            exec::recover(&session)?;
+            session.recovered = exec::recover(&session)?;
         }
         Ok(session)
     }
@@ -416,6 +417,9 @@ pub struct Session<'h> {
     pub(crate) ws_id: WorkspaceId,
     pub(crate) name: String,
     pub(crate) id: SessionRowId,
+    /// Plans a dead process left half-applied in this workspace, settled when the session
+    /// was opened.
+    recovered: Vec<exec::Recovered>,
 }
 
 impl<'h> Session<'h> {
@@ -446,6 +450,12 @@ impl<'h> Session<'h> {
     /// Now, by the home's clock.
     pub fn now(&self) -> i64 {
         self.home.now()
+    }
+
+    /// What opening this session finished or rolled back of an interrupted undo, redo or
+    /// restore (a retried command reports it rather than doing more).
+    pub fn recovered(&self) -> &[exec::Recovered] {
+        &self.recovered
     }
 
     pub fn workspace_id(&self) -> WorkspaceId {

@@ -23,5 +23,6 @@ mod special_files;
 mod store_damage;
 mod tools;
 mod torture;
+mod undo_targets;
 mod unusable_home_or_workspace;
 mod watch;

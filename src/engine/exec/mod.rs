@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 pub(crate) use prefetch::prefetch;
 pub use prefetch::Prefetched;
 pub(crate) use recover::recover;
+pub use recover::Recovered;
 
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};

@@ -352,8 +352,11 @@ pub fn run(g: &Global, out: &Out, cmd: HelperCmd) -> Result<Exit, Failure> {
 
 /// The home's directory (created if need be, as every command does) and its socket.
 fn home_socket(g: &Global) -> Result<(PathBuf, PathBuf), Failure> {
-    let home = super::open_home_owned(g)?;
-    let root = home.root().to_path_buf();
+    let dir = match &g.home {
+        Some(h) => h.clone(),
+        None => super::default_home()?,
+    };
+    let root = Home::locate(&dir)?;
     let socket = socket_of(&root)?;
     Ok((root, socket))
 }

@@ -5,6 +5,7 @@
 /// Hooks run in their own process here; `tests/helper` runs the hook tests through a helper.
 const VIA_HELPER: bool = false;
 
+mod cli;
 mod common;
 mod core;
 mod faults;

@@ -33,10 +33,11 @@ use rewind::scan::WatchCounts;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::args::{Global, HelperCmd, RunArgs};
-use super::exit::Exit;
 use super::hook::{self, HookArgs, HookLog};
-use super::{Failure, Out};
+use crate::cli::args::{Global, HelperCmd, RunArgs};
+use crate::cli::context::{default_home, open_home_owned};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
 
 /// The helper's socket, in the home.
 const SOCKET: &str = "helper.sock";
@@ -282,7 +283,7 @@ impl Plan {
         let cwd_id = std::fs::metadata(&cwd).map(|m| (m.dev(), m.ino())).ok()?;
         let home = match env_value("REWIND_HOME").ok()? {
             Some(home) => cwd.join(home),
-            None => super::default_home().ok()?,
+            None => default_home().ok()?,
         };
         let call = Call {
             agent,
@@ -352,7 +353,7 @@ pub fn run(g: &Global, out: &Out, cmd: HelperCmd) -> Result<Exit, Failure> {
 
 /// The home's directory (created if need be, as every command does) and its socket.
 fn home_socket(g: &Global) -> Result<(PathBuf, PathBuf), Failure> {
-    let home = super::open_home_owned(g)?;
+    let home = open_home_owned(g)?;
     let root = home.root().to_path_buf();
     let socket = socket_of(&root)?;
     Ok((root, socket))
@@ -376,6 +377,36 @@ fn socket_of(root: &Path) -> Result<PathBuf, Failure> {
         .hint("use a home with a shorter path (REWIND_HOME or --home)"));
     }
     Ok(socket)
+}
+
+/// `helper start|stop|status --json` when the answer is short: `{status, pid, home}`.
+#[derive(Serialize)]
+struct Brief<'a> {
+    status: &'a str,
+    pid: Option<u32>,
+    home: String,
+}
+
+/// `helper status --json` of a running helper.
+#[derive(Serialize)]
+struct Running<'a> {
+    status: &'static str,
+    pid: u32,
+    home: &'a str,
+    served: u64,
+    busy_ms: f64,
+    idle_secs: u64,
+    idle_timeout_secs: u64,
+    same_build: bool,
+    build: &'a str,
+    watches: &'a WatchCounts,
+}
+
+/// `helper stop --json`: `{status: "stopped", pid}`.
+#[derive(Serialize)]
+struct Stopped {
+    status: &'static str,
+    pid: u32,
 }
 
 /// Why a command got no reply from the helper.
@@ -428,9 +459,11 @@ fn report_busy(
 ) -> Result<Exit, Failure> {
     let pid = busy_pid(root);
     if out.json {
-        out.print_json(&serde_json::json!({
-            "status": status, "pid": pid, "home": root.display().to_string()
-        }));
+        out.print_json(&Brief {
+            status,
+            pid,
+            home: root.display().to_string(),
+        });
     } else {
         out.print(&text(pid));
     }
@@ -471,18 +504,18 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
     };
     let ours = s.build == build_id();
     if out.json {
-        out.print_json(&serde_json::json!({
-            "status": "running",
-            "pid": s.pid,
-            "home": s.home,
-            "served": s.served,
-            "busy_ms": s.busy_us as f64 / 1000.0,
-            "idle_secs": s.idle_secs,
-            "idle_timeout_secs": s.idle_timeout_secs,
-            "same_build": ours,
-            "build": s.build,
-            "watches": s.watches,
-        }));
+        out.print_json(&Running {
+            status: "running",
+            pid: s.pid,
+            home: &s.home,
+            served: s.served,
+            busy_ms: s.busy_us as f64 / 1000.0,
+            idle_secs: s.idle_secs,
+            idle_timeout_secs: s.idle_timeout_secs,
+            same_build: ours,
+            build: &s.build,
+            watches: &s.watches,
+        });
     } else {
         out.print(&format!(
             "helper running: pid {}, home {}\n{} hook events answered in {:.1} ms; idle {} s (exits after {} s)\n",
@@ -534,7 +567,10 @@ fn stop(g: &Global, out: &Out) -> Result<Exit, Failure> {
     };
     wait_gone(&socket);
     if out.json {
-        out.print_json(&serde_json::json!({"status": "stopped", "pid": pid}));
+        out.print_json(&Stopped {
+            status: "stopped",
+            pid,
+        });
     } else {
         out.print(&format!("helper stopped (pid {pid})\n"));
     }
@@ -545,7 +581,11 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     let (root, socket) = home_socket(g)?;
     let report = |out: &Out, s: &Status, what: &str| {
         if out.json {
-            out.print_json(&serde_json::json!({"status": what, "pid": s.pid, "home": s.home}));
+            out.print_json(&Brief {
+                status: what,
+                pid: Some(s.pid),
+                home: s.home.clone(),
+            });
         } else {
             out.print(&format!("helper {what}: pid {}, home {}\n", s.pid, s.home));
         }
@@ -622,7 +662,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         // Out of the terminal's session, so that closing the terminal leaves it running.
         let _ = rustix::process::setsid();
     }
-    let mut home = super::open_home_owned(g)?;
+    let mut home = open_home_owned(g)?;
     home.watch_scans();
     home.idle();
     let root = home.root().to_path_buf();

@@ -16,11 +16,13 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::super::args::Global;
-use super::super::exit::Exit;
-use super::super::{Failure, Out};
+use crate::cli::args::Global;
+use crate::cli::context::{cwd, workspace};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
 use rewind::hooks::Agent;
 
 #[derive(Debug, Args)]
@@ -45,7 +47,41 @@ struct Planned {
     note: &'static str,
 }
 
-pub fn run_init(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
+/// `init --json`: `{agent, workspace, dry_run, files: [{path, changed, what, content}]}`,
+/// `content` only for a dry run.
+#[derive(Serialize)]
+struct InitJson<'a> {
+    agent: &'a str,
+    workspace: String,
+    dry_run: bool,
+    files: Vec<FileJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: String,
+    changed: bool,
+    what: &'a str,
+    content: Option<&'a str>,
+}
+
+/// `init --uninstall --json`: `{agent, workspace, dry_run, uninstall, files: [{path, action}]}`.
+#[derive(Serialize)]
+struct UninstallJson<'a> {
+    agent: &'a str,
+    workspace: String,
+    dry_run: bool,
+    uninstall: bool,
+    files: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    path: String,
+    action: &'static str,
+}
+
+pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
     let InitArgs {
         agent,
         dry_run,
@@ -54,8 +90,8 @@ pub fn run_init(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> 
     let agent: Agent = agent
         .parse()
         .map_err(|e: rewind::hooks::HookError| Failure::new(Exit::Usage, e.to_string()))?;
-    let cwd = super::super::cwd()?;
-    let ws = super::super::workspace(g, &cwd)?;
+    let cwd = cwd()?;
+    let ws = workspace(g, &cwd)?;
     let root = ws.root();
     if uninstall {
         return run_uninstall(out, agent, root, dry_run);
@@ -85,17 +121,20 @@ pub fn run_init(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> 
         }
     }
     if out.json {
-        out.print_json(&json!({
-            "agent": agent.as_str(),
-            "workspace": root.display().to_string(),
-            "dry_run": dry_run,
-            "files": plans.iter().map(|p| json!({
-                "path": p.path.display().to_string(),
-                "changed": p.content.is_some(),
-                "what": p.note,
-                "content": if dry_run { p.content.clone() } else { None },
-            })).collect::<Vec<_>>(),
-        }));
+        out.print_json(&InitJson {
+            agent: agent.as_str(),
+            workspace: root.display().to_string(),
+            dry_run,
+            files: plans
+                .iter()
+                .map(|p| FileJson {
+                    path: p.path.display().to_string(),
+                    changed: p.content.is_some(),
+                    what: p.note,
+                    content: if dry_run { p.content.as_deref() } else { None },
+                })
+                .collect(),
+        });
     } else {
         out.print(&text);
     }
@@ -517,7 +556,10 @@ fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<
         };
         text.push_str(&line);
         text.push('\n');
-        rows.push(json!({"path": p.path.display().to_string(), "action": action}));
+        rows.push(Row {
+            path: p.path.display().to_string(),
+            action,
+        });
     }
 
     // Directories left empty by the removals, deepest first, never the workspace root.
@@ -547,18 +589,21 @@ fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<
         let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
         let verb = if dry_run { "would remove" } else { "removed" };
         text.push_str(&format!("{verb} empty directory {shown}\n"));
-        rows.push(json!({"path": d.display().to_string(), "action": "remove-dir"}));
+        rows.push(Row {
+            path: d.display().to_string(),
+            action: "remove-dir",
+        });
         removed_dirs.push(d);
     }
 
     if out.json {
-        out.print_json(&json!({
-            "agent": agent.as_str(),
-            "workspace": root.display().to_string(),
-            "dry_run": dry_run,
-            "uninstall": true,
-            "files": rows,
-        }));
+        out.print_json(&UninstallJson {
+            agent: agent.as_str(),
+            workspace: root.display().to_string(),
+            dry_run,
+            uninstall: true,
+            files: rows,
+        });
     } else {
         out.print(&text);
     }

@@ -148,168 +148,245 @@ fn command(agent: Agent) -> String {
 /// How `plan` reads a file's current text (the disk, or what it was before init).
 type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 
+/// Each file `agent`'s configuration needs, planned against its current text from `src`.
 fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
     let cmd = command(agent);
-    let mcp_servers = json!({"rewind": {"command": "rewind", "args": ["mcp"]}});
-    let mut plans = Vec::new();
-    match agent {
-        Agent::ClaudeCode => {
-            let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
-            let hooks = claude_shaped(
-                &cmd,
-                &json!(30),
-                &[
-                    ("SessionStart", None),
-                    ("UserPromptSubmit", None),
-                    ("PreToolUse", Some(tools)),
-                    ("PostToolUse", Some(tools)),
-                    ("Stop", None),
-                    ("SessionEnd", None),
-                ],
-            );
-            plans.push(merge_json(
-                src,
-                &root.join(".claude/settings.json"),
-                &json!({"hooks": hooks}),
-                &cmd,
-                "Claude Code hooks",
-            )?);
-            plans.push(merge_json(
-                src,
-                &root.join(".mcp.json"),
-                &json!({"mcpServers": mcp_servers}),
-                &cmd,
-                "MCP server",
-            )?);
-            plans.push(new_file(
-                src,
-                &root.join(".claude/commands/rw-undo.md"),
-                CLAUDE_UNDO_COMMAND,
-                false,
-                "/rw-undo command",
-            )?);
-        }
-        Agent::Gemini => {
-            let tools = "write_file|replace|read_file|run_shell_command";
-            // Gemini takes timeouts in milliseconds.
-            let hooks = claude_shaped(
-                &cmd,
-                &json!(30_000),
-                &[
-                    ("SessionStart", None),
-                    ("BeforeAgent", None),
-                    ("BeforeTool", Some(tools)),
-                    ("AfterTool", Some(tools)),
-                    ("AfterAgent", None),
-                    ("SessionEnd", None),
-                ],
-            );
-            plans.push(merge_json(
-                src,
-                &root.join(".gemini/settings.json"),
-                &json!({"hooks": hooks, "mcpServers": mcp_servers}),
-                &cmd,
-                "Gemini CLI hooks and MCP server",
-            )?);
-            plans.push(new_file(
-                src,
-                &root.join(".gemini/commands/rw-undo.toml"),
-                GEMINI_UNDO_COMMAND,
-                false,
-                "/rw-undo command",
-            )?);
-        }
-        Agent::Codex => {
-            let hooks = claude_shaped(
-                &cmd,
-                &json!(30),
-                &[
-                    ("SessionStart", None),
-                    ("UserPromptSubmit", None),
-                    ("PreToolUse", Some("apply_patch|Bash")),
-                    ("PostToolUse", Some("apply_patch|Bash")),
-                    ("Stop", None),
-                ],
-            );
-            plans.push(merge_json(
-                src,
-                &root.join(".codex/hooks.json"),
-                &json!({"hooks": hooks}),
-                &cmd,
-                "Codex hooks (trust them once in Codex)",
-            )?);
-            plans.push(append_toml(
-                src,
-                &root.join(".codex/config.toml"),
-                "[mcp_servers.rewind]",
-                "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n",
-                "MCP server",
-            )?);
-        }
-        Agent::Cursor => {
-            let mut hooks = Map::new();
-            for event in [
-                "beforeSubmitPrompt",
-                "beforeShellExecution",
-                "afterShellExecution",
-                "beforeReadFile",
-                "afterFileEdit",
-                "stop",
-            ] {
-                hooks.insert(event.into(), json!([{"command": cmd}]));
+    config_files(agent, &cmd)
+        .into_iter()
+        .map(|file| {
+            let path = root.join(&file.path);
+            match file.part {
+                Part::Json(wanted) => merge_json(src, &path, &wanted, &cmd, file.note),
+                Part::Whole {
+                    content,
+                    executable,
+                } => new_file(src, &path, &content, executable, file.note),
+                Part::TomlTable { header, table } => {
+                    append_toml(src, &path, header, &table, file.note)
+                }
             }
-            plans.push(merge_json(
-                src,
-                &root.join(".cursor/hooks.json"),
-                &json!({"version": 1, "hooks": hooks}),
-                &cmd,
-                "Cursor hooks",
-            )?);
-            plans.push(merge_json(
-                src,
-                &root.join(".cursor/mcp.json"),
-                &json!({"mcpServers": mcp_servers}),
-                &cmd,
-                "MCP server",
-            )?);
-        }
-        Agent::Cline => {
-            for event in [
-                "TaskStart",
-                "TaskResume",
-                "UserPromptSubmit",
-                "PreToolUse",
-                "PostToolUse",
-                "TaskComplete",
-                "TaskCancel",
-            ] {
-                plans.push(new_file(
-                    src,
-                    &root.join(".clinerules/hooks").join(event),
-                    &format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n"),
-                    true,
-                    "Cline hook",
-                )?);
-            }
-        }
-        Agent::OpenCode => {
-            plans.push(new_file(
-                src,
-                &root.join(".opencode/plugins/rewind.js"),
-                OPENCODE_PLUGIN,
-                false,
-                "OpenCode plugin",
-            )?);
-            plans.push(merge_json(
-                src,
-                &root.join("opencode.json"),
-                &json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
-                &cmd,
-                "MCP server",
-            )?);
+        })
+        .collect()
+}
+
+/// One file of an agent's configuration (relative to the workspace root) and rewind's part
+/// of it.
+struct ConfigFile {
+    path: PathBuf,
+    part: Part,
+    /// What the file is for, as `init` reports it.
+    note: &'static str,
+}
+
+/// How rewind's part goes into a file.
+enum Part {
+    /// JSON settings that get this merged in ([`merge_json`]).
+    Json(Value),
+    /// A file rewind owns whole: a command file, a plugin, a hook script.
+    Whole { content: String, executable: bool },
+    /// A TOML table appended unless its header line is already there.
+    TomlTable { header: &'static str, table: String },
+}
+
+impl ConfigFile {
+    fn json(path: &str, value: Value, note: &'static str) -> ConfigFile {
+        ConfigFile {
+            path: PathBuf::from(path),
+            part: Part::Json(value),
+            note,
         }
     }
-    Ok(plans)
+
+    fn whole(
+        path: impl Into<PathBuf>,
+        content: &str,
+        executable: bool,
+        note: &'static str,
+    ) -> ConfigFile {
+        ConfigFile {
+            path: path.into(),
+            part: Part::Whole {
+                content: content.to_string(),
+                executable,
+            },
+            note,
+        }
+    }
+}
+
+/// What `agent` needs configured for `cmd` (its `rewind hook <agent>`) to be called.
+fn config_files(agent: Agent, cmd: &str) -> Vec<ConfigFile> {
+    match agent {
+        Agent::ClaudeCode => claude_code_files(cmd),
+        Agent::Gemini => gemini_files(cmd),
+        Agent::Codex => codex_files(cmd),
+        Agent::Cursor => cursor_files(cmd),
+        Agent::Cline => cline_files(cmd),
+        Agent::OpenCode => opencode_files(cmd),
+    }
+}
+
+/// `rewind mcp` as an `mcpServers` entry.
+fn mcp_servers() -> Value {
+    json!({"rewind": {"command": "rewind", "args": ["mcp"]}})
+}
+
+fn claude_code_files(cmd: &str) -> Vec<ConfigFile> {
+    let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30),
+        &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some(tools)),
+            ("PostToolUse", Some(tools)),
+            ("Stop", None),
+            ("SessionEnd", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".claude/settings.json",
+            json!({"hooks": hooks}),
+            "Claude Code hooks",
+        ),
+        ConfigFile::json(
+            ".mcp.json",
+            json!({"mcpServers": mcp_servers()}),
+            "MCP server",
+        ),
+        ConfigFile::whole(
+            ".claude/commands/rw-undo.md",
+            CLAUDE_UNDO_COMMAND,
+            false,
+            "/rw-undo command",
+        ),
+    ]
+}
+
+fn gemini_files(cmd: &str) -> Vec<ConfigFile> {
+    let tools = "write_file|replace|read_file|run_shell_command";
+    // Gemini takes timeouts in milliseconds.
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30_000),
+        &[
+            ("SessionStart", None),
+            ("BeforeAgent", None),
+            ("BeforeTool", Some(tools)),
+            ("AfterTool", Some(tools)),
+            ("AfterAgent", None),
+            ("SessionEnd", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".gemini/settings.json",
+            json!({"hooks": hooks, "mcpServers": mcp_servers()}),
+            "Gemini CLI hooks and MCP server",
+        ),
+        ConfigFile::whole(
+            ".gemini/commands/rw-undo.toml",
+            GEMINI_UNDO_COMMAND,
+            false,
+            "/rw-undo command",
+        ),
+    ]
+}
+
+fn codex_files(cmd: &str) -> Vec<ConfigFile> {
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30),
+        &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some("apply_patch|Bash")),
+            ("PostToolUse", Some("apply_patch|Bash")),
+            ("Stop", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".codex/hooks.json",
+            json!({"hooks": hooks}),
+            "Codex hooks (trust them once in Codex)",
+        ),
+        ConfigFile {
+            path: PathBuf::from(".codex/config.toml"),
+            part: Part::TomlTable {
+                header: "[mcp_servers.rewind]",
+                table: "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n".to_string(),
+            },
+            note: "MCP server",
+        },
+    ]
+}
+
+fn cursor_files(cmd: &str) -> Vec<ConfigFile> {
+    let mut hooks = Map::new();
+    for event in [
+        "beforeSubmitPrompt",
+        "beforeShellExecution",
+        "afterShellExecution",
+        "beforeReadFile",
+        "afterFileEdit",
+        "stop",
+    ] {
+        hooks.insert(event.into(), json!([{"command": cmd}]));
+    }
+    vec![
+        ConfigFile::json(
+            ".cursor/hooks.json",
+            json!({"version": 1, "hooks": hooks}),
+            "Cursor hooks",
+        ),
+        ConfigFile::json(
+            ".cursor/mcp.json",
+            json!({"mcpServers": mcp_servers()}),
+            "MCP server",
+        ),
+    ]
+}
+
+fn cline_files(cmd: &str) -> Vec<ConfigFile> {
+    let script = format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n");
+    [
+        "TaskStart",
+        "TaskResume",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "TaskComplete",
+        "TaskCancel",
+    ]
+    .into_iter()
+    .map(|event| {
+        ConfigFile::whole(
+            Path::new(".clinerules/hooks").join(event),
+            &script,
+            true,
+            "Cline hook",
+        )
+    })
+    .collect()
+}
+
+fn opencode_files(_cmd: &str) -> Vec<ConfigFile> {
+    vec![
+        ConfigFile::whole(
+            ".opencode/plugins/rewind.js",
+            OPENCODE_PLUGIN,
+            false,
+            "OpenCode plugin",
+        ),
+        ConfigFile::json(
+            "opencode.json",
+            json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
+            "MCP server",
+        ),
+    ]
 }
 
 /// `{"<Event>": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}`
@@ -470,6 +547,7 @@ fn backup_of(path: &Path) -> PathBuf {
 }
 
 /// What `--uninstall` does to one file init manages.
+#[derive(Clone, Copy)]
 enum Removal {
     /// Put the backup back (rename: the original bytes and mode).
     Restore,
@@ -496,64 +574,7 @@ fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<
     let mut rows = Vec::new();
     let mut gone: Vec<PathBuf> = Vec::new();
     for p in &plans {
-        let shown = p
-            .path
-            .strip_prefix(root)
-            .unwrap_or(&p.path)
-            .display()
-            .to_string();
-        let backup = backup_of(&p.path);
-        let current = read_bytes(&p.path)?;
-        let original = read_bytes(&backup)?;
-        let removal = match (&original, &current) {
-            (Some(orig), cur) => {
-                let ours = p.content.as_deref().map_or(orig.as_slice(), str::as_bytes);
-                match cur.as_deref() {
-                    Some(c) if c == orig.as_slice() => Removal::DropBackup,
-                    Some(c) if c == ours => Removal::Restore,
-                    // Deleted since init: the backup still is the user's file.
-                    None => Removal::Restore,
-                    Some(_) => Removal::KeepChanged,
-                }
-            }
-            (None, Some(cur)) => match &p.content {
-                Some(ours) if cur.as_slice() == ours.as_bytes() => Removal::Remove,
-                _ => Removal::Nothing,
-            },
-            (None, None) => Removal::Nothing,
-        };
-        let fail =
-            |e: std::io::Error| Failure::new(Exit::Error, format!("cannot uninstall {shown}: {e}"));
-        let verb = if dry_run { "would " } else { "" };
-        let (action, line) = match removal {
-            Removal::Restore => {
-                if !dry_run {
-                    std::fs::rename(&backup, &p.path).map_err(fail)?;
-                }
-                ("restore", format!("{verb}restore {shown} from {shown}.rewind-backup"))
-            }
-            Removal::DropBackup => {
-                if !dry_run {
-                    std::fs::remove_file(&backup).map_err(fail)?;
-                }
-                gone.push(backup.clone());
-                ("drop-backup", format!("{verb}remove {shown}.rewind-backup ({shown} is already as before)"))
-            }
-            Removal::Remove => {
-                if !dry_run {
-                    std::fs::remove_file(&p.path).map_err(fail)?;
-                }
-                gone.push(p.path.clone());
-                ("remove", format!("{verb}remove {shown} ({}, created by rewind init)", p.note))
-            }
-            Removal::KeepChanged => (
-                "keep",
-                format!(
-                    "kept {shown}: changed since rewind init wrote it; its previous bytes are in {shown}.rewind-backup"
-                ),
-            ),
-            Removal::Nothing => ("none", format!("nothing to undo in {shown}")),
-        };
+        let (action, line) = undo_file(p, root, removal_of(p)?, dry_run, &mut gone)?;
         text.push_str(&line);
         text.push('\n');
         rows.push(Row {
@@ -561,39 +582,14 @@ fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<
             action,
         });
     }
-
-    // Directories left empty by the removals, deepest first, never the workspace root.
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for path in &gone {
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if d == root || !d.starts_with(root) || dirs.iter().any(|x| x == d) {
-                break;
-            }
-            dirs.push(d.to_path_buf());
-            dir = d.parent();
+    for (d, line) in remove_empty_dirs(root, &gone, dry_run) {
+        text.push_str(&line);
+        if let Some(d) = d {
+            rows.push(Row {
+                path: d.display().to_string(),
+                action: "remove-dir",
+            });
         }
-    }
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
-    let mut removed_dirs: Vec<PathBuf> = Vec::new();
-    for d in dirs {
-        if !empty_after(&d, &gone, &removed_dirs) {
-            continue;
-        }
-        if !dry_run {
-            if let Err(e) = std::fs::remove_dir(&d) {
-                text.push_str(&format!("kept directory {}: {e}\n", d.display()));
-                continue;
-            }
-        }
-        let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
-        let verb = if dry_run { "would remove" } else { "removed" };
-        text.push_str(&format!("{verb} empty directory {shown}\n"));
-        rows.push(Row {
-            path: d.display().to_string(),
-            action: "remove-dir",
-        });
-        removed_dirs.push(d);
     }
 
     if out.json {
@@ -608,6 +604,119 @@ fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<
         out.print(&text);
     }
     Ok(Exit::Ok)
+}
+
+/// What uninstalling does to one planned file, from its bytes now and its backup's.
+fn removal_of(p: &Planned) -> Result<Removal, Failure> {
+    let current = read_bytes(&p.path)?;
+    let original = read_bytes(&backup_of(&p.path))?;
+    Ok(match (&original, &current) {
+        (Some(orig), cur) => {
+            let ours = p.content.as_deref().map_or(orig.as_slice(), str::as_bytes);
+            match cur.as_deref() {
+                Some(c) if c == orig.as_slice() => Removal::DropBackup,
+                Some(c) if c == ours => Removal::Restore,
+                // Deleted since init: the backup still is the user's file.
+                None => Removal::Restore,
+                Some(_) => Removal::KeepChanged,
+            }
+        }
+        (None, Some(cur)) => match &p.content {
+            Some(ours) if cur.as_slice() == ours.as_bytes() => Removal::Remove,
+            _ => Removal::Nothing,
+        },
+        (None, None) => Removal::Nothing,
+    })
+}
+
+/// Does `removal` to `p` (unless `dry_run`), noting removed files in `gone`; the JSON
+/// action and the line that says what happened.
+fn undo_file(
+    p: &Planned,
+    root: &Path,
+    removal: Removal,
+    dry_run: bool,
+    gone: &mut Vec<PathBuf>,
+) -> Result<(&'static str, String), Failure> {
+    let shown = p
+        .path
+        .strip_prefix(root)
+        .unwrap_or(&p.path)
+        .display()
+        .to_string();
+    let backup = backup_of(&p.path);
+    let fail =
+        |e: std::io::Error| Failure::new(Exit::Error, format!("cannot uninstall {shown}: {e}"));
+    let verb = if dry_run { "would " } else { "" };
+    Ok(match removal {
+        Removal::Restore => {
+            if !dry_run {
+                std::fs::rename(&backup, &p.path).map_err(fail)?;
+            }
+            ("restore", format!("{verb}restore {shown} from {shown}.rewind-backup"))
+        }
+        Removal::DropBackup => {
+            if !dry_run {
+                std::fs::remove_file(&backup).map_err(fail)?;
+            }
+            gone.push(backup);
+            ("drop-backup", format!("{verb}remove {shown}.rewind-backup ({shown} is already as before)"))
+        }
+        Removal::Remove => {
+            if !dry_run {
+                std::fs::remove_file(&p.path).map_err(fail)?;
+            }
+            gone.push(p.path.clone());
+            ("remove", format!("{verb}remove {shown} ({}, created by rewind init)", p.note))
+        }
+        Removal::KeepChanged => (
+            "keep",
+            format!(
+                "kept {shown}: changed since rewind init wrote it; its previous bytes are in {shown}.rewind-backup"
+            ),
+        ),
+        Removal::Nothing => ("none", format!("nothing to undo in {shown}")),
+    })
+}
+
+/// Removes (unless `dry_run`) the directories the `gone` files leave empty, deepest first,
+/// never the workspace root. Each directory looked at, with the line saying what happened;
+/// the directory is `Some` when it was (or would be) removed.
+fn remove_empty_dirs(
+    root: &Path,
+    gone: &[PathBuf],
+    dry_run: bool,
+) -> Vec<(Option<PathBuf>, String)> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for path in gone {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == root || !d.starts_with(root) || dirs.iter().any(|x| x == d) {
+                break;
+            }
+            dirs.push(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut removed_dirs: Vec<PathBuf> = Vec::new();
+    let mut lines = Vec::new();
+    for d in dirs {
+        if !empty_after(&d, gone, &removed_dirs) {
+            continue;
+        }
+        if !dry_run {
+            if let Err(e) = std::fs::remove_dir(&d) {
+                lines.push((None, format!("kept directory {}: {e}\n", d.display())));
+                continue;
+            }
+        }
+        let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
+        let verb = if dry_run { "would remove" } else { "removed" };
+        lines.push((Some(d.clone()), format!("{verb} empty directory {shown}\n")));
+        removed_dirs.push(d);
+    }
+    lines
 }
 
 /// Is `dir` empty once `gone` files and `gone_dirs` are removed? (Also right after they were.)

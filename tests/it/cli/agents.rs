@@ -270,3 +270,367 @@ fn demo_json() {
     [exit status: 0]
     "#);
 }
+
+#[test]
+fn init_dry_run_of_every_other_agent() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "claude-code", "--dry-run"]), @r#"
+    would write .claude/settings.json (Claude Code hooks):
+    {
+      "hooks": {
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "Write|Edit|MultiEdit|NotebookEdit|Read|Bash"
+          }
+        ],
+        "PreToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "Write|Edit|MultiEdit|NotebookEdit|Read|Bash"
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ]
+      }
+    }
+
+    would write .mcp.json (MCP server):
+    {
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    would write .claude/commands/rw-undo.md (/rw-undo command):
+    ---
+    description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
+    allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+    ---
+    !`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+
+    Report the result above to the user in one or two sentences. If rewind refused because of a
+    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "gemini", "--dry-run"]), @r#"
+    would write .gemini/settings.json (Gemini CLI hooks and MCP server):
+    {
+      "hooks": {
+        "AfterAgent": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "AfterTool": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ],
+            "matcher": "write_file|replace|read_file|run_shell_command"
+          }
+        ],
+        "BeforeAgent": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "BeforeTool": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ],
+            "matcher": "write_file|replace|read_file|run_shell_command"
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ]
+      },
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    would write .gemini/commands/rw-undo.toml (/rw-undo command):
+    description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
+    prompt = """
+    Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+    user in one or two sentences. If rewind refused because of a conflict, list the files and why.
+    """
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "cursor", "--dry-run"]), @r#"
+    would write .cursor/hooks.json (Cursor hooks):
+    {
+      "hooks": {
+        "afterFileEdit": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "afterShellExecution": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeReadFile": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeShellExecution": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeSubmitPrompt": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "stop": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ]
+      },
+      "version": 1
+    }
+
+    would write .cursor/mcp.json (MCP server):
+    {
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "cline", "--dry-run"]), @"
+    would write .clinerules/hooks/TaskStart (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskResume (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/UserPromptSubmit (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/PreToolUse (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/PostToolUse (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskComplete (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskCancel (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "opencode", "--dry-run"]), @r#"
+    would write .opencode/plugins/rewind.js (OpenCode plugin):
+    // rewind: snapshots and conflict-checked undo for OpenCode's edits.
+    // Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
+    // call only when rewind answers {"block": true}.
+    import { spawnSync } from "node:child_process";
+
+    export const Rewind = async ({ directory }) => {
+      const call = (payload) => {
+        const run = spawnSync("rewind", ["hook", "opencode"], {
+          input: JSON.stringify({ directory, ...payload }),
+          encoding: "utf8",
+          timeout: 30000,
+        });
+        if (run.error || typeof run.stdout !== "string") return null;
+        const text = run.stdout.trim();
+        if (!text.startsWith("{")) return null;
+        try {
+          return JSON.parse(text);
+        } catch {
+          return null;
+        }
+      };
+      return {
+        "tool.execute.before": async (input, output) => {
+          const answer = call({
+            hook: "tool.execute.before",
+            sessionID: input.sessionID,
+            input,
+            output: { args: output.args },
+          });
+          if (answer && answer.block === true) {
+            throw new Error(answer.reason || "blocked by rewind");
+          }
+        },
+        "tool.execute.after": async (input, output) => {
+          const answer = call({
+            hook: "tool.execute.after",
+            sessionID: input.sessionID,
+            input,
+            output: { title: output.title, metadata: output.metadata },
+          });
+          if (answer && typeof answer.append === "string") {
+            output.output = `${output.output ?? ""}\n\n${answer.append}`;
+          }
+        },
+        "chat.message": async (input, output) => {
+          call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
+        },
+        event: async ({ event }) => {
+          if (event.type === "session.idle") {
+            call({ hook: "session.idle", sessionID: event.properties?.sessionID });
+          }
+        },
+      };
+    };
+
+    would write opencode.json (MCP server):
+    {
+      "mcp": {
+        "rewind": {
+          "command": [
+            "rewind",
+            "mcp"
+          ],
+          "type": "local"
+        }
+      }
+    }
+
+    [EOF]
+    [exit status: 0]
+    "#);
+}

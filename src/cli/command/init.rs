@@ -12,17 +12,22 @@
 //! is still what init made of it; a file without one that is exactly what init creates is
 //! removed, then the directories that leaves empty. A file changed since init wrote it is
 //! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do.
+//!
+//! Which files each agent needs, and what goes in them, is the agent adapter's knowledge
+//! (`rewind::hooks::config`, `Agent::config_files`); this file is the machinery, the same
+//! for every agent.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::cli::args::Global;
 use crate::cli::context::{cwd, workspace};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+use rewind::hooks::config::Part;
 use rewind::hooks::Agent;
 
 #[derive(Debug, Args)]
@@ -151,7 +156,8 @@ type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 /// Each file `agent`'s configuration needs, planned against its current text from `src`.
 fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
     let cmd = command(agent);
-    config_files(agent, &cmd)
+    agent
+        .config_files(&cmd)
         .into_iter()
         .map(|file| {
             let path = root.join(&file.path);
@@ -167,243 +173,6 @@ fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Fail
             }
         })
         .collect()
-}
-
-/// One file of an agent's configuration (relative to the workspace root) and rewind's part
-/// of it.
-struct ConfigFile {
-    path: PathBuf,
-    part: Part,
-    /// What the file is for, as `init` reports it.
-    note: &'static str,
-}
-
-/// How rewind's part goes into a file.
-enum Part {
-    /// JSON settings that get this merged in ([`merge_json`]).
-    Json(Value),
-    /// A file rewind owns whole: a command file, a plugin, a hook script.
-    Whole { content: String, executable: bool },
-    /// A TOML table appended unless its header line is already there.
-    TomlTable { header: &'static str, table: String },
-}
-
-impl ConfigFile {
-    fn json(path: &str, value: Value, note: &'static str) -> ConfigFile {
-        ConfigFile {
-            path: PathBuf::from(path),
-            part: Part::Json(value),
-            note,
-        }
-    }
-
-    fn whole(
-        path: impl Into<PathBuf>,
-        content: &str,
-        executable: bool,
-        note: &'static str,
-    ) -> ConfigFile {
-        ConfigFile {
-            path: path.into(),
-            part: Part::Whole {
-                content: content.to_string(),
-                executable,
-            },
-            note,
-        }
-    }
-}
-
-/// What `agent` needs configured for `cmd` (its `rewind hook <agent>`) to be called.
-fn config_files(agent: Agent, cmd: &str) -> Vec<ConfigFile> {
-    match agent {
-        Agent::ClaudeCode => claude_code_files(cmd),
-        Agent::Gemini => gemini_files(cmd),
-        Agent::Codex => codex_files(cmd),
-        Agent::Cursor => cursor_files(cmd),
-        Agent::Cline => cline_files(cmd),
-        Agent::OpenCode => opencode_files(cmd),
-    }
-}
-
-/// `rewind mcp` as an `mcpServers` entry.
-fn mcp_servers() -> Value {
-    json!({"rewind": {"command": "rewind", "args": ["mcp"]}})
-}
-
-fn claude_code_files(cmd: &str) -> Vec<ConfigFile> {
-    let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
-    let hooks = claude_shaped(
-        cmd,
-        &json!(30),
-        &[
-            ("SessionStart", None),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", Some(tools)),
-            ("PostToolUse", Some(tools)),
-            ("Stop", None),
-            ("SessionEnd", None),
-        ],
-    );
-    vec![
-        ConfigFile::json(
-            ".claude/settings.json",
-            json!({"hooks": hooks}),
-            "Claude Code hooks",
-        ),
-        ConfigFile::json(
-            ".mcp.json",
-            json!({"mcpServers": mcp_servers()}),
-            "MCP server",
-        ),
-        ConfigFile::whole(
-            ".claude/commands/rw-undo.md",
-            CLAUDE_UNDO_COMMAND,
-            false,
-            "/rw-undo command",
-        ),
-    ]
-}
-
-fn gemini_files(cmd: &str) -> Vec<ConfigFile> {
-    let tools = "write_file|replace|read_file|run_shell_command";
-    // Gemini takes timeouts in milliseconds.
-    let hooks = claude_shaped(
-        cmd,
-        &json!(30_000),
-        &[
-            ("SessionStart", None),
-            ("BeforeAgent", None),
-            ("BeforeTool", Some(tools)),
-            ("AfterTool", Some(tools)),
-            ("AfterAgent", None),
-            ("SessionEnd", None),
-        ],
-    );
-    vec![
-        ConfigFile::json(
-            ".gemini/settings.json",
-            json!({"hooks": hooks, "mcpServers": mcp_servers()}),
-            "Gemini CLI hooks and MCP server",
-        ),
-        ConfigFile::whole(
-            ".gemini/commands/rw-undo.toml",
-            GEMINI_UNDO_COMMAND,
-            false,
-            "/rw-undo command",
-        ),
-    ]
-}
-
-fn codex_files(cmd: &str) -> Vec<ConfigFile> {
-    let hooks = claude_shaped(
-        cmd,
-        &json!(30),
-        &[
-            ("SessionStart", None),
-            ("UserPromptSubmit", None),
-            ("PreToolUse", Some("apply_patch|Bash")),
-            ("PostToolUse", Some("apply_patch|Bash")),
-            ("Stop", None),
-        ],
-    );
-    vec![
-        ConfigFile::json(
-            ".codex/hooks.json",
-            json!({"hooks": hooks}),
-            "Codex hooks (trust them once in Codex)",
-        ),
-        ConfigFile {
-            path: PathBuf::from(".codex/config.toml"),
-            part: Part::TomlTable {
-                header: "[mcp_servers.rewind]",
-                table: "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n".to_string(),
-            },
-            note: "MCP server",
-        },
-    ]
-}
-
-fn cursor_files(cmd: &str) -> Vec<ConfigFile> {
-    let mut hooks = Map::new();
-    for event in [
-        "beforeSubmitPrompt",
-        "beforeShellExecution",
-        "afterShellExecution",
-        "beforeReadFile",
-        "afterFileEdit",
-        "stop",
-    ] {
-        hooks.insert(event.into(), json!([{"command": cmd}]));
-    }
-    vec![
-        ConfigFile::json(
-            ".cursor/hooks.json",
-            json!({"version": 1, "hooks": hooks}),
-            "Cursor hooks",
-        ),
-        ConfigFile::json(
-            ".cursor/mcp.json",
-            json!({"mcpServers": mcp_servers()}),
-            "MCP server",
-        ),
-    ]
-}
-
-fn cline_files(cmd: &str) -> Vec<ConfigFile> {
-    let script = format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n");
-    [
-        "TaskStart",
-        "TaskResume",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "TaskComplete",
-        "TaskCancel",
-    ]
-    .into_iter()
-    .map(|event| {
-        ConfigFile::whole(
-            Path::new(".clinerules/hooks").join(event),
-            &script,
-            true,
-            "Cline hook",
-        )
-    })
-    .collect()
-}
-
-fn opencode_files(_cmd: &str) -> Vec<ConfigFile> {
-    vec![
-        ConfigFile::whole(
-            ".opencode/plugins/rewind.js",
-            OPENCODE_PLUGIN,
-            false,
-            "OpenCode plugin",
-        ),
-        ConfigFile::json(
-            "opencode.json",
-            json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
-            "MCP server",
-        ),
-    ]
-}
-
-/// `{"<Event>": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}`
-fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<&str>)]) -> Value {
-    let mut hooks = Map::new();
-    for (event, matcher) in events {
-        let mut group = Map::new();
-        if let Some(m) = matcher {
-            group.insert("matcher".into(), json!(m));
-        }
-        group.insert(
-            "hooks".into(),
-            json!([{"type": "command", "command": cmd, "timeout": timeout}]),
-        );
-        hooks.insert((*event).into(), json!([Value::Object(group)]));
-    }
-    Value::Object(hooks)
 }
 
 /// Merge `wanted` into the JSON file at `path`: objects merge key by key; arrays (hook lists)
@@ -792,76 +561,3 @@ fn write_file(p: &Planned, content: &str) -> Result<(), Failure> {
     tmp.persist(&p.path).map_err(|e| fail(e.error))?;
     Ok(())
 }
-
-const CLAUDE_UNDO_COMMAND: &str = r#"---
-description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
-allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
----
-!`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
-
-Report the result above to the user in one or two sentences. If rewind refused because of a
-conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
-"#;
-
-const GEMINI_UNDO_COMMAND: &str = r#"description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
-prompt = """
-Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
-user in one or two sentences. If rewind refused because of a conflict, list the files and why.
-"""
-"#;
-
-const OPENCODE_PLUGIN: &str = r#"// rewind: snapshots and conflict-checked undo for OpenCode's edits.
-// Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
-// call only when rewind answers {"block": true}.
-import { spawnSync } from "node:child_process";
-
-export const Rewind = async ({ directory }) => {
-  const call = (payload) => {
-    const run = spawnSync("rewind", ["hook", "opencode"], {
-      input: JSON.stringify({ directory, ...payload }),
-      encoding: "utf8",
-      timeout: 30000,
-    });
-    if (run.error || typeof run.stdout !== "string") return null;
-    const text = run.stdout.trim();
-    if (!text.startsWith("{")) return null;
-    try {
-      return JSON.parse(text);
-    } catch {
-      return null;
-    }
-  };
-  return {
-    "tool.execute.before": async (input, output) => {
-      const answer = call({
-        hook: "tool.execute.before",
-        sessionID: input.sessionID,
-        input,
-        output: { args: output.args },
-      });
-      if (answer && answer.block === true) {
-        throw new Error(answer.reason || "blocked by rewind");
-      }
-    },
-    "tool.execute.after": async (input, output) => {
-      const answer = call({
-        hook: "tool.execute.after",
-        sessionID: input.sessionID,
-        input,
-        output: { title: output.title, metadata: output.metadata },
-      });
-      if (answer && typeof answer.append === "string") {
-        output.output = `${output.output ?? ""}\n\n${answer.append}`;
-      }
-    },
-    "chat.message": async (input, output) => {
-      call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
-    },
-    event: async ({ event }) => {
-      if (event.type === "session.idle") {
-        call({ hook: "session.idle", sessionID: event.properties?.sessionID });
-      }
-    },
-  };
-};
-"#;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches};
 
 /// `Cli::try_parse`, without freeing clap's command tree: with a copy of every global option
-/// in each subcommand it is hundreds of allocations, ~5 % of a hook process's instructions
-/// to free just before the process exits and the OS takes the memory back anyway.
+/// in each subcommand it is hundreds of allocations, a measurable part of a short hook
+/// process to free just before it exits and the OS takes the memory back anyway.
 fn parse() -> Result<cli::args::Cli, clap::Error> {
     let mut command = cli::args::Cli::command();
     let parsed = match command.try_get_matches_from_mut(std::env::args_os()) {

@@ -1,5 +1,6 @@
-//! Command-line arguments (clap). Parsed once in `main`, then turned into library calls;
-//! nothing below `cli::run` sees clap types except through these structs.
+//! Command-line arguments (clap): the global options and the command list, with the
+//! arguments of the history commands; the edit tools, `hook`, `init` and `mcp` keep theirs in
+//! their own `command/<name>.rs`. Parsed once in `main`; commands see plain structs.
 
 use std::path::PathBuf;
 
@@ -44,8 +45,8 @@ pub struct Global {
     pub max_file_size: Option<u64>,
 }
 
-// `defer`: only the chosen subcommand's arguments are built. A hook process builds one
-// subcommand instead of twenty (clap was ~15 % of a `rewind snap` process's instructions).
+// `defer`: only the chosen subcommand's arguments are built, because a hook process runs one
+// subcommand and building all twenty was a visible part of its start-up (benches/RESULTS.md).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {

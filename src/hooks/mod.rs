@@ -409,8 +409,8 @@ fn root_object(stdin: &[u8]) -> Result<Map<String, Value>, HookError> {
 /// reduced to what an adapter reads of it, [`TOOL_RESPONSE_FIELDS`]. The rest of a tool's
 /// result — a Read's whole file text, a command's output — is skipped after a check of its
 /// JSON syntax only (serde's `IgnoredAny`: its strings are not decoded), not built into
-/// values: building it was ~4.5 % of a PostToolUse Read hook on a 24 KB file (callgrind,
-/// 2.17M → 2.07M instructions).
+/// values, because a hook that reads a large file would otherwise spend a noticeable part of
+/// its run building a copy of it nobody reads (benches/RESULTS.md).
 #[derive(Clone, Copy)]
 enum Payload {
     Root,

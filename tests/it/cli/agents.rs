@@ -8,7 +8,6 @@ use insta::assert_snapshot;
 #[test]
 fn hook_answers_in_the_agents_format() {
     let env = Env::new();
-    env.manual_helper();
     let _f = filters(&env);
     let pre = fixture(&env, "claude-code", "pre-tool-use-write").to_string();
     assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &pre), @"
@@ -26,7 +25,6 @@ fn hook_answers_in_the_agents_format() {
 #[test]
 fn hook_with_json_still_answers_in_the_agents_format() {
     let env = Env::new();
-    env.manual_helper();
     let _f = filters(&env);
     let pre = fixture(&env, "gemini", "before-tool-write_file").to_string();
     assert_snapshot!(rw_stdin(&env, &["--json", "hook", "gemini"], &pre), @"
@@ -38,7 +36,6 @@ fn hook_with_json_still_answers_in_the_agents_format() {
 #[test]
 fn hook_with_a_bad_payload_lets_the_tool_call_proceed() {
     let env = Env::new();
-    env.manual_helper();
     let _f = filters(&env);
     assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], "not json"), @"
     [EOF]
@@ -633,4 +630,74 @@ fn init_dry_run_of_every_other_agent() {
     [EOF]
     [exit status: 0]
     "#);
+}
+
+#[test]
+fn hook_denies_a_write_to_a_file_changed_since_the_agent_read_it() {
+    let env = Env::new();
+    let _f = filters(&env);
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let read = fixture(&env, "claude-code", "pre-tool-use-read").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &read), @"
+    [EOF]
+    [exit status: 0]
+    ");
+    env.write("src/lib.rs", "pub fn a() {}\npub fn user() {}\n");
+    let edit = fixture(&env, "claude-code", "pre-tool-use-edit").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &edit), @r#"
+    {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"rewind: src/lib.rs changed since you read it — read it again before editing it"}}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+/// A running helper's pid, build, idle time and busy time vary from run to run.
+#[cfg(target_os = "linux")]
+#[test]
+fn helper_start_status_stop() {
+    let env = Env::new();
+    env.manual_helper();
+    let _f = filters(&env);
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"pid\b(\W+)\d+", "pid${1}[PID]");
+    settings.add_filter(r#""build":"[^"]*""#, r#""build":"[BUILD]""#);
+    settings.add_filter(r#""(idle_secs|busy_ms)":[\d.]+"#, r#""$1":[N]"#);
+    settings.add_filter(r"in [\d.]+ ms; idle \d+ s", "in [N] ms; idle [N] s");
+    let _g = settings.bind_to_scope();
+    assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
+    helper started: pid [PID], home [HOME]
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "start"]), @r#"
+    {"home":"[HOME]","pid":[PID],"status":"already running"}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["helper", "status"]), @"
+    helper running: pid [PID], home [HOME]
+    0 hook events answered in [N] ms; idle [N] s (exits after 60 s)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "status"]), @r#"
+    {"build":"[BUILD]","busy_ms":[N],"home":"[HOME]","idle_secs":[N],"idle_timeout_secs":60,"pid":[PID],"same_build":true,"served":0,"status":"running","watches":{"dirs":0,"last_walk_reason":null,"narrowed":0,"walked":0,"workspaces":0}}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["--json", "helper", "stop"]), @r#"
+    {"pid":[PID],"status":"stopped"}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
+    helper started: pid [PID], home [HOME]
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["helper", "stop"]), @"
+    helper stopped (pid [PID])
+    [EOF]
+    [exit status: 0]
+    ");
 }

@@ -5,6 +5,11 @@
 //!
 //! The `--json` snapshots pin an interface agents depend on (README, "JSON output"): a
 //! changed field name there is a breaking change, not a snapshot to accept.
+//!
+//! To write a new snapshot, leave it empty (`@""`), run
+//! `INSTA_UPDATE=always INSTA_FORCE_PASS=1 cargo test --test it cli::` and apply what it
+//! wrote with `cargo insta accept` (`cargo install cargo-insta --locked`); plain
+//! `cargo test` only compares.
 
 mod agents;
 mod errors;

@@ -653,17 +653,22 @@ fn hook_denies_a_write_to_a_file_changed_since_the_agent_read_it() {
 
 /// A running helper's pid, build, idle time and busy time vary from run to run.
 #[cfg(target_os = "linux")]
-#[test]
-fn helper_start_status_stop() {
-    let env = Env::new();
-    env.manual_helper();
-    let _f = filters(&env);
+fn helper_filters() -> insta::internals::SettingsBindDropGuard {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"pid\b(\W+)\d+", "pid${1}[PID]");
     settings.add_filter(r#""build":"[^"]*""#, r#""build":"[BUILD]""#);
     settings.add_filter(r#""(idle_secs|busy_ms)":[\d.]+"#, r#""$1":[N]"#);
     settings.add_filter(r"in [\d.]+ ms; idle \d+ s", "in [N] ms; idle [N] s");
-    let _g = settings.bind_to_scope();
+    settings.bind_to_scope()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn helper_start_status_stop() {
+    let env = Env::new();
+    env.manual_helper();
+    let _f = filters(&env);
+    let _h = helper_filters();
     assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
     helper started: pid [PID], home [HOME]
     [EOF]
@@ -690,6 +695,17 @@ fn helper_start_status_stop() {
     [EOF]
     [exit status: 0]
     "#);
+}
+
+/// Stopped in a home of its own: a helper that has just removed its socket may still hold
+/// its home's lock for a moment, so a second start in the same home could race it.
+#[cfg(target_os = "linux")]
+#[test]
+fn helper_stop_says_which_pid_stopped() {
+    let env = Env::new();
+    env.manual_helper();
+    let _f = filters(&env);
+    let _h = helper_filters();
     assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
     helper started: pid [PID], home [HOME]
     [EOF]

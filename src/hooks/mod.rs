@@ -5,7 +5,8 @@
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
 //! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`);
-//! the Codex / OpenCode patch format is parsed in `patch.rs`.
+//! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
+//! configuration files `rewind init` installs for its agent ([`config`]).
 //!
 //! Everything here is pure: no I/O, no environment reads, no printing. Malformed payloads are
 //! errors ([`HookError`]); unknown events and tools are [`Action::Ignore`], never errors.
@@ -13,6 +14,7 @@
 mod claude;
 mod cline;
 mod codex;
+pub mod config;
 mod cursor;
 mod gemini;
 mod opencode;

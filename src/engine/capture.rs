@@ -255,12 +255,17 @@ impl Session<'_> {
             let mut reports = Vec::with_capacity(caps.len());
             for cap in &caps {
                 let known = tx.file_state(self.ws_id, &cap.rel)?;
-                let modification = known.as_ref().and_then(|k| modification(k, cap));
+                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
+                // A path with a pending change is the agent's until its record arrives: a
+                // difference is its own write in flight, not an edit outside the agent.
+                let modification = match pending {
+                    Some(_) => None,
+                    None => known.as_ref().and_then(|k| modification(k, cap)),
+                };
                 if let (Some(_), Some(k)) = (modification, &known) {
                     self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                 }
                 // Several snaps of one path in one tool call keep the first before.
-                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
                 let keep =
                     pending.filter(|p| p.window == window && p.tool_call.as_deref() == tool_call);
                 let (change_id, proof, reason) = match keep {
@@ -458,7 +463,11 @@ impl Session<'_> {
             } else {
                 self.look(rel)?
             };
-            let modification = known.as_ref().and_then(|k| modification(k, &cap));
+            let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
+            // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
+            if modification.is_some() && self.in_flight(rel)? {
+                modification = None;
+            }
             reports.push(CheckReport {
                 path: rel.display(),
                 externally_modified: modification.is_some(),
@@ -492,7 +501,9 @@ impl Session<'_> {
                     // Re-read under the write lock: a concurrent snap may have moved it on.
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
-                        if modification(k, cap).is_some() {
+                        if modification(k, cap).is_some()
+                            && tx.pending_change(self.id, &cap.rel, None)?.is_none()
+                        {
                             let w =
                                 self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                             report.external_window = Some(w);
@@ -511,6 +522,13 @@ impl Session<'_> {
             })?;
         }
         Ok(reports)
+    }
+
+    /// Whether `rel` has a pending change in this session: an agent write in flight (snapped,
+    /// not yet recorded), whose bytes are the agent's, not an edit outside it.
+    fn in_flight(&self, rel: &RelPath) -> Result<bool> {
+        let pending = self.index().read().pending_change(self.id, rel, None)?;
+        Ok(pending.is_some())
     }
 
     /// Would a recording check of `cap` write nothing new? True when the state on record

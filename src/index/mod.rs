@@ -20,7 +20,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{
-    Change, FileState, KnownState, Proof, Unread, Window, WindowKind, WindowStatus,
+    Change, FileState, KnownState, MetadataReason, Proof, Unread, Window, WindowKind, WindowStatus,
 };
 use crate::workspace::{RelPath, Stat};
 
@@ -126,7 +126,7 @@ pub struct NewChange<'a> {
     pub tool: Option<&'a str>,
     pub tool_call: Option<&'a str>,
     pub proof: Proof,
-    pub reason: Option<&'a str>,
+    pub reason: Option<MetadataReason>,
     pub now: i64,
 }
 
@@ -713,7 +713,13 @@ fn change_from(raw: RawChange) -> Result<Change> {
             what: "change proof",
             detail,
         })?,
-        reason,
+        reason: reason
+            .map(|r| r.parse())
+            .transpose()
+            .map_err(|e: String| IndexError::BadRow {
+                what: "change reason",
+                detail: format!("{e} in change {id}"),
+            })?,
         undone_by: undone_by.map(WindowId),
         created_at,
     })
@@ -991,7 +997,7 @@ impl Tx<'_> {
                     c.tool,
                     c.tool_call,
                     c.proof.as_str(),
-                    c.reason,
+                    c.reason.map(MetadataReason::as_str),
                     c.now,
                     recorded_at
                 ])
@@ -1005,10 +1011,11 @@ impl Tx<'_> {
         id: ChangeId,
         after: &FileState,
         proof: Proof,
-        reason: Option<&str>,
+        reason: Option<MetadataReason>,
         now: i64,
     ) -> Result<()> {
         let (k, b, m) = state_cols(after);
+        let reason = reason.map(MetadataReason::as_str);
         self.conn
             .prepare_cached(
                 "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
@@ -1893,6 +1900,56 @@ mod tests {
             plan.iter()
                 .any(|p| p.contains("USING INDEX changes_original")),
             "{plan:?}"
+        );
+    }
+
+    /// A reason this build does not know is a damaged row, named, not a silently wrong word:
+    /// every build so far wrote only the reasons `MetadataReason` lists.
+    #[test]
+    fn an_unknown_change_reason_is_a_damaged_row_naming_the_change() {
+        use crate::model::{Proof, WindowKind, WindowStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"a.txt".to_vec()).unwrap();
+        let (window, id) = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/work/space", 1)?;
+                let session = tx.session(ws, "s", 1)?;
+                let window = tx.open_window(
+                    session,
+                    WindowKind::Agent,
+                    None,
+                    true,
+                    WindowStatus::Done,
+                    1,
+                )?;
+                let id = tx.insert_change(&NewChange {
+                    window,
+                    workspace: ws,
+                    path: &path,
+                    before: FileState::Unknown,
+                    after: Some(FileState::Absent),
+                    tool: None,
+                    tool_call: None,
+                    proof: Proof::MetadataOnly,
+                    reason: Some(MetadataReason::NoBaseline),
+                    now: 1,
+                })?;
+                Ok::<_, IndexError>((window, id))
+            })
+            .unwrap();
+        let read = index.read().changes_in_window(window).unwrap();
+        assert_eq!(read[0].reason, Some(MetadataReason::NoBaseline));
+        index
+            .conn
+            .execute("UPDATE changes SET reason = 'mystery'", [])
+            .unwrap();
+        let err = index.read().changes_in_window(window).unwrap_err();
+        assert!(matches!(err, IndexError::BadRow { .. }), "{err}");
+        let shown = err.to_string();
+        assert!(
+            shown.contains("\"mystery\"") && shown.contains(&format!("change {}", id.0)),
+            "{shown}"
         );
     }
 

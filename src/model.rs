@@ -92,6 +92,14 @@ pub enum WindowKind {
 }
 
 impl WindowKind {
+    pub const ALL: [WindowKind; 5] = [
+        WindowKind::Agent,
+        WindowKind::Undo,
+        WindowKind::Redo,
+        WindowKind::External,
+        WindowKind::Import,
+    ];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             WindowKind::Agent => "agent",

@@ -13,6 +13,7 @@ mod schema;
 pub mod testing;
 
 use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use rusqlite::types::{Value, ValueRef};
@@ -28,6 +29,24 @@ pub use scan::{Baseline, DirListing};
 
 /// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
 const STATE_TOUCHES_KEPT: i64 = 4096;
+
+/// The SQL list `('agent','external','import')` of the window kinds `pick` selects, spelled by
+/// [`WindowKind::as_str`]: no statement names a set of kinds by hand, so a new kind cannot be
+/// left out of one. (A single kind is bound as a parameter instead.)
+fn kinds_sql(pick: fn(&WindowKind) -> bool) -> String {
+    let names: Vec<String> = WindowKind::ALL
+        .iter()
+        .filter(|k| pick(k))
+        .map(|k| format!("'{}'", k.as_str()))
+        .collect();
+    format!("({})", names.join(","))
+}
+
+/// Kinds whose changes are edits in their own right ([`WindowKind::is_original`]).
+static ORIGINAL_KINDS: LazyLock<String> = LazyLock::new(|| kinds_sql(WindowKind::is_original));
+
+/// Kinds whose changes reverse others' (undo, redo).
+static REVERSAL_KINDS: LazyLock<String> = LazyLock::new(|| kinds_sql(|k| !k.is_original()));
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -622,18 +641,104 @@ fn unread_from(unread: Option<&str>) -> Option<Unread> {
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
      c.after_kind, c.after_blob, c.after_mode, c.tool, c.tool_call, c.proof, c.reason, c.created_at, c.undone_by";
 
-/// The changes (joined with their windows as `w`) matching `cond`, in `order`.
-fn changes_sql(cond: &str, order: &str) -> String {
-    format!(
-        "SELECT {CHANGE_COLS} FROM changes c JOIN windows w ON w.id = c.window_id
-         WHERE {cond} ORDER BY {order}"
-    )
+/// The queries that list changes (joined with their windows as `w`): each one fixed
+/// statement, built once from constant text and [`kinds_sql`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChangesBy {
+    /// ?1 session, ?2 path, ?3 tool call or NULL: see [`Tx::pending_change`].
+    Pending,
+    /// ?1 session, ?2 path, ?3 tool call.
+    Recorded,
+    /// ?1 window.
+    Window,
+    /// ?1 window.
+    LiveInWindow,
+    /// ?1 undo window.
+    UndoneBy,
+    /// ?1 undo or redo window.
+    ReversedBy,
+    /// ?1 session, ?2 tool call.
+    LiveByToolCall,
+    /// ?1 session, ?2 the kind of window (agent).
+    LiveInSession,
+    /// ?1 workspace, ?2 change: see [`Tx::live_changes_after`].
+    LiveAfter,
 }
 
-/// [`Tx::live_changes_after`]'s condition: `c.reversal = 0` is what lets SQLite use the
-/// `changes_original` index (a partial index is used only when the query implies its WHERE).
-const LIVE_CHANGES_AFTER: &str = "c.workspace_id = ?1 AND c.reversal = 0 AND c.id > ?2
-     AND c.undone_by IS NULL AND w.kind IN ('agent','external','import') AND w.status = 'done'";
+impl ChangesBy {
+    /// In the order of their discriminants (a test checks).
+    const ALL: [ChangesBy; 9] = [
+        ChangesBy::Pending,
+        ChangesBy::Recorded,
+        ChangesBy::Window,
+        ChangesBy::LiveInWindow,
+        ChangesBy::UndoneBy,
+        ChangesBy::ReversedBy,
+        ChangesBy::LiveByToolCall,
+        ChangesBy::LiveInSession,
+        ChangesBy::LiveAfter,
+    ];
+
+    fn condition(self) -> String {
+        let fixed = match self {
+            ChangesBy::Pending => "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
+            ChangesBy::Recorded => {
+                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call = ?3 AND c.after_kind IS NOT NULL"
+            }
+            ChangesBy::Window => "c.window_id = ?1",
+            ChangesBy::LiveInWindow => "c.window_id = ?1 AND c.undone_by IS NULL",
+            ChangesBy::UndoneBy => "c.undone_by = ?1",
+            ChangesBy::ReversedBy => {
+                "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
+            }
+            ChangesBy::LiveByToolCall => {
+                return format!(
+                    "w.session_id = ?1 AND c.tool_call = ?2 AND c.undone_by IS NULL
+                     AND w.status = 'done' AND w.kind IN {}",
+                    *ORIGINAL_KINDS
+                )
+            }
+            ChangesBy::LiveInSession => {
+                "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = ?2 AND w.status = 'done'"
+            }
+            // `c.reversal = 0` is what lets SQLite use the `changes_original` index (a
+            // partial index is used only when the query implies its WHERE).
+            ChangesBy::LiveAfter => {
+                return format!(
+                    "c.workspace_id = ?1 AND c.reversal = 0 AND c.id > ?2
+                     AND c.undone_by IS NULL AND w.kind IN {} AND w.status = 'done'",
+                    *ORIGINAL_KINDS
+                )
+            }
+        };
+        fixed.to_string()
+    }
+
+    fn order(self) -> &'static str {
+        match self {
+            // The tool call's own changes sort last, newest last.
+            ChangesBy::Pending => "(?3 IS NOT NULL AND c.tool_call IS ?3), c.id",
+            _ => "c.id",
+        }
+    }
+
+    fn sql(self) -> &'static str {
+        static SQL: LazyLock<Vec<String>> = LazyLock::new(|| {
+            ChangesBy::ALL
+                .iter()
+                .map(|q| {
+                    format!(
+                        "SELECT {CHANGE_COLS} FROM changes c JOIN windows w ON w.id = c.window_id
+                         WHERE {} ORDER BY {}",
+                        q.condition(),
+                        q.order()
+                    )
+                })
+                .collect()
+        });
+        &SQL[self as usize]
+    }
+}
 
 type RawChange = (
     i64,
@@ -725,8 +830,17 @@ fn change_from(raw: RawChange) -> Result<Change> {
     })
 }
 
-const WINDOW_COLS: &str =
-    "w.id, s.name, w.kind, w.label, w.implicit, w.status, w.opened_at, w.closed_at";
+/// A query of windows (as `w`, with their session's name): `$rest` is its fixed WHERE and
+/// ORDER BY.
+macro_rules! select_windows {
+    ($rest:literal) => {
+        concat!(
+            "SELECT w.id, s.name, w.kind, w.label, w.implicit, w.status, w.opened_at, w.closed_at
+             FROM windows w JOIN sessions s ON s.id = w.session_id ",
+            $rest
+        )
+    };
+}
 
 type RawWindow = (
     i64,
@@ -880,25 +994,25 @@ impl Tx<'_> {
 
     /// The session's open agent window, if any.
     pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
-        self.window_where(
-            "w.session_id = ?1 AND w.kind = 'agent' AND w.closed_at IS NULL",
-            session.0,
-        )
+        let raw = self
+            .conn
+            .prepare_cached(select_windows!(
+                "WHERE w.session_id = ?1 AND w.kind = ?2 AND w.closed_at IS NULL
+                 ORDER BY w.id DESC LIMIT 1"
+            ))
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Agent.as_str()], window_from)
+            })
+            .optional()
+            .ctx("find window")?;
+        raw.map(to_window).transpose()
     }
 
     pub fn window(&self, id: WindowId) -> Result<Option<Window>> {
-        self.window_where("w.id = ?1", id.0)
-    }
-
-    fn window_where(&self, cond: &str, arg: i64) -> Result<Option<Window>> {
-        let sql = format!(
-            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
-             WHERE {cond} ORDER BY w.id DESC LIMIT 1"
-        );
         let raw = self
             .conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| st.query_row([arg], window_from))
+            .prepare_cached(select_windows!("WHERE w.id = ?1"))
+            .and_then(|mut st| st.query_row([id.0], window_from))
             .optional()
             .ctx("find window")?;
         raw.map(to_window).transpose()
@@ -906,11 +1020,12 @@ impl Tx<'_> {
 
     /// Windows of a session, newest first.
     pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
-        let sql = format!(
-            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
-             WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql).ctx("list windows")?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(select_windows!(
+                "WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
+            ))
+            .ctx("list windows")?;
         let raws = stmt
             .query_map(params![session.0, limit as i64], window_from)
             .ctx("list windows")?
@@ -939,10 +1054,17 @@ impl Tx<'_> {
     /// Newest agent window of the session with a change still in effect.
     pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
-            .prepare_cached("SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'agent' AND w.status = 'done'
+            .prepare_cached(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
+                 AND w.status = 'done'
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
-                 ORDER BY w.id DESC LIMIT 1").and_then(|mut st| st.query_row([session.0],
-                |r| r.get(0)))
+                 ORDER BY w.id DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Agent.as_str()], |r| {
+                    r.get(0)
+                })
+            })
             .optional()
             .map(|o| o.map(WindowId))
             .ctx("find undo target")
@@ -952,12 +1074,14 @@ impl Tx<'_> {
     pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
             .prepare_cached(
-                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'undo'
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
                  AND w.status = 'done'
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.undone_by = w.id)
                  ORDER BY w.id DESC LIMIT 1",
             )
-            .and_then(|mut st| st.query_row([session.0], |r| r.get(0)))
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Undo.as_str()], |r| r.get(0))
+            })
             .optional()
             .map(|o| o.map(WindowId))
             .ctx("find redo target")
@@ -975,14 +1099,18 @@ impl Tx<'_> {
             None => (None, None, None),
         };
         let recorded_at = c.after.map(|_| c.now);
-        self.conn
-            .prepare_cached(
+        static INSERT: LazyLock<String> = LazyLock::new(|| {
+            format!(
                 "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
                    after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at,
                    reversal)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   coalesce((SELECT kind IN ('undo', 'redo') FROM windows WHERE id = ?1), 0))",
+                   coalesce((SELECT kind IN {} FROM windows WHERE id = ?1), 0))",
+                *REVERSAL_KINDS
             )
+        });
+        self.conn
+            .prepare_cached(&INSERT)
             .and_then(|mut st| {
                 st.execute(params![
                     c.window.0,
@@ -1026,20 +1154,8 @@ impl Tx<'_> {
         Ok(())
     }
 
-    fn changes_where(&self, cond: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
-        self.changes_ordered(cond, "c.id", args)
-    }
-
-    fn changes_ordered(
-        &self,
-        cond: &str,
-        order: &str,
-        args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<Change>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&changes_sql(cond, order))
-            .ctx("list changes")?;
+    fn changes_where(&self, by: ChangesBy, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
+        let mut stmt = self.conn.prepare_cached(by.sql()).ctx("list changes")?;
         let raws = stmt
             .query_map(args, raw_change)
             .ctx("list changes")?
@@ -1058,9 +1174,8 @@ impl Tx<'_> {
         tool_call: Option<&str>,
     ) -> Result<Option<Change>> {
         Ok(self
-            .changes_ordered(
-                "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
-                "(?3 IS NOT NULL AND c.tool_call IS ?3), c.id",
+            .changes_where(
+                ChangesBy::Pending,
                 &[&session.0, &path.as_bytes(), &tool_call],
             )?
             .pop())
@@ -1076,8 +1191,7 @@ impl Tx<'_> {
     ) -> Result<Option<Change>> {
         Ok(self
             .changes_where(
-                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call = ?3
-                 AND c.after_kind IS NOT NULL",
+                ChangesBy::Recorded,
                 &[&session.0, &path.as_bytes(), &tool_call],
             )?
             .pop())
@@ -1093,25 +1207,22 @@ impl Tx<'_> {
     }
 
     pub fn changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.window_id = ?1", &[&window.0])
+        self.changes_where(ChangesBy::Window, &[&window.0])
     }
 
     /// Changes of the window that are in effect (not currently undone).
     pub fn live_changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.window_id = ?1 AND c.undone_by IS NULL", &[&window.0])
+        self.changes_where(ChangesBy::LiveInWindow, &[&window.0])
     }
 
     /// Changes an undo window currently reverses.
     pub fn changes_undone_by(&self, undo: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.undone_by = ?1", &[&undo.0])
+        self.changes_where(ChangesBy::UndoneBy, &[&undo.0])
     }
 
     /// Changes a window acted on (for undo/redo windows), whatever their state now.
     pub fn reversed_by(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where(
-            "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)",
-            &[&window.0],
-        )
+        self.changes_where(ChangesBy::ReversedBy, &[&window.0])
     }
 
     pub fn live_changes_by_tool_call(
@@ -1119,17 +1230,13 @@ impl Tx<'_> {
         session: SessionRowId,
         tool_call: &str,
     ) -> Result<Vec<Change>> {
-        self.changes_where(
-            "w.session_id = ?1 AND c.tool_call = ?2 AND c.undone_by IS NULL AND w.status = 'done'
-             AND w.kind IN ('agent','external','import')",
-            &[&session.0, &tool_call],
-        )
+        self.changes_where(ChangesBy::LiveByToolCall, &[&session.0, &tool_call])
     }
 
     pub fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
         self.changes_where(
-            "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = 'agent' AND w.status = 'done'",
-            &[&session.0],
+            ChangesBy::LiveInSession,
+            &[&session.0, &WindowKind::Agent.as_str()],
         )
     }
 
@@ -1140,7 +1247,7 @@ impl Tx<'_> {
     /// it before (a 1,000-file window after 60 cycles: 124k changes read, 26k more page
     /// reads per undo).
     pub fn live_changes_after(&self, ws: WorkspaceId, after: ChangeId) -> Result<Vec<Change>> {
-        self.changes_where(LIVE_CHANGES_AFTER, &[&ws.0, &after.0])
+        self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0])
     }
 
     /// Mark changes as reversed by `window` (an undo) or back in effect (a redo).
@@ -1166,22 +1273,27 @@ impl Tx<'_> {
 
     /// Put back the undone state a rolled-back undo/redo window had changed.
     pub fn unreverse(&self, window: WindowId, kind: WindowKind) -> Result<()> {
-        let previous = match kind {
+        let done = match kind {
             // A rolled-back undo: its changes are in effect again.
-            WindowKind::Undo => "NULL",
+            WindowKind::Undo => self
+                .conn
+                .prepare_cached(
+                    "UPDATE changes SET undone_by = NULL
+                     WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)",
+                )
+                .and_then(|mut st| st.execute([window.0])),
             // A rolled-back redo: its changes go back to being undone by the undo it reversed.
-            _ => {
-                "(SELECT MAX(r.window_id) FROM reversals r JOIN windows u ON u.id = r.window_id
-                   WHERE r.change_id = changes.id AND u.kind = 'undo' AND u.status = 'done')"
-            }
+            _ => self
+                .conn
+                .prepare_cached(
+                    "UPDATE changes SET undone_by =
+                       (SELECT MAX(r.window_id) FROM reversals r JOIN windows u ON u.id = r.window_id
+                        WHERE r.change_id = changes.id AND u.kind = ?2 AND u.status = 'done')
+                     WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)",
+                )
+                .and_then(|mut st| st.execute(params![window.0, WindowKind::Undo.as_str()])),
         };
-        self.conn
-            .prepare_cached(&format!(
-                "UPDATE changes SET undone_by = {previous}
-                     WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
-            ))
-            .and_then(|mut st| st.execute([window.0]))
-            .ctx("roll back reversal")?;
+        done.ctx("roll back reversal")?;
         Ok(())
     }
 
@@ -1286,23 +1398,30 @@ impl Tx<'_> {
         by: &str,
         unless_newer: bool,
     ) -> Result<bool> {
-        const UPSERT: &str = "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+        macro_rules! upsert {
+            () => {
+                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                  ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
                    mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
                    ctime_ns = excluded.ctime_ns, inode = excluded.inode,
                    recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by,
-                   unread = excluded.unread";
+                   unread = excluded.unread"
+            };
+        }
         let sql = if unless_newer {
-            format!("{UPSERT} WHERE file_states.recorded_at <= excluded.recorded_at")
+            concat!(
+                upsert!(),
+                " WHERE file_states.recorded_at <= excluded.recorded_at"
+            )
         } else {
-            UPSERT.to_string()
+            upsert!()
         };
         let (kind, blob, state_mode) = state_cols(&known.state);
         let stat = known.stat;
         let n = self
             .conn
-            .prepare_cached(&sql)
+            .prepare_cached(sql)
             .ctx("set file state")?
             .execute(params![
                 ws.0,
@@ -1687,11 +1806,11 @@ impl Tx<'_> {
             .conn
             .prepare_cached(
                 "SELECT id, opened_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS rank
-                 FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent')",
+                 FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != ?1)",
             )
             .ctx("find expired windows")?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([WindowKind::Agent.as_str()], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
@@ -1716,11 +1835,12 @@ impl Tx<'_> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent') ORDER BY id",
+                "SELECT id FROM windows WHERE status != 'applying'
+                 AND (closed_at IS NOT NULL OR kind != ?1) ORDER BY id",
             )
             .ctx("list windows")?;
         let ids = stmt
-            .query_map([], |r| r.get(0).map(WindowId))
+            .query_map([WindowKind::Agent.as_str()], |r| r.get(0).map(WindowId))
             .ctx("list windows")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list windows")?;
@@ -1889,7 +2009,7 @@ mod tests {
             .conn
             .prepare_cached(&format!(
                 "EXPLAIN QUERY PLAN {}",
-                changes_sql(LIVE_CHANGES_AFTER, "c.id")
+                ChangesBy::LiveAfter.sql()
             ))
             .unwrap()
             .query_map(params![ws.0, ids[0].0], |r| r.get::<_, String>(3))
@@ -1951,6 +2071,18 @@ mod tests {
             shown.contains("\"mystery\"") && shown.contains(&format!("change {}", id.0)),
             "{shown}"
         );
+    }
+
+    /// The statements name window kinds through `WindowKind`, and each change query's
+    /// statement is the one for its variant.
+    #[test]
+    fn window_kind_lists_come_from_the_enum_and_change_queries_are_fixed() {
+        assert_eq!(*ORIGINAL_KINDS, "('agent','external','import')");
+        assert_eq!(*REVERSAL_KINDS, "('undo','redo')");
+        for (i, by) in ChangesBy::ALL.iter().enumerate() {
+            assert_eq!(*by as usize, i, "{by:?}");
+            assert!(by.sql().contains(&by.condition()), "{by:?}");
+        }
     }
 
     /// One process per hook: open, write once, close. Before `shrink_wal` the WAL grew by

@@ -263,8 +263,11 @@ pub fn reversal_marks(path: &Path) -> Result<(u64, u64)> {
     let db = bare(path)?;
     let wrong = db
         .query_row(
-            "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
-             WHERE c.reversal != (w.kind IN ('undo', 'redo'))",
+            &format!(
+                "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
+                 WHERE c.reversal != (w.kind IN {})",
+                *super::REVERSAL_KINDS
+            ),
             [],
             |r| r.get(0),
         )

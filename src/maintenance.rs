@@ -97,11 +97,14 @@ impl Home {
             }
         }
         let refs = r.all_references()?;
-        for (what, id) in &refs {
-            if !ids.contains(id) {
+        for reference in &refs {
+            if !ids.contains(&reference.blob) {
                 problems.push(Problem {
-                    object: what.clone(),
-                    detail: format!("refers to blob {id}, which is not in the store"),
+                    object: reference.what.clone(),
+                    detail: format!(
+                        "refers to blob {}, which is not in the store",
+                        reference.blob
+                    ),
                 });
             }
         }
@@ -111,7 +114,7 @@ impl Home {
             .iter()
             .filter(|(_, id, _)| id.is_none_or(|id| !ids.contains(&id)))
             .count() as u64;
-        let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|(p, _)| p).collect();
+        let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|u| u.pack).collect();
         let packs = self.store.pack_files().unwrap_or_else(|e| {
             problems.push(Problem {
                 object: "pack files".into(),
@@ -203,8 +206,13 @@ impl Home {
         if packs.is_empty() {
             return Ok((0, 0, 0));
         }
-        let usage: std::collections::HashMap<u64, u64> =
-            self.index.read().pack_usage()?.into_iter().collect();
+        let usage: std::collections::HashMap<u64, u64> = self
+            .index
+            .read()
+            .pack_usage()?
+            .into_iter()
+            .map(|u| (u.pack, u.live_bytes))
+            .collect();
         let cutoff = SystemTime::now()
             .checked_sub(grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);

@@ -529,13 +529,18 @@ impl Session<'_> {
             return Ok(false);
         }
         let read = self.home.index.read().last_read(self.id, &cap.rel)?;
-        Ok(read == Some(cap.state.blob()))
+        Ok(read.map(|r| r.blob) == Some(cap.state.blob()))
     }
 
     /// The blob this session last read at `path` (`Some(None)`: read while absent).
     pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<Option<BlobId>>> {
         let rel = self.ws.resolve(path, cwd)?;
-        Ok(self.home.index.read().last_read(self.id, &rel)?)
+        Ok(self
+            .home
+            .index
+            .read()
+            .last_read(self.id, &rel)?
+            .map(|r| r.blob))
     }
 }
 

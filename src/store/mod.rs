@@ -299,14 +299,14 @@ impl Store {
         // Walk to the chain's root to learn the depth of `prev`.
         let (mut root, mut depth) = (prev, 0u32);
         loop {
-            match index.read().blob_base(&root)? {
+            match index.read().blob_encoding(&root)? {
                 None => return Ok(None),
-                Some(None) => break,
-                Some(Some(base)) if depth < MAX_CHAIN => {
+                Some(Encoding::Zstd) => break,
+                Some(Encoding::ZstdDelta { base }) if depth < MAX_CHAIN => {
                     root = base;
                     depth += 1;
                 }
-                Some(Some(_)) => return Ok(None),
+                Some(Encoding::ZstdDelta { .. }) => return Ok(None),
             }
         }
         let key = if depth >= MAX_CHAIN { root } else { prev };
@@ -517,18 +517,18 @@ impl Store {
     ) -> Result<Option<u64>> {
         let rows = index.read().packed_blobs(old.number)?;
         let mut frames = Vec::with_capacity(rows.len());
-        for (id, offset, len) in &rows {
-            let Some(row) = index.read().blob(id)? else {
+        for packed in &rows {
+            let Some(row) = index.read().blob(&packed.id)? else {
                 return Ok(None);
             };
-            let frame = match self.read_packed(id, old.number, *offset, *len) {
+            let frame = match self.read_packed(&packed.id, old.number, packed.offset, packed.len) {
                 Ok(frame) => frame,
                 Err(_) => return Ok(None),
             };
             if self.decode(index, &row, &frame, 0).is_err() {
                 return Ok(None);
             }
-            frames.push((*id, frame));
+            frames.push((packed.id, frame));
         }
         let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
         if !frames.is_empty() {
@@ -692,7 +692,8 @@ mod tests {
         for (id, v) in ids.iter().zip(&versions) {
             let mut depth = 0;
             let mut at = *id;
-            while let Some(Some(base)) = index.read().blob_base(&at).unwrap() {
+            while let Some(Encoding::ZstdDelta { base }) = index.read().blob_encoding(&at).unwrap()
+            {
                 depth += 1;
                 at = base;
             }
@@ -701,7 +702,12 @@ mod tests {
         }
         let deepest = ids
             .iter()
-            .filter(|id| matches!(index.read().blob_base(id).unwrap(), Some(Some(_))))
+            .filter(|id| {
+                matches!(
+                    index.read().blob_encoding(id).unwrap(),
+                    Some(Encoding::ZstdDelta { .. })
+                )
+            })
             .count();
         assert!(deepest >= 25, "most versions are deltas: {deepest}");
     }

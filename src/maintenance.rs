@@ -288,7 +288,7 @@ impl Home {
                     if let Some(row) = self.index.read().blob(id)? {
                         // A packed frame leaves the disk only when its pack is rewritten.
                         let size = match row.place {
-                            crate::index::Place::Packed { .. } => 0,
+                            crate::store::Place::Packed { .. } => 0,
                             _ => row.stored_size,
                         };
                         gone.push((*id, size));

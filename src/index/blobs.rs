@@ -6,38 +6,9 @@ use std::collections::HashSet;
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::{parse_blob, Ctx, IndexError, Result, Tx};
+use super::{parse_blob, Ctx, Index, IndexError, Result, Tx};
 use crate::ids::BlobId;
-
-/// How a blob's bytes are stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Encoding {
-    /// A standalone zstd frame.
-    Zstd,
-    /// A zstd frame compressed with the base blob's raw bytes as dictionary.
-    ZstdDelta { base: BlobId },
-}
-
-#[derive(Debug, Clone)]
-pub struct BlobRow {
-    pub id: BlobId,
-    pub size: u64,
-    pub stored_size: u64,
-    pub encoding: Encoding,
-    pub place: Place,
-    pub created_at: i64,
-}
-
-/// Where a blob's compressed frame is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
-    /// In the row itself.
-    Inline(Vec<u8>),
-    /// In its own object file, named by the blob id.
-    Object,
-    /// `stored_size` bytes at `offset` in pack file `pack`.
-    Packed { pack: u64, offset: u64 },
-}
+use crate::store::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
 
 /// Counts over the `blobs` table.
 #[derive(Debug, Clone, Copy)]
@@ -57,14 +28,6 @@ pub struct PackUsage {
     pub pack: u64,
     /// The bytes of the frames rows still point to.
     pub live_bytes: u64,
-}
-
-/// Where a packed blob's frame lies in its pack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PackedBlob {
-    pub id: BlobId,
-    pub offset: u64,
-    pub len: u64,
 }
 
 /// A row that refers to a blob.
@@ -419,5 +382,111 @@ impl Tx<'_> {
                 })
             })
             .collect()
+    }
+}
+
+impl From<IndexError> for CatalogError {
+    fn from(e: IndexError) -> CatalogError {
+        CatalogError(Box::new(e))
+    }
+}
+
+/// The store keeps its blob rows here, each call its own statement or transaction.
+impl BlobCatalog for Index {
+    fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError> {
+        Ok(self.read().blob(id)?)
+    }
+
+    fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError> {
+        Ok(self.read().blob_encoding(id)?)
+    }
+
+    fn has_blob(&self, id: &BlobId) -> Result<bool, CatalogError> {
+        Ok(self.read().has_blob(id)?)
+    }
+
+    fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.insert_blob(row))?)
+    }
+
+    fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.delete_blob(id))?)
+    }
+
+    fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError> {
+        Ok(self.read().packed_blobs(pack)?)
+    }
+
+    fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| {
+            moves
+                .iter()
+                .try_for_each(|m| tx.move_packed(&m.id, m.pack, m.offset))
+        })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Durability;
+    use super::*;
+
+    /// The index is the store's catalogue: a row reads back as written, the first of two
+    /// rows for one blob wins, and packed rows move.
+    #[test]
+    fn the_index_keeps_the_stores_blob_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let catalog: &dyn BlobCatalog = &index;
+        let (a, b) = (BlobId::of(b"a"), BlobId::of(b"b"));
+        let row = |id, encoding, place| BlobRow {
+            id,
+            size: 1,
+            stored_size: 10,
+            encoding,
+            place,
+            created_at: 1,
+        };
+        catalog
+            .insert_blob(&row(a, Encoding::Zstd, Place::Inline(vec![1; 10])))
+            .unwrap();
+        catalog
+            .insert_blob(&row(a, Encoding::Zstd, Place::Object))
+            .unwrap();
+        let packed = Place::Packed { pack: 7, offset: 0 };
+        catalog
+            .insert_blob(&row(b, Encoding::ZstdDelta { base: a }, packed))
+            .unwrap();
+        assert!(catalog.has_blob(&a).unwrap());
+        assert_eq!(
+            catalog.blob(&a).unwrap().unwrap().place,
+            Place::Inline(vec![1; 10]),
+            "the first row wins"
+        );
+        assert_eq!(catalog.blob_encoding(&a).unwrap(), Some(Encoding::Zstd));
+        assert_eq!(
+            catalog.blob_encoding(&b).unwrap(),
+            Some(Encoding::ZstdDelta { base: a })
+        );
+        assert_eq!(
+            catalog.packed_blobs(7).unwrap(),
+            [PackedBlob {
+                id: b,
+                offset: 0,
+                len: 10
+            }]
+        );
+        catalog
+            .move_packed(&[PackMove {
+                id: b,
+                pack: 8,
+                offset: 32,
+            }])
+            .unwrap();
+        assert!(catalog.packed_blobs(7).unwrap().is_empty());
+        assert_eq!(catalog.packed_blobs(8).unwrap()[0].offset, 32);
+        catalog.delete_blob(&b).unwrap();
+        assert_eq!(catalog.blob(&b).unwrap().map(|r| r.id), None);
+        assert_eq!(catalog.blob_encoding(&b).unwrap(), None);
     }
 }

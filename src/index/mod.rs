@@ -45,7 +45,7 @@ use crate::ids::BlobId;
 use crate::model::{FileState, Unread};
 use crate::workspace::{RelPath, Stat};
 
-pub use blobs::{BlobRow, BlobTotals, Encoding, PackUsage, PackedBlob, Place, Reference};
+pub use blobs::{BlobTotals, PackUsage, Reference};
 pub use changes::NewChange;
 pub use reads::LastRead;
 pub use scan::{Baseline, DirListing};

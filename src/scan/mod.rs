@@ -44,11 +44,11 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
-use crate::index::{BlobRow, IndexError, NewChange, Tx};
+use crate::index::{IndexError, NewChange, Tx};
 use crate::model::{
     FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
-use crate::store::{PackWriter, Store, StoreError};
+use crate::store::{BlobRow, PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 #[cfg(target_os = "linux")]

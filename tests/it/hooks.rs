@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use rewind::index::{testing, Place};
+use rewind::index::testing;
+use rewind::store::Place;
 use rewind::workspace::RelPath;
 
 use crate::common::{changes, index, workspace_id, Env, Run};

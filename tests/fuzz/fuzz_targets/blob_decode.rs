@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use rewind::ids::BlobId;
-use rewind::index::{BlobRow, Durability, Encoding, Index, Place};
-use rewind::store::{PackWriter, Store, StoreOptions};
+use rewind::index::{Durability, Index};
+use rewind::store::{BlobRow, Encoding, PackWriter, Place, Store, StoreOptions};
 
 struct Fixture {
     _dir: tempfile::TempDir,

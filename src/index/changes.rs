@@ -381,11 +381,9 @@ impl Tx<'_> {
     }
 
     /// Changes in effect after change `after`, from original (non undo/redo) windows of any
-    /// session of the workspace, in id order. One range of the `changes_original` index:
-    /// asking path by path, or reading every change since `after`, read every undo/redo
-    /// change in between, so each undo of a window got slower by every undo/redo cycle of
-    /// it before (a 1,000-file window after 60 cycles: 124k changes read, 26k more page
-    /// reads per undo).
+    /// session of the workspace, in id order. One range of the `changes_original` index, so
+    /// the undo/redo changes in between are never read: otherwise each undo of a window
+    /// gets slower by every undo/redo cycle of it before (see benches/RESULTS.md).
     pub fn live_changes_after(&self, ws: WorkspaceId, after: ChangeId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0])
     }

@@ -103,15 +103,13 @@ pub struct Index {
 }
 
 /// A write that leaves the WAL file larger than this checkpoints it and truncates it to
-/// nothing (see [`Index::shrink_wal`]). About 125 frames of 1 KiB pages: the next process
-/// reads at most that much to rebuild its WAL index (at most [`BULK_WAL_BYTES`] while, or
-/// after, a scan killed mid-run).
+/// nothing (see [`Index::shrink_wal`]): the next process reads at most that much to rebuild
+/// its WAL index (at most [`BULK_WAL_BYTES`] while, or after, a scan killed mid-run).
 const WAL_TRUNCATE_AT: u64 = 128 << 10;
 
-/// How far the WAL may grow inside [`Index::bulk`] before it is checkpointed. A baseline's
-/// batch of 1,024 files dirties ~1,000 pages (its blob ids land on random pages of the blob
-/// index), so at the normal limits every batch commit was a checkpoint with its fsyncs.
-/// Kept to a few MiB: a hook process that writes while a scan runs checkpoints whatever
+/// How far the WAL may grow inside [`Index::bulk`] before it is checkpointed: a baseline's
+/// batch dirties pages all over the blob index, so at the normal limits every batch commit
+/// would be a checkpoint with its fsyncs (see benches/RESULTS.md). Kept to a few MiB: a hook process that writes while a scan runs checkpoints whatever
 /// WAL it finds (its limits are the normal ones), and a process starting after a scan was
 /// killed rebuilds its WAL index from all of it.
 const BULK_WAL_BYTES: u64 = 8 << 20;
@@ -120,11 +118,10 @@ const BULK_WAL_BYTES: u64 = 8 << 20;
 const AUTOCHECKPOINT_PAGES: u64 = 256;
 
 /// How much of the index file SQLite reads through a memory map instead of `pread` into its
-/// own page cache (the rest, if any, the usual way; the WAL is read as before). A hook reads
-/// a few dozen 1 KiB pages, the schema's among them, and a scan all 78k file states (10.7k
-/// `pread` calls on the Linux tree): mapped, `rewind check` and the PreToolUse Write hook took
-/// about 10 % less time and the scan 3 % less CPU (benches/RESULTS.md). The index is never
-/// truncated under a reader (no `VACUUM`, no auto-vacuum), the case SQLite's docs warn about.
+/// own page cache (the rest, if any, the usual way; the WAL is read as before): hooks and
+/// scans read many small pages, and a mapped read skips a system call and a copy for each
+/// (see benches/RESULTS.md). The index is never truncated under a reader (no `VACUUM`, no
+/// auto-vacuum), the case SQLite's docs warn about.
 const MMAP_BYTES: u64 = 1 << 30;
 
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.
@@ -143,10 +140,9 @@ enum SetUp {
 
 /// The file's one-time settings, before its schema is migrated.
 fn set_up(conn: &Connection) -> std::result::Result<(), SetUp> {
-    // A new index gets 1 KiB pages (a no-op on an existing one). Most blobs live inline and
-    // spill into overflow pages, whose last page is half empty on average: on the 78k-file
-    // Linux baseline the index took 289 MiB with 4 KiB pages and 271 MiB with 1 KiB pages,
-    // with no measurable change in snap or check latency (benches/RESULTS.md).
+    // A new index gets 1 KiB pages (a no-op on an existing one): most blobs live inline and
+    // spill into overflow pages whose last page is half empty on average, so smaller pages
+    // waste less, at no cost in latency (see benches/RESULTS.md).
     conn.execute_batch("PRAGMA page_size=1024")
         .map_err(SetUp::Sql)?;
     // Switching to WAL needs a moment of exclusive access; a sibling process doing the
@@ -173,57 +169,70 @@ fn set_up(conn: &Connection) -> std::result::Result<(), SetUp> {
     }
 }
 
+/// A connection to the index file at `path` (created, owner-only, when missing).
+fn connect(path: &Path, shown: &str) -> Result<Connection> {
+    create_private(path).map_err(|e| IndexError::Damaged {
+        path: shown.to_string(),
+        detail: e.to_string(),
+    })?;
+    let open_error = |source| IndexError::Open {
+        path: shown.to_string(),
+        source,
+    };
+    let conn = Connection::open(path).map_err(open_error)?;
+    conn.busy_timeout(Duration::from_secs(60))
+        .map_err(open_error)?;
+    Ok(conn)
+}
+
+/// Only a corrupt or foreign file is "damaged"; a full disk, an I/O error or a read-only
+/// home says so in SQLite's own words.
+fn damaged(shown: &str, e: rusqlite::Error) -> IndexError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) | None => {
+            IndexError::Damaged {
+                path: shown.to_string(),
+                detail: e.to_string(),
+            }
+        }
+        Some(_) => IndexError::Open {
+            path: shown.to_string(),
+            source: e,
+        },
+    }
+}
+
+/// Every connection's settings.
+fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;
+         PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;
+         PRAGMA mmap_size={MMAP_BYTES};"
+    ))?;
+    // Statements are prepared once per connection (`prepare_cached`), so a process that
+    // keeps the index open (the hook helper) parses each of a hook's statements once, not
+    // at every event (see benches/RESULTS.md).
+    conn.set_prepared_statement_cache_capacity(64);
+    // Every hook is a short-lived process: without this, the last connection to close
+    // checkpoints the WAL and deletes it, fsyncs every hook would wait for (see
+    // benches/RESULTS.md). The WAL is kept small by `shrink_wal` after writes instead.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
+    Ok(())
+}
+
 impl Index {
     pub fn open(path: &Path, durability: Durability) -> Result<Index> {
         let shown = path.display().to_string();
-        create_private(path).map_err(|e| IndexError::Damaged {
-            path: shown.clone(),
-            detail: e.to_string(),
-        })?;
-        let conn = Connection::open(path).map_err(|source| IndexError::Open {
-            path: shown.clone(),
-            source,
-        })?;
-        conn.busy_timeout(Duration::from_secs(60))
-            .map_err(|source| IndexError::Open {
-                path: shown.clone(),
-                source,
-            })?;
-        // Only a corrupt or foreign file is "damaged"; a full disk, an I/O error or a
-        // read-only home says so in SQLite's own words.
-        let damaged = |e: rusqlite::Error| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-            | None => IndexError::Damaged {
-                path: shown.clone(),
-                detail: e.to_string(),
-            },
-            Some(_) => IndexError::Open {
-                path: shown.clone(),
-                source: e,
-            },
-        };
-        let sync = match durability {
-            Durability::Normal => "NORMAL",
-            Durability::Full => "FULL",
-        };
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;
-             PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;
-             PRAGMA mmap_size={MMAP_BYTES};"
-        ))
-        .map_err(damaged)?;
-        // Statements are prepared once per connection (`prepare_cached`): a process that
-        // keeps the index open (the hook helper) then skips SQLite's parser, 40 % of its
-        // work per hook event; a hook touches about 30 distinct statements.
-        conn.set_prepared_statement_cache_capacity(64);
-        // Every hook is a short-lived process: without this, the last connection to close
-        // checkpoints the WAL and deletes it, an fsync-heavy step that cost ~15 ms per hook.
-        // The WAL is kept small by `shrink_wal` after writes instead.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )
-        .map_err(damaged)?;
+        let conn = connect(path, &shown)?;
+        let damaged = |e| damaged(&shown, e);
+        configure(&conn, durability).map_err(damaged)?;
         // An index at the current schema version was set up by an earlier process: its page
         // size is fixed and WAL mode is persistent, so a hook's open skips the migration and
         // the switch to WAL, unless someone put the file back in a rollback journal mode
@@ -371,8 +380,8 @@ impl Index {
 
     /// Run `f`, a run of many write transactions (a scan's batch commits), with the WAL
     /// checkpointed only when it passes [`BULK_WAL_BYTES`] instead of every 256 pages:
-    /// each checkpoint fsyncs the WAL and the database, and on a first baseline of 78k
-    /// files that was ~1,200 fsyncs, one checkpoint per batch. What a process crash can
+    /// each checkpoint fsyncs the WAL and the database, and a first baseline would pay that
+    /// once per batch (see benches/RESULTS.md). What a process crash can
     /// lose is unchanged (nothing committed). At [`Durability::Normal`] the WAL is synced
     /// only by checkpoints, so a power loss can now take back up to this many bytes of
     /// committed scan rows instead of about one batch: within what `Normal` promises, and
@@ -598,7 +607,7 @@ mod tests {
     use super::*;
 
     /// One process per hook: open, write once, close. Before `shrink_wal` the WAL grew by
-    /// every write (about 850 KB here), since no process ever restarted it.
+    /// every write, since no process ever restarted it.
     #[test]
     fn the_wal_stays_small_when_every_write_is_a_new_process() {
         let dir = tempfile::tempdir().unwrap();

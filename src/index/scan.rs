@@ -45,7 +45,7 @@ pub struct Baseline {
 impl Tx<'_> {
     /// Every file state of the workspace (one query; scans compare the whole tree), each
     /// handed to `to` as its row is read (a scan puts them straight into its map: no list of
-    /// 78k states in between).
+    /// every state in between).
     pub fn each_file_state(
         &self,
         ws: WorkspaceId,
@@ -56,7 +56,7 @@ impl Tx<'_> {
             .prepare_cached(select_states!("WHERE workspace_id = ?1"))
             .ctx("list file states")?;
         // Rows are turned into states as they come: no intermediate copies of the kind or
-        // the blob id for each of (say) 78k files.
+        // the blob id of every file.
         let mut rows = stmt.query([ws.0]).ctx("list file states")?;
         while let Some(r) = rows.next().ctx("list file states")? {
             let (rel, state) = known_state(r)?;
@@ -358,6 +358,8 @@ mod tests {
         RelPath::from_stored(s.as_bytes().to_vec()).unwrap()
     }
 
+    /// One scenario, long because its last part needs the log to pass its trim point: each
+    /// kind of write, then what a reader sees before and after the trim.
     #[test]
     fn the_state_log_holds_every_state_write_but_a_scans_unless_newer_and_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();

@@ -61,9 +61,8 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct StoreOptions {
     pub level: i32,
     /// The level for blobs encoded in bulk ([`Store::encode_standalone`]: baselines and
-    /// scans). Level 1 compresses the 78k-file Linux baseline about 20 % faster than level 3
-    /// for frames about 5 % larger (benches/RESULTS.md); those blobs are mostly a tree's
-    /// starting point, written once and rarely read.
+    /// scans): a faster level is worth slightly larger frames there, since those blobs are
+    /// mostly a tree's starting point, written once and rarely read (see benches/RESULTS.md).
     pub bulk_level: i32,
     /// Compressed frames up to this size are kept inline in the index.
     pub inline_limit: usize,

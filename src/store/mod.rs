@@ -224,8 +224,11 @@ impl Store {
                 source,
             })?
         };
-        for (row, (pack, offset)) in rows.iter_mut().zip(places) {
-            row.place = Place::Packed { pack, offset };
+        for (row, at) in rows.iter_mut().zip(places) {
+            row.place = Place::Packed {
+                pack: at.pack,
+                offset: at.offset,
+            };
         }
         Ok(())
     }
@@ -441,7 +444,7 @@ impl Store {
     }
 
     /// Object files present on disk, with their modification time (for orphan GC).
-    pub fn object_files(&self) -> Result<Vec<(PathBuf, Option<BlobId>, std::time::SystemTime)>> {
+    pub fn object_files(&self) -> Result<Vec<ObjectFile>> {
         let mut out = Vec::new();
         let entries = match std::fs::read_dir(&self.objects) {
             Ok(e) => e,
@@ -461,11 +464,15 @@ impl Store {
             for f in files.flatten() {
                 let name = f.file_name().to_string_lossy().into_owned();
                 let id = format!("{prefix}{name}").parse::<BlobId>().ok();
-                let mtime = f
+                let modified = f
                     .metadata()
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-                out.push((f.path(), id, mtime));
+                out.push(ObjectFile {
+                    path: f.path(),
+                    id,
+                    modified,
+                });
             }
         }
         Ok(out)
@@ -546,10 +553,10 @@ impl Store {
             let moves: Vec<PackMove> = frames
                 .iter()
                 .zip(&places)
-                .map(|((id, _), (pack, offset))| PackMove {
+                .map(|((id, _), at)| PackMove {
                     id: *id,
-                    pack: *pack,
-                    offset: *offset,
+                    pack: at.pack,
+                    offset: at.offset,
                 })
                 .collect();
             catalog.move_packed(&moves)?;
@@ -581,6 +588,15 @@ impl Store {
             }),
         }
     }
+}
+
+/// An object file found on disk.
+#[derive(Debug, Clone)]
+pub struct ObjectFile {
+    pub path: PathBuf,
+    /// The blob its name says it holds; `None` for a name that is no blob id.
+    pub id: Option<BlobId>,
+    pub modified: std::time::SystemTime,
 }
 
 /// A pack file found on disk.

@@ -73,8 +73,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = fx.index.write(|tx| tx.delete_blob(&id));
         let path = fx.store.object_path(&id);
         let place = if packed {
-            let (pack, offset) = fx.packs.append(&[(id, frame)]).expect("append to a pack")[0];
-            Place::Packed { pack, offset }
+            let at = fx.packs.append(&[(id, frame)]).expect("append to a pack")[0];
+            Place::Packed {
+                pack: at.pack,
+                offset: at.offset,
+            }
         } else if inline {
             Place::Inline(frame.to_vec())
         } else {

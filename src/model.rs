@@ -92,6 +92,8 @@ pub enum WindowKind {
 }
 
 impl WindowKind {
+    /// Every kind (the index generates its SQL lists of kinds from it): a new kind goes here
+    /// as well as into `as_str`.
     pub const ALL: [WindowKind; 5] = [
         WindowKind::Agent,
         WindowKind::Undo,

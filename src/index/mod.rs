@@ -1,4 +1,4 @@
-//! The SQLite index: the only module that speaks SQL (schema in [`schema`]).
+//! The SQLite index: the only module that speaks SQL (schema in `schema.rs`).
 //!
 //! Concurrency is the normal case: agents run several hook processes at once against one
 //! home. So the database is in WAL mode (readers never block the writer), every connection
@@ -379,7 +379,7 @@ impl Index {
     }
 
     /// Run `f`, a run of many write transactions (a scan's batch commits), with the WAL
-    /// checkpointed only when it passes [`BULK_WAL_BYTES`] instead of every 256 pages:
+    /// checkpointed only when it passes `BULK_WAL_BYTES` instead of every 256 pages:
     /// each checkpoint fsyncs the WAL and the database, and a first baseline would pay that
     /// once per batch (see benches/RESULTS.md). What a process crash can
     /// lose is unchanged (nothing committed). At [`Durability::Normal`] the WAL is synced

@@ -519,8 +519,8 @@ impl Store {
     /// against its id first: a pack holding a damaged frame is left as it is, for `verify`
     /// to report (copying it would delete the evidence). Returns the bytes freed, `None` when
     /// the pack was left. The caller holds the gc lock exclusively (no other command reads
-    /// or writes) and has raised the index to [`crate::index::Durability::Full`], so the
-    /// rows' move is durable before the old file goes.
+    /// or writes) and has made the catalogue's commits survive power loss (the index at
+    /// full durability), so the rows' move is durable before the old file goes.
     pub fn repack(
         &self,
         catalog: &dyn BlobCatalog,

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Unread, WindowKind, WindowStatus};
+use crate::model::{
+    FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
+};
 use crate::workspace::{Observation, RelPath, Stat};
 
 /// A path as it is now, its bytes already in the store.
@@ -65,7 +67,7 @@ pub struct SnapReport {
     pub change_id: ChangeId,
     pub before: Option<BlobId>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
     pub externally_modified: bool,
     pub modification: Option<ModReason>,
     pub hint: Option<String>,
@@ -78,7 +80,7 @@ pub struct RecordReport {
     pub change_id: ChangeId,
     pub after: Option<BlobId>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
     /// False when no snap preceded this write (a post-only agent).
     pub had_snapshot: bool,
 }
@@ -208,7 +210,7 @@ impl Session<'_> {
         };
         // A side without bytes: the current one's cause first, else the known state's.
         let reason = if cap.too_large {
-            Some(Unread::TooLarge.as_str())
+            Some(MetadataReason::TooLarge)
         } else if matches!(known.state, FileState::Unknown) {
             Some(known.unread_reason())
         } else {
@@ -269,10 +271,10 @@ impl Session<'_> {
                 let keep =
                     pending.filter(|p| p.window == window && p.tool_call.as_deref() == tool_call);
                 let (change_id, proof, reason) = match keep {
-                    Some(p) => (p.id, p.proof, p.reason.clone()),
+                    Some(p) => (p.id, p.proof, p.reason),
                     None => {
                         let (proof, reason) = if cap.too_large {
-                            (Proof::MetadataOnly, Some("too-large"))
+                            (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
                         } else {
                             (Proof::Exact, None)
                         };
@@ -288,7 +290,7 @@ impl Session<'_> {
                             reason,
                             now,
                         })?;
-                        (id, proof, reason.map(str::to_string))
+                        (id, proof, reason)
                     }
                 };
                 tx.set_file_state_after(
@@ -349,7 +351,7 @@ impl Session<'_> {
             let mut windows = Vec::new();
             for cap in &caps {
                 let (after_proof, after_reason) = if cap.too_large {
-                    (Proof::MetadataOnly, Some("too-large"))
+                    (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
                 } else {
                     (Proof::Exact, None)
                 };
@@ -369,7 +371,7 @@ impl Session<'_> {
                             change_id: p.id,
                             after: cap.state.blob(),
                             proof,
-                            reason: after_reason.map(str::to_string).or(p.reason),
+                            reason: after_reason.or(p.reason),
                             had_snapshot: true,
                         }
                     }
@@ -393,7 +395,7 @@ impl Session<'_> {
                                 change_id: c.id,
                                 after: cap.state.blob(),
                                 proof: c.proof,
-                                had_snapshot: c.reason.as_deref() != Some("no-snapshot"),
+                                had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
                                 reason: c.reason,
                             });
                             continue;
@@ -424,7 +426,7 @@ impl Session<'_> {
                             change_id: id,
                             after: cap.state.blob(),
                             proof,
-                            reason: reason.map(str::to_string),
+                            reason,
                             had_snapshot: false,
                         }
                     }
@@ -545,13 +547,18 @@ impl Session<'_> {
             return Ok(false);
         }
         let read = self.home.index.read().last_read(self.id, &cap.rel)?;
-        Ok(read == Some(cap.state.blob()))
+        Ok(read.map(|r| r.blob) == Some(cap.state.blob()))
     }
 
     /// The blob this session last read at `path` (`Some(None)`: read while absent).
     pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<Option<BlobId>>> {
         let rel = self.ws.resolve(path, cwd)?;
-        Ok(self.home.index.read().last_read(self.id, &rel)?)
+        Ok(self
+            .home
+            .index
+            .read()
+            .last_read(self.id, &rel)?
+            .map(|r| r.blob))
     }
 }
 
@@ -592,9 +599,13 @@ fn derive_before(
     known: Option<&KnownState>,
     evidence: Option<&[u8]>,
     too_large: bool,
-) -> (FileState, Proof, Option<&'static str>) {
+) -> (FileState, Proof, Option<MetadataReason>) {
     if too_large {
-        return (FileState::Unknown, Proof::MetadataOnly, Some("too-large"));
+        return (
+            FileState::Unknown,
+            Proof::MetadataOnly,
+            Some(MetadataReason::TooLarge),
+        );
     }
     match (known.map(|k| k.state), evidence) {
         (Some(state @ FileState::Present { blob, .. }), Some(bytes))
@@ -605,8 +616,12 @@ fn derive_before(
         (_, Some(_)) => (
             FileState::Unknown,
             Proof::MetadataOnly,
-            Some("evidence-mismatch"),
+            Some(MetadataReason::EvidenceMismatch),
         ),
-        (_, None) => (FileState::Unknown, Proof::MetadataOnly, Some("no-snapshot")),
+        (_, None) => (
+            FileState::Unknown,
+            Proof::MetadataOnly,
+            Some(MetadataReason::NoSnapshot),
+        ),
     }
 }

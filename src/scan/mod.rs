@@ -44,9 +44,11 @@ use std::time::{Duration, Instant};
 
 use crate::engine::{Clock, EngineError, Session};
 use crate::ids::WindowId;
-use crate::index::{BlobRow, IndexError, NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Unread, WindowKind, WindowStatus};
-use crate::store::{PackWriter, Store, StoreError};
+use crate::index::{IndexError, NewChange, Tx};
+use crate::model::{
+    FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
+};
+use crate::store::{BlobRow, PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 #[cfg(target_os = "linux")]
@@ -265,7 +267,7 @@ pub struct ScanChange {
     pub path: String,
     pub kind: ChangeKind,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -1180,7 +1182,7 @@ impl Session<'_> {
                         path: l.rel.display(),
                         kind,
                         proof,
-                        reason: reason.map(str::to_string),
+                        reason,
                     });
                 } else {
                     tx.set_file_state_unless_newer(self.ws_id, &l.rel, &known, "scan")?;
@@ -1219,7 +1221,7 @@ impl Session<'_> {
                     path: rel.display(),
                     kind: ChangeKind::Deleted,
                     proof,
-                    reason: reason.map(str::to_string),
+                    reason,
                 });
             }
             Ok::<_, ScanError>(())
@@ -1263,11 +1265,11 @@ impl Session<'_> {
 }
 
 /// The change a looked-at file implies, if any: (kind, before, proof, reason).
-fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static str>)> {
+fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<MetadataReason>)> {
     // A side without bytes: the reason is why the file could not be read now, else why the
     // before side could not be (recorded with its unknown state).
     let no_bytes = |before: Option<&KnownState>| match (l.unread, before) {
-        (Some(now), _) => (Proof::MetadataOnly, Some(now.as_str())),
+        (Some(now), _) => (Proof::MetadataOnly, Some(now.into())),
         (None, Some(k)) if matches!(k.state, FileState::Unknown) => {
             (Proof::MetadataOnly, Some(k.unread_reason()))
         }
@@ -1283,7 +1285,7 @@ fn judge(l: &Looked) -> Option<(ChangeKind, FileState, Proof, Option<&'static st
                 ChangeKind::Modified,
                 FileState::Unknown,
                 Proof::MetadataOnly,
-                Some("no-baseline"),
+                Some(MetadataReason::NoBaseline),
             ))
         }
         Need::Created => {

@@ -9,7 +9,9 @@
 # the old and the new build's commands, round after round, the order of the builds reversed
 # every other round. Prints a markdown table: old and new medians over all runs and their
 # ratio (as RESULTS.md gives it), the ratio of the two builds' medians in each round (median,
-# min–max), and whether new/old ≤ LIMIT, judged on that median of per-round ratios.
+# min–max), the ratio of their 10th percentiles, and whether new/old ≤ LIMIT: "yes" when both
+# the median per-round ratio and the p10 ratio are, "no" when neither is, "unclear (noise)"
+# otherwise (benches/ab/rows-table.py says why both).
 #
 # Many short rounds rather than a few long ones: hyperfine runs all the runs of one command
 # before the next command, and the load of this shared 2-core VM comes in bursts of seconds
@@ -26,11 +28,14 @@
 #      round, each build's in turn, as placement on disk differs from one workspace to another
 #
 # Knobs: ROUNDS (default 10), RUNS (runs per command per round of rows 3 and 7, default 3),
-# FAST_RUNS (the same for rows 1 and 2, a few ms each, default 10), LIMIT (default 1.05),
+# FAST_RUNS (the same for rows 1 and 2, a few ms each, default 30), LIMIT (default 1.05),
 # SKIP="prewrite check scan undo" (rows to leave out), UNDO_DIR (filesystem of row 7,
-# default OUT), REWIND_AB_OUT (OUT, default $DATA/ab, wiped first). About 5 minutes with the
-# defaults on the 2-core VM; the raw hyperfine JSON stays under OUT/hf, the table in
-# OUT/table.md.
+# default OUT), REWIND_AB_OUT (OUT, default $DATA/ab, wiped first). With the defaults,
+# 5.5-9 minutes on the 2-core VM while other engineers' builds and tests kept its load at
+# 6-13 (row 7 is most of it: 290-460 s; rows 1-3 under 30 s, the setup 30-60 s); the raw
+# hyperfine JSON stays under OUT/hf, the table in OUT/table.md, the load per row in
+# OUT/machine.txt. Row 7 is the noisy one (A/A rounds 0.34-3.6 under that load): run it on a
+# quiet machine, or with more ROUNDS, before reading a 5 % difference into it.
 set -euo pipefail
 
 [ $# = 2 ] || {
@@ -42,7 +47,7 @@ source "$ROOT/benches/ab/common.sh"
 OUT=${REWIND_AB_OUT:-$DATA/ab}
 ROUNDS=${ROUNDS:-10}
 RUNS=${RUNS:-3}
-FAST_RUNS=${FAST_RUNS:-10}
+FAST_RUNS=${FAST_RUNS:-30}
 LIMIT=${LIMIT:-1.05}
 SKIP=${SKIP:-}
 UNDO_DIR=${UNDO_DIR:-$OUT}
@@ -67,7 +72,12 @@ mkdir -p "$OUT/hf" "$OUT/old" "$OUT/new"
 cp "$1" "$OUT/old/rewind"
 cp "$2" "$OUT/new/rewind"
 bin() { echo "$OUT/$1/rewind"; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+loadavg() { # and the CPU and I/O pressure (share of the last 60 s some task waited), if any
+    local cpu io
+    cpu=$(awk '/^some/ { sub("avg60=", "", $3); print $3 }' /proc/pressure/cpu 2>/dev/null || true)
+    io=$(awk '/^some/ { sub("avg60=", "", $3); print $3 }' /proc/pressure/io 2>/dev/null || true)
+    echo "$(cut -d' ' -f1-3 /proc/loadavg)${cpu:+; pressure 60 s: cpu $cpu %, io $io %}"
+}
 t_section=$(date +%s)
 section_done() { # NAME: its wall time and the load average after it, into machine.txt
     note "$1: $(($(date +%s) - t_section)) s, load average after: $(loadavg)"
@@ -205,5 +215,8 @@ if ! skipped undo; then
 fi
 
 note "load average at end: $(loadavg)"
+if awk -v n="$(nproc)" '{ exit !($2 > n) }' /proc/loadavg; then
+    note "warning: the 5-minute load average is above the $(nproc) cores: other processes competed with every measurement; see benches/ab/rows-table.py on reading the ratios"
+fi
 note "took: $(($(date +%s) - start)) s"
 python3 "$ROOT/benches/ab/rows-table.py" "$OUT" "$LIMIT" | tee "$OUT/table.md"

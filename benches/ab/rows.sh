@@ -27,12 +27,14 @@
 #   7  undo and redo of one window of 1,000 files (CLI); the windows are made anew every
 #      round, each build's in turn, as placement on disk differs from one workspace to another
 #
-# Knobs: ROUNDS (default 10), RUNS (runs per command per round of rows 3 and 7, default 3),
-# FAST_RUNS (the same for rows 1 and 2, a few ms each, default 30), LIMIT (default 1.05),
-# SKIP="prewrite check scan undo" (rows to leave out), UNDO_DIR (filesystem of row 7,
-# default OUT), REWIND_AB_OUT (OUT, default $DATA/ab, wiped first). With the defaults,
+# Knobs: ROUNDS (default 10), RUNS (runs per command per round of row 7, default 3),
+# SCAN_RUNS (the same for row 3, default 6), FAST_RUNS (the same for rows 1 and 2, a few ms
+# each, default 30), LIMIT (default 1.05),
+# SKIP="prewrite check scan undo" (rows to leave out), UNDO_ROUNDS (rounds of row 7, default
+# ROUNDS; each round makes both windows anew, 2-5 s), UNDO_DIR (filesystem of row 7, default
+# OUT; RESULTS.md's row 7 ran on an ext4 with a journal, see fs_label), REWIND_AB_OUT (OUT, default $DATA/ab, wiped first). With the defaults,
 # 5.5-9 minutes on the 2-core VM while other engineers' builds and tests kept its load at
-# 6-13 (row 7 is most of it: 290-460 s; rows 1-3 under 30 s, the setup 30-60 s); the raw
+# 6-13 (row 7 is most of it: 290-460 s; rows 1-3 about a minute, the setup 30-60 s); the raw
 # hyperfine JSON stays under OUT/hf, the table in OUT/table.md, the load per row in
 # OUT/machine.txt. Row 7 is the noisy one (A/A rounds 0.34-3.6 under that load): run it on a
 # quiet machine, or with more ROUNDS, before reading a 5 % difference into it.
@@ -48,8 +50,10 @@ OUT=${REWIND_AB_OUT:-$DATA/ab}
 ROUNDS=${ROUNDS:-10}
 RUNS=${RUNS:-3}
 FAST_RUNS=${FAST_RUNS:-30}
+SCAN_RUNS=${SCAN_RUNS:-6}
 LIMIT=${LIMIT:-1.05}
 SKIP=${SKIP:-}
+UNDO_ROUNDS=${UNDO_ROUNDS:-$ROUNDS}
 UNDO_DIR=${UNDO_DIR:-$OUT}
 BUILDS=(old new)
 
@@ -87,7 +91,7 @@ section_done() { # NAME: its wall time and the load average after it, into machi
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "old: $1 (sha256 $(sha256sum "$1" | cut -c1-12))"
     echo "new: $2 (sha256 $(sha256sum "$2" | cut -c1-12))"
-    echo "rounds: $ROUNDS; runs per round: $FAST_RUNS (rows 1, 2), $RUNS (rows 3, 7)"
+    echo "rounds: $ROUNDS (row 7: $UNDO_ROUNDS); runs per round: $FAST_RUNS (rows 1, 2), $SCAN_RUNS (row 3), $RUNS (row 7)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), nproc $(nproc)"
     echo "hyperfine: $("$HF" --version)"
 } >"$OUT/machine.txt"
@@ -181,7 +185,7 @@ if ! skipped scan; then
         for b in $(order "$r"); do
             args+=(-n "$b scan" "$(bin $b) --home $OUT/$b/home-scan hook claude-code")
         done
-        hf_round scan "$r" "$RUNS" -N --warmup 1 --input "$SCAN_PAYLOAD" "${args[@]}"
+        hf_round scan "$r" "$SCAN_RUNS" -N --warmup 1 --input "$SCAN_PAYLOAD" "${args[@]}"
     done
     section_done "row 3"
     rm -rf "$OUT/old/home-scan" "$OUT/new/home-scan"
@@ -191,10 +195,10 @@ fi
 if ! skipped undo; then
     label=$(fs_label "$UNDO_DIR")
     note "row 7 filesystem: $UNDO_DIR ($label)"
-    log "7. undo/redo of 1,000 files ($label), $ROUNDS rounds (load $(loadavg))"
+    log "7. undo/redo of 1,000 files ($label), $UNDO_ROUNDS rounds (load $(loadavg))"
     mkdir -p "$UNDO_DIR"
     declare -A U
-    for r in $(seq 1 "$ROUNDS"); do
+    for r in $(seq 1 "$UNDO_ROUNDS"); do
         args=()
         for b in $(order "$r"); do
             # A new window each round, in this round's order and under a new name.

@@ -61,7 +61,7 @@ def section(name):
 # processes on the machine only adds time, so the fast runs are the least disturbed (in six
 # A/A runs, the same binary against itself, under load 6-13 on 2 cores, p10 stayed within
 # 5 % for rows 1 and 2 in 23 of 24 cases where the pooled medians moved by up to 46 %; rows
-# 3 and 7 stayed noisy either way, p10 0.95-1.15 and 0.70-1.33). On a quiet machine the two
+# 3 and 7 stayed noisy either way, p10 0.83-1.15 and 0.70-1.33). On a quiet machine the two
 # agree; when they disagree on the limit the verdict is "unclear": run again, with more
 # ROUNDS, or on a quieter machine.
 print(f"| # | work | old | new | new/old, medians of all runs | new/old per round: median (min–max) "

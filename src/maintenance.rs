@@ -103,6 +103,16 @@ impl Maintenance<'_> {
             });
         }
         let r = self.home.index().read();
+        for i in r.interrupted_windows()? {
+            let root = String::from_utf8_lossy(&i.workspace_root).into_owned();
+            problems.push(Problem {
+                object: format!("window {}", i.window),
+                detail: format!(
+                    "an undo, redo or restore was interrupted midway and is pending recovery; \
+                     the next rewind command in workspace {root} finishes or rolls it back"
+                ),
+            });
+        }
         let totals = r.blob_totals()?;
         let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
         for id in &ids {

@@ -1,8 +1,17 @@
-//! The engine: a home (index + blob store) and the sessions that record into it.
+//! The engine: a home (index + blob store), the sessions that record into it, and the one
+//! executor that changes workspace files.
 //!
-//! `Home` owns the on-disk state; `Session` is one agent conversation in one workspace and
-//! carries every operation an agent or a user performs: snap (before a write), record (after
-//! it), check (on a read), windows, undo/redo (in [`crate::undo`]), log, diff, restore.
+//! - [`Home`] owns the on-disk state: the index, the store, the options, the gc lock. A home
+//!   whose index is missing or empty although it kept history is an error, never an empty
+//!   history ([`EngineError::IndexLost`]).
+//! - [`Session`] is one agent conversation in one workspace: plain data plus accessors
+//!   (`index()`, `store()`, `options()`, `now()`, …) through which other modules reach the
+//!   home. Its own verbs are the capture flows (`capture`: snap before a write, record after
+//!   it, check on a read), history (`history`: log, diff, restore), context files and the
+//!   agent edit tools; scans, undo and maintenance are their own modules' functions.
+//! - [`Locked`] is a session holding its workspace lock (as jj's `start_mutation`): what
+//!   [`exec::execute`] takes. Undo, redo and restore plan first (pure), then execute through
+//!   it; crash recovery (`exec::recover`) runs when a session is opened.
 //!
 //! The library never prints and never reads the environment: the CLI resolves options and
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.

@@ -7,12 +7,10 @@ use std::sync::atomic::AtomicBool;
 
 use ignore::gitignore::Gitignore;
 
+use super::fs;
 use super::judge::Work;
-#[cfg(target_os = "linux")]
 use super::listing::{self, Listings, Recorded};
-#[cfg(target_os = "linux")]
-use super::watch;
-use super::{lock, walk, PathMap, Result, Scan, ScanError};
+use super::{lock, walk, GitGlobal, PathMap, Result, Scan, ScanError};
 use super::{Look, Watcher};
 use crate::index::{Baseline, IndexError, Tx};
 use crate::model::{FileState, KnownState};
@@ -31,19 +29,11 @@ pub(super) struct Gathered {
 
 /// After a walk with listings: what it recorded (new listings, how many files it settled),
 /// the listings now void, and the unclaimed paths as the last walk left them.
-#[cfg(target_os = "linux")]
 pub(super) struct Listed {
     pub recorded: Recorded,
     pub gone: Vec<Vec<u8>>,
     pub unclaimed: Option<Vec<u8>>,
 }
-
-#[cfg(not(target_os = "linux"))]
-pub(super) enum Listed {}
-#[cfg(not(target_os = "linux"))]
-type Recorded = ();
-#[cfg(not(target_os = "linux"))]
-type Listings = ();
 
 /// A file state during the comparison, and whether a walked file claimed it.
 pub(super) struct Known {
@@ -90,12 +80,12 @@ impl Scan<'_> {
         let read = self.session.index().read();
         let complete = read.baseline(ws)?.is_some_and(|b| b.complete);
         let mut new_states = |since| read.state_touches_since(ws, since).ok().flatten();
-        Ok(
-            match lock(watches).take(ws, self.root(), complete, &mut new_states) {
-                Look::Full(w) => (w, None),
-                Look::Changed(w, paths) => (Some(w), Some(paths)),
-            },
-        )
+        let git = || self.git_global();
+        let look = lock(watches).take(ws, self.root(), &git, complete, &mut new_states);
+        Ok(match look {
+            Look::Full(w) => (w, None),
+            Look::Changed(w, paths) => (Some(w), Some(paths)),
+        })
     }
 
     /// [`Scan::gather`] where [`Scan::look`] said. A narrowed look that finds a file with a
@@ -114,7 +104,8 @@ impl Scan<'_> {
         if !w.gained_links() {
             return Ok((got, changed));
         }
-        *watcher = lock(watches).restart(self.root(), "a file gained another name (a hard link)");
+        let why = "a file gained another name (a hard link)";
+        *watcher = lock(watches).restart(self.root(), &self.git_global(), why);
         let got = self.gather(watcher.as_ref(), None, self.opts.settle)?;
         Ok((got, None))
     }
@@ -151,17 +142,25 @@ impl Scan<'_> {
         settle: bool,
     ) -> Result<Option<Gathered>> {
         let complete = read.baseline(self.session.workspace_id())?;
+        // A watcher has its global rules; a walk without one finds them now.
+        let git = match watcher {
+            Some(_) => GitGlobal::default(),
+            None => self.git_global(),
+        };
         // A process that does not watch the tree walks it with the last walk's listings
         // (before the global rules are read: a listing is stamped as of the walk's start).
         let listings = match (watcher, changed) {
-            (None, None) => self.listings(read, settle && complete.is_some_and(|b| b.complete)),
+            (None, None) => {
+                let settle = settle && complete.is_some_and(|b| b.complete);
+                self.listings(read, &git, settle)
+            }
             _ => None,
         };
         let own_global;
         let global = match watcher {
             Some(w) => w.global(),
             None => {
-                own_global = walk::global_rules(self.root());
+                own_global = walk::global_rules(self.root(), &git);
                 &own_global
             }
         };
@@ -271,7 +270,6 @@ impl Scan<'_> {
 /// The walk `plan` describes; `None` when a walking thread panicked.
 fn walk_plan(root: &Path, threads: usize, plan: &Plan<'_>) -> Option<Walked> {
     let global = plan.global;
-    #[cfg(target_os = "linux")]
     if let Some(listings) = plan.listings {
         return walk::walk_listed(root, threads, global, listings)
             .map(|(files, recorded)| (files, Some(recorded)));
@@ -285,19 +283,12 @@ fn walk_plan(root: &Path, threads: usize, plan: &Plan<'_>) -> Option<Walked> {
 }
 
 /// Whether a walk with these listings settles files.
-#[cfg(target_os = "linux")]
 fn settling(listings: Option<&Listings>) -> bool {
     listings
         .and_then(|l| l.log.as_ref())
         .is_some_and(|log| log.settle)
 }
 
-#[cfg(not(target_os = "linux"))]
-fn settling(_: Option<&Listings>) -> bool {
-    false
-}
-
-#[cfg(target_os = "linux")]
 impl Scan<'_> {
     /// After a walk with listings: what it leaves for the next walk, and when it settled
     /// files, the states of those it handed on (and of the other paths it could not settle),
@@ -365,10 +356,7 @@ impl Scan<'_> {
         paths.sort_unstable();
         let mut now = Vec::new();
         for p in paths {
-            listing::push_name(
-                &mut now,
-                <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p.as_bytes()),
-            );
+            listing::push_name(&mut now, fs::name_from(p.as_bytes()));
         }
         let unclaimed = (listed.unclaimed.as_ref() != Some(&now)).then_some(now);
         let unproven = work.urgent.iter().chain(&work.baseline).map(|c| &c.rel);
@@ -391,14 +379,14 @@ impl Scan<'_> {
     /// file-state log they are verified against; the walk `settle`s files when asked to and
     /// its listings would settle most of them. None when they cannot be read either: they
     /// only spare work.
-    fn listings(&self, read: &Tx<'_>, settle: bool) -> Option<Listings> {
+    fn listings(&self, read: &Tx<'_>, git: &GitGlobal, settle: bool) -> Option<Listings> {
         let now = self.session.now();
         let root = self.root();
-        if watch::remote(root) {
+        if fs::remote(root) {
             return None;
         }
         let rows = read.dir_listings(self.session.workspace_id()).ok()?;
-        let mut listings = Listings::new(rows, now, watch::outside_rule_files(root));
+        let mut listings = Listings::new(rows, now, walk::outside_rule_files(root, git));
         listings.log = self.state_log(read, &mut listings, settle).ok();
         Some(listings)
     }
@@ -447,35 +435,12 @@ impl Scan<'_> {
             log.touch(&rel, seq);
         }
         for path in listing::names(&unclaimed) {
-            let path = std::os::unix::ffi::OsStrExt::as_bytes(path).to_vec();
+            let path = fs::name_bytes(path).to_vec();
             if let Ok(rel) = RelPath::from_stored(path) {
                 log.touch(&rel, i64::MAX);
             }
         }
         log.settle = true;
         Ok(log)
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-impl Scan<'_> {
-    fn listings(&self, _: &Tx<'_>, _: bool) -> Option<Listings> {
-        None
-    }
-
-    pub(super) fn keep_listings(&self, listed: Option<Listed>, _: &Work, _: &[RelPath]) -> u64 {
-        listed.map_or(0, |l| match l {})
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn load_unsettled(
-        &self,
-        _: &Tx<'_>,
-        _: Listings,
-        _: Recorded,
-        _: Option<Result<u64, IndexError>>,
-        _: &[(RelPath, Stat)],
-    ) -> Result<Option<(Listed, Option<PathMap<Known>>)>> {
-        Ok(None)
     }
 }

@@ -1,11 +1,23 @@
 //! Workspace scans: what shell commands changed, since no file-tool hook sees them.
 //!
-//! A scan walks every non-ignored regular file of the workspace ([`walk`]: `.gitignore`,
-//! `.ignore`, `.git/info/exclude`, the global git excludes; never into `.git`, never following
-//! a symlink it finds) on several threads, and compares each file's stat with its file
+//! A scan ([`scan`]) compares every non-ignored regular file of the workspace with its file
 //! state. Hashing happens only where the comparison cannot prove the file unchanged: a stat
 //! mismatch, or a "racy" state (recorded mtime not strictly older than the second the state was
-//! recorded in — git's racy-git rule), or a file with no state yet.
+//! recorded in — git's racy-git rule), or a file with no state yet. It goes in these steps,
+//! each a method of the private `Scan` (the module that holds it in brackets):
+//!
+//! 1. **Decide what to look at** (`look`): the whole tree, or, in a process whose watches
+//!    say what changed since its last scan, only those paths.
+//! 2. **Walk** (`walk`, on several threads: `.gitignore`, `.ignore`, `.git/info/exclude`, the
+//!    global git excludes; never into `.git`, never following a symlink it finds), while this
+//!    thread loads the file states to compare with (`look`).
+//! 3. **Judge** (`judge`): each walked file's stat against its state says which files to
+//!    read; the states no walked file claimed are deleted files (or ignored ones now).
+//! 4. **Hash and store in batches** (`hash`): worker threads read, hash and compress a batch
+//!    while the batch before is packed and committed; changed files first, whatever the budget,
+//!    then files to baseline while it lasts.
+//! 5. **Commit** (`commit`): one transaction per batch, with the changes its files imply.
+//! 6. **Report** ([`ScanReport`]), after the baseline row and the scan mark are written.
 //!
 //! Files with no state yet are the **baseline**. The first scan of a big tree cannot hash it
 //! all without hanging the agent, so baselining works within a time budget
@@ -24,17 +36,22 @@
 //!
 //! A process that keeps the home open (the hook helper, [`ScanOptions::watching`])
 //! watches the directories it walked, and its next scan looks only at the paths that changed
-//! (module `watch`); the result is the full walk's. Any other process on Linux walks with the
+//! (module `watch`); the result is the full walk's. Any other process walks with the
 //! listings the last walk kept of each directory (module `listing`): a directory whose stat
 //! and rule files prove it unchanged is not read again, only its files stat-ed, and a file
 //! found with the stat its listing verified, its state written by nobody since, is settled:
-//! its state is not even loaded. The result is again the full walk's.
+//! its state is not even loaded. The result is again the full walk's. Both need to know the
+//! tree's filesystem is local, which only Linux tells so far: platform code is in module
+//! `fs` (directory handles, filesystem types) and `watch` (inotify), each a `linux.rs` and a
+//! portable `fallback.rs` behind one interface; elsewhere every scan walks the whole tree.
+//! The library reads no environment: where the user's global git excludes are is the
+//! caller's to say ([`ScanOptions::git_global`]).
 //!
 //! Memory: the walk keeps one (path, stat) per file; bytes are read, hashed and compressed by
 //! worker threads one batch at a time, each file's bytes dropped once compressed. A batch
 //! keeps its compressed frames (up to its `batch_bytes`) until it commits, in one SQLite
-//! transaction (blob rows, file states, changes); the workers may be [`LOOK_AHEAD`] batches
-//! ahead of the commit.
+//! transaction (blob rows, file states, changes); the workers may be two batches (module
+//! `hash`'s `LOOK_AHEAD`) ahead of the commit.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -48,20 +65,17 @@ use crate::store::StoreError;
 use crate::workspace::{PathError, RelPath};
 
 mod commit;
+mod fs;
 mod hash;
 mod judge;
-#[cfg(target_os = "linux")]
 mod listing;
 mod look;
 mod walk;
-#[cfg(target_os = "linux")]
 mod watch;
 
 use commit::Sink;
 use look::Gathered;
-#[cfg(target_os = "linux")]
 use watch::{Look, Watcher};
-#[cfg(target_os = "linux")]
 pub use watch::{Watches, FULL_EVERY, MAX_DIRTY};
 
 /// What a process's watches did, for `rewind helper status` (all zero where nothing is
@@ -76,76 +90,6 @@ pub struct WatchCounts {
     pub walked: u64,
     pub last_walk_reason: Option<String>,
 }
-
-/// Watching needs inotify: elsewhere every scan walks the whole tree.
-#[cfg(not(target_os = "linux"))]
-mod watch_none {
-    use std::collections::BTreeSet;
-
-    use super::walk::DirWatch;
-    use super::WatchCounts;
-    use crate::ids::WorkspaceId;
-    use crate::workspace::RelPath;
-
-    #[derive(Default)]
-    pub struct Watches;
-
-    pub(super) enum Watcher {}
-
-    pub(super) enum Look {
-        Full(Option<Watcher>),
-        Changed(Watcher, Vec<RelPath>),
-    }
-
-    impl Watches {
-        pub fn drain(&mut self) {}
-        pub fn counts(&self) -> WatchCounts {
-            WatchCounts::default()
-        }
-        pub(super) fn take(
-            &mut self,
-            _: WorkspaceId,
-            _: &std::path::Path,
-            _: bool,
-            _: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
-        ) -> Look {
-            Look::Full(None)
-        }
-        pub(super) fn put(&mut self, _: WorkspaceId, w: Watcher) {
-            match w {}
-        }
-        pub(super) fn restart(&mut self, _: &std::path::Path, _: &'static str) -> Option<Watcher> {
-            None
-        }
-    }
-
-    impl Watcher {
-        pub(super) fn gained_links(&self) -> bool {
-            match *self {}
-        }
-        pub(super) fn marks(&self) -> &dyn DirWatch {
-            match *self {}
-        }
-        pub(super) fn global(&self) -> &ignore::gitignore::Gitignore {
-            match *self {}
-        }
-        pub(super) fn walked_all(&mut self, _: BTreeSet<RelPath>, _: Vec<RelPath>, _: i64) {
-            match *self {}
-        }
-        pub(super) fn walked_some(
-            &mut self,
-            _: &[RelPath],
-            _: Vec<RelPath>,
-            _: Vec<RelPath>,
-        ) -> u64 {
-            match *self {}
-        }
-    }
-}
-#[cfg(not(target_os = "linux"))]
-pub use watch_none::Watches;
-#[cfg(not(target_os = "linux"))]
-use watch_none::{Look, Watcher};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -173,10 +117,9 @@ pub struct ScanOptions {
     /// fewer, larger commits rewrite fewer pages of the blob index (see benches/RESULTS.md,
     /// "Notes from the code").
     pub batch_files: usize,
-    /// Bytes read per batch before it is flushed. 16 MiB: up to [`LOOK_AHEAD`] + 2 batches
-    /// are in memory at once, as compressed frames that for incompressible files are as
-    /// large as the files, so 64 MiB at most (Linux source batches stop at `batch_files`,
-    /// ~14 MiB).
+    /// Bytes read per batch before it is flushed. 16 MiB: up to four batches are in memory
+    /// at once (module docs, "Memory"), as compressed frames that for incompressible files
+    /// are as large as the files, so 64 MiB at most.
     pub batch_bytes: u64,
     /// Walker and hashing threads; 0: one per core, at most 4 (decided when a scan runs:
     /// asking costs a process that never scans a few reads of /proc and /sys).
@@ -188,10 +131,25 @@ pub struct ScanOptions {
     /// The directory watches of a process that keeps the home open between scans (the hook
     /// helper): with them a scan looks only where something changed.
     pub watching: Option<Watching>,
+    /// Finds the user's global git excludes in the caller's environment (the library reads
+    /// none); `None`: there are none. A function rather than its answer: finding the file
+    /// reads git's config files, which only a walk that reads the rules needs, not every
+    /// scan of a helper that looks at a few changed paths (see benches/RESULTS.md, "Notes
+    /// from the code").
+    pub git_global: Option<fn() -> GitGlobal>,
+}
+
+/// Where the user's global git excludes are, as git finds them: the excludes file
+/// (`core.excludesFile` of the git config, else `$XDG_CONFIG_HOME/git/ignore`), and the config
+/// files that may name it, so that a change of one is seen as a change of the rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GitGlobal {
+    pub excludes_file: Option<std::path::PathBuf>,
+    pub config_files: Vec<std::path::PathBuf>,
 }
 
 /// Directory watches shared by the scans of one long-lived process (module `watch`); a
-/// clone shares them. Linux only: elsewhere scans walk the whole tree.
+/// clone shares them. Linux only, so far: elsewhere scans walk the whole tree.
 #[derive(Clone, Default)]
 pub struct Watching(std::sync::Arc<Mutex<Watches>>);
 
@@ -232,6 +190,7 @@ impl Default for ScanOptions {
             threads: 0,
             settle: true,
             watching: None,
+            git_global: None,
         }
     }
 }
@@ -377,6 +336,11 @@ impl Scan<'_> {
 
     fn root(&self) -> &std::path::Path {
         self.session.workspace().root()
+    }
+
+    /// The user's global git excludes, as the caller finds them.
+    fn git_global(&self) -> GitGlobal {
+        self.opts.git_global.map(|find| find()).unwrap_or_default()
     }
 
     /// The watches of a process that keeps the home open, if this is one.

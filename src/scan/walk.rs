@@ -900,6 +900,7 @@ mod tests {
     /// listings are recorded as if in the future, so that no directory is racy and every
     /// unchanged one is reused; the pause after each walk moves the filesystem's clock past
     /// the stats just recorded (the racy rule is `listing`'s own test).
+    #[cfg(unix)]
     #[test]
     fn a_walk_with_listings_finds_what_a_walk_without_them_finds_after_random_changes() {
         use crate::index::DirListing;

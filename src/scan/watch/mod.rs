@@ -67,6 +67,7 @@ pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).
     Full(Option<Watcher>),
     /// Look only at these paths (no one inside another), which changed since the last scan.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Changed(Watcher, Vec<RelPath>),
 }
 

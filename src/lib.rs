@@ -33,10 +33,19 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Module map: [`workspace`] confines paths and owns file I/O (with the [`workspace::fs`]
-//! seam undo writes through), [`store`] the blobs, [`index`] the SQL, [`engine`] the
-//! capture flows and history, [`undo`] the undo algorithm, [`maintenance`] gc and verify,
-//! [`edit`] the agent edit-safety tools.
+//! Module map, lower layers first (each depends only on the ones above it; the test
+//! `tests/it/architecture.rs` checks that there are no cycles):
+//! - [`ids`], [`model`]: typed ids and the vocabulary (file states, proof levels, windows,
+//!   changes);
+//! - [`workspace`]: path confinement and observing files, with the [`workspace::fs`] seam
+//!   through which every change of workspace files is made (fault injection in tests);
+//! - [`store`]: blob bytes (zstd frames, deltas, packs); [`index`]: the SQL;
+//! - [`engine`]: the home, sessions and their capture flows (snap, record, check), history
+//!   (log, diff, restore), and [`engine::exec`], the one executor that applies a plan of file
+//!   transitions (intent record, atomic replace, verify, rollback, crash recovery);
+//! - [`undo`]: the undo/redo planner; [`scan`]: workspace scans for shell commands;
+//!   [`maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
+//!   [`hooks`]: each agent's payload format and the runner that maps events to the engine.
 
 pub mod edit;
 pub mod engine;

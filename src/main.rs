@@ -3,14 +3,13 @@
 
 mod cli;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
 /// `Cli::try_parse`, without freeing clap's command tree: with a copy of every global option
-/// in each subcommand it is hundreds of allocations, ~5 % of a hook process's instructions
-/// to free just before the process exits and the OS takes the memory back anyway.
+/// in each subcommand it is hundreds of allocations, a measurable part of a short hook
+/// process to free just before it exits and the OS takes the memory back anyway.
 fn parse() -> Result<cli::args::Cli, clap::Error> {
     let mut command = cli::args::Cli::command();
     let parsed = match command.try_get_matches_from_mut(std::env::args_os()) {
@@ -29,17 +28,19 @@ fn parse() -> Result<cli::args::Cli, clap::Error> {
 
 fn main() -> ExitCode {
     // A hook event goes to the home's resident helper when one runs (`cli::helper`).
-    let payload = match cli::helper::forward_hook() {
-        cli::helper::Forward::Answered(code) => return ExitCode::from(code),
-        cli::helper::Forward::InProcess(payload) => payload,
+    let payload = match cli::command::helper::forward_hook() {
+        cli::command::helper::Forward::Answered(code) => return ExitCode::from(code),
+        cli::command::helper::Forward::InProcess(payload) => payload,
     };
     let mut parsed = match parse() {
         Ok(parsed) => parsed,
         Err(e) => {
             // A hook must never exit 2 by accident: agents read 2 as "block this tool call".
-            if e.use_stderr() && cli::hook::is_hook_invocation() {
+            if e.use_stderr() && cli::command::hook::is_hook_invocation() {
                 let _ = e.print();
-                return ExitCode::from(cli::hook::refused_arguments(&e.to_string()).code() as u8);
+                return ExitCode::from(
+                    cli::command::hook::refused_arguments(&e.to_string()).code() as u8,
+                );
             }
             // --help and --version are not errors.
             let code = if e.use_stderr() {
@@ -55,24 +56,6 @@ fn main() -> ExitCode {
         hook.payload = payload;
     }
     let json = parsed.global.json;
-    match cli::run(parsed) {
-        Ok(exit) => ExitCode::from(exit.code() as u8),
-        Err(failure) => {
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {}", failure.message);
-            for hint in &failure.hints {
-                let _ = writeln!(stderr, "hint: {hint}");
-            }
-            if json {
-                let value = serde_json::json!({
-                    "status": "error",
-                    "error": failure.message,
-                    "hints": failure.hints,
-                    "exit_code": failure.exit.code(),
-                });
-                println!("{value}");
-            }
-            ExitCode::from(failure.exit.code() as u8)
-        }
-    }
+    let exit = cli::run(parsed).unwrap_or_else(|failure| failure.report(json));
+    ExitCode::from(exit.code() as u8)
 }

@@ -1,5 +1,6 @@
-//! Command-line arguments (clap). Parsed once in `main`, then turned into library calls;
-//! nothing below `cli::run` sees clap types except through these structs.
+//! Command-line arguments (clap): the global options and the command list, with the
+//! arguments of the history commands; the edit tools, `hook`, `init` and `mcp` keep theirs in
+//! their own `command/<name>.rs`. Parsed once in `main`; commands see plain structs.
 
 use std::path::PathBuf;
 
@@ -44,8 +45,8 @@ pub struct Global {
     pub max_file_size: Option<u64>,
 }
 
-// `defer`: only the chosen subcommand's arguments are built. A hook process builds one
-// subcommand instead of twenty (clap was ~15 % of a `rewind snap` process's instructions).
+// `defer`: only the chosen subcommand's arguments are built, because a hook process runs one
+// subcommand and building all twenty was a visible part of its start-up (benches/RESULTS.md).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
@@ -75,21 +76,21 @@ pub enum Command {
     /// Run an agent-like session in a scratch workspace and show what rewind does
     Demo(DemoArgs),
     /// Handle one agent hook event (JSON on stdin); never breaks the agent
-    Hook(super::hook::HookArgs),
+    Hook(super::command::hook::HookArgs),
     /// Wire rewind into an agent's configuration (hooks, MCP server, undo command)
-    Init(super::hook::InitArgs),
+    Init(super::command::init::InitArgs),
     /// Read a file with line numbers and an edit token
-    Read(super::tools::ReadArgs),
+    Read(super::command::read::ReadArgs),
     /// Apply a batch of line operations to a file read with `rewind read`
-    Edit(super::tools::EditArgs),
+    Edit(super::command::edit::EditArgs),
     /// Replace a whole file (content on stdin) with the same token rules as edit
-    Write(super::tools::WriteArgs),
+    Write(super::command::write::WriteArgs),
     /// Search the workspace (gitignore-aware) with line numbers and context
-    Search(super::tools::SearchArgs),
+    Search(super::command::search::SearchArgs),
     /// The AGENTS.md context files not yet given to this session for a path
-    Context(super::tools::ContextArgs),
+    Context(super::command::context::ContextArgs),
     /// Serve rewind's tools over MCP on stdio
-    Mcp(super::mcp::McpArgs),
+    Mcp(super::command::mcp::McpArgs),
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
     Helper(HelperCmd),

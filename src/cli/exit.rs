@@ -1,4 +1,14 @@
-//! Exit codes, the contract scripts and agents rely on.
+//! Exit codes, the contract scripts and agents rely on, and the one place where a library
+//! error becomes an exit code and `hint:` lines ([`Failure::from`] for engine errors,
+//! [`tool_failure`] for the edit tools' refusals). Matching on library error variants
+//! happens here and nowhere else in the binary.
+
+use std::io::Write;
+use std::path::Path;
+
+use rewind::edit::EditError;
+use rewind::engine::{EngineError, ToolError};
+use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -13,6 +23,109 @@ pub enum Exit {
 impl Exit {
     pub fn code(self) -> i32 {
         self as i32
+    }
+}
+
+/// A failure on its way to the user: the message, hints, and the exit code.
+pub struct Failure {
+    pub exit: Exit,
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl Failure {
+    pub fn new(exit: Exit, message: impl Into<String>) -> Failure {
+        Failure {
+            exit,
+            message: message.into(),
+            hints: Vec::new(),
+        }
+    }
+
+    pub(crate) fn hint(mut self, h: impl Into<String>) -> Failure {
+        self.hints.push(h.into());
+        self
+    }
+
+    /// `error: …` and `hint: …` lines on stderr; with `--json` also the error object on
+    /// stdout (README, "Exit codes"). Returns the exit code.
+    pub fn report(&self, json: bool) -> Exit {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(stderr, "error: {}", self.message);
+        for hint in &self.hints {
+            let _ = writeln!(stderr, "hint: {hint}");
+        }
+        if json {
+            super::render::print_json(&ErrorJson {
+                status: "error",
+                error: &self.message,
+                hints: &self.hints,
+                exit_code: self.exit.code(),
+            });
+        }
+        self.exit
+    }
+}
+
+/// `{"status":"error","error":…,"hints":[…],"exit_code":N}`
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    status: &'static str,
+    error: &'a str,
+    hints: &'a [String],
+    exit_code: i32,
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Failure {
+        let f = Failure::new(Exit::Error, e.to_string());
+        match &e {
+            EngineError::Store(_) | EngineError::Unrestorable { .. } => {
+                f.hint("run `rewind verify` to list every damaged object")
+            }
+            EngineError::Path(rewind::workspace::PathError::Outside { .. }) => {
+                f.hint("pass a path inside the workspace, or select another with --workspace")
+            }
+            EngineError::NotFound {
+                kind: rewind::engine::ObjectKind::Window,
+                ..
+            } => f.hint("`rewind log` lists the windows"),
+            _ => f,
+        }
+    }
+}
+
+/// Maps a tool refusal or error to its exit code and recovery hints.
+///
+/// Exit 3 ("conflict, nothing written") is for refusals caused by the file being other than
+/// the caller believed: hash mismatch, `expected` text mismatch, create over an existing
+/// file. Everything else the caller got wrong (missing or malformed token, bad ops) is 1.
+pub(crate) fn tool_failure(e: ToolError, path: &Path) -> Failure {
+    let shown = path.display();
+    let reread =
+        format!("run `rewind read {shown}` and redo the change against its content and new token");
+    match e {
+        ToolError::Engine(e) => Failure::from(e),
+        ToolError::Edit(e) => {
+            let msg = e.to_string();
+            match e {
+                EditError::NoHash => Failure::new(Exit::Error, msg).hint(format!(
+                    "read the file first with `rewind read {shown}` and pass the token it prints with --token"
+                )),
+                EditError::InvalidHash { .. } => Failure::new(Exit::Error, msg)
+                    .hint("pass the token exactly as `rewind read` printed it"),
+                EditError::HashMismatch { .. } => Failure::new(Exit::Conflict, msg).hint(reread),
+                EditError::ExpectedMismatch { .. } => Failure::new(Exit::Conflict, msg).hint(
+                    "the numbered lines above are the file's current content; fix `expected` and the line numbers, or read the file again",
+                ),
+                _ => Failure::new(Exit::Error, msg),
+            }
+        }
+        ToolError::NotFound { .. } => Failure::new(Exit::Error, e.to_string()).hint(format!(
+            "to create it: `rewind write {shown} --create` with the content on stdin"
+        )),
+        ToolError::Exists { .. } => Failure::new(Exit::Conflict, e.to_string()),
+        _ => Failure::new(Exit::Error, e.to_string()),
     }
 }
 

@@ -48,6 +48,8 @@ pub enum EngineError {
     HomeInsideWorkspace { home: String, workspace: String },
     #[error("the index {path} was removed, replaced or migrated since this process opened it")]
     IndexReplaced { path: String },
+    #[error("the index {index} is missing or empty, but this home has kept history ({evidence}): its history is damaged; put the index back from a backup, or start a new history with `rewind gc --accept-index-loss`")]
+    IndexLost { index: String, evidence: String },
     #[error("session id is empty")]
     EmptySessionId,
     #[error("{path}: is a {kind}, not a regular file")]
@@ -155,6 +157,11 @@ pub struct Options {
     /// Below it, per file: a flush of the filesystem also writes out everyone else's dirty
     /// data, worth it only when there are many files of ours.
     pub batch_sync_min: usize,
+    /// Open a home whose index is missing or empty although it has kept history (its marker
+    /// file or stored objects say so), starting a new, empty index. Off, such a home is an
+    /// error ([`EngineError::IndexLost`]): an empty history must never be mistaken for no
+    /// history, nor gc delete what the lost index referenced.
+    pub accept_index_loss: bool,
 }
 
 impl Default for Options {
@@ -165,6 +172,7 @@ impl Default for Options {
             durability: Durability::Normal,
             clock: Clock::System,
             batch_sync_min: 16,
+            accept_index_loss: false,
         }
     }
 }
@@ -184,6 +192,18 @@ pub struct Home {
 }
 
 impl Home {
+    /// The home directory at `root` (created if need be, as [`Home::open`] does), without
+    /// opening its index: for what needs only the directory (the helper's socket), whatever
+    /// state the index is in.
+    pub fn locate(root: &Path) -> Result<PathBuf> {
+        let home_err = |source| EngineError::Home {
+            path: root.display().to_string(),
+            source,
+        };
+        create_private_dir(root).map_err(home_err)?;
+        root.canonicalize().map_err(home_err)
+    }
+
     pub fn open(root: &Path, opts: Options) -> Result<Home> {
         let home_err = |source| EngineError::Home {
             path: root.display().to_string(),
@@ -191,7 +211,12 @@ impl Home {
         };
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
-        let index = Index::open(&root.join(INDEX_FILE), opts.durability)?;
+        let index_path = root.join(INDEX_FILE);
+        if !opts.accept_index_loss {
+            refuse_lost_index(&root, &index_path)?;
+        }
+        let index = Index::open(&index_path, opts.durability)?;
+        mark_home(&root).map_err(home_err)?;
         let store = Store::new(&root, opts.store.clone());
         let gc_lock = shared_gc_lock(&root).map_err(home_err)?;
         Ok(Home {
@@ -337,18 +362,97 @@ impl Home {
                 Ok::<_, IndexError>((ws_id, s))
             })?,
         };
-        let session = Session {
+        let mut session = Session {
             home: self,
             ws,
             ws_id,
             name: name.to_string(),
             id: session_id,
+            recovered: Vec::new(),
         };
         if !self.index.read().applying_windows(ws_id)?.is_empty() {
-            exec::recover(&session)?;
+            session.recovered = exec::recover(&session)?;
         }
         Ok(session)
     }
+}
+
+/// The file that says a home has had an index: without it, a missing index is a new home.
+const MARKER_FILE: &str = "rewind-home";
+
+/// Fail when the index is missing or empty in a home that has kept history: the marker
+/// written next to every index, or object or pack files, say it had one.
+fn refuse_lost_index(root: &Path, index: &Path) -> Result<()> {
+    let err = |source| EngineError::Home {
+        path: root.display().to_string(),
+        source,
+    };
+    let empty = match std::fs::metadata(index) {
+        Ok(m) => m.len() == 0,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(err(e)),
+    };
+    if !empty {
+        return Ok(());
+    }
+    let objects = count_files(&root.join("objects"), 2).map_err(err)?
+        + count_files(&root.join("packs"), 1).map_err(err)?;
+    if objects == 0 && !root.join(MARKER_FILE).exists() {
+        return Ok(());
+    }
+    let evidence = match objects {
+        0 => format!("its marker file {MARKER_FILE} says so"),
+        n => format!("{n} stored object or pack files that nothing references now"),
+    };
+    Err(EngineError::IndexLost {
+        index: index.display().to_string(),
+        evidence,
+    })
+}
+
+/// Regular files under `dir`, at most `depth` levels down (0 when `dir` is absent).
+fn count_files(dir: &Path, depth: usize) -> std::io::Result<u64> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        // Absent, or something else in its place: no stored objects there.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(0)
+        }
+        Err(e) => return Err(e),
+    };
+    let mut n = 0;
+    for entry in entries {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_file() {
+            n += 1;
+        } else if kind.is_dir() && depth > 1 {
+            n += count_files(&entry.path(), depth - 1)?;
+        }
+    }
+    Ok(n)
+}
+
+/// Note that this home has an index (once; its absence later is then a loss).
+fn mark_home(root: &Path) -> std::io::Result<()> {
+    let marker = root.join(MARKER_FILE);
+    if marker.exists() {
+        return Ok(());
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    opts.open(&marker)?;
+    Ok(())
 }
 
 /// An advisory lock (`flock`) this process holds on one of the home's lock files, released
@@ -416,6 +520,9 @@ pub struct Session<'h> {
     pub(crate) ws_id: WorkspaceId,
     pub(crate) name: String,
     pub(crate) id: SessionRowId,
+    /// Plans a dead process left half-applied in this workspace, settled when the session
+    /// was opened.
+    recovered: Vec<exec::Recovered>,
 }
 
 impl<'h> Session<'h> {
@@ -446,6 +553,12 @@ impl<'h> Session<'h> {
     /// Now, by the home's clock.
     pub fn now(&self) -> i64 {
         self.home.now()
+    }
+
+    /// What opening this session finished or rolled back of an interrupted undo, redo or
+    /// restore (a retried command reports it rather than doing more).
+    pub fn recovered(&self) -> &[exec::Recovered] {
+        &self.recovered
     }
 
     pub fn workspace_id(&self) -> WorkspaceId {

@@ -15,9 +15,10 @@
 //!
 //! This file also owns the Claude-shaped helpers Codex reuses (`codex.rs`).
 
+use super::config::{mcp_servers, ConfigFile};
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{
     fit_json, ignore, path_of, prompt_label, Action, Agent, Answer, Decision, Evidence, HookError,
@@ -209,3 +210,68 @@ pub(super) fn claude_shaped_answer(
         }
     }
 }
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for Claude Code: hooks in `.claude/settings.json`, the MCP server in `.mcp.json`, and the
+/// `/rw-undo` command.
+pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+    let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30),
+        &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some(tools)),
+            ("PostToolUse", Some(tools)),
+            ("Stop", None),
+            ("SessionEnd", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".claude/settings.json",
+            json!({"hooks": hooks}),
+            "Claude Code hooks",
+        ),
+        ConfigFile::json(
+            ".mcp.json",
+            json!({"mcpServers": mcp_servers()}),
+            "MCP server",
+        ),
+        ConfigFile::whole(
+            ".claude/commands/rw-undo.md",
+            CLAUDE_UNDO_COMMAND,
+            false,
+            "/rw-undo command",
+        ),
+    ]
+}
+
+/// `{"<Event>": [{"matcher": …, "hooks": [{"type": "command", "command": …, "timeout": …}]}]}`
+pub(super) fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<&str>)]) -> Value {
+    let mut hooks = Map::new();
+    for (event, matcher) in events {
+        let mut group = Map::new();
+        if let Some(m) = matcher {
+            group.insert("matcher".into(), json!(m));
+        }
+        group.insert(
+            "hooks".into(),
+            json!([{"type": "command", "command": cmd, "timeout": timeout}]),
+        );
+        hooks.insert((*event).into(), json!([Value::Object(group)]));
+    }
+    Value::Object(hooks)
+}
+
+const CLAUDE_UNDO_COMMAND: &str = r#"---
+description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
+allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+---
+!`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+
+Report the result above to the user in one or two sentences. If rewind refused because of a
+conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+"#;

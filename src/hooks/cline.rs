@@ -18,7 +18,8 @@
 //! JSON with exit 0. Only PreToolUse is cancelled on Deny; elsewhere the reason becomes context.
 //! Context is injected for the model's next decision, not the current one.
 
-use std::path::PathBuf;
+use super::config::ConfigFile;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -219,4 +220,30 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
             fit_json(text, |t| json!({"cancel": false, "contextModification": t}))
         }
     }
+}
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for Cline: one executable script per hook event in `.clinerules/hooks/`.
+pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+    let script = format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n");
+    [
+        "TaskStart",
+        "TaskResume",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "TaskComplete",
+        "TaskCancel",
+    ]
+    .into_iter()
+    .map(|event| {
+        ConfigFile::whole(
+            Path::new(".clinerules/hooks").join(event),
+            &script,
+            true,
+            "Cline hook",
+        )
+    })
+    .collect()
 }

@@ -16,7 +16,13 @@
 //! form Codex's own tests use); context goes only to PostToolUse, UserPromptSubmit and
 //! SessionStart as `hookSpecificOutput.additionalContext`.
 
+use super::claude::claude_shaped;
+use std::path::PathBuf;
+
+use serde_json::json;
+
 use super::claude::{claude_shaped_answer, common, need_input, tool_fields};
+use super::config::{ConfigFile, Part};
 use super::{
     ignore, patch_evidence, patch_paths, patch_write_paths, prompt_label, str_of_any, Action,
     Agent, Answer, Decision, HookError, HookEvent, Obj,
@@ -66,4 +72,36 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         decision,
         &["PostToolUse", "UserPromptSubmit", "SessionStart"],
     )
+}
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for Codex: hooks in `.codex/hooks.json`, the MCP server as a table in `.codex/config.toml`.
+pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30),
+        &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("PreToolUse", Some("apply_patch|Bash")),
+            ("PostToolUse", Some("apply_patch|Bash")),
+            ("Stop", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".codex/hooks.json",
+            json!({"hooks": hooks}),
+            "Codex hooks (trust them once in Codex)",
+        ),
+        ConfigFile {
+            path: PathBuf::from(".codex/config.toml"),
+            part: Part::TomlTable {
+                header: "[mcp_servers.rewind]",
+                table: "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n".to_string(),
+            },
+            note: "MCP server",
+        },
+    ]
 }

@@ -20,9 +20,10 @@
 //! `permission` only; `beforeSubmitPrompt` wants `{"continue": true}`. After-events and `stop`
 //! print nothing. No documented way to add model context, so Context answers like Allow.
 
+use super::config::{mcp_servers, ConfigFile};
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{
     fit_json, ignore, path_of, path_of_any, prompt_label, Action, Agent, Answer, Decision,
@@ -153,4 +154,33 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         "beforeSubmitPrompt" => Answer::json(&json!({"continue": true})),
         _ => Answer::silent(),
     }
+}
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for Cursor: hooks in `.cursor/hooks.json`, the MCP server in `.cursor/mcp.json`.
+pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+    let mut hooks = Map::new();
+    for event in [
+        "beforeSubmitPrompt",
+        "beforeShellExecution",
+        "afterShellExecution",
+        "beforeReadFile",
+        "afterFileEdit",
+        "stop",
+    ] {
+        hooks.insert(event.into(), json!([{"command": cmd}]));
+    }
+    vec![
+        ConfigFile::json(
+            ".cursor/hooks.json",
+            json!({"version": 1, "hooks": hooks}),
+            "Cursor hooks",
+        ),
+        ConfigFile::json(
+            ".cursor/mcp.json",
+            json!({"mcpServers": mcp_servers()}),
+            "MCP server",
+        ),
+    ]
 }

@@ -15,6 +15,8 @@
 //! result or a BeforeAgent prompt. BeforeTool cannot add context, so the read check answers on
 //! AfterTool. Allow prints nothing.
 
+use super::claude::claude_shaped;
+use super::config::{mcp_servers, ConfigFile};
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -122,3 +124,44 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         }
     }
 }
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for Gemini CLI: hooks (timeouts in milliseconds) and the MCP server in
+/// `.gemini/settings.json`, and the `/rw-undo` command.
+pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+    let tools = "write_file|replace|read_file|run_shell_command";
+    // Gemini takes timeouts in milliseconds.
+    let hooks = claude_shaped(
+        cmd,
+        &json!(30_000),
+        &[
+            ("SessionStart", None),
+            ("BeforeAgent", None),
+            ("BeforeTool", Some(tools)),
+            ("AfterTool", Some(tools)),
+            ("AfterAgent", None),
+            ("SessionEnd", None),
+        ],
+    );
+    vec![
+        ConfigFile::json(
+            ".gemini/settings.json",
+            json!({"hooks": hooks, "mcpServers": mcp_servers()}),
+            "Gemini CLI hooks and MCP server",
+        ),
+        ConfigFile::whole(
+            ".gemini/commands/rw-undo.toml",
+            GEMINI_UNDO_COMMAND,
+            false,
+            "/rw-undo command",
+        ),
+    ]
+}
+
+const GEMINI_UNDO_COMMAND: &str = r#"description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
+prompt = """
+Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+user in one or two sentences. If rewind refused because of a conflict, list the files and why.
+"""
+"#;

@@ -5,7 +5,8 @@
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
 //! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`);
-//! the Codex / OpenCode patch format is parsed in `patch.rs`.
+//! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
+//! configuration files `rewind init` installs for its agent ([`config`]).
 //!
 //! Everything here is pure: no I/O, no environment reads, no printing. Malformed payloads are
 //! errors ([`HookError`]); unknown events and tools are [`Action::Ignore`], never errors.
@@ -13,6 +14,7 @@
 mod claude;
 mod cline;
 mod codex;
+pub mod config;
 mod cursor;
 mod gemini;
 mod opencode;
@@ -407,8 +409,8 @@ fn root_object(stdin: &[u8]) -> Result<Map<String, Value>, HookError> {
 /// reduced to what an adapter reads of it, [`TOOL_RESPONSE_FIELDS`]. The rest of a tool's
 /// result — a Read's whole file text, a command's output — is skipped after a check of its
 /// JSON syntax only (serde's `IgnoredAny`: its strings are not decoded), not built into
-/// values: building it was ~4.5 % of a PostToolUse Read hook on a 24 KB file (callgrind,
-/// 2.17M → 2.07M instructions).
+/// values: a read hook's payload carries the whole file, and building it was a measurable
+/// part of the hook (`benches/RESULTS.md`, "Notes from the code").
 #[derive(Clone, Copy)]
 enum Payload {
     Root,

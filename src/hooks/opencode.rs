@@ -26,6 +26,7 @@
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
 //! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
 
+use super::config::ConfigFile;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
@@ -206,3 +207,78 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Decision::Deny { .. } | Decision::Context { .. } => Answer::silent(),
     }
 }
+
+// ---- `rewind init` -----------------------------------------------------------------------
+
+/// What `rewind init` installs for OpenCode: a plugin piping tool events to the hook, and the MCP server in `opencode.json`.
+pub(super) fn init_files(_cmd: &str) -> Vec<ConfigFile> {
+    vec![
+        ConfigFile::whole(
+            ".opencode/plugins/rewind.js",
+            OPENCODE_PLUGIN,
+            false,
+            "OpenCode plugin",
+        ),
+        ConfigFile::json(
+            "opencode.json",
+            json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
+            "MCP server",
+        ),
+    ]
+}
+
+const OPENCODE_PLUGIN: &str = r#"// rewind: snapshots and conflict-checked undo for OpenCode's edits.
+// Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
+// call only when rewind answers {"block": true}.
+import { spawnSync } from "node:child_process";
+
+export const Rewind = async ({ directory }) => {
+  const call = (payload) => {
+    const run = spawnSync("rewind", ["hook", "opencode"], {
+      input: JSON.stringify({ directory, ...payload }),
+      encoding: "utf8",
+      timeout: 30000,
+    });
+    if (run.error || typeof run.stdout !== "string") return null;
+    const text = run.stdout.trim();
+    if (!text.startsWith("{")) return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return null;
+    }
+  };
+  return {
+    "tool.execute.before": async (input, output) => {
+      const answer = call({
+        hook: "tool.execute.before",
+        sessionID: input.sessionID,
+        input,
+        output: { args: output.args },
+      });
+      if (answer && answer.block === true) {
+        throw new Error(answer.reason || "blocked by rewind");
+      }
+    },
+    "tool.execute.after": async (input, output) => {
+      const answer = call({
+        hook: "tool.execute.after",
+        sessionID: input.sessionID,
+        input,
+        output: { title: output.title, metadata: output.metadata },
+      });
+      if (answer && typeof answer.append === "string") {
+        output.output = `${output.output ?? ""}\n\n${answer.append}`;
+      }
+    },
+    "chat.message": async (input, output) => {
+      call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
+    },
+    event: async ({ event }) => {
+      if (event.type === "session.idle") {
+        call({ hook: "session.idle", sessionID: event.properties?.sessionID });
+      }
+    },
+  };
+};
+"#;

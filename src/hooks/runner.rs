@@ -119,56 +119,8 @@ pub fn run(
             session.close_window()?;
             Ok(Outcome::allow())
         }
-        Action::PreWrite { paths } => {
-            let paths = inside(session, paths, cwd)?;
-            if paths.is_empty() {
-                return Ok(Outcome::allow());
-            }
-            let mut warnings = Vec::new();
-            if config.read_before_write != ReadBeforeWrite::Off {
-                if let Some(reason) = stale_read(session, &paths, cwd)? {
-                    if config.read_before_write == ReadBeforeWrite::Deny {
-                        return Ok(Outcome::decide(Decision::Deny { reason }));
-                    }
-                    // Warn: the write goes ahead, so it is snapshotted like any other.
-                    warnings.push(reason);
-                }
-            }
-            let reports = match session.snap(&paths, cwd, tool, tool_call) {
-                Ok(r) => r,
-                // A directory or FIFO at the path: the tool will fail on its own.
-                Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
-                Err(e) => return Err(e.into()),
-            };
-            let hints: Vec<String> = warnings
-                .into_iter()
-                .chain(reports.into_iter().filter_map(|r| r.hint))
-                .collect();
-            Ok(Outcome::decide(context_or_allow(&hints)))
-        }
-        Action::PostWrite { paths, evidence } => {
-            let paths = inside(session, paths, cwd)?;
-            if paths.is_empty() {
-                return Ok(Outcome::allow());
-            }
-            let evidence = before_evidence(session, evidence, cwd);
-            let reports = match session.record(&paths, cwd, tool, tool_call, &evidence) {
-                Ok(r) => r,
-                Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
-                Err(e) => return Err(e.into()),
-            };
-            // The agent knows what it just wrote: its own write is not a reason to refuse its
-            // next edit of the file.
-            let now = session.home.now();
-            session.home.index.write(|tx| {
-                for (path, report) in paths.iter().zip(&reports) {
-                    let rel = session.ws.resolve(path, cwd).map_err(EngineError::from)?;
-                    tx.record_read(session.id, &rel, report.after, now)?;
-                }
-                Ok::<_, RunnerError>(())
-            })?;
-            Ok(Outcome::allow())
-        }
+        Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
+        Action::PostWrite { paths, evidence } => post_write(session, paths, evidence, cwd, event),
         Action::PreShell { .. } | Action::PostShell { .. } => {
             let phase = match event.action {
                 Action::PreShell { .. } => Phase::Before,
@@ -187,19 +139,95 @@ pub fn run(
             if pre && !context_before_read(event.agent) {
                 return Ok(Outcome::allow());
             }
-            let paths = inside(session, std::slice::from_ref(path), cwd)?;
-            if paths.is_empty() {
-                return Ok(Outcome::allow());
-            }
-            let reports = match session.check(&paths, cwd, true) {
-                Ok(r) => r,
-                Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
-                Err(e) => return Err(e.into()),
-            };
-            let hints: Vec<String> = reports.into_iter().filter_map(|r| r.hint).collect();
-            Ok(Outcome::decide(context_or_allow(&hints)))
+            read(session, path, cwd)
         }
     }
+}
+
+/// Before a write: refuse a write over a stale read (or warn), then snapshot.
+fn pre_write(
+    session: &Session<'_>,
+    paths: &[PathBuf],
+    cwd: &Path,
+    event: &HookEvent,
+    config: &RunnerConfig,
+) -> Result<Outcome> {
+    let paths = inside(session, paths, cwd)?;
+    if paths.is_empty() {
+        return Ok(Outcome::allow());
+    }
+    let mut warnings = Vec::new();
+    if config.read_before_write != ReadBeforeWrite::Off {
+        if let Some(reason) = stale_read(session, &paths, cwd)? {
+            if config.read_before_write == ReadBeforeWrite::Deny {
+                return Ok(Outcome::decide(Decision::Deny { reason }));
+            }
+            // Warn: the write goes ahead, so it is snapshotted like any other.
+            warnings.push(reason);
+        }
+    }
+    let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
+    let reports = match session.snap(&paths, cwd, tool, tool_call) {
+        Ok(r) => r,
+        // A directory or FIFO at the path: the tool will fail on its own.
+        Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
+        Err(e) => return Err(e.into()),
+    };
+    let hints: Vec<String> = warnings
+        .into_iter()
+        .chain(reports.into_iter().filter_map(|r| r.hint))
+        .collect();
+    Ok(Outcome::decide(context_or_allow(&hints)))
+}
+
+/// After a write: record the after state, and the agent's own write as read by it.
+fn post_write(
+    session: &Session<'_>,
+    paths: &[PathBuf],
+    evidence: &[HookEvidence],
+    cwd: &Path,
+    event: &HookEvent,
+) -> Result<Outcome> {
+    let paths = inside(session, paths, cwd)?;
+    if paths.is_empty() {
+        return Ok(Outcome::allow());
+    }
+    let evidence = before_evidence(session, evidence, cwd);
+    let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
+    let reports = match session.record(&paths, cwd, tool, tool_call, &evidence) {
+        Ok(r) => r,
+        Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
+        Err(e) => return Err(e.into()),
+    };
+    // The agent knows what it just wrote: its own write is not a reason to refuse its next
+    // edit of the file.
+    let now = session.now();
+    session.index().write(|tx| {
+        for (path, report) in paths.iter().zip(&reports) {
+            let rel = session
+                .workspace()
+                .resolve(path, cwd)
+                .map_err(EngineError::from)?;
+            tx.record_read(session.row_id(), &rel, report.after, now)?;
+        }
+        Ok::<_, RunnerError>(())
+    })?;
+    Ok(Outcome::allow())
+}
+
+/// A read: the external-edit check, its hint for the model.
+fn read(session: &Session<'_>, path: &Path, cwd: &Path) -> Result<Outcome> {
+    let paths = inside(session, std::slice::from_ref(&path.to_path_buf()), cwd)?;
+    if paths.is_empty() {
+        return Ok(Outcome::allow());
+    }
+    let reports = match session.check(&paths, cwd, true) {
+        Ok(r) => r,
+        Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
+        Err(e) => return Err(e.into()),
+    };
+    let hints: Vec<String> = reports.into_iter().filter_map(|r| r.hint).collect();
+    Ok(Outcome::decide(context_or_allow(&hints)))
 }
 
 fn context_before_read(agent: Agent) -> bool {
@@ -220,7 +248,7 @@ fn context_or_allow(hints: &[String]) -> Decision {
 fn inside(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
-        match session.ws.resolve(p, cwd) {
+        match session.workspace().resolve(p, cwd) {
             Ok(_) => out.push(p.clone()),
             Err(
                 PathError::Outside { .. } | PathError::InsideGit { .. } | PathError::IsRoot { .. },
@@ -237,10 +265,13 @@ fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Op
         let Some(read_blob) = session.last_read(path, cwd)? else {
             continue;
         };
-        let rel = session.ws.resolve(path, cwd).map_err(EngineError::from)?;
+        let rel = session
+            .workspace()
+            .resolve(path, cwd)
+            .map_err(EngineError::from)?;
         let now = match session
             .ws
-            .observe(&rel, session.home.opts.max_file_size)
+            .observe(&rel, session.options().max_file_size)
             .map_err(EngineError::from)?
         {
             Observation::Absent => None,
@@ -293,10 +324,10 @@ fn before_evidence(session: &Session<'_>, evidence: &[HookEvidence], cwd: &Path)
 }
 
 fn current_text(session: &Session<'_>, path: &Path, cwd: &Path) -> Option<String> {
-    let rel = session.ws.resolve(path, cwd).ok()?;
+    let rel = session.workspace().resolve(path, cwd).ok()?;
     match session
         .ws
-        .observe(&rel, session.home.opts.max_file_size)
+        .observe(&rel, session.options().max_file_size)
         .ok()?
     {
         Observation::Regular { bytes, .. } => String::from_utf8(bytes).ok(),
@@ -307,8 +338,8 @@ fn current_text(session: &Session<'_>, path: &Path, cwd: &Path) -> Option<String
 /// Record the after state of writes still pending in the session's open window: their
 /// post-hook never came, and the turn is over.
 fn finish_pending(session: &Session<'_>) -> Result<()> {
-    let read = session.home.index.read();
-    let Some(window) = read.open_agent_window(session.id)? else {
+    let read = session.index().read();
+    let Some(window) = read.open_agent_window(session.row_id())? else {
         return Ok(());
     };
     let pending: Vec<_> = read
@@ -316,9 +347,9 @@ fn finish_pending(session: &Session<'_>) -> Result<()> {
         .into_iter()
         .filter(|c| c.after.is_none())
         .collect();
-    let root = session.ws.root().to_path_buf();
+    let root = session.workspace().root().to_path_buf();
     for c in pending {
-        let path = session.ws.abs(&c.path);
+        let path = session.workspace().abs(&c.path);
         match session.record(
             &[path],
             &root,

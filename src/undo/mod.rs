@@ -145,6 +145,10 @@ pub struct Report {
     pub window_id: Option<WindowId>,
     pub forced: bool,
     pub files: Vec<FileReport>,
+    /// This command found its own undo (or redo) interrupted by a crash, finished it, and
+    /// did nothing more: `window_id` is that interrupted undo's window.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub finished_interrupted: bool,
 }
 
 pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
@@ -154,6 +158,9 @@ pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
 /// As [`run`], with the file operations of `fs` (fault injection in tests).
 pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> Result<Report> {
     let locked = session.lock(fs)?;
+    if let Some(report) = finished_interrupted(session, req)? {
+        return Ok(report);
+    }
     let (changes, direction) = select::select(session, req)?;
     if changes.is_empty() {
         return Ok(Report::nothing());
@@ -180,21 +187,17 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         window_id: None,
         forced: req.force,
         files: Vec::new(),
+        finished_interrupted: false,
     };
     if req.dry_run || blocked(&items, req.force) {
         if req.dry_run {
             report.status = Status::DryRun;
         }
-        report.files = items
-            .iter()
-            .map(|i| file_report(i, req.dry_run, false))
-            .collect();
+        // Nothing was written: each file says what would have happened, or its conflict.
+        report.files = items.iter().map(|i| file_report(i, false)).collect();
         return Ok(report);
     }
-    let kind = match direction {
-        Direction::Undo => WindowKind::Undo,
-        Direction::Redo => WindowKind::Redo,
-    };
+    let kind = window_kind(direction);
     let plan = Plan {
         kind,
         label: format!("{kind} of window {}", join(&report.targets)),
@@ -208,7 +211,7 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         Direction::Undo => Status::Undone,
         Direction::Redo => Status::Redone,
     };
-    report.files = items.iter().map(|i| file_report(i, false, true)).collect();
+    report.files = items.iter().map(|i| file_report(i, true)).collect();
     Ok(report)
 }
 
@@ -220,7 +223,62 @@ impl Report {
             window_id: None,
             forced: false,
             files: Vec::new(),
+            finished_interrupted: false,
         }
+    }
+}
+
+/// A plain `undo` (or `redo`) whose opening of the session just finished an interrupted
+/// run of the same verb in this session: the user retried the command and meant "finish
+/// what I asked", so that is the whole answer (without this, the retry went on to undo the
+/// next window too).
+fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<Report>> {
+    if req.target != Target::Latest || !req.paths.is_empty() || req.dry_run {
+        return Ok(None);
+    }
+    let kind = window_kind(req.direction);
+    let recovered = session
+        .recovered()
+        .iter()
+        .rev()
+        .find(|r| r.finished && r.kind == kind && r.session == session.name());
+    let Some(r) = recovered else {
+        return Ok(None);
+    };
+    let reversed = session.index().read().reversed_by(r.window)?;
+    let files = r
+        .changes
+        .iter()
+        .map(|c| {
+            let item = Item {
+                step: Step {
+                    path: c.path.clone(),
+                    current: c.before,
+                    target: c.after.unwrap_or(FileState::Unknown),
+                },
+                expected: c.before,
+                conflict: None,
+            };
+            file_report(&item, true)
+        })
+        .collect();
+    Ok(Some(Report {
+        status: match req.direction {
+            Direction::Undo => Status::Undone,
+            Direction::Redo => Status::Redone,
+        },
+        targets: windows_of(&reversed),
+        window_id: Some(r.window),
+        forced: false,
+        files,
+        finished_interrupted: true,
+    }))
+}
+
+fn window_kind(direction: Direction) -> WindowKind {
+    match direction {
+        Direction::Undo => WindowKind::Undo,
+        Direction::Redo => WindowKind::Redo,
     }
 }
 
@@ -310,7 +368,9 @@ fn target_blobs(by_path: &BTreeMap<&RelPath, Vec<&Change>>, direction: Direction
     blobs
 }
 
-fn file_report(item: &Item, dry_run: bool, applied: bool) -> FileReport {
+/// `applied`: the plan was carried out (past tense); otherwise nothing was written, and the
+/// outcome is a conflict or what would have happened.
+fn file_report(item: &Item, applied: bool) -> FileReport {
     let Step {
         path,
         current,
@@ -321,13 +381,13 @@ fn file_report(item: &Item, dry_run: bool, applied: bool) -> FileReport {
     } else if item.step.is_noop() {
         Outcome::Unchanged
     } else {
-        match (current, target, dry_run) {
-            (_, FileState::Absent, false) => Outcome::Deleted,
-            (_, FileState::Absent, true) => Outcome::WouldDelete,
-            (FileState::Absent, _, false) => Outcome::Created,
-            (FileState::Absent, _, true) => Outcome::WouldCreate,
-            (_, _, false) => Outcome::Restored,
-            (_, _, true) => Outcome::WouldRestore,
+        match (current, target, applied) {
+            (_, FileState::Absent, true) => Outcome::Deleted,
+            (_, FileState::Absent, false) => Outcome::WouldDelete,
+            (FileState::Absent, _, true) => Outcome::Created,
+            (FileState::Absent, _, false) => Outcome::WouldCreate,
+            (_, _, true) => Outcome::Restored,
+            (_, _, false) => Outcome::WouldRestore,
         }
     };
     FileReport {

@@ -6,18 +6,62 @@ use std::collections::{BTreeMap, HashSet};
 use super::{Direction, Request, Target};
 use crate::engine::{EngineError, ObjectKind, Result, Session};
 use crate::ids::{ChangeId, WindowId};
-use crate::model::{Change, Window, WindowKind};
+use crate::model::{Change, Window, WindowKind, WindowStatus};
 use crate::workspace::RelPath;
 
 /// The change set a request targets (narrowed to its paths), and which way it goes.
 pub(super) fn select(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
-    let (changes, direction) = by_target(session, req)?;
     let only = session.resolve_all(&req.paths, &req.cwd)?;
+    let (changes, direction) = match (&req.target, only.is_empty()) {
+        // Narrowed to paths, the latest target is the latest window that changed one of
+        // them, so that repeated narrowed undos walk back as un-narrowed ones do.
+        (Target::Latest, false) => (
+            latest_of_paths(session, req.direction, &only)?,
+            req.direction,
+        ),
+        _ => by_target(session, req)?,
+    };
     let changes = changes
         .into_iter()
         .filter(|c| only.is_empty() || only.contains(&c.path))
         .collect();
     Ok((changes, direction))
+}
+
+/// Undo: the changes of `paths` in the newest agent window with one still in effect. Redo:
+/// the changes of `paths` that the newest undo window still reversing one of them reverses.
+fn latest_of_paths(
+    session: &Session<'_>,
+    direction: Direction,
+    paths: &[RelPath],
+) -> Result<Vec<Change>> {
+    let r = session.index().read();
+    let of_paths = |changes: Vec<Change>| -> Vec<Change> {
+        changes
+            .into_iter()
+            .filter(|c| paths.contains(&c.path))
+            .collect()
+    };
+    match direction {
+        Direction::Undo => {
+            let live = of_paths(r.live_changes_in_session(session.row_id())?);
+            let Some(newest) = live.iter().map(|c| c.window).max() else {
+                return Ok(Vec::new());
+            };
+            Ok(live.into_iter().filter(|c| c.window == newest).collect())
+        }
+        Direction::Redo => {
+            for w in r.windows(session.row_id(), usize::MAX >> 1)? {
+                if w.kind == WindowKind::Undo && w.status == WindowStatus::Done {
+                    let undone = of_paths(r.changes_undone_by(w.id)?);
+                    if !undone.is_empty() {
+                        return Ok(undone);
+                    }
+                }
+            }
+            Ok(Vec::new())
+        }
+    }
 }
 
 fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {

@@ -437,8 +437,12 @@ fn a_helper_whose_index_was_removed_leaves_the_event_to_the_hook_and_exits() {
     }
     let run = hook(&env, "claude-code", &pre_write(&env));
     run.ok();
-    // Recorded in the new index the hook's own process created, not in the removed one.
-    assert!(snapshotted(&env));
+    // The hook's own process finds the home's history lost and says so (the tool call
+    // proceeds); it starts no new, empty history in its place.
+    let log = env.run(&["log"]);
+    assert_eq!(log.code, 1, "{}", log.stderr);
+    let hook_log = std::fs::read_to_string(env.home.join("logs/hook.log")).unwrap();
+    assert!(hook_log.contains("is missing or empty"), "{hook_log}");
     wait_until("the stale helper to exit", || status(&env).code == 4);
     let log = std::fs::read_to_string(env.home.join("logs/helper.log")).unwrap();
     assert!(

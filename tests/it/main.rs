@@ -5,6 +5,8 @@
 /// Hooks run in their own process here; `tests/helper` runs the hook tests through a helper.
 const VIA_HELPER: bool = false;
 
+mod architecture;
+mod cli;
 mod common;
 mod concurrency;
 mod core;
@@ -22,5 +24,6 @@ mod special_files;
 mod store_damage;
 mod tools;
 mod torture;
+mod undo_targets;
 mod unusable_home_or_workspace;
 mod watch;

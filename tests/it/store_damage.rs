@@ -131,11 +131,15 @@ fn a_damaged_index_is_a_clear_error_never_a_panic_or_a_write_outside() {
         assert!(!r.stderr.contains("panicked"), "{case}: {}", r.stderr);
         cases += h.cases;
     }
-    // An empty index file is a new index (SQLite's own rule), not an error.
+    // An empty index file in a home that kept history is a lost history, not a new one
+    // (issue 24; `a_lost_index_is_a_damaged_home_…` below covers every command).
     let h = Hostile::new();
     h.env.agent_write("f.txt", "f1");
+    testing::fold_wal_into_file(&index(&h.env)).unwrap();
     std::fs::write(h.env.home.join("index.sqlite3"), b"").unwrap();
-    h.run(&["log"]).ok();
+    let r = h.run(&["log"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("is missing or empty"), "{}", r.stderr);
     eprintln!("damaged index: {} cases", cases + 1);
 }
 /// Corrupt, truncate, delete or swap a stored blob: `verify` names it, undo refuses to use
@@ -309,4 +313,78 @@ fn inline_frame(index: &rewind::index::Index, id: &BlobId) -> Vec<u8> {
         Place::Inline(frame) => frame,
         other => panic!("blob {id} is not inline: {other:?}"),
     }
+}
+
+/// An index truncated to nothing or deleted, in a home that kept history: every command says
+/// the history is damaged (exit 1, naming the index and what survives) instead of showing an
+/// empty history, and gc deletes none of the surviving objects.
+#[test]
+fn a_lost_index_is_a_damaged_home_for_every_command_and_gc_deletes_nothing() {
+    for (case, lose) in [("truncated", true), ("deleted", false)] {
+        let env = Env::new();
+        // Incompressible and over the inline limit: stored as an object file.
+        env.write("big.bin", random_bytes(200_000, 7));
+        env.agent_write("big.bin", random_bytes(200_000, 8));
+        let objects = |env: &Env| {
+            walkdir::WalkDir::new(env.home.join("objects"))
+                .into_iter()
+                .filter(|e| e.as_ref().is_ok_and(|e| e.file_type().is_file()))
+                .count()
+        };
+        let stored = objects(&env);
+        assert!(stored >= 2, "{case}: {stored} object files");
+        testing::fold_wal_into_file(&index(&env)).unwrap();
+        let file = index_file(&env);
+        if lose {
+            std::fs::write(&file, b"").unwrap();
+        } else {
+            std::fs::remove_file(&file).unwrap();
+        }
+        for args in [
+            vec!["log"],
+            vec!["undo"],
+            vec!["verify"],
+            vec!["gc", "--grace-seconds", "0"],
+            vec!["--json", "log"],
+        ] {
+            let run = env.run(&args);
+            assert_eq!(
+                run.code, 1,
+                "{case}: {args:?}: {}{}",
+                run.stdout, run.stderr
+            );
+            let expected = format!(
+                "the index {} is missing or empty, but this home has kept history ({stored} stored object or pack files that nothing references now)",
+                file.display()
+            );
+            assert!(
+                run.stderr.contains(&expected),
+                "{case}: {args:?}: {}",
+                run.stderr
+            );
+        }
+        assert_eq!(
+            objects(&env),
+            stored,
+            "{case}: gc deleted surviving objects"
+        );
+    }
+}
+
+/// Without object files, the home's marker alone says it had an index.
+#[test]
+fn a_lost_index_of_a_home_with_only_inline_blobs_is_still_a_damaged_home() {
+    let env = Env::new();
+    env.write("a.txt", "a\n");
+    env.agent_write("a.txt", "b\n");
+    testing::fold_wal_into_file(&index(&env)).unwrap();
+    std::fs::remove_file(index_file(&env)).unwrap();
+    let run = env.run(&["log"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("has kept history (its marker file rewind-home says so)"),
+        "{}",
+        run.stderr
+    );
 }

@@ -20,14 +20,21 @@ use crate::workspace::{Observation, RelPath};
 pub(super) struct Applier<'a> {
     pub session: &'a Session<'a>,
     pub fs: &'a dyn WorkspaceFs,
+    /// What the operation is called in messages: `("undo", "undone")`.
+    words: (&'static str, &'static str),
     created_dirs: Vec<PathBuf>,
 }
 
 impl<'a> Applier<'a> {
-    pub fn new(session: &'a Session<'a>, fs: &'a dyn WorkspaceFs) -> Applier<'a> {
+    pub fn new(
+        session: &'a Session<'a>,
+        fs: &'a dyn WorkspaceFs,
+        words: (&'static str, &'static str),
+    ) -> Applier<'a> {
         Applier {
             session,
             fs,
+            words,
             created_dirs: Vec::new(),
         }
     }
@@ -151,7 +158,7 @@ impl<'a> Applier<'a> {
         closer: &std::sync::mpsc::SyncSender<Held>,
     ) -> io::Result<()> {
         let held = Cell::new(None);
-        let recheck = still(self.session, &step.path, step.current);
+        let recheck = still(self.session, &step.path, step.current, self.words.0);
         let ws = self.session.workspace();
         let done = self.fs.commit(ws, &step.path, staged, &|| {
             recheck()?;
@@ -189,7 +196,7 @@ impl<'a> Applier<'a> {
         to: FileState,
         bytes: &BTreeMap<BlobId, Vec<u8>>,
     ) -> io::Result<()> {
-        let precheck = still(self.session, rel, from);
+        let precheck = still(self.session, rel, from, self.words.0);
         let ws = self.session.workspace();
         match to {
             FileState::Absent => self.fs.remove(ws, rel, &precheck),
@@ -270,8 +277,10 @@ impl<'a> Applier<'a> {
             let _ = self.fs.sync_dir(dir);
         }
         if errors.is_empty() {
-            let detail =
-                format!("{err}; everything already changed was put back, nothing was undone");
+            let detail = format!(
+                "{err}; everything already changed was put back, nothing was {}",
+                self.words.1
+            );
             return Failed {
                 error: EngineError::Apply { path, detail },
                 rolled_back: true,
@@ -316,14 +325,15 @@ fn still<'a>(
     session: &'a Session<'_>,
     rel: &'a RelPath,
     from: FileState,
+    what: &'static str,
 ) -> impl Fn() -> io::Result<()> + 'a {
     move || {
         if current_state(session, rel)?.same_content(&from) {
             Ok(())
         } else {
-            Err(io::Error::other(
-                "the file changed while the undo was running",
-            ))
+            Err(io::Error::other(format!(
+                "the file changed while the {what} was running"
+            )))
         }
     }
 }

@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 pub(crate) use prefetch::prefetch;
 pub use prefetch::Prefetched;
 pub(crate) use recover::recover;
+pub use recover::Recovered;
 
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
@@ -77,6 +78,20 @@ pub struct Plan {
     pub reverses: Vec<ChangeId>,
 }
 
+impl Plan {
+    /// What the plan is called in messages. A redo keeps an undo's words: it is the undo of
+    /// an undo, and its messages have always said so.
+    fn words(&self) -> (&'static str, &'static str) {
+        match self.kind {
+            WindowKind::Undo | WindowKind::Redo => UNDO_WORDS,
+            _ => ("restore", "restored"),
+        }
+    }
+}
+
+/// An undo's words in messages.
+const UNDO_WORDS: (&str, &str) = ("undo", "undone");
+
 /// An apply that stopped midway; `rolled_back` says whether the workspace is as before.
 struct Failed {
     error: EngineError,
@@ -93,7 +108,7 @@ pub fn execute(locked: &Locked<'_>, plan: &Plan, prefetched: Prefetched) -> Resu
     // checkpointed once, at the end, not also after the intent record.
     session.index().bulk(|| {
         let window = intent(session, plan, now)?;
-        match apply::Applier::new(session, locked.fs()).apply(&plan.steps, &bytes) {
+        match apply::Applier::new(session, locked.fs(), plan.words()).apply(&plan.steps, &bytes) {
             Ok(()) => {
                 finish(session, window, plan.recorded_by, &plan.steps)?;
                 Ok(window)

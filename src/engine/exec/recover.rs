@@ -11,24 +11,38 @@ use crate::ids::{BlobId, WindowId};
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::RealFs;
 
-/// Finish or roll back the windows a dead process left `applying` in this session's
-/// workspace. Skips them when the workspace lock is held: that process is alive and still
-/// working.
-pub(crate) fn recover(session: &Session<'_>) -> Result<()> {
-    let Some(locked) = session.try_lock(&RealFs)? else {
-        return Ok(());
-    };
-    for window in session
-        .index()
-        .read()
-        .applying_windows(session.workspace_id())?
-    {
-        recover_window(&locked, window)?;
-    }
-    Ok(())
+/// An interrupted plan that recovery settled.
+#[derive(Debug, Clone)]
+pub struct Recovered {
+    pub window: WindowId,
+    pub kind: WindowKind,
+    /// The session whose command was interrupted.
+    pub session: String,
+    /// Finished (every file at its target); otherwise rolled back (every file as before).
+    pub finished: bool,
+    /// The window's changes: current → target of each file.
+    pub changes: Vec<Change>,
 }
 
-fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
+/// Finish or roll back the windows a dead process left `applying` in this session's
+/// workspace, and say what was done. Skips them when the workspace lock is held: that
+/// process is alive and still working.
+pub(crate) fn recover(session: &Session<'_>) -> Result<Vec<Recovered>> {
+    let Some(locked) = session.try_lock(&RealFs)? else {
+        return Ok(Vec::new());
+    };
+    let windows = session
+        .index()
+        .read()
+        .applying_windows(session.workspace_id())?;
+    let mut done = Vec::with_capacity(windows.len());
+    for window in windows {
+        done.push(recover_window(&locked, window)?);
+    }
+    Ok(done)
+}
+
+fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<Recovered> {
     let session = locked.session();
     let w = session
         .index()
@@ -48,9 +62,16 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
             }
         })?;
     }
+    let mut recovered = Recovered {
+        window,
+        kind: w.kind,
+        session: w.session.clone(),
+        finished: true,
+        changes: Vec::new(),
+    };
     if let Some(forward) = forward_steps(session, &changes) {
         let bytes = load(session, &forward)?;
-        if Applier::new(session, locked.fs())
+        if Applier::new(session, locked.fs(), super::UNDO_WORDS)
             .apply(&forward, &bytes)
             .is_ok()
         {
@@ -59,7 +80,9 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
             } else {
                 "undo"
             };
-            return finish(session, window, by, &forward);
+            finish(session, window, by, &forward)?;
+            recovered.changes = changes;
+            return Ok(recovered);
         }
     }
     // Roll back: every file that reached its target goes back to its before.
@@ -76,10 +99,13 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<()> {
         })
         .collect();
     let bytes = load(session, &back)?;
-    Applier::new(session, locked.fs())
+    Applier::new(session, locked.fs(), super::UNDO_WORDS)
         .apply(&back, &bytes)
         .map_err(|f| f.error)?;
-    roll_back_record(session, window, w.kind)
+    roll_back_record(session, window, w.kind)?;
+    recovered.finished = false;
+    recovered.changes = changes;
+    Ok(recovered)
 }
 
 /// The steps that finish the plan, when every file is at its before or already at its

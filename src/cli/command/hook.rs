@@ -1,5 +1,5 @@
 //! `rewind hook <agent>` (one agent event on stdin, the answer on stdout) and
-//! `rewind init <agent>` (in `hook/init.rs`).
+//! `rewind init <agent>` (in `init.rs`).
 //!
 //! The hook's contract with the agent comes first: it must never break the tool call it
 //! guards. So exit 2 (which Claude Code, Codex and Gemini read as "block") happens only when
@@ -7,8 +7,6 @@
 //! stdin, bad JSON, a broken home, an engine error — is printed on stderr, appended to
 //! `<home>/logs/hook.log` and answered as "allow" with exit 0. `REWIND_DISABLE=1` makes the
 //! hook a no-op before anything else happens.
-
-mod init;
 
 use std::cell::RefCell;
 use std::fs::OpenOptions;
@@ -23,11 +21,9 @@ use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
 use rewind::scan::{GitGlobal, ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
-use super::args::Global;
-use super::exit::Exit;
-use super::Failure;
-
-pub use init::{run_init, InitArgs};
+use crate::cli::args::Global;
+use crate::cli::context::{cwd, default_home, open_home, workspace};
+use crate::cli::exit::{Exit, Failure};
 
 /// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
 /// MiB); anything bigger is refused rather than risking the agent's machine's memory.
@@ -211,17 +207,17 @@ fn handle(
     config.scan.watching = place.resident.map(|r| r.watching.clone());
     let home = match place.resident {
         Some(r) => r.home,
-        None => super::open_home(g)?,
+        None => open_home(g)?,
     };
     let cwd = match (&event.cwd, place.cwd) {
         (Some(dir), _) if dir.is_absolute() => dir.clone(),
         (_, Some(dir)) => dir.to_path_buf(),
-        _ => super::cwd()?,
+        _ => cwd()?,
     };
     let ws = match &event.cwd {
         Some(_) => Workspace::discover(&cwd)
             .map_err(|e| Failure::from(rewind::engine::EngineError::from(e)))?,
-        None => super::workspace(g, &cwd)?,
+        None => workspace(g, &cwd)?,
     };
     let name = event
         .session_id
@@ -343,7 +339,7 @@ pub(crate) struct HookLog {
 impl HookLog {
     pub(crate) fn from_env_home(home: Option<PathBuf>) -> HookLog {
         HookLog {
-            home: home.or_else(|| super::default_home().ok()),
+            home: home.or_else(|| default_home().ok()),
             stderr: RefCell::new(Vec::new()),
         }
     }

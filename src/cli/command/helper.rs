@@ -33,10 +33,11 @@ use rewind::scan::{WatchCounts, Watching};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::args::{Global, HelperCmd, RunArgs};
-use super::exit::Exit;
 use super::hook::{self, HookArgs, HookLog};
-use super::{Failure, Out};
+use crate::cli::args::{Global, HelperCmd, RunArgs};
+use crate::cli::context::{default_home, open_home_owned};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
 
 /// The helper's socket, in the home.
 const SOCKET: &str = "helper.sock";
@@ -282,7 +283,7 @@ impl Plan {
         let cwd_id = std::fs::metadata(&cwd).map(|m| (m.dev(), m.ino())).ok()?;
         let home = match env_value("REWIND_HOME").ok()? {
             Some(home) => cwd.join(home),
-            None => super::default_home().ok()?,
+            None => default_home().ok()?,
         };
         let call = Call {
             agent,
@@ -352,8 +353,11 @@ pub fn run(g: &Global, out: &Out, cmd: HelperCmd) -> Result<Exit, Failure> {
 
 /// The home's directory (created if need be, as every command does) and its socket.
 fn home_socket(g: &Global) -> Result<(PathBuf, PathBuf), Failure> {
-    let home = super::open_home_owned(g)?;
-    let root = home.root().to_path_buf();
+    let dir = match &g.home {
+        Some(h) => h.clone(),
+        None => default_home()?,
+    };
+    let root = Home::locate(&dir)?;
     let socket = socket_of(&root)?;
     Ok((root, socket))
 }
@@ -376,6 +380,36 @@ fn socket_of(root: &Path) -> Result<PathBuf, Failure> {
         .hint("use a home with a shorter path (REWIND_HOME or --home)"));
     }
     Ok(socket)
+}
+
+/// `helper start|stop|status --json` when the answer is short: `{status, pid, home}`.
+#[derive(Serialize)]
+struct Brief<'a> {
+    status: &'a str,
+    pid: Option<u32>,
+    home: String,
+}
+
+/// `helper status --json` of a running helper.
+#[derive(Serialize)]
+struct Running<'a> {
+    status: &'static str,
+    pid: u32,
+    home: &'a str,
+    served: u64,
+    busy_ms: f64,
+    idle_secs: u64,
+    idle_timeout_secs: u64,
+    same_build: bool,
+    build: &'a str,
+    watches: &'a WatchCounts,
+}
+
+/// `helper stop --json`: `{status: "stopped", pid}`.
+#[derive(Serialize)]
+struct Stopped {
+    status: &'static str,
+    pid: u32,
 }
 
 /// Why a command got no reply from the helper.
@@ -428,9 +462,11 @@ fn report_busy(
 ) -> Result<Exit, Failure> {
     let pid = busy_pid(root);
     if out.json {
-        out.print_json(&serde_json::json!({
-            "status": status, "pid": pid, "home": root.display().to_string()
-        }));
+        out.print_json(&Brief {
+            status,
+            pid,
+            home: root.display().to_string(),
+        });
     } else {
         out.print(&text(pid));
     }
@@ -471,18 +507,18 @@ fn status(g: &Global, out: &Out) -> Result<Exit, Failure> {
     };
     let ours = s.build == build_id();
     if out.json {
-        out.print_json(&serde_json::json!({
-            "status": "running",
-            "pid": s.pid,
-            "home": s.home,
-            "served": s.served,
-            "busy_ms": s.busy_us as f64 / 1000.0,
-            "idle_secs": s.idle_secs,
-            "idle_timeout_secs": s.idle_timeout_secs,
-            "same_build": ours,
-            "build": s.build,
-            "watches": s.watches,
-        }));
+        out.print_json(&Running {
+            status: "running",
+            pid: s.pid,
+            home: &s.home,
+            served: s.served,
+            busy_ms: s.busy_us as f64 / 1000.0,
+            idle_secs: s.idle_secs,
+            idle_timeout_secs: s.idle_timeout_secs,
+            same_build: ours,
+            build: &s.build,
+            watches: &s.watches,
+        });
     } else {
         out.print(&format!(
             "helper running: pid {}, home {}\n{} hook events answered in {:.1} ms; idle {} s (exits after {} s)\n",
@@ -534,7 +570,10 @@ fn stop(g: &Global, out: &Out) -> Result<Exit, Failure> {
     };
     wait_gone(&socket);
     if out.json {
-        out.print_json(&serde_json::json!({"status": "stopped", "pid": pid}));
+        out.print_json(&Stopped {
+            status: "stopped",
+            pid,
+        });
     } else {
         out.print(&format!("helper stopped (pid {pid})\n"));
     }
@@ -545,7 +584,11 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     let (root, socket) = home_socket(g)?;
     let report = |out: &Out, s: &Status, what: &str| {
         if out.json {
-            out.print_json(&serde_json::json!({"status": what, "pid": s.pid, "home": s.home}));
+            out.print_json(&Brief {
+                status: what,
+                pid: Some(s.pid),
+                home: s.home.clone(),
+            });
         } else {
             out.print(&format!("helper {what}: pid {}, home {}\n", s.pid, s.home));
         }
@@ -622,40 +665,11 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         // Out of the terminal's session, so that closing the terminal leaves it running.
         let _ = rustix::process::setsid();
     }
-    let mut home = super::open_home_owned(g)?;
+    let mut home = open_home_owned(g)?;
     home.idle();
     let root = home.root().to_path_buf();
-    let fail = |what: String| Failure::new(Exit::Error, what);
-    let lock_path = root.join(LOCK);
-    let lock = open_log(&lock_path)
-        .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
-    if lock.try_lock().is_err() {
-        return Err(fail(format!(
-            "a helper is already running for the home {}",
-            root.display()
-        ))
-        .hint("`rewind helper status` shows it"));
-    }
-    // Who holds the lock, for `status` and `stop` when the helper is too busy to say.
-    let _ = lock
-        .set_len(0)
-        .and_then(|()| (&lock).write_all(format!("{}\n", std::process::id()).as_bytes()));
-    let socket = socket_of(&root)?;
-    // A socket left by a helper that was killed: nobody listens on it (we hold the lock).
-    match std::fs::remove_file(&socket) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            return Err(fail(format!("cannot remove {}: {e}", socket.display())))
-        }
-        _ => {}
-    }
-    let listener = UnixListener::bind(&socket)
-        .map_err(|e| fail(format!("cannot listen on {}: {e}", socket.display())))?;
-    let ours = std::fs::metadata(&socket)
-        .and_then(|m| {
-            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
-            Ok(m.ino())
-        })
-        .map_err(|e| fail(format!("cannot set up {}: {e}", socket.display())))?;
+    let lock = take_lock(&root)?;
+    let (listener, socket, ours) = listen(&root)?;
     let mut helper = Helper {
         home,
         global: g,
@@ -674,48 +688,8 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         root.display()
     );
     let still_ours = || std::fs::symlink_metadata(&socket).is_ok_and(|m| m.ino() == ours);
-    let why = loop {
-        let mut fds = [rustix::event::PollFd::new(
-            &listener,
-            rustix::event::PollFlags::IN,
-        )];
-        let tick = rustix::event::Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
-        match rustix::event::poll(&mut fds, Some(&tick)) {
-            Ok(0) | Err(rustix::io::Errno::INTR) => {}
-            Ok(_) => {
-                if let Ok((stream, _)) = listener.accept() {
-                    match helper.answer(stream) {
-                        Flow::Continue => {}
-                        Flow::Stop => break "asked to stop",
-                        Flow::Abort => break "stale or failed",
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!(
-                    "rewind helper {}: cannot wait for events: {e}",
-                    std::process::id()
-                );
-                break "poll failed";
-            }
-        }
-        // Events read now and then, so that a long quiet spell (a build the agent runs)
-        // does not overflow the kernel's queue and cost a full walk at the next scan.
-        helper.watched = helper.watching.drain();
-        if !still_ours() {
-            // The home was removed, or another helper replaced the socket: not ours to remove.
-            eprintln!(
-                "rewind helper {}: its socket is gone; exiting",
-                std::process::id()
-            );
-            return Ok(Exit::Ok);
-        }
-        if helper.last.elapsed() >= helper.idle_timeout {
-            break "idle";
-        }
+    let Some(why) = helper.wait_for_events(&listener, still_ours) else {
+        return Ok(Exit::Ok);
     };
     // No new client from here on; those already queued get their answer.
     let _ = std::fs::remove_file(&socket);
@@ -738,6 +712,49 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     );
     drop(lock);
     Ok(Exit::Ok)
+}
+
+/// The home's one-helper lock, held for the helper's life, with this process's pid in it.
+fn take_lock(root: &Path) -> Result<File, Failure> {
+    let fail = |what: String| Failure::new(Exit::Error, what);
+    let lock_path = root.join(LOCK);
+    let lock = open_log(&lock_path)
+        .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+    if lock.try_lock().is_err() {
+        return Err(fail(format!(
+            "a helper is already running for the home {}",
+            root.display()
+        ))
+        .hint("`rewind helper status` shows it"));
+    }
+    // Who holds the lock, for `status` and `stop` when the helper is too busy to say.
+    let _ = lock
+        .set_len(0)
+        .and_then(|()| (&lock).write_all(format!("{}\n", std::process::id()).as_bytes()));
+    Ok(lock)
+}
+
+/// The home's socket, listening, mode 0600: the listener, its path and its inode (to notice
+/// when it is removed or replaced). Called with the lock held.
+fn listen(root: &Path) -> Result<(UnixListener, PathBuf, u64), Failure> {
+    let fail = |what: String| Failure::new(Exit::Error, what);
+    let socket = socket_of(root)?;
+    // A socket left by a helper that was killed: nobody listens on it (we hold the lock).
+    match std::fs::remove_file(&socket) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(fail(format!("cannot remove {}: {e}", socket.display())))
+        }
+        _ => {}
+    }
+    let listener = UnixListener::bind(&socket)
+        .map_err(|e| fail(format!("cannot listen on {}: {e}", socket.display())))?;
+    let ours = std::fs::metadata(&socket)
+        .and_then(|m| {
+            std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+            Ok(m.ino())
+        })
+        .map_err(|e| fail(format!("cannot set up {}: {e}", socket.display())))?;
+    Ok((listener, socket, ours))
 }
 
 fn now_ms() -> u64 {
@@ -778,13 +795,65 @@ struct Helper<'g> {
     busy: Duration,
     last: Instant,
     idle_timeout: Duration,
-    /// The directory watches every scan this helper runs shares.
-    watching: Watching,
     /// What the scans' watches did, as of the last look.
     watched: WatchCounts,
+    /// The directory watches every scan this helper runs shares.
+    watching: Watching,
 }
 
 impl Helper<'_> {
+    /// Answer clients until a reason to stop: asked to, stale or failed, idle, or `poll`
+    /// failing. `None` when the socket stopped being this helper's (the home was removed,
+    /// or another helper replaced it): then nothing of it is ours to clean up.
+    fn wait_for_events(
+        &mut self,
+        listener: &UnixListener,
+        still_ours: impl Fn() -> bool,
+    ) -> Option<&'static str> {
+        loop {
+            let mut fds = [rustix::event::PollFd::new(
+                listener,
+                rustix::event::PollFlags::IN,
+            )];
+            let tick = rustix::event::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            };
+            match rustix::event::poll(&mut fds, Some(&tick)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => {}
+                Ok(_) => {
+                    if let Ok((stream, _)) = listener.accept() {
+                        match self.answer(stream) {
+                            Flow::Continue => {}
+                            Flow::Stop => return Some("asked to stop"),
+                            Flow::Abort => return Some("stale or failed"),
+                        }
+                    }
+                }
+                Err(e) => {
+                    eprintln!(
+                        "rewind helper {}: cannot wait for events: {e}",
+                        std::process::id()
+                    );
+                    return Some("poll failed");
+                }
+            }
+            // Events read now and then, so that a long quiet spell (a build the agent runs)
+            // does not overflow the kernel's queue and cost a full walk at the next scan.
+            self.watched = self.watching.drain();
+            if !still_ours() {
+                eprintln!(
+                    "rewind helper {}: its socket is gone; exiting",
+                    std::process::id()
+                );
+                return None;
+            }
+            if self.last.elapsed() >= self.idle_timeout {
+                return Some("idle");
+            }
+        }
+    }
+
     /// One client: read its request, answer it. Errors end the connection, not the helper.
     fn answer(&mut self, mut stream: UnixStream) -> Flow {
         if !same_user(&stream).unwrap_or(false) {
@@ -812,61 +881,75 @@ impl Helper<'_> {
                 call,
                 payload_len,
                 start_by_ms,
-            } => {
-                if build != self.build {
-                    let why = "the helper runs another build of rewind".to_string();
-                    let _ = send(&mut stream, &Reply::Declined { why });
-                    // Stale when its own file was replaced; another installation's client
-                    // is just not its business.
-                    return if build_id() == self.build {
-                        Flow::Continue
-                    } else {
-                        Flow::Abort
-                    };
-                }
-                if payload_len > hook::MAX_PAYLOAD {
-                    return Flow::Continue;
-                }
-                let mut payload = vec![0u8; payload_len as usize];
-                if stream.read_exact(&mut payload).is_err() {
-                    return Flow::Continue;
-                }
-                let Call {
-                    agent,
-                    cwd,
-                    workspace,
-                    session,
-                    max_file_size,
-                    read_before_write,
-                    scan_budget_ms,
-                    cwd_id,
-                } = *call;
-                let event = Event {
-                    start_by_ms,
-                    cwd_id,
-                    cwd: PathBuf::from(cwd),
-                    global: Global {
-                        home: Some(self.home.root().to_path_buf()),
-                        workspace: workspace.map(PathBuf::from),
-                        session,
-                        json: false,
-                        max_file_size,
-                    },
-                    args: HookArgs {
-                        agent,
-                        read_before_write: read_before_write.unwrap_or_else(|| "deny".into()),
-                        scan_budget_ms,
-                        payload: Some(Ok(payload)),
-                    },
-                };
-                self.hook(&stream, event, &mut output)
-            }
+            } => match self.take_event(&mut stream, &build, *call, payload_len, start_by_ms) {
+                Ok(event) => self.hook(&stream, event, &mut output),
+                Err(flow) => return flow,
+            },
         };
         let _ = send_with(&mut stream, &reply, &output);
         if is_hook {
             self.busy += began.elapsed();
         }
         flow
+    }
+
+    /// A hook request's event, its payload read from the stream. `Err` ends the connection
+    /// without an answer: a client of another build (declined), a payload too large or cut
+    /// short.
+    fn take_event(
+        &self,
+        stream: &mut UnixStream,
+        build: &str,
+        call: Call,
+        payload_len: u64,
+        start_by_ms: u64,
+    ) -> Result<Event, Flow> {
+        if build != self.build {
+            let why = "the helper runs another build of rewind".to_string();
+            let _ = send(stream, &Reply::Declined { why });
+            // Stale when its own file was replaced; another installation's client
+            // is just not its business.
+            return Err(if build_id() == self.build {
+                Flow::Continue
+            } else {
+                Flow::Abort
+            });
+        }
+        if payload_len > hook::MAX_PAYLOAD {
+            return Err(Flow::Continue);
+        }
+        let mut payload = vec![0u8; payload_len as usize];
+        if stream.read_exact(&mut payload).is_err() {
+            return Err(Flow::Continue);
+        }
+        let Call {
+            agent,
+            cwd,
+            workspace,
+            session,
+            max_file_size,
+            read_before_write,
+            scan_budget_ms,
+            cwd_id,
+        } = call;
+        Ok(Event {
+            start_by_ms,
+            cwd_id,
+            cwd: PathBuf::from(cwd),
+            global: Global {
+                home: Some(self.home.root().to_path_buf()),
+                workspace: workspace.map(PathBuf::from),
+                session,
+                json: false,
+                max_file_size,
+            },
+            args: HookArgs {
+                agent,
+                read_before_write: read_before_write.unwrap_or_else(|| "deny".into()),
+                scan_budget_ms,
+                payload: Some(Ok(payload)),
+            },
+        })
     }
 
     /// Run one event; the answer's output bytes go to `output`.

@@ -23,10 +23,11 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 
-use super::args::Global;
-use super::exit::Exit;
-use super::tools::{render_read, render_search, tool_failure};
-use super::{cwd, default_home, options, workspace, Failure};
+use super::read::render as render_read;
+use super::search::render as render_search;
+use crate::cli::args::Global;
+use crate::cli::context::{cwd, default_home, options, workspace};
+use crate::cli::exit::{tool_failure, Exit, Failure};
 
 /// Agent environment variables that carry the conversation id, in order of preference.
 const SESSION_ENV: [&str; 2] = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"];

@@ -1,0 +1,109 @@
+//! `rewind diff [WINDOW]`: unified diff of a window's changes (colored on a terminal).
+
+use rewind::engine::DiffEntry;
+use rewind::ids::WindowId;
+use serde::Serialize;
+
+use crate::cli::args::{DiffArgs, Global};
+use crate::cli::context::{parse_id, Ctx};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+
+#[derive(Serialize)]
+struct DiffJson<'a> {
+    window_id: WindowId,
+    files: Vec<FileJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a str,
+    change_id: i64,
+    note: &'a Option<String>,
+    diff: String,
+}
+
+pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let window = args.window.as_deref().map(parse_id).transpose()?;
+    let (window, entries) = ctx.session.diff(window, &args.paths, &ctx.cwd)?;
+    if out.json {
+        let files = entries
+            .iter()
+            .map(|e| FileJson {
+                path: &e.path,
+                change_id: e.change_id,
+                note: &e.note,
+                diff: unified(e),
+            })
+            .collect();
+        out.print_json(&DiffJson {
+            window_id: window,
+            files,
+        });
+    } else {
+        let text: String = entries
+            .iter()
+            .map(|e| colorize(&unified(e), out.color))
+            .collect();
+        out.print(&text);
+    }
+    Ok(Exit::Ok)
+}
+
+/// A change as a unified diff with three lines of context; binary files are only named, and a
+/// change without both sides' bytes shows its note instead.
+fn unified(e: &DiffEntry) -> String {
+    let a_name = if e.before.is_some() {
+        format!("a/{}", e.path)
+    } else {
+        "/dev/null".into()
+    };
+    let b_name = if e.after.is_some() {
+        format!("b/{}", e.path)
+    } else {
+        "/dev/null".into()
+    };
+    if let Some(note) = &e.note {
+        return format!("--- {a_name}\n+++ {b_name}\n# {note}\n");
+    }
+    let before = e.before.as_deref().unwrap_or_default();
+    let after = e.after.as_deref().unwrap_or_default();
+    match (std::str::from_utf8(before), std::str::from_utf8(after)) {
+        (Ok(a), Ok(b)) if !before.contains(&0) && !after.contains(&0) => {
+            similar::TextDiff::from_lines(a, b)
+                .unified_diff()
+                .context_radius(3)
+                .header(&a_name, &b_name)
+                .to_string()
+        }
+        _ if before == after => String::new(),
+        _ => format!("Binary files {a_name} and {b_name} differ\n"),
+    }
+}
+
+fn colorize(diff: &str, color: bool) -> String {
+    if !color {
+        return diff.to_string();
+    }
+    diff.lines()
+        .map(|l| {
+            let code = if l.starts_with("+++") || l.starts_with("---") {
+                "1"
+            } else if l.starts_with('+') {
+                "32"
+            } else if l.starts_with('-') {
+                "31"
+            } else if l.starts_with("@@") {
+                "36"
+            } else {
+                ""
+            };
+            if code.is_empty() {
+                format!("{l}\n")
+            } else {
+                format!("\x1b[{code}m{l}\x1b[0m\n")
+            }
+        })
+        .collect()
+}

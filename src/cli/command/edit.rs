@@ -1,0 +1,71 @@
+//! `rewind edit PATH --token T --ops FILE|-`: a batch of line operations against the version
+//! the token names, applied as one undoable write.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use rewind::edit;
+
+use crate::cli::args::Global;
+use crate::cli::context::Ctx;
+use crate::cli::exit::{tool_failure, Exit, Failure};
+use crate::cli::render::Out;
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    pub path: PathBuf,
+    /// The token `rewind read` printed for the version the ops refer to
+    #[arg(long, value_name = "T")]
+    pub token: Option<String>,
+    /// JSON array of line ops, from a file or `-` for stdin
+    #[arg(long, value_name = "FILE|-")]
+    pub ops: PathBuf,
+}
+
+pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
+    let EditArgs {
+        path,
+        token,
+        ops: source,
+    } = args;
+    let raw = read_input(&source)?;
+    let text = String::from_utf8(raw)
+        .map_err(|_| Failure::new(Exit::Error, "ops json is not utf-8 text"))?;
+    let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
+    let ctx = Ctx::open(g)?;
+    let result = ctx
+        .session
+        .edit_file(&path, &ctx.cwd, token.as_deref(), &ops)
+        .map_err(|e| tool_failure(e, &path))?;
+    if out.json {
+        out.print_json(&result);
+    } else {
+        out.print(&format!(
+            "edited {} (window {}, change {})\n{}\n",
+            result.path,
+            result.window_id,
+            result.change_id,
+            edit::render_report(&result.report)
+        ));
+    }
+    Ok(Exit::Ok)
+}
+
+/// The bytes of `source`, or of stdin for `-`.
+pub(super) fn read_input(source: &Path) -> Result<Vec<u8>, Failure> {
+    if source == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| Failure::new(Exit::Error, format!("cannot read stdin: {e}")))?;
+        Ok(buf)
+    } else {
+        std::fs::read(source).map_err(|e| {
+            Failure::new(
+                Exit::Error,
+                format!("cannot read ops file {}: {e}", source.display()),
+            )
+        })
+    }
+}

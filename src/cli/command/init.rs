@@ -1,0 +1,563 @@
+//! `rewind init <agent>`: wire rewind into an agent's project configuration — its hooks, the
+//! `rewind mcp` server, and an undo command file where the agent has command files.
+//!
+//! Rules: merge into existing JSON settings without touching the user's other keys; running
+//! twice adds nothing twice (an entry whose command is already `rewind hook <agent>` counts
+//! as present); a file rewind did not write is never overwritten (a conflicting command file
+//! or Cline hook script is reported and left alone); before the first change to an existing
+//! file its previous bytes are kept as `<file>.rewind-backup`. `--dry-run` prints what would
+//! be written and writes nothing.
+//!
+//! `--uninstall` undoes it: a file with a backup gets its backup back (bytes and mode) when it
+//! is still what init made of it; a file without one that is exactly what init creates is
+//! removed, then the directories that leaves empty. A file changed since init wrote it is
+//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do.
+//!
+//! Which files each agent needs, and what goes in them, is the agent adapter's knowledge
+//! (`rewind::hooks::config`, `Agent::config_files`); this file is the machinery, the same
+//! for every agent.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::cli::args::Global;
+use crate::cli::context::{cwd, workspace};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+use rewind::hooks::config::Part;
+use rewind::hooks::Agent;
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// claude-code | opencode | gemini | codex | cursor | cline
+    pub agent: String,
+    /// Print what would be written; write nothing
+    #[arg(long, alias = "print")]
+    pub dry_run: bool,
+    /// Undo `rewind init`: restore each file it changed from its `.rewind-backup`, remove the
+    /// files it created (when still as it wrote them) and the directories left empty
+    #[arg(long)]
+    pub uninstall: bool,
+}
+
+/// One file `init` wants in a given state.
+struct Planned {
+    path: PathBuf,
+    /// The full new content, or `None` when the file is already as wanted.
+    content: Option<String>,
+    executable: bool,
+    note: &'static str,
+}
+
+/// `init --json`: `{agent, workspace, dry_run, files: [{path, changed, what, content}]}`,
+/// `content` only for a dry run.
+#[derive(Serialize)]
+struct InitJson<'a> {
+    agent: &'a str,
+    workspace: String,
+    dry_run: bool,
+    files: Vec<FileJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: String,
+    changed: bool,
+    what: &'a str,
+    content: Option<&'a str>,
+}
+
+/// `init --uninstall --json`: `{agent, workspace, dry_run, uninstall, files: [{path, action}]}`.
+#[derive(Serialize)]
+struct UninstallJson<'a> {
+    agent: &'a str,
+    workspace: String,
+    dry_run: bool,
+    uninstall: bool,
+    files: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    path: String,
+    action: &'static str,
+}
+
+pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
+    let InitArgs {
+        agent,
+        dry_run,
+        uninstall,
+    } = args;
+    let agent: Agent = agent
+        .parse()
+        .map_err(|e: rewind::hooks::HookError| Failure::new(Exit::Usage, e.to_string()))?;
+    let cwd = cwd()?;
+    let ws = workspace(g, &cwd)?;
+    let root = ws.root();
+    if uninstall {
+        return run_uninstall(out, agent, root, dry_run);
+    }
+    let plans = plan(agent, root, &read_existing)?;
+
+    let mut written = Vec::new();
+    let mut text = String::new();
+    for p in &plans {
+        let shown = p
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&p.path)
+            .display()
+            .to_string();
+        match &p.content {
+            None => text.push_str(&format!("unchanged  {shown} ({})\n", p.note)),
+            Some(content) => {
+                if dry_run {
+                    text.push_str(&format!("would write {shown} ({}):\n{content}\n", p.note));
+                } else {
+                    write_file(p, content)?;
+                    text.push_str(&format!("wrote      {shown} ({})\n", p.note));
+                }
+                written.push(shown);
+            }
+        }
+    }
+    if out.json {
+        out.print_json(&InitJson {
+            agent: agent.as_str(),
+            workspace: root.display().to_string(),
+            dry_run,
+            files: plans
+                .iter()
+                .map(|p| FileJson {
+                    path: p.path.display().to_string(),
+                    changed: p.content.is_some(),
+                    what: p.note,
+                    content: if dry_run { p.content.as_deref() } else { None },
+                })
+                .collect(),
+        });
+    } else {
+        out.print(&text);
+    }
+    Ok(Exit::Ok)
+}
+
+fn command(agent: Agent) -> String {
+    format!("rewind hook {agent}")
+}
+
+/// How `plan` reads a file's current text (the disk, or what it was before init).
+type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
+
+/// Each file `agent`'s configuration needs, planned against its current text from `src`.
+fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
+    let cmd = command(agent);
+    agent
+        .config_files(&cmd)
+        .into_iter()
+        .map(|file| {
+            let path = root.join(&file.path);
+            match file.part {
+                Part::Json(wanted) => merge_json(src, &path, &wanted, &cmd, file.note),
+                Part::Whole {
+                    content,
+                    executable,
+                } => new_file(src, &path, &content, executable, file.note),
+                Part::TomlTable { header, table } => {
+                    append_toml(src, &path, header, &table, file.note)
+                }
+            }
+        })
+        .collect()
+}
+
+/// Merge `wanted` into the JSON file at `path`: objects merge key by key; arrays (hook lists)
+/// get our entries appended unless an entry already runs `cmd` (or equals ours); scalars the
+/// user set are kept.
+fn merge_json(
+    src: Source<'_>,
+    path: &Path,
+    wanted: &Value,
+    cmd: &str,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = src(path)?;
+    let mut current = match &existing {
+        None => Value::Object(Map::new()),
+        Some(text) if text.trim().is_empty() => Value::Object(Map::new()),
+        Some(text) => serde_json::from_str::<Value>(text).map_err(|e| {
+            Failure::new(
+                Exit::Error,
+                format!("{}: not valid JSON ({e}); not touching it", path.display()),
+            )
+            .hint("fix or move the file, then run rewind init again")
+        })?,
+    };
+    if !current.is_object() {
+        return Err(Failure::new(
+            Exit::Error,
+            format!("{}: not a JSON object; not touching it", path.display()),
+        ));
+    }
+    let before = current.clone();
+    merge(&mut current, wanted, cmd);
+    let content = if existing.is_some() && current == before {
+        None
+    } else {
+        let mut text = serde_json::to_string_pretty(&current)
+            .map_err(|e| Failure::new(Exit::Error, format!("cannot render JSON: {e}")))?;
+        text.push('\n');
+        Some(text)
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable: false,
+        note,
+    })
+}
+
+fn merge(current: &mut Value, wanted: &Value, cmd: &str) {
+    match (current, wanted) {
+        (Value::Object(cur), Value::Object(want)) => {
+            for (k, v) in want {
+                match cur.get_mut(k) {
+                    Some(existing) => merge(existing, v, cmd),
+                    None => {
+                        cur.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(cur), Value::Array(want)) => {
+            for item in want {
+                let present = cur.iter().any(|c| c == item || mentions(c, cmd));
+                if !present {
+                    cur.push(item.clone());
+                }
+            }
+        }
+        // A scalar the user set wins.
+        _ => {}
+    }
+}
+
+/// Does this JSON value (a hook group or entry) run `cmd` anywhere inside?
+fn mentions(v: &Value, cmd: &str) -> bool {
+    match v {
+        Value::String(s) => s == cmd,
+        Value::Array(items) => items.iter().any(|i| mentions(i, cmd)),
+        Value::Object(map) => map.values().any(|i| mentions(i, cmd)),
+        _ => false,
+    }
+}
+
+/// A file rewind owns whole: written when absent, left alone when present (ours or not).
+fn new_file(
+    src: Source<'_>,
+    path: &Path,
+    content: &str,
+    executable: bool,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = src(path)?;
+    let content = match existing {
+        None => Some(content.to_string()),
+        Some(_) => None,
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable,
+        note,
+    })
+}
+
+/// Append a TOML table unless its header is already there (no TOML parser needed for that).
+fn append_toml(
+    src: Source<'_>,
+    path: &Path,
+    header: &str,
+    table: &str,
+    note: &'static str,
+) -> Result<Planned, Failure> {
+    let existing = src(path)?;
+    let content = match existing {
+        Some(text) if text.lines().any(|l| l.trim() == header) => None,
+        Some(text) => {
+            let sep = if text.is_empty() || text.ends_with("\n\n") {
+                ""
+            } else if text.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            };
+            Some(format!("{text}{sep}{table}"))
+        }
+        None => Some(table.to_string()),
+    };
+    Ok(Planned {
+        path: path.to_path_buf(),
+        content,
+        executable: false,
+        note,
+    })
+}
+
+/// `<file>.rewind-backup`: the file's bytes before `rewind init` first changed it.
+fn backup_of(path: &Path) -> PathBuf {
+    let mut backup = path.as_os_str().to_os_string();
+    backup.push(".rewind-backup");
+    PathBuf::from(backup)
+}
+
+/// What `--uninstall` does to one file init manages.
+#[derive(Clone, Copy)]
+enum Removal {
+    /// Put the backup back (rename: the original bytes and mode).
+    Restore,
+    /// The file already holds its original bytes: only the backup goes.
+    DropBackup,
+    /// init created the file and it is still exactly as init wrote it.
+    Remove,
+    /// Changed since init wrote it: restoring would lose someone's edit.
+    KeepChanged,
+    /// Not init's (absent, or a file init left alone).
+    Nothing,
+}
+
+/// `rewind init <agent> --uninstall`: every file init changed goes back to its backup, every
+/// file it created (and still as created) is removed, then the directories that leaves empty.
+/// Running it again finds nothing to do.
+fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<Exit, Failure> {
+    // What init writes given the files as they were before it ever ran: the backup where it
+    // kept one, nothing where it created the file.
+    let before = |path: &Path| read_existing(&backup_of(path));
+    let plans = plan(agent, root, &before)?;
+
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    let mut gone: Vec<PathBuf> = Vec::new();
+    for p in &plans {
+        let (action, line) = undo_file(p, root, removal_of(p)?, dry_run, &mut gone)?;
+        text.push_str(&line);
+        text.push('\n');
+        rows.push(Row {
+            path: p.path.display().to_string(),
+            action,
+        });
+    }
+    for (d, line) in remove_empty_dirs(root, &gone, dry_run) {
+        text.push_str(&line);
+        if let Some(d) = d {
+            rows.push(Row {
+                path: d.display().to_string(),
+                action: "remove-dir",
+            });
+        }
+    }
+
+    if out.json {
+        out.print_json(&UninstallJson {
+            agent: agent.as_str(),
+            workspace: root.display().to_string(),
+            dry_run,
+            uninstall: true,
+            files: rows,
+        });
+    } else {
+        out.print(&text);
+    }
+    Ok(Exit::Ok)
+}
+
+/// What uninstalling does to one planned file, from its bytes now and its backup's.
+fn removal_of(p: &Planned) -> Result<Removal, Failure> {
+    let current = read_bytes(&p.path)?;
+    let original = read_bytes(&backup_of(&p.path))?;
+    Ok(match (&original, &current) {
+        (Some(orig), cur) => {
+            let ours = p.content.as_deref().map_or(orig.as_slice(), str::as_bytes);
+            match cur.as_deref() {
+                Some(c) if c == orig.as_slice() => Removal::DropBackup,
+                Some(c) if c == ours => Removal::Restore,
+                // Deleted since init: the backup still is the user's file.
+                None => Removal::Restore,
+                Some(_) => Removal::KeepChanged,
+            }
+        }
+        (None, Some(cur)) => match &p.content {
+            Some(ours) if cur.as_slice() == ours.as_bytes() => Removal::Remove,
+            _ => Removal::Nothing,
+        },
+        (None, None) => Removal::Nothing,
+    })
+}
+
+/// Does `removal` to `p` (unless `dry_run`), noting removed files in `gone`; the JSON
+/// action and the line that says what happened.
+fn undo_file(
+    p: &Planned,
+    root: &Path,
+    removal: Removal,
+    dry_run: bool,
+    gone: &mut Vec<PathBuf>,
+) -> Result<(&'static str, String), Failure> {
+    let shown = p
+        .path
+        .strip_prefix(root)
+        .unwrap_or(&p.path)
+        .display()
+        .to_string();
+    let backup = backup_of(&p.path);
+    let fail =
+        |e: std::io::Error| Failure::new(Exit::Error, format!("cannot uninstall {shown}: {e}"));
+    let verb = if dry_run { "would " } else { "" };
+    Ok(match removal {
+        Removal::Restore => {
+            if !dry_run {
+                std::fs::rename(&backup, &p.path).map_err(fail)?;
+            }
+            ("restore", format!("{verb}restore {shown} from {shown}.rewind-backup"))
+        }
+        Removal::DropBackup => {
+            if !dry_run {
+                std::fs::remove_file(&backup).map_err(fail)?;
+            }
+            gone.push(backup);
+            ("drop-backup", format!("{verb}remove {shown}.rewind-backup ({shown} is already as before)"))
+        }
+        Removal::Remove => {
+            if !dry_run {
+                std::fs::remove_file(&p.path).map_err(fail)?;
+            }
+            gone.push(p.path.clone());
+            ("remove", format!("{verb}remove {shown} ({}, created by rewind init)", p.note))
+        }
+        Removal::KeepChanged => (
+            "keep",
+            format!(
+                "kept {shown}: changed since rewind init wrote it; its previous bytes are in {shown}.rewind-backup"
+            ),
+        ),
+        Removal::Nothing => ("none", format!("nothing to undo in {shown}")),
+    })
+}
+
+/// Removes (unless `dry_run`) the directories the `gone` files leave empty, deepest first,
+/// never the workspace root. Each directory looked at, with the line saying what happened;
+/// the directory is `Some` when it was (or would be) removed.
+fn remove_empty_dirs(
+    root: &Path,
+    gone: &[PathBuf],
+    dry_run: bool,
+) -> Vec<(Option<PathBuf>, String)> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for path in gone {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == root || !d.starts_with(root) || dirs.iter().any(|x| x == d) {
+                break;
+            }
+            dirs.push(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    let mut removed_dirs: Vec<PathBuf> = Vec::new();
+    let mut lines = Vec::new();
+    for d in dirs {
+        if !empty_after(&d, gone, &removed_dirs) {
+            continue;
+        }
+        if !dry_run {
+            if let Err(e) = std::fs::remove_dir(&d) {
+                lines.push((None, format!("kept directory {}: {e}\n", d.display())));
+                continue;
+            }
+        }
+        let shown = d.strip_prefix(root).unwrap_or(&d).display().to_string();
+        let verb = if dry_run { "would remove" } else { "removed" };
+        lines.push((Some(d.clone()), format!("{verb} empty directory {shown}\n")));
+        removed_dirs.push(d);
+    }
+    lines
+}
+
+/// Is `dir` empty once `gone` files and `gone_dirs` are removed? (Also right after they were.)
+fn empty_after(dir: &Path, gone: &[PathBuf], gone_dirs: &[PathBuf]) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return false;
+        };
+        let path = entry.path();
+        if !gone.contains(&path) && !gone_dirs.contains(&path) {
+            return false;
+        }
+    }
+    true
+}
+
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::new(
+            Exit::Error,
+            format!("cannot read {}: {e}", path.display()),
+        )),
+    }
+}
+
+fn read_existing(path: &Path) -> Result<Option<String>, Failure> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Failure::new(
+            Exit::Error,
+            format!("cannot read {}: {e}", path.display()),
+        )),
+    }
+}
+
+fn write_file(p: &Planned, content: &str) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| {
+        Failure::new(
+            Exit::Error,
+            format!("cannot write {}: {e}", p.path.display()),
+        )
+    };
+    if let Some(parent) = p.path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    if p.path.exists() {
+        let backup = backup_of(&p.path);
+        // Keep the user's original, not an earlier rewind edit of it.
+        if !backup.exists() {
+            std::fs::copy(&p.path, &backup).map_err(fail)?;
+        }
+    }
+    let dir = p.path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, content.as_bytes()).map_err(fail)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = match std::fs::metadata(&p.path) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(_) if p.executable => 0o755,
+            Err(_) => 0o644,
+        };
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+            .map_err(fail)?;
+    }
+    tmp.persist(&p.path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

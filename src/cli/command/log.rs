@@ -1,0 +1,85 @@
+//! `rewind log`: sessions → windows → changes, newest first.
+
+use rewind::engine::LogSession;
+use rewind::model::WindowStatus;
+use rewind::workspace::Workspace;
+use serde::Serialize;
+
+use crate::cli::args::{Global, LogArgs};
+use crate::cli::context::Ctx;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::{short, Out};
+
+#[derive(Serialize)]
+struct LogJson<'a> {
+    workspace: String,
+    sessions: &'a [LogSession],
+}
+
+pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let log = ctx.session.log(args.all_sessions, args.limit)?;
+    let ws = ctx.session.workspace();
+    if out.json {
+        out.print_json(&LogJson {
+            workspace: ws.root().display().to_string(),
+            sessions: &log,
+        });
+    } else {
+        out.print(&render(ws, &log));
+    }
+    Ok(Exit::Ok)
+}
+
+fn render(ws: &Workspace, log: &[LogSession]) -> String {
+    let mut text = format!("workspace {}\n", ws.root().display());
+    for s in log {
+        text.push_str(&format!("session {}\n", s.session));
+        if s.windows.is_empty() {
+            text.push_str("  (no windows)\n");
+        }
+        for w in &s.windows {
+            let mut flags = Vec::new();
+            if w.open {
+                flags.push("open".to_string());
+            }
+            if w.undone {
+                flags.push("undone".to_string());
+            }
+            if w.status != WindowStatus::Done {
+                flags.push(w.status.as_str().to_string());
+            }
+            text.push_str(&format!(
+                "  window {} [{}] {}{}{}\n",
+                w.id,
+                w.kind,
+                w.opened_at,
+                w.label
+                    .as_ref()
+                    .map(|l| format!(" {l:?}"))
+                    .unwrap_or_default(),
+                if flags.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", flags.join(", "))
+                }
+            ));
+            for c in &w.changes {
+                let after = c.after.as_ref().map_or("pending".to_string(), short);
+                text.push_str(&format!(
+                    "    {:>5} {}  {} → {}  {}{}{}\n",
+                    c.id,
+                    c.path,
+                    short(&c.before),
+                    after,
+                    c.proof.as_str(),
+                    c.tool.as_ref().map(|t| format!(" {t}")).unwrap_or_default(),
+                    c.undone_by
+                        .map(|u| format!(" (undone by {u})"))
+                        .unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    text
+}

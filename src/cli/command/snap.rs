@@ -1,0 +1,52 @@
+//! `rewind snap PATH...`: before an agent write, the current bytes (or absence) of each path
+//! become the before state of a new change in the session's open window.
+
+use rewind::engine::SnapReport;
+use serde::Serialize;
+
+use crate::cli::args::{Global, PathsArgs};
+use crate::cli::context::Ctx;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+
+/// `{"files":[…]}`, shared with `record`.
+#[derive(Serialize)]
+pub(super) struct Files<'a, T> {
+    pub files: &'a [T],
+}
+
+pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let reports = ctx.session.snap(
+        &args.paths,
+        &ctx.cwd,
+        args.tool.as_deref(),
+        args.tool_call.as_deref(),
+    )?;
+    if out.json {
+        out.print_json(&Files { files: &reports });
+    } else {
+        out.print(&render(&reports));
+    }
+    Ok(Exit::Ok)
+}
+
+fn render(reports: &[SnapReport]) -> String {
+    let mut text = String::new();
+    for r in reports {
+        let before = r.before.map_or("absent".to_string(), |b| b.short());
+        text.push_str(&format!(
+            "snapped {} ({before}) in window {}, change {}\n",
+            r.path, r.window_id, r.change_id
+        ));
+        if let Some(reason) = &r.reason {
+            text.push_str(&format!(
+                "  metadata-only: {reason} (undo will refuse this change)\n"
+            ));
+        }
+        if let Some(hint) = &r.hint {
+            text.push_str(&format!("  externally modified: {hint}\n"));
+        }
+    }
+    text
+}

@@ -1,0 +1,156 @@
+//! `rewind undo`: undo the session's latest agent window (or a window, a tool call, the whole
+//! session). The apply and its rendering are shared with `redo`.
+
+use std::path::PathBuf;
+
+use rewind::undo::{self, Direction, FileReport, Report, Request, Status, Target};
+
+use crate::cli::args::{Global, UndoArgs};
+use crate::cli::context::{parse_id, Ctx};
+use crate::cli::crash::CrashAfterOps;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::{opt, short, Out};
+
+pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
+    let target = match (&args.window, &args.tool_call, args.all) {
+        (Some(w), _, _) => Target::Window(parse_id(w)?),
+        (_, Some(tc), _) => Target::ToolCall(tc.clone()),
+        (_, _, true) => Target::All,
+        _ => Target::Latest,
+    };
+    apply(
+        g,
+        out,
+        Plan {
+            direction: Direction::Undo,
+            target,
+            paths: args.paths,
+            dry_run: args.dry_run,
+            force: args.force,
+        },
+    )
+}
+
+/// What `undo` or `redo` was asked to do.
+pub(super) struct Plan {
+    pub direction: Direction,
+    pub target: Target,
+    pub paths: Vec<PathBuf>,
+    pub dry_run: bool,
+    pub force: bool,
+}
+
+/// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
+/// refused it (or would, for a dry run), 4 when there was nothing to do.
+pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let Plan {
+        direction,
+        target,
+        paths,
+        dry_run,
+        force,
+    } = plan;
+    let req = Request {
+        direction,
+        target,
+        paths,
+        cwd: ctx.cwd.clone(),
+        dry_run,
+        force,
+    };
+    // Test seam (tests/it/crash_recovery.rs, torture.rs): die at a chosen file operation of the apply.
+    let report = match CrashAfterOps::from_env() {
+        Some(fs) => undo::run_with(&ctx.session, &req, &fs)?,
+        None => undo::run(&ctx.session, &req)?,
+    };
+    if out.json {
+        out.print_json(&report);
+    } else {
+        out.print(&render(direction, &report));
+    }
+    let conflicted = report
+        .files
+        .iter()
+        .any(|f| f.conflict.is_some() && !(force && f.conflict.is_some_and(|c| c.overridable())));
+    Ok(match report.status {
+        Status::Undone | Status::Redone => Exit::Ok,
+        Status::Conflict => Exit::Conflict,
+        Status::Nothing => Exit::Nothing,
+        Status::DryRun if conflicted => Exit::Conflict,
+        Status::DryRun => Exit::Ok,
+    })
+}
+
+fn render(direction: Direction, report: &Report) -> String {
+    let verb = match direction {
+        Direction::Undo => "undo",
+        Direction::Redo => "redo",
+    };
+    let targets = report
+        .targets
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut text = match report.status {
+        Status::Undone | Status::Redone if report.finished_interrupted => format!(
+            "finished the interrupted {verb} of window {targets} (recorded as window {}); nothing more was {}\n",
+            opt(report.window_id),
+            if direction == Direction::Undo { "undone" } else { "redone" }
+        ),
+        Status::Nothing => format!("nothing to {verb}\n"),
+        Status::Undone => format!(
+            "undid window {targets} (recorded as window {})\n",
+            opt(report.window_id)
+        ),
+        Status::Redone => format!(
+            "redid window {targets} (recorded as window {})\n",
+            opt(report.window_id)
+        ),
+        Status::DryRun => {
+            format!("{verb} of window {targets} would do (dry run, nothing written):\n")
+        }
+        Status::Conflict => format!("{verb} of window {targets} refused: nothing was written\n"),
+    };
+    for f in &report.files {
+        text.push_str(&file_line(f));
+    }
+    if report.status == Status::Conflict {
+        text.push_str("hint: inspect with `rewind diff`; `--force` overrides modified-since and later-change (what it overwrites is snapshotted first)\n");
+    }
+    text
+}
+
+/// The `as_str` form a unit enum serializes to (`restored`, `modified-since`, …).
+fn kebab(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn file_line(f: &FileReport) -> String {
+    let outcome = kebab(&f.outcome);
+    match (&f.conflict, &f.detail) {
+        (Some(c), detail) => format!(
+            "  {:<14} {}  [{}] expected {} found {}{}\n",
+            outcome,
+            f.path,
+            kebab(c),
+            short(&f.expected),
+            short(&f.current),
+            detail
+                .as_ref()
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default()
+        ),
+        (None, _) => format!(
+            "  {:<14} {}  {} → {}\n",
+            outcome,
+            f.path,
+            short(&f.current),
+            short(&f.target)
+        ),
+    }
+}

@@ -1,0 +1,44 @@
+//! `rewind verify`: re-hash every stored object and check every index reference; exit 1
+//! naming each damaged object.
+
+use rewind::maintenance::VerifyReport;
+
+use crate::cli::args::Global;
+use crate::cli::context::open_home;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+
+pub fn run(g: &Global, out: &Out) -> Result<Exit, Failure> {
+    let report = open_home(g)?.verify()?;
+    if out.json {
+        out.print_json(&report);
+    } else {
+        out.print(&render(&report));
+    }
+    Ok(if report.ok { Exit::Ok } else { Exit::Error })
+}
+
+fn render(r: &VerifyReport) -> String {
+    let mut text = format!(
+        "{} blobs ({} bytes, {} stored; {} inline, {} in {} pack files, {} object files), {} references\n",
+        r.blobs,
+        r.blob_bytes,
+        r.stored_bytes,
+        r.inline_blobs,
+        r.packed_blobs,
+        r.pack_files,
+        r.object_files,
+        r.references
+    );
+    if r.orphan_files > 0 {
+        text.push_str(&format!(
+            "{} orphan object or pack files (gc removes them)\n",
+            r.orphan_files
+        ));
+    }
+    for p in &r.problems {
+        text.push_str(&format!("damaged: {}: {}\n", p.object, p.detail));
+    }
+    text.push_str(if r.ok { "ok\n" } else { "verify FAILED\n" });
+    text
+}

@@ -1,0 +1,59 @@
+//! `rewind window open|close`: explicit windows (turns).
+
+use rewind::ids::WindowId;
+use serde::Serialize;
+
+use crate::cli::args::{Global, WindowCmd};
+use crate::cli::context::Ctx;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+
+#[derive(Serialize)]
+struct Opened<'a> {
+    window_id: WindowId,
+    session: &'a str,
+}
+
+#[derive(Serialize)]
+struct Closed {
+    window_id: Option<WindowId>,
+    closed: bool,
+}
+
+pub fn run(g: &Global, out: &Out, cmd: WindowCmd) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let s = &ctx.session;
+    match cmd {
+        WindowCmd::Open { label } => {
+            let id = s.open_window(label.as_deref())?;
+            if out.json {
+                out.print_json(&Opened {
+                    window_id: id,
+                    session: s.name(),
+                });
+            } else {
+                out.print(&format!("{id}\n"));
+            }
+            Ok(Exit::Ok)
+        }
+        WindowCmd::Close => {
+            let id = s.close_window()?;
+            if out.json {
+                out.print_json(&Closed {
+                    window_id: id,
+                    closed: id.is_some(),
+                });
+            } else {
+                match id {
+                    Some(id) => out.print(&format!("closed window {id}\n")),
+                    None => out.print("no window was open\n"),
+                }
+            }
+            Ok(if id.is_some() {
+                Exit::Ok
+            } else {
+                Exit::Nothing
+            })
+        }
+    }
+}

@@ -1,0 +1,719 @@
+//! Wiring into agents and running beside them: `hook`, `init`, `mcp`, `helper`, `demo`.
+
+use super::{filters, rw, rw_stdin, show};
+use crate::common::Env;
+use crate::hooks::fixture;
+use insta::assert_snapshot;
+
+#[test]
+fn hook_answers_in_the_agents_format() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let pre = fixture(&env, "claude-code", "pre-tool-use-write").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &pre), @"
+    [EOF]
+    [exit status: 0]
+    ");
+    env.write("src/new.rs", "pub fn new() {}\n");
+    let post = fixture(&env, "claude-code", "post-tool-use-write").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &post), @"
+    [EOF]
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn hook_with_json_still_answers_in_the_agents_format() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let pre = fixture(&env, "gemini", "before-tool-write_file").to_string();
+    assert_snapshot!(rw_stdin(&env, &["--json", "hook", "gemini"], &pre), @"
+    [EOF]
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn hook_with_a_bad_payload_lets_the_tool_call_proceed() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], "not json"), @"
+    [EOF]
+    ------- stderr -------
+    rewind hook claude-code: error: hook payload is not valid json: expected ident at line 1 column 2
+    [EOF]
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn init_dry_run_shows_the_files_it_would_write() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "codex", "--dry-run"]), @r#"
+    would write .codex/hooks.json (Codex hooks (trust them once in Codex)):
+    {
+      "hooks": {
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook codex",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "apply_patch|Bash"
+          }
+        ],
+        "PreToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook codex",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "apply_patch|Bash"
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook codex",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook codex",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook codex",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ]
+      }
+    }
+
+    would write .codex/config.toml (MCP server):
+    [mcp_servers.rewind]
+    command = "rewind"
+    args = ["mcp"]
+
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn init_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "cursor"]), @"
+    wrote      .cursor/hooks.json (Cursor hooks)
+    wrote      .cursor/mcp.json (MCP server)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "cursor", "--uninstall"]), @"
+    remove .cursor/hooks.json (Cursor hooks, created by rewind init)
+    remove .cursor/mcp.json (MCP server, created by rewind init)
+    removed empty directory .cursor
+    [EOF]
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn init_json() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["--json", "init", "claude-code"]), @r#"
+    {"agent":"claude-code","dry_run":false,"files":[{"changed":true,"content":null,"path":"[WS]/.claude/settings.json","what":"Claude Code hooks"},{"changed":true,"content":null,"path":"[WS]/.mcp.json","what":"MCP server"},{"changed":true,"content":null,"path":"[WS]/.claude/commands/rw-undo.md","what":"/rw-undo command"}],"workspace":"[WS]"}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["--json", "init", "claude-code", "--uninstall"]), @r#"
+    {"agent":"claude-code","dry_run":false,"files":[{"action":"remove","path":"[WS]/.claude/settings.json"},{"action":"remove","path":"[WS]/.mcp.json"},{"action":"remove","path":"[WS]/.claude/commands/rw-undo.md"},{"action":"remove-dir","path":"[WS]/.claude/commands"},{"action":"remove-dir","path":"[WS]/.claude"}],"uninstall":true,"workspace":"[WS]"}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+const MCP_INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"snapshot","version":"1"}}}
+"#;
+
+#[test]
+fn mcp_answers_initialize_over_stdio() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw_stdin(&env, &["mcp"], MCP_INITIALIZE), @r#"
+    {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"rewind","version":"0.1.0"},"instructions":"rewind's file tools make edits safe and undoable. Always read_file before editing and pass its token to edit_file/write_file; follow the AGENTS.md files read_file returns. Every edit can be reverted with undo."}}
+    [EOF]
+    ------- stderr -------
+    rewind mcp: serving workspace [WS] as session test-session
+    rewind mcp: client disconnected
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn mcp_with_json_is_the_same_protocol() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw_stdin(&env, &["--json", "mcp"], MCP_INITIALIZE), @r#"
+    {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"rewind","version":"0.1.0"},"instructions":"rewind's file tools make edits safe and undoable. Always read_file before editing and pass its token to edit_file/write_file; follow the AGENTS.md files read_file returns. Every edit can be reverted with undo."}}
+    [EOF]
+    ------- stderr -------
+    rewind mcp: serving workspace [WS] as session test-session
+    rewind mcp: client disconnected
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn helper_status_without_a_helper_exits_4() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["helper", "status"]), @"
+    [EOF]
+    ------- stderr -------
+    error: no helper is running for the home [HOME]
+    hint: `rewind helper start` starts one
+    [EOF]
+    [exit status: 4]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "status"]), @r#"
+    {"error":"no helper is running for the home [HOME]","exit_code":4,"hints":["`rewind helper start` starts one"],"status":"error"}
+    [EOF]
+    ------- stderr -------
+    error: no helper is running for the home [HOME]
+    hint: `rewind helper start` starts one
+    [EOF]
+    [exit status: 4]
+    "#);
+}
+
+#[test]
+fn helper_stop_without_a_helper() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["helper", "stop"]), @"
+    [EOF]
+    ------- stderr -------
+    error: no helper is running for the home [HOME]
+    hint: `rewind helper start` starts one
+    [EOF]
+    [exit status: 4]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "stop"]), @r#"
+    {"error":"no helper is running for the home [HOME]","exit_code":4,"hints":["`rewind helper start` starts one"],"status":"error"}
+    [EOF]
+    ------- stderr -------
+    error: no helper is running for the home [HOME]
+    hint: `rewind helper start` starts one
+    [EOF]
+    [exit status: 4]
+    "#);
+}
+
+#[test]
+fn demo_narrates_its_session() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["demo"]), @r#"
+    • turn 1 (window 1): agent created hello.py
+    • turn 2 (window 2): agent edited hello.py and created NOTES.md
+    • user: edited NOTES.md in their editor
+    • read check of NOTES.md: externally_modified=true — hint for the model: NOTES.md was changed outside the agent since rewind's last snapshot; read it again before editing it
+    • undo: refused, nothing written — conflicts: NOTES.md (modified-since); hello.py is still "print('hello, world')"
+    • undo --force: Undone; hello.py is back to "print('hello')", NOTES.md is gone (the agent created it)
+    • redo: Redone; hello.py is "print('hello, world')" again
+    • restore NOTES.md --window 3 --side before: the user's line is back: true
+    • verify: 4 blobs, ok
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn demo_json() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(show(&env.run(&["--json", "demo"])), @r#"
+    {"kept":null,"ok":true,"steps":["turn 1 (window 1): agent created hello.py","turn 2 (window 2): agent edited hello.py and created NOTES.md","user: edited NOTES.md in their editor","read check of NOTES.md: externally_modified=true — hint for the model: NOTES.md was changed outside the agent since rewind's last snapshot; read it again before editing it","undo: refused, nothing written — conflicts: NOTES.md (modified-since); hello.py is still \"print('hello, world')\"","undo --force: Undone; hello.py is back to \"print('hello')\", NOTES.md is gone (the agent created it)","redo: Redone; hello.py is \"print('hello, world')\" again","restore NOTES.md --window 3 --side before: the user's line is back: true","verify: 4 blobs, ok"]}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn init_dry_run_of_every_other_agent() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "claude-code", "--dry-run"]), @r#"
+    would write .claude/settings.json (Claude Code hooks):
+    {
+      "hooks": {
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "Write|Edit|MultiEdit|NotebookEdit|Read|Bash"
+          }
+        ],
+        "PreToolUse": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ],
+            "matcher": "Write|Edit|MultiEdit|NotebookEdit|Read|Bash"
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook claude-code",
+                "timeout": 30,
+                "type": "command"
+              }
+            ]
+          }
+        ]
+      }
+    }
+
+    would write .mcp.json (MCP server):
+    {
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    would write .claude/commands/rw-undo.md (/rw-undo command):
+    ---
+    description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
+    allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+    ---
+    !`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+
+    Report the result above to the user in one or two sentences. If rewind refused because of a
+    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "gemini", "--dry-run"]), @r#"
+    would write .gemini/settings.json (Gemini CLI hooks and MCP server):
+    {
+      "hooks": {
+        "AfterAgent": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "AfterTool": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ],
+            "matcher": "write_file|replace|read_file|run_shell_command"
+          }
+        ],
+        "BeforeAgent": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "BeforeTool": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ],
+            "matcher": "write_file|replace|read_file|run_shell_command"
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "command": "rewind hook gemini",
+                "timeout": 30000,
+                "type": "command"
+              }
+            ]
+          }
+        ]
+      },
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    would write .gemini/commands/rw-undo.toml (/rw-undo command):
+    description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
+    prompt = """
+    Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+    user in one or two sentences. If rewind refused because of a conflict, list the files and why.
+    """
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "cursor", "--dry-run"]), @r#"
+    would write .cursor/hooks.json (Cursor hooks):
+    {
+      "hooks": {
+        "afterFileEdit": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "afterShellExecution": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeReadFile": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeShellExecution": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "beforeSubmitPrompt": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ],
+        "stop": [
+          {
+            "command": "rewind hook cursor"
+          }
+        ]
+      },
+      "version": 1
+    }
+
+    would write .cursor/mcp.json (MCP server):
+    {
+      "mcpServers": {
+        "rewind": {
+          "args": [
+            "mcp"
+          ],
+          "command": "rewind"
+        }
+      }
+    }
+
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["init", "cline", "--dry-run"]), @"
+    would write .clinerules/hooks/TaskStart (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskResume (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/UserPromptSubmit (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/PreToolUse (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/PostToolUse (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskComplete (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    would write .clinerules/hooks/TaskCancel (Cline hook):
+    #!/bin/sh
+    # Added by `rewind init cline`.
+    exec rewind hook cline
+
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "opencode", "--dry-run"]), @r#"
+    would write .opencode/plugins/rewind.js (OpenCode plugin):
+    // rewind: snapshots and conflict-checked undo for OpenCode's edits.
+    // Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
+    // call only when rewind answers {"block": true}.
+    import { spawnSync } from "node:child_process";
+
+    export const Rewind = async ({ directory }) => {
+      const call = (payload) => {
+        const run = spawnSync("rewind", ["hook", "opencode"], {
+          input: JSON.stringify({ directory, ...payload }),
+          encoding: "utf8",
+          timeout: 30000,
+        });
+        if (run.error || typeof run.stdout !== "string") return null;
+        const text = run.stdout.trim();
+        if (!text.startsWith("{")) return null;
+        try {
+          return JSON.parse(text);
+        } catch {
+          return null;
+        }
+      };
+      return {
+        "tool.execute.before": async (input, output) => {
+          const answer = call({
+            hook: "tool.execute.before",
+            sessionID: input.sessionID,
+            input,
+            output: { args: output.args },
+          });
+          if (answer && answer.block === true) {
+            throw new Error(answer.reason || "blocked by rewind");
+          }
+        },
+        "tool.execute.after": async (input, output) => {
+          const answer = call({
+            hook: "tool.execute.after",
+            sessionID: input.sessionID,
+            input,
+            output: { title: output.title, metadata: output.metadata },
+          });
+          if (answer && typeof answer.append === "string") {
+            output.output = `${output.output ?? ""}\n\n${answer.append}`;
+          }
+        },
+        "chat.message": async (input, output) => {
+          call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
+        },
+        event: async ({ event }) => {
+          if (event.type === "session.idle") {
+            call({ hook: "session.idle", sessionID: event.properties?.sessionID });
+          }
+        },
+      };
+    };
+
+    would write opencode.json (MCP server):
+    {
+      "mcp": {
+        "rewind": {
+          "command": [
+            "rewind",
+            "mcp"
+          ],
+          "type": "local"
+        }
+      }
+    }
+
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn hook_denies_a_write_to_a_file_changed_since_the_agent_read_it() {
+    let env = Env::new();
+    let _f = filters(&env);
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let read = fixture(&env, "claude-code", "pre-tool-use-read").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &read), @"
+    [EOF]
+    [exit status: 0]
+    ");
+    env.write("src/lib.rs", "pub fn a() {}\npub fn user() {}\n");
+    let edit = fixture(&env, "claude-code", "pre-tool-use-edit").to_string();
+    assert_snapshot!(rw_stdin(&env, &["hook", "claude-code"], &edit), @r#"
+    {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"rewind: src/lib.rs changed since you read it — read it again before editing it"}}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+/// A running helper's pid, build, idle time and busy time vary from run to run.
+#[cfg(target_os = "linux")]
+fn helper_filters() -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"pid\b(\W+)\d+", "pid${1}[PID]");
+    settings.add_filter(r#""build":"[^"]*""#, r#""build":"[BUILD]""#);
+    settings.add_filter(r#""(idle_secs|busy_ms)":[\d.]+"#, r#""$1":[N]"#);
+    settings.add_filter(r"in [\d.]+ ms; idle \d+ s", "in [N] ms; idle [N] s");
+    settings.bind_to_scope()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn helper_start_status_stop() {
+    let env = Env::new();
+    env.manual_helper();
+    let _f = filters(&env);
+    let _h = helper_filters();
+    assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
+    helper started: pid [PID], home [HOME]
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "start"]), @r#"
+    {"home":"[HOME]","pid":[PID],"status":"already running"}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["helper", "status"]), @"
+    helper running: pid [PID], home [HOME]
+    0 hook events answered in [N] ms; idle [N] s (exits after 60 s)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "helper", "status"]), @r#"
+    {"build":"[BUILD]","busy_ms":[N],"home":"[HOME]","idle_secs":[N],"idle_timeout_secs":60,"pid":[PID],"same_build":true,"served":0,"status":"running","watches":{"dirs":0,"last_walk_reason":null,"narrowed":0,"walked":0,"workspaces":0}}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["--json", "helper", "stop"]), @r#"
+    {"pid":[PID],"status":"stopped"}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+/// Stopped in a home of its own: a helper that has just removed its socket may still hold
+/// its home's lock for a moment, so a second start in the same home could race it.
+#[cfg(target_os = "linux")]
+#[test]
+fn helper_stop_says_which_pid_stopped() {
+    let env = Env::new();
+    env.manual_helper();
+    let _f = filters(&env);
+    let _h = helper_filters();
+    assert_snapshot!(rw(&env, &["helper", "start", "--idle-timeout", "60"]), @"
+    helper started: pid [PID], home [HOME]
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["helper", "stop"]), @"
+    helper stopped (pid [PID])
+    [EOF]
+    [exit status: 0]
+    ");
+}

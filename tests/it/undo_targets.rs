@@ -1,0 +1,141 @@
+//! What an undo or redo targets and what it reports: a refused plan never claims to have
+//! written anything, a narrowed undo walks back like a plain one, and a retried interrupted
+//! undo finishes what was asked and no more.
+
+use std::os::unix::process::ExitStatusExt;
+
+use crate::common::Env;
+
+/// One agent window changing each of `files` to `content`.
+fn agent_window(env: &Env, files: &[&str], content: &str) {
+    env.run(&["window", "open"]).ok();
+    let mut snap = vec!["snap"];
+    snap.extend(files);
+    env.run(&snap).ok();
+    for f in files {
+        env.write(f, content);
+    }
+    let mut record = vec!["record"];
+    record.extend(files);
+    env.run(&record).ok();
+    env.run(&["window", "close"]).ok();
+}
+
+fn content(env: &Env, f: &str) -> String {
+    String::from_utf8(env.read(f).unwrap()).unwrap()
+}
+
+#[test]
+fn a_refused_undo_reports_what_would_have_happened_never_restored() {
+    let env = Env::new();
+    env.write("x", "x0");
+    env.write("y", "y0");
+    agent_window(&env, &["x", "y"], "agent");
+    env.write("y", "user");
+    let undo = env.run(&["--json", "undo"]);
+    assert_eq!(undo.code, 3, "{}", undo.stderr);
+    let files = &undo.json()["files"];
+    assert_eq!(files[0]["path"], "x");
+    assert_eq!(files[0]["outcome"], "would-restore", "x was not written");
+    assert_eq!(files[1]["outcome"], "conflict");
+    let human = env.run(&["undo"]);
+    assert_eq!(human.code, 3);
+    let x_line = human.stdout.lines().find(|l| l.contains(" x ")).unwrap();
+    assert!(x_line.trim_start().starts_with("would-restore"), "{x_line}");
+    assert!(!human.stdout.contains("restored "), "{}", human.stdout);
+    assert_eq!(content(&env, "x"), "agent", "nothing written");
+}
+
+#[test]
+fn repeated_undo_narrowed_to_a_path_walks_back_through_its_windows() {
+    let env = Env::new();
+    env.write("a", "a0");
+    env.write("b", "b0");
+    agent_window(&env, &["a"], "a1");
+    agent_window(&env, &["a"], "a2");
+    agent_window(&env, &["b"], "b1");
+    env.run(&["undo", "--path", "a"]).ok();
+    assert_eq!(content(&env, "a"), "a1");
+    env.run(&["undo", "--path", "a"]).ok();
+    assert_eq!(
+        content(&env, "a"),
+        "a0",
+        "the second narrowed undo reaches window 1"
+    );
+    assert_eq!(content(&env, "b"), "b1", "b is not among the paths");
+    let nothing = env.run(&["undo", "--path", "a"]);
+    assert_eq!(
+        (nothing.code, nothing.stdout.as_str()),
+        (4, "nothing to undo\n")
+    );
+    // Redo walks forward the same way, the latest undo of `a` first.
+    env.run(&["redo", "--path", "a"]).ok();
+    assert_eq!(content(&env, "a"), "a1");
+    env.run(&["redo", "--path", "a"]).ok();
+    assert_eq!(content(&env, "a"), "a2");
+    assert_eq!(content(&env, "b"), "b1");
+}
+
+#[test]
+fn retrying_an_interrupted_undo_finishes_it_and_undoes_nothing_more() {
+    let env = Env::new();
+    env.write("a", "a0");
+    for f in ["x", "y", "z"] {
+        env.write(f, "0");
+    }
+    agent_window(&env, &["a"], "a1");
+    agent_window(&env, &["x", "y", "z"], "1");
+    // Killed after the first of three renames.
+    let crashed = env
+        .command(&["undo"])
+        .env("REWIND_TEST_CRASH_AFTER_OPS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(crashed.status.signal(), Some(6));
+    let retry = env.run(&["--json", "undo"]);
+    retry.ok();
+    let j = retry.json();
+    assert_eq!(j["status"], "undone");
+    assert_eq!(j["finished_interrupted"], true, "{j}");
+    assert_eq!(j["files"].as_array().unwrap().len(), 3);
+    for f in ["x", "y", "z"] {
+        assert_eq!(
+            content(&env, f),
+            "0",
+            "{f}: the interrupted undo is finished"
+        );
+    }
+    assert_eq!(
+        content(&env, "a"),
+        "a1",
+        "the retry undid the next window too"
+    );
+    // The next undo is an ordinary one again.
+    let next = env.run(&["undo"]);
+    next.ok();
+    assert!(next.stdout.starts_with("undid window"), "{}", next.stdout);
+    assert_eq!(content(&env, "a"), "a0");
+}
+
+#[test]
+fn a_retried_interrupted_undo_says_so_in_words() {
+    let env = Env::new();
+    for f in ["x", "y"] {
+        env.write(f, "0");
+    }
+    agent_window(&env, &["x", "y"], "1");
+    let crashed = env
+        .command(&["undo"])
+        .env("REWIND_TEST_CRASH_AFTER_OPS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(crashed.status.signal(), Some(6));
+    let retry = env.run(&["undo"]);
+    retry.ok();
+    let first = retry.stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("finished the interrupted undo of window 1 (recorded as window ")
+            && first.ends_with("); nothing more was undone"),
+        "{first}"
+    );
+}

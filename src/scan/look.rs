@@ -142,17 +142,19 @@ impl Scan<'_> {
         settle: bool,
     ) -> Result<Option<Gathered>> {
         let complete = read.baseline(self.session.workspace_id())?;
+        // When new listings are recorded: before any rule file is read, git's config files
+        // included, since a listing proves only what changed before it.
+        let now = self.session.now();
         // A watcher has its global rules; a walk without one finds them now.
         let git = match watcher {
             Some(_) => GitGlobal::default(),
             None => self.git_global(),
         };
-        // A process that does not watch the tree walks it with the last walk's listings
-        // (before the global rules are read: a listing is stamped as of the walk's start).
+        // A process that does not watch the tree walks it with the last walk's listings.
         let listings = match (watcher, changed) {
             (None, None) => {
                 let settle = settle && complete.is_some_and(|b| b.complete);
-                self.listings(read, &git, settle)
+                self.listings(read, now, &git, settle)
             }
             _ => None,
         };
@@ -374,13 +376,12 @@ impl Scan<'_> {
         settled
     }
 
-    /// The listings the last full walk of this workspace kept, unless its tree may change
-    /// without a directory's mtime moving here (on or holding a network filesystem), with the
-    /// file-state log they are verified against; the walk `settle`s files when asked to and
-    /// its listings would settle most of them. None when they cannot be read either: they
-    /// only spare work.
-    fn listings(&self, read: &Tx<'_>, git: &GitGlobal, settle: bool) -> Option<Listings> {
-        let now = self.session.now();
+    /// The listings the last full walk of this workspace kept (new ones recorded as of `now`),
+    /// unless its tree may change without a directory's mtime moving here (on or holding a
+    /// network filesystem, or not known to be local), with the file-state log they are
+    /// verified against; the walk `settle`s files when asked to and its listings would settle
+    /// most of them. None when they cannot be read either: they only spare work.
+    fn listings(&self, read: &Tx<'_>, now: i64, git: &GitGlobal, settle: bool) -> Option<Listings> {
         let root = self.root();
         if fs::remote(root) {
             return None;

@@ -35,11 +35,11 @@
 //! not handed on. A scan that settles files loads only the states of the rest (and of the
 //! paths logged since, and of those the last walk left unclaimed, and of those gone from
 //! listings read again), and checks the count: every present state must be a settled file or
-//! one it loaded, or it walks again with every state loaded (`Session::gather`); it settles
-//! nothing when those states would be more than a couple of thousand. A scan's writes of what it found unchanged
-//! or new are not logged: they never go over a state recorded later, so a verified stat the
-//! file still has still names the state's bytes; its changes and deletions, written over
-//! whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
+//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`);
+//! it settles nothing when those states would be more than a couple of thousand. A scan's
+//! writes of what it found unchanged or new are not logged: they never go over a state
+//! recorded later, so a verified stat the file still has still names the state's bytes; its
+//! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
 //! before the oldest one left verifies nothing.
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:

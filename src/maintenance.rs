@@ -97,11 +97,14 @@ impl Home {
             }
         }
         let refs = r.all_references()?;
-        for (what, id) in &refs {
-            if !ids.contains(id) {
+        for reference in &refs {
+            if !ids.contains(&reference.blob) {
                 problems.push(Problem {
-                    object: what.clone(),
-                    detail: format!("refers to blob {id}, which is not in the store"),
+                    object: reference.what.clone(),
+                    detail: format!(
+                        "refers to blob {}, which is not in the store",
+                        reference.blob
+                    ),
                 });
             }
         }
@@ -109,9 +112,9 @@ impl Home {
         let object_files = files.len() as u64;
         let mut orphan_files = files
             .iter()
-            .filter(|(_, id, _)| id.is_none_or(|id| !ids.contains(&id)))
+            .filter(|f| f.id.is_none_or(|id| !ids.contains(&id)))
             .count() as u64;
-        let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|(p, _)| p).collect();
+        let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|u| u.pack).collect();
         let packs = self.store.pack_files().unwrap_or_else(|e| {
             problems.push(Problem {
                 object: "pack files".into(),
@@ -168,43 +171,48 @@ impl Home {
                 self.sweep(now, policy.grace)?;
             }
         }
-        let (blobs_removed, bytes_freed, blobs_kept_in_grace) = self.sweep(now, policy.grace)?;
+        let blobs = self.sweep(now, policy.grace)?;
         let known: HashSet<BlobId> = self.index.read().blob_ids()?.into_iter().collect();
         let mut orphan_files_removed = 0;
         let cutoff = SystemTime::now()
             .checked_sub(policy.grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        for (path, id, mtime) in self.store.object_files()? {
-            let orphan = id.is_none_or(|id| !known.contains(&id));
-            if orphan && mtime < cutoff && std::fs::remove_file(&path).is_ok() {
+        for file in self.store.object_files()? {
+            let orphan = file.id.is_none_or(|id| !known.contains(&id));
+            if orphan && file.modified < cutoff && std::fs::remove_file(&file.path).is_ok() {
                 orphan_files_removed += 1;
             }
         }
-        let (packs_rewritten, pack_bytes_freed, orphan_packs) = self.sweep_packs(policy.grace)?;
+        let packs = self.sweep_packs(policy.grace)?;
         Ok(GcReport {
             windows_removed,
-            blobs_removed,
-            bytes_freed,
-            orphan_files_removed: orphan_files_removed + orphan_packs,
-            blobs_kept_in_grace,
-            packs_rewritten,
-            pack_bytes_freed,
+            blobs_removed: blobs.removed,
+            bytes_freed: blobs.freed,
+            orphan_files_removed: orphan_files_removed + packs.orphans,
+            blobs_kept_in_grace: blobs.kept_in_grace,
+            packs_rewritten: packs.rewritten,
+            pack_bytes_freed: packs.freed,
         })
     }
 
     /// Rewrite packs that are mostly dead, and merge small packs once there are
     /// [`MERGE_SMALL_PACKS`] of them (each scan that packs starts a pack of its own); delete
-    /// packs no row points into once older than the grace period. Returns (packs rewritten
-    /// or merged, bytes freed, orphan packs deleted).
+    /// packs no row points into once older than the grace period.
     /// Candidates come from a look without the lock; each is re-checked and handled under
     /// the exclusive lock of its own, so no hook waits longer than one pack.
-    fn sweep_packs(&self, grace: Duration) -> Result<(usize, u64, usize)> {
+    fn sweep_packs(&self, grace: Duration) -> Result<PackSweep> {
         let packs = self.store.pack_files()?;
+        let mut done = PackSweep::default();
         if packs.is_empty() {
-            return Ok((0, 0, 0));
+            return Ok(done);
         }
-        let usage: std::collections::HashMap<u64, u64> =
-            self.index.read().pack_usage()?.into_iter().collect();
+        let usage: std::collections::HashMap<u64, u64> = self
+            .index
+            .read()
+            .pack_usage()?
+            .into_iter()
+            .map(|u| (u.pack, u.live_bytes))
+            .collect();
         let cutoff = SystemTime::now()
             .checked_sub(grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -218,7 +226,6 @@ impl Home {
             None => pack.modified < cutoff,
             Some(live) => live.saturating_mul(2) < pack.len || (merge && small(pack)),
         };
-        let (mut rewritten, mut freed, mut orphans) = (0, 0, 0);
         let mut writer = self.store.pack_writer();
         for pack in packs {
             if !wanted(usage.get(&pack.number).copied(), &pack) {
@@ -228,24 +235,24 @@ impl Home {
             match self.index.read().pack_live(pack.number)? {
                 None if wanted(None, &pack) => {
                     self.store.remove_pack(&pack)?;
-                    freed += pack.len;
-                    orphans += 1;
+                    done.freed += pack.len;
+                    done.orphans += 1;
                 }
                 Some(live) if wanted(Some(live), &pack) => {
                     if let Some(bytes) = self.store.repack(&self.index, &mut writer, &pack)? {
-                        freed += bytes;
-                        rewritten += 1;
+                        done.freed += bytes;
+                        done.rewritten += 1;
                     }
                 }
                 _ => {}
             }
         }
-        Ok((rewritten, freed, orphans))
+        Ok(done)
     }
 
     /// Delete unreferenced blobs older than the grace period; delta bases go last, only once
     /// nothing depends on them.
-    fn sweep(&self, now: i64, grace: Duration) -> Result<(usize, u64, usize)> {
+    fn sweep(&self, now: i64, grace: Duration) -> Result<BlobSweep> {
         const BATCH: usize = 512;
         let cutoff = now - grace.as_nanos() as i64;
         let mut removed = 0;
@@ -280,7 +287,7 @@ impl Home {
                     if let Some(row) = self.index.read().blob(id)? {
                         // A packed frame leaves the disk only when its pack is rewritten.
                         let size = match row.place {
-                            crate::index::Place::Packed { .. } => 0,
+                            crate::store::Place::Packed { .. } => 0,
                             _ => row.stored_size,
                         };
                         gone.push((*id, size));
@@ -297,6 +304,31 @@ impl Home {
                 break;
             }
         }
-        Ok((removed, freed, kept))
+        Ok(BlobSweep {
+            removed,
+            freed,
+            kept_in_grace: kept,
+        })
     }
+}
+
+/// What a gc pass over the packs did.
+#[derive(Debug, Default)]
+struct PackSweep {
+    /// Packs rewritten or merged.
+    rewritten: usize,
+    /// Bytes of pack files freed.
+    freed: u64,
+    /// Packs no row pointed into, deleted.
+    orphans: usize,
+}
+
+/// What a gc pass over the blobs did.
+#[derive(Debug)]
+struct BlobSweep {
+    removed: usize,
+    /// Stored bytes freed (a packed frame's only when its pack is rewritten).
+    freed: u64,
+    /// Unreferenced blobs kept because they are younger than the grace period.
+    kept_in_grace: usize,
 }

@@ -92,6 +92,16 @@ pub enum WindowKind {
 }
 
 impl WindowKind {
+    /// Every kind (the index generates its SQL lists of kinds from it): a new kind goes here
+    /// as well as into `as_str`.
+    pub const ALL: [WindowKind; 5] = [
+        WindowKind::Agent,
+        WindowKind::Undo,
+        WindowKind::Redo,
+        WindowKind::External,
+        WindowKind::Import,
+    ];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             WindowKind::Agent => "agent",
@@ -187,7 +197,8 @@ pub struct Change {
     pub tool: Option<String>,
     pub tool_call: Option<String>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    /// Why the change is metadata-only; `None` when it is not.
+    pub reason: Option<MetadataReason>,
     /// The undo window currently reversing this change; `None` while it is in effect.
     pub undone_by: Option<WindowId>,
     pub created_at: i64,
@@ -210,8 +221,8 @@ impl KnownState {
     /// The reason a change from or to this state is metadata-only: why its bytes are
     /// missing. An unknown state without a recorded cause dates from before v8, when the
     /// size limit was the cause rewind assumed for every one of them.
-    pub fn unread_reason(&self) -> &'static str {
-        self.unread.unwrap_or(Unread::TooLarge).as_str()
+    pub fn unread_reason(&self) -> MetadataReason {
+        self.unread.unwrap_or(Unread::TooLarge).into()
     }
 
     /// The stat `now` proves the file unchanged since this state: identical, and recorded
@@ -237,7 +248,63 @@ pub fn unseen_before(recorded_at: i64) -> i64 {
     (recorded_at - FILE_CLOCK_LAG_NS).div_euclid(1_000_000_000) * 1_000_000_000
 }
 
-/// Why rewind knows a file by its stat alone.
+/// Why a change is metadata-only: rewind knows the path changed but lacks one side's bytes.
+/// [`MetadataReason::as_str`] is the one string form, used by the index (`changes.reason`,
+/// `file_states.unread`) and by `--json` (`reason`); those strings are an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataReason {
+    /// Over the size limit (`--max-file-size`): never read.
+    TooLarge,
+    /// This user may not read it (mode 000, another user's file).
+    Unreadable,
+    /// A write no snap saw coming, with no evidence of the bytes before it.
+    NoSnapshot,
+    /// The evidence of the bytes before a write does not hash to the state rewind knew.
+    EvidenceMismatch,
+    /// A scan found the path with no earlier state to compare it with.
+    NoBaseline,
+}
+
+impl MetadataReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetadataReason::TooLarge => "too-large",
+            MetadataReason::Unreadable => "unreadable",
+            MetadataReason::NoSnapshot => "no-snapshot",
+            MetadataReason::EvidenceMismatch => "evidence-mismatch",
+            MetadataReason::NoBaseline => "no-baseline",
+        }
+    }
+}
+
+impl FromStr for MetadataReason {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "too-large" => Ok(MetadataReason::TooLarge),
+            "unreadable" => Ok(MetadataReason::Unreadable),
+            "no-snapshot" => Ok(MetadataReason::NoSnapshot),
+            "evidence-mismatch" => Ok(MetadataReason::EvidenceMismatch),
+            "no-baseline" => Ok(MetadataReason::NoBaseline),
+            other => Err(format!("unknown metadata-only reason {other:?}")),
+        }
+    }
+}
+
+impl fmt::Display for MetadataReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for MetadataReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Why rewind knows a file by its stat alone: the [`MetadataReason`]s a file state can carry
+/// (the others describe a change, not a file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unread {
     /// Over the size limit (`--max-file-size`): never read.
@@ -248,17 +315,24 @@ pub enum Unread {
 
 impl Unread {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Unread::TooLarge => "too-large",
-            Unread::Unreadable => "unreadable",
-        }
+        MetadataReason::from(self).as_str()
     }
 
+    /// The cause a stored string names; `None` for one that is not a file state's cause.
     pub fn parse(s: &str) -> Option<Unread> {
-        match s {
-            "too-large" => Some(Unread::TooLarge),
-            "unreadable" => Some(Unread::Unreadable),
+        match s.parse() {
+            Ok(MetadataReason::TooLarge) => Some(Unread::TooLarge),
+            Ok(MetadataReason::Unreadable) => Some(Unread::Unreadable),
             _ => None,
+        }
+    }
+}
+
+impl From<Unread> for MetadataReason {
+    fn from(unread: Unread) -> MetadataReason {
+        match unread {
+            Unread::TooLarge => MetadataReason::TooLarge,
+            Unread::Unreadable => MetadataReason::Unreadable,
         }
     }
 }
@@ -274,5 +348,38 @@ impl serde::Serialize for Shown {
             FileState::Present { blob, .. } => s.serialize_str(&blob.to_hex()),
             FileState::Unknown => s.serialize_str("unknown"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The strings are an interface (index rows, `--json`): each reason reads back as itself,
+    /// and serializes to the same string.
+    #[test]
+    fn metadata_reasons_round_trip_through_their_one_string_form() {
+        use MetadataReason::*;
+        for reason in [
+            TooLarge,
+            Unreadable,
+            NoSnapshot,
+            EvidenceMismatch,
+            NoBaseline,
+        ] {
+            assert_eq!(reason.as_str().parse::<MetadataReason>(), Ok(reason));
+            assert_eq!(
+                serde_json::to_string(&reason).unwrap(),
+                format!("\"{}\"", reason.as_str())
+            );
+        }
+        assert!("too large".parse::<MetadataReason>().is_err());
+        assert_eq!(Unread::parse("unreadable"), Some(Unread::Unreadable));
+        assert_eq!(
+            Unread::parse("no-snapshot"),
+            None,
+            "not a file state's cause"
+        );
+        assert_eq!(Unread::TooLarge.as_str(), "too-large");
     }
 }

@@ -222,6 +222,10 @@ pub struct GcArgs {
     /// Never delete anything younger than this many seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub grace_seconds: u64,
+    /// The index is lost (missing or empty) and cannot be put back: start a new, empty
+    /// history, whose gc then deletes what only the lost index referenced
+    #[arg(long)]
+    pub accept_index_loss: bool,
 }
 
 #[derive(Debug, Args)]

@@ -16,11 +16,13 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    /// Opens the home, reads the current directory and opens the session in its workspace.
+    /// Reads the current directory, finds the workspace, opens the home (refused, before
+    /// anything is created, when it is inside the workspace) and the session.
     pub fn open(g: &Global) -> Result<Ctx, Failure> {
-        let home = open_home(g)?;
         let cwd = cwd()?;
-        let session = session(home, g, &cwd)?;
+        let ws = workspace(g, &cwd)?;
+        let home = open_home_for(g, &ws)?;
+        let session = session(home, g, ws)?;
         Ok(Ctx { cwd, session })
     }
 }
@@ -47,12 +49,22 @@ pub(crate) fn options(global: &Global) -> Options {
     opts
 }
 
+/// Where the home is, by the options: `--home`/`REWIND_HOME`, else the default.
+pub(crate) fn home_dir(global: &Global) -> Result<PathBuf, Failure> {
+    match &global.home {
+        Some(h) => Ok(h.clone()),
+        None => default_home(),
+    }
+}
+
 pub(crate) fn open_home_owned(global: &Global) -> Result<Home, Failure> {
-    let dir = match &global.home {
-        Some(h) => h.clone(),
-        None => default_home()?,
-    };
-    Ok(Home::open(&dir, options(global))?)
+    Ok(Home::open(&home_dir(global)?, options(global))?)
+}
+
+/// The home, for work in `ws`: refused before anything is created when it is inside `ws`.
+pub(crate) fn open_home_for(global: &Global, ws: &Workspace) -> Result<&'static Home, Failure> {
+    Home::refuse_inside(&home_dir(global)?, ws)?;
+    open_home(global)
 }
 
 /// The home of this one-shot command, never closed: the process exits right after the
@@ -84,9 +96,8 @@ pub(crate) fn workspace(global: &Global, cwd: &Path) -> Result<Workspace, Failur
 pub(crate) fn session<'h>(
     home: &'h Home,
     global: &Global,
-    cwd: &Path,
+    ws: Workspace,
 ) -> Result<Session<'h>, Failure> {
-    let ws = workspace(global, cwd)?;
     let name = global
         .session
         .clone()

@@ -1,9 +1,9 @@
 //! Test seam, not a feature: `REWIND_TEST_CRASH_AFTER_OPS=N` makes `undo`/`redo` abort the
 //! process right before their file operation number N+1, a rename or a removal (0 = before
 //! the first one, after the intent record is committed and the first temp file written, or
-//! every temp file of a batched undo). The crash-recovery and kill -9 torture suites (`tests/it/crash_recovery.rs`, `torture.rs`) use it
-//! to die exactly between file 1 and file 2 of an undo and then checks that the next command
-//! finishes or rolls back the plan. Unset, `undo_redo` uses the plain `RealFs`.
+//! every temp file of a batched undo). The crash-recovery and kill -9 torture suites
+//! (`tests/it/crash_recovery.rs`, `torture.rs`) use it to die exactly between file 1 and
+//! file 2 of an undo and then check that the next command finishes or rolls back the plan. Unset, `undo_redo` uses the plain `RealFs`.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{NewChange, Tx};
-use crate::model::{FileState, KnownState, Proof, Unread, WindowKind, WindowStatus};
+use crate::model::{
+    FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
+};
 use crate::workspace::{Observation, RelPath, Stat};
 
 /// A path as it is now, its bytes already in the store.
@@ -65,7 +67,7 @@ pub struct SnapReport {
     pub change_id: ChangeId,
     pub before: Option<BlobId>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
     pub externally_modified: bool,
     pub modification: Option<ModReason>,
     pub hint: Option<String>,
@@ -78,7 +80,7 @@ pub struct RecordReport {
     pub change_id: ChangeId,
     pub after: Option<BlobId>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
     /// False when no snap preceded this write (a post-only agent).
     pub had_snapshot: bool,
 }
@@ -208,7 +210,7 @@ impl Session<'_> {
         };
         // A side without bytes: the current one's cause first, else the known state's.
         let reason = if cap.too_large {
-            Some(Unread::TooLarge.as_str())
+            Some(MetadataReason::TooLarge)
         } else if matches!(known.state, FileState::Unknown) {
             Some(known.unread_reason())
         } else {
@@ -255,19 +257,24 @@ impl Session<'_> {
             let mut reports = Vec::with_capacity(caps.len());
             for cap in &caps {
                 let known = tx.file_state(self.ws_id, &cap.rel)?;
-                let modification = known.as_ref().and_then(|k| modification(k, cap));
+                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
+                // A path with a pending change is the agent's until its record arrives: a
+                // difference is its own write in flight, not an edit outside the agent.
+                let modification = match pending {
+                    Some(_) => None,
+                    None => known.as_ref().and_then(|k| modification(k, cap)),
+                };
                 if let (Some(_), Some(k)) = (modification, &known) {
                     self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                 }
                 // Several snaps of one path in one tool call keep the first before.
-                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
                 let keep =
                     pending.filter(|p| p.window == window && p.tool_call.as_deref() == tool_call);
                 let (change_id, proof, reason) = match keep {
-                    Some(p) => (p.id, p.proof, p.reason.clone()),
+                    Some(p) => (p.id, p.proof, p.reason),
                     None => {
                         let (proof, reason) = if cap.too_large {
-                            (Proof::MetadataOnly, Some("too-large"))
+                            (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
                         } else {
                             (Proof::Exact, None)
                         };
@@ -283,7 +290,7 @@ impl Session<'_> {
                             reason,
                             now,
                         })?;
-                        (id, proof, reason.map(str::to_string))
+                        (id, proof, reason)
                     }
                 };
                 tx.set_file_state_after(
@@ -344,7 +351,7 @@ impl Session<'_> {
             let mut windows = Vec::new();
             for cap in &caps {
                 let (after_proof, after_reason) = if cap.too_large {
-                    (Proof::MetadataOnly, Some("too-large"))
+                    (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
                 } else {
                     (Proof::Exact, None)
                 };
@@ -364,7 +371,7 @@ impl Session<'_> {
                             change_id: p.id,
                             after: cap.state.blob(),
                             proof,
-                            reason: after_reason.map(str::to_string).or(p.reason),
+                            reason: after_reason.or(p.reason),
                             had_snapshot: true,
                         }
                     }
@@ -388,7 +395,7 @@ impl Session<'_> {
                                 change_id: c.id,
                                 after: cap.state.blob(),
                                 proof: c.proof,
-                                had_snapshot: c.reason.as_deref() != Some("no-snapshot"),
+                                had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
                                 reason: c.reason,
                             });
                             continue;
@@ -419,7 +426,7 @@ impl Session<'_> {
                             change_id: id,
                             after: cap.state.blob(),
                             proof,
-                            reason: reason.map(str::to_string),
+                            reason,
                             had_snapshot: false,
                         }
                     }
@@ -458,7 +465,11 @@ impl Session<'_> {
             } else {
                 self.look(rel)?
             };
-            let modification = known.as_ref().and_then(|k| modification(k, &cap));
+            let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
+            // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
+            if modification.is_some() && self.in_flight(rel)? {
+                modification = None;
+            }
             reports.push(CheckReport {
                 path: rel.display(),
                 externally_modified: modification.is_some(),
@@ -492,7 +503,9 @@ impl Session<'_> {
                     // Re-read under the write lock: a concurrent snap may have moved it on.
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
-                        if modification(k, cap).is_some() {
+                        if modification(k, cap).is_some()
+                            && tx.pending_change(self.id, &cap.rel, None)?.is_none()
+                        {
                             let w =
                                 self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
                             report.external_window = Some(w);
@@ -513,6 +526,13 @@ impl Session<'_> {
         Ok(reports)
     }
 
+    /// Whether `rel` has a pending change in this session: an agent write in flight (snapped,
+    /// not yet recorded), whose bytes are the agent's, not an edit outside it.
+    fn in_flight(&self, rel: &RelPath) -> Result<bool> {
+        let pending = self.index().read().pending_change(self.id, rel, None)?;
+        Ok(pending.is_some())
+    }
+
     /// Would a recording check of `cap` write nothing new? True when the state on record
     /// is this capture's (same bytes, stat and cause), its stat already proves the file
     /// unchanged to a scan (not racy: recording it again later would not spare a scan a
@@ -527,13 +547,18 @@ impl Session<'_> {
             return Ok(false);
         }
         let read = self.home.index.read().last_read(self.id, &cap.rel)?;
-        Ok(read == Some(cap.state.blob()))
+        Ok(read.map(|r| r.blob) == Some(cap.state.blob()))
     }
 
     /// The blob this session last read at `path` (`Some(None)`: read while absent).
     pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<Option<BlobId>>> {
         let rel = self.ws.resolve(path, cwd)?;
-        Ok(self.home.index.read().last_read(self.id, &rel)?)
+        Ok(self
+            .home
+            .index
+            .read()
+            .last_read(self.id, &rel)?
+            .map(|r| r.blob))
     }
 }
 
@@ -574,9 +599,13 @@ fn derive_before(
     known: Option<&KnownState>,
     evidence: Option<&[u8]>,
     too_large: bool,
-) -> (FileState, Proof, Option<&'static str>) {
+) -> (FileState, Proof, Option<MetadataReason>) {
     if too_large {
-        return (FileState::Unknown, Proof::MetadataOnly, Some("too-large"));
+        return (
+            FileState::Unknown,
+            Proof::MetadataOnly,
+            Some(MetadataReason::TooLarge),
+        );
     }
     match (known.map(|k| k.state), evidence) {
         (Some(state @ FileState::Present { blob, .. }), Some(bytes))
@@ -587,8 +616,12 @@ fn derive_before(
         (_, Some(_)) => (
             FileState::Unknown,
             Proof::MetadataOnly,
-            Some("evidence-mismatch"),
+            Some(MetadataReason::EvidenceMismatch),
         ),
-        (_, None) => (FileState::Unknown, Proof::MetadataOnly, Some("no-snapshot")),
+        (_, None) => (
+            FileState::Unknown,
+            Proof::MetadataOnly,
+            Some(MetadataReason::NoSnapshot),
+        ),
     }
 }

@@ -7,7 +7,9 @@ use std::path::Path;
 use super::exec::{self, Plan, Prefetched, Step};
 use super::{EngineError, ObjectKind, Result, Session};
 use crate::ids::{BlobId, WindowId};
-use crate::model::{Change, FileState, Proof, Shown, Window, WindowKind, WindowStatus};
+use crate::model::{
+    Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus,
+};
 use crate::workspace::fs::RealFs;
 use crate::workspace::RelPath;
 
@@ -22,7 +24,7 @@ pub struct LogChange {
     pub tool: Option<String>,
     pub tool_call: Option<String>,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
     pub undone_by: Option<WindowId>,
     pub pending: bool,
 }

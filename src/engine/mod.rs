@@ -192,6 +192,21 @@ pub struct Home {
 }
 
 impl Home {
+    /// Refuse a home at `root` that is (or would be, once created) inside workspace `ws`, by
+    /// where it really is: symlinks resolved as far as the path exists. Call it before
+    /// [`Home::open`], which creates the home: a refused home must leave nothing behind in
+    /// the workspace. ([`Home::session`] checks again, for library callers.)
+    pub fn refuse_inside(root: &Path, ws: &Workspace) -> Result<()> {
+        let at = resolved_as_far_as_it_exists(root);
+        if at.starts_with(ws.root()) {
+            return Err(EngineError::HomeInsideWorkspace {
+                home: at.display().to_string(),
+                workspace: ws.root().display().to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// The home directory at `root` (created if need be, as [`Home::open`] does), without
     /// opening its index: for what needs only the directory (the helper's socket), whatever
     /// state the index is in.
@@ -374,6 +389,27 @@ impl Home {
             session.recovered = exec::recover(&session)?;
         }
         Ok(session)
+    }
+}
+
+/// Where `path` is, symlinks resolved, even where it does not exist yet: its longest
+/// existing ancestor resolved, the rest appended.
+fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut existing = path.as_path();
+    loop {
+        if let Ok(mut at) = existing.canonicalize() {
+            at.extend(rest.iter().rev());
+            return at;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.clone(),
+        }
     }
 }
 

@@ -37,6 +37,8 @@ pub enum ToolError {
     Exists { path: String },
     #[error("{path}: is over the size limit ({size} bytes); rewind cannot snapshot it, so it will not read or write it")]
     TooLarge { path: String, size: u64 },
+    #[error("{path}: the new content is {size} bytes, over the size limit ({limit} bytes); rewind could not snapshot it to undo the write, so it did not write it (raise --max-file-size to allow it)")]
+    ContentTooLarge { path: String, size: u64, limit: u64 },
     #[error("{path}: kept changing while it was read; try again")]
     Unstable { path: String },
     #[error("{path}: cannot write: {detail}")]
@@ -276,6 +278,15 @@ impl Session<'_> {
         tool: &str,
         token: Option<&str>,
     ) -> ToolResult<(WindowId, ChangeId)> {
+        // Content rewind could not snapshot could not be undone: refused before anything.
+        let limit = self.options().max_file_size;
+        if bytes.len() as u64 > limit {
+            return Err(ToolError::ContentTooLarge {
+                path: rel.display(),
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
         let _lock = self.home.lock_workspace(self.ws_id)?;
         let root = self.ws.root().to_path_buf();
         let paths: Vec<PathBuf> = vec![self.ws.abs(rel)];

@@ -1,33 +1,54 @@
-//! The SQLite index: the only module that speaks SQL (schema in [`schema`]).
+//! The SQLite index: the only module that speaks SQL (schema in `schema.rs`).
 //!
 //! Concurrency is the normal case: agents run several hook processes at once against one
 //! home. So the database is in WAL mode (readers never block the writer), every connection
 //! has a generous busy timeout, and every writer starts with `BEGIN IMMEDIATE` so it takes
 //! the write lock up front instead of failing to upgrade a read transaction later.
 //! `synchronous=NORMAL` survives process crashes; `Durability::Full` raises it for power loss.
+//!
+//! The queries are grouped by what they are about, each file with its own `impl Tx`:
+//! `sessions` (workspaces and sessions), `windows`, `changes`, `file_states` (and `scan`, the
+//! bulk file-state queries of scans), `reads`, `blobs`, `context`. This file opens the index
+//! and runs transactions; the helpers at its end turn stored columns into model values.
 
+/// A query of file states (path first, then the state's columns; see
+/// `file_states::known_state`): `$rest` is its fixed WHERE.
+macro_rules! select_states {
+    ($rest:literal) => {
+        concat!(
+            "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
+             FROM file_states ",
+            $rest
+        )
+    };
+}
+
+mod blobs;
+mod changes;
 mod context;
+mod file_states;
+mod reads;
 mod scan;
 mod schema;
+mod sessions;
 #[doc(hidden)]
 pub mod testing;
+mod windows;
 
 use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::types::{Value, ValueRef};
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite::Connection;
 
-use crate::ids::{BlobId, ChangeId, SessionRowId, WindowId, WorkspaceId};
-use crate::model::{
-    Change, FileState, KnownState, Proof, Unread, Window, WindowKind, WindowStatus,
-};
+use crate::ids::BlobId;
+use crate::model::{FileState, Unread};
 use crate::workspace::{RelPath, Stat};
 
+pub use blobs::{BlobTotals, PackUsage, Reference};
+pub use changes::NewChange;
+pub use reads::LastRead;
 pub use scan::{Baseline, DirListing};
-
-/// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
-const STATE_TOUCHES_KEPT: i64 = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -73,63 +94,6 @@ pub enum Durability {
     Full,
 }
 
-/// How a blob's bytes are stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Encoding {
-    /// A standalone zstd frame.
-    Zstd,
-    /// A zstd frame compressed with the base blob's raw bytes as dictionary.
-    ZstdDelta { base: BlobId },
-}
-
-#[derive(Debug, Clone)]
-pub struct BlobRow {
-    pub id: BlobId,
-    pub size: u64,
-    pub stored_size: u64,
-    pub encoding: Encoding,
-    pub place: Place,
-    pub created_at: i64,
-}
-
-/// Where a blob's compressed frame is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
-    /// In the row itself.
-    Inline(Vec<u8>),
-    /// In its own object file, named by the blob id.
-    Object,
-    /// `stored_size` bytes at `offset` in pack file `pack`.
-    Packed { pack: u64, offset: u64 },
-}
-
-/// Counts over the `blobs` table.
-#[derive(Debug, Clone, Copy)]
-pub struct BlobTotals {
-    pub blobs: u64,
-    /// Raw (decoded) bytes.
-    pub bytes: u64,
-    /// Compressed bytes, wherever they are kept.
-    pub stored_bytes: u64,
-    pub inline: u64,
-    pub packed: u64,
-}
-
-/// A change about to be inserted.
-#[derive(Debug, Clone)]
-pub struct NewChange<'a> {
-    pub window: WindowId,
-    pub workspace: WorkspaceId,
-    pub path: &'a RelPath,
-    pub before: FileState,
-    pub after: Option<FileState>,
-    pub tool: Option<&'a str>,
-    pub tool_call: Option<&'a str>,
-    pub proof: Proof,
-    pub reason: Option<&'a str>,
-    pub now: i64,
-}
-
 pub struct Index {
     conn: Connection,
     path: String,
@@ -139,15 +103,13 @@ pub struct Index {
 }
 
 /// A write that leaves the WAL file larger than this checkpoints it and truncates it to
-/// nothing (see [`Index::shrink_wal`]). About 125 frames of 1 KiB pages: the next process
-/// reads at most that much to rebuild its WAL index (at most [`BULK_WAL_BYTES`] while, or
-/// after, a scan killed mid-run).
+/// nothing (see [`Index::shrink_wal`]): the next process reads at most that much to rebuild
+/// its WAL index (at most [`BULK_WAL_BYTES`] while, or after, a scan killed mid-run).
 const WAL_TRUNCATE_AT: u64 = 128 << 10;
 
-/// How far the WAL may grow inside [`Index::bulk`] before it is checkpointed. A baseline's
-/// batch of 1,024 files dirties ~1,000 pages (its blob ids land on random pages of the blob
-/// index), so at the normal limits every batch commit was a checkpoint with its fsyncs.
-/// Kept to a few MiB: a hook process that writes while a scan runs checkpoints whatever
+/// How far the WAL may grow inside [`Index::bulk`] before it is checkpointed: a baseline's
+/// batch dirties pages all over the blob index, so at the normal limits every batch commit
+/// would be a checkpoint with its fsyncs (see benches/RESULTS.md). Kept to a few MiB: a hook process that writes while a scan runs checkpoints whatever
 /// WAL it finds (its limits are the normal ones), and a process starting after a scan was
 /// killed rebuilds its WAL index from all of it.
 const BULK_WAL_BYTES: u64 = 8 << 20;
@@ -156,11 +118,10 @@ const BULK_WAL_BYTES: u64 = 8 << 20;
 const AUTOCHECKPOINT_PAGES: u64 = 256;
 
 /// How much of the index file SQLite reads through a memory map instead of `pread` into its
-/// own page cache (the rest, if any, the usual way; the WAL is read as before). A hook reads
-/// a few dozen 1 KiB pages, the schema's among them, and a scan all 78k file states (10.7k
-/// `pread` calls on the Linux tree): mapped, `rewind check` and the PreToolUse Write hook took
-/// about 10 % less time and the scan 3 % less CPU (benches/RESULTS.md). The index is never
-/// truncated under a reader (no `VACUUM`, no auto-vacuum), the case SQLite's docs warn about.
+/// own page cache (the rest, if any, the usual way; the WAL is read as before): hooks and
+/// scans read many small pages, and a mapped read skips a system call and a copy for each
+/// (see benches/RESULTS.md). The index is never truncated under a reader (no `VACUUM`, no
+/// auto-vacuum), the case SQLite's docs warn about.
 const MMAP_BYTES: u64 = 1 << 30;
 
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.
@@ -179,10 +140,9 @@ enum SetUp {
 
 /// The file's one-time settings, before its schema is migrated.
 fn set_up(conn: &Connection) -> std::result::Result<(), SetUp> {
-    // A new index gets 1 KiB pages (a no-op on an existing one). Most blobs live inline and
-    // spill into overflow pages, whose last page is half empty on average: on the 78k-file
-    // Linux baseline the index took 289 MiB with 4 KiB pages and 271 MiB with 1 KiB pages,
-    // with no measurable change in snap or check latency (benches/RESULTS.md).
+    // A new index gets 1 KiB pages (a no-op on an existing one): most blobs live inline and
+    // spill into overflow pages whose last page is half empty on average, so smaller pages
+    // waste less, at no cost in latency (see benches/RESULTS.md).
     conn.execute_batch("PRAGMA page_size=1024")
         .map_err(SetUp::Sql)?;
     // Switching to WAL needs a moment of exclusive access; a sibling process doing the
@@ -209,57 +169,70 @@ fn set_up(conn: &Connection) -> std::result::Result<(), SetUp> {
     }
 }
 
+/// A connection to the index file at `path` (created, owner-only, when missing).
+fn connect(path: &Path, shown: &str) -> Result<Connection> {
+    create_private(path).map_err(|e| IndexError::Damaged {
+        path: shown.to_string(),
+        detail: e.to_string(),
+    })?;
+    let open_error = |source| IndexError::Open {
+        path: shown.to_string(),
+        source,
+    };
+    let conn = Connection::open(path).map_err(open_error)?;
+    conn.busy_timeout(Duration::from_secs(60))
+        .map_err(open_error)?;
+    Ok(conn)
+}
+
+/// Only a corrupt or foreign file is "damaged"; a full disk, an I/O error or a read-only
+/// home says so in SQLite's own words.
+fn damaged(shown: &str, e: rusqlite::Error) -> IndexError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) | None => {
+            IndexError::Damaged {
+                path: shown.to_string(),
+                detail: e.to_string(),
+            }
+        }
+        Some(_) => IndexError::Open {
+            path: shown.to_string(),
+            source: e,
+        },
+    }
+}
+
+/// Every connection's settings.
+fn configure(conn: &Connection, durability: Durability) -> rusqlite::Result<()> {
+    let sync = match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;
+         PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;
+         PRAGMA mmap_size={MMAP_BYTES};"
+    ))?;
+    // Statements are prepared once per connection (`prepare_cached`), so a process that
+    // keeps the index open (the hook helper) parses each of a hook's statements once, not
+    // at every event (see benches/RESULTS.md).
+    conn.set_prepared_statement_cache_capacity(64);
+    // Every hook is a short-lived process: without this, the last connection to close
+    // checkpoints the WAL and deletes it, fsyncs every hook would wait for (see
+    // benches/RESULTS.md). The WAL is kept small by `shrink_wal` after writes instead.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
+    Ok(())
+}
+
 impl Index {
     pub fn open(path: &Path, durability: Durability) -> Result<Index> {
         let shown = path.display().to_string();
-        create_private(path).map_err(|e| IndexError::Damaged {
-            path: shown.clone(),
-            detail: e.to_string(),
-        })?;
-        let conn = Connection::open(path).map_err(|source| IndexError::Open {
-            path: shown.clone(),
-            source,
-        })?;
-        conn.busy_timeout(Duration::from_secs(60))
-            .map_err(|source| IndexError::Open {
-                path: shown.clone(),
-                source,
-            })?;
-        // Only a corrupt or foreign file is "damaged"; a full disk, an I/O error or a
-        // read-only home says so in SQLite's own words.
-        let damaged = |e: rusqlite::Error| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-            | None => IndexError::Damaged {
-                path: shown.clone(),
-                detail: e.to_string(),
-            },
-            Some(_) => IndexError::Open {
-                path: shown.clone(),
-                source: e,
-            },
-        };
-        let sync = match durability {
-            Durability::Normal => "NORMAL",
-            Durability::Full => "FULL",
-        };
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;
-             PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit=1048576;
-             PRAGMA mmap_size={MMAP_BYTES};"
-        ))
-        .map_err(damaged)?;
-        // Statements are prepared once per connection (`prepare_cached`): a process that
-        // keeps the index open (the hook helper) then skips SQLite's parser, 40 % of its
-        // work per hook event; a hook touches about 30 distinct statements.
-        conn.set_prepared_statement_cache_capacity(64);
-        // Every hook is a short-lived process: without this, the last connection to close
-        // checkpoints the WAL and deletes it, an fsync-heavy step that cost ~15 ms per hook.
-        // The WAL is kept small by `shrink_wal` after writes instead.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )
-        .map_err(damaged)?;
+        let conn = connect(path, &shown)?;
+        let damaged = |e| damaged(&shown, e);
+        configure(&conn, durability).map_err(damaged)?;
         // An index at the current schema version was set up by an earlier process: its page
         // size is fixed and WAL mode is persistent, so a hook's open skips the migration and
         // the switch to WAL, unless someone put the file back in a rollback journal mode
@@ -406,9 +379,9 @@ impl Index {
     }
 
     /// Run `f`, a run of many write transactions (a scan's batch commits), with the WAL
-    /// checkpointed only when it passes [`BULK_WAL_BYTES`] instead of every 256 pages:
-    /// each checkpoint fsyncs the WAL and the database, and on a first baseline of 78k
-    /// files that was ~1,200 fsyncs, one checkpoint per batch. What a process crash can
+    /// checkpointed only when it passes `BULK_WAL_BYTES` instead of every 256 pages:
+    /// each checkpoint fsyncs the WAL and the database, and a first baseline would pay that
+    /// once per batch (see benches/RESULTS.md). What a process crash can
     /// lose is unchanged (nothing committed). At [`Durability::Normal`] the WAL is synced
     /// only by checkpoints, so a power loss can now take back up to this many bytes of
     /// committed scan rows instead of about one batch: within what `Normal` promises, and
@@ -530,11 +503,21 @@ fn stat_from(
     })
 }
 
-fn state_cols(state: &FileState) -> (&'static str, Option<BlobId>, Option<i64>) {
-    match state {
-        FileState::Absent => ("absent", None, None),
-        FileState::Present { blob, mode } => ("present", Some(*blob), Some(*mode as i64)),
-        FileState::Unknown => ("unknown", None, None),
+/// A file state as its three stored columns (`kind`, `blob`, `mode`), to write.
+struct StateValues {
+    kind: &'static str,
+    blob: Option<BlobId>,
+    mode: Option<i64>,
+}
+
+impl StateValues {
+    fn of(state: &FileState) -> StateValues {
+        let (kind, blob, mode) = match state {
+            FileState::Absent => ("absent", None, None),
+            FileState::Present { blob, mode } => ("present", Some(*blob), Some(*mode as i64)),
+            FileState::Unknown => ("unknown", None, None),
+        };
+        StateValues { kind, blob, mode }
     }
 }
 
@@ -604,9 +587,6 @@ fn state_from(
     }
 }
 
-/// A file state's `unread` column: why an unknown state has no bytes. A cause this build
-/// does not know (written by a later one) reads as none, so the state still loads and its
-/// changes say `too-large`: a wrong word in a reason is better than a scan that fails.
 /// A path as a row stores it; one that is not a normalized relative path makes the row damaged.
 fn stored_path(bytes: Vec<u8>, what: &'static str) -> Result<RelPath> {
     RelPath::from_stored(bytes).map_err(|e| IndexError::BadRow {
@@ -615,1289 +595,19 @@ fn stored_path(bytes: Vec<u8>, what: &'static str) -> Result<RelPath> {
     })
 }
 
+/// A file state's `unread` column: why an unknown state has no bytes. A cause this build
+/// does not know (written by a later one) reads as none, so the state still loads and its
+/// changes say `too-large`: a wrong word in a reason is better than a scan that fails.
 fn unread_from(unread: Option<&str>) -> Option<Unread> {
     unread.and_then(Unread::parse)
-}
-
-const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
-     c.after_kind, c.after_blob, c.after_mode, c.tool, c.tool_call, c.proof, c.reason, c.created_at, c.undone_by";
-
-/// The changes (joined with their windows as `w`) matching `cond`, in `order`.
-fn changes_sql(cond: &str, order: &str) -> String {
-    format!(
-        "SELECT {CHANGE_COLS} FROM changes c JOIN windows w ON w.id = c.window_id
-         WHERE {cond} ORDER BY {order}"
-    )
-}
-
-/// [`Tx::live_changes_after`]'s condition: `c.reversal = 0` is what lets SQLite use the
-/// `changes_original` index (a partial index is used only when the query implies its WHERE).
-const LIVE_CHANGES_AFTER: &str = "c.workspace_id = ?1 AND c.reversal = 0 AND c.id > ?2
-     AND c.undone_by IS NULL AND w.kind IN ('agent','external','import') AND w.status = 'done'";
-
-type RawChange = (
-    i64,
-    i64,
-    Vec<u8>,
-    String,
-    Option<Value>,
-    Option<i64>,
-    Option<String>,
-    Option<Value>,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    String,
-    Option<String>,
-    i64,
-    Option<i64>,
-);
-
-fn raw_change(r: &Row<'_>) -> rusqlite::Result<RawChange> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-        r.get(8)?,
-        r.get(9)?,
-        r.get(10)?,
-        r.get(11)?,
-        r.get(12)?,
-        r.get(13)?,
-        r.get(14)?,
-    ))
-}
-
-fn change_from(raw: RawChange) -> Result<Change> {
-    let (
-        id,
-        window,
-        path,
-        bk,
-        bb,
-        bm,
-        ak,
-        ab,
-        am,
-        tool,
-        tool_call,
-        proof,
-        reason,
-        created_at,
-        undone_by,
-    ) = raw;
-    let path = stored_path(path, "change path")?;
-    let after = match ak {
-        Some(k) => Some(state_from(
-            "change after",
-            &k,
-            ab.as_ref().map(ValueRef::from),
-            am,
-        )?),
-        None => None,
-    };
-    Ok(Change {
-        id: ChangeId(id),
-        window: WindowId(window),
-        path,
-        before: state_from("change before", &bk, bb.as_ref().map(ValueRef::from), bm)?,
-        after,
-        tool,
-        tool_call,
-        proof: proof.parse().map_err(|detail| IndexError::BadRow {
-            what: "change proof",
-            detail,
-        })?,
-        reason,
-        undone_by: undone_by.map(WindowId),
-        created_at,
-    })
-}
-
-const WINDOW_COLS: &str =
-    "w.id, s.name, w.kind, w.label, w.implicit, w.status, w.opened_at, w.closed_at";
-
-type RawWindow = (
-    i64,
-    String,
-    String,
-    Option<String>,
-    bool,
-    String,
-    i64,
-    Option<i64>,
-);
-
-fn window_from(r: &Row<'_>) -> rusqlite::Result<RawWindow> {
-    Ok((
-        r.get(0)?,
-        r.get(1)?,
-        r.get(2)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-        r.get(7)?,
-    ))
-}
-
-fn to_window(raw: RawWindow) -> Result<Window> {
-    let (id, session, kind, label, implicit, status, opened_at, closed_at) = raw;
-    Ok(Window {
-        id: WindowId(id),
-        session,
-        kind: kind.parse().map_err(|detail| IndexError::BadRow {
-            what: "window kind",
-            detail,
-        })?,
-        label,
-        implicit,
-        status: status.parse().map_err(|detail| IndexError::BadRow {
-            what: "window status",
-            detail,
-        })?,
-        opened_at,
-        closed_at,
-    })
-}
-
-impl Tx<'_> {
-    // ---- workspaces and sessions ----
-
-    pub fn workspace(&self, root: &[u8], now: i64) -> Result<WorkspaceId> {
-        self.conn
-            .prepare_cached("INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute(params![root, now]))
-            .ctx("insert workspace")?;
-        self.conn
-            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
-            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
-            .map(WorkspaceId)
-            .ctx("find workspace")
-    }
-
-    pub fn find_workspace(&self, root: &[u8]) -> Result<Option<WorkspaceId>> {
-        self.conn
-            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
-            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
-            .optional()
-            .map(|o| o.map(WorkspaceId))
-            .ctx("find workspace")
-    }
-
-    pub fn session(&self, ws: WorkspaceId, name: &str, now: i64) -> Result<SessionRowId> {
-        self.conn
-            .prepare_cached("INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)").and_then(|mut st| st.execute(params![ws.0, name, now]))
-            .ctx("insert session")?;
-        self.find_session(ws, name)?.ok_or(IndexError::BadRow {
-            what: "session",
-            detail: "vanished after insert".into(),
-        })
-    }
-
-    pub fn find_session(&self, ws: WorkspaceId, name: &str) -> Result<Option<SessionRowId>> {
-        self.conn
-            .prepare_cached("SELECT id FROM sessions WHERE workspace_id = ?1 AND name = ?2")
-            .and_then(|mut st| st.query_row(params![ws.0, name], |r| r.get(0)))
-            .optional()
-            .map(|o| o.map(SessionRowId))
-            .ctx("find session")
-    }
-
-    /// Sessions of a workspace, most recently active first.
-    pub fn sessions(&self, ws: WorkspaceId) -> Result<Vec<(SessionRowId, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT s.id, s.name FROM sessions s LEFT JOIN windows w ON w.session_id = s.id
-                 WHERE s.workspace_id = ?1 GROUP BY s.id ORDER BY MAX(COALESCE(w.id, 0)) DESC, s.id DESC",
-            )
-            .ctx("list sessions")?;
-        let rows = stmt
-            .query_map([ws.0], |r| Ok((SessionRowId(r.get(0)?), r.get(1)?)))
-            .ctx("list sessions")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list sessions")?;
-        Ok(rows)
-    }
-
-    // ---- windows ----
-
-    pub fn open_window(
-        &self,
-        session: SessionRowId,
-        kind: WindowKind,
-        label: Option<&str>,
-        implicit: bool,
-        status: WindowStatus,
-        now: i64,
-    ) -> Result<WindowId> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut st| {
-                st.execute(params![
-                    session.0,
-                    kind.as_str(),
-                    label,
-                    implicit,
-                    status.as_str(),
-                    now
-                ])
-            })
-            .ctx("open window")?;
-        Ok(WindowId(self.conn.last_insert_rowid()))
-    }
-
-    pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL")
-            .and_then(|mut st| st.execute(params![id.0, now]))
-            .ctx("close window")?;
-        Ok(())
-    }
-
-    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
-            .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
-            .ctx("set window status")?;
-        Ok(())
-    }
-
-    /// The session's open agent window, if any.
-    pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
-        self.window_where(
-            "w.session_id = ?1 AND w.kind = 'agent' AND w.closed_at IS NULL",
-            session.0,
-        )
-    }
-
-    pub fn window(&self, id: WindowId) -> Result<Option<Window>> {
-        self.window_where("w.id = ?1", id.0)
-    }
-
-    fn window_where(&self, cond: &str, arg: i64) -> Result<Option<Window>> {
-        let sql = format!(
-            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
-             WHERE {cond} ORDER BY w.id DESC LIMIT 1"
-        );
-        let raw = self
-            .conn
-            .prepare_cached(&sql)
-            .and_then(|mut st| st.query_row([arg], window_from))
-            .optional()
-            .ctx("find window")?;
-        raw.map(to_window).transpose()
-    }
-
-    /// Windows of a session, newest first.
-    pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
-        let sql = format!(
-            "SELECT {WINDOW_COLS} FROM windows w JOIN sessions s ON s.id = w.session_id
-             WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql).ctx("list windows")?;
-        let raws = stmt
-            .query_map(params![session.0, limit as i64], window_from)
-            .ctx("list windows")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list windows")?;
-        raws.into_iter().map(to_window).collect()
-    }
-
-    /// Undo or redo windows left `applying` by a process that died (any workspace session).
-    pub fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT w.id FROM windows w JOIN sessions s ON s.id = w.session_id
-                 WHERE w.status = 'applying' AND s.workspace_id = ?1 ORDER BY w.id",
-            )
-            .ctx("find applying windows")?;
-        let ids = stmt
-            .query_map([ws.0], |r| r.get(0).map(WindowId))
-            .ctx("find applying windows")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("find applying windows")?;
-        Ok(ids)
-    }
-
-    /// Newest agent window of the session with a change still in effect.
-    pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
-        self.conn
-            .prepare_cached("SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'agent' AND w.status = 'done'
-                 AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
-                 ORDER BY w.id DESC LIMIT 1").and_then(|mut st| st.query_row([session.0],
-                |r| r.get(0)))
-            .optional()
-            .map(|o| o.map(WindowId))
-            .ctx("find undo target")
-    }
-
-    /// Newest finished undo window of the session whose changes it still reverses.
-    pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
-        self.conn
-            .prepare_cached(
-                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = 'undo'
-                 AND w.status = 'done'
-                 AND EXISTS (SELECT 1 FROM changes c WHERE c.undone_by = w.id)
-                 ORDER BY w.id DESC LIMIT 1",
-            )
-            .and_then(|mut st| st.query_row([session.0], |r| r.get(0)))
-            .optional()
-            .map(|o| o.map(WindowId))
-            .ctx("find redo target")
-    }
-
-    // ---- changes ----
-
-    pub fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
-        let (bk, bb, bm) = state_cols(&c.before);
-        let (ak, ab, am) = match &c.after {
-            Some(s) => {
-                let (k, b, m) = state_cols(s);
-                (Some(k), b, m)
-            }
-            None => (None, None, None),
-        };
-        let recorded_at = c.after.map(|_| c.now);
-        self.conn
-            .prepare_cached(
-                "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
-                   after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at,
-                   reversal)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   coalesce((SELECT kind IN ('undo', 'redo') FROM windows WHERE id = ?1), 0))",
-            )
-            .and_then(|mut st| {
-                st.execute(params![
-                    c.window.0,
-                    c.workspace.0,
-                    c.path.as_bytes(),
-                    bk,
-                    bb,
-                    bm,
-                    ak,
-                    ab,
-                    am,
-                    c.tool,
-                    c.tool_call,
-                    c.proof.as_str(),
-                    c.reason,
-                    c.now,
-                    recorded_at
-                ])
-            })
-            .ctx("insert change")?;
-        Ok(ChangeId(self.conn.last_insert_rowid()))
-    }
-
-    pub fn set_after(
-        &self,
-        id: ChangeId,
-        after: &FileState,
-        proof: Proof,
-        reason: Option<&str>,
-        now: i64,
-    ) -> Result<()> {
-        let (k, b, m) = state_cols(after);
-        self.conn
-            .prepare_cached(
-                "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
-                   reason = COALESCE(?6, reason), recorded_at = ?7 WHERE id = ?1",
-            )
-            .and_then(|mut st| st.execute(params![id.0, k, b, m, proof.as_str(), reason, now]))
-            .ctx("record after state")?;
-        Ok(())
-    }
-
-    fn changes_where(&self, cond: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
-        self.changes_ordered(cond, "c.id", args)
-    }
-
-    fn changes_ordered(
-        &self,
-        cond: &str,
-        order: &str,
-        args: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<Change>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&changes_sql(cond, order))
-            .ctx("list changes")?;
-        let raws = stmt
-            .query_map(args, raw_change)
-            .ctx("list changes")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list changes")?;
-        raws.into_iter().map(change_from).collect()
-    }
-
-    /// The pending change of `path` in the session: the one with this tool-call id if given,
-    /// else the newest pending one. One statement for both (each statement a hook process
-    /// prepares costs it a parse): the tool call's own changes sort last, newest last.
-    pub fn pending_change(
-        &self,
-        session: SessionRowId,
-        path: &RelPath,
-        tool_call: Option<&str>,
-    ) -> Result<Option<Change>> {
-        Ok(self
-            .changes_ordered(
-                "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
-                "(?3 IS NOT NULL AND c.tool_call IS ?3), c.id",
-                &[&session.0, &path.as_bytes(), &tool_call],
-            )?
-            .pop())
-    }
-
-    /// The newest recorded change of `path` by `tool_call` in the session: a retried
-    /// `record` (the first committed, then its process died before answering) finds it here.
-    pub fn recorded_change(
-        &self,
-        session: SessionRowId,
-        path: &RelPath,
-        tool_call: &str,
-    ) -> Result<Option<Change>> {
-        Ok(self
-            .changes_where(
-                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call = ?3
-                 AND c.after_kind IS NOT NULL",
-                &[&session.0, &path.as_bytes(), &tool_call],
-            )?
-            .pop())
-    }
-
-    pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
-        self.conn
-            .prepare_cached(
-                "SELECT COUNT(*) FROM changes WHERE window_id = ?1 AND after_kind IS NULL",
-            )
-            .and_then(|mut st| st.query_row([window.0], |r| r.get(0)))
-            .ctx("count pending changes")
-    }
-
-    pub fn changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.window_id = ?1", &[&window.0])
-    }
-
-    /// Changes of the window that are in effect (not currently undone).
-    pub fn live_changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.window_id = ?1 AND c.undone_by IS NULL", &[&window.0])
-    }
-
-    /// Changes an undo window currently reverses.
-    pub fn changes_undone_by(&self, undo: WindowId) -> Result<Vec<Change>> {
-        self.changes_where("c.undone_by = ?1", &[&undo.0])
-    }
-
-    /// Changes a window acted on (for undo/redo windows), whatever their state now.
-    pub fn reversed_by(&self, window: WindowId) -> Result<Vec<Change>> {
-        self.changes_where(
-            "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)",
-            &[&window.0],
-        )
-    }
-
-    pub fn live_changes_by_tool_call(
-        &self,
-        session: SessionRowId,
-        tool_call: &str,
-    ) -> Result<Vec<Change>> {
-        self.changes_where(
-            "w.session_id = ?1 AND c.tool_call = ?2 AND c.undone_by IS NULL AND w.status = 'done'
-             AND w.kind IN ('agent','external','import')",
-            &[&session.0, &tool_call],
-        )
-    }
-
-    pub fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
-        self.changes_where(
-            "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = 'agent' AND w.status = 'done'",
-            &[&session.0],
-        )
-    }
-
-    /// Changes in effect after change `after`, from original (non undo/redo) windows of any
-    /// session of the workspace, in id order. One range of the `changes_original` index:
-    /// asking path by path, or reading every change since `after`, read every undo/redo
-    /// change in between, so each undo of a window got slower by every undo/redo cycle of
-    /// it before (a 1,000-file window after 60 cycles: 124k changes read, 26k more page
-    /// reads per undo).
-    pub fn live_changes_after(&self, ws: WorkspaceId, after: ChangeId) -> Result<Vec<Change>> {
-        self.changes_where(LIVE_CHANGES_AFTER, &[&ws.0, &after.0])
-    }
-
-    /// Mark changes as reversed by `window` (an undo) or back in effect (a redo).
-    pub fn reverse(&self, window: WindowId, kind: WindowKind, changes: &[ChangeId]) -> Result<()> {
-        let undone_by = match kind {
-            WindowKind::Undo => Some(window.0),
-            _ => None,
-        };
-        for id in changes {
-            self.conn
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO reversals(window_id, change_id) VALUES (?1, ?2)",
-                )
-                .and_then(|mut st| st.execute(params![window.0, id.0]))
-                .ctx("record reversal")?;
-            self.conn
-                .prepare_cached("UPDATE changes SET undone_by = ?2 WHERE id = ?1")
-                .and_then(|mut st| st.execute(params![id.0, undone_by]))
-                .ctx("record reversal")?;
-        }
-        Ok(())
-    }
-
-    /// Put back the undone state a rolled-back undo/redo window had changed.
-    pub fn unreverse(&self, window: WindowId, kind: WindowKind) -> Result<()> {
-        let previous = match kind {
-            // A rolled-back undo: its changes are in effect again.
-            WindowKind::Undo => "NULL",
-            // A rolled-back redo: its changes go back to being undone by the undo it reversed.
-            _ => {
-                "(SELECT MAX(r.window_id) FROM reversals r JOIN windows u ON u.id = r.window_id
-                   WHERE r.change_id = changes.id AND u.kind = 'undo' AND u.status = 'done')"
-            }
-        };
-        self.conn
-            .prepare_cached(&format!(
-                "UPDATE changes SET undone_by = {previous}
-                     WHERE id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
-            ))
-            .and_then(|mut st| st.execute([window.0]))
-            .ctx("roll back reversal")?;
-        Ok(())
-    }
-
-    // ---- file states ----
-
-    pub fn file_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<Option<KnownState>> {
-        let raw = self
-            .conn
-            .prepare_cached(
-                "SELECT kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
-                 FROM file_states WHERE workspace_id = ?1 AND path = ?2",
-            )
-            .ctx("find file state")?
-            .query_row(params![ws.0, path.as_bytes()], |r| {
-                Ok((
-                    (r.get::<_, String>(0)?, r.get::<_, Option<Value>>(1)?),
-                    r.get::<_, Option<i64>>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                    r.get::<_, Option<i64>>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                    r.get::<_, Option<i64>>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, Option<String>>(8)?,
-                ))
-            })
-            .optional()
-            .ctx("find file state")?;
-        let Some(((kind, blob), mode, size, mtime, ctime, inode, recorded_at, unread)) = raw else {
-            return Ok(None);
-        };
-        let state = state_from("file state", &kind, blob.as_ref().map(ValueRef::from), mode)?;
-        Ok(Some(KnownState {
-            state,
-            stat: stat_from(size, mtime, ctime, inode, mode),
-            recorded_at,
-            unread: unread_from(unread.as_deref()),
-        }))
-    }
-
-    /// Set a file state, over whatever the row holds; logged in `state_touches`.
-    pub fn set_file_state(
-        &self,
-        ws: WorkspaceId,
-        path: &RelPath,
-        known: &KnownState,
-        by: &str,
-    ) -> Result<()> {
-        self.log_state(ws, path)?;
-        self.upsert_file_state(ws, path, known, by, false).map(drop)
-    }
-
-    /// [`Tx::set_file_state`] for a caller that read the path's state in this transaction
-    /// (`before`): no log entry when the bytes are the ones the state already had (a check
-    /// or snap of an unchanged file, the usual case): whatever stat a listing verified them
-    /// under, it still proves them.
-    pub fn set_file_state_after(
-        &self,
-        ws: WorkspaceId,
-        path: &RelPath,
-        known: &KnownState,
-        by: &str,
-        before: Option<&KnownState>,
-    ) -> Result<()> {
-        let same = |b: &KnownState| b.state == known.state && b.state != FileState::Unknown;
-        if !before.is_some_and(same) {
-            self.log_state(ws, path)?;
-        }
-        self.upsert_file_state(ws, path, known, by, false).map(drop)
-    }
-
-    /// `state_touches` (schema v9) lists the paths whose file state was written (since v11,
-    /// every write that may name other bytes than the state before, or go over a state
-    /// recorded later): a watcher looks at them at its next scan, and a listing's verified
-    /// stat of a path written after it was verified proves nothing. The log is trimmed now and
-    /// then, not at every entry. (A scan's writes of what it found unchanged or new,
-    /// [`Tx::set_file_state_unless_newer`], need no entry: they never go over a state recorded
-    /// later, so a verified stat that still matches the file still matches the state.)
-    fn log_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
-            .ctx("log a file state")?;
-        let seq = self.conn.last_insert_rowid();
-        if seq % 256 == 0 {
-            self.conn
-                .execute(
-                    "DELETE FROM state_touches WHERE seq <= ?1",
-                    [seq - STATE_TOUCHES_KEPT],
-                )
-                .ctx("trim the file-state log")?;
-        }
-        Ok(())
-    }
-
-    /// Insert or update a file state; with `unless_newer`, a row recorded later than `known`
-    /// is left alone. Returns whether the row was written.
-    pub(super) fn upsert_file_state(
-        &self,
-        ws: WorkspaceId,
-        path: &RelPath,
-        known: &KnownState,
-        by: &str,
-        unless_newer: bool,
-    ) -> Result<bool> {
-        const UPSERT: &str = "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
-                   mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
-                   ctime_ns = excluded.ctime_ns, inode = excluded.inode,
-                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by,
-                   unread = excluded.unread";
-        let sql = if unless_newer {
-            format!("{UPSERT} WHERE file_states.recorded_at <= excluded.recorded_at")
-        } else {
-            UPSERT.to_string()
-        };
-        let (kind, blob, state_mode) = state_cols(&known.state);
-        let stat = known.stat;
-        let n = self
-            .conn
-            .prepare_cached(&sql)
-            .ctx("set file state")?
-            .execute(params![
-                ws.0,
-                path.as_bytes(),
-                kind,
-                blob,
-                stat.map(|s| s.mode as i64).or(state_mode),
-                stat.map(|s| s.size as i64),
-                stat.map(|s| s.mtime_ns),
-                stat.map(|s| s.ctime_ns),
-                stat.map(|s| s.inode as i64),
-                known.recorded_at,
-                by,
-                known.unread.map(Unread::as_str),
-            ])
-            .ctx("set file state")?;
-        Ok(n > 0)
-    }
-
-    // ---- reads ----
-
-    pub fn record_read(
-        &self,
-        session: SessionRowId,
-        path: &RelPath,
-        blob: Option<BlobId>,
-        now: i64,
-    ) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at").and_then(|mut st| st.execute(params![session.0, path.as_bytes(), blob, now]))
-            .ctx("record read")?;
-        Ok(())
-    }
-
-    /// The blob the session last read at `path` (`Some(None)`: it read the path as absent).
-    pub fn last_read(
-        &self,
-        session: SessionRowId,
-        path: &RelPath,
-    ) -> Result<Option<Option<BlobId>>> {
-        let raw: Option<Option<Value>> = self
-            .conn
-            .prepare_cached("SELECT blob FROM reads WHERE session_id = ?1 AND path = ?2")
-            .and_then(|mut st| st.query_row(params![session.0, path.as_bytes()], |r| r.get(0)))
-            .optional()
-            .ctx("find read")?;
-        match raw {
-            None => Ok(None),
-            Some(None) => Ok(Some(None)),
-            Some(Some(stored)) => Ok(Some(Some(parse_blob("read blob", &stored)?))),
-        }
-    }
-
-    // ---- blobs ----
-
-    pub fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>> {
-        let raw = self
-            .conn
-            .prepare_cached(
-                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset
-                 FROM blobs WHERE id = ?1",
-            )
-            .ctx("find blob")?
-            .query_row([id], |r| {
-                Ok((
-                    (
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, Option<Value>>(3)?,
-                    ),
-                    r.get::<_, Option<Vec<u8>>>(4)?,
-                    r.get::<_, i64>(5)?,
-                    (r.get::<_, Option<i64>>(6)?, r.get::<_, Option<i64>>(7)?),
-                ))
-            })
-            .optional()
-            .ctx("find blob")?;
-        let Some(((size, stored_size, encoding, base), data, created_at, packed)) = raw else {
-            return Ok(None);
-        };
-        let place = match (data, packed) {
-            (Some(frame), _) => Place::Inline(frame),
-            (None, (None, _)) => Place::Object,
-            (None, (Some(pack), Some(offset))) if pack >= 0 && offset >= 0 => Place::Packed {
-                pack: pack as u64,
-                offset: offset as u64,
-            },
-            (None, (Some(pack), offset)) => {
-                return Err(IndexError::BadRow {
-                    what: "blob place",
-                    detail: format!("pack {pack} at offset {offset:?} for blob {id}"),
-                })
-            }
-        };
-        let encoding = match (encoding.as_str(), base) {
-            ("zstd", _) => Encoding::Zstd,
-            ("zstd-delta", Some(base)) => Encoding::ZstdDelta {
-                base: parse_blob("blob base", &base)?,
-            },
-            (other, _) => {
-                return Err(IndexError::BadRow {
-                    what: "blob encoding",
-                    detail: format!("{other:?} for blob {id}"),
-                })
-            }
-        };
-        Ok(Some(BlobRow {
-            id: *id,
-            size: size as u64,
-            stored_size: stored_size as u64,
-            encoding,
-            place,
-            created_at,
-        }))
-    }
-
-    /// `None`: no such blob; `Some(None)`: a standalone frame; `Some(Some(base))`: a delta.
-    pub fn blob_base(&self, id: &BlobId) -> Result<Option<Option<BlobId>>> {
-        let raw: Option<Option<Value>> = self
-            .conn
-            .prepare_cached("SELECT base FROM blobs WHERE id = ?1")
-            .ctx("find blob base")?
-            .query_row([id], |r| r.get(0))
-            .optional()
-            .ctx("find blob base")?;
-        match raw {
-            None => Ok(None),
-            Some(None) => Ok(Some(None)),
-            Some(Some(stored)) => Ok(Some(Some(parse_blob("blob base", &stored)?))),
-        }
-    }
-
-    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")
-            .ctx("find blob")?
-            .exists([id])
-            .ctx("find blob")
-    }
-
-    /// Insert a blob row; a row already there (another process stored the same bytes) wins.
-    pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
-        let (encoding, base) = match &row.encoding {
-            Encoding::Zstd => ("zstd", None),
-            Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
-        };
-        let (data, pack, offset) = match &row.place {
-            Place::Inline(frame) => (Some(frame.as_slice()), None, None),
-            Place::Object => (None, None, None),
-            Place::Packed { pack, offset } => (None, Some(*pack as i64), Some(*offset as i64)),
-        };
-        self.conn
-            .prepare_cached(
-                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
-                                             pack, pack_offset)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .ctx("insert blob")?
-            .execute(params![
-                row.id,
-                row.size as i64,
-                row.stored_size as i64,
-                encoding,
-                base,
-                data,
-                row.created_at,
-                pack,
-                offset
-            ])
-            .ctx("insert blob")?;
-        Ok(())
-    }
-
-    /// Every pack file some row points into, with the bytes its rows still use.
-    pub fn pack_usage(&self) -> Result<Vec<(u64, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
-                 GROUP BY pack ORDER BY pack",
-            )
-            .ctx("pack usage")?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
-            })
-            .ctx("pack usage")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("pack usage")?;
-        Ok(rows)
-    }
-
-    /// The blobs kept in pack `pack`: (id, offset, length), in file order.
-    pub fn packed_blobs(&self, pack: u64) -> Result<Vec<(BlobId, u64, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
-                 ORDER BY pack_offset",
-            )
-            .ctx("list packed blobs")?;
-        let rows = stmt
-            .query_map([pack as i64], |r| {
-                Ok((
-                    r.get::<_, Value>(0)?,
-                    r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
-                    r.get::<_, i64>(2)?,
-                ))
-            })
-            .ctx("list packed blobs")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list packed blobs")?;
-        rows.into_iter()
-            .map(|(id, offset, len)| {
-                let id = parse_blob("packed blob", &id)?;
-                if offset < 0 || len < 0 {
-                    return Err(IndexError::BadRow {
-                        what: "blob place",
-                        detail: format!("offset {offset}, length {len} for blob {id}"),
-                    });
-                }
-                Ok((id, offset as u64, len as u64))
-            })
-            .collect()
-    }
-
-    /// Whether any row points into pack `pack`, and the bytes those rows use.
-    pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
-        self.conn
-            .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM blobs WHERE pack = ?1",
-            )
-            .ctx("pack usage")?
-            .query_row([pack as i64], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-            })
-            .map(|(n, bytes)| (n > 0).then_some(bytes.max(0) as u64))
-            .ctx("pack usage")
-    }
-
-    /// Point a packed blob at its new place (after a repack copied its frame there).
-    pub fn move_packed(&self, id: &BlobId, pack: u64, offset: u64) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE id = ?1")
-            .ctx("move packed blob")?
-            .execute(params![id, pack as i64, offset as i64])
-            .ctx("move packed blob")?;
-        Ok(())
-    }
-
-    pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM blobs ORDER BY id")
-            .ctx("list blobs")?;
-        let ids = stmt
-            .query_map([], |r| r.get::<_, Value>(0))
-            .ctx("list blobs")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list blobs")?;
-        ids.into_iter().map(|v| parse_blob("blob id", &v)).collect()
-    }
-
-    pub fn blob_totals(&self) -> Result<BlobTotals> {
-        self.conn
-            .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
-                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
-                 FROM blobs",
-            )
-            .and_then(|mut st| {
-                st.query_row([], |r| {
-                    Ok(BlobTotals {
-                        blobs: r.get::<_, i64>(0)? as u64,
-                        bytes: r.get::<_, i64>(1)? as u64,
-                        stored_bytes: r.get::<_, i64>(2)? as u64,
-                        inline: r.get::<_, i64>(3)? as u64,
-                        packed: r.get::<_, i64>(4)? as u64,
-                    })
-                })
-            })
-            .ctx("count blobs")
-    }
-
-    /// Every blob id some row refers to, including delta bases.
-    pub fn referenced_blobs(&self) -> Result<std::collections::HashSet<BlobId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT before_blob FROM changes WHERE before_blob IS NOT NULL
-                 UNION SELECT after_blob FROM changes WHERE after_blob IS NOT NULL
-                 UNION SELECT blob FROM file_states WHERE blob IS NOT NULL
-                 UNION SELECT blob FROM reads WHERE blob IS NOT NULL",
-            )
-            .ctx("mark referenced blobs")?;
-        let ids = stmt
-            .query_map([], |r| r.get::<_, Value>(0))
-            .ctx("mark referenced blobs")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("mark referenced blobs")?;
-        let mut set = std::collections::HashSet::new();
-        for v in ids {
-            set.insert(parse_blob("referenced blob", &v)?);
-        }
-        // Delta bases of referenced blobs are referenced too, all the way down each chain.
-        let mut frontier: Vec<BlobId> = set.iter().copied().collect();
-        while let Some(id) = frontier.pop() {
-            if let Some(BlobRow {
-                encoding: Encoding::ZstdDelta { base },
-                ..
-            }) = self.blob(&id)?
-            {
-                if set.insert(base) {
-                    frontier.push(base);
-                }
-            }
-        }
-        Ok(set)
-    }
-
-    /// Is `id` the delta base of another stored blob?
-    pub fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM blobs WHERE base = ?1")
-            .ctx("find delta dependants")?
-            .exists([id])
-            .ctx("find delta dependants")
-    }
-
-    pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM blobs WHERE id = ?1")
-            .and_then(|mut st| st.execute([id]))
-            .ctx("delete blob")?;
-        Ok(())
-    }
-
-    /// Every (row kind, row id, blob) reference, for `verify`.
-    pub fn all_references(&self) -> Result<Vec<(String, BlobId)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT 'change ' || id || ' before', before_blob FROM changes WHERE before_blob IS NOT NULL
-                 UNION ALL SELECT 'change ' || id || ' after', after_blob FROM changes WHERE after_blob IS NOT NULL
-                 UNION ALL SELECT 'file state ' || CAST(path AS TEXT), blob FROM file_states WHERE blob IS NOT NULL
-                 UNION ALL SELECT 'read ' || CAST(path AS TEXT), blob FROM reads WHERE blob IS NOT NULL
-                 UNION ALL SELECT 'delta base of ' || id, base FROM blobs WHERE base IS NOT NULL",
-            )
-            .ctx("list references")?;
-        let rows = stmt
-            .query_map([], |r| {
-                // Paths are raw bytes, not always UTF-8: shown lossily, never refused.
-                let what = match r.get_ref(0)? {
-                    rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
-                        String::from_utf8_lossy(b).into_owned()
-                    }
-                    _ => String::new(),
-                };
-                Ok((what, r.get::<_, Value>(1)?))
-            })
-            .ctx("list references")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list references")?;
-        rows.into_iter()
-            .map(|(what, stored)| Ok((what, parse_blob("reference", &stored)?)))
-            .collect()
-    }
-
-    // ---- retention ----
-
-    /// Windows (with their changes and reversals) to drop: older than `min_opened_at`, or
-    /// beyond the newest `keep_per_session` of their session. Never an `applying` window,
-    /// never one that is still open.
-    pub fn expired_windows(
-        &self,
-        min_opened_at: Option<i64>,
-        keep_per_session: Option<usize>,
-    ) -> Result<Vec<WindowId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, opened_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS rank
-                 FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent')",
-            )
-            .ctx("find expired windows")?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            })
-            .ctx("find expired windows")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("find expired windows")?;
-        Ok(rows
-            .into_iter()
-            .filter(|(_, opened, rank)| {
-                min_opened_at.is_some_and(|m| *opened < m)
-                    || keep_per_session.is_some_and(|k| *rank as usize > k)
-            })
-            .map(|(id, _, _)| WindowId(id))
-            .collect())
-    }
-
-    /// Oldest finished windows first, for the total-size cap.
-    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != 'agent') ORDER BY id",
-            )
-            .ctx("list windows")?;
-        let ids = stmt
-            .query_map([], |r| r.get(0).map(WindowId))
-            .ctx("list windows")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list windows")?;
-        Ok(ids)
-    }
-
-    pub fn delete_window(&self, id: WindowId) -> Result<()> {
-        // Changes this window undid go with it: without the undo window there is nothing
-        // left that could redo them, and keeping them "in effect" would be a lie.
-        self.conn
-            .prepare_cached(
-                "DELETE FROM reversals WHERE window_id = ?1 OR change_id IN
-                   (SELECT id FROM changes WHERE window_id = ?1 OR undone_by = ?1)",
-            )
-            .and_then(|mut st| st.execute([id.0]))
-            .ctx("delete window")?;
-        self.conn
-            .prepare_cached("DELETE FROM changes WHERE window_id = ?1 OR undone_by = ?1")
-            .and_then(|mut st| st.execute([id.0]))
-            .ctx("delete window")?;
-        self.conn
-            .prepare_cached("DELETE FROM windows WHERE id = ?1")
-            .and_then(|mut st| st.execute([id.0]))
-            .ctx("delete window")?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Which pending change a snap or record of `path` continues: the tool call's own (even
-    /// when another is newer), else the newest pending one.
-    #[test]
-    fn pending_change_prefers_the_tool_calls_own_then_the_newest() {
-        use crate::model::{Proof, WindowKind, WindowStatus};
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
-        let path = RelPath::from_stored(b"src/lib.rs".to_vec()).unwrap();
-        let other = RelPath::from_stored(b"src/main.rs".to_vec()).unwrap();
-        let (session, ids) = index
-            .write(|tx| {
-                let ws = tx.workspace(b"/work/space", 1)?;
-                let session = tx.session(ws, "s", 1)?;
-                let window = tx.open_window(
-                    session,
-                    WindowKind::Agent,
-                    None,
-                    true,
-                    WindowStatus::Done,
-                    1,
-                )?;
-                let mut ids = Vec::new();
-                for (p, tool_call) in [
-                    (&path, Some("a")),
-                    (&path, None),
-                    (&path, Some("b")),
-                    (&other, Some("c")),
-                ] {
-                    ids.push(tx.insert_change(&NewChange {
-                        window,
-                        workspace: ws,
-                        path: p,
-                        before: FileState::Absent,
-                        after: None,
-                        tool: None,
-                        tool_call,
-                        proof: Proof::Exact,
-                        reason: None,
-                        now: 1,
-                    })?);
-                }
-                Ok::<_, IndexError>((session, ids))
-            })
-            .unwrap();
-        let pending = |tc: Option<&str>| {
-            index
-                .read()
-                .pending_change(session, &path, tc)
-                .unwrap()
-                .map(|c| c.id)
-        };
-        assert_eq!(
-            pending(Some("a")),
-            Some(ids[0]),
-            "the tool call's own, though older"
-        );
-        assert_eq!(pending(Some("b")), Some(ids[2]));
-        assert_eq!(
-            pending(Some("c")),
-            Some(ids[2]),
-            "another path's tool call: the newest"
-        );
-        assert_eq!(pending(Some("zzz")), Some(ids[2]));
-        assert_eq!(pending(None), Some(ids[2]));
-        let none = index.read().pending_change(
-            session,
-            &RelPath::from_stored(b"x".to_vec()).unwrap(),
-            None,
-        );
-        assert!(none.unwrap().is_none());
-    }
-
-    /// A change is marked a reversal by its window's kind, and the later-change candidates
-    /// are the live original changes after a point, whatever reversals lie in between.
-    #[test]
-    fn later_change_candidates_skip_undo_and_redo_changes() {
-        use crate::model::{Proof, WindowKind, WindowStatus};
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
-        let path = RelPath::from_stored(b"a.txt".to_vec()).unwrap();
-        let (ws, ids) = index
-            .write(|tx| {
-                let ws = tx.workspace(b"/work/space", 1)?;
-                let session = tx.session(ws, "s", 1)?;
-                let mut ids = Vec::new();
-                for kind in [
-                    WindowKind::Agent,
-                    WindowKind::Undo,
-                    WindowKind::Redo,
-                    WindowKind::External,
-                    WindowKind::Agent,
-                ] {
-                    let window =
-                        tx.open_window(session, kind, None, true, WindowStatus::Done, 1)?;
-                    ids.push(tx.insert_change(&NewChange {
-                        window,
-                        workspace: ws,
-                        path: &path,
-                        before: FileState::Absent,
-                        after: Some(FileState::Absent),
-                        tool: None,
-                        tool_call: None,
-                        proof: Proof::Exact,
-                        reason: None,
-                        now: 1,
-                    })?);
-                }
-                Ok::<_, IndexError>((ws, ids))
-            })
-            .unwrap();
-        let marks: Vec<i64> = ids
-            .iter()
-            .map(|id| {
-                index
-                    .conn
-                    .prepare_cached("SELECT reversal FROM changes WHERE id = ?1")
-                    .and_then(|mut st| st.query_row([id.0], |r| r.get(0)))
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(marks, [0, 1, 1, 0, 0]);
-        let later: Vec<ChangeId> = index
-            .read()
-            .live_changes_after(ws, ids[0])
-            .unwrap()
-            .into_iter()
-            .map(|c| c.id)
-            .collect();
-        assert_eq!(later, [ids[3], ids[4]]);
-        // The undo/redo changes in between are not read at all: the query walks the index
-        // of original changes (the filter on window kinds alone would give the same rows
-        // by reading every change since `after`).
-        let plan: Vec<String> = index
-            .conn
-            .prepare_cached(&format!(
-                "EXPLAIN QUERY PLAN {}",
-                changes_sql(LIVE_CHANGES_AFTER, "c.id")
-            ))
-            .unwrap()
-            .query_map(params![ws.0, ids[0].0], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        assert!(
-            plan.iter()
-                .any(|p| p.contains("USING INDEX changes_original")),
-            "{plan:?}"
-        );
-    }
-
     /// One process per hook: open, write once, close. Before `shrink_wal` the WAL grew by
-    /// every write (about 850 KB here), since no process ever restarted it.
+    /// every write, since no process ever restarted it.
     #[test]
     fn the_wal_stays_small_when_every_write_is_a_new_process() {
         let dir = tempfile::tempdir().unwrap();

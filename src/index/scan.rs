@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use rusqlite::types::ValueRef;
 use rusqlite::{params, OptionalExtension};
 
-use super::{stat_from, state_from, stored_path, Ctx, Result, Tx};
+use super::file_states::known_state;
+use super::{stored_path, Ctx, Result, Tx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::KnownState;
 use crate::workspace::RelPath;
@@ -45,7 +45,7 @@ pub struct Baseline {
 impl Tx<'_> {
     /// Every file state of the workspace (one query; scans compare the whole tree), each
     /// handed to `to` as its row is read (a scan puts them straight into its map: no list of
-    /// 78k states in between).
+    /// every state in between).
     pub fn each_file_state(
         &self,
         ws: WorkspaceId,
@@ -53,10 +53,10 @@ impl Tx<'_> {
     ) -> Result<()> {
         let mut stmt = self
             .conn
-            .prepare_cached(&format!("{STATE_COLUMNS} WHERE workspace_id = ?1"))
+            .prepare_cached(select_states!("WHERE workspace_id = ?1"))
             .ctx("list file states")?;
         // Rows are turned into states as they come: no intermediate copies of the kind or
-        // the blob id for each of (say) 78k files.
+        // the blob id of every file.
         let mut rows = stmt.query([ws.0]).ctx("list file states")?;
         while let Some(r) = rows.next().ctx("list file states")? {
             let (rel, state) = known_state(r)?;
@@ -246,7 +246,7 @@ impl Tx<'_> {
         // the path and the range made SQLite scan the whole table for every path.)
         let mut stmt = self
             .conn
-            .prepare_cached(&states_in_range())
+            .prepare_cached(STATES_IN_RANGE)
             .ctx("list file states")?;
         let mut out = Vec::new();
         for p in paths {
@@ -344,43 +344,9 @@ impl Tx<'_> {
     }
 }
 
-const STATE_COLUMNS: &str =
-    "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread FROM file_states";
-
 /// The states of a workspace (`?1`) whose path lies in `[?2, ?3)`.
-fn states_in_range() -> String {
-    format!("{STATE_COLUMNS} WHERE workspace_id = ?1 AND path >= ?2 AND path < ?3")
-}
-
-/// One row of [`STATE_COLUMNS`].
-fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
-    let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
-    let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
-    let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
-    let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
-    let rel = stored_path(path, "file state path")?;
-    let kind = r.get_ref(1).ctx("list file states")?;
-    let kind = kind.as_str().map_err(|e| super::IndexError::BadRow {
-        what: "file state",
-        detail: e.to_string(),
-    })?;
-    let blob = match r.get_ref(2).ctx("list file states")? {
-        ValueRef::Null => None,
-        v => Some(v),
-    };
-    let state = state_from("file state", kind, blob, mode)?;
-    let stat = stat_from(size, mtime, ctime, inode, mode);
-    let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
-    Ok((
-        rel,
-        KnownState {
-            state,
-            stat,
-            recorded_at,
-            unread: super::unread_from(unread),
-        },
-    ))
-}
+const STATES_IN_RANGE: &str =
+    select_states!("WHERE workspace_id = ?1 AND path >= ?2 AND path < ?3");
 
 #[cfg(test)]
 mod tests {
@@ -392,6 +358,8 @@ mod tests {
         RelPath::from_stored(s.as_bytes().to_vec()).unwrap()
     }
 
+    /// One scenario, long because its last part needs the log to pass its trim point: each
+    /// kind of write, then what a reader sees before and after the trim.
     #[test]
     fn the_state_log_holds_every_state_write_but_a_scans_unless_newer_and_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();
@@ -526,7 +494,7 @@ mod tests {
 
         // A range of the primary key per path, never the whole workspace's states (the
         // first version's `path = ? OR (range)` read every state once per changed path).
-        let sql = format!("EXPLAIN QUERY PLAN {}", states_in_range());
+        let sql = format!("EXPLAIN QUERY PLAN {STATES_IN_RANGE}");
         let plan: String = read
             .conn
             .query_row(

@@ -209,8 +209,8 @@ ALTER TABLE file_states ADD COLUMN unread TEXT;
     // one after `absent`), newest last, about the last 4096 kept (`Tx::set_file_state`): a
     // resident process's watched scans look at those no watch covers (an ignored path an
     // agent wrote) as a full walk would, and walk everything when more went by than the log
-    // keeps. (Triggers on `file_states` did the same at 7 % more instructions per hook
-    // process: every process parses them with the schema and compiles them into the upsert.)
+    // keeps. (Not triggers on `file_states`: every hook process would parse them with the
+    // schema and compile them into the upsert, see benches/RESULTS.md.)
     r#"
 CREATE TABLE state_touches(
     seq INTEGER PRIMARY KEY,

@@ -244,27 +244,48 @@ pub fn hex_blob_ids(path: &Path) -> Result<Vec<(String, u64)>> {
         .collect()
 }
 
-/// How the file keeps its file states: whether the table is `WITHOUT ROWID` (v6), and
-/// its number of rows.
-pub fn file_states_layout(path: &Path) -> Result<(bool, u64)> {
+/// How a file keeps its file states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStatesLayout {
+    /// The table is `WITHOUT ROWID` (since v6).
+    pub without_rowid: bool,
+    pub rows: u64,
+}
+
+pub fn file_states_layout(path: &Path) -> Result<FileStatesLayout> {
     bare(path)?
         .query_row(
             "SELECT sql, (SELECT count(*) FROM file_states) FROM sqlite_schema
              WHERE name = 'file_states'",
             [],
-            |r| Ok((r.get::<_, String>(0)?.ends_with("WITHOUT ROWID"), r.get(1)?)),
+            |r| {
+                Ok(FileStatesLayout {
+                    without_rowid: r.get::<_, String>(0)?.ends_with("WITHOUT ROWID"),
+                    rows: r.get(1)?,
+                })
+            },
         )
         .ctx("read file states layout")
 }
 
-/// v7's reversal marks: (changes whose mark disagrees with their window's kind, changes
-/// marked as reversals).
-pub fn reversal_marks(path: &Path) -> Result<(u64, u64)> {
+/// v7's reversal marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReversalMarks {
+    /// Changes whose mark disagrees with their window's kind.
+    pub wrong: u64,
+    /// Changes marked as reversals.
+    pub marked: u64,
+}
+
+pub fn reversal_marks(path: &Path) -> Result<ReversalMarks> {
     let db = bare(path)?;
     let wrong = db
         .query_row(
-            "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
-             WHERE c.reversal != (w.kind IN ('undo', 'redo'))",
+            &format!(
+                "SELECT count(*) FROM changes c JOIN windows w ON w.id = c.window_id
+                 WHERE c.reversal != (w.kind IN {})",
+                *super::windows::REVERSAL_KINDS
+            ),
             [],
             |r| r.get(0),
         )
@@ -274,5 +295,5 @@ pub fn reversal_marks(path: &Path) -> Result<(u64, u64)> {
             r.get(0)
         })
         .ctx("count reversal marks")?;
-    Ok((wrong, marked))
+    Ok(ReversalMarks { wrong, marked })
 }

@@ -85,7 +85,7 @@ impl Scan<'_> {
             path: l.rel.display(),
             kind: judged.kind,
             proof: judged.proof,
-            reason: judged.reason.map(str::to_string),
+            reason: judged.reason,
         });
         Ok(())
     }
@@ -122,7 +122,7 @@ impl Scan<'_> {
             path: rel.display(),
             kind: ChangeKind::Deleted,
             proof,
-            reason: reason.map(str::to_string),
+            reason,
         });
         Ok(())
     }

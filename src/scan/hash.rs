@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use super::judge::{Candidate, Gone, Need, Work};
 use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
 use crate::engine::Clock;
-use crate::index::{BlobRow, IndexError};
+use crate::index::IndexError;
 use crate::model::{FileState, KnownState, Unread};
-use crate::store::{PackWriter, Store};
+use crate::store::{BlobRow, PackWriter, Store};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 /// A file after a worker looked at it; its bytes already encoded when they are new.

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::look::{Gathered, Known};
 use super::{PathMap, Result, Scan, ScanError};
-use crate::model::{FileState, KnownState, Proof, Unread};
+use crate::model::{FileState, KnownState, MetadataReason, Proof, Unread};
 use crate::workspace::{CheckedDirs, PathError, RelPath, Stat};
 
 /// Why a file is read.
@@ -46,7 +46,7 @@ pub(super) struct Judged {
     pub kind: super::ChangeKind,
     pub before: FileState,
     pub proof: Proof,
-    pub reason: Option<&'static str>,
+    pub reason: Option<MetadataReason>,
 }
 
 impl Scan<'_> {
@@ -168,7 +168,7 @@ pub(super) fn judge(
     // A side without bytes: the reason is why the file could not be read now, else why the
     // before side could not be (recorded with its unknown state).
     let no_bytes = |before: Option<&KnownState>| match (unread, before) {
-        (Some(now), _) => (Proof::MetadataOnly, Some(now.as_str())),
+        (Some(now), _) => (Proof::MetadataOnly, Some(now.into())),
         (None, Some(k)) if matches!(k.state, FileState::Unknown) => {
             (Proof::MetadataOnly, Some(k.unread_reason()))
         }
@@ -181,7 +181,7 @@ pub(super) fn judge(
         Need::NoBaseline => Some(judged(
             Modified,
             FileState::Unknown,
-            (Proof::MetadataOnly, Some("no-baseline")),
+            (Proof::MetadataOnly, Some(MetadataReason::NoBaseline)),
         )),
         Need::Created if absent => None,
         Need::Created => Some(judged(Created, FileState::Absent, no_bytes(None))),

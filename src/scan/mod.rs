@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{EngineError, Session};
 use crate::ids::WindowId;
 use crate::index::IndexError;
-use crate::model::Proof;
+use crate::model::{MetadataReason, Proof};
 use crate::store::StoreError;
 use crate::workspace::{PathError, RelPath};
 
@@ -223,7 +223,7 @@ pub struct ScanChange {
     pub path: String,
     pub kind: ChangeKind,
     pub proof: Proof,
-    pub reason: Option<String>,
+    pub reason: Option<MetadataReason>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -1,9 +1,8 @@
 //! zstd frames through one compression and one decompression context per thread.
 //!
-//! `zstd::bulk::compress`/`decompress` create a context per call: for a level-3 compression
-//! that is a fresh allocation of its match tables (~1 MiB of zeroed pages), for a decode
-//! ~160 KiB. An undo decoding a thousand blobs and a baseline compressing 78k files paid it
-//! per blob. The contexts here are reused; every call sets its level and dictionary again
+//! `zstd::bulk::compress`/`decompress` create a context per call, a fresh allocation of its
+//! tables that an undo or a baseline would pay once per blob (see benches/RESULTS.md). The
+//! contexts here are reused; every call sets its level and dictionary again
 //! (zstd parameters are sticky), so a frame is byte for byte what a fresh context makes.
 
 use std::cell::RefCell;

@@ -23,7 +23,12 @@
 //!   caller's change rows;
 //! - identical bytes are stored once (the id is the key; "already there" is success);
 //! - every read decodes and re-hashes: a blob that does not hash to its id is an error.
+//!
+//! The rows describing each blob ([`BlobRow`]: size, encoding, place) are kept in a
+//! catalogue the store reaches only through [`BlobCatalog`]; the index implements it, and
+//! the store never depends on the index.
 
+mod catalog;
 mod codec;
 pub mod pack;
 
@@ -34,8 +39,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::ids::BlobId;
-use crate::index::{BlobRow, Encoding, Index, IndexError, Place};
 
+pub use catalog::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
 pub use pack::PackWriter;
 
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +52,7 @@ pub enum StoreError {
     #[error("cannot write blob store file {path}: {source}")]
     Io { path: String, source: io::Error },
     #[error(transparent)]
-    Index(#[from] IndexError),
+    Catalog(#[from] CatalogError),
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -56,9 +61,8 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct StoreOptions {
     pub level: i32,
     /// The level for blobs encoded in bulk ([`Store::encode_standalone`]: baselines and
-    /// scans). Level 1 compresses the 78k-file Linux baseline about 20 % faster than level 3
-    /// for frames about 5 % larger (benches/RESULTS.md); those blobs are mostly a tree's
-    /// starting point, written once and rarely read.
+    /// scans): a faster level is worth slightly larger frames there, since those blobs are
+    /// mostly a tree's starting point, written once and rarely read (see benches/RESULTS.md).
     pub bulk_level: i32,
     /// Compressed frames up to this size are kept inline in the index.
     pub inline_limit: usize,
@@ -119,46 +123,44 @@ impl Store {
     /// Store `bytes`; `previous` is an earlier version of the same path to delta against.
     pub fn put(
         &self,
-        index: &Index,
+        catalog: &dyn BlobCatalog,
         bytes: &[u8],
         previous: Option<BlobId>,
         now: i64,
     ) -> Result<BlobId> {
         let id = BlobId::of(bytes);
-        self.put_with_id(index, id, bytes, previous, now)?;
+        self.put_with_id(catalog, id, bytes, previous, now)?;
         Ok(id)
     }
 
     /// As [`Store::put`] when the caller already hashed the bytes.
     pub fn put_with_id(
         &self,
-        index: &Index,
+        catalog: &dyn BlobCatalog,
         id: BlobId,
         bytes: &[u8],
         previous: Option<BlobId>,
         now: i64,
     ) -> Result<()> {
-        if index.read().has_blob(&id)? {
+        if catalog.has_blob(&id)? {
             return Ok(());
         }
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
         let full = codec::compress(bytes, self.opts.level, &[])
             .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
-        let (frame, encoding) = match self.delta(index, id, bytes, previous, full.len())? {
+        let (frame, encoding) = match self.delta(catalog, id, bytes, previous, full.len())? {
             Some((frame, base)) => (frame, Encoding::ZstdDelta { base }),
             None => (full, Encoding::Zstd),
         };
         let stored_size = frame.len() as u64;
         let place = self.place_single(&id, frame)?;
-        index.write(|tx| {
-            tx.insert_blob(&BlobRow {
-                id,
-                size: bytes.len() as u64,
-                stored_size,
-                encoding,
-                place,
-                created_at: now,
-            })
+        catalog.insert_blob(&BlobRow {
+            id,
+            size: bytes.len() as u64,
+            stored_size,
+            encoding,
+            place,
+            created_at: now,
         })?;
         Ok(())
     }
@@ -222,8 +224,11 @@ impl Store {
                 source,
             })?
         };
-        for (row, (pack, offset)) in rows.iter_mut().zip(places) {
-            row.place = Place::Packed { pack, offset };
+        for (row, at) in rows.iter_mut().zip(places) {
+            row.place = Place::Packed {
+                pack: at.pack,
+                offset: at.offset,
+            };
         }
         Ok(())
     }
@@ -284,7 +289,7 @@ impl Store {
     /// smaller than the standalone frame.
     fn delta(
         &self,
-        index: &Index,
+        catalog: &dyn BlobCatalog,
         id: BlobId,
         bytes: &[u8],
         previous: Option<BlobId>,
@@ -299,19 +304,19 @@ impl Store {
         // Walk to the chain's root to learn the depth of `prev`.
         let (mut root, mut depth) = (prev, 0u32);
         loop {
-            match index.read().blob_base(&root)? {
+            match catalog.blob_encoding(&root)? {
                 None => return Ok(None),
-                Some(None) => break,
-                Some(Some(base)) if depth < MAX_CHAIN => {
+                Some(Encoding::Zstd) => break,
+                Some(Encoding::ZstdDelta { base }) if depth < MAX_CHAIN => {
                     root = base;
                     depth += 1;
                 }
-                Some(Some(_)) => return Ok(None),
+                Some(Encoding::ZstdDelta { .. }) => return Ok(None),
             }
         }
         let key = if depth >= MAX_CHAIN { root } else { prev };
         // A damaged base must not stop a snapshot: store this version whole instead.
-        let Ok(key_bytes) = self.get(index, &key) else {
+        let Ok(key_bytes) = self.get(catalog, &key) else {
             return Ok(None);
         };
         if key_bytes.len() > self.opts.delta_max_size || key_bytes.is_empty() {
@@ -350,19 +355,16 @@ impl Store {
     }
 
     /// The raw bytes of a blob, decoded and verified against its id.
-    pub fn get(&self, index: &Index, id: &BlobId) -> Result<Vec<u8>> {
-        self.get_depth(index, id, 0)
+    pub fn get(&self, catalog: &dyn BlobCatalog, id: &BlobId) -> Result<Vec<u8>> {
+        self.get_depth(catalog, id, 0)
     }
 
-    fn get_depth(&self, index: &Index, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
+    fn get_depth(&self, catalog: &dyn BlobCatalog, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         if depth > MAX_CHAIN {
             return Err(corrupt("delta chain too deep".into()));
         }
-        let mut row = index
-            .read()
-            .blob(id)?
-            .ok_or(StoreError::Missing { id: *id })?;
+        let mut row = catalog.blob(id)?.ok_or(StoreError::Missing { id: *id })?;
         // The frame moves out of the row (no copy of an inline frame); `decode` needs the rest.
         let frame = match std::mem::replace(&mut row.place, Place::Object) {
             Place::Inline(frame) => frame,
@@ -377,11 +379,17 @@ impl Store {
                 self.read_packed(id, pack, offset, row.stored_size)?
             }
         };
-        self.decode(index, &row, &frame, depth)
+        self.decode(catalog, &row, &frame, depth)
     }
 
     /// The raw bytes of `row`'s blob from its compressed `frame`, verified against its id.
-    fn decode(&self, index: &Index, row: &BlobRow, frame: &[u8], depth: u32) -> Result<Vec<u8>> {
+    fn decode(
+        &self,
+        catalog: &dyn BlobCatalog,
+        row: &BlobRow,
+        frame: &[u8],
+        depth: u32,
+    ) -> Result<Vec<u8>> {
         let id = &row.id;
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
@@ -410,7 +418,7 @@ impl Store {
         let bytes = match &row.encoding {
             Encoding::Zstd => codec::decompress(frame, capacity, &[]),
             Encoding::ZstdDelta { base } => {
-                let base_bytes = self.get_depth(index, base, depth + 1)?;
+                let base_bytes = self.get_depth(catalog, base, depth + 1)?;
                 codec::decompress(frame, capacity, &base_bytes)
             }
         }
@@ -423,8 +431,8 @@ impl Store {
 
     /// Delete a blob's row and object file (a packed frame stays, dead, until its pack is
     /// rewritten). The caller has established nothing refers to it.
-    pub fn delete(&self, index: &Index, id: &BlobId) -> Result<()> {
-        index.write(|tx| tx.delete_blob(id))?;
+    pub fn delete(&self, catalog: &dyn BlobCatalog, id: &BlobId) -> Result<()> {
+        catalog.delete_blob(id)?;
         match std::fs::remove_file(self.object_path(id)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -436,7 +444,7 @@ impl Store {
     }
 
     /// Object files present on disk, with their modification time (for orphan GC).
-    pub fn object_files(&self) -> Result<Vec<(PathBuf, Option<BlobId>, std::time::SystemTime)>> {
+    pub fn object_files(&self) -> Result<Vec<ObjectFile>> {
         let mut out = Vec::new();
         let entries = match std::fs::read_dir(&self.objects) {
             Ok(e) => e,
@@ -456,11 +464,15 @@ impl Store {
             for f in files.flatten() {
                 let name = f.file_name().to_string_lossy().into_owned();
                 let id = format!("{prefix}{name}").parse::<BlobId>().ok();
-                let mtime = f
+                let modified = f
                     .metadata()
                     .and_then(|m| m.modified())
                     .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
-                out.push((f.path(), id, mtime));
+                out.push(ObjectFile {
+                    path: f.path(),
+                    id,
+                    modified,
+                });
             }
         }
         Ok(out)
@@ -507,28 +519,28 @@ impl Store {
     /// against its id first: a pack holding a damaged frame is left as it is, for `verify`
     /// to report (copying it would delete the evidence). Returns the bytes freed, `None` when
     /// the pack was left. The caller holds the gc lock exclusively (no other command reads
-    /// or writes) and has raised the index to [`crate::index::Durability::Full`], so the
-    /// rows' move is durable before the old file goes.
+    /// or writes) and has made the catalogue's commits survive power loss (the index at
+    /// full durability), so the rows' move is durable before the old file goes.
     pub fn repack(
         &self,
-        index: &Index,
+        catalog: &dyn BlobCatalog,
         writer: &mut PackWriter,
         old: &PackFile,
     ) -> Result<Option<u64>> {
-        let rows = index.read().packed_blobs(old.number)?;
+        let rows = catalog.packed_blobs(old.number)?;
         let mut frames = Vec::with_capacity(rows.len());
-        for (id, offset, len) in &rows {
-            let Some(row) = index.read().blob(id)? else {
+        for packed in &rows {
+            let Some(row) = catalog.blob(&packed.id)? else {
                 return Ok(None);
             };
-            let frame = match self.read_packed(id, old.number, *offset, *len) {
+            let frame = match self.read_packed(&packed.id, old.number, packed.offset, packed.len) {
                 Ok(frame) => frame,
                 Err(_) => return Ok(None),
             };
-            if self.decode(index, &row, &frame, 0).is_err() {
+            if self.decode(catalog, &row, &frame, 0).is_err() {
                 return Ok(None);
             }
-            frames.push((*id, frame));
+            frames.push((packed.id, frame));
         }
         let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
         if !frames.is_empty() {
@@ -538,12 +550,16 @@ impl Store {
                 path: self.packs.display().to_string(),
                 source,
             })?;
-            index.write(|tx| {
-                for ((id, _), (pack, offset)) in frames.iter().zip(&places) {
-                    tx.move_packed(id, *pack, *offset)?;
-                }
-                Ok::<_, IndexError>(())
-            })?;
+            let moves: Vec<PackMove> = frames
+                .iter()
+                .zip(&places)
+                .map(|((id, _), at)| PackMove {
+                    id: *id,
+                    pack: at.pack,
+                    offset: at.offset,
+                })
+                .collect();
+            catalog.move_packed(&moves)?;
         }
         self.remove_pack(old)?;
         Ok(Some(old.len.saturating_sub(live)))
@@ -574,6 +590,15 @@ impl Store {
     }
 }
 
+/// An object file found on disk.
+#[derive(Debug, Clone)]
+pub struct ObjectFile {
+    pub path: PathBuf,
+    /// The blob its name says it holds; `None` for a name that is no blob id.
+    pub id: Option<BlobId>,
+    pub modified: std::time::SystemTime,
+}
+
 /// A pack file found on disk.
 #[derive(Debug, Clone)]
 pub struct PackFile {
@@ -597,13 +622,88 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::Durability;
+    use std::cell::RefCell;
 
-    fn setup(opts: StoreOptions) -> (tempfile::TempDir, Index, Store) {
+    /// A strict in-memory catalogue: what the catalog's `blobs` table does, and an error for
+    /// a move of a row that is not there.
+    #[derive(Default)]
+    struct MemCatalog(RefCell<HashMap<BlobId, BlobRow>>);
+
+    impl MemCatalog {
+        fn len(&self) -> usize {
+            self.0.borrow().len()
+        }
+
+        fn packed(&self) -> usize {
+            let rows = self.0.borrow();
+            rows.values()
+                .filter(|r| matches!(r.place, Place::Packed { .. }))
+                .count()
+        }
+    }
+
+    impl BlobCatalog for MemCatalog {
+        fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError> {
+            Ok(self.0.borrow().get(id).cloned())
+        }
+
+        fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError> {
+            Ok(self.0.borrow().get(id).map(|r| r.encoding.clone()))
+        }
+
+        fn has_blob(&self, id: &BlobId) -> Result<bool, CatalogError> {
+            Ok(self.0.borrow().contains_key(id))
+        }
+
+        fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {
+            self.0
+                .borrow_mut()
+                .entry(row.id)
+                .or_insert_with(|| row.clone());
+            Ok(())
+        }
+
+        fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError> {
+            self.0.borrow_mut().remove(id);
+            Ok(())
+        }
+
+        fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError> {
+            let rows = self.0.borrow();
+            let mut out: Vec<PackedBlob> = rows
+                .values()
+                .filter_map(|r| match r.place {
+                    Place::Packed { pack: p, offset } if p == pack => Some(PackedBlob {
+                        id: r.id,
+                        offset,
+                        len: r.stored_size,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            out.sort_by_key(|p| p.offset);
+            Ok(out)
+        }
+
+        fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError> {
+            let mut rows = self.0.borrow_mut();
+            for m in moves {
+                let row = rows
+                    .get_mut(&m.id)
+                    .ok_or_else(|| CatalogError(format!("no row for blob {}", m.id).into()))?;
+                row.place = Place::Packed {
+                    pack: m.pack,
+                    offset: m.offset,
+                };
+            }
+            Ok(())
+        }
+    }
+
+    fn setup(opts: StoreOptions) -> (tempfile::TempDir, MemCatalog, Store) {
         let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
         let store = Store::new(dir.path(), opts);
-        (dir, index, store)
+        (dir, MemCatalog::default(), store)
     }
 
     fn text(n: usize, seed: u64) -> Vec<u8> {
@@ -622,7 +722,7 @@ mod tests {
 
     #[test]
     fn put_then_get_returns_the_same_bytes_inline_and_as_object() {
-        let (_d, index, store) = setup(StoreOptions {
+        let (_d, catalog, store) = setup(StoreOptions {
             inline_limit: 64,
             ..Default::default()
         });
@@ -630,10 +730,10 @@ mod tests {
         let big: Vec<u8> = (0..200_000u32)
             .flat_map(|i| (i.wrapping_mul(2654435761)).to_le_bytes())
             .collect();
-        let a = store.put(&index, &small, None, 1).unwrap();
-        let b = store.put(&index, &big, None, 1).unwrap();
-        assert_eq!(store.get(&index, &a).unwrap(), small);
-        assert_eq!(store.get(&index, &b).unwrap(), big);
+        let a = store.put(&catalog, &small, None, 1).unwrap();
+        let b = store.put(&catalog, &big, None, 1).unwrap();
+        assert_eq!(store.get(&catalog, &a).unwrap(), small);
+        assert_eq!(store.get(&catalog, &b).unwrap(), big);
         assert!(
             store.object_path(&b).exists(),
             "large blob is an object file"
@@ -643,26 +743,26 @@ mod tests {
 
     #[test]
     fn identical_bytes_are_stored_once() {
-        let (_d, index, store) = setup(StoreOptions::default());
-        let a = store.put(&index, b"same", None, 1).unwrap();
-        let b = store.put(&index, b"same", None, 2).unwrap();
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let a = store.put(&catalog, b"same", None, 1).unwrap();
+        let b = store.put(&catalog, b"same", None, 2).unwrap();
         assert_eq!(a, b);
-        assert_eq!(index.read().blob_totals().unwrap().blobs, 1);
+        assert_eq!(catalog.len(), 1);
     }
 
     #[test]
     fn a_one_line_edit_is_stored_as_a_small_delta_against_the_previous_version() {
-        let (_d, index, store) = setup(StoreOptions::default());
+        let (_d, catalog, store) = setup(StoreOptions::default());
         let v1 = text(400, 1);
         let mut v2 = v1.clone();
         v2.extend_from_slice(b"one more line\n");
         let mut v3 = v2.clone();
         v3.extend_from_slice(b"and another\n");
-        let id1 = store.put(&index, &v1, None, 1).unwrap();
-        let id2 = store.put(&index, &v2, Some(id1), 1).unwrap();
-        let id3 = store.put(&index, &v3, Some(id2), 1).unwrap();
-        let row2 = index.read().blob(&id2).unwrap().unwrap();
-        let row3 = index.read().blob(&id3).unwrap().unwrap();
+        let id1 = store.put(&catalog, &v1, None, 1).unwrap();
+        let id2 = store.put(&catalog, &v2, Some(id1), 1).unwrap();
+        let id3 = store.put(&catalog, &v3, Some(id2), 1).unwrap();
+        let row2 = catalog.blob(&id2).unwrap().unwrap();
+        let row3 = catalog.blob(&id3).unwrap().unwrap();
         assert_eq!(row2.encoding, Encoding::ZstdDelta { base: id1 });
         assert_eq!(row3.encoding, Encoding::ZstdDelta { base: id2 });
         assert!(
@@ -670,12 +770,12 @@ mod tests {
             "delta is {} bytes",
             row2.stored_size
         );
-        assert_eq!(store.get(&index, &id3).unwrap(), v3);
+        assert_eq!(store.get(&catalog, &id3).unwrap(), v3);
     }
 
     #[test]
     fn delta_chains_are_cut_at_max_chain_and_every_version_reads_back() {
-        let (_d, index, store) = setup(StoreOptions::default());
+        let (_d, catalog, store) = setup(StoreOptions::default());
         let mut versions = vec![text(300, 0)];
         for i in 1..30 {
             let mut next = versions[i - 1].clone();
@@ -685,47 +785,52 @@ mod tests {
         let mut prev = None;
         let mut ids = Vec::new();
         for v in &versions {
-            let id = store.put(&index, v, prev, 1).unwrap();
+            let id = store.put(&catalog, v, prev, 1).unwrap();
             ids.push(id);
             prev = Some(id);
         }
         for (id, v) in ids.iter().zip(&versions) {
             let mut depth = 0;
             let mut at = *id;
-            while let Some(Some(base)) = index.read().blob_base(&at).unwrap() {
+            while let Some(Encoding::ZstdDelta { base }) = catalog.blob_encoding(&at).unwrap() {
                 depth += 1;
                 at = base;
             }
             assert!(depth <= MAX_CHAIN, "chain of {depth}");
-            assert_eq!(&store.get(&index, id).unwrap(), v);
+            assert_eq!(&store.get(&catalog, id).unwrap(), v);
         }
         let deepest = ids
             .iter()
-            .filter(|id| matches!(index.read().blob_base(id).unwrap(), Some(Some(_))))
+            .filter(|id| {
+                matches!(
+                    catalog.blob_encoding(id).unwrap(),
+                    Some(Encoding::ZstdDelta { .. })
+                )
+            })
             .count();
         assert!(deepest >= 25, "most versions are deltas: {deepest}");
     }
 
     #[test]
     fn a_flipped_byte_in_an_object_file_is_reported_not_returned() {
-        let (_d, index, store) = setup(StoreOptions {
+        let (_d, catalog, store) = setup(StoreOptions {
             inline_limit: 0,
             ..Default::default()
         });
-        let id = store.put(&index, &text(100, 3), None, 1).unwrap();
+        let id = store.put(&catalog, &text(100, 3), None, 1).unwrap();
         let path = store.object_path(&id);
         let mut bytes = std::fs::read(&path).unwrap();
         let mid = bytes.len() / 2;
         bytes[mid] ^= 0x40;
         std::fs::write(&path, bytes).unwrap();
-        let err = store.get(&index, &id).unwrap_err();
+        let err = store.get(&catalog, &id).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
         assert!(err.to_string().contains(&id.to_hex()), "{err}");
     }
 
     #[test]
     fn a_batch_over_the_threshold_is_packed_and_reads_back_a_smaller_one_stays_inline() {
-        let (_d, index, store) = setup(StoreOptions {
+        let (_d, catalog, store) = setup(StoreOptions {
             pack_min_frames: 3,
             ..Default::default()
         });
@@ -749,19 +854,19 @@ mod tests {
         store
             .pack_rows(&mut writer, batch.iter_mut().map(|(r, _)| r).collect())
             .unwrap();
-        index
-            .write(|tx| batch.iter().try_for_each(|(r, _)| tx.insert_blob(r)))
-            .unwrap();
+        for (row, _) in &batch {
+            catalog.insert_blob(row).unwrap();
+        }
         for (row, bytes) in &batch {
             assert!(matches!(row.place, Place::Packed { .. }), "{:?}", row.place);
-            assert_eq!(&store.get(&index, &row.id).unwrap(), bytes);
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
         }
-        assert_eq!(index.read().blob_totals().unwrap().packed, 3);
+        assert_eq!(catalog.packed(), 3);
     }
 
     #[test]
     fn reading_from_more_packs_than_the_cache_holds_keeps_few_files_open() {
-        let (_d, index, store) = setup(StoreOptions {
+        let (_d, catalog, store) = setup(StoreOptions {
             pack_min_frames: 1,
             ..Default::default()
         });
@@ -775,21 +880,21 @@ mod tests {
             store
                 .pack_rows(&mut store.pack_writer(), vec![&mut row])
                 .unwrap();
-            index.write(|tx| tx.insert_blob(&row)).unwrap();
+            catalog.insert_blob(&row).unwrap();
             ids.push((row.id, bytes));
         }
         assert_eq!(store.pack_files().unwrap().len(), OPEN_PACKS_MAX + 6);
         for (id, bytes) in &ids {
-            assert_eq!(&store.get(&index, id).unwrap(), bytes);
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
             assert!(store.open_packs.lock().unwrap().len() <= OPEN_PACKS_MAX);
         }
     }
 
     #[test]
     fn a_missing_blob_is_named() {
-        let (_d, index, store) = setup(StoreOptions::default());
+        let (_d, catalog, store) = setup(StoreOptions::default());
         let id = BlobId::of(b"never stored");
-        let err = store.get(&index, &id).unwrap_err();
+        let err = store.get(&catalog, &id).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!("blob {id} is missing from the store")
@@ -800,13 +905,13 @@ mod tests {
         #[test]
         fn get_of_put_is_identity(data in proptest::collection::vec(proptest::num::u8::ANY, 0..5000),
                                   edit in proptest::collection::vec(proptest::num::u8::ANY, 0..50)) {
-            let (_d, index, store) = setup(StoreOptions { inline_limit: 1000, ..Default::default() });
-            let a = store.put(&index, &data, None, 1).unwrap();
+            let (_d, catalog, store) = setup(StoreOptions { inline_limit: 1000, ..Default::default() });
+            let a = store.put(&catalog, &data, None, 1).unwrap();
             let mut next = data.clone();
             next.extend_from_slice(&edit);
-            let b = store.put(&index, &next, Some(a), 1).unwrap();
-            proptest::prop_assert_eq!(store.get(&index, &a).unwrap(), data);
-            proptest::prop_assert_eq!(store.get(&index, &b).unwrap(), next);
+            let b = store.put(&catalog, &next, Some(a), 1).unwrap();
+            proptest::prop_assert_eq!(store.get(&catalog, &a).unwrap(), data);
+            proptest::prop_assert_eq!(store.get(&catalog, &b).unwrap(), next);
         }
     }
 }

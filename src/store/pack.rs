@@ -41,13 +41,20 @@ pub fn pack_number(name: &str) -> Option<u64> {
 }
 
 /// Appends frames to packs of its own.
+/// Where a frame was appended: pack file `pack`, at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackAt {
+    pub pack: u64,
+    pub offset: u64,
+}
+
 pub struct PackWriter {
     dir: PathBuf,
     max_len: u64,
     current: Option<Current>,
     /// Frames this writer already holds, with their length: a file's twin later in the scan
     /// reuses the place.
-    placed: HashMap<BlobId, (u64, u64, usize)>,
+    placed: HashMap<BlobId, (PackAt, usize)>,
     /// Whether the home directory was synced since this writer created `packs/`'s first
     /// file (the directory entry of `packs/` itself must be durable too).
     home_synced: bool,
@@ -74,15 +81,15 @@ impl PackWriter {
         }
     }
 
-    /// Append `frames` and make them durable; returns each frame's (pack, offset), in order.
+    /// Append `frames` and make them durable; returns where each frame is, in order.
     /// A frame this writer already wrote (or that comes twice in `frames`) is written once.
-    pub fn append(&mut self, frames: &[(BlobId, &[u8])]) -> io::Result<Vec<(u64, u64)>> {
+    pub fn append(&mut self, frames: &[(BlobId, &[u8])]) -> io::Result<Vec<PackAt>> {
         let mut fresh: Vec<(BlobId, &[u8])> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (id, frame) in frames {
             // A frame of another length under a held id is written anew (it cannot happen
             // while frames of one id are byte for byte the same, but must not go wrong then).
-            let held = self.placed.get(id).is_some_and(|p| p.2 == frame.len());
+            let held = self.placed.get(id).is_some_and(|p| p.1 == frame.len());
             if !held && seen.insert(*id) {
                 fresh.push((*id, frame));
             }
@@ -95,7 +102,7 @@ impl PackWriter {
             .map(|(id, _)| {
                 self.placed
                     .get(id)
-                    .map(|&(pack, offset, _)| (pack, offset))
+                    .map(|&(at, _)| at)
                     .ok_or_else(|| io::Error::other("a frame was not placed"))
             })
             .collect()
@@ -122,7 +129,11 @@ impl PackWriter {
         cur.len += total;
         let mut offset = start;
         for (id, frame) in fresh {
-            self.placed.insert(*id, (number, offset, frame.len()));
+            let at = PackAt {
+                pack: number,
+                offset,
+            };
+            self.placed.insert(*id, (at, frame.len()));
             offset += frame.len() as u64;
         }
         Ok(())
@@ -236,10 +247,11 @@ mod tests {
         let mut w = PackWriter::new(packs.clone());
         let (a, b) = (BlobId::of(b"a"), BlobId::of(b"b"));
         let first = w.append(&[(a, b"AAAA"), (b, b"BB"), (a, b"AAAA")]).unwrap();
-        let pack = first[0].0;
-        assert_eq!(first, vec![(pack, 0), (pack, 4), (pack, 0)]);
+        let pack = first[0].pack;
+        let at = |offset| PackAt { pack, offset };
+        assert_eq!(first, vec![at(0), at(4), at(0)]);
         let second = w.append(&[(b, b"BB"), (BlobId::of(b"c"), b"C")]).unwrap();
-        assert_eq!(second, vec![(pack, 4), (pack, 6)]);
+        assert_eq!(second, vec![at(4), at(6)]);
         let bytes = std::fs::read(packs.join(pack_file_name(pack))).unwrap();
         assert_eq!(bytes, b"AAAABBC");
     }
@@ -251,13 +263,20 @@ mod tests {
         let mut w = PackWriter::with_max_len(packs.clone(), 8);
         let p1 = w.append(&[(BlobId::of(b"1"), b"123456")]).unwrap()[0];
         let p2 = w.append(&[(BlobId::of(b"2"), b"12")]).unwrap()[0];
-        assert_eq!(p2, (p1.0, 6), "still fits");
+        assert_eq!(
+            p2,
+            PackAt {
+                pack: p1.pack,
+                offset: 6
+            },
+            "still fits"
+        );
         let p3 = w.append(&[(BlobId::of(b"3"), b"123")]).unwrap()[0];
-        assert_ne!(p3.0, p1.0, "a new pack");
-        assert_eq!(p3.1, 0);
+        assert_ne!(p3.pack, p1.pack, "a new pack");
+        assert_eq!(p3.offset, 0);
         // One batch bigger than the limit still goes somewhere: into a pack of its own.
         let p4 = w.append(&[(BlobId::of(b"4"), b"0123456789")]).unwrap()[0];
-        assert_ne!(p4.0, p3.0);
+        assert_ne!(p4.pack, p3.pack);
         assert_eq!(std::fs::read_dir(&packs).unwrap().count(), 3);
         // A batch of frames it already holds writes nothing, and opens no new pack.
         let again = w.append(&[(BlobId::of(b"1"), b"123456")]).unwrap();

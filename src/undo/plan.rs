@@ -119,7 +119,7 @@ fn unproven(
             Some(format!(
                 "change {} is metadata-only ({}): rewind does not have the bytes to restore",
                 c.id,
-                c.reason.as_deref().unwrap_or("no snapshot")
+                c.reason.map_or("no snapshot", |r| r.as_str())
             ))
         } else {
             None
@@ -207,7 +207,7 @@ mod tests {
     fn conflicts_are_reported_in_order_unsafe_unproven_later_modified() {
         let mut meta = change(1, 1, present(1), Some(present(2)));
         meta.proof = Proof::MetadataOnly;
-        meta.reason = Some("too-large".into());
+        meta.reason = Some(crate::model::MetadataReason::TooLarge);
         let later = change(5, 7, present(2), Some(present(4)));
         let unsafe_ = plan(
             &[&meta],

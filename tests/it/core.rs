@@ -699,16 +699,69 @@ fn user_errors_have_messages_and_exit_codes() {
 }
 
 #[test]
-fn home_inside_the_workspace_is_refused() {
+fn a_home_inside_the_workspace_is_refused_before_anything_is_created_there() {
     let env = Env::new();
     env.write("f", "x");
-    let run = env
-        .command(&["check", "f"])
-        .env("REWIND_HOME", env.path(".rewind"))
-        .output()
-        .unwrap();
-    assert_eq!(run.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&run.stderr).contains("inside workspace"));
+    let listing = |env: &Env| -> Vec<String> {
+        let mut names: Vec<String> = walkdir::WalkDir::new(&env.ws)
+            .into_iter()
+            .map(|e| e.unwrap().path().display().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    // A link outside the workspace to a directory inside it is inside it too.
+    std::fs::create_dir_all(env.path("inner")).unwrap();
+    let link = env.home.with_file_name("home-link");
+    std::os::unix::fs::symlink(env.path("inner"), &link).unwrap();
+    let before = listing(&env);
+    for home in [
+        env.path(".rewind"),
+        env.ws.clone(),
+        link.join("rw"),
+        link.clone(),
+    ] {
+        for args in [
+            vec!["check", "f"],
+            vec!["snap", "f"],
+            vec!["undo"],
+            vec!["log"],
+        ] {
+            let run = env
+                .command(&args)
+                .env("REWIND_HOME", &home)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(1), "{home:?} {args:?}: {stderr}");
+            assert!(
+                stderr.contains("is inside workspace"),
+                "{home:?} {args:?}: {stderr}"
+            );
+        }
+        let pre_write = serde_json::json!({
+            "session_id": "s", "cwd": env.ws, "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": {"file_path": env.path("f"), "content": "y"}
+        });
+        let mut hook = env.command(&["hook", "claude-code"]);
+        hook.env("REWIND_HOME", &home)
+            .stdin(std::process::Stdio::piped());
+        let mut child = hook.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(pre_write.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "a hook never blocks on its own failure"
+        );
+        assert_eq!(listing(&env), before, "{home:?}: created in the workspace");
+    }
 }
 
 #[test]

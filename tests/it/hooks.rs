@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use rewind::index::{testing, Place};
+use rewind::index::testing;
+use rewind::store::Place;
 use rewind::workspace::RelPath;
 
 use crate::common::{changes, index, workspace_id, Env, Run};
@@ -801,7 +802,7 @@ fn packed_at(env: &Env, id: &str) -> (std::path::PathBuf, u64, u64) {
 /// Each distinct frame once: the pack holds exactly the bytes its rows point to.
 fn assert_pack_holds_just_its_rows(env: &Env, pack: &Path) {
     let usage = index(env).read().pack_usage().unwrap();
-    let used: u64 = usage.iter().map(|(_, bytes)| bytes).sum();
+    let used: u64 = usage.iter().map(|u| u.live_bytes).sum();
     assert_eq!(std::fs::metadata(pack).unwrap().len(), used);
 }
 

@@ -31,7 +31,10 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     assert!(text >= 3, "{text} hex ids");
     assert_eq!(
         testing::file_states_layout(&file).unwrap(),
-        (false, 1),
+        testing::FileStatesLayout {
+            without_rowid: false,
+            rows: 1
+        },
         "file_states is a rowid table again, as before v6"
     );
     let verify = env.run(&["--json", "verify"]);
@@ -39,12 +42,15 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     assert_eq!(testing::schema_version(&file).unwrap(), 11);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
-        (0, 2),
+        testing::ReversalMarks {
+            wrong: 0,
+            marked: 2
+        },
         "v7 marked the undo and the redo"
     );
-    let (without_rowid, states) = testing::file_states_layout(&file).unwrap();
-    assert!(without_rowid, "v6 rebuilt file_states");
-    assert_eq!(states, 1, "a.txt's state came through");
+    let layout = testing::file_states_layout(&file).unwrap();
+    assert!(layout.without_rowid, "v6 rebuilt file_states");
+    assert_eq!(layout.rows, 1, "a.txt's state came through");
     for (col, left) in testing::hex_blob_ids(&file).unwrap() {
         assert_eq!(left, 0, "{col} still holds hex ids");
     }

@@ -4,7 +4,8 @@
 //! a damaged blob restored, or a write outside the workspace.
 
 use rewind::ids::BlobId;
-use rewind::index::{testing, Place};
+use rewind::index::testing;
+use rewind::store::Place;
 
 use crate::common::{index, index_file, random_bytes, Env, Hostile, Rng};
 

@@ -935,3 +935,55 @@ fn edit_safety_corpus_refuses_every_unsafe_attempt_and_no_safe_one() {
     assert_eq!(unsafe_refused_right, unsafe_);
     assert_eq!(safe_refused, 0);
 }
+
+/// A write rewind could not snapshot could not be undone: content over the size limit is
+/// refused before anything is written, for a create, a whole-file write and an edit.
+#[test]
+fn a_write_over_the_size_limit_is_refused_before_writing() {
+    let env = Env::new();
+    let big = vec![b'x'; 2000];
+    let create = env.run_stdin(
+        &["--max-file-size", "1000", "write", "big.txt", "--create"],
+        &big,
+    );
+    assert_refused(
+        &create,
+        1,
+        "big.txt: the new content is 2000 bytes, over the size limit (1000 bytes); rewind could not snapshot it to undo the write, so it did not write it",
+    );
+    assert!(env.read("big.txt").is_none(), "nothing created");
+    env.write("f.txt", "small\n");
+    let token = read_token(&env, "f.txt");
+    let write = env.run_stdin(
+        &[
+            "--max-file-size",
+            "1000",
+            "write",
+            "f.txt",
+            "--token",
+            &token,
+        ],
+        &big,
+    );
+    assert_refused(&write, 1, "f.txt: the new content is 2000 bytes");
+    assert_eq!(env.read("f.txt").unwrap(), b"small\n");
+    let line = "y".repeat(1500);
+    let ops = serde_json::json!([{"op": "replace", "start": 1, "end": 1, "expected": "small", "content": line}]);
+    let edit = env.run_stdin(
+        &[
+            "--max-file-size",
+            "1000",
+            "edit",
+            "f.txt",
+            "--token",
+            &token,
+            "--ops",
+            "-",
+        ],
+        ops.to_string().as_bytes(),
+    );
+    assert_refused(&edit, 1, "f.txt: the new content is 1501 bytes");
+    assert_eq!(env.read("f.txt").unwrap(), b"small\n");
+    // Nothing was recorded either: no window to undo.
+    assert_eq!(env.run(&["undo"]).code, 4);
+}

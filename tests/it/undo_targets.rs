@@ -139,3 +139,37 @@ fn a_retried_interrupted_undo_says_so_in_words() {
         "{first}"
     );
 }
+
+/// A second tool call that snaps (or a read that checks) a file whose first tool call's
+/// write is still in flight (snapped, not yet recorded) sees the agent's own write, not an
+/// edit outside the agent: no external window, no hint telling the model otherwise.
+#[test]
+fn an_agents_own_write_in_flight_is_not_reported_as_external() {
+    let env = Env::new();
+    env.write("f", "v0\n");
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "f", "--tool-call", "t1"]).ok();
+    env.write("f", "v1\n");
+    let check = env.run(&["--json", "check", "f"]).json();
+    assert_eq!(check["files"][0]["externally_modified"], false, "{check}");
+    let snap = env
+        .run(&["--json", "snap", "f", "--tool-call", "t2"])
+        .json();
+    assert_eq!(snap["files"][0]["externally_modified"], false, "{snap}");
+    assert!(snap["files"][0]["hint"].is_null(), "{snap}");
+    env.run(&["record", "f", "--tool-call", "t1"]).ok();
+    env.write("f", "v2\n");
+    env.run(&["record", "f", "--tool-call", "t2"]).ok();
+    env.run(&["window", "close"]).ok();
+    let log = env.run(&["--json", "log"]).json();
+    let kinds: Vec<&str> = log["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["agent"], "{log}");
+    // Undo of the window goes back to v0, through both writes.
+    env.run(&["undo"]).ok();
+    assert_eq!(content(&env, "f"), "v0\n");
+}

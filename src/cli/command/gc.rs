@@ -5,14 +5,22 @@ use std::time::Duration;
 use rewind::maintenance::{GcReport, Retention};
 
 use crate::cli::args::{GcArgs, Global};
-use crate::cli::context::open_home_owned;
+use rewind::engine::Home;
+
+use crate::cli::context::{home_dir, open_home_owned, options};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 
 pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
-    let mut home = open_home_owned(g)?;
+    let mut home = if args.accept_index_loss {
+        let mut opts = options(g);
+        opts.accept_index_loss = true;
+        Home::open(&home_dir(g)?, opts)?
+    } else {
+        open_home_owned(g)?
+    };
     let now = home.now();
     let policy = Retention {
         older_than: args

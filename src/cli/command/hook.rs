@@ -22,7 +22,7 @@ use rewind::scan::{GitGlobal, ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
 use crate::cli::args::Global;
-use crate::cli::context::{cwd, default_home, open_home, workspace};
+use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
 use crate::cli::exit::{Exit, Failure};
 
 /// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
@@ -205,10 +205,6 @@ fn handle(
     }
     config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
     config.scan.watching = place.resident.map(|r| r.watching.clone());
-    let home = match place.resident {
-        Some(r) => r.home,
-        None => open_home(g)?,
-    };
     let cwd = match (&event.cwd, place.cwd) {
         (Some(dir), _) if dir.is_absolute() => dir.clone(),
         (_, Some(dir)) => dir.to_path_buf(),
@@ -218,6 +214,17 @@ fn handle(
         Some(_) => Workspace::discover(&cwd)
             .map_err(|e| Failure::from(rewind::engine::EngineError::from(e)))?,
         None => workspace(g, &cwd)?,
+    };
+    let home = match place.resident {
+        Some(r) => r.home,
+        None => {
+            if let Err(e) = Home::refuse_inside(&home_dir(g)?, &ws) {
+                // Its log file too would be written inside the workspace.
+                log.off_disk.set(true);
+                return Err(e.into());
+            }
+            open_home(g)?
+        }
     };
     let name = event
         .session_id
@@ -334,6 +341,8 @@ pub(crate) fn read_payload() -> Result<Vec<u8>, String> {
 pub(crate) struct HookLog {
     home: Option<PathBuf>,
     stderr: RefCell<Vec<u8>>,
+    /// Lines go to stderr only: the home is refused, so nothing may be written there.
+    off_disk: std::cell::Cell<bool>,
 }
 
 impl HookLog {
@@ -341,6 +350,7 @@ impl HookLog {
         HookLog {
             home: home.or_else(|| default_home().ok()),
             stderr: RefCell::new(Vec::new()),
+            off_disk: std::cell::Cell::new(false),
         }
     }
 
@@ -375,6 +385,11 @@ impl HookLog {
     }
 
     fn append(&self, line: &str) -> std::io::Result<()> {
+        if self.off_disk.get() {
+            return Err(std::io::Error::other(
+                "the home is refused (inside the workspace)",
+            ));
+        }
         let home = self.home.as_deref().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::NotFound, "no home directory")
         })?;

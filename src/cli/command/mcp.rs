@@ -57,7 +57,9 @@ pub fn run(g: &Global, _a: McpArgs) -> Result<Exit, Failure> {
                 .map_or(0, |d| d.as_secs());
             format!("mcp-{secs}-{}", std::process::id())
         });
-    // Fail now, not on the first tool call, when the home cannot be opened.
+    // Fail now, not on the first tool call, when the home cannot be opened (and before
+    // creating anything, when it is inside the workspace).
+    Home::refuse_inside(&home, &ws)?;
     Home::open(&home, options(g))?;
     log(&format!(
         "serving workspace {} as session {session}",

@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use rewind::ids::BlobId;
-use rewind::index::{BlobRow, Durability, Encoding, Index, Place};
-use rewind::store::{PackWriter, Store, StoreOptions};
+use rewind::index::{Durability, Index};
+use rewind::store::{BlobRow, Encoding, PackWriter, Place, Store, StoreOptions};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -73,8 +73,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = fx.index.write(|tx| tx.delete_blob(&id));
         let path = fx.store.object_path(&id);
         let place = if packed {
-            let (pack, offset) = fx.packs.append(&[(id, frame)]).expect("append to a pack")[0];
-            Place::Packed { pack, offset }
+            let at = fx.packs.append(&[(id, frame)]).expect("append to a pack")[0];
+            Place::Packed {
+                pack: at.pack,
+                offset: at.offset,
+            }
         } else if inline {
             Place::Inline(frame.to_vec())
         } else {

@@ -1,0 +1,492 @@
+//! The `blobs` table: where each blob's compressed frame is kept (inline, object file, pack)
+//! and how it is encoded; pack usage for gc; every reference to a blob, for gc and verify.
+
+use std::collections::HashSet;
+
+use rusqlite::types::Value;
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{parse_blob, Ctx, Index, IndexError, Result, Tx};
+use crate::ids::BlobId;
+use crate::store::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
+
+/// Counts over the `blobs` table.
+#[derive(Debug, Clone, Copy)]
+pub struct BlobTotals {
+    pub blobs: u64,
+    /// Raw (decoded) bytes.
+    pub bytes: u64,
+    /// Compressed bytes, wherever they are kept.
+    pub stored_bytes: u64,
+    pub inline: u64,
+    pub packed: u64,
+}
+
+/// A pack file some blob row points into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackUsage {
+    pub pack: u64,
+    /// The bytes of the frames rows still point to.
+    pub live_bytes: u64,
+}
+
+/// A row that refers to a blob.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// The row, as `verify` names it (`change 12 before`, `file state src/a.rs`, …).
+    pub what: String,
+    pub blob: BlobId,
+}
+
+/// A `blobs` row as stored.
+struct StoredBlob {
+    size: i64,
+    stored_size: i64,
+    encoding: String,
+    base: Option<Value>,
+    data: Option<Vec<u8>>,
+    created_at: i64,
+    pack: Option<i64>,
+    pack_offset: Option<i64>,
+}
+
+impl StoredBlob {
+    fn read(r: &Row<'_>) -> rusqlite::Result<StoredBlob> {
+        Ok(StoredBlob {
+            size: r.get(0)?,
+            stored_size: r.get(1)?,
+            encoding: r.get(2)?,
+            base: r.get(3)?,
+            data: r.get(4)?,
+            created_at: r.get(5)?,
+            pack: r.get(6)?,
+            pack_offset: r.get(7)?,
+        })
+    }
+
+    fn into_row(self, id: &BlobId) -> Result<BlobRow> {
+        let place = match (self.data, self.pack, self.pack_offset) {
+            (Some(frame), _, _) => Place::Inline(frame),
+            (None, None, _) => Place::Object,
+            (None, Some(pack), Some(offset)) if pack >= 0 && offset >= 0 => Place::Packed {
+                pack: pack as u64,
+                offset: offset as u64,
+            },
+            (None, Some(pack), offset) => {
+                return Err(IndexError::BadRow {
+                    what: "blob place",
+                    detail: format!("pack {pack} at offset {offset:?} for blob {id}"),
+                })
+            }
+        };
+        let encoding = match (self.encoding.as_str(), self.base) {
+            ("zstd", _) => Encoding::Zstd,
+            ("zstd-delta", Some(base)) => Encoding::ZstdDelta {
+                base: parse_blob("blob base", &base)?,
+            },
+            (other, _) => {
+                return Err(IndexError::BadRow {
+                    what: "blob encoding",
+                    detail: format!("{other:?} for blob {id}"),
+                })
+            }
+        };
+        Ok(BlobRow {
+            id: *id,
+            size: self.size as u64,
+            stored_size: self.stored_size as u64,
+            encoding,
+            place,
+            created_at: self.created_at,
+        })
+    }
+}
+
+impl Tx<'_> {
+    pub fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>> {
+        let stored = self
+            .conn
+            .prepare_cached(
+                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset
+                 FROM blobs WHERE id = ?1",
+            )
+            .ctx("find blob")?
+            .query_row([id], StoredBlob::read)
+            .optional()
+            .ctx("find blob")?;
+        stored.map(|s| s.into_row(id)).transpose()
+    }
+
+    /// How blob `id` is encoded, from its base alone (cheaper than [`Tx::blob`], which reads
+    /// the frame of an inline blob); `None` when there is no such blob.
+    pub fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>> {
+        let base: Option<Option<Value>> = self
+            .conn
+            .prepare_cached("SELECT base FROM blobs WHERE id = ?1")
+            .ctx("find blob base")?
+            .query_row([id], |r| r.get(0))
+            .optional()
+            .ctx("find blob base")?;
+        base.map(|base| match base {
+            None => Ok(Encoding::Zstd),
+            Some(stored) => Ok(Encoding::ZstdDelta {
+                base: parse_blob("blob base", &stored)?,
+            }),
+        })
+        .transpose()
+    }
+
+    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")
+            .ctx("find blob")?
+            .exists([id])
+            .ctx("find blob")
+    }
+
+    /// Insert a blob row; a row already there (another process stored the same bytes) wins.
+    pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
+        let (encoding, base) = match &row.encoding {
+            Encoding::Zstd => ("zstd", None),
+            Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
+        };
+        let (data, pack, offset) = match &row.place {
+            Place::Inline(frame) => (Some(frame.as_slice()), None, None),
+            Place::Object => (None, None, None),
+            Place::Packed { pack, offset } => (None, Some(*pack as i64), Some(*offset as i64)),
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
+                                             pack, pack_offset)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .ctx("insert blob")?
+            .execute(params![
+                row.id,
+                row.size as i64,
+                row.stored_size as i64,
+                encoding,
+                base,
+                data,
+                row.created_at,
+                pack,
+                offset
+            ])
+            .ctx("insert blob")?;
+        Ok(())
+    }
+
+    /// Every pack file some row points into, with the bytes its rows still use.
+    pub fn pack_usage(&self) -> Result<Vec<PackUsage>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
+                 GROUP BY pack ORDER BY pack",
+            )
+            .ctx("pack usage")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(PackUsage {
+                    pack: r.get::<_, i64>(0)? as u64,
+                    live_bytes: r.get::<_, i64>(1)? as u64,
+                })
+            })
+            .ctx("pack usage")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("pack usage")?;
+        Ok(rows)
+    }
+
+    /// The blobs kept in pack `pack`, in file order.
+    pub fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
+                 ORDER BY pack_offset",
+            )
+            .ctx("list packed blobs")?;
+        let rows = stmt
+            .query_map([pack as i64], |r| {
+                Ok((
+                    r.get::<_, Value>(0)?,
+                    r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .ctx("list packed blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list packed blobs")?;
+        rows.into_iter()
+            .map(|(id, offset, len)| {
+                let id = parse_blob("packed blob", &id)?;
+                if offset < 0 || len < 0 {
+                    return Err(IndexError::BadRow {
+                        what: "blob place",
+                        detail: format!("offset {offset}, length {len} for blob {id}"),
+                    });
+                }
+                Ok(PackedBlob {
+                    id,
+                    offset: offset as u64,
+                    len: len as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Whether any row points into pack `pack`, and the bytes those rows use.
+    pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
+        self.conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM blobs WHERE pack = ?1",
+            )
+            .ctx("pack usage")?
+            .query_row([pack as i64], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+            })
+            .map(|(n, bytes)| (n > 0).then_some(bytes.max(0) as u64))
+            .ctx("pack usage")
+    }
+
+    /// Point a packed blob at its new place (after a repack copied its frame there).
+    pub fn move_packed(&self, id: &BlobId, pack: u64, offset: u64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE id = ?1")
+            .ctx("move packed blob")?
+            .execute(params![id, pack as i64, offset as i64])
+            .ctx("move packed blob")?;
+        Ok(())
+    }
+
+    pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM blobs ORDER BY id")
+            .ctx("list blobs")?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, Value>(0))
+            .ctx("list blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list blobs")?;
+        ids.into_iter().map(|v| parse_blob("blob id", &v)).collect()
+    }
+
+    pub fn blob_totals(&self) -> Result<BlobTotals> {
+        self.conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
+                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
+                 FROM blobs",
+            )
+            .and_then(|mut st| {
+                st.query_row([], |r| {
+                    Ok(BlobTotals {
+                        blobs: r.get::<_, i64>(0)? as u64,
+                        bytes: r.get::<_, i64>(1)? as u64,
+                        stored_bytes: r.get::<_, i64>(2)? as u64,
+                        inline: r.get::<_, i64>(3)? as u64,
+                        packed: r.get::<_, i64>(4)? as u64,
+                    })
+                })
+            })
+            .ctx("count blobs")
+    }
+
+    /// Every blob id some row refers to, including delta bases.
+    pub fn referenced_blobs(&self) -> Result<HashSet<BlobId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT before_blob FROM changes WHERE before_blob IS NOT NULL
+                 UNION SELECT after_blob FROM changes WHERE after_blob IS NOT NULL
+                 UNION SELECT blob FROM file_states WHERE blob IS NOT NULL
+                 UNION SELECT blob FROM reads WHERE blob IS NOT NULL",
+            )
+            .ctx("mark referenced blobs")?;
+        let ids = stmt
+            .query_map([], |r| r.get::<_, Value>(0))
+            .ctx("mark referenced blobs")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("mark referenced blobs")?;
+        let mut set = HashSet::new();
+        for v in ids {
+            set.insert(parse_blob("referenced blob", &v)?);
+        }
+        // Delta bases of referenced blobs are referenced too, all the way down each chain.
+        let mut frontier: Vec<BlobId> = set.iter().copied().collect();
+        while let Some(id) = frontier.pop() {
+            if let Some(BlobRow {
+                encoding: Encoding::ZstdDelta { base },
+                ..
+            }) = self.blob(&id)?
+            {
+                if set.insert(base) {
+                    frontier.push(base);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// Is `id` the delta base of another stored blob?
+    pub fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE base = ?1")
+            .ctx("find delta dependants")?
+            .exists([id])
+            .ctx("find delta dependants")
+    }
+
+    pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM blobs WHERE id = ?1")
+            .and_then(|mut st| st.execute([id]))
+            .ctx("delete blob")?;
+        Ok(())
+    }
+
+    /// Every reference to a blob, for `verify`.
+    pub fn all_references(&self) -> Result<Vec<Reference>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT 'change ' || id || ' before', before_blob FROM changes WHERE before_blob IS NOT NULL
+                 UNION ALL SELECT 'change ' || id || ' after', after_blob FROM changes WHERE after_blob IS NOT NULL
+                 UNION ALL SELECT 'file state ' || CAST(path AS TEXT), blob FROM file_states WHERE blob IS NOT NULL
+                 UNION ALL SELECT 'read ' || CAST(path AS TEXT), blob FROM reads WHERE blob IS NOT NULL
+                 UNION ALL SELECT 'delta base of ' || id, base FROM blobs WHERE base IS NOT NULL",
+            )
+            .ctx("list references")?;
+        let rows = stmt
+            .query_map([], |r| {
+                // Paths are raw bytes, not always UTF-8: shown lossily, never refused.
+                let what = match r.get_ref(0)? {
+                    rusqlite::types::ValueRef::Text(b) | rusqlite::types::ValueRef::Blob(b) => {
+                        String::from_utf8_lossy(b).into_owned()
+                    }
+                    _ => String::new(),
+                };
+                Ok((what, r.get::<_, Value>(1)?))
+            })
+            .ctx("list references")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list references")?;
+        rows.into_iter()
+            .map(|(what, stored)| {
+                Ok(Reference {
+                    what,
+                    blob: parse_blob("reference", &stored)?,
+                })
+            })
+            .collect()
+    }
+}
+
+impl From<IndexError> for CatalogError {
+    fn from(e: IndexError) -> CatalogError {
+        CatalogError(Box::new(e))
+    }
+}
+
+/// The store keeps its blob rows here, each call its own statement or transaction.
+impl BlobCatalog for Index {
+    fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError> {
+        Ok(self.read().blob(id)?)
+    }
+
+    fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError> {
+        Ok(self.read().blob_encoding(id)?)
+    }
+
+    fn has_blob(&self, id: &BlobId) -> Result<bool, CatalogError> {
+        Ok(self.read().has_blob(id)?)
+    }
+
+    fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.insert_blob(row))?)
+    }
+
+    fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.delete_blob(id))?)
+    }
+
+    fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError> {
+        Ok(self.read().packed_blobs(pack)?)
+    }
+
+    fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| {
+            moves
+                .iter()
+                .try_for_each(|m| tx.move_packed(&m.id, m.pack, m.offset))
+        })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Durability;
+    use super::*;
+
+    /// The index is the store's catalogue: a row reads back as written, the first of two
+    /// rows for one blob wins, and packed rows move.
+    #[test]
+    fn the_index_keeps_the_stores_blob_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let catalog: &dyn BlobCatalog = &index;
+        let (a, b) = (BlobId::of(b"a"), BlobId::of(b"b"));
+        let row = |id, encoding, place| BlobRow {
+            id,
+            size: 1,
+            stored_size: 10,
+            encoding,
+            place,
+            created_at: 1,
+        };
+        catalog
+            .insert_blob(&row(a, Encoding::Zstd, Place::Inline(vec![1; 10])))
+            .unwrap();
+        catalog
+            .insert_blob(&row(a, Encoding::Zstd, Place::Object))
+            .unwrap();
+        let packed = Place::Packed { pack: 7, offset: 0 };
+        catalog
+            .insert_blob(&row(b, Encoding::ZstdDelta { base: a }, packed))
+            .unwrap();
+        assert!(catalog.has_blob(&a).unwrap());
+        assert_eq!(
+            catalog.blob(&a).unwrap().unwrap().place,
+            Place::Inline(vec![1; 10]),
+            "the first row wins"
+        );
+        assert_eq!(catalog.blob_encoding(&a).unwrap(), Some(Encoding::Zstd));
+        assert_eq!(
+            catalog.blob_encoding(&b).unwrap(),
+            Some(Encoding::ZstdDelta { base: a })
+        );
+        assert_eq!(
+            catalog.packed_blobs(7).unwrap(),
+            [PackedBlob {
+                id: b,
+                offset: 0,
+                len: 10
+            }]
+        );
+        catalog
+            .move_packed(&[PackMove {
+                id: b,
+                pack: 8,
+                offset: 32,
+            }])
+            .unwrap();
+        assert!(catalog.packed_blobs(7).unwrap().is_empty());
+        assert_eq!(catalog.packed_blobs(8).unwrap()[0].offset, 32);
+        catalog.delete_blob(&b).unwrap();
+        assert_eq!(catalog.blob(&b).unwrap().map(|r| r.id), None);
+        assert_eq!(catalog.blob_encoding(&b).unwrap(), None);
+    }
+}

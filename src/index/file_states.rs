@@ -1,0 +1,168 @@
+//! File states: the latest state rewind knows for each path of a workspace (with the stat
+//! that lets a scan skip hashing), and the `state_touches` log of their writes.
+
+use rusqlite::params;
+use rusqlite::types::ValueRef;
+
+use super::{
+    stat_from, state_from, stored_path, unread_from, Ctx, IndexError, Result, StateValues, Tx,
+};
+use crate::ids::WorkspaceId;
+use crate::model::{FileState, KnownState, Unread};
+use crate::workspace::RelPath;
+
+/// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
+const STATE_TOUCHES_KEPT: i64 = 4096;
+
+/// One row of [`select_states!`]: its path and state.
+pub(super) fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
+    let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
+    Ok((stored_path(path, "file state path")?, state_of(r)?))
+}
+
+/// The state in a row of [`select_states!`] (its columns after the path).
+fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
+    let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
+    let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
+    let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
+    let kind = r.get_ref(1).ctx("list file states")?;
+    let kind = kind.as_str().map_err(|e| IndexError::BadRow {
+        what: "file state",
+        detail: e.to_string(),
+    })?;
+    let blob = match r.get_ref(2).ctx("list file states")? {
+        ValueRef::Null => None,
+        v => Some(v),
+    };
+    let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
+    Ok(KnownState {
+        state: state_from("file state", kind, blob, mode)?,
+        stat: stat_from(size, mtime, ctime, inode, mode),
+        recorded_at,
+        unread: unread_from(unread),
+    })
+}
+
+impl Tx<'_> {
+    pub fn file_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<Option<KnownState>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(select_states!("WHERE workspace_id = ?1 AND path = ?2"))
+            .ctx("find file state")?;
+        let mut rows = stmt
+            .query(params![ws.0, path.as_bytes()])
+            .ctx("find file state")?;
+        match rows.next().ctx("find file state")? {
+            Some(r) => state_of(r).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Set a file state, over whatever the row holds; logged in `state_touches`.
+    pub fn set_file_state(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+    ) -> Result<()> {
+        self.log_state(ws, path)?;
+        self.upsert_file_state(ws, path, known, by, false).map(drop)
+    }
+
+    /// [`Tx::set_file_state`] for a caller that read the path's state in this transaction
+    /// (`before`): no log entry when the bytes are the ones the state already had (a check
+    /// or snap of an unchanged file, the usual case): whatever stat a listing verified them
+    /// under, it still proves them.
+    pub fn set_file_state_after(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+        before: Option<&KnownState>,
+    ) -> Result<()> {
+        let same = |b: &KnownState| b.state == known.state && b.state != FileState::Unknown;
+        if !before.is_some_and(same) {
+            self.log_state(ws, path)?;
+        }
+        self.upsert_file_state(ws, path, known, by, false).map(drop)
+    }
+
+    /// `state_touches` (schema v9) lists the paths whose file state was written (since v11,
+    /// every write that may name other bytes than the state before, or go over a state
+    /// recorded later): a watcher looks at them at its next scan, and a listing's verified
+    /// stat of a path written after it was verified proves nothing. The log is trimmed now and
+    /// then, not at every entry. (A scan's writes of what it found unchanged or new,
+    /// [`Tx::set_file_state_unless_newer`], need no entry: they never go over a state recorded
+    /// later, so a verified stat that still matches the file still matches the state.)
+    fn log_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO state_touches(workspace_id, path) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![ws.0, path.as_bytes()]))
+            .ctx("log a file state")?;
+        let seq = self.conn.last_insert_rowid();
+        if seq % 256 == 0 {
+            self.conn
+                .execute(
+                    "DELETE FROM state_touches WHERE seq <= ?1",
+                    [seq - STATE_TOUCHES_KEPT],
+                )
+                .ctx("trim the file-state log")?;
+        }
+        Ok(())
+    }
+
+    /// Insert or update a file state; with `unless_newer`, a row recorded later than `known`
+    /// is left alone. Returns whether the row was written.
+    pub(super) fn upsert_file_state(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+        unless_newer: bool,
+    ) -> Result<bool> {
+        macro_rules! upsert {
+            () => {
+                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
+                   mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
+                   ctime_ns = excluded.ctime_ns, inode = excluded.inode,
+                   recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by,
+                   unread = excluded.unread"
+            };
+        }
+        let sql = if unless_newer {
+            concat!(
+                upsert!(),
+                " WHERE file_states.recorded_at <= excluded.recorded_at"
+            )
+        } else {
+            upsert!()
+        };
+        let state = StateValues::of(&known.state);
+        let stat = known.stat;
+        let n = self
+            .conn
+            .prepare_cached(sql)
+            .ctx("set file state")?
+            .execute(params![
+                ws.0,
+                path.as_bytes(),
+                state.kind,
+                state.blob,
+                stat.map(|s| s.mode as i64).or(state.mode),
+                stat.map(|s| s.size as i64),
+                stat.map(|s| s.mtime_ns),
+                stat.map(|s| s.ctime_ns),
+                stat.map(|s| s.inode as i64),
+                known.recorded_at,
+                by,
+                known.unread.map(Unread::as_str),
+            ])
+            .ctx("set file state")?;
+        Ok(n > 0)
+    }
+}

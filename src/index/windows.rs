@@ -1,0 +1,308 @@
+//! Windows: a session's turns (agent, external, import) and its undo and redo windows,
+//! how SQL names their kinds, and which windows retention drops.
+
+use std::sync::LazyLock;
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{Ctx, IndexError, Result, Tx};
+use crate::ids::{SessionRowId, WindowId, WorkspaceId};
+use crate::model::{Window, WindowKind, WindowStatus};
+
+/// The SQL list `('agent','external','import')` of the window kinds `pick` selects, spelled by
+/// [`WindowKind::as_str`]: no statement names a set of kinds by hand, so a new kind cannot be
+/// left out of one. (A single kind is bound as a parameter instead.)
+pub(super) fn kinds_sql(pick: fn(&WindowKind) -> bool) -> String {
+    let names: Vec<String> = WindowKind::ALL
+        .iter()
+        .filter(|k| pick(k))
+        .map(|k| format!("'{}'", k.as_str()))
+        .collect();
+    format!("({})", names.join(","))
+}
+
+/// Kinds whose changes are edits in their own right ([`WindowKind::is_original`]).
+pub(super) static ORIGINAL_KINDS: LazyLock<String> =
+    LazyLock::new(|| kinds_sql(WindowKind::is_original));
+
+/// Kinds whose changes reverse others' (undo, redo).
+pub(super) static REVERSAL_KINDS: LazyLock<String> =
+    LazyLock::new(|| kinds_sql(|k| !k.is_original()));
+
+/// A query of windows (as `w`, with their session's name): `$rest` is its fixed WHERE and
+/// ORDER BY.
+macro_rules! select_windows {
+    ($rest:literal) => {
+        concat!(
+            "SELECT w.id, s.name, w.kind, w.label, w.implicit, w.status, w.opened_at, w.closed_at
+             FROM windows w JOIN sessions s ON s.id = w.session_id ",
+            $rest
+        )
+    };
+}
+
+/// One row of [`select_windows!`], as stored.
+struct WindowRow {
+    id: i64,
+    session: String,
+    kind: String,
+    label: Option<String>,
+    implicit: bool,
+    status: String,
+    opened_at: i64,
+    closed_at: Option<i64>,
+}
+
+impl WindowRow {
+    fn read(r: &Row<'_>) -> rusqlite::Result<WindowRow> {
+        Ok(WindowRow {
+            id: r.get(0)?,
+            session: r.get(1)?,
+            kind: r.get(2)?,
+            label: r.get(3)?,
+            implicit: r.get(4)?,
+            status: r.get(5)?,
+            opened_at: r.get(6)?,
+            closed_at: r.get(7)?,
+        })
+    }
+
+    fn into_window(self) -> Result<Window> {
+        Ok(Window {
+            id: WindowId(self.id),
+            session: self.session,
+            kind: self.kind.parse().map_err(|detail| IndexError::BadRow {
+                what: "window kind",
+                detail,
+            })?,
+            label: self.label,
+            implicit: self.implicit,
+            status: self.status.parse().map_err(|detail| IndexError::BadRow {
+                what: "window status",
+                detail,
+            })?,
+            opened_at: self.opened_at,
+            closed_at: self.closed_at,
+        })
+    }
+}
+
+impl Tx<'_> {
+    pub fn open_window(
+        &self,
+        session: SessionRowId,
+        kind: WindowKind,
+        label: Option<&str>,
+        implicit: bool,
+        status: WindowStatus,
+        now: i64,
+    ) -> Result<WindowId> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    session.0,
+                    kind.as_str(),
+                    label,
+                    implicit,
+                    status.as_str(),
+                    now
+                ])
+            })
+            .ctx("open window")?;
+        Ok(WindowId(self.conn.last_insert_rowid()))
+    }
+
+    pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL")
+            .and_then(|mut st| st.execute(params![id.0, now]))
+            .ctx("close window")?;
+        Ok(())
+    }
+
+    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
+            .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
+            .ctx("set window status")?;
+        Ok(())
+    }
+
+    /// The session's open agent window, if any.
+    pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
+        let raw = self
+            .conn
+            .prepare_cached(select_windows!(
+                "WHERE w.session_id = ?1 AND w.kind = ?2 AND w.closed_at IS NULL
+                 ORDER BY w.id DESC LIMIT 1"
+            ))
+            .and_then(|mut st| {
+                st.query_row(
+                    params![session.0, WindowKind::Agent.as_str()],
+                    WindowRow::read,
+                )
+            })
+            .optional()
+            .ctx("find window")?;
+        raw.map(WindowRow::into_window).transpose()
+    }
+
+    pub fn window(&self, id: WindowId) -> Result<Option<Window>> {
+        let raw = self
+            .conn
+            .prepare_cached(select_windows!("WHERE w.id = ?1"))
+            .and_then(|mut st| st.query_row([id.0], WindowRow::read))
+            .optional()
+            .ctx("find window")?;
+        raw.map(WindowRow::into_window).transpose()
+    }
+
+    /// Windows of a session, newest first.
+    pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(select_windows!(
+                "WHERE w.session_id = ?1 ORDER BY w.id DESC LIMIT ?2"
+            ))
+            .ctx("list windows")?;
+        let raws = stmt
+            .query_map(params![session.0, limit as i64], WindowRow::read)
+            .ctx("list windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list windows")?;
+        raws.into_iter().map(WindowRow::into_window).collect()
+    }
+
+    /// Undo or redo windows left `applying` by a process that died (any workspace session).
+    pub fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT w.id FROM windows w JOIN sessions s ON s.id = w.session_id
+                 WHERE w.status = 'applying' AND s.workspace_id = ?1 ORDER BY w.id",
+            )
+            .ctx("find applying windows")?;
+        let ids = stmt
+            .query_map([ws.0], |r| r.get(0).map(WindowId))
+            .ctx("find applying windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find applying windows")?;
+        Ok(ids)
+    }
+
+    /// Newest agent window of the session with a change still in effect.
+    pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
+                 AND w.status = 'done'
+                 AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
+                 ORDER BY w.id DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Agent.as_str()], |r| {
+                    r.get(0)
+                })
+            })
+            .optional()
+            .map(|o| o.map(WindowId))
+            .ctx("find undo target")
+    }
+
+    /// Newest finished undo window of the session whose changes it still reverses.
+    pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
+                 AND w.status = 'done'
+                 AND EXISTS (SELECT 1 FROM changes c WHERE c.undone_by = w.id)
+                 ORDER BY w.id DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Undo.as_str()], |r| r.get(0))
+            })
+            .optional()
+            .map(|o| o.map(WindowId))
+            .ctx("find redo target")
+    }
+
+    // ---- retention ----
+
+    /// Windows (with their changes and reversals) to drop: older than `min_opened_at`, or
+    /// beyond the newest `keep_per_session` of their session. Never an `applying` window,
+    /// never one that is still open.
+    pub fn expired_windows(
+        &self,
+        min_opened_at: Option<i64>,
+        keep_per_session: Option<usize>,
+    ) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, opened_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS rank
+                 FROM windows WHERE status != 'applying' AND (closed_at IS NOT NULL OR kind != ?1)",
+            )
+            .ctx("find expired windows")?;
+        let rows = stmt
+            .query_map([WindowKind::Agent.as_str()], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .ctx("find expired windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find expired windows")?;
+        Ok(rows
+            .into_iter()
+            .filter(|(_, opened, rank)| {
+                min_opened_at.is_some_and(|m| *opened < m)
+                    || keep_per_session.is_some_and(|k| *rank as usize > k)
+            })
+            .map(|(id, _, _)| WindowId(id))
+            .collect())
+    }
+
+    /// Oldest finished windows first, for the total-size cap.
+    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM windows WHERE status != 'applying'
+                 AND (closed_at IS NOT NULL OR kind != ?1) ORDER BY id",
+            )
+            .ctx("list windows")?;
+        let ids = stmt
+            .query_map([WindowKind::Agent.as_str()], |r| r.get(0).map(WindowId))
+            .ctx("list windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list windows")?;
+        Ok(ids)
+    }
+
+    pub fn delete_window(&self, id: WindowId) -> Result<()> {
+        // Changes this window undid go with it: without the undo window there is nothing
+        // left that could redo them, and keeping them "in effect" would be a lie.
+        self.conn
+            .prepare_cached(
+                "DELETE FROM reversals WHERE window_id = ?1 OR change_id IN
+                   (SELECT id FROM changes WHERE window_id = ?1 OR undone_by = ?1)",
+            )
+            .and_then(|mut st| st.execute([id.0]))
+            .ctx("delete window")?;
+        self.conn
+            .prepare_cached("DELETE FROM changes WHERE window_id = ?1 OR undone_by = ?1")
+            .and_then(|mut st| st.execute([id.0]))
+            .ctx("delete window")?;
+        self.conn
+            .prepare_cached("DELETE FROM windows WHERE id = ?1")
+            .and_then(|mut st| st.execute([id.0]))
+            .ctx("delete window")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,81 @@
+//! What the store knows about each blob, and the narrow seam through which it keeps that
+//! knowledge in a catalogue of blob rows (the index's `blobs` table). The store depends on
+//! this trait only, never on the index: the index implements it.
+
+use crate::ids::BlobId;
+
+/// How a blob's bytes are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encoding {
+    /// A standalone zstd frame.
+    Zstd,
+    /// A zstd frame compressed with the base blob's raw bytes as dictionary.
+    ZstdDelta { base: BlobId },
+}
+
+/// One blob as the catalogue records it.
+#[derive(Debug, Clone)]
+pub struct BlobRow {
+    pub id: BlobId,
+    /// Raw (decoded) bytes.
+    pub size: u64,
+    /// Bytes of the compressed frame.
+    pub stored_size: u64,
+    pub encoding: Encoding,
+    pub place: Place,
+    pub created_at: i64,
+}
+
+/// Where a blob's compressed frame is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// In the row itself.
+    Inline(Vec<u8>),
+    /// In its own object file, named by the blob id.
+    Object,
+    /// `stored_size` bytes at `offset` in pack file `pack`.
+    Packed { pack: u64, offset: u64 },
+}
+
+/// Where a packed blob's frame lies in its pack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackedBlob {
+    pub id: BlobId,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A packed blob's new place, after a repack copied its frame there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackMove {
+    pub id: BlobId,
+    pub pack: u64,
+    pub offset: u64,
+}
+
+/// A failure of the catalogue, passed through as it was (its message names what failed).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CatalogError(#[from] pub Box<dyn std::error::Error + Send + Sync>);
+
+/// The catalogue of blob rows the store reads and writes. Each call is its own transaction.
+pub trait BlobCatalog {
+    /// The row of blob `id`, if there is one.
+    fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError>;
+
+    /// How blob `id` is encoded, without reading its frame; `None` when there is no such blob.
+    fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError>;
+
+    fn has_blob(&self, id: &BlobId) -> Result<bool, CatalogError>;
+
+    /// Add a row; a row already there (another process stored the same bytes) wins.
+    fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError>;
+
+    fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError>;
+
+    /// The blobs kept in pack `pack`, in file order.
+    fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError>;
+
+    /// Point packed blobs at their new places, all at once.
+    fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError>;
+}

@@ -173,23 +173,17 @@ impl Scan<'_> {
             listings: listings.as_ref(),
             settling: settling(listings.as_ref()),
         };
-        let (walked, known, present, rows) = self.walk_and_load(read, &plan, complete)?;
-        let (walked, recorded) = walked;
-        let mut known = known;
-        let listed = match (listings, recorded) {
-            (Some(listings), Some(recorded)) => {
-                match self.load_unsettled(read, listings, recorded, present, &walked)? {
-                    Some((listed, loaded)) => {
-                        if let Some(loaded) = loaded {
-                            known = loaded;
-                        }
-                        Some(listed)
-                    }
-                    None => return Ok(None),
-                }
-            }
-            _ => None,
-        };
+        let ((walked, recorded), mut known, present, rows) =
+            self.walk_and_load(read, &plan, complete)?;
+        let mut listed = None;
+        if let (Some(listings), Some(recorded)) = (listings, recorded) {
+            let unsettled = self.load_unsettled(read, listings, recorded, present, &walked)?;
+            let Some((kept, loaded)) = unsettled else {
+                return Ok(None);
+            };
+            known = loaded.unwrap_or(known);
+            listed = Some(kept);
+        }
         Ok(Some(Gathered {
             walked,
             known,

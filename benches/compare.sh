@@ -16,41 +16,17 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DATA=${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
+# DATA, TREE, FILE, NPM_DIR, HF, HF_INPUT, the payloads and homes (shared with benches/ab/rows.sh)
+source "$ROOT/benches/ab/common.sh"
 OUT=${REWIND_BENCH_OUT:-$DATA/run}
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-10}
 BASELINE_RUNS=${BASELINE_RUNS:-3}
 SKIP=${SKIP:-}
 UNDO_DIRS=${UNDO_DIRS:-$OUT}
-TREE=$DATA/linux
-FILE=kernel/cred.c # a typical 24 KB source file
-NPM_DIR=$DATA/npm/lodash
 
 log() { printf '\n== %s\n' "$*" >&2; }
 skipped() { [[ " $SKIP " == *" $1 "* ]]; }
-
-[ -d "$TREE" ] && [ -f "$NPM_DIR/versions.txt" ] || {
-    echo "no benchmark data: run benches/fetch-data.sh first" >&2
-    exit 1
-}
-for tool in hyperfine b3sum git python3 /usr/bin/time; do
-    command -v "$tool" >/dev/null || {
-        echo "missing $tool: run benches/fetch-data.sh" >&2
-        exit 1
-    }
-done
-
-# hyperfine with `--input` (1.17+), which fetch-data.sh installs next to the data when
-# Debian's is older: the hooks read their event on stdin.
-HF=hyperfine
-if [ -x "$DATA/tools/bin/hyperfine" ]; then
-    HF=$DATA/tools/bin/hyperfine
-fi
-HF_INPUT=0
-if "$HF" --help | grep -q -- '--input'; then
-    HF_INPUT=1
-fi
 
 log "building (release)"
 cd "$ROOT"
@@ -93,8 +69,7 @@ RESULTS=$OUT/results.jsonl
     echo "hyperfine used: $("$HF" --version)$([ $HF_INPUT = 1 ] || echo ' (no --input: hook rows not measured)')"
 } >"$OUT/machine.txt"
 
-# Warm the page cache with the tree, so the first measured command does not pay for it.
-find "$TREE" -type f -print0 | xargs -0 cat >/dev/null
+warm_tree
 
 rw() { "$REWIND" --home "$1" --workspace "$TREE" "${@:2}"; }
 
@@ -113,20 +88,11 @@ git init -q --bare "$SHADOW"
 sg() { git --git-dir="$SHADOW" --work-tree="$TREE" -c gc.auto=0 "$@"; }
 sg add -A
 HOME1=$OUT/home-prewrite
-rw "$HOME1" snap "$TREE/$FILE" >/dev/null
-
 # `rewind hook claude-code`, when the hook handles a PreToolUse Write: a payload naming FILE.
 HOOK_PAYLOAD=$OUT/pre-tool-use-write.json
-python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-write.json" "$TREE" "$FILE" >"$HOOK_PAYLOAD" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["cwd"] = sys.argv[2]
-p["session_id"] = "bench-hook"
-p["tool_input"]["file_path"] = sys.argv[2] + "/" + sys.argv[3]
-print(json.dumps(p))
-EOF
+write_payload write "$HOOK_PAYLOAD"
 HOOK_HOME=$OUT/home-hook
-REWIND_HOME=$HOOK_HOME "$REWIND" hook claude-code <"$HOOK_PAYLOAD" >/dev/null 2>&1 || true
+prewrite_homes "$REWIND" "$HOME1" "$HOOK_HOME" "$HOOK_PAYLOAD"
 HOOK=0
 if [ -f "$HOOK_HOME/index.sqlite3" ] &&
     rw "$HOOK_HOME" log --all-sessions --json 2>/dev/null | grep -q "\"$FILE\""; then
@@ -143,19 +109,7 @@ HELPER_HOME=$OUT/home-helper
 READ_PAYLOAD=$OUT/post-tool-use-read.json
 HELPER=0
 if [ $HOOK = 1 ]; then
-    python3 - "$ROOT/fixtures/hooks/claude-code/post-tool-use-read.json" "$TREE" "$FILE" >"$READ_PAYLOAD" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-path = sys.argv[2] + "/" + sys.argv[3]
-text = open(path, encoding="utf-8", errors="replace").read()
-p["cwd"] = sys.argv[2]
-p["session_id"] = "bench-hook"
-p["tool_input"]["file_path"] = path
-f = p["tool_response"]["file"]
-f["filePath"], f["content"] = path, text
-f["numLines"] = f["totalLines"] = text.count("\n")
-print(json.dumps(p))
-EOF
+    write_payload read "$READ_PAYLOAD"
     cp -a "$HOOK_HOME" "$HELPER_HOME"
     if REWIND_HOME=$HELPER_HOME "$REWIND" helper start --idle-timeout 7200 >/dev/null &&
         REWIND_HOME=$HELPER_HOME "$REWIND" hook claude-code <"$HOOK_PAYLOAD" >/dev/null 2>&1 &&
@@ -228,19 +182,10 @@ fi
 # --- 3./4. scan and baseline (only when the shell-command scan exists) ---------------------
 # The scan runs from the PreToolUse Bash hook; it exists when that hook baselines the tree.
 SCAN_PAYLOAD=$OUT/pre-tool-use-bash.json
-python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-bash.json" "$TREE" >"$SCAN_PAYLOAD" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["cwd"] = sys.argv[2]
-p["session_id"] = "bench-scan"
-print(json.dumps(p))
-EOF
+write_payload bash "$SCAN_PAYLOAD"
 scan_probe=$OUT/scan-probe
 mkdir -p "$scan_probe/ws" && cp "$TREE/$FILE" "$scan_probe/ws/"
-python3 - "$ROOT/fixtures/hooks/claude-code/pre-tool-use-bash.json" "$scan_probe/ws" >"$scan_probe/payload.json" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1])); p["cwd"] = sys.argv[2]; print(json.dumps(p))
-EOF
+write_payload bash "$scan_probe/payload.json" "$scan_probe/ws" -
 REWIND_HOME=$scan_probe/home "$REWIND" hook claude-code <"$scan_probe/payload.json" >/dev/null 2>&1 || true
 SCAN=0
 if [ -f "$scan_probe/home/index.sqlite3" ] && python3 - "$scan_probe/home/index.sqlite3" <<'EOF'; then SCAN=1; fi
@@ -335,21 +280,6 @@ if ! skipped replay; then
 fi
 
 # --- 7. undo of one window of 1,000 changed files -----------------------------------------
-# "ext4, journal" / "ext4, no journal" / "xfs" ...: the filesystem holding DIR.
-fs_label() {
-    local src fstype dev
-    read -r src fstype < <(findmnt -n -o SOURCE,FSTYPE -T "$1")
-    if [ "$fstype" = ext4 ]; then
-        dev=$(basename "$(readlink -f "$src")")
-        if compgen -G "/proc/fs/jbd2/$dev-*" >/dev/null; then
-            echo "ext4, journal"
-        else
-            echo "ext4, no journal"
-        fi
-    else
-        echo "$fstype"
-    fi
-}
 if ! skipped undo; then
     n=0
     for dir in $UNDO_DIRS; do

@@ -76,20 +76,47 @@ pub struct GcReport {
     pub pack_bytes_freed: u64,
 }
 
-impl Home {
-    pub fn verify(&self) -> Result<VerifyReport> {
+/// Re-hash every stored object and check every index reference (and the index file itself).
+pub fn verify(home: &Home) -> Result<VerifyReport> {
+    Maintenance { home }.verify()
+}
+
+/// Retention, then delete unreferenced blobs older than the grace period. Gives up this
+/// process's shared gc lock first (it takes the exclusive one per batch of deletions).
+pub fn gc(home: &mut Home, policy: &Retention) -> Result<GcReport> {
+    home.release_shared_lock();
+    Maintenance { home }.gc(policy)
+}
+
+/// The home gc and verify work on.
+struct Maintenance<'h> {
+    home: &'h Home,
+}
+
+impl Maintenance<'_> {
+    fn verify(&self) -> Result<VerifyReport> {
         let mut problems = Vec::new();
-        for issue in self.index.integrity_check()? {
+        for issue in self.home.index().integrity_check()? {
             problems.push(Problem {
-                object: format!("index {}", self.index.path()),
+                object: format!("index {}", self.home.index().path()),
                 detail: issue,
             });
         }
-        let r = self.index.read();
+        let r = self.home.index().read();
+        for i in r.interrupted_windows()? {
+            let root = String::from_utf8_lossy(&i.workspace_root).into_owned();
+            problems.push(Problem {
+                object: format!("window {}", i.window),
+                detail: format!(
+                    "an undo, redo or restore was interrupted midway and is pending recovery; \
+                     the next rewind command in workspace {root} finishes or rolls it back"
+                ),
+            });
+        }
         let totals = r.blob_totals()?;
         let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
         for id in &ids {
-            if let Err(e) = self.store.get(&self.index, id) {
+            if let Err(e) = self.home.store().get(self.home.index(), id) {
                 problems.push(Problem {
                     object: format!("blob {id}"),
                     detail: e.to_string(),
@@ -108,14 +135,14 @@ impl Home {
                 });
             }
         }
-        let files = self.store.object_files()?;
+        let files = self.home.store().object_files()?;
         let object_files = files.len() as u64;
         let mut orphan_files = files
             .iter()
             .filter(|f| f.id.is_none_or(|id| !ids.contains(&id)))
             .count() as u64;
         let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|u| u.pack).collect();
-        let packs = self.store.pack_files().unwrap_or_else(|e| {
+        let packs = self.home.store().pack_files().unwrap_or_else(|e| {
             problems.push(Problem {
                 object: "pack files".into(),
                 detail: e.to_string(),
@@ -138,46 +165,51 @@ impl Home {
         })
     }
 
-    pub fn gc(&mut self, policy: &Retention) -> Result<GcReport> {
-        self.release_shared_lock();
+    fn gc(&self, policy: &Retention) -> Result<GcReport> {
         // Files are deleted after the commits that stop rows pointing to them: those commits
         // must survive a power loss too.
-        self.index.set_durability(crate::index::Durability::Full)?;
+        self.home
+            .index()
+            .set_durability(crate::index::Durability::Full)?;
         let report = self.collect(policy);
-        let restored = self.index.set_durability(self.opts.durability);
+        let restored = self
+            .home
+            .index()
+            .set_durability(self.home.options().durability);
         let report = report?;
         restored?;
         Ok(report)
     }
 
-    fn collect(&mut self, policy: &Retention) -> Result<GcReport> {
-        let now = self.now();
+    fn collect(&self, policy: &Retention) -> Result<GcReport> {
+        let now = self.home.now();
         let mut windows_removed = 0;
         let expired = self
-            .index
+            .home
+            .index()
             .read()
             .expired_windows(policy.older_than, policy.windows_per_session)?;
         for w in expired {
-            self.index.write(|tx| tx.delete_window(w))?;
+            self.home.index().write(|tx| tx.delete_window(w))?;
             windows_removed += 1;
         }
         if let Some(cap) = policy.max_total_bytes {
-            for w in self.index.read().windows_oldest_first()? {
-                if self.index.read().blob_totals()?.stored_bytes <= cap {
+            for w in self.home.index().read().windows_oldest_first()? {
+                if self.home.index().read().blob_totals()?.stored_bytes <= cap {
                     break;
                 }
-                self.index.write(|tx| tx.delete_window(w))?;
+                self.home.index().write(|tx| tx.delete_window(w))?;
                 windows_removed += 1;
                 self.sweep(now, policy.grace)?;
             }
         }
         let blobs = self.sweep(now, policy.grace)?;
-        let known: HashSet<BlobId> = self.index.read().blob_ids()?.into_iter().collect();
+        let known: HashSet<BlobId> = self.home.index().read().blob_ids()?.into_iter().collect();
         let mut orphan_files_removed = 0;
         let cutoff = SystemTime::now()
             .checked_sub(policy.grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        for file in self.store.object_files()? {
+        for file in self.home.store().object_files()? {
             let orphan = file.id.is_none_or(|id| !known.contains(&id));
             if orphan && file.modified < cutoff && std::fs::remove_file(&file.path).is_ok() {
                 orphan_files_removed += 1;
@@ -201,13 +233,14 @@ impl Home {
     /// Candidates come from a look without the lock; each is re-checked and handled under
     /// the exclusive lock of its own, so no hook waits longer than one pack.
     fn sweep_packs(&self, grace: Duration) -> Result<PackSweep> {
-        let packs = self.store.pack_files()?;
+        let packs = self.home.store().pack_files()?;
         let mut done = PackSweep::default();
         if packs.is_empty() {
             return Ok(done);
         }
         let usage: std::collections::HashMap<u64, u64> = self
-            .index
+            .home
+            .index()
             .read()
             .pack_usage()?
             .into_iter()
@@ -226,20 +259,24 @@ impl Home {
             None => pack.modified < cutoff,
             Some(live) => live.saturating_mul(2) < pack.len || (merge && small(pack)),
         };
-        let mut writer = self.store.pack_writer();
+        let mut writer = self.home.store().pack_writer();
         for pack in packs {
             if !wanted(usage.get(&pack.number).copied(), &pack) {
                 continue;
             }
-            let _exclusive = self.lock_exclusive()?;
-            match self.index.read().pack_live(pack.number)? {
+            let _exclusive = self.home.lock_exclusive()?;
+            match self.home.index().read().pack_live(pack.number)? {
                 None if wanted(None, &pack) => {
-                    self.store.remove_pack(&pack)?;
+                    self.home.store().remove_pack(&pack)?;
                     done.freed += pack.len;
                     done.orphans += 1;
                 }
                 Some(live) if wanted(Some(live), &pack) => {
-                    if let Some(bytes) = self.store.repack(&self.index, &mut writer, &pack)? {
+                    if let Some(bytes) =
+                        self.home
+                            .store()
+                            .repack(self.home.index(), &mut writer, &pack)?
+                    {
                         done.freed += bytes;
                         done.rewritten += 1;
                     }
@@ -261,14 +298,14 @@ impl Home {
         // Dependants first: repeat while a pass removes something.
         loop {
             // Candidates come from a snapshot taken without the lock...
-            let referenced = self.index.read().referenced_blobs()?;
+            let referenced = self.home.index().read().referenced_blobs()?;
             let mut candidates = Vec::new();
             kept = 0;
-            for id in self.index.read().blob_ids()? {
+            for id in self.home.index().read().blob_ids()? {
                 if referenced.contains(&id) {
                     continue;
                 }
-                match self.index.read().blob(&id)? {
+                match self.home.index().read().blob(&id)? {
                     Some(row) if row.created_at > cutoff => kept += 1,
                     Some(_) => candidates.push(id),
                     None => {}
@@ -277,14 +314,14 @@ impl Home {
             let mut progress = false;
             for batch in candidates.chunks(BATCH) {
                 // ...and are re-checked under it: a command may have referenced one since.
-                let _exclusive = self.lock_exclusive()?;
-                let referenced = self.index.read().referenced_blobs()?;
+                let _exclusive = self.home.lock_exclusive()?;
+                let referenced = self.home.index().read().referenced_blobs()?;
                 let mut gone = Vec::new();
                 for id in batch {
-                    if referenced.contains(id) || self.index.read().is_delta_base(id)? {
+                    if referenced.contains(id) || self.home.index().read().is_delta_base(id)? {
                         continue;
                     }
-                    if let Some(row) = self.index.read().blob(id)? {
+                    if let Some(row) = self.home.index().read().blob(id)? {
                         // A packed frame leaves the disk only when its pack is rewritten.
                         let size = match row.place {
                             crate::store::Place::Packed { .. } => 0,
@@ -294,7 +331,7 @@ impl Home {
                     }
                 }
                 for (id, size) in gone {
-                    self.store.delete(&self.index, &id)?;
+                    self.home.store().delete(self.home.index(), &id)?;
                     removed += 1;
                     freed += size;
                     progress = true;

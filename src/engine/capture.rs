@@ -10,7 +10,7 @@ use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{NewChange, Tx};
 use crate::model::{
-    FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
+    Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
 use crate::workspace::{Observation, RelPath, Stat};
 
@@ -91,6 +91,14 @@ pub struct RecordReport {
 pub struct Evidence {
     pub path: PathBuf,
     pub before: Vec<u8>,
+}
+
+/// What a record without a pending change knows of the write.
+struct Unsnapped<'a> {
+    tool: Option<&'a str>,
+    tool_call: Option<&'a str>,
+    /// The before bytes the agent's payload carried, if any.
+    evidence: Option<&'a [u8]>,
 }
 
 impl Session<'_> {
@@ -330,13 +338,12 @@ impl Session<'_> {
         let rels = self.resolve_all(paths, cwd)?;
         let mut evidence_by_rel = Vec::new();
         for ev in evidence {
-            evidence_by_rel.push((self.ws.resolve(&ev.path, cwd)?, &ev.before));
+            evidence_by_rel.push((self.ws.resolve(&ev.path, cwd)?, ev.before.as_slice()));
         }
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
             let pending = self
-                .home
-                .index
+                .index()
                 .read()
                 .pending_change(self.id, rel, tool_call)?;
             let previous = match pending.and_then(|p| p.before.blob()) {
@@ -345,110 +352,151 @@ impl Session<'_> {
             };
             caps.push(self.capture(rel, previous)?);
         }
-        let now = self.home.now();
-        let reports = self.home.index.write(|tx| {
+        let now = self.now();
+        self.index().write(|tx| {
             let mut reports = Vec::with_capacity(caps.len());
             let mut windows = Vec::new();
             for cap in &caps {
-                let (after_proof, after_reason) = if cap.too_large {
-                    (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
-                } else {
-                    (Proof::Exact, None)
-                };
                 let report = match tx.pending_change(self.id, &cap.rel, tool_call)? {
-                    Some(p) => {
-                        // A metadata-only before stays metadata-only whatever the after is.
-                        let proof = if p.proof == Proof::MetadataOnly {
-                            Proof::MetadataOnly
-                        } else {
-                            after_proof
-                        };
-                        tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
-                        windows.push(p.window);
-                        RecordReport {
-                            path: cap.rel.display(),
-                            window_id: p.window,
-                            change_id: p.id,
-                            after: cap.state.blob(),
-                            proof,
-                            reason: after_reason.or(p.reason),
-                            had_snapshot: true,
-                        }
-                    }
+                    Some(p) => self.record_pending(tx, &p, cap, now)?,
                     None => {
-                        let known = tx.file_state(self.ws_id, &cap.rel)?;
-                        // A retried record whose first run committed (then died before
-                        // answering): report that change instead of adding a metadata-only one
-                        // that would block undo.
-                        let already = match tool_call {
-                            Some(tc) => tx.recorded_change(self.id, &cap.rel, tc)?.filter(|c| {
-                                let same = |s: &FileState| s.same_content(&cap.state);
-                                c.after.as_ref().is_some_and(same)
-                                    && known.as_ref().is_some_and(|k| same(&k.state))
-                            }),
-                            None => None,
-                        };
-                        if let Some(c) = already {
-                            reports.push(RecordReport {
-                                path: cap.rel.display(),
-                                window_id: c.window,
-                                change_id: c.id,
-                                after: cap.state.blob(),
-                                proof: c.proof,
-                                had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
-                                reason: c.reason,
-                            });
+                        if let Some(done) = self.already_recorded(tx, cap, tool_call)? {
+                            reports.push(done);
                             continue;
                         }
-                        let window = self.current_window(tx, now)?;
-                        windows.push(window);
-                        let ev = evidence_by_rel.iter().find(|(r, _)| *r == cap.rel);
-                        let (before, proof, reason) = derive_before(
-                            known.as_ref(),
-                            ev.map(|(_, b)| b.as_slice()),
-                            cap.too_large,
-                        );
-                        let id = tx.insert_change(&NewChange {
-                            window,
-                            workspace: self.ws_id,
-                            path: &cap.rel,
-                            before,
-                            after: Some(cap.state),
+                        let ev = evidence_by_rel
+                            .iter()
+                            .find(|(r, _)| *r == cap.rel)
+                            .map(|(_, b)| *b);
+                        let new = Unsnapped {
                             tool,
                             tool_call,
-                            proof,
-                            reason,
-                            now,
-                        })?;
-                        RecordReport {
-                            path: cap.rel.display(),
-                            window_id: window,
-                            change_id: id,
-                            after: cap.state.blob(),
-                            proof,
-                            reason,
-                            had_snapshot: false,
-                        }
+                            evidence: ev,
+                        };
+                        self.record_unsnapped(tx, cap, &new, now)?
                     }
                 };
+                windows.push(report.window_id);
                 tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "record")?;
                 reports.push(report);
             }
-            // An implicit window (opened by a snap with none open) ends when its last pending
-            // write is recorded: one CLI snap/record pair is one undoable step.
-            windows.sort();
-            windows.dedup();
-            for w in windows {
-                let implicit = tx
-                    .window(w)?
-                    .is_some_and(|w| w.implicit && w.closed_at.is_none());
-                if implicit && tx.window_pending_count(w)? == 0 {
-                    tx.close_window(w, now)?;
-                }
-            }
+            self.close_finished_implicit(tx, windows, now)?;
             Ok::<_, EngineError>(reports)
+        })
+    }
+
+    /// The after state of the pending change `p`.
+    fn record_pending(
+        &self,
+        tx: &Tx<'_>,
+        p: &Change,
+        cap: &Captured,
+        now: i64,
+    ) -> Result<RecordReport> {
+        let (after_proof, after_reason) = if cap.too_large {
+            (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
+        } else {
+            (Proof::Exact, None)
+        };
+        // A metadata-only before stays metadata-only whatever the after is.
+        let proof = if p.proof == Proof::MetadataOnly {
+            Proof::MetadataOnly
+        } else {
+            after_proof
+        };
+        tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
+        Ok(RecordReport {
+            path: cap.rel.display(),
+            window_id: p.window,
+            change_id: p.id,
+            after: cap.state.blob(),
+            proof,
+            reason: after_reason.or(p.reason),
+            had_snapshot: true,
+        })
+    }
+
+    /// A retried record whose first run committed (then died before answering): its change,
+    /// reported again instead of adding a metadata-only one that would block undo.
+    fn already_recorded(
+        &self,
+        tx: &Tx<'_>,
+        cap: &Captured,
+        tool_call: Option<&str>,
+    ) -> Result<Option<RecordReport>> {
+        let Some(tc) = tool_call else {
+            return Ok(None);
+        };
+        let known = tx.file_state(self.ws_id, &cap.rel)?;
+        let same = |s: &FileState| s.same_content(&cap.state);
+        let done = tx.recorded_change(self.id, &cap.rel, tc)?.filter(|c| {
+            c.after.as_ref().is_some_and(same) && known.as_ref().is_some_and(|k| same(&k.state))
+        });
+        Ok(done.map(|c| RecordReport {
+            path: cap.rel.display(),
+            window_id: c.window,
+            change_id: c.id,
+            after: cap.state.blob(),
+            proof: c.proof,
+            had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
+            reason: c.reason,
+        }))
+    }
+
+    /// A write no snap preceded (a post-only agent): its before is derived from `evidence`
+    /// when that proves it, else unknown.
+    fn record_unsnapped(
+        &self,
+        tx: &Tx<'_>,
+        cap: &Captured,
+        new: &Unsnapped<'_>,
+        now: i64,
+    ) -> Result<RecordReport> {
+        let known = tx.file_state(self.ws_id, &cap.rel)?;
+        let window = self.current_window(tx, now)?;
+        let (before, proof, reason) = derive_before(known.as_ref(), new.evidence, cap.too_large);
+        let id = tx.insert_change(&NewChange {
+            window,
+            workspace: self.ws_id,
+            path: &cap.rel,
+            before,
+            after: Some(cap.state),
+            tool: new.tool,
+            tool_call: new.tool_call,
+            proof,
+            reason,
+            now,
         })?;
-        Ok(reports)
+        Ok(RecordReport {
+            path: cap.rel.display(),
+            window_id: window,
+            change_id: id,
+            after: cap.state.blob(),
+            proof,
+            reason,
+            had_snapshot: false,
+        })
+    }
+
+    /// An implicit window (opened by a snap with none open) ends when its last pending write
+    /// is recorded: one CLI snap/record pair is one undoable step.
+    fn close_finished_implicit(
+        &self,
+        tx: &Tx<'_>,
+        mut windows: Vec<WindowId>,
+        now: i64,
+    ) -> Result<()> {
+        windows.sort();
+        windows.dedup();
+        for w in windows {
+            let implicit = tx
+                .window(w)?
+                .is_some_and(|w| w.implicit && w.closed_at.is_none());
+            if implicit && tx.window_pending_count(w)? == 0 {
+                tx.close_window(w, now)?;
+            }
+        }
+        Ok(())
     }
 
     /// Read check: compare each path's current bytes with the latest snapshot. With

@@ -194,6 +194,30 @@ impl Tx<'_> {
         Ok(ids)
     }
 
+    /// Every window left `applying` by a process that died, in any workspace, with the
+    /// workspace's root (for `verify`: recovery runs when a command opens that workspace).
+    pub fn interrupted_windows(&self) -> Result<Vec<Interrupted>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT w.id, ws.root FROM windows w JOIN sessions s ON s.id = w.session_id
+                 JOIN workspaces ws ON ws.id = s.workspace_id
+                 WHERE w.status = 'applying' ORDER BY w.id",
+            )
+            .ctx("find interrupted windows")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Interrupted {
+                    window: WindowId(r.get(0)?),
+                    workspace_root: r.get(1)?,
+                })
+            })
+            .ctx("find interrupted windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find interrupted windows")?;
+        Ok(rows)
+    }
+
     /// Newest agent window of the session with a change still in effect.
     pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
@@ -305,4 +329,11 @@ impl Tx<'_> {
             .ctx("delete window")?;
         Ok(())
     }
+}
+
+/// A window a dead process left `applying`, and the root of its workspace (as stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interrupted {
+    pub window: WindowId,
+    pub workspace_root: Vec<u8>,
 }

@@ -245,7 +245,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                         ],
                         "{case}"
                     );
-                    assert!(home.verify().unwrap().ok, "{case}");
+                    assert!(rewind::maintenance::verify(&home).unwrap().ok, "{case}");
                 }
             }
         }
@@ -338,7 +338,7 @@ fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
             let retry = undo::run(&s, &undo_req(&ws)).unwrap();
             assert_eq!(retry.status, Status::Conflict, "{case}");
             assert_eq!(snapshot(&ws)[3].as_deref(), Some(edit), "{case}");
-            assert!(home.verify().unwrap().ok, "{case}");
+            assert!(rewind::maintenance::verify(&home).unwrap().ok, "{case}");
         }
     }
 }

@@ -163,11 +163,11 @@ proptest! {
                     }
                 }
                 Op::Gc => {
-                    let report = home.gc(&Retention { grace: Duration::ZERO, ..Retention::default() }).unwrap();
+                    let report = rewind::maintenance::gc(&mut home, &Retention { grace: Duration::ZERO, ..Retention::default() }).unwrap();
                     prop_assert_eq!(report.windows_removed, 0);
                 }
             }
-            prop_assert!(home.verify().unwrap().ok);
+            prop_assert!(rewind::maintenance::verify(&home).unwrap().ok);
         }
     }
 }

@@ -92,6 +92,16 @@ fn retrying_an_interrupted_undo_finishes_it_and_undoes_nothing_more() {
         .output()
         .unwrap();
     assert_eq!(crashed.status.signal(), Some(6));
+    // verify opens no workspace: it says an interrupted undo is pending, never "ok".
+    let verify = env.run(&["verify"]);
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
+    assert!(
+        verify
+            .stdout
+            .contains("is pending recovery; the next rewind command in workspace"),
+        "{}",
+        verify.stdout
+    );
     let retry = env.run(&["--json", "undo"]);
     retry.ok();
     let j = retry.json();

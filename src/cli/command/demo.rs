@@ -208,7 +208,7 @@ pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
     if let Some(undo_window) = story.undo_and_redo()? {
         story.restore_users_edit(undo_window)?;
     }
-    let verify = home.verify().map_err(fail)?;
+    let verify = rewind::maintenance::verify(&home).map_err(fail)?;
     story.say(format!(
         "verify: {} blobs, {}",
         verify.blobs,

@@ -30,7 +30,7 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         max_total_bytes: args.max_size,
         grace: Duration::from_secs(args.grace_seconds),
     };
-    let report = home.gc(&policy)?;
+    let report = rewind::maintenance::gc(&mut home, &policy)?;
     if out.json {
         out.print_json(&report);
     } else {

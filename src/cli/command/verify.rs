@@ -9,7 +9,7 @@ use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 
 pub fn run(g: &Global, out: &Out) -> Result<Exit, Failure> {
-    let report = open_home(g)?.verify()?;
+    let report = rewind::maintenance::verify(open_home(g)?)?;
     if out.json {
         out.print_json(&report);
     } else {

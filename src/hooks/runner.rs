@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use super::{Action, Agent, Decision, Evidence as HookEvidence, HookEvent};
 use crate::engine::{EngineError, Evidence, Session};
 use crate::index::IndexError;
-use crate::scan::{Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
+use crate::scan::{self, Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
 use crate::workspace::{Observation, PathError};
 
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +126,7 @@ pub fn run(
                 Action::PreShell { .. } => Phase::Before,
                 _ => Phase::After,
             };
-            let report = session.scan(phase, tool, tool_call, &config.scan, progress)?;
+            let report = scan::scan(session, phase, tool, tool_call, &config.scan, progress)?;
             Ok(Outcome {
                 decision: Decision::Allow,
                 scan: Some(report),

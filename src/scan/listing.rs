@@ -1,6 +1,7 @@
 //! Directory listings kept between full walks, so that the next walk reads only the
-//! directories that changed: git's untracked cache, by stat. Linux only, in a process of its
-//! own (a helper watches the tree instead); elsewhere every walk reads every directory.
+//! directories that changed: git's untracked cache, by stat. In a process of its own (a
+//! helper watches the tree instead), on a filesystem known to be local (module `fs`: Linux
+//! only, so far); elsewhere every walk reads every directory.
 //!
 //! For each directory it reads, a full walk records the directory's stat (taken before the
 //! read, through a handle opened without following symlinks), a stamp of its rule files
@@ -34,11 +35,11 @@
 //! not handed on. A scan that settles files loads only the states of the rest (and of the
 //! paths logged since, and of those the last walk left unclaimed, and of those gone from
 //! listings read again), and checks the count: every present state must be a settled file or
-//! one it loaded, or it walks again with every state loaded (`Session::gather`); it settles
-//! nothing when those states would be more than a couple of thousand. A scan's writes of what it found unchanged
-//! or new are not logged: they never go over a state recorded later, so a verified stat the
-//! file still has still names the state's bytes; its changes and deletions, written over
-//! whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
+//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`);
+//! it settles nothing when those states would be more than a couple of thousand. A scan's
+//! writes of what it found unchanged or new are not logged: they never go over a state
+//! recorded later, so a verified stat the file still has still names the state's bytes; its
+//! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
 //! before the oldest one left verifies nothing.
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
@@ -49,13 +50,9 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use rustix::io::Errno;
-
+use super::fs::{self, name_bytes, DirHandle};
 use crate::index::DirListing;
 use crate::model::unseen_before;
 use crate::workspace::RelPath;
@@ -185,7 +182,7 @@ impl Recorded {
             };
             let unproven: Vec<usize> = names(&listing.files)
                 .enumerate()
-                .filter(|(_, n)| names_unproven.contains(n.as_bytes()))
+                .filter(|(_, n)| names_unproven.contains(name_bytes(n)))
                 .map(|(i, _)| i)
                 .collect();
             for i in unproven {
@@ -245,7 +242,7 @@ pub(crate) fn to_load(
                 Err(_) => return,
             },
         };
-        if let Ok(rel) = RelPath::child(parent.as_ref(), OsStr::from_bytes(name)) {
+        if let Ok(rel) = RelPath::child(parent.as_ref(), fs::name_from(name)) {
             paths.insert(rel);
         }
     };
@@ -262,14 +259,14 @@ pub(crate) fn to_load(
         if let Some(old) = listings.rows.get(dir) {
             let now: std::collections::HashSet<&OsStr> = names(&fresh.files).collect();
             for name in names(&old.files).filter(|n| !now.contains(n)) {
-                add(dir, name.as_bytes());
+                add(dir, name_bytes(name));
             }
         }
     }
     for dir in gone {
         if let Some(old) = listings.rows.get(dir) {
             for name in names(&old.files) {
-                add(dir, name.as_bytes());
+                add(dir, name_bytes(name));
             }
         }
     }
@@ -370,7 +367,7 @@ impl Listings {
         };
         // (A cleared entry is all zeros, which no stat is.)
         verified_entry(&known.verified, i) == encode_stat(stat)
-            && !log.touched_after(dir, name.as_bytes(), known.seq)
+            && !log.touched_after(dir, name_bytes(name), known.seq)
     }
 
     /// The seq new verified stats are recorded as of (-1: none recorded).
@@ -458,7 +455,7 @@ impl Stamp {
     /// One rule file's stat as the helper's watches take it (following a symlink, as the
     /// rules are read), or its absence.
     fn add(&mut self, file: &Path) {
-        match super::watch::print(file) {
+        match fs::print(file) {
             Some((ino, len, mtime, ctime)) => {
                 self.bytes.push(1);
                 for v in [ino, len, mtime as u64, ctime as u64] {
@@ -528,7 +525,7 @@ pub(crate) fn encode_stat(s: &Stat) -> [u8; VERIFIED_LEN] {
 pub(crate) fn names(list: &[u8]) -> impl Iterator<Item = &OsStr> {
     list.split(|b| *b == 0)
         .filter(|n| !n.is_empty())
-        .map(OsStr::from_bytes)
+        .map(fs::name_from)
 }
 
 /// Add `name` to a NUL-separated list.
@@ -536,114 +533,12 @@ pub(crate) fn push_name(list: &mut Vec<u8>, name: &OsStr) {
     if !list.is_empty() {
         list.push(0);
     }
-    list.extend_from_slice(name.as_bytes());
-}
-
-/// An open directory (a path handle: nothing is read through it) and its stat.
-pub(crate) struct DirHandle {
-    fd: OwnedFd,
-    pub stat: Stat,
-}
-
-impl DirHandle {
-    const FLAGS: OFlags = OFlags::PATH
-        .union(OFlags::DIRECTORY)
-        .union(OFlags::NOFOLLOW)
-        .union(OFlags::CLOEXEC);
-
-    /// `dir`, when it is a directory and not a symlink (else `ENOTDIR` or `ELOOP`).
-    pub fn open(dir: &Path) -> Result<DirHandle, Errno> {
-        Self::from_fd(rustix::fs::open(dir, Self::FLAGS, Mode::empty())?)
-    }
-
-    /// The entry `name` of this directory, as [`DirHandle::open`].
-    pub fn child(&self, name: &OsStr) -> Result<DirHandle, Errno> {
-        Self::from_fd(rustix::fs::openat(
-            &self.fd,
-            name,
-            Self::FLAGS,
-            Mode::empty(),
-        )?)
-    }
-
-    fn from_fd(fd: OwnedFd) -> Result<DirHandle, Errno> {
-        let st = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-            return Err(Errno::NOTDIR);
-        }
-        Ok(DirHandle {
-            stat: stat_from(&st),
-            fd,
-        })
-    }
-
-    /// The stat of the entry `name`, when it is a regular file.
-    pub fn file(&self, name: &OsStr) -> Option<Stat> {
-        let st = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        (FileType::from_raw_mode(st.st_mode) == FileType::RegularFile).then(|| stat_from(&st))
-    }
-}
-
-/// The same fields `workspace::stat_of` takes from `std::fs::Metadata`. (The casts are no-ops
-/// on 64-bit Linux only: the `stat` fields' types differ across targets.)
-#[allow(clippy::unnecessary_cast)]
-fn stat_from(st: &rustix::fs::Stat) -> Stat {
-    let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
-    Stat {
-        size: st.st_size as u64,
-        mtime_ns: ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
-        ctime_ns: ns(st.st_ctime as i64, st.st_ctime_nsec as i64),
-        inode: st.st_ino as u64,
-        mode: st.st_mode & 0o7777,
-    }
+    list.extend_from_slice(name_bytes(name));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_handle_stats_as_std_does() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("f"), b"four").unwrap();
-        std::os::unix::fs::symlink("f", dir.path().join("link")).unwrap();
-        let handle = DirHandle::open(dir.path()).unwrap();
-        let meta = std::fs::symlink_metadata(dir.path()).unwrap();
-        assert_eq!(handle.stat, crate::workspace::stat_of(&meta));
-        let meta = std::fs::symlink_metadata(dir.path().join("f")).unwrap();
-        assert_eq!(
-            handle.file(OsStr::new("f")),
-            Some(crate::workspace::stat_of(&meta))
-        );
-        assert_eq!(
-            handle.file(OsStr::new("link")),
-            None,
-            "a symlink is not a file"
-        );
-        assert_eq!(handle.file(OsStr::new("missing")), None);
-        let not_dir = |r: Result<DirHandle, Errno>| r.err();
-        assert_eq!(
-            not_dir(DirHandle::open(&dir.path().join("link"))),
-            Some(Errno::NOTDIR)
-        );
-        assert_eq!(
-            not_dir(DirHandle::open(&dir.path().join("f"))),
-            Some(Errno::NOTDIR)
-        );
-        assert_eq!(
-            not_dir(DirHandle::open(&dir.path().join("no"))),
-            Some(Errno::NOENT)
-        );
-        std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let sub = handle.child(OsStr::new("sub")).unwrap();
-        let meta = std::fs::symlink_metadata(dir.path().join("sub")).unwrap();
-        assert_eq!(sub.stat, crate::workspace::stat_of(&meta));
-        assert_eq!(
-            not_dir(handle.child(OsStr::new("link"))),
-            Some(Errno::NOTDIR)
-        );
-        assert_eq!(not_dir(handle.child(OsStr::new("f"))), Some(Errno::NOTDIR));
-    }
 
     /// The racy-git rule, for a directory and for the rule files here and above: a listing
     /// recorded in the second any of them was last modified in proves nothing (a change later
@@ -668,11 +563,7 @@ mod tests {
         };
         let holds =
             |l: Listings, chain: &Chain| l.holding(dir.path(), None, &handle, chain).is_some();
-        let rules_mtime = {
-            use std::os::unix::fs::MetadataExt;
-            let m = std::fs::metadata(dir.path().join(".gitignore")).unwrap();
-            m.mtime() * 1_000_000_000 + m.mtime_nsec()
-        };
+        let rules_mtime = fs::print(&dir.path().join(".gitignore")).unwrap().2;
         let root = Chain::ROOT;
         let changed = handle.stat.mtime_ns.max(rules_mtime);
         // The first time a listing proves it: a second after the change, and a tick more.

@@ -32,19 +32,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-#[cfg(target_os = "linux")]
-use rustix::io::Errno;
-
-#[cfg(target_os = "linux")]
-use super::listing::{self, Chain, DirHandle, Listings, Recorded, RuleFiles};
+use super::fs::{many_links, DirError, DirHandle};
+use super::listing::{self, Chain, Listings, Recorded, RuleFiles};
+use super::GitGlobal;
 use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
-
-#[cfg(not(target_os = "linux"))]
-type Listings = std::convert::Infallible;
-#[cfg(not(target_os = "linux"))]
-#[derive(Default)]
-struct Recorded;
 
 /// The ignore rules that apply inside one directory: its own files' and, through `parent`,
 /// every ancestor's (those above the walk's root included).
@@ -126,25 +118,11 @@ pub(super) trait DirWatch: Sync {
     fn linked(&self, rel: &RelPath);
 }
 
-fn many_links(meta: &std::fs::Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        meta.nlink() > 1
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
-}
-
 /// Everything a walk shares across its threads.
 struct Walk<'a> {
     global: &'a Gitignore,
     watch: Option<&'a dyn DirWatch>,
     /// What the last full walk found in each directory (never together with `watch`).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     listings: Option<&'a Listings>,
     queue: Mutex<Queue>,
     wake: Condvar,
@@ -157,7 +135,8 @@ struct Queue {
     /// A thread panicked: the others stop.
     failed: bool,
     /// Threads waiting for a job; only then is there anyone to wake (a wake-up is a system
-    /// call whether or not someone waits: one per directory, 5k on the Linux tree).
+    /// call whether or not someone waits, one per directory: see benches/RESULTS.md, "Notes
+    /// from the code").
     waiting: usize,
 }
 
@@ -169,12 +148,10 @@ struct Job {
     rules: Option<Arc<Rules>>,
     /// The rules above this directory, for a walk with listings; `None` when they are not
     /// known as stamps (then no listing at or below it is used or recorded).
-    #[cfg(target_os = "linux")]
     chain: Option<Chain>,
     /// The parent's handle, to open this directory by its name (instead of walking its
     /// whole path again). Siblings share one; the handles open at once are about as many as
     /// the walk is deep.
-    #[cfg(target_os = "linux")]
     at: Option<Arc<DirHandle>>,
 }
 
@@ -184,9 +161,7 @@ impl Job {
             dir,
             rel,
             rules,
-            #[cfg(target_os = "linux")]
             chain: None,
-            #[cfg(target_os = "linux")]
             at: None,
         }
     }
@@ -224,17 +199,14 @@ impl Walk<'_> {
 
     /// Visit one directory: its files go to `out`, its subdirectories back to the queue.
     fn visit(&self, job: Job, out: &mut Vec<(RelPath, Stat)>, rec: &mut Recorded) -> Vec<Job> {
-        #[cfg(target_os = "linux")]
-        if let Some(listings) = self.listings {
-            return self.visit_listed(listings, job, out, rec);
+        match self.listings {
+            Some(listings) => self.visit_listed(listings, job, out, rec),
+            None => self.read(job, out, None),
         }
-        let _ = rec;
-        self.read(job, out, None)
     }
 
     /// Visit a directory with the last walk's listings at hand: reuse its listing when the
     /// directory proves it still holds, else read it and record a new one.
-    #[cfg(target_os = "linux")]
     fn visit_listed(
         &self,
         listings: &Listings,
@@ -251,7 +223,7 @@ impl Walk<'_> {
             Ok(handle) => Arc::new(handle),
             // Gone, or swapped for a symlink or a file since its parent was read: skipped, as
             // a directory that cannot be read.
-            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => return Vec::new(),
+            Err(DirError::Gone) => return Vec::new(),
             // Out of file descriptors, say: read as without listings, none used below.
             Err(_) => return self.read(job, out, None),
         };
@@ -296,7 +268,6 @@ impl Walk<'_> {
 
     /// A directory as its listing has it: the listed files stat-ed through its handle, the
     /// listed subdirectories queued, its own rule files read (for a subdirectory that is read).
-    #[cfg(target_os = "linux")]
     #[allow(clippy::too_many_arguments)]
     fn reuse(
         &self,
@@ -383,20 +354,8 @@ impl Walk<'_> {
             .collect();
         let named = |n: &str| entries.iter().any(|(_, name)| name == OsStr::new(n));
         if let Some(w) = self.watch {
-            if named(".git") {
-                if let Some(git) = git_dir(&job.dir) {
-                    w.rule_file(git.join("info").join("exclude"));
-                }
-            }
-            // An ignore file that is a symlink: its target changes without an event here.
-            for (entry, name) in &entries {
-                let rules = name == OsStr::new(".gitignore") || name == OsStr::new(".ignore");
-                if rules && entry.file_type().is_ok_and(|t| t.is_symlink()) {
-                    w.rule_file(job.dir.join(name));
-                }
-            }
+            outside_rule_files_of(w, &job.dir, &entries, named(".git"));
         }
-        #[cfg(target_os = "linux")]
         if let Some(k) = kept.as_deref_mut() {
             let files = RuleFiles::of(named(".gitignore"), named(".ignore"), named(".git"));
             k.stamp = Some(k.listings.stamp(&job.dir, job.rel.is_none(), files));
@@ -406,9 +365,24 @@ impl Walk<'_> {
         } else {
             job.rules
         };
+        self.sort(job.dir, job.rel.as_ref(), &rules, entries, out, kept)
+    }
+
+    /// A read directory's entries under its `rules`: its non-ignored regular files go to
+    /// `out` with their stats (taken relative to the directory), its non-ignored
+    /// subdirectories come back as jobs; `.git` and whatever is neither is left out.
+    fn sort(
+        &self,
+        dir: PathBuf,
+        rel: Option<&RelPath>,
+        rules: &Option<Arc<Rules>>,
+        entries: Vec<(DirEntry, OsString)>,
+        out: &mut Vec<(RelPath, Stat)>,
+        mut kept: Option<&mut Kept>,
+    ) -> Vec<Job> {
         let mut dirs = Vec::new();
         // One buffer for the entries' absolute paths (the rules match those), not one each.
-        let mut path = job.dir;
+        let mut path = dir;
         for (entry, name) in entries {
             if name == OsStr::new(".git") {
                 continue;
@@ -420,29 +394,29 @@ impl Walk<'_> {
                 continue;
             }
             path.push(&name);
-            let ignored = self.ignored(&rules, &path, kind.is_dir());
+            let ignored = self.ignored(rules, &path, kind.is_dir());
             let dir = (kind.is_dir() && !ignored).then(|| path.clone());
             path.pop();
             if ignored {
                 continue;
             }
-            let Ok(rel) = RelPath::child(job.rel.as_ref(), &name) else {
+            let Ok(child) = RelPath::child(rel, &name) else {
                 continue;
             };
             if let Some(dir) = dir {
                 if let Some(k) = kept.as_deref_mut() {
                     k.dir(&name);
                 }
-                dirs.push(Job::new(dir, Some(rel), rules.clone()));
+                dirs.push(Job::new(dir, Some(child), rules.clone()));
             } else if let Ok(meta) = entry.metadata() {
                 if let (Some(w), true) = (self.watch, many_links(&meta)) {
-                    w.linked(&rel);
+                    w.linked(&child);
                 }
                 let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
                     k.file(&name, &stat);
                 }
-                out.push((rel, stat));
+                out.push((child, stat));
             }
         }
         dirs
@@ -463,14 +437,12 @@ impl Walk<'_> {
 }
 
 /// What a directory read with listings at hand kept, for its new listing.
-#[cfg(target_os = "linux")]
 struct Kept<'a> {
     listings: &'a Listings,
     stamp: Option<listing::Stamp>,
     names: listing::Kept,
 }
 
-#[cfg(target_os = "linux")]
 impl Kept<'_> {
     fn file(&mut self, name: &OsStr, stat: &Stat) {
         self.names.file(name, stat);
@@ -481,18 +453,25 @@ impl Kept<'_> {
     }
 }
 
-/// No listings elsewhere.
-#[cfg(not(target_os = "linux"))]
-enum Kept {}
-
-#[cfg(not(target_os = "linux"))]
-impl Kept {
-    fn file(&mut self, _: &OsStr, _: &Stat) {
-        match *self {}
+/// The rule files a watched directory's entries point to outside the watched tree: a nested
+/// repository's exclude file, and an ignore file that is a symlink (its target changes
+/// without an event here).
+fn outside_rule_files_of(
+    w: &dyn DirWatch,
+    dir: &Path,
+    entries: &[(DirEntry, OsString)],
+    has_git: bool,
+) {
+    if has_git {
+        if let Some(git) = git_dir(dir) {
+            w.rule_file(git.join("info").join("exclude"));
+        }
     }
-
-    fn dir(&mut self, _: &OsStr) {
-        match *self {}
+    for (entry, name) in entries {
+        let rules = name == OsStr::new(".gitignore") || name == OsStr::new(".ignore");
+        if rules && entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            w.rule_file(dir.join(name));
+        }
     }
 }
 
@@ -546,9 +525,33 @@ impl Drop for Done<'_> {
     }
 }
 
-/// The user's global git excludes, anchored at the workspace root.
-pub(super) fn global_rules(root: &Path) -> Gitignore {
-    GitignoreBuilder::new(root).build_global().0
+/// The user's global git excludes (the file `git` names), anchored at the workspace root.
+pub(super) fn global_rules(root: &Path, git: &GitGlobal) -> Gitignore {
+    match &git.excludes_file {
+        Some(file) => from_file(root, file),
+        None => Gitignore::empty(),
+    }
+}
+
+/// The rule files a walk of `root` reads outside the tree it watches: the ancestors' ignore
+/// files and exclude files, the root's exclude file, and the user's global excludes with the
+/// git config files that may name them (`git`).
+pub(super) fn outside_rule_files(root: &Path, git: &GitGlobal) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in root.ancestors() {
+        if dir != root {
+            out.push(dir.join(".gitignore"));
+            out.push(dir.join(".ignore"));
+        }
+        // Not `.git` itself: git changes its mtime with every lock file it makes.
+        if let Some(git) = git_dir(dir) {
+            out.push(git.join("info").join("exclude"));
+        }
+    }
+    out.extend(git.config_files.iter().cloned());
+    // The excludes file the config names now (its path changing is a config change above).
+    out.extend(git.excludes_file.iter().cloned());
+    out
 }
 
 /// Every non-ignored regular file under `root` (absolute and canonical) with its stat, or
@@ -565,7 +568,6 @@ pub(super) fn walk(
 
 /// [`walk`] with the last full walk's listings (a process that does not watch the tree):
 /// directories that prove unchanged are not read. Also what to keep for the next walk.
-#[cfg(target_os = "linux")]
 pub(super) fn walk_listed(
     root: &Path,
     threads: usize,
@@ -733,10 +735,7 @@ fn run(
     for part in parts {
         let (files, rec) = part?;
         all.extend(files);
-        #[cfg(target_os = "linux")]
         recorded.append(rec);
-        #[cfg(not(target_os = "linux"))]
-        let _ = (&mut recorded, rec);
     }
     Some((all, recorded))
 }
@@ -901,7 +900,7 @@ mod tests {
     /// listings are recorded as if in the future, so that no directory is racy and every
     /// unchanged one is reused; the pause after each walk moves the filesystem's clock past
     /// the stats just recorded (the racy rule is `listing`'s own test).
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     #[test]
     fn a_walk_with_listings_finds_what_a_walk_without_them_finds_after_random_changes() {
         use crate::index::DirListing;
@@ -949,7 +948,7 @@ mod tests {
             }
             put(r, ".gitignore", "*.log\nbuild/\n");
             put(r, ".git/info/exclude", "");
-            let outside = super::super::watch::outside_rule_files(r);
+            let outside = outside_rule_files(r, &GitGlobal::default());
             let mut rows: HashMap<Vec<u8>, DirListing> = HashMap::new();
             let mut done: Vec<String> = Vec::new();
             for round in 0..16 {
@@ -1003,7 +1002,6 @@ mod tests {
 
     /// A rule file's content changed in place (its directory's entries unchanged): the walk
     /// with listings sees what the new rules keep, for each place rules come from.
-    #[cfg(target_os = "linux")]
     #[test]
     fn a_rule_changed_in_place_voids_the_listings_below_it() {
         for (rules, text) in [
@@ -1035,7 +1033,7 @@ mod tests {
             put(outer.path(), "ws/a/.git/info/exclude", "");
             put(outer.path(), ".gitignore", "");
             let future = crate::engine::Clock::System.now() + 10_000_000_000;
-            let outside = super::super::watch::outside_rule_files(&root);
+            let outside = outside_rule_files(&root, &GitGlobal::default());
             let walked = |rows: HashMap<_, _>| {
                 let listings = Listings::new(rows, future, outside.clone());
                 let (files, rec) = walk_listed(&root, 2, &Gitignore::empty(), &listings)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use rewind::engine::{Home, Options, Session};
 use rewind::maintenance::Retention;
-use rewind::scan::{Phase, ScanOptions};
+use rewind::scan::{scan, Phase, ScanOptions};
 use rewind::undo::{self, Direction, Request, Status, Target};
 use rewind::workspace::Workspace;
 
@@ -92,9 +92,9 @@ proptest! {
                     let before = read();
                     s.open_window(None).unwrap();
                     if shell {
-                        s.scan(Phase::Before, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
+                        scan(&s, Phase::Before, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
                         apply_writes(&w);
-                        s.scan(Phase::After, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
+                        scan(&s, Phase::After, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
                     } else {
                         let paths: Vec<_> = w.iter().map(|(i, _)| path(*i)).collect();
                         s.snap(&paths, &ws_dir, Some("Write"), None).unwrap();

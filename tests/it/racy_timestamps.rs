@@ -11,7 +11,7 @@ use crate::common::Env;
 #[test]
 fn rewrites_with_mtime_forced_back_to_the_recorded_value_are_always_detected() {
     use rewind::engine::{Home, Options};
-    use rewind::scan::{ChangeKind, Phase, ScanOptions};
+    use rewind::scan::{scan, ChangeKind, Phase, ScanOptions};
     use rewind::workspace::Workspace;
     let env = Env::new();
     let home = Home::open(&env.home, Options::default()).unwrap();
@@ -31,8 +31,7 @@ fn rewrites_with_mtime_forced_back_to_the_recorded_value_are_always_detected() {
     std::fs::write(&f, "v0000").unwrap();
     set_mtime();
     let scan_opts = ScanOptions::default();
-    s.scan(Phase::Before, None, None, &scan_opts, &mut |_| {})
-        .unwrap();
+    scan(&s, Phase::Before, None, None, &scan_opts, &mut |_| {}).unwrap();
     s.check(std::slice::from_ref(&f), &env.ws, true).unwrap();
     for i in 1..=1000u32 {
         // Same size, new bytes, written in place (same inode), mtime put back.
@@ -40,9 +39,7 @@ fn rewrites_with_mtime_forced_back_to_the_recorded_value_are_always_detected() {
         set_mtime();
         let r = s.check(std::slice::from_ref(&f), &env.ws, false).unwrap();
         assert!(r[0].externally_modified, "iteration {i}: check missed it");
-        let scan = s
-            .scan(Phase::Before, None, None, &scan_opts, &mut |_| {})
-            .unwrap();
+        let scan = scan(&s, Phase::Before, None, None, &scan_opts, &mut |_| {}).unwrap();
         assert!(
             scan.changes
                 .iter()

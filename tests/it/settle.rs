@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rewind::engine::{Clock, Home, Options, Session};
-use rewind::scan::{Phase, ScanOptions, ScanReport};
+use rewind::scan::{scan, Phase, ScanOptions, ScanReport};
 use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::Workspace;
 
@@ -230,15 +230,15 @@ fn home_ahead(dir: &Path, at: i64) -> Home {
 
 /// A scan that may settle files: how many it settled, and what it found.
 fn settling_scan(s: &Session<'_>) -> (u64, Vec<String>) {
-    let r = s
-        .scan(
-            Phase::Before,
-            None,
-            None,
-            &ScanOptions::default(),
-            &mut |_| {},
-        )
-        .unwrap();
+    let r = scan(
+        s,
+        Phase::Before,
+        None,
+        None,
+        &ScanOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(15));
     (r.settled, found(&r).1)
 }
@@ -276,9 +276,7 @@ fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
                 settle: i == 0,
                 ..ScanOptions::default()
             };
-            sessions[i]
-                .scan(Phase::Before, None, None, &opts, &mut |_| {})
-                .unwrap()
+            scan(&sessions[i], Phase::Before, None, None, &opts, &mut |_| {}).unwrap()
         };
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut n = 0;

@@ -180,8 +180,15 @@ fn scan_with(home: &Home, ws: &Path, watching: Option<&Watching>) -> ScanReport 
         watching: watching.cloned(),
         ..ScanOptions::default()
     };
-    s.scan(Phase::Before, Some("Bash"), Some("sh"), &opts, &mut |_| {})
-        .unwrap()
+    rewind::scan::scan(
+        &s,
+        Phase::Before,
+        Some("Bash"),
+        Some("sh"),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 /// What a scan found, in a form both homes must agree on.

@@ -18,7 +18,7 @@ use clap::Args;
 use rewind::engine::Home;
 use rewind::hooks::runner::{self, ReadBeforeWrite, RunnerConfig};
 use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
-use rewind::scan::{ScanOptions, Watching};
+use rewind::scan::{GitGlobal, ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
 use crate::cli::args::Global;
@@ -256,7 +256,10 @@ fn handle(
 }
 
 fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {
-    let mut opts = ScanOptions::default();
+    let mut opts = ScanOptions {
+        git_global: Some(git_global),
+        ..ScanOptions::default()
+    };
     if let Some(ms) = budget_ms {
         match ms.trim().parse::<u64>() {
             Ok(ms) => opts.budget = Duration::from_millis(ms),
@@ -267,6 +270,31 @@ fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> Sc
         }
     }
     opts
+}
+
+/// The user's global git excludes as git finds them from this process's environment (the
+/// library reads none): the excludes file `core.excludesFile` names (else
+/// `$XDG_CONFIG_HOME/git/ignore`), and the config files that may name it.
+fn git_global() -> GitGlobal {
+    let set = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = set("HOME");
+    let xdg = set("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut config_files = Vec::new();
+    config_files.extend(home.map(|h| h.join(".gitconfig")));
+    if let Some(x) = &xdg {
+        config_files.push(x.join("git").join("config"));
+        config_files.push(x.join("git").join("ignore"));
+    }
+    config_files.extend(set("GIT_CONFIG_GLOBAL"));
+    config_files.push(set("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig")));
+    GitGlobal {
+        excludes_file: ignore::gitignore::gitconfig_excludes_path(),
+        config_files,
+    }
 }
 
 /// The agent-format answer; its exit code is 2 only for a deliberate block.

@@ -1,0 +1,183 @@
+//! Committing a batch: in one transaction its new blob rows, its files' states, and the
+//! changes they imply, in the window the scan's phase sends them to (opened on the first).
+
+use super::hash::Looked;
+use super::judge::{judge, Gone, Judged};
+use super::{ChangeKind, Phase, Result, Scan, ScanChange};
+use crate::ids::WindowId;
+use crate::index::{NewChange, Tx};
+use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
+use crate::workspace::RelPath;
+
+/// Where a scan's changes go; windows are opened on the first change only.
+pub(super) struct Sink {
+    phase: Phase,
+    pub window: Option<WindowId>,
+    /// The window was opened by this scan, for want of an open turn: closed at its end.
+    pub implicit: bool,
+    pub changes: Vec<ScanChange>,
+}
+
+impl Sink {
+    pub fn new(phase: Phase) -> Sink {
+        Sink {
+            phase,
+            window: None,
+            implicit: false,
+            changes: Vec::new(),
+        }
+    }
+}
+
+impl Scan<'_> {
+    /// One transaction: blob rows, file states, and the changes they imply.
+    pub(super) fn commit_batch(
+        &self,
+        looked: &[Looked],
+        deleted: &[Gone],
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let now = self.session.now();
+        let mut changes = Vec::new();
+        self.session.index().write(|tx| {
+            for l in looked {
+                if let Some(row) = &l.row {
+                    tx.insert_blob(row)?;
+                }
+            }
+            for l in looked {
+                self.commit_looked(tx, l, sink, now, &mut changes)?;
+            }
+            for (rel, k) in deleted {
+                self.commit_deleted(tx, rel, k, sink, now, &mut changes)?;
+            }
+            Ok::<_, super::ScanError>(())
+        })?;
+        sink.changes.extend(changes);
+        Ok(())
+    }
+
+    /// A looked-at file's state, and its change if it has one. A change is the truth now,
+    /// whatever a concurrent writer thought; a state found unchanged or new does not go over
+    /// one recorded later.
+    fn commit_looked(
+        &self,
+        tx: &Tx<'_>,
+        l: &Looked,
+        sink: &mut Sink,
+        now: i64,
+        changes: &mut Vec<ScanChange>,
+    ) -> Result<()> {
+        let ws = self.session.workspace_id();
+        let known = KnownState {
+            state: l.state,
+            stat: l.stat,
+            recorded_at: l.read_at,
+            unread: l.unread,
+        };
+        let Some(judged) = judge(l.need, l.known.as_ref(), l.state, l.stat, l.unread) else {
+            tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
+            return Ok(());
+        };
+        self.insert_change(tx, sink, &l.rel, &judged, l.state, now)?;
+        tx.set_file_state(ws, &l.rel, &known, "scan")?;
+        changes.push(ScanChange {
+            path: l.rel.display(),
+            kind: judged.kind,
+            proof: judged.proof,
+            reason: judged.reason,
+        });
+        Ok(())
+    }
+
+    /// A file state no walked file claimed, gone from the tree: deleted.
+    fn commit_deleted(
+        &self,
+        tx: &Tx<'_>,
+        rel: &RelPath,
+        k: &KnownState,
+        sink: &mut Sink,
+        now: i64,
+        changes: &mut Vec<ScanChange>,
+    ) -> Result<()> {
+        let (proof, reason) = match k.state {
+            FileState::Unknown => (Proof::MetadataOnly, Some(k.unread_reason())),
+            _ => (Proof::Exact, None),
+        };
+        let judged = Judged {
+            kind: ChangeKind::Deleted,
+            before: k.state,
+            proof,
+            reason,
+        };
+        self.insert_change(tx, sink, rel, &judged, FileState::Absent, now)?;
+        let absent = KnownState {
+            state: FileState::Absent,
+            stat: None,
+            recorded_at: now,
+            unread: None,
+        };
+        tx.set_file_state(self.session.workspace_id(), rel, &absent, "scan")?;
+        changes.push(ScanChange {
+            path: rel.display(),
+            kind: ChangeKind::Deleted,
+            proof,
+            reason,
+        });
+        Ok(())
+    }
+
+    /// The change row of `path` going to `after`, in the sink's window.
+    fn insert_change(
+        &self,
+        tx: &Tx<'_>,
+        sink: &mut Sink,
+        path: &RelPath,
+        judged: &Judged,
+        after: FileState,
+        now: i64,
+    ) -> Result<()> {
+        let window = self.sink_window(tx, sink, now)?;
+        // External edits found before a command were not made by its tool.
+        let (tool, tool_call) = match sink.phase {
+            Phase::Before => (None, None),
+            Phase::After => (self.tool, self.tool_call),
+        };
+        tx.insert_change(&NewChange {
+            window,
+            workspace: self.session.workspace_id(),
+            path,
+            before: judged.before,
+            after: Some(after),
+            tool,
+            tool_call,
+            proof: judged.proof,
+            reason: judged.reason,
+            now,
+        })?;
+        Ok(())
+    }
+
+    /// The window changes go to, opened on the first: before a command, a closed `external`
+    /// window (as a snap records edits nobody announced); after it, the session's open agent
+    /// window, else an implicit one, closed when the scan ends.
+    fn sink_window(&self, tx: &Tx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
+        if let Some(w) = sink.window {
+            return Ok(w);
+        }
+        let session = self.session.row_id();
+        let w = match sink.phase {
+            Phase::Before => self.session.open_external_window(tx, now)?,
+            Phase::After => match tx.open_agent_window(session)? {
+                Some(w) => w.id,
+                None => {
+                    sink.implicit = true;
+                    let (kind, status) = (WindowKind::Agent, WindowStatus::Done);
+                    tx.open_window(session, kind, None, true, status, now)?
+                }
+            },
+        };
+        sink.window = Some(w);
+        Ok(w)
+    }
+}

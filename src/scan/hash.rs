@@ -1,0 +1,466 @@
+//! Hashing and storing in batches: the files to read go in batches (bounded by files and
+//! bytes); worker threads read, hash and compress one batch while this thread packs the
+//! batch before and commits it (module `commit`). Baselining stops when the budget is spent,
+//! after at least one batch.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::judge::{Candidate, Gone, Need, Work};
+use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
+use crate::engine::Clock;
+use crate::index::IndexError;
+use crate::model::{FileState, KnownState, Unread};
+use crate::store::{BlobRow, PackWriter, Store};
+use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
+
+/// A file after a worker looked at it; its bytes already encoded when they are new.
+pub(super) struct Looked {
+    pub rel: RelPath,
+    pub known: Option<KnownState>,
+    pub need: Need,
+    pub state: FileState,
+    pub stat: Option<Stat>,
+    /// Why the bytes could not be kept (then `state` is unknown and a change of it is
+    /// metadata-only).
+    pub unread: Option<Unread>,
+    pub read_at: i64,
+    pub row: Option<BlobRow>,
+}
+
+/// What the workers share: the index connection is not shareable across threads, so they
+/// get only the workspace, the store, the clock and the size limit.
+struct Worker<'a> {
+    ws: &'a Workspace,
+    store: &'a Store,
+    clock: Clock,
+    max: u64,
+}
+
+impl Scan<'_> {
+    /// Hash, store and commit: first every file that may have changed (whatever the budget),
+    /// then the deletions, then files to baseline while the budget lasts (at least one batch
+    /// per scan, so even a tiny budget makes progress).
+    pub(super) fn hash_and_commit(
+        &self,
+        work: Work,
+        deleted: &[Gone],
+        sink: &mut Sink,
+        progress: &mut dyn FnMut(&ScanProgress),
+    ) -> Result<Hashed> {
+        let Work { urgent, baseline } = work;
+        let to_hash = (urgent.len() + baseline.len()) as u64;
+        let mut counts = Hashed {
+            remaining: baseline.len() as u64,
+            ..Hashed::default()
+        };
+        let mut report = |hashed| {
+            progress(&ScanProgress {
+                hashed,
+                to_hash,
+                elapsed: self.start.elapsed(),
+            })
+        };
+        let mut writer = self.session.store().pack_writer();
+        // Many batch commits: the WAL is checkpointed once it is large, not after each.
+        self.session.index().bulk(|| -> Result<()> {
+            let urgent = batches(urgent, self.opts);
+            self.pipeline(urgent, &|| true, &mut writer, &mut |looked, _| {
+                counts.hashed += looked.len() as u64;
+                self.commit_batch(&looked, &[], sink)?;
+                report(counts.hashed);
+                Ok(())
+            })?;
+            if !deleted.is_empty() {
+                self.commit_batch(&[], deleted, sink)?;
+            }
+            let (start, budget) = (self.start, self.opts.budget);
+            let within_budget = || start.elapsed() < budget;
+            let baseline = batches(baseline, self.opts);
+            // `n` counts the batch's candidates: a file gone or no longer regular is looked
+            // at (and skipped) all the same.
+            self.pipeline(baseline, &within_budget, &mut writer, &mut |looked, n| {
+                counts.hashed += n;
+                counts.baselined += n;
+                counts.remaining -= n;
+                self.commit_batch(&looked, &[], sink)?;
+                report(counts.hashed);
+                Ok(())
+            })
+        })?;
+        Ok(counts)
+    }
+
+    /// [`pipeline`] with [`look_all`] as the look; on the committing side, each batch's new
+    /// blobs are packed (durably) and then its rows committed. Packing there lets the workers
+    /// go on to the next batch during the pack's fdatasync; the committing side has time to
+    /// spare (see benches/RESULTS.md, "Notes from the code").
+    fn pipeline(
+        &self,
+        batches: Vec<Vec<Candidate>>,
+        more: &(dyn Fn() -> bool + Sync),
+        writer: &mut PackWriter,
+        commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
+    ) -> Result<()> {
+        let cx = Worker {
+            ws: self.session.workspace(),
+            store: self.session.store(),
+            clock: self.session.options().clock,
+            max: self.session.options().max_file_size,
+        };
+        let threads = self.threads;
+        let look = |batch| look_all(&cx, batch, threads);
+        let mut pack_then_commit = |mut looked: Vec<Looked>, n| {
+            self.drop_stored(&mut looked)?;
+            let rows = looked.iter_mut().filter_map(|l| l.row.as_mut()).collect();
+            cx.store.pack_rows(writer, rows)?;
+            commit(looked, n)
+        };
+        pipeline(batches, more, &look, &mut pack_then_commit).map_err(|e| match e {
+            PipelineError::Failed(e) => e,
+            PipelineError::Panicked => ScanError::Walk {
+                root: self.root().display().to_string(),
+                detail: "a hashing thread panicked".into(),
+            },
+        })
+    }
+
+    /// Drop the new-blob rows of blobs the store already holds, before a batch is packed: a
+    /// command that puts files back to earlier contents (a branch switch, a stash, a revert)
+    /// would otherwise pack frames no row will point to. A first baseline's files are not
+    /// looked up: they are new but for the odd twin of an earlier snap, and the baseline is
+    /// the scan that has to be fast. The blobs found cannot go away before this batch
+    /// commits: gc deletes only under the exclusive lock, and this command holds it shared.
+    fn drop_stored(&self, looked: &mut [Looked]) -> Result<()> {
+        let new = looked.iter().filter(|l| l.row.is_some()).count();
+        let checked = |l: &Looked| l.row.is_some() && l.need != Need::Baseline;
+        let min_frames = self.session.store().options().pack_min_frames;
+        if new < min_frames || !looked.iter().any(checked) {
+            return Ok(());
+        }
+        self.session.index().read_batch(|tx| {
+            for l in looked.iter_mut().filter(|l| checked(l)) {
+                if let Some(row) = &l.row {
+                    if tx.has_blob(&row.id)? {
+                        l.row = None;
+                    }
+                }
+            }
+            Ok::<_, IndexError>(())
+        })??;
+        Ok(())
+    }
+}
+
+/// Split candidates into batches bounded by file count and bytes.
+fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut bytes = 0u64;
+    for c in cands {
+        if !cur.is_empty()
+            && (cur.len() >= opts.batch_files.max(1) || bytes + c.size > opts.batch_bytes)
+        {
+            out.push(std::mem::take(&mut cur));
+            bytes = 0;
+        }
+        bytes += c.size;
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Batches looked at and waiting for their commit: with none (a rendezvous), the workers
+/// stop whenever a commit runs long (a WAL checkpoint's fsyncs), and the cores sit idle
+/// (see benches/RESULTS.md, "Notes from the code").
+const LOOK_AHEAD: usize = 2;
+
+#[derive(Debug)]
+enum PipelineError<E> {
+    Failed(E),
+    Panicked,
+}
+
+/// Run `look` over `batches` in order on a thread of its own while this thread runs `commit`
+/// on the batch before: reading and compressing the next batch overlaps the SQLite commit
+/// of the last one. `commit` gets each batch's results with the number of items the batch
+/// had. `more` is asked before every batch but the first; a batch looked at is committed.
+/// The look side runs at most [`LOOK_AHEAD`] batches ahead of the one being committed: a
+/// spent budget costs at most that many more batches (and the one being looked at), and a
+/// failure on either side stops both with at most that many more looked at, none of them
+/// committed. Memory: one batch being committed, up to [`LOOK_AHEAD`] waiting, one being
+/// looked at, each holding its files' compressed frames (at most its `batch_bytes`; a frame
+/// of incompressible bytes is as large as the file).
+fn pipeline<T: Send, L: Send, E: Send>(
+    batches: Vec<Vec<T>>,
+    more: &(dyn Fn() -> bool + Sync),
+    look: &(dyn Fn(Vec<T>) -> std::result::Result<Vec<L>, E> + Sync),
+    commit: &mut dyn FnMut(Vec<L>, u64) -> std::result::Result<(), E>,
+) -> std::result::Result<(), PipelineError<E>> {
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(LOOK_AHEAD);
+        let producer = s.spawn(move || {
+            for (i, batch) in batches.into_iter().enumerate() {
+                if i > 0 && !more() {
+                    break;
+                }
+                let n = batch.len() as u64;
+                let looked = look(batch);
+                let failed = looked.is_err();
+                // A closed channel: the committing side failed and stopped.
+                if tx.send((looked, n)).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let mut result = Ok(());
+        // Leaving the loop drops the receiver, which stops the producer.
+        for (looked, n) in rx {
+            if let Err(e) = looked.and_then(|l| commit(l, n)) {
+                result = Err(PipelineError::Failed(e));
+                break;
+            }
+        }
+        match producer.join() {
+            Ok(()) => result,
+            Err(_) => Err(PipelineError::Panicked),
+        }
+    })
+}
+
+/// Read, hash and (when new) encode a batch of files on `threads` workers. Each worker takes
+/// the next file when it is done with its last, so one that drew a large file does not hold
+/// the batch up while the others sit idle (dealing the files out in turn, by count, kept the
+/// workers waiting on each other: see benches/RESULTS.md, "Notes from the code"). The
+/// results come back in batch order.
+fn look_all(cx: &Worker<'_>, batch: Vec<Candidate>, threads: usize) -> Result<Vec<Looked>> {
+    let workers = threads.clamp(1, batch.len().max(1));
+    let queue = Queue {
+        next: Mutex::new(batch.into_iter().enumerate()),
+        failed: AtomicBool::new(false),
+    };
+    let results: Vec<Result<Vec<(usize, Looked)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let out = look_part(cx, &queue);
+                    if out.is_err() {
+                        queue.failed.store(true, Ordering::Relaxed);
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ScanError::Walk {
+                        root: cx.ws.root().display().to_string(),
+                        detail: "a hashing thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r?);
+    }
+    out.sort_unstable_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, l)| l).collect())
+}
+
+/// A batch's files, taken one at a time by [`look_part`] workers.
+struct Queue {
+    next: Mutex<std::iter::Enumerate<std::vec::IntoIter<Candidate>>>,
+    /// Set by a worker that failed: the others stop at their next file.
+    failed: AtomicBool,
+}
+
+impl Queue {
+    fn take(&self) -> Option<(usize, Candidate)> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.next.lock().unwrap_or_else(|e| e.into_inner()).next()
+    }
+}
+
+/// A worker's share of a batch: the files it takes from `queue`, looked at.
+fn look_part(cx: &Worker<'_>, queue: &Queue) -> Result<Vec<(usize, Looked)>> {
+    let mut out = Vec::new();
+    // Neighbouring files share parents: each directory is checked once per worker and batch.
+    let mut checked = CheckedDirs::default();
+    while let Some((i, c)) = queue.take() {
+        if let Some(looked) = look_at(cx, c, &mut checked)? {
+            out.push((i, looked));
+        }
+    }
+    Ok(out)
+}
+
+/// Read one file, hash it and encode its bytes when they are new (not its known state's);
+/// `None` when it is not ours to read (not a regular file, or a parent replaced by a symlink
+/// mid-scan).
+fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<Option<Looked>> {
+    let read_at = cx.clock.now();
+    let (state, stat, unread, row) = match cx.ws.observe_with(&c.rel, cx.max, checked) {
+        Ok(Observation::Absent) => (FileState::Absent, None, None, None),
+        Ok(Observation::NotRegular { .. })
+        | Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => {
+            return Ok(None)
+        }
+        Ok(Observation::TooLarge { stat }) => {
+            (FileState::Unknown, Some(stat), Some(Unread::TooLarge), None)
+        }
+        Ok(Observation::Regular { bytes, id, stat }) => {
+            let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
+            let row = if known_blob == Some(id) {
+                None
+            } else {
+                Some(cx.store.encode_standalone(id, &bytes, read_at)?)
+            };
+            let state = FileState::Present {
+                blob: id,
+                mode: stat.mode,
+            };
+            (state, Some(stat), None, row)
+        }
+        // A file this user may not read (another user's, mode 000): its bytes cannot be
+        // kept, so it is known by its stat alone, like a file over the size limit. One
+        // such file used to fail every scan of the workspace.
+        Err(PathError::Io { source, .. }) if source.kind() == io::ErrorKind::PermissionDenied => {
+            match std::fs::symlink_metadata(cx.ws.abs(&c.rel)) {
+                Ok(meta) if meta.is_file() => (
+                    FileState::Unknown,
+                    Some(stat_of(&meta)),
+                    Some(Unread::Unreadable),
+                    None,
+                ),
+                _ => return Ok(None),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(Looked {
+        rel: c.rel,
+        known: c.known,
+        need: c.need,
+        state,
+        stat,
+        unread,
+        read_at,
+        row,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batches_of(n: usize, size: usize) -> Vec<Vec<usize>> {
+        (0..n)
+            .map(|b| (0..size).map(|i| b * size + i).collect())
+            .collect()
+    }
+
+    #[test]
+    fn pipeline_commits_every_batch_in_order() {
+        let looked = std::sync::atomic::AtomicUsize::new(0);
+        let look = |b: Vec<usize>| {
+            looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, String>(b.into_iter().map(|i| i * 10).collect())
+        };
+        let mut got = Vec::new();
+        let mut counts = Vec::new();
+        pipeline(batches_of(7, 3), &|| true, &look, &mut |l, n| {
+            got.extend(l);
+            counts.push(n);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, (0..21).map(|i| i * 10).collect::<Vec<_>>());
+        assert_eq!(counts, vec![3; 7]);
+        assert_eq!(looked.into_inner(), 7);
+    }
+
+    #[test]
+    fn pipeline_always_runs_the_first_batch_and_asks_before_each_other() {
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let more = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2;
+        let look = |b: Vec<usize>| Ok::<_, String>(b);
+        let mut committed = 0;
+        pipeline(batches_of(10, 2), &more, &look, &mut |_, _| {
+            committed += 1;
+            Ok(())
+        })
+        .unwrap();
+        // First batch unasked, then two yes and a no.
+        assert_eq!(committed, 3);
+        assert_eq!(asked.into_inner(), 3);
+        let mut committed = 0;
+        pipeline(batches_of(4, 2), &|| false, &look, &mut |_, _| {
+            committed += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(committed, 1, "a budget already spent still does one batch");
+    }
+
+    #[test]
+    fn pipeline_stops_at_a_failed_commit_and_looks_at_most_look_ahead_batches_further() {
+        let looked = std::sync::atomic::AtomicUsize::new(0);
+        let look = |b: Vec<usize>| {
+            looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, String>(b)
+        };
+        let mut committed = Vec::new();
+        let r = pipeline(batches_of(50, 1), &|| true, &look, &mut |l, _| {
+            if l[0] == 3 {
+                return Err("disk full at batch 3".to_string());
+            }
+            committed.push(l[0]);
+            Ok(())
+        });
+        assert!(matches!(r, Err(PipelineError::Failed(ref e)) if e == "disk full at batch 3"));
+        assert_eq!(committed, vec![0, 1, 2]);
+        // Batch 3 failed; up to LOOK_AHEAD more may have been waiting and one more being
+        // looked at, nothing further.
+        assert!(looked.into_inner() <= 4 + LOOK_AHEAD + 1);
+    }
+
+    #[test]
+    fn pipeline_stops_at_a_failed_look_and_commits_nothing_after_it() {
+        let look = |b: Vec<usize>| {
+            if b[0] == 2 {
+                Err(format!("cannot read file {}", b[0]))
+            } else {
+                Ok(b)
+            }
+        };
+        let mut committed = Vec::new();
+        let r = pipeline(batches_of(6, 1), &|| true, &look, &mut |l, _| {
+            committed.push(l[0]);
+            Ok(())
+        });
+        assert!(matches!(r, Err(PipelineError::Failed(ref e)) if e == "cannot read file 2"));
+        assert_eq!(committed, vec![0, 1]);
+    }
+
+    #[test]
+    fn pipeline_reports_a_panicking_look() {
+        let look = |b: Vec<usize>| -> Result<Vec<usize>, String> {
+            if b[0] == 1 {
+                panic!("worker bug");
+            }
+            Ok(b)
+        };
+        let r = pipeline(batches_of(3, 1), &|| true, &look, &mut |_, _| Ok(()));
+        assert!(matches!(r, Err(PipelineError::Panicked)));
+    }
+}

@@ -1,0 +1,261 @@
+//! Judging files: each walked file's stat against its file state (which to hash), the states
+//! no walked file claimed (which were deleted), and after hashing, the change a file's new
+//! state makes, if any.
+
+use std::io;
+use std::sync::atomic::Ordering;
+
+use super::look::{Gathered, Known};
+use super::{PathMap, Result, Scan, ScanError};
+use crate::model::{FileState, KnownState, MetadataReason, Proof, Unread};
+use crate::workspace::{CheckedDirs, PathError, RelPath, Stat};
+
+/// Why a file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    /// Known, but the stat cannot prove it unchanged.
+    Verify,
+    /// Unknown while the baseline is complete: the file is new.
+    Created,
+    /// Unknown, baseline incomplete, not touched since the command started: baseline only.
+    Baseline,
+    /// Unknown, baseline incomplete, touched during the command.
+    NoBaseline,
+}
+
+/// A file to read and hash, and why.
+pub(super) struct Candidate {
+    pub rel: RelPath,
+    pub known: Option<KnownState>,
+    pub need: Need,
+    pub size: u64,
+}
+
+/// What the comparison leaves to hash, each in path order: the files that may have changed
+/// (hashed whatever the budget), and those only to baseline (within it).
+pub(super) struct Work {
+    pub urgent: Vec<Candidate>,
+    pub baseline: Vec<Candidate>,
+}
+
+/// A file state no walked file claimed that is gone from the tree.
+pub(super) type Gone = (RelPath, KnownState);
+
+/// What a change from a before state to a file's new state is.
+pub(super) struct Judged {
+    pub kind: super::ChangeKind,
+    pub before: FileState,
+    pub proof: Proof,
+    pub reason: Option<MetadataReason>,
+}
+
+impl Scan<'_> {
+    /// Each walked file against its state, on as many threads as the walk (the map is only
+    /// read; a state a walked file claims is marked). A map too big for the caches makes
+    /// even the lookups worth spreading (see benches/RESULTS.md, "Notes from the code").
+    pub(super) fn compare(&self, got: &Gathered, mark: Option<i64>) -> Result<Work> {
+        let (known, complete) = (&got.known, got.complete);
+        let compare = |(rel, stat): &(RelPath, Stat)| candidate(known, complete, mark, rel, stat);
+        let chunk = got.walked.len().div_ceil(self.threads.max(1)).max(1);
+        let found: Vec<Vec<Candidate>> = std::thread::scope(|s| {
+            let parts: Vec<_> = got
+                .walked
+                .chunks(chunk)
+                .map(|part| s.spawn(move || part.iter().filter_map(compare).collect::<Vec<_>>()))
+                .collect();
+            parts
+                .into_iter()
+                .map(|p| p.join())
+                .collect::<Result<_, _>>()
+        })
+        .map_err(|_| ScanError::Walk {
+            root: self.root().display().to_string(),
+            detail: "a comparing thread panicked".into(),
+        })?;
+        let (mut baseline, mut urgent): (Vec<Candidate>, Vec<Candidate>) = found
+            .into_iter()
+            .flatten()
+            .partition(|c| matches!(c.need, Need::Baseline));
+        // The walk comes in no particular order; what gets looked at goes in path order
+        // (sorting these, usually a handful, instead of every walked path).
+        urgent.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        baseline.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(Work { urgent, baseline })
+    }
+
+    /// The present states no walked file claimed: those gone from the tree (deleted, in path
+    /// order), and those still there but not ours to judge (ignored now, not a regular file),
+    /// which a watcher looks at again at every scan, as a full walk does. A path below a
+    /// directory that is now a symlink (or a file) is gone as well: the walk does not follow
+    /// symlinks, so looking through one would keep the state of a file that is not in the
+    /// tree any more (until its target changes).
+    pub(super) fn missing(&self, known: &PathMap<Known>) -> (Vec<Gone>, Vec<RelPath>) {
+        let ws = self.session.workspace();
+        let mut deleted = Vec::new();
+        let mut unclaimed = Vec::new();
+        let mut checked = CheckedDirs::default();
+        for (rel, k) in known {
+            if k.walked.load(Ordering::Relaxed) || matches!(k.state.state, FileState::Absent) {
+                continue;
+            }
+            let gone = match ws.check_parents_with(rel, &mut checked) {
+                Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => true,
+                _ => match std::fs::symlink_metadata(ws.abs(rel)) {
+                    Err(e) => {
+                        e.kind() == io::ErrorKind::NotFound
+                            || e.kind() == io::ErrorKind::NotADirectory
+                    }
+                    Ok(_) => false,
+                },
+            };
+            if gone {
+                deleted.push((rel.clone(), k.state.clone()));
+            } else {
+                unclaimed.push(rel.clone());
+            }
+        }
+        deleted.sort_by(|a, b| a.0.cmp(&b.0));
+        (deleted, unclaimed)
+    }
+}
+
+/// Whether a walked file must be read, and why: not when its state proves it unchanged. A
+/// state it finds is marked as claimed.
+fn candidate(
+    known: &PathMap<Known>,
+    complete: bool,
+    mark: Option<i64>,
+    rel: &RelPath,
+    stat: &Stat,
+) -> Option<Candidate> {
+    let k = known.get(rel);
+    let need = match k {
+        Some(k) => {
+            k.walked.store(true, Ordering::Relaxed);
+            if k.state.proves_unchanged(stat) {
+                return None;
+            }
+            Need::Verify
+        }
+        None if complete => Need::Created,
+        None if mark.is_some_and(|m| touched_since(stat, m)) => Need::NoBaseline,
+        None => Need::Baseline,
+    };
+    Some(Candidate {
+        rel: rel.clone(),
+        known: k.map(|k| k.state.clone()),
+        need,
+        size: stat.size,
+    })
+}
+
+/// The change a file's new `state` implies against what was known, if any. `unread` says why
+/// the new state has no bytes (then any change of it is metadata-only).
+pub(super) fn judge(
+    need: Need,
+    known: Option<&KnownState>,
+    state: FileState,
+    stat: Option<Stat>,
+    unread: Option<Unread>,
+) -> Option<Judged> {
+    use super::ChangeKind::{Created, Deleted, Modified};
+    let judged = |kind, before, (proof, reason)| Judged {
+        kind,
+        before,
+        proof,
+        reason,
+    };
+    // A side without bytes: the reason is why the file could not be read now, else why the
+    // before side could not be (recorded with its unknown state).
+    let no_bytes = |before: Option<&KnownState>| match (unread, before) {
+        (Some(now), _) => (Proof::MetadataOnly, Some(now.into())),
+        (None, Some(k)) if matches!(k.state, FileState::Unknown) => {
+            (Proof::MetadataOnly, Some(k.unread_reason()))
+        }
+        (None, _) => (Proof::Exact, None),
+    };
+    let absent = matches!(state, FileState::Absent);
+    match need {
+        Need::Baseline => None,
+        Need::NoBaseline if absent => None,
+        Need::NoBaseline => Some(judged(
+            Modified,
+            FileState::Unknown,
+            (Proof::MetadataOnly, Some(MetadataReason::NoBaseline)),
+        )),
+        Need::Created if absent => None,
+        Need::Created => Some(judged(Created, FileState::Absent, no_bytes(None))),
+        Need::Verify => {
+            let known = known?;
+            match (known.state, state) {
+                (FileState::Absent, FileState::Absent) => None,
+                (FileState::Absent, _) => Some(judged(Created, FileState::Absent, no_bytes(None))),
+                (before, FileState::Absent) => Some(judged(Deleted, before, no_bytes(Some(known)))),
+                (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => {
+                    (a != b).then_some(judged(Modified, known.state, (Proof::Exact, None)))
+                }
+                // One side has no bytes (too large, unreadable): content cannot be compared,
+                // so any stat change counts, and it can only be recorded without the bytes.
+                (before, _) => (known.stat != stat).then(|| {
+                    let (_, reason) = no_bytes(Some(known));
+                    judged(Modified, before, (Proof::MetadataOnly, reason))
+                }),
+            }
+        }
+    }
+}
+
+/// Was the file modified (or its inode changed) at or after `mark`? Compared by whole seconds:
+/// some filesystems keep coarse timestamps, and a false "touched" only costs a
+/// `no-baseline` record where a false "untouched" would lose a change.
+fn touched_since(stat: &Stat, mark: i64) -> bool {
+    let floor = mark.div_euclid(1_000_000_000) * 1_000_000_000;
+    stat.mtime_ns >= floor || stat.ctime_ns >= floor
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(mtime_ns: i64) -> Stat {
+        Stat {
+            size: 3,
+            mtime_ns,
+            ctime_ns: mtime_ns,
+            inode: 7,
+            mode: 0o644,
+        }
+    }
+
+    fn known(mtime_ns: i64, recorded_at: i64) -> KnownState {
+        KnownState {
+            state: FileState::Absent,
+            stat: Some(stat(mtime_ns)),
+            recorded_at,
+            unread: None,
+        }
+    }
+
+    #[test]
+    fn stat_match_skips_hashing_only_when_recorded_after_the_mtime_second() {
+        let (s, ms) = (1_000_000_000, 1_000_000);
+        // Modified at 10.2 s, recorded at 11.1 s: safe to trust.
+        assert!(known(10 * s + s / 5, 11 * s + s / 10).proves_unchanged(&stat(10 * s + s / 5)));
+        // Modified at 10.995 s by the file clock, recorded at 11.005 s: the file clock lags
+        // by up to a tick, so a write at 11.003 could still carry 10.995 (racy, must hash).
+        let late = 10 * s + 995 * ms;
+        assert!(!known(late, 11 * s + 5 * ms).proves_unchanged(&stat(late)));
+        assert!(known(late, 11 * s + 25 * ms).proves_unchanged(&stat(late)));
+        // Recorded in the same second as the mtime: racy, must hash.
+        assert!(!known(10 * s + s / 5, 10 * s + s / 2).proves_unchanged(&stat(10 * s + s / 5)));
+        // Stat differs: must hash.
+        assert!(!known(10 * s, 20 * s).proves_unchanged(&stat(10 * s + 1)));
+    }
+
+    #[test]
+    fn touched_since_compares_whole_seconds() {
+        let s = 1_000_000_000;
+        assert!(touched_since(&stat(10 * s + 1), 10 * s + s / 2));
+        assert!(!touched_since(&stat(9 * s + s / 2), 10 * s + s / 2));
+    }
+}

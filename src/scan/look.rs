@@ -1,0 +1,441 @@
+//! Deciding what to look at, and looking: the paths a process's watches say changed, or the
+//! whole tree (with the last walk's listings where there are some); the walk, and the file
+//! states to compare it with, loaded at the same time.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use ignore::gitignore::Gitignore;
+
+use super::fs;
+use super::judge::Work;
+use super::listing::{self, Listings, Recorded};
+use super::{lock, walk, GitGlobal, PathMap, Result, Scan, ScanError};
+use super::{Look, Watcher};
+use crate::index::{Baseline, IndexError, Tx};
+use crate::model::{FileState, KnownState};
+use crate::workspace::{RelPath, Stat};
+
+/// What a scan compares: the files walked with their stats, the file states, whether the
+/// baseline is complete, (for a new watcher) the file-state log's newest entry, and what a
+/// walk with listings leaves for the next.
+pub(super) struct Gathered {
+    pub walked: Vec<(RelPath, Stat)>,
+    pub known: PathMap<Known>,
+    pub complete: bool,
+    pub rows: Option<i64>,
+    pub listed: Option<Listed>,
+}
+
+/// After a walk with listings: what it recorded (new listings, how many files it settled),
+/// the listings now void, and the unclaimed paths as the last walk left them.
+pub(super) struct Listed {
+    pub recorded: Recorded,
+    pub gone: Vec<Vec<u8>>,
+    pub unclaimed: Option<Vec<u8>>,
+}
+
+/// A file state during the comparison, and whether a walked file claimed it.
+pub(super) struct Known {
+    pub state: KnownState,
+    pub walked: AtomicBool,
+}
+
+impl Known {
+    fn new(state: KnownState) -> Known {
+        Known {
+            state,
+            walked: AtomicBool::new(false),
+        }
+    }
+}
+
+/// How one walk goes: placing a watcher's watches or not, of the whole tree or at and under
+/// `changed`, with listings or not, under which global excludes.
+struct Plan<'a> {
+    watcher: Option<&'a Watcher>,
+    changed: Option<&'a [RelPath]>,
+    global: &'a Gitignore,
+    listings: Option<&'a Listings>,
+    /// The walk settles files by their listings: their states are only counted.
+    settling: bool,
+}
+
+type Walked = (Vec<(RelPath, Stat)>, Option<Recorded>);
+/// The states loaded, and for a settling walk how many are present.
+type Loaded = (
+    Result<PathMap<Known>, IndexError>,
+    Option<Result<u64, IndexError>>,
+);
+
+impl Scan<'_> {
+    /// What to look at: the paths the process's watches say changed since its last scan of
+    /// this workspace, or (not watching, or the watches cannot be trusted) the whole tree;
+    /// with the watcher to give back after the scan.
+    pub(super) fn look(&self) -> Result<(Option<Watcher>, Option<Vec<RelPath>>)> {
+        let Some(watches) = self.watches() else {
+            return Ok((None, None));
+        };
+        let ws = self.session.workspace_id();
+        let read = self.session.index().read();
+        let complete = read.baseline(ws)?.is_some_and(|b| b.complete);
+        let mut new_states = |since| read.state_touches_since(ws, since).ok().flatten();
+        let git = || self.git_global();
+        let look = lock(watches).take(ws, self.root(), &git, complete, &mut new_states);
+        Ok(match look {
+            Look::Full(w) => (w, None),
+            Look::Changed(w, paths) => (Some(w), Some(paths)),
+        })
+    }
+
+    /// [`Scan::gather`] where [`Scan::look`] said. A narrowed look that finds a file with a
+    /// second name the watches did not know walks everything after all, placing a new
+    /// watcher: a write through the other name changed this one unseen, maybe in this very
+    /// command.
+    pub(super) fn gather_watched(
+        &self,
+        watcher: &mut Option<Watcher>,
+        changed: Option<Vec<RelPath>>,
+    ) -> Result<(Gathered, Option<Vec<RelPath>>)> {
+        let got = self.gather(watcher.as_ref(), changed.as_deref(), self.opts.settle)?;
+        let (Some(w), Some(watches), Some(_)) = (watcher.as_ref(), self.watches(), &changed) else {
+            return Ok((got, changed));
+        };
+        if !w.gained_links() {
+            return Ok((got, changed));
+        }
+        let why = "a file gained another name (a hard link)";
+        *watcher = lock(watches).restart(self.root(), &self.git_global(), why);
+        let got = self.gather(watcher.as_ref(), None, self.opts.settle)?;
+        Ok((got, None))
+    }
+
+    /// The walk (on its own threads) and the file states (this thread, which owns the index
+    /// connection), at the same time: of the whole tree, or at and under `changed`. A walk
+    /// with listings that `settle`s files (module `listing`) leaves their states unloaded;
+    /// when the states it does load do not account for every present one, or it would load
+    /// too many one by one, the tree is walked again with every state loaded.
+    fn gather(
+        &self,
+        watcher: Option<&Watcher>,
+        changed: Option<&[RelPath]>,
+        settle: bool,
+    ) -> Result<Gathered> {
+        // One read transaction: the log, the listings' verification, the count of present
+        // states and the states loaded all come from one snapshot.
+        let got = self
+            .session
+            .index()
+            .read_batch(|read| self.gather_in(read, watcher, changed, settle))??;
+        match got {
+            Some(gathered) => Ok(gathered),
+            None => self.gather(watcher, changed, false),
+        }
+    }
+
+    /// [`Scan::gather`] in one read transaction; `None`: walk again, settling nothing.
+    fn gather_in(
+        &self,
+        read: &Tx<'_>,
+        watcher: Option<&Watcher>,
+        changed: Option<&[RelPath]>,
+        settle: bool,
+    ) -> Result<Option<Gathered>> {
+        let complete = read.baseline(self.session.workspace_id())?;
+        // When new listings are recorded: before any rule file is read, git's config files
+        // included, since a listing proves only what changed before it.
+        let now = self.session.now();
+        // A watcher has its global rules; a walk without one finds them now.
+        let git = match watcher {
+            Some(_) => GitGlobal::default(),
+            None => self.git_global(),
+        };
+        // A process that does not watch the tree walks it with the last walk's listings.
+        let listings = match (watcher, changed) {
+            (None, None) => {
+                let settle = settle && complete.is_some_and(|b| b.complete);
+                self.listings(read, now, &git, settle)
+            }
+            _ => None,
+        };
+        let own_global;
+        let global = match watcher {
+            Some(w) => w.global(),
+            None => {
+                own_global = walk::global_rules(self.root(), &git);
+                &own_global
+            }
+        };
+        let plan = Plan {
+            watcher,
+            changed,
+            global,
+            listings: listings.as_ref(),
+            settling: settling(listings.as_ref()),
+        };
+        let ((walked, recorded), mut known, present, rows) =
+            self.walk_and_load(read, &plan, complete)?;
+        let mut listed = None;
+        if let (Some(listings), Some(recorded)) = (listings, recorded) {
+            let unsettled = self.load_unsettled(read, listings, recorded, present, &walked)?;
+            let Some((kept, loaded)) = unsettled else {
+                return Ok(None);
+            };
+            known = loaded.unwrap_or(known);
+            listed = Some(kept);
+        }
+        Ok(Some(Gathered {
+            walked,
+            known,
+            complete: complete.is_some_and(|b| b.complete),
+            rows,
+            listed,
+        }))
+    }
+
+    /// The walk on its own threads while this thread reads, in the meantime, the file-state
+    /// log's newest entry (for a new watcher: before the states, so a state set meanwhile is
+    /// its next news) and the states (the map is built while the walk still runs).
+    #[allow(clippy::type_complexity)]
+    fn walk_and_load(
+        &self,
+        read: &Tx<'_>,
+        plan: &Plan<'_>,
+        complete: Option<Baseline>,
+    ) -> Result<(
+        Walked,
+        PathMap<Known>,
+        Option<Result<u64, IndexError>>,
+        Option<i64>,
+    )> {
+        let (root, threads) = (self.root(), self.threads);
+        let panicked = |what: &str| ScanError::Walk {
+            root: root.display().to_string(),
+            detail: format!("{what} panicked"),
+        };
+        let (walked, known, present, rows) = std::thread::scope(|s| {
+            let walker = s.spawn(move || {
+                walk_plan(root, threads, plan).ok_or_else(|| panicked("a walker thread"))
+            });
+            let rows = match (plan.watcher, plan.changed) {
+                (Some(_), None) => read.state_touches_seen().map(Some),
+                _ => Ok(None),
+            };
+            let (known, present) = self.load_states(read, plan, complete);
+            let walked = walker
+                .join()
+                .unwrap_or_else(|_| Err(panicked("the walking thread")));
+            (walked, known, present, rows)
+        });
+        Ok((walked?, known?, present, rows?))
+    }
+
+    /// The states to compare the walk with: every state of the workspace, or those at and
+    /// under the changed paths; for a settling walk none yet, only how many are present (those
+    /// the walk hands on are loaded after it).
+    fn load_states(&self, read: &Tx<'_>, plan: &Plan<'_>, complete: Option<Baseline>) -> Loaded {
+        let ws = self.session.workspace_id();
+        match plan.changed {
+            None if plan.settling => (Ok(PathMap::default()), Some(read.present_states(ws))),
+            None => {
+                // Sized for the files the last scan left with a state: no rehashing of a big
+                // map as it grows.
+                let files = complete.map_or(0, |b| b.files);
+                let mut known = PathMap::with_capacity_and_hasher(
+                    usize::try_from(files).unwrap_or(0),
+                    Default::default(),
+                );
+                let loaded = read.each_file_state(ws, &mut |rel, state| {
+                    known.insert(rel, Known::new(state));
+                });
+                (loaded.map(|()| known), None)
+            }
+            Some(paths) => (
+                read.file_states_under(ws, paths).map(|states| {
+                    states
+                        .into_iter()
+                        .map(|(rel, state)| (rel, Known::new(state)))
+                        .collect()
+                }),
+                None,
+            ),
+        }
+    }
+}
+
+/// The walk `plan` describes; `None` when a walking thread panicked.
+fn walk_plan(root: &Path, threads: usize, plan: &Plan<'_>) -> Option<Walked> {
+    let global = plan.global;
+    if let Some(listings) = plan.listings {
+        return walk::walk_listed(root, threads, global, listings)
+            .map(|(files, recorded)| (files, Some(recorded)));
+    }
+    let marks = plan.watcher.map(|w| w.marks() as &dyn walk::DirWatch);
+    let walked = match plan.changed {
+        None => walk::walk(root, threads, global, marks),
+        Some(paths) => walk::walk_paths(root, paths, threads, global, marks),
+    };
+    walked.map(|files| (files, None))
+}
+
+/// Whether a walk with these listings settles files.
+fn settling(listings: Option<&Listings>) -> bool {
+    listings
+        .and_then(|l| l.log.as_ref())
+        .is_some_and(|log| log.settle)
+}
+
+impl Scan<'_> {
+    /// After a walk with listings: what it leaves for the next walk, and when it settled
+    /// files, the states of those it handed on (and of the other paths it could not settle),
+    /// loaded one by one. `None`: walk again with every state loaded, since these would be
+    /// too many, or do not account for every present state (a file deleted from a directory
+    /// no listing had, say).
+    #[allow(clippy::type_complexity)]
+    fn load_unsettled(
+        &self,
+        read: &Tx<'_>,
+        listings: Listings,
+        recorded: Recorded,
+        present: Option<Result<u64, IndexError>>,
+        walked: &[(RelPath, Stat)],
+    ) -> Result<Option<(Listed, Option<PathMap<Known>>)>> {
+        let gone = recorded.gone(&listings);
+        let mut loaded = None;
+        if let Some(present) = present {
+            let Some(paths) = listing::to_load(&listings, &recorded, &gone, walked) else {
+                return Ok(None);
+            };
+            let mut states = Vec::with_capacity(paths.len());
+            for rel in paths {
+                if let Some(state) = read.file_state(self.session.workspace_id(), &rel)? {
+                    states.push((rel, state));
+                }
+            }
+            let found = states
+                .iter()
+                .filter(|(_, k)| !matches!(k.state, FileState::Absent))
+                .count() as u64;
+            if present? != recorded.settled + found {
+                return Ok(None);
+            }
+            loaded = Some(
+                states
+                    .into_iter()
+                    .map(|(rel, state)| (rel, Known::new(state)))
+                    .collect(),
+            );
+        }
+        let listed = Listed {
+            recorded,
+            gone,
+            unclaimed: listings.unclaimed,
+        };
+        Ok(Some((listed, loaded)))
+    }
+
+    /// Keep what a walk with listings found for the next walk, the files whose states did
+    /// not prove them unchanged (`work`'s) without a verified stat, and the paths it left
+    /// `unclaimed`; how many files it settled. Best effort: a listing not kept is a
+    /// directory read again, never a reason to fail the scan (a read-only home, say).
+    pub(super) fn keep_listings(
+        &self,
+        listed: Option<Listed>,
+        work: &Work,
+        unclaimed: &[RelPath],
+    ) -> u64 {
+        let Some(listed) = listed else {
+            return 0;
+        };
+        let settled = listed.recorded.settled;
+        let mut paths: Vec<&RelPath> = unclaimed.iter().collect();
+        paths.sort_unstable();
+        let mut now = Vec::new();
+        for p in paths {
+            listing::push_name(&mut now, fs::name_from(p.as_bytes()));
+        }
+        let unclaimed = (listed.unclaimed.as_ref() != Some(&now)).then_some(now);
+        let unproven = work.urgent.iter().chain(&work.baseline).map(|c| &c.rel);
+        let fresh = listed.recorded.settle(unproven);
+        if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
+            let ws = self.session.workspace_id();
+            let _ = self.session.index().write(|tx| {
+                tx.put_dir_listings(ws, &fresh, &listed.gone)?;
+                match &unclaimed {
+                    Some(paths) => tx.set_unclaimed(ws, paths),
+                    None => Ok(()),
+                }
+            });
+        }
+        settled
+    }
+
+    /// The listings the last full walk of this workspace kept (new ones recorded as of `now`),
+    /// unless its tree may change without a directory's mtime moving here (on or holding a
+    /// network filesystem, or not known to be local), with the file-state log they are
+    /// verified against; the walk `settle`s files when asked to and its listings would settle
+    /// most of them. None when they cannot be read either: they only spare work.
+    fn listings(&self, read: &Tx<'_>, now: i64, git: &GitGlobal, settle: bool) -> Option<Listings> {
+        let root = self.root();
+        if fs::remote(root) {
+            return None;
+        }
+        let rows = read.dir_listings(self.session.workspace_id()).ok()?;
+        let mut listings = Listings::new(rows, now, walk::outside_rule_files(root, git));
+        listings.log = self.state_log(read, &mut listings, settle).ok();
+        Some(listings)
+    }
+
+    /// The file-state log as far as `listings` need it: when the walk is to settle files and
+    /// few states would have to be loaded one by one, the paths written since the oldest
+    /// verification it trusts, and those the last walk left unclaimed (also kept in
+    /// `listings`, to be compared with this walk's).
+    fn state_log(
+        &self,
+        read: &Tx<'_>,
+        listings: &mut Listings,
+        settle: bool,
+    ) -> Result<listing::StateLog, IndexError> {
+        let ws = self.session.workspace_id();
+        let mut log = listing::StateLog {
+            seq: read.state_touches_seen()?,
+            oldest: read.state_log_oldest()?,
+            touched: std::collections::HashMap::new(),
+            settle: false,
+        };
+        // The entries after the oldest verification trusted; how many files the others
+        // list (the walk hands them on, and their states are loaded one by one).
+        let (mut since, mut unsettled) = (i64::MAX, 0);
+        for l in listings.rows().values() {
+            if log.trusts(l) {
+                since = since.min(l.seq);
+                unsettled += listing::unverified(l);
+            } else {
+                unsettled += listing::names(&l.files).count();
+            }
+        }
+        let unclaimed = read.unclaimed(ws)?;
+        listings.unclaimed.clone_from(&unclaimed);
+        let Some(unclaimed) = unclaimed.filter(|_| settle && since < i64::MAX) else {
+            return Ok(log);
+        };
+        // Each of these is a state loaded one by one, or a walk again with all of them
+        // when they are too many: settling pays only when they are few.
+        let entries = read.state_log_after(ws, since)?;
+        unsettled += entries.len() + listing::names(&unclaimed).count();
+        if unsettled > listing::SETTLE_LOADS / 2 {
+            return Ok(log);
+        }
+        for (seq, rel) in entries {
+            log.touch(&rel, seq);
+        }
+        for path in listing::names(&unclaimed) {
+            let path = fs::name_bytes(path).to_vec();
+            if let Ok(rel) = RelPath::from_stored(path) {
+                log.touch(&rel, i64::MAX);
+            }
+        }
+        log.settle = true;
+        Ok(log)
+    }
+}

@@ -1,0 +1,145 @@
+//! Scans that look only where something changed, for a process that stays (the hook helper).
+//! The watches are inotify's (`linux.rs`); elsewhere nothing is watched (`fallback.rs`) and
+//! every scan walks the whole tree.
+//!
+//! A full scan walks and stats every file: one `statx` per file and a `getdents64` per
+//! directory, as much kernel work as `git status` does. A process that keeps the
+//! home open can instead watch every directory it walked (inotify) and, at the next scan,
+//! look only at the paths an event named: the scan's result is the same, its work is
+//! proportional to what changed.
+//!
+//! **Why the result is the same.** Each directory's watch is placed *before* the walk reads
+//! it, so a change to one of its entries is either seen by that read (and the stats after
+//! it) or reported as an event afterwards; both, at worst. A scan drains the events before it
+//! looks, so a change made while it looks is left for the next one, as in a full scan. A
+//! watch is one inotify mark per directory (`IN_DONT_FOLLOW`, `IN_ONLYDIR`); an event names
+//! the entry, and the scan looks at that path: its file's stat, or its directory's whole
+//! subtree walked afresh (placing watches again) when it is one, and the file states
+//! recorded at or under it. A directory moved away has its watches removed (their paths
+//! would be stale); one moved in is a new subtree.
+//!
+//! **When a watcher is not trusted** and the scan walks everything again (placing a new
+//! watcher as it goes): the kernel's event queue overflowed; a watch could not be placed (the
+//! user's `max_user_watches`: then no watcher is tried for that workspace for
+//! [`FULL_EVERY`]); the workspace root was moved, deleted, unmounted or replaced (its device
+//! and inode); an ignore file changed (`.gitignore`, `.ignore`, an entry named `.git`
+//! appeared or went in the tree; or a rule file outside the watched tree or behind a
+//! symlink: `.git/info/exclude`, the ancestors' ignore files, the user's git config and
+//! default global excludes, compared by a stat taken before the walk read them); the
+//! baseline is not complete; more than [`MAX_DIRTY`] paths changed (walking everything is
+//! cheaper then); more file states were set than the index's log keeps; or the last full walk is
+//! older than [`FULL_EVERY`]. That last one bounds what inotify cannot see: writes through a
+//! shared `mmap`; a second name given to a file from a directory nobody watches (an ignored
+//! one, or outside the workspace) and writes through it; a network filesystem changed by
+//! another machine (watching is not even tried where NFS, CIFS/SMB, FUSE or 9p is mounted at
+//! or below the root); an excludes file named by `core.excludesFile` other than the
+//! default. git's fsmonitor and watchman share these limits.
+//!
+//! **What no watch covers is looked at every time**, as a full walk would: file states no
+//! walk claims (an ignored file an agent wrote: the index logs the paths whose state a
+//! command other than a scan set, `state_touches`), and files with several names (a write
+//! through one is an event for that name only). A look that finds a file with a name the
+//! watcher did not know walks everything at once.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::workspace::RelPath;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub use linux::{Watcher, Watches};
+
+#[cfg(not(target_os = "linux"))]
+mod fallback;
+#[cfg(not(target_os = "linux"))]
+pub use fallback::{Watcher, Watches};
+
+/// A scan walks everything again when more paths than this changed since the last one.
+pub const MAX_DIRTY: usize = 4096;
+
+/// A watcher is trusted for this long after the full walk that placed it.
+pub const FULL_EVERY: Duration = Duration::from_secs(10 * 60);
+
+/// How the next scan of a workspace looks.
+pub(in crate::scan) enum Look {
+    /// Walk everything, placing this watcher's watches (`None`: not watching).
+    Full(Option<Watcher>),
+    /// Look only at these paths (no one inside another), which changed since the last scan.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Changed(Watcher, Vec<RelPath>),
+}
+
+/// The paths of `dirty` that no other one contains (a changed directory is walked whole).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
+    let mut kept: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(dirty.len());
+    // Sorted, so a path's ancestors in the set were seen (and kept, or inside a kept one)
+    // before it; only its proper prefixes at a `/` can contain it.
+    for p in dirty {
+        let b = p.as_bytes();
+        let inside = b
+            .iter()
+            .enumerate()
+            .any(|(i, c)| *c == b'/' && kept.contains(&b[..i]));
+        if !inside {
+            kept.insert(b.to_vec());
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Remove `dir` and everything under it from `set`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
+    // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'), among
+    // siblings such as `dir.txt` or `dir-x/y` that are not under it.
+    let mut end = dir.as_bytes().to_vec();
+    end.push(b'0');
+    let gone: Vec<RelPath> = set
+        .range(dir.clone()..)
+        .take_while(|p| p.as_bytes() < end.as_slice())
+        .filter(|p| p.is_within(dir))
+        .cloned()
+        .collect();
+    for p in gone {
+        set.remove(&p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::from_stored(s.as_bytes().to_vec()).expect("valid")
+    }
+
+    #[test]
+    fn outermost_keeps_only_paths_no_other_contains() {
+        let set: BTreeSet<RelPath> = ["a/b", "a/b/c", "a/bc", "a/b/d/e", "x", "a"]
+            .into_iter()
+            .map(rel)
+            .collect();
+        let kept: Vec<String> = outermost(set).iter().map(|p| p.display()).collect();
+        assert_eq!(kept, ["a", "x"]);
+        let set: BTreeSet<RelPath> = ["a/b", "a/b/c", "a/bc", "a/b-c"]
+            .into_iter()
+            .map(rel)
+            .collect();
+        let kept: Vec<String> = outermost(set).iter().map(|p| p.display()).collect();
+        // `a/b-c` sorts between `a/b` and `a/b/c` ('-' < '/'), and is not inside `a/b`.
+        assert_eq!(kept, ["a/b", "a/b-c", "a/bc"]);
+    }
+
+    #[test]
+    fn is_within_means_the_path_or_below_it() {
+        assert!(rel("a/b").is_within(&rel("a/b")));
+        assert!(rel("a/b/c").is_within(&rel("a/b")));
+        assert!(!rel("a/bc").is_within(&rel("a/b")));
+        assert!(!rel("a").is_within(&rel("a/b")));
+    }
+}

@@ -237,7 +237,6 @@ fn says_why(lines: &[&str], fn_line: usize) -> bool {
 }
 
 #[test]
-#[ignore = "turned on when the cli, scan and index restructuring branches land"]
 fn no_function_outside_tests_is_over_80_lines_unless_its_doc_says_why() {
     let mut long = Vec::new();
     let mut test_files = BTreeSet::new();

@@ -189,9 +189,9 @@ impl Default for Options {
 /// rewind's data directory: the index, the object files, lock files.
 pub struct Home {
     root: PathBuf,
-    pub(crate) index: Index,
-    pub(crate) store: Store,
-    pub(crate) opts: Options,
+    index: Index,
+    store: Store,
+    opts: Options,
     /// Held shared by every command and exclusively by `gc`, so gc never deletes a blob a
     /// running command is about to reference.
     gc_lock: Option<HeldLock>,
@@ -560,11 +560,11 @@ impl<'a> Locked<'a> {
 
 /// One agent conversation (or the per-workspace `manual` session) in one workspace.
 pub struct Session<'h> {
-    pub(crate) home: &'h Home,
-    pub(crate) ws: Workspace,
-    pub(crate) ws_id: WorkspaceId,
-    pub(crate) name: String,
-    pub(crate) id: SessionRowId,
+    home: &'h Home,
+    ws: Workspace,
+    ws_id: WorkspaceId,
+    name: String,
+    id: SessionRowId,
     /// Plans a dead process left half-applied in this workspace, settled when the session
     /// was opened.
     recovered: Vec<exec::Recovered>,

@@ -270,7 +270,7 @@ fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Op
             .resolve(path, cwd)
             .map_err(EngineError::from)?;
         let now = match session
-            .ws
+            .workspace()
             .observe(&rel, session.options().max_file_size)
             .map_err(EngineError::from)?
         {
@@ -326,7 +326,7 @@ fn before_evidence(session: &Session<'_>, evidence: &[HookEvidence], cwd: &Path)
 fn current_text(session: &Session<'_>, path: &Path, cwd: &Path) -> Option<String> {
     let rel = session.workspace().resolve(path, cwd).ok()?;
     match session
-        .ws
+        .workspace()
         .observe(&rel, session.options().max_file_size)
         .ok()?
     {

@@ -236,12 +236,12 @@ impl Home {
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
         let index_path = root.join(INDEX_FILE);
+        let store = Store::new(&root, opts.store.clone());
         if !opts.accept_index_loss {
-            refuse_lost_index(&root, &index_path)?;
+            refuse_lost_index(&root, &index_path, &store)?;
         }
         let index = Index::open(&index_path, opts.durability)?;
         mark_home(&root).map_err(home_err)?;
-        let store = Store::new(&root, opts.store.clone());
         let gc_lock = shared_gc_lock(&root).map_err(home_err)?;
         Ok(Home {
             root,
@@ -427,21 +427,24 @@ const MARKER_FILE: &str = "rewind-home";
 
 /// Fail when the index is missing or empty in a home that has kept history: the marker
 /// written next to every index, or object or pack files, say it had one.
-fn refuse_lost_index(root: &Path, index: &Path) -> Result<()> {
-    let err = |source| EngineError::Home {
-        path: root.display().to_string(),
-        source,
-    };
+fn refuse_lost_index(root: &Path, index: &Path, store: &Store) -> Result<()> {
     let empty = match std::fs::metadata(index) {
         Ok(m) => m.len() == 0,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-        Err(e) => return Err(err(e)),
+        Err(source) => {
+            return Err(EngineError::Home {
+                path: root.display().to_string(),
+                source,
+            })
+        }
     };
     if !empty {
         return Ok(());
     }
-    let objects = count_files(&root.join("objects"), 2).map_err(err)?
-        + count_files(&root.join("packs"), 1).map_err(err)?;
+    // A listing that fails (something else where a store directory goes) counts nothing:
+    // the marker still tells.
+    let objects =
+        store.object_files().map_or(0, |f| f.len()) + store.pack_files().map_or(0, |p| p.len());
     if objects == 0 && !root.join(MARKER_FILE).exists() {
         return Ok(());
     }
@@ -453,34 +456,6 @@ fn refuse_lost_index(root: &Path, index: &Path) -> Result<()> {
         index: index.display().to_string(),
         evidence,
     })
-}
-
-/// Regular files under `dir`, at most `depth` levels down (0 when `dir` is absent).
-fn count_files(dir: &Path, depth: usize) -> std::io::Result<u64> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        // Absent, or something else in its place: no stored objects there.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(0)
-        }
-        Err(e) => return Err(e),
-    };
-    let mut n = 0;
-    for entry in entries {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        if kind.is_file() {
-            n += 1;
-        } else if kind.is_dir() && depth > 1 {
-            n += count_files(&entry.path(), depth - 1)?;
-        }
-    }
-    Ok(n)
 }
 
 /// Note that this home has an index (once; its absence later is then a loss).

@@ -322,7 +322,7 @@ impl Home {
     /// The exclusive gc lock, for one batch of deletions: running commands finish first and
     /// new ones wait only for that batch, never for a whole gc.
     pub(crate) fn lock_exclusive(&self) -> Result<HeldLock> {
-        let lock = lock_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
+        let lock = private_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
         lock.lock().map_err(|e| self.home_err(e))?;
         Ok(HeldLock(lock))
     }
@@ -347,7 +347,7 @@ impl Home {
 
     fn workspace_lock_file(&self, ws: WorkspaceId) -> Result<File> {
         create_private_dir(&self.root.join("locks")).map_err(|e| self.home_err(e))?;
-        lock_file(&self.root, &format!("locks/workspace-{}.lock", ws.0))
+        private_file(&self.root, &format!("locks/workspace-{}.lock", ws.0))
             .map_err(|e| self.home_err(e))
     }
 
@@ -460,19 +460,10 @@ fn refuse_lost_index(root: &Path, index: &Path, store: &Store) -> Result<()> {
 
 /// Note that this home has an index (once; its absence later is then a loss).
 fn mark_home(root: &Path) -> std::io::Result<()> {
-    let marker = root.join(MARKER_FILE);
-    if marker.exists() {
+    if root.join(MARKER_FILE).exists() {
         return Ok(());
     }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(&marker)?;
-    Ok(())
+    private_file(root, MARKER_FILE).map(drop)
 }
 
 /// An advisory lock (`flock`) this process holds on one of the home's lock files, released
@@ -491,7 +482,7 @@ impl Drop for HeldLock {
 
 /// The gc lock, shared: held by every command while it runs.
 fn shared_gc_lock(root: &Path) -> std::io::Result<HeldLock> {
-    let lock = lock_file(root, "gc.lock")?;
+    let lock = private_file(root, "gc.lock")?;
     lock.lock_shared()?;
     Ok(HeldLock(lock))
 }
@@ -502,7 +493,8 @@ fn file_identity(path: &Path) -> std::io::Result<(u64, u64)> {
     Ok((m.dev(), m.ino()))
 }
 
-fn lock_file(root: &Path, name: &str) -> std::io::Result<File> {
+/// Open (creating, never truncating) the home's file `name`, private to its owner.
+fn private_file(root: &Path, name: &str) -> std::io::Result<File> {
     let mut opts = std::fs::OpenOptions::new();
     opts.create(true).truncate(false).write(true);
     #[cfg(unix)]

@@ -14,6 +14,7 @@
 mod agents;
 mod errors;
 mod history;
+mod init_confinement;
 mod store;
 mod tools;
 mod undo;

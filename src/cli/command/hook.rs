@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::fs::OpenOptions;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,10 +24,10 @@ use rewind::workspace::Workspace;
 use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::input;
 
-/// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
-/// MiB); anything bigger is refused rather than risking the agent's machine's memory.
-pub(crate) const MAX_PAYLOAD: u64 = 64 << 20;
+/// Largest payload read from stdin: the limit on every input a command reads.
+pub(crate) const MAX_PAYLOAD: u64 = input::MAX_INPUT;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -292,19 +292,8 @@ fn emit(event: &HookEvent, decision: &Decision, log: HookLog) -> HookOutput {
 
 /// Read stdin to EOF, refusing (without reading on forever) more than [`MAX_PAYLOAD`].
 pub(crate) fn read_payload() -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook payload from stdin: {e}"))?;
-    if bytes.len() as u64 > MAX_PAYLOAD {
-        return Err(format!(
-            "hook payload is larger than {} MiB; ignored",
-            MAX_PAYLOAD >> 20
-        ));
-    }
-    Ok(bytes)
+    input::read_bounded(input::Source::Stdin("the hook payload"), MAX_PAYLOAD)
+        .map_err(|e| format!("{e}; ignored"))
 }
 
 /// `<home>/logs/hook.log`: where hook failures go besides stderr (agents often hide a

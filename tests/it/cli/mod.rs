@@ -12,6 +12,7 @@
 //! `cargo test` only compares.
 
 mod agents;
+mod bounded_input;
 mod errors;
 mod history;
 mod init_confinement;

@@ -226,12 +226,15 @@ pub fn forward_hook() -> Forward {
         }) => {
             let total = stdout_len.saturating_add(stderr_len);
             if total > MAX_OUTPUT {
-                return plan.lost("the helper's answer claims more output than a hook prints");
+                return plan.lost(
+                    "the helper's answer claims more output than a hook prints",
+                    &payload,
+                );
             }
             let mut output = Vec::new();
             let read = (&mut stream).take(total).read_to_end(&mut output);
             if read.is_err() || output.len() as u64 != total {
-                return plan.lost("the helper's answer was cut short");
+                return plan.lost("the helper's answer was cut short", &payload);
             }
             let (stdout, stderr) = output.split_at(stdout_len as usize);
             let mut out = io::stdout().lock();
@@ -241,8 +244,8 @@ pub fn forward_hook() -> Forward {
             Forward::Answered(exit)
         }
         Ok(Reply::Declined { .. }) => Forward::InProcess(Some(Ok(payload))),
-        Ok(other) => plan.lost(&format!("the helper answered {other:?}")),
-        Err(e) => plan.lost(&e.to_string()),
+        Ok(other) => plan.lost(&format!("the helper answered {other:?}"), &payload),
+        Err(e) => plan.lost(&e.to_string(), &payload),
     }
 }
 
@@ -315,7 +318,13 @@ impl Plan {
     }
 
     /// The helper took the event and gave no answer: log it, let the tool call proceed.
-    fn lost(&self, why: &str) -> Forward {
+    fn lost(&self, why: &str, payload: &[u8]) -> Forward {
+        let mut out = io::stdout().lock();
+        let _ = out.write_all(&hook::allow_anyway(
+            self.call.agent.parse().ok(),
+            Some(payload),
+        ));
+        let _ = out.flush();
         let log = HookLog::from_env_home(Some(self.home.clone()));
         log.failure(
             &self.call.agent,

@@ -61,8 +61,13 @@ pub fn is_hook_invocation() -> bool {
     std::env::args().skip(1).any(|a| a == "hook")
 }
 
-/// A command line clap refused while in hook mode: log it and let the tool call proceed.
+/// A command line clap refused while in hook mode: log it and let the tool call proceed,
+/// answering "allow" in the agent's format when the command line names an agent.
 pub fn refused_arguments(message: &str) -> Exit {
+    let agent = std::env::args()
+        .skip_while(|a| a != "hook")
+        .find_map(|a| a.parse::<Agent>().ok());
+    print_stdout(&allow_anyway(agent, None));
     if disabled() {
         return Exit::Ok;
     }
@@ -72,15 +77,29 @@ pub fn refused_arguments(message: &str) -> Exit {
     Exit::Ok
 }
 
+/// The agent's "allow" answer when rewind could not handle the event (nothing when even the
+/// agent is unknown: its format is too). See [`hooks::allow_anyway`].
+pub(crate) fn allow_anyway(agent: Option<Agent>, payload: Option<&[u8]>) -> Vec<u8> {
+    agent
+        .and_then(|a| hooks::allow_anyway(a, payload).stdout)
+        .map(|out| format!("{out}\n").into_bytes())
+        .unwrap_or_default()
+}
+
+fn print_stdout(bytes: &[u8]) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(bytes);
+    let _ = stdout.flush();
+}
+
 pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
     if disabled() {
+        print_stdout(&allow_anyway(args.agent.parse().ok(), None));
         return Exit::Ok;
     }
     let live_progress = std::io::stderr().is_terminal();
     let out = answer(g, None, args, None, live_progress);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(&out.stdout);
-    let _ = stdout.flush();
+    print_stdout(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     out.exit
 }
@@ -112,8 +131,9 @@ pub(crate) fn answer(
         payload,
     } = args;
     let log = HookLog::from_env_home(g.home.clone());
-    let allowed = |log: HookLog| HookOutput {
-        stdout: Vec::new(),
+    // Nothing was handled: the agent's "allow", in its format, so the tool call proceeds.
+    let allowed = |log: HookLog, agent: Option<Agent>, payload: Option<&[u8]>| HookOutput {
+        stdout: allow_anyway(agent, payload),
         stderr: log.into_stderr(),
         exit: Exit::Ok,
     };
@@ -121,21 +141,21 @@ pub(crate) fn answer(
         Ok(a) => a,
         Err(e) => {
             log.failure(&agent, None, &e.to_string());
-            return allowed(log);
+            return allowed(log, None, None);
         }
     };
     let stdin = match payload.unwrap_or_else(read_payload) {
         Ok(bytes) => bytes,
         Err(msg) => {
             log.failure(agent.as_str(), None, &msg);
-            return allowed(log);
+            return allowed(log, Some(agent), None);
         }
     };
     let event = match hooks::parse(agent, &stdin) {
         Ok(e) => e,
         Err(e) => {
             log.failure(agent.as_str(), None, &e.to_string());
-            return allowed(log);
+            return allowed(log, Some(agent), Some(&stdin));
         }
     };
     drop(stdin);

@@ -15,6 +15,7 @@ mod agents;
 mod bounded_input;
 mod errors;
 mod history;
+mod hook_failure_answers;
 mod init_confinement;
 mod store;
 mod tools;

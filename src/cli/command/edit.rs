@@ -10,7 +10,7 @@ use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
@@ -43,7 +43,7 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     } else {
         out.print(&format!(
             "edited {} (window {}, change {})\n{}\n",
-            result.path,
+            name(&result.path),
             result.window_id,
             result.change_id,
             edit::render_report(&result.report)

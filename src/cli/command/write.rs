@@ -11,7 +11,7 @@ use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
@@ -47,7 +47,7 @@ pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
         out.print(&format!(
             "{} {} (window {}, change {}): {} lines ({:+}), token {}\n",
             if result.created { "created" } else { "wrote" },
-            result.path,
+            name(&result.path),
             result.window_id,
             result.change_id,
             result.total_lines,

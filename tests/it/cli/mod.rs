@@ -16,6 +16,7 @@ mod bounded_input;
 mod errors;
 mod history;
 mod hook_failure_answers;
+mod human_output;
 mod init_confinement;
 mod store;
 mod tools;

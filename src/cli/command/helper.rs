@@ -992,6 +992,7 @@ impl Helper<'_> {
             home: &self.home,
             watching: &self.watching,
         };
+        let agent = event.args.agent.parse().ok();
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             hook::answer(
                 &event.global,
@@ -1025,11 +1026,13 @@ impl Helper<'_> {
                     "the helper failed while answering (see logs/helper.log); the tool call proceeds",
                 );
                 let stderr = log.into_stderr();
+                let stdout = hook::allow_anyway(agent, None);
                 let reply = Reply::Answer {
                     exit: Exit::Ok.code() as u8,
-                    stdout_len: 0,
+                    stdout_len: stdout.len() as u64,
                     stderr_len: stderr.len() as u64,
                 };
+                output.extend_from_slice(&stdout);
                 output.extend_from_slice(&stderr);
                 (reply, Flow::Abort)
             }

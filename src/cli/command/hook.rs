@@ -98,7 +98,26 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
         return Exit::Ok;
     }
     let live_progress = std::io::stderr().is_terminal();
-    let out = answer(g, None, args, None, live_progress);
+    let agent = args.agent.parse().ok();
+    // A panic is an internal failure like any other: the tool call proceeds (the panic
+    // message is on stderr already).
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        answer(g, None, args, None, live_progress)
+    }))
+    .unwrap_or_else(|_| {
+        let log = HookLog::from_env_home(g.home.clone());
+        let name = agent.map_or("?", Agent::as_str);
+        log.failure(
+            name,
+            None,
+            "rewind failed while answering; the tool call proceeds",
+        );
+        HookOutput {
+            stdout: allow_anyway(agent, None),
+            stderr: log.into_stderr(),
+            exit: Exit::Ok,
+        }
+    });
     print_stdout(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     out.exit
@@ -159,6 +178,7 @@ pub(crate) fn answer(
         }
     };
     drop(stdin);
+    crate::cli::crash::panic_in_hook_if_asked();
     if let Action::Ignore { why } = &event.action {
         // Unknown tools are routine (broad matchers); an unknown event means a
         // configuration rewind did not write, which is worth a line.

@@ -139,3 +139,60 @@ fn every_agent_gets_its_allow_answer_when_rewind_is_disabled_or_its_arguments_ar
     [exit status: 0]
     "#);
 }
+
+#[test]
+fn every_agent_gets_its_allow_answer_when_the_hook_panics() {
+    let env = Env::new();
+    let payloads = [
+        (
+            "claude-code",
+            r#"{"hook_event_name":"Stop","session_id":"s"}"#,
+        ),
+        ("codex", r#"{"hook_event_name":"Stop","session_id":"s"}"#),
+        (
+            "gemini",
+            r#"{"hook_event_name":"AfterAgent","session_id":"s"}"#,
+        ),
+        ("opencode", r#"{"hook":"session.idle","sessionID":"s"}"#),
+        (
+            "cline",
+            r#"{"hookName":"TaskComplete","taskId":"s","workspaceRoots":[]}"#,
+        ),
+        (
+            "cursor",
+            r#"{"hook_event_name":"stop","conversation_id":"s"}"#,
+        ),
+    ];
+    for ((agent, allow), (_, payload)) in AGENTS.into_iter().zip(payloads) {
+        let mut cmd = env.command(&["hook", agent]);
+        cmd.env("REWIND_TEST_PANIC_IN_HOOK", "1");
+        let r = crate::common::Run::from({
+            use std::io::Write;
+            let mut child = cmd
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        });
+        // The event is not known to the catcher: Cursor gets its allow-everything answer.
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (0, allow),
+            "{agent}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("failed while answering"),
+            "{agent}: {}",
+            r.stderr
+        );
+    }
+}

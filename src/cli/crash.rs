@@ -79,3 +79,12 @@ impl WorkspaceFs for CrashAfterOps {
         RealFs.remove_empty_dir(dir)
     }
 }
+
+/// Test seam, like the one above: `REWIND_TEST_PANIC_IN_HOOK=1` makes a hook panic once it
+/// has read its event, so a test can check that a panic too lets the tool call proceed with
+/// the agent's "allow" answer (`tests/it/cli/hook_failure_answers.rs`).
+pub fn panic_in_hook_if_asked() {
+    if std::env::var_os("REWIND_TEST_PANIC_IN_HOOK").is_some_and(|v| v == "1") {
+        panic!("REWIND_TEST_PANIC_IN_HOOK=1");
+    }
+}

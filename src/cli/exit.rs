@@ -79,6 +79,9 @@ struct ErrorJson<'a> {
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
         let f = Failure::new(Exit::Error, e.to_string());
+        if disk_full(&e) {
+            return f.hint(DISK_FULL);
+        }
         match &e {
             EngineError::Store(_) | EngineError::Unrestorable { .. } => {
                 f.hint("run `rewind verify` to list every damaged object")
@@ -93,6 +96,50 @@ impl From<EngineError> for Failure {
             _ => f,
         }
     }
+}
+
+/// The hint for a write that failed because the disk is full: nothing is damaged, so
+/// `rewind verify` (the hint for other store errors) would not help.
+const DISK_FULL: &str =
+    "the disk is full: free some space (`rewind gc` drops what retention no longer keeps), then try again";
+
+/// Does `e`, or an error it wraps, say the disk (or the user's quota) is full? Judged by the
+/// I/O error kind and SQLite's result code, never by message text.
+fn disk_full(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+            ) || io.raw_os_error() == Some(libc::ENOSPC)
+            {
+                return true;
+            }
+        }
+        if let Some(sql) = err.downcast_ref::<rusqlite::Error>() {
+            if sql.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+                return true;
+            }
+        }
+        next = err.source();
+    }
+    false
+}
+
+/// `path` (as given, relative to this process's directory) when it exists and is not a
+/// regular file: what it is instead.
+fn not_a_file(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::symlink_metadata(path).ok()?.file_type();
+    Some(if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "directory"
+    } else if kind.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    })
 }
 
 /// Maps a tool refusal or error to its exit code and recovery hints.
@@ -124,14 +171,67 @@ pub(crate) fn tool_failure(e: ToolError, path: &Path) -> Failure {
         ToolError::NotFound { .. } => Failure::new(Exit::Error, e.to_string()).hint(format!(
             "to create it: `rewind write {shown} --create` with the content on stdin"
         )),
+        // The engine says only "exists"; creating over a directory is not a race with another
+        // writer, and rereading it would not help.
+        ToolError::Exists { .. } if not_a_file(path).is_some() => {
+            let kind = not_a_file(path).unwrap_or("special file");
+            Failure::new(
+                Exit::Error,
+                format!(
+                    "{shown}: is a {kind}, not a regular file; `write --create` makes a new file"
+                ),
+            )
+        }
         ToolError::Exists { .. } => Failure::new(Exit::Conflict, e.to_string()),
+        _ if disk_full(&e) => Failure::new(Exit::Error, e.to_string()).hint(DISK_FULL),
         _ => Failure::new(Exit::Error, e.to_string()),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Exit;
+    use super::{tool_failure, Exit, Failure};
+    use rewind::engine::{EngineError, ToolError};
+    use rewind::store::StoreError;
+
+    fn store_io(error: std::io::Error) -> EngineError {
+        EngineError::Store(StoreError::Io {
+            path: "/home/objects/3f/a2".into(),
+            source: error,
+        })
+    }
+
+    #[test]
+    fn a_full_disk_hints_that_the_disk_is_full_not_verify() {
+        for error in [
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+            std::io::Error::from(std::io::ErrorKind::StorageFull),
+        ] {
+            let f = Failure::from(store_io(error));
+            assert_eq!(f.exit, Exit::Error);
+            assert!(
+                f.message
+                    .starts_with("cannot write blob store file /home/objects/3f/a2: "),
+                "{}",
+                f.message
+            );
+            assert_eq!(f.hints.len(), 1);
+            assert!(f.hints[0].starts_with("the disk is full"), "{:?}", f.hints);
+        }
+        let f = tool_failure(
+            ToolError::Engine(store_io(std::io::Error::from_raw_os_error(libc::ENOSPC))),
+            std::path::Path::new("a.txt"),
+        );
+        assert!(f.hints[0].starts_with("the disk is full"), "{:?}", f.hints);
+    }
+
+    #[test]
+    fn other_store_errors_still_hint_verify() {
+        let f = Failure::from(store_io(std::io::Error::from(
+            std::io::ErrorKind::PermissionDenied,
+        )));
+        assert!(f.hints[0].contains("rewind verify"), "{:?}", f.hints);
+    }
 
     #[test]
     fn codes_are_the_documented_ones() {

@@ -7,6 +7,7 @@ pub mod command;
 mod context;
 mod crash;
 pub mod exit;
+mod input;
 mod render;
 
 use std::io::IsTerminal;

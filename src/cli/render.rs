@@ -35,6 +35,18 @@ pub(crate) fn print_json(value: &impl Serialize) {
     let _ = writeln!(stdout, "{value}");
 }
 
+/// A file name as human output prints it: as is, unless it holds a control character (a
+/// newline, a tab, an escape sequence), which would break the line or the terminal; then
+/// quoted with `\n`-style escapes, as git quotes such names. Every human renderer prints
+/// names through this; JSON output keeps them as they are.
+pub(crate) fn name(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        std::borrow::Cow::Owned(format!("\"{}\"", s.escape_debug()))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// A blob as a person reads it: 12 hex digits, or `absent` / `unknown`.
 pub(crate) fn short(s: &Shown) -> String {
     match serde_json::to_value(s) {
@@ -47,4 +59,18 @@ pub(crate) fn short(s: &Shown) -> String {
 /// An optional window id, `-` for none.
 pub(crate) fn opt(w: Option<WindowId>) -> String {
     w.map_or("-".to_string(), |w| w.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name;
+
+    #[test]
+    fn names_with_control_characters_are_quoted_and_escaped() {
+        assert_eq!(name("src/a.rs"), "src/a.rs");
+        assert_eq!(name("naïve café.txt"), "naïve café.txt");
+        assert_eq!(name("a\nb.txt"), "\"a\\nb.txt\"");
+        assert_eq!(name("a\tb\x1b[31m"), "\"a\\tb\\u{1b}[31m\"");
+        assert_eq!(name("back\\slash\r"), "\"back\\\\slash\\r\"");
+    }
 }

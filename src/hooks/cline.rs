@@ -210,9 +210,14 @@ pub(super) fn search_replace_edits(diff: &str) -> Option<Vec<TextEdit>> {
     }
 }
 
+/// Go on: the answer Cline needs even when rewind has nothing to say, since no answer blocks.
+pub(super) fn allow() -> Answer {
+    Answer::json(&json!({"cancel": false}))
+}
+
 pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
     match decision {
-        Decision::Allow => Answer::json(&json!({"cancel": false})),
+        Decision::Allow => allow(),
         Decision::Deny { reason } if event.event_name == "PreToolUse" => {
             fit_json(reason, |r| json!({"cancel": true, "errorMessage": r}))
         }

@@ -135,24 +135,36 @@ fn edit_of(obj: &Obj<'_>) -> Result<TextEdit, HookError> {
 }
 
 pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
-    match event.event_name.as_str() {
-        "beforeShellExecution" | "beforeMCPExecution" | "preToolUse" => match decision {
-            Decision::Deny { reason } => fit_json(
+    let name = event.event_name.as_str();
+    match decision {
+        Decision::Deny { reason }
+            if matches!(
+                name,
+                "beforeShellExecution" | "beforeMCPExecution" | "preToolUse"
+            ) =>
+        {
+            fit_json(
                 reason,
                 |r| json!({"permission": "deny", "user_message": r, "agent_message": r}),
-            ),
-            Decision::Allow | Decision::Context { .. } => {
-                Answer::json(&json!({"permission": "allow"}))
-            }
-        },
-        "beforeReadFile" => match decision {
-            Decision::Deny { .. } => Answer::json(&json!({"permission": "deny"})),
-            Decision::Allow | Decision::Context { .. } => {
-                Answer::json(&json!({"permission": "allow"}))
-            }
-        },
-        "beforeSubmitPrompt" => Answer::json(&json!({"continue": true})),
-        _ => Answer::silent(),
+            )
+        }
+        Decision::Deny { .. } if name == "beforeReadFile" => {
+            Answer::json(&json!({"permission": "deny"}))
+        }
+        Decision::Deny { .. } | Decision::Allow | Decision::Context { .. } => allow(Some(name)),
+    }
+}
+
+/// Cursor's allow answer for the event named `event`; for an event not known (a payload
+/// rewind could not read), one object that allows every event that reads an answer.
+pub(super) fn allow(event: Option<&str>) -> Answer {
+    match event {
+        Some("beforeShellExecution" | "beforeMCPExecution" | "preToolUse" | "beforeReadFile") => {
+            Answer::json(&json!({"permission": "allow"}))
+        }
+        Some("beforeSubmitPrompt") => Answer::json(&json!({"continue": true})),
+        Some(_) => Answer::silent(),
+        None => Answer::json(&json!({"continue": true, "permission": "allow"})),
     }
 }
 

@@ -296,6 +296,29 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
     }
 }
 
+/// The answer that lets the tool call proceed when rewind could not handle an event at all (a
+/// payload it cannot read, rewind disabled, a helper that took the event and went quiet):
+/// each agent's allow, in its own format. `payload`, when there is one, names the event for
+/// the agent whose allow depends on it (Cursor).
+///
+/// Claude Code, Codex and Gemini read exit 0 with empty stdout as success (their adapters'
+/// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin proceeds on an empty
+/// answer; Cline reads a missing or invalid answer as a block, so it gets `{"cancel": false}`.
+pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
+    match agent {
+        Agent::Cline => cline::allow(),
+        Agent::Cursor => {
+            let value = payload.and_then(|p| serde_json::from_slice::<Value>(p).ok());
+            let name = value
+                .as_ref()
+                .and_then(|v| v.get("hook_event_name"))
+                .and_then(Value::as_str);
+            cursor::allow(name)
+        }
+        Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::OpenCode => Answer::silent(),
+    }
+}
+
 /// Reverse `edits` applied to `after` to reconstruct the before text; `None` when it cannot be
 /// done unambiguously (a new text not found exactly once unless `replace_all`, an empty new text
 /// that cannot be located, …).

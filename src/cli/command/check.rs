@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::args::{CheckArgs, Global};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Serialize)]
 struct CheckJson<'a> {
@@ -39,16 +39,16 @@ fn render(reports: &[CheckReport]) -> String {
         match &r.hint {
             Some(hint) => text.push_str(&format!(
                 "{}: {} — {hint}\n",
-                r.path,
+                name(&r.path),
                 match r.reason {
                     Some(ModReason::Deleted) => "deleted",
                     _ => "modified",
                 }
             )),
             None if r.snapshot.is_none() && r.current.is_some() => {
-                text.push_str(&format!("{}: no snapshot yet\n", r.path))
+                text.push_str(&format!("{}: no snapshot yet\n", name(&r.path)))
             }
-            None => text.push_str(&format!("{}: unchanged\n", r.path)),
+            None => text.push_str(&format!("{}: unchanged\n", name(&r.path))),
         }
     }
     text

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::cli::args::{DiffArgs, Global};
 use crate::cli::context::{parse_id, Ctx};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Serialize)]
 struct DiffJson<'a> {
@@ -51,21 +51,27 @@ pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// A change as a unified diff with three lines of context; binary files are only named, and a
-/// change without both sides' bytes shows its note instead.
-fn unified(e: &DiffEntry) -> String {
+/// A change as a unified diff with three lines of context; binary files are only named, a
+/// change without both sides' bytes shows its note instead, and an empty file created or
+/// deleted (no lines to show) says so.
+pub(crate) fn unified(e: &DiffEntry) -> String {
     let a_name = if e.before.is_some() {
-        format!("a/{}", e.path)
+        name(&format!("a/{}", e.path)).into_owned()
     } else {
         "/dev/null".into()
     };
     let b_name = if e.after.is_some() {
-        format!("b/{}", e.path)
+        name(&format!("b/{}", e.path)).into_owned()
     } else {
         "/dev/null".into()
     };
     if let Some(note) = &e.note {
         return format!("--- {a_name}\n+++ {b_name}\n# {note}\n");
+    }
+    match (e.before.as_deref(), e.after.as_deref()) {
+        (Some([]), None) => return format!("--- {a_name}\n+++ {b_name}\n# deleted, empty\n"),
+        (None, Some([])) => return format!("--- {a_name}\n+++ {b_name}\n# created, empty\n"),
+        _ => {}
     }
     let before = e.before.as_deref().unwrap_or_default();
     let after = e.after.as_deref().unwrap_or_default();

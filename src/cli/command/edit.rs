@@ -1,7 +1,6 @@
 //! `rewind edit PATH --token T --ops FILE|-`: a batch of line operations against the version
 //! the token names, applied as one undoable write.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -10,7 +9,8 @@ use rewind::edit;
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::input;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct EditArgs {
@@ -29,7 +29,7 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
         token,
         ops: source,
     } = args;
-    let raw = read_input(&source)?;
+    let raw = read_ops(&source)?;
     let text = String::from_utf8(raw)
         .map_err(|_| Failure::new(Exit::Error, "ops json is not utf-8 text"))?;
     let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
@@ -43,7 +43,7 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     } else {
         out.print(&format!(
             "edited {} (window {}, change {})\n{}\n",
-            result.path,
+            name(&result.path),
             result.window_id,
             result.change_id,
             edit::render_report(&result.report)
@@ -52,20 +52,26 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// The bytes of `source`, or of stdin for `-`.
-pub(super) fn read_input(source: &Path) -> Result<Vec<u8>, Failure> {
-    if source == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| Failure::new(Exit::Error, format!("cannot read stdin: {e}")))?;
-        Ok(buf)
+/// The ops json from `source`, or from stdin for `-`, bounded by [`input::MAX_INPUT`].
+fn read_ops(source: &Path) -> Result<Vec<u8>, Failure> {
+    let from = if source == Path::new("-") {
+        input::Source::Stdin("ops json")
     } else {
-        std::fs::read(source).map_err(|e| {
-            Failure::new(
-                Exit::Error,
-                format!("cannot read ops file {}: {e}", source.display()),
-            )
-        })
-    }
+        input::Source::File("ops", source)
+    };
+    read_input(from)
+}
+
+/// All of `from`, or an error naming it (and the limit, when it is larger): exit 1, since
+/// the command line was well formed and only its input is refused.
+pub(super) fn read_input(from: input::Source<'_>) -> Result<Vec<u8>, Failure> {
+    input::read_bounded(from, input::MAX_INPUT).map_err(|e| {
+        let f = Failure::new(Exit::Error, e.to_string());
+        match e {
+            input::InputError::TooLarge { .. } => {
+                f.hint("nothing was changed; pass a smaller input")
+            }
+            input::InputError::Io { .. } => f,
+        }
+    })
 }

@@ -226,12 +226,15 @@ pub fn forward_hook() -> Forward {
         }) => {
             let total = stdout_len.saturating_add(stderr_len);
             if total > MAX_OUTPUT {
-                return plan.lost("the helper's answer claims more output than a hook prints");
+                return plan.lost(
+                    "the helper's answer claims more output than a hook prints",
+                    &payload,
+                );
             }
             let mut output = Vec::new();
             let read = (&mut stream).take(total).read_to_end(&mut output);
             if read.is_err() || output.len() as u64 != total {
-                return plan.lost("the helper's answer was cut short");
+                return plan.lost("the helper's answer was cut short", &payload);
             }
             let (stdout, stderr) = output.split_at(stdout_len as usize);
             let mut out = io::stdout().lock();
@@ -241,8 +244,8 @@ pub fn forward_hook() -> Forward {
             Forward::Answered(exit)
         }
         Ok(Reply::Declined { .. }) => Forward::InProcess(Some(Ok(payload))),
-        Ok(other) => plan.lost(&format!("the helper answered {other:?}")),
-        Err(e) => plan.lost(&e.to_string()),
+        Ok(other) => plan.lost(&format!("the helper answered {other:?}"), &payload),
+        Err(e) => plan.lost(&e.to_string(), &payload),
     }
 }
 
@@ -315,7 +318,13 @@ impl Plan {
     }
 
     /// The helper took the event and gave no answer: log it, let the tool call proceed.
-    fn lost(&self, why: &str) -> Forward {
+    fn lost(&self, why: &str, payload: &[u8]) -> Forward {
+        let mut out = io::stdout().lock();
+        let _ = out.write_all(&hook::allow_anyway(
+            self.call.agent.parse().ok(),
+            Some(payload),
+        ));
+        let _ = out.flush();
         let log = HookLog::from_env_home(Some(self.home.clone()));
         log.failure(
             &self.call.agent,
@@ -983,6 +992,7 @@ impl Helper<'_> {
             home: &self.home,
             watching: &self.watching,
         };
+        let agent = event.args.agent.parse().ok();
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             hook::answer(
                 &event.global,
@@ -1016,11 +1026,13 @@ impl Helper<'_> {
                     "the helper failed while answering (see logs/helper.log); the tool call proceeds",
                 );
                 let stderr = log.into_stderr();
+                let stdout = hook::allow_anyway(agent, None);
                 let reply = Reply::Answer {
                     exit: Exit::Ok.code() as u8,
-                    stdout_len: 0,
+                    stdout_len: stdout.len() as u64,
                     stderr_len: stderr.len() as u64,
                 };
+                output.extend_from_slice(&stdout);
                 output.extend_from_slice(&stderr);
                 (reply, Flow::Abort)
             }

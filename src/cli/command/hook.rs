@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 use std::fs::OpenOptions;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,10 +24,10 @@ use rewind::workspace::Workspace;
 use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::input;
 
-/// Largest payload read from stdin. Real payloads are kilobytes (a Write of a big file a few
-/// MiB); anything bigger is refused rather than risking the agent's machine's memory.
-pub(crate) const MAX_PAYLOAD: u64 = 64 << 20;
+/// Largest payload read from stdin: the limit on every input a command reads.
+pub(crate) const MAX_PAYLOAD: u64 = input::MAX_INPUT;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -61,8 +61,13 @@ pub fn is_hook_invocation() -> bool {
     std::env::args().skip(1).any(|a| a == "hook")
 }
 
-/// A command line clap refused while in hook mode: log it and let the tool call proceed.
+/// A command line clap refused while in hook mode: log it and let the tool call proceed,
+/// answering "allow" in the agent's format when the command line names an agent.
 pub fn refused_arguments(message: &str) -> Exit {
+    let agent = std::env::args()
+        .skip_while(|a| a != "hook")
+        .find_map(|a| a.parse::<Agent>().ok());
+    print_stdout(&allow_anyway(agent, None));
     if disabled() {
         return Exit::Ok;
     }
@@ -72,15 +77,48 @@ pub fn refused_arguments(message: &str) -> Exit {
     Exit::Ok
 }
 
+/// The agent's "allow" answer when rewind could not handle the event (nothing when even the
+/// agent is unknown: its format is too). See [`hooks::allow_anyway`].
+pub(crate) fn allow_anyway(agent: Option<Agent>, payload: Option<&[u8]>) -> Vec<u8> {
+    agent
+        .and_then(|a| hooks::allow_anyway(a, payload).stdout)
+        .map(|out| format!("{out}\n").into_bytes())
+        .unwrap_or_default()
+}
+
+fn print_stdout(bytes: &[u8]) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(bytes);
+    let _ = stdout.flush();
+}
+
 pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
     if disabled() {
+        print_stdout(&allow_anyway(args.agent.parse().ok(), None));
         return Exit::Ok;
     }
     let live_progress = std::io::stderr().is_terminal();
-    let out = answer(g, None, args, None, live_progress);
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(&out.stdout);
-    let _ = stdout.flush();
+    let agent = args.agent.parse().ok();
+    // A panic is an internal failure like any other: the tool call proceeds (the panic
+    // message is on stderr already).
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        answer(g, None, args, None, live_progress)
+    }))
+    .unwrap_or_else(|_| {
+        let log = HookLog::from_env_home(g.home.clone());
+        let name = agent.map_or("?", Agent::as_str);
+        log.failure(
+            name,
+            None,
+            "rewind failed while answering; the tool call proceeds",
+        );
+        HookOutput {
+            stdout: allow_anyway(agent, None),
+            stderr: log.into_stderr(),
+            exit: Exit::Ok,
+        }
+    });
+    print_stdout(&out.stdout);
     let _ = std::io::stderr().write_all(&out.stderr);
     out.exit
 }
@@ -112,8 +150,9 @@ pub(crate) fn answer(
         payload,
     } = args;
     let log = HookLog::from_env_home(g.home.clone());
-    let allowed = |log: HookLog| HookOutput {
-        stdout: Vec::new(),
+    // Nothing was handled: the agent's "allow", in its format, so the tool call proceeds.
+    let allowed = |log: HookLog, agent: Option<Agent>, payload: Option<&[u8]>| HookOutput {
+        stdout: allow_anyway(agent, payload),
         stderr: log.into_stderr(),
         exit: Exit::Ok,
     };
@@ -121,24 +160,25 @@ pub(crate) fn answer(
         Ok(a) => a,
         Err(e) => {
             log.failure(&agent, None, &e.to_string());
-            return allowed(log);
+            return allowed(log, None, None);
         }
     };
     let stdin = match payload.unwrap_or_else(read_payload) {
         Ok(bytes) => bytes,
         Err(msg) => {
             log.failure(agent.as_str(), None, &msg);
-            return allowed(log);
+            return allowed(log, Some(agent), None);
         }
     };
     let event = match hooks::parse(agent, &stdin) {
         Ok(e) => e,
         Err(e) => {
             log.failure(agent.as_str(), None, &e.to_string());
-            return allowed(log);
+            return allowed(log, Some(agent), Some(&stdin));
         }
     };
     drop(stdin);
+    crate::cli::crash::panic_in_hook_if_asked();
     if let Action::Ignore { why } = &event.action {
         // Unknown tools are routine (broad matchers); an unknown event means a
         // configuration rewind did not write, which is worth a line.
@@ -320,19 +360,8 @@ fn emit(event: &HookEvent, decision: &Decision, log: HookLog) -> HookOutput {
 
 /// Read stdin to EOF, refusing (without reading on forever) more than [`MAX_PAYLOAD`].
 pub(crate) fn read_payload() -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the hook payload from stdin: {e}"))?;
-    if bytes.len() as u64 > MAX_PAYLOAD {
-        return Err(format!(
-            "hook payload is larger than {} MiB; ignored",
-            MAX_PAYLOAD >> 20
-        ));
-    }
-    Ok(bytes)
+    input::read_bounded(input::Source::Stdin("the hook payload"), MAX_PAYLOAD)
+        .map_err(|e| format!("{e}; ignored"))
 }
 
 /// `<home>/logs/hook.log`: where hook failures go besides stderr (agents often hide a

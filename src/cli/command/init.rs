@@ -8,6 +8,13 @@
 //! file its previous bytes are kept as `<file>.rewind-backup`. `--dry-run` prints what would
 //! be written and writes nothing.
 //!
+//! Every file is confined to the workspace like any other write: a parent directory that is a
+//! symlink is refused (`.claude -> /elsewhere` would put the settings there), and a config
+//! file that is itself a symlink is followed, deliberately, only when it points to a regular
+//! file inside the workspace — the link stays a link, the target gets the change and keeps the
+//! backup — else refused, naming the file and where it points. Every agent's files are
+//! workspace-relative; none needs a user-level file.
+//!
 //! `--uninstall` undoes it: a file with a backup gets its backup back (bytes and mode) when it
 //! is still what init made of it; a file without one that is exactly what init creates is
 //! removed, then the directories that leaves empty. A file changed since init wrote it is
@@ -29,6 +36,7 @@ use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 use rewind::hooks::config::Part;
 use rewind::hooks::Agent;
+use rewind::workspace::{PathError, Workspace};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -45,7 +53,10 @@ pub struct InitArgs {
 
 /// One file `init` wants in a given state.
 struct Planned {
+    /// Where it is read and written: the file, or the target of a symlinked file.
     path: PathBuf,
+    /// How it is named to the user: relative to the workspace, `link -> target` when followed.
+    shown: String,
     /// The full new content, or `None` when the file is already as wanted.
     content: Option<String>,
     executable: bool,
@@ -99,19 +110,14 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
     let ws = workspace(g, &cwd)?;
     let root = ws.root();
     if uninstall {
-        return run_uninstall(out, agent, root, dry_run);
+        return run_uninstall(out, agent, &ws, dry_run);
     }
-    let plans = plan(agent, root, &read_existing)?;
+    let plans = plan(agent, &ws, &read_existing)?;
 
     let mut written = Vec::new();
     let mut text = String::new();
     for p in &plans {
-        let shown = p
-            .path
-            .strip_prefix(root)
-            .unwrap_or(&p.path)
-            .display()
-            .to_string();
+        let shown = p.shown.clone();
         match &p.content {
             None => text.push_str(&format!("unchanged  {shown} ({})\n", p.note)),
             Some(content) => {
@@ -154,14 +160,19 @@ fn command(agent: Agent) -> String {
 type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 
 /// Each file `agent`'s configuration needs, planned against its current text from `src`.
-fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
+/// Every file is placed (confined, symlinks settled) before any is read or written.
+fn plan(agent: Agent, ws: &Workspace, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
     let cmd = command(agent);
-    agent
-        .config_files(&cmd)
+    let files = agent.config_files(&cmd);
+    let places = files
+        .iter()
+        .map(|file| place(ws, &file.path))
+        .collect::<Result<Vec<_>, _>>()?;
+    files
         .into_iter()
-        .map(|file| {
-            let path = root.join(&file.path);
-            match file.part {
+        .zip(places)
+        .map(|(file, (path, shown))| {
+            let mut planned = match file.part {
                 Part::Json(wanted) => merge_json(src, &path, &wanted, &cmd, file.note),
                 Part::Whole {
                     content,
@@ -170,9 +181,83 @@ fn plan(agent: Agent, root: &Path, src: Source<'_>) -> Result<Vec<Planned>, Fail
                 Part::TomlTable { header, table } => {
                     append_toml(src, &path, header, &table, file.note)
                 }
-            }
+            }?;
+            planned.shown = shown;
+            Ok(planned)
         })
         .collect()
+}
+
+/// Where init reads and writes the config file `rel` (relative to the workspace root), and
+/// how it names it: the same rules as every other write. A symlinked parent directory, a path
+/// outside the workspace or in `.git` is refused; a file that is a symlink is followed when
+/// it points to a regular file inside the workspace (the link is the user's and stays) and
+/// refused otherwise; a backup that is not a regular file is refused (copying onto it or
+/// renaming it back would follow or plant a link).
+fn place(ws: &Workspace, rel: &Path) -> Result<(PathBuf, String), Failure> {
+    let root = ws.root();
+    let abs = root.join(rel);
+    let shown = rel.display().to_string();
+    ws.resolve(&abs, root).map_err(|e| refused_path(&e))?;
+    let (path, shown) = match std::fs::symlink_metadata(&abs) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let link = std::fs::read_link(&abs)
+                .map_err(|e| Failure::new(Exit::Error, format!("cannot read link {shown}: {e}")))?;
+            let target = followed_target(ws, &abs).ok_or_else(|| {
+                Failure::new(
+                    Exit::Error,
+                    format!(
+                        "{shown}: is a symlink to {}, which is not a regular file inside the workspace; not touching it",
+                        link.display()
+                    ),
+                )
+                .hint("replace the link with the file itself, or point it at a file inside the workspace, then run rewind init again")
+            })?;
+            let target_shown = target.strip_prefix(root).unwrap_or(&target).display();
+            let named = format!("{shown} -> {target_shown}");
+            (target, named)
+        }
+        _ => (abs, shown),
+    };
+    let backup = backup_of(&path);
+    match std::fs::symlink_metadata(&backup) {
+        Ok(meta) if !meta.file_type().is_file() => Err(Failure::new(
+            Exit::Error,
+            format!(
+                "{}: is not a regular file (a symlink or a directory); not touching it",
+                backup.strip_prefix(root).unwrap_or(&backup).display()
+            ),
+        )
+        .hint("move it away, then run rewind init again")),
+        _ => Ok((path, shown)),
+    }
+}
+
+/// The regular file inside the workspace that the symlink `abs` leads to, if it does.
+fn followed_target(ws: &Workspace, abs: &Path) -> Option<PathBuf> {
+    let target = abs.canonicalize().ok()?;
+    let meta = std::fs::symlink_metadata(&target).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    ws.resolve(&target, ws.root()).ok()?;
+    Some(target)
+}
+
+/// A config file path the workspace rules refuse; a symlinked parent says where it points.
+fn refused_path(e: &PathError) -> Failure {
+    let link = match e {
+        PathError::SymlinkedParent { parent, .. } => std::fs::read_link(parent).ok(),
+        _ => None,
+    };
+    let f = Failure::new(Exit::Error, e.to_string());
+    match link {
+        Some(to) => f.hint(format!(
+            "it points to {}; rewind init writes only real directories inside the workspace",
+            to.display()
+        )),
+        None => f,
+    }
 }
 
 /// Merge `wanted` into the JSON file at `path`: objects merge key by key; arrays (hook lists)
@@ -215,6 +300,7 @@ fn merge_json(
     };
     Ok(Planned {
         path: path.to_path_buf(),
+        shown: String::new(),
         content,
         executable: false,
         note,
@@ -271,6 +357,7 @@ fn new_file(
     };
     Ok(Planned {
         path: path.to_path_buf(),
+        shown: String::new(),
         content,
         executable,
         note,
@@ -302,6 +389,7 @@ fn append_toml(
     };
     Ok(Planned {
         path: path.to_path_buf(),
+        shown: String::new(),
         content,
         executable: false,
         note,
@@ -333,11 +421,12 @@ enum Removal {
 /// `rewind init <agent> --uninstall`: every file init changed goes back to its backup, every
 /// file it created (and still as created) is removed, then the directories that leaves empty.
 /// Running it again finds nothing to do.
-fn run_uninstall(out: &Out, agent: Agent, root: &Path, dry_run: bool) -> Result<Exit, Failure> {
+fn run_uninstall(out: &Out, agent: Agent, ws: &Workspace, dry_run: bool) -> Result<Exit, Failure> {
+    let root = ws.root();
     // What init writes given the files as they were before it ever ran: the backup where it
     // kept one, nothing where it created the file.
     let before = |path: &Path| read_existing(&backup_of(path));
-    let plans = plan(agent, root, &before)?;
+    let plans = plan(agent, ws, &before)?;
 
     let mut text = String::new();
     let mut rows = Vec::new();
@@ -407,13 +496,9 @@ fn undo_file(
     dry_run: bool,
     gone: &mut Vec<PathBuf>,
 ) -> Result<(&'static str, String), Failure> {
-    let shown = p
-        .path
-        .strip_prefix(root)
-        .unwrap_or(&p.path)
-        .display()
-        .to_string();
+    let shown = &p.shown;
     let backup = backup_of(&p.path);
+    let backup_shown = backup.strip_prefix(root).unwrap_or(&backup).display();
     let fail =
         |e: std::io::Error| Failure::new(Exit::Error, format!("cannot uninstall {shown}: {e}"));
     let verb = if dry_run { "would " } else { "" };
@@ -422,14 +507,14 @@ fn undo_file(
             if !dry_run {
                 std::fs::rename(&backup, &p.path).map_err(fail)?;
             }
-            ("restore", format!("{verb}restore {shown} from {shown}.rewind-backup"))
+            ("restore", format!("{verb}restore {shown} from {backup_shown}"))
         }
         Removal::DropBackup => {
             if !dry_run {
                 std::fs::remove_file(&backup).map_err(fail)?;
             }
-            gone.push(backup);
-            ("drop-backup", format!("{verb}remove {shown}.rewind-backup ({shown} is already as before)"))
+            gone.push(backup.clone());
+            ("drop-backup", format!("{verb}remove {backup_shown} ({shown} is already as before)"))
         }
         Removal::Remove => {
             if !dry_run {
@@ -441,7 +526,7 @@ fn undo_file(
         Removal::KeepChanged => (
             "keep",
             format!(
-                "kept {shown}: changed since rewind init wrote it; its previous bytes are in {shown}.rewind-backup"
+                "kept {shown}: changed since rewind init wrote it; its previous bytes are in {backup_shown}"
             ),
         ),
         Removal::Nothing => ("none", format!("nothing to undo in {shown}")),
@@ -540,7 +625,8 @@ fn write_file(p: &Planned, content: &str) -> Result<(), Failure> {
     if p.path.exists() {
         let backup = backup_of(&p.path);
         // Keep the user's original, not an earlier rewind edit of it.
-        if !backup.exists() {
+        // (`place` refused a backup that is a symlink, so this cannot write through one.)
+        if std::fs::symlink_metadata(&backup).is_err() {
             std::fs::copy(&p.path, &backup).map_err(fail)?;
         }
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::cli::args::{Global, LogArgs};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::{short, Out};
+use crate::cli::render::{name, short, Out};
 
 #[derive(Serialize)]
 struct LogJson<'a> {
@@ -32,7 +32,7 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
 }
 
 fn render(ws: &Workspace, log: &[LogSession]) -> String {
-    let mut text = format!("workspace {}\n", ws.root().display());
+    let mut text = format!("workspace {}\n", name(&ws.root().display().to_string()));
     for s in log {
         text.push_str(&format!("session {}\n", s.session));
         if s.windows.is_empty() {
@@ -69,7 +69,7 @@ fn render(ws: &Workspace, log: &[LogSession]) -> String {
                 text.push_str(&format!(
                     "    {:>5} {}  {} → {}  {}{}{}\n",
                     c.id,
-                    c.path,
+                    name(&c.path),
                     short(&c.before),
                     after,
                     c.proof.as_str(),

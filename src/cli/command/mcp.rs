@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use rewind::edit::{self, LineOp};
-use rewind::engine::{DiffEntry, Home, Options, Session, ToolError, WriteGuard};
+use rewind::engine::{Home, Options, Session, ToolError, WriteGuard};
 use rewind::search::{self, SearchOptions};
 use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::Workspace;
@@ -513,7 +513,7 @@ impl RewindServer {
             let (window, entries) = s.diff(window, &paths_of(p.paths), cwd)?;
             let mut text = format!("window {window}\n");
             for e in &entries {
-                text.push_str(&unified(e));
+                text.push_str(&super::diff::unified(e));
             }
             Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
         })
@@ -529,25 +529,4 @@ impl ServerHandler for RewindServer {
                 "rewind's file tools make edits safe and undoable. Always read_file before editing and pass its token to edit_file/write_file; follow the AGENTS.md files read_file returns. Every edit can be reverted with undo.",
             )
     }
-}
-
-fn unified(e: &DiffEntry) -> String {
-    let name = |side: &Option<Vec<u8>>, prefix: &str| {
-        if side.is_some() {
-            format!("{prefix}/{}", e.path)
-        } else {
-            "/dev/null".to_string()
-        }
-    };
-    let (a, b) = (name(&e.before, "a"), name(&e.after, "b"));
-    if let Some(note) = &e.note {
-        return format!("--- {a}\n+++ {b}\n# {note}\n");
-    }
-    let before = String::from_utf8_lossy(e.before.as_deref().unwrap_or_default()).into_owned();
-    let after = String::from_utf8_lossy(e.after.as_deref().unwrap_or_default()).into_owned();
-    similar::TextDiff::from_lines(&before, &after)
-        .unified_diff()
-        .context_radius(3)
-        .header(&a, &b)
-        .to_string()
 }

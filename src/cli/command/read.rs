@@ -9,7 +9,7 @@ use rewind::engine::{ContextFile, ReadReport};
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct ReadArgs {
@@ -54,7 +54,11 @@ pub(crate) fn render(r: &ReadReport) -> String {
             r.first_line, r.last_line, r.total_lines
         )
     };
-    text.push_str(&format!("{} · {range} · token {}\n", r.path, r.token));
+    text.push_str(&format!(
+        "{} · {range} · token {}\n",
+        name(&r.path),
+        r.token
+    ));
     if r.binary {
         text.push_str(
             "note: the file looks binary (NUL bytes); line edits will likely refuse it\n",
@@ -70,11 +74,15 @@ pub(crate) fn render(r: &ReadReport) -> String {
 pub(crate) fn render_context(files: &[ContextFile]) -> String {
     let mut text = String::new();
     for f in files {
-        text.push_str(&format!("==> context file {} <==\n{}", f.path, f.content));
+        text.push_str(&format!(
+            "==> context file {} <==\n{}",
+            name(&f.path),
+            f.content
+        ));
         if !f.content.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(&format!("==> end of {} <==\n\n", f.path));
+        text.push_str(&format!("==> end of {} <==\n\n", name(&f.path)));
     }
     text
 }

@@ -7,7 +7,7 @@ use super::snap::Files;
 use crate::cli::args::{Global, PathsArgs};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
@@ -32,7 +32,7 @@ fn render(reports: &[RecordReport]) -> String {
         let after = r.after.map_or("absent".to_string(), |b| b.short());
         text.push_str(&format!(
             "recorded {} ({after}) in window {}, change {}{}\n",
-            r.path,
+            name(&r.path),
             r.window_id,
             r.change_id,
             if r.had_snapshot {

@@ -7,7 +7,7 @@ use rewind::ids::BadBlobId;
 use crate::cli::args::{Global, RestoreArgs, Side};
 use crate::cli::context::{parse_id, Ctx};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::{short, Out};
+use crate::cli::render::{name, short, Out};
 
 pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
@@ -39,7 +39,7 @@ pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
 fn render(r: &RestoreReport) -> String {
     format!(
         "restored {} to {} (was {}; recorded as window {}, `rewind undo` reverses it)\n",
-        r.path,
+        name(&r.path),
         short(&r.restored),
         short(&r.previous),
         r.window_id

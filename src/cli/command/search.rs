@@ -9,7 +9,7 @@ use rewind::search::{self, SearchOptions, SearchReport};
 use crate::cli::args::Global;
 use crate::cli::context::{cwd, workspace};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -80,15 +80,15 @@ pub(crate) fn render(r: &SearchReport, opts: &SearchOptions) -> String {
         let printed = |line: usize| last.is_some_and(|(p, n)| p == m.path && line <= n);
         for l in &m.before {
             if !printed(l.line) {
-                text.push_str(&format!("{}-{}-{}\n", m.path, l.line, l.text));
+                text.push_str(&format!("{}-{}-{}\n", name(&m.path), l.line, l.text));
             }
         }
         if !printed(m.line) {
-            text.push_str(&format!("{}:{}:{}\n", m.path, m.line, m.text));
+            text.push_str(&format!("{}:{}:{}\n", name(&m.path), m.line, m.text));
         }
         for l in &m.after {
             if !printed(l.line) {
-                text.push_str(&format!("{}-{}-{}\n", m.path, l.line, l.text));
+                text.push_str(&format!("{}-{}-{}\n", name(&m.path), l.line, l.text));
             }
         }
         let end = m.after.last().map_or(m.line, |l| l.line);

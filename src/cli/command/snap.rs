@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::cli::args::{Global, PathsArgs};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::render::{name, Out};
 
 /// `{"files":[…]}`, shared with `record`.
 #[derive(Serialize)]
@@ -37,7 +37,9 @@ fn render(reports: &[SnapReport]) -> String {
         let before = r.before.map_or("absent".to_string(), |b| b.short());
         text.push_str(&format!(
             "snapped {} ({before}) in window {}, change {}\n",
-            r.path, r.window_id, r.change_id
+            name(&r.path),
+            r.window_id,
+            r.change_id
         ));
         if let Some(reason) = &r.reason {
             text.push_str(&format!(

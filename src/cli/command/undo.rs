@@ -9,7 +9,7 @@ use crate::cli::args::{Global, UndoArgs};
 use crate::cli::context::{parse_id, Ctx};
 use crate::cli::crash::CrashAfterOps;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::render::{opt, short, Out};
+use crate::cli::render::{name, opt, short, Out};
 
 pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
     let target = match (&args.window, &args.tool_call, args.all) {
@@ -136,7 +136,7 @@ fn file_line(f: &FileReport) -> String {
         (Some(c), detail) => format!(
             "  {:<14} {}  [{}] expected {} found {}{}\n",
             outcome,
-            f.path,
+            name(&f.path),
             kebab(c),
             short(&f.expected),
             short(&f.current),
@@ -148,7 +148,7 @@ fn file_line(f: &FileReport) -> String {
         (None, _) => format!(
             "  {:<14} {}  {} → {}\n",
             outcome,
-            f.path,
+            name(&f.path),
             short(&f.current),
             short(&f.target)
         ),

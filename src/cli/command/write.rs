@@ -1,7 +1,7 @@
 //! `rewind write PATH (--create | --token T)`: replace a whole file with stdin, under the same
 //! token rules as `edit`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use rewind::engine::WriteGuard;
@@ -10,7 +10,8 @@ use super::edit::read_input;
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
-use crate::cli::render::Out;
+use crate::cli::input;
+use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
@@ -29,7 +30,7 @@ pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
         token,
         create,
     } = args;
-    let content = read_input(Path::new("-"))?;
+    let content = read_input(input::Source::Stdin("the new content"))?;
     let ctx = Ctx::open(g)?;
     let guard = if create {
         WriteGuard::Create
@@ -46,7 +47,7 @@ pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
         out.print(&format!(
             "{} {} (window {}, change {}): {} lines ({:+}), token {}\n",
             if result.created { "created" } else { "wrote" },
-            result.path,
+            name(&result.path),
             result.window_id,
             result.change_id,
             result.total_lines,

@@ -12,8 +12,12 @@
 //! `cargo test` only compares.
 
 mod agents;
+mod bounded_input;
 mod errors;
 mod history;
+mod hook_failure_answers;
+mod human_output;
+mod init_confinement;
 mod store;
 mod tools;
 mod undo;

@@ -127,21 +127,6 @@ fn disk_full(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// `path` (as given, relative to this process's directory) when it exists and is not a
-/// regular file: what it is instead.
-fn not_a_file(path: &Path) -> Option<&'static str> {
-    let kind = std::fs::symlink_metadata(path).ok()?.file_type();
-    Some(if kind.is_file() {
-        return None;
-    } else if kind.is_dir() {
-        "directory"
-    } else if kind.is_symlink() {
-        "symlink"
-    } else {
-        "special file"
-    })
-}
-
 /// Maps a tool refusal or error to its exit code and recovery hints.
 ///
 /// Exit 3 ("conflict, nothing written") is for refusals caused by the file being other than
@@ -171,17 +156,6 @@ pub(crate) fn tool_failure(e: ToolError, path: &Path) -> Failure {
         ToolError::NotFound { .. } => Failure::new(Exit::Error, e.to_string()).hint(format!(
             "to create it: `rewind write {shown} --create` with the content on stdin"
         )),
-        // The engine says only "exists"; creating over a directory is not a race with another
-        // writer, and rereading it would not help.
-        ToolError::Exists { .. } if not_a_file(path).is_some() => {
-            let kind = not_a_file(path).unwrap_or("special file");
-            Failure::new(
-                Exit::Error,
-                format!(
-                    "{shown}: is a {kind}, not a regular file; `write --create` makes a new file"
-                ),
-            )
-        }
         ToolError::Exists { .. } => Failure::new(Exit::Conflict, e.to_string()),
         _ if disk_full(&e) => Failure::new(Exit::Error, e.to_string()).hint(DISK_FULL),
         _ => Failure::new(Exit::Error, e.to_string()),

@@ -203,6 +203,13 @@ impl Session<'_> {
         let (before, token) = match guard {
             WriteGuard::Create => match self.observe(&rel)? {
                 Observation::Absent => (None, None),
+                Observation::NotRegular { kind } => {
+                    return Err(EngineError::NotRegular {
+                        path: rel.display(),
+                        kind,
+                    }
+                    .into())
+                }
                 _ => {
                     return Err(ToolError::Exists {
                         path: rel.display(),

@@ -101,7 +101,7 @@ fn write_create_on_a_directory_says_it_is_a_directory() {
     assert_snapshot!(rw_stdin(&env, &["write", "sub", "--create"], "text\n"), @"
     [EOF]
     ------- stderr -------
-    error: sub: is a directory, not a regular file; `write --create` makes a new file
+    error: sub: is a directory, not a regular file
     [EOF]
     [exit status: 1]
     ");

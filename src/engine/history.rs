@@ -49,6 +49,9 @@ pub struct LogSession {
     pub windows: Vec<LogWindow>,
 }
 
+/// Versions larger than this are not diffed (both sides would be held in memory).
+pub const DIFF_MAX_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, Clone)]
 pub struct DiffEntry {
     pub path: String,
@@ -165,13 +168,15 @@ impl Session<'_> {
             if !filter.is_empty() && !filter.contains(&c.path) {
                 continue;
             }
-            let side = |s: &FileState| -> Result<Option<Vec<u8>>> {
-                match s.blob() {
-                    Some(b) => Ok(Some(self.home.store.get(&self.home.index, &b)?)),
-                    None => Ok(None),
-                }
-            };
             let after_state = c.after.unwrap_or(FileState::Unknown);
+            let largest = [c.before.blob(), after_state.blob()]
+                .into_iter()
+                .flatten()
+                .map(|b| r.blob(&b).map(|row| row.map_or(0, |row| row.size)))
+                .collect::<std::result::Result<Vec<u64>, _>>()?
+                .into_iter()
+                .max()
+                .unwrap_or(0);
             let note = match (&c.before, &after_state) {
                 (FileState::Unknown, _) | (_, FileState::Unknown) => {
                     Some(match (&c.after, &c.reason) {
@@ -180,7 +185,20 @@ impl Session<'_> {
                         (_, None) => "metadata-only".to_string(),
                     })
                 }
+                // Both sides would be held in memory, and a line diff of them is no use to
+                // read: the versions are still in the store (`restore` brings either back).
+                _ if largest > DIFF_MAX_BYTES => Some(format!(
+                    "too large to diff ({largest} bytes; the limit is {DIFF_MAX_BYTES})"
+                )),
                 _ => None,
+            };
+            let side = |s: &FileState| -> Result<Option<Vec<u8>>> {
+                match s.blob() {
+                    Some(b) if note.is_none() => {
+                        Ok(Some(self.home.store.get(&self.home.index, &b)?))
+                    }
+                    _ => Ok(None),
+                }
             };
             out.push(DiffEntry {
                 path: c.path.display(),

@@ -898,3 +898,21 @@ fn gc_keeps_unreferenced_blobs_within_the_grace_period() {
     assert_eq!(gc["blobs_removed"], 0, "{gc}");
     assert!(gc["blobs_kept_in_grace"].as_u64().unwrap() >= 1, "{gc}");
 }
+
+/// A version over the diff limit is named, not loaded: diff holds both sides in memory.
+#[test]
+fn diff_of_a_file_over_the_diff_limit_says_it_is_too_large() {
+    let env = Env::new();
+    let size = (16 << 20) + 8;
+    env.write("big.bin", crate::common::random_bytes(size, 1));
+    env.agent_write("big.bin", crate::common::random_bytes(size, 2));
+    let run = env.run(&["diff"]);
+    run.ok();
+    assert!(
+        run.stdout.contains(&format!(
+            "# too large to diff ({size} bytes; the limit is 16777216)"
+        )),
+        "{}",
+        run.stdout
+    );
+}

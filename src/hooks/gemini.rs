@@ -39,7 +39,9 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         action: ignore("not yet parsed"),
     };
     event.action = match event.event_name.as_str() {
-        "SessionStart" => Action::OpenWindow { label: None },
+        // A session start opens no window (it would stay empty): the prompt or the first
+        // change does. It closes what a previous run left open.
+        "SessionStart" => Action::CloseWindow,
         "BeforeAgent" => Action::OpenWindow {
             label: root.opt_str("prompt")?.and_then(prompt_label),
         },

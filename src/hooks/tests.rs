@@ -53,7 +53,8 @@ const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 #[test]
 fn claude_lifecycle_fixtures() {
     let start = parsed(Agent::ClaudeCode, fixture!("claude-code", "session-start"));
-    assert_eq!(start.action, Action::OpenWindow { label: None });
+    // A session start opens no (empty) window; it closes what a previous run left open.
+    assert_eq!(start.action, Action::CloseWindow);
     assert_eq!(start.session_id.as_deref(), Some(CLAUDE_SESSION));
     assert_eq!(start.cwd, Some(p("/home/u/proj")));
     assert_eq!(start.event_name, "SessionStart");
@@ -299,7 +300,8 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
 #[test]
 fn codex_fixtures() {
     let start = parsed(Agent::Codex, fixture!("codex", "session-start"));
-    assert_eq!(start.action, Action::OpenWindow { label: None });
+    // A session start opens no (empty) window; it closes what a previous run left open.
+    assert_eq!(start.action, Action::CloseWindow);
     assert_eq!(start.turn_id, None);
 
     let prompt = parsed(Agent::Codex, fixture!("codex", "user-prompt-submit"));
@@ -377,7 +379,8 @@ fn codex_fixtures() {
 fn gemini_fixtures() {
     let sid = Some("3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b");
     let start = parsed(Agent::Gemini, fixture!("gemini", "session-start"));
-    assert_eq!(start.action, Action::OpenWindow { label: None });
+    // A session start opens no (empty) window; it closes what a previous run left open.
+    assert_eq!(start.action, Action::CloseWindow);
     assert_eq!(start.session_id.as_deref(), sid);
 
     let agent = parsed(Agent::Gemini, fixture!("gemini", "before-agent"));

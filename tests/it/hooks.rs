@@ -1925,3 +1925,25 @@ fn init_uninstall_keeps_a_file_changed_since_init_and_its_backup() {
     assert!(env.read(".gemini/commands/rw-undo.toml").is_none());
     assert!(!env.path(".gemini/commands").exists());
 }
+
+/// A session start opens no window: the prompt (or the first change) does, so the log holds
+/// no empty window before each turn's (issue 25, item 7).
+#[test]
+fn a_session_start_opens_no_empty_window() {
+    for agent in ["claude-code", "codex", "gemini"] {
+        let env = Env::new();
+        env.write("a.txt", "a0\n");
+        let sid = "s-1";
+        let cwd = env.ws.display().to_string();
+        let start = serde_json::json!({"session_id": sid, "cwd": cwd, "hook_event_name": "SessionStart", "source": "startup", "transcript_path": "/tmp/t", "timestamp": "2026-11-24T00:00:00Z", "model": "m"});
+        hook(&env, agent, &start).ok();
+        let log = env.run(&["--json", "log", "--all-sessions"]).json();
+        let windows: usize = log["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["windows"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(windows, 0, "{agent}: {log}");
+    }
+}

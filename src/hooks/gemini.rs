@@ -4,7 +4,8 @@
 //! `transcript_path`, `cwd`, `hook_event_name`, `timestamp`. `BeforeTool` / `AfterTool` add
 //! `tool_name`, `tool_input` (AfterTool also `tool_response`); `BeforeAgent` (the prompt event)
 //! adds `prompt`; `AfterAgent` ends a turn; `SessionStart` / `SessionEnd` bracket the session.
-//! There is no tool-call id in the payload.
+//! There is no tool-call id in the payload: one is derived from the tool and its input
+//! (`derived_tool_call`).
 //!
 //! Tools: `write_file{file_path, content}`, `replace{file_path, old_string, new_string,
 //! expected_replacements | allow_multiple}`, `read_file{file_path}` (older builds:
@@ -51,11 +52,39 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
             let tool = root.str("tool_name")?;
             event.tool = Some(tool.to_string());
             let input = root.opt_obj("tool_input")?;
+            event.tool_call = Some(derived_tool_call(tool, input.as_ref()));
             tool_action(tool, input, post, root)?
         }
         other => ignore(format!("gemini event `{other}` is not used")),
     };
     Ok(event)
+}
+
+/// Gemini sends no tool-call id: one derived from what the call is (the tool and the input
+/// fields that name its work, which BeforeTool and AfterTool both carry; not the timestamp,
+/// which differs between them), so a snap pairs with its record and `undo --tool-call` works.
+fn derived_tool_call(tool: &str, input: Option<&Obj<'_>>) -> String {
+    const NAMING_FIELDS: [&str; 7] = [
+        "file_path",
+        "absolute_path",
+        "path",
+        "content",
+        "old_string",
+        "new_string",
+        "command",
+    ];
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(tool.as_bytes());
+    for key in NAMING_FIELDS {
+        if let Some(value) = input.and_then(|i| i.map.get(key)).and_then(|v| v.as_str()) {
+            hasher.update(&[0]);
+            hasher.update(key.as_bytes());
+            hasher.update(&[0]);
+            hasher.update(value.as_bytes());
+        }
+    }
+    let hex = hasher.finalize().to_hex();
+    format!("gemini-{}", &hex[..16])
 }
 
 fn tool_action(

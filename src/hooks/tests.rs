@@ -400,7 +400,16 @@ fn gemini_fixtures() {
         }
     );
     assert_eq!(write.tool.as_deref(), Some("write_file"));
-    assert_eq!(write.tool_call, None);
+    // No id in the payload: one derived from the call, the same before and after it, and
+    // another for another call (issue 25, item 8).
+    let id = write.tool_call.expect("a derived tool-call id");
+    assert!(id.starts_with("gemini-") && id.len() == 23, "{id}");
+    let after = parsed(Agent::Gemini, fixture!("gemini", "after-tool-write_file"));
+    assert_eq!(after.tool_call.as_deref(), Some(id.as_str()));
+    let replace_before = parsed(Agent::Gemini, fixture!("gemini", "before-tool-replace"));
+    let replace_after = parsed(Agent::Gemini, fixture!("gemini", "after-tool-replace"));
+    assert_eq!(replace_before.tool_call, replace_after.tool_call);
+    assert_ne!(replace_before.tool_call.as_deref(), Some(id.as_str()));
     assert_eq!(
         parsed(Agent::Gemini, fixture!("gemini", "after-tool-write_file")).action,
         Action::PostWrite {

@@ -207,6 +207,41 @@ fn gemini_write_file_is_recorded_exactly_and_undone() {
     );
 }
 
+/// Gemini sends no tool-call id; the one rewind derives pairs the snap with its record and
+/// lets `undo --tool-call` name the call (issue 25, item 8).
+#[test]
+fn a_gemini_tool_call_can_be_undone_by_its_derived_id() {
+    let env = Env::new();
+    let session = "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b";
+    env.write("parser.py", "def parse():\n    return 0\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "before-tool-write_file"),
+    )
+    .ok();
+    env.write("parser.py", "def parse():\n    return 1\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "after-tool-write_file"),
+    )
+    .ok();
+    let all = changes(&env, session);
+    let c = change_of(&all, "parser.py");
+    let id = c["tool_call"]
+        .as_str()
+        .expect("a derived tool-call id")
+        .to_string();
+    assert!(id.starts_with("gemini-"), "{id}");
+    env.run(&["undo", "--session", session, "--tool-call", &id])
+        .ok();
+    assert_eq!(
+        env.read("parser.py").unwrap(),
+        b"def parse():\n    return 0\n"
+    );
+}
+
 #[test]
 fn opencode_edit_is_recorded_exactly_and_undone() {
     let env = Env::new();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::index::{NewChange, Tx};
+use crate::index::{LastRead, NewChange, Tx};
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
@@ -598,15 +598,10 @@ impl Session<'_> {
         Ok(read.map(|r| r.blob) == Some(cap.state.blob()))
     }
 
-    /// The blob this session last read at `path` (`Some(None)`: read while absent).
-    pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<Option<BlobId>>> {
+    /// What this session last read at `path`, if it read it.
+    pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<LastRead>> {
         let rel = self.ws.resolve(path, cwd)?;
-        Ok(self
-            .home
-            .index
-            .read()
-            .last_read(self.id, &rel)?
-            .map(|r| r.blob))
+        Ok(self.index().read().last_read(self.id, &rel)?)
     }
 }
 

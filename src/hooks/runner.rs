@@ -262,9 +262,10 @@ fn inside(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Vec<Pa
 /// Read-before-write: the first path this session read whose content changed since.
 fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Option<String>> {
     for path in paths {
-        let Some(read_blob) = session.last_read(path, cwd)? else {
+        let Some(read) = session.last_read(path, cwd)? else {
             continue;
         };
+        let read_blob = read.blob;
         let rel = session
             .workspace()
             .resolve(path, cwd)

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::exec::{self, Plan, Prefetched, Step};
 use super::{EngineError, ObjectKind, Result, Session};
 use crate::ids::{BlobId, WindowId};
+use crate::index::SessionRow;
 use crate::model::{
     Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus,
 };
@@ -118,10 +119,13 @@ impl Session<'_> {
         let sessions = if all_sessions {
             r.sessions(self.ws_id)?
         } else {
-            vec![(self.id, self.name.clone())]
+            vec![SessionRow {
+                id: self.id,
+                name: self.name.clone(),
+            }]
         };
         let mut out = Vec::new();
-        for (id, name) in sessions {
+        for SessionRow { id, name } in sessions {
             let mut windows = Vec::new();
             for w in r.windows(id, limit)? {
                 let changes = r.changes_in_window(w.id)?;

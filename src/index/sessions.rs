@@ -47,7 +47,7 @@ impl Tx<'_> {
     }
 
     /// Sessions of a workspace, most recently active first.
-    pub fn sessions(&self, ws: WorkspaceId) -> Result<Vec<(SessionRowId, String)>> {
+    pub fn sessions(&self, ws: WorkspaceId) -> Result<Vec<SessionRow>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -56,10 +56,22 @@ impl Tx<'_> {
             )
             .ctx("list sessions")?;
         let rows = stmt
-            .query_map([ws.0], |r| Ok((SessionRowId(r.get(0)?), r.get(1)?)))
+            .query_map([ws.0], |r| {
+                Ok(SessionRow {
+                    id: SessionRowId(r.get(0)?),
+                    name: r.get(1)?,
+                })
+            })
             .ctx("list sessions")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list sessions")?;
         Ok(rows)
     }
+}
+
+/// A session of a workspace: its row id and the agent's name for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    pub id: SessionRowId,
+    pub name: String,
 }

@@ -48,7 +48,7 @@ use crate::workspace::{RelPath, Stat};
 pub use blobs::{BlobTotals, PackUsage, Reference};
 pub use changes::NewChange;
 pub use reads::LastRead;
-pub use scan::{Baseline, DirListing};
+pub use scan::{Baseline, DirListing, StateTouch, StateTouches};
 pub use sessions::SessionRow;
 pub use windows::Interrupted;
 

@@ -151,7 +151,7 @@ impl Tx<'_> {
     }
 
     /// The file-state log's entries of workspace `ws` after `since`, each with its seq.
-    pub fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<(i64, RelPath)>> {
+    pub fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<StateTouch>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -165,7 +165,8 @@ impl Tx<'_> {
         while let Some(r) = rows.next().ctx("read the file-state log")? {
             let seq = r.get::<_, i64>(0).ctx("read the file-state log")?;
             let path = r.get::<_, Vec<u8>>(1).ctx("read the file-state log")?;
-            out.push((seq, stored_path(path, "file-state log path")?));
+            let path = stored_path(path, "file-state log path")?;
+            out.push(StateTouch { seq, path });
         }
         Ok(out)
     }
@@ -204,11 +205,7 @@ impl Tx<'_> {
     /// before v11 only new or no-longer-absent states set outside scans), with the newest
     /// entry; `None` when
     /// entries after `since` were already dropped from the log (more went by than it keeps).
-    pub fn state_touches_since(
-        &self,
-        ws: WorkspaceId,
-        since: i64,
-    ) -> Result<Option<(i64, Vec<RelPath>)>> {
+    pub fn state_touches_since(&self, ws: WorkspaceId, since: i64) -> Result<Option<StateTouches>> {
         let oldest: Option<i64> = self
             .conn
             .prepare_cached("SELECT min(seq) FROM state_touches")
@@ -231,7 +228,7 @@ impl Tx<'_> {
             let path = r.get::<_, Vec<u8>>(2).ctx("read the file-state log")?;
             out.push(stored_path(path, "file-state log path")?);
         }
-        Ok(Some((newest, out)))
+        Ok(Some(StateTouches { newest, paths: out }))
     }
 
     /// The file states at or under each of `paths` (a path, and everything below it when
@@ -348,6 +345,21 @@ impl Tx<'_> {
 const STATES_IN_RANGE: &str =
     select_states!("WHERE workspace_id = ?1 AND path >= ?2 AND path < ?3");
 
+/// One entry of the file-state log: its sequence number and the path whose state was set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTouch {
+    pub seq: i64,
+    pub path: RelPath,
+}
+
+/// The paths of one workspace whose states were set after a point of the file-state log,
+/// and the log's newest entry then (where the next look starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateTouches {
+    pub newest: i64,
+    pub paths: Vec<RelPath>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Durability, Index};
@@ -401,7 +413,10 @@ mod tests {
                 Ok::<_, super::super::IndexError>(ws)
             })
             .unwrap();
-        let read = || index.read().state_touches_since(ws, 0).unwrap().unwrap();
+        let read = || {
+            let t = index.read().state_touches_since(ws, 0).unwrap().unwrap();
+            (t.newest, t.paths)
+        };
         assert_eq!(
             read(),
             (0, vec![]),
@@ -434,10 +449,16 @@ mod tests {
         assert_eq!(index.read().state_touches_seen().unwrap(), 8);
         assert_eq!(
             index.read().state_touches_since(ws, 8).unwrap(),
-            Some((8, vec![]))
+            Some(StateTouches {
+                newest: 8,
+                paths: vec![]
+            })
         );
         let after = index.read().state_log_after(ws, 5).unwrap();
-        let after: Vec<(i64, String)> = after.into_iter().map(|(s, p)| (s, p.display())).collect();
+        let after: Vec<(i64, String)> = after
+            .into_iter()
+            .map(|t| (t.seq, t.path.display()))
+            .collect();
         assert_eq!(
             after,
             [
@@ -459,8 +480,8 @@ mod tests {
             })
             .unwrap();
         assert_eq!(index.read().state_touches_since(ws, 2).unwrap(), None);
-        let (newest, paths) = index.read().state_touches_since(ws, 256).unwrap().unwrap();
-        assert_eq!((newest, paths.len()), (4352, 4096));
+        let t = index.read().state_touches_since(ws, 256).unwrap().unwrap();
+        assert_eq!((t.newest, t.paths.len()), (4352, 4096));
     }
 
     #[test]

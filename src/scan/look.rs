@@ -426,8 +426,8 @@ impl Scan<'_> {
         if unsettled > listing::SETTLE_LOADS / 2 {
             return Ok(log);
         }
-        for (seq, rel) in entries {
-            log.touch(&rel, seq);
+        for entry in entries {
+            log.touch(&entry.path, entry.seq);
         }
         for path in listing::names(&unclaimed) {
             let path = fs::name_bytes(path).to_vec();

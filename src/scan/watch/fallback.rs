@@ -9,6 +9,7 @@ use ignore::gitignore::Gitignore;
 
 use super::Look;
 use crate::ids::WorkspaceId;
+use crate::index::StateTouches;
 use crate::scan::walk::DirWatch;
 use crate::scan::{GitGlobal, WatchCounts};
 use crate::workspace::RelPath;
@@ -36,7 +37,7 @@ impl Watches {
         _: &Path,
         _: &dyn Fn() -> GitGlobal,
         _: bool,
-        _: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+        _: &mut dyn FnMut(i64) -> Option<StateTouches>,
     ) -> Look {
         Look::Full(None)
     }

@@ -16,6 +16,7 @@ use rustix::io::Errno;
 
 use super::{outermost, remove_under, Look, FULL_EVERY, MAX_DIRTY};
 use crate::ids::WorkspaceId;
+use crate::index::StateTouches;
 use crate::scan::fs::{print, remote, Print};
 use crate::scan::walk::{self, DirWatch};
 use crate::scan::{lock, GitGlobal, WatchCounts};
@@ -94,7 +95,7 @@ impl Watches {
         root: &Path,
         git: &dyn Fn() -> GitGlobal,
         complete: bool,
-        new_states: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+        new_states: &mut dyn FnMut(i64) -> Option<StateTouches>,
     ) -> Look {
         if let Some(at) = self.gave_up.get(&ws) {
             if at.elapsed() < FULL_EVERY {
@@ -383,12 +384,12 @@ impl Watcher {
     /// deleted, looked at once more). `Err`: walk everything.
     fn paths_to_look(
         &mut self,
-        new_states: &mut dyn FnMut(i64) -> Option<(i64, Vec<RelPath>)>,
+        new_states: &mut dyn FnMut(i64) -> Option<StateTouches>,
     ) -> Result<Vec<RelPath>, &'static str> {
-        let (newest, added) =
+        let touched =
             new_states(self.states_seen).ok_or("more file states were set than the index logs")?;
-        self.states_seen = newest;
-        for p in added {
+        self.states_seen = touched.newest;
+        for p in touched.paths {
             if !self.files.contains(&p) {
                 self.unclaimed.insert(p);
             }

@@ -49,3 +49,118 @@ fn a_symlinked_parent_is_still_refused() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("symlink"), "{}", run.stderr);
 }
+
+#[test]
+fn undo_puts_the_file_back_in_place_of_the_directory_and_redo_the_reverse() {
+    let env = Env::new();
+    file_becomes_directory(&env);
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a").unwrap(), b"one\n");
+    assert!(env.path("a").is_file());
+    env.run(&["redo"]).ok();
+    assert!(env.path("a").is_dir());
+    assert_eq!(env.read("a/b").unwrap(), b"two\n");
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a").unwrap(), b"one\n");
+}
+
+#[test]
+fn undo_leaves_a_directory_holding_a_file_rewind_did_not_see_created() {
+    let env = Env::new();
+    file_becomes_directory(&env);
+    env.write("a/mine", "the user's\n");
+    let run = env.run(&["undo"]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("not empty"), "{}", run.stderr);
+    assert!(run.stderr.contains("put back"), "{}", run.stderr);
+    assert_eq!(env.read("a/b").unwrap(), b"two\n");
+    assert_eq!(env.read("a/mine").unwrap(), b"the user's\n");
+}
+
+/// Through the library: file by file and as one batch (`batch_sync_min` 0), with twenty
+/// plain files beside the transition.
+#[test]
+fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
+    use rewind::engine::{Home, Options};
+    use rewind::undo::{self, Direction, Request, Status, Target};
+    use rewind::workspace::Workspace;
+    use std::path::PathBuf;
+
+    for batch_sync_min in [0, usize::MAX] {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let opts = Options {
+            batch_sync_min,
+            ..Options::default()
+        };
+        let home = Home::open(&dir.path().join("home"), opts).unwrap();
+        let s = home.session(Workspace::open(&ws).unwrap(), "t").unwrap();
+        let mut paths: Vec<PathBuf> = (0..20).map(|i| ws.join(format!("f{i}"))).collect();
+        paths.extend([ws.join("d"), ws.join("d/x/y")]);
+        for i in 0..20 {
+            std::fs::write(ws.join(format!("f{i}")), format!("{i} before")).unwrap();
+        }
+        std::fs::write(ws.join("d"), "d was a file").unwrap();
+        s.open_window(Some("turn")).unwrap();
+        s.snap(&paths, &ws, None, None).unwrap();
+        for i in 0..20 {
+            std::fs::write(ws.join(format!("f{i}")), format!("{i} after")).unwrap();
+        }
+        std::fs::remove_file(ws.join("d")).unwrap();
+        std::fs::create_dir_all(ws.join("d/x")).unwrap();
+        std::fs::write(ws.join("d/x/y"), "deep").unwrap();
+        s.record(&paths, &ws, None, None, &[]).unwrap();
+        s.close_window().unwrap();
+        let req = |direction| Request {
+            direction,
+            target: Target::Latest,
+            paths: vec![],
+            cwd: ws.clone(),
+            dry_run: false,
+            force: false,
+        };
+        let report = undo::run(&s, &req(Direction::Undo)).unwrap();
+        assert_eq!(report.status, Status::Undone, "batch {batch_sync_min}");
+        // `d/x` was created by the agent: left behind empty is fine, but `d` is the file.
+        assert_eq!(std::fs::read(ws.join("d")).unwrap(), b"d was a file");
+        assert_eq!(std::fs::read(ws.join("f7")).unwrap(), b"7 before");
+        let report = undo::run(&s, &req(Direction::Redo)).unwrap();
+        assert_eq!(report.status, Status::Redone, "batch {batch_sync_min}");
+        assert_eq!(std::fs::read(ws.join("d/x/y")).unwrap(), b"deep");
+        assert_eq!(std::fs::read(ws.join("f7")).unwrap(), b"7 after");
+    }
+}
+
+/// Killed at each file operation of the undo (the removal of `a/b`, the directory giving
+/// way, the file written), the next command finishes or rolls it back, and a retry completes.
+#[test]
+fn an_undo_of_a_transition_killed_midway_is_settled_by_the_next_command() {
+    for n in 0..=5u64 {
+        let env = Env::new();
+        file_becomes_directory(&env);
+        let state = |env: &Env| (env.read("a"), env.read("a/b"), env.path("a").is_dir());
+        let after = state(&env);
+        let before = (Some(b"one\n".to_vec()), None, false);
+        let crashed = env
+            .command(&["undo"])
+            .env("REWIND_TEST_CRASH_AFTER_OPS", n.to_string())
+            .output()
+            .unwrap();
+        env.run(&["log"]).ok();
+        let settled = state(&env);
+        assert!(
+            settled == after || settled == before,
+            "crash after {n} ({:?}): half-undone: {settled:?}",
+            crashed.status
+        );
+        let retry = env.run(&["undo"]);
+        assert!(
+            retry.code == 0 || (retry.code == 4 && settled == before),
+            "crash after {n}: retry exit {}: {}",
+            retry.code,
+            retry.stderr
+        );
+        assert_eq!(state(&env), before, "crash after {n}: retry");
+    }
+}

@@ -164,3 +164,38 @@ fn an_undo_of_a_transition_killed_midway_is_settled_by_the_next_command() {
         assert_eq!(state(&env), before, "crash after {n}: retry");
     }
 }
+
+/// The Claude Code session of the hook fixtures.
+const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+
+fn bash_hook(env: &Env, post: bool) {
+    let name = if post {
+        "post-tool-use-bash"
+    } else {
+        "pre-tool-use-bash"
+    };
+    let payload = crate::hooks::fixture(env, "claude-code", name);
+    crate::hooks::hook_with(env, "claude-code", &payload, &[]).ok();
+}
+
+#[test]
+fn a_shell_mv_of_a_file_then_mkdir_in_its_place_is_scanned_undone_and_redone() {
+    let env = Env::new();
+    env.write("a", "one\n");
+    bash_hook(&env, false);
+    // The command: mv a a.bak && mkdir a && echo x > a/c
+    std::fs::rename(env.path("a"), env.path("a.bak")).unwrap();
+    env.write("a/c", "x\n");
+    bash_hook(&env, true);
+    let all = changes(&env, CLAUDE_SESSION);
+    let a = all.iter().rev().find(|c| c["path"] == "a").unwrap();
+    assert_eq!(a["before"], blob(b"one\n"), "{all:#?}");
+    assert_eq!(a["after"], serde_json::Value::Null);
+
+    env.run(&["undo", "--session", CLAUDE_SESSION]).ok();
+    assert_eq!(env.read("a").unwrap(), b"one\n");
+    assert!(env.read("a.bak").is_none());
+    env.run(&["redo", "--session", CLAUDE_SESSION]).ok();
+    assert_eq!(env.read("a/c").unwrap(), b"x\n");
+    assert_eq!(env.read("a.bak").unwrap(), b"one\n");
+}

@@ -199,3 +199,137 @@ fn a_shell_mv_of_a_file_then_mkdir_in_its_place_is_scanned_undone_and_redone() {
     assert_eq!(env.read("a/c").unwrap(), b"x\n");
     assert_eq!(env.read("a.bak").unwrap(), b"one\n");
 }
+
+/// RealFs failing its operation number `fail_at` once (EIO).
+struct FailOnce {
+    count: std::sync::atomic::AtomicUsize,
+    fail_at: usize,
+}
+
+impl FailOnce {
+    fn tick(&self) -> std::io::Result<()> {
+        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match n == self.fail_at {
+            true => Err(std::io::Error::from_raw_os_error(5)),
+            false => Ok(()),
+        }
+    }
+}
+
+mod fail_once {
+    use super::FailOnce;
+    use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
+    use rewind::workspace::{RelPath, Workspace};
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    impl WorkspaceFs for FailOnce {
+        fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
+            self.tick()?;
+            RealFs.ensure_parents(ws, rel)
+        }
+        fn stage(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            bytes: &[u8],
+            mode: u32,
+            flush: Flush,
+        ) -> io::Result<Staged> {
+            self.tick()?;
+            RealFs.stage(ws, rel, bytes, mode, flush)
+        }
+        fn commit(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            staged: Staged,
+            pre: &dyn Fn() -> io::Result<()>,
+        ) -> io::Result<()> {
+            self.tick()?;
+            RealFs.commit(ws, rel, staged, pre)
+        }
+        fn remove(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            pre: &dyn Fn() -> io::Result<()>,
+        ) -> io::Result<()> {
+            self.tick()?;
+            RealFs.remove(ws, rel, pre)
+        }
+        fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+            self.tick()?;
+            RealFs.remove_empty_dir(dir)
+        }
+    }
+}
+
+/// An undo (and a redo) of a transition failing at any file operation either happened
+/// whole or left the workspace as it was.
+#[test]
+fn a_transition_failing_at_any_operation_is_all_or_nothing() {
+    use rewind::engine::{Home, Options};
+    use rewind::undo::{self, Direction, Request, Target};
+    use rewind::workspace::Workspace;
+
+    for direction in [Direction::Undo, Direction::Redo] {
+        let mut failed = 0;
+        for fail_at in 0..8 {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().join("ws");
+            std::fs::create_dir(&ws).unwrap();
+            let home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
+            let s = home.session(Workspace::open(&ws).unwrap(), "t").unwrap();
+            let paths = [ws.join("a"), ws.join("a/b")];
+            std::fs::write(ws.join("a"), "one").unwrap();
+            s.open_window(Some("turn")).unwrap();
+            s.snap(&paths, &ws, None, None).unwrap();
+            std::fs::remove_file(ws.join("a")).unwrap();
+            std::fs::create_dir(ws.join("a")).unwrap();
+            std::fs::write(ws.join("a/b"), "two").unwrap();
+            s.record(&paths, &ws, None, None, &[]).unwrap();
+            s.close_window().unwrap();
+            let req = |direction| Request {
+                direction,
+                target: Target::Latest,
+                paths: vec![],
+                cwd: ws.clone(),
+                dry_run: false,
+                force: false,
+            };
+            if matches!(direction, Direction::Redo) {
+                undo::run(&s, &req(Direction::Undo)).unwrap();
+            }
+            let state = || {
+                (
+                    std::fs::read(ws.join("a")).ok(),
+                    std::fs::read(ws.join("a/b")).ok(),
+                )
+            };
+            let as_file = (Some(b"one".to_vec()), None);
+            let as_dir = (None, Some(b"two".to_vec()));
+            let (from, to) = match direction {
+                Direction::Undo => (as_dir, as_file),
+                Direction::Redo => (as_file, as_dir),
+            };
+            let fs = FailOnce {
+                count: std::sync::atomic::AtomicUsize::new(0),
+                fail_at,
+            };
+            let result = undo::run_with(&s, &req(direction), &fs);
+            let case = format!("{direction:?} failing at op {fail_at}");
+            match result {
+                Ok(_) => assert_eq!(state(), to, "{case}"),
+                Err(e) => {
+                    failed += 1;
+                    assert_eq!(state(), from, "{case}: {e}");
+                }
+            }
+        }
+        assert!(
+            failed >= 3,
+            "{direction:?}: only {failed} faults hit an operation"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use crate::index::{LastRead, NewChange, Tx};
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
-use crate::workspace::{Observation, RelPath, Stat};
+use crate::workspace::{Observation, PathError, RelPath, Stat};
 
 /// A path as it is now, its bytes already in the store.
 pub(crate) struct Captured {
@@ -106,7 +106,12 @@ impl Session<'_> {
     pub(crate) fn resolve_all(&self, paths: &[PathBuf], cwd: &Path) -> Result<Vec<RelPath>> {
         let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
         for p in paths {
-            let rel = self.ws.resolve(p, cwd)?;
+            let rel = self.ws.resolve_lexical(p, cwd)?;
+            match self.ws.check_parents(&rel) {
+                // No file can be below a regular file: the path reads as absent.
+                Ok(()) | Err(PathError::ParentNotDir { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
             if !rels.contains(&rel) {
                 rels.push(rel);
             }
@@ -122,6 +127,18 @@ impl Session<'_> {
     /// Hash a path without storing it (a plain check stores nothing).
     pub(crate) fn look(&self, rel: &RelPath) -> Result<Captured> {
         self.observe_into(rel, None)
+    }
+
+    /// As [`Session::capture`], for snap, record and check: a directory, or a path below a
+    /// regular file, holds no regular file, so it reads as absent (a file that became a
+    /// directory was deleted, `a/b` under the file `a` does not exist yet).
+    pub(crate) fn capture_file(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
+        absent_if_no_file(rel, self.capture(rel, previous), self.home.now())
+    }
+
+    /// As [`Session::look`], with [`Session::capture_file`]'s reading of directories.
+    pub(crate) fn look_file(&self, rel: &RelPath) -> Result<Captured> {
+        absent_if_no_file(rel, self.look(rel), self.home.now())
     }
 
     /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
@@ -256,7 +273,7 @@ impl Session<'_> {
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
             let previous = self.previous_blob(rel)?;
-            caps.push(self.capture(rel, previous)?);
+            caps.push(self.capture_file(rel, previous)?);
         }
         let now = self.home.now();
         self.home.index.write(|tx| {
@@ -350,7 +367,7 @@ impl Session<'_> {
                 Some(b) => Some(b),
                 None => self.previous_blob(rel)?,
             };
-            caps.push(self.capture(rel, previous)?);
+            caps.push(self.capture_file(rel, previous)?);
         }
         let now = self.now();
         self.index().write(|tx| {
@@ -509,9 +526,9 @@ impl Session<'_> {
         for rel in &rels {
             let known = self.home.index.read().file_state(self.ws_id, rel)?;
             let cap = if record {
-                self.capture(rel, known.as_ref().and_then(|k| k.state.blob()))?
+                self.capture_file(rel, known.as_ref().and_then(|k| k.state.blob()))?
             } else {
-                self.look(rel)?
+                self.look_file(rel)?
             };
             let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
             // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
@@ -666,5 +683,23 @@ fn derive_before(
             Proof::MetadataOnly,
             Some(MetadataReason::NoSnapshot),
         ),
+    }
+}
+
+/// A capture that found a directory, or a regular file where a parent should be, as absent.
+/// A symlinked parent and the other non-regular kinds stay refused.
+fn absent_if_no_file(rel: &RelPath, captured: Result<Captured>, read_at: i64) -> Result<Captured> {
+    match captured {
+        Err(EngineError::NotRegular {
+            kind: "directory", ..
+        })
+        | Err(EngineError::Path(PathError::ParentNotDir { .. })) => Ok(Captured {
+            rel: rel.clone(),
+            state: FileState::Absent,
+            stat: None,
+            read_at,
+            too_large: false,
+        }),
+        other => other,
     }
 }

@@ -105,7 +105,9 @@ impl Scan<'_> {
                         e.kind() == io::ErrorKind::NotFound
                             || e.kind() == io::ErrorKind::NotADirectory
                     }
-                    Ok(_) => false,
+                    // A known file whose path is now a directory was deleted (`mv a a.bak &&
+                    // mkdir a`); the directory's files are walked as new.
+                    Ok(meta) => meta.is_dir(),
                 },
             };
             if gone {

@@ -36,7 +36,7 @@
 //! Atomic replacement, verification, rollback, durability and crash recovery are the
 //! executor's ([`crate::engine::exec`]), shared with `restore`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use crate::engine::exec::{self, Plan, Step};
@@ -45,7 +45,7 @@ use crate::ids::{BlobId, WindowId};
 pub use crate::model::Shown;
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
-use crate::workspace::RelPath;
+use crate::workspace::{PathError, RelPath};
 
 mod plan;
 mod select;
@@ -317,6 +317,7 @@ fn plan_all(
         later_by_path.entry(&c.path).or_default().push(c);
     }
     let mut items = Vec::with_capacity(by_path.len());
+    let transitions = in_transition(by_path);
     for (rel, changes) in by_path {
         let last = changes[changes.len() - 1].id;
         let (_, expected) = plan::sides(changes, direction);
@@ -325,7 +326,13 @@ fn plan_all(
             later: later_by_path
                 .get(rel)
                 .and_then(|cs| cs.iter().copied().find(|c| c.id > last)),
-            observed: observe(session, rel, expected.blob(), store)?,
+            observed: observe(
+                session,
+                rel,
+                expected.blob(),
+                store,
+                transitions.contains(rel.as_bytes()),
+            )?,
         };
         items.push(plan::plan_path(rel, &input, direction));
     }
@@ -339,6 +346,7 @@ fn observe(
     rel: &RelPath,
     base: Option<BlobId>,
     store: bool,
+    transition: bool,
 ) -> Result<Observed> {
     let captured = if store {
         session.capture(rel, base)
@@ -346,6 +354,16 @@ fn observe(
         session.look(rel)
     };
     match captured {
+        // A directory, or a path below a regular file, where the plan itself moves between
+        // a file and a directory: no file is there (the executor orders the steps).
+        Err(EngineError::NotRegular {
+            kind: "directory", ..
+        })
+        | Err(EngineError::Path(PathError::ParentNotDir { .. }))
+            if transition =>
+        {
+            Ok(Observed::State(FileState::Absent))
+        }
         Ok(c) if c.too_large => Ok(Observed::TooLarge),
         Ok(c) => Ok(Observed::State(c.state)),
         Err(EngineError::NotRegular { kind, .. }) => Ok(Observed::Unsafe(format!(
@@ -354,6 +372,23 @@ fn observe(
         Err(EngineError::Path(e)) => Ok(Observed::Unsafe(e.to_string())),
         Err(e) => Err(e),
     }
+}
+
+/// The paths of the plan with another path of the plan below or above them (a file that
+/// became a directory, or back).
+fn in_transition<'p>(by_path: &BTreeMap<&'p RelPath, Vec<&Change>>) -> HashSet<&'p [u8]> {
+    let paths: HashSet<&[u8]> = by_path.keys().map(|k| k.as_bytes()).collect();
+    let mut found = HashSet::new();
+    for rel in by_path.keys() {
+        let bytes = rel.as_bytes();
+        for (i, b) in bytes.iter().enumerate() {
+            if let Some(parent) = paths.get(&bytes[..i]).filter(|_| *b == b'/') {
+                found.insert(*parent);
+                found.insert(bytes);
+            }
+        }
+    }
+    found
 }
 
 /// The blobs the plan will pick as targets (as [`plan::sides`] picks them), for the

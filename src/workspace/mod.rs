@@ -229,6 +229,14 @@ impl Workspace {
     /// resolved before the prefix test, and the parent walk below refuses any symlink, so
     /// lexical resolution cannot be fooled by a link.
     pub fn resolve(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {
+        let rel = self.resolve_lexical(path, cwd)?;
+        self.check_parents(&rel)?;
+        Ok(rel)
+    }
+
+    /// As [`Workspace::resolve`] without the parent walk: the caller checks the parents
+    /// itself (capture reads a path under a regular file as absent, not as an error).
+    pub fn resolve_lexical(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {
         let shown = path.display().to_string();
         if path.as_os_str().is_empty() {
             return Err(PathError::Empty { path: shown });
@@ -281,9 +289,7 @@ impl Workspace {
         if parts.iter().any(|p| p == b".git") {
             return Err(PathError::InsideGit { path: shown });
         }
-        let rel = RelPath(parts.join(&b'/'));
-        self.check_parents(&rel)?;
-        Ok(rel)
+        Ok(RelPath(parts.join(&b'/')))
     }
 
     /// Refuse a path whose existing parents include a symlink or a non-directory.

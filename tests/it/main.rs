@@ -11,6 +11,7 @@ mod common;
 mod concurrency;
 mod core;
 mod crash_recovery;
+mod dir_transitions;
 mod faults;
 mod hook_payloads;
 mod hooks;

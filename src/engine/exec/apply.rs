@@ -3,7 +3,7 @@
 //! any failure everything already changed put back, newest first.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io;
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ use crate::engine::{EngineError, Session};
 use crate::ids::BlobId;
 use crate::model::FileState;
 use crate::workspace::fs::{parent_dir, syncfs_usable, Staged, WorkspaceFs};
-use crate::workspace::{Observation, RelPath};
+use crate::workspace::{Observation, PathError, RelPath};
 
 /// The workspace side of one execution: the session's workspace, the file operations, and
 /// what has been done so far (for the durability pass and the rollback).
@@ -23,6 +23,9 @@ pub(super) struct Applier<'a> {
     /// What the operation is called in messages: `("undo", "undone")`.
     words: (&'static str, &'static str),
     created_dirs: Vec<PathBuf>,
+    /// Paths of the plan with other paths of the plan below them (a file that became a
+    /// directory, or back): a directory left there, empty, gives way to the file.
+    transitions: HashSet<RelPath>,
 }
 
 impl<'a> Applier<'a> {
@@ -36,6 +39,7 @@ impl<'a> Applier<'a> {
             fs,
             words,
             created_dirs: Vec::new(),
+            transitions: HashSet::new(),
         }
     }
 
@@ -46,7 +50,8 @@ impl<'a> Applier<'a> {
         steps: &[Step],
         bytes: &BTreeMap<BlobId, Vec<u8>>,
     ) -> Result<(), Failed> {
-        let todo: Vec<&Step> = steps.iter().filter(|s| !s.is_noop()).collect();
+        self.transitions = transitions(steps);
+        let todo = ordered(steps, !self.transitions.is_empty());
         let writes = todo
             .iter()
             .filter(|s| matches!(s.target, FileState::Present { .. }))
@@ -55,7 +60,11 @@ impl<'a> Applier<'a> {
         // each), one flush of each filesystem written to, then the renames, then one more
         // flush. Until the first rename nothing at any path has changed, so a failure while
         // staging only drops temp files.
-        let batched = writes >= self.session.options().batch_sync_min && syncfs_usable();
+        // A transition's directories appear and vanish between the steps, so its temp files
+        // cannot all be staged before the first one: one file at a time.
+        let batched = writes >= self.session.options().batch_sync_min
+            && self.transitions.is_empty()
+            && syncfs_usable();
         let mut flushes = Flushes::default();
         let mut staged = BTreeMap::new();
         let mut failure = None;
@@ -201,6 +210,9 @@ impl<'a> Applier<'a> {
         match to {
             FileState::Absent => self.fs.remove(ws, rel, &precheck),
             FileState::Present { mode, blob } => {
+                if self.transitions.contains(rel) {
+                    self.clear_empty_dir(rel)?;
+                }
                 self.parents(rel)?;
                 let b = bytes
                     .get(&blob)
@@ -209,6 +221,35 @@ impl<'a> Applier<'a> {
             }
             FileState::Unknown => Err(io::Error::other("no bytes to restore")),
         }
+    }
+
+    /// Remove the directory at `rel` if there is one and it holds nothing but empty
+    /// directories (the plan's removals below it done): a file is about to take its place.
+    /// A directory holding anything else stays, and the write fails.
+    fn clear_empty_dir(&self, rel: &RelPath) -> io::Result<()> {
+        let abs = self.session.workspace().abs(rel);
+        match std::fs::symlink_metadata(&abs) {
+            Ok(meta) if meta.is_dir() => self.remove_empty_tree(&abs, 0).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("the directory in the way is not empty: {e}"),
+                )
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `dir` and the empty directories below it, deepest first; never a file or a link.
+    fn remove_empty_tree(&self, dir: &std::path::Path, depth: usize) -> io::Result<()> {
+        if depth < 64 {
+            for entry in std::fs::read_dir(dir)? {
+                let entry = entry?;
+                if entry.file_type()?.is_dir() {
+                    self.remove_empty_tree(&entry.path(), depth + 1)?;
+                }
+            }
+        }
+        self.fs.remove_empty_dir(dir)
     }
 
     /// Create `rel`'s missing parents ([`WorkspaceFs::ensure_parents`] refuses a parent that
@@ -233,6 +274,10 @@ impl<'a> Applier<'a> {
             .collect();
         dirs.sort();
         dirs.dedup();
+        if !self.transitions.is_empty() {
+            // A directory that gave way to a file is gone; its parent is synced for the file.
+            dirs.retain(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()));
+        }
         dirs
     }
 
@@ -298,6 +343,44 @@ impl<'a> Applier<'a> {
     }
 }
 
+/// The steps that change something. With a transition: removals first, deepest first (a
+/// directory's files go before the file replacing it can be written), then writes,
+/// shallowest first (a file in the way of a directory is gone before the directory is made).
+fn ordered(steps: &[Step], transition: bool) -> Vec<&Step> {
+    let mut todo: Vec<&Step> = steps.iter().filter(|s| !s.is_noop()).collect();
+    if transition {
+        let removal = |s: &Step| matches!(s.target, FileState::Absent);
+        let depth = |s: &Step| s.path.as_bytes().iter().filter(|b| **b == b'/').count();
+        todo.sort_by(|a, b| {
+            removal(b)
+                .cmp(&removal(a))
+                .then_with(|| match removal(a) {
+                    true => depth(b).cmp(&depth(a)),
+                    false => depth(a).cmp(&depth(b)),
+                })
+                .then_with(|| a.path.cmp(&b.path))
+        });
+    }
+    todo
+}
+
+/// Every path of `steps` that is a parent directory of another path of `steps`.
+fn transitions(steps: &[Step]) -> HashSet<RelPath> {
+    let paths: HashSet<&[u8]> = steps.iter().map(|s| s.path.as_bytes()).collect();
+    let mut found = HashSet::new();
+    for s in steps {
+        let bytes = s.path.as_bytes();
+        for (i, b) in bytes.iter().enumerate() {
+            if *b == b'/' && paths.contains(&bytes[..i]) {
+                if let Ok(rel) = RelPath::from_stored(bytes[..i].to_vec()) {
+                    found.insert(rel);
+                }
+            }
+        }
+    }
+    found
+}
+
 fn bytes_of<'b>(step: &Step, bytes: &'b BTreeMap<BlobId, Vec<u8>>) -> io::Result<&'b [u8]> {
     step.target
         .blob()
@@ -315,6 +398,12 @@ pub(super) fn current_state(session: &Session<'_>, rel: &RelPath) -> io::Result<
             blob: id,
             mode: stat.mode,
         }),
+        // No regular file there: a directory (a file that became one), or a path below a
+        // regular file.
+        Ok(Observation::NotRegular {
+            kind: "directory", ..
+        })
+        | Err(PathError::ParentNotDir { .. }) => Ok(FileState::Absent),
         Ok(_) => Ok(FileState::Unknown),
         Err(e) => Err(io::Error::other(e.to_string())),
     }
@@ -335,5 +424,68 @@ fn still<'a>(
                 "the file changed while the {what} was running"
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(path: &str, current: Option<&[u8]>, target: Option<&[u8]>) -> Step {
+        let state = |b: Option<&[u8]>| match b {
+            Some(b) => FileState::Present {
+                blob: BlobId::of(b),
+                mode: 0o644,
+            },
+            None => FileState::Absent,
+        };
+        Step {
+            path: RelPath::from_stored(path.as_bytes().to_vec()).expect("a normal path"),
+            current: state(current),
+            target: state(target),
+        }
+    }
+
+    fn paths(todo: &[&Step]) -> Vec<String> {
+        todo.iter().map(|s| s.path.display()).collect()
+    }
+
+    #[test]
+    fn a_transition_orders_removals_deepest_first_then_writes_shallowest_first() {
+        // Undo of "file a became directory a with a/b, a/c/d": the directory's files go,
+        // then the file comes back; `z` and `x` are plain files beside it.
+        let steps = [
+            step("a", None, Some(b"file")),
+            step("a/b", Some(b"b"), None),
+            step("a/c/d", Some(b"d"), None),
+            step("x", Some(b"x0"), Some(b"x1")),
+            step("z", Some(b"z"), None),
+            step("same", Some(b"s"), Some(b"s")),
+        ];
+        let found = transitions(&steps);
+        assert_eq!(found.len(), 1);
+        assert!(found.contains(&steps[0].path));
+        assert_eq!(
+            paths(&ordered(&steps, true)),
+            ["a/c/d", "a/b", "z", "a", "x"]
+        );
+        // Redo: the file goes first, then the directory's files, shallowest first.
+        let redo = [
+            step("a", Some(b"file"), None),
+            step("a/b", None, Some(b"b")),
+            step("a/c/d", None, Some(b"d")),
+        ];
+        assert_eq!(paths(&ordered(&redo, true)), ["a", "a/b", "a/c/d"]);
+    }
+
+    #[test]
+    fn without_a_transition_the_plan_order_is_kept() {
+        let steps = [
+            step("a/b", Some(b"b"), None),
+            step("ab", None, Some(b"new")),
+            step("c", Some(b"c"), None),
+        ];
+        assert!(transitions(&steps).is_empty());
+        assert_eq!(paths(&ordered(&steps, false)), ["a/b", "ab", "c"]);
     }
 }

@@ -3,6 +3,7 @@
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one
 #        KEEP=1             keep the scratch directory and print its path
+#        CAPTURE=1          save the hook payloads as fixtures/hooks/claude-code/real-<version>/
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +44,7 @@ cat > "$TMP/bin/rewind" <<SHIM
 if [ "\$1" = hook ]; then
   f=\$(mktemp "$TMP/payload.XXXXXX")
   cat > "\$f"
-  { cat "\$f"; echo; } >> "$TMP/payloads.jsonl"
+  { cat "\$f"; echo; } > "\$f.line"; cat "\$f.line" >> "$TMP/payloads.jsonl"  # one write each
   exec "$RW" "\$@" < "\$f"
 fi
 exec "$RW" "\$@"
@@ -107,7 +108,10 @@ run_claude_code() {
   local crc=$?
   PASS=$((PASS + $(cat "$TMP/cc/pass" 2>/dev/null || echo 0)))
   FAIL=$((FAIL + $(cat "$TMP/cc/fail" 2>/dev/null || echo 1)))
-  if [ -n "${CAPTURE:-}" ]; then cp "$TMP/payloads.jsonl" "$CAPTURE"; fi
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
+      "$ROOT/fixtures/hooks/claude-code/real-$ver"
+  fi
   return $crc
 }
 

@@ -55,7 +55,7 @@ version_of() { awk -v a="$1" '$1 == a { print $2 }' "$HERE/versions"; }
 
 # --- Claude Code ----------------------------------------------------------------------
 run_claude_code() {
-  local ver dir cc ws home log out sid port
+  local ver dir cc ws home log sid
   ver=$(version_of claude-code)
   echo "== claude-code $ver"
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -84,21 +84,34 @@ run_claude_code() {
   (cd "$ws" && PATH="$TMP/bin:$PATH" rewind init claude-code >/dev/null) \
     && ok "rewind init claude-code" || { bad "rewind init claude-code"; return 0; }
 
-  python3 "$HERE/fake_anthropic.py" "$ws" "$log" "$TMP/cc/port" & PIDS+=($!)
-  for _ in $(seq 50); do [ -s "$TMP/cc/port" ] && break; sleep 0.1; done
-  port=$(cat "$TMP/cc/port" 2>/dev/null) || { bad "fake model server did not start"; return 0; }
-
   sid=$(python3 -c 'import uuid; print(uuid.uuid4())')
-  echo "   session $sid, model server 127.0.0.1:$port"
-  (cd "$ws" && env HOME="$home" PATH="$TMP/bin:$PATH" \
-      ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-ant-e2e-dummy \
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
-      DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 \
-      timeout 180 "$cc" -p "create notes.txt, edit it, read it, uppercase with sed" \
-        --session-id "$sid" --output-format json \
-        --permission-mode acceptEdits --allowedTools Write Edit Read Bash \
-        --setting-sources project --strict-mcp-config \
-        >"$TMP/cc/out.json" 2>"$TMP/cc/err.txt")
+  # The fake model server and the agent run together, in a network namespace with only a
+  # loopback interface when `unshare -n` works (root or user namespaces): nothing the agent
+  # tries can leave 127.0.0.1. Without it they run in the host's network, still pointed at
+  # 127.0.0.1, with the agents' non-essential traffic switched off.
+  cat > "$TMP/cc/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_anthropic.py" "$ws" "$log" "$TMP/cc/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$TMP/cc/port" ] && break; sleep 0.1; done
+[ -s "$TMP/cc/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" \
+  ANTHROPIC_BASE_URL="http://127.0.0.1:\$(cat "$TMP/cc/port")" ANTHROPIC_API_KEY=sk-ant-e2e-dummy \
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
+  DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 \
+  timeout 180 "$cc" -p "create notes.txt, edit it, read it, uppercase with sed" \
+    --session-id "$sid" --output-format json \
+    --permission-mode acceptEdits --allowedTools Write Edit Read Bash \
+    --setting-sources project --strict-mcp-config \
+    >"$TMP/cc/out.json" 2>"$TMP/cc/err.txt"
+AGENT
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    echo "   session $sid; agent and model server in a loopback-only network namespace"
+    unshare -n sh -c 'ip link set lo up && exec bash "$1"' sh "$TMP/cc/agent.sh"
+  else
+    echo "   session $sid; unshare -n unavailable: agent runs in the host network (pointed at 127.0.0.1)"
+    bash "$TMP/cc/agent.sh"
+  fi
   local rc=$?
   check "claude -p exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || { head -c 2000 "$TMP/cc/out.json" "$TMP/cc/err.txt"; }

@@ -8,10 +8,10 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/tests/agents"
-PASS=0 FAIL=0
+PASS=0 FAIL=0 SKIPPED=0
 ok()   { PASS=$((PASS+1)); echo "  PASS  $*"; }
 bad()  { FAIL=$((FAIL+1)); echo "  FAIL  $*"; }
-skip() { echo "SKIP  $*"; }
+skip() { SKIPPED=$((SKIPPED+1)); echo "SKIP  $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
 # --- rewind ---------------------------------------------------------------------------
@@ -130,5 +130,5 @@ AGENT
 
 run_claude_code
 echo
-echo "$PASS passed, $FAIL failed"
+echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED agent(s) skipped")"
 [ "$FAIL" = 0 ]

@@ -92,6 +92,11 @@ def main():
     check("no request before that Read carries the hint",
           not any(HINT in json.dumps(reqs[i]["body"]) for i in before_read))
 
+    # Hooks never fail the agent call; their internal failures go to <home>/logs/hook.log.
+    hook_log = os.path.join(os.environ["REWIND_HOME"], "logs", "hook.log")
+    text = open(hook_log, errors="replace").read() if os.path.exists(hook_log) else ""
+    check("no hook failure logged in REWIND_HOME/logs/hook.log", text.strip() == "", text)
+
     # undo / redo / refused undo, by the agent's session id.
     rc, so, se = rewind("--json", "undo", "--session", SID)
     check("rewind undo --session <id> exits 0", rc == 0, (rc, so, se))

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""A scripted fake Anthropic Messages server for the end-to-end agent suite.
+
+Listens on 127.0.0.1 only. Every request body is appended (one JSON line) to the log
+file. A request that offers the agent's tools (a `tools` list naming `Write`) gets the
+next scripted step, chosen by how many tool calls the conversation already holds:
+
+  0  Write  <ws>/notes.txt  "one\ntwo\n"            (create)
+  1  Read   <ws>/README.md                          (Claude Code edits only files it read)
+  2  Edit   README.md  "# e2e" -> "# e2e edited"    (edit of a committed file)
+  3  Edit   notes.txt  two -> TWO                   (edit of the file it created)
+     (before answering step 4, the server appends "user line" to notes.txt itself:
+      the user's edit behind the agent's back)
+  4  Read   notes.txt                               (rewind's hint must follow)
+  5  Bash   sed -i 's/one/ONE/' notes.txt           (shell edit, found by the scans)
+  6  text   "done"
+
+Any other request (titles, summaries, token counts) gets a short text answer.
+Usage: fake_anthropic.py <workspace> <request-log> <port-file>
+"""
+import json
+import os
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+WS, LOG, PORT_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
+NOTES = os.path.join(WS, "notes.txt")
+README = os.path.join(WS, "README.md")
+USER_EDITED = []  # set once the "user" edit is made
+USER_LINE = "user line\n"
+
+
+def steps():
+    return [
+        ("Write", {"file_path": NOTES, "content": "one\ntwo\n"}),
+        ("Read", {"file_path": README}),
+        ("Edit", {"file_path": README, "old_string": "# e2e", "new_string": "# e2e edited"}),
+        ("Edit", {"file_path": NOTES, "old_string": "two", "new_string": "TWO"}),
+        ("Read", {"file_path": NOTES}),
+        ("Bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"}),
+    ]
+
+
+def tool_calls_so_far(body):
+    n = 0
+    for m in body.get("messages", []):
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list):
+            n += sum(1 for c in m["content"] if c.get("type") == "tool_use")
+    return n
+
+
+def sse(event, data):
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def _send(self, code, ctype, payload):
+        self.send_response(code)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self):
+        self._send(200, "application/json", b"{}")
+
+    do_HEAD = do_GET
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        if "count_tokens" in self.path:
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"path": self.path, "answer": None, "body": body}) + "\n")
+            return self._send(200, "application/json", b'{"input_tokens": 10}')
+        tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
+        content = {"type": "text", "text": "ok"}
+        if "Write" in tools:
+            n = tool_calls_so_far(body)
+            if n < len(steps()):
+                if n == 4 and not USER_EDITED:
+                    with open(NOTES, "a") as f:
+                        f.write(USER_LINE)
+                    USER_EDITED.append(True)
+                name, inp = steps()[n]
+                content = {"type": "tool_use", "id": f"toolu_e2e_{n:02d}", "name": name, "input": inp}
+            else:
+                content = {"type": "text", "text": "done"}
+        with open(LOG, "a") as f:
+            f.write(json.dumps({"path": self.path, "answer": content, "body": body}) + "\n")
+        stop = "tool_use" if content["type"] == "tool_use" else "end_turn"
+        model = body.get("model", "claude-sonnet-4-5")
+        msg = {"id": "msg_e2e", "type": "message", "role": "assistant", "model": model,
+               "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": 10, "output_tokens": 1}}
+        if not body.get("stream"):
+            msg["content"] = [content]
+            msg["stop_reason"] = stop
+            return self._send(200, "application/json", json.dumps(msg).encode())
+        out = sse("message_start", {"type": "message_start", "message": msg})
+        if content["type"] == "tool_use":
+            start = dict(content, input={})
+            out += sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start})
+            out += sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                       "delta": {"type": "input_json_delta", "partial_json": json.dumps(content["input"])}})
+        else:
+            out += sse("content_block_start", {"type": "content_block_start", "index": 0,
+                       "content_block": {"type": "text", "text": ""}})
+            out += sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                       "delta": {"type": "text_delta", "text": content["text"]}})
+        out += sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        out += sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                   "usage": {"output_tokens": 5}})
+        out += sse("message_stop", {"type": "message_stop"})
+        self._send(200, "text/event-stream", out)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # the agent closing a kept-alive connection is not news
+
+
+srv = Server(("127.0.0.1", 0), H)
+with open(PORT_FILE + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(PORT_FILE + ".tmp", PORT_FILE)
+srv.serve_forever()

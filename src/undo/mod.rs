@@ -319,13 +319,13 @@ fn plan_all(
     let mut items = Vec::with_capacity(by_path.len());
     let transitions = in_transition(by_path);
     for (rel, changes) in by_path {
-        let last = changes[changes.len() - 1].id;
+        let bound = plan::later_than(changes, direction);
         let (_, expected) = plan::sides(changes, direction);
         let input = PathInput {
             changes: changes.clone(),
             later: later_by_path
                 .get(rel)
-                .and_then(|cs| cs.iter().copied().find(|c| c.id > last)),
+                .and_then(|cs| cs.iter().copied().find(|c| c.id > bound)),
             observed: observe(
                 session,
                 rel,

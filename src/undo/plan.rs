@@ -5,6 +5,7 @@
 
 use super::{Conflict, Direction};
 use crate::engine::exec::Step;
+use crate::ids::ChangeId;
 use crate::model::{Change, FileState, Proof};
 use crate::workspace::RelPath;
 
@@ -47,6 +48,19 @@ pub(crate) fn sides(changes: &[&Change], direction: Direction) -> (FileState, Fi
     match direction {
         Direction::Undo => (first.before, after_of_last),
         Direction::Redo => (after_of_last, first.before),
+    }
+}
+
+/// Changes of another window after this id are in the way: an undo would discard them. For
+/// an undo, that is any made after the first change it reverses: one made between its own
+/// changes (a user's edit in the middle of a turn) is in the bytes it expects, and going
+/// back to the first change's before would silently drop it. A redo goes forward to its
+/// last change's after, which holds what came between; only changes after that are in the
+/// way.
+pub(crate) fn later_than(changes: &[&Change], direction: Direction) -> ChangeId {
+    match direction {
+        Direction::Undo => changes[0].id,
+        Direction::Redo => changes[changes.len() - 1].id,
     }
 }
 
@@ -93,8 +107,16 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
     if let Some(detail) = unproven(changes, stale_pending, target, expected) {
         return item(target, expected, Some((Conflict::Unproven, detail)));
     }
-    if let Some(c) = input.later.filter(|c| c.id > last.id) {
-        let detail = format!("window {} changed {rel} later (change {})", c.window, c.id);
+    if let Some(c) = input
+        .later
+        .filter(|c| c.id > later_than(changes, direction))
+    {
+        let when = if c.id < last.id {
+            "between the changes this undo reverses"
+        } else {
+            "later"
+        };
+        let detail = format!("window {} changed {rel} {when} (change {})", c.window, c.id);
         return item(target, expected, Some((Conflict::LaterChange, detail)));
     }
     let modified = matches!(input.observed, Observed::TooLarge) || !current.same_content(&expected);
@@ -235,6 +257,36 @@ mod tests {
         let (kind, detail) = later_item.conflict.unwrap();
         assert_eq!(kind, Conflict::LaterChange);
         assert_eq!(detail, "window 7 changed a.rs later (change 5)");
+    }
+
+    #[test]
+    fn an_undo_refuses_over_a_change_made_between_its_own_changes() {
+        let (c1, c2) = (
+            change(1, 1, FileState::Absent, Some(present(1))),
+            change(5, 1, present(2), Some(present(3))),
+        );
+        // The user's edit (1 → 2) came between the two changes, in another window.
+        let user = change(3, 2, present(1), Some(present(2)));
+        let item = plan(
+            &[&c1, &c2],
+            Some(&user),
+            Observed::State(present(3)),
+            Direction::Undo,
+        );
+        let (kind, detail) = item.conflict.unwrap();
+        assert_eq!(kind, Conflict::LaterChange);
+        assert_eq!(
+            detail,
+            "window 2 changed a.rs between the changes this undo reverses (change 3)"
+        );
+        // A redo goes forward to the last change's after, which holds the user's edit.
+        let redo = plan(
+            &[&c1, &c2],
+            Some(&user),
+            Observed::State(FileState::Absent),
+            Direction::Redo,
+        );
+        assert!(redo.conflict.is_none(), "{:?}", redo.conflict);
     }
 
     #[test]

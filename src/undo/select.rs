@@ -136,14 +136,15 @@ pub(super) fn by_path(changes: &[Change]) -> BTreeMap<&RelPath, Vec<&Change>> {
 }
 
 /// The later-change candidates, read once for all paths: live changes of original windows
-/// after the earliest last change of the plan, not part of it, of a path the plan touches.
+/// after the earliest first change of the plan, not part of it, of a path the plan touches
+/// (an undo also refuses over a change made between its own changes of a path).
 pub(super) fn later_changes(
     session: &Session<'_>,
     by_path: &BTreeMap<&RelPath, Vec<&Change>>,
 ) -> Result<Vec<Change>> {
     let Some(after) = by_path
         .values()
-        .filter_map(|g| g.last().map(|c| c.id))
+        .filter_map(|g| g.first().map(|c| c.id))
         .min()
     else {
         return Ok(Vec::new());

@@ -183,3 +183,37 @@ fn an_agents_own_write_in_flight_is_not_reported_as_external() {
     env.run(&["undo"]).ok();
     assert_eq!(content(&env, "f"), "v0\n");
 }
+
+/// A user's edit made in the middle of an agent's turn (between two of its changes of the
+/// same file) is in the bytes the undo expects; going back to the turn's start would drop
+/// it silently. The undo refuses (later-change) instead, and `--force` still can.
+#[test]
+fn undo_of_a_turn_refuses_over_a_user_edit_made_during_the_turn() {
+    let env = Env::new();
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "notes.txt", "--tool-call", "t1"]).ok();
+    env.write("notes.txt", "agent\n");
+    env.run(&["record", "notes.txt", "--tool-call", "t1"]).ok();
+    env.write("notes.txt", "agent\nuser line\n");
+    env.run(&["snap", "notes.txt", "--tool-call", "t2"]).ok();
+    env.write("notes.txt", "agent\nuser line\nmore agent\n");
+    env.run(&["record", "notes.txt", "--tool-call", "t2"]).ok();
+    env.run(&["window", "close"]).ok();
+    let undo = env.run(&["--json", "undo"]);
+    assert_eq!(undo.code, 3, "{}", undo.stdout);
+    let file = &undo.json()["files"][0];
+    assert_eq!(file["conflict"], "later-change", "{file}");
+    assert!(
+        file["detail"]
+            .as_str()
+            .unwrap()
+            .contains("between the changes this undo reverses"),
+        "{file}"
+    );
+    assert_eq!(content(&env, "notes.txt"), "agent\nuser line\nmore agent\n");
+    env.run(&["undo", "--force"]).ok();
+    assert!(
+        env.read("notes.txt").is_none(),
+        "forced: back to the turn's start"
+    );
+}

@@ -105,6 +105,15 @@ impl RelPath {
         String::from_utf8_lossy(&self.0).into_owned()
     }
 
+    /// The raw bytes, hex-encoded, when [`display`](Self::display) would lose some: JSON
+    /// reports carry it as `path_bytes` so two names that differ only in a non-UTF-8 byte
+    /// stay distinguishable. `None` for valid UTF-8, so ordinary output is unchanged.
+    pub fn bytes_hex_if_not_utf8(&self) -> Option<String> {
+        std::str::from_utf8(&self.0)
+            .is_err()
+            .then(|| hex_encode(&self.0))
+    }
+
     pub fn to_path_buf(&self) -> PathBuf {
         self.components().map(os_str_from_bytes).collect()
     }
@@ -156,6 +165,44 @@ fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
 }
 
 /// One component of a stored path: not empty, `.`, `..` or `.git`, and no NUL.
+/// Lowercase hex, two digits a byte: the `path_bytes` form.
+pub fn hex_encode(bytes: &[u8]) -> String {
+    use fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        write!(s, "{b:02x}").expect("writing to a String cannot fail");
+    }
+    s
+}
+
+/// The inverse of [`hex_encode`] (either case); `None` for odd length or a non-hex digit.
+pub fn hex_decode(hex: &str) -> Option<Vec<u8>> {
+    let digits = hex.as_bytes();
+    if !digits.len().is_multiple_of(2) {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(pair, 16).ok()
+        })
+        .collect()
+}
+
+/// A path given as raw bytes (a JSON `path_bytes`), as the OS path it names.
+pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
 fn is_component(c: &[u8]) -> bool {
     !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0)
 }

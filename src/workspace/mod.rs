@@ -178,7 +178,8 @@ pub fn hex_encode(bytes: &[u8]) -> String {
 /// The inverse of [`hex_encode`] (either case); `None` for odd length or a non-hex digit.
 pub fn hex_decode(hex: &str) -> Option<Vec<u8>> {
     let digits = hex.as_bytes();
-    if !digits.len().is_multiple_of(2) {
+    // from_str_radix alone would take a sign ("+f").
+    if !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
     digits
@@ -188,6 +189,13 @@ pub fn hex_decode(hex: &str) -> Option<Vec<u8>> {
             u8::from_str_radix(pair, 16).ok()
         })
         .collect()
+}
+
+/// [`RelPath::bytes_hex_if_not_utf8`] for a path that is not (yet) a `RelPath`.
+pub fn path_hex_if_not_utf8(path: &Path) -> Option<String> {
+    path.to_str()
+        .is_none()
+        .then(|| hex_encode(&os_bytes_ref(path.as_os_str())))
 }
 
 /// A path given as raw bytes (a JSON `path_bytes`), as the OS path it names.
@@ -686,6 +694,23 @@ mod tests {
             RelPath::from_stored(b"a/b".to_vec()).unwrap().display(),
             "a/b"
         );
+    }
+
+    #[test]
+    fn path_bytes_only_for_names_that_are_not_utf8_and_decode_back() {
+        let utf8 = RelPath::from_stored("d/caf\u{e9}.txt".as_bytes().to_vec()).unwrap();
+        assert_eq!(utf8.bytes_hex_if_not_utf8(), None);
+        let raw = b"d/x\xff.txt".to_vec();
+        let hex = RelPath::from_stored(raw.clone())
+            .unwrap()
+            .bytes_hex_if_not_utf8()
+            .unwrap();
+        assert_eq!(hex, "642f78ff2e747874");
+        assert_eq!(hex_decode(&hex), Some(raw.clone()));
+        assert_eq!(hex_decode(&hex.to_uppercase()), Some(raw));
+        assert_eq!(hex_decode("7"), None);
+        assert_eq!(hex_decode("zz"), None);
+        assert_eq!(hex_decode("+f"), None);
     }
 
     #[test]

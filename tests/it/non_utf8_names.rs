@@ -82,6 +82,12 @@ fn json_reports_tell_apart_names_that_differ_only_in_a_non_utf8_byte() {
         both(),
         "undo"
     );
+    let search = env.run(&["--json", "search", "before"]);
+    assert_eq!(
+        sorted(path_bytes(&search.ok().json()["matches"])),
+        both(),
+        "search"
+    );
     assert_eq!(
         std::fs::read(env.ws.join(OsStr::from_bytes(FF))).unwrap(),
         b"ff before\n"

@@ -61,6 +61,9 @@ pub struct Line {
 pub struct Match {
     /// Relative to the search base (the caller's directory) when under it.
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub line: usize,
     pub text: String,
     pub before: Vec<Line>,
@@ -71,6 +74,9 @@ pub struct Match {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FileOmission {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub omitted: usize,
 }
 
@@ -161,8 +167,8 @@ pub fn search(
             continue;
         }
         report.files_searched += 1;
-        let shown = display_path(path, base);
-        search_file(&regex, &bytes, &shown, opts, &mut report);
+        let (shown, shown_bytes) = display_path(path, base);
+        search_file(&regex, &bytes, (&shown, &shown_bytes), opts, &mut report);
     }
     report.omitted = report.total_matches - report.matches.len();
     Ok(report)
@@ -186,7 +192,7 @@ fn build_regex(opts: &SearchOptions) -> Result<Regex, SearchError> {
 fn search_file(
     regex: &Regex,
     bytes: &[u8],
-    shown: &str,
+    (shown, shown_bytes): (&str, &Option<String>),
     opts: &SearchOptions,
     report: &mut SearchReport,
 ) {
@@ -222,6 +228,7 @@ fn search_file(
         };
         report.matches.push(Match {
             path: shown.to_string(),
+            path_bytes: shown_bytes.clone(),
             line: i + 1,
             text: line.to_string(),
             before: numbered(i.saturating_sub(opts.context), i),
@@ -234,18 +241,24 @@ fn search_file(
     if omitted_here > 0 {
         report.omitted_by_file.push(FileOmission {
             path: shown.to_string(),
+            path_bytes: shown_bytes.clone(),
             omitted: omitted_here,
         });
     }
 }
 
-/// `path` relative to `base` when under it, else as given.
-fn display_path(path: &Path, base: &Path) -> String {
+/// `path` relative to `base` when under it, else as given: as text, and as hex bytes when
+/// the text is lossy.
+fn display_path(path: &Path, base: &Path) -> (String, Option<String>) {
     let base = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
-    match path.strip_prefix(&base) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => path.display().to_string(),
-    }
+    let shown = match path.strip_prefix(&base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel,
+        _ => path,
+    };
+    (
+        shown.display().to_string(),
+        crate::workspace::path_hex_if_not_utf8(shown),
+    )
 }
 
 #[cfg(test)]
@@ -282,6 +295,7 @@ mod tests {
             report.omitted_by_file,
             vec![FileOmission {
                 path: "a.txt".into(),
+                path_bytes: None,
                 omitted: 1
             }]
         );

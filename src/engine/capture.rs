@@ -46,6 +46,9 @@ pub enum ModReason {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CheckReport {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub externally_modified: bool,
     pub reason: Option<ModReason>,
     pub hint: Option<String>,
@@ -61,6 +64,9 @@ pub struct CheckReport {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SnapReport {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub window_id: WindowId,
     /// The pending change holding this before state (an earlier snap's, when one of the
     /// same tool call was already pending).
@@ -76,6 +82,9 @@ pub struct SnapReport {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RecordReport {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub window_id: WindowId,
     pub change_id: ChangeId,
     pub after: Option<BlobId>,
@@ -327,6 +336,7 @@ impl Session<'_> {
                 )?;
                 reports.push(SnapReport {
                     path: cap.rel.display(),
+                    path_bytes: cap.rel.bytes_hex_if_not_utf8(),
                     window_id: window,
                     change_id,
                     before: cap.state.blob(),
@@ -424,6 +434,7 @@ impl Session<'_> {
         tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
         Ok(RecordReport {
             path: cap.rel.display(),
+            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
             window_id: p.window,
             change_id: p.id,
             after: cap.state.blob(),
@@ -451,6 +462,7 @@ impl Session<'_> {
         });
         Ok(done.map(|c| RecordReport {
             path: cap.rel.display(),
+            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
             window_id: c.window,
             change_id: c.id,
             after: cap.state.blob(),
@@ -486,6 +498,7 @@ impl Session<'_> {
         })?;
         Ok(RecordReport {
             path: cap.rel.display(),
+            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
             window_id: window,
             change_id: id,
             after: cap.state.blob(),
@@ -537,6 +550,7 @@ impl Session<'_> {
             }
             reports.push(CheckReport {
                 path: rel.display(),
+                path_bytes: rel.bytes_hex_if_not_utf8(),
                 externally_modified: modification.is_some(),
                 reason: modification,
                 hint: modification.map(|m| hint(rel, m)),

@@ -26,6 +26,9 @@ const SKIPPED_DIRS: [&str; 2] = ["node_modules", ".git"];
 pub struct ContextFile {
     /// Relative to the workspace root.
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     /// The file's text (lossy where it is not UTF-8).
     pub content: String,
 }
@@ -70,6 +73,7 @@ impl Session<'_> {
                 tx.record_context_delivery(self.id, crel, *id, now)?;
                 out.push(ContextFile {
                     path: crel.display(),
+                    path_bytes: crel.bytes_hex_if_not_utf8(),
                     content: String::from_utf8_lossy(bytes).into_owned(),
                 });
             }

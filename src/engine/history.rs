@@ -18,6 +18,9 @@ use crate::workspace::RelPath;
 pub struct LogChange {
     pub id: i64,
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub before: Shown,
     pub after: Option<Shown>,
     pub before_mode: Option<String>,
@@ -56,6 +59,8 @@ pub const DIFF_MAX_BYTES: u64 = 16 << 20;
 #[derive(Debug, Clone)]
 pub struct DiffEntry {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8.
+    pub path_bytes: Option<String>,
     pub change_id: i64,
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
@@ -96,6 +101,7 @@ fn log_window(w: Window, changes: Vec<Change>) -> LogWindow {
             .map(|c| LogChange {
                 id: c.id.0,
                 path: c.path.display(),
+                path_bytes: c.path.bytes_hex_if_not_utf8(),
                 before: Shown(c.before),
                 after: c.after.map(Shown),
                 before_mode: mode_str(&c.before),
@@ -206,6 +212,7 @@ impl Session<'_> {
             };
             out.push(DiffEntry {
                 path: c.path.display(),
+                path_bytes: c.path.bytes_hex_if_not_utf8(),
                 change_id: c.id.0,
                 before: side(&c.before)?,
                 after: side(&after_state)?,
@@ -248,6 +255,7 @@ impl Session<'_> {
         let window = exec::execute(&locked, &plan, bytes)?;
         Ok(RestoreReport {
             path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
             window_id: window,
             previous: Shown(current.state),
             restored: Shown(target),
@@ -309,6 +317,9 @@ pub enum RestoreSource {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RestoreReport {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub window_id: WindowId,
     /// What the file was (its bytes are in the store).
     pub previous: Shown,

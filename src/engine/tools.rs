@@ -64,6 +64,9 @@ pub type ToolResult<T> = std::result::Result<T, ToolError>;
 pub struct ReadReport {
     /// Relative to the workspace root.
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     /// Names the bytes read; pass it to `edit_file`/`write_file`.
     pub token: String,
     /// The requested lines, `cat -n` style (number, tab, text).
@@ -85,6 +88,9 @@ pub struct ReadReport {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EditResult {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub window_id: WindowId,
     pub change_id: ChangeId,
     #[serde(flatten)]
@@ -95,6 +101,9 @@ pub struct EditResult {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WriteResult {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub window_id: WindowId,
     pub change_id: ChangeId,
     /// The file did not exist before.
@@ -151,6 +160,7 @@ impl Session<'_> {
             let context = self.context_for(path, cwd)?;
             return Ok(ReadReport {
                 path: rel.display(),
+                path_bytes: rel.bytes_hex_if_not_utf8(),
                 token: edit::token_for(&cur.bytes),
                 content: numbered.text,
                 first_line: numbered.first_line,
@@ -185,6 +195,7 @@ impl Session<'_> {
             self.commit(&rel, Some(&cur), &applied.bytes, "edit", token)?;
         Ok(EditResult {
             path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
             window_id,
             change_id,
             report: applied.report,
@@ -238,6 +249,7 @@ impl Session<'_> {
         let total_lines = edit::line_count(content);
         Ok(WriteResult {
             path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
             window_id,
             change_id,
             created: before.is_none(),

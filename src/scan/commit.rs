@@ -83,6 +83,7 @@ impl Scan<'_> {
         tx.set_file_state(ws, &l.rel, &known, "scan")?;
         changes.push(ScanChange {
             path: l.rel.display(),
+            path_bytes: l.rel.bytes_hex_if_not_utf8(),
             kind: judged.kind,
             proof: judged.proof,
             reason: judged.reason,
@@ -120,6 +121,7 @@ impl Scan<'_> {
         tx.set_file_state(self.session.workspace_id(), rel, &absent, "scan")?;
         changes.push(ScanChange {
             path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
             kind: ChangeKind::Deleted,
             proof,
             reason,

@@ -221,6 +221,9 @@ pub enum ChangeKind {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ScanChange {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub kind: ChangeKind,
     pub proof: Proof,
     pub reason: Option<MetadataReason>,

@@ -124,6 +124,9 @@ pub enum Outcome {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FileReport {
     pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub outcome: Outcome,
     pub conflict: Option<Conflict>,
     /// Why, in words (names the later window, the metadata-only reason, …).
@@ -427,6 +430,7 @@ fn file_report(item: &Item, applied: bool) -> FileReport {
     };
     FileReport {
         path: path.display(),
+        path_bytes: path.bytes_hex_if_not_utf8(),
         outcome,
         conflict: item.conflict.as_ref().map(|(c, _)| *c),
         detail: item.conflict.as_ref().map(|(_, d)| d.clone()),

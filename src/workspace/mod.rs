@@ -105,6 +105,15 @@ impl RelPath {
         String::from_utf8_lossy(&self.0).into_owned()
     }
 
+    /// The raw bytes, hex-encoded, when [`display`](Self::display) would lose some: JSON
+    /// reports carry it as `path_bytes` so two names that differ only in a non-UTF-8 byte
+    /// stay distinguishable. `None` for valid UTF-8, so ordinary output is unchanged.
+    pub fn bytes_hex_if_not_utf8(&self) -> Option<String> {
+        std::str::from_utf8(&self.0)
+            .is_err()
+            .then(|| hex_encode(&self.0))
+    }
+
     pub fn to_path_buf(&self) -> PathBuf {
         self.components().map(os_str_from_bytes).collect()
     }
@@ -156,6 +165,52 @@ fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
 }
 
 /// One component of a stored path: not empty, `.`, `..` or `.git`, and no NUL.
+/// Lowercase hex, two digits a byte: the `path_bytes` form.
+pub fn hex_encode(bytes: &[u8]) -> String {
+    use fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        write!(s, "{b:02x}").expect("writing to a String cannot fail");
+    }
+    s
+}
+
+/// The inverse of [`hex_encode`] (either case); `None` for odd length or a non-hex digit.
+pub fn hex_decode(hex: &str) -> Option<Vec<u8>> {
+    let digits = hex.as_bytes();
+    // from_str_radix alone would take a sign ("+f").
+    if !digits.len().is_multiple_of(2) || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|pair| {
+            let pair = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(pair, 16).ok()
+        })
+        .collect()
+}
+
+/// [`RelPath::bytes_hex_if_not_utf8`] for a path that is not (yet) a `RelPath`.
+pub fn path_hex_if_not_utf8(path: &Path) -> Option<String> {
+    path.to_str()
+        .is_none()
+        .then(|| hex_encode(&os_bytes_ref(path.as_os_str())))
+}
+
+/// A path given as raw bytes (a JSON `path_bytes`), as the OS path it names.
+pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
 fn is_component(c: &[u8]) -> bool {
     !c.is_empty() && c != b"." && c != b".." && c != b".git" && !c.contains(&0)
 }
@@ -645,6 +700,23 @@ mod tests {
             RelPath::from_stored(b"a/b".to_vec()).unwrap().display(),
             "a/b"
         );
+    }
+
+    #[test]
+    fn path_bytes_only_for_names_that_are_not_utf8_and_decode_back() {
+        let utf8 = RelPath::from_stored("d/caf\u{e9}.txt".as_bytes().to_vec()).unwrap();
+        assert_eq!(utf8.bytes_hex_if_not_utf8(), None);
+        let raw = b"d/x\xff.txt".to_vec();
+        let hex = RelPath::from_stored(raw.clone())
+            .unwrap()
+            .bytes_hex_if_not_utf8()
+            .unwrap();
+        assert_eq!(hex, "642f78ff2e747874");
+        assert_eq!(hex_decode(&hex), Some(raw.clone()));
+        assert_eq!(hex_decode(&hex.to_uppercase()), Some(raw));
+        assert_eq!(hex_decode("7"), None);
+        assert_eq!(hex_decode("zz"), None);
+        assert_eq!(hex_decode("+f"), None);
     }
 
     #[test]

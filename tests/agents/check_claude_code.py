@@ -97,9 +97,14 @@ def main():
     text = open(hook_log, errors="replace").read() if os.path.exists(hook_log) else ""
     check("no hook failure logged in REWIND_HOME/logs/hook.log", text.strip() == "", text)
 
-    # undo / redo / refused undo, by the agent's session id.
+    # undo / redo / refused undo, by the agent's session id. The user's line came between
+    # the turn's changes of notes.txt: a plain undo refuses rather than drop it.
     rc, so, se = rewind("--json", "undo", "--session", SID)
-    check("rewind undo --session <id> exits 0", rc == 0, (rc, so, se))
+    check("undo refuses over the user's edit made during the turn (exit 3, later-change)",
+          rc == 3 and '"later-change"' in so and content(NOTES) == b"ONE\nTWO\nuser line\n",
+          (rc, so, se))
+    rc, so, se = rewind("--json", "undo", "--session", SID, "--force")
+    check("rewind undo --session <id> --force exits 0", rc == 0, (rc, so, se))
     check("undo: notes.txt (created in the turn) is gone", content(NOTES) is None, content(NOTES))
     check("undo: README.md is byte-exact the committed text", content(README) == b"# e2e\n", content(README))
     rc, so, se = rewind("--json", "redo", "--session", SID)

@@ -497,7 +497,7 @@ fn search_caps_state_how_many_matches_were_left_out() {
 // ---- mcp ----
 
 /// A JSON-RPC client over the stdio of a `rewind mcp` child.
-struct Mcp {
+pub(crate) struct Mcp {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     stdout: std::io::BufReader<std::process::ChildStdout>,
@@ -505,7 +505,7 @@ struct Mcp {
 }
 
 impl Mcp {
-    fn start(env: &Env) -> Mcp {
+    pub(crate) fn start(env: &Env) -> Mcp {
         use std::process::Stdio;
         let mut child = env
             .command(&["mcp"])
@@ -524,14 +524,18 @@ impl Mcp {
         }
     }
 
-    fn send(&mut self, msg: &serde_json::Value) {
+    pub(crate) fn send(&mut self, msg: &serde_json::Value) {
         use std::io::Write;
         writeln!(self.stdin, "{msg}").unwrap();
         self.stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its `result`, skipping notifications.
-    fn request(&mut self, method: &str, params: &serde_json::Value) -> serde_json::Value {
+    pub(crate) fn request(
+        &mut self,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> serde_json::Value {
         use std::io::BufRead;
         let id = self.next_id;
         self.next_id += 1;
@@ -553,7 +557,7 @@ impl Mcp {
         }
     }
 
-    fn call(&mut self, tool: &str, args: &serde_json::Value) -> (bool, String) {
+    pub(crate) fn call(&mut self, tool: &str, args: &serde_json::Value) -> (bool, String) {
         let r = self.request(
             "tools/call",
             &serde_json::json!({"name": tool, "arguments": args}),
@@ -573,7 +577,7 @@ impl Drop for Mcp {
     }
 }
 
-fn token_in(text: &str) -> String {
+pub(crate) fn token_in(text: &str) -> String {
     let at = text.rfind("token blake3:").expect("a token in the text") + "token ".len();
     text[at..].split_whitespace().next().unwrap().to_string()
 }

@@ -18,6 +18,8 @@ struct DiffJson<'a> {
 #[derive(Serialize)]
 struct FileJson<'a> {
     path: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_bytes: &'a Option<String>,
     change_id: i64,
     note: &'a Option<String>,
     diff: String,
@@ -32,6 +34,7 @@ pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
             .iter()
             .map(|e| FileJson {
                 path: &e.path,
+                path_bytes: &e.path_bytes,
                 change_id: e.change_id,
                 note: &e.note,
                 diff: unified(e),

@@ -58,15 +58,16 @@ pub fn disabled() -> bool {
 /// Does this command line look like `rewind … hook …`? Used when clap refuses the arguments,
 /// so that a hook never exits 2 by accident.
 pub fn is_hook_invocation() -> bool {
-    std::env::args().skip(1).any(|a| a == "hook")
+    // args_os: an argument that is not UTF-8 (a file name) must not panic here.
+    std::env::args_os().skip(1).any(|a| a == "hook")
 }
 
 /// A command line clap refused while in hook mode: log it and let the tool call proceed,
 /// answering "allow" in the agent's format when the command line names an agent.
 pub fn refused_arguments(message: &str) -> Exit {
-    let agent = std::env::args()
+    let agent = std::env::args_os()
         .skip_while(|a| a != "hook")
-        .find_map(|a| a.parse::<Agent>().ok());
+        .find_map(|a| a.to_str()?.parse::<Agent>().ok());
     print_stdout(&allow_anyway(agent, None));
     if disabled() {
         return Exit::Ok;

@@ -17,7 +17,7 @@ use rewind::edit::{self, LineOp};
 use rewind::engine::{Home, Options, Session, ToolError, WriteGuard};
 use rewind::search::{self, SearchOptions};
 use rewind::undo::{self, Direction, Request, Target};
-use rewind::workspace::Workspace;
+use rewind::workspace::{self, Workspace};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
@@ -114,7 +114,12 @@ pub struct RewindServer {
 #[serde(deny_unknown_fields)]
 pub struct ReadFileParams {
     /// Path of the file, absolute or relative to the project directory.
-    pub path: String,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Instead of `path`: its raw bytes, hex-encoded (the `path_bytes` a result gave for a
+    /// name that is not UTF-8).
+    #[serde(default)]
+    pub path_bytes: Option<String>,
     /// First line to return, 1-based. Default 1.
     pub offset: Option<usize>,
     /// Maximum number of lines to return. Default: the whole file.
@@ -177,7 +182,12 @@ impl From<OpParam> for LineOp {
 #[serde(deny_unknown_fields)]
 pub struct EditFileParams {
     /// Path of the file, absolute or relative to the project directory.
-    pub path: String,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Instead of `path`: its raw bytes, hex-encoded (the `path_bytes` a result gave for a
+    /// name that is not UTF-8).
+    #[serde(default)]
+    pub path_bytes: Option<String>,
     /// The token read_file returned for this file ("blake3:" + hex), proving the edit was
     /// computed against the current content.
     pub token: Option<String>,
@@ -189,7 +199,12 @@ pub struct EditFileParams {
 #[serde(deny_unknown_fields)]
 pub struct WriteFileParams {
     /// Path of the file, absolute or relative to the project directory.
-    pub path: String,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Instead of `path`: its raw bytes, hex-encoded (the `path_bytes` a result gave for a
+    /// name that is not UTF-8).
+    #[serde(default)]
+    pub path_bytes: Option<String>,
     /// The complete new content of the file.
     pub content: String,
     /// To replace an existing file: the token read_file returned for it.
@@ -221,7 +236,12 @@ pub struct SearchParams {
 #[serde(deny_unknown_fields)]
 pub struct CheckParams {
     /// Paths to check, absolute or relative to the project directory.
+    #[serde(default)]
     pub paths: Vec<String>,
+    /// More paths as raw bytes, hex-encoded (the `path_bytes` a result gave for a name that
+    /// is not UTF-8).
+    #[serde(default)]
+    pub paths_bytes: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -235,6 +255,10 @@ pub struct UndoParams {
     pub all: Option<bool>,
     /// Only these paths.
     pub paths: Option<Vec<String>>,
+    /// More paths as raw bytes, hex-encoded (the `path_bytes` a result gave for a name that
+    /// is not UTF-8).
+    #[serde(default)]
+    pub paths_bytes: Option<Vec<String>>,
     /// Show what would happen, write nothing.
     pub dry_run: Option<bool>,
     /// Overwrite edits made after the undone ones (they are snapshotted first).
@@ -248,6 +272,10 @@ pub struct RedoParams {
     pub window: Option<String>,
     /// Only these paths.
     pub paths: Option<Vec<String>>,
+    /// More paths as raw bytes, hex-encoded (the `path_bytes` a result gave for a name that
+    /// is not UTF-8).
+    #[serde(default)]
+    pub paths_bytes: Option<Vec<String>>,
     /// Show what would happen, write nothing.
     pub dry_run: Option<bool>,
     /// Overwrite edits made since the undo (they are snapshotted first).
@@ -270,6 +298,10 @@ pub struct DiffParams {
     pub window: Option<String>,
     /// Only these paths.
     pub paths: Option<Vec<String>>,
+    /// More paths as raw bytes, hex-encoded (the `path_bytes` a result gave for a name that
+    /// is not UTF-8).
+    #[serde(default)]
+    pub paths_bytes: Option<Vec<String>>,
 }
 
 // ---- tools ----
@@ -295,11 +327,40 @@ fn refused(f: &Failure) -> ToolReturn {
     Ok(CallToolResult::error(vec![ContentBlock::text(text)]))
 }
 
-fn paths_of(list: Option<Vec<String>>) -> Vec<PathBuf> {
-    list.unwrap_or_default()
+/// The file a tool call names: `path`, or `path_bytes` for a name that is not UTF-8.
+fn path_of(path: Option<&str>, path_bytes: Option<&str>) -> Result<PathBuf, Failure> {
+    match (path, path_bytes) {
+        (_, Some(hex)) => bytes_path(hex),
+        (Some(path), None) => Ok(PathBuf::from(path)),
+        (None, None) => Err(Failure::new(Exit::Usage, "give path or path_bytes")),
+    }
+}
+
+/// `paths` followed by `paths_bytes`, each hex string a path's raw bytes.
+fn paths_of(
+    list: Option<Vec<String>>,
+    bytes: Option<Vec<String>>,
+) -> Result<Vec<PathBuf>, Failure> {
+    let mut paths: Vec<PathBuf> = list
+        .unwrap_or_default()
         .into_iter()
         .map(PathBuf::from)
-        .collect()
+        .collect();
+    for hex in bytes.unwrap_or_default() {
+        paths.push(bytes_path(&hex)?);
+    }
+    Ok(paths)
+}
+
+fn bytes_path(hex: &str) -> Result<PathBuf, Failure> {
+    workspace::hex_decode(hex)
+        .map(workspace::path_from_bytes)
+        .ok_or_else(|| {
+            Failure::new(
+                Exit::Usage,
+                format!("path_bytes {hex:?} is not hex (two digits a byte)"),
+            )
+        })
 }
 
 impl RewindServer {
@@ -325,7 +386,7 @@ impl RewindServer {
         &self,
         direction: Direction,
         target: Result<Target, Failure>,
-        paths: Vec<PathBuf>,
+        paths: Result<Vec<PathBuf>, Failure>,
         dry_run: bool,
         force: bool,
     ) -> ToolReturn {
@@ -333,7 +394,7 @@ impl RewindServer {
             let req = Request {
                 direction,
                 target: target?,
-                paths,
+                paths: paths?,
                 cwd: cwd.to_path_buf(),
                 dry_run,
                 force,
@@ -355,8 +416,8 @@ fn parse_window<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, Failur
     s.parse::<T>().map_err(|e| Failure::new(Exit::Usage, e))
 }
 
-fn tool_err(path: &str) -> impl FnOnce(ToolError) -> Failure + '_ {
-    move |e| tool_failure(e, Path::new(path))
+fn tool_err(path: &Path) -> impl FnOnce(ToolError) -> Failure + '_ {
+    move |e| tool_failure(e, path)
 }
 
 #[tool_router]
@@ -367,9 +428,10 @@ impl RewindServer {
     )]
     fn read_file(&self, Parameters(p): Parameters<ReadFileParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
+            let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
-                .read_file(Path::new(&p.path), cwd, p.offset.unwrap_or(1), p.limit)
-                .map_err(tool_err(&p.path))?;
+                .read_file(&path, cwd, p.offset.unwrap_or(1), p.limit)
+                .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(
                 render_read(&r),
             )]))
@@ -382,9 +444,10 @@ impl RewindServer {
     fn edit_file(&self, Parameters(p): Parameters<EditFileParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
             let ops: Vec<LineOp> = p.ops.into_iter().map(LineOp::from).collect();
+            let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
-                .edit_file(Path::new(&p.path), cwd, p.token.as_deref(), &ops)
-                .map_err(tool_err(&p.path))?;
+                .edit_file(&path, cwd, p.token.as_deref(), &ops)
+                .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(
                 "edited {} (undoable: window {})\n{}",
                 r.path,
@@ -404,9 +467,10 @@ impl RewindServer {
             } else {
                 WriteGuard::Token(p.token.as_deref())
             };
+            let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
-                .write_file(Path::new(&p.path), cwd, p.content.as_bytes(), guard)
-                .map_err(tool_err(&p.path))?;
+                .write_file(&path, cwd, p.content.as_bytes(), guard)
+                .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(
                 "{} {} (undoable: window {}): {} lines ({:+}), token {}",
                 if r.created { "created" } else { "wrote" },
@@ -450,7 +514,7 @@ impl RewindServer {
     )]
     fn check(&self, Parameters(p): Parameters<CheckParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
-            let paths: Vec<PathBuf> = p.paths.into_iter().map(PathBuf::from).collect();
+            let paths = paths_of(Some(p.paths), p.paths_bytes)?;
             let r = s.check(&paths, cwd, false)?;
             ok_json(&r).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
         })
@@ -469,7 +533,7 @@ impl RewindServer {
         self.undo_redo(
             Direction::Undo,
             target,
-            paths_of(p.paths),
+            paths_of(p.paths, p.paths_bytes),
             p.dry_run.unwrap_or(false),
             p.force.unwrap_or(false),
         )
@@ -486,7 +550,7 @@ impl RewindServer {
         self.undo_redo(
             Direction::Redo,
             target,
-            paths_of(p.paths),
+            paths_of(p.paths, p.paths_bytes),
             p.dry_run.unwrap_or(false),
             p.force.unwrap_or(false),
         )
@@ -510,7 +574,7 @@ impl RewindServer {
     fn diff(&self, Parameters(p): Parameters<DiffParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
             let window = p.window.as_deref().map(parse_window).transpose()?;
-            let (window, entries) = s.diff(window, &paths_of(p.paths), cwd)?;
+            let (window, entries) = s.diff(window, &paths_of(p.paths, p.paths_bytes)?, cwd)?;
             let mut text = format!("window {window}\n");
             for e in &entries {
                 text.push_str(&super::diff::unified(e));

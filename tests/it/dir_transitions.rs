@@ -3,6 +3,7 @@
 //! never an error; undo and redo go through the transition in the right order.
 
 use crate::common::{changes, Env};
+use crate::faults::FaultyFs;
 
 fn blob(bytes: &[u8]) -> serde_json::Value {
     serde_json::Value::String(blake3::hash(bytes).to_hex().to_string())
@@ -200,71 +201,6 @@ fn a_shell_mv_of_a_file_then_mkdir_in_its_place_is_scanned_undone_and_redone() {
     assert_eq!(env.read("a.bak").unwrap(), b"one\n");
 }
 
-/// RealFs failing its operation number `fail_at` once (EIO).
-struct FailOnce {
-    count: std::sync::atomic::AtomicUsize,
-    fail_at: usize,
-}
-
-impl FailOnce {
-    fn tick(&self) -> std::io::Result<()> {
-        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        match n == self.fail_at {
-            true => Err(std::io::Error::from_raw_os_error(5)),
-            false => Ok(()),
-        }
-    }
-}
-
-mod fail_once {
-    use super::FailOnce;
-    use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
-    use rewind::workspace::{RelPath, Workspace};
-    use std::io;
-    use std::path::{Path, PathBuf};
-
-    impl WorkspaceFs for FailOnce {
-        fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
-            self.tick()?;
-            RealFs.ensure_parents(ws, rel)
-        }
-        fn stage(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            bytes: &[u8],
-            mode: u32,
-            flush: Flush,
-        ) -> io::Result<Staged> {
-            self.tick()?;
-            RealFs.stage(ws, rel, bytes, mode, flush)
-        }
-        fn commit(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            staged: Staged,
-            pre: &dyn Fn() -> io::Result<()>,
-        ) -> io::Result<()> {
-            self.tick()?;
-            RealFs.commit(ws, rel, staged, pre)
-        }
-        fn remove(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            pre: &dyn Fn() -> io::Result<()>,
-        ) -> io::Result<()> {
-            self.tick()?;
-            RealFs.remove(ws, rel, pre)
-        }
-        fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
-            self.tick()?;
-            RealFs.remove_empty_dir(dir)
-        }
-    }
-}
-
 /// An undo (and a redo) of a transition failing at any file operation either happened
 /// whole or left the workspace as it was.
 #[test]
@@ -313,10 +249,7 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
                 Direction::Undo => (as_dir, as_file),
                 Direction::Redo => (as_file, as_dir),
             };
-            let fs = FailOnce {
-                count: std::sync::atomic::AtomicUsize::new(0),
-                fail_at,
-            };
+            let fs = FaultyFs::eio_once_at(fail_at);
             let result = undo::run_with(&s, &req(direction), &fs);
             let case = format!("{direction:?} failing at op {fail_at}");
             match result {

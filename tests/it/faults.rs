@@ -14,14 +14,28 @@ use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 /// RealFs that fails operation number `fail_at` (and every later one when `persistent`).
-struct FaultyFs {
+/// Removing an empty directory counts as an operation only with `dir_removals` (for undo
+/// that is a rollback's best-effort cleanup; a file-to-directory transition depends on it).
+pub(crate) struct FaultyFs {
     count: AtomicUsize,
     fail_at: usize,
     persistent: bool,
     errno: i32,
+    dir_removals: bool,
 }
 
 impl FaultyFs {
+    /// Fails operation `fail_at` once with EIO, directory removals counted.
+    pub(crate) fn eio_once_at(fail_at: usize) -> FaultyFs {
+        FaultyFs {
+            count: AtomicUsize::new(0),
+            fail_at,
+            persistent: false,
+            errno: 5,
+            dir_removals: true,
+        }
+    }
+
     fn tick(&self) -> io::Result<()> {
         let n = self.count.fetch_add(1, Ordering::SeqCst);
         if n == self.fail_at || (self.persistent && n > self.fail_at) {
@@ -67,6 +81,9 @@ impl WorkspaceFs for FaultyFs {
         RealFs.remove(ws, rel, pre)
     }
     fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+        if self.dir_removals {
+            self.tick()?;
+        }
         RealFs.remove_empty_dir(dir)
     }
     fn sync_filesystem(&self, handle: &std::fs::File) -> io::Result<()> {
@@ -168,6 +185,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                         fail_at,
                         persistent,
                         errno,
+                        dir_removals: false,
                     };
                     let result = undo::run_with(&s, &undo_req(&ws), &fs);
                     let now = snapshot(&ws);

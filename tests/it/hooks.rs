@@ -175,32 +175,37 @@ fn codex_apply_patch_is_recorded_for_every_header_and_undone() {
     assert!(env.read("docs/notes.md").is_none());
 }
 
-#[test]
-fn gemini_write_file_is_recorded_exactly_and_undone() {
-    let env = Env::new();
-    let session = "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b";
+const GEMINI_SESSION: &str = "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b";
+
+/// Gemini's write_file of `parser.py` (return 0 → return 1) through its Before/AfterTool hooks;
+/// the change it recorded.
+fn gemini_write(env: &Env) -> Value {
     env.write("parser.py", "def parse():\n    return 0\n");
     hook(
-        &env,
+        env,
         "gemini",
-        &fixture(&env, "gemini", "before-tool-write_file"),
+        &fixture(env, "gemini", "before-tool-write_file"),
     )
     .ok();
     env.write("parser.py", "def parse():\n    return 1\n");
     hook(
-        &env,
+        env,
         "gemini",
-        &fixture(&env, "gemini", "after-tool-write_file"),
+        &fixture(env, "gemini", "after-tool-write_file"),
     )
     .ok();
+    change_of(&changes(env, GEMINI_SESSION), "parser.py").clone()
+}
 
-    let all = changes(&env, session);
-    let c = change_of(&all, "parser.py");
+#[test]
+fn gemini_write_file_is_recorded_exactly_and_undone() {
+    let env = Env::new();
+    let c = gemini_write(&env);
     assert_eq!(c["proof"], "exact");
     assert_eq!(c["before"], blob(b"def parse():\n    return 0\n"));
     assert_eq!(c["after"], blob(b"def parse():\n    return 1\n"));
 
-    undo(&env, session).ok();
+    undo(&env, GEMINI_SESSION).ok();
     assert_eq!(
         env.read("parser.py").unwrap(),
         b"def parse():\n    return 0\n"
@@ -212,29 +217,10 @@ fn gemini_write_file_is_recorded_exactly_and_undone() {
 #[test]
 fn a_gemini_tool_call_can_be_undone_by_its_derived_id() {
     let env = Env::new();
-    let session = "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b";
-    env.write("parser.py", "def parse():\n    return 0\n");
-    hook(
-        &env,
-        "gemini",
-        &fixture(&env, "gemini", "before-tool-write_file"),
-    )
-    .ok();
-    env.write("parser.py", "def parse():\n    return 1\n");
-    hook(
-        &env,
-        "gemini",
-        &fixture(&env, "gemini", "after-tool-write_file"),
-    )
-    .ok();
-    let all = changes(&env, session);
-    let c = change_of(&all, "parser.py");
-    let id = c["tool_call"]
-        .as_str()
-        .expect("a derived tool-call id")
-        .to_string();
+    let c = gemini_write(&env);
+    let id = c["tool_call"].as_str().expect("a derived tool-call id");
     assert!(id.starts_with("gemini-"), "{id}");
-    env.run(&["undo", "--session", session, "--tool-call", &id])
+    env.run(&["undo", "--session", GEMINI_SESSION, "--tool-call", id])
         .ok();
     assert_eq!(
         env.read("parser.py").unwrap(),

@@ -14,6 +14,18 @@ impl BlobId {
         BlobId(*blake3::hash(bytes).as_bytes())
     }
 
+    /// The id of everything `reader` yields, read as a stream (never held whole), and how
+    /// many bytes that was.
+    pub fn of_reader(reader: impl std::io::Read) -> std::io::Result<(BlobId, u64)> {
+        let mut hasher = blake3::Hasher::new();
+        let mut counted = Counted {
+            inner: reader,
+            n: 0,
+        };
+        hasher.update_reader(&mut counted)?;
+        Ok((BlobId::from_hash(hasher.finalize()), counted.n))
+    }
+
     pub fn from_hash(hash: blake3::Hash) -> BlobId {
         BlobId(*hash.as_bytes())
     }
@@ -35,6 +47,20 @@ impl BlobId {
         let mut hex = self.to_hex();
         hex.truncate(12);
         hex
+    }
+}
+
+/// A reader that counts what it yields.
+struct Counted<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
     }
 }
 

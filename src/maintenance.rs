@@ -116,7 +116,7 @@ impl Maintenance<'_> {
         let totals = r.blob_totals()?;
         let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
         for id in &ids {
-            if let Err(e) = self.home.store().get(self.home.index(), id) {
+            if let Err(e) = self.home.store().check(self.home.index(), id) {
                 problems.push(Problem {
                     object: format!("blob {id}"),
                     detail: e.to_string(),

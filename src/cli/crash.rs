@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
+use rewind::workspace::fs::{Content, Flush, RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 pub struct CrashAfterOps {
@@ -47,11 +47,11 @@ impl WorkspaceFs for CrashAfterOps {
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         flush: Flush,
     ) -> io::Result<Staged> {
-        RealFs.stage(ws, rel, bytes, mode, flush)
+        RealFs.stage(ws, rel, content, mode, flush)
     }
 
     fn commit(

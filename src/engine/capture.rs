@@ -4,6 +4,7 @@
 //! one `BEGIN IMMEDIATE` transaction: a blob is always durable before a row refers to it, and
 //! a bad path anywhere in the batch fails the batch before anything is written.
 
+use std::io::Seek;
 use std::path::{Path, PathBuf};
 
 use super::{EngineError, Result, Session};
@@ -12,6 +13,7 @@ use crate::index::{LastRead, NewChange, Tx};
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
+use crate::store::StoreError;
 use crate::workspace::{Observation, PathError, RelPath, Stat};
 
 /// A path as it is now, its bytes already in the store.
@@ -150,8 +152,28 @@ impl Session<'_> {
         absent_if_no_file(rel, self.look(rel), self.home.now())
     }
 
-    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
+    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them. A
+    /// file over [`HOLD_MAX`](crate::workspace::HOLD_MAX) is read as a stream; one that keeps
+    /// changing size while it is read is tried again, then refused.
     fn observe_into(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
+        let mut tries = 0;
+        loop {
+            match self.observe_once(rel, store) {
+                Err(EngineError::Store(StoreError::SourceChanged { .. })) if tries < 2 => {
+                    tries += 1;
+                }
+                Err(EngineError::Store(StoreError::SourceChanged { size, read })) => {
+                    return Err(EngineError::Unstable {
+                        path: rel.display(),
+                        detail: format!("{read} bytes where its stat said {size}"),
+                    })
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn observe_once(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
         let read_at = self.home.now();
         let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
             Observation::Absent => (FileState::Absent, None, false),
@@ -161,6 +183,27 @@ impl Session<'_> {
                         .store
                         .put_with_id(&self.home.index, id, &bytes, previous, read_at)?;
                 }
+                let state = FileState::Present {
+                    blob: id,
+                    mode: stat.mode,
+                };
+                (state, Some(stat), false)
+            }
+            Observation::Large { mut file, stat } => {
+                // Hashed first: a large file snapped again unchanged (the common case) is
+                // already stored, and hashing costs a fraction of compressing. Stored, the
+                // id is the stored bytes' own, should the file have changed in between.
+                let hashed = hash_stream(&mut file, stat.size)?;
+                let id = match store {
+                    Some(_) if !self.home.store.has(&self.home.index, &hashed)? => {
+                        file.rewind()
+                            .map_err(|source| StoreError::Read { source })?;
+                        self.home
+                            .store
+                            .put_stream(&self.home.index, file, stat.size, read_at)?
+                    }
+                    _ => hashed,
+                };
                 let state = FileState::Present {
                     blob: id,
                     mode: stat.mode,
@@ -716,4 +759,14 @@ fn absent_if_no_file(rel: &RelPath, captured: Result<Captured>, read_at: i64) ->
         }),
         other => other,
     }
+}
+
+/// The id of a large file's bytes, read as a stream. A file no longer the size its stat
+/// said is a [`StoreError::SourceChanged`], for the caller to look again.
+fn hash_stream(file: &mut std::fs::File, size: u64) -> Result<BlobId> {
+    let (id, read) = BlobId::of_reader(file).map_err(|source| StoreError::Read { source })?;
+    if read != size {
+        return Err(StoreError::SourceChanged { size, read }.into());
+    }
+    Ok(id)
 }

@@ -231,7 +231,7 @@ impl Session<'_> {
         // Read (and verified) before the lock and the snapshot: a damaged blob fails early.
         let mut bytes = Prefetched::new();
         if let Some(b) = target.blob() {
-            bytes.insert(b, Ok(self.store().get(self.index(), &b)?));
+            bytes.insert(b, Ok(self.store().load(self.index(), &b)?));
         }
         let locked = self.lock(&RealFs)?;
         let current = self.capture(&rel, target.blob())?;

@@ -83,6 +83,8 @@ pub enum EngineError {
         "{path} is over the size limit; rewind cannot snapshot it, so it will not overwrite it"
     )]
     TooLargeToReplace { path: String },
+    #[error("{path}: kept changing while rewind read it ({detail}); try again once it is written")]
+    Unstable { path: String, detail: String },
     #[error("{path}: {operation} returned nothing")]
     NoReport {
         path: String,

@@ -17,8 +17,8 @@ use super::context::ContextFile;
 use super::{EngineError, ModReason, Session};
 use crate::edit::{self, EditError, EditReport, LineOp};
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::workspace::fs::{RealFs, WorkspaceFs};
-use crate::workspace::{Observation, RelPath};
+use crate::workspace::fs::{Content, RealFs, WorkspaceFs};
+use crate::workspace::{Observation, RelPath, HOLD_MAX};
 
 /// How often `read_file` re-reads a file that changes between reading and recording it.
 const READ_ATTEMPTS: usize = 3;
@@ -39,6 +39,8 @@ pub enum ToolError {
     TooLarge { path: String, size: u64 },
     #[error("{path}: the new content is {size} bytes, over the size limit ({limit} bytes); rewind could not snapshot it to undo the write, so it did not write it (raise --max-file-size to allow it)")]
     ContentTooLarge { path: String, size: u64, limit: u64 },
+    #[error("{path}: is {size} bytes; rewind's edit tools hold a file in memory and take files up to {limit} bytes; edit it another way (rewind still snapshots it)")]
+    TooLargeToEdit { path: String, size: u64, limit: u64 },
     #[error("{path}: kept changing while it was read; try again")]
     Unstable { path: String },
     #[error("{path}: cannot write: {detail}")]
@@ -278,6 +280,11 @@ impl Session<'_> {
                 path: rel.display(),
                 size: stat.size,
             }),
+            Observation::Large { stat, .. } => Err(ToolError::TooLargeToEdit {
+                path: rel.display(),
+                size: stat.size,
+                limit: HOLD_MAX,
+            }),
             Observation::NotRegular { kind } => Err(EngineError::NotRegular {
                 path: rel.display(),
                 kind,
@@ -340,7 +347,7 @@ impl Session<'_> {
             let fs = RealFs;
             let result = fs
                 .ensure_parents(&self.ws, rel)
-                .and_then(|_| fs.replace(&self.ws, rel, bytes, mode, &still_same))
+                .and_then(|_| fs.replace(&self.ws, rel, Content::Bytes(bytes), mode, &still_same))
                 .and_then(|()| fs.sync_dir(&crate::workspace::fs::parent_dir(&self.ws, rel)));
             match result {
                 Ok(()) => Ok(()),

@@ -276,9 +276,12 @@ fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Op
             .map_err(EngineError::from)?
         {
             Observation::Absent => None,
-            Observation::Regular { id, .. } => Some(id),
             // Too large or not a file: no content to compare, nothing to refuse over.
             Observation::TooLarge { .. } | Observation::NotRegular { .. } => continue,
+            file => match file.hash() {
+                Ok(Some((id, _))) => Some(id),
+                _ => continue,
+            },
         };
         if now != read_blob {
             let what = match now {

@@ -12,7 +12,7 @@ use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
 use crate::engine::Clock;
 use crate::index::IndexError;
 use crate::model::{FileState, KnownState, Unread};
-use crate::store::{BlobRow, PackWriter, Store};
+use crate::store::{BlobRow, PackWriter, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 /// A file after a worker looked at it; its bytes already encoded when they are new.
@@ -317,6 +317,22 @@ fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<O
         }
         Ok(Observation::TooLarge { stat }) => {
             (FileState::Unknown, Some(stat), Some(Unread::TooLarge), None)
+        }
+        Ok(Observation::Large { file, stat }) => {
+            let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
+            match cx.store.encode_stream(file, stat.size, known_blob, read_at) {
+                Ok((id, row)) => {
+                    let state = FileState::Present {
+                        blob: id,
+                        mode: stat.mode,
+                    };
+                    (state, Some(stat), None, row)
+                }
+                // Still being written: left as it was known, for the next scan (its stat
+                // has changed, so that one looks again).
+                Err(StoreError::SourceChanged { .. }) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(Observation::Regular { bytes, id, stat }) => {
             let known_blob = c.known.as_ref().and_then(|k| k.state.blob());

@@ -31,6 +31,7 @@
 mod catalog;
 mod codec;
 pub mod pack;
+mod stream;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -42,6 +43,7 @@ use crate::ids::BlobId;
 
 pub use catalog::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
 pub use pack::PackWriter;
+pub use stream::Loaded;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -53,6 +55,13 @@ pub enum StoreError {
     Io { path: String, source: io::Error },
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// A file streamed into the store was not the size its stat said when the read began.
+    #[error("the file changed while it was being read ({read} bytes where {size} were expected)")]
+    SourceChanged { size: u64, read: u64 },
+    #[error("cannot read the file being stored: {source}")]
+    Read { source: io::Error },
+    #[error("cannot write a blob's bytes out: {source}")]
+    Write { source: io::Error },
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -627,10 +636,10 @@ mod tests {
     /// A strict in-memory catalogue: what the catalog's `blobs` table does, and an error for
     /// a move of a row that is not there.
     #[derive(Default)]
-    struct MemCatalog(RefCell<HashMap<BlobId, BlobRow>>);
+    pub(super) struct MemCatalog(RefCell<HashMap<BlobId, BlobRow>>);
 
     impl MemCatalog {
-        fn len(&self) -> usize {
+        pub(super) fn len(&self) -> usize {
             self.0.borrow().len()
         }
 

@@ -19,20 +19,42 @@ use std::path::{Path, PathBuf};
 
 use super::{RelPath, Workspace};
 
+/// What a staged file is filled with.
+#[derive(Clone, Copy)]
+pub enum Content<'a> {
+    Bytes(&'a [u8]),
+    /// Written into the temp file by the caller (a blob decoded from the store as a
+    /// stream, never held whole). An error leaves nothing staged.
+    Stream(&'a dyn Fn(&mut dyn Write) -> io::Result<()>),
+}
+
+impl Content<'_> {
+    fn write_to(self, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            Content::Bytes(bytes) => out.write_all(bytes),
+            Content::Stream(fill) => {
+                let mut buffered = io::BufWriter::with_capacity(1 << 20, out);
+                fill(&mut buffered)?;
+                buffered.flush()
+            }
+        }
+    }
+}
+
 pub trait WorkspaceFs: Sync {
     /// Create the missing parent directories of `rel`, refusing any existing parent that is
     /// a symlink or not a directory; returns the ones it created, outermost first, so a
     /// rollback can remove them again.
     fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>>;
 
-    /// Write `bytes` with permission bits `mode` to a new temp file in the directory of
+    /// Write `content` with permission bits `mode` to a new temp file in the directory of
     /// `rel`, durable now (fsync) or by the caller's [`sync_filesystem`](Self::sync_filesystem)
     /// (`flush`). Nothing at `rel` changes; dropping the result removes the temp file.
     fn stage(
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         flush: Flush,
     ) -> io::Result<Staged>;
@@ -47,17 +69,17 @@ pub trait WorkspaceFs: Sync {
         precheck: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()>;
 
-    /// Atomically replace (or create) `rel` with `bytes` and permission bits `mode`:
+    /// Atomically replace (or create) `rel` with `content` and permission bits `mode`:
     /// [`stage`](Self::stage) then [`commit`](Self::commit).
     fn replace(
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         precheck: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()> {
-        let staged = self.stage(ws, rel, bytes, mode, Flush::Now)?;
+        let staged = self.stage(ws, rel, content, mode, Flush::Now)?;
         self.commit(ws, rel, staged, precheck)
     }
 
@@ -175,7 +197,7 @@ impl WorkspaceFs for RealFs {
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         flush: Flush,
     ) -> io::Result<Staged> {
@@ -185,7 +207,7 @@ impl WorkspaceFs for RealFs {
             .ok_or_else(|| io::Error::other("path has no parent"))?;
         let mut tmp = create_temp(ws, rel, parent)?;
         set_mode(tmp.as_file(), mode)?;
-        tmp.write_all(bytes)?;
+        content.write_to(tmp.as_file_mut())?;
         if flush == Flush::Now {
             tmp.as_file().sync_all()?;
         }

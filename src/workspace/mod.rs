@@ -12,7 +12,7 @@ pub mod fs;
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
 use crate::ids::BlobId;
@@ -441,18 +441,25 @@ impl Workspace {
                 kind: file_kind(&opened.file_type()),
             });
         }
+        let stat = stat_of(&opened);
+        if stat.size > HOLD_MAX {
+            return Ok(Observation::Large { file, stat });
+        }
         let mut bytes = Vec::with_capacity(stat.size as usize);
-        // Read one byte past the limit so a file that grew since the stat is still caught.
+        // Read one byte past the limits so a file that grew since the stat is still caught.
         (&mut file)
-            .take(max_size.saturating_add(1))
+            .take(max_size.min(HOLD_MAX).saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| PathError::io(&abs, e))?;
         if bytes.len() as u64 > max_size {
-            return Ok(Observation::TooLarge {
-                stat: stat_of(&opened),
-            });
+            return Ok(Observation::TooLarge { stat });
         }
-        let stat = stat_of(&opened);
+        if bytes.len() as u64 > HOLD_MAX {
+            // Grew past what is held in memory since the stat: the caller streams it.
+            file.seek(io::SeekFrom::Start(0))
+                .map_err(|e| PathError::io(&abs, e))?;
+            return Ok(Observation::Large { file, stat });
+        }
         let id = BlobId::of(&bytes);
         Ok(Observation::Regular { bytes, id, stat })
     }
@@ -462,13 +469,25 @@ impl Workspace {
 #[derive(Debug, Default)]
 pub struct CheckedDirs(std::collections::HashSet<Vec<u8>>);
 
+/// The largest file [`Workspace::observe`] reads into memory; a larger one is handed back
+/// open ([`Observation::Large`]) for the caller to hash or store as a stream, so memory
+/// stays bounded whatever a file's size.
+pub const HOLD_MAX: u64 = 16 << 20;
+
 /// What is at a path right now.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Observation {
     Absent,
     Regular {
         bytes: Vec<u8>,
         id: BlobId,
+        stat: Stat,
+    },
+    /// A regular file over [`HOLD_MAX`] (and within the size limit), opened and not read:
+    /// `stat` is the open file's. Read it as a stream ([`Observation::hash`], or the store's
+    /// `put_stream`).
+    Large {
+        file: std::fs::File,
         stat: Stat,
     },
     /// A regular file over the size limit: known to exist, bytes not captured.
@@ -479,6 +498,18 @@ pub enum Observation {
     NotRegular {
         kind: &'static str,
     },
+}
+
+impl Observation {
+    /// The blob id of what is there, for a regular file: a large one is hashed as a stream
+    /// (`None` for anything else).
+    pub fn hash(self) -> io::Result<Option<(BlobId, Stat)>> {
+        match self {
+            Observation::Regular { id, stat, .. } => Ok(Some((id, stat))),
+            Observation::Large { file, stat } => Ok(Some((BlobId::of_reader(file)?.0, stat))),
+            _ => Ok(None),
+        }
+    }
 }
 
 fn file_kind(ft: &std::fs::FileType) -> &'static str {

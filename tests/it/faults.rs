@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rewind::engine::{Home, Options, Session};
 use rewind::undo::{self, Direction, Request, Status, Target};
-use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
+use rewind::workspace::fs::{Content, Flush, RealFs, Staged, WorkspaceFs};
 use rewind::workspace::{RelPath, Workspace};
 
 /// RealFs that fails operation number `fail_at` (and every later one when `persistent`).
@@ -54,12 +54,12 @@ impl WorkspaceFs for FaultyFs {
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         flush: Flush,
     ) -> io::Result<Staged> {
         self.tick()?;
-        RealFs.stage(ws, rel, bytes, mode, flush)
+        RealFs.stage(ws, rel, content, mode, flush)
     }
     fn commit(
         &self,
@@ -285,11 +285,11 @@ impl WorkspaceFs for Meddler {
         &self,
         ws: &Workspace,
         rel: &RelPath,
-        bytes: &[u8],
+        content: Content<'_>,
         mode: u32,
         flush: Flush,
     ) -> io::Result<Staged> {
-        RealFs.stage(ws, rel, bytes, mode, flush)
+        RealFs.stage(ws, rel, content, mode, flush)
     }
     fn commit(
         &self,

@@ -605,6 +605,31 @@ fn bash_scan_records_a_file_over_the_size_limit_as_metadata_only_too_large() {
     assert_eq!(c["reason"], "too-large");
 }
 
+/// A file over what rewind holds in memory (16 MiB), within the size limit, is scanned as a
+/// stream: its versions are kept exact, and undo puts the first one back.
+#[test]
+fn bash_scan_keeps_a_file_larger_than_rewind_holds_in_memory_exact() {
+    let env = Env::new();
+    let v1 = crate::common::random_bytes((16 << 20) + 4096, 5);
+    env.write("data.bin", &v1);
+    bash(&env, false, &[]);
+    let mut v2 = v1.clone();
+    v2[1 << 20] ^= 1;
+    env.write("data.bin", &v2);
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let c = change_of(&all, "data.bin");
+    assert_eq!(c["proof"], "exact", "{c}");
+    assert_eq!(c["before"], blob(&v1));
+    assert_eq!(c["after"], blob(&v2));
+    undo(&env, CLAUDE_SESSION).ok();
+    assert!(
+        env.read("data.bin").unwrap() == v1,
+        "undo put the first version back"
+    );
+}
+
 /// A file the hook's user may not read (mode 000; as root, the hook runs as `nobody`) is known by its stat alone: the scan records its change as
 /// metadata-only, reason `unreadable`, and goes on with the rest. It used to fail every
 /// scan of the workspace ("cannot read secret.txt: Permission denied").

@@ -163,7 +163,7 @@ fn hostile_paths_are_refused_and_nothing_lands_outside() {
 fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
     use rewind::engine::{Home, Options};
     use rewind::undo::{self, Direction, Request, Target};
-    use rewind::workspace::fs::{Flush, RealFs, Staged, WorkspaceFs};
+    use rewind::workspace::fs::{Content, Flush, RealFs, Staged, WorkspaceFs};
     use rewind::workspace::{RelPath, Workspace};
     use std::io;
 
@@ -189,14 +189,14 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             &self,
             ws: &Workspace,
             rel: &RelPath,
-            bytes: &[u8],
+            content: Content<'_>,
             mode: u32,
             flush: Flush,
         ) -> io::Result<Staged> {
             if rel.display().starts_with("sub/") && !self.after_precheck {
                 self.swap();
             }
-            let staged = RealFs.stage(ws, rel, bytes, mode, flush);
+            let staged = RealFs.stage(ws, rel, content, mode, flush);
             // Not even for a moment: no temp file of ours is created through the symlink
             // (Linux: the temp file is created through a handle on the checked directory).
             if cfg!(target_os = "linux") {

@@ -940,6 +940,21 @@ fn edit_safety_corpus_refuses_every_unsafe_attempt_and_no_safe_one() {
     assert_eq!(safe_refused, 0);
 }
 
+/// The edit tools hold a file in memory: one over 16 MiB (within the size limit, so rewind
+/// snapshots it) is refused by name and size, not read.
+#[test]
+fn reading_a_file_over_what_the_edit_tools_hold_is_refused_with_its_size() {
+    let env = Env::new();
+    let size = (16 << 20) + 1;
+    env.write("big.txt", vec![b'a'; size]);
+    let read = env.run(&["read", "big.txt"]);
+    assert_refused(
+        &read,
+        1,
+        &format!("big.txt: is {size} bytes; rewind's edit tools hold a file in memory and take files up to 16777216 bytes; edit it another way (rewind still snapshots it)"),
+    );
+}
+
 /// A write rewind could not snapshot could not be undone: content over the size limit is
 /// refused before anything is written, for a create, a whole-file write and an edit.
 #[test]

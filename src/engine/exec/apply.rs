@@ -8,11 +8,12 @@ use std::io;
 use std::path::PathBuf;
 
 use super::durable::{hold, stage_all, Flushes, Held, PathFailure, Write};
-use super::{Failed, Step};
+use super::{Failed, Step, Targets};
 use crate::engine::{EngineError, Session};
 use crate::ids::BlobId;
 use crate::model::FileState;
-use crate::workspace::fs::{parent_dir, syncfs_usable, Staged, WorkspaceFs};
+use crate::store::Loaded;
+use crate::workspace::fs::{parent_dir, syncfs_usable, Content, Staged, WorkspaceFs};
 use crate::workspace::{Observation, PathError, RelPath};
 
 /// The workspace side of one execution: the session's workspace, the file operations, and
@@ -44,12 +45,8 @@ impl<'a> Applier<'a> {
     }
 
     /// Move every step's path from its current state to its target. `bytes` holds every
-    /// present target's verified bytes.
-    pub fn apply(
-        mut self,
-        steps: &[Step],
-        bytes: &BTreeMap<BlobId, Vec<u8>>,
-    ) -> Result<(), Failed> {
+    /// present target, verified.
+    pub fn apply(mut self, steps: &[Step], bytes: &Targets) -> Result<(), Failed> {
         self.transitions = transitions(steps);
         let todo = ordered(steps, !self.transitions.is_empty());
         let writes = todo
@@ -98,7 +95,7 @@ impl<'a> Applier<'a> {
     fn stage_batch(
         &mut self,
         todo: &[&Step],
-        bytes: &BTreeMap<BlobId, Vec<u8>>,
+        bytes: &Targets,
         flushes: &mut Flushes,
     ) -> Result<BTreeMap<usize, Staged>, PathFailure> {
         // Parents and flush handles one file after another (two files may share a parent
@@ -114,8 +111,12 @@ impl<'a> Applier<'a> {
             };
             self.parents(&step.path).map_err(fail)?;
             flushes.note(&dir).map_err(fail)?;
-            let b = bytes_of(step, bytes).map_err(fail)?;
-            writes.push((n, &step.path, b, mode));
+            // A large file is not staged ahead (it is not held in memory to stage on another
+            // thread): [`Applier::put`] writes and fsyncs it when its turn comes.
+            match loaded(step, bytes).map_err(fail)? {
+                Loaded::Bytes(b) => writes.push((n, &step.path, b, mode)),
+                Loaded::Large { .. } => {}
+            }
         }
         let staged = stage_all(self.session.workspace(), self.fs, &writes)?;
         flushes.flush(self.fs, "the temp files")?;
@@ -128,7 +129,7 @@ impl<'a> Applier<'a> {
     fn rename_all<'s>(
         &mut self,
         todo: &[&'s Step],
-        bytes: &BTreeMap<BlobId, Vec<u8>>,
+        bytes: &Targets,
         staged: &mut BTreeMap<usize, Staged>,
         batched: bool,
         applied: &mut Vec<&'s Step>,
@@ -203,7 +204,7 @@ impl<'a> Applier<'a> {
         rel: &RelPath,
         from: FileState,
         to: FileState,
-        bytes: &BTreeMap<BlobId, Vec<u8>>,
+        bytes: &Targets,
     ) -> io::Result<()> {
         let precheck = still(self.session, rel, from, self.words.0);
         let ws = self.session.workspace();
@@ -214,10 +215,19 @@ impl<'a> Applier<'a> {
                     self.clear_empty_dir(rel)?;
                 }
                 self.parents(rel)?;
-                let b = bytes
-                    .get(&blob)
-                    .ok_or_else(|| io::Error::other("target bytes not loaded"))?;
-                self.fs.replace(ws, rel, b, mode, &precheck)
+                let (store, index) = (self.session.store(), self.session.index());
+                let stream = |out: &mut dyn io::Write| {
+                    store
+                        .get_to(index, &blob, out)
+                        .map(|_| ())
+                        .map_err(io::Error::other)
+                };
+                let content = match bytes.get(&blob) {
+                    Some(Loaded::Bytes(b)) => Content::Bytes(b),
+                    Some(Loaded::Large { .. }) => Content::Stream(&stream),
+                    None => return Err(io::Error::other("target bytes not loaded")),
+                };
+                self.fs.replace(ws, rel, content, mode, &precheck)
             }
             FileState::Unknown => Err(io::Error::other("no bytes to restore")),
         }
@@ -298,9 +308,9 @@ impl<'a> Applier<'a> {
         let created = std::mem::take(&mut self.created_dirs);
         let mut errors = Vec::new();
         for step in applied.iter().rev() {
-            let mut previous = BTreeMap::new();
+            let mut previous = Targets::new();
             if let Some(b) = step.current.blob() {
-                match self.session.store().get(self.session.index(), &b) {
+                match self.session.store().load(self.session.index(), &b) {
                     Ok(bytes) => {
                         previous.insert(b, bytes);
                     }
@@ -381,11 +391,10 @@ fn transitions(steps: &[Step]) -> HashSet<RelPath> {
     found
 }
 
-fn bytes_of<'b>(step: &Step, bytes: &'b BTreeMap<BlobId, Vec<u8>>) -> io::Result<&'b [u8]> {
+fn loaded<'b>(step: &Step, bytes: &'b Targets) -> io::Result<&'b Loaded> {
     step.target
         .blob()
         .and_then(|b| bytes.get(&b))
-        .map(Vec::as_slice)
         .ok_or_else(|| io::Error::other("target bytes not loaded"))
 }
 
@@ -396,6 +405,10 @@ pub(super) fn current_state(session: &Session<'_>, rel: &RelPath) -> io::Result<
         Ok(Observation::Absent) => Ok(FileState::Absent),
         Ok(Observation::Regular { id, stat, .. }) => Ok(FileState::Present {
             blob: id,
+            mode: stat.mode,
+        }),
+        Ok(Observation::Large { file, stat }) => Ok(FileState::Present {
+            blob: BlobId::of_reader(file)?.0,
             mode: stat.mode,
         }),
         // No regular file there: a directory (a file that became one), or a path below a

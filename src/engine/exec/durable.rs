@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::workspace::fs::{device_of, Flush, Staged, WorkspaceFs};
+use crate::workspace::fs::{device_of, Content, Flush, Staged, WorkspaceFs};
 use crate::workspace::{RelPath, Workspace};
 
 /// A failure while applying: the path it concerns (as shown to the user) and what happened.
@@ -28,7 +28,7 @@ pub(super) fn stage_all(
     let stage_part = |part: &[Write<'_>]| {
         let mut done = Vec::with_capacity(part.len());
         for &(n, rel, bytes, mode) in part {
-            match fs.stage(ws, rel, bytes, mode, Flush::Batched) {
+            match fs.stage(ws, rel, Content::Bytes(bytes), mode, Flush::Batched) {
                 Ok(staged) => done.push((n, staged)),
                 Err(e) => return (done, Some((rel.display(), e))),
             }

@@ -36,7 +36,12 @@ use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
 use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
+use crate::store::Loaded;
 use crate::workspace::RelPath;
+
+/// Every present target's bytes (a large one: verified, and decoded from the store again as
+/// it is written), by blob.
+pub(super) type Targets = BTreeMap<BlobId, Loaded>;
 
 /// One path's transition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,9 +140,9 @@ fn load_targets(
     session: &Session<'_>,
     steps: &[Step],
     mut prefetched: Prefetched,
-) -> Result<BTreeMap<BlobId, Vec<u8>>> {
+) -> Result<Targets> {
     let load = |_: &crate::index::Tx<'_>| {
-        let mut bytes: BTreeMap<BlobId, Vec<u8>> = BTreeMap::new();
+        let mut bytes = Targets::new();
         for step in steps {
             let Some(blob) = step.target.blob() else {
                 continue;
@@ -145,7 +150,7 @@ fn load_targets(
             if let std::collections::btree_map::Entry::Vacant(slot) = bytes.entry(blob) {
                 let loaded = match prefetched.remove(&blob) {
                     Some(loaded) => loaded,
-                    None => session.store().get(session.index(), &blob),
+                    None => session.store().load(session.index(), &blob),
                 };
                 let b = loaded.map_err(|source| EngineError::Unrestorable {
                     path: step.path.display(),

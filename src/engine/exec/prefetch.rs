@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::engine::{Result, Session};
 use crate::ids::BlobId;
 use crate::index::Index;
-use crate::store::{Store, StoreError};
+use crate::store::{Loaded, Store, StoreError};
 
 /// Target bytes loaded ahead of [`super::execute`], or why one could not be read (reported
 /// only if the plan needs that blob).
-pub type Prefetched = BTreeMap<BlobId, std::result::Result<Vec<u8>, StoreError>>;
+pub type Prefetched = BTreeMap<BlobId, std::result::Result<Loaded, StoreError>>;
 
 /// Run `work` while another thread loads `blobs`; `work` returns its result and whether
 /// the blobs will be needed (false: nothing will be written, loading stops at the next blob).
@@ -56,7 +56,7 @@ struct Queue {
     next: AtomicUsize,
 }
 
-type Loaded = Vec<(BlobId, std::result::Result<Vec<u8>, StoreError>)>;
+type Taken = Vec<(BlobId, std::result::Result<Loaded, StoreError>)>;
 
 impl Queue {
     /// Leave the blobs not taken yet: every thread loading stops at its next one.
@@ -65,7 +65,7 @@ impl Queue {
     }
 
     /// Load blobs through `index` (the calling thread's connection) until none is left.
-    fn load_with(&self, index: &Index, store: &Store) -> Result<Loaded> {
+    fn load_with(&self, index: &Index, store: &Store) -> Result<Taken> {
         let loaded = index.read_batch(|_| {
             let mut out = Vec::new();
             loop {
@@ -73,7 +73,7 @@ impl Queue {
                 let Some(b) = self.blobs.get(i) else {
                     return out;
                 };
-                out.push((*b, store.get(index, b)));
+                out.push((*b, store.load(index, b)));
             }
         })?;
         Ok(loaded)

@@ -2,12 +2,10 @@
 //! rewind command in the workspace finishes it where every file is either still at its old
 //! state or already at its target, and rolls it back otherwise.
 
-use std::collections::BTreeMap;
-
 use super::apply::{current_state, Applier};
-use super::{finish, roll_back_record, Step};
+use super::{finish, roll_back_record, Step, Targets};
 use crate::engine::{EngineError, Locked, ObjectKind, Result, Session};
-use crate::ids::{BlobId, WindowId};
+use crate::ids::WindowId;
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::RealFs;
 
@@ -135,11 +133,11 @@ fn forward_steps(session: &Session<'_>, changes: &[Change]) -> Option<Vec<Step>>
     Some(steps)
 }
 
-fn load(session: &Session<'_>, steps: &[Step]) -> Result<BTreeMap<BlobId, Vec<u8>>> {
-    let mut bytes = BTreeMap::new();
+fn load(session: &Session<'_>, steps: &[Step]) -> Result<Targets> {
+    let mut bytes = Targets::new();
     for step in steps {
         if let Some(b) = step.target.blob() {
-            bytes.insert(b, session.store().get(session.index(), &b)?);
+            bytes.insert(b, session.store().load(session.index(), &b)?);
         }
     }
     Ok(bytes)

@@ -171,6 +171,9 @@ pub struct LogArgs {
     /// Every session of the workspace, not just this one
     #[arg(long)]
     pub all_sessions: bool,
+    /// Every version of this one file, newest first, from every session (local history)
+    #[arg(long, value_name = "P", conflicts_with = "all_sessions")]
+    pub path: Option<PathBuf>,
     /// Windows per session
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
@@ -197,10 +200,13 @@ pub struct RestoreArgs {
     #[arg(
         long,
         value_name = "ID",
-        conflicts_with = "window",
-        required_unless_present = "window"
+        conflicts_with_all = ["window", "version"],
+        required_unless_present_any = ["window", "version"]
     )]
     pub blob: Option<String>,
+    /// Restore version N of the file's history (`rewind log --path PATH`)
+    #[arg(long, value_name = "N", conflicts_with = "window")]
+    pub version: Option<usize>,
     /// Restore a side of this window's change to PATH
     #[arg(long, value_name = "ID", requires = "side")]
     pub window: Option<String>,

@@ -53,6 +53,42 @@ pub struct LogSession {
     pub windows: Vec<LogWindow>,
 }
 
+/// One version of a file: a state it held, who gave it that state, when.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Version {
+    /// 1 for the oldest version rewind knows, counting up; stable while history grows
+    /// (a `gc` that drops old windows renumbers).
+    pub version: usize,
+    /// The blob id, `null` for absent, `"unknown"` for a version rewind has no bytes of.
+    pub state: Shown,
+    pub mode: Option<String>,
+    /// Bytes, when rewind has them.
+    pub size: Option<u64>,
+    /// What made it: `agent`, `external`, `undo`, `redo`, `import`, or `first-seen` for
+    /// what the file held before the first change rewind recorded (a baseline, a snapshot).
+    pub by: String,
+    pub session: Option<String>,
+    pub window_id: Option<WindowId>,
+    pub change_id: Option<i64>,
+    pub tool: Option<String>,
+    pub tool_call: Option<String>,
+    /// When rewind recorded it (`first-seen`: when it was read).
+    pub at: String,
+    pub proof: Option<Proof>,
+    pub reason: Option<MetadataReason>,
+    /// The change that made it is currently undone by this window.
+    pub undone_by: Option<WindowId>,
+}
+
+/// Every version of one file, newest first (`rewind log --path`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileHistory {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    pub versions: Vec<Version>,
+}
+
 /// Versions larger than this are not diffed (both sides would be held in memory).
 pub const DIFF_MAX_BYTES: u64 = 16 << 20;
 
@@ -262,10 +298,106 @@ impl Session<'_> {
         })
     }
 
+    /// Every version `path` held that rewind recorded, from every session of the
+    /// workspace, newest first: the local history of one file.
+    pub fn versions(&self, path: &Path, cwd: &Path) -> Result<FileHistory> {
+        let rel = self.ws.resolve_lexical(path, cwd)?;
+        Ok(FileHistory {
+            path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
+            versions: self.versions_of(&rel)?,
+        })
+    }
+
+    fn versions_of(&self, rel: &RelPath) -> Result<Vec<Version>> {
+        let r = self.index().read();
+        let changes = r.changes_of_path(self.ws_id, rel)?;
+        let size = |s: &FileState| -> Result<Option<u64>> {
+            Ok(match s.blob() {
+                Some(b) => r.blob(&b)?.map(|row| row.size),
+                None => None,
+            })
+        };
+        let mut out: Vec<Version> = Vec::new();
+        let first = match changes.first() {
+            Some(c) => Some((c.change.before, c.change.created_at)),
+            // Never changed: what a baseline or a snapshot found is its one version.
+            None => r
+                .file_state(self.ws_id, rel)?
+                .map(|k| (k.state, k.recorded_at)),
+        };
+        if let Some((state, at)) = first.filter(|(s, _)| *s != FileState::Absent) {
+            out.push(Version {
+                version: 1,
+                state: Shown(state),
+                mode: mode_str(&state),
+                size: size(&state)?,
+                by: "first-seen".into(),
+                session: None,
+                window_id: None,
+                change_id: None,
+                tool: None,
+                tool_call: None,
+                at: rfc3339(at),
+                proof: None,
+                reason: None,
+                undone_by: None,
+            });
+        }
+        for pc in changes {
+            let c = pc.change;
+            // Pending (no after state yet), or a change that changed nothing.
+            let Some(after) = c.after.filter(|a| *a != c.before) else {
+                continue;
+            };
+            out.push(Version {
+                version: out.len() + 1,
+                state: Shown(after),
+                mode: mode_str(&after),
+                size: size(&after)?,
+                by: pc.kind.as_str().into(),
+                session: Some(pc.session),
+                window_id: Some(c.window),
+                change_id: Some(c.id.0),
+                tool: c.tool,
+                tool_call: c.tool_call,
+                at: rfc3339(c.created_at),
+                proof: Some(c.proof),
+                reason: c.reason,
+                undone_by: c.undone_by,
+            });
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The state of version `n` of `rel`'s history.
+    fn version_target(&self, rel: &RelPath, n: usize) -> Result<FileState> {
+        let versions = self.versions_of(rel)?;
+        let v = versions
+            .iter()
+            .find(|v| v.version == n)
+            .ok_or(EngineError::NotFound {
+                kind: ObjectKind::Version,
+                id: format!("{n} of {rel} (it has {})", versions.len()),
+            })?;
+        match v.state.0 {
+            FileState::Unknown => Err(EngineError::VersionWithoutBytes {
+                path: rel.display(),
+                version: n,
+                reason: v
+                    .reason
+                    .map_or("metadata-only".into(), |r| r.as_str().to_string()),
+            }),
+            state => Ok(state),
+        }
+    }
+
     /// The state `source` names for `rel`.
     fn restore_target(&self, rel: &RelPath, source: RestoreSource) -> Result<FileState> {
         let r = self.index().read();
         match source {
+            RestoreSource::Version(n) => self.version_target(rel, n),
             RestoreSource::Blob(id) => {
                 let row = r.blob(&id)?.ok_or(EngineError::NotFound {
                     kind: ObjectKind::Blob,
@@ -311,7 +443,12 @@ impl Session<'_> {
 #[derive(Debug, Clone, Copy)]
 pub enum RestoreSource {
     Blob(BlobId),
-    Window { window: WindowId, after: bool },
+    Window {
+        window: WindowId,
+        after: bool,
+    },
+    /// A version of the file's history ([`Version::version`]).
+    Version(usize),
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

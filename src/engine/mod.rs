@@ -29,7 +29,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{
-    rfc3339, DiffEntry, LogChange, LogSession, LogWindow, RestoreReport, RestoreSource,
+    rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
+    RestoreSource, Version,
 };
 pub use tools::{EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult};
 
@@ -77,6 +78,12 @@ pub enum EngineError {
     NotAnUndoWindow { window: WindowId, kind: WindowKind },
     #[error("redo takes the latest undo or --window ID")]
     RedoTarget,
+    #[error("{path}: rewind has no bytes of version {version} ({reason})")]
+    VersionWithoutBytes {
+        path: String,
+        version: usize,
+        reason: String,
+    },
     #[error("{path}: window {window} has no bytes for that side (metadata-only)")]
     NoBytes { path: String, window: WindowId },
     #[error(
@@ -105,6 +112,8 @@ pub enum ObjectKind {
     Blob,
     /// A change of one path in one window (restore's `--window`).
     ChangeOfPath,
+    /// A version of a file's history (restore's `--version`).
+    Version,
 }
 
 impl std::fmt::Display for ObjectKind {
@@ -114,6 +123,7 @@ impl std::fmt::Display for ObjectKind {
             ObjectKind::WindowWithChanges => "window with changes in session",
             ObjectKind::Blob => "blob",
             ObjectKind::ChangeOfPath => "change of this path in window",
+            ObjectKind::Version => "version",
         })
     }
 }

@@ -28,6 +28,16 @@ pub struct NewChange<'a> {
     pub now: i64,
 }
 
+/// A change of one path, with what its window was and whose: one entry of a file's history
+/// ([`Tx::changes_of_path`]).
+#[derive(Debug, Clone)]
+pub struct PathChange {
+    pub change: Change,
+    pub kind: WindowKind,
+    /// The session's name (the agent's conversation id, `manual`, …).
+    pub session: String,
+}
+
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
      c.after_kind, c.after_blob, c.after_mode, c.tool, c.tool_call, c.proof, c.reason, c.created_at, c.undone_by";
 
@@ -335,6 +345,40 @@ impl Tx<'_> {
                 &[&session.0, &path.as_bytes(), &tool_call],
             )?
             .pop())
+    }
+
+    /// Every change of `path` in the workspace that took effect (its window `done`), from
+    /// any session, oldest first, with its window's kind and its session's name: a file's
+    /// history. One range of the `changes_by_path` index.
+    pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<PathChange>> {
+        let sql = format!(
+            "SELECT {CHANGE_COLS}, w.kind, s.name FROM changes c
+             JOIN windows w ON w.id = c.window_id JOIN sessions s ON s.id = w.session_id
+             WHERE c.workspace_id = ?1 AND c.path = ?2 AND w.status = 'done' ORDER BY c.id"
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .ctx("list a file's changes")?;
+        let rows = stmt
+            .query_map(params![ws.0, path.as_bytes()], |r| {
+                Ok((ChangeRow::read(r)?, r.get::<_, String>(15)?, r.get(16)?))
+            })
+            .ctx("list a file's changes")?
+            .collect::<rusqlite::Result<Vec<(ChangeRow, String, String)>>>()
+            .ctx("list a file's changes")?;
+        rows.into_iter()
+            .map(|(row, kind, session)| {
+                Ok(PathChange {
+                    change: row.into_change()?,
+                    kind: kind.parse().map_err(|detail| IndexError::BadRow {
+                        what: "window kind",
+                        detail,
+                    })?,
+                    session,
+                })
+            })
+            .collect()
     }
 
     pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {

@@ -17,6 +17,7 @@ mod hook_payloads;
 mod hooks;
 mod index_migration;
 mod large_files;
+mod local_history;
 mod model;
 mod non_utf8_names;
 mod path_confinement;

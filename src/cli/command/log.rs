@@ -1,6 +1,6 @@
 //! `rewind log`: sessions → windows → changes, newest first.
 
-use rewind::engine::LogSession;
+use rewind::engine::{FileHistory, LogSession};
 use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
@@ -18,6 +18,15 @@ struct LogJson<'a> {
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
+    if let Some(path) = &args.path {
+        let history = ctx.session.versions(path, &ctx.cwd)?;
+        if out.json {
+            out.print_json(&history);
+        } else {
+            out.print(&render_versions(&history));
+        }
+        return Ok(Exit::Ok);
+    }
     let log = ctx.session.log(args.all_sessions, args.limit)?;
     let ws = ctx.session.workspace();
     if out.json {
@@ -81,5 +90,48 @@ fn render(ws: &Workspace, log: &[LogSession]) -> String {
             }
         }
     }
+    text
+}
+
+/// A file's versions, newest first: number, when, what (blob, size, mode), who made it.
+fn render_versions(h: &FileHistory) -> String {
+    let path = name(&h.path);
+    if h.versions.is_empty() {
+        return format!("{path}: no versions recorded\n");
+    }
+    let mut text = format!("{path}: {} versions, newest first\n", h.versions.len());
+    for v in &h.versions {
+        let size = v.size.map(|n| format!(" {n} B")).unwrap_or_default();
+        let mut who = v.by.clone();
+        if let Some(s) = &v.session {
+            who.push_str(&format!(" session {s}"));
+        }
+        if let Some(w) = v.window_id {
+            who.push_str(&format!(" window {w}"));
+        }
+        if let Some(t) = &v.tool {
+            who.push_str(&format!(" {t}"));
+        }
+        if let Some(c) = &v.tool_call {
+            who.push_str(&format!(" ({c})"));
+        }
+        if let Some(p) = v.proof.filter(|p| *p != rewind::model::Proof::Exact) {
+            who.push_str(&format!(" [{}]", p.as_str()));
+        }
+        if let Some(u) = v.undone_by {
+            who.push_str(&format!(" (undone by {u})"));
+        }
+        text.push_str(&format!(
+            "  v{:<3} {}  {}{}  {}\n",
+            v.version,
+            v.at,
+            short(&v.state),
+            size,
+            who
+        ));
+    }
+    text.push_str(&format!(
+        "restore one with `rewind restore {path} --version N`\n"
+    ));
     text
 }

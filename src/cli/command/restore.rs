@@ -1,5 +1,5 @@
-//! `rewind restore PATH (--blob ID | --window ID --side before|after)`: put a path back to a
-//! stored version, as an undoable window of its own.
+//! `rewind restore PATH (--blob ID | --version N | --window ID --side before|after)`: put a
+//! path back to a stored version, as an undoable window of its own.
 
 use rewind::engine::{RestoreReport, RestoreSource};
 use rewind::ids::BadBlobId;
@@ -11,19 +11,20 @@ use crate::cli::render::{name, short, Out};
 
 pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
-    let source = match (&args.blob, &args.window, args.side) {
-        (Some(b), _, _) => RestoreSource::Blob(
+    let source = match (&args.blob, &args.window, args.side, args.version) {
+        (_, _, _, Some(n)) => RestoreSource::Version(n),
+        (Some(b), _, _, None) => RestoreSource::Blob(
             b.parse()
                 .map_err(|e: BadBlobId| Failure::new(Exit::Usage, e.to_string()))?,
         ),
-        (None, Some(w), Some(side)) => RestoreSource::Window {
+        (None, Some(w), Some(side), None) => RestoreSource::Window {
             window: parse_id(w)?,
             after: matches!(side, Side::After),
         },
         _ => {
             return Err(Failure::new(
                 Exit::Usage,
-                "restore needs --blob ID, or --window ID with --side before|after",
+                "restore needs --blob ID, --version N, or --window ID with --side before|after",
             ))
         }
     };

@@ -94,6 +94,9 @@ pub enum Command {
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
     Helper(HelperCmd),
+    /// Record every edit of the workspace's files as it happens (local history), until
+    /// interrupted
+    Watch(super::command::watch::WatchArgs),
 }
 
 #[derive(Debug, Args)]

@@ -48,5 +48,6 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Context(args) => command::context::run(g, &out, args),
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
+        Command::Watch(args) => command::watch::run(g, &out, &args),
     }
 }

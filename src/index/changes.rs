@@ -381,6 +381,19 @@ impl Tx<'_> {
             .collect()
     }
 
+    /// Whether `path` has a pending change (snapped, not recorded) in an open window of any
+    /// session of the workspace: an agent's write in flight.
+    pub fn path_pending(&self, ws: WorkspaceId, path: &RelPath) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM changes c JOIN windows w ON w.id = c.window_id
+                 WHERE c.workspace_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL
+                 AND w.closed_at IS NULL)",
+            )
+            .and_then(|mut st| st.query_row(params![ws.0, path.as_bytes()], |r| r.get(0)))
+            .ctx("find a pending change of a path")
+    }
+
     pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
         self.conn
             .prepare_cached(

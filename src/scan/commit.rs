@@ -79,6 +79,9 @@ impl Scan<'_> {
             tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
             return Ok(());
         };
+        if self.not_external(tx, &l.rel, l.known.as_ref())? {
+            return Ok(());
+        }
         self.insert_change(tx, sink, &l.rel, &judged, l.state, now)?;
         tx.set_file_state(ws, &l.rel, &known, "scan")?;
         changes.push(ScanChange {
@@ -101,6 +104,9 @@ impl Scan<'_> {
         now: i64,
         changes: &mut Vec<ScanChange>,
     ) -> Result<()> {
+        if self.not_external(tx, rel, Some(k))? {
+            return Ok(());
+        }
         let (proof, reason) = match k.state {
             FileState::Unknown => (Proof::MetadataOnly, Some(k.unread_reason())),
             _ => (Proof::Exact, None),
@@ -127,6 +133,22 @@ impl Scan<'_> {
             reason,
         });
         Ok(())
+    }
+
+    /// Before a command (and in a watcher's scans), a difference is an edit outside the
+    /// agent unless the agent is writing that path: a pending change of it in an open
+    /// window of any session (its write in flight, snapped and not yet recorded), or a file
+    /// state that moved since this scan loaded it (a record committed meanwhile). Those are
+    /// left for the agent's record, as a snap leaves them (`capture`).
+    fn not_external(&self, tx: &Tx<'_>, rel: &RelPath, known: Option<&KnownState>) -> Result<bool> {
+        if self.phase != Phase::Before {
+            return Ok(false);
+        }
+        let ws = self.session.workspace_id();
+        if tx.path_pending(ws, rel)? {
+            return Ok(true);
+        }
+        Ok(tx.file_state(ws, rel)?.as_ref() != known)
     }
 
     /// The change row of `path` going to `after`, in the sink's window.

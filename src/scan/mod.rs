@@ -76,7 +76,7 @@ mod watch;
 use commit::Sink;
 use look::Gathered;
 use watch::{Look, Watcher};
-pub use watch::{Watches, FULL_EVERY, MAX_DIRTY};
+pub use watch::{Waited, Watches, FULL_EVERY, MAX_DIRTY};
 
 /// What a process's watches did, for `rewind helper status` (all zero where nothing is
 /// watched).
@@ -160,6 +160,37 @@ impl Watching {
         let mut w = lock(&self.0);
         w.drain();
         w.counts()
+    }
+}
+
+impl Watching {
+    /// Block until the watches of `ws` see a change, then until its writes settle: no
+    /// further event for `quiet`, or `most` after the first (a storm is scanned while it
+    /// lasts, not after). `None` after `timeout` with no event. Where nothing can be
+    /// watched (no watcher yet, or one dropped, or not Linux) it waits `quiet` and answers
+    /// at once: the next scan walks everything, so a watcher elsewhere polls.
+    pub fn settle(
+        &self,
+        ws: crate::ids::WorkspaceId,
+        timeout: Duration,
+        quiet: Duration,
+        most: Duration,
+    ) -> Option<Waited> {
+        match lock(&self.0).wait(ws, timeout) {
+            Waited::Nothing => return None,
+            Waited::NoWatcher => {
+                std::thread::sleep(quiet);
+                return Some(Waited::NoWatcher);
+            }
+            Waited::Events => {}
+        }
+        let first = Instant::now();
+        while first.elapsed() < most {
+            if lock(&self.0).wait(ws, quiet) != Waited::Events {
+                break;
+            }
+        }
+        Some(Waited::Events)
     }
 }
 

@@ -157,3 +157,123 @@ fn restore_takes_one_source_only() {
         run.stderr
     );
 }
+
+// ---- `rewind watch`: recording the user's edits as they happen ----
+
+/// A running `rewind watch`, killed when dropped.
+struct Watcher(std::process::Child);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start `rewind watch` and wait until its first scan is done (its second stderr line).
+fn watch(env: &Env) -> Watcher {
+    use std::io::BufRead;
+    let mut child = env
+        .command(&["watch", "--for-seconds", "120"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("rewind: watching "), "{first}");
+    let second = lines.next().unwrap().unwrap();
+    assert!(second.contains("given their first state"), "{second}");
+    // Keep draining stderr so the watcher never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Watcher(child)
+}
+
+/// Poll `log --path` until `done` holds for its versions; how long that took.
+#[track_caller]
+fn until(env: &Env, path: &str, done: impl Fn(&[Value]) -> bool) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    loop {
+        let json = env.run(&["--json", "log", "--path", path]).ok().json();
+        let v = json["versions"].as_array().unwrap().clone();
+        if done(&v) {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "{path}: still {v:#?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn externals(v: &[Value]) -> Vec<&Value> {
+    v.iter().filter(|v| v["by"] == "external").collect()
+}
+
+#[test]
+fn watch_records_a_users_edit_create_and_delete_as_they_happen() {
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    let _w = watch(&env);
+
+    env.write("a.txt", "two\n");
+    let took = until(&env, "a.txt", |v| v[0]["state"] == blob(b"two\n"));
+    env.write("b.txt", "new\n");
+    let took_create = until(&env, "b.txt", |v| v.len() == 1);
+    std::fs::remove_file(env.path("a.txt")).unwrap();
+    let took_delete = until(&env, "a.txt", |v| v[0]["state"].is_null());
+    for t in [took, took_create, took_delete] {
+        // The issue asks for 1 s; a loaded test machine gets some slack.
+        assert!(t < std::time::Duration::from_secs(3), "took {t:?}");
+    }
+    let v = versions(&env, "a.txt");
+    let by: Vec<&str> = v.iter().map(|v| v["by"].as_str().unwrap()).collect();
+    assert_eq!(by, ["external", "external", "first-seen"], "{v:#?}");
+    assert_eq!(versions(&env, "b.txt")[0]["by"], "external");
+}
+
+/// An editor's save (write a temp file, rename it over the file) is one change, and churn
+/// in an ignored directory records nothing.
+#[test]
+fn watch_records_an_editor_save_as_one_change_and_ignores_ignored_churn() {
+    let env = Env::new();
+    env.write(".gitignore", "node_modules/\n");
+    env.write("doc.md", "v1\n");
+    env.write("node_modules/pkg/index.js", "x\n");
+    let _w = watch(&env);
+
+    env.write(".doc.md.swp", "v2\n");
+    std::fs::rename(env.path(".doc.md.swp"), env.path("doc.md")).unwrap();
+    for i in 0..50 {
+        env.write(&format!("node_modules/pkg/f{i}.js"), "churn\n");
+    }
+    until(&env, "doc.md", |v| v[0]["state"] == blob(b"v2\n"));
+    assert_eq!(externals(&versions(&env, "doc.md")).len(), 1);
+    assert!(versions(&env, ".doc.md.swp").is_empty());
+    assert!(versions(&env, "node_modules/pkg/f0.js").is_empty());
+}
+
+/// The agent's write between its snap and its record is the agent's, not an external edit,
+/// however long the watcher has to notice it.
+#[test]
+fn watch_leaves_an_agents_write_in_flight_to_the_agent() {
+    let env = Env::new();
+    env.write("src.rs", "fn a() {}\n");
+    env.write("marker.txt", "0\n");
+    let _w = watch(&env);
+
+    env.run(&["--session", "agent", "snap", "src.rs"]).ok();
+    env.write("src.rs", "fn b() {}\n");
+    // Something the watcher does record, written after the agent's write: once it is in the
+    // history, the watcher has scanned past the agent's write too.
+    env.write("marker.txt", "1\n");
+    until(&env, "marker.txt", |v| v[0]["state"] == blob(b"1\n"));
+    env.run(&["--session", "agent", "record", "src.rs"]).ok();
+    let v = versions(&env, "src.rs");
+    let by: Vec<&str> = v.iter().map(|v| v["by"].as_str().unwrap()).collect();
+    assert_eq!(by, ["agent", "first-seen"], "{v:#?}");
+    assert_eq!(v[0]["session"], "agent");
+    assert_eq!(v[0]["proof"], "exact");
+}

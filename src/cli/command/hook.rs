@@ -316,7 +316,7 @@ fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> Sc
 /// The user's global git excludes as git finds them from this process's environment (the
 /// library reads none): the excludes file `core.excludesFile` names (else
 /// `$XDG_CONFIG_HOME/git/ignore`), and the config files that may name it.
-fn git_global() -> GitGlobal {
+pub(crate) fn git_global() -> GitGlobal {
     let set = |var: &str| {
         std::env::var_os(var)
             .filter(|v| !v.is_empty())

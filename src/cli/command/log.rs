@@ -99,7 +99,11 @@ fn render_versions(h: &FileHistory) -> String {
     if h.versions.is_empty() {
         return format!("{path}: no versions recorded\n");
     }
-    let mut text = format!("{path}: {} versions, newest first\n", h.versions.len());
+    let n = h.versions.len();
+    let mut text = format!(
+        "{path}: {n} version{}, newest first\n",
+        if n == 1 { "" } else { "s" }
+    );
     for v in &h.versions {
         let size = v.size.map(|n| format!(" {n} B")).unwrap_or_default();
         let mut who = v.by.clone();

@@ -23,6 +23,7 @@ pub mod search;
 pub mod snap;
 pub mod undo;
 pub mod verify;
+pub mod watch;
 pub mod window;
 pub mod write;
 

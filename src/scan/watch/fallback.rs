@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ignore::gitignore::Gitignore;
 
-use super::Look;
+use super::{Look, Waited};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
 use crate::scan::walk::DirWatch;
@@ -25,6 +25,11 @@ pub struct Watcher {
 
 impl Watches {
     pub fn drain(&mut self) {}
+
+    /// Nothing is watched here: every wait ends at once, and the next scan walks everything.
+    pub fn wait(&mut self, _: WorkspaceId, _: std::time::Duration) -> Waited {
+        Waited::NoWatcher
+    }
 
     pub fn counts(&self) -> WatchCounts {
         WatchCounts::default()

@@ -8,13 +8,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
 
 use ignore::gitignore::Gitignore;
 use rustix::fs::inotify::{self, CreateFlags, Event, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 
-use super::{outermost, remove_under, Look, FULL_EVERY, MAX_DIRTY};
+use super::{outermost, remove_under, Look, Waited, FULL_EVERY, MAX_DIRTY};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
 use crate::scan::fs::{print, remote, Print};
@@ -71,6 +73,32 @@ impl Watches {
             if let Some(w) = self.by_ws.remove(&ws) {
                 self.dropped(ws, &w);
             }
+        }
+    }
+
+    /// Wait up to `timeout` for an event of `ws`'s watches and read what came. A workspace
+    /// with no watcher (none placed yet, or dropped as untrusted) answers at once: its next
+    /// scan walks everything.
+    pub fn wait(&mut self, ws: WorkspaceId, timeout: Duration) -> Waited {
+        let Some(w) = self.by_ws.get_mut(&ws) else {
+            return Waited::NoWatcher;
+        };
+        let before = w.dirty.len();
+        w.drain();
+        if w.dirty.len() == before && w.broken.is_none() {
+            let timeout = rustix::event::Timespec {
+                tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(timeout.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(&w.marks.fd, PollFlags::IN)];
+            // An interrupted or failed poll reads as "nothing yet": the caller asks again.
+            let _ = rustix::event::poll(&mut fds, Some(&timeout));
+            w.drain();
+        }
+        match (w.broken, w.dirty.len() > before) {
+            (Some(_), _) => Waited::NoWatcher,
+            (None, true) => Waited::Events,
+            (None, false) => Waited::Nothing,
         }
     }
 

@@ -62,6 +62,18 @@ pub const MAX_DIRTY: usize = 4096;
 /// A watcher is trusted for this long after the full walk that placed it.
 pub const FULL_EVERY: Duration = Duration::from_secs(10 * 60);
 
+/// What a [`Watches::wait`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// No event came.
+    Nothing,
+    /// Events came: the next scan looks at what they named.
+    Events,
+    /// No trusted watcher for that workspace: the next scan walks everything (and places
+    /// one, where watching works).
+    NoWatcher,
+}
+
 /// How the next scan of a workspace looks.
 pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).

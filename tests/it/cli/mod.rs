@@ -106,6 +106,7 @@ fn help_lists_every_command() {
       context  The AGENTS.md context files not yet given to this session for a path
       mcp      Serve rewind's tools over MCP on stdio
       helper   A resident helper that answers hook events with the index kept open
+      watch    Record every edit of the workspace's files as it happens (local history), until interrupted
       help     Print this message or the help of the given subcommand(s)
 
     Options:

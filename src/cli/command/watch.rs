@@ -1,0 +1,105 @@
+//! `rewind watch`: local history in the foreground. It watches the workspace (inotify on
+//! Linux; elsewhere it scans the whole tree every quiet period) and records each edit of a
+//! non-ignored file that no agent announced as an `external` change with its exact bytes,
+//! once the file's writes settle: the versions `rewind log --path` lists and `rewind restore
+//! --version` brings back. A path an agent is writing (snapped, not yet recorded) is left to
+//! the agent's record. The scans are the pre-command scans of the shell hooks, narrowed by
+//! the watches to what changed.
+
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
+
+use crate::cli::args::Global;
+use crate::cli::context::Ctx;
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Quiet time after a file's last write before it is read, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 150)]
+    pub quiet_ms: u64,
+    /// Stop after this many seconds [default: run until interrupted]
+    #[arg(long, value_name = "SECONDS")]
+    pub for_seconds: Option<u64>,
+}
+
+/// The longest a storm of writes delays a scan: it is scanned while it lasts.
+const MOST: Duration = Duration::from_secs(2);
+
+pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let watching = Watching::default();
+    let opts = ScanOptions {
+        // The first scan gives every file its first state, however long that takes: a
+        // file without one has no version to go back to.
+        budget: Duration::from_secs(24 * 3600),
+        watching: Some(watching.clone()),
+        git_global: Some(super::hook::git_global),
+        ..ScanOptions::default()
+    };
+    let quiet = Duration::from_millis(args.quiet_ms.max(1));
+    let deadline = args
+        .for_seconds
+        .map(|s| Instant::now() + Duration::from_secs(s));
+    let ws = ctx.session.workspace_id();
+    eprintln!(
+        "rewind: watching {} (Ctrl-C stops)",
+        name(&ctx.session.workspace().root().display().to_string())
+    );
+    let mut first = true;
+    loop {
+        let report = scan::scan(&ctx.session, Phase::Before, None, None, &opts, &mut |_| {})
+            .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+        show(out, &report, first);
+        first = false;
+        loop {
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return Ok(Exit::Ok),
+                },
+                None => Duration::from_secs(1),
+            };
+            let wait = left.min(Duration::from_secs(1));
+            if watching.settle(ws, wait, quiet, MOST).is_some() {
+                break;
+            }
+        }
+    }
+}
+
+/// One line per change (a JSON object per scan that recorded any with `--json`).
+fn show(out: &Out, report: &ScanReport, first: bool) {
+    if first && !out.json {
+        eprintln!(
+            "rewind: {} files, {} given their first state",
+            report.files, report.baselined
+        );
+    }
+    if report.changes.is_empty() {
+        return;
+    }
+    if out.json {
+        out.print_json(report);
+        return;
+    }
+    let window = report
+        .window_id
+        .map(|w| format!(" (window {w})"))
+        .unwrap_or_default();
+    let text: String = report
+        .changes
+        .iter()
+        .map(|c| {
+            let kind = serde_json::to_value(c.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!("external {kind:<8} {}{window}\n", name(&c.path))
+        })
+        .collect();
+    out.print(&text);
+}

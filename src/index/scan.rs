@@ -339,6 +339,20 @@ impl Tx<'_> {
         }
         Ok(at)
     }
+
+    /// Whether a shell command of any session of workspace `ws` started after `since` and
+    /// is still running: its pre-shell scan left a mark no post-shell scan took yet. Its
+    /// changes are the command's, for the post-shell scan to record, not edits outside the
+    /// agent.
+    pub fn shell_running(&self, ws: WorkspaceId, since: i64) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM scan_marks m JOIN sessions s ON s.id = m.session_id
+                 WHERE s.workspace_id = ?1 AND m.started_at > ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![ws.0, since], |r| r.get(0)))
+            .ctx("find running shell commands")
+    }
 }
 
 /// The states of a workspace (`?1`) whose path lies in `[?2, ?3)`.

@@ -141,7 +141,7 @@ impl Scan<'_> {
     /// state that moved since this scan loaded it (a record committed meanwhile). Those are
     /// left for the agent's record, as a snap leaves them (`capture`).
     fn not_external(&self, tx: &Tx<'_>, rel: &RelPath, known: Option<&KnownState>) -> Result<bool> {
-        if self.phase != Phase::Before {
+        if !self.phase.finds_external() {
             return Ok(false);
         }
         let ws = self.session.workspace_id();
@@ -164,7 +164,7 @@ impl Scan<'_> {
         let window = self.sink_window(tx, sink, now)?;
         // External edits found before a command were not made by its tool.
         let (tool, tool_call) = match sink.phase {
-            Phase::Before => (None, None),
+            Phase::Before | Phase::Watch => (None, None),
             Phase::After => (self.tool, self.tool_call),
         };
         tx.insert_change(&NewChange {
@@ -191,7 +191,7 @@ impl Scan<'_> {
         }
         let session = self.session.row_id();
         let w = match sink.phase {
-            Phase::Before => self.session.open_external_window(tx, now)?,
+            Phase::Before | Phase::Watch => self.session.open_external_window(tx, now)?,
             Phase::After => match tx.open_agent_window(session)? {
                 Some(w) => w.id,
                 None => {

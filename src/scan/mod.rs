@@ -27,6 +27,8 @@
 //! - [`Phase::Before`] (pre-shell): differences found are edits nobody announced; they go to an
 //!   `external` window (as a snap would record them) so the command's own changes start from
 //!   the truth. It also leaves a scan mark: when the command started.
+//! - [`Phase::Watch`] (`rewind watch`, between commands): as before a command, without the
+//!   mark.
 //! - [`Phase::After`] (post-shell): every created, modified or deleted path becomes a change of
 //!   the session's open agent window (an implicit one, closed at the end, when none is open).
 //!   A file with no baseline whose ctime/mtime is not older than the mark was touched by the
@@ -231,6 +233,16 @@ impl Default for ScanOptions {
 pub enum Phase {
     Before,
     After,
+    /// No command: a watcher's scan between commands (`rewind watch`). What it finds is
+    /// recorded as [`Phase::Before`] does, but it leaves no mark (no command starts).
+    Watch,
+}
+
+impl Phase {
+    /// Differences found are edits nobody announced (`external`), not a command's.
+    fn finds_external(self) -> bool {
+        matches!(self, Phase::Before | Phase::Watch)
+    }
 }
 
 /// Reported after each batch.
@@ -386,7 +398,7 @@ impl Scan<'_> {
     /// scan left; without one (a missing before-hook), the open turn's start, the best bound
     /// there is.
     fn command_start(&self) -> Result<Option<i64>> {
-        if self.phase == Phase::Before {
+        if self.phase.finds_external() {
             return Ok(None);
         }
         let id = self.session.row_id();

@@ -277,3 +277,27 @@ fn watch_leaves_an_agents_write_in_flight_to_the_agent() {
     assert_eq!(v[0]["session"], "agent");
     assert_eq!(v[0]["proof"], "exact");
 }
+
+/// While an agent's shell command runs, what changes is the command's: the watcher waits,
+/// and the post-shell scan records the change as the agent's (tool `Bash`).
+#[test]
+fn watch_leaves_a_running_shell_commands_changes_to_its_post_scan() {
+    let env = Env::new();
+    env.write("conf.ini", "a=1\n");
+    let pre = fixture(&env, "claude-code", "pre-tool-use-bash");
+    let post = fixture(&env, "claude-code", "post-tool-use-bash");
+    let _w = watch(&env);
+
+    hook_with(&env, "claude-code", &pre, &[]).ok();
+    env.write("conf.ini", "a=2\n");
+    // Long enough for the watcher to have recorded it, were it not waiting (150 ms quiet).
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert!(externals(&versions(&env, "conf.ini")).is_empty());
+    hook_with(&env, "claude-code", &post, &[]).ok();
+    let v = versions(&env, "conf.ini");
+    assert_eq!(v[0]["by"], "agent", "{v:#?}");
+    assert_eq!(v[0]["tool"], "Bash");
+    assert_eq!(v[0]["session"], CLAUDE_SESSION);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert!(externals(&versions(&env, "conf.ini")).is_empty());
+}

@@ -3,8 +3,10 @@
 //! non-ignored file that no agent announced as an `external` change with its exact bytes,
 //! once the file's writes settle: the versions `rewind log --path` lists and `rewind restore
 //! --version` brings back. A path an agent is writing (snapped, not yet recorded) is left to
-//! the agent's record. The scans are the pre-command scans of the shell hooks, narrowed by
-//! the watches to what changed.
+//! the agent's record, and so is everything while an agent's shell command runs (its
+//! post-shell scan records what the command changed). The scans are the shell hooks' scans
+//! ([`Phase::Watch`]: as before a command, without a command's mark), narrowed by the
+//! watches to what changed.
 
 use std::time::{Duration, Instant};
 
@@ -51,7 +53,15 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
     );
     let mut first = true;
     loop {
-        let report = scan::scan(&ctx.session, Phase::Before, None, None, &opts, &mut |_| {})
+        // While an agent's shell command runs, what changes is the command's: its
+        // post-shell scan records it. Scanning waits (the watches keep what changed).
+        while shell_running(&ctx)? {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Exit::Ok);
+            }
+            std::thread::sleep(quiet);
+        }
+        let report = scan::scan(&ctx.session, Phase::Watch, None, None, &opts, &mut |_| {})
             .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
         show(out, &report, first);
         first = false;
@@ -69,6 +79,19 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
             }
         }
     }
+}
+
+/// A shell command that started within this long ago and has no post-shell scan yet is
+/// taken as still running; an older mark is one whose post-hook never came.
+const SHELL_RUNS_AT_MOST: Duration = Duration::from_secs(10 * 60);
+
+fn shell_running(ctx: &Ctx) -> Result<bool, Failure> {
+    let since = ctx.session.now() - SHELL_RUNS_AT_MOST.as_nanos() as i64;
+    ctx.session
+        .index()
+        .read()
+        .shell_running(ctx.session.workspace_id(), since)
+        .map_err(|e| Failure::new(Exit::Error, e.to_string()))
 }
 
 /// One line per change (a JSON object per scan that recorded any with `--json`).

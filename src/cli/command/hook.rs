@@ -289,11 +289,27 @@ fn handle(
         }
     };
     let outcome = runner::run(&session, event, &cwd, &config, &mut progress)
-        .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+        .map_err(|e| Failure::new(Exit::Error, e.to_string()));
     if shown {
         let _ = writeln!(std::io::stderr());
     }
-    Ok(outcome.decision)
+    let result = match &outcome {
+        Ok(o) => match o.decision {
+            Decision::Allow => "allowed".to_string(),
+            Decision::Deny { .. } => "blocked".to_string(),
+            Decision::Context { .. } => "hint".to_string(),
+        },
+        Err(f) => format!("error: {}", f.message),
+    };
+    // What `doctor`, `--agent` and the MCP server read; failing to note it costs the agent
+    // nothing but a line in the hook log.
+    if let Err(e) = session.note_hook(event.agent.as_str(), &event.event_name, &result) {
+        log.warning(
+            event.agent.as_str(),
+            &format!("cannot note the hook event: {e}"),
+        );
+    }
+    Ok(outcome?.decision)
 }
 
 fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {

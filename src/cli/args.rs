@@ -96,6 +96,31 @@ pub enum Command {
     Helper(HelperCmd),
 }
 
+/// An agent rewind has hooks for, as `--agent` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentName {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Opencode,
+    Cursor,
+    Cline,
+}
+
+impl AgentName {
+    pub fn agent(self) -> rewind::hooks::Agent {
+        use rewind::hooks::Agent;
+        match self {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Gemini => Agent::Gemini,
+            AgentName::Opencode => Agent::OpenCode,
+            AgentName::Cursor => Agent::Cursor,
+            AgentName::Cline => Agent::Cline,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PathsArgs {
     #[arg(required = true, value_name = "PATH")]
@@ -151,6 +176,10 @@ pub struct UndoArgs {
     /// Overwrite later edits (modified-since, later-change); they are snapshotted first
     #[arg(long)]
     pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +193,10 @@ pub struct RedoArgs {
     pub dry_run: bool,
     #[arg(long)]
     pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]
@@ -174,6 +207,10 @@ pub struct LogArgs {
     /// Windows per session
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ struct LogJson<'a> {
 }
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open_as(g, args.agent)?;
     let log = ctx.session.log(args.all_sessions, args.limit)?;
     let ws = ctx.session.workspace();
     if out.json {

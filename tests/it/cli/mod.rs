@@ -11,6 +11,7 @@
 //! wrote with `cargo insta accept` (`cargo install cargo-insta --locked`); plain
 //! `cargo test` only compares.
 
+mod agent_sessions;
 mod agents;
 mod bounded_input;
 mod errors;

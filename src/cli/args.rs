@@ -91,6 +91,8 @@ pub enum Command {
     Context(super::command::context::ContextArgs),
     /// Serve rewind's tools over MCP on stdio
     Mcp(super::command::mcp::McpArgs),
+    /// Is rewind wired into this workspace's agents, and working? Exit 1 when a problem is found
+    Doctor(super::command::doctor::DoctorArgs),
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
     Helper(HelperCmd),

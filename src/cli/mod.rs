@@ -14,8 +14,8 @@ use std::io::IsTerminal;
 
 use args::{Cli, Command};
 use command::{
-    check, demo, diff, edit, gc, helper, hook, init, log, mcp, read, record, redo, restore, search,
-    snap, undo, verify, window, write,
+    check, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read, record, redo, restore,
+    search, snap, undo, verify, window, write,
 };
 use exit::{Exit, Failure};
 use render::Out;
@@ -48,5 +48,6 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Context(args) => command::context::run(g, &out, args),
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
+        Command::Doctor(args) => doctor::run(g, &out, args),
     }
 }

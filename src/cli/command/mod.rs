@@ -7,6 +7,7 @@ pub mod check;
 pub mod context;
 pub mod demo;
 pub mod diff;
+pub mod doctor;
 pub mod edit;
 pub mod gc;
 #[cfg(target_os = "linux")]
@@ -41,6 +42,20 @@ pub mod helper {
 
     pub fn forward_hook() -> Forward {
         Forward::InProcess(None)
+    }
+
+    pub(crate) enum Probe {
+        NotRunning,
+        Busy,
+        Running {
+            pid: u32,
+            served: u64,
+            same_build: bool,
+        },
+    }
+
+    pub(crate) fn probe(_: &std::path::Path) -> Probe {
+        Probe::NotRunning
     }
 
     pub fn run(_: &Global, _: &Out, _: HelperCmd) -> Result<Exit, Failure> {

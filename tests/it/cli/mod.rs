@@ -14,6 +14,7 @@
 mod agent_sessions;
 mod agents;
 mod bounded_input;
+mod doctor;
 mod errors;
 mod history;
 mod hook_failure_answers;
@@ -106,6 +107,7 @@ fn help_lists_every_command() {
       search   Search the workspace (gitignore-aware) with line numbers and context
       context  The AGENTS.md context files not yet given to this session for a path
       mcp      Serve rewind's tools over MCP on stdio
+      doctor   Is rewind wired into this workspace's agents, and working? Exit 1 when a problem is found
       helper   A resident helper that answers hook events with the index kept open
       help     Print this message or the help of the given subcommand(s)
 

@@ -93,6 +93,10 @@ pub enum Command {
     Mcp(super::command::mcp::McpArgs),
     /// Is rewind wired into this workspace's agents, and working? Exit 1 when a problem is found
     Doctor(super::command::doctor::DoctorArgs),
+    /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout
+    Completions(super::command::completions::CompletionsArgs),
+    /// The man page (roff) on stdout, or every command's page into a directory
+    Man(super::command::completions::ManArgs),
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
     Helper(HelperCmd),

@@ -14,8 +14,8 @@ use std::io::IsTerminal;
 
 use args::{Cli, Command};
 use command::{
-    check, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read, record, redo, restore,
-    search, snap, undo, verify, window, write,
+    check, completions, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read, record,
+    redo, restore, search, snap, undo, verify, window, write,
 };
 use exit::{Exit, Failure};
 use render::Out;
@@ -49,5 +49,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
         Command::Doctor(args) => doctor::run(g, &out, args),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => completions::man(&args),
     }
 }

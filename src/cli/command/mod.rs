@@ -4,6 +4,7 @@
 //! (errors to exit codes and hints) and `cli::render` (output).
 
 pub mod check;
+pub mod completions;
 pub mod context;
 pub mod demo;
 pub mod diff;

@@ -265,21 +265,10 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
     let places = Places::from_env(ws);
     let mut problems = Vec::new();
     let exists = home_path.is_dir();
-    let home = if exists {
-        match Home::open(&home_path, options(g)) {
-            Ok(h) => Some(h),
-            Err(e) => {
-                problems.push(Problem {
-                    agent: None,
-                    problem: format!("cannot open the home: {e}"),
-                    fix: "`rewind verify` names what is damaged".into(),
-                });
-                None
-            }
-        }
-    } else {
-        None
-    };
+    // A home that does not exist is not created: doctor only looks.
+    let home = exists
+        .then(|| open_home(g, &home_path, &mut problems))
+        .flatten();
     let activity = match &home {
         Some(h) => h.agent_sessions(&places.ws).map_err(Failure::from)?,
         None => Vec::new(),
@@ -296,39 +285,7 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
             fix: "`rewind init <claude-code|codex|gemini|opencode|cursor|cline>`".into(),
         });
     }
-    let helper = match home.as_ref().map(|h| probe(h.root())) {
-        Some(Probe::Running {
-            pid,
-            served,
-            same_build,
-        }) => {
-            if !same_build {
-                problems.push(Problem {
-                    agent: None,
-                    problem: "the helper runs another build of rewind; hooks do not use it".into(),
-                    fix: "`rewind helper stop && rewind helper start`".into(),
-                });
-            }
-            HelperJson {
-                state: "running",
-                pid: Some(pid),
-                served: Some(served),
-                same_build: Some(same_build),
-            }
-        }
-        Some(Probe::Busy) => HelperJson {
-            state: "busy",
-            pid: None,
-            served: None,
-            same_build: None,
-        },
-        Some(Probe::NotRunning) | None => HelperJson {
-            state: "not-running",
-            pid: None,
-            served: None,
-            same_build: None,
-        },
-    };
+    let helper = helper_state(home.as_ref(), &mut problems);
     let report = Report {
         status: if problems.is_empty() {
             "ok"
@@ -361,6 +318,74 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
     })
 }
 
+fn open_home(g: &Global, path: &Path, problems: &mut Vec<Problem>) -> Option<Home> {
+    match Home::open(path, options(g)) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            problems.push(Problem {
+                agent: None,
+                problem: format!("cannot open the home: {e}"),
+                fix: "`rewind verify` names what is damaged".into(),
+            });
+            None
+        }
+    }
+}
+
+fn helper_state(home: Option<&Home>, problems: &mut Vec<Problem>) -> HelperJson {
+    let none = |state| HelperJson {
+        state,
+        pid: None,
+        served: None,
+        same_build: None,
+    };
+    match home.map(|h| probe(h.root())) {
+        Some(Probe::Running {
+            pid,
+            served,
+            same_build,
+        }) => {
+            if !same_build {
+                problems.push(Problem {
+                    agent: None,
+                    problem: "the helper runs another build of rewind; hooks do not use it".into(),
+                    fix: "`rewind helper stop && rewind helper start`".into(),
+                });
+            }
+            HelperJson {
+                state: "running",
+                pid: Some(pid),
+                served: Some(served),
+                same_build: Some(same_build),
+            }
+        }
+        Some(Probe::Busy) => none("busy"),
+        Some(Probe::NotRunning) | None => none("not-running"),
+    }
+}
+
+/// The configuration files that run `agent`'s hook, each with the program it runs.
+fn configured(places: &Places, agent: Agent) -> Vec<Configured> {
+    let mut out = Vec::new();
+    for (level, file) in places.config_files(agent) {
+        let Some(text) = read_text(&file) else {
+            continue;
+        };
+        for program in hook_programs(&text, agent) {
+            let resolved = places.resolve(&program);
+            let this_binary = resolved.is_some() && resolved == places.binary;
+            out.push(Configured {
+                level,
+                file: file.display().to_string(),
+                program,
+                resolves_to: resolved.map(|p| p.display().to_string()),
+                this_binary,
+            });
+        }
+    }
+    out
+}
+
 /// One agent: its configuration, its hooks' last run and failure, its problems.
 fn examine(
     places: &Places,
@@ -370,23 +395,7 @@ fn examine(
     problems: &mut Vec<Problem>,
 ) -> AgentJson {
     let name = agent.as_str();
-    let mut configured = Vec::new();
-    for (level, file) in places.config_files(agent) {
-        let Some(text) = read_text(&file) else {
-            continue;
-        };
-        for program in hook_programs(&text, agent) {
-            let resolved = places.resolve(&program);
-            let this_binary = resolved.is_some() && resolved == places.binary;
-            configured.push(Configured {
-                level,
-                file: file.display().to_string(),
-                program,
-                resolves_to: resolved.map(|p| p.display().to_string()),
-                this_binary,
-            });
-        }
-    }
+    let configured = configured(places, agent);
     for c in &configured {
         if !c.this_binary {
             problems.push(Problem {

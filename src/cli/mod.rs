@@ -8,6 +8,7 @@ mod context;
 mod crash;
 pub mod exit;
 mod input;
+mod progress;
 mod render;
 
 use std::io::IsTerminal;

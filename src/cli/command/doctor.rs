@@ -404,7 +404,10 @@ fn examine(
                     Some(p) => format!("{} runs `{}`, which is {p}, not this rewind", c.file, c.program),
                     None => format!("{} runs `{}`, which is not found (on this PATH)", c.file, c.program),
                 },
-                fix: format!("`rewind init {name} --uninstall && rewind init {name}` with the rewind you mean to use"),
+                fix: match c.level {
+                    "project" => format!("`rewind init {name} --uninstall && rewind init {name}` with the rewind you mean to use"),
+                    _ => format!("edit {}: make its hook command run {} (user-level configuration applies to every project)", c.file, places.binary.as_ref().map_or_else(|| "this rewind".to_string(), |b| b.display().to_string())),
+                },
             });
         }
     }

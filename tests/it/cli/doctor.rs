@@ -232,3 +232,28 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     [exit status: 0]
     "#);
 }
+
+#[test]
+fn doctor_reads_user_level_configuration_and_names_another_rewind() {
+    let env = Env::new();
+    // An older rewind elsewhere, which the user's Claude Code settings run for every project.
+    let other = env.ws.parent().unwrap().join("old/rewind");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = user_home(&env).join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("{} hook claude-code", other.display())}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
+    [EOF]
+    [exit status: 1]
+    "#);
+}

@@ -82,6 +82,9 @@ struct Configured {
     /// Where it resolves (PATH searched for a bare name), null when nowhere.
     resolves_to: Option<String>,
     this_binary: bool,
+    /// The home the command sets (`REWIND_HOME=…`, `--home …`), null when it leaves it to the
+    /// agent's environment.
+    home: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -129,10 +132,12 @@ struct Places {
     codex_home: Option<PathBuf>,
     path_dirs: Vec<PathBuf>,
     binary: Option<PathBuf>,
+    /// The home this doctor reads.
+    home: PathBuf,
 }
 
 impl Places {
-    fn from_env(ws: Workspace) -> Places {
+    fn from_env(ws: Workspace, home: PathBuf) -> Places {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -155,23 +160,33 @@ impl Places {
             codex_home,
             path_dirs,
             binary,
+            home,
         }
     }
 
     /// The files that may run `agent`'s hook: (level, path).
     fn config_files(&self, agent: Agent) -> Vec<(&'static str, PathBuf)> {
         let root = self.ws.root();
-        let mut out: Vec<(&'static str, PathBuf)> = agent
-            .config_files(&format!("rewind hook {agent}"))
-            .into_iter()
-            .map(|f| ("project", root.join(f.path)))
-            .collect();
-        let project_extra: &[&str] = match agent {
-            Agent::ClaudeCode => &[".claude/settings.local.json"],
-            Agent::OpenCode => &[".opencode/plugin/rewind.js"],
-            _ => &[],
+        // Where `rewind init` writes each agent's hooks, and where else the agent reads them.
+        let project: &[&str] = match agent {
+            Agent::ClaudeCode => &[".claude/settings.json", ".claude/settings.local.json"],
+            Agent::Gemini => &[".gemini/settings.json"],
+            Agent::Codex => &[".codex/hooks.json", ".codex/config.toml"],
+            Agent::OpenCode => &[".opencode/plugins/rewind.js", ".opencode/plugin/rewind.js"],
+            Agent::Cursor => &[".cursor/hooks.json"],
+            Agent::Cline => &[],
         };
-        out.extend(project_extra.iter().map(|p| ("project", root.join(p))));
+        let mut out: Vec<(&'static str, PathBuf)> =
+            project.iter().map(|p| ("project", root.join(p))).collect();
+        if agent == Agent::Cline {
+            // One executable script per event.
+            let dir = root.join(".clinerules/hooks");
+            let mut scripts: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            scripts.sort();
+            out.extend(scripts.into_iter().map(|p| ("project", p)));
+        }
         let user = |base: &Option<PathBuf>, rel: &str| base.as_ref().map(|b| ("user", b.join(rel)));
         let home = &self.user_home;
         out.extend(
@@ -235,24 +250,77 @@ fn read_text(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
-/// The programs a configuration text runs as `<program> hook <agent>`: the word before each
-/// `hook` followed by the agent's name, in shell, JSON or JavaScript (`spawnSync("rewind",
-/// ["hook", "opencode"]`) alike.
-fn hook_programs(text: &str, agent: Agent) -> Vec<String> {
-    let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || "\"',[](){};:=`".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect();
+/// How a configuration runs `… hook <agent>`: the rewind binaries it names before that, in
+/// the order it tries them (an absolute path first, then `rewind` on PATH: `init` writes
+/// `r=/abs/rewind; [ -x "$r" ] || r=$(command -v rewind) …; exec "$r" hook <agent>`, and
+/// the OpenCode plugin the same in JavaScript), and the home it sets, if any.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct HookCommand {
+    programs: Vec<String>,
+    home: Option<String>,
+}
+
+/// The hook commands of a configuration file: each JSON string of it separately (a hook's
+/// `command`), else the whole text (a plugin, a script, TOML). Shell, JSON and JavaScript
+/// alike are read as words.
+fn hook_commands(text: &str, agent: Agent) -> Vec<HookCommand> {
+    let mut texts = Vec::new();
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => json_strings(&v, &mut texts),
+        Err(_) => texts.push(text.to_string()),
+    }
     let mut out = Vec::new();
-    for i in 1..words.len().saturating_sub(1) {
-        if words[i] == "hook" && words[i + 1] == agent.as_str() {
-            let program = words[i - 1].to_string();
-            if !out.contains(&program) {
-                out.push(program);
+    for t in &texts {
+        if let Some(c) = hook_command(t, agent) {
+            if !out.contains(&c) {
+                out.push(c);
             }
         }
     }
     out
+}
+
+fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| json_strings(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| json_strings(x, out)),
+        _ => {}
+    }
+}
+
+fn hook_command(text: &str, agent: Agent) -> Option<HookCommand> {
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || "\"',[](){};:=`".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = (1..words.len()).find(|&i| words[i - 1] == "hook" && words[i] == agent.as_str())?;
+    let before = &words[..at - 1];
+    let is_rewind = |w: &str| {
+        let file = w.rsplit('/').next().unwrap_or(w);
+        file == "rewind" || file == "rewind.exe"
+    };
+    let mut programs: Vec<String> = before
+        .iter()
+        .filter(|w| is_rewind(w) && w.starts_with('/'))
+        .chain(before.iter().filter(|w| is_rewind(w) && !w.contains('/')))
+        .map(|w| w.to_string())
+        .collect();
+    programs.dedup();
+    if programs.is_empty() && at >= 2 {
+        // An unusual form (`$REWIND hook …`): name what runs, even if it cannot be resolved.
+        programs.push(words[at - 2].to_string());
+    }
+    let value_after = |key: &str| {
+        before
+            .windows(2)
+            .find(|w| w[0] == key && w[1] != "null" && !w[1].starts_with('$'))
+            .map(|w| w[1].to_string())
+    };
+    Some(HookCommand {
+        programs,
+        home: value_after("REWIND_HOME").or_else(|| value_after("--home")),
+    })
 }
 
 pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
@@ -262,7 +330,7 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
         Some(h) => (h.clone(), "option"),
         None => (default_home()?, "default"),
     };
-    let places = Places::from_env(ws);
+    let places = Places::from_env(ws, home_path.clone());
     let mut problems = Vec::new();
     let exists = home_path.is_dir();
     // A home that does not exist is not created: doctor only looks.
@@ -371,8 +439,16 @@ fn configured(places: &Places, agent: Agent) -> Vec<Configured> {
         let Some(text) = read_text(&file) else {
             continue;
         };
-        for program in hook_programs(&text, agent) {
-            let resolved = places.resolve(&program);
+        for command in hook_commands(&text, agent) {
+            // The first of its binaries that exists runs, as the command's own fallback does.
+            let found = command
+                .programs
+                .iter()
+                .find_map(|p| places.resolve(p).map(|r| (p.clone(), r)));
+            let (program, resolved) = match found {
+                Some((p, r)) => (p, Some(r)),
+                None => (command.programs.join(" or "), None),
+            };
             let this_binary = resolved.is_some() && resolved == places.binary;
             out.push(Configured {
                 level,
@@ -380,23 +456,22 @@ fn configured(places: &Places, agent: Agent) -> Vec<Configured> {
                 program,
                 resolves_to: resolved.map(|p| p.display().to_string()),
                 this_binary,
+                home: command.home,
             });
         }
     }
     out
 }
 
-/// One agent: its configuration, its hooks' last run and failure, its problems.
-fn examine(
+/// What is wrong with how the configuration runs the hook: another binary, or none, or
+/// another home.
+fn configuration_problems(
     places: &Places,
-    agent: Agent,
-    activity: &[AgentSession],
-    failures: &BTreeMap<String, LastFailure>,
+    name: &'static str,
+    configured: &[Configured],
     problems: &mut Vec<Problem>,
-) -> AgentJson {
-    let name = agent.as_str();
-    let configured = configured(places, agent);
-    for c in &configured {
+) {
+    for c in configured {
         if !c.this_binary {
             problems.push(Problem {
                 agent: Some(name),
@@ -411,6 +486,34 @@ fn examine(
             });
         }
     }
+    for c in configured {
+        let Some(home) = &c.home else { continue };
+        let same = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        if same(Path::new(home)) != same(&places.home) {
+            problems.push(Problem {
+                agent: Some(name),
+                problem: format!(
+                    "{} gives the hooks the home {home}, but this shell uses {}: what they record is not here",
+                    c.file,
+                    places.home.display()
+                ),
+                fix: format!("`REWIND_HOME={home} rewind doctor` to look at it, or `rewind --home {} init {name}` to point the hooks here", places.home.display()),
+            });
+        }
+    }
+}
+
+/// One agent: its configuration, its hooks' last run and failure, its problems.
+fn examine(
+    places: &Places,
+    agent: Agent,
+    activity: &[AgentSession],
+    failures: &BTreeMap<String, LastFailure>,
+    problems: &mut Vec<Problem>,
+) -> AgentJson {
+    let name = agent.as_str();
+    let configured = configured(places, agent);
+    configuration_problems(places, name, &configured, problems);
     let last = activity.iter().find(|s| s.agent == name);
     let last_hook = last.map(|s| LastHook {
         at: rfc3339(s.hook_at),
@@ -585,7 +688,7 @@ fn codex_hook_keys(file: &Path) -> Vec<String> {
                     .get("command")
                     .and_then(|c| c.as_str())
                     .unwrap_or_default();
-                if !hook_programs(command, Agent::Codex).is_empty() {
+                if hook_command(command, Agent::Codex).is_some() {
                     keys.push(format!("{}:{}:{gi}:{hi}", file.display(), snake(event)));
                 }
             }
@@ -769,17 +872,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hook_programs_are_read_from_shell_json_and_javascript() {
+    fn hook_commands_are_read_from_shell_json_and_javascript() {
         let agent = Agent::OpenCode;
+        let programs = |text: &str, agent| -> Vec<Vec<String>> {
+            hook_commands(text, agent)
+                .into_iter()
+                .map(|c| c.programs)
+                .collect()
+        };
         assert_eq!(
-            hook_programs(r#"spawnSync("rewind", ["hook", "opencode"], {"#, agent),
-            ["rewind"]
+            programs(r#"spawnSync("rewind", ["hook", "opencode"], {"#, agent),
+            [["rewind"]]
         );
         assert_eq!(
-            hook_programs(r#"{"command": "/opt/bin/rewind hook opencode"}"#, agent),
-            ["/opt/bin/rewind"]
+            programs(r#"{"command": "/opt/bin/rewind hook opencode"}"#, agent),
+            [["/opt/bin/rewind"]]
         );
-        assert!(hook_programs("rewind hook claude-code", agent).is_empty());
+        assert!(programs("rewind hook claude-code", agent).is_empty());
+        // The form that cannot block the agent: this binary, else rewind on PATH; a home.
+        let shell = r#"r='/opt/rw/rewind'; [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; exit 0; }; export REWIND_HOME='/h/rw'; exec "$r" hook gemini"#;
+        let json = serde_json::json!({"hooks": {"BeforeTool": [{"hooks": [{"command": shell}]}]}});
+        assert_eq!(
+            hook_commands(&json.to_string(), Agent::Gemini),
+            [HookCommand {
+                programs: vec!["/opt/rw/rewind".into(), "rewind".into()],
+                home: Some("/h/rw".into()),
+            }]
+        );
+        let plugin = "// rewind: snapshots\nconst REWIND = \"/opt/rw/rewind\";\nconst REWIND_HOME = null;\nconst bin = existsSync(REWIND) ? REWIND : \"rewind\";\nspawnSync(bin, [\"hook\", \"opencode\"], {});";
+        assert_eq!(
+            hook_commands(plugin, agent),
+            [HookCommand {
+                programs: vec!["/opt/rw/rewind".into(), "rewind".into()],
+                home: None,
+            }]
+        );
     }
 
     #[test]

@@ -108,7 +108,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     [exit status: 0]
     ");
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -227,7 +227,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     )
     .ok();
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -252,8 +252,48 @@ fn doctor_reads_user_level_configuration_and_names_another_rewind() {
     let _b = bin_filters();
     let _f = filters(&env);
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
     [EOF]
     [exit status: 1]
     "#);
+}
+
+#[test]
+fn doctor_reads_a_hook_command_with_its_fallback_and_a_home_of_its_own() {
+    let env = Env::new();
+    // The form that cannot block the agent: this binary by its path, else rewind on PATH,
+    // else let the tool call proceed; with a home written in.
+    let other_home = env.ws.parent().unwrap().join("other-home");
+    let command = format!(
+        "r='{}'; [ -x \"$r\" ] || r=$(command -v rewind) || {{ cat >/dev/null; exit 0; }}; export REWIND_HOME='{}'; exec \"$r\" hook gemini",
+        env!("CARGO_BIN_EXE_rewind"),
+        other_home.display()
+    );
+    env.write(
+        ".gemini/settings.json",
+        json!({"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+    );
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], false)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    gemini
+      project  [WS]/.gemini/settings.json: `[BIN] hook gemini` → this binary
+      last hook  never in this workspace
+
+    not configured: claude-code, opencode, codex, cursor, cline
+
+    2 problems:
+    - gemini: [WS]/.gemini/settings.json gives the hooks the home [TMP]/other-home, but this shell uses [HOME]: what they record is not here
+      fix: `REWIND_HOME=[TMP]/other-home rewind doctor` to look at it, or `rewind --home [HOME] init gemini` to point the hooks here
+    - gemini: configured, but its hooks have never run in this workspace
+      fix: start a gemini session in this workspace; if doctor still says this, the agent does not load the configuration above
+    [EOF]
+    [exit status: 1]
+    ");
 }

@@ -393,7 +393,7 @@ fn open_home(g: &Global, path: &Path, problems: &mut Vec<Problem>) -> Option<Hom
             problems.push(Problem {
                 agent: None,
                 problem: format!("cannot open the home: {e}"),
-                fix: "`rewind verify` names what is damaged".into(),
+                fix: "a damaged or lost index: put it back from a backup, or start a new, empty history with `rewind gc --accept-index-loss`; other causes: what the message names".into(),
             });
             None
         }

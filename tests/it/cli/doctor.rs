@@ -297,3 +297,32 @@ fn doctor_reads_a_hook_command_with_its_fallback_and_a_home_of_its_own() {
     [exit status: 1]
     ");
 }
+
+#[test]
+fn doctor_says_when_the_home_cannot_be_opened() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.home).unwrap();
+    std::fs::write(
+        env.home.join("index.sqlite3"),
+        "not a database, not at all; ".repeat(200),
+    )
+    .unwrap();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME)
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    not configured: claude-code, opencode, gemini, codex, cursor, cline
+
+    2 problems:
+    - cannot open the home: index [HOME]/index.sqlite3 is not a rewind index or is damaged: file is not a database
+      fix: a damaged or lost index: put it back from a backup, or start a new, empty history with `rewind gc --accept-index-loss`; other causes: what the message names
+    - no agent runs rewind's hooks in this workspace
+      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline>`
+    [EOF]
+    [exit status: 1]
+    ");
+}

@@ -29,7 +29,7 @@ impl Bars {
             return;
         }
         let bar = ProgressBar::with_draw_target(Some(steps), ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("rewind: {msg} [{bar:30}] {pos}/{len} ({eta})")
+        let style = ProgressStyle::with_template("rewind: {msg} [{wide_bar}] {pos}/{len} ({eta})")
             .map(|s| s.progress_chars("=> "))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);

@@ -285,7 +285,7 @@ fn handle(
         }
         if !shown {
             shown = true;
-            bars.start("baselining the workspace (files hashed)", p.to_hash);
+            bars.start("baselining the workspace", p.to_hash);
         }
         bars.set(p.hashed);
     };

@@ -76,24 +76,70 @@ pub struct GcReport {
     pub pack_bytes_freed: u64,
 }
 
+/// Told how a long verify or gc gets on, for a caller that shows it (the library prints
+/// nothing): each phase with the number of steps it has, then each step done.
+pub trait Progress {
+    fn phase(&mut self, what: &'static str, steps: u64);
+    fn step(&mut self);
+}
+
+/// Progress nobody watches.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn phase(&mut self, _: &'static str, _: u64) {}
+    fn step(&mut self) {}
+}
+
 /// Re-hash every stored object and check every index reference (and the index file itself).
 pub fn verify(home: &Home) -> Result<VerifyReport> {
-    Maintenance { home }.verify()
+    verify_with(home, &mut NoProgress)
+}
+
+/// [`verify`], telling `progress` of each object re-hashed.
+pub fn verify_with(home: &Home, progress: &mut dyn Progress) -> Result<VerifyReport> {
+    Maintenance {
+        home,
+        progress: std::cell::RefCell::new(progress),
+    }
+    .verify()
 }
 
 /// Retention, then delete unreferenced blobs older than the grace period. Gives up this
 /// process's shared gc lock first (it takes the exclusive one per batch of deletions).
 pub fn gc(home: &mut Home, policy: &Retention) -> Result<GcReport> {
+    gc_with(home, policy, &mut NoProgress)
+}
+
+/// [`gc`], telling `progress` of each unreferenced blob and each pack looked at.
+pub fn gc_with(
+    home: &mut Home,
+    policy: &Retention,
+    progress: &mut dyn Progress,
+) -> Result<GcReport> {
     home.release_shared_lock();
-    Maintenance { home }.gc(policy)
+    Maintenance {
+        home,
+        progress: std::cell::RefCell::new(progress),
+    }
+    .gc(policy)
 }
 
-/// The home gc and verify work on.
-struct Maintenance<'h> {
+/// The home gc and verify work on, and who is told how far they are.
+struct Maintenance<'h, 'p> {
     home: &'h Home,
+    progress: std::cell::RefCell<&'p mut dyn Progress>,
 }
 
-impl Maintenance<'_> {
+impl Maintenance<'_, '_> {
+    fn phase(&self, what: &'static str, steps: usize) {
+        self.progress.borrow_mut().phase(what, steps as u64);
+    }
+
+    fn step(&self) {
+        self.progress.borrow_mut().step();
+    }
+
     fn verify(&self) -> Result<VerifyReport> {
         let mut problems = Vec::new();
         for issue in self.home.index().integrity_check()? {
@@ -115,7 +161,9 @@ impl Maintenance<'_> {
         }
         let totals = r.blob_totals()?;
         let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
+        self.phase("verifying blobs", ids.len());
         for id in &ids {
+            self.step();
             if let Err(e) = self.home.store().check(self.home.index(), id) {
                 problems.push(Problem {
                     object: format!("blob {id}"),
@@ -260,10 +308,13 @@ impl Maintenance<'_> {
             Some(live) => live.saturating_mul(2) < pack.len || (merge && small(pack)),
         };
         let mut writer = self.home.store().pack_writer();
+        let packs: Vec<_> = packs
+            .into_iter()
+            .filter(|p| wanted(usage.get(&p.number).copied(), p))
+            .collect();
+        self.phase("rewriting packs", packs.len());
         for pack in packs {
-            if !wanted(usage.get(&pack.number).copied(), &pack) {
-                continue;
-            }
+            self.step();
             let _exclusive = self.home.lock_exclusive()?;
             match self.home.index().read().pack_live(pack.number)? {
                 None if wanted(None, &pack) => {
@@ -312,12 +363,14 @@ impl Maintenance<'_> {
                 }
             }
             let mut progress = false;
+            self.phase("deleting unreferenced blobs", candidates.len());
             for batch in candidates.chunks(BATCH) {
                 // ...and are re-checked under it: a command may have referenced one since.
                 let _exclusive = self.home.lock_exclusive()?;
                 let referenced = self.home.index().read().referenced_blobs()?;
                 let mut gone = Vec::new();
                 for id in batch {
+                    self.step();
                     if referenced.contains(id) || self.home.index().read().is_delta_base(id)? {
                         continue;
                     }

@@ -91,12 +91,43 @@ pub enum Command {
     Context(super::command::context::ContextArgs),
     /// Serve rewind's tools over MCP on stdio
     Mcp(super::command::mcp::McpArgs),
+    /// Is rewind wired into this workspace's agents, and working? Exit 1 when a problem is found
+    Doctor(super::command::doctor::DoctorArgs),
+    /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout
+    Completions(super::command::completions::CompletionsArgs),
+    /// The man page (roff) on stdout, or every command's page into a directory
+    Man(super::command::completions::ManArgs),
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
     Helper(HelperCmd),
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(super::command::watch::WatchArgs),
+}
+
+/// An agent rewind has hooks for, as `--agent` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentName {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Opencode,
+    Cursor,
+    Cline,
+}
+
+impl AgentName {
+    pub fn agent(self) -> rewind::hooks::Agent {
+        use rewind::hooks::Agent;
+        match self {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Gemini => Agent::Gemini,
+            AgentName::Opencode => Agent::OpenCode,
+            AgentName::Cursor => Agent::Cursor,
+            AgentName::Cline => Agent::Cline,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -154,6 +185,10 @@ pub struct UndoArgs {
     /// Overwrite later edits (modified-since, later-change); they are snapshotted first
     #[arg(long)]
     pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +202,10 @@ pub struct RedoArgs {
     pub dry_run: bool,
     #[arg(long)]
     pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +219,10 @@ pub struct LogArgs {
     /// Windows per session
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
 }
 
 #[derive(Debug, Args)]

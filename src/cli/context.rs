@@ -1,12 +1,13 @@
 //! What most commands need before their work: the home, the current directory, the
 //! workspace and the session, resolved once from the global options ([`Ctx::open`]).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rewind::engine::{EngineError, Home, Options, Session};
 use rewind::workspace::Workspace;
 
-use super::args::Global;
+use super::args::{AgentName, Global};
 use super::exit::{Exit, Failure};
 
 /// A command's current directory and session (which holds the home).
@@ -19,11 +20,52 @@ impl Ctx {
     /// Reads the current directory, finds the workspace, opens the home (refused, before
     /// anything is created, when it is inside the workspace) and the session.
     pub fn open(g: &Global) -> Result<Ctx, Failure> {
+        Ctx::open_as(g, None)
+    }
+
+    /// As [`Ctx::open`], in `agent`'s latest session of the workspace unless `--session`
+    /// names one ([`agent_session`]).
+    pub fn open_as(g: &Global, agent: Option<AgentName>) -> Result<Ctx, Failure> {
         let cwd = cwd()?;
         let ws = workspace(g, &cwd)?;
         let home = open_home_for(g, &ws)?;
-        let session = session(home, g, ws)?;
+        let session = match agent {
+            Some(agent) if g.session.as_deref().is_none_or(str::is_empty) => {
+                let name = agent_session(home, &ws, agent)?;
+                // Said on stderr: stdout (and --json) stay what they are with --session.
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "rewind: {} session {name} (its latest in this workspace)",
+                    agent.agent()
+                );
+                home.session(ws, &name)?
+            }
+            _ => session(home, g, ws)?,
+        };
         Ok(Ctx { cwd, session })
+    }
+}
+
+/// The name of `agent`'s latest session of `ws`: the one its hooks named last. An error
+/// when its hooks never ran in this workspace (with this home).
+pub(crate) fn agent_session(
+    home: &Home,
+    ws: &Workspace,
+    agent: AgentName,
+) -> Result<String, Failure> {
+    let agent = agent.agent();
+    match home.latest_agent_session(ws, agent.as_str())? {
+        Some(s) => Ok(s.name),
+        None => Err(Failure::new(
+            Exit::Error,
+            format!(
+                "no {agent} session in workspace {}: its hooks have not run here",
+                ws.root().display()
+            ),
+        )
+        .hint(format!(
+            "`rewind doctor` shows whether the {agent} hooks are installed and firing; `rewind log --all-sessions` lists the sessions, for --session ID"
+        ))),
     }
 }
 
@@ -98,11 +140,22 @@ pub(crate) fn session<'h>(
     global: &Global,
     ws: Workspace,
 ) -> Result<Session<'h>, Failure> {
-    let name = global
-        .session
-        .clone()
-        .unwrap_or_else(|| "manual".to_string());
-    Ok(home.session(ws, &name)?)
+    let name = match global.session.as_deref() {
+        None => "manual",
+        Some("") => return Err(empty_session()),
+        Some(name) => name,
+    };
+    Ok(home.session(ws, name)?)
+}
+
+/// `--session ""` (or an empty `REWIND_SESSION`): most often an agent's session variable
+/// that the agent did not set for this command. Never taken to mean `manual`.
+pub(crate) fn empty_session() -> Failure {
+    Failure::new(
+        Exit::Usage,
+        "--session is empty: the variable meant to hold the agent's session id is not set here",
+    )
+    .hint("pass --agent <claude-code|codex|gemini|opencode|cursor|cline> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)")
 }
 
 /// A window or other id typed by the user; a malformed one is a usage error.

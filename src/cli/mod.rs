@@ -8,14 +8,15 @@ mod context;
 mod crash;
 pub mod exit;
 mod input;
+mod progress;
 mod render;
 
 use std::io::IsTerminal;
 
 use args::{Cli, Command};
 use command::{
-    check, demo, diff, edit, gc, helper, hook, init, log, mcp, read, record, redo, restore, search,
-    snap, undo, verify, window, write,
+    check, completions, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read, record,
+    redo, restore, search, snap, undo, verify, window, write,
 };
 use exit::{Exit, Failure};
 use render::Out;
@@ -48,6 +49,9 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Context(args) => command::context::run(g, &out, args),
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
+        Command::Doctor(args) => doctor::run(g, &out, args),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => completions::man(&args),
         Command::Watch(args) => command::watch::run(g, &out, &args),
     }
 }

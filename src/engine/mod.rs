@@ -16,6 +16,7 @@
 //! The library never prints and never reads the environment: the CLI resolves options and
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.
 
+mod activity;
 mod capture;
 mod context;
 pub mod exec;
@@ -26,6 +27,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
 pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{

@@ -272,7 +272,7 @@ const CLAUDE_UNDO_COMMAND: &str = r#"---
 description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
 allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
 ---
-!`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+!`rewind undo --agent claude-code --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
 
 Report the result above to the user in one or two sentences. If rewind refused because of a
 conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.

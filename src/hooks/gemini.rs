@@ -192,7 +192,7 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
 
 const GEMINI_UNDO_COMMAND: &str = r#"description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
 prompt = """
-Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+Run `rewind undo --agent gemini` in the shell and report the result to the
 user in one or two sentences. If rewind refused because of a conflict, list the files and why.
 """
 "#;

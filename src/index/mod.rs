@@ -49,7 +49,7 @@ pub use blobs::{BlobTotals, PackUsage, Reference};
 pub use changes::NewChange;
 pub use reads::LastRead;
 pub use scan::{Baseline, DirListing, StateTouch, StateTouches};
-pub use sessions::SessionRow;
+pub use sessions::{HookNote, HookedSession, SessionRow};
 pub use windows::Interrupted;
 
 #[derive(Debug, thiserror::Error)]

@@ -29,6 +29,9 @@
 //! - `dir_listings(workspace, path)` (v10): what a full walk found in a directory; since v11
 //!   with the stats its files' states were verified under, as of a `state_touches` entry.
 //!   `baselines.unclaimed` (v11): the paths with a state the last walk did not find.
+//! - `sessions.agent`, `hook_at`, `hook_event`, `hook_result` (v12): which agent's hooks
+//!   named the session, and when they last ran (at most every few seconds), the event and
+//!   its result: resolves `--agent` and attributes MCP writes to the active agent session.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -244,5 +247,14 @@ CREATE TABLE dir_listings(
 ALTER TABLE dir_listings ADD COLUMN verified BLOB NOT NULL DEFAULT x'';
 ALTER TABLE dir_listings ADD COLUMN seq INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE baselines ADD COLUMN unclaimed BLOB;
+"#,
+    // 12: the agent whose hooks name a session, and its latest hook event (`Tx::note_hook`):
+    // the MCP server, which agents start without a session id, writes into the agent session
+    // active in its workspace, and `--agent` finds an agent's latest session.
+    r#"
+ALTER TABLE sessions ADD COLUMN agent TEXT;
+ALTER TABLE sessions ADD COLUMN hook_at INTEGER;
+ALTER TABLE sessions ADD COLUMN hook_event TEXT;
+ALTER TABLE sessions ADD COLUMN hook_result TEXT;
 "#,
 ];

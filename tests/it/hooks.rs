@@ -1677,7 +1677,8 @@ fn init_claude_code_merges_hooks_mcp_and_undo_command() {
             let mcp = json_file(env, ".mcp.json");
             assert_eq!(mcp["mcpServers"]["rewind"]["args"][0], "mcp");
             let cmd = String::from_utf8(env.read(".claude/commands/rw-undo.md").unwrap()).unwrap();
-            assert!(cmd.contains("rewind undo --session \"$CLAUDE_CODE_SESSION_ID\""));
+            assert!(cmd
+                .contains("rewind undo --agent claude-code --session \"$CLAUDE_CODE_SESSION_ID\""));
             assert!(env.read(".claude/settings.json.rewind-backup").is_some());
         },
     );

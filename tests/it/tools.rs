@@ -506,9 +506,13 @@ pub(crate) struct Mcp {
 
 impl Mcp {
     pub(crate) fn start(env: &Env) -> Mcp {
+        Mcp::spawn(env.command(&["mcp"]))
+    }
+
+    /// The server `cmd` runs.
+    pub(crate) fn spawn(mut cmd: std::process::Command) -> Mcp {
         use std::process::Stdio;
-        let mut child = env
-            .command(&["mcp"])
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -9,6 +9,7 @@ use rewind::engine::Home;
 
 use crate::cli::context::{home_dir, open_home_owned, options};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::progress::Bars;
 use crate::cli::render::Out;
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
@@ -30,7 +31,9 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         max_total_bytes: args.max_size,
         grace: Duration::from_secs(args.grace_seconds),
     };
-    let report = rewind::maintenance::gc(&mut home, &policy)?;
+    let mut bars = Bars::on_stderr();
+    let report = rewind::maintenance::gc_with(&mut home, &policy, &mut bars)?;
+    drop(bars);
     if out.json {
         out.print_json(&report);
     } else {

@@ -490,6 +490,35 @@ fn wait_gone(socket: &Path) {
     }
 }
 
+/// The helper of the home at `root`, as `rewind doctor` reports it (without starting one).
+pub(crate) fn probe(root: &Path) -> Probe {
+    let Ok(socket) = socket_of(root) else {
+        return Probe::NotRunning;
+    };
+    match ask(&socket, &Request::Status) {
+        Ok(Reply::Status(s)) => Probe::Running {
+            pid: s.pid,
+            served: s.served,
+            same_build: s.build == build_id(),
+        },
+        Err(NoReply::Busy) => Probe::Busy,
+        _ => Probe::NotRunning,
+    }
+}
+
+/// What [`probe`] found.
+pub(crate) enum Probe {
+    NotRunning,
+    /// Listening, but it did not answer in time (a long event).
+    Busy,
+    Running {
+        pid: u32,
+        served: u64,
+        /// Runs this build of rewind (else hooks do not use it).
+        same_build: bool,
+    },
+}
+
 fn not_running(root: &Path) -> Failure {
     Failure::new(
         Exit::Nothing,

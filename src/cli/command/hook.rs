@@ -25,6 +25,7 @@ use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::input;
+use crate::cli::progress::Bars;
 
 /// Largest payload read from stdin: the limit on every input a command reads.
 pub(crate) const MAX_PAYLOAD: u64 = input::MAX_INPUT;
@@ -274,26 +275,40 @@ fn handle(
         .or_else(|| g.session.clone())
         .unwrap_or_else(|| "manual".to_string());
     let session = home.session(ws, &name)?;
+    let mut bars = Bars::on_stderr();
     let mut shown = false;
     let mut progress = |p: &rewind::scan::ScanProgress| {
-        // Only a slow baseline is worth a line, and only on a terminal: agents capture
-        // stderr and may show it to the model.
-        if place.live_progress && p.elapsed > Duration::from_secs(1) {
-            shown = true;
-            let _ = write!(
-                std::io::stderr(),
-                "\rrewind: scanning workspace {}/{} files",
-                p.hashed,
-                p.to_hash
-            );
+        // Only a slow baseline is worth a bar, and only on a terminal (`Bars` checks):
+        // agents capture stderr and may show it to the model.
+        if !place.live_progress || p.elapsed <= Duration::from_secs(1) {
+            return;
         }
+        if !shown {
+            shown = true;
+            bars.start("baselining the workspace", p.to_hash);
+        }
+        bars.set(p.hashed);
     };
     let outcome = runner::run(&session, event, &cwd, &config, &mut progress)
-        .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
-    if shown {
-        let _ = writeln!(std::io::stderr());
+        .map_err(|e| Failure::new(Exit::Error, e.to_string()));
+    drop(bars);
+    let result = match &outcome {
+        Ok(o) => match o.decision {
+            Decision::Allow => "allowed".to_string(),
+            Decision::Deny { .. } => "blocked".to_string(),
+            Decision::Context { .. } => "hint".to_string(),
+        },
+        Err(f) => format!("error: {}", f.message),
+    };
+    // What `doctor`, `--agent` and the MCP server read; failing to note it costs the agent
+    // nothing but a line in the hook log.
+    if let Err(e) = session.note_hook(event.agent.as_str(), &event.event_name, &result) {
+        log.warning(
+            event.agent.as_str(),
+            &format!("cannot note the hook event: {e}"),
+        );
     }
-    Ok(outcome.decision)
+    Ok(outcome?.decision)
 }
 
 fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {

@@ -17,7 +17,7 @@ struct LogJson<'a> {
 }
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open_as(g, args.agent)?;
     if let Some(path) = &args.path {
         let history = ctx.session.versions(path, &ctx.cwd)?;
         if out.json {

@@ -5,8 +5,13 @@
 //! would hold the shared gc lock and block `rewind gc` for as long as the agent runs.
 //!
 //! The session is `--session` / `REWIND_SESSION`, else the agent's own session id from its
-//! environment (`CLAUDE_CODE_SESSION_ID`, `GEMINI_SESSION_ID`), else one made up per server
-//! process (an agent starts one server per conversation). stdout is the protocol; every log
+//! environment (`CLAUDE_CODE_SESSION_ID`, `GEMINI_SESSION_ID`), else — what Claude Code,
+//! Gemini CLI and OpenCode give an MCP server — none: then each call goes to the agent
+//! session active in the workspace at that moment (`Home::active_agent_session`: its hooks
+//! ran within the last hour, a turn in progress first; of `--agent` only, when given), so
+//! that `undo --session <agent's id>` finds the MCP writes with the hooks' ones. With no
+//! such session, calls go to one made up per server process, `mcp-<secs>-<pid>`. Results of
+//! writes, undo and redo say which session they went to. stdout is the protocol; every log
 //! line goes to stderr.
 
 use std::io::Write;
@@ -25,46 +30,58 @@ use serde::Deserialize;
 
 use super::read::render as render_read;
 use super::search::render as render_search;
-use crate::cli::args::Global;
+use crate::cli::args::{AgentName, Global};
 use crate::cli::context::{cwd, default_home, options, workspace};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 
 /// Agent environment variables that carry the conversation id, in order of preference.
 const SESSION_ENV: [&str; 2] = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"];
 
-#[derive(Debug, Args)]
-pub struct McpArgs {}
+#[derive(Debug, Clone, Copy, Args)]
+pub struct McpArgs {
+    /// Without a session id, attribute calls only to this agent's active session
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
+}
 
-pub fn run(g: &Global, _a: McpArgs) -> Result<Exit, Failure> {
+pub fn run(g: &Global, a: McpArgs) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let home = match &g.home {
         Some(h) => h.clone(),
         None => default_home()?,
     };
     let ws = workspace(g, &cwd)?;
-    let session = g
-        .session
-        .clone()
-        .filter(|s| !s.is_empty())
-        .or_else(|| {
-            SESSION_ENV
-                .iter()
-                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-        })
-        .unwrap_or_else(|| {
+    let given = g.session.clone().filter(|s| !s.is_empty()).or_else(|| {
+        SESSION_ENV
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+    });
+    let session = match given {
+        Some(name) => SessionChoice::Given(name),
+        None => {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            format!("mcp-{secs}-{}", std::process::id())
-        });
+            SessionChoice::Active {
+                agent: a.agent.map(|a| a.agent().as_str()),
+                fallback: format!("mcp-{secs}-{}", std::process::id()),
+            }
+        }
+    };
     // Fail now, not on the first tool call, when the home cannot be opened (and before
     // creating anything, when it is inside the workspace).
     Home::refuse_inside(&home, &ws)?;
     Home::open(&home, options(g))?;
-    log(&format!(
-        "serving workspace {} as session {session}",
-        ws.root().display()
-    ));
+    log(&match &session {
+        SessionChoice::Given(name) => {
+            format!("serving workspace {} as session {name}", ws.root().display())
+        }
+        SessionChoice::Active { agent, fallback } => format!(
+            "serving workspace {}: each call goes to the {} session active in it, else to session {fallback}",
+            ws.root().display(),
+            agent.unwrap_or("agent")
+        ),
+    });
     let server = RewindServer {
         ctx: std::sync::Arc::new(Ctx {
             home,
@@ -98,9 +115,57 @@ struct Ctx {
     home: PathBuf,
     opts: Options,
     ws: Workspace,
-    session: String,
+    session: SessionChoice,
     /// Relative paths in tool arguments are relative to this (the agent's project dir).
     cwd: PathBuf,
+}
+
+/// Which session the server's calls go to.
+enum SessionChoice {
+    /// Named by `--session` or the agent's environment.
+    Given(String),
+    /// The agent session active in the workspace at each call (of `agent`, when given),
+    /// else `fallback`.
+    Active {
+        agent: Option<&'static str>,
+        fallback: String,
+    },
+}
+
+/// The session a call went to, and why: said in the results of writes, undo and redo.
+struct Attribution {
+    name: String,
+    line: String,
+}
+
+impl SessionChoice {
+    fn resolve(&self, home: &Home, ws: &Workspace) -> Result<Attribution, Failure> {
+        let (agent, fallback) = match self {
+            SessionChoice::Given(name) => {
+                return Ok(Attribution {
+                    name: name.clone(),
+                    line: format!("session: {name}"),
+                })
+            }
+            SessionChoice::Active { agent, fallback } => (*agent, fallback),
+        };
+        Ok(match home.active_agent_session(ws, agent)? {
+            Some(s) => Attribution {
+                line: format!(
+                    "session: {} (the {} session active in this workspace)",
+                    s.name, s.agent
+                ),
+                name: s.name,
+            },
+            None => Attribution {
+                line: format!(
+                    "session: {fallback} (no {} session was active in this workspace in the last hour; `rewind undo --session {fallback}` undoes this server's changes)",
+                    agent.unwrap_or("agent")
+                ),
+                name: fallback.clone(),
+            },
+        })
+    }
 }
 
 #[derive(Clone)]
@@ -369,12 +434,21 @@ impl RewindServer {
         &self,
         f: impl FnOnce(&Session<'_>, &Path) -> Result<CallToolResult, Failure>,
     ) -> ToolReturn {
+        self.in_session(|s, cwd, _| f(s, cwd))
+    }
+
+    /// As [`RewindServer::with_session`], telling `f` which session the call went to.
+    fn in_session(
+        &self,
+        f: impl FnOnce(&Session<'_>, &Path, &Attribution) -> Result<CallToolResult, Failure>,
+    ) -> ToolReturn {
         let c = &self.ctx;
         let result = Home::open(&c.home, c.opts.clone())
             .map_err(Failure::from)
             .and_then(|home| {
-                let s = home.session(c.ws.clone(), &c.session)?;
-                f(&s, &c.cwd)
+                let who = c.session.resolve(&home, &c.ws)?;
+                let s = home.session(c.ws.clone(), &who.name)?;
+                f(&s, &c.cwd, &who)
             });
         match result {
             Ok(r) => Ok(r),
@@ -390,7 +464,7 @@ impl RewindServer {
         dry_run: bool,
         force: bool,
     ) -> ToolReturn {
-        self.with_session(|s, cwd| {
+        self.in_session(|s, cwd, who| {
             let req = Request {
                 direction,
                 target: target?,
@@ -402,11 +476,12 @@ impl RewindServer {
             let report = undo::run(s, &req)?;
             let text = serde_json::to_string_pretty(&report)
                 .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+            let line = &who.line;
             Ok(match report.status {
                 undo::Status::Conflict => CallToolResult::error(vec![ContentBlock::text(format!(
-                    "refused: a conflict; nothing was written. Each conflicting file says why; retry with force to overwrite later edits (they are snapshotted first).\n{text}"
+                    "refused: a conflict; nothing was written. Each conflicting file says why; retry with force to overwrite later edits (they are snapshotted first).\n{line}\n{text}"
                 ))]),
-                _ => CallToolResult::success(vec![ContentBlock::text(text)]),
+                _ => CallToolResult::success(vec![ContentBlock::text(format!("{line}\n{text}"))]),
             })
         })
     }
@@ -442,16 +517,17 @@ impl RewindServer {
         description = "Edit a file with a batch of line operations (replace, insert, delete), applied together as one undoable edit. All line numbers refer to the file exactly as read_file returned it, so never adjust them for other ops in the batch. Each replace/delete states the `expected` current text of its lines. Requires the token from read_file. Refusals write nothing: \"no hash provided\" or \"invalid hash\" — pass the token read_file returned, exactly; \"hash mismatch\" — the file changed since you read it: call read_file again and redo the edit against the new content; \"expected text does not match\" — the message shows the actual numbered lines: fix expected/line numbers (or read again); \"overlaps\" — ops must touch disjoint lines. On success returns, per op, the new lines with their numbers and two lines of context, the line-count change, the new total and the new token for the next edit."
     )]
     fn edit_file(&self, Parameters(p): Parameters<EditFileParams>) -> ToolReturn {
-        self.with_session(|s, cwd| {
+        self.in_session(|s, cwd, who| {
             let ops: Vec<LineOp> = p.ops.into_iter().map(LineOp::from).collect();
             let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
                 .edit_file(&path, cwd, p.token.as_deref(), &ops)
                 .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                "edited {} (undoable: window {})\n{}",
+                "edited {} (undoable: window {})\n{}\n{}",
                 r.path,
                 r.window_id,
+                who.line,
                 edit::render_report(&r.report)
             ))]))
         })
@@ -461,7 +537,7 @@ impl RewindServer {
         description = "Write a whole file. To create a new file pass create: true (refused if it already exists — read it instead). To replace an existing file pass the token read_file returned; a missing, malformed or stale token is refused exactly as in edit_file (read the file again on \"hash mismatch\"). Prefer edit_file for changes to part of a file. Returns the new token. Undoable."
     )]
     fn write_file(&self, Parameters(p): Parameters<WriteFileParams>) -> ToolReturn {
-        self.with_session(|s, cwd| {
+        self.in_session(|s, cwd, who| {
             let guard = if p.create.unwrap_or(false) {
                 WriteGuard::Create
             } else {
@@ -472,13 +548,14 @@ impl RewindServer {
                 .write_file(&path, cwd, p.content.as_bytes(), guard)
                 .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(
-                "{} {} (undoable: window {}): {} lines ({:+}), token {}",
+                "{} {} (undoable: window {}): {} lines ({:+}), token {}\n{}",
                 if r.created { "created" } else { "wrote" },
                 r.path,
                 r.window_id,
                 r.total_lines,
                 r.line_delta,
-                r.token
+                r.token,
+                who.line
             ))]))
         })
     }

@@ -4,9 +4,11 @@
 //! (errors to exit codes and hints) and `cli::render` (output).
 
 pub mod check;
+pub mod completions;
 pub mod context;
 pub mod demo;
 pub mod diff;
+pub mod doctor;
 pub mod edit;
 pub mod gc;
 #[cfg(target_os = "linux")]
@@ -42,6 +44,20 @@ pub mod helper {
 
     pub fn forward_hook() -> Forward {
         Forward::InProcess(None)
+    }
+
+    pub(crate) enum Probe {
+        NotRunning,
+        Busy,
+        Running {
+            pid: u32,
+            served: u64,
+            same_build: bool,
+        },
+    }
+
+    pub(crate) fn probe(_: &std::path::Path) -> Probe {
+        Probe::NotRunning
     }
 
     pub fn run(_: &Global, _: &Out, _: HelperCmd) -> Result<Exit, Failure> {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use rewind::undo::{self, Direction, FileReport, Report, Request, Status, Target};
 
-use crate::cli::args::{Global, UndoArgs};
+use crate::cli::args::{AgentName, Global, UndoArgs};
 use crate::cli::context::{parse_id, Ctx};
 use crate::cli::crash::CrashAfterOps;
 use crate::cli::exit::{Exit, Failure};
@@ -27,12 +27,14 @@ pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
             paths: args.paths,
             dry_run: args.dry_run,
             force: args.force,
+            agent: args.agent,
         },
     )
 }
 
 /// What `undo` or `redo` was asked to do.
 pub(super) struct Plan {
+    pub agent: Option<AgentName>,
     pub direction: Direction,
     pub target: Target,
     pub paths: Vec<PathBuf>,
@@ -43,8 +45,9 @@ pub(super) struct Plan {
 /// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
 /// refused it (or would, for a dry run), 4 when there was nothing to do.
 pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open_as(g, plan.agent)?;
     let Plan {
+        agent: _,
         direction,
         target,
         paths,

@@ -364,7 +364,7 @@ fn init_dry_run_of_every_other_agent() {
     description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
     allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
     ---
-    !`rewind undo --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+    !`rewind undo --agent claude-code --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
 
     Report the result above to the user in one or two sentences. If rewind refused because of a
     conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
@@ -458,7 +458,7 @@ fn init_dry_run_of_every_other_agent() {
     would write .gemini/commands/rw-undo.toml (/rw-undo command):
     description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
     prompt = """
-    Run `rewind undo --session "$GEMINI_SESSION_ID"` in the shell and report the result to the
+    Run `rewind undo --agent gemini` in the shell and report the result to the
     user in one or two sentences. If rewind refused because of a conflict, list the files and why.
     """
 

@@ -11,13 +11,17 @@
 //! wrote with `cargo insta accept` (`cargo install cargo-insta --locked`); plain
 //! `cargo test` only compares.
 
+mod agent_sessions;
 mod agents;
 mod bounded_input;
+mod completions;
+mod doctor;
 mod errors;
 mod history;
 mod hook_failure_answers;
 mod human_output;
 mod init_confinement;
+mod progress;
 mod store;
 mod tools;
 mod undo;
@@ -85,29 +89,32 @@ fn help_lists_every_command() {
     Usage: rewind [OPTIONS] <COMMAND>
 
     Commands:
-      snap     Before an agent write: snapshot the current bytes (or absence) of each path
-      record   After an agent write: record the new bytes of each path
-      check    Has each path changed since rewind's latest snapshot of it?
-      window   Open or close an explicit window (a turn)
-      undo     Undo the latest agent window (or a window, a tool call, the whole session)
-      redo     Re-apply the most recently undone window
-      log      Sessions, windows and changes, newest first
-      diff     Unified diff of a window's changes
-      restore  Put a path back to a stored version (its current bytes are snapshotted first)
-      verify   Re-hash every stored object and check every index reference
-      gc       Apply retention and delete unreferenced blobs
-      demo     Run an agent-like session in a scratch workspace and show what rewind does
-      hook     Handle one agent hook event (JSON on stdin); never breaks the agent
-      init     Wire rewind into an agent's configuration (hooks, MCP server, undo command)
-      read     Read a file with line numbers and an edit token
-      edit     Apply a batch of line operations to a file read with `rewind read`
-      write    Replace a whole file (content on stdin) with the same token rules as edit
-      search   Search the workspace (gitignore-aware) with line numbers and context
-      context  The AGENTS.md context files not yet given to this session for a path
-      mcp      Serve rewind's tools over MCP on stdio
-      helper   A resident helper that answers hook events with the index kept open
-      watch    Record every edit of the workspace's files as it happens (local history), until interrupted
-      help     Print this message or the help of the given subcommand(s)
+      snap         Before an agent write: snapshot the current bytes (or absence) of each path
+      record       After an agent write: record the new bytes of each path
+      check        Has each path changed since rewind's latest snapshot of it?
+      window       Open or close an explicit window (a turn)
+      undo         Undo the latest agent window (or a window, a tool call, the whole session)
+      redo         Re-apply the most recently undone window
+      log          Sessions, windows and changes, newest first
+      diff         Unified diff of a window's changes
+      restore      Put a path back to a stored version (its current bytes are snapshotted first)
+      verify       Re-hash every stored object and check every index reference
+      gc           Apply retention and delete unreferenced blobs
+      demo         Run an agent-like session in a scratch workspace and show what rewind does
+      hook         Handle one agent hook event (JSON on stdin); never breaks the agent
+      init         Wire rewind into an agent's configuration (hooks, MCP server, undo command)
+      read         Read a file with line numbers and an edit token
+      edit         Apply a batch of line operations to a file read with `rewind read`
+      write        Replace a whole file (content on stdin) with the same token rules as edit
+      search       Search the workspace (gitignore-aware) with line numbers and context
+      context      The AGENTS.md context files not yet given to this session for a path
+      mcp          Serve rewind's tools over MCP on stdio
+      doctor       Is rewind wired into this workspace's agents, and working? Exit 1 when a problem is found
+      completions  Shell completions (bash, zsh, fish, elvish, powershell) on stdout
+      man          The man page (roff) on stdout, or every command's page into a directory
+      helper       A resident helper that answers hook events with the index kept open
+      watch        Record every edit of the workspace's files as it happens (local history), until interrupted
+      help         Print this message or the help of the given subcommand(s)
 
     Options:
           --home <DIR>             Where rewind keeps its index and blobs [default: $XDG_DATA_HOME/rewind or ~/.local/share/rewind] [env: REWIND_HOME=[HOME]]

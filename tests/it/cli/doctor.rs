@@ -1,0 +1,328 @@
+//! `rewind doctor`: what it finds in a workspace's agent configuration, the hooks' record and
+//! Codex's trust, each problem with its fix, and its exit code (0 healthy, 1 a problem).
+//! Paths, the binary and times are pinned by filters; `rewind` is on a PATH of the test's own.
+
+use serde_json::json;
+
+use super::{filters, show};
+use crate::common::{Env, Run};
+use crate::hooks::hook;
+
+/// `rewind ARGS` with a PATH holding only a `rewind` that is this build (unless `on_path` is
+/// false: then none).
+fn doctor(env: &Env, args: &[&str], on_path: bool) -> Run {
+    let bin = env.ws.parent().unwrap().join("path-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("rewind");
+    if on_path && !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rewind"), &link).unwrap();
+    }
+    env.command(args)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap()
+        .into()
+}
+
+/// Filters for the binary and the user's home, besides the usual ones.
+fn bin_filters() -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rewind"));
+    let real = bin.canonicalize().unwrap();
+    settings.add_filter(&regex::escape(&real.display().to_string()), "[BIN]");
+    settings.add_filter(&regex::escape(&bin.display().to_string()), "[BIN]");
+    settings.bind_to_scope()
+}
+
+fn user_home(env: &Env) -> std::path::PathBuf {
+    env.ws.parent().unwrap().join("user-home")
+}
+
+#[test]
+fn doctor_with_no_agent_configured_says_how_to_wire_one_and_exits_1() {
+    let env = Env::new();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    not configured: claude-code, opencode, gemini, codex, cursor, cline
+
+    1 problem:
+    - no agent runs rewind's hooks in this workspace
+      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline>`
+    [EOF]
+    [exit status: 1]
+    ");
+}
+
+#[test]
+fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
+    let env = Env::new();
+    env.run(&["init", "claude-code"]).ok();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    // Configured, but nothing ran yet.
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    claude-code
+      project  [WS]/.claude/settings.json: `rewind hook claude-code` → this binary
+      last hook  never in this workspace
+
+    not configured: opencode, gemini, codex, cursor, cline
+
+    1 problem:
+    - claude-code: configured, but its hooks have never run in this workspace
+      fix: start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above
+    [EOF]
+    [exit status: 1]
+    ");
+    hook(
+        &env,
+        "claude-code",
+        &json!({"session_id": "s-claude", "cwd": env.ws, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}),
+    )
+    .ok();
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME)
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    claude-code
+      project  [WS]/.claude/settings.json: `rewind hook claude-code` → this binary
+      last hook  [TIME] UserPromptSubmit: allowed (session s-claude)
+
+    not configured: opencode, gemini, codex, cursor, cline
+
+    no problems found
+    [EOF]
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn doctor_finds_a_hook_command_that_is_not_found_and_the_hook_logs_failure() {
+    let env = Env::new();
+    env.run(&["init", "gemini"]).ok();
+    // A hook that failed: its payload was not JSON.
+    env.run_stdin(&["hook", "gemini"], b"{not json").ok();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], false)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME)
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    gemini
+      project  [WS]/.gemini/settings.json: `rewind hook gemini` → not found
+      last hook  never in this workspace
+      last failure in the hook log [TIME]: hook payload is not valid json: key must be a string at line 1 column 2
+
+    not configured: claude-code, opencode, codex, cursor, cline
+
+    3 problems:
+    - gemini: [WS]/.gemini/settings.json runs `rewind`, which is not found (on this PATH)
+      fix: `rewind init gemini --uninstall && rewind init gemini` with the rewind you mean to use
+    - gemini: a hook failed at [TIME]: hook payload is not valid json: key must be a string at line 1 column 2
+      fix: fix what the message names; `rewind init <agent>` rewrites a broken hook configuration
+    - gemini: configured, but its hooks have never run in this workspace
+      fix: start a gemini session in this workspace; if doctor still says this, the agent does not load the configuration above
+    [EOF]
+    [exit status: 1]
+    ");
+}
+
+#[test]
+fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
+    let env = Env::new();
+    env.run(&["init", "codex"]).ok();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @r#"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    codex
+      project  [WS]/.codex/hooks.json: `rewind hook codex` → this binary
+      trust    project: not trusted; hooks: 0 of 5 trusted
+      last hook  never in this workspace
+
+    not configured: claude-code, opencode, gemini, cursor, cline
+
+    3 problems:
+    - codex: Codex does not trust this project ([TMP]/user-home/.codex/config.toml), so it loads none of its .codex configuration
+      fix: run `codex` here and accept the trust prompt, or add to [TMP]/user-home/.codex/config.toml:
+           [projects."[WS]"]
+           trust_level = "trusted"
+    - codex: 5 of rewind's 5 Codex hooks are not trusted or are disabled; Codex skips them silently
+      fix: run `codex` here, type `/hooks`, and trust rewind's hooks
+    - codex: configured, but its hooks have never run in this workspace
+      fix: trust the project and rewind's hooks in Codex (run `codex` here, accept the trust prompt, then `/hooks`), then start a session
+    [EOF]
+    [exit status: 1]
+    "#);
+
+    // What Codex writes when the user trusts the project and, in `/hooks`, every hook.
+    let hooks_json = env.ws.join(".codex/hooks.json");
+    let mut config = format!(
+        "model = \"gpt\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        env.ws.display()
+    );
+    for event in [
+        "session_start",
+        "user_prompt_submit",
+        "pre_tool_use",
+        "post_tool_use",
+        "stop",
+    ] {
+        config.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
+            hooks_json.display()
+        ));
+    }
+    let codex_home = user_home(&env).join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    codex
+      project  [WS]/.codex/hooks.json: `rewind hook codex` → this binary
+      trust    project: trusted; hooks: 5 of 5 trusted
+      last hook  never in this workspace
+
+    not configured: claude-code, opencode, gemini, cursor, cline
+
+    1 problem:
+    - codex: configured, but its hooks have never run in this workspace
+      fix: trust the project and rewind's hooks in Codex (run `codex` here, accept the trust prompt, then `/hooks`), then start a session
+    [EOF]
+    [exit status: 1]
+    ");
+
+    hook(
+        &env,
+        "codex",
+        &json!({"session_id": "s-codex", "cwd": env.ws, "hook_event_name": "SessionStart", "source": "startup", "model": "gpt", "permission_mode": "default"}),
+    )
+    .ok();
+    insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn doctor_reads_user_level_configuration_and_names_another_rewind() {
+    let env = Env::new();
+    // An older rewind elsewhere, which the user's Claude Code settings run for every project.
+    let other = env.ws.parent().unwrap().join("old/rewind");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = user_home(&env).join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("{} hook claude-code", other.display())}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
+    [EOF]
+    [exit status: 1]
+    "#);
+}
+
+#[test]
+fn doctor_reads_a_hook_command_with_its_fallback_and_a_home_of_its_own() {
+    let env = Env::new();
+    // The form that cannot block the agent: this binary by its path, else rewind on PATH,
+    // else let the tool call proceed; with a home written in.
+    let other_home = env.ws.parent().unwrap().join("other-home");
+    let command = format!(
+        "r='{}'; [ -x \"$r\" ] || r=$(command -v rewind) || {{ cat >/dev/null; exit 0; }}; export REWIND_HOME='{}'; exec \"$r\" hook gemini",
+        env!("CARGO_BIN_EXE_rewind"),
+        other_home.display()
+    );
+    env.write(
+        ".gemini/settings.json",
+        json!({"hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+    );
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], false)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    gemini
+      project  [WS]/.gemini/settings.json: `[BIN] hook gemini` → this binary
+      last hook  never in this workspace
+
+    not configured: claude-code, opencode, codex, cursor, cline
+
+    2 problems:
+    - gemini: [WS]/.gemini/settings.json gives the hooks the home [TMP]/other-home, but this shell uses [HOME]: what they record is not here
+      fix: `REWIND_HOME=[TMP]/other-home rewind doctor` to look at it, or `rewind --home [HOME] init gemini` to point the hooks here
+    - gemini: configured, but its hooks have never run in this workspace
+      fix: start a gemini session in this workspace; if doctor still says this, the agent does not load the configuration above
+    [EOF]
+    [exit status: 1]
+    ");
+}
+
+#[test]
+fn doctor_says_when_the_home_cannot_be_opened() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.home).unwrap();
+    std::fs::write(
+        env.home.join("index.sqlite3"),
+        "not a database, not at all; ".repeat(200),
+    )
+    .unwrap();
+    let _b = bin_filters();
+    let _f = filters(&env);
+    insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
+    workspace [WS]
+    binary    [BIN]
+    home      [HOME] (--home / REWIND_HOME)
+    helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+
+    not configured: claude-code, opencode, gemini, codex, cursor, cline
+
+    2 problems:
+    - cannot open the home: index [HOME]/index.sqlite3 is not a rewind index or is damaged: file is not a database
+      fix: a damaged or lost index: put it back from a backup, or start a new, empty history with `rewind gc --accept-index-loss`; other causes: what the message names
+    - no agent runs rewind's hooks in this workspace
+      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline>`
+    [EOF]
+    [exit status: 1]
+    ");
+}

@@ -47,6 +47,7 @@ use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
 use crate::workspace::{PathError, RelPath};
 
+pub mod merge;
 mod plan;
 mod select;
 

@@ -28,6 +28,8 @@
 //!     cwd: cwd.to_path_buf(),
 //!     dry_run: false,
 //!     force: false,
+//!     strict: false,
+//!     hunks: vec![],
 //! })?;
 //! println!("{:?}", report.status);
 //! # Ok(()) }

@@ -148,9 +148,20 @@ pub struct UndoArgs {
     /// Print the plan, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Overwrite later edits (modified-since, later-change); they are snapshotted first
-    #[arg(long)]
+    /// Overwrite later edits instead of merging (modified-since, later-change, overlap); they are snapshotted first
+    #[arg(long, conflicts_with = "strict")]
     pub force: bool,
+    /// Refuse over later edits (modified-since, later-change) instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
+    /// Undo only this hunk of the window's change of the path (numbered by `rewind diff WINDOW --path P`); repeatable
+    #[arg(
+        long = "hunk",
+        value_name = "N",
+        requires_all = ["window", "paths"],
+        conflicts_with = "force"
+    )]
+    pub hunks: Vec<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -162,8 +173,11 @@ pub struct RedoArgs {
     pub paths: Vec<PathBuf>,
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long)]
+    #[arg(long, conflicts_with = "strict")]
     pub force: bool,
+    /// Refuse over edits made since the undo instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -77,6 +77,8 @@ pub enum EngineError {
     NotAnUndoWindow { window: WindowId, kind: WindowKind },
     #[error("redo takes the latest undo or --window ID")]
     RedoTarget,
+    #[error("cannot undo hunks: {detail}")]
+    Hunks { detail: String },
     #[error("{path}: window {window} has no bytes for that side (metadata-only)")]
     NoBytes { path: String, window: WindowId },
     #[error(

@@ -3,9 +3,10 @@
 //! the state the path should hold for the plan to apply, and the conflict, if any. No index,
 //! no filesystem: unit-tested below on plain values.
 
+use super::merge::{self, Lines, Merged, Overlap};
 use super::{Conflict, Direction};
 use crate::engine::exec::Step;
-use crate::ids::ChangeId;
+use crate::ids::{BlobId, ChangeId};
 use crate::model::{Change, FileState, Proof};
 use crate::workspace::RelPath;
 
@@ -37,6 +38,35 @@ pub(crate) struct Item {
     /// What the path should hold now for the plan to apply.
     pub expected: FileState,
     pub conflict: Option<(Conflict, String)>,
+    /// The conflict is one a three-way merge may resolve: a `later-change` after the
+    /// changes undone (not between them), or a `modified-since`, over bytes rewind has.
+    pub mergeable: bool,
+    /// A clean merge made the target: its bytes, and the later hunks it kept.
+    pub merged: Option<MergedText>,
+    /// An `overlap` conflict's regions.
+    pub overlaps: Vec<Overlap>,
+}
+
+/// The bytes a clean merge gives, and how many regions only the later edits changed.
+#[derive(Debug, Clone)]
+pub(crate) struct MergedText {
+    pub bytes: Vec<u8>,
+    pub kept: usize,
+    /// A dry run's view of it: the unified diff from the current bytes.
+    pub diff: Option<String>,
+}
+
+impl Item {
+    pub fn new(step: Step, expected: FileState, conflict: Option<(Conflict, String)>) -> Item {
+        Item {
+            step,
+            expected,
+            conflict,
+            mergeable: false,
+            merged: None,
+            overlaps: Vec::new(),
+        }
+    }
 }
 
 /// The state undo (or redo) aims for and the one it expects to find, from the changes alone.
@@ -74,15 +104,15 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
         Observed::State(s) => *s,
         Observed::TooLarge | Observed::Unsafe(_) => FileState::Unknown,
     };
-    let item = |target, expected, conflict| Item {
-        step: Step {
+    let item = |target, expected, conflict| {
+        let step = Step {
             path: rel.clone(),
             current,
             target,
-        },
-        expected,
-        conflict,
+        };
+        Item::new(step, expected, conflict)
     };
+    let has_bytes = matches!(input.observed, Observed::State(_));
     if let Observed::Unsafe(detail) = &input.observed {
         return item(
             target,
@@ -117,14 +147,109 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
             "later"
         };
         let detail = format!("window {} changed {rel} {when} (change {})", c.window, c.id);
-        return item(target, expected, Some((Conflict::LaterChange, detail)));
+        let mut later = item(target, expected, Some((Conflict::LaterChange, detail)));
+        // Between the changes undone, the edit is inside the bytes the undo starts from:
+        // a merge against those would drop it.
+        later.mergeable = has_bytes && c.id > last.id;
+        return later;
     }
     let modified = matches!(input.observed, Observed::TooLarge) || !current.same_content(&expected);
     let conflict = modified.then(|| {
         let detail = format!("{rel} was changed after the agent wrote it");
         (Conflict::ModifiedSince, detail)
     });
-    item(target, expected, conflict)
+    let mut planned = item(target, expected, conflict);
+    planned.mergeable = modified && has_bytes;
+    planned
+}
+
+/// The blobs a merge of `item` reads: what the undone changes left (base), what the path
+/// holds (ours), what the undo wants (theirs). `None` when a side is not a file (a creation
+/// or deletion is undone by the plain plan, or refused).
+pub(crate) fn merge_sides(item: &Item) -> Option<(BlobId, BlobId, BlobId)> {
+    Some((
+        item.expected.blob()?,
+        item.step.current.blob()?,
+        item.step.target.blob()?,
+    ))
+}
+
+/// The three texts of a merge (see [`merge_sides`]).
+pub(crate) struct Texts<'b> {
+    pub base: &'b [u8],
+    pub ours: &'b [u8],
+    pub theirs: &'b [u8],
+}
+
+/// Resolve `item` by a three-way merge of `texts`: clean → the merged bytes are the target
+/// and the conflict is gone; overlapping regions → conflict `overlap`, naming them; not
+/// text → the conflict stays, and says why it was not merged. The item's sides must be
+/// files ([`merge_sides`]).
+pub(crate) fn merge(mut item: Item, texts: &Texts<'_>) -> Item {
+    let mode_of = |s: &FileState| match s {
+        FileState::Present { mode, .. } => *mode,
+        _ => 0o644,
+    };
+    let (base, ours, theirs) = (
+        mode_of(&item.expected),
+        mode_of(&item.step.current),
+        mode_of(&item.step.target),
+    );
+    let before = item.conflict.take();
+    // Merged only where a conflict allowed it, or for a hunk undo over an unchanged file,
+    // where a text that cannot be merged is a flaw: refused as an overlap, never written.
+    let kind = before.as_ref().map_or(Conflict::Overlap, |(k, _)| *k);
+    let detail = before.map(|(_, d)| d);
+    let said = |extra: String| match &detail {
+        Some(d) => format!("{d}; {extra}"),
+        None => format!("{}: {extra}", item.step.path),
+    };
+    if ours != base && theirs != base && ours != theirs {
+        let words = said(format!(
+            "the file mode changed on both sides ({base:o} → {ours:o} now, {theirs:o} wanted)"
+        ));
+        item.conflict = Some((Conflict::Overlap, words));
+        return item;
+    }
+    let mode = if ours != base { ours } else { theirs };
+    match merge::merge3(texts.base, texts.ours, texts.theirs) {
+        Err(not_text) => {
+            item.conflict = Some((kind, said(format!("not merged: {}", not_text.as_str()))));
+        }
+        Ok(Merged::Overlap(overlaps)) => {
+            let at: Vec<String> = overlaps
+                .iter()
+                .map(|o| format!("{} (now {})", lines(o.expected), lines(o.current)))
+                .collect();
+            let words = said(format!(
+                "the later edits overlap the undone ones at {}",
+                at.join(", ")
+            ));
+            item.conflict = Some((Conflict::Overlap, words));
+            item.overlaps = overlaps;
+        }
+        Ok(Merged::Clean { bytes, kept }) => {
+            item.step.target = FileState::Present {
+                blob: BlobId::of(&bytes),
+                mode,
+            };
+            item.merged = Some(MergedText {
+                bytes,
+                kept,
+                diff: None,
+            });
+        }
+    }
+    item
+}
+
+/// `line 3`, `lines 3-5`, `before line 3` (an empty run).
+fn lines(l: Lines) -> String {
+    match l.lines {
+        0 => format!("before line {}", l.start),
+        1 => format!("line {}", l.start),
+        n => format!("lines {}-{}", l.start, l.start + n - 1),
+    }
 }
 
 /// Why rewind cannot vouch for the plan of a path, if it cannot.

@@ -22,6 +22,8 @@ pub fn run(g: &Global, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
             paths: args.paths,
             dry_run: args.dry_run,
             force: args.force,
+            strict: args.strict,
+            hunks: Vec::new(),
         },
     )
 }

@@ -435,4 +435,148 @@ mod tests {
         );
         assert_eq!(moved.conflict.unwrap().0, Conflict::Unproven);
     }
+
+    fn text_state(bytes: &[u8], mode: u32) -> FileState {
+        FileState::Present {
+            blob: BlobId::of(bytes),
+            mode,
+        }
+    }
+
+    /// The undo of one change `before` → `after` while the file holds `now`.
+    fn merged(before: &str, after: &str, now: &str, modes: (u32, u32, u32)) -> Item {
+        let c = change(
+            1,
+            1,
+            text_state(before.as_bytes(), modes.0),
+            Some(text_state(after.as_bytes(), modes.1)),
+        );
+        let item = plan(
+            &[&c],
+            None,
+            Observed::State(text_state(now.as_bytes(), modes.2)),
+            Direction::Undo,
+        );
+        assert!(item.mergeable, "{item:?}");
+        let texts = Texts {
+            base: after.as_bytes(),
+            ours: now.as_bytes(),
+            theirs: before.as_bytes(),
+        };
+        merge(item, &texts)
+    }
+
+    #[test]
+    fn a_clean_merge_makes_the_merged_bytes_the_target_and_clears_the_conflict() {
+        let item = merged(
+            "a\nb\nc\nd\n",
+            "A\nb\nc\nd\n",
+            "A\nb\nc\nD\n",
+            (0o644, 0o644, 0o644),
+        );
+        assert!(item.conflict.is_none(), "{:?}", item.conflict);
+        let m = item.merged.expect("merged");
+        assert_eq!((m.bytes.as_slice(), m.kept), (&b"a\nb\nc\nD\n"[..], 1));
+        assert_eq!(item.step.target, text_state(b"a\nb\nc\nD\n", 0o644));
+        assert_eq!(item.expected, text_state(b"A\nb\nc\nd\n", 0o644));
+    }
+
+    #[test]
+    fn overlapping_edits_are_an_overlap_conflict_naming_the_lines() {
+        let item = merged("a\nb\n", "A\nb\n", "X\nb\n", (0o644, 0o644, 0o644));
+        let (kind, detail) = item.conflict.expect("conflict");
+        assert_eq!(kind, Conflict::Overlap);
+        assert_eq!(
+            detail,
+            "a.rs was changed after the agent wrote it; the later edits overlap the undone ones at line 1 (now line 1)"
+        );
+        assert_eq!(item.overlaps.len(), 1);
+        assert!(item.merged.is_none());
+    }
+
+    #[test]
+    fn modes_merge_like_lines_and_both_changed_is_an_overlap() {
+        // The user made the file executable after the agent: kept.
+        let kept = merged("a\nb\nc\n", "A\nb\nc\n", "A\nb\nC\n", (0o644, 0o644, 0o755));
+        assert_eq!(kept.step.target, text_state(b"a\nb\nC\n", 0o755));
+        // The agent changed the mode, the user another way.
+        let both = merged("a\nb\nc\n", "A\nb\nc\n", "A\nb\nC\n", (0o600, 0o644, 0o755));
+        assert_eq!(both.conflict.expect("conflict").0, Conflict::Overlap);
+    }
+
+    #[test]
+    fn bytes_that_are_not_text_keep_the_conflict_and_say_why() {
+        let c = change(
+            1,
+            1,
+            text_state(b"a\0", 0o644),
+            Some(text_state(b"b\0", 0o644)),
+        );
+        let item = plan(
+            &[&c],
+            None,
+            Observed::State(text_state(b"c\0", 0o644)),
+            Direction::Undo,
+        );
+        let texts = Texts {
+            base: b"b\0",
+            ours: b"c\0",
+            theirs: b"a\0",
+        };
+        let (kind, detail) = merge(item, &texts).conflict.expect("conflict");
+        assert_eq!(kind, Conflict::ModifiedSince);
+        assert!(
+            detail.ends_with("; not merged: the file is binary"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn which_conflicts_a_merge_may_resolve() {
+        let c = change(1, 1, present(1), Some(present(2)));
+        let later = change(5, 7, present(2), Some(present(4)));
+        let after = plan(
+            &[&c],
+            Some(&later),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        assert!(after.mergeable);
+        let big = plan(&[&c], None, Observed::TooLarge, Direction::Undo);
+        assert!(!big.mergeable, "no bytes to merge");
+        // A change between the undone ones is inside the bytes the merge would start from.
+        let (c1, c2) = (
+            change(1, 1, present(1), Some(present(2))),
+            change(5, 1, present(3), Some(present(4))),
+        );
+        let user = change(3, 2, present(2), Some(present(3)));
+        let between = plan(
+            &[&c1, &c2],
+            Some(&user),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        assert_eq!(
+            between.conflict.as_ref().map(|c| c.0),
+            Some(Conflict::LaterChange)
+        );
+        assert!(!between.mergeable);
+        let plain = plan(&[&c], None, Observed::State(present(2)), Direction::Undo);
+        assert!(plain.conflict.is_none() && !plain.mergeable);
+    }
+
+    proptest::proptest! {
+        /// With nothing changed after the undone change, the merge is the plain restore.
+        #[test]
+        fn a_merge_with_nothing_later_is_the_plain_restore(
+            before in "[ab\n]{0,30}", after in "[ab\n]{0,30}"
+        ) {
+            let c = change(1, 1, text_state(before.as_bytes(), 0o644), Some(text_state(after.as_bytes(), 0o644)));
+            let plain = plan(&[&c], None, Observed::State(text_state(after.as_bytes(), 0o644)), Direction::Undo);
+            let texts = Texts { base: after.as_bytes(), ours: after.as_bytes(), theirs: before.as_bytes() };
+            let item = merge(plain.clone(), &texts);
+            proptest::prop_assert!(item.conflict.is_none());
+            proptest::prop_assert_eq!(item.step.target, plain.step.target);
+        }
+    }
 }

@@ -16,6 +16,7 @@ mod faults;
 mod hook_payloads;
 mod hooks;
 mod index_migration;
+mod merge_model;
 mod merge_undo;
 mod model;
 mod non_utf8_names;

@@ -88,10 +88,10 @@ proptest! {
                 Op::Agent(line) => {
                     let before = now.clone();
                     let id = s.open_window(None).unwrap();
-                    s.snap(&[file.clone()], &ws_dir, Some("Write"), None).unwrap();
+                    s.snap(std::slice::from_ref(&file), &ws_dir, Some("Write"), None).unwrap();
                     now[line] = value(line);
                     write(&now);
-                    s.record(&[file.clone()], &ws_dir, Some("Write"), None, &[]).unwrap();
+                    s.record(std::slice::from_ref(&file), &ws_dir, Some("Write"), None, &[]).unwrap();
                     s.close_window().unwrap();
                     windows.push(Window { id, line, before, after: now.clone() });
                 }

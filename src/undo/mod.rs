@@ -19,8 +19,29 @@
 //! For each path of the target set: target = the before of its earliest change, expected
 //! current = the after of its latest change (for redo, the other way round). Conflicts, in
 //! the order they are reported: `unsafe-path`, `unproven`, `later-change`, `modified-since`.
-//! Any conflict and nothing is written (exit 3); `--force` overrides the last two only, and
-//! what it overwrites was snapshotted first.
+//! Any conflict and nothing is written (exit 3); `--force` overrides the last two (and
+//! `overlap`, below) only, and what it overwrites was snapshotted first.
+//!
+//! Merge-undo (selective undo). A `later-change` made after the changes undone, or a
+//! `modified-since`, is not refused but merged ([`merge`]), unless `--strict` (refuse) or
+//! `--force` (overwrite):
+//!
+//! ```text
+//!   W1: A → B   (the undone change)        base   = B        (expected: what W1 left)
+//!   W2: B → C   (a later turn, or the user) theirs = A        (target: what the undo wants)
+//!   now: C                                  ours   = C        (current)
+//!
+//!   diff base→theirs: the lines W1 wrote    ┐ regions apart → merged = C with W1's lines
+//!   diff base→ours:   the lines edited since┘   put back (the step's target: new bytes,
+//!                                               stored first, written by the executor)
+//!                                             regions overlap or touch → `overlap`
+//! ```
+//!
+//! A redo merges the other way (base = A, theirs = B, ours = now), so undo → redo is the
+//! identity whenever the undo merged. Not merged, keeping the plain conflict: binary or
+//! non-UTF-8 bytes, a file over the size limit, a creation or deletion, and a change made
+//! between the undone changes (its edit is inside the base; a merge would drop it). A hunk
+//! undo (`hunk.rs`) is the same merge with theirs = B with only the chosen hunks reverted.
 //!
 //! The steps, each its own module and one idea:
 //!

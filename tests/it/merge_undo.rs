@@ -334,3 +334,46 @@ fn hunk_undo_refusals_name_the_problem() {
         "nothing written"
     );
 }
+
+#[test]
+fn mcp_undo_merges_and_takes_hunks() {
+    use crate::tools::{token_in, Mcp};
+    let env = Env::new();
+    env.write("f", lines(30, &[]));
+    let mut mcp = Mcp::start(&env);
+    mcp.request(
+        "initialize",
+        &serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (_, read) = mcp.call("read_file", &serde_json::json!({"path": "f"}));
+    let op = |line: usize, new: &str| serde_json::json!({"op": "replace", "start": line, "end": line, "expected": line.to_string(), "content": new});
+    let ops = serde_json::json!([op(2, "x"), op(15, "y"), op(28, "z")]);
+    let (err, answer) = mcp.call(
+        "edit_file",
+        &serde_json::json!({"path": "f", "token": token_in(&read), "ops": ops}),
+    );
+    assert!(!err, "{answer}");
+    let at = answer.find("undoable: window ").unwrap() + "undoable: window ".len();
+    let window: String = answer[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let (err, answer) = mcp.call(
+        "undo",
+        &serde_json::json!({"window": window, "paths": ["f"], "hunks": [2]}),
+    );
+    assert!(!err, "{answer}");
+    assert_eq!(text(&env, "f"), lines(30, &[(2, "x"), (28, "z")]));
+    // The user edits far away; the undo of the window merges around it.
+    env.write("f", lines(30, &[(2, "x"), (22, "user"), (28, "z")]));
+    let (err, answer) = mcp.call("undo", &serde_json::json!({"window": window}));
+    assert!(!err, "{answer}");
+    assert!(answer.contains("\"outcome\": \"merged\""), "{answer}");
+    assert_eq!(text(&env, "f"), lines(30, &[(22, "user")]));
+    let (err, answer) = mcp.call("undo", &serde_json::json!({"hunks": [1]}));
+    assert!(
+        err && answer.contains("--hunk takes --window ID and one --path"),
+        "{answer}"
+    );
+}

@@ -67,6 +67,8 @@ pub enum Command {
     Log(LogArgs),
     /// Unified diff of a window's changes
     Diff(DiffArgs),
+    /// Which change brought each line of a file (from rewind's history, not git)
+    Blame(BlameArgs),
     /// Put a path back to a stored version (its current bytes are snapshotted first)
     Restore(RestoreArgs),
     /// Re-hash every stored object and check every index reference
@@ -188,6 +190,20 @@ pub struct LogArgs {
     /// Windows per session
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+    /// Only the windows whose changes added or removed TEXT (pickaxe), newest first
+    #[arg(short = 'S', value_name = "TEXT")]
+    pub pickaxe: Option<String>,
+    /// With -S: only these paths
+    #[arg(long = "path", value_name = "P", requires = "pickaxe")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BlameArgs {
+    pub path: PathBuf,
+    /// Blame the file as it was after this window [default: the file now]
+    #[arg(long, value_name = "WINDOW")]
+    pub at: Option<String>,
 }
 
 #[derive(Debug, Args)]

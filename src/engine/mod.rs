@@ -16,6 +16,7 @@
 //! The library never prints and never reads the environment: the CLI resolves options and
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.
 
+mod blame;
 mod capture;
 mod context;
 pub mod exec;
@@ -26,6 +27,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{
@@ -79,6 +81,8 @@ pub enum EngineError {
     RedoTarget,
     #[error("cannot undo hunks: {detail}")]
     Hunks { detail: String },
+    #[error("cannot blame {path}: {detail}")]
+    Blame { path: String, detail: String },
     #[error("{path}: window {window} has no bytes for that side (metadata-only)")]
     NoBytes { path: String, window: WindowId },
     #[error(

@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{merge, Direction, Request, Target};
+use super::{Direction, Request, Target};
 use crate::engine::{EngineError, Result, Session};
+use crate::merge;
 use crate::model::{Change, FileState};
 use crate::workspace::RelPath;
 

@@ -63,13 +63,13 @@ use std::path::PathBuf;
 use crate::engine::exec::{self, Plan, Step};
 use crate::engine::{EngineError, Result, Session};
 use crate::ids::{BlobId, WindowId};
+use crate::merge;
 pub use crate::model::Shown;
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
 use crate::workspace::{Observation, PathError, RelPath};
 
 mod hunk;
-pub mod merge;
 mod plan;
 mod select;
 

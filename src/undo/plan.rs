@@ -3,10 +3,10 @@
 //! the state the path should hold for the plan to apply, and the conflict, if any. No index,
 //! no filesystem: unit-tested below on plain values.
 
-use super::merge::{self, Lines, Merged, Overlap};
 use super::{Conflict, Direction};
 use crate::engine::exec::Step;
 use crate::ids::{BlobId, ChangeId};
+use crate::merge::{self, Lines, Merged, Overlap};
 use crate::model::{Change, FileState, Proof};
 use crate::workspace::RelPath;
 

@@ -6,6 +6,7 @@
 const VIA_HELPER: bool = false;
 
 mod architecture;
+mod blame;
 mod cli;
 mod common;
 mod concurrency;

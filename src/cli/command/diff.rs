@@ -2,7 +2,7 @@
 
 use rewind::engine::DiffEntry;
 use rewind::ids::WindowId;
-use rewind::undo::merge;
+use rewind::merge;
 use serde::Serialize;
 
 use crate::cli::args::{DiffArgs, Global};

@@ -1,6 +1,6 @@
 //! `rewind log`: sessions → windows → changes, newest first.
 
-use rewind::engine::LogSession;
+use rewind::engine::{LogSession, PickaxeHit};
 use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
@@ -18,6 +18,17 @@ struct LogJson<'a> {
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
+    if let Some(text) = &args.pickaxe {
+        let hits = ctx
+            .session
+            .pickaxe(text, &args.paths, &ctx.cwd, args.all_sessions)?;
+        if out.json {
+            out.print_json(&PickaxeJson { matches: &hits });
+        } else {
+            out.print(&pickaxe(&hits));
+        }
+        return Ok(Exit::Ok);
+    }
     let log = ctx.session.log(args.all_sessions, args.limit)?;
     let ws = ctx.session.workspace();
     if out.json {
@@ -29,6 +40,33 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
         out.print(&render(ws, &log));
     }
     Ok(Exit::Ok)
+}
+
+/// `{"matches":[…]}`, newest first.
+#[derive(Serialize)]
+struct PickaxeJson<'a> {
+    matches: &'a [PickaxeHit],
+}
+
+fn pickaxe(hits: &[PickaxeHit]) -> String {
+    hits.iter()
+        .map(|h| {
+            format!(
+                "window {} [{}] {}{}  {} {}:{}: {}\n",
+                h.window_id,
+                h.kind,
+                h.opened_at,
+                h.label
+                    .as_ref()
+                    .map(|l| format!(" {l:?}"))
+                    .unwrap_or_default(),
+                h.change,
+                name(&h.path),
+                h.line,
+                h.context.trim_end_matches('\r')
+            )
+        })
+        .collect()
 }
 
 fn render(ws: &Workspace, log: &[LogSession]) -> String {

@@ -1,4 +1,5 @@
-//! Three-way merge of text, for merge-undo and hunk undo: pure functions on bytes.
+//! Three-way merge of text, for merge-undo and hunk undo, and the hunk numbers `rewind diff`
+//! shows: pure functions on bytes (blame diffs lines the same way).
 //!
 //! Line-based, with the diff of `similar` (Myers; the crate `rewind diff` already renders
 //! with, so a hunk number means the same thing in `diff` and in `undo --hunk`). Lines keep

@@ -563,7 +563,7 @@ impl RewindServer {
     }
 
     #[tool(
-        description = "Redo the most recent undo of this session (or a given undo window), re-applying the changes it reverted. Refused with nothing written if the files changed since the undo; use force to overwrite (saved first)."
+        description = "Redo the most recent undo of this session (or a given undo window), re-applying the changes it reverted. Files edited since the undo are merged, keeping those edits; where both changed the same lines it is refused as \"overlap\" with nothing written. Use strict to refuse over any edit instead, force to overwrite (saved first)."
     )]
     fn redo(&self, Parameters(p): Parameters<RedoParams>) -> ToolReturn {
         let target = match &p.window {

@@ -28,6 +28,8 @@
 //!     cwd: cwd.to_path_buf(),
 //!     dry_run: false,
 //!     force: false,
+//!     strict: false,
+//!     hunks: vec![],
 //! })?;
 //! println!("{:?}", report.status);
 //! # Ok(()) }
@@ -36,7 +38,7 @@
 //! Module map, lower layers first (each depends only on the ones above it; the test
 //! `tests/it/architecture.rs` checks that there are no cycles):
 //! - [`ids`], [`model`]: typed ids and the vocabulary (file states, proof levels, windows,
-//!   changes);
+//!   changes); [`merge`]: line diffs of text, the three-way merge and hunk numbers (pure);
 //! - [`workspace`]: path confinement and observing files, with the [`workspace::fs`] seam
 //!   through which every change of workspace files is made (fault injection in tests);
 //! - [`store`]: blob bytes (zstd frames, deltas, packs); [`index`]: the SQL;
@@ -53,6 +55,7 @@ pub mod hooks;
 pub mod ids;
 pub mod index;
 pub mod maintenance;
+pub mod merge;
 pub mod model;
 pub mod scan;
 pub mod search;

@@ -67,6 +67,8 @@ pub enum Command {
     Log(LogArgs),
     /// Unified diff of a window's changes
     Diff(DiffArgs),
+    /// Which change brought each line of a file (from rewind's history, not git)
+    Blame(BlameArgs),
     /// Put a path back to a stored version (its current bytes are snapshotted first)
     Restore(RestoreArgs),
     /// Re-hash every stored object and check every index reference
@@ -182,13 +184,24 @@ pub struct UndoArgs {
     /// Print the plan, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Overwrite later edits (modified-since, later-change); they are snapshotted first
-    #[arg(long)]
+    /// Overwrite later edits instead of merging (modified-since, later-change, overlap); they are snapshotted first
+    #[arg(long, conflicts_with = "strict")]
     pub force: bool,
     /// Act in this agent's latest session of the workspace (the one its hooks named last),
     /// unless --session names one; for commands an agent runs without knowing its session id
     #[arg(long, value_enum, value_name = "AGENT")]
     pub agent: Option<AgentName>,
+    /// Refuse over later edits (modified-since, later-change) instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
+    /// Undo only this hunk of the window's change of the path (numbered by `rewind diff WINDOW --path P`); repeatable
+    #[arg(
+        long = "hunk",
+        value_name = "N",
+        requires_all = ["window", "paths"],
+        conflicts_with = "force"
+    )]
+    pub hunks: Vec<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -200,12 +213,15 @@ pub struct RedoArgs {
     pub paths: Vec<PathBuf>,
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long)]
+    #[arg(long, conflicts_with = "strict")]
     pub force: bool,
     /// Act in this agent's latest session of the workspace (the one its hooks named last),
     /// unless --session names one; for commands an agent runs without knowing its session id
     #[arg(long, value_enum, value_name = "AGENT")]
     pub agent: Option<AgentName>,
+    /// Refuse over edits made since the undo instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]
@@ -213,9 +229,6 @@ pub struct LogArgs {
     /// Every session of the workspace, not just this one
     #[arg(long)]
     pub all_sessions: bool,
-    /// Every version of this one file, newest first, from every session (local history)
-    #[arg(long, value_name = "P", conflicts_with = "all_sessions")]
-    pub path: Option<PathBuf>,
     /// Windows per session
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
@@ -223,6 +236,21 @@ pub struct LogArgs {
     /// unless --session names one; for commands an agent runs without knowing its session id
     #[arg(long, value_enum, value_name = "AGENT")]
     pub agent: Option<AgentName>,
+    /// Only the windows whose changes added or removed TEXT (pickaxe), newest first
+    #[arg(short = 'S', value_name = "TEXT")]
+    pub pickaxe: Option<String>,
+    /// Every version of this one file, newest first, from every session (local history);
+    /// with -S: only the windows that changed these paths
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BlameArgs {
+    pub path: PathBuf,
+    /// Blame the file as it was after this window [default: the file now]
+    #[arg(long, value_name = "WINDOW")]
+    pub at: Option<String>,
 }
 
 #[derive(Debug, Args)]

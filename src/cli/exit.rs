@@ -93,6 +93,9 @@ impl From<EngineError> for Failure {
                 kind: rewind::engine::ObjectKind::Window,
                 ..
             } => f.hint("`rewind log` lists the windows"),
+            EngineError::Hunks { .. } => {
+                f.hint("`rewind diff WINDOW --path P` shows the change with its hunks numbered")
+            }
             _ => f,
         }
     }

@@ -15,8 +15,8 @@ use std::io::IsTerminal;
 
 use args::{Cli, Command};
 use command::{
-    check, completions, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read, record,
-    redo, restore, search, snap, undo, verify, window, write,
+    blame, check, completions, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read,
+    record, redo, restore, search, snap, undo, verify, window, write,
 };
 use exit::{Exit, Failure};
 use render::Out;
@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Redo(args) => redo::run(g, &out, args),
         Command::Log(args) => log::run(g, &out, &args),
         Command::Diff(args) => diff::run(g, &out, &args),
+        Command::Blame(args) => blame::run(g, &out, &args),
         Command::Restore(args) => restore::run(g, &out, &args),
         Command::Verify => verify::run(g, &out),
         Command::Gc(args) => gc::run(g, &out, &args),

@@ -311,7 +311,7 @@ impl Session<'_> {
 
     fn versions_of(&self, rel: &RelPath) -> Result<Vec<Version>> {
         let r = self.index().read();
-        let changes = r.changes_of_path(self.ws_id, rel)?;
+        let changes = r.path_history(self.ws_id, rel)?;
         let size = |s: &FileState| -> Result<Option<u64>> {
             Ok(match s.blob() {
                 Some(b) => r.blob(&b)?.map(|row| row.size),

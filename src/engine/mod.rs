@@ -17,6 +17,7 @@
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.
 
 mod activity;
+mod blame;
 mod capture;
 mod context;
 pub mod exec;
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
+pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{
@@ -86,6 +88,10 @@ pub enum EngineError {
         version: usize,
         reason: String,
     },
+    #[error("cannot undo hunks: {detail}")]
+    Hunks { detail: String },
+    #[error("cannot blame {path}: {detail}")]
+    Blame { path: String, detail: String },
     #[error("{path}: window {window} has no bytes for that side (metadata-only)")]
     NoBytes { path: String, window: WindowId },
     #[error(

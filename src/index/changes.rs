@@ -29,7 +29,7 @@ pub struct NewChange<'a> {
 }
 
 /// A change of one path, with what its window was and whose: one entry of a file's history
-/// ([`Tx::changes_of_path`]).
+/// ([`Tx::path_history`]).
 #[derive(Debug, Clone)]
 pub struct PathChange {
     pub change: Change,
@@ -63,11 +63,13 @@ enum ChangesBy {
     LiveInSession,
     /// ?1 workspace, ?2 change: see [`Tx::live_changes_after`].
     LiveAfter,
+    /// ?1 workspace, ?2 path: see [`Tx::changes_of_path`].
+    OfPath,
 }
 
 impl ChangesBy {
     /// In the order of their discriminants (a test checks).
-    const ALL: [ChangesBy; 9] = [
+    const ALL: [ChangesBy; 10] = [
         ChangesBy::Pending,
         ChangesBy::Recorded,
         ChangesBy::Window,
@@ -77,6 +79,7 @@ impl ChangesBy {
         ChangesBy::LiveByToolCall,
         ChangesBy::LiveInSession,
         ChangesBy::LiveAfter,
+        ChangesBy::OfPath,
     ];
 
     fn condition(self) -> String {
@@ -87,6 +90,7 @@ impl ChangesBy {
             }
             ChangesBy::Window => "c.window_id = ?1",
             ChangesBy::LiveInWindow => "c.window_id = ?1 AND c.undone_by IS NULL",
+            ChangesBy::OfPath => "c.workspace_id = ?1 AND c.path = ?2 AND w.status = 'done'",
             ChangesBy::UndoneBy => "c.undone_by = ?1",
             ChangesBy::ReversedBy => {
                 "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
@@ -350,7 +354,7 @@ impl Tx<'_> {
     /// Every change of `path` in the workspace that took effect (its window `done`), from
     /// any session, oldest first, with its window's kind and its session's name: a file's
     /// history. One range of the `changes_by_path` index.
-    pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<PathChange>> {
+    pub fn path_history(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<PathChange>> {
         let sql = format!(
             "SELECT {CHANGE_COLS}, w.kind, s.name FROM changes c
              JOIN windows w ON w.id = c.window_id JOIN sessions s ON s.id = w.session_id
@@ -443,6 +447,13 @@ impl Tx<'_> {
     /// gets slower by every undo/redo cycle of it before (see benches/RESULTS.md).
     pub fn live_changes_after(&self, ws: WorkspaceId, after: ChangeId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0])
+    }
+
+    /// Every change of `path` in the workspace, any session, any window kind (not those of
+    /// an undo that was rolled back or is still applying), in id order: the path's version
+    /// chain, for blame and pickaxe.
+    pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<Change>> {
+        self.changes_where(ChangesBy::OfPath, &[&ws.0, &path.as_bytes()])
     }
 
     /// Mark changes as reversed by `window` (an undo) or back in effect (a redo).

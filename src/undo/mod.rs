@@ -19,8 +19,29 @@
 //! For each path of the target set: target = the before of its earliest change, expected
 //! current = the after of its latest change (for redo, the other way round). Conflicts, in
 //! the order they are reported: `unsafe-path`, `unproven`, `later-change`, `modified-since`.
-//! Any conflict and nothing is written (exit 3); `--force` overrides the last two only, and
-//! what it overwrites was snapshotted first.
+//! Any conflict and nothing is written (exit 3); `--force` overrides the last two (and
+//! `overlap`, below) only, and what it overwrites was snapshotted first.
+//!
+//! Merge-undo (selective undo). A `later-change` made after the changes undone, or a
+//! `modified-since`, is not refused but merged ([`merge`]), unless `--strict` (refuse) or
+//! `--force` (overwrite):
+//!
+//! ```text
+//!   W1: A → B   (the undone change)        base   = B        (expected: what W1 left)
+//!   W2: B → C   (a later turn, or the user) theirs = A        (target: what the undo wants)
+//!   now: C                                  ours   = C        (current)
+//!
+//!   diff base→theirs: the lines W1 wrote    ┐ regions apart → merged = C with W1's lines
+//!   diff base→ours:   the lines edited since┘   put back (the step's target: new bytes,
+//!                                               stored first, written by the executor)
+//!                                             regions overlap or touch → `overlap`
+//! ```
+//!
+//! A redo merges the other way (base = A, theirs = B, ours = now), so undo → redo is the
+//! identity whenever the undo merged. Not merged, keeping the plain conflict: binary or
+//! non-UTF-8 bytes, a file over the size limit, a creation or deletion, and a change made
+//! between the undone changes (its edit is inside the base; a merge would drop it). A hunk
+//! undo (`hunk.rs`) is the same merge with theirs = B with only the chosen hunks reverted.
 //!
 //! The steps, each its own module and one idea:
 //!
@@ -42,11 +63,13 @@ use std::path::PathBuf;
 use crate::engine::exec::{self, Plan, Step};
 use crate::engine::{EngineError, Result, Session};
 use crate::ids::{BlobId, WindowId};
+use crate::merge;
 pub use crate::model::Shown;
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
-use crate::workspace::{PathError, RelPath};
+use crate::workspace::{Observation, PathError, RelPath};
 
+mod hunk;
 mod plan;
 mod select;
 
@@ -79,7 +102,13 @@ pub struct Request {
     /// What relative `paths` are relative to.
     pub cwd: PathBuf,
     pub dry_run: bool,
+    /// Overwrite later edits instead of merging with them (they are snapshotted first).
     pub force: bool,
+    /// Refuse over later edits (`later-change`, `modified-since`) instead of merging.
+    pub strict: bool,
+    /// Undo only these hunks (1-based, as `rewind diff` numbers them) of the one change of
+    /// one path in `Target::Window`.
+    pub hunks: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -87,13 +116,19 @@ pub struct Request {
 pub enum Conflict {
     ModifiedSince,
     LaterChange,
+    /// The later edits and the undone ones changed the same (or adjacent) lines differently.
+    Overlap,
     Unproven,
     UnsafePath,
 }
 
 impl Conflict {
+    /// `--force` overwrites what these would keep (snapshotted first).
     pub fn overridable(&self) -> bool {
-        matches!(self, Conflict::ModifiedSince | Conflict::LaterChange)
+        matches!(
+            self,
+            Conflict::ModifiedSince | Conflict::LaterChange | Conflict::Overlap
+        )
     }
 }
 
@@ -111,10 +146,13 @@ pub enum Status {
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Restored,
+    /// Restored by a three-way merge that kept the later edits (`kept_hunks`).
+    Merged,
     Created,
     Deleted,
     Unchanged,
     WouldRestore,
+    WouldMerge,
     WouldCreate,
     WouldDelete,
     Conflict,
@@ -137,6 +175,15 @@ pub struct FileReport {
     pub current: Shown,
     /// What it becomes.
     pub target: Shown,
+    /// A merged (or would-merge) file: how many regions of later edits the merge kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_hunks: Option<usize>,
+    /// An `overlap` conflict: the regions both sides changed, in each version's lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlaps: Vec<merge::Overlap>,
+    /// A dry run of a merge: the unified diff from the current bytes to the merged ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -169,6 +216,11 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         return Ok(Report::nothing());
     }
     let by_path = select::by_path(&changes);
+    let hunks = if req.hunks.is_empty() {
+        None
+    } else {
+        Some(hunk::texts(session, req, direction, &by_path)?)
+    };
     let later = select::later_changes(session, &by_path)?;
     // A batch big enough to flush in one go loads its targets on a second thread while
     // this one captures and plans.
@@ -178,8 +230,13 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     } else {
         Vec::new()
     };
-    let (items, prefetched) = exec::prefetch(session, blobs, || {
-        let items = plan_all(session, &by_path, &later, direction, !req.dry_run);
+    let how = How {
+        store: !req.dry_run,
+        merge: !req.strict && !req.force,
+        hunks: hunks.as_ref(),
+    };
+    let (items, mut prefetched) = exec::prefetch(session, blobs, || {
+        let items = plan_all(session, &by_path, &later, direction, &how);
         let go = items.as_ref().is_ok_and(|items| !blocked(items, req.force));
         (items, go)
     });
@@ -200,15 +257,20 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         report.files = items.iter().map(|i| file_report(i, false)).collect();
         return Ok(report);
     }
-    let kind = window_kind(direction);
-    let plan = Plan {
-        kind,
-        label: format!("{kind} of window {}", join(&report.targets)),
-        tool: kind.as_str(),
-        recorded_by: "undo",
-        steps: items.iter().map(|i| i.step.clone()).collect(),
-        reverses: changes.iter().map(|c| c.id).collect(),
-    };
+    // A merged target's bytes are at hand (and already in the store).
+    for item in &items {
+        if let (Some(m), Some(blob)) = (&item.merged, item.step.target.blob()) {
+            prefetched.insert(blob, Ok(crate::store::Loaded::Bytes(m.bytes.clone())));
+        }
+    }
+    let plan = plan_of(
+        req,
+        hunks.as_ref(),
+        direction,
+        &report.targets,
+        &items,
+        &changes,
+    );
     report.window_id = Some(exec::execute(&locked, &plan, prefetched)?);
     report.status = match direction {
         Direction::Undo => Status::Undone,
@@ -216,6 +278,53 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     };
     report.files = items.iter().map(|i| file_report(i, true)).collect();
     Ok(report)
+}
+
+/// The executor's plan for `items`: an undo (redo) window reversing `changes`, or a hunk
+/// undo's window.
+fn plan_of(
+    req: &Request,
+    hunks: Option<&hunk::Texts>,
+    direction: Direction,
+    targets: &[WindowId],
+    items: &[Item],
+    changes: &[Change],
+) -> Plan {
+    let kind = window_kind(direction);
+    let steps = items.iter().map(|i| i.step.clone()).collect();
+    match hunks {
+        // A hunk undo leaves the change in effect (its other hunks can still be undone):
+        // it is recorded as a window of its own, as a restore is, that `undo` reverses.
+        Some(h) => Plan {
+            kind: WindowKind::Agent,
+            label: format!(
+                "undo of hunk {} of window {} in {}",
+                join_numbers(&req.hunks),
+                join(targets),
+                h.path
+            ),
+            tool: kind.as_str(),
+            recorded_by: "undo",
+            steps,
+            reverses: Vec::new(),
+        },
+        None => Plan {
+            kind,
+            label: format!("{kind} of window {}", join(targets)),
+            tool: kind.as_str(),
+            recorded_by: "undo",
+            steps,
+            reverses: changes.iter().map(|c| c.id).collect(),
+        },
+    }
+}
+
+/// How paths are planned: `store` what is captured and merged (not in a dry run), `merge`
+/// over later edits (not `--strict`, not `--force`), and the texts of a hunk undo.
+struct How<'h> {
+    store: bool,
+    merge: bool,
+    hunks: Option<&'h hunk::Texts>,
 }
 
 impl Report {
@@ -253,15 +362,12 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
         .changes
         .iter()
         .map(|c| {
-            let item = Item {
-                step: Step {
-                    path: c.path.clone(),
-                    current: c.before,
-                    target: c.after.unwrap_or(FileState::Unknown),
-                },
-                expected: c.before,
-                conflict: None,
+            let step = Step {
+                path: c.path.clone(),
+                current: c.before,
+                target: c.after.unwrap_or(FileState::Unknown),
             };
+            let item = Item::new(step, c.before, None);
             file_report(&item, true)
         })
         .collect();
@@ -306,15 +412,22 @@ fn join(windows: &[WindowId]) -> String {
     ids.join(", ")
 }
 
+fn join_numbers(numbers: &[usize]) -> String {
+    let n: Vec<String> = numbers.iter().map(|n| n.to_string()).collect();
+    n.join(", ")
+}
+
 /// Capture each path (`store`: its bytes into the store, so what the undo overwrites is
-/// kept; a dry run only hashes) and plan it.
+/// kept; a dry run only hashes), plan it, and merge it over later edits where that may
+/// resolve its conflict (a hunk undo: always).
 fn plan_all(
     session: &Session<'_>,
     by_path: &BTreeMap<&RelPath, Vec<&Change>>,
     later: &[Change],
     direction: Direction,
-    store: bool,
+    how: &How<'_>,
 ) -> Result<Vec<Item>> {
+    let store = how.store;
     let mut later_by_path: BTreeMap<&RelPath, Vec<&Change>> = BTreeMap::new();
     for c in later {
         later_by_path.entry(&c.path).or_default().push(c);
@@ -337,9 +450,112 @@ fn plan_all(
                 transitions.contains(rel.as_bytes()),
             )?,
         };
-        items.push(plan::plan_path(rel, &input, direction));
+        let mut item = plan::plan_path(rel, &input, direction);
+        let free = item.conflict.is_none();
+        if let Some(h) = how.hunks {
+            // What the hunk undo wants: the change's after with those hunks put back.
+            item.step.target = FileState::Present {
+                blob: BlobId::of(&h.theirs),
+                mode: h.mode,
+            };
+            if free || (item.mergeable && how.merge) {
+                item = merge_item(session, item, Some(h), store)?;
+            }
+        } else if item.mergeable && how.merge {
+            item = merge_item(session, item, None, store)?;
+        }
+        items.push(item);
     }
     Ok(items)
+}
+
+/// Merge `item` (see [`plan::merge`]): the undone change's after (base) and the undo's
+/// target (theirs) from the store, or a hunk undo's `given` texts; the current bytes
+/// (ours) read again, and they must still be what was captured. A clean merge's bytes go
+/// into the store (`store`), or, in a dry run, become a diff to show.
+fn merge_item(
+    session: &Session<'_>,
+    item: Item,
+    given: Option<&hunk::Texts>,
+    store: bool,
+) -> Result<Item> {
+    let Some((base_id, ours_id, theirs_id)) = plan::merge_sides(&item) else {
+        return Ok(item);
+    };
+    let ours = match current_bytes(session, &item.step.path, ours_id)? {
+        Current::Bytes(b) => b,
+        Current::Changed => {
+            let mut item = item;
+            let detail = format!("{} changed while the undo was planned", item.step.path);
+            item.conflict = Some((Conflict::ModifiedSince, detail));
+            return Ok(item);
+        }
+        // A line merge holds all three versions in memory: the conflict stays, and says why.
+        Current::TooLarge => {
+            let mut item = item;
+            let why = "not merged: the file is over the 16 MiB a merge holds in memory";
+            item.conflict = Some(match item.conflict.take() {
+                Some((kind, d)) => (kind, format!("{d}; {why}")),
+                None => (Conflict::Overlap, format!("{}: {why}", item.step.path)),
+            });
+            return Ok(item);
+        }
+    };
+    let load = |id: BlobId| {
+        session
+            .store()
+            .get(session.index(), &id)
+            .map_err(|source| EngineError::Unrestorable {
+                path: item.step.path.display(),
+                source,
+            })
+    };
+    let (base, theirs) = match given {
+        Some(h) => (h.base.clone(), h.theirs.clone()),
+        None => (load(base_id)?, load(theirs_id)?),
+    };
+    let texts = plan::Texts {
+        base: &base,
+        ours: &ours,
+        theirs: &theirs,
+    };
+    let mut item = plan::merge(item, &texts);
+    if let Some(m) = &mut item.merged {
+        if store {
+            session
+                .store()
+                .put(session.index(), &m.bytes, Some(ours_id), session.now())?;
+        } else {
+            let path = item.step.path.display();
+            m.diff = Some(merge::unified(
+                &String::from_utf8_lossy(&ours),
+                &String::from_utf8_lossy(&m.bytes),
+                &format!("a/{path}"),
+                &format!("b/{path}"),
+            ));
+        }
+    }
+    Ok(item)
+}
+
+/// The bytes `rel` holds, provided they are still `blob` (`None`: changed meanwhile).
+fn current_bytes(session: &Session<'_>, rel: &RelPath, blob: BlobId) -> Result<Current> {
+    let max = session.options().max_file_size;
+    Ok(match session.workspace().observe(rel, max)? {
+        Observation::Regular { bytes, id, .. } if id == blob => Current::Bytes(bytes),
+        Observation::Large { .. } => Current::TooLarge,
+        _ => Current::Changed,
+    })
+}
+
+/// What a merge finds at the path it merges into.
+enum Current {
+    /// The bytes the plan captured.
+    Bytes(Vec<u8>),
+    /// Something else since.
+    Changed,
+    /// A file too large to hold ([`crate::workspace::HOLD_MAX`]).
+    TooLarge,
 }
 
 /// What `rel` holds now; with `store`, its bytes go into the store (as a delta against
@@ -414,10 +630,18 @@ fn file_report(item: &Item, applied: bool) -> FileReport {
         current,
         target,
     } = &item.step;
+    // Merged over later edits (a hunk undo of an unchanged file is a plain restore).
+    let merged = item.merged.is_some() && !current.same_content(&item.expected);
     let outcome = if item.conflict.is_some() && !applied {
         Outcome::Conflict
     } else if item.step.is_noop() {
         Outcome::Unchanged
+    } else if merged {
+        if applied {
+            Outcome::Merged
+        } else {
+            Outcome::WouldMerge
+        }
     } else {
         match (current, target, applied) {
             (_, FileState::Absent, true) => Outcome::Deleted,
@@ -437,5 +661,8 @@ fn file_report(item: &Item, applied: bool) -> FileReport {
         expected: Shown(item.expected),
         current: Shown(*current),
         target: Shown(*target),
+        kept_hunks: item.merged.as_ref().filter(|_| merged).map(|m| m.kept),
+        overlaps: item.overlaps.clone(),
+        diff: item.merged.as_ref().and_then(|m| m.diff.clone()),
     }
 }

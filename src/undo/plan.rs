@@ -5,7 +5,8 @@
 
 use super::{Conflict, Direction};
 use crate::engine::exec::Step;
-use crate::ids::ChangeId;
+use crate::ids::{BlobId, ChangeId};
+use crate::merge::{self, Lines, Merged, Overlap};
 use crate::model::{Change, FileState, Proof};
 use crate::workspace::RelPath;
 
@@ -37,6 +38,35 @@ pub(crate) struct Item {
     /// What the path should hold now for the plan to apply.
     pub expected: FileState,
     pub conflict: Option<(Conflict, String)>,
+    /// The conflict is one a three-way merge may resolve: a `later-change` after the
+    /// changes undone (not between them), or a `modified-since`, over bytes rewind has.
+    pub mergeable: bool,
+    /// A clean merge made the target: its bytes, and the later hunks it kept.
+    pub merged: Option<MergedText>,
+    /// An `overlap` conflict's regions.
+    pub overlaps: Vec<Overlap>,
+}
+
+/// The bytes a clean merge gives, and how many regions only the later edits changed.
+#[derive(Debug, Clone)]
+pub(crate) struct MergedText {
+    pub bytes: Vec<u8>,
+    pub kept: usize,
+    /// A dry run's view of it: the unified diff from the current bytes.
+    pub diff: Option<String>,
+}
+
+impl Item {
+    pub fn new(step: Step, expected: FileState, conflict: Option<(Conflict, String)>) -> Item {
+        Item {
+            step,
+            expected,
+            conflict,
+            mergeable: false,
+            merged: None,
+            overlaps: Vec::new(),
+        }
+    }
 }
 
 /// The state undo (or redo) aims for and the one it expects to find, from the changes alone.
@@ -74,15 +104,15 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
         Observed::State(s) => *s,
         Observed::TooLarge | Observed::Unsafe(_) => FileState::Unknown,
     };
-    let item = |target, expected, conflict| Item {
-        step: Step {
+    let item = |target, expected, conflict| {
+        let step = Step {
             path: rel.clone(),
             current,
             target,
-        },
-        expected,
-        conflict,
+        };
+        Item::new(step, expected, conflict)
     };
+    let has_bytes = matches!(input.observed, Observed::State(_));
     if let Observed::Unsafe(detail) = &input.observed {
         return item(
             target,
@@ -117,14 +147,109 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
             "later"
         };
         let detail = format!("window {} changed {rel} {when} (change {})", c.window, c.id);
-        return item(target, expected, Some((Conflict::LaterChange, detail)));
+        let mut later = item(target, expected, Some((Conflict::LaterChange, detail)));
+        // Between the changes undone, the edit is inside the bytes the undo starts from:
+        // a merge against those would drop it.
+        later.mergeable = has_bytes && c.id > last.id;
+        return later;
     }
     let modified = matches!(input.observed, Observed::TooLarge) || !current.same_content(&expected);
     let conflict = modified.then(|| {
         let detail = format!("{rel} was changed after the agent wrote it");
         (Conflict::ModifiedSince, detail)
     });
-    item(target, expected, conflict)
+    let mut planned = item(target, expected, conflict);
+    planned.mergeable = modified && has_bytes;
+    planned
+}
+
+/// The blobs a merge of `item` reads: what the undone changes left (base), what the path
+/// holds (ours), what the undo wants (theirs). `None` when a side is not a file (a creation
+/// or deletion is undone by the plain plan, or refused).
+pub(crate) fn merge_sides(item: &Item) -> Option<(BlobId, BlobId, BlobId)> {
+    Some((
+        item.expected.blob()?,
+        item.step.current.blob()?,
+        item.step.target.blob()?,
+    ))
+}
+
+/// The three texts of a merge (see [`merge_sides`]).
+pub(crate) struct Texts<'b> {
+    pub base: &'b [u8],
+    pub ours: &'b [u8],
+    pub theirs: &'b [u8],
+}
+
+/// Resolve `item` by a three-way merge of `texts`: clean → the merged bytes are the target
+/// and the conflict is gone; overlapping regions → conflict `overlap`, naming them; not
+/// text → the conflict stays, and says why it was not merged. The item's sides must be
+/// files ([`merge_sides`]).
+pub(crate) fn merge(mut item: Item, texts: &Texts<'_>) -> Item {
+    let mode_of = |s: &FileState| match s {
+        FileState::Present { mode, .. } => *mode,
+        _ => 0o644,
+    };
+    let (base, ours, theirs) = (
+        mode_of(&item.expected),
+        mode_of(&item.step.current),
+        mode_of(&item.step.target),
+    );
+    let before = item.conflict.take();
+    // Merged only where a conflict allowed it, or for a hunk undo over an unchanged file,
+    // where a text that cannot be merged is a flaw: refused as an overlap, never written.
+    let kind = before.as_ref().map_or(Conflict::Overlap, |(k, _)| *k);
+    let detail = before.map(|(_, d)| d);
+    let said = |extra: String| match &detail {
+        Some(d) => format!("{d}; {extra}"),
+        None => format!("{}: {extra}", item.step.path),
+    };
+    if ours != base && theirs != base && ours != theirs {
+        let words = said(format!(
+            "the file mode changed on both sides ({base:o} → {ours:o} now, {theirs:o} wanted)"
+        ));
+        item.conflict = Some((Conflict::Overlap, words));
+        return item;
+    }
+    let mode = if ours != base { ours } else { theirs };
+    match merge::merge3(texts.base, texts.ours, texts.theirs) {
+        Err(not_text) => {
+            item.conflict = Some((kind, said(format!("not merged: {}", not_text.as_str()))));
+        }
+        Ok(Merged::Overlap(overlaps)) => {
+            let at: Vec<String> = overlaps
+                .iter()
+                .map(|o| format!("{} (now {})", lines(o.expected), lines(o.current)))
+                .collect();
+            let words = said(format!(
+                "the later edits overlap the undone ones at {}",
+                at.join(", ")
+            ));
+            item.conflict = Some((Conflict::Overlap, words));
+            item.overlaps = overlaps;
+        }
+        Ok(Merged::Clean { bytes, kept }) => {
+            item.step.target = FileState::Present {
+                blob: BlobId::of(&bytes),
+                mode,
+            };
+            item.merged = Some(MergedText {
+                bytes,
+                kept,
+                diff: None,
+            });
+        }
+    }
+    item
+}
+
+/// `line 3`, `lines 3-5`, `before line 3` (an empty run).
+fn lines(l: Lines) -> String {
+    match l.lines {
+        0 => format!("before line {}", l.start),
+        1 => format!("line {}", l.start),
+        n => format!("lines {}-{}", l.start, l.start + n - 1),
+    }
 }
 
 /// Why rewind cannot vouch for the plan of a path, if it cannot.
@@ -309,5 +434,149 @@ mod tests {
             Direction::Undo,
         );
         assert_eq!(moved.conflict.unwrap().0, Conflict::Unproven);
+    }
+
+    fn text_state(bytes: &[u8], mode: u32) -> FileState {
+        FileState::Present {
+            blob: BlobId::of(bytes),
+            mode,
+        }
+    }
+
+    /// The undo of one change `before` → `after` while the file holds `now`.
+    fn merged(before: &str, after: &str, now: &str, modes: (u32, u32, u32)) -> Item {
+        let c = change(
+            1,
+            1,
+            text_state(before.as_bytes(), modes.0),
+            Some(text_state(after.as_bytes(), modes.1)),
+        );
+        let item = plan(
+            &[&c],
+            None,
+            Observed::State(text_state(now.as_bytes(), modes.2)),
+            Direction::Undo,
+        );
+        assert!(item.mergeable, "{item:?}");
+        let texts = Texts {
+            base: after.as_bytes(),
+            ours: now.as_bytes(),
+            theirs: before.as_bytes(),
+        };
+        merge(item, &texts)
+    }
+
+    #[test]
+    fn a_clean_merge_makes_the_merged_bytes_the_target_and_clears_the_conflict() {
+        let item = merged(
+            "a\nb\nc\nd\n",
+            "A\nb\nc\nd\n",
+            "A\nb\nc\nD\n",
+            (0o644, 0o644, 0o644),
+        );
+        assert!(item.conflict.is_none(), "{:?}", item.conflict);
+        let m = item.merged.expect("merged");
+        assert_eq!((m.bytes.as_slice(), m.kept), (&b"a\nb\nc\nD\n"[..], 1));
+        assert_eq!(item.step.target, text_state(b"a\nb\nc\nD\n", 0o644));
+        assert_eq!(item.expected, text_state(b"A\nb\nc\nd\n", 0o644));
+    }
+
+    #[test]
+    fn overlapping_edits_are_an_overlap_conflict_naming_the_lines() {
+        let item = merged("a\nb\n", "A\nb\n", "X\nb\n", (0o644, 0o644, 0o644));
+        let (kind, detail) = item.conflict.expect("conflict");
+        assert_eq!(kind, Conflict::Overlap);
+        assert_eq!(
+            detail,
+            "a.rs was changed after the agent wrote it; the later edits overlap the undone ones at line 1 (now line 1)"
+        );
+        assert_eq!(item.overlaps.len(), 1);
+        assert!(item.merged.is_none());
+    }
+
+    #[test]
+    fn modes_merge_like_lines_and_both_changed_is_an_overlap() {
+        // The user made the file executable after the agent: kept.
+        let kept = merged("a\nb\nc\n", "A\nb\nc\n", "A\nb\nC\n", (0o644, 0o644, 0o755));
+        assert_eq!(kept.step.target, text_state(b"a\nb\nC\n", 0o755));
+        // The agent changed the mode, the user another way.
+        let both = merged("a\nb\nc\n", "A\nb\nc\n", "A\nb\nC\n", (0o600, 0o644, 0o755));
+        assert_eq!(both.conflict.expect("conflict").0, Conflict::Overlap);
+    }
+
+    #[test]
+    fn bytes_that_are_not_text_keep_the_conflict_and_say_why() {
+        let c = change(
+            1,
+            1,
+            text_state(b"a\0", 0o644),
+            Some(text_state(b"b\0", 0o644)),
+        );
+        let item = plan(
+            &[&c],
+            None,
+            Observed::State(text_state(b"c\0", 0o644)),
+            Direction::Undo,
+        );
+        let texts = Texts {
+            base: b"b\0",
+            ours: b"c\0",
+            theirs: b"a\0",
+        };
+        let (kind, detail) = merge(item, &texts).conflict.expect("conflict");
+        assert_eq!(kind, Conflict::ModifiedSince);
+        assert!(
+            detail.ends_with("; not merged: the file is binary"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn which_conflicts_a_merge_may_resolve() {
+        let c = change(1, 1, present(1), Some(present(2)));
+        let later = change(5, 7, present(2), Some(present(4)));
+        let after = plan(
+            &[&c],
+            Some(&later),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        assert!(after.mergeable);
+        let big = plan(&[&c], None, Observed::TooLarge, Direction::Undo);
+        assert!(!big.mergeable, "no bytes to merge");
+        // A change between the undone ones is inside the bytes the merge would start from.
+        let (c1, c2) = (
+            change(1, 1, present(1), Some(present(2))),
+            change(5, 1, present(3), Some(present(4))),
+        );
+        let user = change(3, 2, present(2), Some(present(3)));
+        let between = plan(
+            &[&c1, &c2],
+            Some(&user),
+            Observed::State(present(4)),
+            Direction::Undo,
+        );
+        assert_eq!(
+            between.conflict.as_ref().map(|c| c.0),
+            Some(Conflict::LaterChange)
+        );
+        assert!(!between.mergeable);
+        let plain = plan(&[&c], None, Observed::State(present(2)), Direction::Undo);
+        assert!(plain.conflict.is_none() && !plain.mergeable);
+    }
+
+    proptest::proptest! {
+        /// With nothing changed after the undone change, the merge is the plain restore.
+        #[test]
+        fn a_merge_with_nothing_later_is_the_plain_restore(
+            before in "[ab\n]{0,30}", after in "[ab\n]{0,30}"
+        ) {
+            let c = change(1, 1, text_state(before.as_bytes(), 0o644), Some(text_state(after.as_bytes(), 0o644)));
+            let plain = plan(&[&c], None, Observed::State(text_state(after.as_bytes(), 0o644)), Direction::Undo);
+            let texts = Texts { base: after.as_bytes(), ours: after.as_bytes(), theirs: before.as_bytes() };
+            let item = merge(plain.clone(), &texts);
+            proptest::prop_assert!(item.conflict.is_none());
+            proptest::prop_assert_eq!(item.step.target, plain.step.target);
+        }
     }
 }

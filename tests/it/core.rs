@@ -97,7 +97,11 @@ fn undo_refuses_when_user_edited_after_agent_and_force_keeps_the_users_version()
     env.write("f", "before\n");
     env.agent_write("f", "agent\n");
     env.write("f", "user edit\n");
-    let undo = env.run(&["--json", "undo"]);
+    // The user rewrote the agent's only line: no merge can keep both.
+    let merge = env.run(&["--json", "undo"]);
+    assert_eq!(merge.code, 3, "{}", merge.stdout);
+    assert_eq!(merge.json()["files"][0]["conflict"], "overlap");
+    let undo = env.run(&["--json", "undo", "--strict"]);
     assert_eq!(undo.code, 3, "{}", undo.stdout);
     let j = undo.json();
     assert_eq!(j["status"], "conflict");
@@ -156,9 +160,13 @@ fn undoing_the_older_of_two_windows_on_one_file_reports_later_change() {
     let log = env.run(&["--json", "log"]).json();
     let windows = log["sessions"][0]["windows"].as_array().unwrap().clone();
     let older = windows.last().unwrap()["id"].as_i64().unwrap().to_string();
-    let undo = env.run(&["--json", "undo", "--window", &older]);
+    let undo = env.run(&["--json", "undo", "--window", &older, "--strict"]);
     assert_eq!(undo.code, 3);
     assert_eq!(undo.json()["files"][0]["conflict"], "later-change");
+    // Both windows rewrote the one line: a merge refuses too.
+    let merge = env.run(&["--json", "undo", "--window", &older]);
+    assert_eq!(merge.code, 3);
+    assert_eq!(merge.json()["files"][0]["conflict"], "overlap");
     assert_eq!(env.read("f").unwrap(), b"v2");
     // Undoing the newer one first clears the way.
     env.run(&["undo"]).ok();
@@ -632,7 +640,10 @@ fn human_output_states_what_happened() {
     env.agent_write("f", "b\n");
     let diff = env.run(&["diff"]);
     diff.ok();
-    assert_eq!(diff.stdout, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+    assert_eq!(
+        diff.stdout,
+        "--- a/f\n+++ b/f\n@@ -1 +1 @@ hunk 1\n-a\n+b\n"
+    );
     let undo = env.run(&["undo"]);
     undo.ok();
     assert!(

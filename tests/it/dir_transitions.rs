@@ -120,6 +120,8 @@ fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
             cwd: ws.clone(),
             dry_run: false,
             force: false,
+            strict: false,
+            hunks: Vec::new(),
         };
         let report = undo::run(&s, &req(Direction::Undo)).unwrap();
         assert_eq!(report.status, Status::Undone, "batch {batch_sync_min}");
@@ -233,6 +235,8 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
                 cwd: ws.clone(),
                 dry_run: false,
                 force: false,
+                strict: false,
+                hunks: Vec::new(),
             };
             if matches!(direction, Direction::Redo) {
                 undo::run(&s, &req(Direction::Undo)).unwrap();

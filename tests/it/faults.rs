@@ -160,6 +160,8 @@ fn undo_req(ws: &Path) -> Request {
         cwd: ws.to_path_buf(),
         dry_run: false,
         force: false,
+        strict: false,
+        hunks: Vec::new(),
     }
 }
 

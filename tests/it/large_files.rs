@@ -159,3 +159,31 @@ fn a_damaged_large_version_refuses_the_undo_before_writing_anything() {
     let verify = env.run(&["verify"]);
     assert_eq!(verify.code, 1, "{}", verify.stdout);
 }
+
+/// A merge holds all three versions in memory: an undo over a later edit of a file over
+/// 16 MiB keeps its conflict, says why it was not merged, and writes nothing.
+#[test]
+fn an_undo_over_a_later_edit_of_a_large_file_is_not_merged_and_says_why() {
+    let env = Env::new();
+    let mut text = lines(20 << 20, 7);
+    env.write("big.log", &text);
+    env.run(&["snap", "big.log"]).ok();
+    text[..4].copy_from_slice(b"LINE");
+    env.write("big.log", &text);
+    env.run(&["record", "big.log"]).ok();
+    // The user's own edit, at the other end of the file.
+    let n = text.len();
+    text[n - 5..n - 1].copy_from_slice(b"USER");
+    env.write("big.log", &text);
+    let before = id_of(&env.path("big.log"));
+
+    let undo = env.run(&["undo"]);
+    assert_eq!(undo.code, 3, "{}{}", undo.stdout, undo.stderr);
+    assert!(
+        undo.stdout
+            .contains("not merged: the file is over the 16 MiB a merge holds in memory"),
+        "{}",
+        undo.stdout
+    );
+    assert_eq!(id_of(&env.path("big.log")), before, "nothing written");
+}

@@ -6,6 +6,7 @@
 const VIA_HELPER: bool = false;
 
 mod architecture;
+mod blame;
 mod cli;
 mod common;
 mod concurrency;
@@ -18,6 +19,8 @@ mod hooks;
 mod index_migration;
 mod large_files;
 mod local_history;
+mod merge_model;
+mod merge_undo;
 mod model;
 mod non_utf8_names;
 mod path_confinement;

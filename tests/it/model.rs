@@ -1,7 +1,8 @@
 //! Model-based property test: random agent turns (file tools and shell commands), edits by
 //! the user, undos, redos and gc, against an in-memory model of what every file must contain
-//! (undo ∘ redo = identity; nothing but targeted paths ever changes; an undo over the user's
-//! edit is refused and writes nothing).
+//! (undo ∘ redo = identity; nothing but targeted paths ever changes; a `--strict` undo over
+//! the user's edit is refused and writes nothing; merge-undo has its model in
+//! `merge_model.rs`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -69,7 +70,7 @@ proptest! {
             home.session(Workspace::open(ws).unwrap(), "model").unwrap()
         }
         let req = |direction| Request {
-            direction, target: Target::Latest, paths: vec![], cwd: ws_dir.clone(), dry_run: false, force: false,
+            direction, target: Target::Latest, paths: vec![], cwd: ws_dir.clone(), dry_run: false, force: false, strict: true, hunks: vec![],
         };
         let apply_writes = |writes: &[(usize, Option<u8>)]| {
             for (i, content) in writes {

@@ -277,6 +277,8 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             cwd: ws.clone(),
             dry_run: false,
             force: false,
+            strict: false,
+            hunks: Vec::new(),
         };
         let case = format!(
             "swap after precheck: {after_precheck}, batch {}",

@@ -190,6 +190,8 @@ fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) -> Option<
                 cwd: root.to_path_buf(),
                 dry_run: false,
                 force: false,
+                strict: false,
+                hunks: Vec::new(),
             };
             let r = undo::run(s, &request).unwrap();
             return Some(format!("{:?}", r.status));

@@ -53,6 +53,8 @@ impl Story<'_> {
             cwd: self.cwd.clone(),
             dry_run: false,
             force,
+            strict: false,
+            hunks: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 
 use rewind::engine::DiffEntry;
 use rewind::ids::WindowId;
+use rewind::merge;
 use serde::Serialize;
 
 use crate::cli::args::{DiffArgs, Global};
@@ -80,15 +81,30 @@ pub(crate) fn unified(e: &DiffEntry) -> String {
     let after = e.after.as_deref().unwrap_or_default();
     match (std::str::from_utf8(before), std::str::from_utf8(after)) {
         (Ok(a), Ok(b)) if !before.contains(&0) && !after.contains(&0) => {
-            similar::TextDiff::from_lines(a, b)
-                .unified_diff()
-                .context_radius(3)
-                .header(&a_name, &b_name)
-                .to_string()
+            numbered(a, b, &a_name, &b_name)
         }
         _ if before == after => String::new(),
         _ => format!("Binary files {a_name} and {b_name} differ\n"),
     }
+}
+
+/// A unified diff whose hunk headers end in ` hunk N`: the numbers `undo --hunk` takes
+/// (counted as [`merge::revert_hunks`] counts them; a unified diff allows text after the
+/// second `@@`).
+fn numbered(a: &str, b: &str, a_name: &str, b_name: &str) -> String {
+    let diff = similar::TextDiff::from_lines(a, b);
+    let mut unified = diff.unified_diff();
+    unified.context_radius(merge::HUNK_CONTEXT);
+    let mut out = String::new();
+    for (n, hunk) in unified.iter_hunks().enumerate() {
+        if n == 0 {
+            out.push_str(&format!("--- {a_name}\n+++ {b_name}\n"));
+        }
+        let text = hunk.to_string();
+        let (header, body) = text.split_once('\n').unwrap_or((&text, ""));
+        out.push_str(&format!("{header} hunk {}\n{body}", n + 1));
+    }
+    out
 }
 
 fn colorize(diff: &str, color: bool) -> String {

@@ -1,6 +1,6 @@
 //! `rewind log`: sessions → windows → changes, newest first.
 
-use rewind::engine::{FileHistory, LogSession};
+use rewind::engine::{FileHistory, LogSession, PickaxeHit};
 use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
@@ -18,7 +18,24 @@ struct LogJson<'a> {
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open_as(g, args.agent)?;
-    if let Some(path) = &args.path {
+    if let Some(text) = &args.pickaxe {
+        let hits = ctx
+            .session
+            .pickaxe(text, &args.paths, &ctx.cwd, args.all_sessions)?;
+        if out.json {
+            out.print_json(&PickaxeJson { matches: &hits });
+        } else {
+            out.print(&pickaxe(&hits));
+        }
+        return Ok(Exit::Ok);
+    }
+    if let Some(path) = args.paths.first() {
+        if args.paths.len() > 1 {
+            return Err(Failure::new(
+                Exit::Usage,
+                "log --path lists the versions of one file; pass one --path (or -S TEXT to search several)",
+            ));
+        }
         let history = ctx.session.versions(path, &ctx.cwd)?;
         if out.json {
             out.print_json(&history);
@@ -38,6 +55,33 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
         out.print(&render(ws, &log));
     }
     Ok(Exit::Ok)
+}
+
+/// `{"matches":[…]}`, newest first.
+#[derive(Serialize)]
+struct PickaxeJson<'a> {
+    matches: &'a [PickaxeHit],
+}
+
+fn pickaxe(hits: &[PickaxeHit]) -> String {
+    hits.iter()
+        .map(|h| {
+            format!(
+                "window {} [{}] {}{}  {} {}:{}: {}\n",
+                h.window_id,
+                h.kind,
+                h.opened_at,
+                h.label
+                    .as_ref()
+                    .map(|l| format!(" {l:?}"))
+                    .unwrap_or_default(),
+                h.change,
+                name(&h.path),
+                h.line,
+                h.context.trim_end_matches('\r')
+            )
+        })
+        .collect()
 }
 
 fn render(ws: &Workspace, log: &[LogSession]) -> String {

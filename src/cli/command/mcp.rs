@@ -328,6 +328,13 @@ pub struct UndoParams {
     pub dry_run: Option<bool>,
     /// Overwrite edits made after the undone ones (they are snapshotted first).
     pub force: Option<bool>,
+    /// Refuse over edits made after the undone ones instead of merging with them.
+    #[serde(default)]
+    pub strict: Option<bool>,
+    /// Undo only these hunks (numbered as diff shows them) of the one change of one path
+    /// in `window`; needs `window` and one path.
+    #[serde(default)]
+    pub hunks: Option<Vec<usize>>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -345,6 +352,9 @@ pub struct RedoParams {
     pub dry_run: Option<bool>,
     /// Overwrite edits made since the undo (they are snapshotted first).
     pub force: Option<bool>,
+    /// Refuse over edits made since the undo instead of merging with them.
+    #[serde(default)]
+    pub strict: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -461,8 +471,7 @@ impl RewindServer {
         direction: Direction,
         target: Result<Target, Failure>,
         paths: Result<Vec<PathBuf>, Failure>,
-        dry_run: bool,
-        force: bool,
+        flags: &UndoFlags,
     ) -> ToolReturn {
         self.in_session(|s, cwd, who| {
             let req = Request {
@@ -470,8 +479,10 @@ impl RewindServer {
                 target: target?,
                 paths: paths?,
                 cwd: cwd.to_path_buf(),
-                dry_run,
-                force,
+                dry_run: flags.dry_run,
+                force: flags.force,
+                strict: flags.strict,
+                hunks: flags.hunks.clone(),
             };
             let report = undo::run(s, &req)?;
             let text = serde_json::to_string_pretty(&report)
@@ -479,12 +490,20 @@ impl RewindServer {
             let line = &who.line;
             Ok(match report.status {
                 undo::Status::Conflict => CallToolResult::error(vec![ContentBlock::text(format!(
-                    "refused: a conflict; nothing was written. Each conflicting file says why; retry with force to overwrite later edits (they are snapshotted first).\n{line}\n{text}"
+                    "refused: a conflict; nothing was written. Each conflicting file says why (overlap: later edits changed the same lines); retry with force to overwrite later edits (they are snapshotted first).\n{line}\n{text}"
                 ))]),
                 _ => CallToolResult::success(vec![ContentBlock::text(format!("{line}\n{text}"))]),
             })
         })
     }
+}
+
+/// The options of an `undo` or `redo` call.
+struct UndoFlags {
+    dry_run: bool,
+    force: bool,
+    strict: bool,
+    hunks: Vec<usize>,
 }
 
 fn parse_window<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, Failure> {
@@ -598,7 +617,7 @@ impl RewindServer {
     }
 
     #[tool(
-        description = "Undo your latest turn of file changes in this session (or a given window, a tool call, or all of the session's changes), restoring the exact previous bytes. All-or-nothing: if a file was changed by someone else since, the undo is refused and nothing is written; the result names each conflict. Use dry_run to preview, force to overwrite later edits (they are saved first, so that too can be undone)."
+        description = "Undo your latest turn of file changes in this session (or a given window, a tool call, or all of the session's changes), restoring the exact previous bytes. A file edited since (by a later turn or the user) is merged: the undone lines go back, the later edits stay (outcome \"merged\"); where both changed the same lines the undo is refused as \"overlap\". All-or-nothing: any conflict and nothing is written; the result names each. Use dry_run to preview, strict to refuse instead of merging, force to overwrite later edits (they are saved first, so that too can be undone), window + one path + hunks to undo only those hunks of that window's change (numbered as diff shows them)."
     )]
     fn undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolReturn {
         let target = match (&p.window, &p.tool_call, p.all.unwrap_or(false)) {
@@ -611,13 +630,17 @@ impl RewindServer {
             Direction::Undo,
             target,
             paths_of(p.paths, p.paths_bytes),
-            p.dry_run.unwrap_or(false),
-            p.force.unwrap_or(false),
+            &UndoFlags {
+                dry_run: p.dry_run.unwrap_or(false),
+                force: p.force.unwrap_or(false),
+                strict: p.strict.unwrap_or(false),
+                hunks: p.hunks.unwrap_or_default(),
+            },
         )
     }
 
     #[tool(
-        description = "Redo the most recent undo of this session (or a given undo window), re-applying the changes it reverted. Refused with nothing written if the files changed since the undo; use force to overwrite (saved first)."
+        description = "Redo the most recent undo of this session (or a given undo window), re-applying the changes it reverted. Files edited since the undo are merged, keeping those edits; where both changed the same lines it is refused as \"overlap\" with nothing written. Use strict to refuse over any edit instead, force to overwrite (saved first)."
     )]
     fn redo(&self, Parameters(p): Parameters<RedoParams>) -> ToolReturn {
         let target = match &p.window {
@@ -628,8 +651,12 @@ impl RewindServer {
             Direction::Redo,
             target,
             paths_of(p.paths, p.paths_bytes),
-            p.dry_run.unwrap_or(false),
-            p.force.unwrap_or(false),
+            &UndoFlags {
+                dry_run: p.dry_run.unwrap_or(false),
+                force: p.force.unwrap_or(false),
+                strict: p.strict.unwrap_or(false),
+                hunks: Vec::new(),
+            },
         )
     }
 

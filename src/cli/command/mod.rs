@@ -3,6 +3,7 @@
 //! `--json`). What they share is in `cli::context` (home, workspace, session), `cli::exit`
 //! (errors to exit codes and hints) and `cli::render` (output).
 
+pub mod blame;
 pub mod check;
 pub mod completions;
 pub mod context;

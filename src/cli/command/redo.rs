@@ -23,6 +23,8 @@ pub fn run(g: &Global, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
             dry_run: args.dry_run,
             force: args.force,
             agent: args.agent,
+            strict: args.strict,
+            hunks: Vec::new(),
         },
     )
 }

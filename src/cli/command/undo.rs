@@ -28,6 +28,8 @@ pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
             dry_run: args.dry_run,
             force: args.force,
             agent: args.agent,
+            strict: args.strict,
+            hunks: args.hunks,
         },
     )
 }
@@ -40,6 +42,8 @@ pub(super) struct Plan {
     pub paths: Vec<PathBuf>,
     pub dry_run: bool,
     pub force: bool,
+    pub strict: bool,
+    pub hunks: Vec<usize>,
 }
 
 /// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
@@ -53,6 +57,8 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
         paths,
         dry_run,
         force,
+        strict,
+        hunks,
     } = plan;
     let req = Request {
         direction,
@@ -61,6 +67,8 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
         cwd: ctx.cwd.clone(),
         dry_run,
         force,
+        strict,
+        hunks,
     };
     // Test seam (tests/it/crash_recovery.rs, torture.rs): die at a chosen file operation of the apply.
     let report = match CrashAfterOps::from_env() {
@@ -120,7 +128,7 @@ fn render(direction: Direction, report: &Report) -> String {
         text.push_str(&file_line(f));
     }
     if report.status == Status::Conflict {
-        text.push_str("hint: inspect with `rewind diff`; `--force` overrides modified-since and later-change (what it overwrites is snapshotted first)\n");
+        text.push_str("hint: inspect with `rewind diff`; `--force` overwrites the later edits (what it overwrites is snapshotted first)\n");
     }
     text
 }
@@ -148,12 +156,23 @@ fn file_line(f: &FileReport) -> String {
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default()
         ),
-        (None, _) => format!(
-            "  {:<14} {}  {} → {}\n",
-            outcome,
-            name(&f.path),
-            short(&f.current),
-            short(&f.target)
-        ),
+        (None, _) => {
+            let kept = f.kept_hunks.map_or(String::new(), |n| {
+                format!(" (kept {n} later hunk{})", if n == 1 { "" } else { "s" })
+            });
+            let diff = f.diff.as_deref().map_or(String::new(), indent);
+            format!(
+                "  {:<14} {}  {} → {}{kept}\n{diff}",
+                outcome,
+                name(&f.path),
+                short(&f.current),
+                short(&f.target)
+            )
+        }
     }
+}
+
+/// A dry run's diff of a merged file, under its line.
+fn indent(diff: &str) -> String {
+    diff.lines().map(|l| format!("      {l}\n")).collect()
 }

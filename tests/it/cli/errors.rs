@@ -79,7 +79,7 @@ fn undo_conflict_exits_3() {
     two_turns(&env);
     env.write("a.txt", "user\n");
     assert_snapshot!(rw(&env, &["--json", "undo"]), @r#"
-    {"files":[{"conflict":"modified-since","current":"d0e2bc5d7c63f767351067c0c62b67a9ba5504b65b15c19e8b5789ef8cb9e2cc","detail":"a.txt was changed after the agent wrote it","expected":"04d2649eb72531af4fa85b201f6610814cb48e8ffb171b64bea1be6051ee8ba5","outcome":"conflict","path":"a.txt","target":"e0e63aa4c8e1ed796cb104d8a074e553c99fff18d140e886667013ef2780ae23"}],"forced":false,"status":"conflict","targets":[2],"window_id":null}
+    {"files":[{"conflict":"overlap","current":"d0e2bc5d7c63f767351067c0c62b67a9ba5504b65b15c19e8b5789ef8cb9e2cc","detail":"a.txt was changed after the agent wrote it; the later edits overlap the undone ones at lines 1-2 (now line 1)","expected":"04d2649eb72531af4fa85b201f6610814cb48e8ffb171b64bea1be6051ee8ba5","outcome":"conflict","overlaps":[{"current":{"lines":1,"start":1},"expected":{"lines":2,"start":1},"target":{"lines":1,"start":1}}],"path":"a.txt","target":"e0e63aa4c8e1ed796cb104d8a074e553c99fff18d140e886667013ef2780ae23"}],"forced":false,"status":"conflict","targets":[2],"window_id":null}
     [EOF]
     [exit status: 3]
     "#);

@@ -228,7 +228,7 @@ fn diff_of_the_latest_window() {
     assert_snapshot!(rw(&env, &["diff", "1", "--path", "a.txt"]), @"
     --- /dev/null
     +++ b/a.txt
-    @@ -0,0 +1 @@
+    @@ -0,0 +1 @@ hunk 1
     +one
     [EOF]
     [exit status: 0]
@@ -241,7 +241,7 @@ fn diff_json() {
     let _f = filters(&env);
     two_turns(&env);
     assert_snapshot!(rw(&env, &["--json", "diff", "2"]), @r#"
-    {"files":[{"change_id":2,"diff":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n one\n+two\n","note":null,"path":"a.txt"}],"window_id":2}
+    {"files":[{"change_id":2,"diff":"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@ hunk 1\n one\n+two\n","note":null,"path":"a.txt"}],"window_id":2}
     [EOF]
     [exit status: 0]
     "#);

@@ -37,7 +37,7 @@ fn human_output_escapes_control_characters_in_file_names() {
     assert_snapshot!(rw(&env, &["diff"]), @r#"
     --- /dev/null
     +++ "b/a\nb\t\u{1b}[31m.txt"
-    @@ -0,0 +1 @@
+    @@ -0,0 +1 @@ hunk 1
     +one
     [EOF]
     [exit status: 0]

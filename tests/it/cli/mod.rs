@@ -97,6 +97,7 @@ fn help_lists_every_command() {
       redo         Re-apply the most recently undone window
       log          Sessions, windows and changes, newest first
       diff         Unified diff of a window's changes
+      blame        Which change brought each line of a file (from rewind's history, not git)
       restore      Put a path back to a stored version (its current bytes are snapshotted first)
       verify       Re-hash every stored object and check every index reference
       gc           Apply retention and delete unreferenced blobs

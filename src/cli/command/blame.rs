@@ -1,0 +1,59 @@
+//! `rewind blame PATH [--at WINDOW]`: for each line of a file, the change that brought it
+//! (from rewind's own history of the path, not git).
+
+use rewind::engine::{Blame, BlameLine};
+
+use crate::cli::args::{BlameArgs, Global};
+use crate::cli::context::{parse_id, Ctx};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::Out;
+
+pub fn run(g: &Global, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(g)?;
+    let at = args.at.as_deref().map(parse_id).transpose()?;
+    let blame = ctx.session.blame(&args.path, &ctx.cwd, at)?;
+    if out.json {
+        out.print_json(&blame);
+    } else {
+        out.print(&render(&blame));
+    }
+    Ok(Exit::Ok)
+}
+
+fn render(blame: &Blame) -> String {
+    let width = blame.lines.len().to_string().len();
+    blame
+        .lines
+        .iter()
+        .map(|l| format!("{:<24} {:>width$}| {}\n", who(l), l.line, escape(&l.text)))
+        .collect()
+}
+
+/// `w3 agent Edit`, `w5 external`, `baseline`, `external` (an edit nobody recorded).
+fn who(l: &BlameLine) -> String {
+    let s = &l.source;
+    match s.window_id {
+        None => s.origin.clone(),
+        Some(w) => {
+            let tool = s
+                .tool
+                .as_deref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default();
+            format!("w{w} {}{tool}", s.origin)
+        }
+    }
+}
+
+/// A line as text on a terminal: control characters shown escaped.
+fn escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,103 @@
+//! Hunk undo: what undoing some hunks of one change wants. The change's after with the
+//! chosen hunks put back as they were before it is the target ("theirs") of the same merge
+//! as merge-undo, with the after as its base, so later edits of the file are kept.
+
+use std::collections::BTreeMap;
+
+use super::{Direction, Request, Target};
+use crate::engine::{EngineError, Result, Session};
+use crate::merge;
+use crate::model::{Change, FileState};
+use crate::workspace::RelPath;
+
+/// The texts of a hunk undo of one path.
+pub(super) struct Texts {
+    pub path: RelPath,
+    /// The change's after: the merge's base.
+    pub base: Vec<u8>,
+    /// The after with the chosen hunks reverted: what the undo wants.
+    pub theirs: Vec<u8>,
+    /// The after's mode (a hunk undo leaves the mode alone).
+    pub mode: u32,
+}
+
+fn refuse(detail: String) -> EngineError {
+    EngineError::Hunks { detail }
+}
+
+/// The texts for `req.hunks` of the one change of one path that `req` selected.
+pub(super) fn texts(
+    session: &Session<'_>,
+    req: &Request,
+    direction: Direction,
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+) -> Result<Texts> {
+    if req.force {
+        return Err(refuse(
+            "--force cannot be combined with --hunk (a hunk undo always keeps later edits)".into(),
+        ));
+    }
+    let window = match (&req.target, direction) {
+        (Target::Window(w), Direction::Undo) => *w,
+        (Target::Window(w), Direction::Redo) => {
+            return Err(refuse(format!(
+                "window {w} is an undo window; hunks are undone from an agent's change"
+            )))
+        }
+        _ => return Err(refuse("--hunk takes --window ID and one --path".into())),
+    };
+    let mut paths = by_path.iter();
+    let (Some((rel, changes)), None) = (paths.next(), paths.next()) else {
+        return Err(refuse(format!(
+            "window {window} changed {} paths; --hunk takes one --path",
+            by_path.len()
+        )));
+    };
+    let [change] = changes.as_slice() else {
+        return Err(refuse(format!(
+            "window {window} changed {rel} {} times, and hunks are numbered per change; undo the window's changes of it whole, or one tool call's with --tool-call",
+            changes.len()
+        )));
+    };
+    let (Some(before), Some(FileState::Present { blob: after, mode })) =
+        (change.before.blob(), change.after)
+    else {
+        return Err(refuse(format!(
+            "{rel}: window {window} created or deleted it, or rewind lacks a side's bytes; undo the change whole"
+        )));
+    };
+    let load = |id| {
+        session
+            .store()
+            .get(session.index(), &id)
+            .map_err(|source| EngineError::Unrestorable {
+                path: rel.display(),
+                source,
+            })
+    };
+    let (before, after) = (load(before)?, load(after)?);
+    let not_text =
+        |e: merge::NotText| refuse(format!("{rel}: {}; undo the change whole", e.as_str()));
+    let (b, a) = (
+        merge::text(&before).map_err(not_text)?,
+        merge::text(&after).map_err(not_text)?,
+    );
+    let theirs = merge::revert_hunks(b, a, &req.hunks).map_err(|count| {
+        let asked = req
+            .hunks
+            .iter()
+            .find(|&&n| n == 0 || n > count)
+            .copied()
+            .unwrap_or(0);
+        refuse(format!(
+            "{rel}: the change of window {window} has {count} hunk{}; there is no hunk {asked}",
+            if count == 1 { "" } else { "s" }
+        ))
+    })?;
+    Ok(Texts {
+        path: (*rel).clone(),
+        base: after,
+        theirs,
+        mode,
+    })
+}

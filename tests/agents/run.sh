@@ -128,7 +128,118 @@ AGENT
   return $crc
 }
 
+# --- helpers for the agents below -----------------------------------------------------
+# npm_agent <name> <npm package> <bin>: installs `versions`' pin of <name> under
+# target/agents/<name>-<version>/ once; sets AGENT_BIN and AGENT_VER. Returns 1 (after a SKIP
+# saying why) when Node/npm are missing, the install fails or the agent does not start.
+npm_agent() {
+  local name=$1 pkg=$2 bin=$3 dir
+  AGENT_VER=$(version_of "$name")
+  echo "== $name $AGENT_VER"
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    skip "$name: node/npm not found"; return 1
+  fi
+  dir="$ROOT/target/agents/$name-$AGENT_VER"
+  AGENT_BIN="$dir/node_modules/.bin/$bin"
+  if [ ! -x "$AGENT_BIN" ]; then
+    echo "   installing $pkg@$AGENT_VER into $dir"
+    mkdir -p "$dir"
+    if ! npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
+        "$pkg@$AGENT_VER" >"$TMP/npm-$name.log" 2>&1; then
+      skip "$name: npm install failed (see below)"; tail -5 "$TMP/npm-$name.log"; return 1
+    fi
+  fi
+  if ! timeout 60 "$AGENT_BIN" --version >/dev/null 2>&1; then
+    skip "$name $AGENT_VER does not run here ($(node --version)): $(timeout 60 "$AGENT_BIN" --version 2>&1 | head -2)"
+    return 1
+  fi
+}
+
+# new_workspace <dir>: a scratch git workspace with a committed README.md holding "# e2e".
+new_workspace() {
+  mkdir -p "$1" && (cd "$1" && git init -q && git config user.email e2e@example.invalid \
+    && git config user.name e2e && echo "# e2e" > README.md && git add README.md \
+    && git commit -qm init)
+}
+
+# shim_hooks <file>...: `rewind init` writes the absolute path of the binary that ran it into
+# the hook commands; point them at the payload-saving shim instead.
+shim_hooks() {
+  python3 - "$RW" "$TMP/bin/rewind" "$@" <<'PY'
+import sys
+real, shim, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+for p in files:
+    s = open(p).read()
+    open(p, "w").write(s.replace(real, shim))
+PY
+}
+
+# isolated <script>: runs the script (which starts the fake model server and the agent) in a
+# network namespace with only a loopback interface when `unshare -n` works, else in the
+# host's network (the agent is still pointed at 127.0.0.1).
+isolated() {
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    echo "   agent and model server in a loopback-only network namespace"
+    unshare -n sh -c 'ip link set lo up && exec bash "$1"' sh "$1"
+  else
+    echo "   unshare -n unavailable: agent runs in the host network (pointed at 127.0.0.1)"
+    bash "$1"
+  fi
+}
+
+# tally <dir>: adds the check script's counts to the totals.
+tally() {
+  PASS=$((PASS + $(cat "$1/pass" 2>/dev/null || echo 0)))
+  FAIL=$((FAIL + $(cat "$1/fail" 2>/dev/null || echo 1)))
+}
+
+# --- Gemini CLI -----------------------------------------------------------------------
+run_gemini() {
+  npm_agent gemini-cli @google/gemini-cli gemini || return 0
+  local ver=$AGENT_VER gem=$AGENT_BIN d="$TMP/gemini" sid
+  local ws="$d/ws" home="$d/home" log="$d/requests.jsonl"
+  mkdir -p "$home/.gemini" "$d/rewind-home"
+  new_workspace "$ws"
+  export REWIND_HOME="$d/rewind-home"
+  (cd "$ws" && "$RW" init gemini >/dev/null) && ok "rewind init gemini" \
+    || { bad "rewind init gemini"; return 0; }
+  shim_hooks "$ws/.gemini/settings.json"
+  # User settings: the API-key auth (pointed at the fake server by GOOGLE_GEMINI_BASE_URL),
+  # folder trust off (an untrusted folder runs no project hooks), no telemetry or updates.
+  cat > "$home/.gemini/settings.json" <<'JSON'
+{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
+JSON
+  sid=$(python3 -c 'import uuid; print(uuid.uuid4())')
+  echo "   session $sid"
+  : > "$TMP/payloads.jsonl"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_gemini.py" "$ws" "$log" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" GEMINI_API_KEY=e2e-dummy \
+  GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")" GEMINI_CLI_NO_RELAUNCH=true \
+  timeout 180 "$gem" -p "create notes.txt, edit it, read it, uppercase with sed" \
+    --session-id "$sid" --yolo --output-format json >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+  local rc=$?
+  check "gemini -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || head -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$ws" SID="$sid" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" \
+    python3 "$HERE/check_gemini.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent gemini "$TMP/payloads.jsonl" "$ws" "$home" \
+      "$ver" "$ROOT/fixtures/hooks/gemini/real-$ver"
+  fi
+}
+
 run_claude_code
+run_gemini
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED agent(s) skipped")"
 [ "$FAIL" = 0 ]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# End-to-end suite against the real agents (issue 25). Claude Code only so far.
+# End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode.
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one
 #        KEEP=1             keep the scratch directory and print its path
-#        CAPTURE=1          save the hook payloads as fixtures/hooks/claude-code/real-<version>/
+#        CAPTURE=1          save the hook payloads as fixtures/hooks/<agent>/real-<version>/
+#        AGENTS="a b"       run only these agents (names as in tests/agents/versions)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +51,9 @@ fi
 exec "$RW" "\$@"
 SHIM
 chmod +x "$TMP/bin/rewind"
+
+# want <agent>: is it in $AGENTS (space-separated names from `versions`; unset: all)?
+want() { [ -z "${AGENTS:-}" ] || [[ " $AGENTS " == *" $1 "* ]]; }
 
 version_of() { awk -v a="$1" '$1 == a { print $2 }' "$HERE/versions"; }
 
@@ -238,8 +242,80 @@ AGENT
   fi
 }
 
-run_claude_code
-run_gemini
+# --- OpenCode -------------------------------------------------------------------------
+run_opencode() {
+  npm_agent opencode opencode-ai opencode || return 0
+  local ver=$AGENT_VER oc=$AGENT_BIN d="$TMP/opencode" sid
+  local ws="$d/ws" home="$d/home" log="$d/requests.jsonl"
+  mkdir -p "$home" "$d/rewind-home"
+  new_workspace "$ws"
+  export REWIND_HOME="$d/rewind-home"
+  (cd "$ws" && "$RW" init opencode >/dev/null) && ok "rewind init opencode" \
+    || { bad "rewind init opencode"; return 0; }
+  shim_hooks "$ws/.opencode/plugins/rewind.js" "$ws/opencode.json"
+  : > "$TMP/payloads.jsonl"
+  # At start OpenCode installs @opencode-ai/plugin (its version) into every config directory
+  # (the workspace's .opencode/, ~/.config/opencode/), through the npm registry: in the
+  # loopback-only namespace that waits ~70 s for its retries. So the package and its
+  # dependencies go into an npm cache under target/ once (outside the namespace), and the
+  # agent's ~/.npmrc installs from that cache only.
+  local cache="$ROOT/target/agents/opencode-$ver/npm-cache"
+  if [ ! -d "$cache" ]; then
+    npm install --no-audit --no-fund --loglevel=error --prefix "$d/plugin-deps" --cache "$cache" \
+      "@opencode-ai/plugin@$ver" >"$TMP/npm-opencode-plugin.log" 2>&1 \
+      || { echo "   (could not cache @opencode-ai/plugin@$ver: OpenCode will wait for the registry)"; }
+  fi
+  printf 'cache=%s\noffline=true\n' "$cache" > "$home/.npmrc"
+  # The provider: `@ai-sdk/openai-compatible` at the fake server, added to the opencode.json
+  # init wrote once the server's port is known. OpenCode keeps its data (opencode.db and its
+  # own snapshot/ repos) under XDG_DATA_HOME; its cache (models, provider packages) under
+  # target/agents/ with the install.
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$ws" "$log" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+python3 - "$ws/opencode.json" "\$(cat "$d/port")" <<'PY'
+import json, sys
+path, port = sys.argv[1], sys.argv[2]
+cfg = json.load(open(path))
+cfg.update({
+    "provider": {"e2e": {"npm": "@ai-sdk/openai-compatible", "name": "e2e",
+                         "options": {"baseURL": f"http://127.0.0.1:{port}/v1",
+                                     "apiKey": "e2e-dummy"},
+                         "models": {"e2e-model": {"name": "e2e model"}}}},
+    "model": "e2e/e2e-model", "small_model": "e2e/e2e-model",
+    "permission": {"edit": "allow", "bash": "allow", "read": "allow"},
+    "autoupdate": False, "share": "disabled",
+})
+json.dump(cfg, open(path, "w"), indent=2)
+PY
+cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" XDG_DATA_HOME="$home/.local/share" \
+  XDG_CONFIG_HOME="$home/.config" XDG_STATE_HOME="$home/.local/state" \
+  XDG_CACHE_HOME="$ROOT/target/agents/opencode-$ver/cache" OPENCODE_DISABLE_AUTOUPDATE=1 \
+  OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_SHARE=1 \
+  timeout 180 "$oc" run "create notes.txt, edit it, read it, uppercase with sed" \
+    --format json >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+  local rc=$?
+  check "opencode run exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$ws" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" \
+    python3 "$HERE/check_opencode.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$ws" "$home" \
+      "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
+    python3 "$HERE/keep_opencode_data.py" "$home/.local/share/opencode" "$ws" "$ver" \
+      "$(cat "$d/sid")" "$ROOT/fixtures/opencode/real-$ver"
+  fi
+}
+
+want claude-code && run_claude_code
+want gemini-cli && run_gemini
+want opencode && run_opencode
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED agent(s) skipped")"
 [ "$FAIL" = 0 ]

@@ -8,8 +8,12 @@
 //! (`derived_tool_call`).
 //!
 //! Tools: `write_file{file_path, content}`, `replace{file_path, old_string, new_string,
-//! expected_replacements | allow_multiple}`, `read_file{file_path}` (older builds:
-//! `absolute_path`), `run_shell_command{command}`.
+//! instruction, allow_multiple}` (older builds: `expected_replacements`; the AfterTool
+//! `tool_response.returnDisplay` carries `originalContent`/`newContent`), `read_file{file_path}`
+//! (older builds: `absolute_path`), `run_shell_command{command, description}`. MCP tools are
+//! named `mcp_<server>_<tool>` (rewind's: `mcp_rewind_*`), and the matcher is a regex, so
+//! `write_file` also matches `mcp_rewind_write_file`: those events are ignored here. Recorded
+//! payloads: `fixtures/hooks/gemini/real-0.61.0/`.
 //!
 //! Answers: exit 0 with JSON; `{"decision": "deny", "reason": …}` blocks a BeforeTool call (the
 //! reason goes to the model); `hookSpecificOutput.additionalContext` is appended to an AfterTool

@@ -20,7 +20,9 @@
 //! `edit{filePath, oldString, newString, replaceAll}`, `multiedit{filePath, edits[]}`,
 //! `apply_patch{patchText}` (older: `patch{patchText}`, same format as Codex — `patch.rs`),
 //! `read{filePath}`, `bash{command}`. A `chat.message` label is `prompt`, else the first text
-//! part of `output.parts`.
+//! part of `output.parts` (OpenCode 1.18 sends `input` with `sessionID` only, no
+//! `agent`/`messageID`, and `opencode run` wraps the prompt in literal quotes, dropped from the
+//! label). Recorded payloads: `fixtures/hooks/opencode/real-1.18.33/`.
 //!
 //! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
@@ -191,7 +193,18 @@ fn chat_label(root: &Obj<'_>, output: Option<&Obj<'_>>) -> Result<Option<String>
         }
         part.get("text").and_then(Value::as_str)
     });
-    Ok(text.and_then(prompt_label))
+    Ok(text.map(unquoted).and_then(prompt_label))
+}
+
+/// `opencode run "a prompt"` hands the model (and `chat.message`) the prompt wrapped in
+/// literal double quotes (OpenCode 1.18); the label goes without them.
+fn unquoted(text: &str) -> &str {
+    let trimmed = text.trim();
+    trimmed
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.contains('"'))
+        .unwrap_or(text)
 }
 
 pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {

@@ -472,6 +472,113 @@ fn gemini_fixtures() {
     }
 }
 
+/// The payloads Gemini CLI 0.61.0 really sent during the scripted e2e run
+/// (`tests/agents/fake_gemini.py`), each parsed to what that step did.
+#[test]
+fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("7ed5a5b9-01f8-4dd4-bead-eb735819c821");
+    let gem = |text: &str| parsed(Agent::Gemini, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = gem(fixture!("gemini", "real-0.61.0/session-start"));
+    assert_eq!(start.action, Action::CloseWindow);
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        gem(fixture!("gemini", "real-0.61.0/before-agent")).action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    let steps = [
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-write_file"),
+            fixture!("gemini", "real-0.61.0/after-tool-write_file"),
+            "write_file",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-replace"),
+            fixture!("gemini", "real-0.61.0/after-tool-replace"),
+            "replace",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme.clone(),
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-replace-2"),
+            fixture!("gemini", "real-0.61.0/after-tool-replace-2"),
+            "replace",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-read_file"),
+            fixture!("gemini", "real-0.61.0/after-tool-read_file"),
+            "read_file",
+            Action::PreRead {
+                path: notes.clone(),
+            },
+            Action::PostRead {
+                path: notes.clone(),
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-run_shell_command"),
+            fixture!("gemini", "real-0.61.0/after-tool-run_shell_command"),
+            "run_shell_command",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (before, after, tool, pre_action, post_action) in steps {
+        let (before, after) = (gem(before), gem(after));
+        assert_eq!(before.action, pre_action, "{tool}");
+        assert_eq!(after.action, post_action, "{tool}");
+        assert_eq!(before.tool.as_deref(), Some(tool));
+        assert_eq!(before.session_id.as_deref(), sid);
+        // No id in Gemini's payloads: the derived one pairs BeforeTool with AfterTool.
+        assert_eq!(before.tool_call, after.tool_call, "{tool}");
+        ids.push(before.tool_call);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "one id per call: {ids:?}");
+    for text in [
+        fixture!("gemini", "real-0.61.0/after-agent"),
+        fixture!("gemini", "real-0.61.0/session-end"),
+    ] {
+        assert_eq!(gem(text).action, Action::CloseWindow);
+    }
+}
+
 // ---------------------------------------------------------------- OpenCode
 
 #[test]
@@ -622,6 +729,117 @@ fn opencode_fixtures() {
     );
     assert_eq!(
         parsed(Agent::OpenCode, fixture!("opencode", "session.idle")).action,
+        Action::CloseWindow
+    );
+}
+
+/// The envelopes rewind's plugin piped from OpenCode 1.18.33 during the scripted e2e run
+/// (`tests/agents/fake_openai_chat.py`), each parsed to what that step did.
+#[test]
+fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("ses_df1b5b591ffeRyMcInrysRNTjT");
+    let oc = |text: &str| parsed(Agent::OpenCode, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    // `input` without `agent`/`messageID`; the prompt in literal quotes, dropped from the label.
+    let chat = oc(fixture!("opencode", "real-1.18.33/chat.message"));
+    assert_eq!(
+        chat.action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    assert_eq!(chat.session_id.as_deref(), sid);
+    let steps = [
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-write"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-write"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-read"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-read"),
+            "call_e2e_01",
+            Action::PreRead {
+                path: readme.clone(),
+            },
+            Action::PostRead {
+                path: readme.clone(),
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-edit"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-edit"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme.clone(),
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-edit-2"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-edit-2"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-read-2"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-read-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                path: notes.clone(),
+            },
+            Action::PostRead {
+                path: notes.clone(),
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-bash"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-bash"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, call, pre_action, post_action) in steps {
+        let (before, after) = (oc(before), oc(after));
+        assert_eq!(before.action, pre_action, "{call}");
+        assert_eq!(after.action, post_action, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+        assert_eq!(after.cwd, Some(p("/home/u/proj")));
+    }
+    assert_eq!(
+        oc(fixture!("opencode", "real-1.18.33/session.idle")).action,
         Action::CloseWindow
     );
 }

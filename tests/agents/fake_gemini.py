@@ -34,9 +34,9 @@ def steps():
     return [
         ("write_file", {"file_path": NOTES, "content": "one\ntwo\n"}),
         ("replace", {"file_path": README, "old_string": "# e2e", "new_string": "# e2e edited",
-                     "instruction": "Mark the heading as edited."}),
+                     "instruction": "Mark the heading as edited.", "allow_multiple": False}),
         ("replace", {"file_path": NOTES, "old_string": "two", "new_string": "TWO",
-                     "instruction": "Uppercase the second line."}),
+                     "instruction": "Uppercase the second line.", "allow_multiple": False}),
         ("read_file", {"file_path": NOTES}),
         ("run_shell_command", {"command": "sed -i 's/one/ONE/' notes.txt",
                                "description": "uppercase one"}),

@@ -21,7 +21,7 @@
 //! AfterTool. Allow prints nothing.
 
 use super::claude::claude_shaped;
-use super::config::{mcp_servers, ConfigFile};
+use super::config::{mcp_servers, ConfigFile, Invocation};
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -164,11 +164,11 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 
 /// What `rewind init` installs for Gemini CLI: hooks (timeouts in milliseconds) and the MCP server in
 /// `.gemini/settings.json`, and the `/rw-undo` command.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
     let tools = "write_file|replace|read_file|run_shell_command";
     // Gemini takes timeouts in milliseconds.
     let hooks = claude_shaped(
-        cmd,
+        &rewind.hook_command(Agent::Gemini),
         &json!(30_000),
         &[
             ("SessionStart", None),
@@ -182,7 +182,7 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
     vec![
         ConfigFile::json(
             ".gemini/settings.json",
-            json!({"hooks": hooks, "mcpServers": mcp_servers()}),
+            json!({"hooks": hooks, "mcpServers": mcp_servers(rewind)}),
             "Gemini CLI hooks and MCP server",
         ),
         ConfigFile::whole(

@@ -517,7 +517,7 @@ fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
             Action::PostWrite {
                 paths: vec![readme.clone()],
                 evidence: vec![Evidence::Edits {
-                    path: readme.clone(),
+                    path: readme,
                     edits: vec![edit("# e2e", "# e2e edited", false)],
                 }],
             },
@@ -544,9 +544,7 @@ fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
             Action::PreRead {
                 path: notes.clone(),
             },
-            Action::PostRead {
-                path: notes.clone(),
-            },
+            Action::PostRead { path: notes },
         ),
         (
             fixture!("gemini", "real-0.61.0/before-tool-run_shell_command"),
@@ -788,7 +786,7 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             Action::PostWrite {
                 paths: vec![readme.clone()],
                 evidence: vec![Evidence::Edits {
-                    path: readme.clone(),
+                    path: readme,
                     edits: vec![edit("# e2e", "# e2e edited", false)],
                 }],
             },
@@ -815,9 +813,7 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             Action::PreRead {
                 path: notes.clone(),
             },
-            Action::PostRead {
-                path: notes.clone(),
-            },
+            Action::PostRead { path: notes },
         ),
         (
             fixture!("opencode", "real-1.18.33/tool.execute.before-bash"),
@@ -1632,4 +1628,36 @@ fn prompt_labels() {
         prompt_label(&long).map(|l| l.chars().count()),
         Some(MAX_LABEL_CHARS)
     );
+}
+
+// ---------------------------------------------------------------- init's hook command
+
+#[test]
+fn hook_command_quotes_the_binary_and_home_for_the_shell() {
+    use super::config::{is_hook_command, Invocation};
+    let rewind = Invocation::new(
+        std::path::Path::new("/opt/it's here/rewind"),
+        Some(std::path::Path::new("/data/rw $HOME")),
+    );
+    let cmd = rewind.hook_command(Agent::Gemini);
+    assert!(
+        cmd.starts_with(r#"r='/opt/it'\''s here/rewind'; "#),
+        "{cmd}"
+    );
+    assert!(
+        cmd.contains("export REWIND_HOME='/data/rw $HOME'; "),
+        "{cmd}"
+    );
+    assert!(cmd.ends_with(r#"exec "$r" hook gemini"#), "{cmd}");
+    assert!(is_hook_command(&cmd, Agent::Gemini));
+    assert!(!is_hook_command(&cmd, Agent::ClaudeCode));
+    assert!(is_hook_command("rewind hook gemini", Agent::Gemini));
+    assert!(!is_hook_command("my-linter hook gemini", Agent::Gemini));
+    // Without a home nothing about it is written; Cline's and Cursor's missing-rewind
+    // answer is their allow.
+    let bare = Invocation::new(std::path::Path::new("/usr/bin/rewind"), None);
+    assert!(!bare.hook_command(Agent::Cline).contains("REWIND_HOME"));
+    assert!(bare
+        .hook_command(Agent::Cline)
+        .contains(r#"printf '%s\n' '{"cancel":false}'"#));
 }

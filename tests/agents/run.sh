@@ -87,6 +87,7 @@ run_claude_code() {
      && echo "# e2e" > README.md && git add README.md && git commit -qm init)
   (cd "$ws" && PATH="$TMP/bin:$PATH" rewind init claude-code >/dev/null) \
     && ok "rewind init claude-code" || { bad "rewind init claude-code"; return 0; }
+  shim_hooks "$ws/.claude/settings.json"
 
   sid=$(python3 -c 'import uuid; print(uuid.uuid4())')
   # The fake model server and the agent run together, in a network namespace with only a
@@ -170,11 +171,13 @@ new_workspace() {
 # the hook commands; point them at the payload-saving shim instead.
 shim_hooks() {
   python3 - "$RW" "$TMP/bin/rewind" "$@" <<'PY'
-import sys
+import os, sys
 real, shim, files = sys.argv[1], sys.argv[2], sys.argv[3:]
 for p in files:
     s = open(p).read()
-    open(p, "w").write(s.replace(real, shim))
+    for name in {os.path.realpath(real), real}:
+        s = s.replace(name, shim)
+    open(p, "w").write(s)
 PY
 }
 
@@ -198,48 +201,105 @@ tally() {
 }
 
 # --- Gemini CLI -----------------------------------------------------------------------
-run_gemini() {
-  npm_agent gemini-cli @google/gemini-cli gemini || return 0
-  local ver=$AGENT_VER gem=$AGENT_BIN d="$TMP/gemini" sid
-  local ws="$d/ws" home="$d/home" log="$d/requests.jsonl"
-  mkdir -p "$home/.gemini" "$d/rewind-home"
-  new_workspace "$ws"
-  export REWIND_HOME="$d/rewind-home"
-  (cd "$ws" && "$RW" init gemini >/dev/null) && ok "rewind init gemini" \
-    || { bad "rewind init gemini"; return 0; }
-  shim_hooks "$ws/.gemini/settings.json"
+# gemini_turn <dir> <agent PATH>: the scripted turn (fake_gemini.py) in <dir>/ws as session
+# $SID_GEM, HOME <dir>/home, with REWIND_HOME unset (the hooks carry the home init wrote).
+gemini_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home/.gemini"
   # User settings: the API-key auth (pointed at the fake server by GOOGLE_GEMINI_BASE_URL),
   # folder trust off (an untrusted folder runs no project hooks), no telemetry or updates.
-  cat > "$home/.gemini/settings.json" <<'JSON'
+  cat > "$d/home/.gemini/settings.json" <<'JSON'
 {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
  "privacy": {"usageStatisticsEnabled": false},
  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
 JSON
-  sid=$(python3 -c 'import uuid; print(uuid.uuid4())')
-  echo "   session $sid"
-  : > "$TMP/payloads.jsonl"
   cat > "$d/agent.sh" <<AGENT
 set -u
-python3 "$HERE/fake_gemini.py" "$ws" "$log" "$d/port" & srv=\$!
+python3 "$HERE/fake_gemini.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
 trap 'kill \$srv 2>/dev/null' EXIT
 for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
-cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" GEMINI_API_KEY=e2e-dummy \
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" GEMINI_API_KEY=e2e-dummy \
   GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")" GEMINI_CLI_NO_RELAUNCH=true \
-  timeout 180 "$gem" -p "create notes.txt, edit it, read it, uppercase with sed" \
-    --session-id "$sid" --yolo --output-format json >"$d/out.json" 2>"$d/err.txt"
+  timeout 180 "$AGENT_BIN" -p "create notes.txt, edit it, read it, uppercase with sed" \
+    --session-id "$SID_GEM" --yolo --output-format json >"$d/out.json" 2>"$d/err.txt"
 AGENT
   isolated "$d/agent.sh"
+}
+
+run_gemini() {
+  npm_agent gemini-cli @google/gemini-cli gemini || return 0
+  local ver=$AGENT_VER d="$TMP/gemini"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init gemini >/dev/null) \
+    && ok "rewind init gemini" || { bad "rewind init gemini"; return 0; }
+  shim_hooks "$d/ws/.gemini/settings.json"
+  SID_GEM=$(python3 -c 'import uuid; print(uuid.uuid4())')
+  echo "   session $SID_GEM"
+  : > "$TMP/payloads.jsonl"
+  gemini_turn "$d" "$PATH"
   local rc=$?
   check "gemini -p exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || head -c 2000 "$d/out.json" "$d/err.txt"
-  WS="$ws" SID="$sid" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" \
-    python3 "$HERE/check_gemini.py"
+  WS="$d/ws" SID="$SID_GEM" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_gemini.py"
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
-    python3 "$HERE/capture_fixtures.py" --agent gemini "$TMP/payloads.jsonl" "$ws" "$home" \
-      "$ver" "$ROOT/fixtures/hooks/gemini/real-$ver"
+    python3 "$HERE/capture_fixtures.py" --agent gemini "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$ROOT/fixtures/hooks/gemini/real-$ver"
   fi
+  run_gemini_without_rewind
+}
+
+# Issue 25, gap 1: rewind installed, `init gemini` run, then the binary removed (and none on
+# the agent's PATH). The hooks must let every tool call proceed: Gemini calls the model and
+# finishes the turn. (A bare `rewind hook gemini` exits 127 here, a deny for Gemini.)
+run_gemini_without_rewind() {
+  local d="$TMP/gemini-gone" path
+  echo "== gemini-cli $AGENT_VER, rewind removed after init (gap 1)"
+  path=$(agent_path_without_rewind) || { skip "gemini without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init gemini >/dev/null) \
+    || { bad "rewind init gemini (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  SID_GEM=$(python3 -c 'import uuid; print(uuid.uuid4())')
+  gemini_turn "$d" "$path"
+  local rc=$?
+  check "gemini -p exited 0 without rewind (rc=$rc)" test "$rc" = 0
+  python3 - "$d" <<'PY'
+import json, sys
+d = sys.argv[1]
+try:
+    out = json.load(open(f"{d}/out.json"))
+except (OSError, ValueError) as e:
+    out = {"error": str(e)}
+tools = out.get("stats", {}).get("tools", {})
+reqs = sum(1 for _ in open(f"{d}/requests.jsonl")) if __import__("os").path.exists(f"{d}/requests.jsonl") else 0
+notes = open(f"{d}/ws/notes.txt").read() if __import__("os").path.exists(f"{d}/ws/notes.txt") else None
+ok = out.get("response") == "done" and tools.get("totalSuccess") == 5 and reqs >= 6 \
+    and notes == "ONE\nTWO\nuser line\n"
+print(f"  {'PASS' if ok else 'FAIL'}  without rewind the hooks allow: the model is called "
+      f"({reqs} requests), 5 tool calls succeed, the turn ends with `done`")
+if not ok:
+    print("        ", json.dumps(out)[:1500], notes)
+open(f"{d}/pass", "w").write("1" if ok else "0")
+open(f"{d}/fail", "w").write("0" if ok else "1")
+PY
+  tally "$d"
+}
+
+# agent_path_without_rewind: $PATH without the directories that hold a `rewind` (prints the
+# reason and fails when none is left to run node and the agent's tools).
+agent_path_without_rewind() {
+  local out="" dir
+  local IFS=:
+  for dir in $PATH; do
+    [ -n "$dir" ] && [ ! -e "$dir/rewind" ] && out="${out:+$out:}$dir"
+  done
+  if PATH="$out" command -v node >/dev/null; then echo "$out"; else echo "node is next to rewind on PATH"; return 1; fi
 }
 
 # --- OpenCode -------------------------------------------------------------------------
@@ -253,6 +313,7 @@ run_opencode() {
   (cd "$ws" && "$RW" init opencode >/dev/null) && ok "rewind init opencode" \
     || { bad "rewind init opencode"; return 0; }
   shim_hooks "$ws/.opencode/plugins/rewind.js" "$ws/opencode.json"
+  unset REWIND_HOME  # from here on the home comes from what init wrote
   : > "$TMP/payloads.jsonl"
   # At start OpenCode installs @opencode-ai/plugin (its version) into every config directory
   # (the workspace's .opencode/, ~/.config/opencode/), through the npm registry: in the
@@ -302,7 +363,7 @@ AGENT
   local rc=$?
   check "opencode run exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
-  WS="$ws" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" \
+  WS="$ws" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" REWIND_HOME="$d/rewind-home" \
     python3 "$HERE/check_opencode.py"
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then

@@ -303,41 +303,33 @@ agent_path_without_rewind() {
 }
 
 # --- OpenCode -------------------------------------------------------------------------
-run_opencode() {
-  npm_agent opencode opencode-ai opencode || return 0
-  local ver=$AGENT_VER oc=$AGENT_BIN d="$TMP/opencode" sid
-  local ws="$d/ws" home="$d/home" log="$d/requests.jsonl"
-  mkdir -p "$home" "$d/rewind-home"
-  new_workspace "$ws"
-  export REWIND_HOME="$d/rewind-home"
-  (cd "$ws" && "$RW" init opencode >/dev/null) && ok "rewind init opencode" \
-    || { bad "rewind init opencode"; return 0; }
-  shim_hooks "$ws/.opencode/plugins/rewind.js" "$ws/opencode.json"
-  unset REWIND_HOME  # from here on the home comes from what init wrote
-  : > "$TMP/payloads.jsonl"
+# opencode_turn <dir> <agent PATH>: the scripted turn (fake_openai_chat.py) in <dir>/ws with
+# HOME and the XDG dirs under <dir>/home, REWIND_HOME unset (the plugin carries the home).
+opencode_turn() {
+  local d=$1 path=$2 cache="$ROOT/target/agents/opencode-$AGENT_VER/npm-cache"
+  mkdir -p "$d/home"
   # At start OpenCode installs @opencode-ai/plugin (its version) into every config directory
   # (the workspace's .opencode/, ~/.config/opencode/), through the npm registry: in the
   # loopback-only namespace that waits ~70 s for its retries. So the package and its
   # dependencies go into an npm cache under target/ once (outside the namespace), and the
   # agent's ~/.npmrc installs from that cache only.
-  local cache="$ROOT/target/agents/opencode-$ver/npm-cache"
   if [ ! -d "$cache" ]; then
     npm install --no-audit --no-fund --loglevel=error --prefix "$d/plugin-deps" --cache "$cache" \
-      "@opencode-ai/plugin@$ver" >"$TMP/npm-opencode-plugin.log" 2>&1 \
-      || { echo "   (could not cache @opencode-ai/plugin@$ver: OpenCode will wait for the registry)"; }
+      "@opencode-ai/plugin@$AGENT_VER" >"$TMP/npm-opencode-plugin.log" 2>&1 \
+      || echo "   (could not cache @opencode-ai/plugin@$AGENT_VER: OpenCode will wait for the registry)"
   fi
-  printf 'cache=%s\noffline=true\n' "$cache" > "$home/.npmrc"
+  printf 'cache=%s\noffline=true\n' "$cache" > "$d/home/.npmrc"
   # The provider: `@ai-sdk/openai-compatible` at the fake server, added to the opencode.json
   # init wrote once the server's port is known. OpenCode keeps its data (opencode.db and its
   # own snapshot/ repos) under XDG_DATA_HOME; its cache (models, provider packages) under
   # target/agents/ with the install.
   cat > "$d/agent.sh" <<AGENT
 set -u
-python3 "$HERE/fake_openai_chat.py" "$ws" "$log" "$d/port" & srv=\$!
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
 trap 'kill \$srv 2>/dev/null' EXIT
 for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
-python3 - "$ws/opencode.json" "\$(cat "$d/port")" <<'PY'
+python3 - "$d/ws/opencode.json" "\$(cat "$d/port")" <<'PY'
 import json, sys
 path, port = sys.argv[1], sys.argv[2]
 cfg = json.load(open(path))
@@ -352,26 +344,76 @@ cfg.update({
 })
 json.dump(cfg, open(path, "w"), indent=2)
 PY
-cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" XDG_DATA_HOME="$home/.local/share" \
-  XDG_CONFIG_HOME="$home/.config" XDG_STATE_HOME="$home/.local/state" \
-  XDG_CACHE_HOME="$ROOT/target/agents/opencode-$ver/cache" OPENCODE_DISABLE_AUTOUPDATE=1 \
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" XDG_DATA_HOME="$d/home/.local/share" \
+  XDG_CONFIG_HOME="$d/home/.config" XDG_STATE_HOME="$d/home/.local/state" \
+  XDG_CACHE_HOME="$ROOT/target/agents/opencode-$AGENT_VER/cache" OPENCODE_DISABLE_AUTOUPDATE=1 \
   OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_SHARE=1 \
-  timeout 180 "$oc" run "create notes.txt, edit it, read it, uppercase with sed" \
+  timeout 180 "$AGENT_BIN" run "create notes.txt, edit it, read it, uppercase with sed" \
     --format json >"$d/out.json" 2>"$d/err.txt"
 AGENT
   isolated "$d/agent.sh"
+}
+
+run_opencode() {
+  npm_agent opencode opencode-ai opencode || return 0
+  local ver=$AGENT_VER d="$TMP/opencode"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init opencode >/dev/null) \
+    && ok "rewind init opencode" || { bad "rewind init opencode"; return 0; }
+  shim_hooks "$d/ws/.opencode/plugins/rewind.js" "$d/ws/opencode.json"
+  : > "$TMP/payloads.jsonl"
+  opencode_turn "$d" "$PATH"
   local rc=$?
   check "opencode run exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
-  WS="$ws" RW="$RW" LOG="$log" OUT="$d/out.json" RESULTS="$d" REWIND_HOME="$d/rewind-home" \
-    python3 "$HERE/check_opencode.py"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_opencode.py"
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
-    python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$ws" "$home" \
-      "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
-    python3 "$HERE/keep_opencode_data.py" "$home/.local/share/opencode" "$ws" "$ver" \
+    python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
+    python3 "$HERE/keep_opencode_data.py" "$d/home/.local/share/opencode" "$d/ws" "$ver" \
       "$(cat "$d/sid")" "$ROOT/fixtures/opencode/real-$ver"
   fi
+  run_opencode_without_rewind
+}
+
+# Issue 25, gap 1: the plugin of an `init opencode` whose binary is gone (and none on PATH)
+# lets every tool call proceed and says once, in OpenCode's log, that rewind is unavailable.
+run_opencode_without_rewind() {
+  local d="$TMP/opencode-gone" path
+  echo "== opencode $AGENT_VER, rewind removed after init (gap 1)"
+  path=$(agent_path_without_rewind) || { skip "opencode without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init opencode >/dev/null) \
+    || { bad "rewind init opencode (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  opencode_turn "$d" "$path"
+  local rc=$?
+  check "opencode run exited 0 without rewind (rc=$rc)" test "$rc" = 0
+  python3 - "$d" <<'PY'
+import glob, json, os, sys
+d = sys.argv[1]
+events = [json.loads(l) for l in open(f"{d}/out.json") if l.startswith("{")] \
+    if os.path.exists(f"{d}/out.json") else []
+tools = [e["part"]["state"]["status"] for e in events if e.get("type") == "tool_use"]
+texts = [e["part"]["text"] for e in events if e.get("type") == "text"]
+notes = open(f"{d}/ws/notes.txt").read() if os.path.exists(f"{d}/ws/notes.txt") else None
+ok = tools == ["completed"] * 6 and texts[-1:] == ["done"] and notes == "ONE\nTWO\nuser line\n"
+print(f"  {'PASS' if ok else 'FAIL'}  without rewind the plugin lets all 6 tool calls complete")
+logs = "".join(open(p, errors="replace").read()
+               for p in glob.glob(f"{d}/home/.local/share/opencode/log/*"))
+said = logs.count("rewind is unavailable")
+print(f"  {'PASS' if said == 1 else 'FAIL'}  the plugin says once in OpenCode's log that rewind "
+      f"is unavailable ({said}x)")
+passed = int(ok) + int(said == 1)
+open(f"{d}/pass", "w").write(str(passed))
+open(f"{d}/fail", "w").write(str(2 - passed))
+PY
+  tally "$d"
 }
 
 want claude-code && run_claude_code

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode.
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
-# Env:   REWIND_BIN=<path>  use this rewind binary instead of building one
+# Env:   REWIND_BIN=<path>  use this rewind binary instead of building one (default: the debug
+#                           binary, built by `cargo build --locked`; RELEASE=1: the release one)
 #        KEEP=1             keep the scratch directory and print its path
 #        CAPTURE=1          save the hook payloads as fixtures/hooks/<agent>/real-<version>/
 #        AGENTS="a b"       run only these agents (names as in tests/agents/versions)
@@ -16,13 +17,17 @@ skip() { SKIPPED=$((SKIPPED+1)); echo "SKIP  $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 
 # --- rewind ---------------------------------------------------------------------------
+# The debug binary by default: `cargo test` has just built it (README's test command runs
+# this suite after `cargo test --locked`), so `cargo build` is a no-op, and CI skips a second,
+# fat-LTO release build. RELEASE=1 tests the release binary.
 if [ -n "${REWIND_BIN:-}" ]; then
   RW=$REWIND_BIN
 else
   TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
-  RW="$ROOT/target/$TRIPLE/release/rewind"
-  echo "== building rewind (cargo build --release --locked)"
-  (cd "$ROOT" && cargo build --release --locked -q) || { echo "FAIL  cargo build"; exit 1; }
+  if [ -n "${RELEASE:-}" ]; then profile=release; flag=--release; else profile=debug; flag=; fi
+  RW="$ROOT/target/$TRIPLE/$profile/rewind"
+  echo "== rewind: cargo build${flag:+ $flag} --locked ($RW)"
+  (cd "$ROOT" && cargo build $flag --locked -q) || { echo "FAIL  cargo build"; exit 1; }
 fi
 [ -x "$RW" ] || { echo "FAIL  no rewind binary at $RW"; exit 1; }
 
@@ -149,8 +154,8 @@ npm_agent() {
   if [ ! -x "$AGENT_BIN" ]; then
     echo "   installing $pkg@$AGENT_VER into $dir"
     mkdir -p "$dir"
-    if ! npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
-        "$pkg@$AGENT_VER" >"$TMP/npm-$name.log" 2>&1; then
+    if ! timeout 600 npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
+        --fetch-retries=1 --fetch-timeout=60000 "$pkg@$AGENT_VER" >"$TMP/npm-$name.log" 2>&1; then
       skip "$name: npm install failed (see below)"; tail -5 "$TMP/npm-$name.log"; return 1
     fi
   fi

@@ -6,8 +6,8 @@ pass/fail counts and the session id go). Exits 1 when a check failed."""
 import json
 import os
 
-from common import (check, content, finish, no_hook_failures, requests, session_windows,
-                    undo_redo_refused)
+from common import (check, content, finish, no_hook_failures, requests, rewind,
+                    session_windows, undo_redo_refused)
 
 WS, LOG, OUT, RESULTS = (os.environ[k] for k in ("WS", "LOG", "OUT", "RESULTS"))
 NOTES, README = os.path.join(WS, "notes.txt"), os.path.join(WS, "README.md")
@@ -87,5 +87,36 @@ def main():
     return finish(RESULTS)
 
 
+def main_patch():
+    """The second turn: `opencode run --session <id> -m e2e/gpt-e2e "patch notes.txt"`."""
+    sid = os.environ["SID"]
+    evs = events()
+    tools = [(e["part"]["tool"], e["part"]["state"]["status"]) for e in evs
+             if e.get("type") == "tool_use"]
+    texts = [e["part"]["text"] for e in evs if e.get("type") == "text"]
+    check("the gpt- model turn ran read + apply_patch, completed, in the same session",
+          tools == [("read", "completed"), ("apply_patch", "completed")]
+          and texts[-1:] == ["patched"]
+          and {e.get("sessionID") for e in evs} == {sid}, (tools, texts))
+    patched = b"ONE\nTWO, patched\nuser line\n"
+    check("notes.txt holds the patch", content(NOTES) == patched, content(NOTES))
+    windows = session_windows(sid)
+    turn = [w for w in windows if w.get("kind") == "agent" and "patch notes.txt" in (w.get("label") or "")]
+    changes = [c for w in turn for c in w["changes"]]
+    got = [(c["path"], c["tool"], c["tool_call"], c["proof"]) for c in changes]
+    check("a new agent window holds exactly the apply_patch of notes.txt (exact, its call id)",
+          len(turn) == 1 and got == [("notes.txt", "apply_patch", "call_e2e_patch", "exact")],
+          json.dumps(windows, indent=1))
+    readme = content(README)
+    rc, so, se = rewind("--json", "undo", "--session", sid)
+    check("undo --session <id> undoes the patch: notes.txt back byte-exact, README.md untouched",
+          rc == 0 and content(NOTES) == NOTES_END and content(README) == readme, (rc, so, se))
+    rc, so, se = rewind("--json", "redo", "--session", sid)
+    check("redo --session <id> puts the patch back byte-exact",
+          rc == 0 and content(NOTES) == patched, (rc, so, se))
+    return finish(RESULTS)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+    raise SystemExit(main_patch() if sys.argv[1:] == ["--patch"] else main())

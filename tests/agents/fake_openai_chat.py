@@ -4,20 +4,22 @@ through `@ai-sdk/openai-compatible`) for the end-to-end suite.
 
 Listens on 127.0.0.1 only. Every request body is appended (one JSON line, with its path) to
 the log file. `POST /v1/chat/completions` offering the agent's tools (a function named
-`write` or `apply_patch`) gets the next scripted step, streamed as SSE chunks when asked
-(`stream: true`), chosen by how many tool calls the conversation already holds:
+`write`) gets the next scripted step, streamed as SSE chunks when asked (`stream: true`),
+chosen by how many tool calls the conversation already holds:
 
   0  write        notes.txt  "one\ntwo\n"             (create)
   1  read         README.md                          (OpenCode edits only files it read)
   2  edit         README.md "# e2e" -> "# e2e edited" (edit of a committed file)
-  3  apply_patch  notes.txt two -> TWO                (when offered; else `edit`)
+  3  edit         notes.txt two -> TWO
      (before answering step 4, the server appends "user line" to notes.txt itself:
       the user's edit behind the agent's back)
   4  read         notes.txt                          (rewind's hint must follow)
   5  bash         sed -i 's/one/ONE/' notes.txt      (shell edit, found by the scans)
   6  text         "done"
 
-Any other request (the session title, …) gets a short text answer.
+A request offering `apply_patch` and no `write` (OpenCode 1.18 does that for model ids with
+`gpt-`: the second turn) gets a read of notes.txt, one `apply_patch` of it (`TWO` ->
+`TWO, patched`), then the text "patched". Any other request (the session title, …) gets a short text answer.
 Usage: fake_openai_chat.py <workspace> <request-log> <port-file>
 """
 import json
@@ -34,20 +36,18 @@ USER_LINE = "user line\n"
 PATCH = """*** Begin Patch
 *** Update File: notes.txt
 @@
- one
--two
-+TWO
+ ONE
+-TWO
++TWO, patched
 *** End Patch"""
 
 
 def steps(tools):
-    patch = ("apply_patch", {"patchText": PATCH}) if "apply_patch" in tools else \
-        ("edit", {"filePath": NOTES, "oldString": "two", "newString": "TWO"})
     return [
         ("write", {"filePath": NOTES, "content": "one\ntwo\n"}),
         ("read", {"filePath": README}),
         ("edit", {"filePath": README, "oldString": "# e2e", "newString": "# e2e edited"}),
-        patch,
+        ("edit", {"filePath": NOTES, "oldString": "two", "newString": "TWO"}),
         ("read", {"filePath": NOTES}),
         ("bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"}),
     ]
@@ -93,7 +93,19 @@ class H(BaseHTTPRequestHandler):
             body = {}
         tools = tool_names(body)
         answer = {"text": "e2e"}
-        if "write" in tools or "apply_patch" in tools:
+        if "apply_patch" in tools and "write" not in tools:
+            # A `gpt-` model: OpenCode offers apply_patch instead of write/edit. The second
+            # turn (`opencode run --session … -m e2e/gpt-e2e`): read notes.txt (it changed
+            # since this session last read it: the sed, the undo and redo), patch it, "done".
+            msgs = body.get("messages") or []
+            last_user = max((i for i, m in enumerate(msgs) if m.get("role") == "user"), default=0)
+            n = sum(len(m.get("tool_calls") or []) for m in msgs[last_user:]
+                    if m.get("role") == "assistant")
+            script = [("read", "call_e2e_reread", {"filePath": NOTES}),
+                      ("apply_patch", "call_e2e_patch", {"patchText": PATCH})]
+            answer = {"tool": script[n][0], "id": script[n][1], "args": script[n][2]} \
+                if n < len(script) else {"text": "patched"}
+        elif "write" in tools:
             n = tool_calls_so_far(body)
             script = steps(tools)
             if n < len(script):

@@ -308,10 +308,14 @@ agent_path_without_rewind() {
 }
 
 # --- OpenCode -------------------------------------------------------------------------
-# opencode_turn <dir> <agent PATH>: the scripted turn (fake_openai_chat.py) in <dir>/ws with
-# HOME and the XDG dirs under <dir>/home, REWIND_HOME unset (the plugin carries the home).
+# opencode_turn <dir> <agent PATH> <out> <opencode run args…>: a scripted turn
+# (fake_openai_chat.py) in <dir>/ws, its JSON events in <dir>/<out>, with HOME and the XDG
+# dirs under <dir>/home, REWIND_HOME unset (the plugin carries the home).
 opencode_turn() {
-  local d=$1 path=$2 cache="$ROOT/target/agents/opencode-$AGENT_VER/npm-cache"
+  local d=$1 path=$2 out=$3 cache="$ROOT/target/agents/opencode-$AGENT_VER/npm-cache"
+  shift 3
+  local args
+  args=$(printf '%q ' "$@")
   mkdir -p "$d/home"
   # At start OpenCode installs @opencode-ai/plugin (its version) into every config directory
   # (the workspace's .opencode/, ~/.config/opencode/), through the npm registry: in the
@@ -342,7 +346,8 @@ cfg.update({
     "provider": {"e2e": {"npm": "@ai-sdk/openai-compatible", "name": "e2e",
                          "options": {"baseURL": f"http://127.0.0.1:{port}/v1",
                                      "apiKey": "e2e-dummy"},
-                         "models": {"e2e-model": {"name": "e2e model"}}}},
+                         "models": {"e2e-model": {"name": "e2e model"},
+                                    "gpt-e2e": {"name": "a gpt- id: apply_patch"}}}},
     "model": "e2e/e2e-model", "small_model": "e2e/e2e-model",
     "permission": {"edit": "allow", "bash": "allow", "read": "allow"},
     "autoupdate": False, "share": "disabled",
@@ -353,8 +358,7 @@ cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" XDG_DATA_HOME="$d/h
   XDG_CONFIG_HOME="$d/home/.config" XDG_STATE_HOME="$d/home/.local/state" \
   XDG_CACHE_HOME="$ROOT/target/agents/opencode-$AGENT_VER/cache" OPENCODE_DISABLE_AUTOUPDATE=1 \
   OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_SHARE=1 \
-  timeout 180 "$AGENT_BIN" run "create notes.txt, edit it, read it, uppercase with sed" \
-    --format json >"$d/out.json" 2>"$d/err.txt"
+  timeout 180 "$AGENT_BIN" run $args --format json >"$d/$out" 2>"$d/err.txt"
 AGENT
   isolated "$d/agent.sh"
 }
@@ -368,13 +372,24 @@ run_opencode() {
     && ok "rewind init opencode" || { bad "rewind init opencode"; return 0; }
   shim_hooks "$d/ws/.opencode/plugins/rewind.js" "$d/ws/opencode.json"
   : > "$TMP/payloads.jsonl"
-  opencode_turn "$d" "$PATH"
+  opencode_turn "$d" "$PATH" out.json "create notes.txt, edit it, read it, uppercase with sed"
   local rc=$?
   check "opencode run exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
     REWIND_HOME="$d/rewind-home" python3 "$HERE/check_opencode.py"
   tally "$d"
+  # A second turn of the same session with a `gpt-` model id, for which OpenCode offers
+  # apply_patch (and not write/edit).
+  rm -f "$d/port"
+  opencode_turn "$d" "$PATH" out-patch.json --session "$(cat "$d/sid")" -m e2e/gpt-e2e \
+    "patch notes.txt"
+  rc=$?
+  check "opencode run --session <id> -m e2e/gpt-e2e exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out-patch.json" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out-patch.json" RESULTS="$d/patch" \
+    REWIND_HOME="$d/rewind-home" SID="$(cat "$d/sid")" python3 "$HERE/check_opencode.py" --patch
+  tally "$d/patch"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
@@ -396,7 +411,7 @@ run_opencode_without_rewind() {
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init opencode >/dev/null) \
     || { bad "rewind init opencode (from a copy of the binary)"; return 0; }
   rm "$d/bin/rewind"
-  opencode_turn "$d" "$path"
+  opencode_turn "$d" "$path" out.json "create notes.txt, edit it, read it, uppercase with sed"
   local rc=$?
   check "opencode run exited 0 without rewind (rc=$rc)" test "$rc" = 0
   python3 - "$d" <<'PY'

@@ -735,7 +735,7 @@ fn opencode_fixtures() {
 /// (`tests/agents/fake_openai_chat.py`), each parsed to what that step did.
 #[test]
 fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
-    let sid = Some("ses_df1b5b591ffeRyMcInrysRNTjT");
+    let sid = Some("ses_df19f1f22ffeS0UkHv3YRtblVB");
     let oc = |text: &str| parsed(Agent::OpenCode, text);
     let notes = p("/home/u/proj/notes.txt");
     let readme = p("/home/u/proj/README.md");
@@ -838,6 +838,38 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
         oc(fixture!("opencode", "real-1.18.33/session.idle")).action,
         Action::CloseWindow
     );
+
+    // The second turn, with a `gpt-` model id: `chat.message` then carries `input.model`, and
+    // OpenCode offers apply_patch (workspace-relative paths in the patch).
+    assert_eq!(
+        oc(fixture!("opencode", "real-1.18.33/chat.message-2")).action,
+        Action::OpenWindow {
+            label: Some("patch notes.txt".to_string())
+        }
+    );
+    let before = oc(fixture!(
+        "opencode",
+        "real-1.18.33/tool.execute.before-apply_patch"
+    ));
+    let after = oc(fixture!(
+        "opencode",
+        "real-1.18.33/tool.execute.after-apply_patch"
+    ));
+    assert_eq!(
+        before.action,
+        Action::PreWrite {
+            paths: vec![p("notes.txt")]
+        }
+    );
+    assert_eq!(
+        after.action,
+        Action::PostWrite {
+            paths: vec![p("notes.txt")],
+            evidence: vec![]
+        }
+    );
+    assert_eq!(before.tool_call.as_deref(), Some("call_e2e_patch"));
+    assert_eq!(after.tool_call.as_deref(), Some("call_e2e_patch"));
 }
 
 // ---------------------------------------------------------------- Cursor

@@ -18,9 +18,10 @@ SCENARIOS = {
                "write_file notes.txt, replace in README.md, replace in notes.txt, (the user "
                "appends a line to notes.txt), read_file notes.txt, run_shell_command `sed -i`"),
     "opencode": ("OpenCode", "opencode", "fake_openai_chat.py",
-                 "write notes.txt, read README.md, edit README.md, apply_patch of notes.txt, "
-                 "(the user appends a line to notes.txt), read notes.txt, bash `sed -i`; the "
-                 "payloads are what rewind's plugin pipes to `rewind hook opencode`"),
+                 "write notes.txt, read README.md, edit README.md, edit notes.txt, (the user "
+                 "appends a line to notes.txt), read notes.txt, bash `sed -i`; then a second "
+                 "turn of the session with a `gpt-` model id: read notes.txt, apply_patch of "
+                 "it. The payloads are what rewind's plugin pipes to `rewind hook opencode`"),
 }
 
 if sys.argv[1] == "--agent":

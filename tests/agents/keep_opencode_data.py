@@ -27,13 +27,15 @@ with open(os.path.join(out, "README.md"), "w") as f:
 What `opencode run` (OpenCode {version}) left in `$XDG_DATA_HOME/opencode/` during one run of
 `tests/agents/run.sh` (CAPTURE=1), scenario in `tests/agents/fake_openai_chat.py`: write
 notes.txt, read README.md, edit README.md, edit notes.txt, (the user appends a line to
-notes.txt), read notes.txt, bash `sed -i`, in session `{sid}`.
+notes.txt), read notes.txt, bash `sed -i`; then (after rewind's undo/redo checks) a second
+turn with a `gpt-` model id: read notes.txt, apply_patch of it; all in session `{sid}`.
 
 - `opencode.db`: OpenCode's SQLite database (sessions, messages, parts), its WAL folded in
   (`VACUUM INTO`); nothing else changed.
 - `snapshot/`: OpenCode's own git repositories of the workspace (the `snapshot` hashes in the
   step parts point into them); git's `*.sample` hooks left out.
-- `workspace/`: the workspace files at the end of the run (before rewind's undo/redo checks).
+- `workspace/`: the workspace files at the end of the run (the checks between the turns
+  appended `a user edit after the turn` to README.md, as a user would).
 
 The workspace was `{ws}` (a scratch directory, deleted after the run); paths inside the
 database and the repositories still name it. Nothing secret: a scratch run with a dummy key

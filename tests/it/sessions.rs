@@ -131,7 +131,7 @@ const AGENTS: &[AgentCase] = &[
     AgentCase {
         agent: "opencode",
         // Recorded from OpenCode 1.18.33 (through rewind's plugin) by tests/agents/run.sh.
-        fixture_session: "ses_df1b5b591ffeRyMcInrysRNTjT",
+        fixture_session: "ses_df19f1f22ffeS0UkHv3YRtblVB",
         prompt: "real-1.18.33/chat.message",
         stop: "real-1.18.33/session.idle",
         edit_pre: "real-1.18.33/tool.execute.before-edit",

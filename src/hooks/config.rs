@@ -102,6 +102,62 @@ impl Invocation {
     }
 }
 
+impl Invocation {
+    /// The invocation an earlier `init` wrote into `text` (a configuration file's content):
+    /// the binary and home of its hook command (`r='…'`, `export REWIND_HOME='…'`) or of its
+    /// OpenCode plugin (`const REWIND = "…";`). A guess for `--uninstall`, which only acts on
+    /// it when planning with it reproduces the file byte for byte.
+    pub fn recover(text: &str) -> Option<Invocation> {
+        if let Ok(value) = serde_json::from_str::<Value>(text) {
+            return recover_in(&value);
+        }
+        if let Some(exe) = js_const(text, "REWIND") {
+            let home = js_const(text, "REWIND_HOME");
+            return Some(Invocation { exe, home });
+        }
+        let exe = sh_word_after(text, "r=")?;
+        let home = sh_word_after(text, "export REWIND_HOME=");
+        Some(Invocation { exe, home })
+    }
+}
+
+/// [`Invocation::recover`] from the first string of a JSON value that holds one.
+fn recover_in(value: &Value) -> Option<Invocation> {
+    match value {
+        Value::String(s) => Invocation::recover(s),
+        Value::Array(items) => items.iter().find_map(recover_in),
+        Value::Object(map) => map.values().find_map(recover_in),
+        _ => None,
+    }
+}
+
+/// The single-quoted word right after the first `prefix` in `text`, unquoted.
+fn sh_word_after(text: &str, prefix: &str) -> Option<String> {
+    let rest = &text[text.find(&format!("{prefix}'"))? + prefix.len() + 1..];
+    let mut word = String::new();
+    let mut rest = rest;
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        match rest.strip_prefix("\\''") {
+            Some(after) => {
+                word.push('\'');
+                rest = after;
+            }
+            None => return Some(word),
+        }
+    }
+}
+
+/// The string of a `const NAME = "…";` line (a JSON string literal), if there is one.
+fn js_const(text: &str, name: &str) -> Option<String> {
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("const {name} = ")))?;
+    serde_json::from_str::<String>(line.strip_suffix(';')?).ok()
+}
+
 /// Is `command` rewind's hook for `agent`: the bare `rewind hook <agent>` older versions of
 /// `init` wrote, or a command line of [`Invocation::hook_command`] for any binary and home?
 pub fn is_hook_command(command: &str, agent: Agent) -> bool {

@@ -1693,3 +1693,26 @@ fn hook_command_quotes_the_binary_and_home_for_the_shell() {
         .hook_command(Agent::Cline)
         .contains(r#"printf '%s\n' '{"cancel":false}'"#));
 }
+
+#[test]
+fn an_installed_invocation_is_recovered_from_what_init_wrote() {
+    use super::config::Invocation;
+    let rewind = Invocation::new(
+        std::path::Path::new("/opt/it's here/rewind"),
+        Some(std::path::Path::new("/data/rw")),
+    );
+    let script = rewind.hook_lines(Agent::Cline).join("\n");
+    assert_eq!(Invocation::recover(&script), Some(rewind.clone()));
+    let json = serde_json::json!({"command": rewind.hook_command(Agent::Gemini)}).to_string();
+    assert_eq!(Invocation::recover(&json), Some(rewind));
+    let bare = Invocation::new(std::path::Path::new("/usr/bin/rewind"), None);
+    assert_eq!(
+        Invocation::recover(&bare.hook_command(Agent::Codex)),
+        Some(bare)
+    );
+    assert_eq!(Invocation::recover("rewind hook gemini"), None);
+    assert_eq!(
+        Invocation::recover("const REWIND = \"/a/rewind\";\nconst REWIND_HOME = null;\n"),
+        Some(Invocation::new(std::path::Path::new("/a/rewind"), None))
+    );
+}

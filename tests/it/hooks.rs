@@ -1994,6 +1994,42 @@ fn init_writes_a_relative_home_as_an_absolute_path() {
     );
 }
 
+/// An init run by another rewind binary (an older install, a package manager's versioned
+/// directory) is still uninstalled exactly: the uninstall plans with the binary and home the
+/// installed files name.
+#[test]
+fn uninstall_by_another_binary_still_restores_exactly() {
+    let env = Env::new();
+    let copy = env.ws.parent().unwrap().join("elsewhere/rewind");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    // By `cp`: a copy this process writes could be held open by a forked child (ETXTBSY).
+    let cp = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_rewind"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let user = r#"{"theme": "Dracula"}"#;
+    env.write(".gemini/settings.json", user);
+    let before = full_tree(&env);
+    for agent in ["gemini", "opencode", "cline"] {
+        let run: Run = env
+            .command_of(&copy, &["init", agent])
+            .output()
+            .unwrap()
+            .into();
+        run.ok();
+    }
+    let settings = String::from_utf8(env.read(".gemini/settings.json").unwrap()).unwrap();
+    assert!(settings.contains(&copy.display().to_string()), "{settings}");
+    for agent in ["gemini", "opencode", "cline"] {
+        let run = env.run(&["init", agent, "--uninstall"]);
+        run.ok();
+        assert!(!run.stdout.contains("kept"), "{agent}: {}", run.stdout);
+    }
+    assert_eq!(full_tree(&env), before);
+}
+
 #[test]
 fn init_refuses_to_touch_a_settings_file_that_is_not_json() {
     let env = Env::new();

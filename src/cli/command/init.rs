@@ -463,9 +463,17 @@ fn run_uninstall(
 ) -> Result<Exit, Failure> {
     let root = ws.root();
     // What init writes given the files as they were before it ever ran: the backup where it
-    // kept one, nothing where it created the file.
+    // kept one, nothing where it created the file. Planned with the binary and home the
+    // installed files name (an init run from another binary path, a package manager's
+    // versioned directory), when planning with them gives those files exactly.
     let before = |path: &Path| read_existing(&backup_of(path));
-    let plans = plan(agent, rewind, ws, &before)?;
+    let mut plans = plan(agent, rewind, ws, &before)?;
+    if let Some(installed) = installed_invocation(&plans)?.filter(|i| i != rewind) {
+        let theirs = plan(agent, &installed, ws, &before)?;
+        if recognized(&theirs)? > recognized(&plans)? {
+            plans = theirs;
+        }
+    }
 
     let mut text = String::new();
     let mut rows = Vec::new();
@@ -501,6 +509,30 @@ fn run_uninstall(
         out.print(&text);
     }
     Ok(Exit::Ok)
+}
+
+/// How many of the planned files are exactly what init made of them (restored or removed
+/// by uninstalling).
+fn recognized(plans: &[Planned]) -> Result<usize, Failure> {
+    let mut n = 0;
+    for p in plans {
+        if matches!(removal_of(p)?, Removal::Restore | Removal::Remove) {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The binary and home the installed configuration files name, if any.
+fn installed_invocation(plans: &[Planned]) -> Result<Option<Invocation>, Failure> {
+    for p in plans {
+        if let Some(text) = read_existing(&p.path)? {
+            if let Some(found) = Invocation::recover(&text) {
+                return Ok(Some(found));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// What uninstalling does to one planned file, from its bytes now and its backup's.

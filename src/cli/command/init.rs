@@ -21,7 +21,9 @@
 //! `--uninstall` undoes it: a file with a backup gets its backup back (bytes and mode) when it
 //! is still what init made of it; a file without one that is exactly what init creates is
 //! removed, then the directories that leaves empty. A file changed since init wrote it is
-//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do.
+//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do. The
+//! files are compared with what init writes for the binary and home they name (recovered from
+//! them), so an init run by another rewind binary is undone as exactly.
 //!
 //! Which files each agent needs, and what goes in them, is the agent adapter's knowledge
 //! (`rewind::hooks::config`, `Agent::config_files`); this file is the machinery, the same

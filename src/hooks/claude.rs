@@ -15,7 +15,7 @@
 //!
 //! This file also owns the Claude-shaped helpers Codex reuses (`codex.rs`).
 
-use super::config::{mcp_servers, ConfigFile};
+use super::config::{mcp_servers, ConfigFile, Invocation};
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
@@ -217,10 +217,10 @@ pub(super) fn claude_shaped_answer(
 
 /// What `rewind init` installs for Claude Code: hooks in `.claude/settings.json`, the MCP server in `.mcp.json`, and the
 /// `/rw-undo` command.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
     let tools = "Write|Edit|MultiEdit|NotebookEdit|Read|Bash";
     let hooks = claude_shaped(
-        cmd,
+        &rewind.hook_command(Agent::ClaudeCode),
         &json!(30),
         &[
             ("SessionStart", None),
@@ -239,7 +239,7 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
         ),
         ConfigFile::json(
             ".mcp.json",
-            json!({"mcpServers": mcp_servers()}),
+            json!({"mcpServers": mcp_servers(rewind)}),
             "MCP server",
         ),
         ConfigFile::whole(

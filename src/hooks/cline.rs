@@ -18,7 +18,7 @@
 //! JSON with exit 0. Only PreToolUse is cancelled on Deny; elsewhere the reason becomes context.
 //! Context is injected for the model's next decision, not the current one.
 
-use super::config::ConfigFile;
+use super::config::{ConfigFile, Invocation};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -230,8 +230,11 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 // ---- `rewind init` -----------------------------------------------------------------------
 
 /// What `rewind init` installs for Cline: one executable script per hook event in `.clinerules/hooks/`.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
-    let script = format!("#!/bin/sh\n# Added by `rewind init cline`.\nexec {cmd}\n");
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
+    let script = format!(
+        "#!/bin/sh\n# Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.\n{}\n",
+        rewind.hook_lines(Agent::Cline).join("\n")
+    );
     [
         "TaskStart",
         "TaskResume",

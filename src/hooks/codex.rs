@@ -19,10 +19,10 @@
 use super::claude::claude_shaped;
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::claude::{claude_shaped_answer, common, need_input, tool_fields};
-use super::config::{ConfigFile, Part};
+use super::config::{ConfigFile, Invocation, Part};
 use super::{
     ignore, patch_evidence, patch_paths, patch_write_paths, prompt_label, str_of_any, Action,
     Agent, Answer, Decision, HookError, HookEvent, Obj,
@@ -79,9 +79,9 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 // ---- `rewind init` -----------------------------------------------------------------------
 
 /// What `rewind init` installs for Codex: hooks in `.codex/hooks.json`, the MCP server as a table in `.codex/config.toml`.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
     let hooks = claude_shaped(
-        cmd,
+        &rewind.hook_command(Agent::Codex),
         &json!(30),
         &[
             ("SessionStart", None),
@@ -101,9 +101,22 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
             path: PathBuf::from(".codex/config.toml"),
             part: Part::TomlTable {
                 header: "[mcp_servers.rewind]",
-                table: "[mcp_servers.rewind]\ncommand = \"rewind\"\nargs = [\"mcp\"]\n".to_string(),
+                table: codex_mcp_table(rewind),
             },
             note: "MCP server",
         },
     ]
+}
+
+/// `[mcp_servers.rewind]` for `.codex/config.toml` (TOML basic strings share JSON's escapes).
+fn codex_mcp_table(rewind: &Invocation) -> String {
+    let quoted = |s: &str| Value::String(s.to_string()).to_string();
+    let mut table = format!(
+        "[mcp_servers.rewind]\ncommand = {}\nargs = [\"mcp\"]\n",
+        quoted(rewind.exe())
+    );
+    if let Some(home) = rewind.home() {
+        table.push_str(&format!("env = {{ REWIND_HOME = {} }}\n", quoted(home)));
+    }
+    table
 }

@@ -20,7 +20,7 @@
 //! `permission` only; `beforeSubmitPrompt` wants `{"continue": true}`. After-events and `stop`
 //! print nothing. No documented way to add model context, so Context answers like Allow.
 
-use super::config::{mcp_servers, ConfigFile};
+use super::config::{mcp_servers, ConfigFile, Invocation};
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
@@ -171,7 +171,8 @@ pub(super) fn allow(event: Option<&str>) -> Answer {
 // ---- `rewind init` -----------------------------------------------------------------------
 
 /// What `rewind init` installs for Cursor: hooks in `.cursor/hooks.json`, the MCP server in `.cursor/mcp.json`.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
+    let cmd = rewind.hook_command(Agent::Cursor);
     let mut hooks = Map::new();
     for event in [
         "beforeSubmitPrompt",
@@ -191,7 +192,7 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
         ),
         ConfigFile::json(
             ".cursor/mcp.json",
-            json!({"mcpServers": mcp_servers()}),
+            json!({"mcpServers": mcp_servers(rewind)}),
             "MCP server",
         ),
     ]

@@ -8,8 +8,12 @@
 //! (`derived_tool_call`).
 //!
 //! Tools: `write_file{file_path, content}`, `replace{file_path, old_string, new_string,
-//! expected_replacements | allow_multiple}`, `read_file{file_path}` (older builds:
-//! `absolute_path`), `run_shell_command{command}`.
+//! instruction, allow_multiple}` (older builds: `expected_replacements`; the AfterTool
+//! `tool_response.returnDisplay` carries `originalContent`/`newContent`), `read_file{file_path}`
+//! (older builds: `absolute_path`), `run_shell_command{command, description}`. MCP tools are
+//! named `mcp_<server>_<tool>` (rewind's: `mcp_rewind_*`), and the matcher is a regex, so
+//! `write_file` also matches `mcp_rewind_write_file`: those events are ignored here. Recorded
+//! payloads: `fixtures/hooks/gemini/real-0.61.0/`.
 //!
 //! Answers: exit 0 with JSON; `{"decision": "deny", "reason": …}` blocks a BeforeTool call (the
 //! reason goes to the model); `hookSpecificOutput.additionalContext` is appended to an AfterTool
@@ -17,7 +21,7 @@
 //! AfterTool. Allow prints nothing.
 
 use super::claude::claude_shaped;
-use super::config::{mcp_servers, ConfigFile};
+use super::config::{mcp_servers, ConfigFile, Invocation};
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -160,11 +164,11 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 
 /// What `rewind init` installs for Gemini CLI: hooks (timeouts in milliseconds) and the MCP server in
 /// `.gemini/settings.json`, and the `/rw-undo` command.
-pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
     let tools = "write_file|replace|read_file|run_shell_command";
     // Gemini takes timeouts in milliseconds.
     let hooks = claude_shaped(
-        cmd,
+        &rewind.hook_command(Agent::Gemini),
         &json!(30_000),
         &[
             ("SessionStart", None),
@@ -178,7 +182,7 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
     vec![
         ConfigFile::json(
             ".gemini/settings.json",
-            json!({"hooks": hooks, "mcpServers": mcp_servers()}),
+            json!({"hooks": hooks, "mcpServers": mcp_servers(rewind)}),
             "Gemini CLI hooks and MCP server",
         ),
         ConfigFile::whole(

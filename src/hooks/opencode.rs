@@ -20,13 +20,15 @@
 //! `edit{filePath, oldString, newString, replaceAll}`, `multiedit{filePath, edits[]}`,
 //! `apply_patch{patchText}` (older: `patch{patchText}`, same format as Codex — `patch.rs`),
 //! `read{filePath}`, `bash{command}`. A `chat.message` label is `prompt`, else the first text
-//! part of `output.parts`.
+//! part of `output.parts` (OpenCode 1.18 sends `input` with `sessionID` only, no
+//! `agent`/`messageID`, and `opencode run` wraps the prompt in literal quotes, dropped from the
+//! label). Recorded payloads: `fixtures/hooks/opencode/real-1.18.33/`.
 //!
 //! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
 //! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
 
-use super::config::ConfigFile;
+use super::config::{ConfigFile, Invocation};
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
@@ -191,7 +193,18 @@ fn chat_label(root: &Obj<'_>, output: Option<&Obj<'_>>) -> Result<Option<String>
         }
         part.get("text").and_then(Value::as_str)
     });
-    Ok(text.and_then(prompt_label))
+    Ok(text.map(unquoted).and_then(prompt_label))
+}
+
+/// `opencode run "a prompt"` hands the model (and `chat.message`) the prompt wrapped in
+/// literal double quotes (OpenCode 1.18); the label goes without them.
+fn unquoted(text: &str) -> &str {
+    let trimmed = text.trim();
+    trimmed
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.contains('"'))
+        .unwrap_or(text)
 }
 
 pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
@@ -211,34 +224,69 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 // ---- `rewind init` -----------------------------------------------------------------------
 
 /// What `rewind init` installs for OpenCode: a plugin piping tool events to the hook, and the MCP server in `opencode.json`.
-pub(super) fn init_files(_cmd: &str) -> Vec<ConfigFile> {
+pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
+    let mut mcp = json!({"type": "local", "command": [rewind.exe(), "mcp"]});
+    if let Some(env) = rewind.mcp_env() {
+        mcp["environment"] = env;
+    }
     vec![
         ConfigFile::whole(
             ".opencode/plugins/rewind.js",
-            OPENCODE_PLUGIN,
+            &plugin(rewind),
             false,
             "OpenCode plugin",
         ),
         ConfigFile::json(
             "opencode.json",
-            json!({"mcp": {"rewind": {"type": "local", "command": ["rewind", "mcp"]}}}),
+            json!({"mcp": {"rewind": mcp}}),
             "MCP server",
         ),
     ]
 }
 
+/// The plugin, with the binary and the home written in (as JSON strings, which are
+/// JavaScript string literals).
+fn plugin(rewind: &Invocation) -> String {
+    let js = |s: Option<&str>| s.map_or("null".to_string(), |s| Value::from(s).to_string());
+    OPENCODE_PLUGIN
+        .replace("@REWIND@", &js(Some(rewind.exe())))
+        .replace("@REWIND_HOME@", &js(rewind.home()))
+}
+
 const OPENCODE_PLUGIN: &str = r#"// rewind: snapshots and conflict-checked undo for OpenCode's edits.
 // Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
-// call only when rewind answers {"block": true}.
+// call only when rewind answers {"block": true}. Without rewind (the binary below gone and none
+// on PATH) it says so once in OpenCode's log and lets every tool call proceed.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 
-export const Rewind = async ({ directory }) => {
+const REWIND = @REWIND@;
+const REWIND_HOME = @REWIND_HOME@;
+
+export const Rewind = async ({ directory, client }) => {
+  const bin = existsSync(REWIND) ? REWIND : "rewind";
+  const env = REWIND_HOME ? { ...process.env, REWIND_HOME } : process.env;
+  let unavailable = false;
+  const warnOnce = (why) => {
+    if (unavailable) return;
+    unavailable = true;
+    const message = `rewind is unavailable (${why}): OpenCode's edits in ${directory} are not snapshotted; install rewind or run \`rewind init opencode\` again`;
+    try {
+      Promise.resolve(client?.app?.log?.({ body: { service: "rewind", level: "warn", message } })).catch(() => {});
+    } catch {}
+  };
   const call = (payload) => {
-    const run = spawnSync("rewind", ["hook", "opencode"], {
+    if (unavailable) return null;
+    const run = spawnSync(bin, ["hook", "opencode"], {
       input: JSON.stringify({ directory, ...payload }),
       encoding: "utf8",
       timeout: 30000,
+      env,
     });
+    if (run.error && (run.error.code === "ENOENT" || run.error.code === "EACCES")) {
+      warnOnce(`${REWIND} not found, and no rewind on PATH`);
+      return null;
+    }
     if (run.error || typeof run.stdout !== "string") return null;
     const text = run.stdout.trim();
     if (!text.startsWith("{")) return null;

@@ -472,6 +472,111 @@ fn gemini_fixtures() {
     }
 }
 
+/// The payloads Gemini CLI 0.61.0 really sent during the scripted e2e run
+/// (`tests/agents/fake_gemini.py`), each parsed to what that step did.
+#[test]
+fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("7ed5a5b9-01f8-4dd4-bead-eb735819c821");
+    let gem = |text: &str| parsed(Agent::Gemini, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = gem(fixture!("gemini", "real-0.61.0/session-start"));
+    assert_eq!(start.action, Action::CloseWindow);
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        gem(fixture!("gemini", "real-0.61.0/before-agent")).action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    let steps = [
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-write_file"),
+            fixture!("gemini", "real-0.61.0/after-tool-write_file"),
+            "write_file",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-replace"),
+            fixture!("gemini", "real-0.61.0/after-tool-replace"),
+            "replace",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-replace-2"),
+            fixture!("gemini", "real-0.61.0/after-tool-replace-2"),
+            "replace",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-read_file"),
+            fixture!("gemini", "real-0.61.0/after-tool-read_file"),
+            "read_file",
+            Action::PreRead {
+                path: notes.clone(),
+            },
+            Action::PostRead { path: notes },
+        ),
+        (
+            fixture!("gemini", "real-0.61.0/before-tool-run_shell_command"),
+            fixture!("gemini", "real-0.61.0/after-tool-run_shell_command"),
+            "run_shell_command",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (before, after, tool, pre_action, post_action) in steps {
+        let (before, after) = (gem(before), gem(after));
+        assert_eq!(before.action, pre_action, "{tool}");
+        assert_eq!(after.action, post_action, "{tool}");
+        assert_eq!(before.tool.as_deref(), Some(tool));
+        assert_eq!(before.session_id.as_deref(), sid);
+        // No id in Gemini's payloads: the derived one pairs BeforeTool with AfterTool.
+        assert_eq!(before.tool_call, after.tool_call, "{tool}");
+        ids.push(before.tool_call);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "one id per call: {ids:?}");
+    for text in [
+        fixture!("gemini", "real-0.61.0/after-agent"),
+        fixture!("gemini", "real-0.61.0/session-end"),
+    ] {
+        assert_eq!(gem(text).action, Action::CloseWindow);
+    }
+}
+
 // ---------------------------------------------------------------- OpenCode
 
 #[test]
@@ -624,6 +729,147 @@ fn opencode_fixtures() {
         parsed(Agent::OpenCode, fixture!("opencode", "session.idle")).action,
         Action::CloseWindow
     );
+}
+
+/// The envelopes rewind's plugin piped from OpenCode 1.18.33 during the scripted e2e run
+/// (`tests/agents/fake_openai_chat.py`), each parsed to what that step did.
+#[test]
+fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("ses_df19f1f22ffeS0UkHv3YRtblVB");
+    let oc = |text: &str| parsed(Agent::OpenCode, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    // `input` without `agent`/`messageID`; the prompt in literal quotes, dropped from the label.
+    let chat = oc(fixture!("opencode", "real-1.18.33/chat.message"));
+    assert_eq!(
+        chat.action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    assert_eq!(chat.session_id.as_deref(), sid);
+    let steps = [
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-write"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-write"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-read"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-read"),
+            "call_e2e_01",
+            Action::PreRead {
+                path: readme.clone(),
+            },
+            Action::PostRead {
+                path: readme.clone(),
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-edit"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-edit"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-edit-2"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-edit-2"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-read-2"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-read-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                path: notes.clone(),
+            },
+            Action::PostRead { path: notes },
+        ),
+        (
+            fixture!("opencode", "real-1.18.33/tool.execute.before-bash"),
+            fixture!("opencode", "real-1.18.33/tool.execute.after-bash"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, call, pre_action, post_action) in steps {
+        let (before, after) = (oc(before), oc(after));
+        assert_eq!(before.action, pre_action, "{call}");
+        assert_eq!(after.action, post_action, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+        assert_eq!(after.cwd, Some(p("/home/u/proj")));
+    }
+    assert_eq!(
+        oc(fixture!("opencode", "real-1.18.33/session.idle")).action,
+        Action::CloseWindow
+    );
+
+    // The second turn, with a `gpt-` model id: `chat.message` then carries `input.model`, and
+    // OpenCode offers apply_patch (workspace-relative paths in the patch).
+    assert_eq!(
+        oc(fixture!("opencode", "real-1.18.33/chat.message-2")).action,
+        Action::OpenWindow {
+            label: Some("patch notes.txt".to_string())
+        }
+    );
+    let before = oc(fixture!(
+        "opencode",
+        "real-1.18.33/tool.execute.before-apply_patch"
+    ));
+    let after = oc(fixture!(
+        "opencode",
+        "real-1.18.33/tool.execute.after-apply_patch"
+    ));
+    assert_eq!(
+        before.action,
+        Action::PreWrite {
+            paths: vec![p("notes.txt")]
+        }
+    );
+    assert_eq!(
+        after.action,
+        Action::PostWrite {
+            paths: vec![p("notes.txt")],
+            evidence: vec![]
+        }
+    );
+    assert_eq!(before.tool_call.as_deref(), Some("call_e2e_patch"));
+    assert_eq!(after.tool_call.as_deref(), Some("call_e2e_patch"));
 }
 
 // ---------------------------------------------------------------- Cursor
@@ -1413,5 +1659,60 @@ fn prompt_labels() {
     assert_eq!(
         prompt_label(&long).map(|l| l.chars().count()),
         Some(MAX_LABEL_CHARS)
+    );
+}
+
+// ---------------------------------------------------------------- init's hook command
+
+#[test]
+fn hook_command_quotes_the_binary_and_home_for_the_shell() {
+    use super::config::{is_hook_command, Invocation};
+    let rewind = Invocation::new(
+        std::path::Path::new("/opt/it's here/rewind"),
+        Some(std::path::Path::new("/data/rw $HOME")),
+    );
+    let cmd = rewind.hook_command(Agent::Gemini);
+    assert!(
+        cmd.starts_with(r#"r='/opt/it'\''s here/rewind'; "#),
+        "{cmd}"
+    );
+    assert!(
+        cmd.contains("export REWIND_HOME='/data/rw $HOME'; "),
+        "{cmd}"
+    );
+    assert!(cmd.ends_with(r#"exec "$r" hook gemini"#), "{cmd}");
+    assert!(is_hook_command(&cmd, Agent::Gemini));
+    assert!(!is_hook_command(&cmd, Agent::ClaudeCode));
+    assert!(is_hook_command("rewind hook gemini", Agent::Gemini));
+    assert!(!is_hook_command("my-linter hook gemini", Agent::Gemini));
+    // Without a home nothing about it is written; Cline's and Cursor's missing-rewind
+    // answer is their allow.
+    let bare = Invocation::new(std::path::Path::new("/usr/bin/rewind"), None);
+    assert!(!bare.hook_command(Agent::Cline).contains("REWIND_HOME"));
+    assert!(bare
+        .hook_command(Agent::Cline)
+        .contains(r#"printf '%s\n' '{"cancel":false}'"#));
+}
+
+#[test]
+fn an_installed_invocation_is_recovered_from_what_init_wrote() {
+    use super::config::Invocation;
+    let rewind = Invocation::new(
+        std::path::Path::new("/opt/it's here/rewind"),
+        Some(std::path::Path::new("/data/rw")),
+    );
+    let script = rewind.hook_lines(Agent::Cline).join("\n");
+    assert_eq!(Invocation::recover(&script), Some(rewind.clone()));
+    let json = serde_json::json!({"command": rewind.hook_command(Agent::Gemini)}).to_string();
+    assert_eq!(Invocation::recover(&json), Some(rewind));
+    let bare = Invocation::new(std::path::Path::new("/usr/bin/rewind"), None);
+    assert_eq!(
+        Invocation::recover(&bare.hook_command(Agent::Codex)),
+        Some(bare)
+    );
+    assert_eq!(Invocation::recover("rewind hook gemini"), None);
+    assert_eq!(
+        Invocation::recover("const REWIND = \"/a/rewind\";\nconst REWIND_HOME = null;\n"),
+        Some(Invocation::new(std::path::Path::new("/a/rewind"), None))
     );
 }

@@ -595,7 +595,7 @@ pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
 }
 
 /// Lexical normalization: drop `.`, fold `..` into its parent (never above the root).
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -1,20 +1,58 @@
 #!/usr/bin/env python3
-"""Save the hook payloads Claude Code sent during a run as fixtures, one file per event and
+"""Save the hook payloads an agent sent during a run as fixtures, one file per event and
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
-Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>"""
+
+Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
+       capture_fixtures.py --agent gemini|opencode <payloads.jsonl> <workspace> <home>
+                           <version> <out dir>"""
 import json
 import os
 import re
 import sys
 
-src, tmp, version, out = sys.argv[1:5]
-ws, home = os.path.join(tmp, "cc", "ws"), os.path.join(tmp, "cc", "home")
+SCENARIOS = {
+    "claude-code": ("Claude Code", "claude-code", "fake_anthropic.py",
+                    "Write notes.txt, Read README.md, Edit README.md, Edit notes.txt, (the user "
+                    "appends a line to notes.txt), Read notes.txt, Bash `sed -i`"),
+    "gemini": ("Gemini CLI", "gemini", "fake_gemini.py",
+               "write_file notes.txt, replace in README.md, replace in notes.txt, (the user "
+               "appends a line to notes.txt), read_file notes.txt, run_shell_command `sed -i`"),
+    "opencode": ("OpenCode", "opencode", "fake_openai_chat.py",
+                 "write notes.txt, read README.md, edit README.md, edit notes.txt, (the user "
+                 "appends a line to notes.txt), read notes.txt, bash `sed -i`; then a second "
+                 "turn of the session with a `gpt-` model id: read notes.txt, apply_patch of "
+                 "it. The payloads are what rewind's plugin pipes to `rewind hook opencode`"),
+}
+
+if sys.argv[1] == "--agent":
+    agent, src, ws, home, version, out = sys.argv[2:8]
+else:
+    agent = "claude-code"
+    src, tmp, version, out = sys.argv[1:5]
+    ws, home = os.path.join(tmp, "cc", "ws"), os.path.join(tmp, "cc", "home")
+title, hook_arg, server, turns = SCENARIOS[agent]
 # Claude Code names the transcript folder after the cwd with every non-alphanumeric as '-'.
 ws_slug = re.sub(r"[^A-Za-z0-9]", "-", ws)
+# Gemini CLI names its project temp folder after the workspace's base name.
+ws_base = os.path.basename(ws)
 
 
 def clean(s):
-    return s.replace(ws, "/home/u/proj").replace(home, "/home/u").replace(ws_slug, "-home-u-proj")
+    s = s.replace(ws, "/home/u/proj").replace(home, "/home/u").replace(ws_slug, "-home-u-proj")
+    if agent == "gemini":
+        s = s.replace(f"/.gemini/tmp/{ws_base}/", "/.gemini/tmp/proj/")
+    return s
+
+
+def kebab(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def name_of(p):
+    if agent == "opencode":
+        tool = (p.get("input") or {}).get("tool")
+        return p["hook"] + (f"-{tool}" if tool and p["hook"].startswith("tool.") else "")
+    return kebab(p["hook_event_name"]) + ("-" + p["tool_name"].lower() if "tool_name" in p else "")
 
 
 os.makedirs(out, exist_ok=True)
@@ -24,8 +62,7 @@ for line in open(src):
     if not line:
         continue
     p = json.loads(clean(line))
-    ev = re.sub(r"(?<!^)(?=[A-Z])", "-", p["hook_event_name"]).lower()
-    name = ev + ("-" + p["tool_name"].lower() if "tool_name" in p else "")
+    name = name_of(p)
     seen[name] = seen.get(name, 0) + 1
     if seen[name] > 1:
         name += f"-{seen[name]}"
@@ -33,13 +70,12 @@ for line in open(src):
         json.dump(p, f, indent=2)
         f.write("\n")
 with open(os.path.join(out, "README.md"), "w") as f:
-    f.write(f"""# Claude Code {version}, recorded
+    f.write(f"""# {title} {version}, recorded
 
-Hook payloads Claude Code {version} wrote on the stdin of `rewind hook claude-code` during
+Hook payloads {title} {version} wrote on the stdin of `rewind hook {hook_arg}` during
 one run of `tests/agents/run.sh` (CAPTURE=1), in the order of the scripted turns in
-`tests/agents/fake_anthropic.py`: Write notes.txt, Read README.md, Edit README.md, Edit
-notes.txt, (the user appends a line to notes.txt), Read notes.txt, Bash `sed -i`. A `-2`
-suffix is the second event of the same name. Only the scratch paths were replaced
-(workspace -> /home/u/proj, HOME -> /home/u); ids, contents and field order are as sent.
+`tests/agents/{server}`: {turns}. A `-2` suffix is the second event of the same name. Only the
+scratch paths were replaced (workspace -> /home/u/proj, HOME -> /home/u); ids, contents and
+field order are as sent.
 """)
 print(f"wrote {sum(seen.values())} payloads to {out}")

@@ -1619,14 +1619,34 @@ fn json_file(env: &Env, rel: &str) -> Value {
     serde_json::from_slice(&env.read(rel).unwrap_or_else(|| panic!("{rel} missing"))).unwrap()
 }
 
-/// init keeps `user` settings, adds `rewind hook <agent>`, and a second run changes nothing.
+/// The hook command `init` writes for `agent` in this env: this binary by its absolute path,
+/// the env's home (not the default) written in, `exec … hook <agent>` at the end.
+fn hook_command(env: &Env, agent: &str) -> String {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rewind"))
+        .canonicalize()
+        .unwrap();
+    let allow = match agent {
+        "cursor" => r#" printf '%s\n' '{"continue":true,"permission":"allow"}';"#,
+        "cline" => r#" printf '%s\n' '{"cancel":false}';"#,
+        _ => "",
+    };
+    format!(
+        "r='{}'; [ -x \"$r\" ] || r=$(command -v rewind) || {{ cat >/dev/null; \
+         echo 'rewind: not found, the {agent} hook lets the tool call proceed' >&2;{allow} exit 0; }}; \
+         export REWIND_HOME='{}'; exec \"$r\" hook {agent}",
+        bin.display(),
+        env.home.display()
+    )
+}
+
+/// init keeps `user` settings, adds rewind's hook command, and a second run changes nothing.
 fn init_merges_and_is_idempotent(agent: &str, user_file: &str, user: &str, check: impl Fn(&Env)) {
     let env = Env::new();
     env.write(user_file, user);
     let dry = env.run(&["init", agent, "--dry-run"]);
     dry.ok();
     assert!(
-        dry.stdout.contains(&format!("rewind hook {agent}")),
+        dry.stdout.contains(&format!("hook {agent}")),
         "{}",
         dry.stdout
     );
@@ -1643,7 +1663,7 @@ fn init_merges_and_is_idempotent(agent: &str, user_file: &str, user: &str, check
         .iter()
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .collect();
-    assert!(all.contains(&format!("rewind hook {agent}")));
+    assert!(all.contains(&format!("hook {agent}")));
     env.run(&["init", agent]).ok();
     assert_eq!(tree(&env), once, "second init changed something");
 }
@@ -1660,7 +1680,10 @@ fn init_claude_code_merges_hooks_mcp_and_undo_command() {
             let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
             assert_eq!(pre[0]["hooks"][0]["command"], "my-linter");
             assert_eq!(pre.len(), 2);
-            assert_eq!(pre[1]["hooks"][0]["command"], "rewind hook claude-code");
+            assert_eq!(
+                pre[1]["hooks"][0]["command"],
+                hook_command(env, "claude-code")
+            );
             assert!(pre[1]["matcher"].as_str().unwrap().contains("Edit"));
             for event in [
                 "SessionStart",
@@ -1671,11 +1694,15 @@ fn init_claude_code_merges_hooks_mcp_and_undo_command() {
             ] {
                 assert_eq!(
                     s["hooks"][event][0]["hooks"][0]["command"],
-                    "rewind hook claude-code"
+                    hook_command(env, "claude-code")
                 );
             }
             let mcp = json_file(env, ".mcp.json");
             assert_eq!(mcp["mcpServers"]["rewind"]["args"][0], "mcp");
+            assert_eq!(
+                mcp["mcpServers"]["rewind"]["env"]["REWIND_HOME"],
+                env.home.display().to_string()
+            );
             let cmd = String::from_utf8(env.read(".claude/commands/rw-undo.md").unwrap()).unwrap();
             assert!(cmd
                 .contains("rewind undo --agent claude-code --session \"$CLAUDE_CODE_SESSION_ID\""));
@@ -1695,9 +1722,13 @@ fn init_gemini_uses_millisecond_timeouts_and_keeps_user_settings() {
             assert_eq!(s["theme"], "Dracula");
             let hook = &s["hooks"]["BeforeTool"][0];
             assert!(hook["matcher"].as_str().unwrap().contains("write_file"));
-            assert_eq!(hook["hooks"][0]["command"], "rewind hook gemini");
+            assert_eq!(hook["hooks"][0]["command"], hook_command(env, "gemini"));
             assert!(hook["hooks"][0]["timeout"].as_u64().unwrap() >= 1000);
-            assert_eq!(s["mcpServers"]["rewind"]["command"], "rewind");
+            let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rewind"));
+            assert_eq!(
+                s["mcpServers"]["rewind"]["command"],
+                bin.canonicalize().unwrap().display().to_string()
+            );
         },
     );
 }
@@ -1712,13 +1743,15 @@ fn init_codex_merges_hooks_json_and_mcp_table() {
             let s = json_file(env, ".codex/hooks.json");
             let stop = s["hooks"]["Stop"].as_array().unwrap();
             assert_eq!(stop[0]["hooks"][0]["command"], "notify-send done");
-            assert_eq!(stop[1]["hooks"][0]["command"], "rewind hook codex");
+            assert_eq!(stop[1]["hooks"][0]["command"], hook_command(env, "codex"));
             assert!(s["hooks"]["PreToolUse"][0]["matcher"]
                 .as_str()
                 .unwrap()
                 .contains("apply_patch"));
             let toml = String::from_utf8(env.read(".codex/config.toml").unwrap()).unwrap();
             assert!(toml.contains("[mcp_servers.rewind]"), "{toml}");
+            let home = format!("env = {{ REWIND_HOME = \"{}\" }}", env.home.display());
+            assert!(toml.contains(&home), "{toml}");
         },
     );
 }
@@ -1734,14 +1767,14 @@ fn init_cursor_merges_hooks_json() {
             assert_eq!(s["version"], 1);
             let stop = s["hooks"]["stop"].as_array().unwrap();
             assert_eq!(stop[0]["command"], "./audit.sh");
-            assert_eq!(stop[1]["command"], "rewind hook cursor");
+            assert_eq!(stop[1]["command"], hook_command(env, "cursor"));
             assert_eq!(
                 s["hooks"]["afterFileEdit"][0]["command"],
-                "rewind hook cursor"
+                hook_command(env, "cursor")
             );
             assert_eq!(
-                json_file(env, ".cursor/mcp.json")["mcpServers"]["rewind"]["command"],
-                "rewind"
+                json_file(env, ".cursor/mcp.json")["mcpServers"]["rewind"]["args"][0],
+                "mcp"
             );
         },
     );
@@ -1760,7 +1793,16 @@ fn init_cline_writes_executable_hooks_and_leaves_the_users_own_alone() {
             );
             let pre = env.path(".clinerules/hooks/PreToolUse");
             let text = std::fs::read_to_string(&pre).unwrap();
-            assert!(text.contains("exec rewind hook cline"), "{text}");
+            let bin = Path::new(env!("CARGO_BIN_EXE_rewind"))
+                .canonicalize()
+                .unwrap();
+            for line in [
+                format!("r='{}'", bin.display()),
+                format!("export REWIND_HOME='{}'", env.home.display()),
+                "exec \"$r\" hook cline".to_string(),
+            ] {
+                assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+            }
             assert_eq!(crate::common::mode_of(&pre) & 0o111, 0o111);
         },
     );
@@ -1776,10 +1818,242 @@ fn init_opencode_installs_the_plugin_and_mcp_config() {
             let s = json_file(env, "opencode.json");
             assert_eq!(s["model"], "anthropic/claude");
             assert_eq!(s["mcp"]["rewind"]["command"][1], "mcp");
+            assert_eq!(
+                s["mcp"]["rewind"]["environment"]["REWIND_HOME"],
+                env.home.display().to_string()
+            );
             let js = String::from_utf8(env.read(".opencode/plugins/rewind.js").unwrap()).unwrap();
             assert!(js.contains("tool.execute.before") && js.contains("answer.block === true"));
+            let bin = std::path::Path::new(env!("CARGO_BIN_EXE_rewind"));
+            let line = format!(
+                "const REWIND = \"{}\";",
+                bin.canonicalize().unwrap().display()
+            );
+            assert!(js.contains(&line), "{js}");
+            let line = format!("const REWIND_HOME = \"{}\";", env.home.display());
+            assert!(js.contains(&line), "{js}");
         },
     );
+}
+
+/// Runs an installed hook command line the way the agents do (`sh -c`), with `payload` on
+/// stdin, no `REWIND_HOME` in the environment and a `PATH` that holds `cat` and no rewind.
+fn run_installed(env: &Env, command: &str, payload: &str) -> Run {
+    let path = env.ws.parent().unwrap().join("path-without-rewind");
+    std::fs::create_dir_all(&path).unwrap();
+    let cat = ["/bin/cat", "/usr/bin/cat"]
+        .into_iter()
+        .find(|c| Path::new(c).exists())
+        .unwrap();
+    let _ = std::os::unix::fs::symlink(cat, path.join("cat"));
+    let mut cmd = env.command_of(Path::new("/bin/sh"), &["-c", command]);
+    cmd.env("PATH", &path)
+        .env_remove("REWIND_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), payload.as_bytes()).unwrap();
+    child.wait_with_output().unwrap().into()
+}
+
+/// Issue 25, gap 1: a hook command of a bare `rewind` that is not on the agent's PATH exits
+/// 127, which Gemini CLI reads as a deny (and never calls the model). What init writes now
+/// drains the payload, prints the agent's allow answer, and exits 0 when rewind is gone.
+#[test]
+fn installed_hook_lets_the_tool_call_proceed_when_rewind_is_gone() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_rewind"))
+        .canonicalize()
+        .unwrap();
+    for (agent, file, pointer, allow) in [
+        (
+            "claude-code",
+            ".claude/settings.json",
+            "/hooks/PreToolUse/0/hooks/0/command",
+            "",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "/hooks/BeforeTool/0/hooks/0/command",
+            "",
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            "/hooks/PreToolUse/0/hooks/0/command",
+            "",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            "/hooks/beforeShellExecution/0/command",
+            "{\"continue\":true,\"permission\":\"allow\"}\n",
+        ),
+        (
+            "cline",
+            ".clinerules/hooks/PreToolUse",
+            "",
+            "{\"cancel\":false}\n",
+        ),
+    ] {
+        let env = Env::new();
+        env.run(&["init", agent]).ok();
+        let installed = if pointer.is_empty() {
+            String::from_utf8(env.read(file).unwrap()).unwrap()
+        } else {
+            let v = json_file(&env, file);
+            v.pointer(pointer).unwrap().as_str().unwrap().to_string()
+        };
+        assert!(
+            installed.contains(&bin.display().to_string()),
+            "{installed}"
+        );
+        let gone = installed.replace(&bin.display().to_string(), "/nonexistent/bin/rewind");
+        let run = run_installed(&env, &gone, r#"{"hook_event_name": "PreToolUse"}"#);
+        assert_eq!(run.code, 0, "{agent}: {}", run.stderr);
+        assert_eq!(run.stdout, allow, "{agent}");
+        assert_eq!(
+            run.stderr,
+            format!("rewind: not found, the {agent} hook lets the tool call proceed\n"),
+            "{agent}"
+        );
+    }
+}
+
+/// The installed hook runs this binary, on the home `init` was given, whatever the agent's
+/// PATH and environment say.
+#[test]
+fn installed_hook_runs_this_binary_on_the_home_init_was_given() {
+    let env = Env::new();
+    env.run(&["init", "gemini"]).ok();
+    let v = json_file(&env, ".gemini/settings.json");
+    let command = v["hooks"]["BeforeAgent"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let payload = json!({
+        "session_id": "gap-1", "cwd": env.ws, "hook_event_name": "BeforeAgent",
+        "timestamp": "2026-11-24T16:00:00.000Z", "prompt": "hello from the hook"
+    });
+    let run = run_installed(&env, &command, &payload.to_string());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let log = env
+        .run(&["--json", "log", "--session", "gap-1"])
+        .ok()
+        .json();
+    assert_eq!(
+        log["sessions"][0]["windows"][0]["label"], "hello from the hook",
+        "{log}"
+    );
+}
+
+/// An entry an older init wrote (`rewind hook gemini`, found by PATH, home from the
+/// environment) is pointed at this binary and home, not duplicated; uninstall still gives
+/// back the user's file byte for byte.
+#[test]
+fn init_upgrades_the_bare_hook_command_of_an_older_init() {
+    let env = Env::new();
+    let old = r#"{"theme": "Dracula", "hooks": {"BeforeTool": [{"matcher": "write_file|replace|read_file|run_shell_command", "hooks": [{"type": "command", "command": "rewind hook gemini", "timeout": 30000}]}]}}"#;
+    env.write(".gemini/settings.json", old);
+    env.run(&["init", "gemini"]).ok();
+    let s = json_file(&env, ".gemini/settings.json");
+    let before_tool = s["hooks"]["BeforeTool"].as_array().unwrap();
+    assert_eq!(before_tool.len(), 1, "{s}");
+    assert_eq!(
+        before_tool[0]["hooks"][0]["command"],
+        hook_command(&env, "gemini")
+    );
+    assert_eq!(s["theme"], "Dracula");
+    env.run(&["init", "gemini", "--uninstall"]).ok();
+    assert_eq!(env.read(".gemini/settings.json").unwrap(), old.as_bytes());
+}
+
+/// With the default home (no `--home`, no `REWIND_HOME`) nothing about the home is written:
+/// the agent's environment decides, as for every other rewind command.
+#[test]
+fn init_writes_no_home_when_the_home_is_the_default() {
+    let env = Env::new();
+    let data = env.ws.parent().unwrap().join("xdg-data");
+    let mut cmd = env.command(&["init", "gemini"]);
+    cmd.env_remove("REWIND_HOME").env("XDG_DATA_HOME", &data);
+    let run: Run = cmd.output().unwrap().into();
+    run.ok();
+    let s = json_file(&env, ".gemini/settings.json");
+    let command = s["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(!command.contains("REWIND_HOME"), "{command}");
+    assert!(command.ends_with("exec \"$r\" hook gemini"), "{command}");
+    assert_eq!(s["mcpServers"]["rewind"].get("env"), None);
+
+    // The same home named explicitly is still the default: nothing written either.
+    let mut cmd = env.command(&["init", "cursor"]);
+    cmd.env("REWIND_HOME", data.join("rewind"))
+        .env("XDG_DATA_HOME", &data);
+    let run: Run = cmd.output().unwrap().into();
+    run.ok();
+    let text = String::from_utf8(env.read(".cursor/hooks.json").unwrap()).unwrap();
+    assert!(text.contains("hook cursor"), "{text}");
+    assert!(!text.contains("REWIND_HOME"), "{text}");
+}
+
+/// `--home` given as a relative path is written in as an absolute one (the agent runs its
+/// hooks from other directories).
+#[test]
+fn init_writes_a_relative_home_as_an_absolute_path() {
+    let env = Env::new();
+    let run = env.run(&["--home", "../rel-home", "init", "opencode"]);
+    run.ok();
+    let s = json_file(&env, "opencode.json");
+    let want = env.ws.parent().unwrap().join("rel-home");
+    assert_eq!(
+        s["mcp"]["rewind"]["environment"]["REWIND_HOME"],
+        want.display().to_string()
+    );
+    let js = String::from_utf8(env.read(".opencode/plugins/rewind.js").unwrap()).unwrap();
+    assert!(
+        js.contains(&format!("const REWIND_HOME = \"{}\";", want.display())),
+        "{js}"
+    );
+}
+
+/// An init run by another rewind binary (an older install, a package manager's versioned
+/// directory) is still uninstalled exactly: the uninstall plans with the binary and home the
+/// installed files name.
+#[test]
+fn uninstall_by_another_binary_still_restores_exactly() {
+    let env = Env::new();
+    let copy = env.ws.parent().unwrap().join("elsewhere/rewind");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    // By `cp`: a copy this process writes could be held open by a forked child (ETXTBSY).
+    let cp = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_rewind"))
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let user = r#"{"theme": "Dracula"}"#;
+    env.write(".gemini/settings.json", user);
+    let before = full_tree(&env);
+    for agent in ["gemini", "opencode", "cline"] {
+        let run: Run = env
+            .command_of(&copy, &["init", agent])
+            .output()
+            .unwrap()
+            .into();
+        run.ok();
+    }
+    let settings = String::from_utf8(env.read(".gemini/settings.json").unwrap()).unwrap();
+    assert!(settings.contains(&copy.display().to_string()), "{settings}");
+    for agent in ["gemini", "opencode", "cline"] {
+        let run = env.run(&["init", agent, "--uninstall"]);
+        run.ok();
+        assert!(!run.stdout.contains("kept"), "{agent}: {}", run.stdout);
+    }
+    assert_eq!(full_tree(&env), before);
 }
 
 #[test]

@@ -4,8 +4,9 @@
 //! → read of a file the user changed behind the agent's back → stop; then `rewind undo
 //! --session <the agent's id>` restores every byte and `rewind redo` puts every byte back.
 //!
-//! Payloads are the recorded fixtures in `fixtures/hooks/<agent>/` with the project dir, the
-//! session id and (for the read) the file path rewritten for the temp workspace.
+//! Payloads are the fixtures in `fixtures/hooks/<agent>/` (for Gemini CLI and OpenCode the ones
+//! recorded from the real agents, `real-<version>/`) with the project dir, the session id and
+//! (for the read) the file path rewritten for the temp workspace.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -112,38 +113,36 @@ const AGENTS: &[AgentCase] = &[
     },
     AgentCase {
         agent: "gemini",
-        fixture_session: "3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b",
-        prompt: "before-agent",
-        stop: "after-agent",
-        edit_pre: "before-tool-write_file",
-        edit_post: "after-tool-write_file",
-        edit: &[(
-            "parser.py",
-            Some("def parse():\n    return 0\n"),
-            Some("def parse():\n    return 1\n"),
-        )],
+        // Recorded from Gemini CLI 0.61.0 by tests/agents/run.sh (CAPTURE=1).
+        fixture_session: "7ed5a5b9-01f8-4dd4-bead-eb735819c821",
+        prompt: "real-0.61.0/before-agent",
+        stop: "real-0.61.0/after-agent",
+        edit_pre: "real-0.61.0/before-tool-replace",
+        edit_post: "real-0.61.0/after-tool-replace",
+        edit: &[("README.md", Some("# e2e\n"), Some("# e2e edited\n"))],
         edit_proof: "exact",
-        shell_pre: "before-tool-run_shell_command",
-        shell_post: "after-tool-run_shell_command",
-        read_pre: Some("before-tool-read_file"),
-        read_post: Some("after-tool-read_file"),
-        read_rewrite: &[("parser.py", USER_FILE)],
+        shell_pre: "real-0.61.0/before-tool-run_shell_command",
+        shell_post: "real-0.61.0/after-tool-run_shell_command",
+        read_pre: Some("real-0.61.0/before-tool-read_file"),
+        read_post: Some("real-0.61.0/after-tool-read_file"),
+        read_rewrite: &[("notes.txt", USER_FILE)],
         hint: Hint::PostAdditionalContext,
     },
     AgentCase {
         agent: "opencode",
-        fixture_session: "ses_6a1f3c2b9ffeKq2XyZ",
-        prompt: "chat.message",
-        stop: "session.idle",
-        edit_pre: "tool.execute.before-edit",
-        edit_post: "tool.execute.after-edit",
-        edit: &[("src/app.ts", Some("let x = 1\n"), Some("let x = 2\n"))],
+        // Recorded from OpenCode 1.18.33 (through rewind's plugin) by tests/agents/run.sh.
+        fixture_session: "ses_df19f1f22ffeS0UkHv3YRtblVB",
+        prompt: "real-1.18.33/chat.message",
+        stop: "real-1.18.33/session.idle",
+        edit_pre: "real-1.18.33/tool.execute.before-edit",
+        edit_post: "real-1.18.33/tool.execute.after-edit",
+        edit: &[("README.md", Some("# e2e\n"), Some("# e2e edited\n"))],
         edit_proof: "exact",
-        shell_pre: "tool.execute.before-bash",
-        shell_post: "tool.execute.after-bash",
-        read_pre: Some("tool.execute.before-read"),
-        read_post: Some("tool.execute.after-read"),
-        read_rewrite: &[("src/app.ts", USER_FILE)],
+        shell_pre: "real-1.18.33/tool.execute.before-bash",
+        shell_post: "real-1.18.33/tool.execute.after-bash",
+        read_pre: Some("real-1.18.33/tool.execute.before-read-2"),
+        read_post: Some("real-1.18.33/tool.execute.after-read-2"),
+        read_rewrite: &[("notes.txt", USER_FILE)],
         hint: Hint::PostAppend,
     },
     AgentCase {

@@ -2,8 +2,11 @@
 //! `rewind mcp` server, and an undo command file where the agent has command files.
 //!
 //! Rules: merge into existing JSON settings without touching the user's other keys; running
-//! twice adds nothing twice (an entry whose command is already `rewind hook <agent>` counts
-//! as present); a file rewind did not write is never overwritten (a conflicting command file
+//! twice adds nothing twice (an entry that already runs rewind's hook for the agent counts as
+//! present, and is pointed at this binary and home: an older init's bare `rewind hook
+//! <agent>` is upgraded); the hook command is the absolute path of this binary with the home
+//! written in when one was chosen, in a form that lets the agent go on when rewind is gone
+//! (`rewind::hooks::config::Invocation`); a file rewind did not write is never overwritten (a conflicting command file
 //! or Cline hook script is reported and left alone); before the first change to an existing
 //! file its previous bytes are kept as `<file>.rewind-backup`. `--dry-run` prints what would
 //! be written and writes nothing.
@@ -18,7 +21,9 @@
 //! `--uninstall` undoes it: a file with a backup gets its backup back (bytes and mode) when it
 //! is still what init made of it; a file without one that is exactly what init creates is
 //! removed, then the directories that leaves empty. A file changed since init wrote it is
-//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do.
+//! kept, with its backup, and reported. Idempotent; `--dry-run` prints what it would do. The
+//! files are compared with what init writes for the binary and home they name (recovered from
+//! them), so an init run by another rewind binary is undone as exactly.
 //!
 //! Which files each agent needs, and what goes in them, is the agent adapter's knowledge
 //! (`rewind::hooks::config`, `Agent::config_files`); this file is the machinery, the same
@@ -31,12 +36,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cli::args::Global;
-use crate::cli::context::{cwd, workspace};
+use crate::cli::context::{cwd, default_home, workspace};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
-use rewind::hooks::config::Part;
+use rewind::hooks::config::{is_hook_command, Invocation, Part};
 use rewind::hooks::Agent;
-use rewind::workspace::{PathError, Workspace};
+use rewind::workspace::{normalize, PathError, Workspace};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -109,10 +114,11 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let ws = workspace(g, &cwd)?;
     let root = ws.root();
+    let rewind = invocation(g);
     if uninstall {
-        return run_uninstall(out, agent, &ws, dry_run);
+        return run_uninstall(out, agent, &rewind, &ws, dry_run);
     }
-    let plans = plan(agent, &ws, &read_existing)?;
+    let plans = plan(agent, &rewind, &ws, &read_existing)?;
 
     let mut written = Vec::new();
     let mut text = String::new();
@@ -152,8 +158,17 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-fn command(agent: Agent) -> String {
-    format!("rewind hook {agent}")
+/// How the configuration runs rewind: this binary by its absolute path (the agent's `PATH`
+/// may not hold it; `rewind` on `PATH` when the path cannot be found), with the home written
+/// in when the user chose one other than the default (`--home`, `REWIND_HOME`).
+fn invocation(g: &Global) -> Invocation {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("rewind"));
+    let chosen = g
+        .home
+        .as_ref()
+        .map(|h| normalize(&std::path::absolute(h).unwrap_or_else(|_| h.clone())));
+    let home = chosen.filter(|h| default_home().map_or(true, |d| &d != h));
+    Invocation::new(&exe, home.as_deref())
 }
 
 /// How `plan` reads a file's current text (the disk, or what it was before init).
@@ -161,9 +176,14 @@ type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 
 /// Each file `agent`'s configuration needs, planned against its current text from `src`.
 /// Every file is placed (confined, symlinks settled) before any is read or written.
-fn plan(agent: Agent, ws: &Workspace, src: Source<'_>) -> Result<Vec<Planned>, Failure> {
-    let cmd = command(agent);
-    let files = agent.config_files(&cmd);
+fn plan(
+    agent: Agent,
+    rewind: &Invocation,
+    ws: &Workspace,
+    src: Source<'_>,
+) -> Result<Vec<Planned>, Failure> {
+    let cmd = rewind.hook_command(agent);
+    let files = agent.config_files(rewind);
     let places = files
         .iter()
         .map(|file| place(ws, &file.path))
@@ -173,7 +193,7 @@ fn plan(agent: Agent, ws: &Workspace, src: Source<'_>) -> Result<Vec<Planned>, F
         .zip(places)
         .map(|(file, (path, shown))| {
             let mut planned = match file.part {
-                Part::Json(wanted) => merge_json(src, &path, &wanted, &cmd, file.note),
+                Part::Json(wanted) => merge_json(src, &path, &wanted, (agent, &cmd), file.note),
                 Part::Whole {
                     content,
                     executable,
@@ -261,13 +281,15 @@ fn refused_path(e: &PathError) -> Failure {
 }
 
 /// Merge `wanted` into the JSON file at `path`: objects merge key by key; arrays (hook lists)
-/// get our entries appended unless an entry already runs `cmd` (or equals ours); scalars the
-/// user set are kept.
+/// get our entries appended unless an entry already runs rewind's hook for the agent (that
+/// entry is pointed at `hook.1`, the command of this init: an older init's bare
+/// `rewind hook <agent>` or another binary path is replaced) or equals ours; scalars the user
+/// set are kept.
 fn merge_json(
     src: Source<'_>,
     path: &Path,
     wanted: &Value,
-    cmd: &str,
+    hook: (Agent, &str),
     note: &'static str,
 ) -> Result<Planned, Failure> {
     let existing = src(path)?;
@@ -289,7 +311,7 @@ fn merge_json(
         ));
     }
     let before = current.clone();
-    merge(&mut current, wanted, cmd);
+    merge(&mut current, wanted, hook);
     let content = if existing.is_some() && current == before {
         None
     } else {
@@ -307,12 +329,12 @@ fn merge_json(
     })
 }
 
-fn merge(current: &mut Value, wanted: &Value, cmd: &str) {
+fn merge(current: &mut Value, wanted: &Value, hook: (Agent, &str)) {
     match (current, wanted) {
         (Value::Object(cur), Value::Object(want)) => {
             for (k, v) in want {
                 match cur.get_mut(k) {
-                    Some(existing) => merge(existing, v, cmd),
+                    Some(existing) => merge(existing, v, hook),
                     None => {
                         cur.insert(k.clone(), v.clone());
                     }
@@ -321,9 +343,12 @@ fn merge(current: &mut Value, wanted: &Value, cmd: &str) {
         }
         (Value::Array(cur), Value::Array(want)) => {
             for item in want {
-                let present = cur.iter().any(|c| c == item || mentions(c, cmd));
-                if !present {
-                    cur.push(item.clone());
+                if cur.iter().any(|c| c == item) {
+                    continue;
+                }
+                match cur.iter_mut().find(|c| runs_hook(c, hook.0)) {
+                    Some(entry) => repoint(entry, hook),
+                    None => cur.push(item.clone()),
                 }
             }
         }
@@ -332,13 +357,23 @@ fn merge(current: &mut Value, wanted: &Value, cmd: &str) {
     }
 }
 
-/// Does this JSON value (a hook group or entry) run `cmd` anywhere inside?
-fn mentions(v: &Value, cmd: &str) -> bool {
+/// Does this JSON value (a hook group or entry) run rewind's hook for `agent` anywhere inside?
+fn runs_hook(v: &Value, agent: Agent) -> bool {
     match v {
-        Value::String(s) => s == cmd,
-        Value::Array(items) => items.iter().any(|i| mentions(i, cmd)),
-        Value::Object(map) => map.values().any(|i| mentions(i, cmd)),
+        Value::String(s) => is_hook_command(s, agent),
+        Value::Array(items) => items.iter().any(|i| runs_hook(i, agent)),
+        Value::Object(map) => map.values().any(|i| runs_hook(i, agent)),
         _ => false,
+    }
+}
+
+/// Points every rewind hook command for `hook.0` inside this JSON value at `hook.1`.
+fn repoint(v: &mut Value, hook: (Agent, &str)) {
+    match v {
+        Value::String(s) if is_hook_command(s, hook.0) => *s = hook.1.to_string(),
+        Value::Array(items) => items.iter_mut().for_each(|i| repoint(i, hook)),
+        Value::Object(map) => map.values_mut().for_each(|i| repoint(i, hook)),
+        _ => {}
     }
 }
 
@@ -421,12 +456,26 @@ enum Removal {
 /// `rewind init <agent> --uninstall`: every file init changed goes back to its backup, every
 /// file it created (and still as created) is removed, then the directories that leaves empty.
 /// Running it again finds nothing to do.
-fn run_uninstall(out: &Out, agent: Agent, ws: &Workspace, dry_run: bool) -> Result<Exit, Failure> {
+fn run_uninstall(
+    out: &Out,
+    agent: Agent,
+    rewind: &Invocation,
+    ws: &Workspace,
+    dry_run: bool,
+) -> Result<Exit, Failure> {
     let root = ws.root();
     // What init writes given the files as they were before it ever ran: the backup where it
-    // kept one, nothing where it created the file.
+    // kept one, nothing where it created the file. Planned with the binary and home the
+    // installed files name (an init run from another binary path, a package manager's
+    // versioned directory), when planning with them gives those files exactly.
     let before = |path: &Path| read_existing(&backup_of(path));
-    let plans = plan(agent, ws, &before)?;
+    let mut plans = plan(agent, rewind, ws, &before)?;
+    if let Some(installed) = installed_invocation(&plans)?.filter(|i| i != rewind) {
+        let theirs = plan(agent, &installed, ws, &before)?;
+        if recognized(&theirs)? > recognized(&plans)? {
+            plans = theirs;
+        }
+    }
 
     let mut text = String::new();
     let mut rows = Vec::new();
@@ -462,6 +511,30 @@ fn run_uninstall(out: &Out, agent: Agent, ws: &Workspace, dry_run: bool) -> Resu
         out.print(&text);
     }
     Ok(Exit::Ok)
+}
+
+/// How many of the planned files are exactly what init made of them (restored or removed
+/// by uninstalling).
+fn recognized(plans: &[Planned]) -> Result<usize, Failure> {
+    let mut n = 0;
+    for p in plans {
+        if matches!(removal_of(p)?, Removal::Restore | Removal::Remove) {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// The binary and home the installed configuration files name, if any.
+fn installed_invocation(plans: &[Planned]) -> Result<Option<Invocation>, Failure> {
+    for p in plans {
+        if let Some(text) = read_existing(&p.path)? {
+            if let Some(found) = Invocation::recover(&text) {
+                return Ok(Some(found));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// What uninstalling does to one planned file, from its bytes now and its backup's.

@@ -58,7 +58,7 @@ fn init_dry_run_shows_the_files_it_would_write() {
           {
             "hooks": [
               {
-                "command": "rewind hook codex",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook codex",
                 "timeout": 30,
                 "type": "command"
               }
@@ -70,7 +70,7 @@ fn init_dry_run_shows_the_files_it_would_write() {
           {
             "hooks": [
               {
-                "command": "rewind hook codex",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook codex",
                 "timeout": 30,
                 "type": "command"
               }
@@ -82,7 +82,7 @@ fn init_dry_run_shows_the_files_it_would_write() {
           {
             "hooks": [
               {
-                "command": "rewind hook codex",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook codex",
                 "timeout": 30,
                 "type": "command"
               }
@@ -93,7 +93,7 @@ fn init_dry_run_shows_the_files_it_would_write() {
           {
             "hooks": [
               {
-                "command": "rewind hook codex",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook codex",
                 "timeout": 30,
                 "type": "command"
               }
@@ -104,7 +104,7 @@ fn init_dry_run_shows_the_files_it_would_write() {
           {
             "hooks": [
               {
-                "command": "rewind hook codex",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook codex",
                 "timeout": 30,
                 "type": "command"
               }
@@ -116,8 +116,9 @@ fn init_dry_run_shows_the_files_it_would_write() {
 
     would write .codex/config.toml (MCP server):
     [mcp_servers.rewind]
-    command = "rewind"
+    command = "[REWIND]"
     args = ["mcp"]
+    env = { REWIND_HOME = "[HOME]" }
 
     [EOF]
     [exit status: 0]
@@ -280,7 +281,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -292,7 +293,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -304,7 +305,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -315,7 +316,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -326,7 +327,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -337,7 +338,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook claude-code",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the claude-code hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook claude-code",
                 "timeout": 30,
                 "type": "command"
               }
@@ -354,7 +355,10 @@ fn init_dry_run_of_every_other_agent() {
           "args": [
             "mcp"
           ],
-          "command": "rewind"
+          "command": "[REWIND]",
+          "env": {
+            "REWIND_HOME": "[HOME]"
+          }
         }
       }
     }
@@ -380,7 +384,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -391,7 +395,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -403,7 +407,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -414,7 +418,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -426,7 +430,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -437,7 +441,7 @@ fn init_dry_run_of_every_other_agent() {
           {
             "hooks": [
               {
-                "command": "rewind hook gemini",
+                "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the gemini hook lets the tool call proceed' >&2; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook gemini",
                 "timeout": 30000,
                 "type": "command"
               }
@@ -450,7 +454,10 @@ fn init_dry_run_of_every_other_agent() {
           "args": [
             "mcp"
           ],
-          "command": "rewind"
+          "command": "[REWIND]",
+          "env": {
+            "REWIND_HOME": "[HOME]"
+          }
         }
       }
     }
@@ -471,32 +478,32 @@ fn init_dry_run_of_every_other_agent() {
       "hooks": {
         "afterFileEdit": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ],
         "afterShellExecution": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ],
         "beforeReadFile": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ],
         "beforeShellExecution": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ],
         "beforeSubmitPrompt": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ],
         "stop": [
           {
-            "command": "rewind hook cursor"
+            "command": "r='[REWIND]'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cursor hook lets the tool call proceed' >&2; printf '%s\\n' '{\"continue\":true,\"permission\":\"allow\"}'; exit 0; }; export REWIND_HOME='[HOME]'; exec \"$r\" hook cursor"
           }
         ]
       },
@@ -510,7 +517,10 @@ fn init_dry_run_of_every_other_agent() {
           "args": [
             "mcp"
           ],
-          "command": "rewind"
+          "command": "[REWIND]",
+          "env": {
+            "REWIND_HOME": "[HOME]"
+          }
         }
       }
     }
@@ -518,59 +528,102 @@ fn init_dry_run_of_every_other_agent() {
     [EOF]
     [exit status: 0]
     "#);
-    assert_snapshot!(rw(&env, &["init", "cline", "--dry-run"]), @"
+    assert_snapshot!(rw(&env, &["init", "cline", "--dry-run"]), @r#"
     would write .clinerules/hooks/TaskStart (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/TaskResume (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/UserPromptSubmit (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/PreToolUse (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/PostToolUse (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/TaskComplete (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     would write .clinerules/hooks/TaskCancel (Cline hook):
     #!/bin/sh
-    # Added by `rewind init cline`.
-    exec rewind hook cline
+    # Added by `rewind init cline`. Runs rewind's hook; without rewind the task goes on.
+    r='[REWIND]'
+    [ -x "$r" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the cline hook lets the tool call proceed' >&2; printf '%s\n' '{"cancel":false}'; exit 0; }
+    export REWIND_HOME='[HOME]'
+    exec "$r" hook cline
 
     [EOF]
     [exit status: 0]
-    ");
+    "#);
     assert_snapshot!(rw(&env, &["init", "opencode", "--dry-run"]), @r#"
     would write .opencode/plugins/rewind.js (OpenCode plugin):
     // rewind: snapshots and conflict-checked undo for OpenCode's edits.
     // Added by `rewind init opencode`. Pipes tool events to `rewind hook opencode`; blocks a tool
-    // call only when rewind answers {"block": true}.
+    // call only when rewind answers {"block": true}. Without rewind (the binary below gone and none
+    // on PATH) it says so once in OpenCode's log and lets every tool call proceed.
     import { spawnSync } from "node:child_process";
+    import { existsSync } from "node:fs";
 
-    export const Rewind = async ({ directory }) => {
+    const REWIND = "[REWIND]";
+    const REWIND_HOME = "[HOME]";
+
+    export const Rewind = async ({ directory, client }) => {
+      const bin = existsSync(REWIND) ? REWIND : "rewind";
+      const env = REWIND_HOME ? { ...process.env, REWIND_HOME } : process.env;
+      let unavailable = false;
+      const warnOnce = (why) => {
+        if (unavailable) return;
+        unavailable = true;
+        const message = `rewind is unavailable (${why}): OpenCode's edits in ${directory} are not snapshotted; install rewind or run \`rewind init opencode\` again`;
+        try {
+          Promise.resolve(client?.app?.log?.({ body: { service: "rewind", level: "warn", message } })).catch(() => {});
+        } catch {}
+      };
       const call = (payload) => {
-        const run = spawnSync("rewind", ["hook", "opencode"], {
+        if (unavailable) return null;
+        const run = spawnSync(bin, ["hook", "opencode"], {
           input: JSON.stringify({ directory, ...payload }),
           encoding: "utf8",
           timeout: 30000,
+          env,
         });
+        if (run.error && (run.error.code === "ENOENT" || run.error.code === "EACCES")) {
+          warnOnce(`${REWIND} not found, and no rewind on PATH`);
+          return null;
+        }
         if (run.error || typeof run.stdout !== "string") return null;
         const text = run.stdout.trim();
         if (!text.startsWith("{")) return null;
@@ -619,9 +672,12 @@ fn init_dry_run_of_every_other_agent() {
       "mcp": {
         "rewind": {
           "command": [
-            "rewind",
+            "[REWIND]",
             "mcp"
           ],
+          "environment": {
+            "REWIND_HOME": "[HOME]"
+          },
           "type": "local"
         }
       }

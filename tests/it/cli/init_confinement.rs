@@ -173,7 +173,7 @@ fn init_follows_a_settings_link_inside_the_workspace_and_uninstall_restores_it_e
         "the link stays a link"
     );
     let merged = String::from_utf8(env.read("shared/claude.json").unwrap()).unwrap();
-    assert!(merged.contains("rewind hook claude-code") && merged.contains("\"model\""));
+    assert!(merged.contains("hook claude-code") && merged.contains("\"model\""));
     assert_eq!(
         env.read("shared/claude.json.rewind-backup").unwrap(),
         original.as_bytes()

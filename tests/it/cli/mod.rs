@@ -26,6 +26,8 @@ mod store;
 mod tools;
 mod undo;
 
+use std::path::Path;
+
 use crate::common::{Env, Run};
 
 /// Stdout, stderr and the exit status of one run, in one text. `[EOF]` ends each stream, so a
@@ -61,6 +63,11 @@ pub(crate) fn filters(env: &Env) -> insta::internals::SettingsBindDropGuard {
         .ws
         .parent()
         .expect("the workspace is inside the env's temp dir");
+    // The binary, as `init` writes it into agent configurations.
+    let bin = Path::new(env!("CARGO_BIN_EXE_rewind"));
+    for shown in std::iter::once(bin.to_path_buf()).chain(bin.canonicalize().ok()) {
+        settings.add_filter(&regex::escape(&shown.display().to_string()), "[REWIND]");
+    }
     settings.add_filter(&regex::escape(&env.ws.display().to_string()), "[WS]");
     settings.add_filter(&regex::escape(&env.home.display().to_string()), "[HOME]");
     settings.add_filter(&regex::escape(&tmp.display().to_string()), "[TMP]");

@@ -74,7 +74,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
 
     claude-code
-      project  [WS]/.claude/settings.json: `rewind hook claude-code` → this binary
+      project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
       last hook  never in this workspace
 
     not configured: opencode, gemini, codex, cursor, cline
@@ -98,7 +98,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
 
     claude-code
-      project  [WS]/.claude/settings.json: `rewind hook claude-code` → this binary
+      project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
       last hook  [TIME] UserPromptSubmit: allowed (session s-claude)
 
     not configured: opencode, gemini, codex, cursor, cline
@@ -108,7 +108,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     [exit status: 0]
     ");
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -118,6 +118,18 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
 fn doctor_finds_a_hook_command_that_is_not_found_and_the_hook_logs_failure() {
     let env = Env::new();
     env.run(&["init", "gemini"]).ok();
+    // The bare command an older init wrote, with no rewind on the PATH doctor runs with.
+    let settings = env.path(".gemini/settings.json");
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    for groups in json["hooks"].as_object_mut().unwrap().values_mut() {
+        for group in groups.as_array_mut().unwrap() {
+            for hook in group["hooks"].as_array_mut().unwrap() {
+                hook["command"] = "rewind hook gemini".into();
+            }
+        }
+    }
+    std::fs::write(&settings, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
     // A hook that failed: its payload was not JSON.
     env.run_stdin(&["hook", "gemini"], b"{not json").ok();
     let _b = bin_filters();
@@ -160,7 +172,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
 
     codex
-      project  [WS]/.codex/hooks.json: `rewind hook codex` → this binary
+      project  [WS]/.codex/hooks.json: `[BIN] hook codex` → this binary
       trust    project: not trusted; hooks: 0 of 5 trusted
       last hook  never in this workspace
 
@@ -207,7 +219,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
 
     codex
-      project  [WS]/.codex/hooks.json: `rewind hook codex` → this binary
+      project  [WS]/.codex/hooks.json: `[BIN] hook codex` → this binary
       trust    project: trusted; hooks: 5 of 5 trusted
       last hook  never in this workspace
 
@@ -227,7 +239,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     )
     .ok();
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":null,"level":"project","program":"rewind","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);

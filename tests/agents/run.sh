@@ -128,7 +128,94 @@ AGENT
   return $crc
 }
 
+# --- Codex ----------------------------------------------------------------------------
+# Codex reads a custom model provider from config.toml in a scratch CODEX_HOME, pointed at
+# fake_openai_responses.py. Its project hooks (.codex/hooks.json, written by `rewind init
+# codex`) load only in a trusted project, and each hook only once trusted: the scratch
+# config trusts the project, `--dangerously-bypass-hook-trust` stands in for trusting the
+# hooks (the steps a user takes are what `rewind init codex` prints; checked below).
+run_codex() {
+  local ver dir cx ws home chome log
+  ver=$(version_of codex)
+  echo "== codex $ver"
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    skip "codex: node/npm not found"; return 0
+  fi
+  dir="$ROOT/target/agents/codex-$ver"
+  cx="$dir/node_modules/.bin/codex"
+  if [ ! -x "$cx" ]; then
+    echo "   installing @openai/codex@$ver into $dir"
+    mkdir -p "$dir"
+    if ! npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
+        "@openai/codex@$ver" >"$TMP/npm-codex.log" 2>&1; then
+      skip "codex: npm install failed (see below)"; tail -5 "$TMP/npm-codex.log"; return 0
+    fi
+  fi
+  if ! "$cx" --version >/dev/null 2>&1; then
+    skip "codex $ver does not run here ($(node --version)): $("$cx" --version 2>&1 | head -2)"
+    return 0
+  fi
+
+  ws="$TMP/cx/ws"; home="$TMP/cx/home"; chome="$TMP/cx/codex-home"; log="$TMP/cx/requests.jsonl"
+  mkdir -p "$ws" "$home" "$chome" "$TMP/cx/rewind-home"
+  export REWIND_HOME="$TMP/cx/rewind-home"
+  (cd "$ws" && git init -q && git config user.email e2e@example.invalid && git config user.name e2e \
+     && echo "# e2e" > README.md && echo old > old.txt && git add README.md old.txt \
+     && git commit -qm init)
+  (cd "$ws" && PATH="$TMP/bin:$PATH" rewind init codex >"$TMP/cx/init.txt") \
+    && ok "rewind init codex" || { bad "rewind init codex"; return 0; }
+  local before; before=$(cat "$TMP/payloads.jsonl" 2>/dev/null | wc -l)
+
+  cat > "$TMP/cx/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_responses.py" "$ws" "$log" "$TMP/cx/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$TMP/cx/port" ] && break; sleep 0.1; done
+[ -s "$TMP/cx/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cat > "$chome/config.toml" <<TOML
+model = "gpt-5.5"
+model_provider = "e2e"
+[model_providers.e2e]
+name = "e2e"
+base_url = "http://127.0.0.1:\$(cat "$TMP/cx/port")/v1"
+wire_api = "responses"
+[projects."$ws"]
+trust_level = "trusted"
+TOML
+cd "$ws" && env HOME="$home" CODEX_HOME="$chome" PATH="$TMP/bin:\$PATH" \
+  timeout 180 "$cx" exec --json --dangerously-bypass-hook-trust \
+    --dangerously-bypass-approvals-and-sandbox \
+    "create notes.txt, edit it, read it, uppercase with sed, patch through the shell" \
+    </dev/null >"$TMP/cx/out.jsonl" 2>"$TMP/cx/err.txt"
+AGENT
+  local t0=$SECONDS
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    echo "   agent and model server in a loopback-only network namespace"
+    unshare -n sh -c 'ip link set lo up && exec bash "$1"' sh "$TMP/cx/agent.sh"
+  else
+    echo "   unshare -n unavailable: agent runs in the host network (pointed at 127.0.0.1)"
+    bash "$TMP/cx/agent.sh"
+  fi
+  local rc=$?
+  echo "   codex exec took $((SECONDS - t0)) s"
+  check "codex exec exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || { head -c 2000 "$TMP/cx/out.jsonl" "$TMP/cx/err.txt"; }
+  tail -n +"$((before + 1))" "$TMP/payloads.jsonl" > "$TMP/cx/payloads.jsonl" 2>/dev/null
+
+  export WS="$ws" RW LOG="$log" TMPD="$TMP" CODEX="$cx" CODEX_VERSION="$ver"
+  python3 "$HERE/check_codex.py"
+  local crc=$?
+  PASS=$((PASS + $(cat "$TMP/cx/pass" 2>/dev/null || echo 0)))
+  FAIL=$((FAIL + $(cat "$TMP/cx/fail" 2>/dev/null || echo 1)))
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" "$TMP/cx/payloads.jsonl" "$TMP" "$ver" \
+      "$ROOT/fixtures/hooks/codex/real-$ver" codex
+  fi
+  return $crc
+}
+
 run_claude_code
+run_codex
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED agent(s) skipped")"
 [ "$FAIL" = 0 ]

@@ -26,7 +26,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
+pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{
     rfc3339, DiffEntry, LogChange, LogSession, LogWindow, RestoreReport, RestoreSource,

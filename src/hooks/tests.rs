@@ -306,8 +306,8 @@ macro_rules! codex_real {
 
 #[test]
 fn codex_fixtures() {
-    let sid = Some("01a20e4a-f26d-7c90-9960-688f4c8b8df2");
-    let turn = Some("01a20e4a-f2e4-72e2-b7df-859647dd12bb");
+    let sid = Some("01a20e52-df05-7c11-a9db-d67fc3da3245");
+    let turn = Some("01a20e52-df41-7163-89fb-c6d0ebd48fd7");
     let start = parsed(Agent::Codex, codex_real!("session-start"));
     // A session start opens no (empty) window; it closes what a previous run left open.
     assert_eq!(start.action, Action::CloseWindow);
@@ -382,6 +382,25 @@ fn codex_fixtures() {
             command: "sed -i 's/one/ONE/' notes.txt".to_string()
         }
     );
+    // The patch Codex ran through the shell: a PreToolUse `Bash` whose paths are read from
+    // the heredoc (Codex sent no PostToolUse for it).
+    let heredoc = parsed(Agent::Codex, codex_real!("pre-tool-use-bash-3"));
+    let Action::PreShellPatch { paths, command } = &heredoc.action else {
+        panic!("not a patch heredoc: {:?}", heredoc.action);
+    };
+    assert!(command.starts_with("apply_patch <<'EOF'\n"));
+    assert_eq!(
+        paths,
+        &[
+            p("README.md"),
+            p("extra.txt"),
+            p("old.txt"),
+            p("move-me.txt"),
+            p("moved.txt")
+        ]
+    );
+    assert_eq!(heredoc.tool.as_deref(), Some("Bash"));
+    assert_eq!(heredoc.tool_call.as_deref(), Some("call_e2e_05"));
     assert_eq!(
         parsed(Agent::Codex, codex_real!("stop")).action,
         Action::CloseWindow
@@ -1301,8 +1320,11 @@ fn codex_answers() {
             "permissionDecisionReason": "stale read",
         }})
     );
-    // No additionalContext on PreToolUse (older Codex fails the hook on it).
-    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    // additionalContext on PreToolUse: Codex 0.169 shows it to the model (tests/agents/).
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("x"))),
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "x"}})
+    );
     let post = pre_write(Agent::Codex, "PostToolUse");
     assert_eq!(
         stdout_json(&answer(&post, &context("x"))),

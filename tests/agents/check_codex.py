@@ -14,17 +14,18 @@ PROMPT = "create notes.txt, edit it, read it, uppercase with sed, patch through 
 counts = {"pass": 0, "fail": 0}
 
 # What the workspace holds after the run: the heredoc patch edited README.md again, added
-# extra.txt, deleted old.txt and moved notes.txt (with the user's line) to moved.txt.
+# extra.txt, deleted old.txt and moved move-me.txt (edited) to moved.txt.
 AFTER = {
     "README.md": b"# e2e patched\n",
+    "notes.txt": b"ONE\nTWO\nuser line\n",
     "extra.txt": b"extra\n",
-    "moved.txt": b"ONE\ntwo again\nuser line\n",
-    "notes.txt": None,
     "old.txt": None,
+    "move-me.txt": None,
+    "moved.txt": b"moved\n",
 }
 # What undo of the whole turn gives back: the committed files, nothing the agent created.
-BEFORE = {"README.md": b"# e2e\n", "old.txt": b"old\n", "extra.txt": None,
-          "moved.txt": None, "notes.txt": None}
+BEFORE = {"README.md": b"# e2e\n", "notes.txt": None, "extra.txt": None, "old.txt": b"old\n",
+          "move-me.txt": b"move me\n", "moved.txt": None}
 
 
 def check(what, cond, detail=""):
@@ -104,8 +105,8 @@ def main():
                  ("notes.txt", "Bash", "call_e2e_04", False, False, "exact")]
     want_tail = sorted([("README.md", "Bash", "call_e2e_05", False, False, "exact"),
                         ("extra.txt", "Bash", "call_e2e_05", True, False, "exact"),
+                        ("move-me.txt", "Bash", "call_e2e_05", False, True, "exact"),
                         ("moved.txt", "Bash", "call_e2e_05", True, False, "exact"),
-                        ("notes.txt", "Bash", "call_e2e_05", False, True, "exact"),
                         ("old.txt", "Bash", "call_e2e_05", False, True, "exact")])
     check("apply_patch create/edit/edit and the sed are in the window with their call ids",
           head == want_head, f"got  {head}\nwant {want_head}")

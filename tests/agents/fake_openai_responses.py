@@ -14,8 +14,8 @@ next scripted step, chosen by how many tool calls the conversation (`input`) alr
   3  exec_command  cat notes.txt                                     (a read through the shell)
   4  exec_command  sed -i 's/one/ONE/' notes.txt                     (shell edit)
   5  exec_command  apply_patch <<'EOF' ... EOF                       (a patch through the shell:
-                   README.md edited again, extra.txt added, old.txt deleted, notes.txt
-                   moved to moved.txt)
+                   README.md edited again, extra.txt added, old.txt deleted, move-me.txt
+                   moved to moved.txt and edited)
   6  exec_command  ls                                                (the next tool call)
   7  text          "done"
 
@@ -41,12 +41,11 @@ HEREDOC_PATCH = """apply_patch <<'EOF'
 *** Add File: extra.txt
 +extra
 *** Delete File: old.txt
-*** Update File: notes.txt
+*** Update File: move-me.txt
 *** Move to: moved.txt
 @@
- ONE
--TWO
-+two again
+-move me
++moved
 *** End Patch
 EOF"""
 

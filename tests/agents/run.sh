@@ -160,7 +160,8 @@ run_codex() {
   mkdir -p "$ws" "$home" "$chome" "$TMP/cx/rewind-home"
   export REWIND_HOME="$TMP/cx/rewind-home"
   (cd "$ws" && git init -q && git config user.email e2e@example.invalid && git config user.name e2e \
-     && echo "# e2e" > README.md && echo old > old.txt && git add README.md old.txt \
+     && echo "# e2e" > README.md && echo old > old.txt && echo "move me" > move-me.txt \
+     && git add README.md old.txt move-me.txt \
      && git commit -qm init)
   (cd "$ws" && PATH="$TMP/bin:$PATH" rewind init codex >"$TMP/cx/init.txt") \
     && ok "rewind init codex" || { bad "rewind init codex"; return 0; }

@@ -17,7 +17,8 @@ use crate::common::{changes, Env, Run};
 /// Where (and whether) an agent can show the model a hint about a file changed behind its back.
 #[derive(Debug, Clone, Copy)]
 enum Hint {
-    /// `hookSpecificOutput.additionalContext` on the PreToolUse answer (Claude Code).
+    /// `hookSpecificOutput.additionalContext` on the PreToolUse answer (Claude Code; Codex on
+    /// the `Bash` call that reads the file).
     PreAdditionalContext,
     /// `hookSpecificOutput.additionalContext` on the AfterTool answer (Gemini: only after
     /// the read can it add context).
@@ -30,9 +31,6 @@ enum Hint {
     /// Cursor's `beforeReadFile` answer takes `permission` only: no documented context field.
     /// The read must be allowed and nothing else said.
     CursorPermissionOnly,
-    /// Codex has no read tool (the model reads with shell commands) and its PreToolUse
-    /// rejects `additionalContext`: the "read" is a `Bash` call and must print nothing.
-    CodexNone,
 }
 
 /// One file an edit touches: its bytes before and after (`None`: absent).
@@ -90,7 +88,7 @@ const AGENTS: &[AgentCase] = &[
     AgentCase {
         agent: "codex",
         // Codex 0.169.0's own payloads, recorded by the end-to-end run (`tests/agents/`).
-        fixture_session: "01a20e4a-f26d-7c90-9960-688f4c8b8df2",
+        fixture_session: "01a20e52-df05-7c11-a9db-d67fc3da3245",
         prompt: "real-0.169.0/user-prompt-submit",
         stop: "real-0.169.0/stop",
         edit_pre: "real-0.169.0/pre-tool-use-apply_patch-2",
@@ -102,7 +100,8 @@ const AGENTS: &[AgentCase] = &[
         read_pre: Some("real-0.169.0/pre-tool-use-bash"),
         read_post: Some("real-0.169.0/post-tool-use-bash"),
         read_rewrite: &[("cat notes.txt", "cat docs/user.md")],
-        hint: Hint::CodexNone,
+        // Codex reads through its shell: the PreToolUse `Bash` of `cat` carries the hint.
+        hint: Hint::PreAdditionalContext,
     },
     AgentCase {
         agent: "gemini",
@@ -360,13 +359,6 @@ fn replay(case: &AgentCase) {
             // beforeReadFile has no context field: the read is allowed and that is all.
             let out = pre.as_ref().unwrap().json();
             assert_eq!(out, serde_json::json!({"permission": "allow"}));
-        }
-        Hint::CodexNone => {
-            // No read tool and no context on PreToolUse: the `cat` goes through silently. The
-            // pre-shell scan still sees the user's edit and files it as external (checked
-            // below: undo leaves it alone).
-            quiet(&pre, "PreToolUse Bash");
-            quiet(&post, "PostToolUse Bash");
         }
     }
 

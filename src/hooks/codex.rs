@@ -26,7 +26,7 @@
 //! never to the model.
 
 use super::claude::claude_shaped;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -125,5 +125,30 @@ pub(super) fn init_files(cmd: &str) -> Vec<ConfigFile> {
             },
             note: "MCP server",
         },
+    ]
+}
+
+/// Codex runs a project's hooks only in a trusted project, and each hook only once trusted
+/// by its hash (`hooks.state."<.codex/hooks.json path>:<event>:<group>:<handler>".trusted_hash`
+/// in the user's config); until then it runs none and says nothing in `codex exec` (Codex
+/// 0.169.0, `tests/agents/`: `--trust` alone runs no hook; the trust `/hooks` records makes
+/// them run). Changing `.codex/hooks.json` changes the hashes: the hooks need trusting again.
+pub(super) fn init_steps(root: &Path) -> Vec<String> {
+    let root = root.display();
+    vec![
+        "Codex runs these hooks only once you trust them; until then it runs none, silently:"
+            .to_string(),
+        format!(
+            "  1. trust the project: start `codex` in {root} and accept trusting the folder \
+             (or run `codex exec --trust` there once)"
+        ),
+        "  2. trust the hooks: in `codex`, type /hooks and trust the 5 hooks running \
+         `rewind hook codex` (listed as needing review); do it again after any change to \
+         .codex/hooks.json"
+            .to_string(),
+        format!(
+            "  Codex keeps both in $CODEX_HOME/config.toml (default ~/.codex/config.toml): \
+             [projects.\"{root}\"] and [hooks.state.\"{root}/.codex/hooks.json:<event>:0:0\"]"
+        ),
     ]
 }

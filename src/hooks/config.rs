@@ -3,7 +3,7 @@
 //! (`init_files`); the binary reads those files, merges, writes, backs up and uninstalls,
 //! the same way for every agent. Pure: no I/O, no environment.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -21,6 +21,15 @@ impl Agent {
             Agent::Cursor => super::cursor::init_files(cmd),
             Agent::Cline => super::cline::init_files(cmd),
             Agent::OpenCode => super::opencode::init_files(cmd),
+        }
+    }
+
+    /// What the user still has to do in the agent itself before its hooks run, once init
+    /// wrote the files of the workspace at `root` (empty: nothing).
+    pub fn init_steps(self, root: &Path) -> Vec<String> {
+        match self {
+            Agent::Codex => super::codex::init_steps(root),
+            _ => Vec::new(),
         }
     }
 }

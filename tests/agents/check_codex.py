@@ -66,7 +66,31 @@ def jsonl(path):
     return out
 
 
+def trust_steps():
+    """The steps `rewind init codex` prints, as run.sh followed them in the real Codex."""
+    init = open(os.path.join(CX, "init.txt")).read()
+    check("rewind init codex prints the trust steps (project, then /hooks)",
+          "codex exec --trust" in init and "/hooks" in init and "rewind hook codex" in init, init)
+    probe = jsonl(os.path.join(CX, "probe.jsonl"))
+    fired = open(os.path.join(CX, "probe-hooks")).read().strip()
+    check("step 1 alone (codex exec --trust): the turn runs and not one hook fires",
+          any(e.get("type") == "turn.completed" for e in probe) and fired == "0",
+          f"hooks fired: {fired}; events: {[e.get('type') for e in probe]}")
+    config = open(os.path.join(os.environ["CHOME"], "config.toml")).read()
+    check("--trust recorded the project as trusted in CODEX_HOME/config.toml",
+          f'[projects."{WS}"]' in config and 'trust_level = "trusted"' in config, config)
+    try:
+        trust = json.load(open(os.path.join(CX, "trust.json")))
+    except (OSError, ValueError) as e:
+        trust = {"error": str(e)}
+    listed = trust.get("listed", [])
+    check("step 2: Codex lists rewind's 5 hooks as untrusted until /hooks trusts them",
+          len(listed) == 5 and all(s == "untrusted" for _, _, s in listed)
+          and trust.get("trusted") == 5, trust)
+
+
 def main():
+    trust_steps()
     events = jsonl(os.path.join(CX, "out.jsonl"))
     sid = next((e.get("thread_id") for e in events if e.get("type") == "thread.started"), None)
     check("codex exec --json reports a thread and a completed turn",
@@ -76,6 +100,10 @@ def main():
     check("every hook payload carries the thread id as session_id",
           payloads and all(p.get("session_id") == sid for p in payloads),
           {p.get("session_id") for p in payloads})
+    fired = {p.get("hook_event_name") for p in payloads}
+    check("after step 2 every hook fires without --dangerously-bypass-hook-trust",
+          fired == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"},
+          fired)
     heredoc = [p["hook_event_name"] for p in payloads if p.get("tool_use_id") == "call_e2e_05"]
     print(f"  note  hooks Codex sent for the shell-heredoc apply_patch: {heredoc}")
 

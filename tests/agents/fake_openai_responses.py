@@ -19,7 +19,8 @@ next scripted step, chosen by how many tool calls the conversation (`input`) alr
   6  exec_command  ls                                                (the next tool call)
   7  text          "done"
 
-Any other request gets a short text answer.
+Any other request, and any request of the conversation whose prompt is the probe
+("rewind e2e: probe", run.sh's hook-trust check), gets a short text answer.
 Usage: fake_openai_responses.py <workspace> <request-log> <port-file>
 """
 import json
@@ -31,6 +32,8 @@ WS, LOG, PORT_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
 NOTES = os.path.join(WS, "notes.txt")
 USER_EDITED = []  # set once the "user" edit is made
 USER_LINE = "user line\n"
+# The prompt of the run that only checks whether hooks run (run.sh): answered with text.
+PROBE = "rewind e2e: probe"
 
 HEREDOC_PATCH = """apply_patch <<'EOF'
 *** Begin Patch
@@ -115,7 +118,9 @@ class H(BaseHTTPRequestHandler):
             body = {"undecodable": len(raw)}
         tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
         item = text_item("ok")
-        if "exec_command" in tools and "apply_patch" in tools:
+        if PROBE in json.dumps(body.get("input", [])):
+            item = text_item("done")
+        elif "exec_command" in tools and "apply_patch" in tools:
             n = tool_calls_so_far(body)
             if n < len(steps()):
                 if n == 3 and not USER_EDITED:

@@ -131,9 +131,9 @@ AGENT
 # --- Codex ----------------------------------------------------------------------------
 # Codex reads a custom model provider from config.toml in a scratch CODEX_HOME, pointed at
 # fake_openai_responses.py. Its project hooks (.codex/hooks.json, written by `rewind init
-# codex`) load only in a trusted project, and each hook only once trusted: the scratch
-# config trusts the project, `--dangerously-bypass-hook-trust` stands in for trusting the
-# hooks (the steps a user takes are what `rewind init codex` prints; checked below).
+# codex`) load only in a trusted project, and each hook only once trusted: the
+# run follows the steps `rewind init codex` prints: a first `codex exec --trust` (no hook may
+# run), then the hooks trusted as Codex's /hooks records it (codex_trust.py), then the scenario.
 run_codex() {
   local ver dir cx ws home chome log
   ver=$(version_of codex)
@@ -167,6 +167,7 @@ run_codex() {
     && ok "rewind init codex" || { bad "rewind init codex"; return 0; }
   local before; before=$(cat "$TMP/payloads.jsonl" 2>/dev/null | wc -l)
 
+  PROBE="rewind e2e: probe"
   cat > "$TMP/cx/agent.sh" <<AGENT
 set -u
 python3 "$HERE/fake_openai_responses.py" "$ws" "$log" "$TMP/cx/port" & srv=\$!
@@ -180,12 +181,18 @@ model_provider = "e2e"
 name = "e2e"
 base_url = "http://127.0.0.1:\$(cat "$TMP/cx/port")/v1"
 wire_api = "responses"
-[projects."$ws"]
-trust_level = "trusted"
 TOML
-cd "$ws" && env HOME="$home" CODEX_HOME="$chome" PATH="$TMP/bin:\$PATH" \
-  timeout 180 "$cx" exec --json --dangerously-bypass-hook-trust \
-    --dangerously-bypass-approvals-and-sandbox \
+cx() { env HOME="$home" CODEX_HOME="$chome" PATH="$TMP/bin:\$PATH" timeout 180 "$cx" "\$@"; }
+cd "$ws" || exit 91
+# The steps \`rewind init codex\` prints. 1: trust the project (\`--trust\`): no hook runs yet.
+n0=\$(cat "$TMP/payloads.jsonl" 2>/dev/null | wc -l)
+cx exec --json --trust --dangerously-bypass-approvals-and-sandbox "$PROBE" </dev/null \
+  >"$TMP/cx/probe.jsonl" 2>"$TMP/cx/probe-err.txt" || echo "probe run failed" >&2
+echo \$(( \$(cat "$TMP/payloads.jsonl" 2>/dev/null | wc -l) - n0 )) > "$TMP/cx/probe-hooks"
+# 2: trust the hooks, as /hooks records it.
+env HOME="$home" CODEX_HOME="$chome" python3 "$HERE/codex_trust.py" "$cx" "$ws" > "$TMP/cx/trust.json"
+cat "$TMP/payloads.jsonl" 2>/dev/null | wc -l > "$TMP/cx/payloads-before"
+cx exec --json --dangerously-bypass-approvals-and-sandbox \
     "create notes.txt, edit it, read it, uppercase with sed, patch through the shell" \
     </dev/null >"$TMP/cx/out.jsonl" 2>"$TMP/cx/err.txt"
 AGENT
@@ -198,12 +205,13 @@ AGENT
     bash "$TMP/cx/agent.sh"
   fi
   local rc=$?
-  echo "   codex exec took $((SECONDS - t0)) s"
+  echo "   the Codex runs took $((SECONDS - t0)) s"
   check "codex exec exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || { head -c 2000 "$TMP/cx/out.jsonl" "$TMP/cx/err.txt"; }
+  before=$(cat "$TMP/cx/payloads-before" 2>/dev/null || echo "$before")
   tail -n +"$((before + 1))" "$TMP/payloads.jsonl" > "$TMP/cx/payloads.jsonl" 2>/dev/null
 
-  export WS="$ws" RW LOG="$log" TMPD="$TMP" CODEX="$cx" CODEX_VERSION="$ver"
+  export WS="$ws" RW LOG="$log" TMPD="$TMP" CODEX="$cx" CODEX_VERSION="$ver" CHOME="$chome"
   python3 "$HERE/check_codex.py"
   local crc=$?
   PASS=$((PASS + $(cat "$TMP/cx/pass" 2>/dev/null || echo 0)))

@@ -7,7 +7,7 @@ const VIA_HELPER: bool = false;
 
 mod architecture;
 mod cli;
-mod codex_shell;
+mod codex;
 mod common;
 mod concurrency;
 mod core;

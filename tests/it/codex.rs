@@ -1,6 +1,7 @@
-//! Codex's shell, as Codex 0.169.0 really uses it (issue 25, gaps 2 and 3): a patch applied
-//! through the shell (`apply_patch <<'EOF' … EOF`) sends a PreToolUse `Bash` and no
-//! PostToolUse, and files are read with `cat`/`sed -n` instead of a read tool. Payloads are
+//! Codex as Codex 0.169.0 really behaves (issue 25, gaps 2 to 4): a patch applied through the
+//! shell (`apply_patch <<'EOF' … EOF`) sends a PreToolUse `Bash` and no PostToolUse; files
+//! are read with `cat`/`sed -n` instead of a read tool; and its hooks run only once the
+//! project and each hook are trusted, which `rewind init codex` says how to do. Payloads are
 //! the ones recorded from Codex 0.169.0 (`fixtures/hooks/codex/real-0.169.0/`, in the order of
 //! `tests/agents/fake_openai_responses.py`).
 
@@ -283,4 +284,41 @@ fn a_new_prompt_drops_a_plain_shell_call_left_open() {
     let notes: Vec<_> = all.iter().filter(|c| c["path"] == "notes.txt").collect();
     assert_eq!(notes.len(), 1, "{all:#?}");
     assert_eq!(notes[0]["window_kind"], "external");
+}
+
+/// Gap 4: Codex runs none of the hooks until the project and each hook are trusted, and says
+/// nothing; `init codex` prints the steps (checked against Codex 0.169.0 in `tests/agents/`).
+#[test]
+fn init_codex_prints_the_trust_steps() {
+    let env = Env::new();
+    let root = env.ws.display().to_string();
+    let run = env.run(&["init", "codex"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let steps = format!(
+        "Codex runs these hooks only once you trust them; until then it runs none, silently:\n  \
+         1. trust the project: start `codex` in {root} and accept trusting the folder (or run \
+         `codex exec --trust` there once)\n  \
+         2. trust the hooks: in `codex`, type /hooks and trust the 5 hooks running `rewind hook \
+         codex` (listed as needing review); do it again after any change to .codex/hooks.json\n  \
+         Codex keeps both in $CODEX_HOME/config.toml (default ~/.codex/config.toml): \
+         [projects.\"{root}\"] and [hooks.state.\"{root}/.codex/hooks.json:<event>:0:0\"]\n"
+    );
+    assert!(run.stdout.ends_with(&steps), "{}", run.stdout);
+    assert_eq!(run.stderr, "");
+
+    // Again, with nothing left to write: the steps still stand (trust is Codex's, not ours).
+    let again = env.run(&["--json", "init", "codex"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let json = again.json();
+    let lines: Vec<&str> = json["next_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.join("\n") + "\n", steps);
+
+    // Other agents have no such step.
+    let claude = env.run(&["--json", "init", "claude-code"]);
+    assert_eq!(claude.json()["next_steps"], json!([]));
 }

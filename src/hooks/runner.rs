@@ -7,7 +7,12 @@
 //! - pre-write: read-before-write on content (deny / warn / off), then snap;
 //! - post-write: record, with the payload's evidence of the before bytes for post-only agents
 //!   (only accepted by the engine when it hashes to the last known state);
-//! - pre/post shell: workspace scans ([`crate::scan`]);
+//! - pre/post shell: workspace scans ([`crate::scan`]); before a command, the external-edit
+//!   hint for the files it names and, for a reader (`cat`, `sed -n`, `rg`…), a read of them
+//!   (Codex reads only through its shell); a patch the agent applies through its shell
+//!   (Codex's `apply_patch` heredoc) is also snapped path by path;
+//! - any event first closes this session's shell calls whose post-hook never came
+//!   (`close_unanswered`: a shell patch at once, any other call at the end of the turn);
 //! - pre/post read: the external-modification check; the hint goes where the agent can show
 //!   it to the model (for Gemini and OpenCode only after the read).
 //!
@@ -325,7 +330,7 @@ fn shell_reads(
         })
         .filter(|(rel, _)| !rel.is_empty())
         .collect();
-    let hints = report
+    let mut hints: Vec<String> = report
         .changes
         .iter()
         .filter(|c| {
@@ -348,8 +353,11 @@ fn shell_reads(
             .filter(|abs| abs.is_file())
             .collect();
         if !files.is_empty() {
+            // The scan saw every file it walks; this check sees the ones it does not (an
+            // ignored file the agent wrote), whose change only it can report.
             match session.check(&files, cwd, true) {
-                Ok(_) | Err(EngineError::NotRegular { .. } | EngineError::Path(_)) => {}
+                Ok(reports) => hints.extend(reports.into_iter().filter_map(|r| r.hint)),
+                Err(EngineError::NotRegular { .. } | EngineError::Path(_)) => {}
                 Err(e) => return Err(e.into()),
             }
         }

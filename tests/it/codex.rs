@@ -322,3 +322,22 @@ fn init_codex_prints_the_trust_steps() {
     let claude = env.run(&["--json", "init", "claude-code"]);
     assert_eq!(claude.json()["next_steps"], json!([]));
 }
+
+/// Gap 3: a file the scans do not walk (ignored) but the agent wrote: its change behind the
+/// agent's back is still told when the agent reads it through the shell.
+#[test]
+fn codex_shell_read_of_an_ignored_file_changed_outside_gets_the_hint() {
+    let env = Env::new();
+    env.write(".gitignore", "notes.txt\n");
+    send(&env, "user-prompt-submit");
+    send(&env, "pre-tool-use-apply_patch");
+    env.write("notes.txt", "one\ntwo\n");
+    send(&env, "post-tool-use-apply_patch");
+    env.write("notes.txt", "one\ntwo\nuser line\n");
+    let run = send(&env, "pre-tool-use-bash");
+    let text = run.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(text.starts_with(HINT), "{}", run.stdout);
+}

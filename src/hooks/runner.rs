@@ -283,6 +283,10 @@ fn pre_shell_patch(
     Ok(outcome)
 }
 
+/// How many distinct words of one shell command are looked at as paths (a long script names
+/// its files early; the rest would cost a lookup each).
+const MAX_NAMED_WORDS: usize = 256;
+
 /// Programs that show the files they are given (`sed` only without `-i`).
 const READERS: &[&str] = &[
     "cat", "head", "tail", "less", "more", "nl", "bat", "batcat", "sed", "awk", "rg", "grep",
@@ -309,26 +313,32 @@ fn shell_reads(
     if !matches!(agent, Agent::ClaudeCode | Agent::Codex) {
         return Ok(Vec::new());
     }
-    let words = super::shell::words(command);
-    let reads = words.iter().any(|w| READERS.contains(&w.as_str()))
-        && !(words.iter().any(|w| w == "sed")
+    let words = super::shell::named_words(command);
+    let reads = words.iter().any(|(w, _)| READERS.contains(&w.as_str()))
+        && !(words.iter().any(|(w, _)| w == "sed")
             && words
                 .iter()
-                .any(|w| w.starts_with("-i") || w.starts_with("--in-place")));
+                .any(|(w, _)| w.starts_with("-i") || w.starts_with("--in-place")));
     if report.changes.is_empty() && !reads {
         return Ok(Vec::new());
     }
-    let named: Vec<(String, PathBuf)> = words
-        .iter()
-        .filter(|w| !w.is_empty() && !w.starts_with('-'))
-        .filter_map(|w| {
+    // Relative words are joined to the cwd resolved once (not once per word).
+    let base = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut seen = std::collections::HashSet::new();
+    // (path in the workspace, absolute path, whether the command writes it)
+    let named: Vec<(String, PathBuf, bool)> = words
+        .into_iter()
+        .filter(|(w, _)| !w.is_empty() && !w.starts_with('-'))
+        .filter(|(w, _)| seen.insert(w.clone()))
+        .take(MAX_NAMED_WORDS)
+        .filter_map(|(w, output)| {
             let rel = session
                 .workspace()
-                .resolve_lexical(Path::new(w), cwd)
+                .resolve_lexical(&base.join(&w), &base)
                 .ok()?;
-            Some((rel.display(), session.workspace().abs(&rel)))
+            Some((rel.display(), session.workspace().abs(&rel), output))
         })
-        .filter(|(rel, _)| !rel.is_empty())
+        .filter(|(rel, _, _)| !rel.is_empty())
         .collect();
     let mut hints: Vec<String> = report
         .changes
@@ -336,7 +346,7 @@ fn shell_reads(
         .filter(|c| {
             named
                 .iter()
-                .any(|(n, _)| c.path == *n || c.path.starts_with(&format!("{n}/")))
+                .any(|(n, _, _)| c.path == *n || c.path.starts_with(&format!("{n}/")))
         })
         .map(|c| {
             let reason = match c.kind {
@@ -347,10 +357,11 @@ fn shell_reads(
         })
         .collect();
     if reads {
+        // An output target is about to be written, not read (`cat a > b`).
         let files: Vec<PathBuf> = named
             .into_iter()
-            .map(|(_, abs)| abs)
-            .filter(|abs| abs.is_file())
+            .filter(|(_, abs, output)| !output && abs.is_file())
+            .map(|(_, abs, _)| abs)
             .collect();
         if !files.is_empty() {
             // The scan saw every file it walks; this check sees the ones it does not (an

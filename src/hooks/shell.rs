@@ -25,10 +25,53 @@ use super::patch::{patch_paths, PatchFile};
 /// Characters that end a word outside quotes.
 const OPERATORS: &[char] = &['|', '&', ';', '<', '>', '(', ')'];
 
+/// One token of a command: a word (quotes removed) or an operator character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Word(String),
+    Op(char),
+}
+
 /// The words of `command`, quotes removed (`'a b'` and `"a b"` are one word `a b`; `\x` is
 /// `x`), split at blanks and at the shell's operator characters. Unbalanced quotes end at
 /// the end of the text.
 pub fn words(command: &str) -> Vec<String> {
+    tokens(command)
+        .into_iter()
+        .filter_map(|t| match t {
+            Token::Word(w) => Some(w),
+            Token::Op(_) => None,
+        })
+        .collect()
+}
+
+/// The words a command may name files with, each with whether it is the target of an output
+/// redirection (`> out.txt`, `>> log`): the command's words, but of a command holding a
+/// heredoc (`<<`) only its first line (the rest is the heredoc's text, not arguments).
+pub fn named_words(command: &str) -> Vec<(String, bool)> {
+    let text = if command.contains("<<") {
+        command.lines().next().unwrap_or_default()
+    } else {
+        command
+    };
+    let mut out = Vec::new();
+    let mut after_output = false;
+    for token in tokens(text) {
+        match token {
+            Token::Op('>') => after_output = true,
+            Token::Op('&' | '|') if after_output => {} // `>&`, `>|`, `&>`
+            Token::Op(_) => after_output = false,
+            Token::Word(w) => {
+                out.push((w, after_output));
+                after_output = false;
+            }
+        }
+    }
+    out
+}
+
+/// `command` as words and operator characters (blanks dropped).
+fn tokens(command: &str) -> Vec<Token> {
     let mut out = Vec::new();
     let mut word = String::new();
     // Whether a word is under way (`''` is an empty word, not none).
@@ -72,8 +115,11 @@ pub fn words(command: &str) -> Vec<String> {
             }
             c if c.is_whitespace() || OPERATORS.contains(&c) => {
                 if started {
-                    out.push(std::mem::take(&mut word));
+                    out.push(Token::Word(std::mem::take(&mut word)));
                     started = false;
+                }
+                if c != '\n' && !c.is_whitespace() {
+                    out.push(Token::Op(c));
                 }
             }
             c => {
@@ -83,7 +129,7 @@ pub fn words(command: &str) -> Vec<String> {
         }
     }
     if started {
-        out.push(word);
+        out.push(Token::Word(word));
     }
     out
 }
@@ -185,6 +231,30 @@ mod tests {
 
     fn p(s: &str) -> PathBuf {
         PathBuf::from(s)
+    }
+
+    #[test]
+    fn named_words_mark_output_targets_and_skip_heredoc_text() {
+        let w = |s: &str, out: bool| (s.to_string(), out);
+        assert_eq!(
+            named_words("cat a.txt > b.txt 2>>log && grep x c >|d &>e"),
+            [
+                w("cat", false),
+                w("a.txt", false),
+                w("b.txt", true),
+                w("2", false),
+                w("log", true),
+                w("grep", false),
+                w("x", false),
+                w("c", false),
+                w("d", true),
+                w("e", true)
+            ]
+        );
+        assert_eq!(
+            named_words("cat > notes.txt <<'EOF'\nsecret.txt\nEOF"),
+            [w("cat", false), w("notes.txt", true), w("EOF", false)]
+        );
     }
 
     #[test]

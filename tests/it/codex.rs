@@ -341,3 +341,43 @@ fn codex_shell_read_of_an_ignored_file_changed_outside_gets_the_hint() {
         .to_string();
     assert!(text.starts_with(HINT), "{}", run.stdout);
 }
+
+/// A reader's output target is written, not read: `cat a > b` records a read of `a` only, so
+/// a later edit of `b` is not refused as a stale read of the bytes `b` had before.
+#[test]
+fn codex_shell_output_target_is_not_a_read() {
+    let env = Env::new();
+    env.write("notes.txt", "notes\n");
+    env.write("b.txt", "old b\n");
+    send(&env, "user-prompt-submit");
+    let mut copy = real(&env, "pre-tool-use-bash");
+    copy["tool_input"]["command"] = json!("cat notes.txt > b.txt");
+    hook(&env, "codex", &copy).ok();
+    env.write("b.txt", "notes\n");
+    copy["hook_event_name"] = json!("PostToolUse");
+    copy["tool_response"] = json!("");
+    hook(&env, "codex", &copy).ok();
+
+    let mut edit = real(&env, "pre-tool-use-apply_patch-2");
+    edit["tool_input"]["command"] =
+        json!("*** Begin Patch\n*** Update File: b.txt\n@@\n-notes\n+b\n*** End Patch\n");
+    edit["tool_use_id"] = json!("call_edit_b");
+    let run = hook(&env, "codex", &edit);
+    run.ok();
+    assert_eq!(
+        run.stdout.trim(),
+        "",
+        "not a stale read: b.txt was never read"
+    );
+    // notes.txt was read: a change behind the agent's back refuses its edit.
+    env.write("notes.txt", "notes, by the user\n");
+    edit["tool_input"]["command"] =
+        json!("*** Begin Patch\n*** Update File: notes.txt\n@@\n-notes\n+n\n*** End Patch\n");
+    edit["tool_use_id"] = json!("call_edit_notes");
+    let refused = hook(&env, "codex", &edit);
+    refused.ok();
+    assert_eq!(
+        refused.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+}

@@ -392,6 +392,17 @@ mod tests {
             prop_assert_eq!(got.map(|g| g.write_paths()), Some(dedup));
         }
 
+        /// Outside input: any text is read without a panic, and a heredoc patch, when one is
+        /// read, names at least one path.
+        #[test]
+        fn any_command_is_read_without_panicking(cmd in "(apply_patch <<'EOF'\n)?(\\PC|\n|\\*\\*\\* (Add|Update|Delete) File: |EOF\n|[<>&|'\"\\\\])*") {
+            let _ = words(&cmd);
+            let _ = named_words(&cmd);
+            if let Some(patch) = heredoc_patch(&cmd) {
+                prop_assert!(!patch.write_paths().is_empty());
+            }
+        }
+
         /// Words never contain a blank or operator that was outside quotes, and plain words
         /// come back as they were.
         #[test]

@@ -12,7 +12,8 @@
 //!   (Codex reads only through its shell); a patch the agent applies through its shell
 //!   (Codex's `apply_patch` heredoc) is also snapped path by path;
 //! - any event first closes this session's shell calls whose post-hook never came
-//!   (`close_unanswered`: a shell patch at once, any other call at the end of the turn);
+//!   (`close_unanswered`: a shell patch at its next event, any other call at the end of
+//!   its turn);
 //! - pre/post read: the external-modification check; the hint goes where the agent can show
 //!   it to the model (for Gemini and OpenCode only after the read).
 //!
@@ -171,11 +172,16 @@ pub fn run(
 /// still there), closed as their post-hook would have: the after state of their snapped
 /// paths, then a post-shell scan, all attributed to that call.
 ///
-/// Which ones, and when: a call with snapped paths is a patch the agent applied itself and
-/// sends no post-hook for (Codex's `apply_patch` heredoc): any later event of the session
-/// closes it. Any other call may still be running (agents run tool calls in parallel), so
-/// only the end of the turn closes it. A new turn drops such marks without closing them:
-/// what changed since may be the user's, and the next pre-shell scan files it as external.
+/// Which ones, and when, so that nothing the user did is filed as the agent's:
+/// - within a turn (a tool event), a call with snapped paths: a patch the agent applied
+///   itself and sends no post-hook for (Codex's `apply_patch` heredoc). Any other call may
+///   still be running (agents run tool calls in parallel): left alone.
+/// - at the end of a turn the agent names (a close carrying the turn's id: Codex's Stop),
+///   every call: nothing of the turn runs any more.
+/// - at a new prompt, or a close naming no turn (a session start, which may be a session
+///   resumed long after): only the snapped paths' after states are recorded (as for any
+///   write whose post-hook never came) and the marks dropped, unscanned; what changed since
+///   may be the user's, and the next pre-shell scan files it as external.
 fn close_unanswered(
     session: &Session<'_>,
     event: &HookEvent,
@@ -194,16 +200,18 @@ fn close_unanswered(
             .first()
             .and_then(|c| c.tool.clone())
             .or_else(|| event.agent.shell_tool().map(str::to_string));
-        match (&event.action, pending.is_empty()) {
-            (_, false) | (Action::CloseWindow, true) => {
-                close_shell_call(session, tool.as_deref(), call, config, progress)?;
-            }
-            (Action::OpenWindow { .. }, true) => {
-                session
-                    .index()
-                    .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
-            }
-            _ => {}
+        let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
+        let boundary = matches!(
+            event.action,
+            Action::CloseWindow | Action::OpenWindow { .. }
+        );
+        if turn_end || (!boundary && !pending.is_empty()) {
+            close_shell_call(session, tool.as_deref(), call, config, progress)?;
+        } else if boundary {
+            record_pending(session, &pending, tool.as_deref(), call)?;
+            session
+                .index()
+                .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
         }
     }
     Ok(())
@@ -232,17 +240,7 @@ fn close_shell_call(
     progress: &mut dyn FnMut(&ScanProgress),
 ) -> Result<ScanReport> {
     let pending = pending_of_call(session, tool_call)?;
-    if !pending.is_empty() {
-        let paths: Vec<PathBuf> = pending
-            .iter()
-            .map(|c| session.workspace().abs(&c.path))
-            .collect();
-        let root = session.workspace().root().to_path_buf();
-        match session.record(&paths, &root, tool, tool_call, &[]) {
-            Ok(_) | Err(EngineError::NotRegular { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
+    record_pending(session, &pending, tool, tool_call)?;
     Ok(scan::scan(
         session,
         Phase::After,
@@ -251,6 +249,27 @@ fn close_shell_call(
         &config.scan,
         progress,
     )?)
+}
+
+/// The after state of `pending`, the snapped paths of shell call `tool_call`.
+fn record_pending(
+    session: &Session<'_>,
+    pending: &[Change],
+    tool: Option<&str>,
+    tool_call: Option<&str>,
+) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<PathBuf> = pending
+        .iter()
+        .map(|c| session.workspace().abs(&c.path))
+        .collect();
+    let root = session.workspace().root().to_path_buf();
+    match session.record(&paths, &root, tool, tool_call, &[]) {
+        Ok(_) | Err(EngineError::NotRegular { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Before a shell command that applies a patch itself: read-before-write on its paths (as

@@ -381,3 +381,27 @@ fn codex_shell_output_target_is_not_a_read() {
         "deny"
     );
 }
+
+/// A session resumed after a crash (a SessionStart names no turn) does not close a shell call
+/// left open with a scan: the user's edits since are filed as external, never as the
+/// agent's. The snapped paths of a shell patch still get their after state.
+#[test]
+fn a_session_start_files_the_users_edits_since_a_call_left_open_as_external() {
+    let env = Env::new();
+    before_heredoc(&env);
+    env.write("user.txt", "v1\n");
+    send(&env, "user-prompt-submit");
+    send(&env, "pre-tool-use-bash-2");
+    send(&env, "pre-tool-use-bash-3");
+    apply_heredoc(&env);
+    // Codex dies; later the user edits a file and resumes the session.
+    env.write("user.txt", "v2, the user's\n");
+    send(&env, "session-start");
+    send(&env, "pre-tool-use-bash-4");
+    let all = changes(&env, SESSION);
+    let user: Vec<_> = all.iter().filter(|c| c["path"] == "user.txt").collect();
+    assert_eq!(user.len(), 1, "{all:#?}");
+    assert_eq!(user[0]["window_kind"], "external");
+    let (agent, _) = agent_changes(&env);
+    assert_eq!(agent, heredoc_changes());
+}

@@ -169,19 +169,15 @@ pub fn run(
 }
 
 /// Shell calls of this session whose post-hook has not come (their pre-shell scan's mark is
-/// still there), closed as their post-hook would have: the after state of their snapped
-/// paths, then a post-shell scan, all attributed to that call.
-///
-/// Which ones, and when, so that nothing the user did is filed as the agent's:
-/// - within a turn (a tool event), a call with snapped paths: a patch the agent applied
-///   itself and sends no post-hook for (Codex's `apply_patch` heredoc). Any other call may
-///   still be running (agents run tool calls in parallel): left alone.
-/// - at the end of a turn the agent names (a close carrying the turn's id: Codex's Stop),
-///   every call: nothing of the turn runs any more.
-/// - at a new prompt, or a close naming no turn (a session start, which may be a session
-///   resumed long after): only the snapped paths' after states are recorded (as for any
-///   write whose post-hook never came) and the marks dropped, unscanned; what changed since
-///   may be the user's, and the next pre-shell scan files it as external.
+/// still there), closed so that their changes are the call's and nothing the user did is:
+/// - a call with snapped paths is a patch the agent applied itself and sends no post-hook
+///   for (Codex's `apply_patch` heredoc): any later event records the after state of those
+///   paths, which are all a patch changes. No scan: anything else that changed meanwhile is
+///   not the patch's doing, and the next pre-shell scan files it as external.
+/// - any other call may still be running (agents run tool calls in parallel): only the end
+///   of a turn the agent names (a close carrying the turn's id: Codex's Stop) closes it, with
+///   the post-shell scan its post-hook would have run. A new prompt, or a close naming no
+///   turn (a session start, which may be a session resumed long after), drops it unscanned.
 fn close_unanswered(
     session: &Session<'_>,
     event: &HookEvent,
@@ -193,26 +189,27 @@ fn close_unanswered(
         return Ok(());
     }
     let own = event.tool_call.as_deref().unwrap_or("");
+    let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
+    let boundary = matches!(
+        event.action,
+        Action::CloseWindow | Action::OpenWindow { .. }
+    );
     for key in marks.iter().filter(|k| k.as_str() != own) {
         let call = (!key.is_empty()).then_some(key.as_str());
         let pending = pending_of_call(session, call)?;
-        let tool = pending
-            .first()
-            .and_then(|c| c.tool.clone())
-            .or_else(|| event.agent.shell_tool().map(str::to_string));
-        let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
-        let boundary = matches!(
-            event.action,
-            Action::CloseWindow | Action::OpenWindow { .. }
-        );
-        if turn_end || (!boundary && !pending.is_empty()) {
-            close_shell_call(session, tool.as_deref(), call, config, progress)?;
-        } else if boundary {
+        if !pending.is_empty() {
+            let tool = pending[0].tool.clone();
             record_pending(session, &pending, tool.as_deref(), call)?;
-            session
-                .index()
-                .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
+        } else if turn_end {
+            let tool = event.agent.shell_tool();
+            close_shell_call(session, tool, call, config, progress)?;
+            continue;
+        } else if !boundary {
+            continue;
         }
+        session
+            .index()
+            .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
     }
     Ok(())
 }

@@ -94,23 +94,36 @@ fn heredoc_changes() -> Vec<Row> {
 }
 
 /// Gap 2: the next tool call's PreToolUse closes the heredoc's call: its five paths are
-/// changes of that call, exact, in patch order, and nothing is filed as external.
+/// changes of that call, exact, in patch order; a file the user changed meanwhile is not the
+/// patch's, and is filed as external.
 #[test]
 fn codex_heredoc_patch_without_post_hook_is_closed_by_the_next_tool_call() {
     let env = Env::new();
     before_heredoc(&env);
+    env.write(
+        "user.txt", "v1
+",
+    );
     send(&env, "user-prompt-submit");
     let pre = send(&env, "pre-tool-use-bash-3");
     assert_eq!(pre.stdout.trim(), "", "nothing to say before the patch");
     apply_heredoc(&env);
+    env.write(
+        "user.txt",
+        "v2, the user's
+",
+    );
     // Codex sends no PostToolUse; the next call (`ls`) comes.
     send(&env, "pre-tool-use-bash-4");
     let (agent, other) = agent_changes(&env);
     assert_eq!(agent, heredoc_changes());
-    assert_eq!(other, 0, "{:#?}", changes(&env, SESSION));
+    let all = changes(&env, SESSION);
+    let user: Vec<_> = all.iter().filter(|c| c["path"] == "user.txt").collect();
+    assert_eq!((other, user.len()), (1, 1), "{all:#?}");
+    assert_eq!(user[0]["window_kind"], "external");
     send(&env, "post-tool-use-bash-3");
     send(&env, "stop");
-    assert_eq!(agent_changes(&env), (heredoc_changes(), 0));
+    assert_eq!(agent_changes(&env), (heredoc_changes(), 1));
     assert_eq!(hook_log(&env), "");
 
     // Undo by the heredoc's tool call puts every byte back.

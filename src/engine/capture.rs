@@ -701,12 +701,17 @@ fn modification(known: &KnownState, cap: &Captured) -> Option<ModReason> {
 }
 
 fn hint(rel: &RelPath, m: ModReason) -> String {
+    external_hint(&rel.display(), m)
+}
+
+/// The sentence that tells the model `path` changed outside it (without rewind's prefix).
+pub fn external_hint(path: &str, m: ModReason) -> String {
     match m {
         ModReason::Modified => format!(
-            "{rel} was changed outside the agent since rewind's last snapshot; read it again before editing it"
+            "{path} was changed outside the agent since rewind's last snapshot; read it again before editing it"
         ),
         ModReason::Deleted => {
-            format!("{rel} was deleted outside the agent since rewind's last snapshot")
+            format!("{path} was deleted outside the agent since rewind's last snapshot")
         }
     }
 }

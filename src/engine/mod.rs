@@ -30,7 +30,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
-pub use capture::{CheckReport, Evidence, ModReason, RecordReport, SnapReport};
+pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub use context::ContextFile;
 pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,

@@ -10,22 +10,31 @@
 //! and `patch` are read as fallbacks). Patch paths come from its headers (`patch.rs`); a move
 //! writes both the old and the new path.
 //!
-//! Answers: Codex rejects unknown keys and, on PreToolUse, `permissionDecision: "allow"` and
-//! (before openai/codex#20692) `additionalContext`. So: Allow prints nothing; Deny on PreToolUse
-//! is `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason` (exit 0, the
-//! form Codex's own tests use); context goes only to PostToolUse, UserPromptSubmit and
-//! SessionStart as `hookSpecificOutput.additionalContext`.
+//! A `Bash` command that is an `apply_patch` heredoc (`shell.rs`) is a patch Codex applies
+//! itself: it sends the PreToolUse and no PostToolUse (checked with Codex 0.169.0 in
+//! `tests/agents/`), so its paths are snapped before it runs and the session's next event
+//! closes the call ([`super::runner`]).
+//!
+//! Answers: Allow prints nothing; Deny on PreToolUse is `hookSpecificOutput.permissionDecision:
+//! "deny"` + `permissionDecisionReason` (exit 0, the form Codex's own tests use); context is
+//! `hookSpecificOutput.additionalContext` on PreToolUse, PostToolUse, UserPromptSubmit and
+//! SessionStart. Codex 0.169.0 puts a PreToolUse `additionalContext` into the conversation as a
+//! developer message before the tool's output (`tests/agents/`); Codex before
+//! openai/codex#20692 rejected it on PreToolUse (the hook counts as failed, the tool call
+//! still runs). rewind answers PreToolUse with context only for the external-edit hint of a
+//! shell command naming a changed file, which is rare. `systemMessage` is shown to the user,
+//! never to the model.
 
 use super::claude::claude_shaped;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::claude::{claude_shaped_answer, common, need_input, tool_fields};
 use super::config::{ConfigFile, Invocation, Part};
 use super::{
-    ignore, patch_evidence, patch_paths, patch_write_paths, prompt_label, str_of_any, Action,
-    Agent, Answer, Decision, HookError, HookEvent, Obj,
+    ignore, patch_evidence, patch_paths, patch_write_paths, prompt_label, shell, str_of_any,
+    Action, Agent, Answer, Decision, HookError, HookEvent, Obj,
 };
 
 pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
@@ -58,7 +67,13 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
                 "Bash" | "shell" | "exec_command" | "local_shell" | "unified_exec" => {
                     let input = need_input(root, input)?;
                     let command = input.str("command")?.to_string();
-                    Action::shell(post, command)
+                    match shell::heredoc_patch(&command).filter(|_| !post) {
+                        Some(patch) => Action::PreShellPatch {
+                            paths: patch.write_paths(),
+                            command,
+                        },
+                        None => Action::shell(post, command),
+                    }
                 }
                 other => ignore(format!("codex tool `{other}` is not a file or shell tool")),
             }
@@ -72,7 +87,12 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
     claude_shaped_answer(
         event,
         decision,
-        &["PostToolUse", "UserPromptSubmit", "SessionStart"],
+        &[
+            "PreToolUse",
+            "PostToolUse",
+            "UserPromptSubmit",
+            "SessionStart",
+        ],
     )
 }
 
@@ -119,4 +139,29 @@ fn codex_mcp_table(rewind: &Invocation) -> String {
         table.push_str(&format!("env = {{ REWIND_HOME = {} }}\n", quoted(home)));
     }
     table
+}
+
+/// Codex runs a project's hooks only in a trusted project, and each hook only once trusted
+/// by its hash (`hooks.state."<.codex/hooks.json path>:<event>:<group>:<handler>".trusted_hash`
+/// in the user's config); until then it runs none and says nothing in `codex exec` (Codex
+/// 0.169.0, `tests/agents/`: `--trust` alone runs no hook; the trust `/hooks` records makes
+/// them run). Changing `.codex/hooks.json` changes the hashes: the hooks need trusting again.
+pub(super) fn init_steps(root: &Path) -> Vec<String> {
+    let root = root.display();
+    vec![
+        "Codex runs these hooks only once you trust them; until then it runs none, silently:"
+            .to_string(),
+        format!(
+            "  1. trust the project: start `codex` in {root} and accept trusting the folder \
+             (or run `codex exec --trust` there once)"
+        ),
+        "  2. trust the hooks: in `codex`, type /hooks and trust the 5 hooks running \
+         rewind's `hook codex` (listed as needing review); do it again after any change to \
+         .codex/hooks.json"
+            .to_string(),
+        format!(
+            "  Codex keeps both in $CODEX_HOME/config.toml (default ~/.codex/config.toml): \
+             [projects.\"{root}\"] and [hooks.state.\"{root}/.codex/hooks.json:<event>:0:0\"]"
+        ),
+    ]
 }

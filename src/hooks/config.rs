@@ -30,6 +30,15 @@ impl Agent {
             Agent::OpenCode => super::opencode::init_files(rewind),
         }
     }
+
+    /// What the user still has to do in the agent itself before its hooks run, once init
+    /// wrote the files of the workspace at `root` (empty: nothing).
+    pub fn init_steps(self, root: &Path) -> Vec<String> {
+        match self {
+            Agent::Codex => super::codex::init_steps(root),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// How an agent's configuration runs rewind: which binary, with which home.

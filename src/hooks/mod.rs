@@ -20,6 +20,7 @@ mod gemini;
 mod opencode;
 pub mod patch;
 pub mod runner;
+pub mod shell;
 
 #[cfg(test)]
 mod tests;
@@ -62,6 +63,18 @@ impl Agent {
         Agent::Cursor,
         Agent::Cline,
     ];
+
+    /// The name of the agent's shell tool as its hooks give it, for a shell call rewind has
+    /// to close itself (its post-hook never came) without a snapped change to name it.
+    pub fn shell_tool(self) -> Option<&'static str> {
+        match self {
+            Agent::ClaudeCode | Agent::Codex => Some("Bash"),
+            Agent::Gemini => Some("run_shell_command"),
+            Agent::OpenCode => Some("bash"),
+            Agent::Cline => Some("execute_command"),
+            Agent::Cursor => None,
+        }
+    }
 
     /// The name used on the command line (`rewind hook <name>`).
     pub fn as_str(self) -> &'static str {
@@ -161,6 +174,13 @@ pub enum Action {
     },
     PreShell {
         command: String,
+    },
+    /// Before a shell command that applies a patch the agent runs itself (Codex's
+    /// `apply_patch <<'EOF'` heredoc, [`shell::heredoc_patch`]): the patch's paths are
+    /// snapped exactly, and no post-hook follows (the next event of the session closes it).
+    PreShellPatch {
+        command: String,
+        paths: Vec<PathBuf>,
     },
     PostShell {
         command: String,

@@ -7,7 +7,13 @@
 //! - pre-write: read-before-write on content (deny / warn / off), then snap;
 //! - post-write: record, with the payload's evidence of the before bytes for post-only agents
 //!   (only accepted by the engine when it hashes to the last known state);
-//! - pre/post shell: workspace scans ([`crate::scan`]);
+//! - pre/post shell: workspace scans ([`crate::scan`]); before a command, the external-edit
+//!   hint for the files it names and, for a reader (`cat`, `sed -n`, `rg`…), a read of them
+//!   (Codex reads only through its shell); a patch the agent applies through its shell
+//!   (Codex's `apply_patch` heredoc) is also snapped path by path;
+//! - any event first closes this session's shell calls whose post-hook never came
+//!   (`close_unanswered`: a shell patch at its next event, any other call at the end of
+//!   its turn);
 //! - pre/post read: the external-modification check; the hint goes where the agent can show
 //!   it to the model (for Gemini and OpenCode only after the read).
 //!
@@ -18,9 +24,10 @@
 use std::path::{Path, PathBuf};
 
 use super::{Action, Agent, Decision, Evidence as HookEvidence, HookEvent};
-use crate::engine::{EngineError, Evidence, Session};
+use crate::engine::{external_hint, EngineError, Evidence, ModReason, Session};
 use crate::index::IndexError;
-use crate::scan::{self, Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
+use crate::model::Change;
+use crate::scan::{self, ChangeKind, Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
 use crate::workspace::{Observation, PathError};
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +114,9 @@ pub fn run(
 ) -> Result<Outcome> {
     let tool = event.tool.as_deref();
     let tool_call = event.tool_call.as_deref();
+    if !matches!(event.action, Action::Ignore { .. }) {
+        close_unanswered(session, event, config, progress)?;
+    }
     match &event.action {
         Action::Ignore { .. } => Ok(Outcome::allow()),
         Action::OpenWindow { label } => {
@@ -121,12 +131,26 @@ pub fn run(
         }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
         Action::PostWrite { paths, evidence } => post_write(session, paths, evidence, cwd, event),
-        Action::PreShell { .. } | Action::PostShell { .. } => {
-            let phase = match event.action {
-                Action::PreShell { .. } => Phase::Before,
-                _ => Phase::After,
-            };
-            let report = scan::scan(session, phase, tool, tool_call, &config.scan, progress)?;
+        Action::PreShell { command } => {
+            let report = scan::scan(
+                session,
+                Phase::Before,
+                tool,
+                tool_call,
+                &config.scan,
+                progress,
+            )?;
+            let hints = shell_reads(session, event.agent, command, &report, cwd)?;
+            Ok(Outcome {
+                decision: context_or_allow(&hints),
+                scan: Some(report),
+            })
+        }
+        Action::PreShellPatch { paths, .. } => {
+            pre_shell_patch(session, paths, cwd, event, config, progress)
+        }
+        Action::PostShell { .. } => {
+            let report = close_shell_call(session, tool, tool_call, config, progress)?;
             Ok(Outcome {
                 decision: Decision::Allow,
                 scan: Some(report),
@@ -142,6 +166,230 @@ pub fn run(
             read(session, path, cwd)
         }
     }
+}
+
+/// Shell calls of this session whose post-hook has not come (their pre-shell scan's mark is
+/// still there), closed so that their changes are the call's and nothing the user did is:
+/// - a call with snapped paths is a patch the agent applied itself and sends no post-hook
+///   for (Codex's `apply_patch` heredoc): any later event records the after state of those
+///   paths, which are all a patch changes. No scan: anything else that changed meanwhile is
+///   not the patch's doing, and the next pre-shell scan files it as external.
+/// - any other call may still be running (agents run tool calls in parallel): only the end
+///   of a turn the agent names (a close carrying the turn's id: Codex's Stop) closes it, with
+///   the post-shell scan its post-hook would have run. A new prompt, or a close naming no
+///   turn (a session start, which may be a session resumed long after), drops it unscanned.
+fn close_unanswered(
+    session: &Session<'_>,
+    event: &HookEvent,
+    config: &RunnerConfig,
+    progress: &mut dyn FnMut(&ScanProgress),
+) -> Result<()> {
+    let marks = session.index().read().scan_marks(session.row_id())?;
+    if marks.is_empty() {
+        return Ok(());
+    }
+    let own = event.tool_call.as_deref().unwrap_or("");
+    let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
+    let boundary = matches!(
+        event.action,
+        Action::CloseWindow | Action::OpenWindow { .. }
+    );
+    for key in marks.iter().filter(|k| k.as_str() != own) {
+        let call = (!key.is_empty()).then_some(key.as_str());
+        let pending = pending_of_call(session, call)?;
+        if !pending.is_empty() {
+            let tool = pending[0].tool.clone();
+            record_pending(session, &pending, tool.as_deref(), call)?;
+        } else if turn_end {
+            let tool = event.agent.shell_tool();
+            close_shell_call(session, tool, call, config, progress)?;
+            continue;
+        } else if !boundary {
+            continue;
+        }
+        session
+            .index()
+            .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
+    }
+    Ok(())
+}
+
+/// The pending (snapped, not yet recorded) changes of tool call `call` in this session.
+fn pending_of_call(session: &Session<'_>, call: Option<&str>) -> Result<Vec<Change>> {
+    let Some(call) = call else {
+        return Ok(Vec::new());
+    };
+    let all = session
+        .index()
+        .read()
+        .live_changes_by_tool_call(session.row_id(), call)?;
+    Ok(all.into_iter().filter(|c| c.after.is_none()).collect())
+}
+
+/// After a shell call: the after state of the paths it snapped (a patch heredoc), then the
+/// post-shell scan for everything else it changed. Recording first keeps the scan from
+/// finding those paths changed a second time.
+fn close_shell_call(
+    session: &Session<'_>,
+    tool: Option<&str>,
+    tool_call: Option<&str>,
+    config: &RunnerConfig,
+    progress: &mut dyn FnMut(&ScanProgress),
+) -> Result<ScanReport> {
+    let pending = pending_of_call(session, tool_call)?;
+    record_pending(session, &pending, tool, tool_call)?;
+    Ok(scan::scan(
+        session,
+        Phase::After,
+        tool,
+        tool_call,
+        &config.scan,
+        progress,
+    )?)
+}
+
+/// The after state of `pending`, the snapped paths of shell call `tool_call`.
+fn record_pending(
+    session: &Session<'_>,
+    pending: &[Change],
+    tool: Option<&str>,
+    tool_call: Option<&str>,
+) -> Result<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<PathBuf> = pending
+        .iter()
+        .map(|c| session.workspace().abs(&c.path))
+        .collect();
+    let root = session.workspace().root().to_path_buf();
+    match session.record(&paths, &root, tool, tool_call, &[]) {
+        Ok(_) | Err(EngineError::NotRegular { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Before a shell command that applies a patch itself: read-before-write on its paths (as
+/// for the agent's own patch tool), the pre-shell scan, then an exact snap of each path.
+fn pre_shell_patch(
+    session: &Session<'_>,
+    paths: &[PathBuf],
+    cwd: &Path,
+    event: &HookEvent,
+    config: &RunnerConfig,
+    progress: &mut dyn FnMut(&ScanProgress),
+) -> Result<Outcome> {
+    let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
+    let inside_paths = inside(session, paths, cwd)?;
+    if config.read_before_write == ReadBeforeWrite::Deny {
+        if let Some(reason) = stale_read(session, &inside_paths, cwd)? {
+            return Ok(Outcome::decide(Decision::Deny { reason }));
+        }
+    }
+    let report = scan::scan(
+        session,
+        Phase::Before,
+        tool,
+        tool_call,
+        &config.scan,
+        progress,
+    )?;
+    let mut outcome = pre_write(session, &inside_paths, cwd, event, config)?;
+    outcome.scan = Some(report);
+    Ok(outcome)
+}
+
+/// How many distinct words of one shell command are looked at as paths (a long script names
+/// its files early; the rest would cost a lookup each).
+const MAX_NAMED_WORDS: usize = 256;
+
+/// Programs that show the files they are given (`sed` only without `-i`).
+const READERS: &[&str] = &[
+    "cat", "head", "tail", "less", "more", "nl", "bat", "batcat", "sed", "awk", "rg", "grep",
+    "egrep", "fgrep", "ag", "ack", "wc", "diff", "cmp", "od", "xxd", "hexdump",
+];
+
+/// A shell command as a read, for agents that read files through their shell (Codex has no
+/// read tool): the external-edit hint for the files the pre-shell scan found changed outside
+/// the agent that the command names, itself or by a directory holding them (`cat notes.txt`,
+/// `rg foo src`); and, when the command runs a reader ([`READERS`]), the files it names
+/// recorded as read by the session, so that a write refused as "changed since you read it —
+/// read it again" can be unblocked by reading it through the shell.
+///
+/// Only for agents that show a PreToolUse answer's context to the model before the command
+/// runs (Claude Code, Codex). A word is a path only when it resolves inside the workspace;
+/// nothing here fails the hook over a word that is not a file.
+fn shell_reads(
+    session: &Session<'_>,
+    agent: Agent,
+    command: &str,
+    report: &ScanReport,
+    cwd: &Path,
+) -> Result<Vec<String>> {
+    if !matches!(agent, Agent::ClaudeCode | Agent::Codex) {
+        return Ok(Vec::new());
+    }
+    let words = super::shell::named_words(command);
+    let reads = words.iter().any(|(w, _)| READERS.contains(&w.as_str()))
+        && !(words.iter().any(|(w, _)| w == "sed")
+            && words
+                .iter()
+                .any(|(w, _)| w.starts_with("-i") || w.starts_with("--in-place")));
+    if report.changes.is_empty() && !reads {
+        return Ok(Vec::new());
+    }
+    // Relative words are joined to the cwd resolved once (not once per word).
+    let base = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut seen = std::collections::HashSet::new();
+    // (path in the workspace, absolute path, whether the command writes it)
+    let named: Vec<(String, PathBuf, bool)> = words
+        .into_iter()
+        .filter(|(w, _)| !w.is_empty() && !w.starts_with('-'))
+        .filter(|(w, _)| seen.insert(w.clone()))
+        .take(MAX_NAMED_WORDS)
+        .filter_map(|(w, output)| {
+            let rel = session
+                .workspace()
+                .resolve_lexical(&base.join(&w), &base)
+                .ok()?;
+            Some((rel.display(), session.workspace().abs(&rel), output))
+        })
+        .filter(|(rel, _, _)| !rel.is_empty())
+        .collect();
+    let mut hints: Vec<String> = report
+        .changes
+        .iter()
+        .filter(|c| {
+            named
+                .iter()
+                .any(|(n, _, _)| c.path == *n || c.path.starts_with(&format!("{n}/")))
+        })
+        .map(|c| {
+            let reason = match c.kind {
+                ChangeKind::Deleted => ModReason::Deleted,
+                ChangeKind::Created | ChangeKind::Modified => ModReason::Modified,
+            };
+            external_hint(&c.path, reason)
+        })
+        .collect();
+    if reads {
+        // An output target is about to be written, not read (`cat a > b`).
+        let files: Vec<PathBuf> = named
+            .into_iter()
+            .filter(|(_, abs, output)| !output && abs.is_file())
+            .map(|(_, abs, _)| abs)
+            .collect();
+        if !files.is_empty() {
+            // The scan saw every file it walks; this check sees the ones it does not (an
+            // ignored file the agent wrote), whose change only it can report.
+            match session.check(&files, cwd, true) {
+                Ok(reports) => hints.extend(reports.into_iter().filter_map(|r| r.hint)),
+                Err(EngineError::NotRegular { .. } | EngineError::Path(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(hints)
 }
 
 /// Before a write: refuse a write over a stale read (or warn), then snapshot.

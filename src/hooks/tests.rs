@@ -297,25 +297,120 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
 
 // ---------------------------------------------------------------- Codex
 
+/// The payloads Codex 0.169.0 sent in the end-to-end run (`tests/agents/`, `CAPTURE=1`).
+macro_rules! codex_real {
+    ($name:literal) => {
+        fixture!("codex/real-0.169.0", $name)
+    };
+}
+
 #[test]
 fn codex_fixtures() {
-    let start = parsed(Agent::Codex, fixture!("codex", "session-start"));
+    let sid = Some("01a20e52-df05-7c11-a9db-d67fc3da3245");
+    let turn = Some("01a20e52-df41-7163-89fb-c6d0ebd48fd7");
+    let start = parsed(Agent::Codex, codex_real!("session-start"));
     // A session start opens no (empty) window; it closes what a previous run left open.
     assert_eq!(start.action, Action::CloseWindow);
     assert_eq!(start.turn_id, None);
+    assert_eq!(start.session_id.as_deref(), sid);
 
-    let prompt = parsed(Agent::Codex, fixture!("codex", "user-prompt-submit"));
+    let prompt = parsed(Agent::Codex, codex_real!("user-prompt-submit"));
     assert_eq!(
         prompt.action,
         Action::OpenWindow {
-            label: Some("Move lib.rs to core.rs".to_string())
+            label: Some(
+                "create notes.txt, edit it, read it, uppercase with sed, patch through the shell"
+                    .to_string()
+            )
         }
     );
-    assert_eq!(
-        prompt.turn_id.as_deref(),
-        Some("019a7c1e-6a01-7d22-9e0f-1b2c3d4e5f60")
-    );
+    assert_eq!(prompt.turn_id.as_deref(), turn);
 
+    let pre = parsed(Agent::Codex, codex_real!("pre-tool-use-apply_patch"));
+    assert_eq!(
+        pre.action,
+        Action::PreWrite {
+            paths: vec![p("notes.txt")]
+        }
+    );
+    assert_eq!(pre.session_id.as_deref(), sid);
+    assert_eq!(pre.turn_id.as_deref(), turn);
+    assert_eq!(pre.tool_call.as_deref(), Some("call_e2e_00"));
+    assert_eq!(pre.tool.as_deref(), Some("apply_patch"));
+    assert_eq!(pre.cwd, Some(p("/home/u/proj")));
+
+    let post = parsed(Agent::Codex, codex_real!("post-tool-use-apply_patch"));
+    assert_eq!(
+        post.action,
+        Action::PostWrite {
+            paths: vec![p("notes.txt")],
+            evidence: vec![Evidence::Written {
+                path: p("notes.txt")
+            }],
+        }
+    );
+    let edit = parsed(Agent::Codex, codex_real!("post-tool-use-apply_patch-2"));
+    assert_eq!(
+        edit.action,
+        Action::PostWrite {
+            paths: vec![p("README.md")],
+            evidence: Vec::new(),
+        }
+    );
+    assert_eq!(edit.tool_call.as_deref(), Some("call_e2e_01"));
+
+    let bash = parsed(Agent::Codex, codex_real!("pre-tool-use-bash"));
+    assert_eq!(
+        bash.action,
+        Action::PreShell {
+            command: "cat notes.txt".to_string()
+        }
+    );
+    assert_eq!(bash.tool_call.as_deref(), Some("call_e2e_03"));
+    // Codex 0.169 sends a shell tool's `tool_response` as a string (the output).
+    let bash_after = parsed(Agent::Codex, codex_real!("post-tool-use-bash"));
+    assert_eq!(
+        bash_after.action,
+        Action::PostShell {
+            command: "cat notes.txt".to_string()
+        }
+    );
+    let sed = parsed(Agent::Codex, codex_real!("post-tool-use-bash-2"));
+    assert_eq!(
+        sed.action,
+        Action::PostShell {
+            command: "sed -i 's/one/ONE/' notes.txt".to_string()
+        }
+    );
+    // The patch Codex ran through the shell: a PreToolUse `Bash` whose paths are read from
+    // the heredoc (Codex sent no PostToolUse for it).
+    let heredoc = parsed(Agent::Codex, codex_real!("pre-tool-use-bash-3"));
+    let Action::PreShellPatch { paths, command } = &heredoc.action else {
+        panic!("not a patch heredoc: {:?}", heredoc.action);
+    };
+    assert!(command.starts_with("apply_patch <<'EOF'\n"));
+    assert_eq!(
+        paths,
+        &[
+            p("README.md"),
+            p("extra.txt"),
+            p("old.txt"),
+            p("move-me.txt"),
+            p("moved.txt")
+        ]
+    );
+    assert_eq!(heredoc.tool.as_deref(), Some("Bash"));
+    assert_eq!(heredoc.tool_call.as_deref(), Some("call_e2e_05"));
+    assert_eq!(
+        parsed(Agent::Codex, codex_real!("stop")).action,
+        Action::CloseWindow
+    );
+}
+
+/// The hand-made apply_patch payloads cover what the recorded run does not: one patch that
+/// adds, moves and deletes.
+#[test]
+fn codex_apply_patch_with_every_header() {
     let pre = parsed(Agent::Codex, fixture!("codex", "pre-tool-use-apply_patch"));
     assert_eq!(
         pre.action,
@@ -328,14 +423,7 @@ fn codex_fixtures() {
             ]
         }
     );
-    assert_eq!(
-        pre.session_id.as_deref(),
-        Some("019a7c1e-5b2d-7f30-8c11-3e5a9d2b4c60")
-    );
     assert_eq!(pre.tool_call.as_deref(), Some("call_Pq1"));
-    assert_eq!(pre.tool.as_deref(), Some("apply_patch"));
-    assert_eq!(pre.cwd, Some(p("/home/u/proj")));
-
     let post = parsed(Agent::Codex, fixture!("codex", "post-tool-use-apply_patch"));
     assert_eq!(
         post.action,
@@ -350,26 +438,6 @@ fn codex_fixtures() {
                 path: p("docs/notes.md")
             }],
         }
-    );
-
-    let bash = parsed(Agent::Codex, fixture!("codex", "pre-tool-use-bash"));
-    assert_eq!(
-        bash.action,
-        Action::PreShell {
-            command: "cargo test".to_string()
-        }
-    );
-    assert_eq!(bash.tool_call.as_deref(), Some("call_Bs1"));
-    let bash_after = parsed(Agent::Codex, fixture!("codex", "post-tool-use-bash"));
-    assert_eq!(
-        bash_after.action,
-        Action::PostShell {
-            command: "cargo test".to_string()
-        }
-    );
-    assert_eq!(
-        parsed(Agent::Codex, fixture!("codex", "stop")).action,
-        Action::CloseWindow
     );
 }
 
@@ -1498,8 +1566,11 @@ fn codex_answers() {
             "permissionDecisionReason": "stale read",
         }})
     );
-    // No additionalContext on PreToolUse (older Codex fails the hook on it).
-    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    // additionalContext on PreToolUse: Codex 0.169 shows it to the model (tests/agents/).
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("x"))),
+        serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "x"}})
+    );
     let post = pre_write(Agent::Codex, "PostToolUse");
     assert_eq!(
         stdout_json(&answer(&post, &context("x"))),

@@ -321,6 +321,24 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// The tool calls ("" for none) whose pre-shell scan left a mark that no post-shell scan
+    /// took yet, oldest first: shell calls still running, or whose post-hook never came.
+    pub fn scan_marks(&self, session: SessionRowId) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT tool_call FROM scan_marks WHERE session_id = ?1
+                 ORDER BY started_at, tool_call",
+            )
+            .ctx("list scan marks")?;
+        let rows = stmt
+            .query_map(params![session.0], |r| r.get::<_, String>(0))
+            .ctx("list scan marks")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list scan marks")?;
+        Ok(rows)
+    }
+
     /// Remove and return the pre-shell scan mark of `tool_call`.
     pub fn take_scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
         let at = self

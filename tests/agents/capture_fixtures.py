@@ -3,8 +3,9 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode <payloads.jsonl> <workspace> <home>
-                           <version> <out dir>"""
+       capture_fixtures.py --agent gemini|opencode|codex <payloads.jsonl> <workspace> <home>
+                           <version> <out dir>
+Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
 import os
 import re
@@ -22,6 +23,12 @@ SCENARIOS = {
                  "appends a line to notes.txt), read notes.txt, bash `sed -i`; then a second "
                  "turn of the session with a `gpt-` model id: read notes.txt, apply_patch of "
                  "it. The payloads are what rewind's plugin pipes to `rewind hook opencode`"),
+    "codex": ("Codex", "codex", "fake_openai_responses.py",
+              "apply_patch add notes.txt, apply_patch update README.md, apply_patch update "
+              "notes.txt, (the user appends a line to notes.txt), Bash `cat notes.txt`, Bash "
+              "`sed -i`, Bash `apply_patch <<'EOF' … EOF` (a PreToolUse and no PostToolUse: Codex "
+              "sends none for it), Bash `ls`; `codex exec`, model `gpt-5.5` from a fake "
+              "Responses server"),
 }
 
 if sys.argv[1] == "--agent":
@@ -31,6 +38,7 @@ else:
     src, tmp, version, out = sys.argv[1:5]
     ws, home = os.path.join(tmp, "cc", "ws"), os.path.join(tmp, "cc", "home")
 title, hook_arg, server, turns = SCENARIOS[agent]
+codex_home = os.path.join(os.path.dirname(home), "codex-home")
 # Claude Code names the transcript folder after the cwd with every non-alphanumeric as '-'.
 ws_slug = re.sub(r"[^A-Za-z0-9]", "-", ws)
 # Gemini CLI names its project temp folder after the workspace's base name.
@@ -38,6 +46,8 @@ ws_base = os.path.basename(ws)
 
 
 def clean(s):
+    if agent == "codex":
+        s = s.replace(codex_home, "/home/u/.codex")
     s = s.replace(ws, "/home/u/proj").replace(home, "/home/u").replace(ws_slug, "-home-u-proj")
     if agent == "gemini":
         s = s.replace(f"/.gemini/tmp/{ws_base}/", "/.gemini/tmp/proj/")

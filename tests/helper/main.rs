@@ -8,6 +8,8 @@
 const VIA_HELPER: bool = true;
 
 // Shared with `tests/it`, which uses all of it; this binary uses part.
+#[path = "../it/codex.rs"]
+mod codex;
 #[allow(dead_code)]
 #[path = "../it/common.rs"]
 mod common;

@@ -8,6 +8,7 @@ const VIA_HELPER: bool = false;
 mod architecture;
 mod blame;
 mod cli;
+mod codex;
 mod common;
 mod concurrency;
 mod core;

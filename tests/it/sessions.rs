@@ -18,7 +18,8 @@ use crate::common::{changes, Env, Run};
 /// Where (and whether) an agent can show the model a hint about a file changed behind its back.
 #[derive(Debug, Clone, Copy)]
 enum Hint {
-    /// `hookSpecificOutput.additionalContext` on the PreToolUse answer (Claude Code).
+    /// `hookSpecificOutput.additionalContext` on the PreToolUse answer (Claude Code; Codex on
+    /// the `Bash` call that reads the file).
     PreAdditionalContext,
     /// `hookSpecificOutput.additionalContext` on the AfterTool answer (Gemini: only after
     /// the read can it add context).
@@ -31,9 +32,6 @@ enum Hint {
     /// Cursor's `beforeReadFile` answer takes `permission` only: no documented context field.
     /// The read must be allowed and nothing else said.
     CursorPermissionOnly,
-    /// Codex has no read tool (the model reads with shell commands) and its PreToolUse
-    /// rejects `additionalContext`: the "read" is a `Bash` call and must print nothing.
-    CodexNone,
 }
 
 /// One file an edit touches: its bytes before and after (`None`: absent).
@@ -90,26 +88,21 @@ const AGENTS: &[AgentCase] = &[
     },
     AgentCase {
         agent: "codex",
-        fixture_session: "019a7c1e-5b2d-7f30-8c11-3e5a9d2b4c60",
-        prompt: "user-prompt-submit",
-        stop: "stop",
-        edit_pre: "pre-tool-use-apply_patch",
-        edit_post: "post-tool-use-apply_patch",
-        // The fixture's patch: add docs/notes.md, move + edit src/lib.rs → src/core.rs,
-        // delete src/old.rs.
-        edit: &[
-            ("docs/notes.md", None, Some("# Notes\n")),
-            ("src/lib.rs", Some("pub fn a() {}\n"), None),
-            ("src/core.rs", None, Some("pub fn b() {}\n")),
-            ("src/old.rs", Some("old\n"), None),
-        ],
+        // Codex 0.169.0's own payloads, recorded by the end-to-end run (`tests/agents/`).
+        fixture_session: "01a20e52-df05-7c11-a9db-d67fc3da3245",
+        prompt: "real-0.169.0/user-prompt-submit",
+        stop: "real-0.169.0/stop",
+        edit_pre: "real-0.169.0/pre-tool-use-apply_patch-2",
+        edit_post: "real-0.169.0/post-tool-use-apply_patch-2",
+        edit: &[("README.md", Some("# e2e\n"), Some("# e2e edited\n"))],
         edit_proof: "exact",
-        shell_pre: "pre-tool-use-bash",
-        shell_post: "post-tool-use-bash",
-        read_pre: Some("pre-tool-use-bash"),
-        read_post: Some("post-tool-use-bash"),
-        read_rewrite: &[("cargo test", "cat docs/user.md")],
-        hint: Hint::CodexNone,
+        shell_pre: "real-0.169.0/pre-tool-use-bash-2",
+        shell_post: "real-0.169.0/post-tool-use-bash-2",
+        read_pre: Some("real-0.169.0/pre-tool-use-bash"),
+        read_post: Some("real-0.169.0/post-tool-use-bash"),
+        read_rewrite: &[("cat notes.txt", "cat docs/user.md")],
+        // Codex reads through its shell: the PreToolUse `Bash` of `cat` carries the hint.
+        hint: Hint::PreAdditionalContext,
     },
     AgentCase {
         agent: "gemini",
@@ -365,13 +358,6 @@ fn replay(case: &AgentCase) {
             // beforeReadFile has no context field: the read is allowed and that is all.
             let out = pre.as_ref().unwrap().json();
             assert_eq!(out, serde_json::json!({"permission": "allow"}));
-        }
-        Hint::CodexNone => {
-            // No read tool and no context on PreToolUse: the `cat` goes through silently. The
-            // pre-shell scan still sees the user's edit and files it as external (checked
-            // below: undo leaves it alone).
-            quiet(&pre, "PreToolUse Bash");
-            quiet(&post, "PostToolUse Bash");
         }
     }
 

@@ -68,14 +68,16 @@ struct Planned {
     note: &'static str,
 }
 
-/// `init --json`: `{agent, workspace, dry_run, files: [{path, changed, what, content}]}`,
-/// `content` only for a dry run.
+/// `init --json`: `{agent, workspace, dry_run, files: [{path, changed, what, content}],
+/// next_steps: [line]}`, `content` only for a dry run.
 #[derive(Serialize)]
 struct InitJson<'a> {
     agent: &'a str,
     workspace: String,
     dry_run: bool,
     files: Vec<FileJson<'a>>,
+    /// What the user still has to do in the agent before its hooks run (Codex: trust).
+    next_steps: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -137,6 +139,7 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
             }
         }
     }
+    let next_steps = agent.init_steps(root);
     if out.json {
         out.print_json(&InitJson {
             agent: agent.as_str(),
@@ -151,8 +154,13 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
                     content: if dry_run { p.content.as_deref() } else { None },
                 })
                 .collect(),
+            next_steps,
         });
     } else {
+        for step in &next_steps {
+            text.push_str(step);
+            text.push('\n');
+        }
         out.print(&text);
     }
     Ok(Exit::Ok)

@@ -120,6 +120,10 @@ fn init_dry_run_shows_the_files_it_would_write() {
     args = ["mcp"]
     env = { REWIND_HOME = "[HOME]" }
 
+    Codex runs these hooks only once you trust them; until then it runs none, silently:
+      1. trust the project: start `codex` in [WS] and accept trusting the folder (or run `codex exec --trust` there once)
+      2. trust the hooks: in `codex`, type /hooks and trust the 5 hooks running rewind's `hook codex` (listed as needing review); do it again after any change to .codex/hooks.json
+      Codex keeps both in $CODEX_HOME/config.toml (default ~/.codex/config.toml): [projects."[WS]"] and [hooks.state."[WS]/.codex/hooks.json:<event>:0:0"]
     [EOF]
     [exit status: 0]
     "#);
@@ -149,7 +153,7 @@ fn init_json() {
     let env = Env::new();
     let _f = filters(&env);
     assert_snapshot!(rw(&env, &["--json", "init", "claude-code"]), @r#"
-    {"agent":"claude-code","dry_run":false,"files":[{"changed":true,"content":null,"path":"[WS]/.claude/settings.json","what":"Claude Code hooks"},{"changed":true,"content":null,"path":"[WS]/.mcp.json","what":"MCP server"},{"changed":true,"content":null,"path":"[WS]/.claude/commands/rw-undo.md","what":"/rw-undo command"}],"workspace":"[WS]"}
+    {"agent":"claude-code","dry_run":false,"files":[{"changed":true,"content":null,"path":"[WS]/.claude/settings.json","what":"Claude Code hooks"},{"changed":true,"content":null,"path":"[WS]/.mcp.json","what":"MCP server"},{"changed":true,"content":null,"path":"[WS]/.claude/commands/rw-undo.md","what":"/rw-undo command"}],"next_steps":[],"workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);

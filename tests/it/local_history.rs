@@ -301,3 +301,37 @@ fn watch_leaves_a_running_shell_commands_changes_to_its_post_scan() {
     std::thread::sleep(std::time::Duration::from_millis(400));
     assert!(externals(&versions(&env, "conf.ini")).is_empty());
 }
+
+/// The same over MCP: `file_versions` lists them, `restore_version` brings one back.
+#[test]
+fn mcp_lists_a_files_versions_and_restores_one() {
+    let env = Env::new();
+    env.write("notes.txt", "A\n");
+    env.agent_write("notes.txt", "B\n");
+    let mut mcp = crate::tools::Mcp::start(&env);
+    mcp.request(
+        "initialize",
+        &serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
+    );
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (err, text) = mcp.call("file_versions", &serde_json::json!({"path": "notes.txt"}));
+    assert!(!err, "{text}");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["versions"][0]["state"], blob(b"B\n"));
+    assert_eq!(json["versions"][1]["state"], blob(b"A\n"));
+    let (err, text) = mcp.call(
+        "restore_version",
+        &serde_json::json!({"path": "notes.txt", "version": 1}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(env.read("notes.txt").unwrap(), b"A\n");
+    let (err, text) = mcp.call(
+        "restore_version",
+        &serde_json::json!({"path": "notes.txt", "version": 9}),
+    );
+    assert!(err, "{text}");
+    assert!(
+        text.contains("version 9 of notes.txt (it has 3) not found"),
+        "{text}"
+    );
+}

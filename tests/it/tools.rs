@@ -607,9 +607,11 @@ fn mcp_server_lists_its_tools_and_reads_edits_and_undoes_over_stdio() {
             "check",
             "diff",
             "edit_file",
+            "file_versions",
             "history",
             "read_file",
             "redo",
+            "restore_version",
             "search",
             "undo",
             "write_file"

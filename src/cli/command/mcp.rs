@@ -379,6 +379,22 @@ pub struct DiffParams {
     pub paths_bytes: Option<Vec<String>>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileVersionsParams {
+    /// The file, relative to the project root (or absolute inside it).
+    pub path: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreVersionParams {
+    /// The file, relative to the project root (or absolute inside it).
+    pub path: String,
+    /// The version number file_versions gave.
+    pub version: usize,
+}
+
 // ---- tools ----
 
 type ToolReturn = Result<CallToolResult, ErrorData>;
@@ -668,6 +684,36 @@ impl RewindServer {
         self.with_session(|s, _| {
             let log = s.log(p.all_sessions.unwrap_or(false), p.limit.unwrap_or(20))?;
             ok_json(&log).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
+        })
+    }
+
+    #[tool(
+        description = "Every version of one file that rewind recorded, newest first, from every session of the project (local history): its number, content id, size, who made it (agent session/window/tool call, external for an edit outside the agents, undo/redo, first-seen) and when. restore_version takes the number.",
+        annotations(read_only_hint = true)
+    )]
+    fn file_versions(&self, Parameters(p): Parameters<FileVersionsParams>) -> ToolReturn {
+        self.with_session(|s, cwd| {
+            let history = s.versions(Path::new(&p.path), cwd)?;
+            ok_json(&history).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
+        })
+    }
+
+    #[tool(
+        description = "Put a file back to one of its versions (the number file_versions gave). Its current bytes are saved first and the restore is itself undoable with undo."
+    )]
+    fn restore_version(&self, Parameters(p): Parameters<RestoreVersionParams>) -> ToolReturn {
+        self.in_session(|s, cwd, who| {
+            let report = s.restore(
+                Path::new(&p.path),
+                cwd,
+                rewind::engine::RestoreSource::Version(p.version),
+            )?;
+            let text = serde_json::to_string_pretty(&report)
+                .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+            Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                "{}\n{text}",
+                who.line
+            ))]))
         })
     }
 

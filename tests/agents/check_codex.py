@@ -70,7 +70,7 @@ def trust_steps():
     """The steps `rewind init codex` prints, as run.sh followed them in the real Codex."""
     init = open(os.path.join(CX, "init.txt")).read()
     check("rewind init codex prints the trust steps (project, then /hooks)",
-          "codex exec --trust" in init and "/hooks" in init and "rewind hook codex" in init, init)
+          "codex exec --trust" in init and "/hooks" in init and "hook codex" in init, init)
     probe = jsonl(os.path.join(CX, "probe.jsonl"))
     fired = open(os.path.join(CX, "probe-hooks")).read().strip()
     check("step 1 alone (codex exec --trust): the turn runs and not one hook fires",

@@ -42,7 +42,7 @@ listed = answer(2)
 proc.kill()
 timer.cancel()
 hooks = [h for d in listed.get("result", {}).get("data", []) for h in d.get("hooks", [])]
-ours = [h for h in hooks if "rewind hook codex" in (h.get("command") or "")]
+ours = [h for h in hooks if "hook codex" in (h.get("command") or "")]
 config = os.path.join(os.environ["CODEX_HOME"], "config.toml")
 with open(config, "a") as f:
     for h in ours:

@@ -336,4 +336,8 @@ pub struct RunArgs {
     /// Started by `helper start`: leave the terminal's session
     #[arg(long, hide = true)]
     pub detached: bool,
+    /// Also record the edits made outside the agents in the workspaces the hook events come
+    /// from, as they happen (local history, as `rewind watch` records them)
+    #[arg(long)]
+    pub record: bool,
 }

@@ -587,6 +587,9 @@ impl Session<'_> {
                 self.look_file(rel)?
             };
             let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
+            if modification.is_none() {
+                modification = self.changed_outside_since_read(&cap)?;
+            }
             // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
             if modification.is_some() && self.in_flight(rel)? {
                 modification = None;
@@ -653,6 +656,31 @@ impl Session<'_> {
     fn in_flight(&self, rel: &RelPath) -> Result<bool> {
         let pending = self.index().read().pending_change(self.id, rel, None)?;
         Ok(pending.is_some())
+    }
+
+    /// The state on record is current, yet this session last read other bytes, and the
+    /// change that brought the current ones is an edit outside the agents (recorded by a
+    /// watcher, the helper's local history, or a scan before a shell command, which all move
+    /// the state on): the model is told, as when the state itself was stale. Two indexed
+    /// lookups, and only the first for a path this session read as it is.
+    fn changed_outside_since_read(&self, cap: &Captured) -> Result<Option<ModReason>> {
+        let r = self.home.index.read();
+        let Some(read) = r.last_read(self.id, &cap.rel)? else {
+            return Ok(None);
+        };
+        let now = cap.state.blob();
+        if read.blob == now {
+            return Ok(None);
+        }
+        let Some(latest) = r.latest_change_of_path(self.ws_id, &cap.rel)? else {
+            return Ok(None);
+        };
+        let outside = latest.kind == WindowKind::External
+            && latest.change.after.is_some_and(|a| a.blob() == now);
+        Ok(outside.then_some(match now {
+            None => ModReason::Deleted,
+            Some(_) => ModReason::Modified,
+        }))
     }
 
     /// Would a recording check of `cap` write nothing new? True when the state on record

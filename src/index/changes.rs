@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use rusqlite::types::{Value, ValueRef};
-use rusqlite::{params, Row};
+use rusqlite::{params, OptionalExtension, Row};
 
 use super::windows::{ORIGINAL_KINDS, REVERSAL_KINDS};
 use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx};
@@ -383,6 +383,41 @@ impl Tx<'_> {
                 })
             })
             .collect()
+    }
+
+    /// The newest change of `path` that took effect, with its window's kind and session.
+    pub fn latest_change_of_path(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+    ) -> Result<Option<PathChange>> {
+        let sql = format!(
+            "SELECT {CHANGE_COLS}, w.kind, s.name FROM changes c
+             JOIN windows w ON w.id = c.window_id JOIN sessions s ON s.id = w.session_id
+             WHERE c.workspace_id = ?1 AND c.path = ?2 AND w.status = 'done'
+             ORDER BY c.id DESC LIMIT 1"
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .ctx("find a file's latest change")?;
+        let row = stmt
+            .query_row(params![ws.0, path.as_bytes()], |r| {
+                Ok((ChangeRow::read(r)?, r.get::<_, String>(15)?, r.get(16)?))
+            })
+            .optional()
+            .ctx("find a file's latest change")?;
+        row.map(|(row, kind, session): (ChangeRow, String, String)| {
+            Ok(PathChange {
+                change: row.into_change()?,
+                kind: kind.parse().map_err(|detail| IndexError::BadRow {
+                    what: "window kind",
+                    detail,
+                })?,
+                session,
+            })
+        })
+        .transpose()
     }
 
     /// Whether `path` has a pending change (snapped, not recorded) in an open window of any

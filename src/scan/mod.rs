@@ -166,6 +166,13 @@ impl Watching {
 }
 
 impl Watching {
+    /// How many changed paths the watches of `ws` hold for its next scan, as of the last
+    /// [`Watching::drain`]; `None` when `ws` has no trusted watcher (its next scan walks
+    /// everything and places one).
+    pub fn dirty(&self, ws: crate::ids::WorkspaceId) -> Option<usize> {
+        lock(&self.0).dirty(ws)
+    }
+
     /// Block until the watches of `ws` see a change, then until its writes settle: no
     /// further event for `quiet`, or `most` after the first (a storm is scanned while it
     /// lasts, not after). `None` after `timeout` with no event. Where nothing can be

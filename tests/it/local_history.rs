@@ -335,3 +335,68 @@ fn mcp_lists_a_files_versions_and_restores_one() {
         "{text}"
     );
 }
+
+/// A watcher moves the file state on when it records an edit outside the agents, so the
+/// state alone no longer tells a reading agent; its own last read does: the model is still
+/// told, once.
+#[test]
+fn an_edit_the_watcher_recorded_still_reaches_the_agent_that_read_the_file() {
+    let env = Env::new();
+    env.write("plan.md", "step 1\n");
+    let _w = watch(&env);
+    let read = |env: &Env| {
+        env.run(&[
+            "--json",
+            "--session",
+            "agent",
+            "check",
+            "--record",
+            "plan.md",
+        ])
+        .ok()
+        .json()
+    };
+    assert_eq!(read(&env)["externally_modified"], false);
+    env.write("plan.md", "step 1\nstep 2 (the user's)\n");
+    until(&env, "plan.md", |v| v[0]["by"] == "external");
+    let again = read(&env);
+    assert_eq!(again["externally_modified"], true, "{again}");
+    assert_eq!(
+        again["files"][0]["hint"],
+        "plan.md was changed outside the agent since rewind's last snapshot; read it again before editing it"
+    );
+    assert_eq!(read(&env)["externally_modified"], false, "told once");
+}
+
+/// The resident helper started with `--record` records the edits made outside the agents in
+/// the workspaces its hook events came from, between events, as `rewind watch` does
+/// (session `local-history`).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_helper_records_edits_outside_the_agents_between_hook_events() {
+    let env = Env::new();
+    env.manual_helper();
+    env.write("draft.md", "v1\n");
+    env.run(&["helper", "start", "--idle-timeout", "60", "--record"])
+        .ok();
+    let prompt = fixture(&env, "claude-code", "user-prompt-submit");
+    hook_with(&env, "claude-code", &prompt, &[]).ok();
+    // The helper's first recording scan of the workspace places its watches.
+    let start = std::time::Instant::now();
+    while env.run(&["--json", "helper", "status"]).json()["watches"]["workspaces"] != 1 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "no watches"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    env.write("draft.md", "v2, the user's\n");
+    let took = until(&env, "draft.md", |v| {
+        v[0]["state"] == blob(b"v2, the user's\n")
+    });
+    assert!(took < std::time::Duration::from_secs(3), "took {took:?}");
+    let v = versions(&env, "draft.md");
+    assert_eq!(v[0]["by"], "external");
+    assert_eq!(v[0]["session"], "local-history");
+    env.run(&["helper", "stop"]).ok();
+}

@@ -664,6 +664,7 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
         .arg(&root)
         .args(["helper", "run", "--detached", "--idle-timeout"])
         .arg(args.idle_timeout.to_string())
+        .args(args.record.then_some("--record"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -718,6 +719,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         idle_timeout: Duration::from_secs(args.idle_timeout),
         watching: Watching::default(),
         watched: WatchCounts::default(),
+        recorder: args.record.then(super::watch::Recorder::default),
     };
     eprintln!(
         "{} rewind helper {} started for {}",
@@ -837,6 +839,8 @@ struct Helper<'g> {
     watched: WatchCounts,
     /// The directory watches every scan this helper runs shares.
     watching: Watching,
+    /// The local history of the workspaces the events came from (`--record`).
+    recorder: Option<super::watch::Recorder>,
 }
 
 impl Helper<'_> {
@@ -848,14 +852,22 @@ impl Helper<'_> {
         listener: &UnixListener,
         still_ours: impl Fn() -> bool,
     ) -> Option<&'static str> {
+        let mut settling = false;
         loop {
             let mut fds = [rustix::event::PollFd::new(
                 listener,
                 rustix::event::PollFlags::IN,
             )];
-            let tick = rustix::event::Timespec {
-                tv_sec: 1,
-                tv_nsec: 0,
+            // Sooner while a workspace's changes are settling, to record them on time.
+            let tick = match settling {
+                true => rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 50_000_000,
+                },
+                false => rustix::event::Timespec {
+                    tv_sec: 1,
+                    tv_nsec: 0,
+                },
             };
             match rustix::event::poll(&mut fds, Some(&tick)) {
                 Ok(0) | Err(rustix::io::Errno::INTR) => {}
@@ -879,6 +891,14 @@ impl Helper<'_> {
             // Events read now and then, so that a long quiet spell (a build the agent runs)
             // does not overflow the kernel's queue and cost a full walk at the next scan.
             self.watched = self.watching.drain();
+            if let Some(recorder) = &mut self.recorder {
+                if let Err(e) = self.home.wake() {
+                    eprintln!("rewind helper {}: {e}", std::process::id());
+                    return Some("stale or failed");
+                }
+                settling = recorder.tick(&self.home, &self.watching);
+                self.home.idle();
+            }
             if !still_ours() {
                 eprintln!(
                     "rewind helper {}: its socket is gone; exiting",
@@ -1031,6 +1051,12 @@ impl Helper<'_> {
                 false,
             )
         }));
+        if let (Some(recorder), Ok(ws)) = (
+            &mut self.recorder,
+            crate::cli::context::workspace(&event.global, &event.cwd),
+        ) {
+            recorder.note(ws);
+        }
         self.home.idle();
         self.served += 1;
         self.last = Instant::now();

@@ -8,9 +8,13 @@
 //! ([`Phase::Watch`]: as before a command, without a command's mark), narrowed by the
 //! watches to what changed.
 
+// The resident helper, the recorder's one user, runs on Linux only.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use rewind::engine::Session;
 use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
 
 use crate::cli::args::Global;
@@ -86,12 +90,17 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
 const SHELL_RUNS_AT_MOST: Duration = Duration::from_secs(10 * 60);
 
 fn shell_running(ctx: &Ctx) -> Result<bool, Failure> {
-    let since = ctx.session.now() - SHELL_RUNS_AT_MOST.as_nanos() as i64;
-    ctx.session
+    shell_runs(&ctx.session).map_err(|e| Failure::new(Exit::Error, e.to_string()))
+}
+
+/// Whether an agent's shell command runs in `session`'s workspace (see
+/// [`SHELL_RUNS_AT_MOST`]): what changes meanwhile is the command's to record.
+pub(crate) fn shell_runs(session: &Session<'_>) -> Result<bool, rewind::index::IndexError> {
+    let since = session.now() - SHELL_RUNS_AT_MOST.as_nanos() as i64;
+    session
         .index()
         .read()
-        .shell_running(ctx.session.workspace_id(), since)
-        .map_err(|e| Failure::new(Exit::Error, e.to_string()))
+        .shell_running(session.workspace_id(), since)
 }
 
 /// One line per change (a JSON object per scan that recorded any with `--json`).
@@ -125,4 +134,115 @@ fn show(out: &Out, report: &ScanReport, first: bool) {
         })
         .collect();
     out.print(&text);
+}
+
+/// How long the paths a workspace's watches report must stay as they are before the
+/// resident helper records them (the writes have settled), as `rewind watch --quiet-ms`.
+const HELPER_QUIET: Duration = Duration::from_millis(150);
+
+/// A workspace without a trusted watcher (none yet, dropped, or not Linux) is scanned by
+/// the helper at most this often: each such scan walks the whole tree.
+const UNWATCHED_EVERY: Duration = Duration::from_secs(60);
+
+/// The session the helper's recordings of edits outside the agents go to.
+pub(crate) const LOCAL_HISTORY: &str = "local-history";
+
+/// The resident helper's local history: what `rewind watch` does, for every workspace the
+/// helper's hook events came from, between events. Its scans share the helper's watches
+/// (a hook's shell scan and a recording each look at what changed since the other).
+#[derive(Default)]
+pub(crate) struct Recorder {
+    by_root: std::collections::HashMap<std::path::PathBuf, Recorded>,
+}
+
+struct Recorded {
+    ws: rewind::workspace::Workspace,
+    /// Known after the first recording scan.
+    id: Option<rewind::ids::WorkspaceId>,
+    dirty: usize,
+    changed_at: Instant,
+    scanned_at: Option<Instant>,
+}
+
+impl Recorder {
+    /// A hook event came from `ws`: record its edits from now on.
+    pub fn note(&mut self, ws: rewind::workspace::Workspace) {
+        self.by_root
+            .entry(ws.root().to_path_buf())
+            .or_insert_with(|| Recorded {
+                ws,
+                id: None,
+                dirty: 0,
+                changed_at: Instant::now(),
+                scanned_at: None,
+            });
+    }
+
+    /// Scan each workspace whose changed paths have settled. Returns whether one is still
+    /// settling (the caller looks again soon). A workspace whose scan fails is dropped
+    /// (said on stderr, the helper's log); its next hook event brings it back.
+    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> bool {
+        let mut settling = false;
+        let mut failed = Vec::new();
+        for (root, r) in &mut self.by_root {
+            let due = match r.id.map(|id| watching.dirty(id)) {
+                None => true,
+                Some(None) => r.scanned_at.is_none_or(|t| t.elapsed() >= UNWATCHED_EVERY),
+                Some(Some(0)) => {
+                    r.dirty = 0;
+                    false
+                }
+                Some(Some(n)) if n != r.dirty => {
+                    r.dirty = n;
+                    r.changed_at = Instant::now();
+                    settling = true;
+                    false
+                }
+                Some(Some(_)) if r.changed_at.elapsed() < HELPER_QUIET => {
+                    settling = true;
+                    false
+                }
+                Some(Some(_)) => true,
+            };
+            if due {
+                if let Err(e) = r.record(home, watching) {
+                    eprintln!(
+                        "rewind helper {}: cannot record the edits in {}: {e}",
+                        std::process::id(),
+                        root.display()
+                    );
+                    failed.push(root.clone());
+                }
+            }
+        }
+        for root in failed {
+            self.by_root.remove(&root);
+        }
+        settling
+    }
+}
+
+impl Recorded {
+    /// One recording scan, unless an agent's shell command runs (then later).
+    fn record(
+        &mut self,
+        home: &rewind::engine::Home,
+        watching: &Watching,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let session = home.session(self.ws.clone(), LOCAL_HISTORY)?;
+        self.id = Some(session.workspace_id());
+        if shell_runs(&session)? {
+            self.changed_at = Instant::now();
+            return Ok(());
+        }
+        let opts = ScanOptions {
+            watching: Some(watching.clone()),
+            git_global: Some(super::hook::git_global),
+            ..ScanOptions::default()
+        };
+        scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        self.scanned_at = Some(Instant::now());
+        self.dirty = 0;
+        Ok(())
+    }
 }

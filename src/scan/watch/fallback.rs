@@ -31,6 +31,11 @@ impl Watches {
         Waited::NoWatcher
     }
 
+    /// Nothing is watched here.
+    pub fn dirty(&self, _: WorkspaceId) -> Option<usize> {
+        None
+    }
+
     pub fn counts(&self) -> WatchCounts {
         WatchCounts::default()
     }

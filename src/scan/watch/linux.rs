@@ -102,6 +102,15 @@ impl Watches {
         }
     }
 
+    /// How many changed paths `ws`'s watcher holds for its next scan (events already read);
+    /// `None` without a trusted watcher.
+    pub fn dirty(&self, ws: WorkspaceId) -> Option<usize> {
+        self.by_ws
+            .get(&ws)
+            .filter(|w| w.broken.is_none())
+            .map(|w| w.dirty.len())
+    }
+
     pub fn counts(&self) -> WatchCounts {
         WatchCounts {
             workspaces: self.by_ws.len(),

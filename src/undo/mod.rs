@@ -516,10 +516,11 @@ fn merge_item(
     };
     let mut item = plan::merge(item, &texts);
     if let Some(m) = &mut item.merged {
-        if store {
+        if let (true, Some(blob)) = (store, item.step.target.blob()) {
+            let ours = (ours_id, ours.as_slice());
             session
                 .store()
-                .put(session.index(), &m.bytes, Some(ours_id), session.now())?;
+                .put_against(session.index(), blob, &m.bytes, ours, session.now())?;
         } else {
             let path = item.step.path.display();
             m.diff = Some(merge::unified(

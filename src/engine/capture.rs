@@ -152,13 +152,35 @@ impl Session<'_> {
         absent_if_no_file(rel, self.look(rel), self.home.now())
     }
 
-    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them. A
-    /// file over [`HOLD_MAX`](crate::workspace::HOLD_MAX) is read as a stream; one that keeps
-    /// changing size while it is read is tried again, then refused.
+    /// As [`Session::capture`] (`store`) or [`Session::look`], handing back the bytes read
+    /// (`None`: absent, too large, or over [`HOLD_MAX`](crate::workspace::HOLD_MAX)) for a
+    /// caller that uses them next (a merge-undo).
+    pub(crate) fn observe_keeping(
+        &self,
+        rel: &RelPath,
+        store: Option<Option<BlobId>>,
+    ) -> Result<(Captured, Option<Vec<u8>>)> {
+        self.observe_with_bytes(rel, store, true)
+    }
+
+    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
     fn observe_into(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
+        Ok(self.observe_with_bytes(rel, store, false)?.0)
+    }
+
+    /// [`Session::observe_into`], with a regular file's bytes when `keep` (dropped
+    /// otherwise: a batch of captures must not hold them all). A file over
+    /// [`HOLD_MAX`](crate::workspace::HOLD_MAX) is read as a stream; one that keeps changing
+    /// size while it is read is tried again, then refused.
+    fn observe_with_bytes(
+        &self,
+        rel: &RelPath,
+        store: Option<Option<BlobId>>,
+        keep: bool,
+    ) -> Result<(Captured, Option<Vec<u8>>)> {
         let mut tries = 0;
         loop {
-            match self.observe_once(rel, store) {
+            match self.observe_once(rel, store, keep) {
                 Err(EngineError::Store(StoreError::SourceChanged { .. })) if tries < 2 => {
                     tries += 1;
                 }
@@ -173,7 +195,13 @@ impl Session<'_> {
         }
     }
 
-    fn observe_once(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
+    fn observe_once(
+        &self,
+        rel: &RelPath,
+        store: Option<Option<BlobId>>,
+        keep: bool,
+    ) -> Result<(Captured, Option<Vec<u8>>)> {
+        let mut kept = None;
         let read_at = self.home.now();
         let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
             Observation::Absent => (FileState::Absent, None, false),
@@ -187,6 +215,9 @@ impl Session<'_> {
                     blob: id,
                     mode: stat.mode,
                 };
+                if keep {
+                    kept = Some(bytes);
+                }
                 (state, Some(stat), false)
             }
             Observation::Large { mut file, stat } => {
@@ -218,13 +249,14 @@ impl Session<'_> {
                 })
             }
         };
-        Ok(Captured {
+        let captured = Captured {
             rel: rel.clone(),
             state,
             stat,
             read_at,
             too_large,
-        })
+        };
+        Ok((captured, kept))
     }
 
     fn previous_blob(&self, rel: &RelPath) -> Result<Option<BlobId>> {

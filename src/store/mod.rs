@@ -33,6 +33,7 @@ mod codec;
 pub mod pack;
 mod stream;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -149,6 +150,36 @@ impl Store {
         id: BlobId,
         bytes: &[u8],
         previous: Option<BlobId>,
+        now: i64,
+    ) -> Result<()> {
+        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now)
+    }
+
+    /// As [`Store::put_with_id`] with the bytes of `previous` at hand (verified by the
+    /// caller): a delta against it need not read it back (a merge-undo holds them).
+    pub fn put_against(
+        &self,
+        catalog: &dyn BlobCatalog,
+        id: BlobId,
+        bytes: &[u8],
+        previous: (BlobId, &[u8]),
+        now: i64,
+    ) -> Result<()> {
+        self.put_known(
+            catalog,
+            id,
+            bytes,
+            Some((previous.0, Some(previous.1))),
+            now,
+        )
+    }
+
+    fn put_known(
+        &self,
+        catalog: &dyn BlobCatalog,
+        id: BlobId,
+        bytes: &[u8],
+        previous: Option<(BlobId, Option<&[u8]>)>,
         now: i64,
     ) -> Result<()> {
         if catalog.has_blob(&id)? {
@@ -301,10 +332,10 @@ impl Store {
         catalog: &dyn BlobCatalog,
         id: BlobId,
         bytes: &[u8],
-        previous: Option<BlobId>,
+        previous: Option<(BlobId, Option<&[u8]>)>,
         full_len: usize,
     ) -> Result<Option<(Vec<u8>, BlobId)>> {
-        let Some(prev) = previous else {
+        let Some((prev, prev_bytes)) = previous else {
             return Ok(None);
         };
         if prev == id || bytes.len() < 256 || bytes.len() > self.opts.delta_max_size {
@@ -325,8 +356,12 @@ impl Store {
         }
         let key = if depth >= MAX_CHAIN { root } else { prev };
         // A damaged base must not stop a snapshot: store this version whole instead.
-        let Ok(key_bytes) = self.get(catalog, &key) else {
-            return Ok(None);
+        let key_bytes = match prev_bytes.filter(|_| key == prev) {
+            Some(known) => Cow::Borrowed(known),
+            None => match self.get(catalog, &key) {
+                Ok(b) => Cow::Owned(b),
+                Err(_) => return Ok(None),
+            },
         };
         if key_bytes.len() > self.opts.delta_max_size || key_bytes.is_empty() {
             return Ok(None);
@@ -780,6 +815,24 @@ mod tests {
             row2.stored_size
         );
         assert_eq!(store.get(&catalog, &id3).unwrap(), v3);
+    }
+
+    #[test]
+    fn a_put_against_bytes_at_hand_is_a_delta_that_reads_back() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let first = text(300, 0);
+        let base = store.put(&catalog, &first, None, 1).unwrap();
+        let mut next = first.clone();
+        next.extend_from_slice(b"one more line\n");
+        let id = BlobId::of(&next);
+        store
+            .put_against(&catalog, id, &next, (base, &first), 1)
+            .unwrap();
+        assert_eq!(
+            catalog.blob_encoding(&id).unwrap(),
+            Some(Encoding::ZstdDelta { base })
+        );
+        assert_eq!(store.get(&catalog, &id).unwrap(), next);
     }
 
     #[test]

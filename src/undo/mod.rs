@@ -226,7 +226,13 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     // this one captures and plans.
     let batch = !req.dry_run && changes.len() >= session.options().batch_sync_min;
     let blobs = if batch {
-        target_blobs(&by_path, direction)
+        // A path changed later is merged, not restored: its merge loads what it needs.
+        let merged: HashSet<&RelPath> = if req.strict || req.force {
+            HashSet::new()
+        } else {
+            later.iter().map(|c| &c.path).collect()
+        };
+        target_blobs(&by_path, direction, &merged)
     } else {
         Vec::new()
     };
@@ -437,18 +443,14 @@ fn plan_all(
     for (rel, changes) in by_path {
         let bound = plan::later_than(changes, direction);
         let (_, expected) = plan::sides(changes, direction);
+        let transition = transitions.contains(rel.as_bytes());
+        let (observed, ours) = observe(session, rel, expected.blob(), store, transition)?;
         let input = PathInput {
             changes: changes.clone(),
             later: later_by_path
                 .get(rel)
                 .and_then(|cs| cs.iter().copied().find(|c| c.id > bound)),
-            observed: observe(
-                session,
-                rel,
-                expected.blob(),
-                store,
-                transitions.contains(rel.as_bytes()),
-            )?,
+            observed,
         };
         let mut item = plan::plan_path(rel, &input, direction);
         let free = item.conflict.is_none();
@@ -459,10 +461,10 @@ fn plan_all(
                 mode: h.mode,
             };
             if free || (item.mergeable && how.merge) {
-                item = merge_item(session, item, Some(h), store)?;
+                item = merge_item(session, item, ours, Some(h), store)?;
             }
         } else if item.mergeable && how.merge {
-            item = merge_item(session, item, None, store)?;
+            item = merge_item(session, item, ours, None, store)?;
         }
         items.push(item);
     }
@@ -471,35 +473,41 @@ fn plan_all(
 
 /// Merge `item` (see [`plan::merge`]): the undone change's after (base) and the undo's
 /// target (theirs) from the store, or a hunk undo's `given` texts; the current bytes
-/// (ours) read again, and they must still be what was captured. A clean merge's bytes go
-/// into the store (`store`), or, in a dry run, become a diff to show.
+/// (ours) as captured (`captured`), else read again, and they must still be what was
+/// captured. A clean merge's bytes go into the store (`store`), or, in a dry run, become a
+/// diff to show.
 fn merge_item(
     session: &Session<'_>,
     item: Item,
+    captured: Option<Vec<u8>>,
     given: Option<&hunk::Texts>,
     store: bool,
 ) -> Result<Item> {
     let Some((base_id, ours_id, theirs_id)) = plan::merge_sides(&item) else {
         return Ok(item);
     };
-    let ours = match current_bytes(session, &item.step.path, ours_id)? {
-        Current::Bytes(b) => b,
-        Current::Changed => {
-            let mut item = item;
-            let detail = format!("{} changed while the undo was planned", item.step.path);
-            item.conflict = Some((Conflict::ModifiedSince, detail));
-            return Ok(item);
-        }
-        // A line merge holds all three versions in memory: the conflict stays, and says why.
-        Current::TooLarge => {
-            let mut item = item;
-            let why = "not merged: the file is over the 16 MiB a merge holds in memory";
-            item.conflict = Some(match item.conflict.take() {
-                Some((kind, d)) => (kind, format!("{d}; {why}")),
-                None => (Conflict::Overlap, format!("{}: {why}", item.step.path)),
-            });
-            return Ok(item);
-        }
+    let ours = match captured {
+        Some(bytes) => bytes,
+        None => match current_bytes(session, &item.step.path, ours_id)? {
+            Current::Bytes(b) => b,
+            Current::Changed => {
+                let mut item = item;
+                let detail = format!("{} changed while the undo was planned", item.step.path);
+                item.conflict = Some((Conflict::ModifiedSince, detail));
+                return Ok(item);
+            }
+            // A line merge holds all three versions in memory: the conflict stays, and says
+            // why.
+            Current::TooLarge => {
+                let mut item = item;
+                let why = "not merged: the file is over the 16 MiB a merge holds in memory";
+                item.conflict = Some(match item.conflict.take() {
+                    Some((kind, d)) => (kind, format!("{d}; {why}")),
+                    None => (Conflict::Overlap, format!("{}: {why}", item.step.path)),
+                });
+                return Ok(item);
+            }
+        },
     };
     let load = |id: BlobId| {
         session
@@ -521,10 +529,11 @@ fn merge_item(
     };
     let mut item = plan::merge(item, &texts);
     if let Some(m) = &mut item.merged {
-        if store {
+        if let (true, Some(blob)) = (store, item.step.target.blob()) {
+            let ours = (ours_id, ours.as_slice());
             session
                 .store()
-                .put(session.index(), &m.bytes, Some(ours_id), session.now())?;
+                .put_against(session.index(), blob, &m.bytes, ours, session.now())?;
         } else {
             let path = item.step.path.display();
             m.diff = Some(merge::unified(
@@ -558,21 +567,20 @@ enum Current {
     TooLarge,
 }
 
-/// What `rel` holds now; with `store`, its bytes go into the store (as a delta against
-/// `base` where that helps).
+/// What `rel` holds now, and a regular file's bytes (a merge reads them next); with
+/// `store`, its bytes go into the store (as a delta against `base` where that helps).
 fn observe(
     session: &Session<'_>,
     rel: &RelPath,
     base: Option<BlobId>,
     store: bool,
     transition: bool,
-) -> Result<Observed> {
-    let captured = if store {
-        session.capture(rel, base)
-    } else {
-        session.look(rel)
+) -> Result<(Observed, Option<Vec<u8>>)> {
+    let (captured, bytes) = match session.observe_keeping(rel, store.then_some(base)) {
+        Ok((c, bytes)) => (Ok(c), bytes),
+        Err(e) => (Err(e), None),
     };
-    match captured {
+    let observed = match captured {
         // A directory, or a path below a regular file, where the plan itself moves between
         // a file and a directory: no file is there (the executor orders the steps).
         Err(EngineError::NotRegular {
@@ -590,7 +598,8 @@ fn observe(
         ))),
         Err(EngineError::Path(e)) => Ok(Observed::Unsafe(e.to_string())),
         Err(e) => Err(e),
-    }
+    }?;
+    Ok((observed, bytes))
 }
 
 /// The paths of the plan with another path of the plan below or above them (a file that
@@ -611,11 +620,16 @@ fn in_transition<'p>(by_path: &BTreeMap<&'p RelPath, Vec<&Change>>) -> HashSet<&
 }
 
 /// The blobs the plan will pick as targets (as [`plan::sides`] picks them), for the
-/// prefetch.
-fn target_blobs(by_path: &BTreeMap<&RelPath, Vec<&Change>>, direction: Direction) -> Vec<BlobId> {
+/// prefetch; not those of the `merged` paths.
+fn target_blobs(
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+    direction: Direction,
+    merged: &HashSet<&RelPath>,
+) -> Vec<BlobId> {
     let mut blobs: Vec<BlobId> = by_path
-        .values()
-        .filter_map(|changes| plan::sides(changes, direction).0.blob())
+        .iter()
+        .filter(|(rel, _)| !merged.contains(*rel))
+        .filter_map(|(_, changes)| plan::sides(changes, direction).0.blob())
         .collect();
     blobs.sort();
     blobs.dedup();

@@ -1010,6 +1010,16 @@ impl Helper<'_> {
         })
     }
 
+    /// With `--record`: the workspace of an event, to record its edits from now on.
+    fn note_workspace(&mut self, global: &Global, cwd: &Path) {
+        if let (Some(recorder), Ok(ws)) = (
+            &mut self.recorder,
+            crate::cli::context::workspace(global, cwd),
+        ) {
+            recorder.note(ws);
+        }
+    }
+
     /// Run one event; the answer's output bytes go to `output`.
     fn hook(&mut self, stream: &UnixStream, event: Event, output: &mut Vec<u8>) -> (Reply, Flow) {
         if event.global.max_file_size != self.global.max_file_size {
@@ -1051,12 +1061,7 @@ impl Helper<'_> {
                 false,
             )
         }));
-        if let (Some(recorder), Ok(ws)) = (
-            &mut self.recorder,
-            crate::cli::context::workspace(&event.global, &event.cwd),
-        ) {
-            recorder.note(ws);
-        }
+        self.note_workspace(&event.global, &event.cwd);
         self.home.idle();
         self.served += 1;
         self.last = Instant::now();

@@ -558,6 +558,9 @@ impl Session<'_> {
     ) -> Result<RecordReport> {
         let known = tx.file_state(self.ws_id, &cap.rel)?;
         let window = self.current_window(tx, now)?;
+        if let Some(report) = self.take_over_external(tx, cap, new, window, now)? {
+            return Ok(report);
+        }
         let (before, proof, reason) = derive_before(known.as_ref(), new.evidence, cap.too_large);
         let id = tx.insert_change(&NewChange {
             window,
@@ -581,6 +584,58 @@ impl Session<'_> {
             reason,
             had_snapshot: false,
         })
+    }
+
+    /// A watcher (`rewind watch`, the helper's `--record`, a scan before a command) may have
+    /// recorded this very write as an edit outside the agents before the hook announcing it
+    /// came: an agent that announces its writes only afterwards (Cursor, a Claude Code edit
+    /// without its PreToolUse). When the path's latest change is such an `external` one, made
+    /// within [`TAKE_OVER_WITHIN`], bringing exactly these bytes, and the agent's evidence of
+    /// the old bytes is that change's before, the change is the agent's: it moves into the
+    /// agent's window, with its tool call, `derived` as a record without a snap would be.
+    fn take_over_external(
+        &self,
+        tx: &Tx<'_>,
+        cap: &Captured,
+        new: &Unsnapped<'_>,
+        window: WindowId,
+        now: i64,
+    ) -> Result<Option<RecordReport>> {
+        let Some(evidence) = new.evidence else {
+            return Ok(None);
+        };
+        let Some(latest) = tx.latest_change_of_path(self.ws_id, &cap.rel)? else {
+            return Ok(None);
+        };
+        let c = &latest.change;
+        let ours = latest.kind == WindowKind::External
+            && c.undone_by.is_none()
+            && now.saturating_sub(c.created_at) < TAKE_OVER_WITHIN.as_nanos() as i64
+            && c.after.is_some_and(|a| a.same_content(&cap.state));
+        if !ours {
+            return Ok(None);
+        }
+        let before = KnownState {
+            state: c.before,
+            stat: None,
+            recorded_at: c.created_at,
+            unread: None,
+        };
+        let (_, proof, _) = derive_before(Some(&before), Some(evidence), cap.too_large);
+        if proof != Proof::Derived {
+            return Ok(None);
+        }
+        tx.move_change(c.id, c.window, window, new.tool, new.tool_call, proof)?;
+        Ok(Some(RecordReport {
+            path: cap.rel.display(),
+            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
+            window_id: window,
+            change_id: c.id,
+            after: cap.state.blob(),
+            proof,
+            reason: None,
+            had_snapshot: false,
+        }))
     }
 
     /// An implicit window (opened by a snap with none open) ends when its last pending write
@@ -775,6 +830,11 @@ pub fn external_hint(path: &str, m: ModReason) -> String {
         }
     }
 }
+
+/// How recent an `external` change must be for an agent's after-the-fact record of the same
+/// write to take it over ([`Session::take_over_external`]): a post-tool hook comes within
+/// moments of the write; the same bytes a minute later are another story.
+const TAKE_OVER_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The before state of a write no snap saw coming.
 fn derive_before(

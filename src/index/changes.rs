@@ -420,6 +420,36 @@ impl Tx<'_> {
         .transpose()
     }
 
+    /// Move change `id` from window `from` into `to`, as `tool`/`tool_call`'s with `proof`
+    /// (an agent's after-the-fact record taking over the `external` change a watcher made of
+    /// its write); `from` goes when nothing is left in it.
+    pub fn move_change(
+        &self,
+        id: ChangeId,
+        from: WindowId,
+        to: WindowId,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+        proof: Proof,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,
+                   reason = NULL WHERE id = ?1",
+            )
+            .and_then(|mut st| st.execute(params![id.0, to.0, tool, tool_call, proof.as_str()]))
+            .ctx("move a change")?;
+        self.conn
+            .prepare_cached(
+                "DELETE FROM windows WHERE id = ?1
+                   AND NOT EXISTS (SELECT 1 FROM changes WHERE window_id = ?1 OR undone_by = ?1)
+                   AND NOT EXISTS (SELECT 1 FROM reversals WHERE window_id = ?1)",
+            )
+            .and_then(|mut st| st.execute([from.0]))
+            .ctx("remove an emptied window")?;
+        Ok(())
+    }
+
     /// Whether `path` has a pending change (snapped, not recorded) in an open window of any
     /// session of the workspace: an agent's write in flight.
     pub fn path_pending(&self, ws: WorkspaceId, path: &RelPath) -> Result<bool> {

@@ -400,3 +400,38 @@ fn the_helper_records_edits_outside_the_agents_between_hook_events() {
     assert_eq!(v[0]["session"], "local-history");
     env.run(&["helper", "stop"]).ok();
 }
+
+/// An agent that announces its writes only afterwards (Cursor's `afterFileEdit`): the
+/// watcher may record the write as an outside edit first; the hook, whose evidence of the old
+/// bytes is that change's before, takes the change over, and the agent's undo finds it.
+#[test]
+fn an_after_the_fact_hook_takes_over_the_outside_edit_a_watcher_made_of_its_write() {
+    let env = Env::new();
+    let session = "c1f0a2b3-4d5e-6f70-8192-a3b4c5d6e7f8";
+    env.write("src/main.ts", "const foo = 1\n");
+    let _w = watch(&env);
+    hook_with(
+        &env,
+        "cursor",
+        &fixture(&env, "cursor", "beforeReadFile"),
+        &[],
+    )
+    .ok();
+    env.write("src/main.ts", "const foo = 2\n");
+    until(&env, "src/main.ts", |v| v[0]["by"] == "external");
+    hook_with(
+        &env,
+        "cursor",
+        &fixture(&env, "cursor", "afterFileEdit"),
+        &[],
+    )
+    .ok();
+
+    let v = versions(&env, "src/main.ts");
+    let by: Vec<&str> = v.iter().map(|v| v["by"].as_str().unwrap()).collect();
+    assert_eq!(by, ["agent", "first-seen"], "{v:#?}");
+    assert_eq!(v[0]["session"], session);
+    assert_eq!(v[0]["proof"], "derived");
+    env.run(&["undo", "--session", session]).ok();
+    assert_eq!(env.read("src/main.ts").unwrap(), b"const foo = 1\n");
+}

@@ -51,6 +51,7 @@ pub mod edit;
 pub mod engine;
 pub mod hooks;
 pub mod ids;
+pub mod import;
 pub mod index;
 pub mod maintenance;
 pub mod model;

@@ -49,5 +49,6 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
         Command::Watch(args) => command::watch::run(g, &out, &args),
+        Command::Import(cmd) => command::import::run(g, &out, cmd),
     }
 }

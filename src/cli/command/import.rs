@@ -1,7 +1,8 @@
 //! `rewind import opencode [--data-dir DIR] [--recorded-worktree PATH] [--dry-run]`: turn
 //! what OpenCode recorded (its steps, tool calls and snapshot trees) into rewind windows,
 //! each change `derived` only when OpenCode's own records prove it (see `rewind::import`).
-//! The global `--session ID` imports that one session only.
+//! `--opencode-session ID` (repeatable) imports those sessions only; the global `--session`
+//! (and `REWIND_SESSION`) play no part: imported sessions are named by OpenCode's ids.
 
 use std::path::PathBuf;
 
@@ -28,6 +29,9 @@ pub struct OpenCodeArgs {
     /// since (its paths are mapped onto this workspace)
     #[arg(long, value_name = "PATH")]
     pub recorded_worktree: Option<String>,
+    /// Import only this OpenCode session (repeatable) [default: all of the project's]
+    #[arg(long = "opencode-session", value_name = "ID")]
+    pub sessions: Vec<String>,
     /// Compute and report everything, write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -44,7 +48,7 @@ pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
     };
     let opts = OpenCodeOptions {
         data_dir,
-        sessions: g.session.iter().cloned().collect(),
+        sessions: args.sessions,
         recorded_worktree: args.recorded_worktree,
         dry_run: args.dry_run,
     };

@@ -1,0 +1,516 @@
+//! `rewind import opencode` against OpenCode 1.18.33's real data directory
+//! (`fixtures/opencode/real-1.18.33`, one scripted run: write notes.txt, read README.md,
+//! edit README.md, edit notes.txt, the user appends a line to notes.txt while the agent
+//! reads it, a bash `sed -i` on notes.txt). Each test works on its own copy of the data
+//! directory (some damage it on purpose); the fixture itself is never written.
+
+use std::path::{Path, PathBuf};
+
+use rewind::ids::BlobId;
+use serde_json::Value;
+
+use crate::common::{Env, Run};
+
+const RECORDED: &str = "/tmp/rewind-agents.iomzrR/opencode/ws";
+const SESSION: &str = "ses_df1b5b591ffeRyMcInrysRNTjT";
+const SNAPSHOT: &str =
+    "snapshot/3c7acf3999624a7ef027beef4765395acb949346/348fca8b2fc1110e2d8cf952f3938861d600d9f0";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencode/real-1.18.33")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A workspace holding the run's final files, and a copy of OpenCode's data directory.
+struct Setup {
+    env: Env,
+    data: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let env = Env::new();
+        copy_dir(&fixture().join("workspace"), &env.ws);
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("opencode");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::copy(fixture().join("opencode.db"), data.join("opencode.db")).unwrap();
+        copy_dir(&fixture().join("snapshot"), &data.join("snapshot"));
+        Setup {
+            env,
+            data,
+            _dir: dir,
+        }
+    }
+
+    /// `rewind --json import opencode --data-dir … --recorded-worktree … ARGS`.
+    fn import(&self, args: &[&str]) -> Run {
+        let data = self.data.to_str().unwrap();
+        let mut all = vec![
+            "--json",
+            "import",
+            "opencode",
+            "--data-dir",
+            data,
+            "--recorded-worktree",
+            RECORDED,
+        ];
+        all.extend_from_slice(args);
+        self.env.run(&all)
+    }
+
+    fn objects(&self) -> PathBuf {
+        self.data.join(SNAPSHOT).join("objects")
+    }
+
+    /// The loose object file of `id` in the copied snapshot store.
+    fn object(&self, id: &str) -> PathBuf {
+        self.objects().join(&id[..2]).join(&id[2..])
+    }
+
+    /// Put the project's own object that the run's alternates pointed at (README.md's
+    /// first version, `# e2e`, in the deleted workspace's `.git/objects`) into an object
+    /// directory of the test's, and point the copy's alternates at it.
+    fn restore_alternate(&self) {
+        use gix_object::Write;
+        let objects = self.data.join("project-objects");
+        std::fs::create_dir_all(&objects).unwrap();
+        let store = gix_odb::loose::Store::at(&objects, gix_hash::Kind::Sha1);
+        let id = store.write_buf(gix_object::Kind::Blob, b"# e2e\n").unwrap();
+        assert_eq!(id.to_string(), "6280098a57e3612d8db06f98ced92fe3bcfaa8e1");
+        std::fs::write(
+            self.objects().join("info/alternates"),
+            format!("{}\n", objects.display()),
+        )
+        .unwrap();
+    }
+
+    /// Run `sql` on the copied database (a damaged or reshaped OpenCode record).
+    fn sql(&self, sql: &str) {
+        let conn = rusqlite::Connection::open(self.data.join("opencode.db")).unwrap();
+        conn.execute_batch(sql).unwrap();
+    }
+}
+
+fn blob(bytes: &[u8]) -> Value {
+    Value::String(BlobId::of(bytes).to_hex())
+}
+
+/// Each window of the report as `kind label-suffix: path proof reason tool`, one line per
+/// change, in order.
+fn summary(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{} {}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    &w["message_id"].as_str().unwrap()[..12],
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn change<'a>(report: &'a Value, message: &str, path: &str) -> &'a Value {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["message_id"].as_str().unwrap().starts_with(message))
+        .flat_map(|w| w["changes"].as_array().unwrap())
+        .find(|c| c["path"] == path)
+        .unwrap_or_else(|| panic!("no change of {path} in {message}: {report:#}"))
+}
+
+/// The whole run, step by step: the write and the edit of notes.txt are proven by their own
+/// inputs; the README edit's before blob lived in the deleted workspace's `.git` (the
+/// alternates), so it is metadata-only; the user's line, appended while the agent only
+/// read, is an external change (the patch part listing notes.txt proves nothing); the
+/// `sed -i` is the shell's, never derived.
+#[test]
+fn import_records_each_step_with_its_proof() {
+    let s = Setup::new();
+    let run = s.import(&[]);
+    run.ok();
+    let r = run.json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import msg_20e4a594: notes.txt derived - write",
+            "import msg_20e4a6ab: README.md metadata-only snapshot-store-missing edit",
+            "import msg_20e4a6d6: notes.txt derived - edit",
+            "external msg_20e4a703: notes.txt derived - -",
+            "import msg_20e4a733: notes.txt metadata-only shell-command bash",
+        ]
+    );
+    let session = &r["sessions"][0];
+    assert_eq!(session["id"], SESSION);
+    assert_eq!(session["status"], "imported");
+    assert_eq!(session["steps"], 7);
+    assert_eq!(
+        (
+            &session["derived"],
+            &session["metadata_only"],
+            &session["external"]
+        ),
+        (&Value::from(2), &Value::from(2), &Value::from(1))
+    );
+    assert_eq!(
+        session["reasons"],
+        serde_json::json!({"shell-command": 1, "snapshot-store-missing": 1})
+    );
+    assert_eq!(r["windows_added"], 5);
+
+    let write = change(&r, "msg_20e4a594", "notes.txt");
+    assert_eq!(write["before"], Value::Null, "a create");
+    assert_eq!(write["after"], blob(b"one\ntwo\n"));
+    assert_eq!(write["tool_call"], "call_e2e_00");
+    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    assert_eq!(
+        (&edit["before"], &edit["after"]),
+        (&blob(b"one\ntwo\n"), &blob(b"one\nTWO\n"))
+    );
+    let user = change(&r, "msg_20e4a703", "notes.txt");
+    assert_eq!(
+        (&user["before"], &user["after"]),
+        (&blob(b"one\nTWO\n"), &blob(b"one\nTWO\nuser line\n"))
+    );
+    let sed = change(&r, "msg_20e4a733", "notes.txt");
+    assert_eq!(
+        (&sed["before"], &sed["after"]),
+        (
+            &blob(b"one\nTWO\nuser line\n"),
+            &blob(b"ONE\nTWO\nuser line\n")
+        ),
+        "the bytes are kept for review, the change is still not revertible"
+    );
+
+    // The windows are in rewind's log as the report said, with their bytes stored.
+    let log = crate::common::changes(&s.env, SESSION);
+    assert_eq!(log.len(), 5);
+    let kinds: Vec<&str> = log
+        .iter()
+        .map(|c| c["window_kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["import", "import", "import", "external", "import"]);
+    let diff = s
+        .env
+        .run(&[
+            "diff",
+            "--session",
+            SESSION,
+            &r["sessions"][0]["windows"][2]["window_id"].to_string(),
+        ])
+        .ok()
+        .stdout
+        .clone();
+    assert!(diff.contains("-two\n+TWO\n"), "{diff}");
+}
+
+/// The current disk is never evidence: an empty workspace gives the same proofs.
+#[test]
+fn the_current_disk_plays_no_part_in_the_proof() {
+    let s = Setup::new();
+    std::fs::remove_file(s.env.path("notes.txt")).unwrap();
+    std::fs::write(s.env.path("README.md"), "something else\n").unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(summary(&r).len(), 5);
+    assert_eq!(change(&r, "msg_20e4a594", "notes.txt")["proof"], "derived");
+    assert_eq!(change(&r, "msg_20e4a6d6", "notes.txt")["proof"], "derived");
+}
+
+#[test]
+fn a_second_import_adds_nothing() {
+    let s = Setup::new();
+    s.import(&[]).ok();
+    let before = crate::common::changes(&s.env, SESSION).len();
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "nothing to do: {}", again.stderr);
+    let r = again.json();
+    assert_eq!(r["windows_added"], 0);
+    assert_eq!(r["sessions"][0]["status"], "up-to-date");
+    assert_eq!(r["sessions"][0]["steps_already_imported"], 5);
+    assert_eq!(crate::common::changes(&s.env, SESSION).len(), before);
+}
+
+#[test]
+fn a_dry_run_reports_and_writes_nothing() {
+    let s = Setup::new();
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(r["dry_run"], true);
+    assert_eq!(summary(&r).len(), 5);
+    assert!(r["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["window_id"].is_null()));
+    nothing_imported(&s.env);
+    // And the real import afterwards imports everything.
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 5);
+}
+
+/// With the project's own objects back (the alternates), the README edit is proven, and
+/// undoing it restores the exact bytes; once the user has changed the file since, undo
+/// refuses.
+#[test]
+fn undo_of_an_imported_edit_restores_the_exact_before() {
+    let s = Setup::new();
+    s.restore_alternate();
+    let r = s.import(&[]).ok().json();
+    let edit = change(&r, "msg_20e4a6ab", "README.md");
+    assert_eq!(edit["proof"], "derived");
+    assert_eq!(
+        (&edit["before"], &edit["after"]),
+        (&blob(b"# e2e\n"), &blob(b"# e2e edited\n"))
+    );
+    let window = r["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["message_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg_20e4a6ab")
+        })
+        .unwrap()["window_id"]
+        .to_string();
+
+    std::fs::write(s.env.path("README.md"), "# e2e edited\nthe user's line\n").unwrap();
+    let refused = s
+        .env
+        .run(&["undo", "--session", SESSION, "--window", &window]);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert_eq!(
+        s.env.read("README.md").unwrap(),
+        b"# e2e edited\nthe user's line\n"
+    );
+
+    std::fs::write(s.env.path("README.md"), "# e2e edited\n").unwrap();
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &window])
+        .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\n");
+}
+
+/// Undo refuses a metadata-only imported change (the shell's `sed`) and writes nothing.
+#[test]
+fn undo_refuses_an_imported_shell_change() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    let window = r["sessions"][0]["windows"][4]["window_id"].to_string();
+    let run = s
+        .env
+        .run(&["undo", "--session", SESSION, "--window", &window]);
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(s.env.read("notes.txt").unwrap(), b"ONE\nTWO\nuser line\n");
+}
+
+/// A damaged blob (notes.txt's first version) and a missing tree (the snapshot after the
+/// first step) degrade the steps that need them to metadata-only, with the reason; the
+/// rest still imports.
+#[test]
+fn a_damaged_or_missing_snapshot_object_degrades_to_metadata_only() {
+    let s = Setup::new();
+    let damaged = s.object("814f4a422927b82f5f8a43f8fab6d3839e3983f2");
+    std::fs::set_permissions(
+        &damaged,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::write(&damaged, b"not zlib at all").unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import msg_20e4a594: notes.txt metadata-only snapshot-store-missing write",
+            "import msg_20e4a6ab: README.md metadata-only snapshot-store-missing edit",
+            "import msg_20e4a6d6: notes.txt metadata-only snapshot-store-missing edit",
+            "external msg_20e4a703: notes.txt derived - -",
+            "import msg_20e4a733: notes.txt metadata-only shell-command bash",
+        ]
+    );
+
+    let s = Setup::new();
+    std::fs::remove_file(s.object("4d403289cc7816f577136c49a14bcd27594bb721")).unwrap();
+    let r = s.import(&[]).ok().json();
+    let first = change(&r, "msg_20e4a594", "notes.txt");
+    assert_eq!(first["reason"], "snapshot-store-missing");
+    assert_eq!(
+        (&first["before"], &first["after"]),
+        (&Value::from("unknown"), &Value::from("unknown"))
+    );
+    assert_eq!(
+        change(&r, "msg_20e4a6ab", "README.md")["reason"],
+        "snapshot-store-missing"
+    );
+    assert_eq!(change(&r, "msg_20e4a6d6", "notes.txt")["proof"], "derived");
+}
+
+/// A part of a shape rewind has not seen makes nothing in its step proven.
+#[test]
+fn an_unknown_part_shape_degrades_its_step() {
+    let s = Setup::new();
+    s.sql(
+        "UPDATE part SET data = json_set(data, '$.type', 'hologram')
+         WHERE id = 'prt_20e4a7036001WXvGiQdPVxijn5'",
+    );
+    let r = s.import(&[]).ok().json();
+    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    assert_eq!(
+        (&edit["proof"], &edit["reason"]),
+        (&Value::from("metadata-only"), &Value::from("unknown-tool"))
+    );
+    assert_eq!(change(&r, "msg_20e4a594", "notes.txt")["proof"], "derived");
+}
+
+/// An edit whose input does not produce the after text (here: the recorded new text was
+/// changed) is not proven, whatever its `completed` status says.
+#[test]
+fn a_completed_edit_whose_input_does_not_match_is_not_proven() {
+    let s = Setup::new();
+    s.sql(
+        "UPDATE part SET data = json_set(data, '$.state.input.newString', 'Two')
+         WHERE id = 'prt_20e4a6e41001ydA43i3tYwb2Um'",
+    );
+    let r = s.import(&[]).ok().json();
+    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    assert_eq!(
+        (&edit["proof"], &edit["reason"]),
+        (&Value::from("metadata-only"), &Value::from("not-proven"))
+    );
+}
+
+#[track_caller]
+fn assert_refused(run: &Run, message: &str) {
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: ") && first.contains(message),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
+    assert_eq!(run.json()["exit_code"], 1);
+}
+
+fn nothing_imported(env: &Env) {
+    let log = env.run(&["--json", "log"]).ok().json();
+    assert!(
+        log["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["session"] != SESSION && s["windows"].as_array().unwrap().is_empty()),
+        "{log:#}"
+    );
+}
+
+#[test]
+fn no_opencode_data_is_an_error() {
+    let s = Setup::new();
+    std::fs::remove_file(s.data.join("opencode.db")).unwrap();
+    let run = s.import(&[]);
+    assert_refused(&run, "no OpenCode data in ");
+    assert!(run.stderr.contains("opencode.db not found"));
+    nothing_imported(&s.env);
+}
+
+#[test]
+fn a_workspace_that_is_not_the_project_is_refused() {
+    let s = Setup::new();
+    let data = s.data.to_str().unwrap();
+    let run = s
+        .env
+        .run(&["--json", "import", "opencode", "--data-dir", data]);
+    assert_refused(&run, "is not an OpenCode project in");
+    assert!(run.stderr.contains(&format!(
+        "3c7acf3999624a7ef027beef4765395acb949346 at {RECORDED}"
+    )));
+    assert!(run.stderr.contains("--recorded-worktree"));
+    nothing_imported(&s.env);
+}
+
+#[test]
+fn an_unknown_session_is_refused() {
+    let s = Setup::new();
+    let run = s.import(&["--opencode-session", "ses_nope"]);
+    assert_refused(&run, "OpenCode session ses_nope not found in ");
+    nothing_imported(&s.env);
+    let r = s.import(&["--opencode-session", SESSION]).ok().json();
+    assert_eq!(r["windows_added"], 5);
+}
+
+#[test]
+fn a_corrupt_database_is_refused_and_nothing_is_imported() {
+    let s = Setup::new();
+    std::fs::write(s.data.join("opencode.db"), vec![0x42; 8192]).unwrap();
+    let run = s.import(&[]);
+    assert_refused(&run, "is not a readable SQLite database");
+    nothing_imported(&s.env);
+}
+
+#[test]
+fn an_unsupported_database_schema_is_refused() {
+    let s = Setup::new();
+    s.sql("ALTER TABLE part RENAME TO part_v2");
+    let run = s.import(&[]);
+    assert_refused(&run, "unsupported OpenCode database schema in ");
+    assert!(run.stderr.contains("part"), "{}", run.stderr);
+    nothing_imported(&s.env);
+}
+
+#[test]
+fn a_locked_database_is_refused() {
+    let s = Setup::new();
+    let conn = rusqlite::Connection::open(s.data.join("opencode.db")).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let run = s.import(&[]);
+    assert_refused(&run, "is locked by another process");
+    drop(conn);
+    nothing_imported(&s.env);
+}
+
+/// Import never writes OpenCode's files: the data directory is byte-for-byte the same.
+#[test]
+fn import_leaves_opencode_data_untouched() {
+    let s = Setup::new();
+    let before = tree_bytes(&s.data);
+    s.import(&[]).ok();
+    assert_eq!(tree_bytes(&s.data), before);
+}
+
+fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    out.sort();
+    out
+}

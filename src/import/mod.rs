@@ -191,7 +191,13 @@ pub fn opencode(
         .unwrap_or_else(|| ws.root().display().to_string());
     let worktree = worktree.trim_end_matches('/').to_string();
     let projects = db.projects()?;
-    let Some(project) = projects.iter().find(|p| p.worktree == worktree).cloned() else {
+    // The recorded path, or the same directory spelled another way (a symlinked /tmp).
+    let same_dir = |p: &Project| {
+        p.worktree == worktree
+            || (opts.recorded_worktree.is_none()
+                && Path::new(&p.worktree).canonicalize().ok().as_deref() == Some(ws.root()))
+    };
+    let Some(project) = projects.iter().find(|p| same_dir(p)).cloned() else {
         let known: Vec<String> = projects
             .iter()
             .map(|p| format!("{} at {}", p.id, p.worktree))
@@ -209,6 +215,7 @@ pub fn opencode(
     let sessions = chosen_sessions(&db, &project, opts)?;
     let store = opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
         .and_then(|dir| git::SnapshotStore::open(&dir).ok());
+    let worktree = project.worktree.trim_end_matches('/').to_string();
     let mapper = Mapper {
         recorded_root: worktree.clone(),
     };
@@ -447,8 +454,20 @@ fn write_session(
     let session = home.session(ws.clone(), name)?;
     let (ws_id, session_id) = (session.workspace_id(), session.row_id());
     home.index().write(|tx| {
+        // Another import may have committed some of these steps since they were planned:
+        // the labels are checked again under the write lock.
+        let present: BTreeSet<String> = tx
+            .windows(session_id, usize::MAX)?
+            .into_iter()
+            .filter_map(|w| w.label)
+            .collect();
         let mut reports = Vec::new();
         for p in planned {
+            if present.contains(&label(&p.message_id, false))
+                || present.contains(&label(&p.message_id, true))
+            {
+                continue;
+            }
             let mut ids = BTreeMap::new();
             for (external, changes) in [(true, &p.plan.external), (false, &p.plan.agent)] {
                 if changes.is_empty() {

@@ -95,6 +95,7 @@ pub fn plan(step: &Step, cx: &StepCtx<'_>, keep: &mut Keep<'_>) -> Result<StepPl
         .collect();
     // The agent's claims: (path, tool part), in part order.
     let mut claims: Vec<(RelPath, &ToolPart)> = Vec::new();
+    let mut unmapped = None;
     for t in tools
         .iter()
         .filter(|t| proof::FILE_TOOLS.contains(&t.tool.as_str()))
@@ -102,13 +103,17 @@ pub fn plan(step: &Step, cx: &StepCtx<'_>, keep: &mut Keep<'_>) -> Result<StepPl
         for raw in proof::claimed_paths(t) {
             match cx.mapper.tool_path(&raw, cx.session_dir) {
                 Some(rel) => claims.push((rel, t)),
-                None => plan.unsafe_paths += 1,
+                None => {
+                    plan.unsafe_paths += 1;
+                    unmapped = unmapped.or(Some(*t));
+                }
             }
         }
     }
     let ev = Evidence {
         claims,
         unknown_part: step.parts.iter().any(|p| matches!(p, Part::Unknown { .. })),
+        unmapped,
         // Who else may have changed files in this step: a shell, a subagent, an unknown tool.
         other: tools.iter().copied().find(|t| {
             let name = t.tool.as_str();
@@ -140,6 +145,9 @@ struct Evidence<'t> {
     claims: Vec<(RelPath, &'t ToolPart)>,
     /// A part of a shape rewind does not know: nothing in the step is proven.
     unknown_part: bool,
+    /// A file tool that named a path outside the workspace: what the step changed may be
+    /// its doing under another name, so no unclaimed path is taken for the user's.
+    unmapped: Option<&'t ToolPart>,
     /// A shell, a subagent or an unknown tool that ran in the step.
     other: Option<&'t ToolPart>,
 }
@@ -168,10 +176,15 @@ fn judge(ev: &Evidence<'_>, rel: &RelPath, before: &Side, after: &Side, plan: &m
             Proof::MetadataOnly,
             Some(MetadataReason::UnknownTool),
         )),
-        [] => match ev.other {
-            Some(t) => plan
-                .agent
-                .push(change(Some(t), Proof::MetadataOnly, Some(unattributed(t)))),
+        [] => match ev
+            .unmapped
+            .map(|t| (t, MetadataReason::UnsafePath))
+            .or(ev.other.map(|t| (t, unattributed(t))))
+        {
+            Some((t, reason)) => {
+                plan.agent
+                    .push(change(Some(t), Proof::MetadataOnly, Some(reason)))
+            }
             None => plan.external.push(match side_reason {
                 None => change(None, Proof::Derived, None),
                 Some(r) => change(None, Proof::MetadataOnly, Some(r)),

@@ -535,3 +535,96 @@ fn a_session_recorded_live_by_the_hooks_is_skipped() {
         .contains("recorded this session as it ran"));
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), 1);
 }
+
+/// Two tool calls of one step naming the same path: neither is proven; the first keeps the
+/// before tree's bytes, the last the after tree's, nothing is claimed between.
+#[test]
+fn two_tools_of_one_step_on_one_path_are_ambiguous() {
+    let s = Setup::new();
+    s.sql(
+        "INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
+         SELECT 'prt_20e4a6e41002zzzzzzzzzzzzzz', message_id, session_id, time_created,
+                time_updated, json_set(data, '$.callID', 'call_e2e_03b')
+         FROM part WHERE id = 'prt_20e4a6e41001ydA43i3tYwb2Um'",
+    );
+    let r = s.import(&[]).ok().json();
+    let window = r["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["message_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg_20e4a6d6")
+        })
+        .unwrap();
+    let changes: Vec<(&Value, &Value, &Value, &Value)> = window["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (&c["tool_call"], &c["reason"], &c["before"], &c["after"]))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (
+                &Value::from("call_e2e_03"),
+                &Value::from("ambiguous-window"),
+                &blob(b"one\ntwo\n"),
+                &Value::from("unknown")
+            ),
+            (
+                &Value::from("call_e2e_03b"),
+                &Value::from("ambiguous-window"),
+                &Value::from("unknown"),
+                &blob(b"one\nTWO\n")
+            ),
+        ]
+    );
+}
+
+/// Over `--max-file-size`, a snapshot blob is not read: the change is metadata-only,
+/// `too-large`.
+#[test]
+fn a_blob_over_the_size_limit_is_too_large() {
+    let s = Setup::new();
+    let r = s.import(&["--max-file-size", "10"]).ok().json();
+    let write = change(&r, "msg_20e4a594", "notes.txt");
+    assert_eq!(
+        (&write["proof"], &write["reason"]),
+        (&Value::from("derived"), &Value::Null),
+        "8 bytes: under the limit"
+    );
+    let user = change(&r, "msg_20e4a703", "notes.txt");
+    assert_eq!(
+        (&user["proof"], &user["reason"], &user["after"]),
+        (
+            &Value::from("metadata-only"),
+            &Value::from("too-large"),
+            &Value::from("unknown")
+        )
+    );
+}
+
+/// A tool that named a path outside the workspace proves nothing, and what its step changed
+/// is not taken for the user's edit either.
+#[test]
+fn a_tool_path_outside_the_workspace_is_never_proof() {
+    let s = Setup::new();
+    s.sql(
+        "UPDATE part SET data = json_set(data, '$.state.input.filePath', '/etc/notes.txt')
+         WHERE id = 'prt_20e4a654f001exlXW2zErbeP77'",
+    );
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["sessions"][0]["unsafe_paths"], 1);
+    let write = change(&r, "msg_20e4a594", "notes.txt");
+    assert_eq!(
+        (&write["proof"], &write["reason"], &write["tool"]),
+        (
+            &Value::from("metadata-only"),
+            &Value::from("unsafe-path"),
+            &Value::from("write")
+        )
+    );
+}

@@ -194,7 +194,12 @@ fn judge(ev: &Evidence<'_>, rel: &RelPath, before: &Side, after: &Side, plan: &m
             let verdict = match side_reason {
                 Some(r) => Err(r),
                 None if ev.unknown_part => Err(MetadataReason::UnknownTool),
-                None => proof::prove(t, before.bytes.as_deref(), after.bytes.as_deref()),
+                None => proof::prove(
+                    t,
+                    &rel.display(),
+                    before.bytes.as_deref(),
+                    after.bytes.as_deref(),
+                ),
             };
             plan.agent.push(match verdict {
                 Ok(()) => change(Some(t), Proof::Derived, None),

@@ -1,7 +1,8 @@
 //! `rewind import opencode` against OpenCode 1.18.33's real data directory
 //! (`fixtures/opencode/real-1.18.33`, one scripted run: write notes.txt, read README.md,
 //! edit README.md, edit notes.txt, the user appends a line to notes.txt while the agent
-//! reads it, a bash `sed -i` on notes.txt). Each test works on its own copy of the data
+//! reads it, a bash `sed -i` on notes.txt; then, in a second turn with a `gpt-` model, one
+//! `apply_patch` of notes.txt). Each test works on its own copy of the data
 //! directory (some damage it on purpose); the fixture itself is never written.
 
 use std::path::{Path, PathBuf};
@@ -11,10 +12,10 @@ use serde_json::Value;
 
 use crate::common::{Env, Run};
 
-const RECORDED: &str = "/tmp/rewind-agents.iomzrR/opencode/ws";
-const SESSION: &str = "ses_df1b5b591ffeRyMcInrysRNTjT";
+const RECORDED: &str = "/tmp/rewind-agents.xwhqSm/opencode/ws";
+const SESSION: &str = "ses_df19f1f22ffeS0UkHv3YRtblVB";
 const SNAPSHOT: &str =
-    "snapshot/3c7acf3999624a7ef027beef4765395acb949346/348fca8b2fc1110e2d8cf952f3938861d600d9f0";
+    "snapshot/be48fe8d4c1d878969702d5023b3fdf84eb3e828/183b4a0ba8b1d22e7c7afdc2607bfc4d9e005433";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/opencode/real-1.18.33")
@@ -156,46 +157,47 @@ fn import_records_each_step_with_its_proof() {
     assert_eq!(
         summary(&r),
         [
-            "import msg_20e4a594: notes.txt derived - write",
-            "import msg_20e4a6ab: README.md metadata-only snapshot-store-missing edit",
-            "import msg_20e4a6d6: notes.txt derived - edit",
-            "external msg_20e4a703: notes.txt derived - -",
-            "import msg_20e4a733: notes.txt metadata-only shell-command bash",
+            "import msg_20e60ed5: notes.txt derived - write",
+            "import msg_20e60fdc: README.md metadata-only snapshot-store-missing edit",
+            "import msg_20e6100d: notes.txt derived - edit",
+            "external msg_20e61043: notes.txt derived - -",
+            "import msg_20e6106e: notes.txt metadata-only shell-command bash",
+            "import msg_20e614d8: notes.txt derived - apply_patch",
         ]
     );
     let session = &r["sessions"][0];
     assert_eq!(session["id"], SESSION);
     assert_eq!(session["status"], "imported");
-    assert_eq!(session["steps"], 7);
+    assert_eq!(session["steps"], 10);
     assert_eq!(
         (
             &session["derived"],
             &session["metadata_only"],
             &session["external"]
         ),
-        (&Value::from(2), &Value::from(2), &Value::from(1))
+        (&Value::from(3), &Value::from(2), &Value::from(1))
     );
     assert_eq!(
         session["reasons"],
         serde_json::json!({"shell-command": 1, "snapshot-store-missing": 1})
     );
-    assert_eq!(r["windows_added"], 5);
+    assert_eq!(r["windows_added"], 6);
 
-    let write = change(&r, "msg_20e4a594", "notes.txt");
+    let write = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(write["before"], Value::Null, "a create");
     assert_eq!(write["after"], blob(b"one\ntwo\n"));
     assert_eq!(write["tool_call"], "call_e2e_00");
-    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    let edit = change(&r, "msg_20e6100d", "notes.txt");
     assert_eq!(
         (&edit["before"], &edit["after"]),
         (&blob(b"one\ntwo\n"), &blob(b"one\nTWO\n"))
     );
-    let user = change(&r, "msg_20e4a703", "notes.txt");
+    let user = change(&r, "msg_20e61043", "notes.txt");
     assert_eq!(
         (&user["before"], &user["after"]),
         (&blob(b"one\nTWO\n"), &blob(b"one\nTWO\nuser line\n"))
     );
-    let sed = change(&r, "msg_20e4a733", "notes.txt");
+    let sed = change(&r, "msg_20e6106e", "notes.txt");
     assert_eq!(
         (&sed["before"], &sed["after"]),
         (
@@ -207,12 +209,23 @@ fn import_records_each_step_with_its_proof() {
 
     // The windows are in rewind's log as the report said, with their bytes stored.
     let log = crate::common::changes(&s.env, SESSION);
-    assert_eq!(log.len(), 5);
+    let patch = change(&r, "msg_20e614d8", "notes.txt");
+    assert_eq!(
+        (&patch["before"], &patch["after"]),
+        (
+            &blob(b"ONE\nTWO\nuser line\n"),
+            &blob(b"ONE\nTWO, patched\nuser line\n")
+        )
+    );
+    assert_eq!(log.len(), 6);
     let kinds: Vec<&str> = log
         .iter()
         .map(|c| c["window_kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["import", "import", "import", "external", "import"]);
+    assert_eq!(
+        kinds,
+        ["import", "import", "import", "external", "import", "import"]
+    );
     let diff = s
         .env
         .run(&[
@@ -234,9 +247,9 @@ fn the_current_disk_plays_no_part_in_the_proof() {
     std::fs::remove_file(s.env.path("notes.txt")).unwrap();
     std::fs::write(s.env.path("README.md"), "something else\n").unwrap();
     let r = s.import(&[]).ok().json();
-    assert_eq!(summary(&r).len(), 5);
-    assert_eq!(change(&r, "msg_20e4a594", "notes.txt")["proof"], "derived");
-    assert_eq!(change(&r, "msg_20e4a6d6", "notes.txt")["proof"], "derived");
+    assert_eq!(summary(&r).len(), 6);
+    assert_eq!(change(&r, "msg_20e60ed5", "notes.txt")["proof"], "derived");
+    assert_eq!(change(&r, "msg_20e6100d", "notes.txt")["proof"], "derived");
 }
 
 #[test]
@@ -249,7 +262,7 @@ fn a_second_import_adds_nothing() {
     let r = again.json();
     assert_eq!(r["windows_added"], 0);
     assert_eq!(r["sessions"][0]["status"], "up-to-date");
-    assert_eq!(r["sessions"][0]["steps_already_imported"], 5);
+    assert_eq!(r["sessions"][0]["steps_already_imported"], 6);
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), before);
 }
 
@@ -258,7 +271,7 @@ fn a_dry_run_reports_and_writes_nothing() {
     let s = Setup::new();
     let r = s.import(&["--dry-run"]).ok().json();
     assert_eq!(r["dry_run"], true);
-    assert_eq!(summary(&r).len(), 5);
+    assert_eq!(summary(&r).len(), 6);
     assert!(r["sessions"][0]["windows"]
         .as_array()
         .unwrap()
@@ -266,7 +279,7 @@ fn a_dry_run_reports_and_writes_nothing() {
         .all(|w| w["window_id"].is_null()));
     nothing_imported(&s.env);
     // And the real import afterwards imports everything.
-    assert_eq!(s.import(&[]).ok().json()["windows_added"], 5);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 6);
 }
 
 /// With the project's own objects back (the alternates), the README edit is proven, and
@@ -277,7 +290,7 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
     let s = Setup::new();
     s.restore_alternate();
     let r = s.import(&[]).ok().json();
-    let edit = change(&r, "msg_20e4a6ab", "README.md");
+    let edit = change(&r, "msg_20e60fdc", "README.md");
     assert_eq!(edit["proof"], "derived");
     assert_eq!(
         (&edit["before"], &edit["after"]),
@@ -291,7 +304,7 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
             w["message_id"]
                 .as_str()
                 .unwrap()
-                .starts_with("msg_20e4a6ab")
+                .starts_with("msg_20e60fdc")
         })
         .unwrap()["window_id"]
         .to_string();
@@ -323,7 +336,10 @@ fn undo_refuses_an_imported_shell_change() {
         .env
         .run(&["undo", "--session", SESSION, "--window", &window]);
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
-    assert_eq!(s.env.read("notes.txt").unwrap(), b"ONE\nTWO\nuser line\n");
+    assert_eq!(
+        s.env.read("notes.txt").unwrap(),
+        b"ONE\nTWO, patched\nuser line\n"
+    );
 }
 
 /// A damaged blob (notes.txt's first version) and a missing tree (the snapshot after the
@@ -343,28 +359,29 @@ fn a_damaged_or_missing_snapshot_object_degrades_to_metadata_only() {
     assert_eq!(
         summary(&r),
         [
-            "import msg_20e4a594: notes.txt metadata-only snapshot-store-missing write",
-            "import msg_20e4a6ab: README.md metadata-only snapshot-store-missing edit",
-            "import msg_20e4a6d6: notes.txt metadata-only snapshot-store-missing edit",
-            "external msg_20e4a703: notes.txt derived - -",
-            "import msg_20e4a733: notes.txt metadata-only shell-command bash",
+            "import msg_20e60ed5: notes.txt metadata-only snapshot-store-missing write",
+            "import msg_20e60fdc: README.md metadata-only snapshot-store-missing edit",
+            "import msg_20e6100d: notes.txt metadata-only snapshot-store-missing edit",
+            "external msg_20e61043: notes.txt derived - -",
+            "import msg_20e6106e: notes.txt metadata-only shell-command bash",
+            "import msg_20e614d8: notes.txt derived - apply_patch",
         ]
     );
 
     let s = Setup::new();
-    std::fs::remove_file(s.object("4d403289cc7816f577136c49a14bcd27594bb721")).unwrap();
+    std::fs::remove_file(s.object("9df371cf3db28ade9b2855d27664983ca25d670d")).unwrap();
     let r = s.import(&[]).ok().json();
-    let first = change(&r, "msg_20e4a594", "notes.txt");
+    let first = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(first["reason"], "snapshot-store-missing");
     assert_eq!(
         (&first["before"], &first["after"]),
         (&Value::from("unknown"), &Value::from("unknown"))
     );
     assert_eq!(
-        change(&r, "msg_20e4a6ab", "README.md")["reason"],
+        change(&r, "msg_20e60fdc", "README.md")["reason"],
         "snapshot-store-missing"
     );
-    assert_eq!(change(&r, "msg_20e4a6d6", "notes.txt")["proof"], "derived");
+    assert_eq!(change(&r, "msg_20e6100d", "notes.txt")["proof"], "derived");
 }
 
 /// A part of a shape rewind has not seen makes nothing in its step proven.
@@ -373,15 +390,15 @@ fn an_unknown_part_shape_degrades_its_step() {
     let s = Setup::new();
     s.sql(
         "UPDATE part SET data = json_set(data, '$.type', 'hologram')
-         WHERE id = 'prt_20e4a7036001WXvGiQdPVxijn5'",
+         WHERE id = 'prt_20e61041e001wid7qAYFSNH6m7'",
     );
     let r = s.import(&[]).ok().json();
-    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    let edit = change(&r, "msg_20e6100d", "notes.txt");
     assert_eq!(
         (&edit["proof"], &edit["reason"]),
         (&Value::from("metadata-only"), &Value::from("unknown-tool"))
     );
-    assert_eq!(change(&r, "msg_20e4a594", "notes.txt")["proof"], "derived");
+    assert_eq!(change(&r, "msg_20e60ed5", "notes.txt")["proof"], "derived");
 }
 
 /// An edit whose input does not produce the after text (here: the recorded new text was
@@ -391,10 +408,10 @@ fn a_completed_edit_whose_input_does_not_match_is_not_proven() {
     let s = Setup::new();
     s.sql(
         "UPDATE part SET data = json_set(data, '$.state.input.newString', 'Two')
-         WHERE id = 'prt_20e4a6e41001ydA43i3tYwb2Um'",
+         WHERE id = 'prt_20e61026e001cyxprwAcg7acxj'",
     );
     let r = s.import(&[]).ok().json();
-    let edit = change(&r, "msg_20e4a6d6", "notes.txt");
+    let edit = change(&r, "msg_20e6100d", "notes.txt");
     assert_eq!(
         (&edit["proof"], &edit["reason"]),
         (&Value::from("metadata-only"), &Value::from("not-proven"))
@@ -449,7 +466,7 @@ fn a_workspace_that_is_not_the_project_is_refused() {
         .run(&["--json", "import", "opencode", "--data-dir", data]);
     assert_refused(&run, "is not an OpenCode project in");
     assert!(run.stderr.contains(&format!(
-        "3c7acf3999624a7ef027beef4765395acb949346 at {RECORDED}"
+        "be48fe8d4c1d878969702d5023b3fdf84eb3e828 at {RECORDED}"
     )));
     assert!(run.stderr.contains("--recorded-worktree"));
     nothing_imported(&s.env);
@@ -462,7 +479,7 @@ fn an_unknown_session_is_refused() {
     assert_refused(&run, "OpenCode session ses_nope not found in ");
     nothing_imported(&s.env);
     let r = s.import(&["--opencode-session", SESSION]).ok().json();
-    assert_eq!(r["windows_added"], 5);
+    assert_eq!(r["windows_added"], 6);
 }
 
 #[test]
@@ -543,9 +560,9 @@ fn two_tools_of_one_step_on_one_path_are_ambiguous() {
     let s = Setup::new();
     s.sql(
         "INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
-         SELECT 'prt_20e4a6e41002zzzzzzzzzzzzzz', message_id, session_id, time_created,
+         SELECT 'prt_20e61026e002zzzzzzzzzzzzzz', message_id, session_id, time_created,
                 time_updated, json_set(data, '$.callID', 'call_e2e_03b')
-         FROM part WHERE id = 'prt_20e4a6e41001ydA43i3tYwb2Um'",
+         FROM part WHERE id = 'prt_20e61026e001cyxprwAcg7acxj'",
     );
     let r = s.import(&[]).ok().json();
     let window = r["sessions"][0]["windows"]
@@ -556,7 +573,7 @@ fn two_tools_of_one_step_on_one_path_are_ambiguous() {
             w["message_id"]
                 .as_str()
                 .unwrap()
-                .starts_with("msg_20e4a6d6")
+                .starts_with("msg_20e6100d")
         })
         .unwrap();
     let changes: Vec<(&Value, &Value, &Value, &Value)> = window["changes"]
@@ -590,13 +607,13 @@ fn two_tools_of_one_step_on_one_path_are_ambiguous() {
 fn a_blob_over_the_size_limit_is_too_large() {
     let s = Setup::new();
     let r = s.import(&["--max-file-size", "10"]).ok().json();
-    let write = change(&r, "msg_20e4a594", "notes.txt");
+    let write = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(
         (&write["proof"], &write["reason"]),
         (&Value::from("derived"), &Value::Null),
         "8 bytes: under the limit"
     );
-    let user = change(&r, "msg_20e4a703", "notes.txt");
+    let user = change(&r, "msg_20e61043", "notes.txt");
     assert_eq!(
         (&user["proof"], &user["reason"], &user["after"]),
         (
@@ -614,11 +631,11 @@ fn a_tool_path_outside_the_workspace_is_never_proof() {
     let s = Setup::new();
     s.sql(
         "UPDATE part SET data = json_set(data, '$.state.input.filePath', '/etc/notes.txt')
-         WHERE id = 'prt_20e4a654f001exlXW2zErbeP77'",
+         WHERE id = 'prt_20e60f925001aY1Uwef5rtwstg'",
     );
     let r = s.import(&[]).ok().json();
     assert_eq!(r["sessions"][0]["unsafe_paths"], 1);
-    let write = change(&r, "msg_20e4a594", "notes.txt");
+    let write = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(
         (&write["proof"], &write["reason"], &write["tool"]),
         (
@@ -627,4 +644,21 @@ fn a_tool_path_outside_the_workspace_is_never_proof() {
             &Value::from("write")
         )
     );
+}
+
+/// The apply_patch step, proven by applying its own hunk, is undone to the exact bytes
+/// before it.
+#[test]
+fn undo_of_an_imported_apply_patch_restores_the_exact_before() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    let window = r["sessions"][0]["windows"][5]["window_id"].to_string();
+    assert_eq!(
+        r["sessions"][0]["windows"][5]["changes"][0]["tool"],
+        "apply_patch"
+    );
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &window])
+        .ok();
+    assert_eq!(s.env.read("notes.txt").unwrap(), b"ONE\nTWO\nuser line\n");
 }

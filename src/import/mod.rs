@@ -160,6 +160,9 @@ pub struct WindowReport {
 #[derive(Debug, Serialize)]
 pub struct ChangeReport {
     pub path: String,
+    /// The name's raw bytes in hex, when it is not UTF-8 (as in every report with a path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     pub proof: Proof,
     pub reason: Option<crate::model::MetadataReason>,
     pub tool: Option<String>,
@@ -429,6 +432,7 @@ fn windows_of(p: &Planned1, mut id_of: impl FnMut(bool) -> Option<WindowId>) -> 
 fn change_report(c: &Planned) -> ChangeReport {
     ChangeReport {
         path: c.path.display(),
+        path_bytes: c.path.bytes_hex_if_not_utf8(),
         proof: c.proof,
         reason: c.reason,
         tool: c.tool.clone(),

@@ -662,3 +662,42 @@ fn undo_of_an_imported_apply_patch_restores_the_exact_before() {
         .ok();
     assert_eq!(s.env.read("notes.txt").unwrap(), b"ONE\nTWO\nuser line\n");
 }
+
+/// The human report: the project, one line per session with its counts, one line per window
+/// and per change (path, proof, reason, tool), and no file contents.
+#[test]
+fn the_human_report_lists_windows_and_reasons() {
+    let s = Setup::new();
+    let data = s.data.to_str().unwrap();
+    let run = s.env.run(&[
+        "import",
+        "opencode",
+        "--data-dir",
+        data,
+        "--recorded-worktree",
+        RECORDED,
+    ]);
+    run.ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            &format!("OpenCode project be48fe8d4c1d878969702d5023b3fdf84eb3e828 at {RECORDED}"),
+            &format!("session {SESSION} \"e2e\": 10 steps (0 imported before, 0 in progress); 3 derived, 2 metadata-only [shell-command 1, snapshot-store-missing 1], 1 external"),
+            "  window 1 import opencode msg_20e60ed5e001byJ6KiZoN0q77a",
+            "    notes.txt derived by write",
+            "  window 2 import opencode msg_20e60fdce001DJwZCaV9EqTh5K",
+            "    README.md metadata-only (snapshot-store-missing) by edit",
+            "  window 3 import opencode msg_20e6100d6001CRjZOUnAGjMUIZ",
+            "    notes.txt derived by edit",
+            "  window 4 external opencode msg_20e610433001E9T3u2wMQ3ZR8U external",
+            "    notes.txt derived by -",
+            "  window 5 import opencode msg_20e6106e60010sEZKYMbQxr1Z8",
+            "    notes.txt metadata-only (shell-command) by bash",
+            "  window 6 import opencode msg_20e614d8e001WZNwLs0zKDjGZF",
+            "    notes.txt derived by apply_patch",
+        ]
+    );
+    assert!(!run.stdout.contains("TWO"), "no file contents");
+    assert_eq!(run.stderr, "");
+}

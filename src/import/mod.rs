@@ -187,7 +187,7 @@ pub fn opencode(
     opts: &OpenCodeOptions,
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
-    let db = Db::open(&opts.data_dir)?;
+    let db = Db::open(&opts.data_dir, home.root())?;
     let worktree = opts
         .recorded_worktree
         .clone()

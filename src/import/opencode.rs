@@ -78,27 +78,48 @@ const IGNORED_PARTS: &[&str] = &[
 /// `opencode.db` of an OpenCode data directory, open read-only.
 pub struct Db {
     conn: Connection,
+    /// The database as named in messages: OpenCode's file, even when a copy is read.
     path: PathBuf,
+    /// The private copy being read, if any (removed on drop).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl Db {
     /// Open `<data_dir>/opencode.db` read-only and check that it has the tables and
     /// columns import reads.
-    pub fn open(data_dir: &Path) -> Result<Db, ImportError> {
+    ///
+    /// A database in WAL mode whose `-wal` and `-shm` files are not there (OpenCode is not
+    /// running) would have SQLite create them in OpenCode's directory even for a read-only
+    /// connection: it is copied into a private directory under `scratch` (rewind's home)
+    /// and read there instead. While OpenCode runs (both files there), SQLite reads the
+    /// WAL in place, as any concurrent reader does.
+    pub fn open(data_dir: &Path, scratch: &Path) -> Result<Db, ImportError> {
         let path = data_dir.join("opencode.db");
         if !path.is_file() {
             return Err(ImportError::NoData {
                 dir: data_dir.display().to_string(),
             });
         }
+        let wal = wal_mode(&path)?;
+        let side = |ext: &str| data_dir.join(format!("opencode.db-{ext}"));
+        let (read, copy) = if wal && !(side("wal").is_file() && side("shm").is_file()) {
+            let dir = private_copy(&path, &side("wal"), scratch)?;
+            (dir.path().join("opencode.db"), Some(dir))
+        } else {
+            (path.clone(), None)
+        };
         let conn = Connection::open_with_flags(
-            &path,
+            &read,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| db_error(&path, &e))?;
         conn.busy_timeout(Duration::from_secs(2))
             .map_err(|e| db_error(&path, &e))?;
-        let db = Db { conn, path };
+        let db = Db {
+            conn,
+            path,
+            _copy: copy,
+        };
         db.check_schema()?;
         Ok(db)
     }
@@ -293,6 +314,45 @@ fn parse_part(part_id: String, data: &str) -> Part {
             kind: "untyped".into(),
         },
     }
+}
+
+/// Whether the database at `path` is in WAL mode, by its header (the write version byte is
+/// 2); a file without SQLite's header is not a database.
+fn wal_mode(path: &Path) -> Result<bool, ImportError> {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    match read {
+        Ok(()) if header.starts_with(b"SQLite format 3\0") => Ok(header[18] == 2),
+        Ok(()) => Err(ImportError::Corrupt {
+            path: path.display().to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(ImportError::Corrupt {
+            path: path.display().to_string(),
+        }),
+        Err(e) => Err(ImportError::Db {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// Copy the database and its WAL (when there is one) into a new private directory under
+/// `scratch`.
+fn private_copy(db: &Path, wal: &Path, scratch: &Path) -> Result<tempfile::TempDir, ImportError> {
+    let failed = |e: std::io::Error| ImportError::Db {
+        path: db.display().to_string(),
+        detail: format!("cannot copy it under {}: {e}", scratch.display()),
+    };
+    let dir = tempfile::Builder::new()
+        .prefix(".import-opencode-")
+        .tempdir_in(scratch)
+        .map_err(failed)?;
+    std::fs::copy(db, dir.path().join("opencode.db")).map_err(failed)?;
+    if wal.is_file() {
+        std::fs::copy(wal, dir.path().join("opencode.db-wal")).map_err(failed)?;
+    }
+    Ok(dir)
 }
 
 /// The error for a failed read of the database at `path`.

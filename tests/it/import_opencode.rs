@@ -701,3 +701,26 @@ fn the_human_report_lists_windows_and_reasons() {
     assert!(!run.stdout.contains("TWO"), "no file contents");
     assert_eq!(run.stderr, "");
 }
+
+/// OpenCode keeps its database in WAL mode. Read while OpenCode is not running (no `-wal`,
+/// no `-shm`), SQLite would create both next to it even for a read-only connection: rewind
+/// reads a private copy instead, and OpenCode's directory keeps exactly its files.
+#[test]
+fn a_wal_database_is_read_without_creating_files_next_to_it() {
+    let s = Setup::new();
+    let conn = rusqlite::Connection::open(s.data.join("opencode.db")).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    drop(conn);
+    let before = tree_bytes(&s.data);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 6);
+    assert_eq!(tree_bytes(&s.data), before);
+    let leftovers: Vec<_> = std::fs::read_dir(&s.env.home)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".import-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -724,3 +724,28 @@ fn a_wal_database_is_read_without_creating_files_next_to_it() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A step still running (its message not completed) is left for a later import, which then
+/// extends the session with it and nothing else.
+#[test]
+fn a_later_import_extends_the_session_with_steps_that_finished_since() {
+    let s = Setup::new();
+    s.sql(
+        "UPDATE message SET data = json_remove(data, '$.time.completed')
+         WHERE id = 'msg_20e614d8e001WZNwLs0zKDjGZF'",
+    );
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["windows_added"], 5);
+    assert_eq!(r["sessions"][0]["steps_in_progress"], 1);
+    s.sql(
+        "UPDATE message SET data = json_set(data, '$.time.completed', 1795537588000)
+         WHERE id = 'msg_20e614d8e001WZNwLs0zKDjGZF'",
+    );
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        ["import msg_20e614d8: notes.txt derived - apply_patch"]
+    );
+    assert_eq!(r["sessions"][0]["steps_already_imported"], 5);
+    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 6);
+}

@@ -349,12 +349,18 @@ fn import_session(
         session_dir: &s.directory,
         max_size: home.options().max_file_size,
     };
+    // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
+    // needs the text), so memory is bounded by the size limit; over the size where the
+    // store streams, the store compresses from them without a second whole copy.
     let mut keep = |bytes: &[u8]| -> Result<BlobId, ImportError> {
-        if opts.dry_run {
-            Ok(BlobId::of(bytes))
+        let (store, index, now) = (home.store(), home.index(), home.now());
+        Ok(if opts.dry_run {
+            BlobId::of(bytes)
+        } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
+            store.put_stream(index, bytes, bytes.len() as u64, now)?
         } else {
-            Ok(home.store().put(home.index(), bytes, None, home.now())?)
-        }
+            store.put(index, bytes, None, now)?
+        })
     };
     let mut planned = Vec::new();
     for st in steps {

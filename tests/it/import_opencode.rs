@@ -749,3 +749,71 @@ fn a_later_import_extends_the_session_with_steps_that_finished_since() {
     assert_eq!(r["sessions"][0]["steps_already_imported"], 5);
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), 6);
 }
+
+/// A file over the size the store streams (16 MiB) in a snapshot: a `write` without its
+/// content in the record is proven as a create by the tree pair, stored as a stream, and
+/// undone (deleted) by its window.
+#[test]
+fn a_large_created_file_is_imported_and_undone() {
+    use gix_object::Write;
+    let s = Setup::new();
+    let store = gix_odb::loose::Store::at(s.objects(), gix_hash::Kind::Sha1);
+    let big: Vec<u8> = (0..17u32 << 20).map(|i| (i % 251) as u8).collect();
+    let blob_id = store.write_buf(gix_object::Kind::Blob, &big).unwrap();
+    let tree = |with: bool| {
+        let mut entries = vec![gix_object::tree::Entry {
+            mode: gix_object::tree::EntryKind::Blob.into(),
+            filename: "notes.txt".into(),
+            oid: gix_hash::ObjectId::from_hex(b"814f4a422927b82f5f8a43f8fab6d3839e3983f2").unwrap(),
+        }];
+        if with {
+            entries.insert(
+                0,
+                gix_object::tree::Entry {
+                    mode: gix_object::tree::EntryKind::Blob.into(),
+                    filename: "big.bin".into(),
+                    oid: blob_id,
+                },
+            );
+        }
+        store
+            .write(&gix_object::Tree { entries })
+            .unwrap()
+            .to_string()
+    };
+    let (before, after) = (tree(false), tree(true));
+    // The read step (msg_20e60fae…) becomes a write of big.bin, its content not recorded.
+    s.sql(&format!(
+        "UPDATE part SET data = json_set(data, '$.snapshot', '{before}')
+           WHERE id = 'prt_20e60fb67001GqeclRZ5ZL32d2';
+         UPDATE part SET data = json_set(data, '$.snapshot', '{after}')
+           WHERE id = 'prt_20e60fd6900152x9a9tbIBsUbb';
+         UPDATE part SET data = json_set(data, '$.tool', 'write',
+             '$.state.input', json_object('filePath', '{RECORDED}/big.bin'))
+           WHERE id = 'prt_20e60fb72001ECoWW1Za0wzYLh';"
+    ));
+    std::fs::write(s.env.path("big.bin"), &big).unwrap();
+    let r = s.import(&[]).ok().json();
+    let c = change(&r, "msg_20e60fae", "big.bin");
+    assert_eq!(
+        (&c["proof"], &c["before"], &c["after"]),
+        (&Value::from("derived"), &Value::Null, &blob(&big))
+    );
+    let window = r["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["message_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg_20e60fae")
+        })
+        .unwrap()["window_id"]
+        .to_string();
+    s.env.run(&["verify"]).ok();
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &window])
+        .ok();
+    assert!(s.env.read("big.bin").is_none());
+}

@@ -817,3 +817,23 @@ fn a_large_created_file_is_imported_and_undone() {
         .ok();
     assert!(s.env.read("big.bin").is_none());
 }
+
+/// Without OpenCode's snapshot store at all, every path a step's tools or its patch record
+/// name is listed, none proven (whose edit a patch-only path was is unknown: no tool).
+#[test]
+fn a_missing_snapshot_store_leaves_every_step_metadata_only() {
+    let s = Setup::new();
+    std::fs::remove_dir_all(s.data.join("snapshot")).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import msg_20e60ed5: notes.txt metadata-only snapshot-store-missing write",
+            "import msg_20e60fdc: README.md metadata-only snapshot-store-missing edit",
+            "import msg_20e6100d: notes.txt metadata-only snapshot-store-missing edit",
+            "import msg_20e61043: notes.txt metadata-only snapshot-store-missing -",
+            "import msg_20e6106e: notes.txt metadata-only snapshot-store-missing -",
+            "import msg_20e614d8: notes.txt metadata-only snapshot-store-missing apply_patch",
+        ]
+    );
+}

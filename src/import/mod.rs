@@ -6,7 +6,10 @@
 //! an `import` window (label `opencode <message id>`) holding one change per (tool call,
 //! path), and, when some paths changed that no tool of the step names, an `external` window
 //! (label `opencode <message id> external`) holding those: the user's edits made while the
-//! agent ran, so undoing the agent's step never reverts them.
+//! agent ran, so undoing the agent's step never reverts them. What changed between two
+//! steps (the previous step's after-snapshot differs from this one's before-snapshot: the
+//! user's edits between turns) is an `external` window labelled `opencode <message id>
+//! before`, with the trees' exact bytes.
 //!
 //! Proof, fail-closed, per change ([`step`], [`proof`]): `derived` only when both trees and
 //! both blobs are readable and verified by hash, the path is a normal workspace path found
@@ -140,6 +143,9 @@ pub struct SessionReport {
     pub external: usize,
     /// Metadata-only changes by reason code.
     pub reasons: BTreeMap<String, usize>,
+    /// Gaps between two steps whose snapshot trees could not be read: what changed between
+    /// those steps is unknown.
+    pub unreadable_gaps: usize,
     /// Paths outside the workspace (or otherwise not normal) named by a tool or a tree:
     /// reported, never recorded.
     pub unsafe_paths: usize,
@@ -171,13 +177,38 @@ pub struct ChangeReport {
     pub after: Shown,
 }
 
-/// The window label that marks a step as imported.
-fn label(message: &str, external: bool) -> String {
-    if external {
-        format!("opencode {message} external")
-    } else {
-        format!("opencode {message}")
+/// The windows one step can give: the changes made between the previous step and this one
+/// (`external`, label `opencode <message id> before`), the paths that changed during the step
+/// that no tool of it names (`external`, `… external`), and the agent's (`import`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Group {
+    Gap,
+    External,
+    Agent,
+}
+
+impl Group {
+    fn kind(self) -> WindowKind {
+        match self {
+            Group::Agent => WindowKind::Import,
+            Group::Gap | Group::External => WindowKind::External,
+        }
     }
+}
+
+/// The window label that marks what was imported of a step: the idempotence key.
+fn label(message: &str, group: Group) -> String {
+    match group {
+        Group::Gap => format!("opencode {message} before"),
+        Group::External => format!("opencode {message} external"),
+        Group::Agent => format!("opencode {message}"),
+    }
+}
+
+/// Whether the windows of the step itself (not its gap) are in `labels`.
+fn step_imported(labels: &BTreeSet<String>, message: &str) -> bool {
+    labels.contains(&label(message, Group::Agent))
+        || labels.contains(&label(message, Group::External))
 }
 
 /// Import the OpenCode history of workspace `ws` into `home`.
@@ -302,7 +333,19 @@ struct Planned1 {
     message_id: String,
     opened_at: i64,
     closed_at: i64,
+    /// The changes between the previous step and this one (empty when imported before).
+    gap: Vec<Planned>,
     plan: StepPlan,
+}
+
+impl Planned1 {
+    fn groups(&self) -> [(Group, &Vec<Planned>); 3] {
+        [
+            (Group::Gap, &self.gap),
+            (Group::External, &self.plan.external),
+            (Group::Agent, &self.plan.agent),
+        ]
+    }
 }
 
 /// Long because it is the session's whole import in order: skip what is already there,
@@ -332,6 +375,7 @@ fn import_session(
         metadata_only: 0,
         external: 0,
         reasons: BTreeMap::new(),
+        unreadable_gaps: 0,
         unsafe_paths: 0,
         windows: Vec::new(),
         elapsed_ms: 0,
@@ -363,23 +407,45 @@ fn import_session(
         })
     };
     let mut planned = Vec::new();
+    // The snapshot after the previous finished step, to see what changed in between.
+    let mut previous_finish: Option<String> = None;
     for st in steps {
-        if labels.contains(&label(&st.message_id, false))
-            || labels.contains(&label(&st.message_id, true))
-        {
-            r.steps_already_imported += 1;
-            continue;
-        }
+        let pair = step::snapshots(st);
         let Some(done) = st.completed_ms else {
             r.steps_in_progress += 1;
+            previous_finish = None;
             continue;
         };
-        let plan = step::plan(st, &cx, &mut keep)?;
+        let gap = match (&previous_finish, &pair) {
+            (Some(prev), Some((start, _)))
+                if prev != start && !labels.contains(&label(&st.message_id, Group::Gap)) =>
+            {
+                match step::plan_gap(prev, start, &cx, &mut keep)? {
+                    Some(g) => {
+                        r.unsafe_paths += g.unsafe_paths;
+                        g.external
+                    }
+                    None => {
+                        r.unreadable_gaps += 1;
+                        Vec::new()
+                    }
+                }
+            }
+            _ => Vec::new(),
+        };
+        previous_finish = pair.map(|(_, finish)| finish);
+        let plan = if step_imported(&labels, &st.message_id) {
+            r.steps_already_imported += 1;
+            StepPlan::default()
+        } else {
+            step::plan(st, &cx, &mut keep)?
+        };
         r.unsafe_paths += plan.unsafe_paths;
         planned.push(Planned1 {
             message_id: st.message_id.clone(),
             opened_at: st.created_ms.saturating_mul(1_000_000),
             closed_at: done.saturating_mul(1_000_000),
+            gap,
             plan,
         });
     }
@@ -390,8 +456,8 @@ fn import_session(
                 _ => r.derived += 1,
             }
         }
-        r.external += p.plan.external.len();
-        for c in p.plan.agent.iter().chain(&p.plan.external) {
+        r.external += p.plan.external.len() + p.gap.len();
+        for c in p.plan.agent.iter().chain(&p.plan.external).chain(&p.gap) {
             if let Some(reason) = c.reason {
                 *r.reasons.entry(reason.as_str().to_string()).or_default() += 1;
             }
@@ -412,22 +478,19 @@ fn import_session(
     Ok(r)
 }
 
-/// The (up to two) windows of a planned step, external first (the user's edits happened
-/// while the step ran), with the ids `id_of` gives them.
-fn windows_of(p: &Planned1, mut id_of: impl FnMut(bool) -> Option<WindowId>) -> Vec<WindowReport> {
+/// The (up to three) windows of a planned step, in the order things happened: the gap
+/// before it, then the user's edits made during it, then the agent's; with the ids `id_of`
+/// gives them.
+fn windows_of(p: &Planned1, mut id_of: impl FnMut(Group) -> Option<WindowId>) -> Vec<WindowReport> {
     let mut out = Vec::new();
-    for (external, changes) in [(true, &p.plan.external), (false, &p.plan.agent)] {
+    for (group, changes) in p.groups() {
         if changes.is_empty() {
             continue;
         }
         out.push(WindowReport {
-            window_id: id_of(external),
-            kind: if external {
-                WindowKind::External
-            } else {
-                WindowKind::Import
-            },
-            label: label(&p.message_id, external),
+            window_id: id_of(group),
+            kind: group.kind(),
+            label: label(&p.message_id, group),
             message_id: p.message_id.clone(),
             changes: changes.iter().map(change_report).collect(),
         });
@@ -457,14 +520,14 @@ fn write_session(
 ) -> Result<Vec<WindowReport>, ImportError> {
     if planned
         .iter()
-        .all(|p| p.plan.agent.is_empty() && p.plan.external.is_empty())
+        .all(|p| p.groups().iter().all(|(_, c)| c.is_empty()))
     {
         return Ok(Vec::new());
     }
     let session = home.session(ws.clone(), name)?;
     let (ws_id, session_id) = (session.workspace_id(), session.row_id());
     home.index().write(|tx| {
-        // Another import may have committed some of these steps since they were planned:
+        // Another import may have committed some of these windows since they were planned:
         // the labels are checked again under the write lock.
         let present: BTreeSet<String> = tx
             .windows(session_id, usize::MAX)?
@@ -473,25 +536,19 @@ fn write_session(
             .collect();
         let mut reports = Vec::new();
         for p in planned {
-            if present.contains(&label(&p.message_id, false))
-                || present.contains(&label(&p.message_id, true))
-            {
-                continue;
-            }
             let mut ids = BTreeMap::new();
-            for (external, changes) in [(true, &p.plan.external), (false, &p.plan.agent)] {
-                if changes.is_empty() {
+            for (group, changes) in p.groups() {
+                let name = label(&p.message_id, group);
+                if changes.is_empty()
+                    || present.contains(&name)
+                    || (group != Group::Gap && step_imported(&present, &p.message_id))
+                {
                     continue;
                 }
-                let kind = if external {
-                    WindowKind::External
-                } else {
-                    WindowKind::Import
-                };
                 let w = tx.open_window(
                     session_id,
-                    kind,
-                    Some(&label(&p.message_id, external)),
+                    group.kind(),
+                    Some(&name),
                     false,
                     WindowStatus::Done,
                     p.opened_at,
@@ -511,9 +568,13 @@ fn write_session(
                     })?;
                 }
                 tx.close_window(w, p.closed_at)?;
-                ids.insert(external, w);
+                ids.insert(group, w);
             }
-            reports.extend(windows_of(p, |external| ids.get(&external).copied()));
+            reports.extend(
+                windows_of(p, |group| ids.get(&group).copied())
+                    .into_iter()
+                    .filter(|w| w.window_id.is_some()),
+            );
         }
         Ok::<_, ImportError>(reports)
     })

@@ -256,9 +256,54 @@ fn unattributed(t: &ToolPart) -> MetadataReason {
     }
 }
 
+/// The changes made between two steps (`previous_finish`: the snapshot after the earlier
+/// one, `start`: before the later one): nobody's step, so external, with the trees' exact
+/// bytes. `None` when the trees cannot be read (nothing is known of the gap).
+pub fn plan_gap(
+    previous_finish: &str,
+    start: &str,
+    cx: &StepCtx<'_>,
+    keep: &mut Keep<'_>,
+) -> Result<Option<StepPlan>, ImportError> {
+    let (Some(store), Ok(b), Ok(a)) = (
+        cx.store,
+        SnapshotStore::parse_id(previous_finish),
+        SnapshotStore::parse_id(start),
+    ) else {
+        return Ok(None);
+    };
+    let Ok(deltas) = store.diff(&b, &a) else {
+        return Ok(None);
+    };
+    let mut plan = StepPlan::default();
+    for delta in deltas {
+        let Some(rel) = safe_rel(&delta.path) else {
+            plan.unsafe_paths += 1;
+            continue;
+        };
+        let before = read_side(store, delta.before, cx.max_size, &delta, keep)?;
+        let after = read_side(store, delta.after, cx.max_size, &delta, keep)?;
+        let reason = before.refused.or(after.refused);
+        plan.external.push(Planned {
+            path: rel,
+            before: before.state,
+            after: after.state,
+            tool: None,
+            tool_call: None,
+            proof: if reason.is_some() {
+                Proof::MetadataOnly
+            } else {
+                Proof::Derived
+            },
+            reason,
+        });
+    }
+    Ok(Some(plan))
+}
+
 /// The step's snapshot pair: exactly one step-start and one step-finish, both with a
 /// snapshot, and every tool part between them.
-fn snapshots(step: &Step) -> Option<(String, String)> {
+pub fn snapshots(step: &Step) -> Option<(String, String)> {
     let mut start = None;
     let mut finish = None;
     let mut starts = 0;

@@ -132,6 +132,17 @@ fn summary(report: &Value) -> Vec<String> {
     out
 }
 
+/// The id of the window of `kind` that the step `message` (an id prefix) gave.
+fn window_id(report: &Value, message: &str, kind: &str) -> String {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["message_id"].as_str().unwrap().starts_with(message) && w["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} window of {message}: {report:#}"))["window_id"]
+        .to_string()
+}
+
 fn change<'a>(report: &'a Value, message: &str, path: &str) -> &'a Value {
     report["sessions"][0]["windows"]
         .as_array()
@@ -162,6 +173,8 @@ fn import_records_each_step_with_its_proof() {
             "import msg_20e6100d: notes.txt derived - edit",
             "external msg_20e61043: notes.txt derived - -",
             "import msg_20e6106e: notes.txt metadata-only shell-command bash",
+            "external msg_20e613ea: README.md derived - -",
+            "external msg_20e613ea: opencode.json derived - -",
             "import msg_20e614d8: notes.txt derived - apply_patch",
         ]
     );
@@ -175,13 +188,13 @@ fn import_records_each_step_with_its_proof() {
             &session["metadata_only"],
             &session["external"]
         ),
-        (&Value::from(3), &Value::from(2), &Value::from(1))
+        (&Value::from(3), &Value::from(2), &Value::from(3))
     );
     assert_eq!(
         session["reasons"],
         serde_json::json!({"shell-command": 1, "snapshot-store-missing": 1})
     );
-    assert_eq!(r["windows_added"], 6);
+    assert_eq!(r["windows_added"], 7);
 
     let write = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(write["before"], Value::Null, "a create");
@@ -217,14 +230,14 @@ fn import_records_each_step_with_its_proof() {
             &blob(b"ONE\nTWO, patched\nuser line\n")
         )
     );
-    assert_eq!(log.len(), 6);
+    assert_eq!(log.len(), 8);
     let kinds: Vec<&str> = log
         .iter()
         .map(|c| c["window_kind"].as_str().unwrap())
         .collect();
     assert_eq!(
         kinds,
-        ["import", "import", "import", "external", "import", "import"]
+        ["import", "import", "import", "external", "import", "external", "external", "import"]
     );
     let diff = s
         .env
@@ -232,7 +245,7 @@ fn import_records_each_step_with_its_proof() {
             "diff",
             "--session",
             SESSION,
-            &r["sessions"][0]["windows"][2]["window_id"].to_string(),
+            &window_id(&r, "msg_20e6100d", "import"),
         ])
         .ok()
         .stdout
@@ -247,7 +260,7 @@ fn the_current_disk_plays_no_part_in_the_proof() {
     std::fs::remove_file(s.env.path("notes.txt")).unwrap();
     std::fs::write(s.env.path("README.md"), "something else\n").unwrap();
     let r = s.import(&[]).ok().json();
-    assert_eq!(summary(&r).len(), 6);
+    assert_eq!(summary(&r).len(), 8);
     assert_eq!(change(&r, "msg_20e60ed5", "notes.txt")["proof"], "derived");
     assert_eq!(change(&r, "msg_20e6100d", "notes.txt")["proof"], "derived");
 }
@@ -271,7 +284,7 @@ fn a_dry_run_reports_and_writes_nothing() {
     let s = Setup::new();
     let r = s.import(&["--dry-run"]).ok().json();
     assert_eq!(r["dry_run"], true);
-    assert_eq!(summary(&r).len(), 6);
+    assert_eq!(summary(&r).len(), 8);
     assert!(r["sessions"][0]["windows"]
         .as_array()
         .unwrap()
@@ -279,12 +292,13 @@ fn a_dry_run_reports_and_writes_nothing() {
         .all(|w| w["window_id"].is_null()));
     nothing_imported(&s.env);
     // And the real import afterwards imports everything.
-    assert_eq!(s.import(&[]).ok().json()["windows_added"], 6);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 7);
 }
 
-/// With the project's own objects back (the alternates), the README edit is proven, and
-/// undoing it restores the exact bytes; once the user has changed the file since, undo
-/// refuses.
+/// With the project's own objects back (the alternates), the README edit is proven. Undoing
+/// it is refused while the user's edit between the turns (imported as an external window)
+/// is in effect, and while the file differs from what that history says; once both are out
+/// of the way, undo restores the exact bytes before the edit.
 #[test]
 fn undo_of_an_imported_edit_restores_the_exact_before() {
     let s = Setup::new();
@@ -296,33 +310,45 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
         (&edit["before"], &edit["after"]),
         (&blob(b"# e2e\n"), &blob(b"# e2e edited\n"))
     );
-    let window = r["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| {
-            w["message_id"]
-                .as_str()
-                .unwrap()
-                .starts_with("msg_20e60fdc")
-        })
-        .unwrap()["window_id"]
-        .to_string();
+    let window = window_id(&r, "msg_20e60fdc", "import");
+    let users = window_id(&r, "msg_20e613ea", "external");
+    let undo = |w: &str| {
+        s.env
+            .run(&["--json", "undo", "--session", SESSION, "--window", w])
+    };
 
-    std::fs::write(s.env.path("README.md"), "# e2e edited\nthe user's line\n").unwrap();
-    let refused = s
-        .env
-        .run(&["undo", "--session", SESSION, "--window", &window]);
+    let refused = undo(&window);
     assert_eq!(refused.code, 3, "{}", refused.stderr);
+    let file = &refused.json()["files"][0];
+    assert_eq!(
+        (&file["path"], &file["conflict"]),
+        (&Value::from("README.md"), &Value::from("later-change"))
+    );
     assert_eq!(
         s.env.read("README.md").unwrap(),
-        b"# e2e edited\nthe user's line\n"
+        b"# e2e edited\na user edit after the turn\n"
     );
 
-    std::fs::write(s.env.path("README.md"), "# e2e edited\n").unwrap();
+    // (opencode.json, the window's other path, is not in the fixture's workspace.)
     s.env
-        .run(&["undo", "--session", SESSION, "--window", &window])
+        .run(&[
+            "undo",
+            "--session",
+            SESSION,
+            "--window",
+            &users,
+            "--path",
+            "README.md",
+        ])
         .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e edited\n");
+    std::fs::write(s.env.path("README.md"), "# e2e edited\nthe user's line\n").unwrap();
+    let refused = undo(&window);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert_eq!(refused.json()["files"][0]["conflict"], "modified-since");
+
+    std::fs::write(s.env.path("README.md"), "# e2e edited\n").unwrap();
+    undo(&window).ok();
     assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\n");
 }
 
@@ -331,7 +357,7 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
 fn undo_refuses_an_imported_shell_change() {
     let s = Setup::new();
     let r = s.import(&[]).ok().json();
-    let window = r["sessions"][0]["windows"][4]["window_id"].to_string();
+    let window = window_id(&r, "msg_20e6106e", "import");
     let run = s
         .env
         .run(&["undo", "--session", SESSION, "--window", &window]);
@@ -364,6 +390,8 @@ fn a_damaged_or_missing_snapshot_object_degrades_to_metadata_only() {
             "import msg_20e6100d: notes.txt metadata-only snapshot-store-missing edit",
             "external msg_20e61043: notes.txt derived - -",
             "import msg_20e6106e: notes.txt metadata-only shell-command bash",
+            "external msg_20e613ea: README.md derived - -",
+            "external msg_20e613ea: opencode.json derived - -",
             "import msg_20e614d8: notes.txt derived - apply_patch",
         ]
     );
@@ -479,7 +507,7 @@ fn an_unknown_session_is_refused() {
     assert_refused(&run, "OpenCode session ses_nope not found in ");
     nothing_imported(&s.env);
     let r = s.import(&["--opencode-session", SESSION]).ok().json();
-    assert_eq!(r["windows_added"], 6);
+    assert_eq!(r["windows_added"], 7);
 }
 
 #[test]
@@ -652,9 +680,9 @@ fn a_tool_path_outside_the_workspace_is_never_proof() {
 fn undo_of_an_imported_apply_patch_restores_the_exact_before() {
     let s = Setup::new();
     let r = s.import(&[]).ok().json();
-    let window = r["sessions"][0]["windows"][5]["window_id"].to_string();
+    let window = window_id(&r, "msg_20e614d8", "import");
     assert_eq!(
-        r["sessions"][0]["windows"][5]["changes"][0]["tool"],
+        change(&r, "msg_20e614d8", "notes.txt")["tool"],
         "apply_patch"
     );
     s.env
@@ -683,7 +711,7 @@ fn the_human_report_lists_windows_and_reasons() {
         lines,
         [
             &format!("OpenCode project be48fe8d4c1d878969702d5023b3fdf84eb3e828 at {RECORDED}"),
-            &format!("session {SESSION} \"e2e\": 10 steps (0 imported before, 0 in progress); 3 derived, 2 metadata-only [shell-command 1, snapshot-store-missing 1], 1 external"),
+            &format!("session {SESSION} \"e2e\": 10 steps (0 imported before, 0 in progress); 3 derived, 2 metadata-only [shell-command 1, snapshot-store-missing 1], 3 external"),
             "  window 1 import opencode msg_20e60ed5e001byJ6KiZoN0q77a",
             "    notes.txt derived by write",
             "  window 2 import opencode msg_20e60fdce001DJwZCaV9EqTh5K",
@@ -694,7 +722,10 @@ fn the_human_report_lists_windows_and_reasons() {
             "    notes.txt derived by -",
             "  window 5 import opencode msg_20e6106e60010sEZKYMbQxr1Z8",
             "    notes.txt metadata-only (shell-command) by bash",
-            "  window 6 import opencode msg_20e614d8e001WZNwLs0zKDjGZF",
+            "  window 6 external opencode msg_20e613ea2001MYdOMx9EHBtUA6 before",
+            "    README.md derived by -",
+            "    opencode.json derived by -",
+            "  window 7 import opencode msg_20e614d8e001WZNwLs0zKDjGZF",
             "    notes.txt derived by apply_patch",
         ]
     );
@@ -715,7 +746,7 @@ fn a_wal_database_is_read_without_creating_files_next_to_it() {
     assert_eq!(mode, "wal");
     drop(conn);
     let before = tree_bytes(&s.data);
-    assert_eq!(s.import(&[]).ok().json()["windows_added"], 6);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 7);
     assert_eq!(tree_bytes(&s.data), before);
     let leftovers: Vec<_> = std::fs::read_dir(&s.env.home)
         .unwrap()
@@ -735,7 +766,10 @@ fn a_later_import_extends_the_session_with_steps_that_finished_since() {
          WHERE id = 'msg_20e614d8e001WZNwLs0zKDjGZF'",
     );
     let r = s.import(&[]).ok().json();
-    assert_eq!(r["windows_added"], 5);
+    assert_eq!(
+        r["windows_added"], 6,
+        "5 steps and the edits between the turns"
+    );
     assert_eq!(r["sessions"][0]["steps_in_progress"], 1);
     s.sql(
         "UPDATE message SET data = json_set(data, '$.time.completed', 1795537588000)
@@ -747,7 +781,7 @@ fn a_later_import_extends_the_session_with_steps_that_finished_since() {
         ["import msg_20e614d8: notes.txt derived - apply_patch"]
     );
     assert_eq!(r["sessions"][0]["steps_already_imported"], 5);
-    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 6);
+    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 8);
 }
 
 /// A file over the size the store streams (16 MiB) in a snapshot: a `write` without its
@@ -782,35 +816,26 @@ fn a_large_created_file_is_imported_and_undone() {
             .to_string()
     };
     let (before, after) = (tree(false), tree(true));
-    // The read step (msg_20e60fae…) becomes a write of big.bin, its content not recorded.
+    // The session's last step (msg_20e614fe…, a text answer) becomes a write of big.bin, its
+    // content not recorded.
     s.sql(&format!(
         "UPDATE part SET data = json_set(data, '$.snapshot', '{before}')
-           WHERE id = 'prt_20e60fb67001GqeclRZ5ZL32d2';
+           WHERE id = 'prt_20e61512d001ZFLBy7qu9sEAfZ';
          UPDATE part SET data = json_set(data, '$.snapshot', '{after}')
-           WHERE id = 'prt_20e60fd6900152x9a9tbIBsUbb';
-         UPDATE part SET data = json_set(data, '$.tool', 'write',
-             '$.state.input', json_object('filePath', '{RECORDED}/big.bin'))
-           WHERE id = 'prt_20e60fb72001ECoWW1Za0wzYLh';"
+           WHERE id = 'prt_20e615224001QIwXRhnO3feLrX';
+         UPDATE part SET data = json_object('type', 'tool', 'tool', 'write',
+             'callID', 'call_big', 'state', json_object('status', 'completed',
+             'input', json_object('filePath', '{RECORDED}/big.bin')))
+           WHERE id = 'prt_20e615144001GhezWv9QWXCD0i';"
     ));
     std::fs::write(s.env.path("big.bin"), &big).unwrap();
     let r = s.import(&[]).ok().json();
-    let c = change(&r, "msg_20e60fae", "big.bin");
+    let c = change(&r, "msg_20e614fe", "big.bin");
     assert_eq!(
         (&c["proof"], &c["before"], &c["after"]),
         (&Value::from("derived"), &Value::Null, &blob(&big))
     );
-    let window = r["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| {
-            w["message_id"]
-                .as_str()
-                .unwrap()
-                .starts_with("msg_20e60fae")
-        })
-        .unwrap()["window_id"]
-        .to_string();
+    let window = window_id(&r, "msg_20e614fe", "import");
     s.env.run(&["verify"]).ok();
     s.env
         .run(&["undo", "--session", SESSION, "--window", &window])

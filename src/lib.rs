@@ -47,12 +47,14 @@
 //!   transitions (intent record, atomic replace, verify, rollback, crash recovery);
 //! - [`undo`]: the undo/redo planner; [`scan`]: workspace scans for shell commands;
 //!   [`maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
-//!   [`hooks`]: each agent's payload format and the runner that maps events to the engine.
+//!   [`hooks`]: each agent's payload format and the runner that maps events to the engine;
+//!   [`import`]: history an agent recorded itself (OpenCode), proven change by change.
 
 pub mod edit;
 pub mod engine;
 pub mod hooks;
 pub mod ids;
+pub mod import;
 pub mod index;
 pub mod maintenance;
 pub mod merge;

@@ -263,6 +263,30 @@ pub enum MetadataReason {
     EvidenceMismatch,
     /// A scan found the path with no earlier state to compare it with.
     NoBaseline,
+    // Imported history (`rewind import`): why the source's records do not prove the exact
+    // transition. See src/import/mod.rs for the proof rules.
+    /// A snapshot tree or blob is missing from (or damaged in) the agent's snapshot store.
+    SnapshotStoreMissing,
+    /// The step has no readable pair of snapshots around the tool call.
+    NoStepSnapshot,
+    /// An edit whose old text is empty, occurs several times, or replaces all occurrences.
+    AmbiguousEdit,
+    /// Several tool calls of the same step touched the path.
+    AmbiguousWindow,
+    /// A patch shape rewind does not verify (rename, mode change, binary, unparsed hunks).
+    UnsupportedPatch,
+    /// Not text, and not a write of exactly these bytes.
+    Binary,
+    /// The path is not a normal path inside the workspace, or appears twice in a tree.
+    UnsafePath,
+    /// Not a regular file in the snapshot (symlink, submodule).
+    NotRegular,
+    /// The tool's own input does not turn the before text into the after text.
+    NotProven,
+    /// A shell command ran in the step: what it changed is not attributable.
+    ShellCommand,
+    /// A tool or record shape rewind does not know ran in the step.
+    UnknownTool,
 }
 
 impl MetadataReason {
@@ -273,6 +297,17 @@ impl MetadataReason {
             MetadataReason::NoSnapshot => "no-snapshot",
             MetadataReason::EvidenceMismatch => "evidence-mismatch",
             MetadataReason::NoBaseline => "no-baseline",
+            MetadataReason::SnapshotStoreMissing => "snapshot-store-missing",
+            MetadataReason::NoStepSnapshot => "no-step-snapshot",
+            MetadataReason::AmbiguousEdit => "ambiguous-edit",
+            MetadataReason::AmbiguousWindow => "ambiguous-window",
+            MetadataReason::UnsupportedPatch => "unsupported-patch",
+            MetadataReason::Binary => "binary",
+            MetadataReason::UnsafePath => "unsafe-path",
+            MetadataReason::NotRegular => "not-regular",
+            MetadataReason::NotProven => "not-proven",
+            MetadataReason::ShellCommand => "shell-command",
+            MetadataReason::UnknownTool => "unknown-tool",
         }
     }
 }
@@ -286,6 +321,17 @@ impl FromStr for MetadataReason {
             "no-snapshot" => Ok(MetadataReason::NoSnapshot),
             "evidence-mismatch" => Ok(MetadataReason::EvidenceMismatch),
             "no-baseline" => Ok(MetadataReason::NoBaseline),
+            "snapshot-store-missing" => Ok(MetadataReason::SnapshotStoreMissing),
+            "no-step-snapshot" => Ok(MetadataReason::NoStepSnapshot),
+            "ambiguous-edit" => Ok(MetadataReason::AmbiguousEdit),
+            "ambiguous-window" => Ok(MetadataReason::AmbiguousWindow),
+            "unsupported-patch" => Ok(MetadataReason::UnsupportedPatch),
+            "binary" => Ok(MetadataReason::Binary),
+            "unsafe-path" => Ok(MetadataReason::UnsafePath),
+            "not-regular" => Ok(MetadataReason::NotRegular),
+            "not-proven" => Ok(MetadataReason::NotProven),
+            "shell-command" => Ok(MetadataReason::ShellCommand),
+            "unknown-tool" => Ok(MetadataReason::UnknownTool),
             other => Err(format!("unknown metadata-only reason {other:?}")),
         }
     }
@@ -366,6 +412,17 @@ mod tests {
             NoSnapshot,
             EvidenceMismatch,
             NoBaseline,
+            SnapshotStoreMissing,
+            NoStepSnapshot,
+            AmbiguousEdit,
+            AmbiguousWindow,
+            UnsupportedPatch,
+            Binary,
+            UnsafePath,
+            NotRegular,
+            NotProven,
+            ShellCommand,
+            UnknownTool,
         ] {
             assert_eq!(reason.as_str().parse::<MetadataReason>(), Ok(reason));
             assert_eq!(

@@ -105,6 +105,9 @@ pub enum Command {
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(super::command::watch::WatchArgs),
+    /// Import history an agent already recorded (OpenCode's steps and snapshots)
+    #[command(subcommand)]
+    Import(super::command::import::ImportCmd),
 }
 
 /// An agent rewind has hooks for, as `--agent` takes it.

@@ -165,6 +165,27 @@ pub(crate) fn tool_failure(e: ToolError, path: &Path) -> Failure {
     }
 }
 
+impl From<rewind::import::ImportError> for Failure {
+    fn from(e: rewind::import::ImportError) -> Failure {
+        use rewind::import::ImportError as E;
+        let e = match e {
+            E::Engine(inner) => return Failure::from(inner),
+            other => other,
+        };
+        let hint = match &e {
+            E::Engine(_) => "",
+            E::NoData { .. } => "pass --data-dir DIR: OpenCode's data directory ($XDG_DATA_HOME/opencode, else ~/.local/share/opencode)",
+            E::Locked { .. } => "OpenCode is writing its database; try again in a moment, or quit OpenCode first",
+            E::Corrupt { .. } => "nothing was imported; check the path given to --data-dir",
+            E::Schema { .. } | E::Db { .. } => "nothing was imported; this OpenCode version's database format is not supported",
+            E::NotAProject { .. } => "run this in the project's worktree, or pass --recorded-worktree PATH when the project has moved since OpenCode recorded it",
+            E::NoSuchSession { .. } | E::OtherProject { .. } => "`rewind import opencode --dry-run` lists this workspace's sessions",
+            E::Git(_) => "nothing was imported; OpenCode's snapshot store may be damaged",
+        };
+        Failure::new(Exit::Error, e.to_string()).hint(hint)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{tool_failure, Exit, Failure};

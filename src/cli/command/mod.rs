@@ -15,6 +15,7 @@ pub mod gc;
 #[cfg(target_os = "linux")]
 pub mod helper;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod log;
 pub mod mcp;

@@ -122,6 +122,7 @@ fn help_lists_every_command() {
       man          The man page (roff) on stdout, or every command's page into a directory
       helper       A resident helper that answers hook events with the index kept open
       watch        Record every edit of the workspace's files as it happens (local history), until interrupted
+      import       Import history an agent already recorded (OpenCode's steps and snapshots)
       help         Print this message or the help of the given subcommand(s)
 
     Options:

@@ -1,0 +1,587 @@
+//! Import what an agent already recorded into rewind's history: `rewind import opencode`.
+//!
+//! Imported history is evidence, not truth. OpenCode keeps, per assistant message (one model
+//! step), a `step-start` and a `step-finish` part naming whole-worktree snapshot trees in its
+//! own git object store, and the tool calls of the step with their inputs. Each step becomes
+//! an `import` window (label `opencode <message id>`) holding one change per (tool call,
+//! path), and, when some paths changed that no tool of the step names, an `external` window
+//! (label `opencode <message id> external`) holding those: the user's edits made while the
+//! agent ran, so undoing the agent's step never reverts them. What changed between two
+//! steps (the previous step's after-snapshot differs from this one's before-snapshot: the
+//! user's edits between turns) is an `external` window labelled `opencode <message id>
+//! before`, with the trees' exact bytes.
+//!
+//! Proof, fail-closed, per change ([`step`], [`proof`]): `derived` only when both trees and
+//! both blobs are readable and verified by hash, the path is a normal workspace path found
+//! once in each tree, exactly one tool of the step names it, and that tool's own input turns
+//! the before bytes into the after bytes; otherwise `metadata-only` with a
+//! [`MetadataReason`](crate::model::MetadataReason) code, and undo refuses it. The current
+//! disk is never read.
+//!
+//! Idempotent: a step whose window label is already in the session is skipped, so importing
+//! twice adds nothing and a later import of a grown session adds its new steps. A step whose
+//! message has not completed is left for a later import. A session rewind's hooks already
+//! recorded live (it has `agent` windows) is skipped whole: importing it would record every
+//! edit twice. One index transaction per session, written after its blobs are durable:
+//! an interrupted import leaves no half session.
+//!
+//! Modules: [`git`] (the only user of gix), [`opencode`] (OpenCode's database, read-only),
+//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure).
+
+pub mod git;
+pub mod opencode;
+pub mod proof;
+pub mod step;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::engine::{EngineError, Home};
+use crate::ids::{BlobId, WindowId};
+use crate::index::IndexError;
+use crate::index::NewChange;
+use crate::model::{Proof, Shown, WindowKind, WindowStatus};
+use crate::store::StoreError;
+use crate::workspace::Workspace;
+use opencode::{Db, Project, SessionRec, Step};
+use step::{Mapper, Planned, StepCtx, StepPlan};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("no OpenCode data in {dir}: opencode.db not found")]
+    NoData { dir: String },
+    #[error("the OpenCode database {path} is locked by another process")]
+    Locked { path: String },
+    #[error("the OpenCode database {path} is not a readable SQLite database (corrupt or not a database)")]
+    Corrupt { path: String },
+    #[error("unsupported OpenCode database schema in {path}: {detail}")]
+    Schema { path: String, detail: String },
+    #[error("cannot read the OpenCode database {path}: {detail}")]
+    Db { path: String, detail: String },
+    #[error(
+        "workspace {workspace} is not an OpenCode project in {data_dir} (its projects: {known})"
+    )]
+    NotAProject {
+        workspace: String,
+        data_dir: String,
+        known: String,
+    },
+    #[error("OpenCode session {id} not found in {data_dir}")]
+    NoSuchSession { id: String, data_dir: String },
+    #[error("OpenCode session {id} belongs to project {project}, not to this workspace's project {expected}")]
+    OtherProject {
+        id: String,
+        project: String,
+        expected: String,
+    },
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl From<IndexError> for ImportError {
+    fn from(e: IndexError) -> ImportError {
+        ImportError::Engine(e.into())
+    }
+}
+
+impl From<StoreError> for ImportError {
+    fn from(e: StoreError) -> ImportError {
+        ImportError::Engine(e.into())
+    }
+}
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct OpenCodeOptions {
+    /// OpenCode's data directory (holding `opencode.db` and `snapshot/`).
+    pub data_dir: PathBuf,
+    /// Only these sessions (all of the project's when empty).
+    pub sessions: Vec<String>,
+    /// The worktree path OpenCode recorded for this workspace, when it differs from the
+    /// workspace's root (the project was moved or copied); `None`: the root itself.
+    pub recorded_worktree: Option<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// The report of one import (`--json`; documented in the README). Paths and hashes only,
+/// never file contents.
+#[derive(Debug, Serialize)]
+pub struct ImportReport {
+    pub source: &'static str,
+    pub data_dir: String,
+    pub project: String,
+    pub worktree: String,
+    pub dry_run: bool,
+    pub windows_added: usize,
+    pub sessions: Vec<SessionReport>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SessionReport {
+    pub id: String,
+    pub title: String,
+    pub opencode_version: String,
+    /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
+    pub status: &'static str,
+    pub skipped_because: Option<String>,
+    /// Assistant messages (model steps) in OpenCode's record.
+    pub steps: usize,
+    /// Steps imported by an earlier run.
+    pub steps_already_imported: usize,
+    /// Steps whose message has not completed yet: left for a later import.
+    pub steps_in_progress: usize,
+    /// Changes by proof level (the agent's windows), and the external ones apart.
+    pub derived: usize,
+    pub metadata_only: usize,
+    pub external: usize,
+    /// Metadata-only changes by reason code.
+    pub reasons: BTreeMap<String, usize>,
+    /// Gaps between two steps whose snapshot trees could not be read: what changed between
+    /// those steps is unknown.
+    pub unreadable_gaps: usize,
+    /// Paths outside the workspace (or otherwise not normal) named by a tool or a tree:
+    /// reported, never recorded.
+    pub unsafe_paths: usize,
+    pub windows: Vec<WindowReport>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WindowReport {
+    /// `None` in a dry run.
+    pub window_id: Option<WindowId>,
+    pub kind: WindowKind,
+    pub label: String,
+    pub message_id: String,
+    pub changes: Vec<ChangeReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ChangeReport {
+    pub path: String,
+    /// The name's raw bytes in hex, when it is not UTF-8 (as in every report with a path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    pub proof: Proof,
+    pub reason: Option<crate::model::MetadataReason>,
+    pub tool: Option<String>,
+    pub tool_call: Option<String>,
+    pub before: Shown,
+    pub after: Shown,
+}
+
+/// The windows one step can give: the changes made between the previous step and this one
+/// (`external`, label `opencode <message id> before`), the paths that changed during the step
+/// that no tool of it names (`external`, `… external`), and the agent's (`import`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Group {
+    Gap,
+    External,
+    Agent,
+}
+
+impl Group {
+    fn kind(self) -> WindowKind {
+        match self {
+            Group::Agent => WindowKind::Import,
+            Group::Gap | Group::External => WindowKind::External,
+        }
+    }
+}
+
+/// The window label that marks what was imported of a step: the idempotence key.
+fn label(message: &str, group: Group) -> String {
+    match group {
+        Group::Gap => format!("opencode {message} before"),
+        Group::External => format!("opencode {message} external"),
+        Group::Agent => format!("opencode {message}"),
+    }
+}
+
+/// Whether the windows of the step itself (not its gap) are in `labels`.
+fn step_imported(labels: &BTreeSet<String>, message: &str) -> bool {
+    labels.contains(&label(message, Group::Agent))
+        || labels.contains(&label(message, Group::External))
+}
+
+/// Import the OpenCode history of workspace `ws` into `home`.
+pub fn opencode(
+    home: &Home,
+    ws: &Workspace,
+    opts: &OpenCodeOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let db = Db::open(&opts.data_dir, home.root())?;
+    let worktree = opts
+        .recorded_worktree
+        .clone()
+        .unwrap_or_else(|| ws.root().display().to_string());
+    let worktree = worktree.trim_end_matches('/').to_string();
+    let projects = db.projects()?;
+    // The recorded path, or the same directory spelled another way (a symlinked /tmp).
+    let same_dir = |p: &Project| {
+        p.worktree == worktree
+            || (opts.recorded_worktree.is_none()
+                && Path::new(&p.worktree).canonicalize().ok().as_deref() == Some(ws.root()))
+    };
+    let Some(project) = projects.iter().find(|p| same_dir(p)).cloned() else {
+        let known: Vec<String> = projects
+            .iter()
+            .map(|p| format!("{} at {}", p.id, p.worktree))
+            .collect();
+        return Err(ImportError::NotAProject {
+            workspace: worktree,
+            data_dir: opts.data_dir.display().to_string(),
+            known: if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            },
+        });
+    };
+    let sessions = chosen_sessions(&db, &project, opts)?;
+    let store = opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
+        .and_then(|dir| git::SnapshotStore::open(&dir).ok());
+    let worktree = project.worktree.trim_end_matches('/').to_string();
+    let mapper = Mapper {
+        recorded_root: worktree.clone(),
+    };
+    let mut report = ImportReport {
+        source: "opencode",
+        data_dir: opts.data_dir.display().to_string(),
+        project: project.id,
+        worktree,
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+    };
+    for s in &sessions {
+        let steps = db.steps(&s.id)?;
+        let r = import_session(home, ws, s, &steps, store.as_ref(), &mapper, opts)?;
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+fn chosen_sessions(
+    db: &Db,
+    project: &Project,
+    opts: &OpenCodeOptions,
+) -> Result<Vec<SessionRec>, ImportError> {
+    let all = db.sessions(&project.id)?;
+    if opts.sessions.is_empty() {
+        return Ok(all);
+    }
+    let mut chosen = Vec::new();
+    for id in &opts.sessions {
+        match all.iter().find(|s| &s.id == id) {
+            Some(s) => chosen.push(s.clone()),
+            None => {
+                return Err(match db.session_project(id)? {
+                    Some(other) => ImportError::OtherProject {
+                        id: id.clone(),
+                        project: other,
+                        expected: project.id.clone(),
+                    },
+                    None => ImportError::NoSuchSession {
+                        id: id.clone(),
+                        data_dir: opts.data_dir.display().to_string(),
+                    },
+                })
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What the index already holds of a session: the labels of its windows, and whether
+/// rewind's hooks recorded it live.
+fn already(
+    home: &Home,
+    ws: &Workspace,
+    name: &str,
+) -> Result<(BTreeSet<String>, bool), ImportError> {
+    let tx = home.index().read();
+    let Some(ws_id) = tx.find_workspace(&ws.root_bytes())? else {
+        return Ok(Default::default());
+    };
+    let Some(session) = tx.find_session(ws_id, name)? else {
+        return Ok(Default::default());
+    };
+    let windows = tx.windows(session, usize::MAX)?;
+    let live = windows.iter().any(|w| w.kind == WindowKind::Agent);
+    let labels = windows.into_iter().filter_map(|w| w.label).collect();
+    Ok((labels, live))
+}
+
+/// One step planned, with what its windows will be called.
+struct Planned1 {
+    message_id: String,
+    opened_at: i64,
+    closed_at: i64,
+    /// The changes between the previous step and this one (empty when imported before).
+    gap: Vec<Planned>,
+    plan: StepPlan,
+}
+
+impl Planned1 {
+    fn groups(&self) -> [(Group, &Vec<Planned>); 3] {
+        [
+            (Group::Gap, &self.gap),
+            (Group::External, &self.plan.external),
+            (Group::Agent, &self.plan.agent),
+        ]
+    }
+}
+
+/// Long because it is the session's whole import in order: skip what is already there,
+/// plan each new step (blobs stored as they are read, before any row names them), then
+/// write every window of the session in one transaction and report it.
+fn import_session(
+    home: &Home,
+    ws: &Workspace,
+    s: &SessionRec,
+    steps: &[Step],
+    store: Option<&git::SnapshotStore>,
+    mapper: &Mapper,
+    opts: &OpenCodeOptions,
+) -> Result<SessionReport, ImportError> {
+    let started = Instant::now();
+    let (labels, live) = already(home, ws, &s.id)?;
+    let mut r = SessionReport {
+        id: s.id.clone(),
+        title: s.title.clone(),
+        opencode_version: s.version.clone(),
+        status: "up-to-date",
+        skipped_because: None,
+        steps: steps.len(),
+        steps_already_imported: 0,
+        steps_in_progress: 0,
+        derived: 0,
+        metadata_only: 0,
+        external: 0,
+        reasons: BTreeMap::new(),
+        unreadable_gaps: 0,
+        unsafe_paths: 0,
+        windows: Vec::new(),
+        elapsed_ms: 0,
+    };
+    if live {
+        r.status = "skipped";
+        r.skipped_because =
+            Some("rewind's hooks recorded this session as it ran; importing it would record every edit twice".into());
+        r.elapsed_ms = millis(started);
+        return Ok(r);
+    }
+    let cx = StepCtx {
+        store,
+        mapper,
+        session_dir: &s.directory,
+        max_size: home.options().max_file_size,
+    };
+    // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
+    // needs the text), so memory is bounded by the size limit; over the size where the
+    // store streams, the store compresses from them without a second whole copy.
+    let mut keep = |bytes: &[u8]| -> Result<BlobId, ImportError> {
+        let (store, index, now) = (home.store(), home.index(), home.now());
+        Ok(if opts.dry_run {
+            BlobId::of(bytes)
+        } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
+            store.put_stream(index, bytes, bytes.len() as u64, now)?
+        } else {
+            store.put(index, bytes, None, now)?
+        })
+    };
+    let mut planned = Vec::new();
+    // The snapshot after the previous finished step, to see what changed in between.
+    let mut previous_finish: Option<String> = None;
+    for st in steps {
+        let pair = step::snapshots(st);
+        let Some(done) = st.completed_ms else {
+            r.steps_in_progress += 1;
+            previous_finish = None;
+            continue;
+        };
+        let gap = match (&previous_finish, &pair) {
+            (Some(prev), Some((start, _)))
+                if prev != start && !labels.contains(&label(&st.message_id, Group::Gap)) =>
+            {
+                match step::plan_gap(prev, start, &cx, &mut keep)? {
+                    Some(g) => {
+                        r.unsafe_paths += g.unsafe_paths;
+                        g.external
+                    }
+                    None => {
+                        r.unreadable_gaps += 1;
+                        Vec::new()
+                    }
+                }
+            }
+            _ => Vec::new(),
+        };
+        previous_finish = pair.map(|(_, finish)| finish);
+        let plan = if step_imported(&labels, &st.message_id) {
+            r.steps_already_imported += 1;
+            StepPlan::default()
+        } else {
+            step::plan(st, &cx, &mut keep)?
+        };
+        r.unsafe_paths += plan.unsafe_paths;
+        planned.push(Planned1 {
+            message_id: st.message_id.clone(),
+            opened_at: st.created_ms.saturating_mul(1_000_000),
+            closed_at: done.saturating_mul(1_000_000),
+            gap,
+            plan,
+        });
+    }
+    for p in &planned {
+        for c in &p.plan.agent {
+            match c.proof {
+                Proof::MetadataOnly => r.metadata_only += 1,
+                _ => r.derived += 1,
+            }
+        }
+        r.external += p.plan.external.len() + p.gap.len();
+        for c in p.plan.agent.iter().chain(&p.plan.external).chain(&p.gap) {
+            if let Some(reason) = c.reason {
+                *r.reasons.entry(reason.as_str().to_string()).or_default() += 1;
+            }
+        }
+    }
+    r.windows = if opts.dry_run {
+        planned
+            .iter()
+            .flat_map(|p| windows_of(p, |_| None))
+            .collect()
+    } else {
+        write_session(home, ws, &s.id, &planned)?
+    };
+    if !r.windows.is_empty() {
+        r.status = "imported";
+    }
+    r.elapsed_ms = millis(started);
+    Ok(r)
+}
+
+/// The (up to three) windows of a planned step, in the order things happened: the gap
+/// before it, then the user's edits made during it, then the agent's; with the ids `id_of`
+/// gives them.
+fn windows_of(p: &Planned1, mut id_of: impl FnMut(Group) -> Option<WindowId>) -> Vec<WindowReport> {
+    let mut out = Vec::new();
+    for (group, changes) in p.groups() {
+        if changes.is_empty() {
+            continue;
+        }
+        out.push(WindowReport {
+            window_id: id_of(group),
+            kind: group.kind(),
+            label: label(&p.message_id, group),
+            message_id: p.message_id.clone(),
+            changes: changes.iter().map(change_report).collect(),
+        });
+    }
+    out
+}
+
+fn change_report(c: &Planned) -> ChangeReport {
+    ChangeReport {
+        path: c.path.display(),
+        path_bytes: c.path.bytes_hex_if_not_utf8(),
+        proof: c.proof,
+        reason: c.reason,
+        tool: c.tool.clone(),
+        tool_call: c.tool_call.clone(),
+        before: Shown(c.before),
+        after: Shown(c.after),
+    }
+}
+
+/// Write the planned steps of session `name` in one transaction.
+fn write_session(
+    home: &Home,
+    ws: &Workspace,
+    name: &str,
+    planned: &[Planned1],
+) -> Result<Vec<WindowReport>, ImportError> {
+    if planned
+        .iter()
+        .all(|p| p.groups().iter().all(|(_, c)| c.is_empty()))
+    {
+        return Ok(Vec::new());
+    }
+    let session = home.session(ws.clone(), name)?;
+    let (ws_id, session_id) = (session.workspace_id(), session.row_id());
+    home.index().write(|tx| {
+        // Another import may have committed some of these windows since they were planned:
+        // the labels are checked again under the write lock.
+        let present: BTreeSet<String> = tx
+            .windows(session_id, usize::MAX)?
+            .into_iter()
+            .filter_map(|w| w.label)
+            .collect();
+        let mut reports = Vec::new();
+        for p in planned {
+            let mut ids = BTreeMap::new();
+            for (group, changes) in p.groups() {
+                let name = label(&p.message_id, group);
+                if changes.is_empty()
+                    || present.contains(&name)
+                    || (group != Group::Gap && step_imported(&present, &p.message_id))
+                {
+                    continue;
+                }
+                let w = tx.open_window(
+                    session_id,
+                    group.kind(),
+                    Some(&name),
+                    false,
+                    WindowStatus::Done,
+                    p.opened_at,
+                )?;
+                for c in changes {
+                    tx.insert_change(&NewChange {
+                        window: w,
+                        workspace: ws_id,
+                        path: &c.path,
+                        before: c.before,
+                        after: Some(c.after),
+                        tool: c.tool.as_deref(),
+                        tool_call: c.tool_call.as_deref(),
+                        proof: c.proof,
+                        reason: c.reason,
+                        now: p.closed_at,
+                    })?;
+                }
+                tx.close_window(w, p.closed_at)?;
+                ids.insert(group, w);
+            }
+            reports.extend(
+                windows_of(p, |group| ids.get(&group).copied())
+                    .into_iter()
+                    .filter(|w| w.window_id.is_some()),
+            );
+        }
+        Ok::<_, ImportError>(reports)
+    })
+}
+
+/// OpenCode's default data directory under a data home (`$XDG_DATA_HOME`, else
+/// `~/.local/share`; OpenCode uses that layout on macOS too).
+pub fn opencode_data_dir(data_home: &Path) -> PathBuf {
+    data_home.join("opencode")
+}

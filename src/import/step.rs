@@ -1,0 +1,423 @@
+//! One OpenCode step (assistant message) → the changes it proves: the agent's, one per
+//! (tool call, path), and the `external` ones (paths that changed between the step's two
+//! snapshots but that no tool of the step claims: the user's edits made while it ran).
+//!
+//! The snapshot pair diffs the whole worktree, so a path in the diff is never by itself the
+//! agent's: a path is the agent's only when a file tool names it, and `derived` only when
+//! [`proof::prove`] accepts the tool's input for the exact bytes on both sides. A step in
+//! which a shell, a subagent or an unknown tool ran attributes its unclaimed paths to that
+//! tool as metadata-only (they may be the agent's or the user's; undo refuses them).
+
+use super::git::{Blob, Delta, Entry, EntryKind, GitError, SnapshotStore};
+use super::opencode::{Part, Step, ToolPart};
+use super::{proof, ImportError};
+use crate::ids::BlobId;
+use crate::model::{FileState, MetadataReason, Proof};
+use crate::workspace::RelPath;
+
+/// A change to record.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub path: RelPath,
+    pub before: FileState,
+    pub after: FileState,
+    pub tool: Option<String>,
+    pub tool_call: Option<String>,
+    pub proof: Proof,
+    pub reason: Option<MetadataReason>,
+}
+
+/// What one step yields.
+#[derive(Debug, Default)]
+pub struct StepPlan {
+    pub agent: Vec<Planned>,
+    pub external: Vec<Planned>,
+    /// Paths (named by a tool or found in a tree) that are not normal paths inside the
+    /// workspace: reported, never recorded.
+    pub unsafe_paths: usize,
+}
+
+/// Maps the paths OpenCode recorded (absolute, under the worktree it recorded) to paths of
+/// this workspace.
+pub struct Mapper {
+    /// The worktree as OpenCode recorded it, without a trailing `/`.
+    pub recorded_root: String,
+}
+
+impl Mapper {
+    /// A path a tool named: absolute under the recorded worktree, or relative to the
+    /// session's directory.
+    pub fn tool_path(&self, path: &str, session_dir: &str) -> Option<RelPath> {
+        let abs = if path.starts_with('/') {
+            path.to_string()
+        } else {
+            format!("{}/{path}", session_dir.trim_end_matches('/'))
+        };
+        let rest = abs.strip_prefix(&self.recorded_root)?.strip_prefix('/')?;
+        safe_rel(rest.as_bytes())
+    }
+}
+
+/// `bytes` as a workspace path, when it is normal (no empty, `.` or `..` component, not
+/// absolute), outside `.git`, and free of control characters.
+pub fn safe_rel(bytes: &[u8]) -> Option<RelPath> {
+    if bytes.iter().any(|b| *b < 0x20 || *b == 0x7f) {
+        return None;
+    }
+    let rel = RelPath::from_stored(bytes.to_vec()).ok()?;
+    if rel.components().any(|c| c == b".git") {
+        return None;
+    }
+    Some(rel)
+}
+
+/// Where a step's bytes go: into the store (import), or only hashed (dry run).
+pub type Keep<'a> = dyn FnMut(&[u8]) -> Result<BlobId, ImportError> + 'a;
+
+/// What one step of a session needs besides itself.
+pub struct StepCtx<'a> {
+    pub store: Option<&'a SnapshotStore>,
+    pub mapper: &'a Mapper,
+    pub session_dir: &'a str,
+    pub max_size: u64,
+}
+
+/// Plan the changes of `step`.
+pub fn plan(step: &Step, cx: &StepCtx<'_>, keep: &mut Keep<'_>) -> Result<StepPlan, ImportError> {
+    let mut plan = StepPlan::default();
+    let tools: Vec<&ToolPart> = step
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Tool(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    // The agent's claims: (path, tool part), in part order.
+    let mut claims: Vec<(RelPath, &ToolPart)> = Vec::new();
+    let mut unmapped = None;
+    for t in tools
+        .iter()
+        .filter(|t| proof::FILE_TOOLS.contains(&t.tool.as_str()))
+    {
+        for raw in proof::claimed_paths(t) {
+            match cx.mapper.tool_path(&raw, cx.session_dir) {
+                Some(rel) => claims.push((rel, t)),
+                None => {
+                    plan.unsafe_paths += 1;
+                    unmapped = unmapped.or(Some(*t));
+                }
+            }
+        }
+    }
+    let ev = Evidence {
+        claims,
+        unknown_part: step.parts.iter().any(|p| matches!(p, Part::Unknown { .. })),
+        unmapped,
+        // Who else may have changed files in this step: a shell, a subagent, an unknown tool.
+        other: tools.iter().copied().find(|t| {
+            let name = t.tool.as_str();
+            !proof::FILE_TOOLS.contains(&name) && !proof::READ_ONLY_TOOLS.contains(&name)
+        }),
+    };
+    let (store, deltas) = match step_trees(step, cx.store) {
+        Ok(t) => t,
+        Err(reason) => {
+            unproven_step(step, cx, &ev.claims, reason, &mut plan);
+            return Ok(plan);
+        }
+    };
+    for delta in deltas {
+        let Some(rel) = safe_rel(&delta.path) else {
+            plan.unsafe_paths += 1;
+            continue;
+        };
+        let before = read_side(store, delta.before, cx.max_size, &delta, keep)?;
+        let after = read_side(store, delta.after, cx.max_size, &delta, keep)?;
+        judge(&ev, &rel, &before, &after, &mut plan);
+    }
+    Ok(plan)
+}
+
+/// What a step offers as evidence besides the trees.
+struct Evidence<'t> {
+    /// The agent's claims: (path, file tool part), in part order.
+    claims: Vec<(RelPath, &'t ToolPart)>,
+    /// A part of a shape rewind does not know: nothing in the step is proven.
+    unknown_part: bool,
+    /// A file tool that named a path outside the workspace: what the step changed may be
+    /// its doing under another name, so no unclaimed path is taken for the user's.
+    unmapped: Option<&'t ToolPart>,
+    /// A shell, a subagent or an unknown tool that ran in the step.
+    other: Option<&'t ToolPart>,
+}
+
+/// The change(s) of one path that differs between the step's trees.
+fn judge(ev: &Evidence<'_>, rel: &RelPath, before: &Side, after: &Side, plan: &mut StepPlan) {
+    let mine: Vec<&ToolPart> = ev
+        .claims
+        .iter()
+        .filter(|(p, _)| p == rel)
+        .map(|(_, t)| *t)
+        .collect();
+    let side_reason = before.refused.or(after.refused);
+    let change = |tool: Option<&ToolPart>, proof: Proof, reason| Planned {
+        path: rel.clone(),
+        before: before.state,
+        after: after.state,
+        tool: tool.map(|t| t.tool.clone()),
+        tool_call: tool.and_then(|t| t.call_id.clone()),
+        proof,
+        reason,
+    };
+    match mine.as_slice() {
+        [] if ev.unknown_part => plan.agent.push(change(
+            None,
+            Proof::MetadataOnly,
+            Some(MetadataReason::UnknownTool),
+        )),
+        [] => match ev
+            .unmapped
+            .map(|t| (t, MetadataReason::UnsafePath))
+            .or(ev.other.map(|t| (t, unattributed(t))))
+        {
+            Some((t, reason)) => {
+                plan.agent
+                    .push(change(Some(t), Proof::MetadataOnly, Some(reason)))
+            }
+            None => plan.external.push(match side_reason {
+                None => change(None, Proof::Derived, None),
+                Some(r) => change(None, Proof::MetadataOnly, Some(r)),
+            }),
+        },
+        [t] => {
+            let verdict = match side_reason {
+                Some(r) => Err(r),
+                None if ev.unknown_part => Err(MetadataReason::UnknownTool),
+                None => proof::prove(
+                    t,
+                    &rel.display(),
+                    before.bytes.as_deref(),
+                    after.bytes.as_deref(),
+                ),
+            };
+            plan.agent.push(match verdict {
+                Ok(()) => change(Some(t), Proof::Derived, None),
+                Err(r) => change(Some(t), Proof::MetadataOnly, Some(r)),
+            });
+        }
+        many => {
+            // Several tools of the step touched the path: the first starts from the
+            // before tree, the last ends at the after tree, nothing is known between.
+            let last = many.len() - 1;
+            for (i, t) in many.iter().enumerate() {
+                let mut c = change(
+                    Some(t),
+                    Proof::MetadataOnly,
+                    Some(MetadataReason::AmbiguousWindow),
+                );
+                if i > 0 {
+                    c.before = FileState::Unknown;
+                }
+                if i < last {
+                    c.after = FileState::Unknown;
+                }
+                plan.agent.push(c);
+            }
+        }
+    }
+}
+
+/// The differences between the step's two snapshot trees, or why there are none to read.
+fn step_trees<'s>(
+    step: &Step,
+    store: Option<&'s SnapshotStore>,
+) -> Result<(&'s SnapshotStore, Vec<Delta>), MetadataReason> {
+    let (before, after) = snapshots(step).ok_or(MetadataReason::NoStepSnapshot)?;
+    let store = store.ok_or(MetadataReason::SnapshotStoreMissing)?;
+    let (Ok(b), Ok(a)) = (
+        SnapshotStore::parse_id(&before),
+        SnapshotStore::parse_id(&after),
+    ) else {
+        return Err(MetadataReason::NoStepSnapshot);
+    };
+    let deltas = store
+        .diff(&b, &a)
+        .map_err(|_| MetadataReason::SnapshotStoreMissing)?;
+    Ok((store, deltas))
+}
+
+/// Why a path that no file tool names, changed in a step where `t` ran, is not proven.
+fn unattributed(t: &ToolPart) -> MetadataReason {
+    if proof::SHELL_TOOLS.contains(&t.tool.as_str()) {
+        MetadataReason::ShellCommand
+    } else {
+        MetadataReason::UnknownTool
+    }
+}
+
+/// The changes made between two steps (`previous_finish`: the snapshot after the earlier
+/// one, `start`: before the later one): nobody's step, so external, with the trees' exact
+/// bytes. `None` when the trees cannot be read (nothing is known of the gap).
+pub fn plan_gap(
+    previous_finish: &str,
+    start: &str,
+    cx: &StepCtx<'_>,
+    keep: &mut Keep<'_>,
+) -> Result<Option<StepPlan>, ImportError> {
+    let (Some(store), Ok(b), Ok(a)) = (
+        cx.store,
+        SnapshotStore::parse_id(previous_finish),
+        SnapshotStore::parse_id(start),
+    ) else {
+        return Ok(None);
+    };
+    let Ok(deltas) = store.diff(&b, &a) else {
+        return Ok(None);
+    };
+    let mut plan = StepPlan::default();
+    for delta in deltas {
+        let Some(rel) = safe_rel(&delta.path) else {
+            plan.unsafe_paths += 1;
+            continue;
+        };
+        let before = read_side(store, delta.before, cx.max_size, &delta, keep)?;
+        let after = read_side(store, delta.after, cx.max_size, &delta, keep)?;
+        let reason = before.refused.or(after.refused);
+        plan.external.push(Planned {
+            path: rel,
+            before: before.state,
+            after: after.state,
+            tool: None,
+            tool_call: None,
+            proof: if reason.is_some() {
+                Proof::MetadataOnly
+            } else {
+                Proof::Derived
+            },
+            reason,
+        });
+    }
+    Ok(Some(plan))
+}
+
+/// The step's snapshot pair: exactly one step-start and one step-finish, both with a
+/// snapshot, and every tool part between them.
+pub fn snapshots(step: &Step) -> Option<(String, String)> {
+    let mut start = None;
+    let mut finish = None;
+    let mut starts = 0;
+    let mut finishes = 0;
+    for (i, p) in step.parts.iter().enumerate() {
+        match p {
+            Part::StepStart { snapshot } => {
+                starts += 1;
+                start = snapshot.clone().map(|s| (i, s));
+            }
+            Part::StepFinish { snapshot } => {
+                finishes += 1;
+                finish = snapshot.clone().map(|s| (i, s));
+            }
+            _ => {}
+        }
+    }
+    let ((si, s), (fi, f)) = (start?, finish?);
+    if starts != 1 || finishes != 1 {
+        return None;
+    }
+    let inside = step
+        .parts
+        .iter()
+        .enumerate()
+        .all(|(i, p)| !matches!(p, Part::Tool(_)) || (si < i && i < fi));
+    inside.then_some((s, f))
+}
+
+/// A step without a readable snapshot pair: every path a file tool or the patch part names
+/// becomes a metadata-only change with `reason`, both sides unknown.
+fn unproven_step(
+    step: &Step,
+    cx: &StepCtx<'_>,
+    claims: &[(RelPath, &ToolPart)],
+    reason: MetadataReason,
+    plan: &mut StepPlan,
+) {
+    let unknown = |path: RelPath, tool: Option<&ToolPart>| Planned {
+        path,
+        before: FileState::Unknown,
+        after: FileState::Unknown,
+        tool: tool.map(|t| t.tool.clone()),
+        tool_call: tool.and_then(|t| t.call_id.clone()),
+        proof: Proof::MetadataOnly,
+        reason: Some(reason),
+    };
+    for (path, t) in claims {
+        plan.agent.push(unknown(path.clone(), Some(t)));
+    }
+    for p in &step.parts {
+        let Part::Patch { files } = p else { continue };
+        for f in files {
+            match cx.mapper.tool_path(f, cx.session_dir) {
+                Some(rel) if !claims.iter().any(|(c, _)| *c == rel) => {
+                    plan.agent.push(unknown(rel, None))
+                }
+                Some(_) => {}
+                None => plan.unsafe_paths += 1,
+            }
+        }
+    }
+}
+
+/// One side of a change, read from the snapshot store.
+struct Side {
+    state: FileState,
+    /// The bytes, when read (for the proof).
+    bytes: Option<Vec<u8>>,
+    /// Why this side cannot take part in a proof.
+    refused: Option<MetadataReason>,
+}
+
+fn read_side(
+    store: &SnapshotStore,
+    entry: Option<Entry>,
+    max_size: u64,
+    delta: &Delta,
+    keep: &mut Keep<'_>,
+) -> Result<Side, ImportError> {
+    let refused = |r| Side {
+        state: FileState::Unknown,
+        bytes: None,
+        refused: Some(r),
+    };
+    let Some(entry) = entry else {
+        return Ok(Side {
+            state: FileState::Absent,
+            bytes: None,
+            refused: None,
+        });
+    };
+    if delta.duplicate {
+        return Ok(refused(MetadataReason::UnsafePath));
+    }
+    let EntryKind::File { mode } = entry.kind else {
+        return Ok(refused(MetadataReason::NotRegular));
+    };
+    match store.blob(&entry.id, max_size) {
+        Ok(Blob::Bytes(bytes)) => {
+            let blob = keep(&bytes)?;
+            Ok(Side {
+                state: FileState::Present {
+                    blob,
+                    mode: mode & 0o777,
+                },
+                bytes: Some(bytes),
+                refused: None,
+            })
+        }
+        Ok(Blob::TooLarge(_)) => Ok(refused(MetadataReason::TooLarge)),
+        Err(GitError::Missing { .. } | GitError::Corrupt { .. } | GitError::WrongKind { .. }) => {
+            Ok(refused(MetadataReason::SnapshotStoreMissing))
+        }
+        Err(e) => Err(ImportError::Git(e)),
+    }
+}

@@ -297,8 +297,9 @@ fn a_dry_run_reports_and_writes_nothing() {
 
 /// With the project's own objects back (the alternates), the README edit is proven. Undoing
 /// it is refused while the user's edit between the turns (imported as an external window)
-/// is in effect, and while the file differs from what that history says; once both are out
-/// of the way, undo restores the exact bytes before the edit.
+/// is in effect, and while the file holds another edit touching the same lines (a merge
+/// cannot keep them apart: `overlap`; `--strict`: `modified-since`); once both are out of
+/// the way, undo restores the exact bytes before the edit.
 #[test]
 fn undo_of_an_imported_edit_restores_the_exact_before() {
     let s = Setup::new();
@@ -320,9 +321,10 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
     let refused = undo(&window);
     assert_eq!(refused.code, 3, "{}", refused.stderr);
     let file = &refused.json()["files"][0];
+    // The user's line was added right after the edited one: a merge cannot keep both apart.
     assert_eq!(
         (&file["path"], &file["conflict"]),
-        (&Value::from("README.md"), &Value::from("later-change"))
+        (&Value::from("README.md"), &Value::from("overlap"))
     );
     assert_eq!(
         s.env.read("README.md").unwrap(),
@@ -345,7 +347,18 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
     std::fs::write(s.env.path("README.md"), "# e2e edited\nthe user's line\n").unwrap();
     let refused = undo(&window);
     assert_eq!(refused.code, 3, "{}", refused.stderr);
-    assert_eq!(refused.json()["files"][0]["conflict"], "modified-since");
+    assert_eq!(refused.json()["files"][0]["conflict"], "overlap");
+    let strict = s.env.run(&[
+        "--json",
+        "undo",
+        "--session",
+        SESSION,
+        "--window",
+        &window,
+        "--strict",
+    ]);
+    assert_eq!(strict.code, 3, "{}", strict.stderr);
+    assert_eq!(strict.json()["files"][0]["conflict"], "modified-since");
 
     std::fs::write(s.env.path("README.md"), "# e2e edited\n").unwrap();
     undo(&window).ok();

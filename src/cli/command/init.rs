@@ -54,6 +54,59 @@ pub struct InitArgs {
     /// files it created (when still as it wrote them) and the directories left empty
     #[arg(long)]
     pub uninstall: bool,
+    /// Install into (or, with --uninstall, remove from) the agent's user-level configuration,
+    /// for every project: ~/.claude, ~/.gemini, ~/.cursor, $CODEX_HOME (~/.codex),
+    /// $XDG_CONFIG_HOME/opencode (~/.config/opencode)
+    #[arg(long)]
+    pub user: bool,
+}
+
+/// Where init writes: a project's workspace, or an agent's user-level configuration
+/// directory (with the project-relative names mapped into it).
+enum Level {
+    Project,
+    User,
+}
+
+/// The agent's user-level configuration directory, which `init --user` treats as its
+/// workspace (the same rules: nothing written through a symlinked parent or outside it).
+fn user_root(agent: Agent) -> Result<PathBuf, Failure> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME").ok_or_else(|| {
+        Failure::new(
+            Exit::Error,
+            "init --user: HOME is not set; cannot find the agent's user configuration",
+        )
+    })?;
+    Ok(match agent {
+        Agent::Codex => var("CODEX_HOME").unwrap_or_else(|| home.join(".codex")),
+        Agent::OpenCode => var("XDG_CONFIG_HOME")
+            .unwrap_or_else(|| home.join(".config"))
+            .join("opencode"),
+        Agent::Cline => {
+            return Err(Failure::new(
+                Exit::Usage,
+                "init --user: rewind knows no user-level hooks for Cline; run `rewind init cline` in each project",
+            ))
+        }
+        _ => home,
+    })
+}
+
+/// A project-relative configuration path as it is named under the agent's user-level
+/// directory: Codex's `.codex/X` is `$CODEX_HOME/X`, OpenCode's `.opencode/X` and
+/// `opencode.json` are in `~/.config/opencode/`; the others keep their names under `~`.
+fn user_path(agent: Agent, rel: &Path) -> PathBuf {
+    let strip = |prefix: &str| rel.strip_prefix(prefix).map(Path::to_path_buf).ok();
+    match agent {
+        Agent::Codex => strip(".codex").unwrap_or_else(|| rel.to_path_buf()),
+        Agent::OpenCode => strip(".opencode").unwrap_or_else(|| rel.to_path_buf()),
+        _ => rel.to_path_buf(),
+    }
 }
 
 /// One file `init` wants in a given state.
@@ -109,18 +162,21 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
         agent,
         dry_run,
         uninstall,
+        user,
     } = args;
     let agent: Agent = agent
         .parse()
         .map_err(|e: rewind::hooks::HookError| Failure::new(Exit::Usage, e.to_string()))?;
-    let cwd = cwd()?;
-    let ws = workspace(g, &cwd)?;
+    let (ws, level) = match user {
+        true => (user_workspace(agent, dry_run && !uninstall)?, Level::User),
+        false => (workspace(g, &cwd()?)?, Level::Project),
+    };
     let root = ws.root();
     let rewind = invocation(g);
     if uninstall {
-        return run_uninstall(out, agent, &rewind, &ws, dry_run);
+        return run_uninstall(out, agent, &rewind, (&ws, &level), dry_run);
     }
-    let plans = plan(agent, &rewind, &ws, &read_existing)?;
+    let plans = plan(agent, &rewind, (&ws, &level), &read_existing)?;
 
     let mut written = Vec::new();
     let mut text = String::new();
@@ -139,7 +195,17 @@ pub fn run(g: &Global, out: &Out, args: InitArgs) -> Result<Exit, Failure> {
             }
         }
     }
-    let next_steps = agent.init_steps(root);
+    let next_steps = match (&level, agent) {
+        (Level::Project, _) => agent.init_steps(root),
+        (Level::User, Agent::Codex) => vec![
+            "Codex runs these hooks only once you trust them: in `codex`, type /hooks and trust rewind's hooks (again after any change to hooks.json)".to_string(),
+        ],
+        (Level::User, Agent::ClaudeCode) => vec![format!(
+            "rewind's MCP tools in every project too: claude mcp add --scope user rewind -- {} mcp",
+            rewind.exe()
+        )],
+        (Level::User, _) => Vec::new(),
+    };
     if out.json {
         out.print_json(&InitJson {
             agent: agent.as_str(),
@@ -179,6 +245,26 @@ fn invocation(g: &Global) -> Invocation {
     Invocation::new(&exe, home.as_deref())
 }
 
+/// The agent's user-level configuration directory as a workspace, created when missing
+/// (unless only looking: a dry run of an install into a directory not there yet).
+fn user_workspace(agent: Agent, looking: bool) -> Result<Workspace, Failure> {
+    let root = user_root(agent)?;
+    if !looking && std::fs::symlink_metadata(&root).is_err() {
+        std::fs::create_dir_all(&root).map_err(|e| {
+            Failure::new(
+                Exit::Error,
+                format!("cannot create {}: {e}", root.display()),
+            )
+        })?;
+    }
+    Workspace::open(&root).map_err(|e| {
+        Failure::new(
+            Exit::Error,
+            format!("init --user: cannot use {}: {e}", root.display()),
+        )
+    })
+}
+
 /// How `plan` reads a file's current text (the disk, or what it was before init).
 type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 
@@ -187,11 +273,20 @@ type Source<'a> = &'a dyn Fn(&Path) -> Result<Option<String>, Failure>;
 fn plan(
     agent: Agent,
     rewind: &Invocation,
-    ws: &Workspace,
+    (ws, level): (&Workspace, &Level),
     src: Source<'_>,
 ) -> Result<Vec<Planned>, Failure> {
     let cmd = rewind.hook_command(agent);
-    let files = agent.config_files(rewind);
+    let mut files = agent.config_files(rewind);
+    if let Level::User = level {
+        // Claude Code keeps user-level MCP servers in ~/.claude.json, its own state file,
+        // which rewind does not edit (next steps say how to add it); a ~/.mcp.json does
+        // nothing.
+        files.retain(|f| !(agent == Agent::ClaudeCode && f.path == Path::new(".mcp.json")));
+        for f in &mut files {
+            f.path = user_path(agent, &f.path);
+        }
+    }
     let places = files
         .iter()
         .map(|file| place(ws, &file.path))
@@ -468,18 +563,19 @@ fn run_uninstall(
     out: &Out,
     agent: Agent,
     rewind: &Invocation,
-    ws: &Workspace,
+    target: (&Workspace, &Level),
     dry_run: bool,
 ) -> Result<Exit, Failure> {
+    let ws = target.0;
     let root = ws.root();
     // What init writes given the files as they were before it ever ran: the backup where it
     // kept one, nothing where it created the file. Planned with the binary and home the
     // installed files name (an init run from another binary path, a package manager's
     // versioned directory), when planning with them gives those files exactly.
     let before = |path: &Path| read_existing(&backup_of(path));
-    let mut plans = plan(agent, rewind, ws, &before)?;
+    let mut plans = plan(agent, rewind, target, &before)?;
     if let Some(installed) = installed_invocation(&plans)?.filter(|i| i != rewind) {
-        let theirs = plan(agent, &installed, ws, &before)?;
+        let theirs = plan(agent, &installed, target, &before)?;
         if recognized(&theirs)? > recognized(&plans)? {
             plans = theirs;
         }

@@ -21,6 +21,7 @@ mod history;
 mod hook_failure_answers;
 mod human_output;
 mod init_confinement;
+mod init_user;
 mod progress;
 mod store;
 mod tools;

@@ -89,6 +89,19 @@ impl Invocation {
         lines
     }
 
+    /// `rewind <args>` as one shell line for a command file an agent runs: this binary,
+    /// else `rewind` on `PATH`, with the home written in.
+    pub fn command_line(&self, args: &str) -> String {
+        let home = match &self.home {
+            Some(h) => format!("export REWIND_HOME={}; ", sh_quote(h)),
+            None => String::new(),
+        };
+        format!(
+            "r={}; [ -x \"$r\" ] || r=rewind; {home}\"$r\" {args}",
+            sh_quote(&self.exe)
+        )
+    }
+
     /// [`Invocation::hook_lines`] as one command line, for a JSON `command` field.
     pub fn hook_command(&self, agent: Agent) -> String {
         self.hook_lines(agent).join("; ")

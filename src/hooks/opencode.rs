@@ -241,7 +241,23 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
             json!({"mcp": {"rewind": mcp}}),
             "MCP server",
         ),
+        ConfigFile::whole(
+            ".opencode/command/rw-undo.md",
+            &undo_command(rewind),
+            false,
+            "/rw-undo command",
+        ),
     ]
+}
+
+/// `/rw-undo`: OpenCode runs the shell line of a command file and gives the model its output.
+/// The session is OpenCode's latest in the workspace (`--agent`): the command's shell gets no
+/// session id.
+fn undo_command(rewind: &Invocation) -> String {
+    format!(
+        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\n---\n!`{}`\n\nReport the result above to the user in one or two sentences. If rewind refused because of a\nconflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.\n",
+        rewind.command_line("undo --agent opencode $ARGUMENTS")
+    )
 }
 
 /// The plugin, with the binary and the home written in (as JSON strings, which are

@@ -2268,3 +2268,44 @@ fn a_session_start_opens_no_empty_window() {
         assert_eq!(windows, 0, "{agent}: {log}");
     }
 }
+
+/// OpenCode's `/rw-undo` (a command file whose shell line OpenCode runs, with no session id
+/// in its environment) undoes the workspace's latest OpenCode session's turn.
+#[test]
+fn opencode_rw_undo_command_undoes_the_latest_opencode_turn() {
+    let env = Env::new();
+    env.run(&["init", "opencode"]).ok();
+    env.write("src/app.ts", "let x = 1\n");
+    hook(
+        &env,
+        "opencode",
+        &fixture(&env, "opencode", "tool.execute.before-edit"),
+    )
+    .ok();
+    env.write("src/app.ts", "let x = 2\n");
+    hook(
+        &env,
+        "opencode",
+        &fixture(&env, "opencode", "tool.execute.after-edit"),
+    )
+    .ok();
+    let file = std::fs::read_to_string(env.path(".opencode/command/rw-undo.md")).unwrap();
+    let line = file
+        .lines()
+        .find_map(|l| l.strip_prefix("!`").and_then(|l| l.strip_suffix('`')))
+        .expect("a shell line")
+        .replace("$ARGUMENTS", "");
+    let run = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .current_dir(&env.ws)
+        .env("REWIND_HOME", &env.home)
+        .env_remove("REWIND_SESSION")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(env.read("src/app.ts").unwrap(), b"let x = 1\n");
+}

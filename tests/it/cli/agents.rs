@@ -687,6 +687,15 @@ fn init_dry_run_of_every_other_agent() {
       }
     }
 
+    would write .opencode/command/rw-undo.md (/rw-undo command):
+    ---
+    description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
+    ---
+    !`r='[REWIND]'; [ -x "$r" ] || r=rewind; export REWIND_HOME='[HOME]'; "$r" undo --agent opencode $ARGUMENTS`
+
+    Report the result above to the user in one or two sentences. If rewind refused because of a
+    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+
     [EOF]
     [exit status: 0]
     "#);

@@ -217,6 +217,16 @@ pub fn opencode(
     ws: &Workspace,
     opts: &OpenCodeOptions,
 ) -> Result<ImportReport, ImportError> {
+    opencode_with(home, ws, opts, &mut crate::maintenance::NoProgress)
+}
+
+/// As [`opencode`], reporting each session imported to `progress`.
+pub fn opencode_with(
+    home: &Home,
+    ws: &Workspace,
+    opts: &OpenCodeOptions,
+    progress: &mut dyn crate::maintenance::Progress,
+) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let db = Db::open(&opts.data_dir, home.root())?;
     let worktree = opts
@@ -263,7 +273,9 @@ pub fn opencode(
         sessions: Vec::new(),
         elapsed_ms: 0,
     };
+    progress.phase("importing OpenCode sessions", sessions.len() as u64);
     for s in &sessions {
+        progress.step();
         let steps = db.steps(&s.id)?;
         let r = import_session(home, ws, s, &steps, store.as_ref(), &mapper, opts)?;
         report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();

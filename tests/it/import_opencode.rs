@@ -875,3 +875,30 @@ fn a_missing_snapshot_store_leaves_every_step_metadata_only() {
         ]
     );
 }
+
+/// On a terminal the import draws a progress bar per session on stderr; piped, nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn import_draws_a_progress_bar_on_a_terminal_only() {
+    let s = Setup::new();
+    let line = format!(
+        "{} import opencode --data-dir {} --recorded-worktree {RECORDED} --dry-run",
+        env!("CARGO_BIN_EXE_rewind"),
+        s.data.display()
+    );
+    let run: Run = s
+        .env
+        .command_of(Path::new("script"), &["-qec", &line, "/dev/null"])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("rewind: importing OpenCode sessions ["),
+        "{}",
+        run.stdout
+    );
+    let piped = s.import(&["--dry-run"]);
+    piped.ok();
+    assert_eq!(piped.stderr, "");
+}

@@ -52,7 +52,9 @@ pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
         recorded_worktree: args.recorded_worktree,
         dry_run: args.dry_run,
     };
-    let report = rewind::import::opencode(home, &ws, &opts)?;
+    let mut bars = crate::cli::progress::Bars::on_stderr();
+    let report = rewind::import::opencode_with(home, &ws, &opts, &mut bars)?;
+    drop(bars);
     if out.json {
         out.print_json(&report);
     } else {

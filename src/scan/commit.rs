@@ -79,7 +79,7 @@ impl Scan<'_> {
             tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
             return Ok(());
         };
-        if self.not_external(tx, &l.rel, l.known.as_ref())? {
+        if self.not_external(tx, &l.rel, l.known.as_ref(), l.state)? {
             return Ok(());
         }
         self.insert_change(tx, sink, &l.rel, &judged, l.state, now)?;
@@ -104,7 +104,7 @@ impl Scan<'_> {
         now: i64,
         changes: &mut Vec<ScanChange>,
     ) -> Result<()> {
-        if self.not_external(tx, rel, Some(k))? {
+        if self.not_external(tx, rel, Some(k), FileState::Absent)? {
             return Ok(());
         }
         let (proof, reason) = match k.state {
@@ -138,9 +138,15 @@ impl Scan<'_> {
     /// Before a command (and in a watcher's scans), a difference is an edit outside the
     /// agent unless the agent is writing that path: a pending change of it in an open
     /// window of any session (its write in flight, snapped and not yet recorded), or a file
-    /// state that moved since this scan loaded it (a record committed meanwhile). Those are
-    /// left for the agent's record, as a snap leaves them (`capture`).
-    fn not_external(&self, tx: &Tx<'_>, rel: &RelPath, known: Option<&KnownState>) -> Result<bool> {
+    /// state moved since this scan loaded it to what the scan found (a record committed
+    /// meanwhile). Those are left for the agent's record, as a snap leaves them (`capture`).
+    fn not_external(
+        &self,
+        tx: &Tx<'_>,
+        rel: &RelPath,
+        known: Option<&KnownState>,
+        found: FileState,
+    ) -> Result<bool> {
         if !self.phase.finds_external() {
             return Ok(false);
         }
@@ -148,7 +154,10 @@ impl Scan<'_> {
         if tx.path_pending(ws, rel)? {
             return Ok(true);
         }
-        Ok(tx.file_state(ws, rel)?.as_ref() != known)
+        // Recorded meanwhile as what this scan found (an agent's record, committed between
+        // this scan's load of the state and now): nothing is left to record.
+        let now = tx.file_state(ws, rel)?.map(|k| k.state);
+        Ok(known.map(|k| k.state) != now && now == Some(found))
     }
 
     /// The change row of `path` going to `after`, in the sink's window.

@@ -202,6 +202,9 @@ pub struct UndoArgs {
         conflicts_with = "force"
     )]
     pub hunks: Vec<usize>,
+    /// Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
+    #[arg(long)]
+    pub skip_unsafe: bool,
 }
 
 #[derive(Debug, Args)]

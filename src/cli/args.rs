@@ -105,6 +105,9 @@ pub enum Command {
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(super::command::watch::WatchArgs),
+    /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and
+    /// reject them by file, by hunk or all at once
+    Review(super::command::review::ReviewArgs),
 }
 
 /// An agent rewind has hooks for, as `--agent` takes it.

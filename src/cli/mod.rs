@@ -54,5 +54,6 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Completions(args) => completions::completions(&args),
         Command::Man(args) => completions::man(&args),
         Command::Watch(args) => command::watch::run(g, &out, &args),
+        Command::Review(args) => command::review::run(g, &out, &args),
     }
 }

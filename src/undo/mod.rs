@@ -74,6 +74,7 @@ use crate::workspace::{Observation, PathError, RelPath};
 
 mod hunk;
 mod plan;
+pub mod review;
 mod select;
 
 use plan::{Item, Observed, PathInput};

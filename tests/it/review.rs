@@ -209,6 +209,16 @@ fn the_page_loads_with_the_token_in_the_url_and_sets_the_cookie() {
     let page = r.raw("GET", &format!("/?token={}", r.token), &r.host(), "", None);
     assert_eq!(page.status, 200);
     assert!(page.body.contains("<title>rewind review</title>"));
+    // One page, nothing loaded from anywhere else.
+    for remote in ["<link", "src=", "href=", "@import", "url("] {
+        assert!(!page.body.contains(remote), "the page loads {remote}…");
+    }
+    assert!(
+        page.head
+            .contains("content-security-policy: default-src 'none'"),
+        "{}",
+        page.head
+    );
     let cookie = format!("rewind_review={}", r.token);
     assert!(page.head.contains(&cookie), "{}", page.head);
     assert!(
@@ -423,4 +433,27 @@ fn review_on_a_port_in_use_fails_with_exit_1_and_says_so() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn review_json_prints_the_url_and_port_as_one_object() {
+    let env = Env::new();
+    let mut child = env
+        .command(&["--json", "review"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let j: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let port = j["port"].as_u64().unwrap();
+    let url = j["url"].as_str().unwrap();
+    let prefix = format!("http://127.0.0.1:{port}/?token=");
+    assert!(url.starts_with(&prefix), "{url}");
+    assert_eq!(url.len(), prefix.len() + 64, "a 32-byte token, hex: {url}");
 }

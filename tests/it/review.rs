@@ -417,6 +417,13 @@ fn review_api_errors_name_the_problem() {
         None,
     );
     assert_eq!(form.status, 415, "a form post is refused: {}", form.body);
+    // Redo takes back a reject; it never undoes an agent's turn.
+    let redo = r.post("/api/redo", serde_json::json!({"window": "1"}));
+    assert_eq!(redo.status, 400, "{}", redo.body);
+    assert_eq!(
+        redo.json()["error"],
+        "window 1 is an agent window; redo takes an undo window (see `rewind log`)"
+    );
     assert_eq!(env.read("a").unwrap(), b"a1\n");
 }
 

@@ -127,15 +127,16 @@ pub(crate) struct RejectBody {
 /// later edits as `rewind undo` does; `skip_unsafe` rejects every safe file and skips the
 /// others.
 pub(crate) async fn reject(State(s): State<Arc<Server>>, Json(b): Json<RejectBody>) -> Response {
-    act(&s, &b.window, |window| {
+    act(&s, &b.window, |window, _| {
         let target = Target::Window(window.id);
-        (
+        let paths = b.path.clone();
+        Ok((
             Direction::Undo,
             target,
-            b.path.clone(),
+            paths,
             b.hunks.clone(),
             b.skip_unsafe,
-        )
+        ))
     })
 }
 
@@ -145,31 +146,48 @@ pub(crate) struct RedoBody {
     window: String,
 }
 
-/// `POST /api/redo`: take back a reject: redo its undo window (a hunk reject is a window of
-/// its own, which this undoes).
+/// `POST /api/redo`: take back a reject: redo its undo window, or undo a hunk reject's
+/// window (an agent-kind window whose every change is an undo's). Any other window is
+/// refused: a redo never undoes an agent's own turn.
 pub(crate) async fn redo(State(s): State<Arc<Server>>, Json(b): Json<RedoBody>) -> Response {
-    act(&s, &b.window, |window| {
-        let direction = if window.kind == WindowKind::Undo {
-            Direction::Redo
-        } else {
-            Direction::Undo
+    act(&s, &b.window, |window, session| {
+        let direction = match window.kind {
+            WindowKind::Undo => Direction::Redo,
+            WindowKind::Agent if is_hunk_reject(session, window.id)? => Direction::Undo,
+            kind => {
+                return Err(EngineError::NotAnUndoWindow {
+                    window: window.id,
+                    kind,
+                })
+            }
         };
-        (
+        Ok((
             direction,
             Target::Window(window.id),
             None,
             Vec::new(),
             false,
-        )
+        ))
     })
+}
+
+/// A hunk undo is recorded as a window of its own whose changes' tool is `undo`.
+fn is_hunk_reject(session: &Session<'_>, window: WindowId) -> Result<bool, EngineError> {
+    let changes = session.index().read().changes_in_window(window)?;
+    let undo = WindowKind::Undo.as_str();
+    Ok(!changes.is_empty() && changes.iter().all(|c| c.tool.as_deref() == Some(undo)))
 }
 
 type Action = (Direction, Target, Option<String>, Vec<usize>, bool);
 
 /// Runs the undo `what` makes of the window `id`, in that window's session.
-fn act(s: &Server, id: &str, what: impl FnOnce(&Window) -> Action) -> Response {
+fn act(
+    s: &Server,
+    id: &str,
+    what: impl FnOnce(&Window, &Session<'_>) -> Result<Action, EngineError>,
+) -> Response {
     let result = in_window(s, id, |window, session| {
-        let (direction, target, path, hunks, skip_unsafe) = what(window);
+        let (direction, target, path, hunks, skip_unsafe) = what(window, session)?;
         let req = Request {
             direction,
             target,

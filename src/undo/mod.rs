@@ -256,11 +256,8 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         let go = items.as_ref().is_ok_and(|items| !blocked(items, req));
         (items, go)
     });
-    let items = items?;
-    let skip: Vec<bool> = items
-        .iter()
-        .map(|i| req.skip_unsafe && blocks(i, req.force))
-        .collect();
+    let mut items = items?;
+    let skip = skipped(&mut items, req);
     let mut report = Report {
         status: Status::Conflict,
         targets: windows_of(&changes),
@@ -322,6 +319,47 @@ fn without_skipped(items: &[Item], skip: &[bool], changes: &[Change]) -> (Vec<It
     (applied, reversed)
 }
 
+/// Which items `--skip-unsafe` leaves out: those with a conflict the request does not
+/// override, and with them every path above or below one of them (a file that became a
+/// directory, or back, moves as one: restoring the file while the directory must stay
+/// would fail, and the executor would put everything back). Those get their partner's
+/// conflict kind and say why.
+fn skipped(items: &mut [Item], req: &Request) -> Vec<bool> {
+    let mut skip: Vec<bool> = items
+        .iter()
+        .map(|i| req.skip_unsafe && blocks(i, req.force))
+        .collect();
+    if !req.skip_unsafe || !skip.contains(&true) {
+        return skip;
+    }
+    loop {
+        let partner = |i: usize, j: usize| {
+            let (a, b) = (items[i].step.path.as_bytes(), items[j].step.path.as_bytes());
+            let below =
+                |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
+            below(a, b) || below(b, a)
+        };
+        let found = (0..items.len()).filter(|i| !skip[*i]).find_map(|i| {
+            (0..items.len())
+                .find(|j| skip[*j] && partner(i, *j))
+                .map(|j| (i, j))
+        });
+        let Some((i, j)) = found else {
+            return skip;
+        };
+        let kind = items[j]
+            .conflict
+            .as_ref()
+            .map_or(Conflict::UnsafePath, |(k, _)| *k);
+        let detail = format!(
+            "left as it is with {}, which is skipped (a file that became a directory, or back, is undone as one)",
+            items[j].step.path
+        );
+        items[i].conflict = Some((kind, detail));
+        skip[i] = true;
+    }
+}
+
 /// Each item's report: skipped (`skip`), else what was done (`applied`) or would be.
 fn reports(items: &[Item], skip: &[bool], applied: bool) -> Vec<FileReport> {
     items
@@ -343,6 +381,9 @@ fn skipped_report(item: &Item) -> FileReport {
     report.outcome = Outcome::Skipped;
     let path = &report.path;
     report.hint = item.conflict.as_ref().map(|(kind, detail)| match kind {
+        _ if detail.ends_with("is undone as one)") => format!(
+            "{path} is undone together with the path above or below it: see that path's hint, and name both with `--path`"
+        ),
         Conflict::ModifiedSince | Conflict::LaterChange | Conflict::Overlap
             if detail.contains("changed while the undo was planned") =>
         {

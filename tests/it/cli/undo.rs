@@ -302,3 +302,35 @@ fn skip_unsafe_dry_run_shows_what_it_would_skip() {
     ");
     assert_eq!(env.read("a").unwrap(), b"a1\n");
 }
+
+#[test]
+fn skip_unsafe_skips_a_file_that_became_a_directory_with_its_skipped_child() {
+    let env = Env::new();
+    env.write("x", "x0\n");
+    env.write("k", "k0\n");
+    env.run(&["snap", "x", "k"]).ok();
+    env.run(&["record", "x", "k"]).ok();
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "x", "x/y", "k"]);
+    std::fs::remove_file(env.path("x")).unwrap();
+    env.write("x/y", "y1\n");
+    env.write("k", "k1\n");
+    env.run(&["record", "x", "x/y", "k"]);
+    env.run(&["window", "close"]).ok();
+    env.write("x/y", "user\n");
+    let run = env.run(&["--json", "undo", "--skip-unsafe", "--strict"]);
+    let j = run.ok().json();
+    assert_eq!(j["status"], "undone");
+    assert_eq!(j["skipped"], 2);
+    let x = &j["files"][1];
+    assert_eq!(x["path"], "x");
+    assert_eq!(x["outcome"], "skipped");
+    assert_eq!(x["conflict"], "modified-since");
+    assert_eq!(x["detail"], "left as it is with x/y, which is skipped (a file that became a directory, or back, is undone as one)");
+    assert!(x["hint"]
+        .as_str()
+        .unwrap()
+        .contains("name both with `--path`"));
+    assert_eq!(env.read("k").unwrap(), b"k0\n");
+    assert_eq!(env.read("x/y").unwrap(), b"user\n");
+}

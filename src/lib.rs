@@ -30,6 +30,7 @@
 //!     force: false,
 //!     strict: false,
 //!     hunks: vec![],
+//!     skip_unsafe: false,
 //! })?;
 //! println!("{:?}", report.status);
 //! # Ok(()) }

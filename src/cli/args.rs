@@ -108,6 +108,9 @@ pub enum Command {
     /// Import history an agent already recorded (OpenCode's steps and snapshots)
     #[command(subcommand)]
     Import(super::command::import::ImportCmd),
+    /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and
+    /// reject them by file, by hunk or all at once
+    Review(super::command::review::ReviewArgs),
 }
 
 /// An agent rewind has hooks for, as `--agent` takes it.
@@ -205,6 +208,9 @@ pub struct UndoArgs {
         conflicts_with = "force"
     )]
     pub hunks: Vec<usize>,
+    /// Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
+    #[arg(long)]
+    pub skip_unsafe: bool,
 }
 
 #[derive(Debug, Args)]

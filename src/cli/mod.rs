@@ -55,5 +55,6 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Man(args) => completions::man(&args),
         Command::Watch(args) => command::watch::run(g, &out, &args),
         Command::Import(cmd) => command::import::run(g, &out, cmd),
+        Command::Review(args) => command::review::run(g, &out, &args),
     }
 }

@@ -161,6 +161,18 @@ impl Tx<'_> {
         raw.map(WindowRow::into_window).transpose()
     }
 
+    /// Window `id`, provided it is one of `session`'s (window ids are numbered across the
+    /// home; a session name recurs in every workspace).
+    pub fn window_of_session(&self, id: WindowId, session: SessionRowId) -> Result<bool> {
+        let found = self
+            .conn
+            .prepare_cached("SELECT 1 FROM windows WHERE id = ?1 AND session_id = ?2")
+            .and_then(|mut st| st.query_row(params![id.0, session.0], |_| Ok(())))
+            .optional()
+            .ctx("find window")?;
+        Ok(found.is_some())
+    }
+
     /// Windows of a session, newest first.
     pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
         let mut stmt = self

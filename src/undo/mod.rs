@@ -20,7 +20,10 @@
 //! current = the after of its latest change (for redo, the other way round). Conflicts, in
 //! the order they are reported: `unsafe-path`, `unproven`, `later-change`, `modified-since`.
 //! Any conflict and nothing is written (exit 3); `--force` overrides the last two (and
-//! `overlap`, below) only, and what it overwrites was snapshotted first.
+//! `overlap`, below) only, and what it overwrites was snapshotted first. `skip_unsafe`
+//! (`--skip-unsafe`) instead leaves every path with such a conflict out of the plan — and
+//! its changes out of the ones the undo window reverses, so they stay in effect and a redo
+//! of that window re-applies exactly the paths it applied.
 //!
 //! Merge-undo (selective undo). A `later-change` made after the changes undone, or a
 //! `modified-since`, is not refused but merged ([`merge`]), unless `--strict` (refuse) or
@@ -71,6 +74,7 @@ use crate::workspace::{Observation, PathError, RelPath};
 
 mod hunk;
 mod plan;
+pub mod review;
 mod select;
 
 use plan::{Item, Observed, PathInput};
@@ -109,6 +113,12 @@ pub struct Request {
     /// Undo only these hunks (1-based, as `rewind diff` numbers them) of the one change of
     /// one path in `Target::Window`.
     pub hunks: Vec<usize>,
+    /// Apply every path without a conflict the request does not override (after merging)
+    /// and skip the others, reporting each (`skipped`, with its conflict and a hint),
+    /// instead of refusing the whole undo. Only the changes of the applied paths are marked
+    /// undone, so the skipped ones stay in effect and a redo re-applies exactly what was
+    /// applied.
+    pub skip_unsafe: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -184,6 +194,9 @@ pub struct FileReport {
     /// A dry run of a merge: the unified diff from the current bytes to the merged ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// A skipped file (`--skip-unsafe`): what to do about it, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -195,6 +208,9 @@ pub struct Report {
     pub window_id: Option<WindowId>,
     pub forced: bool,
     pub files: Vec<FileReport>,
+    /// How many of `files` were skipped (`--skip-unsafe`): conflicting, left as they are.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped: usize,
     /// This command found its own undo (or redo) interrupted by a crash, finished it, and
     /// did nothing more: `window_id` is that interrupted undo's window.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -243,24 +259,27 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     };
     let (items, mut prefetched) = exec::prefetch(session, blobs, || {
         let items = plan_all(session, &by_path, &later, direction, &how);
-        let go = items.as_ref().is_ok_and(|items| !blocked(items, req.force));
+        let go = items.as_ref().is_ok_and(|items| !blocked(items, req));
         (items, go)
     });
-    let items = items?;
+    let mut items = items?;
+    let skip = skipped(&mut items, req);
     let mut report = Report {
         status: Status::Conflict,
         targets: windows_of(&changes),
         window_id: None,
         forced: req.force,
         files: Vec::new(),
+        skipped: skip.iter().filter(|s| **s).count(),
         finished_interrupted: false,
     };
-    if req.dry_run || blocked(&items, req.force) {
+    let nothing_left = report.skipped == items.len();
+    if req.dry_run || blocked(&items, req) || nothing_left {
         if req.dry_run {
             report.status = Status::DryRun;
         }
         // Nothing was written: each file says what would have happened, or its conflict.
-        report.files = items.iter().map(|i| file_report(i, false)).collect();
+        report.files = reports(&items, &skip, false);
         return Ok(report);
     }
     // A merged target's bytes are at hand (and already in the store).
@@ -269,21 +288,128 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
             prefetched.insert(blob, Ok(crate::store::Loaded::Bytes(m.bytes.clone())));
         }
     }
+    let (applied, reversed) = without_skipped(&items, &skip, &changes);
     let plan = plan_of(
         req,
         hunks.as_ref(),
         direction,
         &report.targets,
-        &items,
-        &changes,
+        &applied,
+        &reversed,
     );
     report.window_id = Some(exec::execute(&locked, &plan, prefetched)?);
     report.status = match direction {
         Direction::Undo => Status::Undone,
         Direction::Redo => Status::Redone,
     };
-    report.files = items.iter().map(|i| file_report(i, true)).collect();
+    report.files = reports(&items, &skip, true);
     Ok(report)
+}
+
+/// The items to apply and the changes they reverse: a skipped path is left out of the
+/// plan, and so are its changes, which stay in effect (a redo of this undo re-applies
+/// exactly what it applied; the skipped ones are undone later, by an undo of their own).
+fn without_skipped(items: &[Item], skip: &[bool], changes: &[Change]) -> (Vec<Item>, Vec<Change>) {
+    let applied: Vec<Item> = items
+        .iter()
+        .zip(skip)
+        .filter(|(_, s)| !**s)
+        .map(|(i, _)| i.clone())
+        .collect();
+    let kept: HashSet<&RelPath> = applied.iter().map(|i| &i.step.path).collect();
+    let reversed = changes
+        .iter()
+        .filter(|c| kept.contains(&c.path))
+        .cloned()
+        .collect();
+    (applied, reversed)
+}
+
+/// Which items `--skip-unsafe` leaves out: those with a conflict the request does not
+/// override, and with them every path above or below one of them (a file that became a
+/// directory, or back, moves as one: restoring the file while the directory must stay
+/// would fail, and the executor would put everything back). Those get their partner's
+/// conflict kind and say why.
+fn skipped(items: &mut [Item], req: &Request) -> Vec<bool> {
+    let mut skip: Vec<bool> = items
+        .iter()
+        .map(|i| req.skip_unsafe && blocks(i, req.force))
+        .collect();
+    if !req.skip_unsafe || !skip.contains(&true) {
+        return skip;
+    }
+    loop {
+        let partner = |i: usize, j: usize| {
+            let (a, b) = (items[i].step.path.as_bytes(), items[j].step.path.as_bytes());
+            let below =
+                |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
+            below(a, b) || below(b, a)
+        };
+        let found = (0..items.len()).filter(|i| !skip[*i]).find_map(|i| {
+            (0..items.len())
+                .find(|j| skip[*j] && partner(i, *j))
+                .map(|j| (i, j))
+        });
+        let Some((i, j)) = found else {
+            return skip;
+        };
+        let kind = items[j]
+            .conflict
+            .as_ref()
+            .map_or(Conflict::UnsafePath, |(k, _)| *k);
+        let detail = format!(
+            "left as it is with {}, which is skipped (a file that became a directory, or back, is undone as one)",
+            items[j].step.path
+        );
+        items[i].conflict = Some((kind, detail));
+        skip[i] = true;
+    }
+}
+
+/// Each item's report: skipped (`skip`), else what was done (`applied`) or would be.
+fn reports(items: &[Item], skip: &[bool], applied: bool) -> Vec<FileReport> {
+    items
+        .iter()
+        .zip(skip)
+        .map(|(i, s)| {
+            if *s {
+                skipped_report(i)
+            } else {
+                file_report(i, applied)
+            }
+        })
+        .collect()
+}
+
+/// A path `--skip-unsafe` left as it is: its conflict, and what to do about it.
+fn skipped_report(item: &Item) -> FileReport {
+    let mut report = file_report(item, false);
+    report.outcome = Outcome::Skipped;
+    let path = &report.path;
+    report.hint = item.conflict.as_ref().map(|(kind, detail)| match kind {
+        _ if detail.ends_with("is undone as one)") => format!(
+            "{path} is undone together with the path above or below it: see that path's hint, and name both with `--path`"
+        ),
+        Conflict::ModifiedSince | Conflict::LaterChange | Conflict::Overlap
+            if detail.contains("changed while the undo was planned") =>
+        {
+            format!("{path} was being written while the undo ran: save it, then run the undo again")
+        }
+        Conflict::ModifiedSince | Conflict::LaterChange | Conflict::Overlap => format!(
+            "keep the later edits and leave it, or run the undo again with `--path {path} --force` to overwrite them (what it overwrites is snapshotted first)"
+        ),
+        Conflict::Unproven => format!(
+            "rewind does not hold both sides of this change: put {path} back by hand, or pick a stored version with `rewind log --path {path}` and `rewind restore {path} --version N`"
+        ),
+        Conflict::UnsafePath => {
+            format!("{path} is not a regular file rewind may write: nothing it can do")
+        }
+    });
+    report
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The executor's plan for `items`: an undo (redo) window reversing `changes`, or a hunk
@@ -341,6 +467,7 @@ impl Report {
             window_id: None,
             forced: false,
             files: Vec::new(),
+            skipped: 0,
             finished_interrupted: false,
         }
     }
@@ -386,6 +513,7 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
         window_id: Some(r.window),
         forced: false,
         files,
+        skipped: 0,
         finished_interrupted: true,
     }))
 }
@@ -397,13 +525,20 @@ fn window_kind(direction: Direction) -> WindowKind {
     }
 }
 
-/// A conflict the request does not override stops the undo before anything is written.
-fn blocked(items: &[Item], force: bool) -> bool {
-    items.iter().any(|i| {
-        i.conflict
-            .as_ref()
-            .is_some_and(|(c, _)| !(force && c.overridable()))
-    })
+/// A conflict the request does not override stops the undo before anything is written
+/// (`--skip-unsafe`: only when every path has one).
+fn blocked(items: &[Item], req: &Request) -> bool {
+    if req.skip_unsafe {
+        return items.iter().all(|i| blocks(i, req.force));
+    }
+    items.iter().any(|i| blocks(i, req.force))
+}
+
+/// `item` has a conflict `force` does not override.
+fn blocks(item: &Item, force: bool) -> bool {
+    item.conflict
+        .as_ref()
+        .is_some_and(|(c, _)| !(force && c.overridable()))
 }
 
 fn windows_of(changes: &[Change]) -> Vec<WindowId> {
@@ -678,5 +813,6 @@ fn file_report(item: &Item, applied: bool) -> FileReport {
         kept_hunks: item.merged.as_ref().filter(|_| merged).map(|m| m.kept),
         overlaps: item.overlaps.clone(),
         diff: item.merged.as_ref().and_then(|m| m.diff.clone()),
+        hint: None,
     }
 }

@@ -123,6 +123,18 @@ fn in_session(session: &Session<'_>, w: WindowId) -> Result<Window> {
             session: session.name().to_string(),
         });
     }
+    // A session of the same name in another workspace: its paths are that workspace's, and
+    // undoing them here would write its versions into this one's files.
+    if !session
+        .index()
+        .read()
+        .window_of_session(w, session.row_id())?
+    {
+        return Err(EngineError::NotFound {
+            kind: ObjectKind::Window,
+            id: w.to_string(),
+        });
+    }
     Ok(window)
 }
 

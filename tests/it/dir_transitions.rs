@@ -122,6 +122,7 @@ fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
             force: false,
             strict: false,
             hunks: Vec::new(),
+            skip_unsafe: false,
         };
         let report = undo::run(&s, &req(Direction::Undo)).unwrap();
         assert_eq!(report.status, Status::Undone, "batch {batch_sync_min}");
@@ -237,6 +238,7 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
                 force: false,
                 strict: false,
                 hunks: Vec::new(),
+                skip_unsafe: false,
             };
             if matches!(direction, Direction::Redo) {
                 undo::run(&s, &req(Direction::Undo)).unwrap();

@@ -162,6 +162,7 @@ fn undo_req(ws: &Path) -> Request {
         force: false,
         strict: false,
         hunks: Vec::new(),
+        skip_unsafe: false,
     }
 }
 

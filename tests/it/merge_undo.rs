@@ -117,7 +117,7 @@ fn windows_that_edit_the_same_lines_overlap_and_nothing_is_written() {
     assert!(
         human
             .stdout
-            .contains("hint: inspect with `rewind diff`; `--force` overwrites the later edits"),
+            .contains("hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits"),
         "{}",
         human.stdout
     );

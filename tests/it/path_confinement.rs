@@ -279,6 +279,7 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             force: false,
             strict: false,
             hunks: Vec::new(),
+            skip_unsafe: false,
         };
         let case = format!(
             "swap after precheck: {after_precheck}, batch {}",

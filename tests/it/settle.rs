@@ -192,6 +192,7 @@ fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) -> Option<
                 force: false,
                 strict: false,
                 hunks: Vec::new(),
+                skip_unsafe: false,
             };
             let r = undo::run(s, &request).unwrap();
             return Some(format!("{:?}", r.status));

@@ -693,6 +693,39 @@ fn mcp_server_lists_its_tools_and_reads_edits_and_undoes_over_stdio() {
     assert_eq!(env.read("src/new.txt").unwrap(), b"hi\n");
 }
 
+#[test]
+fn mcp_undo_with_skip_unsafe_undoes_the_safe_file_and_names_the_skipped_one() {
+    let env = Env::new();
+    env.write("a", "a0\n");
+    env.write("b", "b0\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("a", "a1\n");
+    env.agent_write("b", "b1\n");
+    env.run(&["window", "close"]).ok();
+    env.write("b", "user\n");
+    let mut mcp = Mcp::start(&env);
+    mcp.request("initialize", &serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}));
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let (err, text) = mcp.call("undo", &serde_json::json!({"strict": true}));
+    assert!(err, "{text}");
+    assert!(text.contains("retry with skip_unsafe"), "{text}");
+    assert_eq!(env.read("a").unwrap(), b"a1\n", "refused: nothing written");
+
+    let (err, text) = mcp.call(
+        "undo",
+        &serde_json::json!({"strict": true, "skip_unsafe": true}),
+    );
+    assert!(!err, "{text}");
+    let json: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    assert_eq!(json["status"], "undone");
+    assert_eq!(json["skipped"], 1);
+    assert_eq!(json["files"][1]["outcome"], "skipped");
+    assert_eq!(json["files"][1]["conflict"], "modified-since");
+    assert_eq!(env.read("a").unwrap(), b"a0\n");
+    assert_eq!(env.read("b").unwrap(), b"user\n");
+}
+
 // ---- the edit-safety corpus ----
 
 /// A seeded xorshift generator: the corpus is the same on every run.

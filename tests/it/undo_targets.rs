@@ -217,3 +217,25 @@ fn undo_of_a_turn_refuses_over_a_user_edit_made_during_the_turn() {
         "forced: back to the turn's start"
     );
 }
+
+/// Window ids are numbered across the home and a session name (`manual`, an agent's id)
+/// recurs in every workspace: `undo --window` of another workspace's window must not undo
+/// it here, where its paths name this workspace's files.
+#[test]
+fn undo_window_of_another_workspace_with_the_same_session_name_is_not_found() {
+    let a = Env::new();
+    a.write("f", "1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    a.run(&["window", "open"]).ok();
+    a.agent_write("f", "1\nAGENT\n3\n4\n5\n6\n7\n8\n9\n");
+    a.run(&["window", "close"]).ok();
+    let b = Env::new();
+    b.write("f", "1\nAGENT\n3\n4\n5\n6\n7\n8\nB\n");
+    let home = a.home.display().to_string();
+    let run = b.run(&["--home", &home, "undo", "--window", "1"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "error: window 1 not found\nhint: `rewind log` lists the windows\n"
+    );
+    assert_eq!(b.read("f").unwrap(), b"1\nAGENT\n3\n4\n5\n6\n7\n8\nB\n");
+}

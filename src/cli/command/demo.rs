@@ -55,6 +55,7 @@ impl Story<'_> {
             force,
             strict: false,
             hunks: Vec::new(),
+            skip_unsafe: false,
         }
     }
 

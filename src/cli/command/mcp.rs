@@ -335,6 +335,10 @@ pub struct UndoParams {
     /// in `window`; needs `window` and one path.
     #[serde(default)]
     pub hunks: Option<Vec<usize>>,
+    /// Undo every file that has no conflict and skip the others (each named with its
+    /// conflict and a hint) instead of refusing the whole undo.
+    #[serde(default)]
+    pub skip_unsafe: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -499,6 +503,7 @@ impl RewindServer {
                 force: flags.force,
                 strict: flags.strict,
                 hunks: flags.hunks.clone(),
+                skip_unsafe: flags.skip_unsafe,
             };
             let report = undo::run(s, &req)?;
             let text = serde_json::to_string_pretty(&report)
@@ -506,7 +511,7 @@ impl RewindServer {
             let line = &who.line;
             Ok(match report.status {
                 undo::Status::Conflict => CallToolResult::error(vec![ContentBlock::text(format!(
-                    "refused: a conflict; nothing was written. Each conflicting file says why (overlap: later edits changed the same lines); retry with force to overwrite later edits (they are snapshotted first).\n{line}\n{text}"
+                    "refused: a conflict; nothing was written. Each conflicting file says why (overlap: later edits changed the same lines); retry with skip_unsafe to undo the other files and skip these, with paths to narrow, or with force to overwrite later edits (they are snapshotted first).\n{line}\n{text}"
                 ))]),
                 _ => CallToolResult::success(vec![ContentBlock::text(format!("{line}\n{text}"))]),
             })
@@ -520,6 +525,7 @@ struct UndoFlags {
     force: bool,
     strict: bool,
     hunks: Vec<usize>,
+    skip_unsafe: bool,
 }
 
 fn parse_window<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, Failure> {
@@ -633,7 +639,7 @@ impl RewindServer {
     }
 
     #[tool(
-        description = "Undo your latest turn of file changes in this session (or a given window, a tool call, or all of the session's changes), restoring the exact previous bytes. A file edited since (by a later turn or the user) is merged: the undone lines go back, the later edits stay (outcome \"merged\"); where both changed the same lines the undo is refused as \"overlap\". All-or-nothing: any conflict and nothing is written; the result names each. Use dry_run to preview, strict to refuse instead of merging, force to overwrite later edits (they are saved first, so that too can be undone), window + one path + hunks to undo only those hunks of that window's change (numbered as diff shows them)."
+        description = "Undo your latest turn of file changes in this session (or a given window, a tool call, or all of the session's changes), restoring the exact previous bytes. A file edited since (by a later turn or the user) is merged: the undone lines go back, the later edits stay (outcome \"merged\"); where both changed the same lines the undo is refused as \"overlap\". All-or-nothing: any conflict and nothing is written; the result names each (skip_unsafe: undo every file without a conflict and skip the others, each named with its conflict and a hint). Use dry_run to preview, strict to refuse instead of merging, force to overwrite later edits (they are saved first, so that too can be undone), window + one path + hunks to undo only those hunks of that window's change (numbered as diff shows them)."
     )]
     fn undo(&self, Parameters(p): Parameters<UndoParams>) -> ToolReturn {
         let target = match (&p.window, &p.tool_call, p.all.unwrap_or(false)) {
@@ -651,6 +657,7 @@ impl RewindServer {
                 force: p.force.unwrap_or(false),
                 strict: p.strict.unwrap_or(false),
                 hunks: p.hunks.unwrap_or_default(),
+                skip_unsafe: p.skip_unsafe.unwrap_or(false),
             },
         )
     }
@@ -672,6 +679,7 @@ impl RewindServer {
                 force: p.force.unwrap_or(false),
                 strict: p.strict.unwrap_or(false),
                 hunks: Vec::new(),
+                skip_unsafe: false,
             },
         )
     }

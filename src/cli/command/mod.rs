@@ -23,6 +23,7 @@ pub mod read;
 pub mod record;
 pub mod redo;
 pub mod restore;
+pub mod review;
 pub mod search;
 pub mod snap;
 pub mod undo;

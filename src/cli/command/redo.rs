@@ -25,6 +25,7 @@ pub fn run(g: &Global, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
             agent: args.agent,
             strict: args.strict,
             hunks: Vec::new(),
+            skip_unsafe: false,
         },
     )
 }

@@ -30,6 +30,7 @@ pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
             agent: args.agent,
             strict: args.strict,
             hunks: args.hunks,
+            skip_unsafe: args.skip_unsafe,
         },
     )
 }
@@ -44,6 +45,7 @@ pub(super) struct Plan {
     pub force: bool,
     pub strict: bool,
     pub hunks: Vec<usize>,
+    pub skip_unsafe: bool,
 }
 
 /// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
@@ -59,6 +61,7 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
         force,
         strict,
         hunks,
+        skip_unsafe,
     } = plan;
     let req = Request {
         direction,
@@ -69,6 +72,7 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
         force,
         strict,
         hunks,
+        skip_unsafe,
     };
     // Test seam (tests/it/crash_recovery.rs, torture.rs): die at a chosen file operation of the apply.
     let report = match CrashAfterOps::from_env() {
@@ -80,10 +84,15 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
     } else {
         out.print(&render(direction, &report));
     }
-    let conflicted = report
-        .files
-        .iter()
-        .any(|f| f.conflict.is_some() && !(force && f.conflict.is_some_and(|c| c.overridable())));
+    let blocks = |f: &FileReport| {
+        f.conflict.is_some() && !(force && f.conflict.is_some_and(|c| c.overridable()))
+    };
+    // A dry run that would be refused: any blocking conflict (`--skip-unsafe`: every path).
+    let conflicted = if skip_unsafe {
+        report.files.iter().all(blocks)
+    } else {
+        report.files.iter().any(blocks)
+    };
     Ok(match report.status {
         Status::Undone | Status::Redone => Exit::Ok,
         Status::Conflict => Exit::Conflict,
@@ -112,11 +121,13 @@ fn render(direction: Direction, report: &Report) -> String {
         ),
         Status::Nothing => format!("nothing to {verb}\n"),
         Status::Undone => format!(
-            "undid window {targets} (recorded as window {})\n",
+            "undid window {targets}{} (recorded as window {})\n",
+            except(report.skipped),
             opt(report.window_id)
         ),
         Status::Redone => format!(
-            "redid window {targets} (recorded as window {})\n",
+            "redid window {targets}{} (recorded as window {})\n",
+            except(report.skipped),
             opt(report.window_id)
         ),
         Status::DryRun => {
@@ -127,10 +138,19 @@ fn render(direction: Direction, report: &Report) -> String {
     for f in &report.files {
         text.push_str(&file_line(f));
     }
-    if report.status == Status::Conflict {
-        text.push_str("hint: inspect with `rewind diff`; `--force` overwrites the later edits (what it overwrites is snapshotted first)\n");
+    if report.status == Status::Conflict && report.skipped == 0 {
+        text.push_str("hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits (what it overwrites is snapshotted first)\n");
     }
     text
+}
+
+/// `--skip-unsafe` left some paths as they were.
+fn except(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        1 => " except 1 skipped path".to_string(),
+        n => format!(" except {n} skipped paths"),
+    }
 }
 
 /// The `as_str` form a unit enum serializes to (`restored`, `modified-since`, …).
@@ -144,18 +164,24 @@ fn kebab(v: &impl serde::Serialize) -> String {
 fn file_line(f: &FileReport) -> String {
     let outcome = kebab(&f.outcome);
     match (&f.conflict, &f.detail) {
-        (Some(c), detail) => format!(
-            "  {:<14} {}  [{}] expected {} found {}{}\n",
-            outcome,
-            name(&f.path),
-            kebab(c),
-            short(&f.expected),
-            short(&f.current),
-            detail
+        (Some(c), detail) => {
+            format!(
+                "  {:<14} {}  [{}] expected {} found {}{}\n",
+                outcome,
+                name(&f.path),
+                kebab(c),
+                short(&f.expected),
+                short(&f.current),
+                detail
+                    .as_ref()
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default()
+            ) + &f
+                .hint
                 .as_ref()
-                .map(|d| format!(" — {d}"))
+                .map(|h| format!("      hint: {h}\n"))
                 .unwrap_or_default()
-        ),
+        }
         (None, _) => {
             let kept = f.kept_hunks.map_or(String::new(), |n| {
                 format!(" (kept {n} later hunk{})", if n == 1 { "" } else { "s" })

@@ -50,14 +50,14 @@ fn undo_refuses_when_the_user_edited_after_the_agent() {
     assert_snapshot!(rw(&env, &["undo"]), @"
     undo of window 2 refused: nothing was written
       conflict       a.txt  [overlap] expected 04d2649eb725 found d0e2bc5d7c63 — a.txt was changed after the agent wrote it; the later edits overlap the undone ones at lines 1-2 (now line 1)
-    hint: inspect with `rewind diff`; `--force` overwrites the later edits (what it overwrites is snapshotted first)
+    hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits (what it overwrites is snapshotted first)
     [EOF]
     [exit status: 3]
     ");
     assert_snapshot!(rw(&env, &["undo", "--strict"]), @"
     undo of window 2 refused: nothing was written
       conflict       a.txt  [modified-since] expected 04d2649eb725 found d0e2bc5d7c63 — a.txt was changed after the agent wrote it
-    hint: inspect with `rewind diff`; `--force` overwrites the later edits (what it overwrites is snapshotted first)
+    hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits (what it overwrites is snapshotted first)
     [EOF]
     [exit status: 3]
     ");
@@ -173,4 +173,164 @@ fn restore_json() {
     [EOF]
     [exit status: 0]
     "#);
+}
+
+/// One agent window writing `a`, `b` and `c`; the user then edits `b` over the agent's
+/// lines, and `c`'s write was never recorded (unproven).
+fn three_files_two_unsafe(env: &Env) {
+    env.write("a", "a0\n");
+    env.write("b", "b0\n");
+    env.write("c", "c0\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("a", "a1\n");
+    env.agent_write("b", "b1\n");
+    env.run(&["snap", "c"]).ok();
+    env.write("c", "c1\n"); // written, never recorded
+    env.run(&["window", "close"]).ok();
+    env.write("b", "user\n");
+}
+
+#[test]
+fn a_refused_undo_names_skip_unsafe_and_path() {
+    let env = Env::new();
+    let _f = filters(&env);
+    three_files_two_unsafe(&env);
+    assert_snapshot!(rw(&env, &["undo"]), @"
+    undo of window 1 refused: nothing was written
+      would-restore  a  92719755f8d6 → bd331e1dc49f
+      conflict       b  [overlap] expected 53797e8db495 found d0e2bc5d7c63 — b was changed after the agent wrote it; the later edits overlap the undone ones at line 1 (now line 1)
+      conflict       c  [unproven] expected unknown found 316502afec1b — the write is still pending (no after state recorded)
+    hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits (what it overwrites is snapshotted first)
+    [EOF]
+    [exit status: 3]
+    ");
+    assert_eq!(env.read("a").unwrap(), b"a1\n", "nothing written");
+}
+
+#[test]
+fn skip_unsafe_undoes_the_safe_files_and_names_each_skipped_one() {
+    let env = Env::new();
+    let _f = filters(&env);
+    three_files_two_unsafe(&env);
+    assert_snapshot!(rw(&env, &["undo", "--skip-unsafe"]), @"
+    undid window 1 except 2 skipped paths (recorded as window 2)
+      restored       a  92719755f8d6 → bd331e1dc49f
+      skipped        b  [overlap] expected 53797e8db495 found d0e2bc5d7c63 — b was changed after the agent wrote it; the later edits overlap the undone ones at line 1 (now line 1)
+          hint: keep the later edits and leave it, or run the undo again with `--path b --force` to overwrite them (what it overwrites is snapshotted first)
+      skipped        c  [unproven] expected unknown found 316502afec1b — the write is still pending (no after state recorded)
+          hint: rewind does not hold both sides of this change: put c back by hand, or pick a stored version with `rewind log --path c` and `rewind restore c --version N`
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("a").unwrap(), b"a0\n", "the safe file is undone");
+    assert_eq!(env.read("b").unwrap(), b"user\n", "the user's edit is kept");
+    assert_eq!(env.read("c").unwrap(), b"c1\n", "the unproven file is left");
+    // Only the applied path's change is marked undone: redo puts back exactly that.
+    assert_snapshot!(rw(&env, &["redo"]), @"
+    redid window 1 (recorded as window 3)
+      restored       a  bd331e1dc49f → 92719755f8d6
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("a").unwrap(), b"a1\n");
+    assert_eq!(env.read("b").unwrap(), b"user\n");
+    // The skipped changes stay in effect: the same undo finds them again, still skipped.
+    env.run(&["undo", "--skip-unsafe"]).ok();
+    let again = env.run(&["--json", "undo", "--skip-unsafe"]);
+    assert_eq!(again.code, 3, "{}", again.stdout);
+}
+
+#[test]
+fn skip_unsafe_json_marks_skipped_files_with_conflict_and_hint() {
+    let env = Env::new();
+    let _f = filters(&env);
+    three_files_two_unsafe(&env);
+    let run = env.run(&["--json", "undo", "--skip-unsafe"]);
+    let j = run.ok().json();
+    assert_eq!(j["status"], "undone");
+    assert_eq!(j["skipped"], 2);
+    let files = j["files"].as_array().unwrap();
+    assert_eq!(files[0]["outcome"], "restored");
+    assert_eq!(files[0].get("hint"), None);
+    assert_eq!(files[1]["outcome"], "skipped");
+    assert_eq!(files[1]["conflict"], "overlap");
+    assert!(files[1]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("--path b --force"));
+    assert_eq!(files[2]["outcome"], "skipped");
+    assert_eq!(files[2]["conflict"], "unproven");
+    assert!(files[2]["hint"]
+        .as_str()
+        .unwrap()
+        .contains("rewind restore c --version N"));
+}
+
+#[test]
+fn skip_unsafe_with_every_file_unsafe_writes_nothing_and_exits_3() {
+    let env = Env::new();
+    let _f = filters(&env);
+    env.write("b", "b0\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("b", "b1\n");
+    env.run(&["window", "close"]).ok();
+    env.write("b", "user\n");
+    assert_snapshot!(rw(&env, &["undo", "--skip-unsafe", "--strict"]), @"
+    undo of window 1 refused: nothing was written
+      skipped        b  [modified-since] expected 53797e8db495 found d0e2bc5d7c63 — b was changed after the agent wrote it
+          hint: keep the later edits and leave it, or run the undo again with `--path b --force` to overwrite them (what it overwrites is snapshotted first)
+    [EOF]
+    [exit status: 3]
+    ");
+    assert_eq!(env.read("b").unwrap(), b"user\n");
+}
+
+#[test]
+fn skip_unsafe_dry_run_shows_what_it_would_skip() {
+    let env = Env::new();
+    let _f = filters(&env);
+    three_files_two_unsafe(&env);
+    assert_snapshot!(rw(&env, &["undo", "--skip-unsafe", "--dry-run"]), @"
+    undo of window 1 would do (dry run, nothing written):
+      would-restore  a  92719755f8d6 → bd331e1dc49f
+      skipped        b  [overlap] expected 53797e8db495 found d0e2bc5d7c63 — b was changed after the agent wrote it; the later edits overlap the undone ones at line 1 (now line 1)
+          hint: keep the later edits and leave it, or run the undo again with `--path b --force` to overwrite them (what it overwrites is snapshotted first)
+      skipped        c  [unproven] expected unknown found 316502afec1b — the write is still pending (no after state recorded)
+          hint: rewind does not hold both sides of this change: put c back by hand, or pick a stored version with `rewind log --path c` and `rewind restore c --version N`
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("a").unwrap(), b"a1\n");
+}
+
+#[test]
+fn skip_unsafe_skips_a_file_that_became_a_directory_with_its_skipped_child() {
+    let env = Env::new();
+    env.write("x", "x0\n");
+    env.write("k", "k0\n");
+    env.run(&["snap", "x", "k"]).ok();
+    env.run(&["record", "x", "k"]).ok();
+    env.run(&["window", "open"]).ok();
+    env.run(&["snap", "x", "x/y", "k"]);
+    std::fs::remove_file(env.path("x")).unwrap();
+    env.write("x/y", "y1\n");
+    env.write("k", "k1\n");
+    env.run(&["record", "x", "x/y", "k"]);
+    env.run(&["window", "close"]).ok();
+    env.write("x/y", "user\n");
+    let run = env.run(&["--json", "undo", "--skip-unsafe", "--strict"]);
+    let j = run.ok().json();
+    assert_eq!(j["status"], "undone");
+    assert_eq!(j["skipped"], 2);
+    let x = &j["files"][1];
+    assert_eq!(x["path"], "x");
+    assert_eq!(x["outcome"], "skipped");
+    assert_eq!(x["conflict"], "modified-since");
+    assert_eq!(x["detail"], "left as it is with x/y, which is skipped (a file that became a directory, or back, is undone as one)");
+    assert!(x["hint"]
+        .as_str()
+        .unwrap()
+        .contains("name both with `--path`"));
+    assert_eq!(env.read("k").unwrap(), b"k0\n");
+    assert_eq!(env.read("x/y").unwrap(), b"user\n");
 }

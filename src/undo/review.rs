@@ -1,0 +1,122 @@
+//! What a review of one window shows per file: its proof, and its state against the disk
+//! now — still in effect, undone, or in conflict (what an undo of it would meet). Computed
+//! when asked, never cached: the state is a dry run of the undo of that window and path,
+//! through the same planner an undo uses (`rewind review`'s page, issue 28).
+
+use std::collections::BTreeMap;
+
+use super::{run, Conflict, Direction, Outcome, Request, Status, Target};
+use crate::engine::{Result, Session};
+use crate::ids::{ChangeId, WindowId};
+use crate::model::{Change, MetadataReason, Proof};
+
+/// One path of a window, as a review shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileView {
+    pub path: String,
+    /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    /// The window's changes of the path, in order.
+    pub changes: Vec<ChangeId>,
+    /// The weakest proof among them (`metadata-only` wins over `derived` over `exact`).
+    pub proof: Proof,
+    /// Why it is metadata-only.
+    pub reason: Option<MetadataReason>,
+    pub state: FileStatus,
+    /// A conflict an undo of this path would meet now (`state` is `conflict`).
+    pub conflict: Option<Conflict>,
+    /// Its words, or what a reject would do (`would-restore`, `would-merge`, …).
+    pub detail: Option<String>,
+    /// What a reject of the path would do now, as the undo's dry run says it.
+    pub outcome: Option<Outcome>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileStatus {
+    /// The window's changes of the path are in effect and an undo would apply.
+    InEffect,
+    /// Every change of the window to the path is undone.
+    Undone,
+    /// In effect, but an undo would meet `conflict`.
+    Conflict,
+}
+
+/// The files of `window` (a window of `session`) with their proof and their state now.
+pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileView>> {
+    let changes = session.index().read().changes_in_window(window)?;
+    let mut by_path: BTreeMap<Vec<u8>, Vec<Change>> = BTreeMap::new();
+    for c in changes {
+        by_path
+            .entry(c.path.as_bytes().to_vec())
+            .or_default()
+            .push(c);
+    }
+    let live = by_path
+        .values()
+        .any(|cs| cs.iter().any(|c| c.undone_by.is_none()));
+    // One dry run for the window: each path is planned on its own, so its conflict is the
+    // one an undo of that path alone would meet.
+    let preview = if live {
+        let req = Request {
+            direction: Direction::Undo,
+            target: Target::Window(window),
+            paths: Vec::new(),
+            cwd: session.workspace().root().to_path_buf(),
+            dry_run: true,
+            force: false,
+            strict: false,
+            hunks: Vec::new(),
+            skip_unsafe: false,
+        };
+        Some(run(session, &req)?)
+    } else {
+        None
+    };
+    let mut out = Vec::new();
+    for cs in by_path.values() {
+        let first = &cs[0];
+        let weakest = cs
+            .iter()
+            .max_by_key(|c| proof_rank(c.proof))
+            .unwrap_or(first);
+        let path = first.path.display();
+        let planned = preview
+            .as_ref()
+            .filter(|r| r.status != Status::Nothing)
+            .and_then(|r| r.files.iter().find(|f| f.path == path));
+        let undone = cs.iter().all(|c| c.undone_by.is_some());
+        let (state, conflict, detail, outcome) = match planned {
+            _ if undone => (FileStatus::Undone, None, None, None),
+            Some(f) if f.conflict.is_some() => (
+                FileStatus::Conflict,
+                f.conflict,
+                f.detail.clone(),
+                Some(f.outcome),
+            ),
+            Some(f) => (FileStatus::InEffect, None, None, Some(f.outcome)),
+            None => (FileStatus::InEffect, None, None, None),
+        };
+        out.push(FileView {
+            path,
+            path_bytes: first.path.bytes_hex_if_not_utf8(),
+            changes: cs.iter().map(|c| c.id).collect(),
+            proof: weakest.proof,
+            reason: weakest.reason,
+            state,
+            conflict,
+            detail,
+            outcome,
+        });
+    }
+    Ok(out)
+}
+
+fn proof_rank(p: Proof) -> u8 {
+    match p {
+        Proof::Exact => 0,
+        Proof::Derived => 1,
+        Proof::MetadataOnly => 2,
+    }
+}

@@ -191,12 +191,13 @@ impl Session<'_> {
     ) -> Result<(WindowId, Vec<DiffEntry>)> {
         let r = self.home.index.read();
         let window = match window {
+            // Another workspace's window is not found here: its paths are that workspace's.
+            Some(w) if r.window_in_workspace(w, self.ws_id)? => w,
             Some(w) => {
-                r.window(w)?.ok_or_else(|| EngineError::NotFound {
+                return Err(EngineError::NotFound {
                     kind: ObjectKind::Window,
                     id: w.to_string(),
-                })?;
-                w
+                })
             }
             None => r
                 .windows(self.id, 1000)?
@@ -412,6 +413,15 @@ impl Session<'_> {
                     })
                     .unwrap_or(0o644);
                 Ok(FileState::Present { blob: row.id, mode })
+            }
+            RestoreSource::Window { window, .. }
+                if !r.window_in_workspace(window, self.ws_id)? =>
+            {
+                // Another workspace's window: its versions are of that workspace's files.
+                Err(EngineError::NotFound {
+                    kind: ObjectKind::Window,
+                    id: window.to_string(),
+                })
             }
             RestoreSource::Window { window, after } => {
                 let changes: Vec<Change> = r

@@ -173,6 +173,21 @@ impl Tx<'_> {
         Ok(found.is_some())
     }
 
+    /// Whether window `id` is one of workspace `ws`'s (window ids are numbered across the
+    /// home; its changes' paths mean something in its own workspace only).
+    pub fn window_in_workspace(&self, id: WindowId, ws: WorkspaceId) -> Result<bool> {
+        let found = self
+            .conn
+            .prepare_cached(
+                "SELECT 1 FROM windows w JOIN sessions s ON s.id = w.session_id
+                 WHERE w.id = ?1 AND s.workspace_id = ?2",
+            )
+            .and_then(|mut st| st.query_row(params![id.0, ws.0], |_| Ok(())))
+            .optional()
+            .ctx("find window")?;
+        Ok(found.is_some())
+    }
+
     /// Windows of a session, newest first.
     pub fn windows(&self, session: SessionRowId, limit: usize) -> Result<Vec<Window>> {
         let mut stmt = self

@@ -238,20 +238,7 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         Some(hunk::texts(session, req, direction, &by_path)?)
     };
     let later = select::later_changes(session, &by_path)?;
-    // A batch big enough to flush in one go loads its targets on a second thread while
-    // this one captures and plans.
-    let batch = !req.dry_run && changes.len() >= session.options().batch_sync_min;
-    let blobs = if batch {
-        // A path changed later is merged, not restored: its merge loads what it needs.
-        let merged: HashSet<&RelPath> = if req.strict || req.force {
-            HashSet::new()
-        } else {
-            later.iter().map(|c| &c.path).collect()
-        };
-        target_blobs(&by_path, direction, &merged)
-    } else {
-        Vec::new()
-    };
+    let blobs = prefetched_blobs(session, req, changes.len(), &by_path, &later, direction);
     let how = How {
         store: !req.dry_run,
         merge: !req.strict && !req.force,
@@ -304,6 +291,28 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
     };
     report.files = reports(&items, &skip, true);
     Ok(report)
+}
+
+/// The target blobs to load on a second thread while this one captures and plans: those of
+/// a batch big enough to flush in one go, but not of a path changed later, which is merged,
+/// not restored (its merge loads what it needs).
+fn prefetched_blobs(
+    session: &Session<'_>,
+    req: &Request,
+    changes: usize,
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+    later: &[Change],
+    direction: Direction,
+) -> Vec<BlobId> {
+    if req.dry_run || changes < session.options().batch_sync_min {
+        return Vec::new();
+    }
+    let merged: HashSet<&RelPath> = if req.strict || req.force {
+        HashSet::new()
+    } else {
+        later.iter().map(|c| &c.path).collect()
+    };
+    target_blobs(by_path, direction, &merged)
 }
 
 /// The items to apply and the changes they reverse: a skipped path is left out of the

@@ -239,3 +239,30 @@ fn undo_window_of_another_workspace_with_the_same_session_name_is_not_found() {
     );
     assert_eq!(b.read("f").unwrap(), b"1\nAGENT\n3\n4\n5\n6\n7\n8\nB\n");
 }
+
+/// The same for `diff WINDOW` and `restore --window`: another workspace's window is not
+/// found (a restore from it wrote that workspace's version into this one's file).
+#[test]
+fn diff_and_restore_of_another_workspaces_window_are_not_found() {
+    let a = Env::new();
+    a.write("f", "a1\n");
+    a.agent_write("f", "a2\n");
+    let b = Env::new();
+    b.write("f", "b1\n");
+    let home = a.home.display().to_string();
+    let diff = b.run(&["--home", &home, "diff", "1"]);
+    assert_eq!(diff.code, 1, "{}", diff.stdout);
+    assert_eq!(
+        diff.stderr,
+        "error: window 1 not found\nhint: `rewind log` lists the windows\n"
+    );
+    let restore = b.run(&[
+        "--home", &home, "restore", "f", "--window", "1", "--side", "before",
+    ]);
+    assert_eq!(restore.code, 1, "{}", restore.stdout);
+    assert_eq!(
+        restore.stderr,
+        "error: window 1 not found\nhint: `rewind log` lists the windows\n"
+    );
+    assert_eq!(b.read("f").unwrap(), b"b1\n");
+}

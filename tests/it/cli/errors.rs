@@ -209,10 +209,11 @@ fn unknown_window_exits_1_with_a_hint() {
     [exit status: 1]
     ");
     assert_snapshot!(rw(&env, &["--json", "restore", "a.txt", "--window", "99", "--side", "after"]), @r#"
-    {"error":"change of this path in window 99 (a.txt) not found","exit_code":1,"hints":[],"status":"error"}
+    {"error":"window 99 not found","exit_code":1,"hints":["`rewind log` lists the windows"],"status":"error"}
     [EOF]
     ------- stderr -------
-    error: change of this path in window 99 (a.txt) not found
+    error: window 99 not found
+    hint: `rewind log` lists the windows
     [EOF]
     [exit status: 1]
     "#);

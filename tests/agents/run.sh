@@ -64,26 +64,9 @@ version_of() { awk -v a="$1" '$1 == a { print $2 }' "$HERE/versions"; }
 
 # --- Claude Code ----------------------------------------------------------------------
 run_claude_code() {
-  local ver dir cc ws home log sid
-  ver=$(version_of claude-code)
-  echo "== claude-code $ver"
-  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    skip "claude-code: node/npm not found"; return 0
-  fi
-  dir="$ROOT/target/agents/claude-code-$ver"
-  cc="$dir/node_modules/.bin/claude"
-  if [ ! -x "$cc" ]; then
-    echo "   installing @anthropic-ai/claude-code@$ver into $dir"
-    mkdir -p "$dir"
-    if ! npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
-        "@anthropic-ai/claude-code@$ver" >"$TMP/npm.log" 2>&1; then
-      skip "claude-code: npm install failed (see below)"; tail -5 "$TMP/npm.log"; return 0
-    fi
-  fi
-  if ! "$cc" --version >/dev/null 2>&1; then
-    skip "claude-code $ver does not run here ($(node --version)): $("$cc" --version 2>&1 | head -2)"
-    return 0
-  fi
+  local ver cc ws home log sid
+  npm_agent claude-code @anthropic-ai/claude-code claude || return 0
+  ver=$AGENT_VER cc=$AGENT_BIN
 
   ws="$TMP/cc/ws"; home="$TMP/cc/home"; log="$TMP/cc/requests.jsonl"
   mkdir -p "$ws" "$home" "$TMP/cc/rewind-home"
@@ -443,26 +426,9 @@ PY
 # run follows the steps `rewind init codex` prints: a first `codex exec --trust` (no hook may
 # run), then the hooks trusted as Codex's /hooks records it (codex_trust.py), then the scenario.
 run_codex() {
-  local ver dir cx ws home chome log
-  ver=$(version_of codex)
-  echo "== codex $ver"
-  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    skip "codex: node/npm not found"; return 0
-  fi
-  dir="$ROOT/target/agents/codex-$ver"
-  cx="$dir/node_modules/.bin/codex"
-  if [ ! -x "$cx" ]; then
-    echo "   installing @openai/codex@$ver into $dir"
-    mkdir -p "$dir"
-    if ! npm install --no-audit --no-fund --loglevel=error --prefix "$dir" \
-        "@openai/codex@$ver" >"$TMP/npm-codex.log" 2>&1; then
-      skip "codex: npm install failed (see below)"; tail -5 "$TMP/npm-codex.log"; return 0
-    fi
-  fi
-  if ! "$cx" --version >/dev/null 2>&1; then
-    skip "codex $ver does not run here ($(node --version)): $("$cx" --version 2>&1 | head -2)"
-    return 0
-  fi
+  local ver cx ws home chome log
+  npm_agent codex @openai/codex codex || return 0
+  ver=$AGENT_VER cx=$AGENT_BIN
 
   ws="$TMP/cx/ws"; home="$TMP/cx/home"; chome="$TMP/cx/codex-home"; log="$TMP/cx/requests.jsonl"
   mkdir -p "$ws" "$home" "$chome" "$TMP/cx/rewind-home"

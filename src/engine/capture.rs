@@ -673,9 +673,11 @@ impl Session<'_> {
             } else {
                 self.look_file(rel)?
             };
+            // This session's last read of the path: one lookup for the two questions below.
+            let read = self.home.index.read().last_read(self.id, rel)?;
             let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
             if modification.is_none() {
-                modification = self.changed_outside_since_read(&cap)?;
+                modification = self.changed_outside_since_read(&cap, read.as_ref())?;
             }
             // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
             if modification.is_some() && self.in_flight(rel)? {
@@ -691,7 +693,7 @@ impl Session<'_> {
                 current: cap.state.blob(),
                 external_window: None,
             });
-            caps.push((cap, known));
+            caps.push((cap, known, read));
         }
         if record {
             // A path whose state and this session's read of it are already on record as
@@ -699,8 +701,8 @@ impl Session<'_> {
             // an unchanged file a write transaction (and, every few dozen reads, a WAL
             // checkpoint with its fsync).
             let mut fresh = Vec::with_capacity(caps.len());
-            for (i, (cap, known)) in caps.iter().enumerate() {
-                if !self.on_record(cap, known.as_ref())? {
+            for (i, (cap, known, read)) in caps.iter().enumerate() {
+                if !on_record(cap, known.as_ref(), read.as_ref()) {
                     fresh.push(i);
                 }
             }
@@ -711,7 +713,7 @@ impl Session<'_> {
             self.home.index.write(|tx| {
                 let mut external = None;
                 for &i in &fresh {
-                    let ((cap, known), report) = (&caps[i], &mut reports[i]);
+                    let ((cap, known, _), report) = (&caps[i], &mut reports[i]);
                     // Re-read under the write lock: a concurrent snap may have moved it on.
                     let latest = tx.file_state(self.ws_id, &cap.rel)?;
                     if let Some(k) = latest.as_ref().or(known.as_ref()) {
@@ -750,16 +752,24 @@ impl Session<'_> {
     /// watcher, the helper's local history, or a scan before a shell command, which all move
     /// the state on): the model is told, as when the state itself was stale. Two indexed
     /// lookups, and only the first for a path this session read as it is.
-    fn changed_outside_since_read(&self, cap: &Captured) -> Result<Option<ModReason>> {
-        let r = self.home.index.read();
-        let Some(read) = r.last_read(self.id, &cap.rel)? else {
+    fn changed_outside_since_read(
+        &self,
+        cap: &Captured,
+        read: Option<&LastRead>,
+    ) -> Result<Option<ModReason>> {
+        let Some(read) = read else {
             return Ok(None);
         };
         let now = cap.state.blob();
         if read.blob == now {
             return Ok(None);
         }
-        let Some(latest) = r.latest_change_of_path(self.ws_id, &cap.rel)? else {
+        let latest = self
+            .home
+            .index
+            .read()
+            .latest_change_of_path(self.ws_id, &cap.rel)?;
+        let Some(latest) = latest else {
             return Ok(None);
         };
         let outside = latest.kind == WindowKind::External
@@ -768,23 +778,6 @@ impl Session<'_> {
             None => ModReason::Deleted,
             Some(_) => ModReason::Modified,
         }))
-    }
-
-    /// Would a recording check of `cap` write nothing new? True when the state on record
-    /// is this capture's (same bytes, stat and cause), its stat already proves the file
-    /// unchanged to a scan (not racy: recording it again later would not spare a scan a
-    /// hash), and this session's last read of the path was these bytes.
-    fn on_record(&self, cap: &Captured, known: Option<&KnownState>) -> Result<bool> {
-        let Some(k) = known else {
-            return Ok(false);
-        };
-        let now = cap.known();
-        let same = k.state == now.state && k.unread == now.unread;
-        if !same || !now.stat.is_some_and(|stat| k.proves_unchanged(&stat)) {
-            return Ok(false);
-        }
-        let read = self.home.index.read().last_read(self.id, &cap.rel)?;
-        Ok(read.map(|r| r.blob) == Some(cap.state.blob()))
     }
 
     /// What this session last read at `path`, if it read it.
@@ -813,6 +806,22 @@ fn modification(known: &KnownState, cap: &Captured) -> Option<ModReason> {
             _ => None,
         },
     }
+}
+
+/// Would a recording check of `cap` write nothing new? True when the state on record is
+/// this capture's (same bytes, stat and cause), its stat already proves the file unchanged
+/// to a scan (not racy: recording it again later would not spare a scan a hash), and this
+/// session's last read of the path (`read`) was these bytes.
+fn on_record(cap: &Captured, known: Option<&KnownState>, read: Option<&LastRead>) -> bool {
+    let Some(k) = known else {
+        return false;
+    };
+    let now = cap.known();
+    let same = k.state == now.state && k.unread == now.unread;
+    if !same || !now.stat.is_some_and(|stat| k.proves_unchanged(&stat)) {
+        return false;
+    }
+    read.map(|r| r.blob) == Some(cap.state.blob())
 }
 
 fn hint(rel: &RelPath, m: ModReason) -> String {

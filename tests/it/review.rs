@@ -482,6 +482,70 @@ fn reject_all_of_a_session_names_an_unknown_session_404_and_a_bad_body_422() {
     assert_eq!(env.read("a").unwrap(), b"a1\n");
 }
 
+/// The page draws its side-by-side view from the same unified text as the unified view
+/// (`sideBySideRows` in page.html), so hunk numbers and line numbers are the server's. Run
+/// under node on the served page's own script; skipped when node is not installed.
+#[test]
+fn side_by_side_rows_pair_removed_with_added_lines_and_keep_the_hunk_numbers() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: node is not installed (the side-by-side view is not checked)");
+        return;
+    }
+    let env = Env::new();
+    env.write("f", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("f", "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n10\nELEVEN\n");
+    env.run(&["window", "close"]).ok();
+    let r = Review::start(&env);
+    let diff = r.get("/api/windows/1/diff?path=f");
+    let page = r.raw("GET", &format!("/?token={}", r.token), &r.host(), "", None);
+    let from = page.body.find("function sideBySideRows").unwrap();
+    let to = page.body.find("function sideBySideTable").unwrap();
+    let script = format!(
+        "{}\nconst t = {};\nconsole.log(JSON.stringify(sideBySideRows(t.replace(/\\n$/, \"\").split(\"\\n\"))));",
+        &page.body[from..to],
+        diff["diff"]
+    );
+    let out = std::process::Command::new("node")
+        .args(["-e", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hunks: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "hunk")
+        .map(|r| r["hunk"].clone())
+        .collect();
+    assert_eq!(hunks, [1, 2], "{}", diff["diff"]);
+    let changes: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "change")
+        .map(|r| (r["old"].clone(), r["new"].clone()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (serde_json::json!([2, "2"]), serde_json::json!([2, "TWO"])),
+            (serde_json::Value::Null, serde_json::json!([11, "ELEVEN"])),
+        ],
+        "{}",
+        diff["diff"]
+    );
+}
+
 #[test]
 fn review_api_errors_name_the_problem() {
     let env = Env::new();

@@ -122,6 +122,8 @@ pub enum ObjectKind {
     ChangeOfPath,
     /// A version of a file's history (restore's `--version`).
     Version,
+    /// A session of the workspace (the review page's session-wide reject).
+    Session,
 }
 
 impl std::fmt::Display for ObjectKind {
@@ -132,6 +134,7 @@ impl std::fmt::Display for ObjectKind {
             ObjectKind::Blob => "blob",
             ObjectKind::ChangeOfPath => "change of this path in window",
             ObjectKind::Version => "version",
+            ObjectKind::Session => "session",
         })
     }
 }

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{run, Conflict, Direction, Outcome, Request, Status, Target};
+use super::{run, Conflict, Direction, Outcome, Report, Request, Status, Target};
 use crate::engine::{Result, Session};
 use crate::ids::{ChangeId, WindowId};
-use crate::model::{Change, MetadataReason, Proof};
+use crate::model::{Change, MetadataReason, Proof, WindowKind};
 
 /// One path of a window, as a review shows it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -119,4 +119,53 @@ fn proof_rank(p: Proof) -> u8 {
         Proof::Derived => 1,
         Proof::MetadataOnly => 2,
     }
+}
+
+/// One window of a session-wide reject: its id and what `--skip-unsafe` did to it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WindowReject {
+    pub window: WindowId,
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+/// Rejects every window of `session` still in effect, newest first, each as
+/// `undo --window W --skip-unsafe`: every safe file of it is undone, every other one is
+/// skipped with its conflict. Newest first so that an older window's undo does not meet a
+/// newer window's change of the same path as a conflict. Only the agent's (and imported)
+/// windows count: an external window is the user's own edit, and undo windows and hunk
+/// rejects are rejects already (`redo` takes those back).
+pub fn reject_session(session: &Session<'_>) -> Result<Vec<WindowReject>> {
+    let windows = session
+        .index()
+        .read()
+        .windows(session.row_id(), usize::MAX >> 1)?;
+    let mut out = Vec::new();
+    for w in windows {
+        if !matches!(w.kind, WindowKind::Agent | WindowKind::Import) {
+            continue;
+        }
+        let changes = session.index().read().changes_in_window(w.id)?;
+        let undo = WindowKind::Undo.as_str();
+        let is_reject = changes.iter().all(|c| c.tool.as_deref() == Some(undo));
+        if is_reject || changes.iter().all(|c| c.undone_by.is_some()) {
+            continue;
+        }
+        let req = Request {
+            direction: Direction::Undo,
+            target: Target::Window(w.id),
+            paths: Vec::new(),
+            cwd: session.workspace().root().to_path_buf(),
+            dry_run: false,
+            force: false,
+            strict: false,
+            hunks: Vec::new(),
+            skip_unsafe: true,
+        };
+        out.push(WindowReject {
+            window: w.id,
+            report: run(session, &req)?,
+        });
+    }
+    Ok(out)
 }

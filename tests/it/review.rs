@@ -394,6 +394,159 @@ fn reject_all_rejects_every_safe_file_and_skips_the_conflicting_and_unproven_one
 }
 
 #[test]
+fn reject_all_of_a_session_undoes_its_windows_newest_first_and_skips_the_overlapping_file() {
+    let env = Env::new();
+    three_files(&env);
+    // A second turn rewrites a: undone first, so window 1's undo of a then applies.
+    env.run(&["window", "open"]).ok();
+    env.agent_write("a", "a2\n");
+    env.run(&["window", "close"]).ok();
+    let r = Review::start(&env);
+    let reply = r.post(
+        "/api/reject-all",
+        serde_json::json!({"session": env.session.as_str()}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let j = reply.json();
+    assert_eq!(j["session"], env.session.as_str());
+    assert_eq!(j["status"], "undone");
+    assert_eq!(j["undone"], 2);
+    assert_eq!(j["skipped"], 1);
+    let windows = j["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 2, "{j}");
+    let (newer, older) = (&windows[0], &windows[1]);
+    assert!(newer["window"].as_u64() > older["window"].as_u64(), "{j}");
+    assert_eq!(newer["status"], "undone");
+    assert_eq!(file(newer, "a")["outcome"], "restored");
+    assert_eq!(older["window"], 1);
+    assert_eq!(older["status"], "undone");
+    assert_eq!(older["skipped"], 1);
+    assert_eq!(file(older, "a")["outcome"], "restored");
+    assert_eq!(file(older, "c")["outcome"], "restored");
+    let b = file(older, "b");
+    assert_eq!(b["outcome"], "skipped");
+    assert_eq!(b["conflict"], "overlap");
+    assert!(b["hint"].as_str().unwrap().contains("--path b --force"));
+    assert_eq!(env.read("a").unwrap(), b"a0\n");
+    assert_eq!(env.read("b").unwrap(), b"user\n");
+    assert_eq!(env.read("c").unwrap(), b"c0\n");
+
+    // The page's state says so, computed now.
+    let w1 = r.get("/api/windows/1");
+    assert_eq!(file(&w1, "a")["state"], "undone");
+    assert_eq!(file(&w1, "c")["state"], "undone");
+    assert_eq!(file(&w1, "b")["state"], "conflict");
+    assert_eq!(file(&w1, "b")["conflict"], "overlap");
+    let id = newer["window"].as_u64().unwrap();
+    let w2 = r.get(&format!("/api/windows/{id}"));
+    assert_eq!(file(&w2, "a")["state"], "undone");
+
+    // Again: only b is left in effect, and it still overlaps: refused, nothing written.
+    let again = r.post(
+        "/api/reject-all",
+        serde_json::json!({"session": env.session.as_str()}),
+    );
+    assert_eq!(again.status, 409, "{}", again.body);
+    let j = again.json();
+    assert_eq!(j["status"], "conflict");
+    assert_eq!(j["undone"], 0);
+    assert_eq!(file(&j["windows"][0], "b")["outcome"], "skipped");
+    assert_eq!(env.read("b").unwrap(), b"user\n");
+}
+
+#[test]
+fn reject_all_of_a_session_names_an_unknown_session_404_and_a_bad_body_422() {
+    let env = Env::new();
+    three_files(&env);
+    let r = Review::start(&env);
+    let missing = r.post("/api/reject-all", serde_json::json!({"session": "nope"}));
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(missing.json()["error"], "session nope not found");
+    let bad = r.post(
+        "/api/reject-all",
+        serde_json::json!({"session": env.session.as_str(), "window": "1"}),
+    );
+    assert_eq!(bad.status, 422, "{}", bad.body);
+    let none = r.post("/api/reject-all", serde_json::json!({}));
+    assert_eq!(none.status, 422, "{}", none.body);
+    // The unknown name was not created as a session either.
+    let sessions = r.get("/api/sessions");
+    assert!(
+        !sessions["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["session"] == "nope"),
+        "{sessions}"
+    );
+    assert_eq!(env.read("a").unwrap(), b"a1\n");
+}
+
+/// The page draws its side-by-side view from the same unified text as the unified view
+/// (`sideBySideRows` in page.html), so hunk numbers and line numbers are the server's. Run
+/// under node on the served page's own script; skipped when node is not installed.
+#[test]
+fn side_by_side_rows_pair_removed_with_added_lines_and_keep_the_hunk_numbers() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: node is not installed (the side-by-side view is not checked)");
+        return;
+    }
+    let env = Env::new();
+    env.write("f", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("f", "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n10\nELEVEN\n");
+    env.run(&["window", "close"]).ok();
+    let r = Review::start(&env);
+    let diff = r.get("/api/windows/1/diff?path=f");
+    let page = r.raw("GET", &format!("/?token={}", r.token), &r.host(), "", None);
+    let from = page.body.find("function sideBySideRows").unwrap();
+    let to = page.body.find("function sideBySideTable").unwrap();
+    let script = format!(
+        "{}\nconst t = {};\nconsole.log(JSON.stringify(sideBySideRows(t.replace(/\\n$/, \"\").split(\"\\n\"))));",
+        &page.body[from..to],
+        diff["diff"]
+    );
+    let out = std::process::Command::new("node")
+        .args(["-e", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hunks: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "hunk")
+        .map(|r| r["hunk"].clone())
+        .collect();
+    assert_eq!(hunks, [1, 2], "{}", diff["diff"]);
+    let changes: Vec<_> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "change")
+        .map(|r| (r["old"].clone(), r["new"].clone()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (serde_json::json!([2, "2"]), serde_json::json!([2, "TWO"])),
+            (serde_json::Value::Null, serde_json::json!([11, "ELEVEN"])),
+        ],
+        "{}",
+        diff["diff"]
+    );
+}
+
+#[test]
 fn review_api_errors_name_the_problem() {
     let env = Env::new();
     three_files(&env);

@@ -142,6 +142,70 @@ pub(crate) async fn reject(State(s): State<Arc<Server>>, Json(b): Json<RejectBod
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct RejectAllBody {
+    session: String,
+}
+
+/// `POST /api/reject-all`: `--skip-unsafe` over every window of `session` still in effect,
+/// newest first (`review::reject_session`), answered per window with `undo --json`'s
+/// report. 200 when something was undone or nothing was left to do, 409 when every window
+/// was refused (nothing written).
+pub(crate) async fn reject_all(
+    State(s): State<Arc<Server>>,
+    Json(b): Json<RejectAllBody>,
+) -> Response {
+    match reject_session(&s, &b.session) {
+        Ok(v) => {
+            let status = if v["status"] == "conflict" {
+                StatusCode::CONFLICT
+            } else {
+                StatusCode::OK
+            };
+            (status, Json(v)).into_response()
+        }
+        Err(e) => engine_error(e),
+    }
+}
+
+fn reject_session(s: &Server, name: &str) -> Result<serde_json::Value, EngineError> {
+    let home = Home::open(&s.home, s.opts.clone())?;
+    let listing = home.session(s.ws.clone(), &s.current)?;
+    // Only a session this workspace has: opening an unknown name would create it.
+    let known = home
+        .index()
+        .read()
+        .sessions(listing.workspace_id())?
+        .iter()
+        .any(|r| r.name == name);
+    if !known {
+        return Err(EngineError::NotFound {
+            kind: rewind::engine::ObjectKind::Session,
+            id: name.to_string(),
+        });
+    }
+    let session = home.session(s.ws.clone(), name)?;
+    let windows = review::reject_session(&session)?;
+    let undone = windows
+        .iter()
+        .filter(|w| w.report.status == Status::Undone)
+        .count();
+    let skipped: usize = windows.iter().map(|w| w.report.skipped).sum();
+    let status = match (windows.is_empty(), undone) {
+        (true, _) => "nothing",
+        (false, 0) => "conflict",
+        _ => "undone",
+    };
+    Ok(serde_json::json!({
+        "session": name,
+        "status": status,
+        "undone": undone,
+        "skipped": skipped,
+        "windows": windows,
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct RedoBody {
     window: String,
 }

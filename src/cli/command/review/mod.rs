@@ -108,6 +108,7 @@ fn serve(listener: TcpListener, server: Arc<Server>) -> Result<Exit, Failure> {
         .route("/api/windows/{id}", get(api::window))
         .route("/api/windows/{id}/diff", get(api::diff))
         .route("/api/reject", post(api::reject))
+        .route("/api/reject-all", post(api::reject_all))
         .route("/api/redo", post(api::redo))
         .layer(axum::middleware::from_fn_with_state(server.clone(), guard))
         .with_state(server);

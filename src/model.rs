@@ -397,50 +397,6 @@ impl serde::Serialize for Shown {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The strings are an interface (index rows, `--json`): each reason reads back as itself,
-    /// and serializes to the same string.
-    #[test]
-    fn metadata_reasons_round_trip_through_their_one_string_form() {
-        use MetadataReason::*;
-        for reason in [
-            TooLarge,
-            Unreadable,
-            NoSnapshot,
-            EvidenceMismatch,
-            NoBaseline,
-            SnapshotStoreMissing,
-            NoStepSnapshot,
-            AmbiguousEdit,
-            AmbiguousWindow,
-            UnsupportedPatch,
-            Binary,
-            UnsafePath,
-            NotRegular,
-            NotProven,
-            ShellCommand,
-            UnknownTool,
-        ] {
-            assert_eq!(reason.as_str().parse::<MetadataReason>(), Ok(reason));
-            assert_eq!(
-                serde_json::to_string(&reason).unwrap(),
-                format!("\"{}\"", reason.as_str())
-            );
-        }
-        assert!("too large".parse::<MetadataReason>().is_err());
-        assert_eq!(Unread::parse("unreadable"), Some(Unread::Unreadable));
-        assert_eq!(
-            Unread::parse("no-snapshot"),
-            None,
-            "not a file state's cause"
-        );
-        assert_eq!(Unread::TooLarge.as_str(), "too-large");
-    }
-}
-
 /// Why an agent edit tool refused an edit, or a hook denied a write (`rewind log
 /// --refusals`). The stored and JSON form is [`RefusalKind::as_str`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -517,4 +473,61 @@ pub struct Refusal {
     pub kind: RefusalKind,
     /// The tool refused (`edit`, `write`, or the agent's tool named by the hook).
     pub tool: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refusal kinds are an interface too (index rows, `log --refusals --json`).
+    #[test]
+    fn refusal_kinds_round_trip_through_their_one_string_form() {
+        for kind in RefusalKind::ALL {
+            assert_eq!(kind.as_str().parse::<RefusalKind>(), Ok(kind));
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::from(kind.as_str()))
+            );
+        }
+        assert!("nope".parse::<RefusalKind>().is_err());
+    }
+
+    /// The strings are an interface (index rows, `--json`): each reason reads back as itself,
+    /// and serializes to the same string.
+    #[test]
+    fn metadata_reasons_round_trip_through_their_one_string_form() {
+        use MetadataReason::*;
+        for reason in [
+            TooLarge,
+            Unreadable,
+            NoSnapshot,
+            EvidenceMismatch,
+            NoBaseline,
+            SnapshotStoreMissing,
+            NoStepSnapshot,
+            AmbiguousEdit,
+            AmbiguousWindow,
+            UnsupportedPatch,
+            Binary,
+            UnsafePath,
+            NotRegular,
+            NotProven,
+            ShellCommand,
+            UnknownTool,
+        ] {
+            assert_eq!(reason.as_str().parse::<MetadataReason>(), Ok(reason));
+            assert_eq!(
+                serde_json::to_string(&reason).unwrap(),
+                format!("\"{}\"", reason.as_str())
+            );
+        }
+        assert!("too large".parse::<MetadataReason>().is_err());
+        assert_eq!(Unread::parse("unreadable"), Some(Unread::Unreadable));
+        assert_eq!(
+            Unread::parse("no-snapshot"),
+            None,
+            "not a file state's cause"
+        );
+        assert_eq!(Unread::TooLarge.as_str(), "too-large");
+    }
 }

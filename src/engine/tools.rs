@@ -236,6 +236,7 @@ impl Session<'_> {
         self.noting_refusal(&rel, "write", || self.write_at(&rel, content, guard))
     }
 
+    /// `write_file` at a resolved path.
     fn write_at(
         &self,
         rel: &RelPath,
@@ -243,7 +244,7 @@ impl Session<'_> {
         guard: WriteGuard<'_>,
     ) -> ToolResult<WriteResult> {
         let (before, token) = match guard {
-            WriteGuard::Create => match self.observe(&rel)? {
+            WriteGuard::Create => match self.observe(rel)? {
                 Observation::Absent => (None, None),
                 Observation::NotRegular { kind } => {
                     return Err(EngineError::NotRegular {
@@ -261,7 +262,7 @@ impl Session<'_> {
             WriteGuard::Token(token) => {
                 // The token is judged first, so a missing or malformed one is reported as
                 // such even for a path that does not exist.
-                let cur = match self.current(&rel) {
+                let cur = match self.current(rel) {
                     Ok(cur) => cur,
                     Err(ToolError::NotFound { .. }) => {
                         edit::check_token(token, b"")?;
@@ -275,7 +276,7 @@ impl Session<'_> {
                 (Some(cur), token)
             }
         };
-        let (window_id, change_id) = self.commit(&rel, before.as_ref(), content, "write", token)?;
+        let (window_id, change_id) = self.commit(rel, before.as_ref(), content, "write", token)?;
         let old_lines = before.as_ref().map_or(0, |c| edit::line_count(&c.bytes));
         let total_lines = edit::line_count(content);
         Ok(WriteResult {

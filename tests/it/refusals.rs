@@ -238,3 +238,27 @@ fn only_the_newest_ten_thousand_refusals_are_kept() {
     assert_eq!(kept.last().unwrap().at, extra, "the oldest ones dropped");
     assert!(kept.iter().all(|r| r.kind == RefusalKind::Overlap));
 }
+
+/// The note is best effort: with the refusals table gone (the insert fails), the refusal is
+/// still answered with its own message and exit code, not with an index error.
+#[test]
+fn a_refusal_whose_note_cannot_be_written_is_still_answered_as_before() {
+    let env = Env::new();
+    env.write("f.txt", FIVE);
+    let _ = token(&env, "f.txt");
+    rusqlite::Connection::open(index_file(&env))
+        .unwrap()
+        .execute_batch("DROP TABLE refusals")
+        .unwrap();
+    let stale = "blake3:0123456789abcdef0123456789abcdef";
+    let run = env.run_stdin(&["write", "f.txt", "--token", stale], b"new\n");
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("hash mismatch: the file changed since it was read — read it again"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("index"), "{}", run.stderr);
+    assert_eq!(env.read("f.txt").unwrap(), FIVE.as_bytes());
+}

@@ -397,9 +397,100 @@ impl serde::Serialize for Shown {
     }
 }
 
+/// Why an agent edit tool refused an edit, or a hook denied a write (`rewind log
+/// --refusals`). The stored and JSON form is [`RefusalKind::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefusalKind {
+    /// No token was given.
+    NoToken,
+    /// The token is not a token.
+    InvalidToken,
+    /// The token names other bytes than the file's current ones.
+    StaleToken,
+    /// An op's expected text is not what the lines hold.
+    ExpectedMismatch,
+    /// Two ops of one batch touch the same lines.
+    Overlap,
+    /// An op's line range does not fit the file.
+    BadRange,
+    /// The ops are malformed, empty or invalid.
+    InvalidOps,
+    /// Line ops on a file that is not UTF-8 text.
+    NotText,
+    /// A create over an existing file.
+    Exists,
+    /// A hook denied a write to a file changed since the session read it.
+    StaleRead,
+}
+
+impl RefusalKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RefusalKind::NoToken => "no-token",
+            RefusalKind::InvalidToken => "invalid-token",
+            RefusalKind::StaleToken => "stale-token",
+            RefusalKind::ExpectedMismatch => "expected-mismatch",
+            RefusalKind::Overlap => "overlap",
+            RefusalKind::BadRange => "bad-range",
+            RefusalKind::InvalidOps => "invalid-ops",
+            RefusalKind::NotText => "not-text",
+            RefusalKind::Exists => "exists",
+            RefusalKind::StaleRead => "stale-read",
+        }
+    }
+
+    const ALL: [RefusalKind; 10] = [
+        RefusalKind::NoToken,
+        RefusalKind::InvalidToken,
+        RefusalKind::StaleToken,
+        RefusalKind::ExpectedMismatch,
+        RefusalKind::Overlap,
+        RefusalKind::BadRange,
+        RefusalKind::InvalidOps,
+        RefusalKind::NotText,
+        RefusalKind::Exists,
+        RefusalKind::StaleRead,
+    ];
+}
+
+impl FromStr for RefusalKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RefusalKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown refusal kind {s:?}"))
+    }
+}
+
+/// One recorded refusal: when, where and why, never the content involved.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub at: i64,
+    pub session: String,
+    pub path: RelPath,
+    pub kind: RefusalKind,
+    /// The tool refused (`edit`, `write`, or the agent's tool named by the hook).
+    pub tool: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Refusal kinds are an interface too (index rows, `log --refusals --json`).
+    #[test]
+    fn refusal_kinds_round_trip_through_their_one_string_form() {
+        for kind in RefusalKind::ALL {
+            assert_eq!(kind.as_str().parse::<RefusalKind>(), Ok(kind));
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::from(kind.as_str()))
+            );
+        }
+        assert!("nope".parse::<RefusalKind>().is_err());
+    }
 
     /// The strings are an interface (index rows, `--json`): each reason reads back as itself,
     /// and serializes to the same string.

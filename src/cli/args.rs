@@ -252,6 +252,10 @@ pub struct LogArgs {
     /// with -S: only the windows that changed these paths
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<PathBuf>,
+    /// The edits the agent tools refused and the writes hooks denied over a stale read,
+    /// newest first: when, session, path, why (never content)
+    #[arg(long, conflicts_with_all = ["pickaxe", "paths"])]
+    pub refusals: bool,
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,7 @@ mod capture;
 mod context;
 pub mod exec;
 mod history;
+mod refusals;
 mod tools;
 
 use std::fs::File;
@@ -36,6 +37,7 @@ pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
     RestoreSource, Version,
 };
+pub use refusals::{refusal_kind, RefusalEntry};
 pub use tools::{EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult};
 
 use crate::ids::{SessionRowId, WindowId, WorkspaceId};

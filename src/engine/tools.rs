@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::ContextFile;
+use super::refusals::refusal_kind;
 use super::{EngineError, ModReason, Session};
 use crate::edit::{self, EditError, EditReport, LineOp};
 use crate::ids::{BlobId, ChangeId, WindowId};
@@ -190,18 +191,37 @@ impl Session<'_> {
         ops: &[LineOp],
     ) -> ToolResult<EditResult> {
         let rel = self.ws.resolve(path, cwd)?;
-        let cur = self.current(&rel)?;
-        edit::check_token(token, &cur.bytes)?;
-        let applied = edit::apply_ops(&cur.bytes, ops)?;
-        let (window_id, change_id) =
-            self.commit(&rel, Some(&cur), &applied.bytes, "edit", token)?;
-        Ok(EditResult {
-            path: rel.display(),
-            path_bytes: rel.bytes_hex_if_not_utf8(),
-            window_id,
-            change_id,
-            report: applied.report,
+        self.noting_refusal(&rel, "edit", || {
+            let cur = self.current(&rel)?;
+            edit::check_token(token, &cur.bytes)?;
+            let applied = edit::apply_ops(&cur.bytes, ops)?;
+            let (window_id, change_id) =
+                self.commit(&rel, Some(&cur), &applied.bytes, "edit", token)?;
+            Ok(EditResult {
+                path: rel.display(),
+                path_bytes: rel.bytes_hex_if_not_utf8(),
+                window_id,
+                change_id,
+                report: applied.report,
+            })
         })
+    }
+
+    /// Run a tool's work at `rel`; a refusal it answers with is noted (best effort) and
+    /// returned unchanged.
+    fn noting_refusal<T>(
+        &self,
+        rel: &RelPath,
+        tool: &str,
+        work: impl FnOnce() -> ToolResult<T>,
+    ) -> ToolResult<T> {
+        let result = work();
+        if let Err(e) = &result {
+            if let Some(kind) = refusal_kind(e) {
+                self.note_refusal(rel, kind, Some(tool));
+            }
+        }
+        result
     }
 
     /// Replace `path` with `content` as a whole, under `guard`.
@@ -213,8 +233,18 @@ impl Session<'_> {
         guard: WriteGuard<'_>,
     ) -> ToolResult<WriteResult> {
         let rel = self.ws.resolve(path, cwd)?;
+        self.noting_refusal(&rel, "write", || self.write_at(&rel, content, guard))
+    }
+
+    /// `write_file` at a resolved path.
+    fn write_at(
+        &self,
+        rel: &RelPath,
+        content: &[u8],
+        guard: WriteGuard<'_>,
+    ) -> ToolResult<WriteResult> {
         let (before, token) = match guard {
-            WriteGuard::Create => match self.observe(&rel)? {
+            WriteGuard::Create => match self.observe(rel)? {
                 Observation::Absent => (None, None),
                 Observation::NotRegular { kind } => {
                     return Err(EngineError::NotRegular {
@@ -232,7 +262,7 @@ impl Session<'_> {
             WriteGuard::Token(token) => {
                 // The token is judged first, so a missing or malformed one is reported as
                 // such even for a path that does not exist.
-                let cur = match self.current(&rel) {
+                let cur = match self.current(rel) {
                     Ok(cur) => cur,
                     Err(ToolError::NotFound { .. }) => {
                         edit::check_token(token, b"")?;
@@ -246,7 +276,7 @@ impl Session<'_> {
                 (Some(cur), token)
             }
         };
-        let (window_id, change_id) = self.commit(&rel, before.as_ref(), content, "write", token)?;
+        let (window_id, change_id) = self.commit(rel, before.as_ref(), content, "write", token)?;
         let old_lines = before.as_ref().map_or(0, |c| edit::line_count(&c.bytes));
         let total_lines = edit::line_count(content);
         Ok(WriteResult {

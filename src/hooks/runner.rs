@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use super::{Action, Agent, Decision, Evidence as HookEvidence, HookEvent};
 use crate::engine::{external_hint, EngineError, Evidence, ModReason, Session};
 use crate::index::IndexError;
-use crate::model::Change;
+use crate::model::{Change, RefusalKind};
 use crate::scan::{self, ChangeKind, Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
-use crate::workspace::{Observation, PathError};
+use crate::workspace::{Observation, PathError, RelPath};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
@@ -282,8 +282,8 @@ fn pre_shell_patch(
     let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
     let inside_paths = inside(session, paths, cwd)?;
     if config.read_before_write == ReadBeforeWrite::Deny {
-        if let Some(reason) = stale_read(session, &inside_paths, cwd)? {
-            return Ok(Outcome::decide(Decision::Deny { reason }));
+        if let Some(stale) = stale_read(session, &inside_paths, cwd)? {
+            return Ok(deny_stale(session, stale, event));
         }
     }
     let report = scan::scan(
@@ -406,12 +406,12 @@ fn pre_write(
     }
     let mut warnings = Vec::new();
     if config.read_before_write != ReadBeforeWrite::Off {
-        if let Some(reason) = stale_read(session, &paths, cwd)? {
+        if let Some(stale) = stale_read(session, &paths, cwd)? {
             if config.read_before_write == ReadBeforeWrite::Deny {
-                return Ok(Outcome::decide(Decision::Deny { reason }));
+                return Ok(deny_stale(session, stale, event));
             }
             // Warn: the write goes ahead, so it is snapshotted like any other.
-            warnings.push(reason);
+            warnings.push(stale.reason);
         }
     }
     let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
@@ -507,8 +507,23 @@ fn inside(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Vec<Pa
     Ok(out)
 }
 
+/// A path the session read whose content changed since, and the denial's text.
+struct StaleRead {
+    rel: RelPath,
+    reason: String,
+}
+
+/// Deny a write over a stale read, noting the refusal (best effort: the denial goes out
+/// whether or not the note is written).
+fn deny_stale(session: &Session<'_>, stale: StaleRead, event: &HookEvent) -> Outcome {
+    session.note_refusal(&stale.rel, RefusalKind::StaleRead, event.tool.as_deref());
+    Outcome::decide(Decision::Deny {
+        reason: stale.reason,
+    })
+}
+
 /// Read-before-write: the first path this session read whose content changed since.
-fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Option<String>> {
+fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Option<StaleRead>> {
     for path in paths {
         let Some(read) = session.last_read(path, cwd)? else {
             continue;
@@ -536,9 +551,9 @@ fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Op
                 None => "was deleted",
                 Some(_) => "changed",
             };
-            return Ok(Some(format!(
-                "rewind: {rel} {what} since you read it — read it again before editing it"
-            )));
+            let reason =
+                format!("rewind: {rel} {what} since you read it — read it again before editing it");
+            return Ok(Some(StaleRead { rel, reason }));
         }
     }
     Ok(None)

@@ -8,7 +8,7 @@
 //!
 //! The queries are grouped by what they are about, each file with its own `impl Tx`:
 //! `sessions` (workspaces and sessions), `windows`, `changes`, `file_states` (and `scan`, the
-//! bulk file-state queries of scans), `reads`, `blobs`, `context`. This file opens the index
+//! bulk file-state queries of scans), `reads`, `refusals`, `blobs`, `context`. This file opens the index
 //! and runs transactions; the helpers at its end turn stored columns into model values.
 
 /// A query of file states (path first, then the state's columns; see
@@ -28,6 +28,7 @@ mod changes;
 mod context;
 mod file_states;
 mod reads;
+mod refusals;
 mod scan;
 mod schema;
 mod sessions;
@@ -48,6 +49,7 @@ use crate::workspace::{RelPath, Stat};
 pub use blobs::{BlobTotals, PackUsage, Reference};
 pub use changes::NewChange;
 pub use reads::LastRead;
+pub use refusals::KEEP_REFUSALS;
 pub use scan::{Baseline, DirListing, StateTouch, StateTouches};
 pub use sessions::{HookNote, HookedSession, SessionRow};
 pub use windows::Interrupted;

@@ -32,6 +32,9 @@
 //! - `sessions.agent`, `hook_at`, `hook_event`, `hook_result` (v12): which agent's hooks
 //!   named the session, and when they last ran (at most every few seconds), the event and
 //!   its result: resolves `--agent` and attributes MCP writes to the active agent session.
+//! - `refusals(workspace_id, session_id, path, kind, tool, at)` (v13): each refused agent
+//!   edit or read-before-write denial, never its content; only the newest
+//!   `refusals::KEEP_REFUSALS` rows are kept.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -256,5 +259,19 @@ ALTER TABLE sessions ADD COLUMN agent TEXT;
 ALTER TABLE sessions ADD COLUMN hook_at INTEGER;
 ALTER TABLE sessions ADD COLUMN hook_event TEXT;
 ALTER TABLE sessions ADD COLUMN hook_result TEXT;
+"#,
+    // 13: refused edits leave a record (`Tx::record_refusal`), for debugging an agent that
+    // keeps being refused: when, which session, which path and why; never any content.
+    r#"
+CREATE TABLE refusals(
+    id INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    path BLOB NOT NULL,
+    kind TEXT NOT NULL,
+    tool TEXT,
+    at INTEGER NOT NULL
+);
+CREATE INDEX refusals_by_workspace ON refusals(workspace_id, id);
 "#,
 ];

@@ -1260,7 +1260,11 @@ fn gemini_read_hint_arrives_after_the_read() {
     assert!(ctx.contains("parser.py"), "{ctx}");
 }
 
-fn read_then_change_then_edit(env: &Env, change: impl FnOnce(&Env), vars: &[(&str, &str)]) -> Run {
+pub(crate) fn read_then_change_then_edit(
+    env: &Env,
+    change: impl FnOnce(&Env),
+    vars: &[(&str, &str)],
+) -> Run {
     env.write("src/lib.rs", "pub fn a() {}\n");
     hook(
         env,

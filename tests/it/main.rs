@@ -27,6 +27,7 @@ mod model;
 mod non_utf8_names;
 mod path_confinement;
 mod racy_timestamps;
+mod refusals;
 mod review;
 mod sessions;
 mod settle;

@@ -1,6 +1,6 @@
 //! `rewind log`: sessions → windows → changes, newest first.
 
-use rewind::engine::{FileHistory, LogSession, PickaxeHit};
+use rewind::engine::{FileHistory, LogSession, PickaxeHit, RefusalEntry};
 use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
@@ -18,6 +18,17 @@ struct LogJson<'a> {
 
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open_as(g, args.agent)?;
+    if args.refusals {
+        let refusals = ctx.session.refusals()?;
+        if out.json {
+            out.print_json(&RefusalsJson {
+                refusals: &refusals,
+            });
+        } else {
+            out.print(&render_refusals(&refusals));
+        }
+        return Ok(Exit::Ok);
+    }
     if let Some(text) = &args.pickaxe {
         let hits = ctx
             .session
@@ -55,6 +66,35 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
         out.print(&render(ws, &log));
     }
     Ok(Exit::Ok)
+}
+
+/// `{"refusals":[…]}`, newest first.
+#[derive(Serialize)]
+struct RefusalsJson<'a> {
+    refusals: &'a [RefusalEntry],
+}
+
+/// One refusal a line: when, session, path, kind, tool.
+fn render_refusals(refusals: &[RefusalEntry]) -> String {
+    if refusals.is_empty() {
+        return "no refusals recorded\n".to_string();
+    }
+    refusals
+        .iter()
+        .map(|r| {
+            format!(
+                "{}  {}  {}  {}{}\n",
+                r.at,
+                r.session,
+                name(&r.path),
+                r.kind.as_str(),
+                r.tool
+                    .as_ref()
+                    .map(|t| format!(" ({t})"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
 }
 
 /// `{"matches":[…]}`, newest first.

@@ -246,3 +246,45 @@ fn diff_json() {
     [exit status: 0]
     "#);
 }
+
+#[test]
+fn log_refusals_lists_refused_edits_newest_first() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["log", "--refusals"]), @"
+    no refusals recorded
+    [EOF]
+    [exit status: 0]
+    ");
+    env.write("a.txt", "one\n");
+    env.run_stdin(&["write", "a.txt"], b"two\n");
+    env.run_stdin(&["write", "a.txt", "--create"], b"two\n");
+    assert_snapshot!(rw(&env, &["log", "--refusals"]), @"
+    [TIME]  test-session  a.txt  exists (write)
+    [TIME]  test-session  a.txt  no-token (write)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "log", "--refusals"]), @r#"
+    {"refusals":[{"at":"[TIME]","kind":"exists","path":"a.txt","session":"test-session","tool":"write"},{"at":"[TIME]","kind":"no-token","path":"a.txt","session":"test-session","tool":"write"}]}
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
+#[test]
+fn log_refusals_with_a_path_is_a_usage_error() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["log", "--refusals", "--path", "a.txt"]), @"
+    [EOF]
+    ------- stderr -------
+    error: the argument '--refusals' cannot be used with '--path <P>'
+
+    Usage: rewind log --refusals --home <DIR> --session <ID>
+
+    For more information, try '--help'.
+    [EOF]
+    [exit status: 2]
+    ");
+}

@@ -9,7 +9,7 @@
 //! Its frame header carries the content size like every other frame's, so the checks of
 //! [`Store::get`] hold for it too.
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, Write};
 
 use super::{create_private_dir, BlobCatalog, BlobRow, Encoding, Place, Store, StoreError};
 use crate::ids::BlobId;
@@ -211,7 +211,7 @@ impl Store {
     fn decode_stream(&self, row: &BlobRow, out: &mut dyn Write) -> Result<u64> {
         let id = row.id;
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
-        let file = match std::fs::File::open(self.object_path(&id)) {
+        let mut file = match std::fs::File::open(self.object_path(&id)) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(StoreError::Missing { id })
@@ -231,7 +231,7 @@ impl Store {
             }
             Ok(None) | Err(_) => return Err(corrupt("the frame header is unreadable".into())),
         }
-        let file = std::fs::File::open(self.object_path(&id))
+        file.rewind()
             .map_err(|e| corrupt(format!("cannot read object file: {e}")))?;
         let decoder = zstd::stream::read::Decoder::new(file)
             .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;

@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_server import Handler, serve
 
 WS, LOG, PORT_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
 NOTES = os.path.join(WS, "notes.txt")
@@ -67,18 +67,7 @@ def sse(data):
     return f"data: {json.dumps(data)}\n\n".encode()
 
 
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, code, ctype, payload):
-        self.send_response(code)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+class H(Handler):
 
     def do_GET(self):
         self._send(200, "application/json", b'{"object": "list", "data": []}')
@@ -86,11 +75,7 @@ class H(BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
     def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {}
+        body = self.json_body()
         tools = tool_names(body)
         answer = {"text": "e2e"}
         if "apply_patch" in tools and "write" not in tools:
@@ -143,15 +128,4 @@ class H(BaseHTTPRequestHandler):
         self._send(200, "text/event-stream", out)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # the agent closing a kept-alive connection is not news
-
-
-srv = Server(("127.0.0.1", 0), H)
-with open(PORT_FILE + ".tmp", "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(PORT_FILE + ".tmp", PORT_FILE)
-srv.serve_forever()
+serve(H, PORT_FILE)

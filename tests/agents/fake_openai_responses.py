@@ -26,7 +26,7 @@ Usage: fake_openai_responses.py <workspace> <request-log> <port-file>
 import json
 import os
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from fake_server import Handler, serve
 
 WS, LOG, PORT_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
 NOTES = os.path.join(WS, "notes.txt")
@@ -92,18 +92,7 @@ def text_item(text):
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
 
 
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, code, ctype, payload):
-        self.send_response(code)
-        self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+class H(Handler):
 
     def do_GET(self):
         with open(LOG, "a") as f:
@@ -111,11 +100,7 @@ class H(BaseHTTPRequestHandler):
         self._send(404, "application/json", b'{"error": {"message": "not here"}}')
 
     def do_POST(self):
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"undecodable": len(raw)}
+        body = self.json_body(lambda raw: {"undecodable": len(raw)})
         tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
         item = text_item("ok")
         if PROBE in json.dumps(body.get("input", [])):
@@ -142,15 +127,4 @@ class H(BaseHTTPRequestHandler):
         self._send(200, "text/event-stream", out)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # the agent closing a kept-alive connection is not news
-
-
-srv = Server(("127.0.0.1", 0), H)
-with open(PORT_FILE + ".tmp", "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(PORT_FILE + ".tmp", PORT_FILE)
-srv.serve_forever()
+serve(H, PORT_FILE)

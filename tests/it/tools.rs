@@ -726,6 +726,42 @@ fn mcp_undo_with_skip_unsafe_undoes_the_safe_file_and_names_the_skipped_one() {
     assert_eq!(env.read("b").unwrap(), b"user\n");
 }
 
+/// A client that sends one endless line cannot make the server hold it: the line is dropped
+/// once it passes the cap (40 MiB), and the next request is answered as usual.
+#[cfg(target_os = "linux")]
+#[test]
+fn mcp_drops_an_oversized_request_line_without_holding_it_and_answers_the_next() {
+    use std::io::Write;
+    let env = Env::new();
+    env.write("f.txt", "one\n");
+    let mut mcp = Mcp::start(&env);
+    mcp.request("initialize", &serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}));
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // 160 MiB of one line, written in chunks (the server reads while we write).
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..160 {
+        mcp.stdin.write_all(&chunk).unwrap();
+    }
+    mcp.stdin.write_all(b"\n").unwrap();
+    mcp.stdin.flush().unwrap();
+
+    let (err, text) = mcp.call("read_file", &serde_json::json!({"path": "f.txt"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("one"), "{text}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", mcp.child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    assert!(
+        peak_kib < 100 << 10,
+        "the server peaked at {} MiB after a 160 MiB line",
+        peak_kib >> 10
+    );
+}
+
 // ---- the edit-safety corpus ----
 
 /// A seeded xorshift generator: the corpus is the same on every run.

@@ -25,7 +25,10 @@ use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::{self, Workspace};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{
+    schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt,
+};
 use serde::Deserialize;
 
 use super::read::render as render_read;
@@ -43,6 +46,12 @@ pub struct McpArgs {
     #[arg(long, value_enum, value_name = "AGENT")]
     pub agent: Option<AgentName>,
 }
+
+/// The longest request line the server takes in. A longer one is dropped unread (the client
+/// gets no answer for it) and the server goes on with the next line, so a runaway client can
+/// make it hold at most this much. A `write_file` of the largest file rewind edits in memory
+/// (`workspace::HOLD_MAX`, 16 MiB) fits even when JSON escaping doubles every byte.
+const MESSAGE_MAX: usize = 40 << 20;
 
 pub fn run(g: &Global, a: McpArgs) -> Result<Exit, Failure> {
     let cwd = cwd()?;
@@ -97,7 +106,10 @@ pub fn run(g: &Global, a: McpArgs) -> Result<Exit, Failure> {
         .map_err(|e| Failure::new(Exit::Error, format!("cannot start the mcp runtime: {e}")))?;
     runtime
         .block_on(async {
-            let service = server.serve(rmcp::transport::stdio()).await?;
+            let (stdin, stdout) = rmcp::transport::stdio();
+            let transport = AsyncRwTransport::<RoleServer, _, _>::new(stdin, stdout)
+                .with_max_line_length(MESSAGE_MAX);
+            let service = server.serve(transport).await?;
             service.waiting().await?;
             Ok::<_, Box<dyn std::error::Error>>(())
         })

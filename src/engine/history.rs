@@ -100,7 +100,11 @@ pub struct DiffEntry {
     pub change_id: i64,
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
-    /// Why a side is missing although the file existed (metadata-only).
+    /// Whether the file existed before and after (or may have: a metadata-only side did). A
+    /// side can exist without its bytes here: see `note`.
+    pub before_exists: bool,
+    pub after_exists: bool,
+    /// Why a side is missing although the file existed (metadata-only, too large to diff).
     pub note: Option<String>,
 }
 
@@ -253,6 +257,8 @@ impl Session<'_> {
                 change_id: c.id.0,
                 before: side(&c.before)?,
                 after: side(&after_state)?,
+                before_exists: c.before != FileState::Absent,
+                after_exists: after_state != FileState::Absent,
                 note,
             });
         }

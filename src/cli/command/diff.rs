@@ -59,12 +59,12 @@ pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
 /// change without both sides' bytes shows its note instead, and an empty file created or
 /// deleted (no lines to show) says so.
 pub(crate) fn unified(e: &DiffEntry) -> String {
-    let a_name = if e.before.is_some() {
+    let a_name = if e.before_exists {
         name(&format!("a/{}", e.path)).into_owned()
     } else {
         "/dev/null".into()
     };
-    let b_name = if e.after.is_some() {
+    let b_name = if e.after_exists {
         name(&format!("b/{}", e.path)).into_owned()
     } else {
         "/dev/null".into()

@@ -187,16 +187,22 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
         ),
         ConfigFile::whole(
             ".gemini/commands/rw-undo.toml",
-            GEMINI_UNDO_COMMAND,
+            &undo_command(rewind),
             false,
             "/rw-undo command",
         ),
     ]
 }
 
-const GEMINI_UNDO_COMMAND: &str = r#"description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
-prompt = """
-Run `rewind undo --agent gemini` in the shell and report the result to the
-user in one or two sentences. If rewind refused because of a conflict, list the files and why.
-"""
-"#;
+/// `/rw-undo`: Gemini CLI hands the prompt to the model, which runs the command line in its
+/// shell. The line names this binary and the home written into the hooks, as the hooks do, so
+/// it undoes in the same history even when `rewind` is not on `PATH` or the home is not the
+/// default.
+fn undo_command(rewind: &Invocation) -> String {
+    let line = rewind.command_line("undo --agent gemini");
+    // A TOML basic string: only `\` and `"` need escaping.
+    let line = line.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\nRun this in the shell and report the result to the user in one or two sentences:\n\n    {line}\n\nIf rewind refused because of a conflict, list the files and why.\n\"\"\"\n"
+    )
+}

@@ -2273,6 +2273,48 @@ fn a_session_start_opens_no_empty_window() {
     }
 }
 
+/// Gemini CLI's `/rw-undo` is a prompt: the model runs the command line it quotes. That line
+/// (unescaped from TOML) names this binary and the home by itself: it undoes the Gemini turn
+/// with neither `rewind` on `PATH` nor `REWIND_HOME` in the shell's environment.
+#[test]
+fn gemini_rw_undo_command_line_undoes_without_path_or_home_in_the_environment() {
+    let env = Env::new();
+    env.run(&["init", "gemini"]).ok();
+    env.write("parser.py", "old\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "before-tool-write_file"),
+    )
+    .ok();
+    env.write("parser.py", "def parse():\n    return 1\n");
+    hook(
+        &env,
+        "gemini",
+        &fixture(&env, "gemini", "after-tool-write_file"),
+    )
+    .ok();
+    let file = std::fs::read_to_string(env.path(".gemini/commands/rw-undo.toml")).unwrap();
+    let line = file
+        .lines()
+        .find_map(|l| l.strip_prefix("    "))
+        .expect("an indented command line")
+        .replace("\\\"", "\"")
+        .replace("\\\\", "\\");
+    let run = std::process::Command::new("/bin/sh")
+        .args(["-c", &line])
+        .current_dir(&env.ws)
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{line}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(env.read("parser.py").unwrap(), b"old\n");
+}
+
 /// OpenCode's `/rw-undo` (a command file whose shell line OpenCode runs, with no session id
 /// in its environment) undoes the workspace's latest OpenCode session's turn.
 #[test]

@@ -469,8 +469,11 @@ fn init_dry_run_of_every_other_agent() {
     would write .gemini/commands/rw-undo.toml (/rw-undo command):
     description = "Undo this session's last turn with rewind (refuses to overwrite your own edits)"
     prompt = """
-    Run `rewind undo --agent gemini` in the shell and report the result to the
-    user in one or two sentences. If rewind refused because of a conflict, list the files and why.
+    Run this in the shell and report the result to the user in one or two sentences:
+
+        r='[REWIND]'; [ -x \"$r\" ] || r=rewind; export REWIND_HOME='[HOME]'; \"$r\" undo --agent gemini
+
+    If rewind refused because of a conflict, list the files and why.
     """
 
     [EOF]

@@ -77,44 +77,50 @@ pub fn prove(
     before: Option<&[u8]>,
     after: Option<&[u8]>,
 ) -> Result<(), MetadataReason> {
+    // A `write` that kept no content proves only a create, by the tree pair.
+    let content = tool.input.get("content");
+    if tool.tool == "write" && matches!(content, None | Some(Value::Null)) {
+        return match (before, after) {
+            (None, Some(_)) => Ok(()),
+            _ => Err(MetadataReason::NotProven),
+        };
+    }
+    if tool.tool != "write" && after.is_some_and(|a| std::str::from_utf8(a).is_err()) {
+        return Err(MetadataReason::Binary);
+    }
+    if apply(tool, rel, before)?.as_deref() == after {
+        Ok(())
+    } else {
+        Err(MetadataReason::NotProven)
+    }
+}
+
+/// What `tool`'s input makes of path `rel` whose bytes were `before` (`None`: absent), when
+/// the input says so exactly: the written content, the one occurrence replaced, the patch's
+/// section applied strictly (`None`: deleted).
+pub fn apply(
+    tool: &ToolPart,
+    rel: &str,
+    before: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>, MetadataReason> {
     match tool.tool.as_str() {
-        "write" => prove_write(&tool.input, before, after),
-        "edit" => prove_edit(&tool.input, before, after),
-        "apply_patch" => prove_patch(&tool.input, rel, before, after),
+        "write" => match tool.input.get("content") {
+            Some(Value::String(content)) => Ok(Some(content.as_bytes().to_vec())),
+            _ => Err(MetadataReason::NotProven),
+        },
+        "edit" => apply_edit(&tool.input, before).map(Some),
+        "apply_patch" => apply_patch(&tool.input, rel, before),
         _ => Err(MetadataReason::NotProven),
     }
 }
 
-/// `write`: the after bytes are the written content; without content, only a create
-/// (absent before, present after) is proven by the tree pair.
-fn prove_write(
-    input: &Value,
-    before: Option<&[u8]>,
-    after: Option<&[u8]>,
-) -> Result<(), MetadataReason> {
-    let Some(after) = after else {
+/// `edit`: `oldString` occurs exactly once in the before text and is replaced with
+/// `newString`. `replaceAll`, an empty `oldString` or several occurrences are ambiguous.
+fn apply_edit(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, MetadataReason> {
+    let Some(before) = before else {
         return Err(MetadataReason::NotProven);
     };
-    match input.get("content") {
-        Some(Value::String(content)) if content.as_bytes() == after => Ok(()),
-        Some(Value::String(_)) => Err(MetadataReason::NotProven),
-        None | Some(Value::Null) if before.is_none() => Ok(()),
-        _ => Err(MetadataReason::NotProven),
-    }
-}
-
-/// `edit`: `oldString` occurs exactly once in the before text and replacing it with
-/// `newString` gives the after text. `replaceAll`, an empty `oldString` or several
-/// occurrences are ambiguous.
-fn prove_edit(
-    input: &Value,
-    before: Option<&[u8]>,
-    after: Option<&[u8]>,
-) -> Result<(), MetadataReason> {
-    let (Some(before), Some(after)) = (before, after) else {
-        return Err(MetadataReason::NotProven);
-    };
-    let (Ok(before), Ok(after)) = (std::str::from_utf8(before), std::str::from_utf8(after)) else {
+    let Ok(before) = std::str::from_utf8(before) else {
         return Err(MetadataReason::Binary);
     };
     let text = |k: &str| input.get(k).and_then(Value::as_str);
@@ -131,25 +137,21 @@ fn prove_edit(
     if found.next().is_some() {
         return Err(MetadataReason::AmbiguousEdit);
     }
-    let edited = [&before[..at], new, &before[at + old.len()..]].concat();
-    if edited == after {
-        Ok(())
-    } else {
-        Err(MetadataReason::NotProven)
-    }
+    Ok([&before[..at], new, &before[at + old.len()..]]
+        .concat()
+        .into_bytes())
 }
 
 /// `apply_patch` (OpenCode's patch format: `*** Begin Patch`, then per file `*** Add File:`,
 /// `*** Delete File:` or `*** Update File:` with `@@` hunks of ` `/`-`/`+` lines): the
 /// section of the patch for this path, applied strictly (each hunk's old lines found exactly
-/// once, in order), must give the after bytes exactly. A delete is proven by the tree pair
-/// (present before, absent after). Moves and anything unparsed are `unsupported-patch`.
-fn prove_patch(
+/// once, in order). A delete needs the file present; an add needs it absent. Moves and
+/// anything unparsed are `unsupported-patch`.
+fn apply_patch(
     input: &Value,
     rel: &str,
     before: Option<&[u8]>,
-    after: Option<&[u8]>,
-) -> Result<(), MetadataReason> {
+) -> Result<Option<Vec<u8>>, MetadataReason> {
     let text = input.get("patchText").and_then(Value::as_str).unwrap_or("");
     let Some(section) = patch_sections(text)
         .into_iter()
@@ -160,15 +162,12 @@ fn prove_patch(
     if section.moved {
         return Err(MetadataReason::UnsupportedPatch);
     }
-    let (Ok(before), Ok(after)) = (
-        before.map(std::str::from_utf8).transpose(),
-        after.map(std::str::from_utf8).transpose(),
-    ) else {
+    let Ok(before) = before.map(std::str::from_utf8).transpose() else {
         return Err(MetadataReason::Binary);
     };
-    let result = match (section.op, before, after) {
-        (PatchOp::Delete, Some(_), None) => return Ok(()),
-        (PatchOp::Add, None, Some(_)) => {
+    match (section.op, before) {
+        (PatchOp::Delete, Some(_)) => Ok(None),
+        (PatchOp::Add, None) => {
             let mut content = section
                 .lines
                 .iter()
@@ -176,15 +175,12 @@ fn prove_patch(
                 .collect::<Result<Vec<_>, _>>()?
                 .join("\n");
             content.push('\n');
-            content
+            Ok(Some(content.into_bytes()))
         }
-        (PatchOp::Update, Some(before), Some(_)) => apply_hunks(before, &section.lines)?,
-        _ => return Err(MetadataReason::NotProven),
-    };
-    if Some(result.as_str()) == after {
-        Ok(())
-    } else {
-        Err(MetadataReason::NotProven)
+        (PatchOp::Update, Some(before)) => {
+            apply_hunks(before, &section.lines).map(|t| Some(t.into_bytes()))
+        }
+        _ => Err(MetadataReason::NotProven),
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! The snapshot pair diffs the whole worktree, so a path in the diff is never by itself the
 //! agent's: a path is the agent's only when a file tool names it, and `derived` only when
-//! [`proof::prove`] accepts the tool's input for the exact bytes on both sides. A step in
+//! [`proof::prove`] accepts the tool's input for the exact bytes on both sides (several
+//! tools on one path: every link of the chain, all or nothing). A step in
 //! which a shell, a subagent or an unknown tool ran attributes its unclaimed paths to that
 //! tool as metadata-only (they may be the agent's or the user's; undo refuses them).
 
@@ -134,7 +135,7 @@ pub fn plan(step: &Step, cx: &StepCtx<'_>, keep: &mut Keep<'_>) -> Result<StepPl
         };
         let before = read_side(store, delta.before, cx.max_size, &delta, keep)?;
         let after = read_side(store, delta.after, cx.max_size, &delta, keep)?;
-        judge(&ev, &rel, &before, &after, &mut plan);
+        judge(&ev, &rel, (&before, &after), &mut plan, keep)?;
     }
     Ok(plan)
 }
@@ -153,7 +154,13 @@ struct Evidence<'t> {
 }
 
 /// The change(s) of one path that differs between the step's trees.
-fn judge(ev: &Evidence<'_>, rel: &RelPath, before: &Side, after: &Side, plan: &mut StepPlan) {
+fn judge(
+    ev: &Evidence<'_>,
+    rel: &RelPath,
+    (before, after): (&Side, &Side),
+    plan: &mut StepPlan,
+    keep: &mut Keep<'_>,
+) -> Result<(), ImportError> {
     let mine: Vec<&ToolPart> = ev
         .claims
         .iter()
@@ -206,26 +213,106 @@ fn judge(ev: &Evidence<'_>, rel: &RelPath, before: &Side, after: &Side, plan: &m
                 Err(r) => change(Some(t), Proof::MetadataOnly, Some(r)),
             });
         }
-        many => {
-            // Several tools of the step touched the path: the first starts from the
-            // before tree, the last ends at the after tree, nothing is known between.
-            let last = many.len() - 1;
-            for (i, t) in many.iter().enumerate() {
-                let mut c = change(
-                    Some(t),
-                    Proof::MetadataOnly,
-                    Some(MetadataReason::AmbiguousWindow),
-                );
-                if i > 0 {
-                    c.before = FileState::Unknown;
-                }
-                if i < last {
-                    c.after = FileState::Unknown;
-                }
-                plan.agent.push(c);
-            }
-        }
+        many => match side_reason {
+            None if !ev.unknown_part => match prove_chain(many, rel, before, after) {
+                Some(texts) => plan
+                    .agent
+                    .extend(chain(many, texts, before, after, change, keep)?),
+                None => plan.agent.extend(ambiguous(many, change)),
+            },
+            _ => plan.agent.extend(ambiguous(many, change)),
+        },
     }
+    Ok(())
+}
+
+/// Several tools of a step touched one path: each link of the chain, from the before tree
+/// through every tool's input in part order, must be proven by [`proof::apply`], and the last
+/// must end exactly at the after tree. All or nothing: `None` when any link is not proven;
+/// else each link's after bytes (`None`: absent).
+fn prove_chain(
+    links: &[&ToolPart],
+    rel: &RelPath,
+    before: &Side,
+    after: &Side,
+) -> Option<Vec<Option<Vec<u8>>>> {
+    // The same part twice (a patch naming the path in two sections) is not a chain of calls.
+    let mut ids: Vec<&str> = links.iter().map(|t| t.part_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() != links.len() {
+        return None;
+    }
+    let name = rel.display();
+    let mut texts: Vec<Option<Vec<u8>>> = Vec::with_capacity(links.len());
+    let mut text = before.bytes.clone();
+    for t in links {
+        text = proof::apply(t, &name, text.as_deref()).ok()?;
+        texts.push(text.clone());
+    }
+    (text == after.bytes).then_some(texts)
+}
+
+/// A proven chain as its changes: the first starts at the before tree's state, the last ends
+/// at the after tree's; the bytes in between are in no tree, so they are kept here (with the
+/// file's mode from the trees).
+fn chain<'t>(
+    links: &[&'t ToolPart],
+    texts: Vec<Option<Vec<u8>>>,
+    before: &Side,
+    after: &Side,
+    change: impl Fn(Option<&'t ToolPart>, Proof, Option<MetadataReason>) -> Planned,
+    keep: &mut Keep<'_>,
+) -> Result<Vec<Planned>, ImportError> {
+    let mode = match (after.state, before.state) {
+        (FileState::Present { mode, .. }, _) | (_, FileState::Present { mode, .. }) => mode,
+        _ => 0o644,
+    };
+    let last = links.len() - 1;
+    let mut from = before.state;
+    let mut out = Vec::with_capacity(links.len());
+    for (i, (t, text)) in links.iter().zip(texts).enumerate() {
+        let to = match (i == last, text) {
+            (true, _) => after.state,
+            (false, None) => FileState::Absent,
+            (false, Some(bytes)) => FileState::Present {
+                blob: keep(&bytes)?,
+                mode,
+            },
+        };
+        let mut c = change(Some(t), Proof::Derived, None);
+        c.before = from;
+        c.after = to;
+        out.push(c);
+        from = to;
+    }
+    Ok(out)
+}
+
+/// The fallback for a path several tools touched and no chain proves: the first change starts
+/// from the before tree, the last ends at the after tree, nothing is known between.
+fn ambiguous<'t>(
+    many: &[&'t ToolPart],
+    change: impl Fn(Option<&'t ToolPart>, Proof, Option<MetadataReason>) -> Planned,
+) -> Vec<Planned> {
+    let last = many.len() - 1;
+    many.iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut c = change(
+                Some(t),
+                Proof::MetadataOnly,
+                Some(MetadataReason::AmbiguousWindow),
+            );
+            if i > 0 {
+                c.before = FileState::Unknown;
+            }
+            if i < last {
+                c.after = FileState::Unknown;
+            }
+            c
+        })
+        .collect()
 }
 
 /// The differences between the step's two snapshot trees, or why there are none to read.

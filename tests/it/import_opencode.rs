@@ -594,7 +594,8 @@ fn a_session_recorded_live_by_the_hooks_is_skipped() {
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), 1);
 }
 
-/// Two tool calls of one step naming the same path: neither is proven; the first keeps the
+/// Two tool calls of one step naming the same path whose chain does not hold (the same edit
+/// twice: the second finds nothing to replace): neither is proven; the first keeps the
 /// before tree's bytes, the last the after tree's, nothing is claimed between.
 #[test]
 fn two_tools_of_one_step_on_one_path_are_ambiguous() {
@@ -640,6 +641,94 @@ fn two_tools_of_one_step_on_one_path_are_ambiguous() {
             ),
         ]
     );
+}
+
+/// Two edits of one path in one step, each proven from the bytes the one before it made
+/// (the before tree → `tWo` → `TWO`, the after tree): both are derived, and the bytes between
+/// them, in neither tree, are stored (a restore brings them back).
+#[test]
+fn a_chain_of_edits_to_one_path_in_one_step_is_proven_link_by_link() {
+    let s = Setup::new();
+    s.sql(
+        "INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
+         SELECT 'prt_20e61026e002zzzzzzzzzzzzzz', message_id, session_id, time_created,
+                time_updated,
+                json_set(data, '$.callID', 'call_e2e_03b', '$.state.input.oldString', 'tWo')
+         FROM part WHERE id = 'prt_20e61026e001cyxprwAcg7acxj';
+         UPDATE part SET data = json_set(data, '$.state.input.newString', 'tWo')
+         WHERE id = 'prt_20e61026e001cyxprwAcg7acxj';",
+    );
+    let r = s.import(&[]).ok().json();
+    let window = r["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["message_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg_20e6100d")
+        })
+        .unwrap();
+    let changes: Vec<(&Value, &Value, &Value, &Value)> = window["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (&c["tool_call"], &c["proof"], &c["before"], &c["after"]))
+        .collect();
+    let between = blob(b"one\ntWo\n");
+    assert_eq!(
+        changes,
+        [
+            (
+                &Value::from("call_e2e_03"),
+                &Value::from("derived"),
+                &blob(b"one\ntwo\n"),
+                &between
+            ),
+            (
+                &Value::from("call_e2e_03b"),
+                &Value::from("derived"),
+                &between,
+                &blob(b"one\nTWO\n")
+            ),
+        ]
+    );
+    s.env
+        .run(&["restore", "notes.txt", "--blob", between.as_str().unwrap()])
+        .ok();
+    assert_eq!(s.env.read("notes.txt").unwrap(), b"one\ntWo\n");
+
+    // A chain is all or nothing: with the second link's input not matching, neither is proven.
+    let s = Setup::new();
+    s.sql(
+        "INSERT INTO part(id, message_id, session_id, time_created, time_updated, data)
+         SELECT 'prt_20e61026e002zzzzzzzzzzzzzz', message_id, session_id, time_created,
+                time_updated,
+                json_set(data, '$.callID', 'call_e2e_03b', '$.state.input.oldString', 'tWo',
+                         '$.state.input.newString', 'TWo')
+         FROM part WHERE id = 'prt_20e61026e001cyxprwAcg7acxj';
+         UPDATE part SET data = json_set(data, '$.state.input.newString', 'tWo')
+         WHERE id = 'prt_20e61026e001cyxprwAcg7acxj';",
+    );
+    let r = s.import(&[]).ok().json();
+    for call in ["call_e2e_03", "call_e2e_03b"] {
+        let c = r["sessions"][0]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|w| w["changes"].as_array().unwrap())
+            .find(|c| c["tool_call"] == call)
+            .unwrap();
+        assert_eq!(
+            (&c["proof"], &c["reason"]),
+            (
+                &Value::from("metadata-only"),
+                &Value::from("ambiguous-window")
+            ),
+            "{call}"
+        );
+    }
 }
 
 /// Over `--max-file-size`, a snapshot blob is not read: the change is metadata-only,

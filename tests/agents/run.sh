@@ -31,7 +31,12 @@ else
 fi
 [ -x "$RW" ] || { echo "FAIL  no rewind binary at $RW"; exit 1; }
 
-command -v python3 >/dev/null || { skip "python3 not found (the fake model server needs it)"; exit 0; }
+# --- the review page in a real browser (issue 28): passes, fails or SKIPs on its own ----
+brc=0
+REWIND_BIN="$RW" "$ROOT/tests/browser/run.sh" || brc=$?
+[ "$brc" = 0 ] || bad "browser test of rewind review (tests/browser/run.sh, exit $brc)"
+
+command -v python3 >/dev/null || { skip "python3 not found (the fake model server needs it)"; [ "$FAIL" = 0 ]; exit; }
 
 # --- scratch --------------------------------------------------------------------------
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rewind-agents.XXXXXX")

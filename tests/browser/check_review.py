@@ -126,7 +126,7 @@ def scenario(ws, env):
 
     for rel in "abcxyz":
         write(rel, f"{rel}0\n")
-    rw("window", "open")
+    rw("window", "open", "--label", "Make a, b and c say 1")
     for rel in "abc":
         agent_write(rel, f"{rel}1\n")
     rw("window", "close")
@@ -169,6 +169,10 @@ def run(driver, ws, url):
     check("the session list names window 1 and window 2 with their change counts",
           "window 1 [agent]" in sessions and "3 changes" in sessions
           and "window 2 [agent]" in sessions, sessions)
+    label = driver.js("return document.querySelector('.session-label').textContent")
+    check("the session shows its first prompt", label == "Make a, b and c say 1", label)
+    meta = driver.js("return document.querySelector('.session-meta').textContent")
+    check("the session says when it ran and its counts", meta.endswith("2 windows, 6 changes"), meta)
     check("the token left the address bar", "token" not in driver.js("return location.href"),
           driver.js("return location.href"))
 
@@ -196,7 +200,7 @@ def run(driver, ws, url):
           and page["files"]["c"]["state"] == "in-effect", page["files"])
     check("the result names a as restored and offers Redo",
           "restored  a" in page["result"]
-          and driver.js("return !!document.getElementById('redo')"), page["result"])
+          and driver.js("return !!document.querySelector('#result button.redo')"), page["result"])
 
     # c changes on disk while the page shows it in effect: the click is re-checked.
     with open(os.path.join(ws, "c"), "wb") as fh:
@@ -236,11 +240,24 @@ def run(driver, ws, url):
     sessions = driver.js("return document.getElementById('sessions').textContent")
     check("the session list now shows the reject as an undo window of window 2",
           "[undo] undo of window 2" in sessions, sessions)
+    label = driver.js("return document.querySelector('.session-label').textContent")
+    check("the first prompt is still the agent's, not an undo window's label",
+          label == "Make a, b and c say 1", label)
 
     driver.click('.file[data-path="x"] button:not(.reject)')
     driver.wait("x's diff", "return document.querySelector('.file[data-path=\"x\"] .diff')")
     driver.screenshot(SHOT)
     check(f"screenshot kept at {SHOT}", os.path.getsize(SHOT) > 10_000)
+
+    # Redo takes the Reject all back.
+    driver.click("#result button.redo")
+    driver.wait("x in effect again", "const s = p => document.querySelector(`.file[data-path=\"${p}\"]`)?.dataset.state;"
+                " return s('x') === 'in-effect' && s('y') === 'in-effect'")
+    expect["x"], expect["y"] = b"x1\n", b"y1\n"
+    now = disk(ws)
+    check("Redo put x and y back byte for byte", now == expect, f"{now} != {expect}")
+    page = driver.js(PAGE_STATE)
+    check("the result says redone", page["result"].startswith("redone"), page["result"])
 
 
 def main():

@@ -540,11 +540,23 @@ fn the_session_list_names_the_agent_first_prompt_times_and_counts() {
         "{cc}"
     );
     assert_eq!(cc["windows"].as_array().unwrap().len(), 1, "{cc}");
-    let manual = of(env.session.as_str());
+    // A reject is an undo window with rewind's own label: not the session's first prompt.
+    let reply = r.post(
+        "/api/reject",
+        serde_json::json!({"window": "1", "path": "a"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let sessions = r.get("/api/sessions");
+    let all = sessions["sessions"].as_array().unwrap();
+    let manual = all
+        .iter()
+        .find(|s| s["session"] == env.session.as_str())
+        .unwrap_or_else(|| panic!("{sessions}"));
+    assert_eq!(manual["label"], serde_json::Value::Null, "{manual}");
     assert_eq!(manual["agent"], serde_json::Value::Null, "{manual}");
-    assert_eq!(manual["changes"], 3, "{manual}");
+    assert_eq!(manual["changes"], 4, "three of the agent's, one of the reject: {manual}");
     let started = manual["started_at"].as_str().unwrap();
-    assert_eq!(started, manual["windows"][0]["opened_at"], "{manual}");
+    assert_eq!(started, manual["windows"][1]["opened_at"], "{manual}");
     assert!(
         manual["last_at"].as_str().unwrap() >= started,
         "{manual}"

@@ -61,8 +61,14 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                     })
                 })
                 .collect();
-            // Windows are newest first: the oldest listed one holds the first prompt.
-            let first = ls.windows.iter().rev().find_map(|w| w.label.clone());
+            // Windows are newest first: the oldest agent window with a label holds the first
+            // prompt (an undo window's label is rewind's own, "undo of window N").
+            let first = ls
+                .windows
+                .iter()
+                .rev()
+                .filter(|w| matches!(w.kind, WindowKind::Agent | WindowKind::Import))
+                .find_map(|w| w.label.clone());
             serde_json::json!({
                 "session": ls.session,
                 "agent": agents.get(&ls.session),

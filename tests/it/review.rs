@@ -554,13 +554,13 @@ fn the_session_list_names_the_agent_first_prompt_times_and_counts() {
         .unwrap_or_else(|| panic!("{sessions}"));
     assert_eq!(manual["label"], serde_json::Value::Null, "{manual}");
     assert_eq!(manual["agent"], serde_json::Value::Null, "{manual}");
-    assert_eq!(manual["changes"], 4, "three of the agent's, one of the reject: {manual}");
+    assert_eq!(
+        manual["changes"], 4,
+        "three of the agent's, one of the reject: {manual}"
+    );
     let started = manual["started_at"].as_str().unwrap();
     assert_eq!(started, manual["windows"][1]["opened_at"], "{manual}");
-    assert!(
-        manual["last_at"].as_str().unwrap() >= started,
-        "{manual}"
-    );
+    assert!(manual["last_at"].as_str().unwrap() >= started, "{manual}");
 }
 
 #[test]

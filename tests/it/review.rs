@@ -316,6 +316,29 @@ fn reject_of_a_file_edited_since_is_refused_409_and_nothing_is_written() {
     assert_eq!(env.read("b").unwrap(), b"user\n");
 }
 
+/// The page showed `c` in effect; the user then edits it: the next reject re-checks the disk
+/// and refuses (never acts on what the page showed), and the window's state says why.
+#[test]
+fn a_file_changed_after_the_page_showed_it_is_rechecked_by_the_next_reject() {
+    let env = Env::new();
+    three_files(&env);
+    let r = Review::start(&env);
+    assert_eq!(file(&r.get("/api/windows/1"), "c")["state"], "in-effect");
+    env.write("c", "mine\n");
+    let reply = r.post(
+        "/api/reject",
+        serde_json::json!({"window": "1", "path": "c"}),
+    );
+    assert_eq!(reply.status, 409, "{}", reply.body);
+    let j = reply.json();
+    assert_eq!(j["status"], "conflict");
+    assert_eq!(file(&j, "c")["conflict"], "overlap");
+    assert_eq!(env.read("c").unwrap(), b"mine\n");
+    let c = file(&r.get("/api/windows/1"), "c").clone();
+    assert_eq!(c["state"], "conflict", "{c}");
+    assert_eq!(c["conflict"], "overlap", "{c}");
+}
+
 #[test]
 fn reject_a_hunk_reverts_only_that_hunk() {
     let env = Env::new();

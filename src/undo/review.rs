@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{run, Conflict, Direction, Outcome, Report, Request, Status, Target};
-use crate::engine::{Result, Session};
+use crate::engine::{EngineError, Result, Session};
 use crate::ids::{ChangeId, WindowId};
 use crate::model::{Change, MetadataReason, Proof, WindowKind};
 
@@ -129,13 +129,23 @@ pub struct WindowReject {
     pub report: Report,
 }
 
+/// What a session-wide reject did: each window's report, in the order they ran, and the
+/// window whose undo failed, if one did. Each window's undo is atomic, so the windows
+/// listed stay undone when a later one fails; the ones after the failure were not tried.
+#[derive(Debug)]
+pub struct SessionReject {
+    pub windows: Vec<WindowReject>,
+    pub failed: Option<(WindowId, EngineError)>,
+}
+
 /// Rejects every window of `session` still in effect, newest first, each as
 /// `undo --window W --skip-unsafe`: every safe file of it is undone, every other one is
 /// skipped with its conflict. Newest first so that an older window's undo does not meet a
 /// newer window's change of the same path as a conflict. Only the agent's (and imported)
 /// windows count: an external window is the user's own edit, and undo windows and hunk
-/// rejects are rejects already (`redo` takes those back).
-pub fn reject_session(session: &Session<'_>) -> Result<Vec<WindowReject>> {
+/// rejects are rejects already (`redo` takes those back). Stops at the first window whose
+/// undo fails (not a conflict: an error), and says which windows it undid before.
+pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
     let windows = session
         .index()
         .read()
@@ -162,10 +172,21 @@ pub fn reject_session(session: &Session<'_>) -> Result<Vec<WindowReject>> {
             hunks: Vec::new(),
             skip_unsafe: true,
         };
-        out.push(WindowReject {
-            window: w.id,
-            report: run(session, &req)?,
-        });
+        match run(session, &req) {
+            Ok(report) => out.push(WindowReject {
+                window: w.id,
+                report,
+            }),
+            Err(e) => {
+                return Ok(SessionReject {
+                    windows: out,
+                    failed: Some((w.id, e)),
+                })
+            }
+        }
     }
-    Ok(out)
+    Ok(SessionReject {
+        windows: out,
+        failed: None,
+    })
 }

@@ -31,7 +31,16 @@ else
 fi
 [ -x "$RW" ] || { echo "FAIL  no rewind binary at $RW"; exit 1; }
 
-command -v python3 >/dev/null || { skip "python3 not found (the fake model server needs it)"; exit 0; }
+# --- the review page in a real browser (issue 28): passes, fails or SKIPs on its own ----
+bout=$(mktemp "${TMPDIR:-/tmp}/rewind-browser-out.XXXXXX")
+REWIND_BIN="$RW" "$ROOT/tests/browser/run.sh" | tee "$bout"
+brc=${PIPESTATUS[0]}
+PASS=$((PASS + $(grep -c '^  PASS' "$bout")))
+! grep -q '^SKIP' "$bout" || SKIPPED=$((SKIPPED + 1))
+rm -f "$bout"
+[ "$brc" = 0 ] || bad "browser test of rewind review (tests/browser/run.sh, exit $brc)"
+
+command -v python3 >/dev/null || { skip "python3 not found (the fake model server needs it)"; [ "$FAIL" = 0 ]; exit; }
 
 # --- scratch --------------------------------------------------------------------------
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rewind-agents.XXXXXX")
@@ -504,5 +513,5 @@ want gemini-cli && run_gemini
 want opencode && run_opencode
 want codex && run_codex
 echo
-echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED agent(s) skipped")"
+echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

@@ -6,7 +6,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Stdio};
 
-use crate::common::Env;
+use rewind::ids::BlobId;
+use rewind::index::testing;
+
+use crate::common::{index, Env};
 
 /// A running `rewind review`, stopped on drop.
 struct Review {
@@ -313,6 +316,29 @@ fn reject_of_a_file_edited_since_is_refused_409_and_nothing_is_written() {
     assert_eq!(env.read("b").unwrap(), b"user\n");
 }
 
+/// The page showed `c` in effect; the user then edits it: the next reject re-checks the disk
+/// and refuses (never acts on what the page showed), and the window's state says why.
+#[test]
+fn a_file_changed_after_the_page_showed_it_is_rechecked_by_the_next_reject() {
+    let env = Env::new();
+    three_files(&env);
+    let r = Review::start(&env);
+    assert_eq!(file(&r.get("/api/windows/1"), "c")["state"], "in-effect");
+    env.write("c", "mine\n");
+    let reply = r.post(
+        "/api/reject",
+        serde_json::json!({"window": "1", "path": "c"}),
+    );
+    assert_eq!(reply.status, 409, "{}", reply.body);
+    let j = reply.json();
+    assert_eq!(j["status"], "conflict");
+    assert_eq!(file(&j, "c")["conflict"], "overlap");
+    assert_eq!(env.read("c").unwrap(), b"mine\n");
+    let c = file(&r.get("/api/windows/1"), "c").clone();
+    assert_eq!(c["state"], "conflict", "{c}");
+    assert_eq!(c["conflict"], "overlap", "{c}");
+}
+
 #[test]
 fn reject_a_hunk_reverts_only_that_hunk() {
     let env = Env::new();
@@ -452,6 +478,112 @@ fn reject_all_of_a_session_undoes_its_windows_newest_first_and_skips_the_overlap
     assert_eq!(j["undone"], 0);
     assert_eq!(file(&j["windows"][0], "b")["outcome"], "skipped");
     assert_eq!(env.read("b").unwrap(), b"user\n");
+}
+
+/// Issue 28: a session-wide reject stops at a window whose undo fails, and its answer still
+/// lists the windows it undid before (each undo is atomic: those stay undone).
+#[test]
+fn reject_all_of_a_session_that_fails_midway_reports_the_windows_already_undone() {
+    let env = Env::new();
+    env.write("a", "a0\n");
+    env.write("z", "z0\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("a", "a1\n");
+    env.run(&["window", "close"]).ok();
+    env.run(&["window", "open"]).ok();
+    env.agent_write("z", "z1\n");
+    env.run(&["window", "close"]).ok();
+    // a's before is damaged: window 1's undo fails; window 2 (newest) goes first and works.
+    let damaged = BlobId::of(b"a0\n");
+    testing::set_blob_size(&index(&env), &damaged, -5).unwrap();
+    let r = Review::start(&env);
+    let reply = r.post(
+        "/api/reject-all",
+        serde_json::json!({"session": env.session.as_str()}),
+    );
+    assert_eq!(reply.status, 500, "{}", reply.body);
+    let j = reply.json();
+    assert_eq!(j["status"], "error", "{j}");
+    assert_eq!(j["session"], env.session.as_str());
+    assert_eq!(j["failed_window"], 1, "{j}");
+    let error = j["error"].as_str().unwrap();
+    assert!(
+        error.contains(&damaged.to_string()) && error.contains("is damaged"),
+        "{error}"
+    );
+    assert_eq!(j["undone"], 1, "{j}");
+    let windows = j["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 1, "{j}");
+    assert_eq!(windows[0]["window"], 2);
+    assert_eq!(windows[0]["status"], "undone");
+    assert_eq!(file(&windows[0], "z")["outcome"], "restored");
+    assert_eq!(env.read("z").unwrap(), b"z0\n");
+    assert_eq!(env.read("a").unwrap(), b"a1\n");
+    // What the report says is what the page then shows.
+    assert_eq!(file(&r.get("/api/windows/2"), "z")["state"], "undone");
+}
+
+/// The session list names each session's agent (from its hooks), its first prompt, its
+/// times and its counts.
+#[test]
+fn the_session_list_names_the_agent_first_prompt_times_and_counts() {
+    let env = Env::new();
+    three_files(&env);
+    let ws = env.ws.to_str().unwrap();
+    let event = |name: &str, extra: serde_json::Value| {
+        let mut payload = serde_json::json!({
+            "session_id": "cc-1",
+            "transcript_path": "/nonexistent/cc-1.jsonl",
+            "cwd": ws,
+            "hook_event_name": name,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let run = env.run_stdin(&["hook", "claude-code"], payload.to_string().as_bytes());
+        assert_eq!(run.code, 0, "{name}: {}{}", run.stdout, run.stderr);
+    };
+    event(
+        "UserPromptSubmit",
+        serde_json::json!({"prompt": "Rename a to b\nand the callers"}),
+    );
+    event("Stop", serde_json::json!({"stop_hook_active": false}));
+    let r = Review::start(&env);
+    let sessions = r.get("/api/sessions");
+    let all = sessions["sessions"].as_array().unwrap();
+    let of = |name: &str| {
+        all.iter()
+            .find(|s| s["session"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {sessions}"))
+    };
+    let cc = of("cc-1");
+    assert_eq!(cc["agent"], "claude-code", "{cc}");
+    assert!(
+        cc["label"].as_str().unwrap().starts_with("Rename a to b"),
+        "{cc}"
+    );
+    assert_eq!(cc["windows"].as_array().unwrap().len(), 1, "{cc}");
+    // A reject is an undo window with rewind's own label: not the session's first prompt.
+    let reply = r.post(
+        "/api/reject",
+        serde_json::json!({"window": "1", "path": "a"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let sessions = r.get("/api/sessions");
+    let all = sessions["sessions"].as_array().unwrap();
+    let manual = all
+        .iter()
+        .find(|s| s["session"] == env.session.as_str())
+        .unwrap_or_else(|| panic!("{sessions}"));
+    assert_eq!(manual["label"], serde_json::Value::Null, "{manual}");
+    assert_eq!(manual["agent"], serde_json::Value::Null, "{manual}");
+    assert_eq!(
+        manual["changes"], 4,
+        "three of the agent's, one of the reject: {manual}"
+    );
+    let started = manual["started_at"].as_str().unwrap();
+    assert_eq!(started, manual["windows"][1]["opened_at"], "{manual}");
+    assert!(manual["last_at"].as_str().unwrap() >= started, "{manual}");
 }
 
 #[test]

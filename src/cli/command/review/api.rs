@@ -2,6 +2,7 @@
 //! library calls made when asked; each action is an undo (or redo) through `undo::run`,
 //! answered with the same JSON as `rewind undo --json` (409 when it was refused).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -35,6 +36,12 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
     let home = Home::open(&s.home, s.opts.clone())?;
     let session = home.session(s.ws.clone(), &s.current)?;
     let log = session.log(true, WINDOWS_PER_SESSION)?;
+    // The agent whose hooks named each session (none for `manual` and CLI sessions).
+    let agents: HashMap<String, String> = home
+        .agent_sessions(session.workspace())?
+        .into_iter()
+        .map(|a| (a.name, a.agent))
+        .collect();
     let sessions: Vec<serde_json::Value> = log
         .iter()
         .map(|ls| {
@@ -54,7 +61,23 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                     })
                 })
                 .collect();
-            serde_json::json!({ "session": ls.session, "windows": windows })
+            // Windows are newest first: the oldest agent window with a label holds the first
+            // prompt (an undo window's label is rewind's own, "undo of window N").
+            let first = ls
+                .windows
+                .iter()
+                .rev()
+                .filter(|w| matches!(w.kind, WindowKind::Agent | WindowKind::Import))
+                .find_map(|w| w.label.clone());
+            serde_json::json!({
+                "session": ls.session,
+                "agent": agents.get(&ls.session),
+                "label": first,
+                "started_at": ls.windows.last().map(|w| &w.opened_at),
+                "last_at": ls.windows.first().map(|w| w.closed_at.as_ref().unwrap_or(&w.opened_at)),
+                "changes": ls.windows.iter().map(|w| w.changes.len()).sum::<usize>(),
+                "windows": windows,
+            })
         })
         .collect();
     Ok(serde_json::json!({
@@ -149,13 +172,15 @@ pub(crate) struct RejectAllBody {
 /// `POST /api/reject-all`: `--skip-unsafe` over every window of `session` still in effect,
 /// newest first (`review::reject_session`), answered per window with `undo --json`'s
 /// report. 200 when something was undone or nothing was left to do, 409 when every window
-/// was refused (nothing written).
+/// was refused (nothing written). When one window's undo fails, the error's status (500
+/// for most) with the error and the windows undone before it: each undo is atomic, so
+/// those stay undone, and the caller must learn of them.
 pub(crate) async fn reject_all(
     State(s): State<Arc<Server>>,
     Json(b): Json<RejectAllBody>,
 ) -> Response {
     match reject_session(&s, &b.session) {
-        Ok(v) => {
+        Ok((v, None)) => {
             let status = if v["status"] == "conflict" {
                 StatusCode::CONFLICT
             } else {
@@ -163,11 +188,23 @@ pub(crate) async fn reject_all(
             };
             (status, Json(v)).into_response()
         }
+        Ok((mut v, Some((window, e)))) => {
+            let status = status_of(&e);
+            let failure = Failure::from(e);
+            v["status"] = "error".into();
+            v["error"] = failure.message.into();
+            v["hints"] = failure.hints.into();
+            v["failed_window"] = serde_json::json!(window);
+            (status, Json(v)).into_response()
+        }
         Err(e) => engine_error(e),
     }
 }
 
-fn reject_session(s: &Server, name: &str) -> Result<serde_json::Value, EngineError> {
+/// The session-wide reject's report, and the window that failed with its error.
+type SessionReport = (serde_json::Value, Option<(WindowId, EngineError)>);
+
+fn reject_session(s: &Server, name: &str) -> Result<SessionReport, EngineError> {
     let home = Home::open(&s.home, s.opts.clone())?;
     let listing = home.session(s.ws.clone(), &s.current)?;
     // Only a session this workspace has: opening an unknown name would create it.
@@ -184,7 +221,7 @@ fn reject_session(s: &Server, name: &str) -> Result<serde_json::Value, EngineErr
         });
     }
     let session = home.session(s.ws.clone(), name)?;
-    let windows = review::reject_session(&session)?;
+    let review::SessionReject { windows, failed } = review::reject_session(&session)?;
     let undone = windows
         .iter()
         .filter(|w| w.report.status == Status::Undone)
@@ -195,13 +232,14 @@ fn reject_session(s: &Server, name: &str) -> Result<serde_json::Value, EngineErr
         (false, 0) => "conflict",
         _ => "undone",
     };
-    Ok(serde_json::json!({
+    let report = serde_json::json!({
         "session": name,
         "status": status,
         "undone": undone,
         "skipped": skipped,
         "windows": windows,
-    }))
+    });
+    Ok((report, failed))
 }
 
 #[derive(Deserialize)]
@@ -308,15 +346,7 @@ fn in_window<T>(
 /// An error as `{"status":"error","error":…,"hints":[…]}`: 404 for what does not exist,
 /// 400 for a request the engine refuses, 500 for the rest.
 fn engine_error(e: EngineError) -> Response {
-    let status = match &e {
-        EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
-        EngineError::OtherSession { .. }
-        | EngineError::NotAnUndoWindow { .. }
-        | EngineError::RedoTarget
-        | EngineError::Hunks { .. }
-        | EngineError::Path(_) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    let status = status_of(&e);
     let failure = Failure::from(e);
     let body = serde_json::json!({
         "status": "error",
@@ -324,4 +354,16 @@ fn engine_error(e: EngineError) -> Response {
         "hints": failure.hints,
     });
     (status, Json(body)).into_response()
+}
+
+fn status_of(e: &EngineError) -> StatusCode {
+    match e {
+        EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
+        EngineError::OtherSession { .. }
+        | EngineError::NotAnUndoWindow { .. }
+        | EngineError::RedoTarget
+        | EngineError::Hunks { .. }
+        | EngineError::Path(_) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
 }

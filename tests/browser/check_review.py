@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The review page (issue 28) in a real browser: headless Chromium, driven over WebDriver
+(chromedriver's W3C HTTP protocol, spoken here with the standard library), loads the page
+`rewind review` serves for a scratch workspace, clicks Reject on one file, Reject on a file
+changed on disk after the page showed it, and Reject all on a window; after each click the
+files on disk are compared byte for byte and the page's DOM is checked for the state it
+shows. A screenshot is kept for a human to look at.
+
+Usage: check_review.py REWIND_BIN SCREENSHOT.png   (tests/browser/run.sh calls it)
+Env:   CHROMIUM (default /usr/bin/chromium), CHROMEDRIVER (default /usr/bin/chromedriver)
+Exit:  0 every check passed, 1 a check failed.
+"""
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+RW, SHOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+# The network is closed here: without these flags Chromium waits on connections it tries
+# to open at start (component updates, sync, field trials, QUIC probes).
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,900",
+]
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+FAILED = []
+
+
+def check(what, ok, detail=""):
+    print(("  PASS  " if ok else "  FAIL  ") + what + ("" if ok else f": {detail}"))
+    if not ok:
+        FAILED.append(what)
+    return ok
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Driver:
+    """Just the WebDriver commands this test needs."""
+
+    def __init__(self, port):
+        self.base = f"http://127.0.0.1:{port}"
+        self.sid = None
+
+    def call(self, method, path, body=None, timeout=60):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.load(r)["value"]
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"webdriver {method} {path}: {e.code} {e.read()[:500]!r}")
+
+    def start(self, profile):
+        caps = {"browserName": "chrome", "goog:chromeOptions": {
+            "binary": CHROMIUM, "args": CHROMIUM_ARGS + [f"--user-data-dir={profile}"]}}
+        v = self.call("POST", "/session", {"capabilities": {"alwaysMatch": caps}}, timeout=120)
+        self.sid = v["sessionId"]
+
+    def s(self, method, path, body=None):
+        return self.call(method, f"/session/{self.sid}{path}", body)
+
+    def go(self, url):
+        self.s("POST", "/url", {"url": url})
+
+    def js(self, script, *args):
+        return self.s("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def click(self, css):
+        el = self.s("POST", "/element", {"using": "css selector", "value": css})[ELEMENT]
+        self.s("POST", f"/element/{el}/click", {})
+
+    def wait(self, what, script, *args, timeout=20):
+        """Polls `script` (a function body returning a truthy value when done)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            v = self.js(script, *args)
+            if v:
+                return v
+            time.sleep(0.1)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    def screenshot(self, path):
+        png = base64.b64decode(self.s("GET", "/screenshot"))
+        with open(path, "wb") as f:
+            f.write(png)
+
+    def quit(self):
+        if self.sid:
+            try:
+                self.call("DELETE", f"/session/{self.sid}", timeout=20)
+            except Exception:
+                pass
+
+
+def scenario(ws, env):
+    """Window 1 writes a, b, c (b is then edited by the user over the agent's line);
+    window 2 writes x and y, and z's write is never recorded (metadata-only)."""
+    def rw(*args):
+        subprocess.run([RW, *args], cwd=ws, env=env, check=True, stdout=subprocess.DEVNULL)
+
+    def write(rel, text):
+        with open(os.path.join(ws, rel), "wb") as f:
+            f.write(text.encode())
+
+    def agent_write(rel, text):
+        rw("snap", rel)
+        write(rel, text)
+        rw("record", rel)
+
+    for rel in "abcxyz":
+        write(rel, f"{rel}0\n")
+    rw("window", "open", "--label", "Make a, b and c say 1")
+    for rel in "abc":
+        agent_write(rel, f"{rel}1\n")
+    rw("window", "close")
+    write("b", "user\n")
+    rw("window", "open")
+    agent_write("x", "x1\n")
+    agent_write("y", "y1\n")
+    rw("snap", "z")
+    write("z", "z1\n")
+    rw("window", "close")
+
+
+def disk(ws):
+    out = {}
+    for rel in "abcxyz":
+        with open(os.path.join(ws, rel), "rb") as f:
+            out[rel] = f.read()
+    return out
+
+
+# The page's state as it shows it: each file's data-state, its Reject button, the result box.
+PAGE_STATE = """
+const files = {};
+for (const d of document.querySelectorAll('#window .file')) {
+  const b = d.querySelector('button.reject');
+  files[d.dataset.path] = { state: d.dataset.state, text: d.querySelector('.state').textContent,
+                            disabled: b.disabled, title: b.title };
+}
+const h = document.querySelector('#window h2');
+return { heading: h ? h.textContent : null, files,
+         result: document.getElementById('result').textContent };
+"""
+
+
+def run(driver, ws, url):
+    expect = disk(ws)
+    driver.go(url)
+    driver.wait("the session list", "return document.querySelector('[data-window=\"1\"]')")
+    sessions = driver.js("return document.getElementById('sessions').textContent")
+    check("the session list names window 1 and window 2 with their change counts",
+          "window 1 [agent]" in sessions and "3 changes" in sessions
+          and "window 2 [agent]" in sessions, sessions)
+    label = driver.js("return document.querySelector('.session-label').textContent")
+    check("the session shows its first prompt", label == "Make a, b and c say 1", label)
+    meta = driver.js("return document.querySelector('.session-meta').textContent")
+    check("the session says when it ran and its counts", meta.endswith("2 windows, 6 changes"), meta)
+    check("the token left the address bar", "token" not in driver.js("return location.href"),
+          driver.js("return location.href"))
+
+    driver.click('[data-window="1"]')
+    driver.wait("window 1's files", "return document.querySelectorAll('#window .file').length === 3")
+    page = driver.js(PAGE_STATE)
+    f = page["files"]
+    check("window 1 shows a and c in effect, b in conflict",
+          (f["a"]["state"], f["b"]["state"], f["c"]["state"]) == ("in-effect", "conflict", "in-effect"),
+          f)
+    check("b's Reject is disabled with its conflict as the reason",
+          f["b"]["disabled"] and f["b"]["title"].startswith("conflict: "), f["b"])
+    check("a's Reject is enabled", not f["a"]["disabled"], f["a"])
+
+    # Reject one file.
+    driver.click('.file[data-path="a"] button.reject')
+    driver.wait("a undone", "return document.querySelector('.file[data-path=\"a\"]')?.dataset.state === 'undone'")
+    expect["a"] = b"a0\n"
+    now = disk(ws)
+    check("Reject on a restored a byte for byte and touched nothing else", now == expect,
+          f"{now} != {expect}")
+    page = driver.js(PAGE_STATE)
+    check("the page shows a undone, its Reject disabled, c still in effect",
+          page["files"]["a"]["state"] == "undone" and page["files"]["a"]["disabled"]
+          and page["files"]["c"]["state"] == "in-effect", page["files"])
+    check("the result names a as restored and offers Redo",
+          "restored  a" in page["result"]
+          and driver.js("return !!document.querySelector('#result button.redo')"), page["result"])
+
+    # c changes on disk while the page shows it in effect: the click is re-checked.
+    with open(os.path.join(ws, "c"), "wb") as fh:
+        fh.write(b"mine\n")
+    expect["c"] = b"mine\n"
+    driver.click('.file[data-path="c"] button.reject')
+    driver.wait("c's conflict", "return document.querySelector('.file[data-path=\"c\"]')?.dataset.state === 'conflict'")
+    page = driver.js(PAGE_STATE)
+    now = disk(ws)
+    check("Reject on c, edited after the page showed it, wrote nothing", now == expect,
+          f"{now} != {expect}")
+    check("the result says the reject was refused and why",
+          "nothing was written" in page["result"] and "[overlap]" in page["result"], page["result"])
+
+    # Reject all on window 2: x and y are restored, z (metadata-only) is skipped.
+    driver.click('[data-window="2"]')
+    driver.wait("window 2's files", "return document.querySelectorAll('#window .file[data-path=\"x\"]').length === 1")
+    page = driver.js(PAGE_STATE)
+    z = page["files"]["z"]
+    check("z (its write never recorded) cannot be rejected, and the page says why",
+          z["disabled"] and z["title"].startswith("conflict: unproven — ")
+          and "full text verified" not in driver.js(
+              "return document.querySelector('.file[data-path=\"z\"]').textContent"), z)
+    driver.click("#reject-all")
+    driver.wait("x and y undone", "const s = p => document.querySelector(`.file[data-path=\"${p}\"]`)?.dataset.state;"
+                " return s('x') === 'undone' && s('y') === 'undone'")
+    expect["x"], expect["y"] = b"x0\n", b"y0\n"
+    now = disk(ws)
+    check("Reject all on window 2 restored x and y byte for byte and left z and the rest",
+          now == expect, f"{now} != {expect}")
+    page = driver.js(PAGE_STATE)
+    check("the page shows x and y undone and z still unproven",
+          page["files"]["z"]["state"] == "conflict" and "unproven" in page["files"]["z"]["text"],
+          page["files"])
+    check("the result lists z as skipped, with the reason",
+          "skipped  z" in page["result"] and "[unproven]" in page["result"], page["result"])
+    sessions = driver.js("return document.getElementById('sessions').textContent")
+    check("the session list now shows the reject as an undo window of window 2",
+          "[undo] undo of window 2" in sessions, sessions)
+    label = driver.js("return document.querySelector('.session-label').textContent")
+    check("the first prompt is still the agent's, not an undo window's label",
+          label == "Make a, b and c say 1", label)
+
+    driver.click('.file[data-path="x"] button:not(.reject)')
+    driver.wait("x's diff", "return document.querySelector('.file[data-path=\"x\"] .diff')")
+    driver.screenshot(SHOT)
+    check(f"screenshot kept at {SHOT}", os.path.getsize(SHOT) > 10_000)
+
+    # Redo takes the Reject all back.
+    driver.click("#result button.redo")
+    driver.wait("x in effect again", "const s = p => document.querySelector(`.file[data-path=\"${p}\"]`)?.dataset.state;"
+                " return s('x') === 'in-effect' && s('y') === 'in-effect'")
+    expect["x"], expect["y"] = b"x1\n", b"y1\n"
+    now = disk(ws)
+    check("Redo put x and y back byte for byte", now == expect, f"{now} != {expect}")
+    page = driver.js(PAGE_STATE)
+    check("the result says redone", page["result"].startswith("redone"), page["result"])
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="rewind-browser.")
+    procs = []
+    driver = None
+    try:
+        ws, home = os.path.join(tmp, "ws"), os.path.join(tmp, "home")
+        os.makedirs(ws)
+        env = dict(os.environ, REWIND_HOME=home, REWIND_SESSION="browser", NO_COLOR="1",
+                   HOME=os.path.join(tmp, "user-home"))
+        env.pop("REWIND_WORKSPACE", None)
+        scenario(ws, env)
+        review = subprocess.Popen([RW, "review"], cwd=ws, env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        procs.append(review)
+        line = review.stdout.readline().strip()
+        url = line.removeprefix("rewind review: ")
+        if not url.startswith("http://127.0.0.1:"):
+            check("rewind review printed its URL", False, line)
+            return 1
+        port = free_port()
+        cd = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        procs.append(cd)
+        driver = Driver(port)
+        end = time.monotonic() + 30
+        while True:
+            try:
+                if driver.call("GET", "/status", timeout=5).get("ready"):
+                    break
+            except (OSError, RuntimeError):
+                pass
+            if time.monotonic() > end:
+                check("chromedriver started", False, "no answer within 30 s")
+                return 1
+            time.sleep(0.2)
+        driver.start(os.path.join(tmp, "profile"))
+        run(driver, ws, url)
+    except Exception as e:  # a step that could not run is a failure, with its reason
+        check("the browser run", False, repr(e))
+    finally:
+        if driver:
+            driver.quit()
+        for p in procs:
+            p.kill()
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"browser: {'FAIL' if FAILED else 'ok'} ({len(FAILED)} failed)")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,7 +17,8 @@
 //!
 //! Answers: exit 0 with JSON; `{"decision": "deny", "reason": …}` blocks a BeforeTool call (the
 //! reason goes to the model); `hookSpecificOutput.additionalContext` is appended to an AfterTool
-//! result or a BeforeAgent prompt. BeforeTool cannot add context, so the read check answers on
+//! result or a BeforeAgent prompt, and a SessionStart's is put before the first prompt (gemini-cli
+//! 0.61 wraps each in `<hook_context>`). BeforeTool cannot add context, so the read check answers on
 //! AfterTool. Allow prints nothing.
 
 use super::claude::claude_shaped;
@@ -45,8 +46,11 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
     };
     event.action = match event.event_name.as_str() {
         // A session start opens no window (it would stay empty): the prompt or the first
-        // change does. It closes what a previous run left open.
-        "SessionStart" => Action::CloseWindow,
+        // change does. It closes what a previous run left open. `source` is `startup`,
+        // `resume` or `clear`.
+        "SessionStart" => Action::SessionStart {
+            fresh: root.opt_str("source")? == Some("clear"),
+        },
         "BeforeAgent" => Action::OpenWindow {
             label: root.opt_str("prompt")?.and_then(prompt_label),
         },

@@ -163,6 +163,13 @@ pub enum Action {
     },
     /// Stop / session end.
     CloseWindow,
+    /// A session starts (Claude Code, Gemini CLI): closes what a previous run left open, as
+    /// [`Action::CloseWindow`], and delivers the workspace root's context files. `fresh`: the
+    /// conversation lost what it was given (`/clear`, a compaction), so everything is given
+    /// again.
+    SessionStart {
+        fresh: bool,
+    },
     /// Before a file tool writes (absolute or cwd-relative, as given).
     PreWrite {
         paths: Vec<PathBuf>,

@@ -221,6 +221,8 @@ run_gemini() {
   local ver=$AGENT_VER d="$TMP/gemini"
   mkdir -p "$d/rewind-home"
   new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init gemini >/dev/null) \
     && ok "rewind init gemini" || { bad "rewind init gemini"; return 0; }
   shim_hooks "$d/ws/.gemini/settings.json"

@@ -249,3 +249,35 @@ fn is_ignored(ignores: &[Gitignore], dir: &Path) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Clock, Options};
+    use crate::workspace::Workspace;
+
+    /// The home keeps what it read (a helper's home lives across events), and a scan that
+    /// finds a context file changed makes it forget; other changes do not.
+    #[test]
+    fn a_scan_that_sees_a_context_file_change_empties_the_homes_cache() {
+        let home_dir = tempfile::tempdir().expect("home dir");
+        let ws_dir = tempfile::tempdir().expect("workspace dir");
+        std::fs::write(ws_dir.path().join("AGENTS.md"), "rules\n").expect("write");
+        let later = Clock::System.now() + 10_000_000_000;
+        let opts = Options {
+            clock: Clock::Fixed(later),
+            ..Options::default()
+        };
+        let home = Home::open(home_dir.path(), opts).expect("home");
+        let ws = Workspace::open(ws_dir.path()).expect("workspace");
+        let session = home.session(ws, "s").expect("session");
+        let given = session.root_context().expect("context");
+        assert_eq!(given.len(), 1);
+        assert_eq!(given[0].content, "rules\n");
+        assert_eq!(home.context_cache.size(), (1, 6));
+        home.context_files_changed(["src/lib.rs", "AGENTS.md.bak"]);
+        assert_eq!(home.context_cache.size(), (1, 6));
+        home.context_files_changed(["src/lib.rs", "src/agents.md"]);
+        assert_eq!(home.context_cache.size(), (0, 0));
+    }
+}

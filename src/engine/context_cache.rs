@@ -138,7 +138,7 @@ impl ContextCache {
 
     /// How many entries and bytes are kept.
     #[cfg(test)]
-    fn size(&self) -> (usize, usize) {
+    pub(crate) fn size(&self) -> (usize, usize) {
         let entries = self.entries.lock().expect("not poisoned in tests");
         (entries.by_path.len(), entries.bytes)
     }

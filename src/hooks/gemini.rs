@@ -52,7 +52,10 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
             fresh: root.opt_str("source")? == Some("clear"),
         },
         "BeforeAgent" => Action::OpenWindow {
-            label: root.opt_str("prompt")?.and_then(prompt_label),
+            label: root
+                .opt_str("prompt")?
+                .map(without_hook_context)
+                .and_then(prompt_label),
         },
         "AfterAgent" | "SessionEnd" => Action::CloseWindow,
         "BeforeTool" | "AfterTool" => {
@@ -66,6 +69,20 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         other => ignore(format!("gemini event `{other}` is not used")),
     };
     Ok(event)
+}
+
+/// The prompt without the context hooks put before it: gemini-cli prepends a SessionStart
+/// hook's `additionalContext` (rewind's AGENTS.md) to the first prompt as
+/// `<hook_context>…</hook_context>`, which is not what the user asked.
+fn without_hook_context(prompt: &str) -> &str {
+    let mut rest = prompt.trim_start();
+    while let Some(inner) = rest.strip_prefix("<hook_context>") {
+        match inner.find("</hook_context>") {
+            Some(end) => rest = inner[end + "</hook_context>".len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 /// Gemini sends no tool-call id: one derived from what the call is (the tool and the input

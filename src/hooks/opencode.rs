@@ -27,6 +27,9 @@
 //! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
 //! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
+//! No AGENTS.md context from rewind: OpenCode puts the root's in its system prompt and its read
+//! tool adds those of the read file's directories itself (`metadata.loaded` in the recorded
+//! `tool.execute.after-read` payloads).
 
 use super::config::{ConfigFile, Invocation};
 use std::path::PathBuf;

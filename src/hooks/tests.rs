@@ -513,6 +513,26 @@ fn context_answers_on_session_start_and_reads() {
     }
 }
 
+/// gemini-cli puts a SessionStart hook's context before the first prompt, in
+/// `<hook_context>`: the window's label is the user's prompt, not rewind's AGENTS.md.
+#[test]
+fn a_gemini_prompt_label_leaves_out_the_hook_context_before_it() {
+    let text = fixture!("gemini", "real-0.61.0/before-agent");
+    let mut payload: Value = serde_json::from_str(text).expect("fixture");
+    let prompt = payload["prompt"].as_str().expect("prompt").to_string();
+    payload["prompt"] = format!(
+        "<hook_context>rewind: instructions\n\n==&gt; context file AGENTS.md &lt;==\nrules\n</hook_context>\n\n{prompt}"
+    )
+    .into();
+    let event = parsed(Agent::Gemini, &payload.to_string());
+    let plain = parsed(Agent::Gemini, text);
+    assert_eq!(event.action, plain.action);
+    assert!(matches!(
+        event.action,
+        Action::OpenWindow { label: Some(_) }
+    ));
+}
+
 #[test]
 fn gemini_fixtures() {
     let sid = Some("3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b");

@@ -130,7 +130,7 @@ fn a_compaction_gives_the_context_files_again() {
     let read = claude(&env, "pre-tool-use-read", Some("src/lib.rs"));
     assert!(context_of(&env, "claude-code", &read).is_some());
 
-    let mut compact = start.clone();
+    let mut compact = start;
     compact["source"] = "compact".into();
     let text = context_of(&env, "claude-code", &compact).expect("root again");
     assert!(

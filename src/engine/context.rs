@@ -75,15 +75,27 @@ impl Session<'_> {
                 let Ok(crel) = self.ws.resolve(&dir.join(name), self.ws.root()) else {
                     continue;
                 };
-                if let Some(text) = self.context_text(&crel)? {
+                if let Some(text) = self.context_text(&crel) {
                     found.push((crel, text));
                 }
             }
         }
+        // Most reads find nothing new: a lookup, not a write transaction, tells.
+        let read = self.home.index.read();
+        let mut undelivered = Vec::new();
+        for (crel, text) in found {
+            if read.delivered_context(self.id, &crel)? != Some(text.id) {
+                undelivered.push((crel, text));
+            }
+        }
+        if undelivered.is_empty() {
+            return Ok(Vec::new());
+        }
         let now = self.home.now();
+        // Looked up again in the write: another hook of the session may have delivered it.
         self.home.index.write(|tx| {
             let mut out = Vec::new();
-            for (crel, text) in &found {
+            for (crel, text) in &undelivered {
                 if tx.delivered_context(self.id, crel)? == Some(text.id) {
                     continue;
                 }
@@ -101,40 +113,39 @@ impl Session<'_> {
 
     /// The text of context file `crel`, from the home's cache while the file is unchanged
     /// ([`super::context_cache`]); `None` unless it is a regular file within the size limit
-    /// (a symlinked `AGENTS.md` could point anywhere).
-    fn context_text(&self, crel: &RelPath) -> Result<Option<Arc<ContextText>>> {
+    /// (a symlinked `AGENTS.md` could point anywhere) that can be read: a context file that
+    /// cannot be read is left out, the others are still delivered.
+    fn context_text(&self, crel: &RelPath) -> Option<Arc<ContextText>> {
         let abs = self.ws.abs(crel);
-        self.ws.check_parents(crel)?;
+        self.ws.check_parents(crel).ok()?;
         if let Some(text) = self.home.context_cache.get(&abs) {
-            return Ok(Some(text));
+            return Some(text);
         }
         let read_at = self.home.now();
-        let (text, stat) = match self.ws.observe(crel, self.home.opts.max_file_size)? {
+        let (text, stat) = match self.ws.observe(crel, self.home.opts.max_file_size).ok()? {
             Observation::Regular { bytes, id, stat } => {
                 (ContextText::new(id, &bytes, stat.size), stat)
             }
             // Over what is read into memory: its beginning, and the hash of all of it.
             Observation::Large { mut file, stat } => {
                 let mut head = Vec::with_capacity(MAX_CONTEXT_BYTES);
-                let read = (&mut file)
+                let (id, size) = (&mut file)
                     .take(MAX_CONTEXT_BYTES as u64 + 1)
                     .read_to_end(&mut head)
                     .and_then(|_| file.seek(SeekFrom::Start(0)))
-                    .and_then(|_| BlobId::of_reader(&mut file));
-                let Ok((id, size)) = read else {
-                    return Ok(None);
-                };
+                    .and_then(|_| BlobId::of_reader(&mut file))
+                    .ok()?;
                 (ContextText::new(id, &head, size), stat)
             }
             Observation::Absent | Observation::TooLarge { .. } | Observation::NotRegular { .. } => {
-                return Ok(None)
+                return None
             }
         };
         let text = Arc::new(text);
         self.home
             .context_cache
             .put(&abs, stat, read_at, text.clone());
-        Ok(Some(text))
+        Some(text)
     }
 
     /// Forget which context files this session was given, so the next read delivers them

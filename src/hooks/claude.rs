@@ -58,6 +58,7 @@ pub(super) fn common(agent: Agent, root: &Obj<'_>) -> Result<HookEvent, HookErro
         session_id: root.opt_id("session_id")?,
         turn_id: root.opt_id("turn_id")?,
         cwd: root.opt_str("cwd")?.map(PathBuf::from),
+        subagent: root.opt_id("agent_id")?,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

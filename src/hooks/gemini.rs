@@ -40,6 +40,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         session_id: root.opt_id("session_id")?,
         turn_id: None,
         cwd: root.opt_str("cwd")?.map(PathBuf::from),
+        subagent: None,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

@@ -147,6 +147,9 @@ pub struct HookEvent {
     pub turn_id: Option<String>,
     /// Project dir / cwd / first workspace root from the payload.
     pub cwd: Option<PathBuf>,
+    /// The subagent whose tool call this is (Claude Code's `agent_id`): it has a context
+    /// window of its own, which the session's AGENTS.md deliveries are not about.
+    pub subagent: Option<String>,
     /// `tool_use_id` / `callID` / …, when present.
     pub tool_call: Option<String>,
     /// The agent's tool name, when a tool event.

@@ -178,7 +178,7 @@ pub fn run(
                 return Ok(Outcome::allow());
             }
             let outcome = read(session, path, cwd)?;
-            let files = read_context(session, event.agent, path, cwd);
+            let files = read_context(session, event, path, cwd);
             Ok(Outcome::decide(with_context(outcome.decision, &files)))
         }
     }
@@ -510,9 +510,19 @@ const CONTEXT_BUDGET: usize = 8_000;
 
 /// The context files for a read of `path` this session was not given yet, root first.
 /// Never fails the hook: a context file that cannot be read is not delivered, and the read
-/// goes on.
-fn read_context(session: &Session<'_>, agent: Agent, path: &Path, cwd: &Path) -> Vec<ContextFile> {
-    if !delivers_context(agent) || session.workspace().resolve(path, cwd).is_err() {
+/// goes on. A subagent's read gets none: it has a context window of its own, and giving it
+/// the files would count them as given to the session's main conversation, which never
+/// saw them.
+fn read_context(
+    session: &Session<'_>,
+    event: &HookEvent,
+    path: &Path,
+    cwd: &Path,
+) -> Vec<ContextFile> {
+    if !delivers_context(event.agent)
+        || event.subagent.is_some()
+        || session.workspace().resolve(path, cwd).is_err()
+    {
         return Vec::new();
     }
     session.context_for(path, cwd).unwrap_or_default()

@@ -1581,6 +1581,7 @@ fn event_of(agent: Agent, name: &str, action: Action) -> HookEvent {
         session_id: Some("s".to_string()),
         turn_id: None,
         cwd: None,
+        subagent: None,
         tool_call: None,
         tool: None,
         action,

@@ -118,6 +118,21 @@ fn a_changed_agents_md_is_delivered_again_at_the_next_read() {
     assert_eq!(context_of(&env, "claude-code", &read), None);
 }
 
+/// A subagent (Claude Code's `agent_id`) has a context window of its own: its reads neither
+/// get the context files nor count them as given to the main conversation.
+#[test]
+fn a_subagents_read_does_not_use_up_the_main_conversations_context_files() {
+    let env = Env::new();
+    project(&env);
+    let mut sub = claude(&env, "pre-tool-use-read", Some("src/lib.rs"));
+    sub["agent_id"] = "a1b2c3".into();
+    sub["agent_type"] = "Explore".into();
+    assert_eq!(context_of(&env, "claude-code", &sub), None);
+    let main = claude(&env, "pre-tool-use-read", Some("src/lib.rs"));
+    let text = context_of(&env, "claude-code", &main).expect("the main conversation's");
+    assert!(at(&text, "root rules") < at(&text, "src rules"), "{text}");
+}
+
 /// `/clear` and a compaction leave the model without what it was given: the session start
 /// after them gives the root's AGENTS.md again, and the reads the others.
 #[test]

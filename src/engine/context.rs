@@ -8,11 +8,14 @@
 //! directory the workspace's `.gitignore` files ignore: context there belongs to someone
 //! else's code.
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::gitignore::Gitignore;
 
-use super::{Result, Session};
+use super::context_cache::{ContextText, MAX_CONTEXT_BYTES};
+use super::{Home, Result, Session};
 use crate::ids::BlobId;
 use crate::workspace::{Observation, RelPath};
 
@@ -29,8 +32,12 @@ pub struct ContextFile {
     /// The raw bytes of `path`, hex-encoded, only when they are not UTF-8 (README: JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_bytes: Option<String>,
-    /// The file's text (lossy where it is not UTF-8).
+    /// The file's text (lossy where it is not UTF-8); only its first [`MAX_CONTEXT_BYTES`]
+    /// when `truncated_from` is set.
     pub content: String,
+    /// The file's size in bytes, when `content` is only its beginning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_from: Option<u64>,
 }
 
 impl Session<'_> {
@@ -38,47 +45,107 @@ impl Session<'_> {
     /// been given, or that changed since; marks them delivered.
     pub fn context_for(&self, path: &Path, cwd: &Path) -> Result<Vec<ContextFile>> {
         let rel = self.ws.resolve(path, cwd)?;
-        let mut found: Vec<(RelPath, BlobId, Vec<u8>)> = Vec::new();
-        for dir in self.context_dirs(&rel) {
+        let dirs = self.context_dirs(&rel);
+        self.deliver_context(&dirs)
+    }
+
+    /// The workspace root's context files this session has not been given, or that changed
+    /// since (what a session start delivers); marks them delivered.
+    pub fn root_context(&self) -> Result<Vec<ContextFile>> {
+        self.deliver_context(&[self.ws.root().to_path_buf()])
+    }
+
+    /// The context files of `dirs` (in that order) not yet given to this session, marked
+    /// delivered.
+    fn deliver_context(&self, dirs: &[PathBuf]) -> Result<Vec<ContextFile>> {
+        let mut found: Vec<(RelPath, Arc<ContextText>)> = Vec::new();
+        for dir in dirs {
             // Listing the directory (rather than probing both names) yields the names as
             // stored, so a case-insensitive file system does not deliver one file twice.
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+            let Ok(entries) = std::fs::read_dir(dir) else {
                 continue;
             };
             let mut names: Vec<String> = entries
                 .filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| CONTEXT_NAMES.contains(&n.as_str()))
+                .filter(|n| is_context_name(n))
                 .collect();
             names.sort();
             for name in names {
                 let Ok(crel) = self.ws.resolve(&dir.join(name), self.ws.root()) else {
                     continue;
                 };
-                // Only regular files: a symlinked AGENTS.md could point anywhere.
-                if let Observation::Regular { bytes, id, .. } =
-                    self.ws.observe(&crel, self.home.opts.max_file_size)?
-                {
-                    found.push((crel, id, bytes));
+                if let Some(text) = self.context_text(&crel) {
+                    found.push((crel, text));
                 }
             }
         }
+        // Most reads find nothing new: a lookup, not a write transaction, tells.
+        let read = self.home.index.read();
+        let mut undelivered = Vec::new();
+        for (crel, text) in found {
+            if read.delivered_context(self.id, &crel)? != Some(text.id) {
+                undelivered.push((crel, text));
+            }
+        }
+        if undelivered.is_empty() {
+            return Ok(Vec::new());
+        }
         let now = self.home.now();
+        // Looked up again in the write: another hook of the session may have delivered it.
         self.home.index.write(|tx| {
             let mut out = Vec::new();
-            for (crel, id, bytes) in &found {
-                if tx.delivered_context(self.id, crel)? == Some(*id) {
+            for (crel, text) in &undelivered {
+                if tx.delivered_context(self.id, crel)? == Some(text.id) {
                     continue;
                 }
-                tx.record_context_delivery(self.id, crel, *id, now)?;
+                tx.record_context_delivery(self.id, crel, text.id, now)?;
                 out.push(ContextFile {
                     path: crel.display(),
                     path_bytes: crel.bytes_hex_if_not_utf8(),
-                    content: String::from_utf8_lossy(bytes).into_owned(),
+                    content: text.text.clone(),
+                    truncated_from: text.truncated_from,
                 });
             }
             Ok::<_, super::EngineError>(out)
         })
+    }
+
+    /// The text of context file `crel`, from the home's cache while the file is unchanged
+    /// ([`super::context_cache`]); `None` unless it is a regular file within the size limit
+    /// (a symlinked `AGENTS.md` could point anywhere) that can be read: a context file that
+    /// cannot be read is left out, the others are still delivered.
+    fn context_text(&self, crel: &RelPath) -> Option<Arc<ContextText>> {
+        let abs = self.ws.abs(crel);
+        self.ws.check_parents(crel).ok()?;
+        if let Some(text) = self.home.context_cache.get(&abs) {
+            return Some(text);
+        }
+        let read_at = self.home.now();
+        let (text, stat) = match self.ws.observe(crel, self.home.opts.max_file_size).ok()? {
+            Observation::Regular { bytes, id, stat } => {
+                (ContextText::new(id, &bytes, stat.size), stat)
+            }
+            // Over what is read into memory: its beginning, and the hash of all of it.
+            Observation::Large { mut file, stat } => {
+                let mut head = Vec::with_capacity(MAX_CONTEXT_BYTES);
+                let (id, size) = (&mut file)
+                    .take(MAX_CONTEXT_BYTES as u64 + 1)
+                    .read_to_end(&mut head)
+                    .and_then(|_| file.seek(SeekFrom::Start(0)))
+                    .and_then(|_| BlobId::of_reader(&mut file))
+                    .ok()?;
+                (ContextText::new(id, &head, size), stat)
+            }
+            Observation::Absent | Observation::TooLarge { .. } | Observation::NotRegular { .. } => {
+                return None
+            }
+        };
+        let text = Arc::new(text);
+        self.home
+            .context_cache
+            .put(&abs, stat, read_at, text.clone());
+        Some(text)
     }
 
     /// Forget which context files this session was given, so the next read delivers them
@@ -114,6 +181,61 @@ impl Session<'_> {
     }
 }
 
+/// Whether a file named `name` is a context file.
+pub fn is_context_name(name: &str) -> bool {
+    CONTEXT_NAMES.contains(&name)
+}
+
+/// Whether `path` (workspace-relative, `/`-separated) names a context file.
+fn names_context_file(path: &str) -> bool {
+    is_context_name(path.rsplit('/').next().unwrap_or(path))
+}
+
+impl Home {
+    /// Some of `changed` (workspace-relative paths a scan found created, modified or
+    /// deleted) may be context files: forget the kept texts, so the next read looks again.
+    pub fn context_files_changed<'p>(&self, changed: impl IntoIterator<Item = &'p str>) {
+        if changed.into_iter().any(names_context_file) {
+            self.context_cache.forget_all();
+        }
+    }
+}
+
+/// Each context file between `==> context file P <==` and `==> end of P <==` lines, `name`
+/// quoting a path for the reader. A file cut at [`MAX_CONTEXT_BYTES`] says so, with its size.
+/// With `budget` (characters), a file whose text would take the whole past it is named with
+/// its size instead, for the reader to open itself (a hook answer is capped).
+pub fn render_context(
+    files: &[ContextFile],
+    budget: Option<usize>,
+    name: impl Fn(&str) -> String,
+) -> String {
+    let mut text = String::new();
+    for f in files {
+        let shown = name(&f.path);
+        let len = f.content.chars().count();
+        if budget.is_some_and(|b| text.chars().count() + len > b) {
+            let size = f.truncated_from.unwrap_or(f.content.len() as u64);
+            text.push_str(&format!(
+                "==> context file {shown} ({size} bytes, too long to show here: read it before working under its directory) <==\n\n"
+            ));
+            continue;
+        }
+        text.push_str(&format!("==> context file {shown} <==\n{}", f.content));
+        if !f.content.ends_with('\n') {
+            text.push('\n');
+        }
+        if let Some(size) = f.truncated_from {
+            text.push_str(&format!(
+                "==> {shown} goes on: it is {size} bytes, this is its first {} KiB; read the rest <==\n",
+                MAX_CONTEXT_BYTES >> 10
+            ));
+        }
+        text.push_str(&format!("==> end of {shown} <==\n\n"));
+    }
+    text
+}
+
 /// The `.gitignore` of `dir` (empty when absent or unreadable: a broken ignore file should
 /// not hide context).
 fn gitignore_of(dir: &Path) -> Gitignore {
@@ -137,4 +259,36 @@ fn is_ignored(ignores: &[Gitignore], dir: &Path) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Clock, Options};
+    use crate::workspace::Workspace;
+
+    /// The home keeps what it read (a helper's home lives across events), and a scan that
+    /// finds a context file changed makes it forget; other changes do not.
+    #[test]
+    fn a_scan_that_sees_a_context_file_change_empties_the_homes_cache() {
+        let home_dir = tempfile::tempdir().expect("home dir");
+        let ws_dir = tempfile::tempdir().expect("workspace dir");
+        std::fs::write(ws_dir.path().join("AGENTS.md"), "rules\n").expect("write");
+        let later = Clock::System.now() + 10_000_000_000;
+        let opts = Options {
+            clock: Clock::Fixed(later),
+            ..Options::default()
+        };
+        let home = Home::open(home_dir.path(), opts).expect("home");
+        let ws = Workspace::open(ws_dir.path()).expect("workspace");
+        let session = home.session(ws, "s").expect("session");
+        let given = session.root_context().expect("context");
+        assert_eq!(given.len(), 1);
+        assert_eq!(given[0].content, "rules\n");
+        assert_eq!(home.context_cache.size(), (1, 6));
+        home.context_files_changed(["src/lib.rs", "AGENTS.md.bak"]);
+        assert_eq!(home.context_cache.size(), (1, 6));
+        home.context_files_changed(["src/lib.rs", "src/agents.md"]);
+        assert_eq!(home.context_cache.size(), (0, 0));
+    }
 }

@@ -20,6 +20,7 @@ mod activity;
 mod blame;
 mod capture;
 mod context;
+mod context_cache;
 pub mod exec;
 mod history;
 mod refusals;
@@ -32,7 +33,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
-pub use context::ContextFile;
+pub use context::{is_context_name, render_context, ContextFile};
+pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
     RestoreSource, Version,
@@ -223,6 +225,8 @@ pub struct Home {
     /// The index file's device and inode at the first [`Home::idle`], which [`Home::wake`]
     /// compares (only a process that keeps the home open asks).
     index_file: Option<(u64, u64)>,
+    /// Context files' texts, kept while this home stays open (`context_cache`).
+    context_cache: context_cache::ContextCache,
 }
 
 impl Home {
@@ -275,6 +279,7 @@ impl Home {
             opts,
             gc_lock: Some(gc_lock),
             index_file: None,
+            context_cache: Default::default(),
         })
     }
 

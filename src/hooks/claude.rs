@@ -5,13 +5,15 @@
 //! `SessionStart`, `UserPromptSubmit` (`prompt`), `PreToolUse`, `PostToolUse`, `Stop`,
 //! `SessionEnd`. Tools: `Write{file_path, content}`, `Edit{file_path, old_string, new_string,
 //! replace_all}`, `MultiEdit{file_path, edits[]}`, `NotebookEdit{notebook_path, …}`,
-//! `Read{file_path}`, `Bash{command}`. PostToolUse of Write/Edit carries the pre-edit text in
+//! `Read{file_path}`, `Bash{command}`. SessionStart's `source` is `startup`, `resume`,
+//! `clear` or `compact`. PostToolUse of Write/Edit carries the pre-edit text in
 //! `tool_response.originalFile` (undocumented, anthropics/claude-code#3671).
 //!
 //! Answers (<https://code.claude.com/docs/en/hooks>): JSON on stdout with exit 0 —
 //! `hookSpecificOutput.permissionDecision: "deny"` + `permissionDecisionReason` on PreToolUse,
 //! `hookSpecificOutput.additionalContext` on PreToolUse, PostToolUse, UserPromptSubmit and
-//! SessionStart. Allow prints nothing.
+//! SessionStart (each reaches the model as a `<system-reminder>`: the read check's hint and the
+//! AGENTS.md context files go there). Allow prints nothing.
 //!
 //! This file also owns the Claude-shaped helpers Codex reuses (`codex.rs`).
 
@@ -29,8 +31,11 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
     let mut event = common(Agent::ClaudeCode, root)?;
     event.action = match event.event_name.as_str() {
         // A session start opens no window (it would stay empty): the prompt or the first
-        // change does. It closes what a previous run left open.
-        "SessionStart" => Action::CloseWindow,
+        // change does. It closes what a previous run left open. `/clear` and a compaction
+        // leave the model without what it was given (`source`).
+        "SessionStart" => Action::SessionStart {
+            fresh: matches!(root.opt_str("source")?, Some("clear" | "compact")),
+        },
         "UserPromptSubmit" => Action::OpenWindow {
             label: root.opt_str("prompt")?.and_then(prompt_label),
         },
@@ -53,6 +58,7 @@ pub(super) fn common(agent: Agent, root: &Obj<'_>) -> Result<HookEvent, HookErro
         session_id: root.opt_id("session_id")?,
         turn_id: root.opt_id("turn_id")?,
         cwd: root.opt_str("cwd")?.map(PathBuf::from),
+        subagent: root.opt_id("agent_id")?,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

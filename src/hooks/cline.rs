@@ -35,6 +35,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         session_id: root.opt_id("taskId")?,
         turn_id: None,
         cwd: root.first_of_strings("workspaceRoots")?.map(PathBuf::from),
+        subagent: None,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

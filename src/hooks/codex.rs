@@ -22,7 +22,9 @@
 //! developer message before the tool's output (`tests/agents/`); Codex before
 //! openai/codex#20692 rejected it on PreToolUse (the hook counts as failed, the tool call
 //! still runs). rewind answers PreToolUse with context only for the external-edit hint of a
-//! shell command naming a changed file, which is rare. `systemMessage` is shown to the user,
+//! shell command naming a changed file, which is rare. No AGENTS.md context: Codex reads the
+//! files from the project root down to its working directory itself, and its instructions
+//! tell the model to follow the ones scoped to the files it changes ([`super::runner`]). `systemMessage` is shown to the user,
 //! never to the model.
 
 use super::claude::claude_shaped;

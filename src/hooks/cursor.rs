@@ -37,6 +37,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         session_id: root.opt_id("conversation_id")?,
         turn_id: root.opt_id("generation_id")?,
         cwd: root.first_of_strings("workspace_roots")?.map(PathBuf::from),
+        subagent: None,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

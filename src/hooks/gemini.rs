@@ -17,7 +17,8 @@
 //!
 //! Answers: exit 0 with JSON; `{"decision": "deny", "reason": …}` blocks a BeforeTool call (the
 //! reason goes to the model); `hookSpecificOutput.additionalContext` is appended to an AfterTool
-//! result or a BeforeAgent prompt. BeforeTool cannot add context, so the read check answers on
+//! result or a BeforeAgent prompt, and a SessionStart's is put before the first prompt (gemini-cli
+//! 0.61 wraps each in `<hook_context>`). BeforeTool cannot add context, so the read check answers on
 //! AfterTool. Allow prints nothing.
 
 use super::claude::claude_shaped;
@@ -39,16 +40,23 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         session_id: root.opt_id("session_id")?,
         turn_id: None,
         cwd: root.opt_str("cwd")?.map(PathBuf::from),
+        subagent: None,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),
     };
     event.action = match event.event_name.as_str() {
         // A session start opens no window (it would stay empty): the prompt or the first
-        // change does. It closes what a previous run left open.
-        "SessionStart" => Action::CloseWindow,
+        // change does. It closes what a previous run left open. `source` is `startup`,
+        // `resume` or `clear`.
+        "SessionStart" => Action::SessionStart {
+            fresh: root.opt_str("source")? == Some("clear"),
+        },
         "BeforeAgent" => Action::OpenWindow {
-            label: root.opt_str("prompt")?.and_then(prompt_label),
+            label: root
+                .opt_str("prompt")?
+                .map(without_hook_context)
+                .and_then(prompt_label),
         },
         "AfterAgent" | "SessionEnd" => Action::CloseWindow,
         "BeforeTool" | "AfterTool" => {
@@ -62,6 +70,20 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         other => ignore(format!("gemini event `{other}` is not used")),
     };
     Ok(event)
+}
+
+/// The prompt without the context hooks put before it: gemini-cli prepends a SessionStart
+/// hook's `additionalContext` (rewind's AGENTS.md) to the first prompt as
+/// `<hook_context>…</hook_context>`, which is not what the user asked.
+fn without_hook_context(prompt: &str) -> &str {
+    let mut rest = prompt.trim_start();
+    while let Some(inner) = rest.strip_prefix("<hook_context>") {
+        match inner.find("</hook_context>") {
+            Some(end) => rest = inner[end + "</hook_context>".len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 /// Gemini sends no tool-call id: one derived from what the call is (the tool and the input

@@ -147,6 +147,9 @@ pub struct HookEvent {
     pub turn_id: Option<String>,
     /// Project dir / cwd / first workspace root from the payload.
     pub cwd: Option<PathBuf>,
+    /// The subagent whose tool call this is (Claude Code's `agent_id`): it has a context
+    /// window of its own, which the session's AGENTS.md deliveries are not about.
+    pub subagent: Option<String>,
     /// `tool_use_id` / `callID` / …, when present.
     pub tool_call: Option<String>,
     /// The agent's tool name, when a tool event.
@@ -163,6 +166,13 @@ pub enum Action {
     },
     /// Stop / session end.
     CloseWindow,
+    /// A session starts (Claude Code, Gemini CLI): closes what a previous run left open, as
+    /// [`Action::CloseWindow`], and delivers the workspace root's context files. `fresh`: the
+    /// conversation lost what it was given (`/clear`, a compaction), so everything is given
+    /// again.
+    SessionStart {
+        fresh: bool,
+    },
     /// Before a file tool writes (absolute or cwd-relative, as given).
     PreWrite {
         paths: Vec<PathBuf>,

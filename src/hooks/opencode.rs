@@ -27,6 +27,9 @@
 //! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
 //! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
+//! No AGENTS.md context from rewind: OpenCode puts the root's in its system prompt and its read
+//! tool adds those of the read file's directories itself (`metadata.loaded` in the recorded
+//! `tool.execute.after-read` payloads).
 
 use super::config::{ConfigFile, Invocation};
 use std::path::PathBuf;
@@ -58,6 +61,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         session_id,
         turn_id: None,
         cwd: root.opt_str("directory")?.map(PathBuf::from),
+        subagent: None,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),

@@ -15,7 +15,10 @@
 //!   (`close_unanswered`: a shell patch at its next event, any other call at the end of
 //!   its turn);
 //! - pre/post read: the external-modification check; the hint goes where the agent can show
-//!   it to the model (for Gemini and OpenCode only after the read).
+//!   it to the model (for Gemini and OpenCode only after the read). With it, for the agents
+//!   that do not read them themselves ([`delivers_context`]), the AGENTS.md context files of
+//!   the path's directories this session was not given yet, root first
+//!   ([`Session::context_for`]); a session start gives the root's.
 //!
 //! Paths outside the workspace (an agent reading its own config, a plan file under its home)
 //! are not rewind's business: they are skipped quietly, never an error. No printing, no
@@ -24,7 +27,9 @@
 use std::path::{Path, PathBuf};
 
 use super::{Action, Agent, Decision, Evidence as HookEvidence, HookEvent};
-use crate::engine::{external_hint, EngineError, Evidence, ModReason, Session};
+use crate::engine::{
+    external_hint, render_context, ContextFile, EngineError, Evidence, ModReason, Session,
+};
 use crate::index::IndexError;
 use crate::model::{Change, RefusalKind};
 use crate::scan::{self, ChangeKind, Phase, ScanError, ScanOptions, ScanProgress, ScanReport};
@@ -129,6 +134,15 @@ pub fn run(
             session.close_window()?;
             Ok(Outcome::allow())
         }
+        Action::SessionStart { fresh } => {
+            finish_pending(session)?;
+            session.close_window()?;
+            Ok(Outcome::decide(session_start_context(
+                session,
+                event.agent,
+                *fresh,
+            )))
+        }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
         Action::PostWrite { paths, evidence } => post_write(session, paths, evidence, cwd, event),
         Action::PreShell { command } => {
@@ -163,7 +177,9 @@ pub fn run(
             if pre && !context_before_read(event.agent) {
                 return Ok(Outcome::allow());
             }
-            read(session, path, cwd)
+            let outcome = read(session, path, cwd)?;
+            let files = read_context(session, event, path, cwd);
+            Ok(Outcome::decide(with_context(outcome.decision, &files)))
         }
     }
 }
@@ -192,7 +208,7 @@ fn close_unanswered(
     let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
     let boundary = matches!(
         event.action,
-        Action::CloseWindow | Action::OpenWindow { .. }
+        Action::CloseWindow | Action::OpenWindow { .. } | Action::SessionStart { .. }
     );
     for key in marks.iter().filter(|k| k.as_str() != own) {
         let call = (!key.is_empty()).then_some(key.as_str());
@@ -476,6 +492,72 @@ fn read(session: &Session<'_>, path: &Path, cwd: &Path) -> Result<Outcome> {
     };
     let hints: Vec<String> = reports.into_iter().filter_map(|r| r.hint).collect();
     Ok(Outcome::decide(context_or_allow(&hints)))
+}
+
+/// Whether rewind gives `agent` the AGENTS.md context files through its hooks. Not to the
+/// agents that read them themselves: OpenCode (the root's in its system prompt, and its read
+/// tool adds those of the file's directories, 1.18's `Instruction` service) and Codex (those
+/// from the project root down to its working directory, at the start of a session; it has
+/// no read tool). Not to Cursor, whose hooks have no field that reaches the model.
+fn delivers_context(agent: Agent) -> bool {
+    matches!(agent, Agent::ClaudeCode | Agent::Gemini | Agent::Cline)
+}
+
+/// Characters of context-file text one hook answer carries (the agents cap a hook's
+/// output, [`super::MAX_OUTPUT_CHARS`], and JSON escaping grows it): a file past it is named
+/// with its size for the agent to read.
+const CONTEXT_BUDGET: usize = 8_000;
+
+/// The context files for a read of `path` this session was not given yet, root first.
+/// Never fails the hook: a context file that cannot be read is not delivered, and the read
+/// goes on. A subagent's read gets none: it has a context window of its own, and giving it
+/// the files would count them as given to the session's main conversation, which never
+/// saw them.
+fn read_context(
+    session: &Session<'_>,
+    event: &HookEvent,
+    path: &Path,
+    cwd: &Path,
+) -> Vec<ContextFile> {
+    if !delivers_context(event.agent)
+        || event.subagent.is_some()
+        || session.workspace().resolve(path, cwd).is_err()
+    {
+        return Vec::new();
+    }
+    session.context_for(path, cwd).unwrap_or_default()
+}
+
+/// A session start: the root's context files (all of them again after `/clear` or a
+/// compaction, `fresh`). A failure delivers nothing.
+fn session_start_context(session: &Session<'_>, agent: Agent, fresh: bool) -> Decision {
+    if !delivers_context(agent) {
+        return Decision::Allow;
+    }
+    if fresh && session.reset_context().is_err() {
+        return Decision::Allow;
+    }
+    let files = session.root_context().unwrap_or_default();
+    with_context(Decision::Allow, &files)
+}
+
+/// `decision` with the context files' text after whatever it says.
+fn with_context(decision: Decision, files: &[ContextFile]) -> Decision {
+    if files.is_empty() {
+        return decision;
+    }
+    let context = format!(
+        "rewind: this project's instructions for the files you work on (AGENTS.md), each given \
+         once per session; follow them:\n\n{}",
+        render_context(files, Some(CONTEXT_BUDGET), |p| p.to_string())
+    );
+    match decision {
+        Decision::Allow => Decision::Context { text: context },
+        Decision::Context { text } => Decision::Context {
+            text: format!("{text}\n\n{context}"),
+        },
+        deny @ Decision::Deny { .. } => deny,
+    }
 }
 
 fn context_before_read(agent: Agent) -> bool {

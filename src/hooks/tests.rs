@@ -53,8 +53,9 @@ const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 #[test]
 fn claude_lifecycle_fixtures() {
     let start = parsed(Agent::ClaudeCode, fixture!("claude-code", "session-start"));
-    // A session start opens no (empty) window; it closes what a previous run left open.
-    assert_eq!(start.action, Action::CloseWindow);
+    // A session start opens no (empty) window; it closes what a previous run left open,
+    // and delivers the root's context files.
+    assert_eq!(start.action, Action::SessionStart { fresh: false });
     assert_eq!(start.session_id.as_deref(), Some(CLAUDE_SESSION));
     assert_eq!(start.cwd, Some(p("/home/u/proj")));
     assert_eq!(start.event_name, "SessionStart");
@@ -443,12 +444,102 @@ fn codex_apply_patch_with_every_header() {
 
 // ---------------------------------------------------------------- Gemini
 
+/// `/clear` and a compaction leave the model without the context files it was given: the
+/// session start after them gives them again (`fresh`); a resumed session keeps them.
+#[test]
+fn a_session_start_after_clear_or_compaction_is_fresh() {
+    let real = fixture!("claude-code", "real-2.1.197/session-start");
+    assert_eq!(
+        parsed(Agent::ClaudeCode, real).action,
+        Action::SessionStart { fresh: false }
+    );
+    for (agent, source, fresh) in [
+        (Agent::ClaudeCode, "compact", true),
+        (Agent::ClaudeCode, "clear", true),
+        (Agent::ClaudeCode, "resume", false),
+        (Agent::Gemini, "clear", true),
+        (Agent::Gemini, "resume", false),
+    ] {
+        let text = real.replace("\"startup\"", &format!("\"{source}\""));
+        assert_eq!(
+            parsed(agent, &text).action,
+            Action::SessionStart { fresh },
+            "{agent} {source}"
+        );
+    }
+    // Codex reads AGENTS.md itself: its session start only closes what was left open.
+    let codex = parsed(
+        Agent::Codex,
+        fixture!("codex", "real-0.169.0/session-start"),
+    );
+    assert_eq!(codex.action, Action::CloseWindow);
+}
+
+/// Context (the read check's hint, the AGENTS.md files) goes where each agent passes it to
+/// the model: Claude Code's SessionStart and PreToolUse `additionalContext`, Gemini CLI's
+/// SessionStart and AfterTool `additionalContext`, Cline's `contextModification`.
+#[test]
+fn context_answers_on_session_start_and_reads() {
+    let context = Decision::Context {
+        text: "==> context file AGENTS.md <==".to_string(),
+    };
+    let claude = |name: &str| {
+        let mut event = parsed(
+            Agent::ClaudeCode,
+            fixture!("claude-code", "real-2.1.197/session-start"),
+        );
+        event.event_name = name.to_string();
+        stdout_json(&answer(&event, &context))
+    };
+    for name in ["SessionStart", "PreToolUse", "PostToolUse"] {
+        let out = claude(name);
+        assert_eq!(out["hookSpecificOutput"]["hookEventName"], name);
+        assert_eq!(
+            out["hookSpecificOutput"]["additionalContext"],
+            "==> context file AGENTS.md <=="
+        );
+    }
+    for text in [
+        fixture!("gemini", "real-0.61.0/session-start"),
+        fixture!("gemini", "real-0.61.0/after-tool-read_file"),
+    ] {
+        let event = parsed(Agent::Gemini, text);
+        let out = stdout_json(&answer(&event, &context));
+        assert_eq!(
+            out["hookSpecificOutput"]["additionalContext"], "==> context file AGENTS.md <==",
+            "{}",
+            event.event_name
+        );
+    }
+}
+
+/// gemini-cli puts a SessionStart hook's context before the first prompt, in
+/// `<hook_context>`: the window's label is the user's prompt, not rewind's AGENTS.md.
+#[test]
+fn a_gemini_prompt_label_leaves_out_the_hook_context_before_it() {
+    let text = fixture!("gemini", "real-0.61.0/before-agent");
+    let mut payload: Value = serde_json::from_str(text).expect("fixture");
+    let prompt = payload["prompt"].as_str().expect("prompt").to_string();
+    payload["prompt"] = format!(
+        "<hook_context>rewind: instructions\n\n==&gt; context file AGENTS.md &lt;==\nrules\n</hook_context>\n\n{prompt}"
+    )
+    .into();
+    let event = parsed(Agent::Gemini, &payload.to_string());
+    let plain = parsed(Agent::Gemini, text);
+    assert_eq!(event.action, plain.action);
+    assert!(matches!(
+        event.action,
+        Action::OpenWindow { label: Some(_) }
+    ));
+}
+
 #[test]
 fn gemini_fixtures() {
     let sid = Some("3f1d9c2a-7e44-4b1a-a0c2-5d6e7f809a1b");
     let start = parsed(Agent::Gemini, fixture!("gemini", "session-start"));
-    // A session start opens no (empty) window; it closes what a previous run left open.
-    assert_eq!(start.action, Action::CloseWindow);
+    // A session start opens no (empty) window; it closes what a previous run left open,
+    // and delivers the root's context files.
+    assert_eq!(start.action, Action::SessionStart { fresh: false });
     assert_eq!(start.session_id.as_deref(), sid);
 
     let agent = parsed(Agent::Gemini, fixture!("gemini", "before-agent"));
@@ -551,7 +642,7 @@ fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
     let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
 
     let start = gem(fixture!("gemini", "real-0.61.0/session-start"));
-    assert_eq!(start.action, Action::CloseWindow);
+    assert_eq!(start.action, Action::SessionStart { fresh: false });
     assert_eq!(start.session_id.as_deref(), sid);
     assert_eq!(start.cwd, Some(p("/home/u/proj")));
     assert_eq!(
@@ -1490,6 +1581,7 @@ fn event_of(agent: Agent, name: &str, action: Action) -> HookEvent {
         session_id: Some("s".to_string()),
         turn_id: None,
         cwd: None,
+        subagent: None,
         tool_call: None,
         tool: None,
         action,

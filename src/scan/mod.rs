@@ -323,7 +323,12 @@ pub fn scan(
         started_at: session.now(),
         threads: opts.threads(),
     };
-    scan.run(progress)
+    let report = scan.run(progress)?;
+    // The watcher's recordings and the shell scans are where a changed AGENTS.md shows.
+    session
+        .home()
+        .context_files_changed(report.changes.iter().map(|c| c.path.as_str()));
+    Ok(report)
 }
 
 /// One scan: the session it records into, what it was asked, and when it started. Its

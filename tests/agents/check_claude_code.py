@@ -11,6 +11,8 @@ WS, SID, RW, LOG, TMPD = (os.environ[k] for k in ("WS", "SID", "RW", "LOG", "TMP
 NOTES, README = os.path.join(WS, "notes.txt"), os.path.join(WS, "README.md")
 HINT = "rewind: notes.txt was changed outside the agent"
 PROMPT = "create notes.txt, edit it, read it, uppercase with sed"
+AGENTS_ROOT = "AGENTS-E2E-ROOT: keep answers short"
+AGENTS_CHANGED = "AGENTS-E2E-CHANGED: the rules changed"
 counts = {"pass": 0, "fail": 0}
 
 
@@ -72,7 +74,8 @@ def main():
         check("the Edit of notes.txt starts from the Write's bytes",
               changes[2]["before"] == changes[0]["after"], changes)
     ext = [w for w in windows if w.get("kind") == "external"]
-    ext_ch = [c for w in ext for c in w["changes"]]
+    # The server's line added to AGENTS.md (with the user's) is an external change too.
+    ext_ch = [c for w in ext for c in w["changes"] if c["path"] != "AGENTS.md"]
     ok = (len(ext_ch) == 1 and ext_ch[0]["path"] == "notes.txt" and len(changes) == 4
           and ext_ch[0]["before"] == changes[2]["after"] and ext_ch[0]["after"] == changes[3]["before"])
     check("the user's edit is one external change between the Edit and the sed", ok, json.dumps(ext, indent=1))
@@ -91,6 +94,25 @@ def main():
           f"{len(reqs)} requests; first after the Read: {after_read[:1]}")
     check("no request before that Read carries the hint",
           not any(HINT in json.dumps(reqs[i]["body"]) for i in before_read))
+
+    # AGENTS.md through the hooks: the session start gives it (the first request carries
+    # it), the Read of README.md does not give it again, and once the server changed it
+    # (with the user's edit), the Read of notes.txt gives it again: the next request has
+    # the new line, no request before it.
+    tool_reqs = [r for r in reqs if "Write" in json.dumps(r["body"].get("tools", []))]
+    def count(r, text):
+        return json.dumps(r["body"]).count(text)
+    check("the first request carries the root AGENTS.md (SessionStart additionalContext)",
+          bool(tool_reqs) and count(tool_reqs[0], AGENTS_ROOT) == 1,
+          json.dumps(tool_reqs[0]["body"])[:3000] if tool_reqs else "no request")
+    after_readme = [r for r in tool_reqs if has_result(r, "toolu_e2e_01")]
+    check("the Read of README.md does not give AGENTS.md again",
+          bool(after_readme) and count(after_readme[0], AGENTS_ROOT) == 1,
+          [count(r, AGENTS_ROOT) for r in tool_reqs])
+    check("the request after the Read of notes.txt carries the changed AGENTS.md, none before",
+          bool(after_read) and count(reqs[after_read[0]], AGENTS_CHANGED) == 1
+          and not any(count(reqs[i], AGENTS_CHANGED) for i in before_read),
+          [count(r, AGENTS_CHANGED) for r in reqs])
 
     # Hooks never fail the agent call; their internal failures go to <home>/logs/hook.log.
     hook_log = os.path.join(os.environ["REWIND_HOME"], "logs", "hook.log")

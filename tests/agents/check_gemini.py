@@ -12,6 +12,7 @@ from common import (check, content, finish, no_hook_failures, requests, session_
 WS, SID, LOG, OUT = (os.environ[k] for k in ("WS", "SID", "LOG", "OUT"))
 NOTES, README = os.path.join(WS, "notes.txt"), os.path.join(WS, "README.md")
 HINT = "rewind: notes.txt was changed outside the agent"
+AGENTS_ROOT = "AGENTS-E2E-ROOT: keep answers short"
 PROMPT = "create notes.txt, edit it, read it, uppercase with sed"
 NOTES_END, README_END = b"ONE\nTWO\nuser line\n", b"# e2e edited\n"
 
@@ -75,6 +76,16 @@ def main():
           any(HINT in r and "<hook_context>" in r for r in responses), responses)
     check("no request before that read carries the hint",
           not any(HINT in json.dumps(r["body"]) for r in reqs if not read_done(r)))
+
+    # AGENTS.md through the hooks: the session start's additionalContext goes before the
+    # prompt (in <hook_context>), so the first request carries it; the read of notes.txt,
+    # at the root too, does not give it again.
+    first = json.dumps(reqs[0]["body"]) if reqs else ""
+    check("the first request carries the root AGENTS.md in <hook_context> (SessionStart)",
+          first.count(AGENTS_ROOT) == 1 and "<hook_context>" in first, first[:3000])
+    check("no later request carries AGENTS.md twice",
+          all(json.dumps(r["body"]).count(AGENTS_ROOT) == 1 for r in reqs),
+          [json.dumps(r["body"]).count(AGENTS_ROOT) for r in reqs])
 
     no_hook_failures()
     undo_redo_refused(SID, NOTES, README, NOTES_END, README_END, b"# e2e\n")

@@ -10,7 +10,8 @@ next scripted step, chosen by how many tool calls the conversation already holds
   2  Edit   README.md  "# e2e" -> "# e2e edited"    (edit of a committed file)
   3  Edit   notes.txt  two -> TWO                   (edit of the file it created)
      (before answering step 4, the server appends "user line" to notes.txt itself:
-      the user's edit behind the agent's back)
+      the user's edit behind the agent's back; and a line to AGENTS.md, when there is one,
+      which rewind gives the agent again at its next read)
   4  Read   notes.txt                               (rewind's hint must follow)
   5  Bash   sed -i 's/one/ONE/' notes.txt           (shell edit, found by the scans)
   6  text   "done"
@@ -26,6 +27,8 @@ from fake_server import Handler, serve
 WS, LOG, PORT_FILE = sys.argv[1], sys.argv[2], sys.argv[3]
 NOTES = os.path.join(WS, "notes.txt")
 README = os.path.join(WS, "README.md")
+AGENTS = os.path.join(WS, "AGENTS.md")
+AGENTS_LINE = "AGENTS-E2E-CHANGED: the rules changed\n"
 USER_EDITED = []  # set once the "user" edit is made
 USER_LINE = "user line\n"
 
@@ -74,6 +77,9 @@ class H(Handler):
                 if n == 4 and not USER_EDITED:
                     with open(NOTES, "a") as f:
                         f.write(USER_LINE)
+                    if os.path.exists(AGENTS):
+                        with open(AGENTS, "a") as f:
+                            f.write(AGENTS_LINE)
                     USER_EDITED.append(True)
                 name, inp = steps()[n]
                 content = {"type": "tool_use", "id": f"toolu_e2e_{n:02d}", "name": name, "input": inp}

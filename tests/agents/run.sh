@@ -81,7 +81,8 @@ run_claude_code() {
   mkdir -p "$ws" "$home" "$TMP/cc/rewind-home"
   export REWIND_HOME="$TMP/cc/rewind-home"
   (cd "$ws" && git init -q && git config user.email e2e@example.invalid && git config user.name e2e \
-     && echo "# e2e" > README.md && git add README.md && git commit -qm init)
+     && echo "# e2e" > README.md && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md \
+     && git add README.md AGENTS.md && git commit -qm init)
   (cd "$ws" && PATH="$TMP/bin:$PATH" rewind init claude-code >/dev/null) \
     && ok "rewind init claude-code" || { bad "rewind init claude-code"; return 0; }
   shim_hooks "$ws/.claude/settings.json"
@@ -229,6 +230,8 @@ run_gemini() {
   local ver=$AGENT_VER d="$TMP/gemini"
   mkdir -p "$d/rewind-home"
   new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init gemini >/dev/null) \
     && ok "rewind init gemini" || { bad "rewind init gemini"; return 0; }
   shim_hooks "$d/ws/.gemini/settings.json"

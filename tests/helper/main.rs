@@ -16,3 +16,5 @@ mod common;
 mod helper;
 #[path = "../it/hooks.rs"]
 mod hooks;
+#[path = "../it/hooks_context.rs"]
+mod hooks_context;

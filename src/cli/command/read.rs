@@ -72,17 +72,5 @@ pub(crate) fn render(r: &ReadReport) -> String {
 
 /// Each context file between `==> context file P <==` and `==> end of P <==` lines.
 pub(crate) fn render_context(files: &[ContextFile]) -> String {
-    let mut text = String::new();
-    for f in files {
-        text.push_str(&format!(
-            "==> context file {} <==\n{}",
-            name(&f.path),
-            f.content
-        ));
-        if !f.content.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("==> end of {} <==\n\n", name(&f.path)));
-    }
-    text
+    rewind::engine::render_context(files, None, |p| name(p).into_owned())
 }

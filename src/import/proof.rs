@@ -121,7 +121,24 @@ fn prove_edit(
     let (Some(old), Some(new)) = (text("oldString"), text("newString")) else {
         return Err(MetadataReason::NotProven);
     };
-    if input.get("replaceAll").and_then(Value::as_bool) == Some(true) || old.is_empty() {
+    let replace_all = input.get("replaceAll").and_then(Value::as_bool) == Some(true);
+    if apply_edit(before, old, new, replace_all)? == after {
+        Ok(())
+    } else {
+        Err(MetadataReason::NotProven)
+    }
+}
+
+/// One exact-replacement edit (OpenCode's `edit`, Claude Code's `Edit` and each edit of its
+/// `MultiEdit`): `old` must occur exactly once in `before`; the result replaces it with
+/// `new`. `replace_all`, an empty `old` or several occurrences are ambiguous.
+pub fn apply_edit(
+    before: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, MetadataReason> {
+    if replace_all || old.is_empty() {
         return Err(MetadataReason::AmbiguousEdit);
     }
     let mut found = before.match_indices(old);
@@ -131,12 +148,7 @@ fn prove_edit(
     if found.next().is_some() {
         return Err(MetadataReason::AmbiguousEdit);
     }
-    let edited = [&before[..at], new, &before[at + old.len()..]].concat();
-    if edited == after {
-        Ok(())
-    } else {
-        Err(MetadataReason::NotProven)
-    }
+    Ok([&before[..at], new, &before[at + old.len()..]].concat())
 }
 
 /// `apply_patch` (OpenCode's patch format: `*** Begin Patch`, then per file `*** Add File:`,

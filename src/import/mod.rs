@@ -707,7 +707,10 @@ pub fn claude_code(
         }
     }
     for id in &opts.sessions {
-        if !chosen.iter().any(|p| p.file_stem().is_some_and(|s| s == id.as_str())) {
+        if !chosen
+            .iter()
+            .any(|p| p.file_stem().is_some_and(|s| s == id.as_str()))
+        {
             return Err(ImportError::NoSuchClaudeSession {
                 id: id.clone(),
                 dir: opts.projects_dir.display().to_string(),

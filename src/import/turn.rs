@@ -153,7 +153,15 @@ pub fn plan(
                     || READ_ONLY_TOOLS.contains(&c.tool.as_str()))
         }));
         let snap = t.snapshots.get(&turn.prompt);
-        let gap = plan_gap(i, snap, cx, &mut known, &others, keep, &mut out.unsafe_paths)?;
+        let gap = plan_gap(
+            i,
+            snap,
+            cx,
+            &mut known,
+            &others,
+            keep,
+            &mut out.unsafe_paths,
+        )?;
         let plan = plan_turn(i, turn, snap, cx, &mut known, keep, &mut out.unsafe_paths)?;
         let gap_done = done(&turn.prompt, true);
         let turn_done = done(&turn.prompt, false);

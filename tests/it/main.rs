@@ -17,6 +17,7 @@ mod dir_transitions;
 mod faults;
 mod hook_payloads;
 mod hooks;
+mod import_claude;
 mod import_opencode;
 mod index_migration;
 mod large_files;

@@ -119,7 +119,10 @@ fn default_claude_dir() -> Result<PathBuf, Failure> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        Some(h) => Ok(rewind::import::claude_dir(config.as_deref(), &PathBuf::from(h))),
+        Some(h) => Ok(rewind::import::claude_dir(
+            config.as_deref(),
+            &PathBuf::from(h),
+        )),
         None => match config {
             Some(c) => Ok(c),
             None => Err(Failure::new(

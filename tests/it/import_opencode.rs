@@ -279,6 +279,32 @@ fn a_second_import_adds_nothing() {
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), before);
 }
 
+/// What was imported is kept in `imported_sources`, past the windows: after a gc that
+/// dropped every imported window, nothing is imported again.
+#[test]
+fn a_gc_that_drops_the_imported_windows_does_not_let_them_be_imported_again() {
+    let s = Setup::new();
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 7);
+    s.env
+        .run(&[
+            "gc",
+            "--session",
+            SESSION,
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok();
+    assert!(
+        crate::common::changes(&s.env, SESSION).is_empty(),
+        "gc dropped the imported windows"
+    );
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "{}", again.stdout);
+    assert_eq!(again.json()["windows_added"], 0);
+}
+
 #[test]
 fn a_dry_run_reports_and_writes_nothing() {
     let s = Setup::new();

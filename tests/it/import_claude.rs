@@ -38,8 +38,8 @@ fn name_hash(abs: &str) -> String {
 
 struct Setup {
     env: Env,
+    /// Claude Code's config dir, beside the workspace in the env's temp dir.
     claude: PathBuf,
-    _dir: tempfile::TempDir,
 }
 
 impl Setup {
@@ -48,13 +48,8 @@ impl Setup {
         for f in ["notes.txt", "README.md"] {
             std::fs::copy(fixture().join("workspace").join(f), env.ws.join(f)).unwrap();
         }
-        let dir = tempfile::tempdir().unwrap();
-        let claude = dir.path().join("claude");
-        let s = Setup {
-            env,
-            claude,
-            _dir: dir,
-        };
+        let claude = env.ws.parent().unwrap().join("claude");
+        let s = Setup { env, claude };
         let text = std::fs::read_to_string(
             fixture()
                 .join("projects")
@@ -521,4 +516,104 @@ fn import_leaves_claude_codes_files_untouched() {
     let before = list(&s.claude);
     s.import(&[]).ok();
     assert_eq!(list(&s.claude), before);
+}
+
+/// The human report and every refusal, as a user sees them.
+#[test]
+fn cli_output_of_import_claude_code() {
+    let s = Setup::new();
+    let _f = crate::cli::filters(&s.env);
+    let claude = s.claude.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["import", "claude-code", "--claude-dir", claude];
+        all.extend_from_slice(args);
+        crate::cli::rw(&s.env, &all)
+    };
+    insta::assert_snapshot!(run(&["--mode", "shadow"]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects (dry run: nothing written)
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (0 imported before, 0 in progress); 4 derived, 0 metadata-only [shell-command 1], 2 external
+      window - import claude-code b3331e81-1f1e-4dd2-b352-9ddcfda93d6c
+        notes.txt derived by Write
+        notes.txt derived by Edit
+        README.md derived by Write
+      window - external claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d before
+        notes.txt derived by -
+      window - import claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d
+        README.md derived by Edit
+      window - external claude-code 2efef798-6ad5-4ffe-bb37-f73d9cf04a65 before
+        notes.txt metadata-only (shell-command) by Bash
+    [EOF]
+    [exit status: 0]
+    "#);
+    insta::assert_snapshot!(run(&["--claude-session", "nope"]), @"
+    [EOF]
+    ------- stderr -------
+    error: Claude Code session nope not found in [TMP]/claude/projects
+    hint: `rewind import claude-code --mode shadow` lists this workspace's sessions
+    [EOF]
+    [exit status: 1]
+    ");
+    let other = "0000aaaa-0000-0000-0000-000000000000";
+    let text = std::fs::read_to_string(s.transcript(SESSION)).unwrap();
+    s.write_transcript(other, &text.replace(&s.ws(), "/somewhere/else"));
+    insta::assert_snapshot!(run(&["--claude-session", other]), @"
+    [EOF]
+    ------- stderr -------
+    error: Claude Code session 0000aaaa-0000-0000-0000-000000000000 ran in /somewhere/else, not in this workspace [WS]
+    hint: `rewind import claude-code --mode shadow` lists this workspace's sessions
+    [EOF]
+    [exit status: 1]
+    ");
+    let with_cwd = text.lines().find(|l| l.contains("\"cwd\"")).unwrap();
+    // In a project directory of its own, so that its path shows the same in every run.
+    let corrupt = s
+        .claude
+        .join("projects/elsewhere")
+        .join(format!("{other}.jsonl"));
+    std::fs::create_dir_all(corrupt.parent().unwrap()).unwrap();
+    std::fs::write(&corrupt, format!("{}\n{{oops\n", s.localize(with_cwd))).unwrap();
+    std::fs::remove_file(s.transcript(other)).unwrap();
+    insta::assert_snapshot!(run(&[]), @"
+    [EOF]
+    ------- stderr -------
+    error: cannot read Claude Code transcript [TMP]/claude/projects/elsewhere/0000aaaa-0000-0000-0000-000000000000.jsonl, line 2: not JSON: key must be a string at line 1 column 2
+    hint: nothing was imported; the transcript is damaged or of a format this rewind does not read
+    [EOF]
+    [exit status: 1]
+    ");
+    std::fs::remove_file(&corrupt).unwrap();
+    insta::assert_snapshot!(run(&[]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (0 imported before, 0 in progress); 4 derived, 0 metadata-only [shell-command 1], 2 external
+      window 1 import claude-code b3331e81-1f1e-4dd2-b352-9ddcfda93d6c
+        notes.txt derived by Write
+        notes.txt derived by Edit
+        README.md derived by Write
+      window 2 external claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d before
+        notes.txt derived by -
+      window 3 import claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d
+        README.md derived by Edit
+      window 4 external claude-code 2efef798-6ad5-4ffe-bb37-f73d9cf04a65 before
+        notes.txt metadata-only (shell-command) by Bash
+    [EOF]
+    [exit status: 0]
+    "#);
+    insta::assert_snapshot!(run(&[]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (2 imported before, 0 in progress); 0 derived, 0 metadata-only, 0 external
+    nothing new to import
+    [EOF]
+    [exit status: 4]
+    "#);
+    insta::assert_snapshot!(
+        crate::cli::rw(&s.env, &["import", "claude-code", "--claude-dir", "/nonexistent/claude"]),
+        @"
+    [EOF]
+    ------- stderr -------
+    error: no Claude Code transcripts in /nonexistent/claude/projects: no such directory
+    hint: pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR
+    [EOF]
+    [exit status: 1]
+    "
+    );
 }

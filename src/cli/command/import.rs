@@ -211,9 +211,13 @@ fn session_line(sr: &SessionReport) -> String {
         "steps"
     };
     format!(
-        "session {} {:?}: {} {unit} ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
+        "session {}{}: {} {unit} ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
         sr.id,
-        sr.title,
+        if sr.title.is_empty() {
+            String::new()
+        } else {
+            format!(" {:?}", sr.title)
+        },
         sr.steps,
         sr.steps_already_imported,
         sr.steps_in_progress,

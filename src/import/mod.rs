@@ -175,6 +175,48 @@ pub struct SessionReport {
     pub elapsed_ms: u64,
 }
 
+impl SessionReport {
+    /// An empty report of session `id` (`live`: rewind's hooks recorded it, so it is
+    /// skipped).
+    fn new(id: &str, title: &str, steps: usize, live: bool) -> SessionReport {
+        SessionReport {
+            id: id.to_string(),
+            title: title.to_string(),
+            opencode_version: None,
+            claude_code_version: None,
+            status: if live { "skipped" } else { "up-to-date" },
+            skipped_because: live.then(|| {
+                "rewind's hooks recorded this session as it ran; importing it would record every edit twice".into()
+            }),
+            steps,
+            steps_already_imported: 0,
+            steps_in_progress: 0,
+            derived: 0,
+            metadata_only: 0,
+            external: 0,
+            reasons: BTreeMap::new(),
+            unreadable_gaps: 0,
+            unsafe_paths: 0,
+            windows: Vec::new(),
+            elapsed_ms: 0,
+        }
+    }
+}
+
+/// Store `bytes` (durable before any row names them), or only hash them in a dry run. A
+/// proof needs the whole text, so memory is bounded by the size limit; over the size where
+/// the store streams, it compresses from them without a second whole copy.
+fn keep_blob(home: &Home, dry_run: bool, bytes: &[u8]) -> Result<BlobId, ImportError> {
+    let (store, index, now) = (home.store(), home.index(), home.now());
+    Ok(if dry_run {
+        BlobId::of(bytes)
+    } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
+        store.put_stream(index, bytes, bytes.len() as u64, now)?
+    } else {
+        store.put(index, bytes, None, now)?
+    })
+}
+
 #[derive(Debug, Serialize)]
 pub struct WindowReport {
     /// `None` in a dry run.
@@ -404,29 +446,9 @@ fn import_session(
 ) -> Result<SessionReport, ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, OPENCODE, &s.id)?;
-    let mut r = SessionReport {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        opencode_version: Some(s.version.clone()),
-        claude_code_version: None,
-        status: "up-to-date",
-        skipped_because: None,
-        steps: steps.len(),
-        steps_already_imported: 0,
-        steps_in_progress: 0,
-        derived: 0,
-        metadata_only: 0,
-        external: 0,
-        reasons: BTreeMap::new(),
-        unreadable_gaps: 0,
-        unsafe_paths: 0,
-        windows: Vec::new(),
-        elapsed_ms: 0,
-    };
+    let mut r = SessionReport::new(&s.id, &s.title, steps.len(), live);
+    r.opencode_version = Some(s.version.clone());
     if live {
-        r.status = "skipped";
-        r.skipped_because =
-            Some("rewind's hooks recorded this session as it ran; importing it would record every edit twice".into());
         r.elapsed_ms = millis(started);
         return Ok(r);
     }
@@ -439,16 +461,7 @@ fn import_session(
     // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
     // needs the text), so memory is bounded by the size limit; over the size where the
     // store streams, the store compresses from them without a second whole copy.
-    let mut keep = |bytes: &[u8]| -> Result<BlobId, ImportError> {
-        let (store, index, now) = (home.store(), home.index(), home.now());
-        Ok(if opts.dry_run {
-            BlobId::of(bytes)
-        } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
-            store.put_stream(index, bytes, bytes.len() as u64, now)?
-        } else {
-            store.put(index, bytes, None, now)?
-        })
-    };
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
     let mut planned = Vec::new();
     // The snapshot after the previous finished step, to see what changed in between.
     let mut previous_finish: Option<String> = None;
@@ -758,41 +771,12 @@ fn plan_claude_session(
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
-    let mut r = SessionReport {
-        id: t.session_id.clone(),
-        title: String::new(),
-        opencode_version: None,
-        claude_code_version: t.version.clone(),
-        status: "up-to-date",
-        skipped_because: None,
-        steps: t.turns.len(),
-        steps_already_imported: 0,
-        steps_in_progress: 0,
-        derived: 0,
-        metadata_only: 0,
-        external: 0,
-        reasons: BTreeMap::new(),
-        unreadable_gaps: 0,
-        unsafe_paths: 0,
-        windows: Vec::new(),
-        elapsed_ms: 0,
-    };
+    let mut r = SessionReport::new(&t.session_id, "", t.turns.len(), live);
+    r.claude_code_version = t.version.clone();
     if live {
-        r.status = "skipped";
-        r.skipped_because =
-            Some("rewind's hooks recorded this session as it ran; importing it would record every edit twice".into());
         return Ok((r, Vec::new()));
     }
-    let mut keep = |bytes: &[u8]| -> Result<BlobId, ImportError> {
-        let (store, index, now) = (home.store(), home.index(), home.now());
-        Ok(if opts.dry_run {
-            BlobId::of(bytes)
-        } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
-            store.put_stream(index, bytes, bytes.len() as u64, now)?
-        } else {
-            store.put(index, bytes, None, now)?
-        })
-    };
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
     let cwd = t.cwd.clone().unwrap_or_default();
     let history = opts.history_dir.join(&t.session_id);
     let cx = turn::SessionCtx {

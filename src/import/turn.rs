@@ -71,10 +71,29 @@ pub struct TurnPlan {
     pub plan: StepPlan,
 }
 
+/// A file's bytes and unix mode.
+type Bytes = (Vec<u8>, u32);
+
+/// The permission bits rewind records (a new file: the usual 0644).
+fn file_mode(meta: &std::fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o777
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        NEW_FILE_MODE
+    }
+}
+
+const NEW_FILE_MODE: u32 = 0o644;
+
 /// A path's bytes as last proven: after a chain, or at a prompt's backup.
 #[derive(Clone)]
 struct Known {
-    bytes: Option<Vec<u8>>,
+    bytes: Option<Bytes>,
     state: FileState,
     /// The turn from which on something else may have changed it.
     since: usize,
@@ -94,8 +113,9 @@ impl SessionCtx<'_> {
         Some((rel, abs))
     }
 
-    /// The bytes of `backup` of the file at `abs` (`None` inside: absent), or why not.
-    fn backup(&self, abs: &str, backup: &Backup) -> Result<Option<Vec<u8>>, MetadataReason> {
+    /// The bytes of `backup` of the file at `abs` and its mode (Claude Code gives a backup
+    /// its file's mode; `None` inside: absent), or why not.
+    fn backup(&self, abs: &str, backup: &Backup) -> Result<Option<Bytes>, MetadataReason> {
         let Some(name) = &backup.file else {
             return Ok(None);
         };
@@ -110,9 +130,8 @@ impl SessionCtx<'_> {
         if meta.len() > self.max_size {
             return Err(MetadataReason::TooLarge);
         }
-        std::fs::read(&path)
-            .map(Some)
-            .map_err(|_| MetadataReason::BackupMissing)
+        let bytes = std::fs::read(&path).map_err(|_| MetadataReason::BackupMissing)?;
+        Ok(Some((bytes, file_mode(&meta))))
     }
 }
 
@@ -200,7 +219,7 @@ fn plan_gap(
             continue;
         };
         let now = Known {
-            state: state_of(bytes.as_deref(), keep)?,
+            state: state_of(bytes.as_ref(), keep)?,
             bytes,
             since: turn,
         };
@@ -297,14 +316,14 @@ fn plan_turn(
 /// when every link held.
 fn chain(
     rel: &RelPath,
-    start: Result<Option<Vec<u8>>, MetadataReason>,
+    start: Result<Option<Bytes>, MetadataReason>,
     calls: &[&Call],
     forced: Option<MetadataReason>,
     keep: &mut Keep<'_>,
     plan: &mut StepPlan,
 ) -> Result<Option<Known>, ImportError> {
     let mut failure = forced;
-    let mut cur: Option<Option<Vec<u8>>> = match start {
+    let mut cur: Option<Option<Bytes>> = match start {
         Ok(b) => Some(b),
         Err(r) => {
             failure = failure.or(Some(r));
@@ -312,18 +331,22 @@ fn chain(
         }
     };
     let mut cur_state = match &cur {
-        Some(b) => state_of(b.as_deref(), keep)?,
+        Some(b) => state_of(b.as_ref(), keep)?,
         None => FileState::Unknown,
     };
     let first = plan.agent.len();
     for call in calls {
         let next = match &cur {
-            Some(before) => link(call, before.as_deref()),
+            Some(before) => link(call, before.as_ref().map(|(b, _)| b.as_slice())).map(|after| {
+                // An edit keeps the file's mode; a create gets the usual one.
+                let mode = before.as_ref().map_or(NEW_FILE_MODE, |(_, m)| *m);
+                after.map(|a| (a, mode))
+            }),
             None => Err(MetadataReason::NotProven),
         };
         let (after, after_state) = match next {
             Ok(after) => {
-                let s = state_of(after.as_deref(), keep)?;
+                let s = state_of(after.as_ref(), keep)?;
                 (Some(after), s)
             }
             Err(r) => {
@@ -404,12 +427,101 @@ fn link(call: &Call, before: Option<&[u8]>) -> Result<Option<Vec<u8>>, MetadataR
 }
 
 /// The file state of `bytes` (`None`: absent), stored through `keep`.
-fn state_of(bytes: Option<&[u8]>, keep: &mut Keep<'_>) -> Result<FileState, ImportError> {
+fn state_of(bytes: Option<&Bytes>, keep: &mut Keep<'_>) -> Result<FileState, ImportError> {
     Ok(match bytes {
         None => FileState::Absent,
-        Some(b) => FileState::Present {
+        Some((b, mode)) => FileState::Present {
             blob: keep(b)?,
-            mode: 0o644,
+            mode: *mode,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(tool: &str, input: Value, original: Original) -> Call {
+        Call {
+            id: "toolu_1".into(),
+            tool: tool.into(),
+            input,
+            sidechain: false,
+            result: Some(super::super::claude::CallResult {
+                is_error: false,
+                original,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_multiedit_is_proven_by_each_edit_applied_once_in_order() {
+        let m = call(
+            "MultiEdit",
+            json!({"file_path": "/w/a", "edits": [
+                {"old_string": "two", "new_string": "TWO"},
+                {"old_string": "TWO\nthree", "new_string": "2\n3"}]}),
+            Original::NotRecorded,
+        );
+        assert_eq!(
+            link(&m, Some(b"one\ntwo\nthree\n")),
+            Ok(Some(b"one\n2\n3\n".to_vec()))
+        );
+        assert_eq!(
+            link(&m, Some(b"two two\nthree\n")),
+            Err(MetadataReason::AmbiguousEdit)
+        );
+        let all = call(
+            "MultiEdit",
+            json!({"edits": [{"old_string": "a", "new_string": "b", "replace_all": true}]}),
+            Original::NotRecorded,
+        );
+        assert_eq!(link(&all, Some(b"a")), Err(MetadataReason::AmbiguousEdit));
+        let none = call("MultiEdit", json!({"edits": []}), Original::NotRecorded);
+        assert_eq!(link(&none, Some(b"a")), Err(MetadataReason::NotProven));
+    }
+
+    #[test]
+    fn the_recorded_original_must_be_the_bytes_before() {
+        let e = call(
+            "Edit",
+            json!({"old_string": "two", "new_string": "TWO"}),
+            Original::Text("one\ntwo\n".into()),
+        );
+        assert_eq!(
+            link(&e, Some(b"one\ntwo\n")),
+            Ok(Some(b"one\nTWO\n".to_vec()))
+        );
+        assert_eq!(
+            link(&e, Some(b"two\n")),
+            Err(MetadataReason::EvidenceMismatch)
+        );
+        let create = call("Write", json!({"content": "x"}), Original::Absent);
+        assert_eq!(link(&create, None), Ok(Some(b"x".to_vec())));
+        assert_eq!(
+            link(&create, Some(b"y")),
+            Err(MetadataReason::EvidenceMismatch),
+            "a create of a file that was there"
+        );
+    }
+
+    #[test]
+    fn other_tools_and_missing_inputs_prove_nothing() {
+        let nb = call(
+            "NotebookEdit",
+            json!({"new_source": "x"}),
+            Original::NotRecorded,
+        );
+        assert_eq!(link(&nb, Some(b"{}")), Err(MetadataReason::UnknownTool));
+        let w = call("Write", json!({"file_path": "/w/a"}), Original::NotRecorded);
+        assert_eq!(link(&w, None), Err(MetadataReason::NotProven));
+        let e = call(
+            "Edit",
+            json!({"old_string": "a", "new_string": "b"}),
+            Original::NotRecorded,
+        );
+        assert_eq!(link(&e, None), Err(MetadataReason::NotProven));
+        assert_eq!(link(&e, Some(&[0xff, b'a'])), Err(MetadataReason::Binary));
+    }
 }

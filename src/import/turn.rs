@@ -97,6 +97,9 @@ struct Known {
     state: FileState,
     /// The turn from which on something else may have changed it.
     since: usize,
+    /// The backup these bytes were read from, if any: a later prompt naming the same backup
+    /// (Claude Code keeps it while the file is unchanged) needs no second read.
+    backup: Option<String>,
 }
 
 impl SessionCtx<'_> {
@@ -215,6 +218,9 @@ fn plan_gap(
             *unsafe_paths += 1;
             continue;
         };
+        if backup.file.is_some() && known.get(&rel).is_some_and(|k| k.backup == backup.file) {
+            continue;
+        }
         let Ok(bytes) = cx.backup(&abs, backup) else {
             continue;
         };
@@ -222,6 +228,7 @@ fn plan_gap(
             state: state_of(bytes.as_ref(), keep)?,
             bytes,
             since: turn,
+            backup: backup.file.clone(),
         };
         if let Some(before) = known.get(&rel) {
             if before.bytes != now.bytes {
@@ -377,6 +384,7 @@ fn chain(
         bytes,
         state: cur_state,
         since: 0,
+        backup: None,
     }))
 }
 

@@ -617,3 +617,55 @@ fn cli_output_of_import_claude_code() {
     "
     );
 }
+
+/// A session rewind's hooks recorded as it ran (Claude Code's hooks name it by the same
+/// session id) is not imported again: every edit would be recorded twice.
+#[test]
+fn a_session_recorded_live_by_the_hooks_is_skipped() {
+    let s = Setup::new();
+    s.env.run(&["--session", SESSION, "snap", "notes.txt"]).ok();
+    s.env.write("notes.txt", "live\n");
+    s.env
+        .run(&["--session", SESSION, "record", "notes.txt"])
+        .ok();
+    let run = s.import(&[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["sessions"][0]["status"], "skipped");
+    assert!(r["sessions"][0]["skipped_because"]
+        .as_str()
+        .unwrap()
+        .contains("recorded this session as it ran"));
+    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 1);
+}
+
+/// A file the agent rewrote keeps its mode: the backup carries it (Claude Code gives each
+/// backup its file's mode), and undo puts the bytes back with it.
+#[cfg(unix)]
+#[test]
+fn an_imported_change_keeps_the_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::new();
+    for v in 1..=3 {
+        std::fs::set_permissions(
+            s.backup("README.md", v),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    std::fs::set_permissions(
+        s.env.ws.join("README.md"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let r = s.import(&[]).ok().json();
+    let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &turn2])
+        .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+    assert_eq!(
+        crate::common::mode_of(&s.env.ws.join("README.md")) & 0o777,
+        0o755
+    );
+}

@@ -8,10 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rewind::ids::BlobId;
 use serde_json::Value;
 
-use crate::common::{Env, Run};
+use crate::common::{assert_import_refused, blob_json, Env, Run};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "d064cf85-3a58-44bf-ab4a-a3bbb4a14225";
@@ -122,10 +121,6 @@ impl Setup {
     }
 }
 
-fn blob(bytes: &[u8]) -> Value {
-    Value::String(BlobId::of(bytes).to_hex())
-}
-
 /// Each change of the report as `kind turn: path proof reason tool`, in order.
 fn summary(report: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -168,22 +163,6 @@ fn window_id(report: &Value, label: &str) -> String {
         .to_string()
 }
 
-#[track_caller]
-fn assert_refused(run: &Run, message: &str) {
-    assert_eq!(
-        run.code, 1,
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    let first = run.stderr.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("error: ") && first.contains(message),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
-}
-
 fn nothing_imported(env: &Env) {
     let log = env.run(&["--json", "log"]).ok().json();
     assert!(
@@ -222,17 +201,20 @@ fn import_proves_the_real_sessions_writes_and_edits_and_keeps_the_users_edit_ext
     // The create: absent before, the written bytes after.
     let create = change(&r, "notes.txt", "Write")[0];
     assert_eq!(create["before"], Value::Null);
-    assert_eq!(create["after"], blob(b"one\ntwo\nthree\nfour\n"));
+    assert_eq!(create["after"], blob_json(b"one\ntwo\nthree\nfour\n"));
     // The overwrite: the backup's bytes before.
     let overwrite = change(&r, "README.md", "Write")[0];
-    assert_eq!(overwrite["before"], blob(b"# e2e\n"));
-    assert_eq!(overwrite["after"], blob(b"# e2e\nrewritten\n"));
+    assert_eq!(overwrite["before"], blob_json(b"# e2e\n"));
+    assert_eq!(overwrite["after"], blob_json(b"# e2e\nrewritten\n"));
     let edit = change(&r, "notes.txt", "Edit")[0];
-    assert_eq!(edit["before"], blob(b"one\ntwo\nthree\nfour\n"));
-    assert_eq!(edit["after"], blob(b"one\nTWO\nthree\nfour\n"));
+    assert_eq!(edit["before"], blob_json(b"one\ntwo\nthree\nfour\n"));
+    assert_eq!(edit["after"], blob_json(b"one\nTWO\nthree\nfour\n"));
     let user = change(&r, "notes.txt", "-")[0];
-    assert_eq!(user["before"], blob(b"one\nTWO\nthree\nfour\n"));
-    assert_eq!(user["after"], blob(b"one\nTWO\nthree\nfour\nuser line\n"));
+    assert_eq!(user["before"], blob_json(b"one\nTWO\nthree\nfour\n"));
+    assert_eq!(
+        user["after"],
+        blob_json(b"one\nTWO\nthree\nfour\nuser line\n")
+    );
     assert_eq!(session["derived"], 4);
     assert_eq!(session["external"], 2);
     assert_eq!(session["reasons"]["shell-command"], 1);
@@ -428,7 +410,7 @@ fn a_session_from_another_cwd_is_not_imported() {
         .collect();
     assert_eq!(ids, [SESSION]);
     let named = s.import(&["--claude-session", other]);
-    assert_refused(&named, "ran in /somewhere/else, not in this workspace");
+    assert_import_refused(&named, "ran in /somewhere/else, not in this workspace");
 }
 
 #[test]
@@ -439,7 +421,7 @@ fn a_corrupt_transcript_is_refused_naming_it_and_nothing_is_imported() {
     let first = text.lines().find(|l| l.contains("\"cwd\"")).unwrap();
     s.write_transcript(other, &format!("{first}\n{{\"type\": \"user\", \n"));
     let run = s.import(&[]);
-    assert_refused(
+    assert_import_refused(
         &run,
         &format!(
             "cannot read Claude Code transcript {}, line 2: not JSON",
@@ -487,14 +469,15 @@ fn a_turn_still_being_written_is_left_for_a_later_import() {
 fn no_claude_data_is_an_error() {
     let s = Setup::new();
     let run = s.env.run(&[
+        "--json",
         "import",
         "claude-code",
         "--claude-dir",
         s.claude.join("nope").to_str().unwrap(),
     ]);
-    assert_refused(&run, "no Claude Code transcripts in ");
+    assert_import_refused(&run, "no Claude Code transcripts in ");
     let run = s.import(&["--claude-session", "nope"]);
-    assert_refused(&run, "Claude Code session nope not found in ");
+    assert_import_refused(&run, "Claude Code session nope not found in ");
 }
 
 /// Import never writes Claude Code's files.

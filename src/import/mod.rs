@@ -1,4 +1,9 @@
-//! Import what an agent already recorded into rewind's history: `rewind import opencode`.
+//! Import what an agent already recorded into rewind's history: `rewind import opencode`,
+//! and `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
+//! file-history backups, [`turn`] proves each turn's edit chains; one `import` window per
+//! user prompt, label `claude-code <prompt uuid>`, and `… before` for what changed between
+//! turns). What each import took is also kept in the index's `imported_sources`, which
+//! outlives the windows (`gc`): an item is never imported twice.
 //!
 //! Imported history is evidence, not truth. OpenCode keeps, per assistant message (one model
 //! step), a `step-start` and a `step-finish` part naming whole-worktree snapshot trees in its
@@ -26,7 +31,8 @@
 //! an interrupted import leaves no half session.
 //!
 //! Modules: [`git`] (the only user of gix), [`opencode`] (OpenCode's database, read-only),
-//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure).
+//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure), [`claude`] (Claude
+//! Code's records, read-only), [`turn`] (a Claude Code turn → its changes).
 
 pub mod claude;
 pub mod git;

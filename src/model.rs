@@ -287,6 +287,9 @@ pub enum MetadataReason {
     ShellCommand,
     /// A tool or record shape rewind does not know ran in the step.
     UnknownTool,
+    /// The agent's pre-edit backup of the file (Claude Code's file history) is not there,
+    /// or cannot be read.
+    BackupMissing,
 }
 
 impl MetadataReason {
@@ -308,6 +311,7 @@ impl MetadataReason {
             MetadataReason::NotProven => "not-proven",
             MetadataReason::ShellCommand => "shell-command",
             MetadataReason::UnknownTool => "unknown-tool",
+            MetadataReason::BackupMissing => "backup-missing",
         }
     }
 }
@@ -332,6 +336,7 @@ impl FromStr for MetadataReason {
             "not-proven" => Ok(MetadataReason::NotProven),
             "shell-command" => Ok(MetadataReason::ShellCommand),
             "unknown-tool" => Ok(MetadataReason::UnknownTool),
+            "backup-missing" => Ok(MetadataReason::BackupMissing),
             other => Err(format!("unknown metadata-only reason {other:?}")),
         }
     }

@@ -105,7 +105,7 @@ pub enum Command {
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(super::command::watch::WatchArgs),
-    /// Import history an agent already recorded (OpenCode's steps and snapshots)
+    /// Import history an agent already recorded (OpenCode's steps and snapshots, Claude Code's transcripts and file history)
     #[command(subcommand)]
     Import(super::command::import::ImportCmd),
     /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and

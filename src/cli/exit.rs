@@ -181,6 +181,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::NotAProject { .. } => "run this in the project's worktree, or pass --recorded-worktree PATH when the project has moved since OpenCode recorded it",
             E::NoSuchSession { .. } | E::OtherProject { .. } => "`rewind import opencode --dry-run` lists this workspace's sessions",
             E::Git(_) => "nothing was imported; OpenCode's snapshot store may be damaged",
+            E::ClaudeData { .. } => "pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR",
+            E::Transcript { .. } => "nothing was imported; the transcript is damaged or of a format this rewind does not read",
+            E::NoSuchClaudeSession { .. } | E::OtherCwd { .. } => "`rewind import claude-code --mode shadow` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

@@ -1,4 +1,9 @@
-//! Import what an agent already recorded into rewind's history: `rewind import opencode`.
+//! Import what an agent already recorded into rewind's history: `rewind import opencode`,
+//! and `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
+//! file-history backups, [`turn`] proves each turn's edit chains; one `import` window per
+//! user prompt, label `claude-code <prompt uuid>`, and `… before` for what changed between
+//! turns). What each import took is also kept in the index's `imported_sources`, which
+//! outlives the windows (`gc`): an item is never imported twice.
 //!
 //! Imported history is evidence, not truth. OpenCode keeps, per assistant message (one model
 //! step), a `step-start` and a `step-finish` part naming whole-worktree snapshot trees in its
@@ -26,12 +31,15 @@
 //! an interrupted import leaves no half session.
 //!
 //! Modules: [`git`] (the only user of gix), [`opencode`] (OpenCode's database, read-only),
-//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure).
+//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure), [`claude`] (Claude
+//! Code's records, read-only), [`turn`] (a Claude Code turn → its changes).
 
+pub mod claude;
 pub mod git;
 pub mod opencode;
 pub mod proof;
 pub mod step;
+pub mod turn;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -76,6 +84,22 @@ pub enum ImportError {
         id: String,
         project: String,
         expected: String,
+    },
+    #[error("no Claude Code transcripts in {dir}: {detail}")]
+    ClaudeData { dir: String, detail: String },
+    #[error("cannot read Claude Code transcript {path}, line {line}: {detail}")]
+    Transcript {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("Claude Code session {id} not found in {dir}")]
+    NoSuchClaudeSession { id: String, dir: String },
+    #[error("Claude Code session {id} ran in {cwd}, not in this workspace {workspace}")]
+    OtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
     },
     #[error(transparent)]
     Git(#[from] git::GitError),
@@ -127,7 +151,11 @@ pub struct ImportReport {
 pub struct SessionReport {
     pub id: String,
     pub title: String,
-    pub opencode_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opencode_version: Option<String>,
+    /// The Claude Code version the transcript names (`import claude-code` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claude_code_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: &'static str,
     pub skipped_because: Option<String>,
@@ -151,6 +179,48 @@ pub struct SessionReport {
     pub unsafe_paths: usize,
     pub windows: Vec<WindowReport>,
     pub elapsed_ms: u64,
+}
+
+impl SessionReport {
+    /// An empty report of session `id` (`live`: rewind's hooks recorded it, so it is
+    /// skipped).
+    fn new(id: &str, title: &str, steps: usize, live: bool) -> SessionReport {
+        SessionReport {
+            id: id.to_string(),
+            title: title.to_string(),
+            opencode_version: None,
+            claude_code_version: None,
+            status: if live { "skipped" } else { "up-to-date" },
+            skipped_because: live.then(|| {
+                "rewind's hooks recorded this session as it ran; importing it would record every edit twice".into()
+            }),
+            steps,
+            steps_already_imported: 0,
+            steps_in_progress: 0,
+            derived: 0,
+            metadata_only: 0,
+            external: 0,
+            reasons: BTreeMap::new(),
+            unreadable_gaps: 0,
+            unsafe_paths: 0,
+            windows: Vec::new(),
+            elapsed_ms: 0,
+        }
+    }
+}
+
+/// Store `bytes` (durable before any row names them), or only hash them in a dry run. A
+/// proof needs the whole text, so memory is bounded by the size limit; over the size where
+/// the store streams, it compresses from them without a second whole copy.
+fn keep_blob(home: &Home, dry_run: bool, bytes: &[u8]) -> Result<BlobId, ImportError> {
+    let (store, index, now) = (home.store(), home.index(), home.now());
+    Ok(if dry_run {
+        BlobId::of(bytes)
+    } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
+        store.put_stream(index, bytes, bytes.len() as u64, now)?
+    } else {
+        store.put(index, bytes, None, now)?
+    })
 }
 
 #[derive(Debug, Serialize)]
@@ -196,19 +266,24 @@ impl Group {
     }
 }
 
-/// The window label that marks what was imported of a step: the idempotence key.
-fn label(message: &str, group: Group) -> String {
+/// The importer names: the first word of their window labels, and `imported_sources.importer`.
+const OPENCODE: &str = "opencode";
+const CLAUDE_CODE: &str = "claude-code";
+
+/// The window label that marks what was imported of a step (`source`: the importer): the
+/// idempotence key, kept in `imported_sources` too (which outlives the window).
+fn label(source: &str, message: &str, group: Group) -> String {
     match group {
-        Group::Gap => format!("opencode {message} before"),
-        Group::External => format!("opencode {message} external"),
-        Group::Agent => format!("opencode {message}"),
+        Group::Gap => format!("{source} {message} before"),
+        Group::External => format!("{source} {message} external"),
+        Group::Agent => format!("{source} {message}"),
     }
 }
 
 /// Whether the windows of the step itself (not its gap) are in `labels`.
-fn step_imported(labels: &BTreeSet<String>, message: &str) -> bool {
-    labels.contains(&label(message, Group::Agent))
-        || labels.contains(&label(message, Group::External))
+fn step_imported(labels: &BTreeSet<String>, source: &str, message: &str) -> bool {
+    labels.contains(&label(source, message, Group::Agent))
+        || labels.contains(&label(source, message, Group::External))
 }
 
 /// Import the OpenCode history of workspace `ws` into `home`.
@@ -320,23 +395,26 @@ fn millis(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// What the index already holds of a session: the labels of its windows, and whether
+/// What the index already holds of a session: the labels of its windows and the items
+/// `source` imported of it (even when `gc` has dropped their windows since), and whether
 /// rewind's hooks recorded it live.
 fn already(
     home: &Home,
     ws: &Workspace,
+    source: &str,
     name: &str,
 ) -> Result<(BTreeSet<String>, bool), ImportError> {
     let tx = home.index().read();
     let Some(ws_id) = tx.find_workspace(&ws.root_bytes())? else {
         return Ok(Default::default());
     };
+    let mut labels = tx.imported_items(ws_id, source, name)?;
     let Some(session) = tx.find_session(ws_id, name)? else {
-        return Ok(Default::default());
+        return Ok((labels, false));
     };
     let windows = tx.windows(session, usize::MAX)?;
     let live = windows.iter().any(|w| w.kind == WindowKind::Agent);
-    let labels = windows.into_iter().filter_map(|w| w.label).collect();
+    labels.extend(windows.into_iter().filter_map(|w| w.label));
     Ok((labels, live))
 }
 
@@ -373,29 +451,10 @@ fn import_session(
     opts: &OpenCodeOptions,
 ) -> Result<SessionReport, ImportError> {
     let started = Instant::now();
-    let (labels, live) = already(home, ws, &s.id)?;
-    let mut r = SessionReport {
-        id: s.id.clone(),
-        title: s.title.clone(),
-        opencode_version: s.version.clone(),
-        status: "up-to-date",
-        skipped_because: None,
-        steps: steps.len(),
-        steps_already_imported: 0,
-        steps_in_progress: 0,
-        derived: 0,
-        metadata_only: 0,
-        external: 0,
-        reasons: BTreeMap::new(),
-        unreadable_gaps: 0,
-        unsafe_paths: 0,
-        windows: Vec::new(),
-        elapsed_ms: 0,
-    };
+    let (labels, live) = already(home, ws, OPENCODE, &s.id)?;
+    let mut r = SessionReport::new(&s.id, &s.title, steps.len(), live);
+    r.opencode_version = Some(s.version.clone());
     if live {
-        r.status = "skipped";
-        r.skipped_because =
-            Some("rewind's hooks recorded this session as it ran; importing it would record every edit twice".into());
         r.elapsed_ms = millis(started);
         return Ok(r);
     }
@@ -408,16 +467,7 @@ fn import_session(
     // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
     // needs the text), so memory is bounded by the size limit; over the size where the
     // store streams, the store compresses from them without a second whole copy.
-    let mut keep = |bytes: &[u8]| -> Result<BlobId, ImportError> {
-        let (store, index, now) = (home.store(), home.index(), home.now());
-        Ok(if opts.dry_run {
-            BlobId::of(bytes)
-        } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
-            store.put_stream(index, bytes, bytes.len() as u64, now)?
-        } else {
-            store.put(index, bytes, None, now)?
-        })
-    };
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
     let mut planned = Vec::new();
     // The snapshot after the previous finished step, to see what changed in between.
     let mut previous_finish: Option<String> = None;
@@ -430,7 +480,8 @@ fn import_session(
         };
         let gap = match (&previous_finish, &pair) {
             (Some(prev), Some((start, _)))
-                if prev != start && !labels.contains(&label(&st.message_id, Group::Gap)) =>
+                if prev != start
+                    && !labels.contains(&label(OPENCODE, &st.message_id, Group::Gap)) =>
             {
                 match step::plan_gap(prev, start, &cx, &mut keep)? {
                     Some(g) => {
@@ -446,7 +497,7 @@ fn import_session(
             _ => Vec::new(),
         };
         previous_finish = pair.map(|(_, finish)| finish);
-        let plan = if step_imported(&labels, &st.message_id) {
+        let plan = if step_imported(&labels, OPENCODE, &st.message_id) {
             r.steps_already_imported += 1;
             StepPlan::default()
         } else {
@@ -461,7 +512,23 @@ fn import_session(
             plan,
         });
     }
-    for p in &planned {
+    finish_session(home, ws, OPENCODE, &s.id, &planned, opts.dry_run, &mut r)?;
+    r.elapsed_ms = millis(started);
+    Ok(r)
+}
+
+/// Count the planned changes of a session into its report, then write them (one
+/// transaction) unless `dry_run`, and report the windows.
+fn finish_session(
+    home: &Home,
+    ws: &Workspace,
+    source: &str,
+    name: &str,
+    planned: &[Planned1],
+    dry_run: bool,
+    r: &mut SessionReport,
+) -> Result<(), ImportError> {
+    for p in planned {
         for c in &p.plan.agent {
             match c.proof {
                 Proof::MetadataOnly => r.metadata_only += 1,
@@ -475,25 +542,28 @@ fn import_session(
             }
         }
     }
-    r.windows = if opts.dry_run {
+    r.windows = if dry_run {
         planned
             .iter()
-            .flat_map(|p| windows_of(p, |_| None))
+            .flat_map(|p| windows_of(p, source, |_| None))
             .collect()
     } else {
-        write_session(home, ws, &s.id, &planned)?
+        write_session(home, ws, source, name, planned)?
     };
     if !r.windows.is_empty() {
         r.status = "imported";
     }
-    r.elapsed_ms = millis(started);
-    Ok(r)
+    Ok(())
 }
 
 /// The (up to three) windows of a planned step, in the order things happened: the gap
 /// before it, then the user's edits made during it, then the agent's; with the ids `id_of`
 /// gives them.
-fn windows_of(p: &Planned1, mut id_of: impl FnMut(Group) -> Option<WindowId>) -> Vec<WindowReport> {
+fn windows_of(
+    p: &Planned1,
+    source: &str,
+    mut id_of: impl FnMut(Group) -> Option<WindowId>,
+) -> Vec<WindowReport> {
     let mut out = Vec::new();
     for (group, changes) in p.groups() {
         if changes.is_empty() {
@@ -502,7 +572,7 @@ fn windows_of(p: &Planned1, mut id_of: impl FnMut(Group) -> Option<WindowId>) ->
         out.push(WindowReport {
             window_id: id_of(group),
             kind: group.kind(),
-            label: label(&p.message_id, group),
+            label: label(source, &p.message_id, group),
             message_id: p.message_id.clone(),
             changes: changes.iter().map(change_report).collect(),
         });
@@ -523,10 +593,12 @@ fn change_report(c: &Planned) -> ChangeReport {
     }
 }
 
-/// Write the planned steps of session `name` in one transaction.
+/// Write the planned steps of session `name` in one transaction, noting each window's
+/// source item in `imported_sources`.
 fn write_session(
     home: &Home,
     ws: &Workspace,
+    source: &str,
     name: &str,
     planned: &[Planned1],
 ) -> Result<Vec<WindowReport>, ImportError> {
@@ -538,29 +610,31 @@ fn write_session(
     }
     let session = home.session(ws.clone(), name)?;
     let (ws_id, session_id) = (session.workspace_id(), session.row_id());
+    let now = home.now();
     home.index().write(|tx| {
         // Another import may have committed some of these windows since they were planned:
-        // the labels are checked again under the write lock.
-        let present: BTreeSet<String> = tx
-            .windows(session_id, usize::MAX)?
-            .into_iter()
-            .filter_map(|w| w.label)
-            .collect();
+        // the labels and imported items are checked again under the write lock.
+        let mut present = tx.imported_items(ws_id, source, name)?;
+        present.extend(
+            tx.windows(session_id, usize::MAX)?
+                .into_iter()
+                .filter_map(|w| w.label),
+        );
         let mut reports = Vec::new();
         for p in planned {
             let mut ids = BTreeMap::new();
             for (group, changes) in p.groups() {
-                let name = label(&p.message_id, group);
+                let item = label(source, &p.message_id, group);
                 if changes.is_empty()
-                    || present.contains(&name)
-                    || (group != Group::Gap && step_imported(&present, &p.message_id))
+                    || present.contains(&item)
+                    || (group != Group::Gap && step_imported(&present, source, &p.message_id))
                 {
                     continue;
                 }
                 let w = tx.open_window(
                     session_id,
                     group.kind(),
-                    Some(&name),
+                    Some(&item),
                     false,
                     WindowStatus::Done,
                     p.opened_at,
@@ -580,10 +654,11 @@ fn write_session(
                     })?;
                 }
                 tx.close_window(w, p.closed_at)?;
+                tx.record_imported(ws_id, source, name, &item, w, now)?;
                 ids.insert(group, w);
             }
             reports.extend(
-                windows_of(p, |group| ids.get(&group).copied())
+                windows_of(p, source, |group| ids.get(&group).copied())
                     .into_iter()
                     .filter(|w| w.window_id.is_some()),
             );
@@ -596,4 +671,153 @@ fn write_session(
 /// `~/.local/share`; OpenCode uses that layout on macOS too).
 pub fn opencode_data_dir(data_home: &Path) -> PathBuf {
     data_home.join("opencode")
+}
+
+/// What `rewind import claude-code` imports.
+#[derive(Debug, Clone)]
+pub struct ClaudeCodeOptions {
+    /// `projects/`: one directory per cwd, one `<session>.jsonl` transcript per session.
+    pub projects_dir: PathBuf,
+    /// `file-history/`: one directory of backups per session.
+    pub history_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// Import the Claude Code history of workspace `ws` into `home`: every session whose cwd is
+/// the workspace's root, one `import` window per turn (label `claude-code <prompt uuid>`)
+/// and an `external` one (`… before`) for what changed between turns. Every transcript is
+/// read and planned before anything is written: a transcript that cannot be read imports
+/// nothing at all.
+pub fn claude_code(
+    home: &Home,
+    ws: &Workspace,
+    opts: &ClaudeCodeOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    if !opts.projects_dir.is_dir() {
+        return Err(ImportError::ClaudeData {
+            dir: opts.projects_dir.display().to_string(),
+            detail: "no such directory".into(),
+        });
+    }
+    let root = ws.root().display().to_string();
+    let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
+    let mut chosen = Vec::new();
+    for path in claude::transcripts(&opts.projects_dir)? {
+        let id = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        let cwd = claude::peek_cwd(&path);
+        match cwd {
+            Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
+            Some(cwd) if wanted && !opts.sessions.is_empty() => {
+                return Err(ImportError::OtherCwd {
+                    id,
+                    cwd,
+                    workspace: root,
+                })
+            }
+            _ => {}
+        }
+    }
+    for id in &opts.sessions {
+        if !chosen
+            .iter()
+            .any(|p| p.file_stem().is_some_and(|s| s == id.as_str()))
+        {
+            return Err(ImportError::NoSuchClaudeSession {
+                id: id.clone(),
+                dir: opts.projects_dir.display().to_string(),
+            });
+        }
+    }
+    let transcripts = chosen
+        .iter()
+        .map(|p| claude::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut report = ImportReport {
+        source: CLAUDE_CODE,
+        data_dir: opts.projects_dir.display().to_string(),
+        project: String::new(),
+        worktree: root,
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+    };
+    let mut plans = Vec::new();
+    for t in &transcripts {
+        plans.push(plan_claude_session(home, ws, t, opts)?);
+    }
+    for (r, planned) in plans {
+        let mut r = r;
+        let name = r.id.clone();
+        if r.skipped_because.is_none() {
+            finish_session(home, ws, CLAUDE_CODE, &name, &planned, opts.dry_run, &mut r)?;
+        }
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// One Claude Code session's report and planned turns (blobs stored as they are read,
+/// before any row names them).
+fn plan_claude_session(
+    home: &Home,
+    ws: &Workspace,
+    t: &claude::Transcript,
+    opts: &ClaudeCodeOptions,
+) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
+    let started = Instant::now();
+    let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
+    let mut r = SessionReport::new(&t.session_id, "", t.turns.len(), live);
+    r.claude_code_version = t.version.clone();
+    if live {
+        return Ok((r, Vec::new()));
+    }
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let cwd = t.cwd.clone().unwrap_or_default();
+    let history = opts.history_dir.join(&t.session_id);
+    let cx = turn::SessionCtx {
+        history: &history,
+        cwd: &cwd,
+        root: &cwd,
+        max_size: home.options().max_file_size,
+    };
+    let done = |prompt: &str, gap: bool| {
+        if gap {
+            labels.contains(&label(CLAUDE_CODE, prompt, Group::Gap))
+        } else {
+            step_imported(&labels, CLAUDE_CODE, prompt)
+        }
+    };
+    let plan = turn::plan(t, &cx, &done, &mut keep)?;
+    r.steps_already_imported = plan.already;
+    r.steps_in_progress = plan.in_progress;
+    r.unsafe_paths = plan.unsafe_paths;
+    let planned = plan
+        .turns
+        .into_iter()
+        .map(|tp| Planned1 {
+            message_id: tp.prompt,
+            opened_at: tp.started_ms.saturating_mul(1_000_000),
+            closed_at: tp.ended_ms.saturating_mul(1_000_000),
+            gap: tp.gap,
+            plan: tp.plan,
+        })
+        .collect();
+    r.elapsed_ms = millis(started);
+    Ok((r, planned))
+}
+
+/// Claude Code's default config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_dir(config_dir: Option<&Path>, home: &Path) -> PathBuf {
+    config_dir.map_or_else(|| home.join(".claude"), Path::to_path_buf)
 }

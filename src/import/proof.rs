@@ -108,15 +108,14 @@ pub fn apply(
             Some(Value::String(content)) => Ok(Some(content.as_bytes().to_vec())),
             _ => Err(MetadataReason::NotProven),
         },
-        "edit" => apply_edit(&tool.input, before).map(Some),
+        "edit" => apply_edit_input(&tool.input, before).map(Some),
         "apply_patch" => apply_patch(&tool.input, rel, before),
         _ => Err(MetadataReason::NotProven),
     }
 }
 
-/// `edit`: `oldString` occurs exactly once in the before text and is replaced with
-/// `newString`. `replaceAll`, an empty `oldString` or several occurrences are ambiguous.
-fn apply_edit(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, MetadataReason> {
+/// `edit`: `oldString` replaced by `newString` in the before text ([`apply_edit`]).
+fn apply_edit_input(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, MetadataReason> {
     let Some(before) = before else {
         return Err(MetadataReason::NotProven);
     };
@@ -127,7 +126,20 @@ fn apply_edit(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, MetadataR
     let (Some(old), Some(new)) = (text("oldString"), text("newString")) else {
         return Err(MetadataReason::NotProven);
     };
-    if input.get("replaceAll").and_then(Value::as_bool) == Some(true) || old.is_empty() {
+    let replace_all = input.get("replaceAll").and_then(Value::as_bool) == Some(true);
+    apply_edit(before, old, new, replace_all).map(String::into_bytes)
+}
+
+/// One exact-replacement edit (OpenCode's `edit`, Claude Code's `Edit` and each edit of its
+/// `MultiEdit`): `old` must occur exactly once in `before`; the result replaces it with
+/// `new`. `replace_all`, an empty `old` or several occurrences are ambiguous.
+pub fn apply_edit(
+    before: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, MetadataReason> {
+    if replace_all || old.is_empty() {
         return Err(MetadataReason::AmbiguousEdit);
     }
     let mut found = before.match_indices(old);
@@ -137,9 +149,7 @@ fn apply_edit(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, MetadataR
     if found.next().is_some() {
         return Err(MetadataReason::AmbiguousEdit);
     }
-    Ok([&before[..at], new, &before[at + old.len()..]]
-        .concat()
-        .into_bytes())
+    Ok([&before[..at], new, &before[at + old.len()..]].concat())
 }
 
 /// `apply_patch` (OpenCode's patch format: `*** Begin Patch`, then per file `*** Add File:`,

@@ -27,6 +27,7 @@ mod blobs;
 mod changes;
 mod context;
 mod file_states;
+mod imported;
 mod reads;
 mod refusals;
 mod scan;

@@ -35,6 +35,10 @@
 //! - `refusals(workspace_id, session_id, path, kind, tool, at)` (v13): each refused agent
 //!   edit or read-before-write denial, never its content; only the newest
 //!   `refusals::KEEP_REFUSALS` rows are kept.
+//! - `imported_sources(workspace_id, importer, source_session, source_item)` (v14): what
+//!   `rewind import` took from an agent's own records (a source session's step or turn, by
+//!   its window label), the window it became and when; outlives the window (`gc`), so a
+//!   source is never imported twice.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -273,5 +277,20 @@ CREATE TABLE refusals(
     at INTEGER NOT NULL
 );
 CREATE INDEX refusals_by_workspace ON refusals(workspace_id, id);
+"#,
+    // 14 (import claude-code, durable imported sources): what `rewind import` took from an
+    // agent's own records, one row per source item (a step's or turn's window label) of a
+    // source session, with the window it became (no foreign key: `gc` drops windows, and the
+    // row must outlive them so the item is never imported again).
+    r#"
+CREATE TABLE imported_sources(
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    importer TEXT NOT NULL,
+    source_session TEXT NOT NULL,
+    source_item TEXT NOT NULL,
+    window_id INTEGER,
+    at INTEGER NOT NULL,
+    PRIMARY KEY(workspace_id, importer, source_session, source_item)
+) WITHOUT ROWID;
 "#,
 ];

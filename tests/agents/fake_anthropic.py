@@ -17,6 +17,17 @@ next scripted step, chosen by how many tool calls the conversation already holds
   6  text   "done"
 
 Any other request (titles, summaries, token counts) gets a short text answer.
+
+With FAKE_SCENARIO=history (capture_claude_history.py, the `rewind import claude-code`
+fixture), the script is per turn instead: the turn is the number of earlier answers "done",
+the step the number of tool calls since the last one:
+
+  turn 1  Write notes.txt (create), Read README.md, Write README.md (overwrite),
+          Edit notes.txt two -> TWO, MultiEdit notes.txt (three -> THREE, four -> FOUR)
+          (between the turns the capture script appends "user line" to notes.txt)
+  turn 2  Read README.md, Edit README.md, Bash `sed -i 's/one/ONE/' notes.txt`
+  turn 3  Read notes.txt
+each turn ending with the text "done".
 Usage: fake_anthropic.py <workspace> <request-log> <port-file>
 """
 import json
@@ -42,6 +53,36 @@ def steps():
         ("Read", {"file_path": NOTES}),
         ("Bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"}),
     ]
+
+
+def history_turns():
+    return [
+        [("Write", {"file_path": NOTES, "content": "one\ntwo\nthree\nfour\n"}),
+         ("Read", {"file_path": README}),
+         ("Write", {"file_path": README, "content": "# e2e\nrewritten\n"}),
+         ("Edit", {"file_path": NOTES, "old_string": "two", "new_string": "TWO"}),
+         ("MultiEdit", {"file_path": NOTES, "edits": [
+             {"old_string": "three", "new_string": "THREE"},
+             {"old_string": "four", "new_string": "FOUR"}]})],
+        [("Read", {"file_path": README}),
+         ("Edit", {"file_path": README, "old_string": "rewritten", "new_string": "rewritten twice"}),
+         ("Bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"})],
+        [("Read", {"file_path": NOTES})],
+    ]
+
+
+def history_step(body):
+    """(turn, step) of the history scenario: earlier "done" answers, tool calls since."""
+    turn, step = 0, 0
+    for m in body.get("messages", []):
+        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+            continue
+        for c in m["content"]:
+            if c.get("type") == "tool_use":
+                step += 1
+            elif c.get("type") == "text" and c.get("text") == "done":
+                turn, step = turn + 1, 0
+    return turn, step
 
 
 def tool_calls_so_far(body):
@@ -71,7 +112,19 @@ class H(Handler):
             return self._send(200, "application/json", b'{"input_tokens": 10}')
         tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
         content = {"type": "text", "text": "ok"}
-        if "Write" in tools:
+        msg_id = "msg_e2e"
+        if "Write" in tools and os.environ.get("FAKE_SCENARIO") == "history":
+            turn, n = history_step(body)
+            # Claude Code merges the content of assistant messages sharing an id.
+            msg_id = f"msg_h{turn}_{n:02d}"
+            script = history_turns()[turn] if turn < len(history_turns()) else []
+            script = [s for s in script if s[0] in tools]  # MultiEdit only when offered
+            if n < len(script):
+                name, inp = script[n]
+                content = {"type": "tool_use", "id": f"toolu_h{turn}_{n:02d}", "name": name, "input": inp}
+            else:
+                content = {"type": "text", "text": "done"}
+        elif "Write" in tools:
             n = tool_calls_so_far(body)
             if n < len(steps()):
                 if n == 4 and not USER_EDITED:
@@ -89,7 +142,7 @@ class H(Handler):
             f.write(json.dumps({"path": self.path, "answer": content, "body": body}) + "\n")
         stop = "tool_use" if content["type"] == "tool_use" else "end_turn"
         model = body.get("model", "claude-sonnet-4-5")
-        msg = {"id": "msg_e2e", "type": "message", "role": "assistant", "model": model,
+        msg = {"id": msg_id, "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": 10, "output_tokens": 1}}
         if not body.get("stream"):

@@ -456,3 +456,27 @@ pub fn workspace_id(env: &Env, index: &rewind::index::Index) -> rewind::ids::Wor
         .unwrap()
         .expect("the workspace has been used")
 }
+
+/// A blob id as the JSON reports show it.
+pub fn blob_json(bytes: &[u8]) -> serde_json::Value {
+    serde_json::Value::String(rewind::ids::BlobId::of(bytes).to_hex())
+}
+
+/// `rewind --json import …` refused: exit 1, `error: …message…` first on stderr with a
+/// hint, and the JSON error object on stdout.
+#[track_caller]
+pub fn assert_import_refused(run: &Run, message: &str) {
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: ") && first.contains(message),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
+    assert_eq!(run.json()["exit_code"], 1);
+}

@@ -7,10 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use rewind::ids::BlobId;
 use serde_json::Value;
 
-use crate::common::{Env, Run};
+use crate::common::{assert_import_refused, blob_json, Env, Run};
 
 const RECORDED: &str = "/tmp/rewind-agents.xwhqSm/opencode/ws";
 const SESSION: &str = "ses_df19f1f22ffeS0UkHv3YRtblVB";
@@ -106,10 +105,6 @@ impl Setup {
     }
 }
 
-fn blob(bytes: &[u8]) -> Value {
-    Value::String(BlobId::of(bytes).to_hex())
-}
-
 /// Each window of the report as `kind label-suffix: path proof reason tool`, one line per
 /// change, in order.
 fn summary(report: &Value) -> Vec<String> {
@@ -198,24 +193,27 @@ fn import_records_each_step_with_its_proof() {
 
     let write = change(&r, "msg_20e60ed5", "notes.txt");
     assert_eq!(write["before"], Value::Null, "a create");
-    assert_eq!(write["after"], blob(b"one\ntwo\n"));
+    assert_eq!(write["after"], blob_json(b"one\ntwo\n"));
     assert_eq!(write["tool_call"], "call_e2e_00");
     let edit = change(&r, "msg_20e6100d", "notes.txt");
     assert_eq!(
         (&edit["before"], &edit["after"]),
-        (&blob(b"one\ntwo\n"), &blob(b"one\nTWO\n"))
+        (&blob_json(b"one\ntwo\n"), &blob_json(b"one\nTWO\n"))
     );
     let user = change(&r, "msg_20e61043", "notes.txt");
     assert_eq!(
         (&user["before"], &user["after"]),
-        (&blob(b"one\nTWO\n"), &blob(b"one\nTWO\nuser line\n"))
+        (
+            &blob_json(b"one\nTWO\n"),
+            &blob_json(b"one\nTWO\nuser line\n")
+        )
     );
     let sed = change(&r, "msg_20e6106e", "notes.txt");
     assert_eq!(
         (&sed["before"], &sed["after"]),
         (
-            &blob(b"one\nTWO\nuser line\n"),
-            &blob(b"ONE\nTWO\nuser line\n")
+            &blob_json(b"one\nTWO\nuser line\n"),
+            &blob_json(b"ONE\nTWO\nuser line\n")
         ),
         "the bytes are kept for review, the change is still not revertible"
     );
@@ -226,8 +224,8 @@ fn import_records_each_step_with_its_proof() {
     assert_eq!(
         (&patch["before"], &patch["after"]),
         (
-            &blob(b"ONE\nTWO\nuser line\n"),
-            &blob(b"ONE\nTWO, patched\nuser line\n")
+            &blob_json(b"ONE\nTWO\nuser line\n"),
+            &blob_json(b"ONE\nTWO, patched\nuser line\n")
         )
     );
     assert_eq!(log.len(), 8);
@@ -279,6 +277,32 @@ fn a_second_import_adds_nothing() {
     assert_eq!(crate::common::changes(&s.env, SESSION).len(), before);
 }
 
+/// What was imported is kept in `imported_sources`, past the windows: after a gc that
+/// dropped every imported window, nothing is imported again.
+#[test]
+fn a_gc_that_drops_the_imported_windows_does_not_let_them_be_imported_again() {
+    let s = Setup::new();
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 7);
+    s.env
+        .run(&[
+            "gc",
+            "--session",
+            SESSION,
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok();
+    assert!(
+        crate::common::changes(&s.env, SESSION).is_empty(),
+        "gc dropped the imported windows"
+    );
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "{}", again.stdout);
+    assert_eq!(again.json()["windows_added"], 0);
+}
+
 #[test]
 fn a_dry_run_reports_and_writes_nothing() {
     let s = Setup::new();
@@ -309,7 +333,7 @@ fn undo_of_an_imported_edit_restores_the_exact_before() {
     assert_eq!(edit["proof"], "derived");
     assert_eq!(
         (&edit["before"], &edit["after"]),
-        (&blob(b"# e2e\n"), &blob(b"# e2e edited\n"))
+        (&blob_json(b"# e2e\n"), &blob_json(b"# e2e edited\n"))
     );
     let window = window_id(&r, "msg_20e60fdc", "import");
     let users = window_id(&r, "msg_20e613ea", "external");
@@ -459,23 +483,6 @@ fn a_completed_edit_whose_input_does_not_match_is_not_proven() {
     );
 }
 
-#[track_caller]
-fn assert_refused(run: &Run, message: &str) {
-    assert_eq!(
-        run.code, 1,
-        "stdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    let first = run.stderr.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("error: ") && first.contains(message),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
-    assert_eq!(run.json()["exit_code"], 1);
-}
-
 fn nothing_imported(env: &Env) {
     let log = env.run(&["--json", "log"]).ok().json();
     assert!(
@@ -493,7 +500,7 @@ fn no_opencode_data_is_an_error() {
     let s = Setup::new();
     std::fs::remove_file(s.data.join("opencode.db")).unwrap();
     let run = s.import(&[]);
-    assert_refused(&run, "no OpenCode data in ");
+    assert_import_refused(&run, "no OpenCode data in ");
     assert!(run.stderr.contains("opencode.db not found"));
     nothing_imported(&s.env);
 }
@@ -505,7 +512,7 @@ fn a_workspace_that_is_not_the_project_is_refused() {
     let run = s
         .env
         .run(&["--json", "import", "opencode", "--data-dir", data]);
-    assert_refused(&run, "is not an OpenCode project in");
+    assert_import_refused(&run, "is not an OpenCode project in");
     assert!(run.stderr.contains(&format!(
         "be48fe8d4c1d878969702d5023b3fdf84eb3e828 at {RECORDED}"
     )));
@@ -517,7 +524,7 @@ fn a_workspace_that_is_not_the_project_is_refused() {
 fn an_unknown_session_is_refused() {
     let s = Setup::new();
     let run = s.import(&["--opencode-session", "ses_nope"]);
-    assert_refused(&run, "OpenCode session ses_nope not found in ");
+    assert_import_refused(&run, "OpenCode session ses_nope not found in ");
     nothing_imported(&s.env);
     let r = s.import(&["--opencode-session", SESSION]).ok().json();
     assert_eq!(r["windows_added"], 7);
@@ -528,7 +535,7 @@ fn a_corrupt_database_is_refused_and_nothing_is_imported() {
     let s = Setup::new();
     std::fs::write(s.data.join("opencode.db"), vec![0x42; 8192]).unwrap();
     let run = s.import(&[]);
-    assert_refused(&run, "is not a readable SQLite database");
+    assert_import_refused(&run, "is not a readable SQLite database");
     nothing_imported(&s.env);
 }
 
@@ -537,7 +544,7 @@ fn an_unsupported_database_schema_is_refused() {
     let s = Setup::new();
     s.sql("ALTER TABLE part RENAME TO part_v2");
     let run = s.import(&[]);
-    assert_refused(&run, "unsupported OpenCode database schema in ");
+    assert_import_refused(&run, "unsupported OpenCode database schema in ");
     assert!(run.stderr.contains("part"), "{}", run.stderr);
     nothing_imported(&s.env);
 }
@@ -548,7 +555,7 @@ fn a_locked_database_is_refused() {
     let conn = rusqlite::Connection::open(s.data.join("opencode.db")).unwrap();
     conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let run = s.import(&[]);
-    assert_refused(&run, "is locked by another process");
+    assert_import_refused(&run, "is locked by another process");
     drop(conn);
     nothing_imported(&s.env);
 }
@@ -630,14 +637,14 @@ fn two_tools_of_one_step_on_one_path_are_ambiguous() {
             (
                 &Value::from("call_e2e_03"),
                 &Value::from("ambiguous-window"),
-                &blob(b"one\ntwo\n"),
+                &blob_json(b"one\ntwo\n"),
                 &Value::from("unknown")
             ),
             (
                 &Value::from("call_e2e_03b"),
                 &Value::from("ambiguous-window"),
                 &Value::from("unknown"),
-                &blob(b"one\nTWO\n")
+                &blob_json(b"one\nTWO\n")
             ),
         ]
     );
@@ -676,21 +683,21 @@ fn a_chain_of_edits_to_one_path_in_one_step_is_proven_link_by_link() {
         .iter()
         .map(|c| (&c["tool_call"], &c["proof"], &c["before"], &c["after"]))
         .collect();
-    let between = blob(b"one\ntWo\n");
+    let between = blob_json(b"one\ntWo\n");
     assert_eq!(
         changes,
         [
             (
                 &Value::from("call_e2e_03"),
                 &Value::from("derived"),
-                &blob(b"one\ntwo\n"),
+                &blob_json(b"one\ntwo\n"),
                 &between
             ),
             (
                 &Value::from("call_e2e_03b"),
                 &Value::from("derived"),
                 &between,
-                &blob(b"one\nTWO\n")
+                &blob_json(b"one\nTWO\n")
             ),
         ]
     );
@@ -935,7 +942,7 @@ fn a_large_created_file_is_imported_and_undone() {
     let c = change(&r, "msg_20e614fe", "big.bin");
     assert_eq!(
         (&c["proof"], &c["before"], &c["after"]),
-        (&Value::from("derived"), &Value::Null, &blob(&big))
+        (&Value::from("derived"), &Value::Null, &blob_json(&big))
     );
     let window = window_id(&r, "msg_20e614fe", "import");
     s.env.run(&["verify"]).ok();

@@ -18,6 +18,7 @@ mod faults;
 mod hook_payloads;
 mod hooks;
 mod hooks_context;
+mod import_claude;
 mod import_opencode;
 mod index_migration;
 mod large_files;

@@ -3,11 +3,15 @@
 //! each change `derived` only when OpenCode's own records prove it (see `rewind::import`).
 //! `--opencode-session ID` (repeatable) imports those sessions only; the global `--session`
 //! (and `REWIND_SESSION`) play no part: imported sessions are named by OpenCode's ids.
+//!
+//! `rewind import claude-code [--claude-dir DIR] [--projects-dir DIR] [--claude-session ID]…
+//! [--mode shadow|apply]`: the same for Claude Code's transcripts and file-history backups
+//! (`--mode shadow` is `--dry-run`).
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
-use rewind::import::{ImportReport, OpenCodeOptions, SessionReport};
+use clap::{Args, Subcommand, ValueEnum};
+use rewind::import::{ClaudeCodeOptions, ImportReport, OpenCodeOptions, SessionReport};
 
 use crate::cli::args::Global;
 use crate::cli::context::{cwd, open_home_for, workspace};
@@ -18,6 +22,34 @@ use crate::cli::render::Out;
 pub enum ImportCmd {
     /// Import OpenCode's history of this workspace (sessions, steps, snapshot trees)
     Opencode(OpenCodeArgs),
+    /// Import Claude Code's history of this workspace (transcripts, file-history backups)
+    ClaudeCode(ClaudeCodeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClaudeCodeArgs {
+    /// Claude Code's config directory, holding projects/ and file-history/ [default:
+    /// $CLAUDE_CONFIG_DIR, else ~/.claude; with only --projects-dir, its parent]
+    #[arg(long, value_name = "DIR")]
+    pub claude_dir: Option<PathBuf>,
+    /// The transcripts' directory [default: <claude dir>/projects]
+    #[arg(long, value_name = "DIR")]
+    pub projects_dir: Option<PathBuf>,
+    /// Import only this Claude Code session (repeatable) [default: all of this workspace's]
+    #[arg(long = "claude-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// `shadow`: compute and report everything, write nothing; `apply`: import
+    #[arg(long, value_enum, default_value_t = Mode::Apply)]
+    pub mode: Mode,
+    /// The same as --mode shadow
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Shadow,
+    Apply,
 }
 
 #[derive(Debug, Args)]
@@ -38,7 +70,10 @@ pub struct OpenCodeArgs {
 }
 
 pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
-    let ImportCmd::Opencode(args) = cmd;
+    let args = match cmd {
+        ImportCmd::Opencode(args) => args,
+        ImportCmd::ClaudeCode(args) => return run_claude(g, out, args),
+    };
     let cwd = cwd()?;
     let ws = workspace(g, &cwd)?;
     let home = open_home_for(g, &ws)?;
@@ -55,16 +90,62 @@ pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
     let mut bars = crate::cli::progress::Bars::on_stderr();
     let report = rewind::import::opencode_with(home, &ws, &opts, &mut bars)?;
     drop(bars);
-    if out.json {
-        out.print_json(&report);
-    } else {
-        out.print(&render(&report));
+    Ok(show(out, &report))
+}
+
+fn run_claude(g: &Global, out: &Out, args: ClaudeCodeArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(g, &cwd)?;
+    let home = open_home_for(g, &ws)?;
+    let claude_dir = match (&args.claude_dir, &args.projects_dir) {
+        (Some(d), _) => cwd.join(d),
+        (None, Some(p)) => cwd.join(p).parent().map(PathBuf::from).unwrap_or_default(),
+        (None, None) => default_claude_dir()?,
+    };
+    let opts = ClaudeCodeOptions {
+        projects_dir: args
+            .projects_dir
+            .map_or_else(|| claude_dir.join("projects"), |p| cwd.join(p)),
+        history_dir: claude_dir.join("file-history"),
+        sessions: args.sessions,
+        dry_run: args.dry_run || args.mode == Mode::Shadow,
+    };
+    let report = rewind::import::claude_code(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+fn default_claude_dir() -> Result<PathBuf, Failure> {
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::claude_dir(
+            config.as_deref(),
+            &PathBuf::from(h),
+        )),
+        None => match config {
+            Some(c) => Ok(c),
+            None => Err(Failure::new(
+                Exit::Error,
+                "cannot find Claude Code's data: HOME is not set",
+            )
+            .hint("pass --claude-dir DIR")),
+        },
     }
-    Ok(if report.windows_added == 0 && !report.dry_run {
+}
+
+/// Print the report; the exit status says whether anything was added.
+fn show(out: &Out, report: &ImportReport) -> Exit {
+    if out.json {
+        out.print_json(report);
+    } else {
+        out.print(&render(report));
+    }
+    if report.windows_added == 0 && !report.dry_run {
         Exit::Nothing
     } else {
         Exit::Ok
-    })
+    }
 }
 
 fn default_data_dir() -> Result<PathBuf, Failure> {
@@ -85,10 +166,12 @@ fn default_data_dir() -> Result<PathBuf, Failure> {
 }
 
 fn render(r: &ImportReport) -> String {
+    let head = match r.source {
+        "opencode" => format!("OpenCode project {} at {}", r.project, r.worktree),
+        _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
+    };
     let mut s = format!(
-        "OpenCode project {} at {}{}\n",
-        r.project,
-        r.worktree,
+        "{head}{}\n",
         if r.dry_run {
             " (dry run: nothing written)"
         } else {
@@ -122,10 +205,19 @@ fn session_line(sr: &SessionReport) -> String {
         return format!("session {} skipped: {why}\n", sr.id);
     }
     let reasons: Vec<String> = sr.reasons.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let unit = if sr.claude_code_version.is_some() {
+        "turns"
+    } else {
+        "steps"
+    };
     format!(
-        "session {} {:?}: {} steps ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
+        "session {}{}: {} {unit} ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
         sr.id,
-        sr.title,
+        if sr.title.is_empty() {
+            String::new()
+        } else {
+            format!(" {:?}", sr.title)
+        },
         sr.steps,
         sr.steps_already_imported,
         sr.steps_in_progress,

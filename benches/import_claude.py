@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Benchmark of `rewind import claude-code` (issue 26; not a test): a synthetic Claude Code
+session of TURNS turns, each a prompt, its file-history snapshot, EDITS `Edit` calls (with
+their tool results and `originalFile`, as Claude Code 2.1.197 writes them) on files of a
+FILES-file workspace, and the closing answer; backups named as Claude Code names them. Times
+the import (`--mode shadow` and `apply`, a fresh home each round) against one plain pass of
+Python reading the same JSONL (`json.loads` of every line) and every backup, in the same run.
+
+Usage: benches/import_claude.py <rewind binary> [turns] [edits per turn] [files] [rounds]
+"""
+import hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+
+rewind = os.path.abspath(sys.argv[1])
+TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
+ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+
+tmp = tempfile.mkdtemp(prefix="rewind-claude-bench.")
+ws = os.path.realpath(os.path.join(tmp, "ws"))
+os.makedirs(ws)
+claude = os.path.join(tmp, "claude")
+sid = str(uuid.uuid4())
+hist = os.path.join(claude, "file-history", sid)
+os.makedirs(hist)
+proj = os.path.join(claude, "projects", "".join(c if c.isalnum() else "-" for c in ws))
+os.makedirs(proj)
+
+names = [f"src/f{i}.txt" for i in range(FILES)]
+text = {n: "".join(f"line {j} of {n}\n" for j in range(60)) for n in names}
+for n in names:
+    os.makedirs(os.path.dirname(os.path.join(ws, n)), exist_ok=True)
+
+
+def backup(rel, version, content):
+    name = hashlib.sha256(f"{ws}/{rel}".encode()).hexdigest()[:16] + f"@v{version}"
+    with open(os.path.join(hist, name), "w") as f:
+        f.write(content)
+    return name
+
+
+tracked = {}  # rel -> (version, backup name)
+dirty = set()
+lines = []
+n_edit = 0
+for t in range(TURNS):
+    prompt = str(uuid.uuid4())
+    base = {"cwd": ws, "sessionId": sid, "version": "2.1.197", "timestamp": "2026-11-24T20:00:00.000Z"}
+    lines.append(dict(base, type="user", uuid=prompt, message={"role": "user", "content": f"turn {t}"}))
+    # Claude Code backs up again only the tracked files that changed since their last backup.
+    for rel in dirty:
+        v = tracked[rel][0]
+        tracked[rel] = (v + 1, backup(rel, v + 1, text[rel]))
+    touched = [names[(t * EDITS + k) % FILES] for k in range(EDITS)]
+    for rel in touched:
+        if rel not in tracked:
+            tracked[rel] = (1, backup(rel, 1, text[rel]))
+    lines.append({"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
+                  "snapshot": {"messageId": prompt, "timestamp": base["timestamp"],
+                               "trackedFileBackups": {r: {"backupFileName": b, "version": v,
+                                                          "backupTime": base["timestamp"]}
+                                                      for r, (v, b) in tracked.items()}}})
+    for rel in touched:
+        n_edit += 1
+        old = f"line {t % 60} of {rel}\n"
+        new = f"line {t % 60} of {rel} (turn {t})\n"
+        if old not in text[rel]:
+            old = text[rel].splitlines(keepends=True)[0]
+            new = old.rstrip("\n") + f" (turn {t})\n"
+        call = f"toolu_{n_edit:06d}"
+        inp = {"file_path": f"{ws}/{rel}", "old_string": old, "new_string": new}
+        lines.append(dict(base, type="assistant", uuid=str(uuid.uuid4()),
+                          message={"role": "assistant", "stop_reason": "tool_use",
+                                   "content": [{"type": "tool_use", "id": call, "name": "Edit", "input": inp}]}))
+        lines.append(dict(base, type="user", uuid=str(uuid.uuid4()),
+                          message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
+                                                                "content": "ok"}]},
+                          toolUseResult={"filePath": inp["file_path"], "oldString": old, "newString": new,
+                                         "originalFile": text[rel], "replaceAll": False}))
+        text[rel] = text[rel].replace(old, new, 1)
+    dirty = set(touched)
+    lines.append(dict(base, type="assistant", uuid=str(uuid.uuid4()),
+                      message={"role": "assistant", "stop_reason": "end_turn",
+                               "content": [{"type": "text", "text": "done"}]}))
+transcript = os.path.join(proj, sid + ".jsonl")
+with open(transcript, "w") as f:
+    for l in lines:
+        f.write(json.dumps(l) + "\n")
+for n in names:
+    with open(os.path.join(ws, n), "w") as f:
+        f.write(text[n])
+subprocess.run(["git", "init", "-q", ws], check=True)
+
+
+def python_pass():
+    t0 = time.perf_counter()
+    with open(transcript) as f:
+        for line in f:
+            json.loads(line)
+    for name in os.listdir(hist):
+        with open(os.path.join(hist, name), "rb") as f:
+            f.read()
+    return time.perf_counter() - t0
+
+
+def rewind_import(mode):
+    home = os.path.join(tmp, "home")
+    shutil.rmtree(home, ignore_errors=True)
+    t0 = time.perf_counter()
+    r = subprocess.run([rewind, "--json", "import", "claude-code", "--claude-dir", claude, "--mode", mode],
+                       cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"import failed: {r.stderr}")
+    s = json.loads(r.stdout)["sessions"][0]
+    assert s["derived"] == n_edit, (s["derived"], n_edit, s["reasons"])
+    return took
+
+
+times = {"python": [], "shadow": [], "apply": []}
+for _ in range(ROUNDS):  # interleaved round by round
+    times["python"].append(python_pass())
+    times["shadow"].append(rewind_import("shadow"))
+    times["apply"].append(rewind_import("apply"))
+size = os.path.getsize(transcript)
+print(f"{TURNS} turns, {n_edit} edits of {FILES} files, transcript {size / 1e6:.1f} MB, "
+      f"{len(os.listdir(hist))} backups; {ROUNDS} rounds")
+py = statistics.median(times["python"])
+for k, v in times.items():
+    m = statistics.median(v)
+    print(f"  {k:7s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  {m / py:5.1f}x python")
+shutil.rmtree(tmp)

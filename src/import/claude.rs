@@ -1,0 +1,390 @@
+//! Claude Code's records, read-only (as written by Claude Code 2.1.197): a session's
+//! transcript `projects/<escaped cwd>/<session>.jsonl` (one JSON object per line: `user`
+//! prompts and tool results, `assistant` messages with their `tool_use` blocks, and
+//! `file-history-snapshot` records) and its pre-edit backups
+//! `file-history/<session>/<sha256(absolute path)[:16]>@v<n>`. This module owns that format.
+//!
+//! The transcript is streamed line by line, each line capped at [`MAX_LINE`]. A line that is
+//! not JSON is an error naming the file and the line (nothing of the import is written); a
+//! last line without its newline is being written: ignored, and its turn left for a later
+//! import. A line of a type this module does not know is kept as such and makes its turn
+//! unprovable in the importer; it is never guessed at.
+//!
+//! A file-history snapshot is keyed by the prompt (user message) it was taken for, and maps
+//! each tracked path (relative to the session's cwd) to its backup at that prompt: `null`
+//! when the file did not exist, else the backup file's name. Later records for the same
+//! prompt (`isSnapshotUpdate`, written when a file is first edited) replace earlier ones.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ImportError;
+
+/// The longest transcript line read (a line holds a tool's input and result, whole files).
+pub const MAX_LINE: u64 = 64 << 20;
+
+/// Transcript line types that carry no file evidence.
+const IGNORED_TYPES: &[&str] = &[
+    "summary",
+    "system",
+    "queue-operation",
+    "attachment",
+    "last-prompt",
+    "mode",
+    "permission-mode",
+    "custom-title",
+    "ai-title",
+    "agent-name",
+    "agent-color",
+    "agent-setting",
+    "tag",
+    "pr-link",
+    "frame-link",
+    "bridge-session",
+    "attribution-snapshot",
+    "speculation-accept",
+    "isolation-latch",
+    "worktree-state",
+    "content-replacement",
+    "progress",
+];
+
+/// One session's transcript, parsed.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    pub session_id: String,
+    /// The cwd of its first line that names one.
+    pub cwd: Option<String>,
+    pub version: Option<String>,
+    pub turns: Vec<Turn>,
+    /// Per prompt uuid, the tracked paths' backups at that prompt.
+    pub snapshots: BTreeMap<String, BTreeMap<String, Backup>>,
+}
+
+/// One user prompt and everything the agent did until the next one.
+#[derive(Debug, Default)]
+pub struct Turn {
+    /// The prompt's uuid.
+    pub prompt: String,
+    pub started_ms: i64,
+    pub ended_ms: i64,
+    pub calls: Vec<Call>,
+    /// The line types (or shapes) of this turn that this module does not know.
+    pub unknown: Vec<String>,
+    /// Whether the turn is over: a later prompt follows, or its last assistant message
+    /// ended the turn with every tool call answered.
+    pub complete: bool,
+    /// The stop reason of its last assistant message.
+    last_stop: Option<String>,
+}
+
+/// One tool call and its result.
+#[derive(Debug)]
+pub struct Call {
+    pub id: String,
+    pub tool: String,
+    pub input: Value,
+    /// Made by a subagent (a sidechain): never the turn's own evidence.
+    pub sidechain: bool,
+    pub result: Option<CallResult>,
+}
+
+/// What Claude Code recorded of a tool call's result.
+#[derive(Debug)]
+pub struct CallResult {
+    pub is_error: bool,
+    /// `toolUseResult.originalFile` of `Write` and `Edit`: the text the tool started from.
+    pub original: Original,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Original {
+    NotRecorded,
+    /// `null`: the file did not exist.
+    Absent,
+    Text(String),
+}
+
+/// A tracked path's backup at one prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backup {
+    /// The backup file's name; `None`: the file did not exist.
+    pub file: Option<String>,
+    pub version: u64,
+}
+
+/// The cwd a transcript names first (to pick this workspace's sessions without parsing
+/// others'), looking at its first 200 lines; `None` when unreadable or not found.
+pub fn peek_cwd(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let mut r = BufReader::new(f);
+    for _ in 0..200 {
+        let mut line = Vec::new();
+        let n = (&mut r).take(MAX_LINE).read_until(b'\n', &mut line).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+            if let Some(cwd) = v.get("cwd").and_then(Value::as_str) {
+                return Some(cwd.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Read the transcript at `path` (session id: its file stem).
+pub fn read(path: &Path) -> Result<Transcript, ImportError> {
+    let io = |e: std::io::Error| ImportError::Transcript {
+        path: path.display().to_string(),
+        line: 0,
+        detail: e.to_string(),
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut r = BufReader::new(f);
+    let mut t = Transcript {
+        session_id: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        ..Transcript::default()
+    };
+    let mut pending_unknown = Vec::new();
+    let mut number = 0usize;
+    loop {
+        number += 1;
+        let mut line = Vec::new();
+        let n = (&mut r)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        if line.last() != Some(&b'\n') {
+            if n as u64 > MAX_LINE {
+                return Err(ImportError::Transcript {
+                    path: path.display().to_string(),
+                    line: number,
+                    detail: format!("line longer than {MAX_LINE} bytes"),
+                });
+            }
+            // Being written: its turn is not over.
+            if let Some(turn) = t.turns.last_mut() {
+                turn.last_stop = None;
+            }
+            break;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&line).map_err(|e| ImportError::Transcript {
+            path: path.display().to_string(),
+            line: number,
+            detail: format!("not JSON: {e}"),
+        })?;
+        take_line(&mut t, &v, &mut pending_unknown);
+    }
+    let last = t.turns.len().saturating_sub(1);
+    for (i, turn) in t.turns.iter_mut().enumerate() {
+        let answered = turn.calls.iter().all(|c| c.result.is_some());
+        turn.complete =
+            i < last || (answered && matches!(turn.last_stop.as_deref(), Some("end_turn")));
+    }
+    Ok(t)
+}
+
+/// Long because it is the one dispatch over the transcript's line types: prompts open a
+/// turn, assistant lines add tool calls, tool results answer them, snapshots are kept by
+/// prompt, and anything else is ignored by name or kept as unknown.
+fn take_line(t: &mut Transcript, v: &Value, pending_unknown: &mut Vec<String>) {
+    let text = |k: &str| v.get(k).and_then(Value::as_str);
+    if t.cwd.is_none() {
+        t.cwd = text("cwd").map(str::to_string);
+    }
+    if t.version.is_none() {
+        t.version = text("version").map(str::to_string);
+    }
+    let at = text("timestamp").and_then(parse_ms);
+    let kind = text("type").unwrap_or("");
+    let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let content = v.pointer("/message/content");
+    match kind {
+        "file-history-snapshot" => match snapshot(v) {
+            Some((prompt, backups)) => {
+                t.snapshots.insert(prompt, backups);
+            }
+            None => unknown(t, pending_unknown, "file-history-snapshot".into()),
+        },
+        "user" if !sidechain && is_prompt(v) => {
+            let started = at.unwrap_or(0);
+            t.turns.push(Turn {
+                prompt: text("uuid").unwrap_or("").to_string(),
+                started_ms: started,
+                ended_ms: started,
+                unknown: std::mem::take(pending_unknown),
+                ..Turn::default()
+            });
+        }
+        "user" => {
+            let Some(Value::Array(blocks)) = content else {
+                if !matches!(content, Some(Value::String(_))) {
+                    unknown(t, pending_unknown, "user".into());
+                }
+                return;
+            };
+            for b in blocks {
+                if b.get("type").and_then(Value::as_str) != Some("tool_result") {
+                    continue;
+                }
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let result = CallResult {
+                    is_error: b.get("is_error").and_then(Value::as_bool) == Some(true),
+                    original: match v.pointer("/toolUseResult/originalFile") {
+                        None => Original::NotRecorded,
+                        Some(Value::Null) => Original::Absent,
+                        Some(Value::String(s)) => Original::Text(s.clone()),
+                        Some(_) => Original::NotRecorded,
+                    },
+                };
+                let call = t
+                    .turns
+                    .iter_mut()
+                    .rev()
+                    .flat_map(|turn| turn.calls.iter_mut())
+                    .find(|c| c.id == id);
+                match call {
+                    Some(c) => c.result = Some(result),
+                    None => unknown(t, pending_unknown, "tool_result".into()),
+                }
+            }
+        }
+        "assistant" => {
+            let Some(Value::Array(blocks)) = content else {
+                unknown(t, pending_unknown, "assistant".into());
+                return;
+            };
+            let mut calls = Vec::new();
+            for b in blocks {
+                if b.get("type").and_then(Value::as_str) != Some("tool_use") {
+                    continue;
+                }
+                let field = |k: &str| b.get(k).and_then(Value::as_str).map(str::to_string);
+                match (field("id"), field("name")) {
+                    (Some(id), Some(tool)) => calls.push(Call {
+                        id,
+                        tool,
+                        input: b.get("input").cloned().unwrap_or(Value::Null),
+                        sidechain,
+                        result: None,
+                    }),
+                    _ => unknown(t, pending_unknown, "tool_use".into()),
+                }
+            }
+            let stop = v
+                .pointer("/message/stop_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            match t.turns.last_mut() {
+                Some(turn) => {
+                    turn.calls.extend(calls);
+                    if !sidechain {
+                        turn.last_stop = stop;
+                    }
+                    turn.ended_ms = at.unwrap_or(turn.ended_ms);
+                }
+                None if calls.is_empty() => {}
+                None => pending_unknown.push("tool_use before any prompt".into()),
+            }
+        }
+        k if IGNORED_TYPES.contains(&k) => {}
+        other => unknown(t, pending_unknown, format!("line type {other:?}")),
+    }
+}
+
+/// Note a line this module does not know, on the current turn (or the next one).
+fn unknown(t: &mut Transcript, pending: &mut Vec<String>, what: String) {
+    match t.turns.last_mut() {
+        Some(turn) => turn.unknown.push(what),
+        None => pending.push(what),
+    }
+}
+
+/// A user line that is a prompt: not meta, and its content a string or text blocks (no
+/// tool results).
+fn is_prompt(v: &Value) -> bool {
+    if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
+        return false;
+    }
+    match v.pointer("/message/content") {
+        Some(Value::String(_)) => true,
+        Some(Value::Array(blocks)) => {
+            !blocks.is_empty()
+                && blocks
+                    .iter()
+                    .all(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"))
+        }
+        _ => false,
+    }
+}
+
+/// A `file-history-snapshot` line: the prompt it is for, and its tracked backups.
+fn snapshot(v: &Value) -> Option<(String, BTreeMap<String, Backup>)> {
+    let snap = v.get("snapshot")?;
+    let prompt = snap.get("messageId")?.as_str()?.to_string();
+    let mut out = BTreeMap::new();
+    for (path, b) in snap.get("trackedFileBackups")?.as_object()? {
+        let file = match b.get("backupFileName")? {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            _ => return None,
+        };
+        let version = b.get("version")?.as_u64()?;
+        out.insert(path.clone(), Backup { file, version });
+    }
+    Some((prompt, out))
+}
+
+fn parse_ms(s: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// The name Claude Code gives the backup of the file at absolute path `abs`, version `v`.
+pub fn backup_name(abs: &str, version: u64) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(abs.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{hex}@v{version}")
+}
+
+/// Every transcript under `projects` (`<dir>/<session>.jsonl`, one level down), sorted.
+pub fn transcripts(projects: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let list = |dir: &Path| -> std::io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            out.push(e?.path());
+        }
+        Ok(out)
+    };
+    let fail = |e: std::io::Error| ImportError::ClaudeData {
+        dir: projects.display().to_string(),
+        detail: e.to_string(),
+    };
+    let mut out = Vec::new();
+    for dir in list(projects).map_err(fail)? {
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in list(&dir).map_err(fail)? {
+            if f.extension().is_some_and(|e| e == "jsonl") && f.is_file() {
+                out.push(f);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}

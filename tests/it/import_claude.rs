@@ -1,0 +1,654 @@
+//! `rewind import claude-code` against Claude Code 2.1.197's real records
+//! (`fixtures/claude-code/real-2.1.197`, three `claude -p` turns of one session: turn 1 Write
+//! notes.txt (create), Read README.md, Write README.md (overwrite), Edit notes.txt; the user
+//! appends a line to notes.txt; turn 2 Read and Edit README.md, Bash `sed -i` of notes.txt;
+//! turn 3 Read notes.txt). The fixture names the workspace `/REWIND_FIXTURE_WS`; each test
+//! copies it into a Claude config dir of its own with its workspace's path instead (and the
+//! backups renamed after it, as Claude Code names them after the path's sha256).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{assert_import_refused, blob_json, Env, Run};
+
+const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
+const SESSION: &str = "d064cf85-3a58-44bf-ab4a-a3bbb4a14225";
+const TURN1: &str = "b3331e81-1f1e-4dd2-b352-9ddcfda93d6c";
+const TURN2: &str = "8418b460-bc47-4e20-80c2-499e63cfc70d";
+const TURN3: &str = "2efef798-6ad5-4ffe-bb37-f73d9cf04a65";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/real-2.1.197")
+}
+
+fn slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Claude Code's backup name prefix for the file at `abs`.
+fn name_hash(abs: &str) -> String {
+    rewind::import::claude::backup_name(abs, 0)
+        .trim_end_matches("@v0")
+        .to_string()
+}
+
+struct Setup {
+    env: Env,
+    /// Claude Code's config dir, beside the workspace in the env's temp dir.
+    claude: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let env = Env::new();
+        for f in ["notes.txt", "README.md"] {
+            std::fs::copy(fixture().join("workspace").join(f), env.ws.join(f)).unwrap();
+        }
+        let claude = env.ws.parent().unwrap().join("claude");
+        let s = Setup { env, claude };
+        let text = std::fs::read_to_string(
+            fixture()
+                .join("projects")
+                .join(slug(PLACEHOLDER))
+                .join(format!("{SESSION}.jsonl")),
+        )
+        .unwrap();
+        s.write_transcript(SESSION, &s.localize(&text));
+        let history = s.history();
+        std::fs::create_dir_all(&history).unwrap();
+        for e in std::fs::read_dir(fixture().join("file-history").join(SESSION)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            std::fs::copy(
+                fixture().join("file-history").join(SESSION).join(&name),
+                history.join(s.localize(&name)),
+            )
+            .unwrap();
+        }
+        s
+    }
+
+    fn ws(&self) -> String {
+        self.env.ws.display().to_string()
+    }
+
+    /// The fixture's text with this test's workspace path (and backup names) in it.
+    fn localize(&self, text: &str) -> String {
+        let mut out = text
+            .replace(PLACEHOLDER, &self.ws())
+            .replace(&slug(PLACEHOLDER), &slug(&self.ws()));
+        for f in ["notes.txt", "README.md"] {
+            out = out.replace(
+                &name_hash(&format!("{PLACEHOLDER}/{f}")),
+                &name_hash(&format!("{}/{f}", self.ws())),
+            );
+        }
+        out
+    }
+
+    fn transcript(&self, session: &str) -> PathBuf {
+        self.claude
+            .join("projects")
+            .join(slug(&self.ws()))
+            .join(format!("{session}.jsonl"))
+    }
+
+    fn write_transcript(&self, session: &str, text: &str) {
+        let path = self.transcript(session);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn history(&self) -> PathBuf {
+        self.claude.join("file-history").join(SESSION)
+    }
+
+    /// The backup file of workspace file `rel`, version `v`.
+    fn backup(&self, rel: &str, v: u32) -> PathBuf {
+        self.history().join(format!(
+            "{}@v{v}",
+            name_hash(&format!("{}/{rel}", self.ws()))
+        ))
+    }
+
+    fn import(&self, args: &[&str]) -> Run {
+        let dir = self.claude.to_str().unwrap();
+        let mut all = vec!["--json", "import", "claude-code", "--claude-dir", dir];
+        all.extend_from_slice(args);
+        self.env.run(&all)
+    }
+}
+
+/// Each change of the report as `kind turn: path proof reason tool`, in order.
+fn summary(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{} {}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    &w["message_id"].as_str().unwrap()[..8],
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The change of `path` by `tool` in the report.
+fn change<'a>(report: &'a Value, path: &str, tool: &str) -> Vec<&'a Value> {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["changes"].as_array().unwrap())
+        .filter(|c| c["path"] == path && c["tool"].as_str().unwrap_or("-") == tool)
+        .collect()
+}
+
+fn window_id(report: &Value, label: &str) -> String {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["label"] == label)
+        .unwrap_or_else(|| panic!("no window {label}: {report:#}"))["window_id"]
+        .to_string()
+}
+
+fn nothing_imported(env: &Env) {
+    let log = env.run(&["--json", "log"]).ok().json();
+    assert!(
+        log["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["session"] != SESSION && s["windows"].as_array().unwrap().is_empty()),
+        "{log:#}"
+    );
+}
+
+#[test]
+fn import_proves_the_real_sessions_writes_and_edits_and_keeps_the_users_edit_external() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["source"], "claude-code");
+    assert_eq!(r["windows_added"], 4);
+    let session = &r["sessions"][0];
+    assert_eq!(session["id"], SESSION);
+    assert_eq!(session["claude_code_version"], "2.1.197");
+    assert_eq!(session["steps"], 3);
+    assert_eq!(
+        summary(&r),
+        [
+            "import b3331e81: notes.txt derived - Write",
+            "import b3331e81: notes.txt derived - Edit",
+            "import b3331e81: README.md derived - Write",
+            // The user's line, appended between turns 1 and 2: theirs, exact.
+            "external 8418b460: notes.txt derived - -",
+            "import 8418b460: README.md derived - Edit",
+            // Turn 2's `sed -i`: seen in turn 3's backup, never the agent's proven edit.
+            "external 2efef798: notes.txt metadata-only shell-command Bash",
+        ]
+    );
+    // The create: absent before, the written bytes after.
+    let create = change(&r, "notes.txt", "Write")[0];
+    assert_eq!(create["before"], Value::Null);
+    assert_eq!(create["after"], blob_json(b"one\ntwo\nthree\nfour\n"));
+    // The overwrite: the backup's bytes before.
+    let overwrite = change(&r, "README.md", "Write")[0];
+    assert_eq!(overwrite["before"], blob_json(b"# e2e\n"));
+    assert_eq!(overwrite["after"], blob_json(b"# e2e\nrewritten\n"));
+    let edit = change(&r, "notes.txt", "Edit")[0];
+    assert_eq!(edit["before"], blob_json(b"one\ntwo\nthree\nfour\n"));
+    assert_eq!(edit["after"], blob_json(b"one\nTWO\nthree\nfour\n"));
+    let user = change(&r, "notes.txt", "-")[0];
+    assert_eq!(user["before"], blob_json(b"one\nTWO\nthree\nfour\n"));
+    assert_eq!(
+        user["after"],
+        blob_json(b"one\nTWO\nthree\nfour\nuser line\n")
+    );
+    assert_eq!(session["derived"], 4);
+    assert_eq!(session["external"], 2);
+    assert_eq!(session["reasons"]["shell-command"], 1);
+}
+
+#[test]
+fn a_second_import_adds_nothing() {
+    let s = Setup::new();
+    s.import(&[]).ok();
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "nothing to do: {}", again.stderr);
+    let r = again.json();
+    assert_eq!(r["windows_added"], 0);
+    assert_eq!(r["sessions"][0]["status"], "up-to-date");
+}
+
+/// `imported_sources` outlives the windows: after a gc that dropped every imported window,
+/// nothing is imported again.
+#[test]
+fn a_gc_that_drops_the_imported_windows_does_not_let_them_be_imported_again() {
+    let s = Setup::new();
+    s.import(&[]).ok();
+    s.env
+        .run(&[
+            "gc",
+            "--session",
+            SESSION,
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok();
+    let log = s
+        .env
+        .run(&["--json", "log", "--session", SESSION])
+        .ok()
+        .json();
+    assert_eq!(log["sessions"][0]["session"], SESSION, "{log:#}");
+    assert_eq!(
+        log["sessions"][0]["windows"].as_array().map(Vec::len),
+        Some(0),
+        "gc dropped every imported window: {log:#}"
+    );
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "{}", again.stdout);
+    assert_eq!(again.json()["windows_added"], 0);
+}
+
+#[test]
+fn shadow_mode_reports_and_writes_nothing() {
+    let s = Setup::new();
+    let r = s.import(&["--mode", "shadow"]).ok().json();
+    assert_eq!(r["dry_run"], true);
+    assert_eq!(summary(&r).len(), 6);
+    assert!(r["sessions"][0]["elapsed_ms"].is_u64());
+    assert!(
+        !r.to_string().contains("rewritten"),
+        "the report never holds contents"
+    );
+    nothing_imported(&s.env);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 4);
+}
+
+#[test]
+fn undo_of_an_imported_turn_restores_the_exact_before_text() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &turn2])
+        .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+}
+
+#[test]
+fn undo_of_an_imported_turn_refuses_when_the_user_changed_the_file_since() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+    s.env.write("README.md", "# e2e\nmine now\n");
+    let refused = s
+        .env
+        .run(&["undo", "--session", SESSION, "--window", &turn2, "--strict"]);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nmine now\n");
+}
+
+#[test]
+fn a_missing_backup_makes_the_chain_metadata_only() {
+    let s = Setup::new();
+    std::fs::remove_file(s.backup("README.md", 1)).unwrap();
+    let r = s.import(&[]).ok().json();
+    let w = change(&r, "README.md", "Write")[0];
+    assert_eq!(w["proof"], "metadata-only");
+    assert_eq!(w["reason"], "backup-missing");
+    // notes.txt's chain does not depend on that backup.
+    assert_eq!(change(&r, "notes.txt", "Edit")[0]["proof"], "derived");
+}
+
+/// A backup whose bytes are not what the tool recorded it started from (damaged, or another
+/// file's) proves nothing.
+#[test]
+fn a_corrupt_backup_is_not_a_before() {
+    let s = Setup::new();
+    std::fs::write(s.backup("README.md", 1), "# something else\n").unwrap();
+    let r = s.import(&[]).ok().json();
+    let w = change(&r, "README.md", "Write")[0];
+    assert_eq!(w["proof"], "metadata-only");
+    assert_eq!(w["reason"], "evidence-mismatch");
+}
+
+/// Never proof: a backup whose name does not hash to the path it is recorded for.
+#[test]
+fn a_backup_whose_name_does_not_hash_to_its_path_is_not_a_before() {
+    let s = Setup::new();
+    let path = s.transcript(SESSION);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let readme = name_hash(&format!("{}/README.md", s.ws()));
+    let notes = name_hash(&format!("{}/notes.txt", s.ws()));
+    // README.md's first backup recorded under notes.txt's name (the file copied along).
+    std::fs::copy(
+        s.backup("README.md", 1),
+        s.history().join(format!("{notes}@v1")),
+    )
+    .unwrap();
+    std::fs::write(
+        &path,
+        text.replace(&format!("\"{readme}@v1\""), &format!("\"{notes}@v1\"")),
+    )
+    .unwrap();
+    let r = s.import(&[]).ok().json();
+    let w = change(&r, "README.md", "Write")[0];
+    assert_eq!(w["proof"], "metadata-only");
+    assert_eq!(w["reason"], "evidence-mismatch");
+}
+
+/// Never proof: the tool result saying it succeeded, and the file on disk matching the
+/// edit. With the turn's backup gone, the edit of README.md is unproven however much the
+/// rest agrees.
+#[test]
+fn a_successful_tool_result_and_the_current_disk_are_never_proof() {
+    let s = Setup::new();
+    std::fs::remove_file(s.backup("README.md", 2)).unwrap();
+    std::fs::remove_file(s.backup("README.md", 1)).unwrap();
+    let r = s.import(&[]).ok().json();
+    let e = change(&r, "README.md", "Edit")[0];
+    assert_eq!(
+        s.env.read("README.md").unwrap(),
+        b"# e2e\nrewritten twice\n"
+    );
+    assert_eq!(e["proof"], "metadata-only", "{e}");
+    assert_eq!(e["reason"], "backup-missing");
+}
+
+#[test]
+fn a_transcript_line_of_an_unknown_type_makes_its_turn_unprovable() {
+    let s = Setup::new();
+    let path = s.transcript(SESSION);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let marker = format!("\"uuid\":\"{TURN1}\"");
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.contains(&marker) {
+            out.push_str("{\"type\":\"teleport\",\"sessionId\":\"x\"}\n");
+        }
+    }
+    std::fs::write(&path, out).unwrap();
+    let r = s.import(&[]).ok().json();
+    for tool in ["Write", "Edit"] {
+        let c = change(&r, "notes.txt", tool)[0];
+        assert_eq!(c["proof"], "metadata-only", "{c}");
+        assert_eq!(c["reason"], "unknown-tool");
+    }
+    // The other turns are proven as before.
+    assert_eq!(change(&r, "README.md", "Edit")[0]["proof"], "derived");
+}
+
+#[test]
+fn a_session_from_another_cwd_is_not_imported() {
+    let s = Setup::new();
+    let text = std::fs::read_to_string(s.transcript(SESSION)).unwrap();
+    let other = "0000aaaa-0000-0000-0000-000000000000";
+    s.write_transcript(other, &text.replace(&s.ws(), "/somewhere/else"));
+    let r = s.import(&[]).ok().json();
+    let ids: Vec<&Value> = r["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["id"])
+        .collect();
+    assert_eq!(ids, [SESSION]);
+    let named = s.import(&["--claude-session", other]);
+    assert_import_refused(&named, "ran in /somewhere/else, not in this workspace");
+}
+
+#[test]
+fn a_corrupt_transcript_is_refused_naming_it_and_nothing_is_imported() {
+    let s = Setup::new();
+    let other = "0000bbbb-0000-0000-0000-000000000000";
+    let text = std::fs::read_to_string(s.transcript(SESSION)).unwrap();
+    let first = text.lines().find(|l| l.contains("\"cwd\"")).unwrap();
+    s.write_transcript(other, &format!("{first}\n{{\"type\": \"user\", \n"));
+    let run = s.import(&[]);
+    assert_import_refused(
+        &run,
+        &format!(
+            "cannot read Claude Code transcript {}, line 2: not JSON",
+            s.transcript(other).display()
+        ),
+    );
+    nothing_imported(&s.env);
+}
+
+/// A last line without its newline is being written: the turn it belongs to may not be
+/// over, so it waits for a later import, which then adds only what is new.
+#[test]
+fn a_turn_still_being_written_is_left_for_a_later_import() {
+    let s = Setup::new();
+    let path = s.transcript(SESSION);
+    let text = std::fs::read_to_string(&path).unwrap();
+    // Cut inside turn 3's prompt line: turn 2 is the last whole turn, maybe not over.
+    let cut = text.find(&format!("\"uuid\":\"{TURN3}\"")).unwrap();
+    std::fs::write(&path, &text[..cut + 40]).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["sessions"][0]["steps"], 2);
+    assert_eq!(r["sessions"][0]["steps_in_progress"], 1);
+    assert_eq!(
+        summary(&r),
+        [
+            "import b3331e81: notes.txt derived - Write",
+            "import b3331e81: notes.txt derived - Edit",
+            "import b3331e81: README.md derived - Write",
+        ]
+    );
+    std::fs::write(&path, text).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["sessions"][0]["steps_already_imported"], 1);
+    assert_eq!(
+        summary(&r),
+        [
+            "external 8418b460: notes.txt derived - -",
+            "import 8418b460: README.md derived - Edit",
+            "external 2efef798: notes.txt metadata-only shell-command Bash",
+        ]
+    );
+}
+
+#[test]
+fn no_claude_data_is_an_error() {
+    let s = Setup::new();
+    let run = s.env.run(&[
+        "--json",
+        "import",
+        "claude-code",
+        "--claude-dir",
+        s.claude.join("nope").to_str().unwrap(),
+    ]);
+    assert_import_refused(&run, "no Claude Code transcripts in ");
+    let run = s.import(&["--claude-session", "nope"]);
+    assert_import_refused(&run, "Claude Code session nope not found in ");
+}
+
+/// Import never writes Claude Code's files.
+#[test]
+fn import_leaves_claude_codes_files_untouched() {
+    let s = Setup::new();
+    let list = |dir: &Path| {
+        let mut out = Vec::new();
+        for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+            let e = e.unwrap();
+            let bytes = e
+                .file_type()
+                .is_file()
+                .then(|| std::fs::read(e.path()).unwrap());
+            out.push((e.path().to_path_buf(), bytes));
+        }
+        out
+    };
+    let before = list(&s.claude);
+    s.import(&[]).ok();
+    assert_eq!(list(&s.claude), before);
+}
+
+/// The human report and every refusal, as a user sees them.
+#[test]
+fn cli_output_of_import_claude_code() {
+    let s = Setup::new();
+    let _f = crate::cli::filters(&s.env);
+    let claude = s.claude.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["import", "claude-code", "--claude-dir", claude];
+        all.extend_from_slice(args);
+        crate::cli::rw(&s.env, &all)
+    };
+    insta::assert_snapshot!(run(&["--mode", "shadow"]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects (dry run: nothing written)
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (0 imported before, 0 in progress); 4 derived, 0 metadata-only [shell-command 1], 2 external
+      window - import claude-code b3331e81-1f1e-4dd2-b352-9ddcfda93d6c
+        notes.txt derived by Write
+        notes.txt derived by Edit
+        README.md derived by Write
+      window - external claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d before
+        notes.txt derived by -
+      window - import claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d
+        README.md derived by Edit
+      window - external claude-code 2efef798-6ad5-4ffe-bb37-f73d9cf04a65 before
+        notes.txt metadata-only (shell-command) by Bash
+    [EOF]
+    [exit status: 0]
+    "#);
+    insta::assert_snapshot!(run(&["--claude-session", "nope"]), @"
+    [EOF]
+    ------- stderr -------
+    error: Claude Code session nope not found in [TMP]/claude/projects
+    hint: `rewind import claude-code --mode shadow` lists this workspace's sessions
+    [EOF]
+    [exit status: 1]
+    ");
+    let other = "0000aaaa-0000-0000-0000-000000000000";
+    let text = std::fs::read_to_string(s.transcript(SESSION)).unwrap();
+    s.write_transcript(other, &text.replace(&s.ws(), "/somewhere/else"));
+    insta::assert_snapshot!(run(&["--claude-session", other]), @"
+    [EOF]
+    ------- stderr -------
+    error: Claude Code session 0000aaaa-0000-0000-0000-000000000000 ran in /somewhere/else, not in this workspace [WS]
+    hint: `rewind import claude-code --mode shadow` lists this workspace's sessions
+    [EOF]
+    [exit status: 1]
+    ");
+    let with_cwd = text.lines().find(|l| l.contains("\"cwd\"")).unwrap();
+    // In a project directory of its own, so that its path shows the same in every run.
+    let corrupt = s
+        .claude
+        .join("projects/elsewhere")
+        .join(format!("{other}.jsonl"));
+    std::fs::create_dir_all(corrupt.parent().unwrap()).unwrap();
+    std::fs::write(&corrupt, format!("{}\n{{oops\n", s.localize(with_cwd))).unwrap();
+    std::fs::remove_file(s.transcript(other)).unwrap();
+    insta::assert_snapshot!(run(&[]), @"
+    [EOF]
+    ------- stderr -------
+    error: cannot read Claude Code transcript [TMP]/claude/projects/elsewhere/0000aaaa-0000-0000-0000-000000000000.jsonl, line 2: not JSON: key must be a string at line 1 column 2
+    hint: nothing was imported; the transcript is damaged or of a format this rewind does not read
+    [EOF]
+    [exit status: 1]
+    ");
+    std::fs::remove_file(&corrupt).unwrap();
+    insta::assert_snapshot!(run(&[]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (0 imported before, 0 in progress); 4 derived, 0 metadata-only [shell-command 1], 2 external
+      window 1 import claude-code b3331e81-1f1e-4dd2-b352-9ddcfda93d6c
+        notes.txt derived by Write
+        notes.txt derived by Edit
+        README.md derived by Write
+      window 2 external claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d before
+        notes.txt derived by -
+      window 3 import claude-code 8418b460-bc47-4e20-80c2-499e63cfc70d
+        README.md derived by Edit
+      window 4 external claude-code 2efef798-6ad5-4ffe-bb37-f73d9cf04a65 before
+        notes.txt metadata-only (shell-command) by Bash
+    [EOF]
+    [exit status: 0]
+    "#);
+    insta::assert_snapshot!(run(&[]), @r#"
+    Claude Code sessions of [WS] in [TMP]/claude/projects
+    session d064cf85-3a58-44bf-ab4a-a3bbb4a14225: 3 turns (2 imported before, 0 in progress); 0 derived, 0 metadata-only, 0 external
+    nothing new to import
+    [EOF]
+    [exit status: 4]
+    "#);
+    insta::assert_snapshot!(
+        crate::cli::rw(&s.env, &["import", "claude-code", "--claude-dir", "/nonexistent/claude"]),
+        @"
+    [EOF]
+    ------- stderr -------
+    error: no Claude Code transcripts in /nonexistent/claude/projects: no such directory
+    hint: pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR
+    [EOF]
+    [exit status: 1]
+    "
+    );
+}
+
+/// A session rewind's hooks recorded as it ran (Claude Code's hooks name it by the same
+/// session id) is not imported again: every edit would be recorded twice.
+#[test]
+fn a_session_recorded_live_by_the_hooks_is_skipped() {
+    let s = Setup::new();
+    s.env.run(&["--session", SESSION, "snap", "notes.txt"]).ok();
+    s.env.write("notes.txt", "live\n");
+    s.env
+        .run(&["--session", SESSION, "record", "notes.txt"])
+        .ok();
+    let run = s.import(&[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["sessions"][0]["status"], "skipped");
+    assert!(r["sessions"][0]["skipped_because"]
+        .as_str()
+        .unwrap()
+        .contains("recorded this session as it ran"));
+    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 1);
+}
+
+/// A file the agent rewrote keeps its mode: the backup carries it (Claude Code gives each
+/// backup its file's mode), and undo puts the bytes back with it.
+#[cfg(unix)]
+#[test]
+fn an_imported_change_keeps_the_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::new();
+    for v in 1..=3 {
+        std::fs::set_permissions(
+            s.backup("README.md", v),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    std::fs::set_permissions(
+        s.env.ws.join("README.md"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let r = s.import(&[]).ok().json();
+    let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &turn2])
+        .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+    assert_eq!(
+        crate::common::mode_of(&s.env.ws.join("README.md")) & 0o777,
+        0o755
+    );
+}

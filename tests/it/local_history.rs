@@ -601,3 +601,130 @@ fn gc_max_size_bounds_the_store_even_when_every_external_version_is_young() {
     );
     assert_eq!(versions(&env, "big.bin")[0]["state"], blob(&noise(4)));
 }
+
+// ---- storms ----
+
+#[cfg(target_os = "linux")]
+fn git(env: &Env, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.current_dir(&env.ws)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::null());
+    cmd
+}
+
+#[cfg(target_os = "linux")]
+fn git_ok(env: &Env, args: &[&str]) {
+    let status = git(env, args).status().unwrap();
+    assert!(status.success(), "git {args:?}: {status}");
+}
+
+/// The issue's storm: with the helper recording, a `git checkout` that rewrites 10,000 files
+/// of the workspace (more than a watcher holds, so the watcher gives up and the recording
+/// walks everything once the storm passes) is recorded completely, while `node_modules`
+/// churn at the same time records nothing; hooks are answered while the checkout runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_it() {
+    use std::time::{Duration, Instant};
+    const N: usize = 10_000;
+    let file = |i: usize| format!("src/m{:02}/f{:03}.txt", i / 100, i % 100);
+    let env = Env::new();
+    env.manual_helper();
+    env.write(".gitignore", "node_modules/\n");
+    env.write("src/lib.rs", "pub fn read_me() {}\n");
+    for i in 0..N {
+        env.write(&file(i), format!("old {i}\n"));
+    }
+    git_ok(&env, &["init", "-q"]);
+    git_ok(&env, &["add", "-A"]);
+    git_ok(&env, &["commit", "-q", "-m", "old"]);
+    git_ok(&env, &["branch", "old"]);
+    git_ok(&env, &["checkout", "-q", "-b", "new"]);
+    for i in 0..N {
+        env.write(&file(i), format!("new {i}\n"));
+    }
+    git_ok(&env, &["commit", "-q", "-a", "-m", "new"]);
+    git_ok(&env, &["checkout", "-q", "old"]);
+
+    env.run(&["helper", "start", "--idle-timeout", "300", "--record"])
+        .ok();
+    let read = fixture(&env, "claude-code", "pre-tool-use-read");
+    hook_with(&env, "claude-code", &read, &[]).ok();
+    // The first recording scan gives the 10,000 files their first state, placing watches.
+    let start = Instant::now();
+    while env.run(&["--json", "helper", "status"]).json()["watches"]["workspaces"] != 1 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no watches");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let began = Instant::now();
+    let mut checkout = git(&env, &["checkout", "-q", "new"]).spawn().unwrap();
+    for i in 0..500 {
+        env.write(&format!("node_modules/pkg/f{i}.js"), "churn\n");
+    }
+    let mut answered = Vec::new();
+    while checkout.try_wait().unwrap().is_none() {
+        let t = Instant::now();
+        hook_with(&env, "claude-code", &read, &[]).ok();
+        answered.push(t.elapsed());
+    }
+    let checkout_took = began.elapsed();
+    assert!(checkout.wait().unwrap().success());
+
+    let index = crate::common::index(&env);
+    let ws = crate::common::workspace_id(&env, &index);
+    let recorded = |i: usize| {
+        let rel = rewind::workspace::RelPath::from_stored(file(i).into_bytes()).unwrap();
+        index
+            .read()
+            .file_state(ws, &rel)
+            .unwrap()
+            .and_then(|k| k.state.blob())
+            == Some(rewind::ids::BlobId::of(format!("new {i}\n").as_bytes()))
+    };
+    let mut missing: Vec<usize> = (0..N).collect();
+    while !missing.is_empty() {
+        assert!(
+            began.elapsed() < Duration::from_secs(180),
+            "{} of {N} not recorded, {} first",
+            missing.len(),
+            file(missing[0])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        missing.retain(|i| !recorded(*i));
+    }
+    let recorded_after = began.elapsed();
+    // Each with its new bytes, as an outside edit of the local history.
+    for i in [0, 4321, N - 1] {
+        let v = versions(&env, &file(i));
+        assert_eq!(v[0]["by"], "external", "{v:#?}");
+        assert_eq!(v[0]["state"], blob(format!("new {i}\n").as_bytes()));
+        assert_eq!(v[0]["session"], "local-history");
+    }
+    assert!(versions(&env, "node_modules/pkg/f0.js").is_empty());
+    assert!(versions(&env, "node_modules/pkg/f499.js").is_empty());
+
+    answered.sort();
+    let median = answered.get(answered.len() / 2).copied();
+    eprintln!(
+        "checkout of {N} files took {checkout_took:?}, recorded after {recorded_after:?}; \
+         {} hooks answered during it: median {median:?}, max {:?}",
+        answered.len(),
+        answered.last()
+    );
+    // The issue asks for 50 ms. Each hook here is a new process of the debug build on a
+    // shared, loaded machine; the bound says "answered between events", not "behind a scan".
+    if let Some(median) = median {
+        assert!(median < Duration::from_millis(250), "median {median:?}");
+    }
+    env.run(&["helper", "stop"]).ok();
+}

@@ -162,6 +162,9 @@ struct Recorded {
     dirty: usize,
     changed_at: Instant,
     scanned_at: Option<Instant>,
+    /// It had a trusted watcher at the last look: losing it (an ignore file changed, the
+    /// root moved) means a walk now, not in [`UNWATCHED_EVERY`].
+    watched: bool,
 }
 
 impl Recorder {
@@ -175,6 +178,7 @@ impl Recorder {
                 dirty: 0,
                 changed_at: Instant::now(),
                 scanned_at: None,
+                watched: false,
             });
     }
 
@@ -185,24 +189,41 @@ impl Recorder {
         let mut settling = false;
         let mut failed = Vec::new();
         for (root, r) in &mut self.by_root {
-            let due = match r.id.map(|id| watching.dirty(id)) {
+            let look = r.id.map(|id| match watching.storm(id) {
+                Some(storm) => Err(storm),
+                None => Ok(watching.dirty(id)),
+            });
+            let watched = std::mem::replace(
+                &mut r.watched,
+                matches!(look, Some(Ok(Some(_)) | Err(_))),
+            );
+            let due = match look {
                 None => true,
-                Some(None) => r.scanned_at.is_none_or(|t| t.elapsed() >= UNWATCHED_EVERY),
-                Some(Some(0)) => {
+                // A storm broke the watcher (more paths changed than a look takes, or the
+                // kernel's queue overflowed): walk everything once it passes, or `MOST`
+                // into it. Never a gap: the walk finds what the events would have named.
+                Some(Err(storm)) if storm.settled(HELPER_QUIET, MOST) => true,
+                Some(Err(_)) => {
+                    settling = true;
+                    false
+                }
+                Some(Ok(None)) if watched => true,
+                Some(Ok(None)) => r.scanned_at.is_none_or(|t| t.elapsed() >= UNWATCHED_EVERY),
+                Some(Ok(Some(0))) => {
                     r.dirty = 0;
                     false
                 }
-                Some(Some(n)) if n != r.dirty => {
+                Some(Ok(Some(n))) if n != r.dirty => {
                     r.dirty = n;
                     r.changed_at = Instant::now();
                     settling = true;
                     false
                 }
-                Some(Some(_)) if r.changed_at.elapsed() < HELPER_QUIET => {
+                Some(Ok(Some(_))) if r.changed_at.elapsed() < HELPER_QUIET => {
                     settling = true;
                     false
                 }
-                Some(Some(_)) => true,
+                Some(Ok(Some(_))) => true,
             };
             if due {
                 if let Err(e) = r.record(home, watching) {

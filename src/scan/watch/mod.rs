@@ -74,6 +74,25 @@ pub enum Waited {
     NoWatcher,
 }
 
+/// How long a watcher a storm broke still reads events (to tell when the storm is over)
+/// before it gives its watches back; the next scan walks everything either way.
+pub const STORM_KEPT: Duration = Duration::from_secs(3);
+
+/// A storm of events broke a workspace's watcher ([`Watches::storm`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Storm {
+    pub began: std::time::Instant,
+    pub last_event: std::time::Instant,
+}
+
+impl Storm {
+    /// Is it over: no event for `quiet`, or it has lasted `most` (a scan then looks anyway,
+    /// so that a storm that never ends delays the record by `most` at worst)?
+    pub fn settled(&self, quiet: Duration, most: Duration) -> bool {
+        self.last_event.elapsed() >= quiet || self.began.elapsed() >= most
+    }
+}
+
 /// How the next scan of a workspace looks.
 pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).

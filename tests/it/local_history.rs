@@ -676,6 +676,8 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
         let t = Instant::now();
         hook_with(&env, "claude-code", &read, &[]).ok();
         answered.push(t.elapsed());
+        // An agent's pace, not a flood that takes the checkout's CPU.
+        std::thread::sleep(Duration::from_millis(20));
     }
     let checkout_took = began.elapsed();
     assert!(checkout.wait().unwrap().success());
@@ -692,14 +694,19 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
             == Some(rewind::ids::BlobId::of(format!("new {i}\n").as_bytes()))
     };
     let mut missing: Vec<usize> = (0..N).collect();
+    // Hooks while the helper records (one event at a time: they may wait behind its walk).
+    let mut while_recording = Vec::new();
     while !missing.is_empty() {
+        let t = Instant::now();
+        hook_with(&env, "claude-code", &read, &[]).ok();
+        while_recording.push(t.elapsed());
         assert!(
             began.elapsed() < Duration::from_secs(180),
             "{} of {N} not recorded, {} first",
             missing.len(),
             file(missing[0])
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
         missing.retain(|i| !recorded(*i));
     }
     let recorded_after = began.elapsed();
@@ -714,17 +721,24 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
     assert!(versions(&env, "node_modules/pkg/f499.js").is_empty());
 
     answered.sort();
+    while_recording.sort();
     let median = answered.get(answered.len() / 2).copied();
     eprintln!(
         "checkout of {N} files took {checkout_took:?}, recorded after {recorded_after:?}; \
-         {} hooks answered during it: median {median:?}, max {:?}",
+         {} hooks answered during it: median {median:?}, max {:?}; {} while recording: \
+         median {:?}, max {:?}",
         answered.len(),
-        answered.last()
+        answered.last(),
+        while_recording.len(),
+        while_recording.get(while_recording.len() / 2),
+        while_recording.last(),
     );
-    // The issue asks for 50 ms. Each hook here is a new process of the debug build on a
-    // shared, loaded machine; the bound says "answered between events", not "behind a scan".
+    // The issue asks for 50 ms; each hook here is a new process of the debug build. The
+    // helper answers one event at a time: a hook that comes while it walks the tree (once
+    // the storm passed, or 2 s into one that lasts) waits for the walk, so the median is
+    // what is bounded, and the slowest is printed above.
     if let Some(median) = median {
-        assert!(median < Duration::from_millis(250), "median {median:?}");
+        assert!(median < Duration::from_millis(50), "median {median:?}");
     }
     env.run(&["helper", "stop"]).ok();
 }

@@ -193,10 +193,8 @@ impl Recorder {
                 Some(storm) => Err(storm),
                 None => Ok(watching.dirty(id)),
             });
-            let watched = std::mem::replace(
-                &mut r.watched,
-                matches!(look, Some(Ok(Some(_)) | Err(_))),
-            );
+            let watched =
+                std::mem::replace(&mut r.watched, matches!(look, Some(Ok(Some(_)) | Err(_))));
             let due = match look {
                 None => true,
                 // A storm broke the watcher (more paths changed than a look takes, or the

@@ -1,5 +1,6 @@
 //! `rewind watch`: local history in the foreground. It watches the workspace (inotify on
-//! Linux; elsewhere it scans the whole tree every quiet period) and records each edit of a
+//! Linux; elsewhere the `notify` crate, each burst of events then walks the whole tree) and
+//! records each edit of a
 //! non-ignored file that no agent announced as an `external` change with its exact bytes,
 //! once the file's writes settle: the versions `rewind log --path` lists and `rewind restore
 //! --version` brings back. A path an agent is writing (snapped, not yet recorded) is left to

@@ -173,6 +173,7 @@ def idle_rss(rewind, out, rounds):
             time.sleep(1)
             samples.append(status_of(h.pid, "VmRSS"))
         peak = status_of(h.pid, "VmHWM")
+        anon, file = status_of(h.pid, "RssAnon"), status_of(h.pid, "RssFile")
         dirs = json.loads(h.run("--json", "helper", "status"))["watches"]["dirs"]
     finally:
         h.stop()
@@ -180,7 +181,9 @@ def idle_rss(rewind, out, rounds):
     print(f"\nidle recording helper on {tree} ({dirs} directories watched; first recording "
           f"scan and baseline {first:.0f} s): VmRSS median {mib(statistics.median(samples)):.1f} MiB "
           f"(range {mib(min(samples)):.1f}–{mib(max(samples)):.1f}), peak (VmHWM, during the "
-          f"baseline) {mib(peak):.1f} MiB; target ≤ 50 MiB")
+          f"baseline) {mib(peak):.1f} MiB, of which heap and stacks (RssAnon) {mib(anon):.1f} "
+          f"MiB and mapped files (RssFile: the executable's pages, shared) {mib(file):.1f} MiB; "
+          f"target ≤ 50 MiB")
 
 
 def main():

@@ -166,6 +166,10 @@ struct Recorded {
     /// It had a trusted watcher at the last look: losing it (an ignore file changed, the
     /// root moved) means a walk now, not in [`UNWATCHED_EVERY`].
     watched: bool,
+    /// The last scan's budget ran out before every file had its first state: the next one
+    /// goes on at once (a file without one has no version to go back to). Scan by scan, so
+    /// that hook events are answered between them.
+    baseline_left: bool,
 }
 
 impl Recorder {
@@ -180,6 +184,7 @@ impl Recorder {
                 changed_at: Instant::now(),
                 scanned_at: None,
                 watched: false,
+                baseline_left: false,
             });
     }
 
@@ -223,7 +228,8 @@ impl Recorder {
                     false
                 }
                 Some(Ok(Some(_))) => true,
-            };
+            } || r.baseline_left;
+            settling |= r.baseline_left;
             if due {
                 if let Err(e) = r.record(home, watching) {
                     eprintln!(
@@ -260,7 +266,8 @@ impl Recorded {
             git_global: Some(super::hook::git_global),
             ..ScanOptions::default()
         };
-        scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        let report = scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        self.baseline_left = !report.baseline_complete;
         self.scanned_at = Some(Instant::now());
         self.dirty = 0;
         Ok(())

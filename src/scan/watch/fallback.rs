@@ -242,6 +242,8 @@ impl Watcher {
 
     pub(in crate::scan) fn walked_all(&mut self, _: BTreeSet<RelPath>, _: Vec<RelPath>, _: i64) {}
 
+    // The signature of linux.rs's, which keeps what it is given.
+    #[allow(clippy::needless_pass_by_value)]
     pub(in crate::scan) fn walked_some(
         &mut self,
         _: &[RelPath],

@@ -56,13 +56,28 @@ pub struct Retention {
     pub windows_per_session: Option<usize>,
     /// Drop oldest windows until stored blob bytes are under this.
     pub max_total_bytes: Option<u64>,
+    /// Thin out the versions a watcher records (`external` changes): many and small.
+    pub external_versions: Option<VersionRetention>,
     /// Only delete unreferenced blobs and orphan files older than this.
     pub grace: Duration,
+}
+
+/// Which `external` versions of a path gc keeps: the newest `keep_per_path` changes of the
+/// path, and every change made at or after `newer_than`. An external change that is neither
+/// goes (its window too once empty), unless an undo or redo window acted on it; what the
+/// remaining changes and file states refer to stays, so the kept versions keep their bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct VersionRetention {
+    pub keep_per_path: usize,
+    /// ns since the epoch.
+    pub newer_than: i64,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GcReport {
     pub windows_removed: usize,
+    /// External versions dropped by [`VersionRetention`].
+    pub versions_removed: usize,
     pub blobs_removed: usize,
     /// Stored bytes of removed blobs kept inline or as object files; a packed blob's bytes
     /// are freed when its pack is rewritten, and counted in `pack_bytes_freed` then.
@@ -241,6 +256,10 @@ impl Maintenance<'_, '_> {
             self.home.index().write(|tx| tx.delete_window(w))?;
             windows_removed += 1;
         }
+        let versions_removed = match policy.external_versions {
+            Some(keep) => self.thin_versions(keep)?,
+            None => 0,
+        };
         if let Some(cap) = policy.max_total_bytes {
             for w in self.home.index().read().windows_oldest_first()? {
                 if self.home.index().read().blob_totals()?.stored_bytes <= cap {
@@ -266,6 +285,7 @@ impl Maintenance<'_, '_> {
         let packs = self.sweep_packs(policy.grace)?;
         Ok(GcReport {
             windows_removed,
+            versions_removed,
             blobs_removed: blobs.removed,
             bytes_freed: blobs.freed,
             orphan_files_removed: orphan_files_removed + packs.orphans,
@@ -273,6 +293,31 @@ impl Maintenance<'_, '_> {
             packs_rewritten: packs.rewritten,
             pack_bytes_freed: packs.freed,
         })
+    }
+
+    /// Drop the external versions `keep` does not keep, a batch per transaction so no hook
+    /// waits behind all of them. Candidates come from one look; each is re-checked in its
+    /// batch (a new change of its path only pushes it further from the newest).
+    fn thin_versions(&self, keep: VersionRetention) -> Result<usize> {
+        const BATCH: usize = 512;
+        let surplus = self
+            .home
+            .index()
+            .read()
+            .surplus_external_changes(keep.newer_than, keep.keep_per_path)?;
+        self.phase("dropping old external versions", surplus.len());
+        let mut removed = 0;
+        for batch in surplus.chunks(BATCH) {
+            removed += self.home.index().write(|tx| {
+                let mut n = 0;
+                for id in batch {
+                    self.step();
+                    n += usize::from(tx.delete_external_change(*id)?);
+                }
+                Ok::<_, crate::engine::EngineError>(n)
+            })?;
+        }
+        Ok(removed)
     }
 
     /// Rewrite packs that are mostly dead, and merge small packs once there are

@@ -312,6 +312,13 @@ pub struct GcArgs {
     /// Drop oldest windows until the store is under this many bytes
     #[arg(long, value_name = "BYTES")]
     pub max_size: Option<u64>,
+    /// Of the versions recorded as edits outside the agents (`external`, what `rewind watch`
+    /// records), keep at least the newest N of each file...
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub keep_versions: usize,
+    /// ...and every one younger than this many days (fractions allowed); older ones go
+    #[arg(long, value_name = "DAYS", default_value_t = 1.0)]
+    pub keep_versions_days: f64,
     /// Never delete anything younger than this many seconds
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub grace_seconds: u64,

@@ -86,6 +86,25 @@ pub fn damage_window_kinds(index: &Index, kind: &str) -> Result<usize> {
     )
 }
 
+/// Every change made so far, and its window, happened `ns` nanoseconds earlier (retention
+/// by age, without waiting a day).
+pub fn age_history(index: &Index, ns: i64) -> Result<usize> {
+    damage(
+        index,
+        "age windows",
+        "UPDATE windows SET opened_at = opened_at - ?1,
+         closed_at = CASE WHEN closed_at IS NULL THEN NULL ELSE closed_at - ?1 END",
+        [ns],
+    )?;
+    damage(
+        index,
+        "age changes",
+        "UPDATE changes SET created_at = created_at - ?1,
+         recorded_at = CASE WHEN recorded_at IS NULL THEN NULL ELSE recorded_at - ?1 END",
+        [ns],
+    )
+}
+
 /// Blob `id`'s inline frame becomes `frame` (read the old one with [`super::Tx::blob`]).
 pub fn set_inline_frame(index: &Index, id: &BlobId, frame: &[u8]) -> Result<usize> {
     damage(

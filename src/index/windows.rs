@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{Ctx, IndexError, Result, Tx};
-use crate::ids::{SessionRowId, WindowId, WorkspaceId};
+use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{Window, WindowKind, WindowStatus};
 
 /// The SQL list `('agent','external','import')` of the window kinds `pick` selects, spelled by
@@ -317,6 +317,79 @@ impl Tx<'_> {
             })
             .map(|(id, _, _)| WindowId(id))
             .collect())
+    }
+
+    /// External changes retention thins out: each is older than `min_created_at` and
+    /// beyond the newest `keep_per_path` changes of its path (counting every change that
+    /// took effect, whoever made it), so what stays of a path's history is always its newest
+    /// part. Never a change that is undone or that an undo or redo window acted on: those
+    /// belong to a window that can still be redone, and go only with it.
+    pub fn surplus_external_changes(
+        &self,
+        min_created_at: i64,
+        keep_per_path: usize,
+    ) -> Result<Vec<ChangeId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM (
+                   SELECT c.id, c.created_at, c.undone_by, w.kind,
+                     ROW_NUMBER() OVER (PARTITION BY c.workspace_id, c.path ORDER BY c.id DESC) AS rank
+                   FROM changes c JOIN windows w ON w.id = c.window_id
+                   WHERE w.status = 'done')
+                 WHERE kind = ?1 AND rank > ?2 AND created_at < ?3 AND undone_by IS NULL
+                 AND NOT EXISTS (SELECT 1 FROM reversals r WHERE r.change_id = id)
+                 ORDER BY id",
+            )
+            .ctx("find surplus external versions")?;
+        let ids = stmt
+            .query_map(
+                params![
+                    WindowKind::External.as_str(),
+                    i64::try_from(keep_per_path).unwrap_or(i64::MAX),
+                    min_created_at
+                ],
+                |r| r.get(0).map(ChangeId),
+            )
+            .ctx("find surplus external versions")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find surplus external versions")?;
+        Ok(ids)
+    }
+
+    /// Drop one external change (see [`Tx::surplus_external_changes`]), and its window once
+    /// that holds no change any more. Re-checks, inside the caller's transaction, that the
+    /// change is still an external one nothing reversed.
+    pub fn delete_external_change(&self, id: ChangeId) -> Result<bool> {
+        let window: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT c.window_id FROM changes c JOIN windows w ON w.id = c.window_id
+                 WHERE c.id = ?1 AND w.kind = ?2 AND c.undone_by IS NULL
+                 AND NOT EXISTS (SELECT 1 FROM reversals r WHERE r.change_id = c.id)",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![id.0, WindowKind::External.as_str()], |r| r.get(0))
+            })
+            .optional()
+            .ctx("delete an external version")?;
+        let Some(window) = window else {
+            return Ok(false);
+        };
+        self.conn
+            .prepare_cached("DELETE FROM changes WHERE id = ?1")
+            .and_then(|mut st| st.execute([id.0]))
+            .ctx("delete an external version")?;
+        self.conn
+            .prepare_cached(
+                "DELETE FROM windows WHERE id = ?1
+                 AND NOT EXISTS (SELECT 1 FROM changes WHERE window_id = ?1)
+                 AND NOT EXISTS (SELECT 1 FROM changes WHERE undone_by = ?1)
+                 AND NOT EXISTS (SELECT 1 FROM reversals WHERE window_id = ?1)",
+            )
+            .and_then(|mut st| st.execute([window]))
+            .ctx("delete an emptied external window")?;
+        Ok(true)
     }
 
     /// Oldest finished windows first, for the total-size cap.

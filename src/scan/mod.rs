@@ -78,7 +78,7 @@ mod watch;
 use commit::Sink;
 use look::Gathered;
 use watch::{Look, Watcher};
-pub use watch::{Waited, Watches, FULL_EVERY, MAX_DIRTY};
+pub use watch::{Storm, Waited, Watches, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
 
 /// What a process's watches did, for `rewind helper status` (all zero where nothing is
 /// watched).
@@ -173,6 +173,11 @@ impl Watching {
         lock(&self.0).dirty(ws)
     }
 
+    /// Whether a storm broke the watcher of `ws` (see [`Watches::storm`]).
+    pub fn storm(&self, ws: crate::ids::WorkspaceId) -> Option<Storm> {
+        lock(&self.0).storm(ws)
+    }
+
     /// Block until the watches of `ws` see a change, then until its writes settle: no
     /// further event for `quiet`, or `most` after the first (a storm is scanned while it
     /// lasts, not after). `None` after `timeout` with no event. Where nothing can be
@@ -188,7 +193,11 @@ impl Watching {
         match lock(&self.0).wait(ws, timeout) {
             Waited::Nothing => return None,
             Waited::NoWatcher => {
+                // A storm broke the watcher: the walk waits for it to pass, as long as that.
                 std::thread::sleep(quiet);
+                while self.storm(ws).is_some_and(|s| !s.settled(quiet, most)) {
+                    std::thread::sleep(quiet.min(Duration::from_millis(50)));
+                }
                 return Some(Waited::NoWatcher);
             }
             Waited::Events => {}

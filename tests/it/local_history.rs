@@ -435,3 +435,310 @@ fn an_after_the_fact_hook_takes_over_the_outside_edit_a_watcher_made_of_its_writ
     env.run(&["undo", "--session", session]).ok();
     assert_eq!(env.read("src/main.ts").unwrap(), b"const foo = 1\n");
 }
+
+// ---- retention: what `gc` keeps of the versions a watcher records ----
+
+/// The user's own save of `rel`, noticed and recorded as an `external` version (what the
+/// watcher does once the writes settle); the id of its window.
+fn user_save(env: &Env, rel: &str, bytes: &[u8]) -> u64 {
+    env.write(rel, bytes);
+    let json = env.run(&["--json", "check", "--record", rel]).ok().json();
+    json["files"][0]["external_window"].as_u64().unwrap_or(0)
+}
+
+/// Every change and window recorded so far happened two days earlier.
+fn two_days_pass(env: &Env) {
+    const TWO_DAYS_NS: i64 = 2 * 86_400 * 1_000_000_000;
+    rewind::index::testing::age_history(&crate::common::index(env), TWO_DAYS_NS).unwrap();
+}
+
+fn states(v: &[Value]) -> Vec<String> {
+    v.iter().map(|v| v["state"].to_string()).collect()
+}
+
+fn quoted(bytes: &[u8]) -> String {
+    Value::from(blob(bytes)).to_string()
+}
+
+#[test]
+fn gc_keeps_the_newest_external_versions_of_each_file_and_every_young_one() {
+    let env = Env::new();
+    env.write("notes.md", "v0\n");
+    env.run(&["check", "--record", "notes.md"]).ok();
+    for i in 1..=6 {
+        user_save(&env, "notes.md", format!("v{i}\n").as_bytes());
+    }
+    env.write("other.md", "o0\n");
+    env.run(&["check", "--record", "other.md"]).ok();
+    user_save(&env, "other.md", b"o1\n");
+
+    // Young versions stay however many there are.
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-versions",
+            "1",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert_eq!(gc["versions_removed"], 0, "{gc}");
+    assert_eq!(versions(&env, "notes.md").len(), 7);
+
+    two_days_pass(&env);
+    user_save(&env, "notes.md", b"v7\n");
+    user_save(&env, "notes.md", b"v8\n");
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-versions",
+            "3",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    // notes.md: v7 and v8 are younger than a day (the default age), v6 is the third newest;
+    // v1..v5 are neither. other.md has fewer versions than that.
+    assert_eq!(gc["versions_removed"], 5, "{gc}");
+    assert!(gc["blobs_removed"].as_u64().unwrap() >= 5, "{gc}");
+    let v = versions(&env, "notes.md");
+    assert_eq!(
+        states(&v),
+        [b"v8\n", b"v7\n", b"v6\n", b"v5\n"].map(|b| quoted(b)),
+        "what the oldest kept change started from is still shown: {v:#?}"
+    );
+    assert_eq!(v[3]["by"], "first-seen");
+    assert_eq!(
+        states(&versions(&env, "other.md")),
+        [quoted(b"o1\n"), quoted(b"o0\n")]
+    );
+    env.run(&["verify"]).ok();
+    // What is kept has its bytes.
+    env.run(&["restore", "notes.md", "--version", "2"]).ok();
+    assert_eq!(env.read("notes.md").unwrap(), b"v6\n");
+}
+
+#[test]
+fn gc_of_external_versions_never_drops_what_an_undo_window_can_redo_or_an_agent_window() {
+    let env = Env::new();
+    env.write("f.txt", "base\n");
+    env.agent_write("f.txt", "the agent's\n");
+    user_save(&env, "f.txt", b"user 1\n");
+    user_save(&env, "f.txt", b"user 2\n");
+    let third = user_save(&env, "f.txt", b"user 3\n");
+    // The user takes their last save back: an undo window that can be redone.
+    env.run(&["undo", "--window", &third.to_string()]).ok();
+    assert_eq!(env.read("f.txt").unwrap(), b"user 2\n");
+    two_days_pass(&env);
+
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-versions",
+            "1",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    // Only "user 1" and "user 2" go: "user 3" is undone (the undo can be redone), the undo's
+    // own change is the newest, and the agent's change is not an external version.
+    assert_eq!(gc["versions_removed"], 2, "{gc}");
+    env.run(&["verify"]).ok();
+    let by: Vec<String> = versions(&env, "f.txt")
+        .iter()
+        .map(|v| v["by"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(by, ["undo", "external", "agent", "first-seen"]);
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("f.txt").unwrap(), b"user 3\n");
+}
+
+#[test]
+fn gc_max_size_bounds_the_store_even_when_every_external_version_is_young() {
+    let env = Env::new();
+    // Bytes zstd cannot shrink, so each version costs its size.
+    let noise = |seed: u64| -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    };
+    env.write("big.bin", noise(0));
+    env.run(&["check", "--record", "big.bin"]).ok();
+    for i in 1..=4 {
+        user_save(&env, "big.bin", &noise(i));
+    }
+    let stored = |env: &Env| env.run(&["--json", "verify"]).ok().json()["stored_bytes"].as_u64();
+    assert!(stored(&env).unwrap() > 450_000);
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--max-size",
+            "250000",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert!(gc["windows_removed"].as_u64().unwrap() >= 3, "{gc}");
+    assert!(stored(&env).unwrap() <= 250_000, "{gc}");
+    assert_eq!(
+        env.read("big.bin").unwrap(),
+        noise(4),
+        "gc never touches the workspace"
+    );
+    assert_eq!(versions(&env, "big.bin")[0]["state"], blob(&noise(4)));
+}
+
+// ---- storms ----
+
+#[cfg(target_os = "linux")]
+fn git(env: &Env, args: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new("git");
+    cmd.current_dir(&env.ws)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdout(std::process::Stdio::null());
+    cmd
+}
+
+#[cfg(target_os = "linux")]
+fn git_ok(env: &Env, args: &[&str]) {
+    let status = git(env, args).status().unwrap();
+    assert!(status.success(), "git {args:?}: {status}");
+}
+
+/// The issue's storm: with the helper recording, a `git checkout` that rewrites 10,000 files
+/// of the workspace (more than a watcher holds, so the watcher gives up and the recording
+/// walks everything once the storm passes) is recorded completely, while `node_modules`
+/// churn at the same time records nothing; hooks are answered while the checkout runs.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_it() {
+    use std::time::{Duration, Instant};
+    const N: usize = 10_000;
+    let file = |i: usize| format!("src/m{:02}/f{:03}.txt", i / 100, i % 100);
+    let env = Env::new();
+    env.manual_helper();
+    env.write(".gitignore", "node_modules/\n");
+    env.write("src/lib.rs", "pub fn read_me() {}\n");
+    for i in 0..N {
+        env.write(&file(i), format!("old {i}\n"));
+    }
+    git_ok(&env, &["init", "-q"]);
+    git_ok(&env, &["add", "-A"]);
+    git_ok(&env, &["commit", "-q", "-m", "old"]);
+    git_ok(&env, &["branch", "old"]);
+    git_ok(&env, &["checkout", "-q", "-b", "new"]);
+    for i in 0..N {
+        env.write(&file(i), format!("new {i}\n"));
+    }
+    git_ok(&env, &["commit", "-q", "-a", "-m", "new"]);
+    git_ok(&env, &["checkout", "-q", "old"]);
+
+    env.run(&["helper", "start", "--idle-timeout", "300", "--record"])
+        .ok();
+    let read = fixture(&env, "claude-code", "pre-tool-use-read");
+    hook_with(&env, "claude-code", &read, &[]).ok();
+    // The first recording scan gives the 10,000 files their first state, placing watches.
+    let start = Instant::now();
+    while env.run(&["--json", "helper", "status"]).json()["watches"]["workspaces"] != 1 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no watches");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    let began = Instant::now();
+    let mut checkout = git(&env, &["checkout", "-q", "new"]).spawn().unwrap();
+    for i in 0..500 {
+        env.write(&format!("node_modules/pkg/f{i}.js"), "churn\n");
+    }
+    let mut answered = Vec::new();
+    while checkout.try_wait().unwrap().is_none() {
+        let t = Instant::now();
+        hook_with(&env, "claude-code", &read, &[]).ok();
+        answered.push(t.elapsed());
+        // An agent's pace, not a flood that takes the checkout's CPU.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let checkout_took = began.elapsed();
+    assert!(checkout.wait().unwrap().success());
+
+    let index = crate::common::index(&env);
+    let ws = crate::common::workspace_id(&env, &index);
+    let recorded = |i: usize| {
+        let rel = rewind::workspace::RelPath::from_stored(file(i).into_bytes()).unwrap();
+        index
+            .read()
+            .file_state(ws, &rel)
+            .unwrap()
+            .and_then(|k| k.state.blob())
+            == Some(rewind::ids::BlobId::of(format!("new {i}\n").as_bytes()))
+    };
+    let mut missing: Vec<usize> = (0..N).collect();
+    // Hooks while the helper records (one event at a time: they may wait behind its walk).
+    let mut while_recording = Vec::new();
+    while !missing.is_empty() {
+        let t = Instant::now();
+        hook_with(&env, "claude-code", &read, &[]).ok();
+        while_recording.push(t.elapsed());
+        assert!(
+            began.elapsed() < Duration::from_secs(180),
+            "{} of {N} not recorded, {} first",
+            missing.len(),
+            file(missing[0])
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        missing.retain(|i| !recorded(*i));
+    }
+    let recorded_after = began.elapsed();
+    // Each with its new bytes, as an outside edit of the local history.
+    for i in [0, 4321, N - 1] {
+        let v = versions(&env, &file(i));
+        assert_eq!(v[0]["by"], "external", "{v:#?}");
+        assert_eq!(v[0]["state"], blob(format!("new {i}\n").as_bytes()));
+        assert_eq!(v[0]["session"], "local-history");
+    }
+    assert!(versions(&env, "node_modules/pkg/f0.js").is_empty());
+    assert!(versions(&env, "node_modules/pkg/f499.js").is_empty());
+
+    answered.sort();
+    while_recording.sort();
+    let median = answered.get(answered.len() / 2).copied();
+    eprintln!(
+        "checkout of {N} files took {checkout_took:?}, recorded after {recorded_after:?}; \
+         {} hooks answered during it: median {median:?}, max {:?}; {} while recording: \
+         median {:?}, max {:?}",
+        answered.len(),
+        answered.last(),
+        while_recording.len(),
+        while_recording.get(while_recording.len() / 2),
+        while_recording.last(),
+    );
+    // The issue asks for 50 ms; each hook here is a new process of the debug build. The
+    // helper answers one event at a time: a hook that comes while it walks the tree (once
+    // the storm passed, or 2 s into one that lasts) waits for the walk, so the median is
+    // what is bounded, and the slowest is printed above.
+    if let Some(median) = median {
+        assert!(median < Duration::from_millis(50), "median {median:?}");
+    }
+    env.run(&["helper", "stop"]).ok();
+}

@@ -480,16 +480,37 @@ fn a_workspace_put_back_at_the_same_path_is_walked_again() {
     );
 }
 
+/// A storm: the watcher gives up holding paths, tells when the storm is over (so that the
+/// walk comes after it, not in the middle), and gives its watches back soon after.
 #[test]
 fn more_changes_than_a_look_takes_make_the_next_scan_walk_and_free_the_watches_early() {
     let p = pair();
     both(&p);
+    let ws = p
+        .watched
+        .session(Workspace::open(&p.ws).unwrap(), "w")
+        .unwrap()
+        .workspace_id();
+    let began = std::time::Instant::now();
     for i in 0..=rewind::scan::MAX_DIRTY {
         std::fs::write(p.ws.join(format!("top-{i}.txt")), "x").unwrap();
     }
     // Between events, the helper reads the queue: the watcher gives up there and then.
     let c = p.watching.drain();
-    assert_eq!((c.workspaces, c.dirs), (0, 0), "{c:?}");
+    assert_eq!(p.watching.dirty(ws), None, "{c:?}");
+    let storm = p.watching.storm(ws).expect("a storm");
+    assert!(storm.began >= began && storm.last_event >= storm.began);
+    std::fs::write(p.ws.join("top-0.txt"), "y").unwrap();
+    let later = p.watching.storm(ws).expect("still a storm");
+    assert!(later.last_event > storm.last_event, "events are still read");
+    while p.watching.drain().workspaces != 0 {
+        assert!(
+            began.elapsed() < rewind::scan::STORM_KEPT * 3,
+            "watches not given back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(p.watching.drain().dirs, 0);
     let (look, (files, changes)) = both(&p);
     assert_eq!(look, None);
     assert_eq!((files, changes.len()), (7 + 4097, 4097));
@@ -500,4 +521,49 @@ fn more_changes_than_a_look_takes_make_the_next_scan_walk_and_free_the_watches_e
         Some("too many paths changed")
     );
     assert_eq!((c.workspaces, c.walked, c.narrowed), (1, 2, 0), "{c:?}");
+}
+
+/// The kernel drops events once its queue is full (`fs.inotify.max_queued_events`, 16384 by
+/// default, which only root can lower). Provoked without root: one file written over and
+/// over while nobody reads (two events a write, a truncate and a close; only identical
+/// neighbours are merged). The watcher then is not trusted, and the next scan walks
+/// everything: the change whose event was dropped is found, never a silent gap.
+#[test]
+fn a_kernel_queue_overflow_makes_the_next_scan_walk_everything() {
+    let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16384);
+    if queue > 1 << 20 {
+        eprintln!("max_queued_events is {queue}: too many writes to overflow it here");
+        return;
+    }
+    let p = pair();
+    both(&p);
+    let ws = p
+        .watched
+        .session(Workspace::open(&p.ws).unwrap(), "w")
+        .unwrap()
+        .workspace_id();
+    for i in 0..queue {
+        std::fs::write(p.ws.join("top.txt"), format!("{i}")).unwrap();
+    }
+    // Its event is lost with the overflow.
+    std::fs::write(p.ws.join("a/x.rs"), "written after the queue overflowed").unwrap();
+    p.watching.drain();
+    assert_eq!(p.watching.dirty(ws), None);
+    assert!(p.watching.storm(ws).is_some(), "an overflow is a storm");
+    let (look, (_, changes)) = both(&p);
+    assert_eq!(look, None, "the scan walked everything");
+    assert_eq!(
+        changes,
+        [
+            ("a/x.rs".to_string(), "Modified".to_string()),
+            ("top.txt".to_string(), "Modified".to_string())
+        ]
+    );
+    assert_eq!(
+        p.watching.drain().last_walk_reason.as_deref(),
+        Some("the event queue overflowed")
+    );
 }

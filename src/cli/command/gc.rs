@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use rewind::maintenance::{GcReport, Retention};
+use rewind::maintenance::{GcReport, Retention, VersionRetention};
 
 use crate::cli::args::{GcArgs, Global};
 use rewind::engine::Home;
@@ -29,6 +29,10 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
             .map(|d| now - (d as i64) * NANOS_PER_DAY),
         windows_per_session: args.keep_windows,
         max_total_bytes: args.max_size,
+        external_versions: Some(VersionRetention {
+            keep_per_path: args.keep_versions,
+            newer_than: now.saturating_sub(days_ns(args.keep_versions_days)?),
+        }),
         grace: Duration::from_secs(args.grace_seconds),
     };
     let mut bars = Bars::on_stderr();
@@ -42,10 +46,23 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
+/// `days` in nanoseconds; a usage error unless it is a finite number of days, zero or more.
+fn days_ns(days: f64) -> Result<i64, Failure> {
+    if !(days.is_finite() && days >= 0.0) {
+        return Err(Failure::new(
+            Exit::Usage,
+            format!("--keep-versions-days takes a number of days, zero or more (not {days})"),
+        ));
+    }
+    // Saturates at i64::MAX (about 292 years), which keeps everything.
+    Ok((days * NANOS_PER_DAY as f64) as i64)
+}
+
 fn render(r: &GcReport) -> String {
     format!(
-        "removed {} windows, {} blobs ({} bytes), {} orphan files; rewrote {} pack files ({} bytes freed); {} unreferenced blobs kept within the grace period\n",
+        "removed {} windows, {} external versions, {} blobs ({} bytes), {} orphan files; rewrote {} pack files ({} bytes freed); {} unreferenced blobs kept within the grace period\n",
         r.windows_removed,
+        r.versions_removed,
         r.blobs_removed,
         r.bytes_freed,
         r.orphan_files_removed,

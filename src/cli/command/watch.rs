@@ -1,5 +1,6 @@
 //! `rewind watch`: local history in the foreground. It watches the workspace (inotify on
-//! Linux; elsewhere it scans the whole tree every quiet period) and records each edit of a
+//! Linux; elsewhere the `notify` crate, each burst of events then walks the whole tree) and
+//! records each edit of a
 //! non-ignored file that no agent announced as an `external` change with its exact bytes,
 //! once the file's writes settle: the versions `rewind log --path` lists and `rewind restore
 //! --version` brings back. A path an agent is writing (snapped, not yet recorded) is left to
@@ -162,6 +163,13 @@ struct Recorded {
     dirty: usize,
     changed_at: Instant,
     scanned_at: Option<Instant>,
+    /// It had a trusted watcher at the last look: losing it (an ignore file changed, the
+    /// root moved) means a walk now, not in [`UNWATCHED_EVERY`].
+    watched: bool,
+    /// The last scan's budget ran out before every file had its first state: the next one
+    /// goes on at once (a file without one has no version to go back to). Scan by scan, so
+    /// that hook events are answered between them.
+    baseline_left: bool,
 }
 
 impl Recorder {
@@ -175,6 +183,8 @@ impl Recorder {
                 dirty: 0,
                 changed_at: Instant::now(),
                 scanned_at: None,
+                watched: false,
+                baseline_left: false,
             });
     }
 
@@ -185,25 +195,41 @@ impl Recorder {
         let mut settling = false;
         let mut failed = Vec::new();
         for (root, r) in &mut self.by_root {
-            let due = match r.id.map(|id| watching.dirty(id)) {
+            let look = r.id.map(|id| match watching.storm(id) {
+                Some(storm) => Err(storm),
+                None => Ok(watching.dirty(id)),
+            });
+            let watched =
+                std::mem::replace(&mut r.watched, matches!(look, Some(Ok(Some(_)) | Err(_))));
+            let due = match look {
                 None => true,
-                Some(None) => r.scanned_at.is_none_or(|t| t.elapsed() >= UNWATCHED_EVERY),
-                Some(Some(0)) => {
+                // A storm broke the watcher (more paths changed than a look takes, or the
+                // kernel's queue overflowed): walk everything once it passes, or `MOST`
+                // into it. Never a gap: the walk finds what the events would have named.
+                Some(Err(storm)) if storm.settled(HELPER_QUIET, MOST) => true,
+                Some(Err(_)) => {
+                    settling = true;
+                    false
+                }
+                Some(Ok(None)) if watched => true,
+                Some(Ok(None)) => r.scanned_at.is_none_or(|t| t.elapsed() >= UNWATCHED_EVERY),
+                Some(Ok(Some(0))) => {
                     r.dirty = 0;
                     false
                 }
-                Some(Some(n)) if n != r.dirty => {
+                Some(Ok(Some(n))) if n != r.dirty => {
                     r.dirty = n;
                     r.changed_at = Instant::now();
                     settling = true;
                     false
                 }
-                Some(Some(_)) if r.changed_at.elapsed() < HELPER_QUIET => {
+                Some(Ok(Some(_))) if r.changed_at.elapsed() < HELPER_QUIET => {
                     settling = true;
                     false
                 }
-                Some(Some(_)) => true,
-            };
+                Some(Ok(Some(_))) => true,
+            } || r.baseline_left;
+            settling |= r.baseline_left;
             if due {
                 if let Err(e) = r.record(home, watching) {
                     eprintln!(
@@ -240,7 +266,8 @@ impl Recorded {
             git_global: Some(super::hook::git_global),
             ..ScanOptions::default()
         };
-        scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        let report = scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        self.baseline_left = !report.baseline_complete;
         self.scanned_at = Some(Instant::now());
         self.dirty = 0;
         Ok(())

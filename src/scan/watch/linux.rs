@@ -16,7 +16,7 @@ use ignore::gitignore::Gitignore;
 use rustix::fs::inotify::{self, CreateFlags, Event, ReadFlags, WatchFlags};
 use rustix::io::Errno;
 
-use super::{outermost, remove_under, Look, Waited, FULL_EVERY, MAX_DIRTY};
+use super::{outermost, remove_under, Look, Storm, Waited, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
 use crate::scan::fs::{print, remote, Print};
@@ -62,11 +62,14 @@ impl Watches {
         for w in self.by_ws.values_mut() {
             w.drain();
         }
-        // A watcher that can no longer be trusted gives its watches and queue back now.
+        // A watcher that can no longer be trusted gives its watches and queue back now;
+        // one a storm broke keeps them a little longer, to tell when the storm is over.
         let broken: Vec<WorkspaceId> = self
             .by_ws
             .iter()
-            .filter(|(_, w)| w.broken.is_some())
+            .filter(|(_, w)| {
+                w.broken.is_some() && w.storm.is_none_or(|t| t.elapsed() >= STORM_KEPT)
+            })
             .map(|(ws, _)| *ws)
             .collect();
         for ws in broken {
@@ -109,6 +112,18 @@ impl Watches {
             .get(&ws)
             .filter(|w| w.broken.is_none())
             .map(|w| w.dirty.len())
+    }
+
+    /// A storm broke `ws`'s watcher (its queue overflowed, or more paths changed than a scan
+    /// looks at): the next scan walks everything. Until then the watcher reads and discards
+    /// events, only to tell when the storm is over; this reads them first.
+    pub fn storm(&mut self, ws: WorkspaceId) -> Option<Storm> {
+        let w = self.by_ws.get_mut(&ws)?;
+        w.drain();
+        w.storm.map(|began| Storm {
+            began,
+            last_event: w.last_event,
+        })
     }
 
     pub fn counts(&self) -> WatchCounts {
@@ -233,6 +248,9 @@ fn root_id(root: &Path) -> Option<(u64, u64)> {
 
 /// One workspace's watches and what they reported since the last scan.
 pub struct Watcher {
+    /// When a storm broke this watcher (see [`Watches::storm`]).
+    storm: Option<Instant>,
+    last_event: Instant,
     marks: Marks,
     root: PathBuf,
     /// The root's device and inode: an ancestor renamed and a new tree put at the same path
@@ -324,6 +342,8 @@ impl Watcher {
             .collect();
         let now = Instant::now();
         Ok(Watcher {
+            storm: None,
+            last_event: now,
             marks: Marks {
                 fd,
                 dirs: Mutex::new(HashMap::new()),
@@ -444,9 +464,10 @@ impl Watcher {
         self.rule_files.iter().any(|(p, then)| print(p) != *then)
     }
 
-    /// Read the pending events into the dirty set.
+    /// Read the pending events into the dirty set (a watcher a storm broke only notes when
+    /// they came).
     fn drain(&mut self) {
-        if self.broken.is_some() {
+        if self.broken.is_some() && self.storm.is_none() {
             return;
         }
         let mut buf = [MaybeUninit::<u8>::uninit(); 16 << 10];
@@ -460,14 +481,21 @@ impl Watcher {
                 Err(Errno::INTR) => continue,
                 Err(_) => {
                     self.broken = Some("the watch could not be read");
+                    self.storm = None;
                     break;
                 }
             };
+            self.last_event = Instant::now();
+            if self.broken.is_some() {
+                continue;
+            }
             if let Err(why) = note(&event, &mut dirs, &mut self.dirty, &mut moved_dirs) {
                 self.broken = Some(why);
-                if why == TOO_MANY {
+                if why == TOO_MANY || why == OVERFLOW {
                     // The next scan walks everything anyway: no need to hold them all.
                     self.dirty.clear();
+                    self.storm = Some(Instant::now());
+                    continue;
                 }
                 break;
             }
@@ -490,6 +518,8 @@ impl Watcher {
 
 /// Why a watcher gave up when too many paths changed.
 const TOO_MANY: &str = "too many paths changed";
+/// Why a watcher gave up when the kernel dropped events.
+const OVERFLOW: &str = "the event queue overflowed";
 
 /// One event into the `dirty` paths (and a directory moved away into `moved_dirs`); `Err`:
 /// why the watcher can no longer be trusted.
@@ -501,7 +531,7 @@ fn note(
 ) -> Result<(), &'static str> {
     let flags = event.events();
     if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-        return Err("the event queue overflowed");
+        return Err(OVERFLOW);
     }
     if flags.contains(ReadFlags::UNMOUNT) {
         return Err("a watched filesystem was unmounted");

@@ -1,6 +1,9 @@
 //! Scans that look only where something changed, for a process that stays (the hook helper).
-//! The watches are inotify's (`linux.rs`); elsewhere nothing is watched (`fallback.rs`) and
-//! every scan walks the whole tree.
+//! The watches are inotify's (`linux.rs`); elsewhere the `notify` crate says when something
+//! changed (`fallback.rs`: FSEvents, ReadDirectoryChangesW, kqueue) and each scan walks the
+//! whole tree. Linux keeps its own module because a scan there looks only at the paths the
+//! events named, which is what makes a scan with watches cost ~1 ms on the 78k-file tree
+//! (benches/RESULTS.md, rows 3); `notify` measured against it: benches/RESULTS.md.
 //!
 //! A full scan walks and stats every file: one `statx` per file and a `getdents64` per
 //! directory, as much kernel work as `git status` does. A process that keeps the
@@ -46,14 +49,15 @@ use std::time::Duration;
 
 use crate::workspace::RelPath;
 
-#[cfg(target_os = "linux")]
+// `--cfg rewind_notify` builds the `notify` path on Linux too, to compile and measure it here.
+#[cfg(all(target_os = "linux", not(rewind_notify)))]
 mod linux;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(rewind_notify)))]
 pub use linux::{Watcher, Watches};
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), rewind_notify))]
 mod fallback;
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), rewind_notify))]
 pub use fallback::{Watcher, Watches};
 
 /// A scan walks everything again when more paths than this changed since the last one.
@@ -74,17 +78,36 @@ pub enum Waited {
     NoWatcher,
 }
 
+/// How long a watcher a storm broke still reads events (to tell when the storm is over)
+/// before it gives its watches back; the next scan walks everything either way.
+pub const STORM_KEPT: Duration = Duration::from_secs(3);
+
+/// A storm of events broke a workspace's watcher ([`Watches::storm`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Storm {
+    pub began: std::time::Instant,
+    pub last_event: std::time::Instant,
+}
+
+impl Storm {
+    /// Is it over: no event for `quiet`, or it has lasted `most` (a scan then looks anyway,
+    /// so that a storm that never ends delays the record by `most` at worst)?
+    pub fn settled(&self, quiet: Duration, most: Duration) -> bool {
+        self.last_event.elapsed() >= quiet || self.began.elapsed() >= most
+    }
+}
+
 /// How the next scan of a workspace looks.
 pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).
     Full(Option<Watcher>),
     /// Look only at these paths (no one inside another), which changed since the last scan.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    #[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
     Changed(Watcher, Vec<RelPath>),
 }
 
 /// The paths of `dirty` that no other one contains (a changed directory is walked whole).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
 fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
     let mut kept: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(dirty.len());
@@ -105,7 +128,7 @@ fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
 }
 
 /// Remove `dir` and everything under it from `set`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
 fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
     // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'), among
     // siblings such as `dir.txt` or `dir-x/y` that are not under it.

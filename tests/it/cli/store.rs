@@ -69,7 +69,7 @@ fn gc_reports_what_it_removed() {
     let _f = filters(&env);
     two_turns(&env);
     assert_snapshot!(rw(&env, &["gc", "--keep-windows", "1", "--grace-seconds", "0"]), @"
-    removed 1 windows, 0 blobs (0 bytes), 0 orphan files; rewrote 0 pack files (0 bytes freed); 0 unreferenced blobs kept within the grace period
+    removed 1 windows, 0 external versions, 0 blobs (0 bytes), 0 orphan files; rewrote 0 pack files (0 bytes freed); 0 unreferenced blobs kept within the grace period
     [EOF]
     [exit status: 0]
     ");
@@ -81,7 +81,7 @@ fn gc_json() {
     let _f = filters(&env);
     two_turns(&env);
     assert_snapshot!(rw(&env, &["--json", "gc", "--older-than-days", "1"]), @r#"
-    {"blobs_kept_in_grace":0,"blobs_removed":0,"bytes_freed":0,"orphan_files_removed":0,"pack_bytes_freed":0,"packs_rewritten":0,"windows_removed":0}
+    {"blobs_kept_in_grace":0,"blobs_removed":0,"bytes_freed":0,"orphan_files_removed":0,"pack_bytes_freed":0,"packs_rewritten":0,"versions_removed":0,"windows_removed":0}
     [EOF]
     [exit status: 0]
     "#);

@@ -35,8 +35,11 @@
 //! not handed on. A scan that settles files loads only the states of the rest (and of the
 //! paths logged since, and of those the last walk left unclaimed, and of those gone from
 //! listings read again), and checks the count: every present state must be a settled file or
-//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`);
-//! it settles nothing when those states would be more than a couple of thousand. A scan's
+//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`).
+//! However many states it must load, it loads them (by lookups, or by one pass over every
+//! state when they are many), so its cost grows with what changed. A directory read again
+//! (an entry added or removed) settles its files by the listing it had, as an unchanged one
+//! does: only the entries that changed are handed on. A scan's
 //! writes of what it found unchanged or new are not logged: they never go over a state
 //! recorded later, so a verified stat the file still has still names the state's bytes; its
 //! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
@@ -71,10 +74,6 @@ pub(crate) struct Listings {
     /// The paths with a state the last walk did not find, as it kept them (NUL-separated).
     pub unclaimed: Option<Vec<u8>>,
 }
-
-/// The most states a settling scan loads one by one (more: it walks again and loads them
-/// all). A lookup costs about what loading 8 states with the rest does.
-pub(crate) const SETTLE_LOADS: usize = 4096;
 
 /// The file-state log as a walk with listings starts.
 pub(crate) struct StateLog {
@@ -223,8 +222,8 @@ impl Recorded {
 /// The paths whose states a settling walk must load: the files it handed on; those written
 /// after their listing's verification, or in a directory with no trusted listing; those the
 /// last walk left unclaimed; those gone from the listings of the directories it read again,
-/// or of those that are gone. None settled is among them. `None` when they are more than
-/// [`SETTLE_LOADS`].
+/// or of those that are gone. None settled is among them. `None` without the log (the walk
+/// settled nothing).
 pub(crate) fn to_load(
     listings: &Listings,
     recorded: &Recorded,
@@ -270,7 +269,7 @@ pub(crate) fn to_load(
             }
         }
     }
-    (paths.len() <= SETTLE_LOADS).then(|| paths.into_iter().collect())
+    Some(paths.into_iter().collect())
 }
 
 /// Which rule files a directory has (a stamp's first byte).
@@ -490,15 +489,6 @@ impl Kept {
     pub fn dir(&mut self, name: &OsStr) {
         push_name(&mut self.dirs, name);
     }
-}
-
-/// How many files of a trusted listing have no verified stat.
-pub(crate) fn unverified(known: &DirListing) -> usize {
-    known
-        .verified
-        .chunks(VERIFIED_LEN)
-        .filter(|e| e.iter().all(|b| *b == 0))
-        .count()
 }
 
 /// Bytes of one verified stat ([`encode_stat`]; all zeros for none).

@@ -32,7 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-use super::fs::{many_links, DirError, DirHandle};
+use super::fs::{self, many_links, DirError, DirHandle};
 use super::listing::{self, Chain, Listings, Recorded, RuleFiles};
 use super::GitGlobal;
 use crate::workspace::Stat;
@@ -242,8 +242,11 @@ impl Walk<'_> {
             listings,
             stamp: None,
             names: listing::Kept::default(),
+            old: Before::of(listings, &key),
+            settled: 0,
         };
         let mut jobs = self.read(job, out, Some(&mut kept));
+        rec.settled += kept.settled;
         let Some(stamp) = kept.stamp else {
             // Not read after all (it could not be listed): no listing, none below.
             return jobs;
@@ -414,7 +417,9 @@ impl Walk<'_> {
                 }
                 let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
-                    k.file(&name, &stat);
+                    if k.file(rel, &name, &stat) {
+                        continue;
+                    }
                 }
                 out.push((child, stat));
             }
@@ -436,16 +441,52 @@ impl Walk<'_> {
     }
 }
 
-/// What a directory read with listings at hand kept, for its new listing.
+/// What a directory read with listings at hand kept, for its new listing; and the files it
+/// settled by the listing it had before.
 struct Kept<'a> {
     listings: &'a Listings,
     stamp: Option<listing::Stamp>,
     names: listing::Kept,
+    old: Option<Before<'a>>,
+    settled: u64,
+}
+
+/// The listing a directory read again had, when the walk settles its files: a file it
+/// still has, with the stat its state was verified under and written by nobody since, is
+/// settled as in an unchanged directory (an entry added or removed elsewhere in it says
+/// nothing about this file's bytes). So a checkout or an undo that renames files into a few
+/// directories does not hand on every file of them.
+struct Before<'a> {
+    known: &'a crate::index::DirListing,
+    /// Its files' names, to their places in `known`.
+    at: HashMap<&'a [u8], usize>,
+}
+
+impl<'a> Before<'a> {
+    fn of(listings: &'a Listings, key: &[u8]) -> Option<Before<'a>> {
+        let known = listings.rows().get(key).filter(|l| listings.settles(l))?;
+        let at = listing::names(&known.files)
+            .enumerate()
+            .map(|(i, n)| (fs::name_bytes(n), i))
+            .collect();
+        Some(Before { known, at })
+    }
 }
 
 impl Kept<'_> {
-    fn file(&mut self, name: &OsStr, stat: &Stat) {
+    /// Keep a file for the listing; whether it is settled (then not handed on).
+    fn file(&mut self, dir: Option<&RelPath>, name: &OsStr, stat: &Stat) -> bool {
         self.names.file(name, stat);
+        let Some(old) = &self.old else {
+            return false;
+        };
+        let Some(&i) = old.at.get(fs::name_bytes(name)) else {
+            return false;
+        };
+        let key = listing::key(dir);
+        let settled = self.listings.settled(old.known, key, i, name, stat);
+        self.settled += u64::from(settled);
+        settled
     }
 
     fn dir(&mut self, name: &OsStr) {

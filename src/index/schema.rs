@@ -274,4 +274,19 @@ CREATE TABLE refusals(
 );
 CREATE INDEX refusals_by_workspace ON refusals(workspace_id, id);
 "#,
+    // 14 (issue 30, scans whose cost grows with what changed): the file-state log keyed by
+    // directory. When `state_touches` is trimmed, each directory's newest trimmed entry is kept
+    // in `state_touch_floors` (`Tx::log_state`): a listing verified before its directory's
+    // floor verifies nothing, the others still do, however many entries went by elsewhere.
+    // The listings verified so far were checked against the log's oldest entry instead: they
+    // are verified again (a walk does that as it goes).
+    r#"
+CREATE TABLE state_touch_floors(
+    workspace_id INTEGER NOT NULL,
+    dir BLOB NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY(workspace_id, dir)
+) WITHOUT ROWID;
+UPDATE dir_listings SET seq = -1;
+"#,
 ];

@@ -429,16 +429,16 @@ impl Scan<'_> {
         let ws = self.session.workspace_id();
         let mut log = listing::StateLog {
             seq: read.state_touches_seen()?,
-            oldest: read.state_log_oldest()?,
+            floors: read.state_log_floors(ws)?,
             touched: std::collections::HashMap::new(),
             settle: false,
         };
         // The entries after the oldest verification trusted.
         let since = listings
             .rows()
-            .values()
-            .filter(|l| log.trusts(l))
-            .map(|l| l.seq)
+            .iter()
+            .filter(|(dir, l)| log.trusts(dir, l))
+            .map(|(_, l)| l.seq)
             .min()
             .unwrap_or(i64::MAX);
         let unclaimed = read.unclaimed(ws)?;

@@ -291,7 +291,7 @@ impl Walk<'_> {
         // renewed when any file is handed on (its verified stat is taken afresh).
         let key = listing::key(job.rel.as_ref());
         let (mut verified, mut handed_on) = (Vec::new(), false);
-        let settles = listings.settles(known);
+        let settles = listings.settles(key, known);
         for (i, name) in listing::names(&known.files).enumerate() {
             let Some(stat) = handle.file(name) else {
                 verified.extend_from_slice(&[0; listing::VERIFIED_LEN]);
@@ -311,7 +311,7 @@ impl Walk<'_> {
         if let (true, Some(log)) = (handed_on, &listings.log) {
             // A settling walk writes it with its newer seq; another only if the verified
             // stats changed, or held nothing.
-            let before = (!log.settle && log.trusts(known)).then(|| known.verified.clone());
+            let before = (!log.settle && log.trusts(key, known)).then(|| known.verified.clone());
             rec.renewed.push(listing::Renewed {
                 key: key.to_vec(),
                 listing: crate::index::DirListing {
@@ -464,7 +464,10 @@ struct Before<'a> {
 
 impl<'a> Before<'a> {
     fn of(listings: &'a Listings, key: &[u8]) -> Option<Before<'a>> {
-        let known = listings.rows().get(key).filter(|l| listings.settles(l))?;
+        let known = listings
+            .rows()
+            .get(key)
+            .filter(|l| listings.settles(key, l))?;
         let at = listing::names(&known.files)
             .enumerate()
             .map(|(i, n)| (fs::name_bytes(n), i))

@@ -672,3 +672,46 @@ fn the_first_scan_after_an_undo_of_many_files_finds_only_the_changes_since() {
     // The 20 files of each directory the undo did not touch, but the one edited since.
     assert_eq!(a.settled, (dirs * 20 - 1) as u64, "{a:?}");
 }
+
+/// A first baseline of a tree of many batches, whose files share a few contents across
+/// batches (copies of one tree, vendored twins: a file with the bytes of one encoded before
+/// is not encoded again): complete, and every file's state names its own bytes, which the
+/// store gives back.
+#[test]
+fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
+    use rewind::workspace::RelPath;
+
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("ws");
+    let mut files = Vec::new();
+    for d in 0..3 {
+        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
+        for f in 0..40 {
+            let rel = format!("d{d}/f{f}.rs");
+            let text = format!("content {}\n", (d * 40 + f) % 7);
+            std::fs::write(tree.join(&rel), &text).unwrap();
+            files.push((rel, text));
+        }
+    }
+    let home = Home::open(&dir.path().join("home"), Options::default()).unwrap();
+    let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
+    let opts = ScanOptions {
+        batch_files: 8,
+        budget: Duration::from_secs(3600),
+        ..ScanOptions::default()
+    };
+    let r = scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+    assert!(r.baseline_complete, "{r:?}");
+    assert_eq!((r.files, r.baselined, r.remaining), (120, 120, 0));
+    let read = s.index().read();
+    for (rel, text) in &files {
+        let path = RelPath::from_stored(rel.as_bytes().to_vec()).unwrap();
+        let state = read
+            .file_state(s.workspace_id(), &path)
+            .unwrap()
+            .expect("a state");
+        let blob = state.state.blob().expect("present");
+        let bytes = s.store().get(s.index(), &blob).unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), *text, "{rel}");
+    }
+}

@@ -400,7 +400,7 @@ fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<O
     };
     Ok(Some(Looked {
         rel: c.rel,
-        known: c.known,
+        known: c.known.map(|k| *k),
         need: c.need,
         state,
         stat,

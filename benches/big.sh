@@ -96,7 +96,8 @@ if ! skipped baseline; then
         timed "shadow git add -A && git write-tree" sh -c "git --git-dir=$SHADOW --work-tree=$TREE -c gc.auto=0 add -A && git --git-dir=$SHADOW write-tree"
         printf '{"bench":"du","label":"shadow git dir","kib":%s}\n' "$(du -sk "$SHADOW" | cut -f1)" >>"$RESULTS"
         sync
-        timed "rewind first baseline (hook, PreToolUse Bash)" first_baseline "$REWIND" "$HOME_SCAN" "$SCAN_PAYLOAD"
+        # (A command line, not the shell function of common.sh: time runs a program.)
+        timed "rewind first baseline (hook, PreToolUse Bash)" sh -c "REWIND_SCAN_BUDGET_MS=86400000 REWIND_HOME=$HOME_SCAN $REWIND hook claude-code <$SCAN_PAYLOAD"
         python3 - "$HOME_SCAN/index.sqlite3" >>"$RESULTS" <<'EOF'
 import json, sqlite3, sys
 complete, files = sqlite3.connect(sys.argv[1]).execute("select complete, files from baselines").fetchone()

@@ -206,7 +206,7 @@ pub fn downgrade_to_v3(path: &Path) -> Result<()> {
         .ctx("write hex blob ids")?;
     }
     db.execute_batch(
-        "DROP TABLE refusals;
+        "DROP TABLE state_touch_floors; DROP TABLE refusals;
          ALTER TABLE sessions DROP COLUMN agent; ALTER TABLE sessions DROP COLUMN hook_at;
          ALTER TABLE sessions DROP COLUMN hook_event; ALTER TABLE sessions DROP COLUMN hook_result;
          DROP TABLE state_touches; DROP TABLE dir_listings;

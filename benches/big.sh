@@ -24,7 +24,7 @@
 #              against `git hash-object -w`
 #
 # Knobs: ROUNDS (default 3), RUNS (runs per command per round, default 5), BASELINE_RUNS
-# (default 2), SKIP="baseline scan changed undo prewrite". The tree's files are changed by
+# (default 2), SKIP="baseline scan changed undo prewrite", REUSE=1 (below). The tree's files are changed by
 # the changed and undo rows and left so (the undo row's restored, the changed row's with
 # lines appended; git status counts them either way). Needs ~1.5 GB free under OUT.
 set -euo pipefail
@@ -54,12 +54,16 @@ if [ -z "$BIN" ]; then
     (cd "$ROOT" && cargo build --locked --release --quiet)
     BIN=$ROOT/target/x86_64-unknown-linux-gnu/release/rewind
 fi
-rm -rf "$OUT"
+# REUSE=1: keep OUT (its homes, shadow git dir and results) from a run before, e.g. to run
+# the rows a SKIP left out against the same baseline.
+if [ "${REUSE:-0}" != 1 ]; then
+    rm -rf "$OUT"
+fi
 mkdir -p "$OUT/hf" "$OUT/bin"
 cp "$BIN" "$OUT/bin/rewind"
 REWIND=$OUT/bin/rewind
 RESULTS=$OUT/results.jsonl
-: >"$RESULTS"
+[ "${REUSE:-0}" = 1 ] || : >"$RESULTS"
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "rewind: $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src Cargo.toml || echo ' + uncommitted changes')"
@@ -132,10 +136,12 @@ if ! skipped scan; then
         -n "git status --porcelain, no change" "$GIT_STATUS"
 fi
 
-# Every 469th file of the tree, from the first (changed) or the 235th (undo): 1,000 each,
-# spread over the six copies.
-git -C "$TREE" ls-files | awk 'NR % 469 == 1' | head -n 1000 >"$OUT/changed.list"
-git -C "$TREE" ls-files | awk 'NR % 469 == 235' | head -n 1000 >"$OUT/undo.list"
+# Every 469th file of the tree, from the first (changed) or the 235th (undo): about 1,000
+# each, spread over the six copies.
+# (Regular files only: git also tracks symlinks.)
+regular() { (cd "$TREE" && while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done); }
+git -C "$TREE" ls-files | awk 'NR % 469 == 1' | regular | head -n 1000 >"$OUT/changed.list"
+git -C "$TREE" ls-files | awk 'NR % 469 == 235' | regular | head -n 1000 >"$OUT/undo.list"
 
 if ! skipped changed; then
     log "scan after 1,000 files changed vs git status"

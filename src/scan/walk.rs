@@ -243,12 +243,12 @@ impl Walk<'_> {
             stamp: None,
             names: listing::Kept::default(),
             old: Before::of(listings, &key),
-            settled: 0,
+            settled: Vec::new(),
         };
         let mut jobs = self.read(job, out, Some(&mut kept));
-        rec.settled += kept.settled;
         let Some(stamp) = kept.stamp else {
             // Not read after all (it could not be listed): no listing, none below.
+            out.append(&mut kept.settled);
             return jobs;
         };
         // What was read is this directory's, in the state its stat describes, only if its
@@ -256,6 +256,13 @@ impl Walk<'_> {
         // listing is recorded, nor used below.
         let unchanged = DirHandle::open(&dir).is_ok_and(|now| now.stat == handle.stat);
         let chain = chain.filter(|_| unchanged);
+        // Files settled by the listing it had count as settled only when the new listing is
+        // recorded: else the old one is gone (`Recorded::gone`), and the scan loads the states
+        // of every file it named, these too; they are handed on instead, not counted twice.
+        match chain {
+            Some(_) => rec.settled += kept.settled.len() as u64,
+            None => out.append(&mut kept.settled),
+        }
         let below = chain.map(|c| c.below(&stamp));
         for j in &mut jobs {
             j.chain = below;
@@ -417,7 +424,7 @@ impl Walk<'_> {
                 }
                 let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
-                    if k.file(rel, &name, &stat) {
+                    if k.file(rel, &child, &name, &stat) {
                         continue;
                     }
                 }
@@ -448,7 +455,8 @@ struct Kept<'a> {
     stamp: Option<listing::Stamp>,
     names: listing::Kept,
     old: Option<Before<'a>>,
-    settled: u64,
+    /// The files settled by `old`, with their stats.
+    settled: Vec<(RelPath, Stat)>,
 }
 
 /// The listing a directory read again had, when the walk settles its files: a file it
@@ -477,8 +485,9 @@ impl<'a> Before<'a> {
 }
 
 impl Kept<'_> {
-    /// Keep a file for the listing; whether it is settled (then not handed on).
-    fn file(&mut self, dir: Option<&RelPath>, name: &OsStr, stat: &Stat) -> bool {
+    /// Keep a file (`child`, named `name` in `dir`) for the listing; whether it is settled
+    /// (then kept aside, not handed on).
+    fn file(&mut self, dir: Option<&RelPath>, child: &RelPath, name: &OsStr, stat: &Stat) -> bool {
         self.names.file(name, stat);
         let Some(old) = &self.old else {
             return false;
@@ -488,7 +497,9 @@ impl Kept<'_> {
         };
         let key = listing::key(dir);
         let settled = self.listings.settled(old.known, key, i, name, stat);
-        self.settled += u64::from(settled);
+        if settled {
+            self.settled.push((child.clone(), *stat));
+        }
         settled
     }
 

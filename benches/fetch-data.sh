@@ -2,12 +2,17 @@
 # Fetch the real data the comparison benchmarks run on, into a cache outside the repo.
 #
 #   benches/fetch-data.sh            # idempotent; re-running only fills what is missing
+#   BIG=1 benches/fetch-data.sh      # also the 470k-file tree (≈9 GB more disk, minutes)
 #
 # Cache: ${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
 #   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
 #   npm/lodash/     every published version of lodash, one directory per version, in
 #                   publication order (versions.txt lists them)
 #   linux.version   the .deb the tree came from
+#   linux-x6/       (BIG=1 only) six copies of linux/ (1/ .. 6/) in one git repository, every
+#                   file committed: 469,728 non-ignored files, 7.9 GB (benches/big.sh).
+#                   Real copies, not hard links: the benchmarks modify files, and a file with
+#                   a second name is one rewind's watches treat apart.
 #   VERSIONS        the exact data versions, for benches/RESULTS.md
 # The medium tree is not copied: it is cargo's own source cache (~/.cargo/registry/src/*/).
 #
@@ -80,6 +85,31 @@ if [ ! -f linux.complete ]; then
     touch linux.complete
 fi
 
+# --- the 470k-file tree: six copies of the large one, one git repository (BIG=1) ---------
+if [ "${BIG:-0}" = 1 ] && [ ! -f linux-x6.complete ]; then
+    need=$((10 * 1024 * 1024)) # KiB: the copies (≈9 GB) and git's objects
+    avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
+    if [ "$avail" -lt "$need" ]; then
+        log "not enough disk for linux-x6: $((avail / 1024 / 1024)) GiB free, 10 needed"
+        exit 1
+    fi
+    log "building linux-x6 (six copies of linux/, one git repository)"
+    rm -rf linux-x6
+    mkdir -p linux-x6.tmp
+    for i in 1 2 3 4 5 6; do
+        cp -a linux "linux-x6.tmp/$i"
+    done
+    (
+        cd linux-x6.tmp
+        git init -q
+        git -c core.fsyncObjectFiles=false add -A
+        git -c user.name=bench -c user.email=bench@localhost commit -q -m "six copies of linux-source-6.1"
+        git gc -q --auto
+    )
+    mv linux-x6.tmp linux-x6
+    touch linux-x6.complete
+fi
+
 # --- a real version history: every published version of one npm package -------------------
 mkdir -p "npm/$NPM_PACKAGE"
 if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
@@ -105,6 +135,9 @@ fi
 # --- versions of everything, for RESULTS.md -----------------------------------------------
 {
     echo "linux: $(cat linux.version) ($(find linux -type f | wc -l) files)"
+    if [ -f linux-x6.complete ]; then
+        echo "linux-x6: six copies of it in one git repository ($(git -C linux-x6 ls-files | wc -l) files)"
+    fi
     echo "npm: $NPM_PACKAGE, $(wc -l <"npm/$NPM_PACKAGE/versions.txt") versions," \
         "$(head -n 1 "npm/$NPM_PACKAGE/versions.txt") .. $(tail -n 1 "npm/$NPM_PACKAGE/versions.txt")"
     for d in "$HOME"/.cargo/registry/src/*/; do

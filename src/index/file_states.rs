@@ -103,13 +103,52 @@ impl Tx<'_> {
             .ctx("log a file state")?;
         let seq = self.conn.last_insert_rowid();
         if seq % 256 == 0 {
-            self.conn
-                .execute(
-                    "DELETE FROM state_touches WHERE seq <= ?1",
-                    [seq - STATE_TOUCHES_KEPT],
-                )
+            self.trim_state_log(seq - STATE_TOUCHES_KEPT)?;
+        }
+        Ok(())
+    }
+
+    /// Drop the log's entries up to `upto`, keeping for each directory the newest of them
+    /// (`state_touch_floors`, schema v15): a listing verified before it verifies nothing.
+    fn trim_state_log(&self, upto: i64) -> Result<()> {
+        let mut floors: std::collections::HashMap<(i64, Vec<u8>), i64> =
+            std::collections::HashMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT seq, workspace_id, path FROM state_touches WHERE seq <= ?1")
+                .ctx("trim the file-state log")?;
+            let mut rows = stmt.query([upto]).ctx("trim the file-state log")?;
+            while let Some(r) = rows.next().ctx("trim the file-state log")? {
+                let seq = r.get::<_, i64>(0).ctx("trim the file-state log")?;
+                let ws = r.get::<_, i64>(1).ctx("trim the file-state log")?;
+                let path = r.get_ref(2).ctx("trim the file-state log")?;
+                let path = path.as_blob().map_err(|e| IndexError::BadRow {
+                    what: "file-state log path",
+                    detail: e.to_string(),
+                })?;
+                let dir = path
+                    .iter()
+                    .rposition(|b| *b == b'/')
+                    .map_or(&path[..0], |i| &path[..i]);
+                let floor = floors.entry((ws, dir.to_vec())).or_insert(seq);
+                *floor = (*floor).max(seq);
+            }
+        }
+        let mut put = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO state_touch_floors(workspace_id, dir, seq) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(workspace_id, dir) DO UPDATE SET seq = max(seq, excluded.seq)",
+            )
+            .ctx("trim the file-state log")?;
+        for ((ws, dir), seq) in floors {
+            put.execute(params![ws, dir, seq])
                 .ctx("trim the file-state log")?;
         }
+        self.conn
+            .execute("DELETE FROM state_touches WHERE seq <= ?1", [upto])
+            .ctx("trim the file-state log")?;
         Ok(())
     }
 

@@ -150,6 +150,21 @@ impl Tx<'_> {
             .ctx("read the file-state log")
     }
 
+    /// For each directory of workspace `ws` (by path, the root's empty), the newest entry of
+    /// the file-state log trimmed away (schema v15): a listing verified before it verifies
+    /// nothing.
+    pub fn state_log_floors(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT dir, seq FROM state_touch_floors WHERE workspace_id = ?1")
+            .ctx("read the file-state log")?;
+        let rows = stmt
+            .query_map([ws.0], |r| Ok((r.get(0)?, r.get(1)?)))
+            .ctx("read the file-state log")?;
+        rows.collect::<rusqlite::Result<_>>()
+            .ctx("read the file-state log")
+    }
+
     /// The file-state log's entries of workspace `ws` after `since`, each with its seq.
     pub fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<StateTouch>> {
         let mut stmt = self
@@ -512,6 +527,14 @@ mod tests {
             })
             .unwrap();
         assert_eq!(index.read().state_touches_since(ws, 2).unwrap(), None);
+        // Each directory's newest entry trimmed is kept (schema v15).
+        let floors = index.read().state_log_floors(ws).unwrap();
+        let expected = [
+            (b"out".to_vec(), 2),
+            (Vec::new(), 8),
+            (b"many".to_vec(), 256),
+        ];
+        assert_eq!(floors, expected.into_iter().collect());
         let t = index.read().state_touches_since(ws, 256).unwrap().unwrap();
         assert_eq!((t.newest, t.paths.len()), (4352, 4096));
     }

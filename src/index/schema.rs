@@ -39,6 +39,9 @@
 //!   `rewind import` took from an agent's own records (a source session's step or turn, by
 //!   its window label), the window it became and when; outlives the window (`gc`), so a
 //!   source is never imported twice.
+//! - `state_touch_floors(workspace_id, dir, seq)` (v15): per directory, the newest
+//!   `state_touches` entry trimmed away; a listing verified before its directory's floor
+//!   verifies nothing, so trimming the log untrusts only the directories it dropped entries of.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -292,5 +295,20 @@ CREATE TABLE imported_sources(
     at INTEGER NOT NULL,
     PRIMARY KEY(workspace_id, importer, source_session, source_item)
 ) WITHOUT ROWID;
+"#,
+    // 15 (issue 30, scans whose cost grows with what changed): the file-state log keyed by
+    // directory. When `state_touches` is trimmed, each directory's newest trimmed entry is kept
+    // in `state_touch_floors` (`Tx::log_state`): a listing verified before its directory's
+    // floor verifies nothing, the others still do, however many entries went by elsewhere.
+    // The listings verified so far were checked against the log's oldest entry instead: they
+    // are verified again (a walk does that as it goes).
+    r#"
+CREATE TABLE state_touch_floors(
+    workspace_id INTEGER NOT NULL,
+    dir BLOB NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY(workspace_id, dir)
+) WITHOUT ROWID;
+UPDATE dir_listings SET seq = -1;
 "#,
 ];

@@ -214,7 +214,7 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 /// Rewrite a current index the way rewind wrote it at schema v3: blob ids as 64 hex digits,
 /// and none of v5's pack columns, v6's rowid-less file states, v7's reversal marks, v9's
 /// state log, v10's directory listings, v11's unclaimed paths, v12's hook notes, v13's
-/// refusals or v14's imported sources.
+/// refusals, v14's imported sources or v15's state-log floors.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
     for (table, col) in BLOB_ID_COLUMNS {
@@ -225,7 +225,7 @@ pub fn downgrade_to_v3(path: &Path) -> Result<()> {
         .ctx("write hex blob ids")?;
     }
     db.execute_batch(
-        "DROP TABLE imported_sources; DROP TABLE refusals;
+        "DROP TABLE state_touch_floors; DROP TABLE imported_sources; DROP TABLE refusals;
          ALTER TABLE sessions DROP COLUMN agent; ALTER TABLE sessions DROP COLUMN hook_at;
          ALTER TABLE sessions DROP COLUMN hook_event; ALTER TABLE sessions DROP COLUMN hook_result;
          DROP TABLE state_touches; DROP TABLE dir_listings;

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use super::judge::{Candidate, Gone, Need, Work};
 use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
 use crate::engine::Clock;
+use crate::ids::BlobId;
 use crate::index::IndexError;
 use crate::model::{FileState, KnownState, Unread};
 use crate::store::{BlobRow, PackWriter, Store, StoreError};
@@ -36,6 +37,38 @@ struct Worker<'a> {
     store: &'a Store,
     clock: Clock,
     max: u64,
+    seen: &'a Seen,
+}
+
+/// The blobs this pipeline has encoded so far: a file with the bytes of one encoded before
+/// (a copy, a vendored twin: on a tree of six copies, five files in six) is hashed, not
+/// compressed and packed again. Safe because every batch's new-blob rows are committed with
+/// it, in batch order: the first file with the bytes is in the same batch or one committed
+/// before. Bounded: past [`SEEN_MOST`] blobs new ones are no longer remembered (their twins
+/// are then encoded, and their rows dropped at insert, as before).
+struct Seen(
+    Mutex<std::collections::HashSet<BlobId, std::hash::BuildHasherDefault<ahash::AHasher>>>,
+);
+
+/// The most blobs [`Seen`] remembers: ~48 bytes each, 24 MiB at most.
+const SEEN_MOST: usize = 1 << 19;
+
+impl Seen {
+    fn new() -> Seen {
+        Seen(Mutex::new(Default::default()))
+    }
+
+    /// Whether `id` was encoded before in this pipeline; remembered as encoded now if not.
+    fn before(&self, id: BlobId) -> bool {
+        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if set.contains(&id) {
+            return true;
+        }
+        if set.len() < SEEN_MOST {
+            set.insert(id);
+        }
+        false
+    }
 }
 
 impl Scan<'_> {
@@ -103,11 +136,13 @@ impl Scan<'_> {
         writer: &mut PackWriter,
         commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
     ) -> Result<()> {
+        let seen = Seen::new();
         let cx = Worker {
             ws: self.session.workspace(),
             store: self.session.store(),
             clock: self.session.options().clock,
             max: self.session.options().max_file_size,
+            seen: &seen,
         };
         let threads = self.threads;
         let look = |batch| look_all(&cx, batch, threads);
@@ -336,7 +371,7 @@ fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<O
         }
         Ok(Observation::Regular { bytes, id, stat }) => {
             let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
-            let row = if known_blob == Some(id) {
+            let row = if known_blob == Some(id) || cx.seen.before(id) {
                 None
             } else {
                 Some(cx.store.encode_standalone(id, &bytes, read_at)?)
@@ -365,7 +400,7 @@ fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<O
     };
     Ok(Some(Looked {
         rel: c.rel,
-        known: c.known,
+        known: c.known.map(|k| *k),
         need: c.need,
         state,
         stat,

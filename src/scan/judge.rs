@@ -23,10 +23,11 @@ pub(super) enum Need {
     NoBaseline,
 }
 
-/// A file to read and hash, and why.
+/// A file to read and hash, and why. Its state boxed: a first baseline holds one
+/// candidate per file of the tree, none with a state.
 pub(super) struct Candidate {
     pub rel: RelPath,
-    pub known: Option<KnownState>,
+    pub known: Option<Box<KnownState>>,
     pub need: Need,
     pub size: u64,
 }
@@ -53,15 +54,30 @@ impl Scan<'_> {
     /// Each walked file against its state, on as many threads as the walk (the map is only
     /// read; a state a walked file claims is marked). A map too big for the caches makes
     /// even the lookups worth spreading (see benches/RESULTS.md, "Notes from the code").
-    pub(super) fn compare(&self, got: &Gathered, mark: Option<i64>) -> Result<Work> {
+    ///
+    /// The walked paths are moved into the candidates, not copied: a first baseline holds
+    /// each path once.
+    pub(super) fn compare(
+        &self,
+        got: &Gathered,
+        walked: Vec<(RelPath, Stat)>,
+        mark: Option<i64>,
+    ) -> Result<Work> {
         let (known, complete) = (&got.known, got.complete);
-        let compare = |(rel, stat): &(RelPath, Stat)| candidate(known, complete, mark, rel, stat);
-        let chunk = got.walked.len().div_ceil(self.threads.max(1)).max(1);
+        let compare = |(rel, stat): (RelPath, Stat)| candidate(known, complete, mark, rel, &stat);
+        let chunk = walked.len().div_ceil(self.threads.max(1)).max(1);
+        let mut parts = Vec::new();
+        let mut rest = walked;
+        while rest.len() > chunk {
+            parts.push(rest.split_off(rest.len() - chunk));
+        }
+        parts.push(rest);
         let found: Vec<Vec<Candidate>> = std::thread::scope(|s| {
-            let parts: Vec<_> = got
-                .walked
-                .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().filter_map(compare).collect::<Vec<_>>()))
+            let parts: Vec<_> = parts
+                .into_iter()
+                .map(|part| {
+                    s.spawn(move || part.into_iter().filter_map(compare).collect::<Vec<_>>())
+                })
                 .collect();
             parts
                 .into_iter()
@@ -127,10 +143,10 @@ fn candidate(
     known: &PathMap<Known>,
     complete: bool,
     mark: Option<i64>,
-    rel: &RelPath,
+    rel: RelPath,
     stat: &Stat,
 ) -> Option<Candidate> {
-    let k = known.get(rel);
+    let k = known.get(&rel);
     let need = match k {
         Some(k) => {
             k.walked.store(true, Ordering::Relaxed);
@@ -144,8 +160,8 @@ fn candidate(
         None => Need::Baseline,
     };
     Some(Candidate {
-        rel: rel.clone(),
-        known: k.map(|k| k.state.clone()),
+        rel,
+        known: k.map(|k| Box::new(k.state.clone())),
         need,
         size: stat.size,
     })

@@ -35,12 +35,16 @@
 //! not handed on. A scan that settles files loads only the states of the rest (and of the
 //! paths logged since, and of those the last walk left unclaimed, and of those gone from
 //! listings read again), and checks the count: every present state must be a settled file or
-//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`);
-//! it settles nothing when those states would be more than a couple of thousand. A scan's
+//! one it loaded, or it walks again with every state loaded (`Scan::gather`, module `look`).
+//! However many states it must load, it loads them (by lookups, or by one pass over every
+//! state when they are many), so its cost grows with what changed. A directory read again
+//! (an entry added or removed) settles its files by the listing it had, as an unchanged one
+//! does: only the entries that changed are handed on. A scan's
 //! writes of what it found unchanged or new are not logged: they never go over a state
 //! recorded later, so a verified stat the file still has still names the state's bytes; its
-//! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries; a listing verified
-//! before the oldest one left verifies nothing.
+//! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries, and for
+//! each directory the newest entry trimmed: a listing verified before its directory's verifies
+//! nothing (the others still do, however many entries went by elsewhere).
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
 //! listings are not used on or below a network filesystem (NFS, CIFS/SMB, FUSE, 9p,
@@ -72,16 +76,14 @@ pub(crate) struct Listings {
     pub unclaimed: Option<Vec<u8>>,
 }
 
-/// The most states a settling scan loads one by one (more: it walks again and loads them
-/// all). A lookup costs about what loading 8 states with the rest does.
-pub(crate) const SETTLE_LOADS: usize = 4096;
-
 /// The file-state log as a walk with listings starts.
 pub(crate) struct StateLog {
     /// Its newest entry, read before any state: new verified stats hold as of it.
     pub seq: i64,
-    /// Its oldest entry (none when empty): a listing verified before it verifies nothing.
-    pub oldest: Option<i64>,
+    /// By directory, the newest entry trimmed from the log (`Tx::state_log_floors`): a
+    /// listing of that directory verified before it verifies nothing. Entries trimmed
+    /// elsewhere say nothing about it.
+    pub floors: HashMap<Vec<u8>, i64>,
     /// By directory, each file name the log has an entry for since the oldest trusted
     /// verification, with its newest entry's seq; the paths the last walk left unclaimed are
     /// there too, as entries newer than any verification.
@@ -91,12 +93,12 @@ pub(crate) struct StateLog {
 }
 
 impl StateLog {
-    /// Whether `known`'s verified stats hold as of its `seq`: verified at all, and no entry
-    /// after it trimmed from the log.
-    pub fn trusts(&self, known: &DirListing) -> bool {
+    /// Whether the verified stats of `known` (the listing of directory `dir`) hold as of its
+    /// `seq`: verified at all, and no entry of its directory after it trimmed from the log.
+    pub fn trusts(&self, dir: &[u8], known: &DirListing) -> bool {
         known.seq >= 0
             && known.seq <= self.seq
-            && self.oldest.is_none_or(|o| known.seq + 1 >= o)
+            && self.floors.get(dir).is_none_or(|floor| known.seq >= *floor)
             && known.verified.len() == VERIFIED_LEN * names(&known.files).count()
     }
 
@@ -223,8 +225,8 @@ impl Recorded {
 /// The paths whose states a settling walk must load: the files it handed on; those written
 /// after their listing's verification, or in a directory with no trusted listing; those the
 /// last walk left unclaimed; those gone from the listings of the directories it read again,
-/// or of those that are gone. None settled is among them. `None` when they are more than
-/// [`SETTLE_LOADS`].
+/// or of those that are gone. None settled is among them. `None` without the log (the walk
+/// settled nothing).
 pub(crate) fn to_load(
     listings: &Listings,
     recorded: &Recorded,
@@ -247,7 +249,7 @@ pub(crate) fn to_load(
         }
     };
     for (dir, entries) in &log.touched {
-        let trusted = listings.rows.get(dir).filter(|l| log.trusts(l));
+        let trusted = listings.rows.get(dir).filter(|l| log.trusts(dir, l));
         for (name, seq) in entries {
             // The walk's own rule (`Listings::settled`): settled only if written before.
             if trusted.is_none_or(|l| l.seq < *seq) {
@@ -270,7 +272,7 @@ pub(crate) fn to_load(
             }
         }
     }
-    (paths.len() <= SETTLE_LOADS).then(|| paths.into_iter().collect())
+    Some(paths.into_iter().collect())
 }
 
 /// Which rule files a directory has (a stamp's first byte).
@@ -343,12 +345,13 @@ impl Listings {
         &self.rows
     }
 
-    /// Whether this walk settles files of the held listing `known`: it settles files at all,
-    /// and the listing's verified stats hold (asked once per directory: it counts names).
-    pub fn settles(&self, known: &DirListing) -> bool {
+    /// Whether this walk settles files of the held listing `known` of directory `dir`: it
+    /// settles files at all, and the listing's verified stats hold (asked once per directory:
+    /// it counts names).
+    pub fn settles(&self, dir: &[u8], known: &DirListing) -> bool {
         self.log
             .as_ref()
-            .is_some_and(|l| l.settle && l.trusts(known))
+            .is_some_and(|l| l.settle && l.trusts(dir, known))
     }
 
     /// Whether file `i` (`name`) of the held listing `known` of directory `dir`, found with
@@ -490,15 +493,6 @@ impl Kept {
     pub fn dir(&mut self, name: &OsStr) {
         push_name(&mut self.dirs, name);
     }
-}
-
-/// How many files of a trusted listing have no verified stat.
-pub(crate) fn unverified(known: &DirListing) -> usize {
-    known
-        .verified
-        .chunks(VERIFIED_LEN)
-        .filter(|e| e.iter().all(|b| *b == 0))
-        .count()
 }
 
 /// Bytes of one verified stat ([`encode_stat`]; all zeros for none).

@@ -113,8 +113,8 @@ impl Scan<'_> {
     /// The walk (on its own threads) and the file states (this thread, which owns the index
     /// connection), at the same time: of the whole tree, or at and under `changed`. A walk
     /// with listings that `settle`s files (module `listing`) leaves their states unloaded;
-    /// when the states it does load do not account for every present one, or it would load
-    /// too many one by one, the tree is walked again with every state loaded.
+    /// when the states it does load do not account for every present one, the tree is walked
+    /// again with every state loaded.
     fn gather(
         &self,
         watcher: Option<&Watcher>,
@@ -278,6 +278,41 @@ fn walk_plan(root: &Path, threads: usize, plan: &Plan<'_>) -> Option<Walked> {
     walked.map(|files| (files, None))
 }
 
+/// The states of `paths` (those that have one), of a workspace with `present` states: looked
+/// up one by one in path order (neighbours share the index's pages), or, when they are a fair
+/// share of the tree (a checkout, an undo of many files, a log trimmed past every listing's
+/// verification), picked from one pass over every state, which costs less than as many
+/// lookups and keeps only those asked for.
+fn load_some(
+    read: &Tx<'_>,
+    ws: crate::ids::WorkspaceId,
+    mut paths: Vec<RelPath>,
+    present: u64,
+) -> Result<Vec<(RelPath, KnownState)>, IndexError> {
+    let mut states = Vec::with_capacity(paths.len());
+    if (paths.len() as u64).saturating_mul(PASS_OVER_LOOKUPS) < present {
+        paths.sort_unstable();
+        for rel in paths {
+            if let Some(state) = read.file_state(ws, &rel)? {
+                states.push((rel, state));
+            }
+        }
+        return Ok(states);
+    }
+    let wanted: std::collections::HashSet<RelPath, std::hash::BuildHasherDefault<ahash::AHasher>> =
+        paths.into_iter().collect();
+    read.each_file_state(ws, &mut |rel, state| {
+        if wanted.contains(&rel) {
+            states.push((rel, state));
+        }
+    })?;
+    Ok(states)
+}
+
+/// How many states one pass over every state costs as much as looking one up (a lookup
+/// walks the index from its root; the pass reads each row once, in order).
+const PASS_OVER_LOOKUPS: u64 = 8;
+
 /// Whether a walk with these listings settles files.
 fn settling(listings: Option<&Listings>) -> bool {
     listings
@@ -287,10 +322,9 @@ fn settling(listings: Option<&Listings>) -> bool {
 
 impl Scan<'_> {
     /// After a walk with listings: what it leaves for the next walk, and when it settled
-    /// files, the states of those it handed on (and of the other paths it could not settle),
-    /// loaded one by one. `None`: walk again with every state loaded, since these would be
-    /// too many, or do not account for every present state (a file deleted from a directory
-    /// no listing had, say).
+    /// files, the states of those it handed on (and of the other paths it could not settle;
+    /// `load_some`). `None`: walk again with every state loaded, since these do not account
+    /// for every present state (a file deleted from a directory no listing had, say).
     #[allow(clippy::type_complexity)]
     fn load_unsettled(
         &self,
@@ -306,17 +340,13 @@ impl Scan<'_> {
             let Some(paths) = listing::to_load(&listings, &recorded, &gone, walked) else {
                 return Ok(None);
             };
-            let mut states = Vec::with_capacity(paths.len());
-            for rel in paths {
-                if let Some(state) = read.file_state(self.session.workspace_id(), &rel)? {
-                    states.push((rel, state));
-                }
-            }
+            let present = present?;
+            let states = load_some(read, self.session.workspace_id(), paths, present)?;
             let found = states
                 .iter()
                 .filter(|(_, k)| !matches!(k.state, FileState::Absent))
                 .count() as u64;
-            if present? != recorded.settled + found {
+            if present != recorded.settled + found {
                 return Ok(None);
             }
             loaded = Some(
@@ -386,8 +416,8 @@ impl Scan<'_> {
         Some(listings)
     }
 
-    /// The file-state log as far as `listings` need it: when the walk is to settle files and
-    /// few states would have to be loaded one by one, the paths written since the oldest
+    /// The file-state log as far as `listings` need it: when the walk is to settle files, the
+    /// paths written since the oldest
     /// verification it trusts, and those the last walk left unclaimed (also kept in
     /// `listings`, to be compared with this walk's).
     fn state_log(
@@ -399,33 +429,27 @@ impl Scan<'_> {
         let ws = self.session.workspace_id();
         let mut log = listing::StateLog {
             seq: read.state_touches_seen()?,
-            oldest: read.state_log_oldest()?,
+            floors: read.state_log_floors(ws)?,
             touched: std::collections::HashMap::new(),
             settle: false,
         };
-        // The entries after the oldest verification trusted; how many files the others
-        // list (the walk hands them on, and their states are loaded one by one).
-        let (mut since, mut unsettled) = (i64::MAX, 0);
-        for l in listings.rows().values() {
-            if log.trusts(l) {
-                since = since.min(l.seq);
-                unsettled += listing::unverified(l);
-            } else {
-                unsettled += listing::names(&l.files).count();
-            }
-        }
+        // The entries after the oldest verification trusted.
+        let since = listings
+            .rows()
+            .iter()
+            .filter(|(dir, l)| log.trusts(dir, l))
+            .map(|(_, l)| l.seq)
+            .min()
+            .unwrap_or(i64::MAX);
         let unclaimed = read.unclaimed(ws)?;
         listings.unclaimed.clone_from(&unclaimed);
         let Some(unclaimed) = unclaimed.filter(|_| settle && since < i64::MAX) else {
             return Ok(log);
         };
-        // Each of these is a state loaded one by one, or a walk again with all of them
-        // when they are too many: settling pays only when they are few.
+        // However many of them there are, each is a state loaded in `load_unsettled`, at
+        // worst by one pass over the states (no walk again): the cost grows with what
+        // changed, not with the tree.
         let entries = read.state_log_after(ws, since)?;
-        unsettled += entries.len() + listing::names(&unclaimed).count();
-        if unsettled > listing::SETTLE_LOADS / 2 {
-            return Ok(log);
-        }
         for entry in entries {
             log.touch(&entry.path, entry.seq);
         }

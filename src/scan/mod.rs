@@ -76,7 +76,6 @@ mod walk;
 mod watch;
 
 use commit::Sink;
-use look::Gathered;
 use watch::{Look, Watcher};
 pub use watch::{Storm, Waited, Watches, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
 
@@ -355,6 +354,16 @@ struct Scan<'s> {
     threads: usize,
 }
 
+/// What a walk found, for [`Scan::count_files`]: how many files it handed on, their paths
+/// for a watcher to learn, the file-state log's newest entry (for a new watcher), how many
+/// files it settled.
+struct Found {
+    walked: u64,
+    learned: Option<Vec<RelPath>>,
+    rows: Option<i64>,
+    settled: u64,
+}
+
 /// Counts of the hashing phase.
 #[derive(Default)]
 struct Hashed {
@@ -372,11 +381,23 @@ impl Scan<'_> {
         let mark = self.command_start()?;
         let (mut watcher, changed) = self.look()?;
         let (mut got, changed) = self.gather_watched(&mut watcher, changed)?;
-        let work = self.compare(&got, mark)?;
+        // A watcher learns the walked paths; otherwise they move into the comparison.
+        let walked_n = got.walked.len() as u64;
+        let walked = std::mem::take(&mut got.walked);
+        let learned = watcher
+            .is_some()
+            .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
+        let work = self.compare(&got, walked, mark)?;
         let (deleted, unclaimed) = self.missing(&got.known);
         let settled = self.keep_listings(got.listed.take(), &work, &unclaimed);
-        let files = self.count_files(&mut watcher, changed.as_deref(), &got, unclaimed, settled);
-        drop_later((got.walked, got.known));
+        let found = Found {
+            walked: walked_n,
+            learned,
+            rows: got.rows,
+            settled,
+        };
+        let files = self.count_files(&mut watcher, changed.as_deref(), found, unclaimed);
+        drop_later(got.known);
 
         let mut sink = Sink::new(self.phase);
         let counts = self.hash_and_commit(work, &deleted, &mut sink, progress)?;
@@ -437,18 +458,21 @@ impl Scan<'_> {
         &self,
         watcher: &mut Option<Watcher>,
         changed: Option<&[RelPath]>,
-        got: &Gathered,
+        found: Found,
         unclaimed: Vec<RelPath>,
-        settled: u64,
     ) -> u64 {
-        let walked = || got.walked.iter().map(|(rel, _)| rel.clone());
+        let learned = found.learned.unwrap_or_default();
         match (watcher, changed) {
-            (Some(w), Some(paths)) => w.walked_some(paths, walked().collect(), unclaimed),
+            (Some(w), Some(paths)) => w.walked_some(paths, learned, unclaimed),
             (Some(w), None) => {
-                w.walked_all(walked().collect(), unclaimed, got.rows.unwrap_or(0));
-                got.walked.len() as u64
+                w.walked_all(
+                    learned.into_iter().collect(),
+                    unclaimed,
+                    found.rows.unwrap_or(0),
+                );
+                found.walked
             }
-            (None, _) => got.walked.len() as u64 + settled,
+            (None, _) => found.walked + found.settled,
         }
     }
 

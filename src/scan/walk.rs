@@ -32,7 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 
-use super::fs::{many_links, DirError, DirHandle};
+use super::fs::{self, many_links, DirError, DirHandle};
 use super::listing::{self, Chain, Listings, Recorded, RuleFiles};
 use super::GitGlobal;
 use crate::workspace::Stat;
@@ -242,10 +242,13 @@ impl Walk<'_> {
             listings,
             stamp: None,
             names: listing::Kept::default(),
+            old: Before::of(listings, &key),
+            settled: Vec::new(),
         };
         let mut jobs = self.read(job, out, Some(&mut kept));
         let Some(stamp) = kept.stamp else {
             // Not read after all (it could not be listed): no listing, none below.
+            out.append(&mut kept.settled);
             return jobs;
         };
         // What was read is this directory's, in the state its stat describes, only if its
@@ -253,6 +256,13 @@ impl Walk<'_> {
         // listing is recorded, nor used below.
         let unchanged = DirHandle::open(&dir).is_ok_and(|now| now.stat == handle.stat);
         let chain = chain.filter(|_| unchanged);
+        // Files settled by the listing it had count as settled only when the new listing is
+        // recorded: else the old one is gone (`Recorded::gone`), and the scan loads the states
+        // of every file it named, these too; they are handed on instead, not counted twice.
+        match chain {
+            Some(_) => rec.settled += kept.settled.len() as u64,
+            None => out.append(&mut kept.settled),
+        }
         let below = chain.map(|c| c.below(&stamp));
         for j in &mut jobs {
             j.chain = below;
@@ -288,7 +298,7 @@ impl Walk<'_> {
         // renewed when any file is handed on (its verified stat is taken afresh).
         let key = listing::key(job.rel.as_ref());
         let (mut verified, mut handed_on) = (Vec::new(), false);
-        let settles = listings.settles(known);
+        let settles = listings.settles(key, known);
         for (i, name) in listing::names(&known.files).enumerate() {
             let Some(stat) = handle.file(name) else {
                 verified.extend_from_slice(&[0; listing::VERIFIED_LEN]);
@@ -308,7 +318,7 @@ impl Walk<'_> {
         if let (true, Some(log)) = (handed_on, &listings.log) {
             // A settling walk writes it with its newer seq; another only if the verified
             // stats changed, or held nothing.
-            let before = (!log.settle && log.trusts(known)).then(|| known.verified.clone());
+            let before = (!log.settle && log.trusts(key, known)).then(|| known.verified.clone());
             rec.renewed.push(listing::Renewed {
                 key: key.to_vec(),
                 listing: crate::index::DirListing {
@@ -414,7 +424,9 @@ impl Walk<'_> {
                 }
                 let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
-                    k.file(&name, &stat);
+                    if k.file(rel, &child, &name, &stat) {
+                        continue;
+                    }
                 }
                 out.push((child, stat));
             }
@@ -436,16 +448,59 @@ impl Walk<'_> {
     }
 }
 
-/// What a directory read with listings at hand kept, for its new listing.
+/// What a directory read with listings at hand kept, for its new listing; and the files it
+/// settled by the listing it had before.
 struct Kept<'a> {
     listings: &'a Listings,
     stamp: Option<listing::Stamp>,
     names: listing::Kept,
+    old: Option<Before<'a>>,
+    /// The files settled by `old`, with their stats.
+    settled: Vec<(RelPath, Stat)>,
+}
+
+/// The listing a directory read again had, when the walk settles its files: a file it
+/// still has, with the stat its state was verified under and written by nobody since, is
+/// settled as in an unchanged directory (an entry added or removed elsewhere in it says
+/// nothing about this file's bytes). So a checkout or an undo that renames files into a few
+/// directories does not hand on every file of them.
+struct Before<'a> {
+    known: &'a crate::index::DirListing,
+    /// Its files' names, to their places in `known`.
+    at: HashMap<&'a [u8], usize>,
+}
+
+impl<'a> Before<'a> {
+    fn of(listings: &'a Listings, key: &[u8]) -> Option<Before<'a>> {
+        let known = listings
+            .rows()
+            .get(key)
+            .filter(|l| listings.settles(key, l))?;
+        let at = listing::names(&known.files)
+            .enumerate()
+            .map(|(i, n)| (fs::name_bytes(n), i))
+            .collect();
+        Some(Before { known, at })
+    }
 }
 
 impl Kept<'_> {
-    fn file(&mut self, name: &OsStr, stat: &Stat) {
+    /// Keep a file (`child`, named `name` in `dir`) for the listing; whether it is settled
+    /// (then kept aside, not handed on).
+    fn file(&mut self, dir: Option<&RelPath>, child: &RelPath, name: &OsStr, stat: &Stat) -> bool {
         self.names.file(name, stat);
+        let Some(old) = &self.old else {
+            return false;
+        };
+        let Some(&i) = old.at.get(fs::name_bytes(name)) else {
+            return false;
+        };
+        let key = listing::key(dir);
+        let settled = self.listings.settled(old.known, key, i, name, stat);
+        if settled {
+            self.settled.push((child.clone(), *stat));
+        }
+        settled
     }
 
     fn dir(&mut self, name: &OsStr) {

@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 14);
+    assert_eq!(testing::schema_version(&file).unwrap(), 15);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {

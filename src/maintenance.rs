@@ -125,6 +125,46 @@ pub fn gc_with(
     .gc(policy)
 }
 
+/// The pack step (`rewind gc --pack`): re-encode the history kept inline or in object files
+/// into pack files at a high zstd level, each version a delta against the one before it
+/// where the chain allows (see [`crate::store::HistoryPacker`]). Planned without the lock;
+/// each batch is written and switched under the exclusive lock, so no hook waits longer
+/// than one batch. Gives up this process's shared gc lock first.
+pub fn pack_history(
+    home: &mut Home,
+    progress: &mut dyn Progress,
+) -> Result<crate::store::HistoryReport> {
+    home.release_shared_lock();
+    // The rows' switch must survive power loss before an object file it replaces goes.
+    home.index()
+        .set_durability(crate::index::Durability::Full)?;
+    let report = pack_history_batches(home, progress);
+    let restored = home.index().set_durability(home.options().durability);
+    let report = report?;
+    restored?;
+    Ok(report)
+}
+
+fn pack_history_batches(
+    home: &Home,
+    progress: &mut dyn Progress,
+) -> Result<crate::store::HistoryReport> {
+    let mut packer = crate::store::HistoryPacker::plan(home.store(), home.index())?;
+    progress.phase("packing history", packer.remaining() as u64);
+    loop {
+        let before = packer.remaining();
+        let _exclusive = home.lock_exclusive()?;
+        let more = packer.next_batch(home.store(), home.index())?;
+        for _ in packer.remaining()..before {
+            progress.step();
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(packer.report().clone())
+}
+
 /// The home gc and verify work on, and who is told how far they are.
 struct Maintenance<'h, 'p> {
     home: &'h Home,

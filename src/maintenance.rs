@@ -225,10 +225,12 @@ impl Maintenance<'_, '_> {
         }
         let files = self.home.store().object_files()?;
         let object_files = files.len() as u64;
-        let mut orphan_files = files
-            .iter()
-            .filter(|f| f.id.is_none_or(|id| !ids.contains(&id)))
-            .count() as u64;
+        let mut orphan_files = 0;
+        for f in &files {
+            if f.id.is_none_or(|id| !ids.contains(&id)) || self.packed(f)? {
+                orphan_files += 1;
+            }
+        }
         let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|u| u.pack).collect();
         let packs = self.home.store().pack_files().unwrap_or_else(|e| {
             problems.push(Problem {
@@ -298,7 +300,7 @@ impl Maintenance<'_, '_> {
             .checked_sub(policy.grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
         for file in self.home.store().object_files()? {
-            let orphan = file.id.is_none_or(|id| !known.contains(&id));
+            let orphan = file.id.is_none_or(|id| !known.contains(&id)) || self.packed(&file)?;
             if orphan && file.modified < cutoff && std::fs::remove_file(&file.path).is_ok() {
                 orphan_files_removed += 1;
             }
@@ -313,6 +315,20 @@ impl Maintenance<'_, '_> {
             packs_rewritten: packs.rewritten,
             pack_bytes_freed: packs.freed,
         })
+    }
+
+    /// Whether `file` is the object file of a blob whose row points elsewhere now (the pack
+    /// step moved it into a pack and was stopped before it deleted the file).
+    fn packed(&self, file: &crate::store::ObjectFile) -> Result<bool> {
+        let Some(id) = file.id else {
+            return Ok(false);
+        };
+        Ok(self
+            .home
+            .index()
+            .read()
+            .blob(&id)?
+            .is_some_and(|row| !matches!(row.place, crate::store::Place::Object)))
     }
 
     /// Rewrite packs that are mostly dead, and merge small packs once there are

@@ -178,3 +178,32 @@ fn gc_after_a_pack_step_still_drops_blobs_nothing_refers_to() {
     assert_eq!(env.run(&["undo"]).code, 0);
     assert_eq!(env.read("src/lib.rs").unwrap(), version(7));
 }
+
+/// A pack step stopped after its rows switched but before it deleted the object files it
+/// replaced leaves files no row reads: gc removes them, verify counts them as orphans.
+#[test]
+fn an_object_file_left_behind_by_a_pack_step_is_removed_by_gc() {
+    let env = Env::new();
+    let big = crate::common::random_bytes(150_000, 5);
+    env.write("big.bin", &big);
+    let mut next = big.clone();
+    next[1000] ^= 1;
+    env.agent_write("big.bin", &next);
+    let id = BlobId::of(&big).to_hex();
+    let file = env.home.join("objects").join(&id[..2]).join(&id[2..]);
+    let kept = std::fs::read(&file).expect("the first version is an object file");
+    assert!(pack(&env)["history_pack"]["blobs"].as_u64().unwrap() >= 1);
+    assert!(!file.exists(), "the pack step deleted the object file");
+    std::fs::write(&file, kept).unwrap();
+    let r = env.run(&["--json", "verify"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(v["orphan_files"], 1, "{v:#}");
+    let r = env.run(&["--json", "gc", "--grace-seconds", "0"]);
+    let g: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(g["orphan_files_removed"], 1, "{g:#}");
+    assert!(!file.exists());
+    assert_eq!(env.run(&["verify"]).code, 0);
+    assert_eq!(env.run(&["undo"]).code, 0);
+    assert_eq!(env.read("big.bin").unwrap(), big);
+}

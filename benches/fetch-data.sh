@@ -7,6 +7,7 @@
 #   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
 #   npm/lodash/     every published version of lodash, one directory per version, in
 #                   publication order (versions.txt lists them)
+#   ripgrep.git/    ripgrep's history (bare clone), its first-parent commits replayed by section 6
 #   linux.version   the .deb the tree came from
 #   VERSIONS        the exact data versions, for benches/RESULTS.md
 # The medium tree is not copied: it is cargo's own source cache (~/.cargo/registry/src/*/).
@@ -100,6 +101,15 @@ if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
         done <versions.txt
         touch .complete
     )
+fi
+
+# --- ripgrep's history, for the git-history replay (section 6) ------------------------------
+RIPGREP_COMMIT=${REWIND_BENCH_RIPGREP_COMMIT:-3fce3b5bb0236da2df6d99672afb8a719642eca7}
+if [ ! -d ripgrep.git ]; then
+    log "cloning ripgrep's history"
+    git clone -q --bare https://github.com/BurntSushi/ripgrep ripgrep.git.tmp &&
+        git -C ripgrep.git.tmp update-ref HEAD "$RIPGREP_COMMIT" &&
+        mv ripgrep.git.tmp ripgrep.git
 fi
 
 # --- versions of everything, for RESULTS.md -----------------------------------------------

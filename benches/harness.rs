@@ -156,7 +156,11 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
         let tree = read_tree(&versions_dir.join(&v));
         Ok((v, tree))
     });
-    replay_versions(home, shadow, work, count, trees)
+    let label = versions_dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or("versions".into(), |n| n.to_string_lossy().into_owned());
+    replay_versions(home, shadow, work, &label, count, trees)
 }
 
 /// Every first-parent commit of `repo`, oldest first, as a version.
@@ -174,12 +178,15 @@ fn replay_git(home: &Path, shadow: &Path, work: &Path, repo: &Path) -> Res<()> {
         .map(str::to_string)
         .collect();
     let count = commits.len();
+    let label = repo
+        .file_name()
+        .map_or("repo".into(), |n| n.to_string_lossy().trim_end_matches(".git").to_string());
     let mut reader = GitTrees::new(repo)?;
     let trees = commits.into_iter().map(move |c| {
         let tree = reader.tree(&c)?;
         Ok((c, tree))
     });
-    replay_versions(home, shadow, work, count, trees)
+    replay_versions(home, shadow, work, &label, count, trees)
 }
 
 /// Trees of a repository's commits, each blob read once through one `git cat-file --batch`.
@@ -278,6 +285,7 @@ fn replay_versions(
     home: &Path,
     shadow: &Path,
     work: &Path,
+    label: &str,
     count: usize,
     versions: impl Iterator<Item = Res<(String, BTreeMap<PathBuf, Vec<u8>>)>>,
 ) -> Res<()> {
@@ -380,7 +388,7 @@ fn replay_versions(
     let git_blob_bytes = git_pack_blob_bytes(shadow)?;
     println!(
         "{}",
-        json!({"bench": "replay", "versions": count, "writes": write_secs.len(),
+        json!({"bench": "replay", "label": label, "versions": count, "writes": write_secs.len(),
                "bytes_written": total_bytes_written,
                "write_s": write_secs, "rewind_kib": rewind_kib, "git_loose_kib": git_loose_kib,
                "git_packed_kib": git_packed_kib, "git_gc_s": gc_secs,

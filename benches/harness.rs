@@ -178,9 +178,9 @@ fn replay_git(home: &Path, shadow: &Path, work: &Path, repo: &Path) -> Res<()> {
         .map(str::to_string)
         .collect();
     let count = commits.len();
-    let label = repo
-        .file_name()
-        .map_or("repo".into(), |n| n.to_string_lossy().trim_end_matches(".git").to_string());
+    let label = repo.file_name().map_or("repo".into(), |n| {
+        n.to_string_lossy().trim_end_matches(".git").to_string()
+    });
     let mut reader = GitTrees::new(repo)?;
     let trees = commits.into_iter().map(move |c| {
         let tree = reader.tree(&c)?;

@@ -27,7 +27,6 @@
 //! versions capped at [`CACHE_BYTES`], and one batch of frames capped at [`BATCH_BYTES`].
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io;
 use std::sync::Arc;
 
 use super::{codec, Encoding, HistoryCatalog, PackWriter, Place, Recoded, Store, StoreError};
@@ -245,6 +244,20 @@ impl HistoryPacker {
         if frames.is_empty() {
             return Ok(self.next < self.order.len());
         }
+        self.write_batch(store, catalog, &frames, encodings, &objects)?;
+        Ok(true)
+    }
+
+    /// Append a batch's frames to a pack durably, switch their rows in one transaction, then
+    /// delete the object files they replace.
+    fn write_batch(
+        &mut self,
+        store: &Store,
+        catalog: &dyn HistoryCatalog,
+        frames: &[(BlobId, Vec<u8>)],
+        encodings: Vec<Encoding>,
+        objects: &[BlobId],
+    ) -> Result<()> {
         let borrowed: Vec<(BlobId, &[u8])> =
             frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
         let places = self
@@ -268,15 +281,12 @@ impl HistoryPacker {
             .collect();
         catalog.recode(&rows)?;
         self.report.batches += 1;
+        // A file not deleted here (an error) is left for gc: the object file of a blob that
+        // is packed now is an orphan to it.
         for id in objects {
-            match std::fs::remove_file(store.object_path(&id)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                // Left for gc: a file of a blob that is packed now is an orphan to it.
-                Err(_) => {}
-            }
+            let _ = std::fs::remove_file(store.object_path(id));
         }
-        Ok(true)
+        Ok(())
     }
 
     /// The verified bytes of `id`, from the cache or the store; `None` when it does not

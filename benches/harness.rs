@@ -315,6 +315,22 @@ fn replay_versions(
                 .filter(|p| !next.contains_key(*p))
                 .cloned()
                 .collect();
+            // Removals first: a path removed may be a directory in this version.
+            for path in &removed {
+                let call = format!("{v}:rm:{}", path.display());
+                let t = Instant::now();
+                let one = [path.clone()];
+                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
+                std::fs::remove_file(work.join(path))?;
+                // A directory emptied here may become a file of this version.
+                let mut dir = work.join(path);
+                while dir.pop() && dir != work && std::fs::remove_dir(&dir).is_ok() {}
+                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
+                let s = t.elapsed().as_secs_f64();
+                write_secs.push(s);
+                rewind_secs += s;
+                writes += 1;
+            }
             for (path, bytes) in &next {
                 if current.get(path) == Some(bytes) {
                     continue;
@@ -327,6 +343,9 @@ fn replay_versions(
                 if let Some(parent) = abs.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
+                if abs.is_dir() {
+                    std::fs::remove_dir_all(&abs)?;
+                }
                 std::fs::write(&abs, bytes)?;
                 session.record(&one, &cwd, Some("Write"), Some(&call), &[])?;
                 let s = t.elapsed().as_secs_f64();
@@ -334,18 +353,6 @@ fn replay_versions(
                 rewind_secs += s;
                 writes += 1;
                 total_bytes_written += bytes.len() as u64;
-            }
-            for path in &removed {
-                let call = format!("{v}:rm:{}", path.display());
-                let t = Instant::now();
-                let one = [path.clone()];
-                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
-                std::fs::remove_file(work.join(path))?;
-                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
-                let s = t.elapsed().as_secs_f64();
-                write_secs.push(s);
-                rewind_secs += s;
-                writes += 1;
             }
             session.close_window()?;
             // The shadow-git checkpoint of the same step, on the same tree, right after.

@@ -37,6 +37,12 @@ use crate::ids::BlobId;
 /// one level up (a chain's root takes any number).
 pub const FANOUT: u32 = 4;
 
+/// Blobs with no predecessor looked at as bases for the next such blob.
+const SIBLINGS: usize = 16;
+
+/// Blobs larger than this are re-encoded at a middle level at most.
+const LARGE: usize = 1 << 20;
+
 /// Decoded versions kept for use as bases, at most this many bytes.
 const CACHE_BYTES: usize = 64 << 20;
 
@@ -110,6 +116,9 @@ pub struct HistoryPacker {
     depth: HashMap<BlobId, u32>,
     /// How many re-encoded blobs delta against each blob.
     children: HashMap<BlobId, u32>,
+    /// The last blobs re-encoded without a predecessor, with their size: bases for the next
+    /// ones ([`HistoryPacker::sibling`]).
+    firsts: VecDeque<(BlobId, usize)>,
     cache: Cache,
     writer: PackWriter,
     level: i32,
@@ -164,6 +173,7 @@ impl HistoryPacker {
             base_of: HashMap::new(),
             depth: HashMap::new(),
             children: HashMap::new(),
+            firsts: VecDeque::new(),
             cache: Cache::default(),
             writer: store.pack_writer(),
             level: store.opts.pack_level,
@@ -317,16 +327,30 @@ impl HistoryPacker {
         previous: Option<BlobId>,
     ) -> Result<(Vec<u8>, Option<BlobId>)> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        // Large blobs (archives, binaries) at a middle level: level 19 costs seconds a
+        // megabyte and finds little more in them.
+        let level = if bytes.len() > LARGE {
+            self.level.min(9)
+        } else {
+            self.level
+        };
         let mut delta = None;
+        let chosen = match self.choose_base(catalog, id, previous)? {
+            Some(b) => Some(b),
+            None => self.sibling(bytes.len()),
+        };
+        if previous.is_none() || chosen.is_none() {
+            self.remember_first(*id, bytes.len());
+        }
         // A base must still be there under this batch's lock (a cached one may be gone).
-        let base = match self.choose_base(catalog, id, previous)? {
+        let base = match chosen {
             Some(b) if catalog.has_blob(&b)? => Some(b),
             _ => None,
         };
         if let Some(base) = base {
             if let Some(base_bytes) = self.bytes(store, catalog, &base) {
                 if !base_bytes.is_empty() && bytes.len() >= 64 {
-                    let frame = codec::compress(bytes, self.level, &base_bytes)
+                    let frame = codec::compress(bytes, level, &base_bytes)
                         .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
                     delta = Some((frame, base, base_bytes));
                 }
@@ -339,7 +363,7 @@ impl HistoryPacker {
                 return Ok((frame.clone(), Some(*base)));
             }
         }
-        let full = codec::compress(bytes, self.level, &[])
+        let full = codec::compress(bytes, level, &[])
             .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
         if let Some((frame, base, base_bytes)) = delta {
             // Three quarters, as for a write: a delta must pay for its extra decode.
@@ -350,6 +374,28 @@ impl HistoryPacker {
         }
         check(id, &full, bytes.len(), &[])?;
         Ok((full, None))
+    }
+
+    /// A base for a blob with no predecessor (a new path, often a file much like others
+    /// added with it): of the last [`SIBLINGS`] such blobs re-encoded in this step, the one
+    /// closest in size whose chain has room.
+    fn sibling(&self, size: usize) -> Option<BlobId> {
+        self.firsts
+            .iter()
+            .filter(|(id, _)| {
+                self.base_of.contains_key(id)
+                    && self.depth.get(id).is_some_and(|d| *d < MAX_CHAIN)
+                    && self.children.get(id).copied().unwrap_or(0) < FANOUT * 4
+            })
+            .min_by_key(|(_, n)| n.abs_diff(size))
+            .map(|(id, _)| *id)
+    }
+
+    fn remember_first(&mut self, id: BlobId, size: usize) {
+        if self.firsts.len() >= SIBLINGS {
+            self.firsts.pop_front();
+        }
+        self.firsts.push_back((id, size));
     }
 
     /// The base for the version after `previous`: `previous` itself while its chain has
@@ -493,6 +539,30 @@ mod tests {
         }
         // A second step finds nothing left to do.
         assert_eq!(run(&store, &catalog), HistoryReport::default());
+    }
+
+    #[test]
+    fn a_new_file_much_like_one_added_before_it_deltas_against_it() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let a = text(300, 1);
+        let mut b = a.clone();
+        b.extend_from_slice(b"one line only b has\n");
+        for bytes in [&a, &b] {
+            let blob = store.put(&catalog, bytes, None, 1).unwrap();
+            catalog.1.borrow_mut().push(VersionPair {
+                blob,
+                previous: None,
+            });
+        }
+        let report = run(&store, &catalog);
+        assert_eq!((report.blobs, report.deltas), (2, 1), "{report:?}");
+        assert_eq!(
+            catalog.blob_encoding(&BlobId::of(&b)).unwrap(),
+            Some(Encoding::ZstdDelta {
+                base: BlobId::of(&a)
+            })
+        );
+        assert_eq!(store.get(&catalog, &BlobId::of(&b)).unwrap(), b);
     }
 
     #[test]

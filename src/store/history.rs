@@ -335,9 +335,9 @@ impl HistoryPacker {
             self.level
         };
         let mut delta = None;
-        let chosen = match self.choose_base(catalog, id, previous)? {
-            Some(b) => Some(b),
-            None => self.sibling(bytes.len()),
+        let (chosen, sibling) = match self.choose_base(catalog, id, previous)? {
+            Some(b) => (Some(b), false),
+            None => (self.sibling(bytes.len()), true),
         };
         if previous.is_none() || chosen.is_none() {
             self.remember_first(*id, bytes.len());
@@ -356,9 +356,11 @@ impl HistoryPacker {
                 }
             }
         }
-        // A delta far below the raw size is taken without trying the standalone frame.
+        // A delta against the previous version far below the raw size is taken without
+        // trying the standalone frame (a sibling's must beat it: a small delta of a text that
+        // compresses well may owe nothing to its base).
         if let Some((frame, base, base_bytes)) = &delta {
-            if frame.len() * 8 < bytes.len() {
+            if !sibling && frame.len() * 8 < bytes.len() {
                 check(id, frame, bytes.len(), base_bytes)?;
                 return Ok((frame.clone(), Some(*base)));
             }

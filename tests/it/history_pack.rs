@@ -134,14 +134,11 @@ fn a_pack_step_stopped_between_batches_loses_nothing_and_a_second_one_finishes()
 #[test]
 fn gc_after_a_pack_step_still_drops_blobs_nothing_refers_to() {
     // A file written three times and then deleted by the agent, before the history of
-    // another: once its windows go, nothing refers to its versions.
+    // another: once its windows go, nothing refers to its versions. (Unlike the other file,
+    // so the pack step does not make its first version the other's base.)
     let env = Env::new();
-    env.write("old.rs", version(30));
-    env.agent_write("old.rs", version(31));
-    env.agent_write("old.rs", version(32));
-    env.run(&["snap", "old.rs"]).ok();
-    std::fs::remove_file(env.path("old.rs")).unwrap();
-    env.run(&["record", "old.rs"]).ok();
+    let old = |n: u64| crate::common::random_bytes(3000, n);
+    env_write_old(&env, &old);
     env.write("src/lib.rs", version(0));
     for v in 1..=8 {
         env.agent_write("src/lib.rs", version(v));
@@ -169,7 +166,7 @@ fn gc_after_a_pack_step_still_drops_blobs_nothing_refers_to() {
     for v in 30..=32 {
         assert!(index(&env)
             .read()
-            .blob(&BlobId::of(&version(v)))
+            .blob(&BlobId::of(&old(v)))
             .unwrap()
             .is_none());
     }
@@ -206,4 +203,14 @@ fn an_object_file_left_behind_by_a_pack_step_is_removed_by_gc() {
     assert_eq!(env.run(&["verify"]).code, 0);
     assert_eq!(env.run(&["undo"]).code, 0);
     assert_eq!(env.read("big.bin").unwrap(), big);
+}
+
+/// `old.rs` written in three versions (30, 31, 32 of `old`), then deleted by the agent.
+fn env_write_old(env: &Env, old: &dyn Fn(u64) -> Vec<u8>) {
+    env.write("old.rs", old(30));
+    env.agent_write("old.rs", old(31));
+    env.agent_write("old.rs", old(32));
+    env.run(&["snap", "old.rs"]).ok();
+    std::fs::remove_file(env.path("old.rs")).unwrap();
+    env.run(&["record", "old.rs"]).ok();
 }

@@ -277,6 +277,12 @@ if ! skipped replay; then
     log "6. replay of every lodash version as agent writes vs shadow git"
     "$HARNESS" replay "$OUT/home-replay" "$OUT/shadow-replay.git" "$OUT/replay-ws" \
         "$NPM_DIR/v" "$NPM_DIR/versions.txt" >>"$RESULTS"
+    if [ -d "$DATA/ripgrep.git" ]; then
+        log "6. replay of ripgrep's first-parent history as agent writes vs shadow git"
+        rm -rf "$OUT/home-replay-rg" "$OUT/shadow-replay-rg.git" "$OUT/replay-rg-ws"
+        "$HARNESS" replay-git "$OUT/home-replay-rg" "$OUT/shadow-replay-rg.git" "$OUT/replay-rg-ws" \
+            "$DATA/ripgrep.git" >>"$RESULTS"
+    fi
 fi
 
 # --- 7. undo of one window of 1,000 changed files -----------------------------------------

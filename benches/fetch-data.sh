@@ -8,6 +8,7 @@
 #   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
 #   npm/lodash/     every published version of lodash, one directory per version, in
 #                   publication order (versions.txt lists them)
+#   ripgrep.git/    ripgrep's history (bare clone), its first-parent commits replayed by section 6
 #   linux.version   the .deb the tree came from
 #   linux-x6/       (BIG=1 only) six copies of linux/ (1/ .. 6/) in one git repository, every
 #                   file committed: 469,728 non-ignored files, 7.9 GB (benches/big.sh).
@@ -130,6 +131,15 @@ if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
         done <versions.txt
         touch .complete
     )
+fi
+
+# --- ripgrep's history, for the git-history replay (section 6) ------------------------------
+RIPGREP_COMMIT=${REWIND_BENCH_RIPGREP_COMMIT:-3fce3b5bb0236da2df6d99672afb8a719642eca7}
+if [ ! -d ripgrep.git ]; then
+    log "cloning ripgrep's history"
+    git clone -q --bare https://github.com/BurntSushi/ripgrep ripgrep.git.tmp &&
+        git -C ripgrep.git.tmp update-ref HEAD "$RIPGREP_COMMIT" &&
+        mv ripgrep.git.tmp ripgrep.git
 fi
 
 # --- versions of everything, for RESULTS.md -----------------------------------------------

@@ -6,6 +6,11 @@
 //!   package as agent writes (snap → write → record per changed file, one window per
 //!   version) and, side by side after each version, a shadow `git add -A` + `git commit`
 //!   of the same work tree; then `git gc --aggressive` and both sizes on disk.
+//! - `replay-git HOME SHADOW_GIT WORK REPO`: the same for every first-parent commit of a git
+//!   repository, oldest first (its files as of each commit, symlinks and submodules left out).
+//!   Both replays then time rewind's own pack step (`gc --pack`) next to `git gc` and
+//!   `git gc --aggressive`, with the sizes before and after each, and the time to read every
+//!   stored version back before and after the pack step.
 //! - `threshold DIR TREE`: inline-in-SQLite vs object files across compressed blob sizes,
 //!   on real files: disk usage per blob, put time and read time.
 //!
@@ -41,12 +46,18 @@ fn main() -> Res<()> {
             Path::new(&args[4]),
             Path::new(&args[5]),
         ),
+        Some("replay-git") if args.len() == 5 => replay_git(
+            Path::new(&args[1]),
+            Path::new(&args[2]),
+            Path::new(&args[3]),
+            Path::new(&args[4]),
+        ),
         Some("threshold") if args.len() == 3 => {
             threshold(Path::new(&args[1]), Path::new(&args[2]))
         }
         // `cargo bench` with no arguments runs every bench target: do nothing then.
         None => Ok(()),
-        _ => Err("usage: harness snap-all HOME TREE | replay HOME SHADOW WORK VERSIONS_DIR VERSIONS_TXT | threshold DIR TREE".into()),
+        _ => Err("usage: harness snap-all HOME TREE | replay HOME SHADOW WORK VERSIONS_DIR VERSIONS_TXT | replay-git HOME SHADOW WORK REPO | threshold DIR TREE".into()),
     }
 }
 
@@ -136,6 +147,148 @@ fn git(shadow: &Path, work: &Path, args: &[&str]) -> Res<f64> {
 }
 
 fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &Path) -> Res<()> {
+    let versions: Vec<String> = std::fs::read_to_string(list)?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let count = versions.len();
+    let trees = versions.into_iter().map(|v| {
+        let tree = read_tree(&versions_dir.join(&v));
+        Ok((v, tree))
+    });
+    let label = versions_dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or("versions".into(), |n| n.to_string_lossy().into_owned());
+    replay_versions(home, shadow, work, &label, count, trees)
+}
+
+/// Every first-parent commit of `repo`, oldest first, as a version.
+fn replay_git(home: &Path, shadow: &Path, work: &Path, repo: &Path) -> Res<()> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-list", "--first-parent", "--reverse", "HEAD"])
+        .output()?;
+    if !out.status.success() {
+        return Err("git rev-list failed".into());
+    }
+    let commits: Vec<String> = String::from_utf8(out.stdout)?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let count = commits.len();
+    let label = repo.file_name().map_or("repo".into(), |n| {
+        n.to_string_lossy().trim_end_matches(".git").to_string()
+    });
+    let mut reader = GitTrees::new(repo)?;
+    let trees = commits.into_iter().map(move |c| {
+        let tree = reader.tree(&c)?;
+        Ok((c, tree))
+    });
+    replay_versions(home, shadow, work, &label, count, trees)
+}
+
+/// Trees of a repository's commits, each blob read once through one `git cat-file --batch`.
+struct GitTrees {
+    repo: PathBuf,
+    cat: std::process::Child,
+    held: BTreeMap<PathBuf, (String, Vec<u8>)>,
+}
+
+impl GitTrees {
+    fn new(repo: &Path) -> Res<GitTrees> {
+        let cat = Command::new("git")
+            .arg("-C")
+            .arg(repo)
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        Ok(GitTrees {
+            repo: repo.to_path_buf(),
+            cat,
+            held: BTreeMap::new(),
+        })
+    }
+
+    fn blob(&mut self, sha: &str) -> Res<Vec<u8>> {
+        use std::io::{Read, Write};
+        let stdin = self.cat.stdin.as_mut().ok_or("no stdin")?;
+        writeln!(stdin, "{sha}")?;
+        stdin.flush()?;
+        let stdout = self.cat.stdout.as_mut().ok_or("no stdout")?;
+        // Unbuffered, byte by byte for the header: the body follows on the same pipe.
+        let mut header = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            stdout.read_exact(&mut byte)?;
+            if byte[0] == b'\n' {
+                break;
+            }
+            header.push(byte[0]);
+        }
+        let header = String::from_utf8(header)?;
+        let size: usize = header
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("cat-file said {header:?}"))?;
+        let mut body = vec![0; size + 1];
+        stdout.read_exact(&mut body)?;
+        body.pop();
+        Ok(body)
+    }
+
+    fn tree(&mut self, commit: &str) -> Res<BTreeMap<PathBuf, Vec<u8>>> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(["ls-tree", "-r", "-z", commit])
+            .output()?;
+        if !out.status.success() {
+            return Err(format!("git ls-tree {commit} failed").into());
+        }
+        let mut next = BTreeMap::new();
+        for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+            let entry = String::from_utf8_lossy(entry);
+            let Some((meta, path)) = entry.split_once('\t') else {
+                continue;
+            };
+            let mut meta = meta.split(' ');
+            let (Some(mode), Some(kind), Some(sha)) = (meta.next(), meta.next(), meta.next())
+            else {
+                continue;
+            };
+            if kind != "blob" || mode == "120000" {
+                continue;
+            }
+            let path = PathBuf::from(path);
+            let bytes = match self.held.get(&path) {
+                Some((held, bytes)) if held == sha => bytes.clone(),
+                _ => self.blob(sha)?,
+            };
+            next.insert(path, (sha.to_string(), bytes));
+        }
+        let tree = next
+            .iter()
+            .map(|(p, (_, b))| (p.clone(), b.clone()))
+            .collect();
+        self.held = next;
+        Ok(tree)
+    }
+}
+
+/// Replay `versions` (a label and the whole tree each) as agent writes next to a shadow git,
+/// then pack both and measure.
+fn replay_versions(
+    home: &Path,
+    shadow: &Path,
+    work: &Path,
+    label: &str,
+    count: usize,
+    versions: impl Iterator<Item = Res<(String, BTreeMap<PathBuf, Vec<u8>>)>>,
+) -> Res<()> {
     std::fs::create_dir_all(work)?;
     let status = Command::new("git")
         .args(["init", "-q", "--bare"])
@@ -144,10 +297,6 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
     if !status.success() {
         return Err("git init failed".into());
     }
-    let versions: Vec<String> = std::fs::read_to_string(list)?
-        .lines()
-        .map(str::to_string)
-        .collect();
     let mut current: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
     let mut write_secs: Vec<f64> = Vec::new();
     let mut total_bytes_written = 0u64;
@@ -155,8 +304,9 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
         let home = Home::open(home, Options::default())?;
         let session = home.session(Workspace::open(work)?, "bench-replay")?;
         let cwd = session.workspace().root().to_path_buf();
-        for (n, v) in versions.iter().enumerate() {
-            let next = read_tree(&versions_dir.join(v));
+        for (n, version) in versions.enumerate() {
+            let (v, next) = version?;
+            let v = &v;
             let mut writes = 0usize;
             let mut rewind_secs = 0.0;
             session.open_window(Some(v))?;
@@ -165,6 +315,22 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
                 .filter(|p| !next.contains_key(*p))
                 .cloned()
                 .collect();
+            // Removals first: a path removed may be a directory in this version.
+            for path in &removed {
+                let call = format!("{v}:rm:{}", path.display());
+                let t = Instant::now();
+                let one = [path.clone()];
+                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
+                std::fs::remove_file(work.join(path))?;
+                // A directory emptied here may become a file of this version.
+                let mut dir = work.join(path);
+                while dir.pop() && dir != work && std::fs::remove_dir(&dir).is_ok() {}
+                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
+                let s = t.elapsed().as_secs_f64();
+                write_secs.push(s);
+                rewind_secs += s;
+                writes += 1;
+            }
             for (path, bytes) in &next {
                 if current.get(path) == Some(bytes) {
                     continue;
@@ -177,6 +343,9 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
                 if let Some(parent) = abs.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
+                if abs.is_dir() {
+                    std::fs::remove_dir_all(&abs)?;
+                }
                 std::fs::write(&abs, bytes)?;
                 session.record(&one, &cwd, Some("Write"), Some(&call), &[])?;
                 let s = t.elapsed().as_secs_f64();
@@ -184,18 +353,6 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
                 rewind_secs += s;
                 writes += 1;
                 total_bytes_written += bytes.len() as u64;
-            }
-            for path in &removed {
-                let call = format!("{v}:rm:{}", path.display());
-                let t = Instant::now();
-                let one = [path.clone()];
-                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
-                std::fs::remove_file(work.join(path))?;
-                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
-                let s = t.elapsed().as_secs_f64();
-                write_secs.push(s);
-                rewind_secs += s;
-                writes += 1;
             }
             session.close_window()?;
             // The shadow-git checkpoint of the same step, on the same tree, right after.
@@ -211,18 +368,82 @@ fn replay(home: &Path, shadow: &Path, work: &Path, versions_dir: &Path, list: &P
     }
     let rewind_kib = du_k(home);
     let git_loose_kib = du_k(shadow);
+    // Rewind's blob payload and index before and after its pack step, and the time to read
+    // every stored version back.
+    let (stored_before, read_before) = stored_and_read(home)?;
+    let pack_start = Instant::now();
+    let history = {
+        let mut h = Home::open(home, Options::default())?;
+        rewind::maintenance::pack_history(&mut h, &mut rewind::maintenance::NoProgress)?
+    };
+    let pack_secs = pack_start.elapsed().as_secs_f64();
+    let (stored_after, read_after) = stored_and_read(home)?;
+    let rewind_packed_kib = du_k(home);
+    let index_kib = du_k(&home.join("index.sqlite3"));
+    let verify_ok = {
+        let h = Home::open(home, Options::default())?;
+        rewind::maintenance::verify(&h)?.ok
+    };
+    let gc_start = Instant::now();
+    git(shadow, work, &["gc", "-q", "--prune=now"])?;
+    let git_gc_plain_secs = gc_start.elapsed().as_secs_f64();
+    let git_gc_plain_kib = du_k(shadow);
     let gc_start = Instant::now();
     git(shadow, work, &["gc", "-q", "--aggressive", "--prune=now"])?;
     let gc_secs = gc_start.elapsed().as_secs_f64();
     let git_packed_kib = du_k(shadow);
+    let git_blob_bytes = git_pack_blob_bytes(shadow)?;
     println!(
         "{}",
-        json!({"bench": "replay", "versions": versions.len(), "writes": write_secs.len(),
+        json!({"bench": "replay", "label": label, "versions": count, "writes": write_secs.len(),
                "bytes_written": total_bytes_written,
                "write_s": write_secs, "rewind_kib": rewind_kib, "git_loose_kib": git_loose_kib,
-               "git_packed_kib": git_packed_kib, "git_gc_s": gc_secs})
+               "git_packed_kib": git_packed_kib, "git_gc_s": gc_secs,
+               "git_gc_plain_kib": git_gc_plain_kib, "git_gc_plain_s": git_gc_plain_secs,
+               "git_pack_blob_bytes": git_blob_bytes,
+               "rewind_stored_before": stored_before, "rewind_stored_after": stored_after,
+               "rewind_packed_kib": rewind_packed_kib, "rewind_index_kib": index_kib,
+               "rewind_pack_s": pack_secs, "history_pack": history,
+               "read_all_before_s": read_before, "read_all_after_s": read_after,
+               "verify_ok": verify_ok})
     );
     Ok(())
+}
+
+/// The stored bytes of every blob (frames, wherever kept), and the seconds to read every
+/// blob back through the store (decoded and verified).
+fn stored_and_read(home: &Path) -> Res<(u64, f64)> {
+    let h = Home::open(home, Options::default())?;
+    let totals = h.index().read().blob_totals()?;
+    let ids = h.index().read().blob_ids()?;
+    let start = Instant::now();
+    for id in &ids {
+        h.store().get(h.index(), id)?;
+    }
+    Ok((totals.stored_bytes, start.elapsed().as_secs_f64()))
+}
+
+/// The bytes git's packs spend on blobs (`git verify-pack -v`: size in the pack file).
+fn git_pack_blob_bytes(shadow: &Path) -> Res<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(shadow.join("objects/pack"))? {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "idx") {
+            continue;
+        }
+        let out = Command::new("git")
+            .arg(format!("--git-dir={}", shadow.display()))
+            .args(["verify-pack", "-v"])
+            .arg(&path)
+            .output()?;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() >= 5 && cols[1] == "blob" {
+                total += cols[3].parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    Ok(total)
 }
 
 fn threshold(dir: &Path, tree: &Path) -> Res<()> {

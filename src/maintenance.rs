@@ -140,6 +140,46 @@ pub fn gc_with(
     .gc(policy)
 }
 
+/// The pack step (`rewind gc --pack`): re-encode the history kept inline or in object files
+/// into pack files at a high zstd level, each version a delta against the one before it
+/// where the chain allows (see [`crate::store::HistoryPacker`]). Planned without the lock;
+/// each batch is written and switched under the exclusive lock, so no hook waits longer
+/// than one batch. Gives up this process's shared gc lock first.
+pub fn pack_history(
+    home: &mut Home,
+    progress: &mut dyn Progress,
+) -> Result<crate::store::HistoryReport> {
+    home.release_shared_lock();
+    // The rows' switch must survive power loss before an object file it replaces goes.
+    home.index()
+        .set_durability(crate::index::Durability::Full)?;
+    let report = pack_history_batches(home, progress);
+    let restored = home.index().set_durability(home.options().durability);
+    let report = report?;
+    restored?;
+    Ok(report)
+}
+
+fn pack_history_batches(
+    home: &Home,
+    progress: &mut dyn Progress,
+) -> Result<crate::store::HistoryReport> {
+    let mut packer = crate::store::HistoryPacker::plan(home.store(), home.index())?;
+    progress.phase("packing history", packer.remaining() as u64);
+    loop {
+        let before = packer.remaining();
+        let _exclusive = home.lock_exclusive()?;
+        let more = packer.next_batch(home.store(), home.index())?;
+        for _ in packer.remaining()..before {
+            progress.step();
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(packer.report().clone())
+}
+
 /// The home gc and verify work on, and who is told how far they are.
 struct Maintenance<'h, 'p> {
     home: &'h Home,
@@ -200,10 +240,12 @@ impl Maintenance<'_, '_> {
         }
         let files = self.home.store().object_files()?;
         let object_files = files.len() as u64;
-        let mut orphan_files = files
-            .iter()
-            .filter(|f| f.id.is_none_or(|id| !ids.contains(&id)))
-            .count() as u64;
+        let mut orphan_files = 0;
+        for f in &files {
+            if f.id.is_none_or(|id| !ids.contains(&id)) || self.packed(f)? {
+                orphan_files += 1;
+            }
+        }
         let used: HashSet<u64> = r.pack_usage()?.into_iter().map(|u| u.pack).collect();
         let packs = self.home.store().pack_files().unwrap_or_else(|e| {
             problems.push(Problem {
@@ -277,7 +319,7 @@ impl Maintenance<'_, '_> {
             .checked_sub(policy.grace)
             .unwrap_or(SystemTime::UNIX_EPOCH);
         for file in self.home.store().object_files()? {
-            let orphan = file.id.is_none_or(|id| !known.contains(&id));
+            let orphan = file.id.is_none_or(|id| !known.contains(&id)) || self.packed(&file)?;
             if orphan && file.modified < cutoff && std::fs::remove_file(&file.path).is_ok() {
                 orphan_files_removed += 1;
             }
@@ -318,6 +360,20 @@ impl Maintenance<'_, '_> {
             })?;
         }
         Ok(removed)
+}
+
+    /// Whether `file` is the object file of a blob whose row points elsewhere now (the pack
+    /// step moved it into a pack and was stopped before it deleted the file).
+    fn packed(&self, file: &crate::store::ObjectFile) -> Result<bool> {
+        let Some(id) = file.id else {
+            return Ok(false);
+        };
+        Ok(self
+            .home
+            .index()
+            .read()
+            .blob(&id)?
+            .is_some_and(|row| !matches!(row.place, crate::store::Place::Object)))
     }
 
     /// Rewrite packs that are mostly dead, and merge small packs once there are

@@ -326,6 +326,11 @@ pub struct GcArgs {
     /// history, whose gc then deletes what only the lost index referenced
     #[arg(long)]
     pub accept_index_loss: bool,
+    /// Then re-encode the history written one version at a time into pack files, each
+    /// version a delta against the one before it at a high compression level (slow, once
+    /// per version; writes stay append-only)
+    #[arg(long)]
+    pub pack: bool,
 }
 
 #[derive(Debug, Args)]

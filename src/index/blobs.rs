@@ -8,7 +8,10 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use super::{parse_blob, Ctx, Index, IndexError, Result, Tx};
 use crate::ids::BlobId;
-use crate::store::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
+use crate::store::{
+    BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
+    Recoded, VersionPair,
+};
 
 /// Counts over the `blobs` table.
 #[derive(Debug, Clone, Copy)]
@@ -261,6 +264,82 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// Every version the changes record, oldest change first (see
+    /// [`HistoryCatalog::version_pairs`]).
+    pub fn version_pairs(&self) -> Result<Vec<VersionPair>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT before_blob, after_blob FROM changes ORDER BY id")
+            .ctx("list versions")?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, Option<Value>>(0)?, r.get::<_, Option<Value>>(1)?))
+            })
+            .ctx("list versions")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list versions")?;
+        let mut out = Vec::with_capacity(rows.len() * 2);
+        for (before, after) in rows {
+            let before = before
+                .map(|b| parse_blob("change before", &b))
+                .transpose()?;
+            if let Some(blob) = before {
+                out.push(VersionPair {
+                    blob,
+                    previous: None,
+                });
+            }
+            if let Some(after) = after {
+                out.push(VersionPair {
+                    blob: parse_blob("change after", &after)?,
+                    previous: before,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every delta-encoded blob with its base.
+    pub fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, base FROM blobs WHERE base IS NOT NULL")
+            .ctx("list delta bases")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, Value>(0)?, r.get::<_, Value>(1)?)))
+            .ctx("list delta bases")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list delta bases")?;
+        rows.into_iter()
+            .map(|(id, base)| Ok((parse_blob("blob id", &id)?, parse_blob("blob base", &base)?)))
+            .collect()
+    }
+
+    /// Point a blob kept inline or in an object file at its re-encoded frame in a pack.
+    pub fn recode(&self, row: &Recoded) -> Result<()> {
+        let (encoding, base) = match &row.encoding {
+            Encoding::Zstd => ("zstd", None),
+            Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
+                        pack = ?5, pack_offset = ?6
+                 WHERE id = ?1 AND pack IS NULL",
+            )
+            .ctx("recode blob")?
+            .execute(params![
+                row.id,
+                row.stored_size as i64,
+                encoding,
+                base,
+                row.pack as i64,
+                row.offset as i64
+            ])
+            .ctx("recode blob")?;
+        Ok(())
+    }
+
     pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
         let mut stmt = self
             .conn
@@ -423,6 +502,21 @@ impl BlobCatalog for Index {
                 .iter()
                 .try_for_each(|m| tx.move_packed(&m.id, m.pack, m.offset))
         })?)
+    }
+}
+
+/// What the store's pack step reads from the changes, and its switch of rows.
+impl HistoryCatalog for Index {
+    fn version_pairs(&self) -> Result<Vec<VersionPair>, CatalogError> {
+        Ok(self.read().version_pairs()?)
+    }
+
+    fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>, CatalogError> {
+        Ok(self.read().delta_bases()?)
+    }
+
+    fn recode(&self, rows: &[Recoded]) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| rows.iter().try_for_each(|r| tx.recode(r)))?)
     }
 }
 

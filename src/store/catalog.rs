@@ -79,3 +79,37 @@ pub trait BlobCatalog {
     /// Point packed blobs at their new places, all at once.
     fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError>;
 }
+
+/// A version of a file as the history records it: `blob`, and the version of the same path
+/// written before it, if any. The pack step deltas a version against its predecessor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionPair {
+    pub blob: BlobId,
+    pub previous: Option<BlobId>,
+}
+
+/// A blob re-encoded by the pack step: its new frame is `stored_size` bytes at `offset` of
+/// pack `pack`, encoded as `encoding`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recoded {
+    pub id: BlobId,
+    pub stored_size: u64,
+    pub encoding: Encoding,
+    pub pack: u64,
+    pub offset: u64,
+}
+
+/// What the pack step asks of the catalogue besides the rows themselves.
+pub trait HistoryCatalog: BlobCatalog {
+    /// Every version the history records, oldest change first: for each change, the version
+    /// before it (with no predecessor) and the version after it (with the one before as
+    /// predecessor).
+    fn version_pairs(&self) -> Result<Vec<VersionPair>, CatalogError>;
+
+    /// Every delta-encoded blob with its base.
+    fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>, CatalogError>;
+
+    /// Switch blobs to their new frames, all in one transaction; a row is only switched
+    /// while it still has the place it had when it was read (inline or object file).
+    fn recode(&self, rows: &[Recoded]) -> Result<(), CatalogError>;
+}

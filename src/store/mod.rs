@@ -30,6 +30,7 @@
 
 mod catalog;
 mod codec;
+mod history;
 pub mod pack;
 mod stream;
 
@@ -42,7 +43,11 @@ use std::sync::{Arc, Mutex};
 
 use crate::ids::BlobId;
 
-pub use catalog::{BlobCatalog, BlobRow, CatalogError, Encoding, PackMove, PackedBlob, Place};
+pub use catalog::{
+    BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
+    Recoded, VersionPair,
+};
+pub use history::{HistoryPacker, HistoryReport};
 pub use pack::PackWriter;
 pub use stream::Loaded;
 
@@ -82,6 +87,9 @@ pub struct StoreOptions {
     /// A batch of at least this many new inline-sized frames goes to a pack file (one write
     /// and one fdatasync); a smaller one stays inline (no fsync at all).
     pub pack_min_frames: usize,
+    /// The zstd level of the pack step ([`HistoryPacker`]), which re-encodes cold history
+    /// once, off the write path.
+    pub pack_level: i32,
 }
 
 impl Default for StoreOptions {
@@ -92,6 +100,7 @@ impl Default for StoreOptions {
             inline_limit: 64 * 1024,
             delta_max_size: 16 << 20,
             pack_min_frames: 32,
+            pack_level: 19,
         }
     }
 }
@@ -101,6 +110,11 @@ const OPEN_PACKS_MAX: usize = 64;
 
 /// Longest run of deltas before a blob is rebuilt from a standalone frame.
 pub const MAX_CHAIN: u32 = 8;
+
+/// Longest chain a read follows: a pack step interrupted between two batches leaves
+/// blobs whose old chain (at most [`MAX_CHAIN`]) runs into re-encoded ones (at most
+/// [`MAX_CHAIN`] more); see [`history`](HistoryPacker). Writes never make one this long.
+pub const MAX_READ_CHAIN: u32 = 2 * MAX_CHAIN + 1;
 
 pub struct Store {
     objects: PathBuf,
@@ -405,7 +419,7 @@ impl Store {
 
     fn get_depth(&self, catalog: &dyn BlobCatalog, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
-        if depth > MAX_CHAIN {
+        if depth > MAX_READ_CHAIN {
             return Err(corrupt("delta chain too deep".into()));
         }
         let mut row = catalog.blob(id)?.ok_or(StoreError::Missing { id: *id })?;
@@ -671,7 +685,10 @@ mod tests {
     /// A strict in-memory catalogue: what the catalog's `blobs` table does, and an error for
     /// a move of a row that is not there.
     #[derive(Default)]
-    pub(super) struct MemCatalog(RefCell<HashMap<BlobId, BlobRow>>);
+    pub(super) struct MemCatalog(
+        pub(super) RefCell<HashMap<BlobId, BlobRow>>,
+        pub(super) RefCell<Vec<VersionPair>>,
+    );
 
     impl MemCatalog {
         pub(super) fn len(&self) -> usize {
@@ -744,13 +761,50 @@ mod tests {
         }
     }
 
-    fn setup(opts: StoreOptions) -> (tempfile::TempDir, MemCatalog, Store) {
+    impl HistoryCatalog for MemCatalog {
+        fn version_pairs(&self) -> Result<Vec<VersionPair>, CatalogError> {
+            Ok(self.1.borrow().clone())
+        }
+
+        fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>, CatalogError> {
+            Ok(self
+                .0
+                .borrow()
+                .values()
+                .filter_map(|r| match r.encoding {
+                    Encoding::ZstdDelta { base } => Some((r.id, base)),
+                    Encoding::Zstd => None,
+                })
+                .collect())
+        }
+
+        fn recode(&self, rows: &[Recoded]) -> Result<(), CatalogError> {
+            let mut all = self.0.borrow_mut();
+            for r in rows {
+                let row = all
+                    .get_mut(&r.id)
+                    .ok_or_else(|| CatalogError(format!("no row for blob {}", r.id).into()))?;
+                if matches!(row.place, Place::Packed { .. }) {
+                    continue;
+                }
+                row.stored_size = r.stored_size;
+                row.encoding = r.encoding.clone();
+                row.place = Place::Packed {
+                    pack: r.pack,
+                    offset: r.offset,
+                };
+            }
+            Ok(())
+        }
+    }
+
+    pub(super) fn setup(opts: StoreOptions) -> (tempfile::TempDir, MemCatalog, Store) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::new(dir.path(), opts);
         (dir, MemCatalog::default(), store)
     }
 
-    fn text(n: usize, seed: u64) -> Vec<u8> {
+    pub(super) fn text(n: usize, seed: u64) -> Vec<u8> {
         let mut out = Vec::new();
         for i in 0..n {
             out.extend_from_slice(

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use rewind::maintenance::{GcReport, Retention, VersionRetention};
+use rewind::store::HistoryReport;
 
 use crate::cli::args::{GcArgs, Global};
 use rewind::engine::Home;
@@ -37,11 +38,24 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     };
     let mut bars = Bars::on_stderr();
     let report = rewind::maintenance::gc_with(&mut home, &policy, &mut bars)?;
-    drop(bars);
-    if out.json {
-        out.print_json(&report);
+    let packed = if args.pack {
+        Some(rewind::maintenance::pack_history(&mut home, &mut bars)?)
     } else {
-        out.print(&render(&report));
+        None
+    };
+    drop(bars);
+    match (out.json, packed) {
+        (true, None) => out.print_json(&report),
+        (true, Some(history_pack)) => out.print_json(&Packed {
+            gc: report,
+            history_pack,
+        }),
+        (false, packed) => {
+            out.print(&render(&report));
+            if let Some(p) = packed {
+                out.print(&render_pack(&p));
+            }
+        }
     }
     Ok(Exit::Ok)
 }
@@ -56,6 +70,21 @@ fn days_ns(days: f64) -> Result<i64, Failure> {
     }
     // Saturates at i64::MAX (about 292 years), which keeps everything.
     Ok((days * NANOS_PER_DAY as f64) as i64)
+}
+
+/// `gc --pack --json`: the gc report with the pack step's.
+#[derive(serde::Serialize)]
+struct Packed {
+    #[serde(flatten)]
+    gc: GcReport,
+    history_pack: HistoryReport,
+}
+
+fn render_pack(r: &HistoryReport) -> String {
+    format!(
+        "packed {} blobs of history ({} as deltas) in {} batches: {} bytes stored, {} before; {} left as they were (run rewind verify)\n",
+        r.blobs, r.deltas, r.batches, r.stored_after, r.stored_before, r.skipped
+    )
 }
 
 fn render(r: &GcReport) -> String {

@@ -1,0 +1,739 @@
+//! The pack step: cold history, written one version at a time (inline frames in the index,
+//! object files), re-encoded into pack files at a high zstd level, each version a delta
+//! against the version of its path before it where the chain allows.
+//!
+//! Bases. A version deltas against its predecessor while the predecessor's chain is shorter
+//! than [`MAX_CHAIN`]; past that, against the nearest ancestor on the predecessor's chain
+//! that is shorter than [`MAX_CHAIN`] and has fewer than [`FANOUT`] dependants (a chain's
+//! root takes any number). So a long history forms a tree of bounded depth whose deltas
+//! span few versions, where the write path ([`Store::put`]) cuts each chain back to its
+//! root, whose deltas grow with the distance.
+//!
+//! Crash safety. A batch's frames are appended to a new pack and made durable, and only
+//! then are the batch's rows switched, in one transaction of the catalogue; until then every
+//! row points at its old frame, which is untouched. A crash in between leaves a pack no row
+//! points into, removed by gc after the grace period. Object files of switched blobs are
+//! deleted after the switch.
+//!
+//! Chains while a step runs. A re-encoded blob's base is a blob re-encoded before it in
+//! this step, or a blob this step does not touch (kept), so the new chains are acyclic and
+//! at most [`MAX_CHAIN`] deep, which is checked when a base is chosen. Kept blobs never
+//! depend on re-encoded ones (the plan keeps every base of a kept blob too). A blob not yet
+//! switched still has its old chain, at most [`MAX_CHAIN`] deep, which may run into switched
+//! blobs: so between two batches (an interrupted step) a chain is at most
+//! `2 * MAX_CHAIN + 1` long, which readers accept ([`MAX_READ_CHAIN`](super::MAX_READ_CHAIN)).
+//!
+//! Memory: the plan (two ids per version), the chain bookkeeping, a cache of decoded
+//! versions capped at [`CACHE_BYTES`], and one batch of frames capped at [`BATCH_BYTES`].
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::{codec, Encoding, HistoryCatalog, PackWriter, Place, Recoded, Store, StoreError};
+use super::{Result, MAX_CHAIN};
+use crate::ids::BlobId;
+
+/// How many versions may delta against one blob inside a chain before later versions go
+/// one level up (a chain's root takes any number).
+pub const FANOUT: u32 = 4;
+
+/// Blobs with no predecessor looked at as bases for the next such blob.
+const SIBLINGS: usize = 16;
+
+/// Blobs larger than this are re-encoded at a middle level at most.
+const LARGE: usize = 1 << 20;
+
+/// Decoded versions kept for use as bases, at most this many bytes.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// A batch is written and switched once its frames reach this size...
+const BATCH_BYTES: usize = 16 << 20;
+
+/// ...or this many blobs.
+const BATCH_BLOBS: usize = 4096;
+
+/// What a pack step did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HistoryReport {
+    /// Blobs re-encoded into packs.
+    pub blobs: u64,
+    /// Of those, stored as deltas.
+    pub deltas: u64,
+    /// Their stored bytes before and after.
+    pub stored_before: u64,
+    pub stored_after: u64,
+    /// Blobs left as they were because they did not decode and verify (for `verify` to
+    /// report).
+    pub skipped: u64,
+    /// Batches written (each a pack append, an fdatasync and one transaction).
+    pub batches: u64,
+}
+
+/// Decoded versions by id, oldest dropped first past [`CACHE_BYTES`].
+#[derive(Default)]
+struct Cache {
+    bytes: HashMap<BlobId, Arc<Vec<u8>>>,
+    order: VecDeque<BlobId>,
+    held: usize,
+}
+
+impl Cache {
+    fn get(&self, id: &BlobId) -> Option<Arc<Vec<u8>>> {
+        self.bytes.get(id).cloned()
+    }
+
+    fn put(&mut self, id: BlobId, bytes: Arc<Vec<u8>>) {
+        if bytes.len() > CACHE_BYTES / 4 || self.bytes.contains_key(&id) {
+            return;
+        }
+        self.held += bytes.len();
+        self.bytes.insert(id, bytes);
+        self.order.push_back(id);
+        while self.held > CACHE_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(b) = self.bytes.remove(&old) {
+                self.held -= b.len();
+            }
+        }
+    }
+}
+
+/// One run of the pack step, a batch at a time: [`HistoryPacker::plan`], then
+/// [`HistoryPacker::next_batch`] until it returns `false`. The caller holds whatever lock
+/// keeps other writers of rows away for each batch (gc's exclusive lock), and may let others
+/// in between batches.
+pub struct HistoryPacker {
+    /// Blobs to re-encode with their predecessor, in history order.
+    order: Vec<(BlobId, Option<BlobId>)>,
+    next: usize,
+    /// Blobs this step will re-encode (and has not given up on).
+    planned: HashSet<BlobId>,
+    /// The base each re-encoded blob got (`None`: standalone).
+    base_of: HashMap<BlobId, Option<BlobId>>,
+    /// Chain depth of re-encoded blobs and of kept blobs looked at.
+    depth: HashMap<BlobId, u32>,
+    /// How many re-encoded blobs delta against each blob.
+    children: HashMap<BlobId, u32>,
+    /// The last blobs re-encoded without a predecessor, with their size: bases for the next
+    /// ones ([`HistoryPacker::sibling`]).
+    firsts: VecDeque<(BlobId, usize)>,
+    cache: Cache,
+    writer: PackWriter,
+    level: i32,
+    batch_blobs: usize,
+    report: HistoryReport,
+}
+
+impl HistoryPacker {
+    /// Plan a pack step over everything the history records that is still kept inline or in
+    /// an object file and small enough to hold.
+    pub fn plan(store: &Store, catalog: &dyn HistoryCatalog) -> Result<HistoryPacker> {
+        let limit = store
+            .opts
+            .delta_max_size
+            .min(crate::workspace::HOLD_MAX as usize) as u64;
+        let mut seen = HashSet::new();
+        let mut order = Vec::new();
+        let mut planned = HashSet::new();
+        for pair in catalog.version_pairs()? {
+            if !seen.insert(pair.blob) {
+                continue;
+            }
+            let Some(row) = catalog.blob(&pair.blob)? else {
+                continue;
+            };
+            if matches!(row.place, Place::Packed { .. }) || row.size > limit {
+                continue;
+            }
+            planned.insert(pair.blob);
+            order.push((pair.blob, pair.previous));
+        }
+        // A blob this step keeps must keep its whole chain: nothing kept may come to depend
+        // on a chain that grows.
+        let bases: HashMap<BlobId, BlobId> = catalog.delta_bases()?.into_iter().collect();
+        let mut stack: Vec<BlobId> = bases
+            .iter()
+            .filter(|(id, _)| !planned.contains(*id))
+            .map(|(_, base)| *base)
+            .collect();
+        while let Some(id) = stack.pop() {
+            if planned.remove(&id) {
+                if let Some(base) = bases.get(&id) {
+                    stack.push(*base);
+                }
+            }
+        }
+        order.retain(|(id, _)| planned.contains(id));
+        Ok(HistoryPacker {
+            order,
+            next: 0,
+            planned,
+            base_of: HashMap::new(),
+            depth: HashMap::new(),
+            children: HashMap::new(),
+            firsts: VecDeque::new(),
+            cache: Cache::default(),
+            writer: store.pack_writer(),
+            level: store.opts.pack_level,
+            batch_blobs: BATCH_BLOBS,
+            report: HistoryReport::default(),
+        })
+    }
+
+    /// Batches of at most `n` blobs (tests make many small ones).
+    pub fn with_batch_blobs(mut self, n: usize) -> HistoryPacker {
+        self.batch_blobs = n.max(1);
+        self
+    }
+
+    /// Blobs the plan still has to look at.
+    pub fn remaining(&self) -> usize {
+        self.order.len() - self.next
+    }
+
+    pub fn report(&self) -> &HistoryReport {
+        &self.report
+    }
+
+    /// Re-encode the next batch, write it to a pack durably, then switch its rows in one
+    /// transaction and delete the object files it replaced. Returns whether there was one.
+    pub fn next_batch(&mut self, store: &Store, catalog: &dyn HistoryCatalog) -> Result<bool> {
+        if self.next >= self.order.len() {
+            return Ok(false);
+        }
+        let mut frames: Vec<(BlobId, Vec<u8>)> = Vec::new();
+        let mut encodings = Vec::new();
+        let mut objects = Vec::new();
+        let mut bytes_in_batch = 0;
+        while self.next < self.order.len()
+            && bytes_in_batch < BATCH_BYTES
+            && frames.len() < self.batch_blobs
+        {
+            let (id, previous) = self.order[self.next];
+            self.next += 1;
+            let Some(row) = catalog.blob(&id)? else {
+                self.planned.remove(&id);
+                continue;
+            };
+            if matches!(row.place, Place::Packed { .. }) {
+                self.planned.remove(&id);
+                continue;
+            }
+            let Some(bytes) = self.bytes(store, catalog, &id) else {
+                self.planned.remove(&id);
+                self.report.skipped += 1;
+                continue;
+            };
+            let (frame, base) = self.encode(store, catalog, &id, &bytes, previous)?;
+            self.report.stored_before += row.stored_size;
+            self.report.stored_after += frame.len() as u64;
+            self.report.blobs += 1;
+            let encoding = match base {
+                Some(base) => {
+                    self.report.deltas += 1;
+                    *self.children.entry(base).or_default() += 1;
+                    let d = self.depth_of(catalog, &base)?.unwrap_or(MAX_CHAIN);
+                    self.depth.insert(id, d + 1);
+                    Encoding::ZstdDelta { base }
+                }
+                None => {
+                    self.depth.insert(id, 0);
+                    Encoding::Zstd
+                }
+            };
+            self.base_of.insert(id, base);
+            if row.place == Place::Object {
+                objects.push(id);
+            }
+            bytes_in_batch += frame.len();
+            encodings.push(encoding);
+            frames.push((id, frame));
+        }
+        if frames.is_empty() {
+            return Ok(self.next < self.order.len());
+        }
+        self.write_batch(store, catalog, &frames, encodings, &objects)?;
+        Ok(true)
+    }
+
+    /// Append a batch's frames to a pack durably, switch their rows in one transaction, then
+    /// delete the object files they replace.
+    fn write_batch(
+        &mut self,
+        store: &Store,
+        catalog: &dyn HistoryCatalog,
+        frames: &[(BlobId, Vec<u8>)],
+        encodings: Vec<Encoding>,
+        objects: &[BlobId],
+    ) -> Result<()> {
+        let borrowed: Vec<(BlobId, &[u8])> =
+            frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
+        let places = self
+            .writer
+            .append(&borrowed)
+            .map_err(|source| StoreError::Io {
+                path: store.packs.display().to_string(),
+                source,
+            })?;
+        let rows: Vec<Recoded> = frames
+            .iter()
+            .zip(encodings)
+            .zip(places)
+            .map(|(((id, frame), encoding), at)| Recoded {
+                id: *id,
+                stored_size: frame.len() as u64,
+                encoding,
+                pack: at.pack,
+                offset: at.offset,
+            })
+            .collect();
+        catalog.recode(&rows)?;
+        self.report.batches += 1;
+        // A file not deleted here (an error) is left for gc: the object file of a blob that
+        // is packed now is an orphan to it.
+        for id in objects {
+            let _ = std::fs::remove_file(store.object_path(id));
+        }
+        Ok(())
+    }
+
+    /// The verified bytes of `id`, from the cache or the store; `None` when it does not
+    /// decode and verify.
+    fn bytes(
+        &mut self,
+        store: &Store,
+        catalog: &dyn HistoryCatalog,
+        id: &BlobId,
+    ) -> Option<Arc<Vec<u8>>> {
+        if let Some(b) = self.cache.get(id) {
+            return Some(b);
+        }
+        let bytes = Arc::new(store.get(catalog, id).ok()?);
+        self.cache.put(*id, bytes.clone());
+        Some(bytes)
+    }
+
+    /// The frame for `bytes` (blob `id`) and its base: a delta against the base
+    /// [`HistoryPacker::choose_base`] picks when that is clearly smaller than a standalone
+    /// frame. The frame is decoded and checked against `id` before it is returned.
+    fn encode(
+        &mut self,
+        store: &Store,
+        catalog: &dyn HistoryCatalog,
+        id: &BlobId,
+        bytes: &[u8],
+        previous: Option<BlobId>,
+    ) -> Result<(Vec<u8>, Option<BlobId>)> {
+        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        // Large blobs (archives, binaries) at a middle level: level 19 costs seconds a
+        // megabyte and finds little more in them.
+        let level = if bytes.len() > LARGE {
+            self.level.min(9)
+        } else {
+            self.level
+        };
+        let mut delta = None;
+        let (chosen, sibling) = match self.choose_base(catalog, id, previous)? {
+            Some(b) => (Some(b), false),
+            None => (self.sibling(bytes.len()), true),
+        };
+        if previous.is_none() || chosen.is_none() {
+            self.remember_first(*id, bytes.len());
+        }
+        // A base must still be there under this batch's lock (a cached one may be gone).
+        let base = match chosen {
+            Some(b) if catalog.has_blob(&b)? => Some(b),
+            _ => None,
+        };
+        if let Some(base) = base {
+            if let Some(base_bytes) = self.bytes(store, catalog, &base) {
+                if !base_bytes.is_empty() && bytes.len() >= 64 {
+                    let frame = codec::compress(bytes, level, &base_bytes)
+                        .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
+                    delta = Some((frame, base, base_bytes));
+                }
+            }
+        }
+        // A delta against the previous version far below the raw size is taken without
+        // trying the standalone frame (a sibling's must beat it: a small delta of a text that
+        // compresses well may owe nothing to its base).
+        if let Some((frame, base, base_bytes)) = &delta {
+            if !sibling && frame.len() * 8 < bytes.len() {
+                check(id, frame, bytes.len(), base_bytes)?;
+                return Ok((frame.clone(), Some(*base)));
+            }
+        }
+        let full = codec::compress(bytes, level, &[])
+            .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
+        if let Some((frame, base, base_bytes)) = delta {
+            // Three quarters, as for a write: a delta must pay for its extra decode.
+            if frame.len() * 4 < full.len() * 3 {
+                check(id, &frame, bytes.len(), &base_bytes)?;
+                return Ok((frame, Some(base)));
+            }
+        }
+        check(id, &full, bytes.len(), &[])?;
+        Ok((full, None))
+    }
+
+    /// A base for a blob with no predecessor (a new path, often a file much like others
+    /// added with it): of the last [`SIBLINGS`] such blobs re-encoded in this step, the one
+    /// closest in size whose chain has room.
+    fn sibling(&self, size: usize) -> Option<BlobId> {
+        self.firsts
+            .iter()
+            .filter(|(id, _)| {
+                self.base_of.contains_key(id)
+                    && self.depth.get(id).is_some_and(|d| *d < MAX_CHAIN)
+                    && self.children.get(id).copied().unwrap_or(0) < FANOUT * 4
+            })
+            .min_by_key(|(_, n)| n.abs_diff(size))
+            .map(|(id, _)| *id)
+    }
+
+    fn remember_first(&mut self, id: BlobId, size: usize) {
+        if self.firsts.len() >= SIBLINGS {
+            self.firsts.pop_front();
+        }
+        self.firsts.push_back((id, size));
+    }
+
+    /// The base for the version after `previous`: `previous` itself while its chain has
+    /// room, else the nearest ancestor on its chain with room and fewer than [`FANOUT`]
+    /// dependants (a root takes any number). Only blobs re-encoded earlier in this step or
+    /// kept by it qualify, so new chains cannot loop.
+    fn choose_base(
+        &mut self,
+        catalog: &dyn HistoryCatalog,
+        id: &BlobId,
+        previous: Option<BlobId>,
+    ) -> Result<Option<BlobId>> {
+        let mut at = previous;
+        let mut steps = 0;
+        while let Some(x) = at {
+            if x == *id || steps > MAX_CHAIN + 1 {
+                return Ok(None);
+            }
+            steps += 1;
+            let parent = if let Some(base) = self.base_of.get(&x) {
+                *base
+            } else if self.planned.contains(&x) {
+                // Planned but not re-encoded (yet): not a base.
+                return Ok(None);
+            } else {
+                match catalog.blob_encoding(&x)? {
+                    None => return Ok(None),
+                    Some(Encoding::Zstd) => None,
+                    Some(Encoding::ZstdDelta { base }) => Some(base),
+                }
+            };
+            let Some(depth) = self.depth_of(catalog, &x)? else {
+                return Ok(None);
+            };
+            let children = self.children.get(&x).copied().unwrap_or(0);
+            let is_previous = Some(x) == previous;
+            if depth < MAX_CHAIN && (is_previous || depth == 0 || children < FANOUT) {
+                return Ok(Some(x));
+            }
+            at = parent;
+        }
+        Ok(None)
+    }
+
+    /// The chain depth of `id`: recorded for blobs of this step, else walked in the
+    /// catalogue (kept blobs). `None` when the chain is broken or too deep.
+    fn depth_of(&mut self, catalog: &dyn HistoryCatalog, id: &BlobId) -> Result<Option<u32>> {
+        if let Some(d) = self.depth.get(id) {
+            return Ok(Some(*d));
+        }
+        let (mut at, mut d) = (*id, 0u32);
+        loop {
+            if let Some(known) = self.depth.get(&at) {
+                d += known;
+                break;
+            }
+            match catalog.blob_encoding(&at)? {
+                None => return Ok(None),
+                Some(Encoding::Zstd) => break,
+                Some(Encoding::ZstdDelta { base }) if d < MAX_CHAIN => {
+                    at = base;
+                    d += 1;
+                }
+                Some(Encoding::ZstdDelta { .. }) => return Ok(None),
+            }
+        }
+        self.depth.insert(*id, d);
+        Ok(Some(d))
+    }
+}
+
+/// `frame` decodes (with `dict`) to bytes that hash to `id`.
+fn check(id: &BlobId, frame: &[u8], size: usize, dict: &[u8]) -> Result<()> {
+    let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+    let back = codec::decompress(frame, size, dict)
+        .map_err(|e| corrupt(format!("a re-encoded frame does not decode: {e}")))?;
+    if BlobId::of(&back) != *id {
+        return Err(corrupt(
+            "a re-encoded frame does not decode to the blob".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{setup, text, MemCatalog};
+    use super::super::{BlobCatalog, StoreOptions, VersionPair, MAX_READ_CHAIN};
+    use super::*;
+
+    /// `n` versions of one file, each a small edit of the one before, written as a session
+    /// writes them (a delta against the previous version), with the history's pairs.
+    fn history(store: &Store, catalog: &MemCatalog, n: usize) -> Vec<(BlobId, Vec<u8>)> {
+        let mut out: Vec<(BlobId, Vec<u8>)> = Vec::new();
+        let mut bytes = text(300, 7);
+        for i in 0..n {
+            let at = (i * 37) % (bytes.len() - 20);
+            bytes.splice(at..at + 4, format!("e{i:03}").into_bytes());
+            bytes.extend_from_slice(format!("line added by version {i}\n").as_bytes());
+            let previous = out.last().map(|(id, _)| *id);
+            let id = store.put(catalog, &bytes, previous, 1).unwrap();
+            catalog
+                .1
+                .borrow_mut()
+                .push(VersionPair { blob: id, previous });
+            out.push((id, bytes.clone()));
+        }
+        out
+    }
+
+    fn depth(catalog: &MemCatalog, id: &BlobId) -> u32 {
+        let (mut at, mut d) = (*id, 0);
+        while let Some(Encoding::ZstdDelta { base }) = catalog.blob_encoding(&at).unwrap() {
+            at = base;
+            d += 1;
+            assert!(d <= MAX_READ_CHAIN + 1, "a loop at {id}");
+        }
+        d
+    }
+
+    fn run(store: &Store, catalog: &MemCatalog) -> HistoryReport {
+        let mut packer = HistoryPacker::plan(store, catalog).unwrap();
+        while packer.next_batch(store, catalog).unwrap() {}
+        packer.report().clone()
+    }
+
+    #[test]
+    fn a_packed_history_is_smaller_reads_back_exactly_and_keeps_chains_bounded() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 60);
+        let report = run(&store, &catalog);
+        assert_eq!(report.blobs, 60, "{report:?}");
+        assert_eq!(report.skipped, 0);
+        assert!(report.deltas >= 55, "{report:?}");
+        assert!(report.stored_after < report.stored_before, "{report:?}");
+        for (id, bytes) in &versions {
+            let row = catalog.blob(id).unwrap().unwrap();
+            assert!(matches!(row.place, Place::Packed { .. }), "{:?}", row.place);
+            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+        // A second step finds nothing left to do.
+        assert_eq!(run(&store, &catalog), HistoryReport::default());
+    }
+
+    #[test]
+    fn a_new_file_much_like_one_added_before_it_deltas_against_it() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let a = text(300, 1);
+        let mut b = a.clone();
+        b.extend_from_slice(b"one line only b has\n");
+        for bytes in [&a, &b] {
+            let blob = store.put(&catalog, bytes, None, 1).unwrap();
+            catalog.1.borrow_mut().push(VersionPair {
+                blob,
+                previous: None,
+            });
+        }
+        let report = run(&store, &catalog);
+        assert_eq!((report.blobs, report.deltas), (2, 1), "{report:?}");
+        assert_eq!(
+            catalog.blob_encoding(&BlobId::of(&b)).unwrap(),
+            Some(Encoding::ZstdDelta {
+                base: BlobId::of(&a)
+            })
+        );
+        assert_eq!(store.get(&catalog, &BlobId::of(&b)).unwrap(), b);
+    }
+
+    #[test]
+    fn an_object_file_is_packed_and_its_file_deleted() {
+        let (_d, catalog, store) = setup(StoreOptions {
+            inline_limit: 0,
+            ..Default::default()
+        });
+        let versions = history(&store, &catalog, 5);
+        assert!(store.object_path(&versions[0].0).exists());
+        run(&store, &catalog);
+        for (id, bytes) in &versions {
+            assert!(!store.object_path(id).exists());
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_step_stopped_between_batches_leaves_every_blob_readable_and_a_rerun_finishes() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 40);
+        for stop_after in [1, 3] {
+            let mut packer = HistoryPacker::plan(&store, &catalog)
+                .unwrap()
+                .with_batch_blobs(4);
+            for _ in 0..stop_after {
+                assert!(packer.next_batch(&store, &catalog).unwrap());
+            }
+            drop(packer);
+            for (id, bytes) in &versions {
+                assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+            }
+        }
+        run(&store, &catalog);
+        for (id, bytes) in &versions {
+            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+
+    /// The catalogue of a process that dies when it would switch the rows: the frames are
+    /// in a pack by then, no row points at them.
+    struct DiesAtSwitch<'a>(&'a MemCatalog);
+
+    impl BlobCatalog for DiesAtSwitch<'_> {
+        fn blob(
+            &self,
+            id: &BlobId,
+        ) -> Result<Option<super::super::BlobRow>, super::super::CatalogError> {
+            self.0.blob(id)
+        }
+        fn blob_encoding(
+            &self,
+            id: &BlobId,
+        ) -> Result<Option<Encoding>, super::super::CatalogError> {
+            self.0.blob_encoding(id)
+        }
+        fn has_blob(&self, id: &BlobId) -> Result<bool, super::super::CatalogError> {
+            self.0.has_blob(id)
+        }
+        fn insert_blob(
+            &self,
+            row: &super::super::BlobRow,
+        ) -> Result<(), super::super::CatalogError> {
+            self.0.insert_blob(row)
+        }
+        fn delete_blob(&self, id: &BlobId) -> Result<(), super::super::CatalogError> {
+            self.0.delete_blob(id)
+        }
+        fn packed_blobs(
+            &self,
+            pack: u64,
+        ) -> Result<Vec<super::super::PackedBlob>, super::super::CatalogError> {
+            self.0.packed_blobs(pack)
+        }
+        fn move_packed(
+            &self,
+            moves: &[super::super::PackMove],
+        ) -> Result<(), super::super::CatalogError> {
+            self.0.move_packed(moves)
+        }
+    }
+
+    impl HistoryCatalog for DiesAtSwitch<'_> {
+        fn version_pairs(&self) -> Result<Vec<VersionPair>, super::super::CatalogError> {
+            self.0.version_pairs()
+        }
+        fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>, super::super::CatalogError> {
+            self.0.delta_bases()
+        }
+        fn recode(&self, _: &[Recoded]) -> Result<(), super::super::CatalogError> {
+            Err(super::super::CatalogError(
+                "killed before the commit".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_step_that_fails_at_the_switch_changes_no_row_and_loses_nothing() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 12);
+        let before: Vec<_> = versions
+            .iter()
+            .map(|(id, _)| catalog.blob(id).unwrap().unwrap().place)
+            .collect();
+        let dying = DiesAtSwitch(&catalog);
+        let mut packer = HistoryPacker::plan(&store, &dying).unwrap();
+        let err = packer.next_batch(&store, &dying).unwrap_err();
+        assert!(err.to_string().contains("killed"), "{err}");
+        assert_eq!(
+            store.pack_files().unwrap().len(),
+            1,
+            "the frames were written"
+        );
+        for ((id, bytes), place) in versions.iter().zip(before) {
+            assert_eq!(catalog.blob(id).unwrap().unwrap().place, place);
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+        run(&store, &catalog);
+        for (id, bytes) in &versions {
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_damaged_version_is_left_for_verify_and_the_rest_is_packed() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 6);
+        let damaged = versions[5].0;
+        {
+            let mut rows = catalog.0.borrow_mut();
+            let row = rows.get_mut(&damaged).unwrap();
+            if let Place::Inline(frame) = &mut row.place {
+                let mid = frame.len() / 2;
+                frame[mid] ^= 0x55;
+            }
+        }
+        let report = run(&store, &catalog);
+        assert_eq!(report.skipped, 1, "{report:?}");
+        assert!(matches!(
+            catalog.blob(&damaged).unwrap().unwrap().place,
+            Place::Inline(_)
+        ));
+        assert!(store.get(&catalog, &damaged).is_err());
+        for (id, bytes) in &versions[..5] {
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_kept_blob_keeps_the_chain_it_depends_on() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 3);
+        // The last version is in a pack already (the step keeps packed blobs): its base
+        // chain must not be re-encoded under it.
+        let last = versions[2].0;
+        let frame = match catalog.blob(&last).unwrap().unwrap().place {
+            Place::Inline(f) => f,
+            other => panic!("{other:?}"),
+        };
+        let at = store.pack_writer().append(&[(last, &frame)]).unwrap()[0];
+        catalog.0.borrow_mut().get_mut(&last).unwrap().place = Place::Packed {
+            pack: at.pack,
+            offset: at.offset,
+        };
+        let report = run(&store, &catalog);
+        assert_eq!(report.blobs, 0, "{report:?}");
+        for (id, bytes) in &versions {
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+}

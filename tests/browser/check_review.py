@@ -82,9 +82,19 @@ class Driver:
     def js(self, script, *args):
         return self.s("POST", "/execute/sync", {"script": script, "args": list(args)})
 
-    def click(self, css):
-        el = self.s("POST", "/element", {"using": "css selector", "value": css})[ELEMENT]
-        self.s("POST", f"/element/{el}/click", {})
+    def click(self, css, timeout=10):
+        """Clicks the element `css` names, found again when the page re-rendered it between
+        the find and the click (the page refreshes its lists after every action)."""
+        end = time.monotonic() + timeout
+        while True:
+            el = self.s("POST", "/element", {"using": "css selector", "value": css})[ELEMENT]
+            try:
+                self.s("POST", f"/element/{el}/click", {})
+                return
+            except RuntimeError as e:
+                if "stale element reference" not in str(e) or time.monotonic() > end:
+                    raise
+                time.sleep(0.1)
 
     def wait(self, what, script, *args, timeout=20):
         """Polls `script` (a function body returning a truthy value when done)."""

@@ -431,6 +431,40 @@ fn a_corrupt_transcript_is_refused_naming_it_and_nothing_is_imported() {
     nothing_imported(&s.env);
 }
 
+/// A line over the 64 MiB cap is refused by its number without being held whole: the import
+/// stops there and writes nothing (memory stays bounded whatever the transcript holds).
+#[test]
+fn a_transcript_line_over_the_limit_is_refused_naming_it_and_nothing_is_imported() {
+    let s = Setup::new();
+    let other = "0000cccc-0000-0000-0000-000000000000";
+    let text = std::fs::read_to_string(s.transcript(SESSION)).unwrap();
+    let first = text.lines().find(|l| l.contains("\"cwd\"")).unwrap();
+    s.write_transcript(other, &format!("{first}\n"));
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(s.transcript(other))
+            .unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        f.write_all(b"{\"type\": \"user\", \"pad\": \"").unwrap();
+        for _ in 0..65 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"\"}\n").unwrap();
+    }
+    let run = s.import(&[]);
+    assert_import_refused(
+        &run,
+        &format!(
+            "cannot read Claude Code transcript {}, line 2: line longer than {} bytes",
+            s.transcript(other).display(),
+            64 << 20
+        ),
+    );
+    nothing_imported(&s.env);
+}
+
 /// A last line without its newline is being written: the turn it belongs to may not be
 /// over, so it waits for a later import, which then adds only what is new.
 #[test]

@@ -140,8 +140,8 @@ fi
 # each, spread over the six copies.
 # (Regular files only: git also tracks symlinks.)
 regular() { (cd "$TREE" && while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done); }
-git -C "$TREE" ls-files | awk 'NR % 469 == 1' | regular | head -n 1000 >"$OUT/changed.list"
-git -C "$TREE" ls-files | awk 'NR % 469 == 235' | regular | head -n 1000 >"$OUT/undo.list"
+git -C "$TREE" ls-files | awk 'NR % 469 == 1' | regular | sed -n '1,1000p' >"$OUT/changed.list"
+git -C "$TREE" ls-files | awk 'NR % 469 == 235' | regular | sed -n '1,1000p' >"$OUT/undo.list"
 
 if ! skipped changed; then
     log "scan after 1,000 files changed vs git status"

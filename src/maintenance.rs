@@ -360,7 +360,7 @@ impl Maintenance<'_, '_> {
             })?;
         }
         Ok(removed)
-}
+    }
 
     /// Whether `file` is the object file of a blob whose row points elsewhere now (the pack
     /// step moved it into a pack and was stopped before it deleted the file).

@@ -3,8 +3,8 @@
 //! against the version of its path before it where the chain allows.
 //!
 //! Bases. A version deltas against its predecessor while the predecessor's chain is shorter
-//! than [`MAX_CHAIN`]; past that, against the nearest ancestor on the predecessor's chain
-//! that is shorter than [`MAX_CHAIN`] and has fewer than [`FANOUT`] dependants (a chain's
+//! than [`PACK_CHAIN`]; past that, against the nearest ancestor on the predecessor's chain
+//! that is shorter than [`PACK_CHAIN`] and has fewer than [`FANOUT`] dependants (a chain's
 //! root takes any number). So a long history forms a tree of bounded depth whose deltas
 //! span few versions, where the write path ([`Store::put`]) cuts each chain back to its
 //! root, whose deltas grow with the distance. The ancestors above the base so chosen are
@@ -21,11 +21,12 @@
 //!
 //! Chains while a step runs. A re-encoded blob's base is a blob re-encoded before it in
 //! this step, or a blob this step does not touch (kept), so the new chains are acyclic and
-//! at most [`MAX_CHAIN`] deep, which is checked when a base is chosen. Kept blobs never
+//! at most [`PACK_CHAIN`] deep, which is checked when a base is chosen. Kept blobs never
 //! depend on re-encoded ones (the plan keeps every base of a kept blob too). A blob not yet
-//! switched still has its old chain, at most [`MAX_CHAIN`] deep, which may run into switched
-//! blobs: so between two batches (an interrupted step) a chain is at most
-//! `2 * MAX_CHAIN + 1` long, which readers accept ([`MAX_READ_CHAIN`](super::MAX_READ_CHAIN)).
+//! switched still has its old chain, at most [`MAX_CHAIN`](super::MAX_CHAIN) deep (writes made
+//! it), which may run into switched blobs: so between two batches (an interrupted step) a
+//! chain is at most `MAX_CHAIN + PACK_CHAIN + 1` long, which readers accept
+//! ([`MAX_READ_CHAIN`](super::MAX_READ_CHAIN)).
 //!
 //! Memory: the plan (two ids per version), the chain bookkeeping, a cache of decoded
 //! versions capped at [`CACHE_BYTES`], and one batch of frames capped at [`BATCH_BYTES`].
@@ -34,7 +35,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::{codec, Encoding, HistoryCatalog, PackWriter, Place, Recoded, Store, StoreError};
-use super::{Result, MAX_CHAIN};
+use super::{Result, PACK_CHAIN};
 use crate::ids::BlobId;
 
 /// How many versions may delta against one blob inside a chain before later versions go
@@ -247,7 +248,7 @@ impl HistoryPacker {
                 Some(base) => {
                     self.report.deltas += 1;
                     *self.children.entry(base).or_default() += 1;
-                    let d = self.depth_of(catalog, &base)?.unwrap_or(MAX_CHAIN);
+                    let d = self.depth_of(catalog, &base)?.unwrap_or(PACK_CHAIN);
                     self.depth.insert(id, d + 1);
                     Encoding::ZstdDelta { base }
                 }
@@ -403,7 +404,7 @@ impl HistoryPacker {
             .iter()
             .filter(|(id, _)| {
                 self.base_of.contains_key(id)
-                    && self.depth.get(id).is_some_and(|d| *d < MAX_CHAIN)
+                    && self.depth.get(id).is_some_and(|d| *d < PACK_CHAIN)
                     && self.children.get(id).copied().unwrap_or(0) < SIBLING_FANOUT
             })
             .min_by_key(|(_, n)| n.abs_diff(size))
@@ -433,7 +434,7 @@ impl HistoryPacker {
         let mut at = previous;
         let mut steps = 0;
         while let Some(x) = at {
-            if x == *id || steps > MAX_CHAIN + 1 || out.len() >= CANDIDATES {
+            if x == *id || steps > PACK_CHAIN + 1 || out.len() >= CANDIDATES {
                 break;
             }
             steps += 1;
@@ -456,7 +457,7 @@ impl HistoryPacker {
             let children = self.children.get(&x).copied().unwrap_or(0);
             let is_previous = Some(x) == previous;
             if !out.is_empty()
-                || (depth < MAX_CHAIN && (is_previous || depth == 0 || children < FANOUT))
+                || (depth < PACK_CHAIN && (is_previous || depth == 0 || children < FANOUT))
             {
                 out.push(x);
             }
@@ -480,7 +481,7 @@ impl HistoryPacker {
             match catalog.blob_encoding(&at)? {
                 None => return Ok(None),
                 Some(Encoding::Zstd) => break,
-                Some(Encoding::ZstdDelta { base }) if d < MAX_CHAIN => {
+                Some(Encoding::ZstdDelta { base }) if d < PACK_CHAIN => {
                     at = base;
                     d += 1;
                 }
@@ -581,7 +582,7 @@ mod tests {
         for (id, bytes) in &versions {
             let row = catalog.blob(id).unwrap().unwrap();
             assert!(matches!(row.place, Place::Packed { .. }), "{:?}", row.place);
-            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert!(depth(&catalog, id) <= PACK_CHAIN);
             assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
         }
         // A second step finds nothing left to do.
@@ -634,6 +635,20 @@ mod tests {
         for bytes in [&a, &b, &c, &back] {
             assert_eq!(&store.get(&catalog, &BlobId::of(bytes)).unwrap(), bytes);
         }
+    }
+
+    #[test]
+    fn a_write_onto_a_version_deeper_than_writes_go_deltas_against_its_root() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 30);
+        run(&store, &catalog);
+        let (last, bytes) = versions.last().unwrap();
+        assert!(depth(&catalog, last) > super::super::MAX_CHAIN);
+        let mut next = bytes.clone();
+        next.extend_from_slice(b"one line more\n");
+        let id = store.put(&catalog, &next, Some(*last), 1).unwrap();
+        assert_eq!(depth(&catalog, &id), 1);
+        assert_eq!(store.get(&catalog, &id).unwrap(), next);
     }
 
     #[test]
@@ -693,7 +708,7 @@ mod tests {
         }
         run(&store, &catalog);
         for (id, bytes) in &versions {
-            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert!(depth(&catalog, id) <= PACK_CHAIN);
             assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
         }
     }

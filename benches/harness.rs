@@ -10,7 +10,9 @@
 //!   repository, oldest first (its files as of each commit, symlinks and submodules left out).
 //!   Both replays then time rewind's own pack step (`gc --pack`) next to `git gc` and
 //!   `git gc --aggressive`, with the sizes before and after each, and the time to read every
-//!   stored version back before and after the pack step.
+//!   stored version back before and after the pack step (`REWIND_BENCH_PREPACK=DIR` keeps a
+//!   copy of the home as the step finds it).
+//! - `pack HOME`: the pack step alone on such a copy, with the same measurements.
 //! - `threshold DIR TREE`: inline-in-SQLite vs object files across compressed blob sizes,
 //!   on real files: disk usage per blob, put time and read time.
 //!
@@ -52,12 +54,13 @@ fn main() -> Res<()> {
             Path::new(&args[3]),
             Path::new(&args[4]),
         ),
+        Some("pack") if args.len() == 2 => pack(Path::new(&args[1])),
         Some("threshold") if args.len() == 3 => {
             threshold(Path::new(&args[1]), Path::new(&args[2]))
         }
         // `cargo bench` with no arguments runs every bench target: do nothing then.
         None => Ok(()),
-        _ => Err("usage: harness snap-all HOME TREE | replay HOME SHADOW WORK VERSIONS_DIR VERSIONS_TXT | replay-git HOME SHADOW WORK REPO | threshold DIR TREE".into()),
+        _ => Err("usage: harness snap-all HOME TREE | replay HOME SHADOW WORK VERSIONS_DIR VERSIONS_TXT | replay-git HOME SHADOW WORK REPO | pack HOME | threshold DIR TREE".into()),
     }
 }
 
@@ -368,6 +371,13 @@ fn replay_versions(
     }
     let rewind_kib = du_k(home);
     let git_loose_kib = du_k(shadow);
+    // A copy of the home as the pack step finds it, to re-run the step alone (`pack HOME`).
+    if let Some(copy) = std::env::var_os("REWIND_BENCH_PREPACK") {
+        let status = Command::new("cp").arg("-a").arg(home).arg(&copy).status()?;
+        if !status.success() {
+            return Err("cp -a of the home failed".into());
+        }
+    }
     // Rewind's blob payload and index before and after its pack step, and the time to read
     // every stored version back.
     let (stored_before, read_before) = stored_and_read(home)?;
@@ -406,6 +416,31 @@ fn replay_versions(
                "rewind_pack_s": pack_secs, "history_pack": history,
                "read_all_before_s": read_before, "read_all_after_s": read_after,
                "verify_ok": verify_ok})
+    );
+    Ok(())
+}
+
+/// The pack step alone on an existing home (a copy `REWIND_BENCH_PREPACK` kept): payload
+/// and read-back time before and after, the step's time and report, and `verify`.
+fn pack(home: &Path) -> Res<()> {
+    let (stored_before, read_before) = stored_and_read(home)?;
+    let start = Instant::now();
+    let history = {
+        let mut h = Home::open(home, Options::default())?;
+        rewind::maintenance::pack_history(&mut h, &mut rewind::maintenance::NoProgress)?
+    };
+    let pack_secs = start.elapsed().as_secs_f64();
+    let (stored_after, read_after) = stored_and_read(home)?;
+    let verify_ok = {
+        let h = Home::open(home, Options::default())?;
+        rewind::maintenance::verify(&h)?.ok
+    };
+    println!(
+        "{}",
+        json!({"bench": "pack", "rewind_stored_before": stored_before,
+               "rewind_stored_after": stored_after, "rewind_pack_s": pack_secs,
+               "history_pack": history, "read_all_before_s": read_before,
+               "read_all_after_s": read_after, "verify_ok": verify_ok})
     );
     Ok(())
 }

@@ -3,11 +3,15 @@
 //! against the version of its path before it where the chain allows.
 //!
 //! Bases. A version deltas against its predecessor while the predecessor's chain is shorter
-//! than [`MAX_CHAIN`]; past that, against the nearest ancestor on the predecessor's chain
-//! that is shorter than [`MAX_CHAIN`] and has fewer than [`FANOUT`] dependants (a chain's
+//! than [`PACK_CHAIN`]; past that, against the nearest ancestor on the predecessor's chain
+//! that is shorter than [`PACK_CHAIN`] and has fewer than [`FANOUT`] dependants (a chain's
 //! root takes any number). So a long history forms a tree of bounded depth whose deltas
 //! span few versions, where the write path ([`Store::put`]) cuts each chain back to its
-//! root, whose deltas grow with the distance.
+//! root, whose deltas grow with the distance. The ancestors above the base so chosen are
+//! tried too (a fast trial compression each) and the smallest delta wins: a base nearer
+//! the root costs no depth, and an older version is sometimes closer to the new one (a
+//! change undone). A fan-out of two keeps the spans shortest for a bounded depth (see
+//! benches/RESULTS.md).
 //!
 //! Crash safety. A batch's frames are appended to a new pack and made durable, and only
 //! then are the batch's rows switched, in one transaction of the catalogue; until then every
@@ -17,11 +21,12 @@
 //!
 //! Chains while a step runs. A re-encoded blob's base is a blob re-encoded before it in
 //! this step, or a blob this step does not touch (kept), so the new chains are acyclic and
-//! at most [`MAX_CHAIN`] deep, which is checked when a base is chosen. Kept blobs never
+//! at most [`PACK_CHAIN`] deep, which is checked when a base is chosen. Kept blobs never
 //! depend on re-encoded ones (the plan keeps every base of a kept blob too). A blob not yet
-//! switched still has its old chain, at most [`MAX_CHAIN`] deep, which may run into switched
-//! blobs: so between two batches (an interrupted step) a chain is at most
-//! `2 * MAX_CHAIN + 1` long, which readers accept ([`MAX_READ_CHAIN`](super::MAX_READ_CHAIN)).
+//! switched still has its old chain, at most [`MAX_CHAIN`](super::MAX_CHAIN) deep (writes made
+//! it), which may run into switched blobs: so between two batches (an interrupted step) a
+//! chain is at most `MAX_CHAIN + PACK_CHAIN + 1` long, which readers accept
+//! ([`MAX_READ_CHAIN`](super::MAX_READ_CHAIN)).
 //!
 //! Memory: the plan (two ids per version), the chain bookkeeping, a cache of decoded
 //! versions capped at [`CACHE_BYTES`], and one batch of frames capped at [`BATCH_BYTES`].
@@ -30,12 +35,21 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::{codec, Encoding, HistoryCatalog, PackWriter, Place, Recoded, Store, StoreError};
-use super::{Result, MAX_CHAIN};
+use super::{Result, PACK_CHAIN};
 use crate::ids::BlobId;
 
 /// How many versions may delta against one blob inside a chain before later versions go
 /// one level up (a chain's root takes any number).
-pub const FANOUT: u32 = 4;
+pub const FANOUT: u32 = 2;
+
+/// How many blobs with no predecessor may delta against one such blob.
+const SIBLING_FANOUT: u32 = 16;
+
+/// Bases tried for a version with a predecessor: the one by rule and ancestors above it.
+const CANDIDATES: usize = 3;
+
+/// The zstd level at which candidate bases are compared.
+const TRIAL_LEVEL: i32 = 3;
 
 /// Blobs with no predecessor looked at as bases for the next such blob.
 const SIBLINGS: usize = 16;
@@ -234,7 +248,7 @@ impl HistoryPacker {
                 Some(base) => {
                     self.report.deltas += 1;
                     *self.children.entry(base).or_default() += 1;
-                    let d = self.depth_of(catalog, &base)?.unwrap_or(MAX_CHAIN);
+                    let d = self.depth_of(catalog, &base)?.unwrap_or(PACK_CHAIN);
                     self.depth.insert(id, d + 1);
                     Encoding::ZstdDelta { base }
                 }
@@ -315,8 +329,8 @@ impl HistoryPacker {
         Some(bytes)
     }
 
-    /// The frame for `bytes` (blob `id`) and its base: a delta against the base
-    /// [`HistoryPacker::choose_base`] picks when that is clearly smaller than a standalone
+    /// The frame for `bytes` (blob `id`) and its base: a delta against the best of the bases
+    /// [`HistoryPacker::candidates`] offers when that is clearly smaller than a standalone
     /// frame. The frame is decoded and checked against `id` before it is returned.
     fn encode(
         &mut self,
@@ -335,25 +349,29 @@ impl HistoryPacker {
             self.level
         };
         let mut delta = None;
-        let (chosen, sibling) = match self.choose_base(catalog, id, previous)? {
-            Some(b) => (Some(b), false),
-            None => (self.sibling(bytes.len()), true),
+        let (candidates, sibling) = match self.candidates(catalog, id, previous)? {
+            c if !c.is_empty() => (c, false),
+            _ => (self.sibling(bytes.len()).into_iter().collect(), true),
         };
-        if previous.is_none() || chosen.is_none() {
+        if previous.is_none() || candidates.is_empty() {
             self.remember_first(*id, bytes.len());
         }
         // A base must still be there under this batch's lock (a cached one may be gone).
-        let base = match chosen {
-            Some(b) if catalog.has_blob(&b)? => Some(b),
-            _ => None,
-        };
-        if let Some(base) = base {
-            if let Some(base_bytes) = self.bytes(store, catalog, &base) {
-                if !base_bytes.is_empty() && bytes.len() >= 64 {
-                    let frame = codec::compress(bytes, level, &base_bytes)
-                        .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
-                    delta = Some((frame, base, base_bytes));
+        let mut bases = Vec::new();
+        for b in candidates {
+            if catalog.has_blob(&b)? {
+                if let Some(base_bytes) = self.bytes(store, catalog, &b) {
+                    if !base_bytes.is_empty() {
+                        bases.push((b, base_bytes));
+                    }
                 }
+            }
+        }
+        if bytes.len() >= 64 {
+            if let Some((base, base_bytes)) = pick(bytes, bases, &corrupt)? {
+                let frame = codec::compress(bytes, level, &base_bytes)
+                    .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
+                delta = Some((frame, base, base_bytes));
             }
         }
         // A delta against the previous version far below the raw size is taken without
@@ -386,8 +404,8 @@ impl HistoryPacker {
             .iter()
             .filter(|(id, _)| {
                 self.base_of.contains_key(id)
-                    && self.depth.get(id).is_some_and(|d| *d < MAX_CHAIN)
-                    && self.children.get(id).copied().unwrap_or(0) < FANOUT * 4
+                    && self.depth.get(id).is_some_and(|d| *d < PACK_CHAIN)
+                    && self.children.get(id).copied().unwrap_or(0) < SIBLING_FANOUT
             })
             .min_by_key(|(_, n)| n.abs_diff(size))
             .map(|(id, _)| *id)
@@ -400,46 +418,52 @@ impl HistoryPacker {
         self.firsts.push_back((id, size));
     }
 
-    /// The base for the version after `previous`: `previous` itself while its chain has
-    /// room, else the nearest ancestor on its chain with room and fewer than [`FANOUT`]
-    /// dependants (a root takes any number). Only blobs re-encoded earlier in this step or
-    /// kept by it qualify, so new chains cannot loop.
-    fn choose_base(
+    /// Bases for the version after `previous`, the first by rule: `previous` itself while its
+    /// chain has room, else the nearest ancestor on its chain with room and fewer than
+    /// [`FANOUT`] dependants (a root takes any number). The ancestors above that one follow
+    /// (at most [`CANDIDATES`] in all): a base nearer the root leaves more room below it, so
+    /// one of them is taken wherever its delta is smaller. Only blobs re-encoded earlier in
+    /// this step or kept by it qualify, so new chains cannot loop.
+    fn candidates(
         &mut self,
         catalog: &dyn HistoryCatalog,
         id: &BlobId,
         previous: Option<BlobId>,
-    ) -> Result<Option<BlobId>> {
+    ) -> Result<Vec<BlobId>> {
+        let mut out = Vec::new();
         let mut at = previous;
         let mut steps = 0;
         while let Some(x) = at {
-            if x == *id || steps > MAX_CHAIN + 1 {
-                return Ok(None);
+            if x == *id || steps > PACK_CHAIN + 1 || out.len() >= CANDIDATES {
+                break;
             }
             steps += 1;
             let parent = if let Some(base) = self.base_of.get(&x) {
                 *base
             } else if self.planned.contains(&x) {
-                // Planned but not re-encoded (yet): not a base.
-                return Ok(None);
+                // Planned but not re-encoded (yet): not a base, nor is anything above it
+                // (its chain may still change).
+                break;
             } else {
                 match catalog.blob_encoding(&x)? {
-                    None => return Ok(None),
+                    None => break,
                     Some(Encoding::Zstd) => None,
                     Some(Encoding::ZstdDelta { base }) => Some(base),
                 }
             };
             let Some(depth) = self.depth_of(catalog, &x)? else {
-                return Ok(None);
+                break;
             };
             let children = self.children.get(&x).copied().unwrap_or(0);
             let is_previous = Some(x) == previous;
-            if depth < MAX_CHAIN && (is_previous || depth == 0 || children < FANOUT) {
-                return Ok(Some(x));
+            if !out.is_empty()
+                || (depth < PACK_CHAIN && (is_previous || depth == 0 || children < FANOUT))
+            {
+                out.push(x);
             }
             at = parent;
         }
-        Ok(None)
+        Ok(out)
     }
 
     /// The chain depth of `id`: recorded for blobs of this step, else walked in the
@@ -457,7 +481,7 @@ impl HistoryPacker {
             match catalog.blob_encoding(&at)? {
                 None => return Ok(None),
                 Some(Encoding::Zstd) => break,
-                Some(Encoding::ZstdDelta { base }) if d < MAX_CHAIN => {
+                Some(Encoding::ZstdDelta { base }) if d < PACK_CHAIN => {
                     at = base;
                     d += 1;
                 }
@@ -467,6 +491,28 @@ impl HistoryPacker {
         self.depth.insert(*id, d);
         Ok(Some(d))
     }
+}
+
+/// Of several bases (the one by rule first), the one whose delta at a fast level is
+/// smallest, the first on a tie; with one base, that one without a trial.
+fn pick(
+    bytes: &[u8],
+    mut bases: Vec<(BlobId, Arc<Vec<u8>>)>,
+    corrupt: &dyn Fn(String) -> StoreError,
+) -> Result<Option<(BlobId, Arc<Vec<u8>>)>> {
+    if bases.len() < 2 {
+        return Ok(bases.pop());
+    }
+    let mut best: Option<(usize, usize)> = None;
+    for (n, (_, base_bytes)) in bases.iter().enumerate() {
+        let size = codec::compress(bytes, TRIAL_LEVEL, base_bytes)
+            .map_err(|e| corrupt(format!("cannot compress: {e}")))?
+            .len();
+        if best.is_none_or(|(_, s)| size < s) {
+            best = Some((n, size));
+        }
+    }
+    Ok(best.map(|(n, _)| bases.swap_remove(n)))
 }
 
 /// `frame` decodes (with `dict`) to bytes that hash to `id`.
@@ -536,11 +582,73 @@ mod tests {
         for (id, bytes) in &versions {
             let row = catalog.blob(id).unwrap().unwrap();
             assert!(matches!(row.place, Place::Packed { .. }), "{:?}", row.place);
-            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert!(depth(&catalog, id) <= PACK_CHAIN);
             assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
         }
         // A second step finds nothing left to do.
         assert_eq!(run(&store, &catalog), HistoryReport::default());
+    }
+
+    /// `n` bytes of hex lines that compress to about half (no other text shares them).
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            out.extend_from_slice(format!("{x:016x}\n").as_bytes());
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn a_version_back_to_an_older_one_deltas_against_that_ancestor_not_its_predecessor() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let a = noise(12_000, 1);
+        let middle = |of: &[u8], seed: u64| {
+            let mut b = of.to_vec();
+            b.splice(4_000..8_000, noise(4_000, seed));
+            b
+        };
+        let b = middle(&a, 2);
+        let c = middle(&b, 3);
+        let mut back = a.clone();
+        back.extend_from_slice(b"one line more\n");
+        let mut previous = None;
+        for bytes in [&a, &b, &c, &back] {
+            let blob = store.put(&catalog, bytes, previous, 1).unwrap();
+            catalog.1.borrow_mut().push(VersionPair { blob, previous });
+            previous = Some(blob);
+        }
+        let report = run(&store, &catalog);
+        assert_eq!((report.blobs, report.deltas), (4, 3), "{report:?}");
+        assert_eq!(
+            catalog.blob_encoding(&BlobId::of(&back)).unwrap(),
+            Some(Encoding::ZstdDelta {
+                base: BlobId::of(&a)
+            })
+        );
+        let row = catalog.blob(&BlobId::of(&back)).unwrap().unwrap();
+        assert!(row.stored_size < 200, "{row:?}");
+        for bytes in [&a, &b, &c, &back] {
+            assert_eq!(&store.get(&catalog, &BlobId::of(bytes)).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_write_onto_a_version_deeper_than_writes_go_deltas_against_its_root() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 30);
+        run(&store, &catalog);
+        let (last, bytes) = versions.last().unwrap();
+        assert!(depth(&catalog, last) > super::super::MAX_CHAIN);
+        let mut next = bytes.clone();
+        next.extend_from_slice(b"one line more\n");
+        let id = store.put(&catalog, &next, Some(*last), 1).unwrap();
+        assert_eq!(depth(&catalog, &id), 1);
+        assert_eq!(store.get(&catalog, &id).unwrap(), next);
     }
 
     #[test]
@@ -600,7 +708,7 @@ mod tests {
         }
         run(&store, &catalog);
         for (id, bytes) in &versions {
-            assert!(depth(&catalog, id) <= MAX_CHAIN);
+            assert!(depth(&catalog, id) <= PACK_CHAIN);
             assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
         }
     }

@@ -14,7 +14,8 @@
 //! A new version deltas against the previous version of its path (what changed since the
 //! last write is what is small), forming a chain; a chain is cut at `MAX_CHAIN` deltas by
 //! deltaing against the chain's standalone root instead, so rebuilding any blob costs at
-//! most `MAX_CHAIN + 1` frame decodes.
+//! most `MAX_CHAIN + 1` frame decodes; the pack step's chains of cold history are at most
+//! `PACK_CHAIN` deep (see [`history`](HistoryPacker)).
 //!
 //! Invariants:
 //! - a blob is durable before any index row refers to it: object file written to a temp
@@ -111,10 +112,15 @@ const OPEN_PACKS_MAX: usize = 64;
 /// Longest run of deltas before a blob is rebuilt from a standalone frame.
 pub const MAX_CHAIN: u32 = 8;
 
+/// Longest run of deltas the pack step makes in cold history, where a deeper chain costs an
+/// undo a few more decodes and saves most of the span between a version and its base (as
+/// git's `gc --aggressive`, depth 50; see benches/RESULTS.md).
+pub const PACK_CHAIN: u32 = 48;
+
 /// Longest chain a read follows: a pack step interrupted between two batches leaves
 /// blobs whose old chain (at most [`MAX_CHAIN`]) runs into re-encoded ones (at most
-/// [`MAX_CHAIN`] more); see [`history`](HistoryPacker). Writes never make one this long.
-pub const MAX_READ_CHAIN: u32 = 2 * MAX_CHAIN + 1;
+/// [`PACK_CHAIN`] more); see [`history`](HistoryPacker). Writes never make one this long.
+pub const MAX_READ_CHAIN: u32 = MAX_CHAIN + PACK_CHAIN + 1;
 
 pub struct Store {
     objects: PathBuf,
@@ -355,13 +361,14 @@ impl Store {
         if prev == id || bytes.len() < 256 || bytes.len() > self.opts.delta_max_size {
             return Ok(None);
         }
-        // Walk to the chain's root to learn the depth of `prev`.
+        // Walk to the chain's root to learn the depth of `prev` (a packed one may be deeper
+        // than a write makes).
         let (mut root, mut depth) = (prev, 0u32);
         loop {
             match catalog.blob_encoding(&root)? {
                 None => return Ok(None),
                 Some(Encoding::Zstd) => break,
-                Some(Encoding::ZstdDelta { base }) if depth < MAX_CHAIN => {
+                Some(Encoding::ZstdDelta { base }) if depth < MAX_READ_CHAIN => {
                     root = base;
                     depth += 1;
                 }

@@ -451,6 +451,17 @@ impl Index {
         let _ = self.conn.busy_timeout(Duration::from_secs(60));
     }
 
+    /// For a process that stays open and goes quiet (the hook helper): give back the memory
+    /// this connection holds for what it did last. The map of the database file is dropped
+    /// (and made again, page by page, by the next query that reads it: the pages a scan
+    /// touched would otherwise stay in this process's resident set) and SQLite frees its page
+    /// cache. Nothing stored changes; a failure only leaves the memory held.
+    pub fn release_memory(&self) {
+        let _ = self.conn.execute_batch(&format!(
+            "PRAGMA mmap_size=0; PRAGMA mmap_size={MMAP_BYTES}; PRAGMA shrink_memory;"
+        ));
+    }
+
     /// SQLite's own consistency check of the database file.
     pub fn integrity_check(&self) -> Result<Vec<String>> {
         let mut stmt = self

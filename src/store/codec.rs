@@ -36,6 +36,12 @@ pub fn compress(bytes: &[u8], level: i32, dict: &[u8]) -> io::Result<Vec<u8>> {
     })
 }
 
+/// Drop this thread's contexts (their tables and buffers): the next call makes new ones.
+pub fn release() {
+    let _ = COMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut c| *c = None));
+    let _ = DECOMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut d| *d = None));
+}
+
 /// Decode one frame of at most `capacity` bytes, made with `dict` (empty: none).
 pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<u8>> {
     DECOMPRESSOR.with(|cell| {

@@ -188,11 +188,11 @@ impl Recorder {
             });
     }
 
-    /// Scan each workspace whose changed paths have settled. Returns whether one is still
-    /// settling (the caller looks again soon). A workspace whose scan fails is dropped
-    /// (said on stderr, the helper's log); its next hook event brings it back.
-    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> bool {
+    /// Scan each workspace whose changed paths have settled. A workspace whose scan fails is
+    /// dropped (said on stderr, the helper's log); its next hook event brings it back.
+    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> Tick {
         let mut settling = false;
+        let mut scanned = false;
         let mut failed = Vec::new();
         for (root, r) in &mut self.by_root {
             let look = r.id.map(|id| match watching.storm(id) {
@@ -231,6 +231,7 @@ impl Recorder {
             } || r.baseline_left;
             settling |= r.baseline_left;
             if due {
+                scanned = true;
                 if let Err(e) = r.record(home, watching) {
                     eprintln!(
                         "rewind helper {}: cannot record the edits in {}: {e}",
@@ -244,8 +245,16 @@ impl Recorder {
         for root in failed {
             self.by_root.remove(&root);
         }
-        settling
+        Tick { settling, scanned }
     }
+}
+
+/// What one [`Recorder::tick`] did.
+pub(crate) struct Tick {
+    /// A workspace's changes are still settling: look again soon.
+    pub settling: bool,
+    /// It scanned (or tried to): the helper gives back that scan's memory once quiet.
+    pub scanned: bool,
 }
 
 impl Recorded {

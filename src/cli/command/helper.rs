@@ -17,6 +17,8 @@
 //!   the client logs it and lets the tool call proceed. It does not run the event again:
 //!   the helper may have recorded it.
 //! - One event at a time. Between events the helper holds no lock, so gc runs while it idles.
+//! - Quiet for [`RELEASE_AFTER`] after an event or a scan, it gives back the memory that work
+//!   used (`Helper::release`, `src/cli/memory.rs`): an idle helper stays small after a long scan.
 //! - Only the user who owns the helper may talk to it: the socket lives in the private home,
 //!   its mode is 0600, and both ends check the other's uid.
 

@@ -37,6 +37,8 @@ pub struct WatchArgs {
 const MOST: Duration = Duration::from_secs(2);
 
 pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
+    // Before any thread: so that what a scan frees can be given back (`memory`).
+    crate::cli::memory::fix_thresholds();
     let ctx = Ctx::open(g)?;
     let watching = Watching::default();
     let opts = ScanOptions {
@@ -70,6 +72,9 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
             .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
         show(out, &report, first);
         first = false;
+        // No hook waits on this process: what the scan used goes back at once.
+        ctx.session.home().release_memory();
+        crate::cli::memory::trim();
         loop {
             let left = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {

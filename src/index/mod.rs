@@ -668,6 +668,22 @@ mod tests {
         drop(new);
         let again = Index::open(&path, Durability::Full).unwrap();
         assert_eq!(mapped(&again), MMAP_BYTES);
+        // Given back while idle, mapped again for the next reads and writes.
+        again.release_memory();
+        assert_eq!(mapped(&again), MMAP_BYTES);
+        again
+            .write(|tx| {
+                tx.conn
+                    .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (7)")
+                    .ctx("test write")
+            })
+            .unwrap();
+        again.release_memory();
+        let x: i64 = again
+            .conn
+            .query_row("SELECT x FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(x, 7);
     }
 
     /// Inside `bulk` the WAL grows past the normal truncation mark without a checkpoint per

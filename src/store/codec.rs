@@ -98,4 +98,19 @@ mod tests {
         assert!(decompress(&delta, 10, &base).is_err());
         assert_eq!(decompress(&delta, next.len(), &base).unwrap(), next);
     }
+
+    #[test]
+    fn released_contexts_are_made_again_with_the_same_frames() {
+        let bytes = b"a version of a file, twice: a version of a file".repeat(50);
+        let before = compress(&bytes, 3, &[]).unwrap();
+        assert_eq!(decompress(&before, bytes.len(), &[]).unwrap(), bytes);
+        release();
+        assert!(COMPRESSOR.with(|c| c.borrow().is_none()));
+        assert!(DECOMPRESSOR.with(|d| d.borrow().is_none()));
+        assert_eq!(compress(&bytes, 3, &[]).unwrap(), before);
+        assert_eq!(decompress(&before, bytes.len(), &[]).unwrap(), bytes);
+        // Twice in a row, or with nothing made yet, is fine.
+        release();
+        release();
+    }
 }

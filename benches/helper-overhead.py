@@ -182,7 +182,7 @@ def idle_rss(rewind, out, rounds):
           f"scan and baseline {first:.0f} s): VmRSS median {mib(statistics.median(samples)):.1f} MiB "
           f"(range {mib(min(samples)):.1f}–{mib(max(samples)):.1f}), peak (VmHWM, during the "
           f"baseline) {mib(peak):.1f} MiB, of which heap and stacks (RssAnon) {mib(anon):.1f} "
-          f"MiB and mapped files (RssFile: the executable's pages, shared) {mib(file):.1f} MiB; "
+          f"MiB and mapped files (RssFile: the executable's pages and index pages mapped at the time) {mib(file):.1f} MiB; "
           f"target ≤ 50 MiB")
 
 

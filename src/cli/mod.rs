@@ -8,6 +8,7 @@ mod context;
 mod crash;
 pub mod exit;
 mod input;
+mod memory;
 mod progress;
 mod render;
 

@@ -328,6 +328,15 @@ impl Home {
         }
     }
 
+    /// For a process that keeps this home open and has gone quiet (the hook helper, after
+    /// a scan or a burst of hook events): give back what the index connection and this
+    /// thread's zstd contexts hold for the work just done. The next command builds them
+    /// again; the cost is a few page faults and a context's tables, paid once per burst.
+    pub fn release_memory(&self) {
+        self.index.release_memory();
+        self.store.release_contexts();
+    }
+
     /// Ready for the next command after [`Home::idle`]: the shared gc lock again (waiting
     /// for a gc's batch of deletions to finish), and no pack file kept open from before (a
     /// gc may have rewritten or removed it). Fails when the index is no longer the file this

@@ -36,6 +36,12 @@ pub fn compress(bytes: &[u8], level: i32, dict: &[u8]) -> io::Result<Vec<u8>> {
     })
 }
 
+/// Drop this thread's contexts (their tables and buffers): the next call makes new ones.
+pub fn release() {
+    let _ = COMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut c| *c = None));
+    let _ = DECOMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut d| *d = None));
+}
+
 /// Decode one frame of at most `capacity` bytes, made with `dict` (empty: none).
 pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<u8>> {
     DECOMPRESSOR.with(|cell| {
@@ -91,5 +97,20 @@ mod tests {
         // Output larger than the capacity is refused, then the context works again.
         assert!(decompress(&delta, 10, &base).is_err());
         assert_eq!(decompress(&delta, next.len(), &base).unwrap(), next);
+    }
+
+    #[test]
+    fn released_contexts_are_made_again_with_the_same_frames() {
+        let bytes = b"a version of a file, twice: a version of a file".repeat(50);
+        let before = compress(&bytes, 3, &[]).unwrap();
+        assert_eq!(decompress(&before, bytes.len(), &[]).unwrap(), bytes);
+        release();
+        assert!(COMPRESSOR.with(|c| c.borrow().is_none()));
+        assert!(DECOMPRESSOR.with(|d| d.borrow().is_none()));
+        assert_eq!(compress(&bytes, 3, &[]).unwrap(), before);
+        assert_eq!(decompress(&before, bytes.len(), &[]).unwrap(), bytes);
+        // Twice in a row, or with nothing made yet, is fine.
+        release();
+        release();
     }
 }

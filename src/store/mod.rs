@@ -638,6 +638,12 @@ impl Store {
             .clear();
     }
 
+    /// Drop the calling thread's zstd contexts (a process going quiet gives their tables and
+    /// buffers back; the next compression or decompression makes new ones).
+    pub fn release_contexts(&self) {
+        codec::release();
+    }
+
     /// Delete a pack file no row points into any more.
     pub fn remove_pack(&self, pack: &PackFile) -> Result<()> {
         self.open_packs

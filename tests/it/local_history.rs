@@ -2,6 +2,8 @@
 //! recorded of it, from every session, newest first, with who made it; `rewind restore P
 //! --version N` brings one back (snapshotting the current bytes first, as every restore).
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::common::Env;
@@ -398,6 +400,53 @@ fn the_helper_records_edits_outside_the_agents_between_hook_events() {
     let v = versions(&env, "draft.md");
     assert_eq!(v[0]["by"], "external");
     assert_eq!(v[0]["session"], "local-history");
+    env.run(&["helper", "stop"]).ok();
+}
+
+/// Issue 29: once quiet for a second, the helper gives back the memory its last scan and
+/// events used (the index's map, the zstd contexts, malloc's free pages). What comes after
+/// is recorded and answered as before: an outside edit, then an agent's edit through the
+/// helper, exact and undoable.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_helper_records_and_answers_after_giving_back_its_memory() {
+    let env = Env::new();
+    env.manual_helper();
+    env.write("draft.md", "v1\n");
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    env.run(&["helper", "start", "--idle-timeout", "60", "--record"])
+        .ok();
+    let status = |env: &Env| env.run(&["--json", "helper", "status"]).json();
+    let prompt = fixture(&env, "claude-code", "user-prompt-submit");
+    hook_with(&env, "claude-code", &prompt, &[]).ok();
+    let start = std::time::Instant::now();
+    while status(&env)["watches"]["workspaces"] != 1 {
+        assert!(start.elapsed() < Duration::from_secs(10), "no watches");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Quiet after the first recording scan: the helper gives its memory back.
+    std::thread::sleep(Duration::from_millis(2500));
+    env.write("draft.md", "v2, the user's\n");
+    until(&env, "draft.md", |v| {
+        v[0]["state"] == blob(b"v2, the user's\n")
+    });
+    std::thread::sleep(Duration::from_millis(2500));
+    let served = status(&env)["served"].as_u64().unwrap();
+    let edit = |name: &str| fixture(&env, "claude-code", name);
+    hook_with(&env, "claude-code", &edit("pre-tool-use-edit"), &[]).ok();
+    env.write("src/lib.rs", "pub fn b() {}\n");
+    hook_with(&env, "claude-code", &edit("post-tool-use-edit"), &[]).ok();
+    assert_eq!(
+        status(&env)["served"],
+        served + 2,
+        "the helper answered both"
+    );
+    let v = versions(&env, "src/lib.rs");
+    assert_eq!(v[0]["state"], blob(b"pub fn b() {}\n"));
+    assert_eq!(v[0]["by"], "agent");
+    std::thread::sleep(Duration::from_millis(2500));
+    env.run(&["undo", "--session", CLAUDE_SESSION]).ok();
+    assert_eq!(env.read("src/lib.rs").unwrap(), b"pub fn a() {}\n");
     env.run(&["helper", "stop"]).ok();
 }
 

@@ -17,6 +17,8 @@
 //!   the client logs it and lets the tool call proceed. It does not run the event again:
 //!   the helper may have recorded it.
 //! - One event at a time. Between events the helper holds no lock, so gc runs while it idles.
+//! - Quiet for [`RELEASE_AFTER`] after an event or a scan, it gives back the memory that work
+//!   used (`Helper::release`, `src/cli/memory.rs`): an idle helper stays small after a long scan.
 //! - Only the user who owns the helper may talk to it: the socket lives in the private home,
 //!   its mode is 0600, and both ends check the other's uid.
 
@@ -57,6 +59,11 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// a client the agent killed meanwhile must not have its event run late, against a file
 /// the tool call has already written.
 const QUEUE_LIMIT: Duration = Duration::from_secs(10);
+/// How long the helper stays quiet (no event, no scan) before it gives back the memory its
+/// last work used (`Helper::release`): long enough that the events of one tool call (before
+/// and after it) share the index's map and zstd contexts, short enough that an idle helper
+/// is small soon after a scan.
+const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -704,6 +711,8 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         // Out of the terminal's session, so that closing the terminal leaves it running.
         let _ = rustix::process::setsid();
     }
+    // Before any thread: so that what a scan frees can be given back (`memory`).
+    crate::cli::memory::fix_thresholds();
     let mut home = open_home_owned(g)?;
     home.idle();
     let root = home.root().to_path_buf();
@@ -720,6 +729,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         watching: Watching::default(),
         watched: WatchCounts::default(),
         recorder: args.record.then(super::watch::Recorder::default),
+        unreleased: None,
     };
     eprintln!(
         "{} rewind helper {} started for {}",
@@ -841,6 +851,8 @@ struct Helper<'g> {
     watching: Watching,
     /// The local history of the workspaces the events came from (`--record`).
     recorder: Option<super::watch::Recorder>,
+    /// When the last event or scan ended whose memory is not given back yet.
+    unreleased: Option<Instant>,
 }
 
 impl Helper<'_> {
@@ -896,8 +908,18 @@ impl Helper<'_> {
                     eprintln!("rewind helper {}: {e}", std::process::id());
                     return Some("stale or failed");
                 }
-                settling = recorder.tick(&self.home, &self.watching);
+                let tick = recorder.tick(&self.home, &self.watching);
+                settling = tick.settling;
+                if tick.scanned {
+                    self.unreleased = Some(Instant::now());
+                }
                 self.home.idle();
+            }
+            if self
+                .unreleased
+                .is_some_and(|t| t.elapsed() >= RELEASE_AFTER)
+            {
+                self.release();
             }
             if !still_ours() {
                 eprintln!(
@@ -947,8 +969,18 @@ impl Helper<'_> {
         let _ = send_with(&mut stream, &reply, &output);
         if is_hook {
             self.busy += began.elapsed();
+            self.unreleased = Some(Instant::now());
         }
         flow
+    }
+
+    /// Quiet after work: give back the memory it used. A scan's threads are gone by now, but
+    /// their arenas' free pages, the index pages it mapped and read, and the zstd contexts
+    /// stay with the process unless given back; the next event builds what it needs again.
+    fn release(&mut self) {
+        self.home.release_memory();
+        crate::cli::memory::trim();
+        self.unreleased = None;
     }
 
     /// A hook request's event, its payload read from the stream. `Err` ends the connection

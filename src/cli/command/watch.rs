@@ -37,6 +37,8 @@ pub struct WatchArgs {
 const MOST: Duration = Duration::from_secs(2);
 
 pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
+    // Before any thread: so that what a scan frees can be given back (`memory`).
+    crate::cli::memory::fix_thresholds();
     let ctx = Ctx::open(g)?;
     let watching = Watching::default();
     let opts = ScanOptions {
@@ -70,6 +72,9 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
             .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
         show(out, &report, first);
         first = false;
+        // No hook waits on this process: what the scan used goes back at once.
+        ctx.session.home().release_memory();
+        crate::cli::memory::trim();
         loop {
             let left = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {
@@ -188,11 +193,11 @@ impl Recorder {
             });
     }
 
-    /// Scan each workspace whose changed paths have settled. Returns whether one is still
-    /// settling (the caller looks again soon). A workspace whose scan fails is dropped
-    /// (said on stderr, the helper's log); its next hook event brings it back.
-    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> bool {
+    /// Scan each workspace whose changed paths have settled. A workspace whose scan fails is
+    /// dropped (said on stderr, the helper's log); its next hook event brings it back.
+    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> Tick {
         let mut settling = false;
+        let mut scanned = false;
         let mut failed = Vec::new();
         for (root, r) in &mut self.by_root {
             let look = r.id.map(|id| match watching.storm(id) {
@@ -231,6 +236,7 @@ impl Recorder {
             } || r.baseline_left;
             settling |= r.baseline_left;
             if due {
+                scanned = true;
                 if let Err(e) = r.record(home, watching) {
                     eprintln!(
                         "rewind helper {}: cannot record the edits in {}: {e}",
@@ -244,8 +250,16 @@ impl Recorder {
         for root in failed {
             self.by_root.remove(&root);
         }
-        settling
+        Tick { settling, scanned }
     }
+}
+
+/// What one [`Recorder::tick`] did.
+pub(crate) struct Tick {
+    /// A workspace's changes are still settling: look again soon.
+    pub settling: bool,
+    /// It scanned (or tried to): the helper gives back that scan's memory once quiet.
+    pub scanned: bool,
 }
 
 impl Recorded {

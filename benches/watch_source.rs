@@ -14,8 +14,8 @@
 //!   root (notify walks the tree itself, ignored directories included);
 //! - *no change*: reading the queue when nothing happened (what a no-change scan pays); for
 //!   notify with a watch per directory, a marker sent through the queue and waited for (what
-//!   `per_dir.rs` does before each scan: a directory made and removed in a watched temp dir,
-//!   its event received), since notify's thread hands events over asynchronously;
+//!   `per_dir.rs` does before each scan: a watched temp dir opened, the open's event
+//!   received), since notify's thread hands events over asynchronously;
 //! - *100 changes*: write 100 files, then read events until all 100 paths were named.
 
 #[cfg(target_os = "linux")]
@@ -171,12 +171,11 @@ mod linux {
         if recursive {
             while rx.try_recv().is_ok() {}
         } else {
-            let marker = markers.path().join(round.to_string());
-            std::fs::create_dir(&marker).expect("marker");
-            std::fs::remove_dir(&marker).expect("marker");
+            let marker = markers.path().to_path_buf();
+            std::fs::File::open(&marker).expect("marker");
             loop {
                 match rx.recv_timeout(Duration::from_secs(10)) {
-                    Ok(Ok(e)) if e.kind.is_create() && e.paths.contains(&marker) => break,
+                    Ok(Ok(e)) if e.kind.is_access() && e.paths.contains(&marker) => break,
                     Ok(_) => {}
                     Err(_) => panic!("notify: the marker did not come"),
                 }

@@ -15,9 +15,10 @@
 //! Since the handler runs on notify's thread, an event of a change made before a scan began
 //! may still be on its way when the scan takes the dirty paths. So a scan (and a read of the
 //! state) first sends a marker through the same queue and waits for it: each watcher also
-//! watches a private temporary directory, makes a directory there named by a counter, and
-//! waits until the handler has seen it. inotify's queue keeps the order of events across all
-//! the watches of one instance, so every earlier event has been noted by then.
+//! watches a private temporary directory, opens it (an `IN_OPEN` event: nothing is
+//! written) and waits until the handler has counted that open. inotify's queue keeps the
+//! order of events across all the watches of one instance, so every earlier event has been
+//! noted by then.
 //!
 //! notify removes the watches of a directory deleted or moved away (and of everything under
 //! its old path) by itself; the handler drops them from its count. Its watches carry no
@@ -382,7 +383,9 @@ struct State {
     /// The directories watched below the root (to count them), and the root.
     dirs: BTreeSet<RelPath>,
     root_watched: bool,
-    /// The last marker sent, and the last one the handler saw.
+    /// How many markers were sent, and how many the handler saw (an open of the same
+    /// directory merged with an unread one, after a marker that did not come in time, leaves
+    /// them apart for good: the watcher is then not trusted, and replaced).
     marker_sent: u64,
     marker_seen: u64,
 }
@@ -508,19 +511,12 @@ struct Handler {
 }
 
 impl Handler {
-    /// Is `event` about the markers' directory (`Some`), and which marker did it make?
-    #[allow(clippy::option_option)]
-    fn marker(&self, event: &notify::Event) -> Option<Option<u64>> {
+    /// Is `event` about the markers' directory (`Some`), and is it a marker (its opening)?
+    fn marker(&self, event: &notify::Event) -> Option<bool> {
         let path = event.paths.first()?;
-        if !path.starts_with(&self.markers) {
-            return None;
-        }
-        let made =
-            matches!(event.kind, EventKind::Create(_)) && path.parent() == Some(&self.markers);
-        Some(
-            made.then(|| path.file_name()?.to_str()?.parse().ok())
-                .flatten(),
-        )
+        path.starts_with(&self.markers).then(|| {
+            *path == self.markers && matches!(event.kind, EventKind::Access(AccessKind::Open(_)))
+        })
     }
 }
 
@@ -531,8 +527,10 @@ impl notify::EventHandler for Handler {
     fn handle_event(&mut self, event: notify::Result<notify::Event>) {
         let mut st = self.shared.state();
         if let Some(marker) = event.as_ref().ok().and_then(|e| self.marker(e)) {
-            st.marker_seen = st.marker_seen.max(marker.unwrap_or(0));
-            self.shared.came.notify_all();
+            if marker {
+                st.marker_seen += 1;
+                self.shared.came.notify_all();
+            }
             return;
         }
         let before = (st.fresh, st.broken.is_some());
@@ -627,10 +625,7 @@ impl Watcher {
             st.marker_sent += 1;
             st.marker_sent
         };
-        let dir = self.marks.markers.path().join(marker.to_string());
-        let made = std::fs::create_dir(&dir).is_ok();
-        // Left behind, it goes with the directory when the watcher does.
-        let _ = std::fs::remove_dir(&dir);
+        let made = std::fs::File::open(self.marks.markers.path()).is_ok();
         let st = shared.state();
         let (mut st, _) = shared
             .came

@@ -740,3 +740,124 @@ impl Watcher {
 const TOO_MANY: &str = "too many paths changed";
 /// Why a watcher gave up when events were lost.
 const OVERFLOW: &str = "the event queue overflowed";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{CreateKind, Flag, RemoveKind, RenameMode};
+
+    fn state() -> State {
+        State {
+            dirty: BTreeSet::new(),
+            fresh: false,
+            unread: 0,
+            storm: None,
+            noticed: None,
+            last_event: Instant::now(),
+            broken: None,
+            dirs: BTreeSet::new(),
+            root_watched: true,
+            marker_sent: 0,
+            marker_seen: 0,
+        }
+    }
+
+    fn event(kind: EventKind, path: &str) -> notify::Result<notify::Event> {
+        Ok(notify::Event::new(kind).add_path(Path::new("/ws").join(path)))
+    }
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::from_stored(s.as_bytes().to_vec()).expect("valid")
+    }
+
+    #[test]
+    fn notifys_rescan_flag_is_an_overflow_and_a_storm() {
+        let mut st = state();
+        st.note(
+            event(EventKind::Create(CreateKind::File), "a.txt"),
+            Path::new("/ws"),
+        );
+        assert!(st.fresh);
+        let lost = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        st.note(Ok(lost), Path::new("/ws"));
+        assert_eq!(st.broken, Some(OVERFLOW));
+        assert!(st.storm.is_some() && st.dirty.is_empty());
+    }
+
+    #[test]
+    fn more_events_unread_than_inotifys_queue_holds_is_an_overflow() {
+        let mut st = state();
+        for _ in 0..UNREAD_MOST {
+            st.note(
+                event(EventKind::Modify(ModifyKind::Any), "a.txt"),
+                Path::new("/ws"),
+            );
+        }
+        assert_eq!(st.broken, None);
+        st.read();
+        st.note(
+            event(EventKind::Modify(ModifyKind::Any), "a.txt"),
+            Path::new("/ws"),
+        );
+        assert_eq!(st.broken, None, "reading resets the count");
+        for _ in 0..UNREAD_MOST {
+            st.note(
+                event(EventKind::Modify(ModifyKind::Any), "a.txt"),
+                Path::new("/ws"),
+            );
+        }
+        assert_eq!(st.broken, Some(OVERFLOW));
+    }
+
+    #[test]
+    fn an_error_from_notify_breaks_the_watcher() {
+        let mut st = state();
+        st.note(Err(notify::Error::generic("lost")), Path::new("/ws"));
+        assert!(st.broken.is_some());
+    }
+
+    #[test]
+    fn opens_are_not_changes_and_a_close_after_writing_is() {
+        let mut st = state();
+        let open = EventKind::Access(AccessKind::Open(AccessMode::Any));
+        st.note(event(open, "a.txt"), Path::new("/ws"));
+        assert!(st.dirty.is_empty() && !st.fresh);
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        st.note(event(closed, "a.txt"), Path::new("/ws"));
+        assert_eq!(st.dirty.iter().collect::<Vec<_>>(), [&rel("a.txt")]);
+    }
+
+    #[test]
+    fn a_directory_moved_away_is_dirty_and_its_watches_are_no_longer_counted() {
+        let mut st = state();
+        for d in ["src", "src/a", "src-x"] {
+            st.watched(Some(&rel(d)));
+        }
+        let from = EventKind::Modify(ModifyKind::Name(RenameMode::From));
+        st.note(event(from, "src"), Path::new("/ws"));
+        assert_eq!(st.dirs_watched(), 2, "the root and src-x");
+        assert!(st.dirty.contains(&rel("src")) && st.broken.is_none());
+    }
+
+    #[test]
+    fn the_root_removed_or_moved_or_an_ignore_file_changed_breaks_the_watcher() {
+        for (kind, path) in [
+            (EventKind::Remove(RemoveKind::Folder), ""),
+            (EventKind::Modify(ModifyKind::Name(RenameMode::From)), ""),
+            (
+                EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any)),
+                "a/.gitignore",
+            ),
+            (EventKind::Create(CreateKind::Folder), ".git"),
+        ] {
+            let mut st = state();
+            st.note(event(kind, path), Path::new("/ws"));
+            assert!(st.broken.is_some(), "{kind:?} {path}");
+        }
+        // The root's own metadata changed: nothing to look at.
+        let mut st = state();
+        let attrib = EventKind::Modify(ModifyKind::Metadata(notify::event::MetadataKind::Any));
+        st.note(event(attrib, ""), Path::new("/ws"));
+        assert!(st.broken.is_none() && st.dirty.is_empty());
+    }
+}

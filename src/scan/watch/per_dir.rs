@@ -70,10 +70,11 @@ pub struct Watches {
 
 impl Watches {
     /// Read every watcher's pending events (a resident process calls this between events, so
-    /// that its watchers do not overflow while nothing scans).
+    /// that its watchers do not overflow while nothing scans). Events still on their way
+    /// from notify's thread are left for [`Watches::dirty`], [`Watches::storm`] and the
+    /// scan, which wait for them: an idle process does not wake that thread for nothing.
     pub fn drain(&mut self) {
         for w in self.by_ws.values() {
-            w.sync();
             w.marks.shared.state().read();
         }
         // A watcher that can no longer be trusted gives its watches back now; one a storm
@@ -117,10 +118,12 @@ impl Watches {
         }
     }
 
-    /// How many changed paths `ws`'s watcher holds for its next scan (events already read);
-    /// `None` without a trusted watcher.
+    /// How many changed paths `ws`'s watcher holds for its next scan (every change made
+    /// before the call noted); `None` without a trusted watcher.
     pub fn dirty(&self, ws: WorkspaceId) -> Option<usize> {
-        let st = self.by_ws.get(&ws)?.marks.shared.state();
+        let w = self.by_ws.get(&ws)?;
+        w.sync();
+        let st = w.marks.shared.state();
         st.broken.is_none().then_some(st.dirty.len())
     }
 

@@ -84,7 +84,8 @@ impl Watches {
             .iter()
             .filter(|(_, w)| {
                 let st = w.marks.shared.state();
-                let kept = st.noticed.is_some_and(|t| t.elapsed() < STORM_KEPT);
+                // A storm noted since the read above is read at the next drain.
+                let kept = st.noticed.is_none_or(|t| t.elapsed() < STORM_KEPT);
                 st.broken.is_some() && !(st.storm.is_some() && kept)
             })
             .map(|(ws, _)| *ws)
@@ -524,7 +525,7 @@ impl Handler {
 }
 
 /// How long a scan waits for its marker before it stops trusting the watcher.
-const MARKER_MOST: Duration = Duration::from_secs(2);
+const MARKER_MOST: Duration = Duration::from_secs(5);
 
 impl notify::EventHandler for Handler {
     fn handle_event(&mut self, event: notify::Result<notify::Event>) {
@@ -635,8 +636,9 @@ impl Watcher {
             .wait_timeout_while(st, MARKER_MOST, |st| made && st.marker_seen < marker)
             .unwrap_or_else(|e| e.into_inner());
         if st.marker_seen < marker {
-            st.broken = Some("the event source did not answer");
-            st.storm = None;
+            // Behind by that much, it is not trusted; a storm stays one (already untrusted,
+            // it is still read to tell when the storm is over).
+            st.broken.get_or_insert("the event source fell behind");
         }
     }
 

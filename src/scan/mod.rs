@@ -166,8 +166,9 @@ impl Watching {
 }
 
 impl Watching {
-    /// How many changed paths the watches of `ws` hold for its next scan, as of the last
-    /// [`Watching::drain`]; `None` when `ws` has no trusted watcher (its next scan walks
+    /// How many changed paths the watches of `ws` hold for its next scan (on Linux every
+    /// change made before the call is counted; elsewhere, as of the last
+    /// [`Watching::drain`]); `None` when `ws` has no trusted watcher (its next scan walks
     /// everything and places one).
     pub fn dirty(&self, ws: crate::ids::WorkspaceId) -> Option<usize> {
         lock(&self.0).dirty(ws)

@@ -524,6 +524,34 @@ impl Handler {
     }
 }
 
+/// How the markers' directories are named in the temp dir, before the owner's process id.
+const MARKERS: &str = ".rewind-watch-";
+
+/// A process that ended without dropping its watchers (killed) left their markers'
+/// directories: the first of another's watchers removes them (empty, so this is cheap).
+fn remove_stale_markers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(MARKERS))
+                .and_then(|rest| rest.split('-').next())
+            else {
+                continue;
+            };
+            let alive = Path::new("/proc").join(pid).exists();
+            if !alive && pid.parse::<u32>().is_ok() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
+}
+
 /// How long a scan waits for its marker before it stops trusting the watcher.
 const MARKER_MOST: Duration = Duration::from_secs(5);
 
@@ -551,8 +579,9 @@ impl Watcher {
             return None;
         }
         let root_id = root_id(root)?;
+        remove_stale_markers();
         let markers = tempfile::Builder::new()
-            .prefix(".rewind-watch-")
+            .prefix(&format!("{MARKERS}{}-", std::process::id()))
             .tempdir()
             .ok()?;
         if markers.path().starts_with(root) {

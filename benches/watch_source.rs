@@ -1,6 +1,7 @@
 //! The event source of rows 3 (scans with directory watches, benches/RESULTS.md): the
-//! hand-written inotify watches of `src/scan/watch/linux.rs` against the `notify` crate on
-//! Linux, in one run. Linux only; prints a markdown table.
+//! `notify` crate as `src/scan/watch/per_dir.rs` uses it against hand-written inotify watches
+//! (what `src/scan/watch/linux.rs` was until issue 29), in one run. Linux only; prints a
+//! markdown table.
 //!
 //!     cargo bench --bench watch_source [-- TREE [ROUNDS]]
 //!
@@ -11,7 +12,10 @@
 //!   for notify, one `NonRecursive` watch per directory (what a narrowed look needs: a watch
 //!   placed before the walk reads that directory) and, apart, one `Recursive` watch of the
 //!   root (notify walks the tree itself, ignored directories included);
-//! - *no change*: reading the queue when nothing happened (what a no-change scan pays);
+//! - *no change*: reading the queue when nothing happened (what a no-change scan pays); for
+//!   notify with a watch per directory, a marker sent through the queue and waited for (what
+//!   `per_dir.rs` does before each scan: a watched temp dir opened, the open's event
+//!   received), since notify's thread hands events over asynchronously;
 //! - *100 changes*: write 100 files, then read events until all 100 paths were named.
 
 #[cfg(target_os = "linux")]
@@ -146,8 +150,13 @@ mod linux {
 
     fn by_notify(root: &Path, dirs: &[PathBuf], round: usize, recursive: bool) -> Row {
         let (tx, rx) = std::sync::mpsc::channel();
+        let markers = tempfile::tempdir().expect("temp dir");
         let t = Instant::now();
         let mut w = notify::recommended_watcher(tx).expect("notify watcher");
+        if !recursive {
+            w.watch(markers.path(), notify::RecursiveMode::NonRecursive)
+                .expect("watch the markers");
+        }
         if recursive {
             w.watch(root, notify::RecursiveMode::Recursive)
                 .expect("watch");
@@ -159,7 +168,19 @@ mod linux {
         }
         let place = t.elapsed();
         let t = Instant::now();
-        while rx.try_recv().is_ok() {}
+        if recursive {
+            while rx.try_recv().is_ok() {}
+        } else {
+            let marker = markers.path().to_path_buf();
+            std::fs::File::open(&marker).expect("marker");
+            loop {
+                match rx.recv_timeout(Duration::from_secs(10)) {
+                    Ok(Ok(e)) if e.kind.is_access() && e.paths.contains(&marker) => break,
+                    Ok(_) => {}
+                    Err(_) => panic!("notify: the marker did not come"),
+                }
+            }
+        }
         let idle = t.elapsed();
         let files = targets(root, dirs);
         let t = Instant::now();
@@ -212,8 +233,8 @@ mod linux {
             tree.display()
         );
         let names = [
-            "inotify (linux.rs)",
-            "notify, a watch per directory",
+            "hand-written inotify (linux.rs before issue 29)",
+            "notify, a watch per directory (per_dir.rs: no change = marker round trip)",
             "notify, recursive root",
         ];
         let mut rows: Vec<Vec<Row>> = vec![Vec::new(), Vec::new(), Vec::new()];

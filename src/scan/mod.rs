@@ -44,8 +44,9 @@
 //! found with the stat its listing verified, its state written by nobody since, is settled:
 //! its state is not even loaded. The result is again the full walk's. Both need to know the
 //! tree's filesystem is local, which only Linux tells so far: platform code is in module
-//! `fs` (directory handles, filesystem types) and `watch` (inotify), each a `linux.rs` and a
-//! portable `fallback.rs` behind one interface; elsewhere every scan walks the whole tree.
+//! `fs` (directory handles, filesystem types: a `linux.rs` and a portable `fallback.rs`) and
+//! `watch` (the `notify` crate everywhere; narrowed looks on Linux, `per_dir.rs`, and a
+//! walk on every event elsewhere, `fallback.rs`), each behind one interface.
 //! The library reads no environment: where the user's global git excludes are is the
 //! caller's to say ([`ScanOptions::git_global`]).
 //!
@@ -165,8 +166,9 @@ impl Watching {
 }
 
 impl Watching {
-    /// How many changed paths the watches of `ws` hold for its next scan, as of the last
-    /// [`Watching::drain`]; `None` when `ws` has no trusted watcher (its next scan walks
+    /// How many changed paths the watches of `ws` hold for its next scan (on Linux every
+    /// change made before the call is counted; elsewhere, as of the last
+    /// [`Watching::drain`]); `None` when `ws` has no trusted watcher (its next scan walks
     /// everything and places one).
     pub fn dirty(&self, ws: crate::ids::WorkspaceId) -> Option<usize> {
         lock(&self.0).dirty(ws)

@@ -524,10 +524,12 @@ fn more_changes_than_a_look_takes_make_the_next_scan_walk_and_free_the_watches_e
 }
 
 /// The kernel drops events once its queue is full (`fs.inotify.max_queued_events`, 16384 by
-/// default, which only root can lower). Provoked without root: one file written over and
-/// over while nobody reads (two events a write, a truncate and a close; only identical
-/// neighbours are merged). The watcher then is not trusted, and the next scan walks
-/// everything: the change whose event was dropped is found, never a silent gap.
+/// default, which only root can lower; notify then says `Flag::Rescan`), and the watcher
+/// keeps the same bound on the events the process has not read (notify's thread reads the
+/// kernel's queue as they come). Provoked without root: one file written over and over while
+/// nobody reads (two events a write, a truncate and a close). The watcher then is not
+/// trusted, and the next scan walks everything: the change whose event was dropped is found,
+/// never a silent gap. (Notify's `Rescan` itself: `per_dir.rs`'s unit tests.)
 #[test]
 fn a_kernel_queue_overflow_makes_the_next_scan_walk_everything() {
     let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")

@@ -1,5 +1,5 @@
-//! `rewind watch`: local history in the foreground. It watches the workspace (inotify on
-//! Linux; elsewhere the `notify` crate, each burst of events then walks the whole tree) and
+//! `rewind watch`: local history in the foreground. It watches the workspace (the `notify`
+//! crate: on Linux a scan looks where events say; elsewhere each burst walks the tree) and
 //! records each edit of a
 //! non-ignored file that no agent announced as an `external` change with its exact bytes,
 //! once the file's writes settle: the versions `rewind log --path` lists and `rewind restore

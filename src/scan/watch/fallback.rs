@@ -4,8 +4,8 @@
 //! walks the whole tree, as a scan in a process of its own does. So `rewind watch` and the
 //! helper's recorder walk once per settled burst of edits instead of once per quiet period,
 //! and what a change means is decided by the same walk as everywhere. Narrowing a scan to
-//! the named paths (as `linux.rs` does) needs these platforms' guarantees about event order
-//! against a walk, which are not measured yet.
+//! the named paths (as `per_dir.rs` does on Linux, with the same crate) needs these
+//! platforms' guarantees about event order against a walk, which are not measured yet.
 //!
 //! A storm (more paths than [`MAX_DIRTY`], or the backend saying it lost events, as FSEvents'
 //! `MustScanSubDirs` or a Windows buffer overflow) is reported as one; the walk covers it.
@@ -242,7 +242,7 @@ impl Watcher {
 
     pub(in crate::scan) fn walked_all(&mut self, _: BTreeSet<RelPath>, _: Vec<RelPath>, _: i64) {}
 
-    // The signature of linux.rs's, which keeps what it is given.
+    // The signature of per_dir.rs's, which keeps what it is given.
     #[allow(clippy::needless_pass_by_value)]
     pub(in crate::scan) fn walked_some(
         &mut self,

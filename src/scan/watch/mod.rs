@@ -1,13 +1,17 @@
 //! Scans that look only where something changed, for a process that stays (the hook helper).
-//! The watches are inotify's (`linux.rs`); elsewhere the `notify` crate says when something
-//! changed (`fallback.rs`: FSEvents, ReadDirectoryChangesW, kqueue) and each scan walks the
-//! whole tree. Linux keeps its own module because a scan there looks only at the paths the
-//! events named, which is what makes a scan with watches cost ~1 ms on the 78k-file tree
-//! (benches/RESULTS.md, rows 3); `notify` measured against it: benches/RESULTS.md.
+//! The event source is the `notify` crate everywhere. On Linux (`per_dir.rs`) each directory
+//! the walk reads gets a `NonRecursive` watch first, and a scan looks only at the paths the
+//! events named: what makes a scan with watches cost ~1 ms on the 78k-file tree
+//! (benches/RESULTS.md, rows 3). Elsewhere (`fallback.rs`: FSEvents, ReadDirectoryChangesW,
+//! kqueue) notify says *when* something changed and each scan walks the whole tree: notify's
+//! FSEvents backend restarts its stream for every watch added (events in between are lost),
+//! and the other backends' order against a walk is not measured yet. What an event means is
+//! decided from notify's event kinds alone (`per_dir.rs` holds no inotify code), so another
+//! platform takes the narrowed path once its backend is shown to keep the guarantee below.
 //!
 //! A full scan walks and stats every file: one `statx` per file and a `getdents64` per
 //! directory, as much kernel work as `git status` does. A process that keeps the
-//! home open can instead watch every directory it walked (inotify) and, at the next scan,
+//! home open can instead watch every directory it walked and, at the next scan,
 //! look only at the paths an event named: the scan's result is the same, its work is
 //! proportional to what changed.
 //!
@@ -15,28 +19,30 @@
 //! it, so a change to one of its entries is either seen by that read (and the stats after
 //! it) or reported as an event afterwards; both, at worst. A scan drains the events before it
 //! looks, so a change made while it looks is left for the next one, as in a full scan. A
-//! watch is one inotify mark per directory (`IN_DONT_FOLLOW`, `IN_ONLYDIR`); an event names
-//! the entry, and the scan looks at that path: its file's stat, or its directory's whole
-//! subtree walked afresh (placing watches again) when it is one, and the file states
-//! recorded at or under it. A directory moved away has its watches removed (their paths
-//! would be stale); one moved in is a new subtree.
+//! watch is one notify `NonRecursive` watch per directory (in place when `watch` returns: an
+//! inotify mark); an event names the entry, and the scan looks at that path: its file's
+//! stat, or its directory's whole subtree walked afresh (placing watches again) when it is
+//! one, and the file states recorded at or under it. A directory deleted or moved away has its watches removed (by
+//! notify: their paths would be stale); one moved in is a new subtree.
 //!
 //! **When a watcher is not trusted** and the scan walks everything again (placing a new
-//! watcher as it goes): the kernel's event queue overflowed; a watch could not be placed (the
-//! user's `max_user_watches`: then no watcher is tried for that workspace for
-//! [`FULL_EVERY`]); the workspace root was moved, deleted, unmounted or replaced (its device
+//! watcher as it goes): events were lost (the kernel's queue overflowed: notify's
+//! `Flag::Rescan`; more events than that queue holds came without the process reading them;
+//! or notify reported an error); a watch could not be placed (the user's `max_user_watches`:
+//! then no watcher is tried for that workspace for [`FULL_EVERY`]); the workspace root was moved, deleted, unmounted or replaced (its device
 //! and inode); an ignore file changed (`.gitignore`, `.ignore`, an entry named `.git`
 //! appeared or went in the tree; or a rule file outside the watched tree or behind a
 //! symlink: `.git/info/exclude`, the ancestors' ignore files, the user's git config and
 //! default global excludes, compared by a stat taken before the walk read them); the
 //! baseline is not complete; more than [`MAX_DIRTY`] paths changed (walking everything is
 //! cheaper then); more file states were set than the index's log keeps; or the last full walk is
-//! older than [`FULL_EVERY`]. That last one bounds what inotify cannot see: writes through a
+//! older than [`FULL_EVERY`]. That last one bounds what the watches cannot see: writes through a
 //! shared `mmap`; a second name given to a file from a directory nobody watches (an ignored
 //! one, or outside the workspace) and writes through it; a network filesystem changed by
 //! another machine (watching is not even tried where NFS, CIFS/SMB, FUSE or 9p is mounted at
 //! or below the root); an excludes file named by `core.excludesFile` other than the
-//! default. git's fsmonitor and watchman share these limits.
+//! default; a filesystem mounted below the root and unmounted (notify reports no event for
+//! inotify's `IN_UNMOUNT`). git's fsmonitor and watchman share these limits.
 //!
 //! **What no watch covers is looked at every time**, as a full walk would: file states no
 //! walk claims (an ignored file an agent wrote: the index logs the paths whose state a
@@ -49,15 +55,15 @@ use std::time::Duration;
 
 use crate::workspace::RelPath;
 
-// `--cfg rewind_notify` builds the `notify` path on Linux too, to compile and measure it here.
-#[cfg(all(target_os = "linux", not(rewind_notify)))]
-mod linux;
-#[cfg(all(target_os = "linux", not(rewind_notify)))]
-pub use linux::{Watcher, Watches};
+// `--cfg rewind_fallback` builds the walk-on-every-event path on Linux too, to compile it here.
+#[cfg(all(target_os = "linux", not(rewind_fallback)))]
+mod per_dir;
+#[cfg(all(target_os = "linux", not(rewind_fallback)))]
+pub use per_dir::{Watcher, Watches};
 
-#[cfg(any(not(target_os = "linux"), rewind_notify))]
+#[cfg(any(not(target_os = "linux"), rewind_fallback))]
 mod fallback;
-#[cfg(any(not(target_os = "linux"), rewind_notify))]
+#[cfg(any(not(target_os = "linux"), rewind_fallback))]
 pub use fallback::{Watcher, Watches};
 
 /// A scan walks everything again when more paths than this changed since the last one.
@@ -102,12 +108,12 @@ pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).
     Full(Option<Watcher>),
     /// Look only at these paths (no one inside another), which changed since the last scan.
-    #[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
+    #[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
     Changed(Watcher, Vec<RelPath>),
 }
 
 /// The paths of `dirty` that no other one contains (a changed directory is walked whole).
-#[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
+#[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
 fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
     let mut kept: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(dirty.len());
@@ -128,7 +134,7 @@ fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
 }
 
 /// Remove `dir` and everything under it from `set`.
-#[cfg_attr(any(not(target_os = "linux"), rewind_notify), allow(dead_code))]
+#[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
 fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
     // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'), among
     // siblings such as `dir.txt` or `dir-x/y` that are not under it.

@@ -752,8 +752,13 @@ impl Watcher {
                 self.unclaimed.insert(p);
             }
         }
+        // Broken is checked again with the take: a storm or an overflow noted on notify's
+        // thread since the check in `take` emptied the dirty set, and this scan must walk.
         let mut dirty = {
             let mut st = self.marks.shared.state();
+            if let Some(why) = st.broken {
+                return Err(why);
+            }
             st.read();
             std::mem::take(&mut st.dirty)
         };
@@ -893,5 +898,27 @@ mod tests {
         let attrib = EventKind::Modify(ModifyKind::Metadata(notify::event::MetadataKind::Any));
         st.note(event(attrib, ""), Path::new("/ws"));
         assert!(st.broken.is_none() && st.dirty.is_empty());
+    }
+
+    /// A storm noted on notify's thread after `take` checked the watcher, and before the scan
+    /// took the dirty paths, emptied them: the scan must walk, not look at nothing.
+    #[test]
+    fn a_watcher_broken_after_its_check_makes_the_scan_walk_not_look_at_nothing() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = root.path().canonicalize().expect("canonical");
+        let mut w = Watcher::new(&root, &GitGlobal::default()).expect("watcher");
+        {
+            let mut st = w.marks.shared.state();
+            st.dirty.insert(rel("a.txt"));
+            st.broken = Some(OVERFLOW);
+            st.dirty.clear();
+        }
+        let looked = w.paths_to_look(&mut |_| {
+            Some(StateTouches {
+                newest: 0,
+                paths: Vec::new(),
+            })
+        });
+        assert_eq!(looked, Err(OVERFLOW));
     }
 }

@@ -133,6 +133,7 @@ pub fn gc_with(
     progress: &mut dyn Progress,
 ) -> Result<GcReport> {
     home.release_shared_lock();
+    let _one_gc = home.lock_maintenance()?;
     Maintenance {
         home,
         progress: std::cell::RefCell::new(progress),
@@ -142,14 +143,16 @@ pub fn gc_with(
 
 /// The pack step (`rewind gc --pack`): re-encode the history kept inline or in object files
 /// into pack files at a high zstd level, each version a delta against the one before it
-/// where the chain allows (see [`crate::store::HistoryPacker`]). Planned without the lock;
-/// each batch is written and switched under the exclusive lock, so no hook waits longer
-/// than one batch. Gives up this process's shared gc lock first.
+/// where the chain allows (see [`crate::store::HistoryPacker`]). Planned and encoded without
+/// the exclusive lock; each batch is written and switched under it, so a hook waits at most
+/// for one batch's write. No other gc runs meanwhile (the maintenance lock). Gives up this
+/// process's shared gc lock first.
 pub fn pack_history(
     home: &mut Home,
     progress: &mut dyn Progress,
 ) -> Result<crate::store::HistoryReport> {
     home.release_shared_lock();
+    let _one_gc = home.lock_maintenance()?;
     // The rows' switch must survive power loss before an object file it replaces goes.
     home.index()
         .set_durability(crate::index::Durability::Full)?;
@@ -168,13 +171,17 @@ fn pack_history_batches(
     progress.phase("packing history", packer.remaining() as u64);
     loop {
         let before = packer.remaining();
-        let _exclusive = home.lock_exclusive()?;
-        let more = packer.next_batch(home.store(), home.index())?;
+        // Encoded with hooks running (zstd 19 takes seconds a batch); only the write, the
+        // switch and the deletion of object files keep them waiting.
+        let Some(batch) = packer.encode_batch(home.store(), home.index())? else {
+            break;
+        };
+        {
+            let _exclusive = home.lock_exclusive()?;
+            packer.write_batch(home.store(), home.index(), batch)?;
+        }
         for _ in packer.remaining()..before {
             progress.step();
-        }
-        if !more {
-            break;
         }
     }
     Ok(packer.report().clone())

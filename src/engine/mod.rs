@@ -366,6 +366,16 @@ impl Home {
         Ok(HeldLock(lock))
     }
 
+    /// The maintenance lock, held for a whole gc or pack step (waiting for one running): two
+    /// of them must not interleave, since each trusts between its batches what it read of
+    /// rows and packs only gc changes (a pack step's next batch onto a pack another gc merged
+    /// and removed; a base one deletes that the other's plan chose).
+    pub(crate) fn lock_maintenance(&self) -> Result<HeldLock> {
+        let lock = private_file(&self.root, "gc.run.lock").map_err(|e| self.home_err(e))?;
+        lock.lock().map_err(|e| self.home_err(e))?;
+        Ok(HeldLock(lock))
+    }
+
     /// The per-workspace lock that serializes undo/redo/restore (and crash recovery),
     /// waiting for whoever holds it.
     pub(crate) fn lock_workspace(&self, ws: WorkspaceId) -> Result<HeldLock> {

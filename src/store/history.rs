@@ -34,7 +34,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::{codec, Encoding, HistoryCatalog, PackWriter, Place, Recoded, Store, StoreError};
+use super::{codec, Encoding, HistoryCatalog, Place, Recoded, Store, StoreError};
 use super::{Result, PACK_CHAIN};
 use crate::ids::BlobId;
 
@@ -115,9 +115,12 @@ impl Cache {
 }
 
 /// One run of the pack step, a batch at a time: [`HistoryPacker::plan`], then
-/// [`HistoryPacker::next_batch`] until it returns `false`. The caller holds whatever lock
-/// keeps other writers of rows away for each batch (gc's exclusive lock), and may let others
-/// in between batches.
+/// [`HistoryPacker::encode_batch`] (the slow part: zstd 19 and trial deltas, with no lock) and
+/// [`HistoryPacker::write_batch`] of what it gave, under whatever lock keeps readers of the
+/// object files it deletes away (gc's exclusive lock), until there is no batch left
+/// ([`HistoryPacker::next_batch`] does both, for callers with no lock to take). The caller
+/// also keeps any other gc from running for the whole step: only gc deletes blobs or moves
+/// packed frames, and the plan trusts the rows it read between batches.
 pub struct HistoryPacker {
     /// Blobs to re-encode with their predecessor, in history order.
     order: Vec<(BlobId, Option<BlobId>)>,
@@ -134,10 +137,17 @@ pub struct HistoryPacker {
     /// ones ([`HistoryPacker::sibling`]).
     firsts: VecDeque<(BlobId, usize)>,
     cache: Cache,
-    writer: PackWriter,
     level: i32,
     batch_blobs: usize,
     report: HistoryReport,
+}
+
+/// A batch [`HistoryPacker::encode_batch`] re-encoded, for [`HistoryPacker::write_batch`].
+pub struct PackBatch {
+    frames: Vec<(BlobId, Vec<u8>)>,
+    encodings: Vec<Encoding>,
+    /// The blobs of the batch kept in object files until now (deleted once switched).
+    objects: Vec<BlobId>,
 }
 
 impl HistoryPacker {
@@ -189,7 +199,6 @@ impl HistoryPacker {
             children: HashMap::new(),
             firsts: VecDeque::new(),
             cache: Cache::default(),
-            writer: store.pack_writer(),
             level: store.opts.pack_level,
             batch_blobs: BATCH_BLOBS,
             report: HistoryReport::default(),
@@ -211,11 +220,27 @@ impl HistoryPacker {
         &self.report
     }
 
-    /// Re-encode the next batch, write it to a pack durably, then switch its rows in one
-    /// transaction and delete the object files it replaced. Returns whether there was one.
+    /// [`HistoryPacker::encode_batch`] and [`HistoryPacker::write_batch`] of the next batch.
+    /// Returns whether there was one.
     pub fn next_batch(&mut self, store: &Store, catalog: &dyn HistoryCatalog) -> Result<bool> {
+        match self.encode_batch(store, catalog)? {
+            Some(batch) => {
+                self.write_batch(store, catalog, batch)?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Re-encode the next batch in memory (nothing is written); `None` when none is left. A
+    /// batch may be empty (every blob of it was gone or already packed).
+    pub fn encode_batch(
+        &mut self,
+        store: &Store,
+        catalog: &dyn HistoryCatalog,
+    ) -> Result<Option<PackBatch>> {
         if self.next >= self.order.len() {
-            return Ok(false);
+            return Ok(None);
         }
         let mut frames: Vec<(BlobId, Vec<u8>)> = Vec::new();
         let mut encodings = Vec::new();
@@ -265,27 +290,53 @@ impl HistoryPacker {
             encodings.push(encoding);
             frames.push((id, frame));
         }
-        if frames.is_empty() {
-            return Ok(self.next < self.order.len());
-        }
-        self.write_batch(store, catalog, &frames, encodings, &objects)?;
-        Ok(true)
+        Ok(Some(PackBatch {
+            frames,
+            encodings,
+            objects,
+        }))
     }
 
-    /// Append a batch's frames to a pack durably, switch their rows in one transaction, then
-    /// delete the object files they replace.
-    fn write_batch(
+    /// Append a batch's frames to a new pack durably, switch their rows in one transaction,
+    /// then delete the object files they replace. First checks that the rows are still as the
+    /// batch was encoded from (each blob stored and not packed, each base outside the batch
+    /// stored): otherwise nothing is switched and the step stops, to be run again.
+    pub fn write_batch(
         &mut self,
         store: &Store,
         catalog: &dyn HistoryCatalog,
-        frames: &[(BlobId, Vec<u8>)],
-        encodings: Vec<Encoding>,
-        objects: &[BlobId],
+        batch: PackBatch,
     ) -> Result<()> {
+        let PackBatch {
+            frames,
+            encodings,
+            objects,
+        } = batch;
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let in_batch: HashSet<BlobId> = frames.iter().map(|(id, _)| *id).collect();
+        for ((id, _), encoding) in frames.iter().zip(&encodings) {
+            let row = catalog.blob(id)?;
+            if !row.is_some_and(|r| !matches!(r.place, Place::Packed { .. })) {
+                return Err(StoreError::PackRaced {
+                    detail: format!("blob {id} was removed or packed meanwhile"),
+                });
+            }
+            if let Encoding::ZstdDelta { base } = encoding {
+                if !in_batch.contains(base) && !catalog.has_blob(base)? {
+                    return Err(StoreError::PackRaced {
+                        detail: format!("blob {base}, the base of {id}, was removed meanwhile"),
+                    });
+                }
+            }
+        }
         let borrowed: Vec<(BlobId, &[u8])> =
             frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
-        let places = self
-            .writer
+        // A pack of its own: a pack kept open across batches could be merged and removed by
+        // a gc between them, and the next batch's rows would point into a deleted file.
+        let places = store
+            .pack_writer()
             .append(&borrowed)
             .map_err(|source| StoreError::Io {
                 path: store.packs.display().to_string(),
@@ -307,7 +358,7 @@ impl HistoryPacker {
         self.report.batches += 1;
         // A file not deleted here (an error) is left for gc: the object file of a blob that
         // is packed now is an orphan to it.
-        for id in objects {
+        for id in &objects {
             let _ = std::fs::remove_file(store.object_path(id));
         }
         Ok(())
@@ -709,6 +760,38 @@ mod tests {
         run(&store, &catalog);
         for (id, bytes) in &versions {
             assert!(depth(&catalog, id) <= PACK_CHAIN);
+            assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
+        }
+    }
+
+    /// A blob of the batch removed between its encoding and its write (what a gc running
+    /// beside the step could do, were it not kept out by the maintenance lock): nothing is
+    /// switched, the step says so, and every other version reads as before.
+    #[test]
+    fn a_batch_whose_rows_changed_after_it_was_encoded_switches_nothing() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let versions = history(&store, &catalog, 4);
+        let before: Vec<_> = versions
+            .iter()
+            .map(|(id, _)| catalog.blob(id).unwrap().unwrap().place)
+            .collect();
+        let mut packer = HistoryPacker::plan(&store, &catalog)
+            .unwrap()
+            .with_batch_blobs(4);
+        let batch = packer.encode_batch(&store, &catalog).unwrap().unwrap();
+        let (gone, _) = versions.last().unwrap();
+        catalog.delete_blob(gone).unwrap();
+        let err = packer.write_batch(&store, &catalog, batch).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::PackRaced { detail } if detail.contains(&gone.to_string())),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("run `rewind gc --pack` again"),
+            "{err}"
+        );
+        for ((id, bytes), place) in versions[..3].iter().zip(&before) {
+            assert_eq!(&catalog.blob(id).unwrap().unwrap().place, place);
             assert_eq!(&store.get(&catalog, id).unwrap(), bytes);
         }
     }

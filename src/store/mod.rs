@@ -48,7 +48,7 @@ pub use catalog::{
     BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
     Recoded, VersionPair,
 };
-pub use history::{HistoryPacker, HistoryReport};
+pub use history::{HistoryPacker, HistoryReport, PackBatch};
 pub use pack::PackWriter;
 pub use stream::Loaded;
 
@@ -69,6 +69,9 @@ pub enum StoreError {
     Read { source: io::Error },
     #[error("cannot write a blob's bytes out: {source}")]
     Write { source: io::Error },
+    /// The pack step found the rows of a batch changed since it encoded them.
+    #[error("the history changed while the pack step ran ({detail}); nothing of this batch was switched: run `rewind gc --pack` again")]
+    PackRaced { detail: String },
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -214,3 +214,45 @@ fn env_write_old(env: &Env, old: &dyn Fn(u64) -> Vec<u8>) {
     std::fs::remove_file(env.path("old.rs")).unwrap();
     env.run(&["record", "old.rs"]).ok();
 }
+
+/// Two gc runs never interleave (each trusts between its batches what it read of rows and
+/// packs): a `gc --pack` started while another holds the maintenance lock waits for it, then
+/// runs to the end.
+#[test]
+fn a_gc_waits_for_another_gc_of_the_same_home_to_finish() {
+    let env = written(4);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.home.join("gc.run.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let mut child = env
+        .command(&["--json", "gc", "--pack", "--grace-seconds", "0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "gc ran while another gc held the home"
+    );
+    let idx = index(&env);
+    let row = idx.read().blob(&BlobId::of(&version(4))).unwrap().unwrap();
+    assert!(
+        !matches!(row.place, Place::Packed { .. }),
+        "{:?}",
+        row.place
+    );
+    lock.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let g: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(g["history_pack"]["blobs"], 5, "{g:#}");
+}

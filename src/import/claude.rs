@@ -177,7 +177,8 @@ pub const SUBAGENT_TOOLS: &[&str] = &["Agent", "Task"];
 /// Read the transcripts of the subagents that `t`'s turns ran (`path`: `t`'s transcript) and
 /// put each one's tool calls into the turn of the call that ran it, right after that call.
 /// A subagent whose transcript is not there is left out (its call stays a tool this module
-/// cannot see into); one that is not JSON is an error naming its file and line.
+/// cannot see into); one with no prompt line is left out too, and the turn gets an unknown
+/// line; one that is not JSON is an error naming its file and line.
 pub fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), ImportError> {
     let dir = path.with_extension("").join("subagents");
     let last = t.turns.len().saturating_sub(1);
@@ -203,6 +204,11 @@ pub fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), ImportError
             }
             let id = id.to_string();
             let sub = read_as(&file, Reader::Subagent)?;
+            if sub.turns.is_empty() {
+                // Whatever it holds, none of it can be placed: the turn proves nothing.
+                turn.unknown.push(format!("subagent {id}: no prompt"));
+                continue;
+            }
             let mut calls = Vec::new();
             for st in sub.turns {
                 if !st.complete && i == last {

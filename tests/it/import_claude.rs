@@ -869,3 +869,23 @@ fn without_its_subagents_transcript_the_parents_chain_is_not_proven() {
         ]
     );
 }
+
+/// A subagent transcript with no prompt line in it cannot be placed: its parent's turn
+/// proves nothing (`unknown-tool`), the later turns keep their proofs.
+#[test]
+fn a_subagent_transcript_without_its_prompt_makes_the_parents_turn_unprovable() {
+    let s = Setup::of(SUBAGENT);
+    let path = s.subagent_transcript();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, rest).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import 121aa06a: notes.txt metadata-only unknown-tool Write",
+            "import 121aa06a: notes.txt metadata-only unknown-tool Edit",
+            "import e00a8f2c: nb.ipynb metadata-only notebook-edit NotebookEdit",
+        ]
+    );
+}

@@ -290,6 +290,9 @@ pub enum MetadataReason {
     /// The agent's pre-edit backup of the file (Claude Code's file history) is not there,
     /// or cannot be read.
     BackupMissing,
+    /// A Jupyter notebook cell edit (`NotebookEdit`): rewind does not re-derive the
+    /// notebook's JSON from the cell's new source.
+    NotebookEdit,
 }
 
 impl MetadataReason {
@@ -312,6 +315,7 @@ impl MetadataReason {
             MetadataReason::ShellCommand => "shell-command",
             MetadataReason::UnknownTool => "unknown-tool",
             MetadataReason::BackupMissing => "backup-missing",
+            MetadataReason::NotebookEdit => "notebook-edit",
         }
     }
 }
@@ -337,6 +341,7 @@ impl FromStr for MetadataReason {
             "shell-command" => Ok(MetadataReason::ShellCommand),
             "unknown-tool" => Ok(MetadataReason::UnknownTool),
             "backup-missing" => Ok(MetadataReason::BackupMissing),
+            "notebook-edit" => Ok(MetadataReason::NotebookEdit),
             other => Err(format!("unknown metadata-only reason {other:?}")),
         }
     }
@@ -519,6 +524,8 @@ mod tests {
             NotProven,
             ShellCommand,
             UnknownTool,
+            BackupMissing,
+            NotebookEdit,
         ] {
             assert_eq!(reason.as_str().parse::<MetadataReason>(), Ok(reason));
             assert_eq!(

@@ -14,6 +14,15 @@
 //! each tracked path (relative to the session's cwd) to its backup at that prompt: `null`
 //! when the file did not exist, else the backup file's name. Later records for the same
 //! prompt (`isSnapshotUpdate`, written when a file is first edited) replace earlier ones.
+//! Each backup also records when it was taken (`backupTime`).
+//!
+//! A subagent (the `Agent` tool, formerly `Task`) keeps a transcript of its own,
+//! `projects/<escaped cwd>/<session>/subagents/agent-<agent id>.jsonl`, in the same line
+//! format with every line `isSidechain`; the parent's tool result names it
+//! (`toolUseResult.agentId`). Claude Code 2.1.197 records no `toolUseResult` on a subagent's
+//! own tool results and takes no file-history backup for its edits. [`read_subagents`] reads
+//! the transcripts a session's turns name and puts each subagent's tool calls into its
+//! parent's turn, right after the parent's call that ran it.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -74,6 +83,8 @@ pub struct Turn {
     pub calls: Vec<Call>,
     /// The line types (or shapes) of this turn that this module does not know.
     pub unknown: Vec<String>,
+    /// The subagents whose transcripts were read into `calls` (their agent ids).
+    pub subagents: Vec<String>,
     /// Whether the turn is over: a later prompt follows, or its last assistant message
     /// ended the turn with every tool call answered.
     pub complete: bool,
@@ -87,8 +98,13 @@ pub struct Call {
     pub id: String,
     pub tool: String,
     pub input: Value,
-    /// Made by a subagent (a sidechain): never the turn's own evidence.
+    /// A sidechain line of the session's own transcript (a subagent's call that older
+    /// releases kept there): never the turn's own evidence.
     pub sidechain: bool,
+    /// The subagent that made it, read from its own transcript; `None`: the session's agent.
+    pub agent: Option<String>,
+    /// When its assistant line was written (ms since the epoch; 0 when not recorded).
+    pub at_ms: i64,
     pub result: Option<CallResult>,
 }
 
@@ -98,6 +114,10 @@ pub struct CallResult {
     pub is_error: bool,
     /// `toolUseResult.originalFile` of `Write` and `Edit`: the text the tool started from.
     pub original: Original,
+    /// `toolUseResult.agentId` of `Agent`: the subagent it ran.
+    pub agent_id: Option<String>,
+    /// When the result line was written (ms since the epoch; 0 when not recorded).
+    pub at_ms: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +134,8 @@ pub struct Backup {
     /// The backup file's name; `None`: the file did not exist.
     pub file: Option<String>,
     pub version: u64,
+    /// When it was taken (`backupTime`, ms since the epoch).
+    pub time_ms: Option<i64>,
 }
 
 /// The cwd a transcript names first (to pick this workspace's sessions without parsing
@@ -138,6 +160,82 @@ pub fn peek_cwd(path: &Path) -> Option<String> {
 
 /// Read the transcript at `path` (session id: its file stem).
 pub fn read(path: &Path) -> Result<Transcript, ImportError> {
+    read_as(path, Reader::Session)
+}
+
+/// Whose transcript a file is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Session,
+    /// A subagent's: its lines are all sidechain lines, and its prompt opens its turn.
+    Subagent,
+}
+
+/// The tools that run a subagent.
+pub const SUBAGENT_TOOLS: &[&str] = &["Agent", "Task"];
+
+/// Read the transcripts of the subagents that `t`'s turns ran (`path`: `t`'s transcript) and
+/// put each one's tool calls into the turn of the call that ran it, right after that call.
+/// A subagent whose transcript is not there is left out (its call stays a tool this module
+/// cannot see into); one with no prompt line is left out too, and the turn gets an unknown
+/// line; one that is not JSON is an error naming its file and line.
+pub fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), ImportError> {
+    let dir = path.with_extension("").join("subagents");
+    let last = t.turns.len().saturating_sub(1);
+    for (i, turn) in t.turns.iter_mut().enumerate() {
+        let mut at = 0;
+        while at < turn.calls.len() {
+            let call = &turn.calls[at];
+            at += 1;
+            let id = match call.result.as_ref().and_then(|r| r.agent_id.as_deref()) {
+                Some(id)
+                    if SUBAGENT_TOOLS.contains(&call.tool.as_str()) && call.agent.is_none() =>
+                {
+                    id
+                }
+                _ => continue,
+            };
+            let safe = id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            let file = dir.join(format!("agent-{id}.jsonl"));
+            if id.is_empty() || !safe || turn.subagents.iter().any(|s| s == id) || !file.is_file() {
+                continue;
+            }
+            let id = id.to_string();
+            let sub = read_as(&file, Reader::Subagent)?;
+            if sub.turns.is_empty() {
+                // Whatever it holds, none of it can be placed: the turn proves nothing.
+                turn.unknown.push(format!("subagent {id}: no prompt"));
+                continue;
+            }
+            let mut calls = Vec::new();
+            for st in sub.turns {
+                if !st.complete && i == last {
+                    turn.complete = false;
+                }
+                turn.unknown.extend(
+                    st.unknown
+                        .into_iter()
+                        .map(|u| format!("subagent {id}: {u}")),
+                );
+                for mut c in st.calls {
+                    if turn.calls.iter().chain(&calls).all(|o: &Call| o.id != c.id) {
+                        c.agent = Some(id.clone());
+                        calls.push(c);
+                    }
+                }
+            }
+            let n = calls.len();
+            turn.calls.splice(at..at, calls);
+            at += n;
+            turn.subagents.push(id);
+        }
+    }
+    Ok(())
+}
+
+fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
     let io = |e: std::io::Error| ImportError::Transcript {
         path: path.display().to_string(),
         line: 0,
@@ -186,7 +284,7 @@ pub fn read(path: &Path) -> Result<Transcript, ImportError> {
             line: number,
             detail: format!("not JSON: {e}"),
         })?;
-        take_line(&mut t, &v, &mut pending_unknown);
+        take_line(&mut t, &v, reader, &mut pending_unknown);
     }
     let last = t.turns.len().saturating_sub(1);
     for (i, turn) in t.turns.iter_mut().enumerate() {
@@ -200,7 +298,7 @@ pub fn read(path: &Path) -> Result<Transcript, ImportError> {
 /// Long because it is the one dispatch over the transcript's line types: prompts open a
 /// turn, assistant lines add tool calls, tool results answer them, snapshots are kept by
 /// prompt, and anything else is ignored by name or kept as unknown.
-fn take_line(t: &mut Transcript, v: &Value, pending_unknown: &mut Vec<String>) {
+fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mut Vec<String>) {
     let text = |k: &str| v.get(k).and_then(Value::as_str);
     if t.cwd.is_none() {
         t.cwd = text("cwd").map(str::to_string);
@@ -210,7 +308,8 @@ fn take_line(t: &mut Transcript, v: &Value, pending_unknown: &mut Vec<String>) {
     }
     let at = text("timestamp").and_then(parse_ms);
     let kind = text("type").unwrap_or("");
-    let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+    let sidechain =
+        reader == Reader::Session && v.get("isSidechain").and_then(Value::as_bool) == Some(true);
     let content = v.pointer("/message/content");
     match kind {
         "file-history-snapshot" => match snapshot(v) {
@@ -249,6 +348,11 @@ fn take_line(t: &mut Transcript, v: &Value, pending_unknown: &mut Vec<String>) {
                         Some(Value::String(s)) => Original::Text(s.clone()),
                         Some(_) => Original::NotRecorded,
                     },
+                    agent_id: v
+                        .pointer("/toolUseResult/agentId")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    at_ms: at.unwrap_or(0),
                 };
                 let call = t
                     .turns
@@ -279,6 +383,8 @@ fn take_line(t: &mut Transcript, v: &Value, pending_unknown: &mut Vec<String>) {
                         tool,
                         input: b.get("input").cloned().unwrap_or(Value::Null),
                         sidechain,
+                        agent: None,
+                        at_ms: at.unwrap_or(0),
                         result: None,
                     }),
                     _ => unknown(t, pending_unknown, "tool_use".into()),
@@ -343,7 +449,18 @@ fn snapshot(v: &Value) -> Option<(String, BTreeMap<String, Backup>)> {
             _ => return None,
         };
         let version = b.get("version")?.as_u64()?;
-        out.insert(path.clone(), Backup { file, version });
+        let time_ms = b
+            .get("backupTime")
+            .and_then(Value::as_str)
+            .and_then(parse_ms);
+        out.insert(
+            path.clone(),
+            Backup {
+                file,
+                version,
+                time_ms,
+            },
+        );
     }
     Some((prompt, out))
 }

@@ -738,8 +738,12 @@ pub fn claude_code(
     }
     let transcripts = chosen
         .iter()
-        .map(|p| claude::read(p))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|p| {
+            let mut t = claude::read(p)?;
+            claude::read_subagents(p, &mut t)?;
+            Ok(t)
+        })
+        .collect::<Result<Vec<_>, ImportError>>()?;
     let mut report = ImportReport {
         source: CLAUDE_CODE,
         data_dir: opts.projects_dir.display().to_string(),

@@ -12,13 +12,24 @@
 //! turns) is an `external` change of that later turn (`… before`); `metadata-only`
 //! (`shell-command`) when a shell or an unknown tool ran since. A tool result saying
 //! success, the current disk, a backup whose name does not hash to its path: never proof.
+//!
+//! A subagent's calls are links of its parent's turn, in the order [`claude::read_subagents`]
+//! put them (right after the call that ran it). Claude Code backs up none of a subagent's
+//! edits and records no `originalFile` for them, so a chain holding one is `metadata-only`
+//! when that order or its before is in doubt: `backup-missing` when the turn's backup of the
+//! path was taken after the subagent's call (it shows the file after it), `shell-command` /
+//! `unknown-tool` when a shell or an unknown tool ran in the turn (nothing recorded would
+//! show what it changed between the links), `ambiguous-window` when the chain mixes the
+//! subagent's calls with others' and the subagent did not run alone (its calls outside the
+//! span of the call that ran it, or another call overlapping that span). A `NotebookEdit`
+//! is a `metadata-only` link (`notebook-edit`): rewind does not re-derive a notebook's JSON.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::claude::{backup_name, Backup, Call, Original, Transcript, Turn};
+use super::claude::{backup_name, Backup, Call, Original, Transcript, Turn, SUBAGENT_TOOLS};
 use super::proof;
 use super::step::{safe_rel, Keep, Planned, StepPlan};
 use super::ImportError;
@@ -27,6 +38,10 @@ use crate::workspace::RelPath;
 
 /// Claude Code's file tools: their input names the path and proves the transition.
 const FILE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit"];
+
+/// Claude Code's notebook tool: it names its path (`notebook_path`), but its input does not
+/// prove the file's bytes.
+const NOTEBOOK_TOOL: &str = "NotebookEdit";
 
 /// Tools that change no file.
 const READ_ONLY_TOOLS: &[&str] = &[
@@ -169,11 +184,7 @@ pub fn plan(
             out.in_progress = t.turns.len() - i;
             break;
         }
-        others.push(turn.calls.iter().find(|c| {
-            c.sidechain
-                || !(FILE_TOOLS.contains(&c.tool.as_str())
-                    || READ_ONLY_TOOLS.contains(&c.tool.as_str()))
-        }));
+        others.push(turn.calls.iter().find(|c| is_other(turn, c)));
         let snap = t.snapshots.get(&turn.prompt);
         let gap = plan_gap(
             i,
@@ -253,6 +264,91 @@ fn plan_gap(
     Ok(gap)
 }
 
+/// A call that may change files without naming them: a shell, an unknown tool, a subagent
+/// whose transcript was not read, a sidechain line of the session's transcript.
+fn is_other(turn: &Turn, c: &Call) -> bool {
+    let tool = c.tool.as_str();
+    if c.sidechain {
+        return true;
+    }
+    if SUBAGENT_TOOLS.contains(&tool) {
+        let ran = c.result.as_ref().and_then(|r| r.agent_id.as_ref());
+        return c.agent.is_some() || !ran.is_some_and(|id| turn.subagents.contains(id));
+    }
+    !(FILE_TOOLS.contains(&tool) || READ_ONLY_TOOLS.contains(&tool) || tool == NOTEBOOK_TOOL)
+}
+
+/// The input field naming the path a file tool changes.
+fn path_field(tool: &str) -> &'static str {
+    if tool == NOTEBOOK_TOOL {
+        "notebook_path"
+    } else {
+        "file_path"
+    }
+}
+
+/// Why a chain holding a subagent's calls is not proven whatever its links say (see the
+/// module doc): `backup` is the turn's backup of the path, `other` the turn's first shell
+/// or unknown tool.
+fn subagent_doubt(
+    turn: &Turn,
+    calls: &[&Call],
+    backup: Option<&Backup>,
+    other: Option<&Call>,
+) -> Option<MetadataReason> {
+    let theirs: Vec<&Call> = calls
+        .iter()
+        .copied()
+        .filter(|c| c.agent.is_some())
+        .collect();
+    if theirs.is_empty() {
+        return None;
+    }
+    let taken = backup.and_then(|b| b.time_ms);
+    if theirs
+        .iter()
+        .any(|c| c.at_ms == 0 || taken.is_none_or(|t| t > c.at_ms))
+    {
+        return Some(MetadataReason::BackupMissing);
+    }
+    if let Some(o) = other {
+        return Some(unattributed(&o.tool));
+    }
+    for c in &theirs {
+        let mixed = calls.iter().any(|o| o.agent != c.agent);
+        if mixed && !c.agent.as_deref().is_some_and(|id| ran_alone(turn, id)) {
+            return Some(MetadataReason::AmbiguousWindow);
+        }
+    }
+    None
+}
+
+/// Whether subagent `id` ran alone in `turn`: each of its calls, result included, lies within
+/// the span of the call that ran it, and no other call that may change a file overlaps
+/// that span (timestamps as recorded; one missing proves nothing).
+fn ran_alone(turn: &Turn, id: &str) -> bool {
+    let span = |c: &Call| -> Option<(i64, i64)> {
+        let end = c.result.as_ref()?.at_ms;
+        (c.at_ms > 0 && end > 0).then_some((c.at_ms, end))
+    };
+    let run = turn.calls.iter().find(|c| {
+        c.agent.is_none() && c.result.as_ref().and_then(|r| r.agent_id.as_deref()) == Some(id)
+    });
+    let Some((from, to)) = run.and_then(span) else {
+        return false;
+    };
+    turn.calls.iter().all(|c| {
+        if run.is_some_and(|r| std::ptr::eq(r, c)) || READ_ONLY_TOOLS.contains(&c.tool.as_str()) {
+            return true;
+        }
+        match span(c) {
+            None => false,
+            Some((a, b)) if c.agent.as_deref() == Some(id) => from <= a && b <= to,
+            Some((a, b)) => b <= from || to <= a,
+        }
+    })
+}
+
 fn unattributed(tool: &str) -> MetadataReason {
     if tool == "Bash" {
         MetadataReason::ShellCommand
@@ -273,14 +369,15 @@ fn plan_turn(
 ) -> Result<StepPlan, ImportError> {
     let mut chains: Vec<(RelPath, String, Vec<&Call>)> = Vec::new();
     for call in &turn.calls {
-        if call.sidechain || !FILE_TOOLS.contains(&call.tool.as_str()) {
+        let tool = call.tool.as_str();
+        if call.sidechain || !(FILE_TOOLS.contains(&tool) || tool == NOTEBOOK_TOOL) {
             continue;
         }
         // A call the tool refused changed nothing.
         if call.result.as_ref().is_some_and(|r| r.is_error) {
             continue;
         }
-        let raw = call.input.get("file_path").and_then(Value::as_str);
+        let raw = call.input.get(path_field(tool)).and_then(Value::as_str);
         let Some((rel, abs)) = raw.and_then(|p| cx.map(p)) else {
             *unsafe_paths += 1;
             continue;
@@ -290,6 +387,7 @@ fn plan_turn(
             None => chains.push((rel, abs, vec![call])),
         }
     }
+    let other = turn.calls.iter().find(|c| is_other(turn, c));
     let mut plan = StepPlan::default();
     for (rel, abs, calls) in chains {
         // The turn's backup of the path: by its path relative to the cwd, or absolute.
@@ -302,8 +400,12 @@ fn plan_turn(
             Some(b) => cx.backup(&abs, b),
             None => Err(MetadataReason::BackupMissing),
         };
-        let unknown = (!turn.unknown.is_empty()).then_some(MetadataReason::UnknownTool);
-        let end = chain(&rel, start, &calls, unknown, keep, &mut plan)?;
+        let forced = if turn.unknown.is_empty() {
+            subagent_doubt(turn, &calls, backup, other)
+        } else {
+            Some(MetadataReason::UnknownTool)
+        };
+        let end = chain(&rel, start, &calls, forced, keep, &mut plan)?;
         match end {
             Some(k) => known.insert(
                 rel,
@@ -430,6 +532,7 @@ fn link(call: &Call, before: Option<&[u8]>) -> Result<Option<Vec<u8>>, MetadataR
             }
             Ok(Some(text.into_bytes()))
         }
+        NOTEBOOK_TOOL => Err(MetadataReason::NotebookEdit),
         _ => Err(MetadataReason::UnknownTool),
     }
 }
@@ -456,9 +559,13 @@ mod tests {
             tool: tool.into(),
             input,
             sidechain: false,
+            agent: None,
+            at_ms: 0,
             result: Some(super::super::claude::CallResult {
                 is_error: false,
                 original,
+                agent_id: None,
+                at_ms: 0,
             }),
         }
     }
@@ -514,6 +621,103 @@ mod tests {
         );
     }
 
+    /// A call at `at` answered at `done`, by `agent` (`None`: the session's agent).
+    fn timed(id: &str, tool: &str, agent: Option<&str>, at: i64, done: i64) -> Call {
+        let mut c = call(tool, json!({"file_path": "/w/a"}), Original::NotRecorded);
+        c.id = id.into();
+        c.agent = agent.map(str::to_string);
+        c.at_ms = at;
+        if let Some(r) = &mut c.result {
+            r.at_ms = done;
+        }
+        c
+    }
+
+    /// The parent's Write (10–11), its Agent call (20–40) running subagent `s` (its Edit
+    /// 25–26), the parent's Edit (50–51); the backup taken at 10.
+    fn parent_and_subagent() -> (Turn, Backup) {
+        let mut agent = timed("run", "Agent", None, 20, 40);
+        if let Some(r) = &mut agent.result {
+            r.agent_id = Some("s".into());
+        }
+        let mut turn = Turn::default();
+        turn.calls = vec![
+            timed("w", "Write", None, 10, 11),
+            agent,
+            timed("e1", "Edit", Some("s"), 25, 26),
+            timed("e2", "Edit", None, 50, 51),
+        ];
+        turn.subagents = vec!["s".into()];
+        let backup = Backup {
+            file: None,
+            version: 1,
+            time_ms: Some(10),
+        };
+        (turn, backup)
+    }
+
+    #[test]
+    fn a_subagent_that_ran_alone_is_ordered_with_its_parents_links() {
+        let (turn, backup) = parent_and_subagent();
+        let chain: Vec<&Call> = [0, 2, 3].iter().map(|&i| &turn.calls[i]).collect();
+        assert_eq!(subagent_doubt(&turn, &chain, Some(&backup), None), None);
+        assert!(!is_other(&turn, &turn.calls[1]), "its transcript was read");
+    }
+
+    #[test]
+    fn a_subagents_link_needs_the_turns_backup_taken_before_it() {
+        let (turn, mut backup) = parent_and_subagent();
+        let chain: Vec<&Call> = [0, 2, 3].iter().map(|&i| &turn.calls[i]).collect();
+        backup.time_ms = Some(30);
+        assert_eq!(
+            subagent_doubt(&turn, &chain, Some(&backup), None),
+            Some(MetadataReason::BackupMissing),
+            "the backup shows the file after the subagent's edit"
+        );
+        backup.time_ms = None;
+        assert_eq!(
+            subagent_doubt(&turn, &chain, Some(&backup), None),
+            Some(MetadataReason::BackupMissing)
+        );
+    }
+
+    #[test]
+    fn a_shell_in_the_turn_leaves_a_subagents_links_unproven() {
+        let (turn, backup) = parent_and_subagent();
+        let chain: Vec<&Call> = [0, 2, 3].iter().map(|&i| &turn.calls[i]).collect();
+        let bash = timed("b", "Bash", Some("s"), 27, 28);
+        assert_eq!(
+            subagent_doubt(&turn, &chain, Some(&backup), Some(&bash)),
+            Some(MetadataReason::ShellCommand)
+        );
+    }
+
+    #[test]
+    fn a_subagent_that_did_not_run_alone_is_not_ordered_with_others_links() {
+        let (mut turn, backup) = parent_and_subagent();
+        // The parent's Edit overlaps the subagent's run (a parallel call).
+        turn.calls[3].at_ms = 30;
+        let chain: Vec<&Call> = [0, 2, 3].iter().map(|&i| &turn.calls[i]).collect();
+        assert_eq!(
+            subagent_doubt(&turn, &chain, Some(&backup), None),
+            Some(MetadataReason::AmbiguousWindow)
+        );
+        let own: Vec<&Call> = vec![&turn.calls[2]];
+        assert_eq!(
+            subagent_doubt(&turn, &own, Some(&backup), None),
+            None,
+            "its own calls keep their order"
+        );
+        // A call of the subagent's after the parent's call returned (run in background).
+        let (mut turn, backup) = parent_and_subagent();
+        turn.calls[2] = timed("e1", "Edit", Some("s"), 45, 46);
+        let chain: Vec<&Call> = [0, 2, 3].iter().map(|&i| &turn.calls[i]).collect();
+        assert_eq!(
+            subagent_doubt(&turn, &chain, Some(&backup), None),
+            Some(MetadataReason::AmbiguousWindow)
+        );
+    }
+
     #[test]
     fn other_tools_and_missing_inputs_prove_nothing() {
         let nb = call(
@@ -521,7 +725,7 @@ mod tests {
             json!({"new_source": "x"}),
             Original::NotRecorded,
         );
-        assert_eq!(link(&nb, Some(b"{}")), Err(MetadataReason::UnknownTool));
+        assert_eq!(link(&nb, Some(b"{}")), Err(MetadataReason::NotebookEdit));
         let w = call("Write", json!({"file_path": "/w/a"}), Original::NotRecorded);
         assert_eq!(link(&w, None), Err(MetadataReason::NotProven));
         let e = call(

@@ -28,6 +28,13 @@ the step the number of tool calls since the last one:
   turn 2  Read README.md, Edit README.md, Bash `sed -i 's/one/ONE/' notes.txt`
   turn 3  Read notes.txt
 each turn ending with the text "done".
+
+With FAKE_SCENARIO=subagent (capture_claude_subagent.py), the main conversation's turn 1 is
+Write notes.txt (create), Agent (a general-purpose subagent whose prompt holds
+SUBAGENT_MARK), Edit notes.txt one -> ONE; its turn 2 is Read nb.ipynb, NotebookEdit
+nb.ipynb; each ends with "done". A request whose first message holds SUBAGENT_MARK is the
+subagent's own: Read notes.txt, Edit notes.txt two -> TWO, Write sub.txt (create), then
+the text "subagent done".
 Usage: fake_anthropic.py <workspace> <request-log> <port-file>
 """
 import json
@@ -69,6 +76,35 @@ def history_turns():
          ("Bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"})],
         [("Read", {"file_path": NOTES})],
     ]
+
+
+SUBAGENT_MARK = "SUBAGENT-TASK"
+
+
+def subagent_turns():
+    nb = os.path.join(WS, "nb.ipynb")
+    return [
+        [("Write", {"file_path": NOTES, "content": "one\ntwo\n"}),
+         ("Agent", {"description": "edit notes", "subagent_type": "general-purpose",
+                    "prompt": f"{SUBAGENT_MARK}: edit notes.txt and create sub.txt"}),
+         ("Edit", {"file_path": NOTES, "old_string": "one", "new_string": "ONE"})],
+        [("Read", {"file_path": nb}),
+         ("NotebookEdit", {"notebook_path": nb, "cell_id": "c1", "new_source": "print(2)",
+                           "edit_mode": "replace"})],
+    ]
+
+
+def subagent_steps():
+    return [
+        ("Read", {"file_path": NOTES}),
+        ("Edit", {"file_path": NOTES, "old_string": "two", "new_string": "TWO"}),
+        ("Write", {"file_path": os.path.join(WS, "sub.txt"), "content": "from the subagent\n"}),
+    ]
+
+
+def is_subagent(body):
+    msgs = body.get("messages") or [{}]
+    return SUBAGENT_MARK in json.dumps(msgs[0].get("content"))
 
 
 def history_step(body):
@@ -113,15 +149,27 @@ class H(Handler):
         tools = [t.get("name") for t in body.get("tools", []) if isinstance(t, dict)]
         content = {"type": "text", "text": "ok"}
         msg_id = "msg_e2e"
-        if "Write" in tools and os.environ.get("FAKE_SCENARIO") == "history":
+        scenario = os.environ.get("FAKE_SCENARIO")
+        if "Write" in tools and scenario == "subagent" and is_subagent(body):
+            n = tool_calls_so_far(body)
+            msg_id = f"msg_sub_{n:02d}"
+            if n < len(subagent_steps()):
+                name, inp = subagent_steps()[n]
+                content = {"type": "tool_use", "id": f"toolu_sub_{n:02d}", "name": name, "input": inp}
+            else:
+                content = {"type": "text", "text": "subagent done"}
+        elif "Write" in tools and scenario in ("history", "subagent"):
             turn, n = history_step(body)
             # Claude Code merges the content of assistant messages sharing an id.
-            msg_id = f"msg_h{turn}_{n:02d}"
-            script = history_turns()[turn] if turn < len(history_turns()) else []
-            script = [s for s in script if s[0] in tools]  # MultiEdit only when offered
+            msg_id = f"msg_{scenario[0]}{turn}_{n:02d}"
+            turns = subagent_turns() if scenario == "subagent" else history_turns()
+            script = turns[turn] if turn < len(turns) else []
+            # The subagent tool is `Agent` (older releases: `Task`); MultiEdit only when offered.
+            script = [("Task" if s[0] == "Agent" and "Task" in tools else s[0], s[1]) for s in script]
+            script = [s for s in script if s[0] in tools]
             if n < len(script):
                 name, inp = script[n]
-                content = {"type": "tool_use", "id": f"toolu_h{turn}_{n:02d}", "name": name, "input": inp}
+                content = {"type": "tool_use", "id": f"toolu_{scenario[0]}{turn}_{n:02d}", "name": name, "input": inp}
             else:
                 content = {"type": "text", "text": "done"}
         elif "Write" in tools:

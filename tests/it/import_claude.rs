@@ -5,6 +5,7 @@
 //! turn 3 Read notes.txt). The fixture names the workspace `/REWIND_FIXTURE_WS`; each test
 //! copies it into a Claude config dir of its own with its workspace's path instead (and the
 //! backups renamed after it, as Claude Code names them after the path's sha256).
+//! A second fixture, `real-2.1.197-subagent` ([`SUBAGENT`]), has a subagent's edits.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,26 @@ const TURN1: &str = "b3331e81-1f1e-4dd2-b352-9ddcfda93d6c";
 const TURN2: &str = "8418b460-bc47-4e20-80c2-499e63cfc70d";
 const TURN3: &str = "2efef798-6ad5-4ffe-bb37-f73d9cf04a65";
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/real-2.1.197")
+/// A captured run: its directory under `fixtures/claude-code/`, its session, and the
+/// workspace files it names.
+struct Fixture {
+    dir: &'static str,
+    session: &'static str,
+    files: &'static [&'static str],
+}
+
+const MAIN: Fixture = Fixture {
+    dir: "real-2.1.197",
+    session: SESSION,
+    files: &["notes.txt", "README.md"],
+};
+
+impl Fixture {
+    fn path(&self) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/claude-code")
+            .join(self.dir)
+    }
 }
 
 fn slug(path: &str) -> String {
@@ -39,35 +58,56 @@ struct Setup {
     env: Env,
     /// Claude Code's config dir, beside the workspace in the env's temp dir.
     claude: PathBuf,
+    fixture: Fixture,
 }
 
 impl Setup {
     fn new() -> Setup {
+        Setup::of(MAIN)
+    }
+
+    /// `fixture`'s workspace files, and its transcripts (with whatever lies beside them) and
+    /// backups in a Claude config dir of this test's own.
+    fn of(fixture: Fixture) -> Setup {
         let env = Env::new();
-        for f in ["notes.txt", "README.md"] {
-            std::fs::copy(fixture().join("workspace").join(f), env.ws.join(f)).unwrap();
+        let from = fixture.path();
+        for f in fixture.files {
+            std::fs::copy(from.join("workspace").join(f), env.ws.join(f)).unwrap();
         }
         let claude = env.ws.parent().unwrap().join("claude");
-        let s = Setup { env, claude };
-        let text = std::fs::read_to_string(
-            fixture()
-                .join("projects")
-                .join(slug(PLACEHOLDER))
-                .join(format!("{SESSION}.jsonl")),
-        )
-        .unwrap();
-        s.write_transcript(SESSION, &s.localize(&text));
+        let s = Setup {
+            env,
+            claude,
+            fixture,
+        };
+        let projects = from.join("projects").join(slug(PLACEHOLDER));
+        s.copy_localized(
+            &projects,
+            &s.transcript(s.fixture.session).with_file_name(""),
+        );
         let history = s.history();
         std::fs::create_dir_all(&history).unwrap();
-        for e in std::fs::read_dir(fixture().join("file-history").join(SESSION)).unwrap() {
+        let backups = from.join("file-history").join(s.fixture.session);
+        for e in std::fs::read_dir(&backups).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();
-            std::fs::copy(
-                fixture().join("file-history").join(SESSION).join(&name),
-                history.join(s.localize(&name)),
-            )
-            .unwrap();
+            std::fs::copy(backups.join(&name), history.join(s.localize(&name))).unwrap();
         }
         s
+    }
+
+    /// Every file under `from` into `to`, localized.
+    fn copy_localized(&self, from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                self.copy_localized(&e.path(), &target);
+            } else {
+                let text = std::fs::read_to_string(e.path()).unwrap();
+                std::fs::write(target, self.localize(&text)).unwrap();
+            }
+        }
     }
 
     fn ws(&self) -> String {
@@ -79,7 +119,7 @@ impl Setup {
         let mut out = text
             .replace(PLACEHOLDER, &self.ws())
             .replace(&slug(PLACEHOLDER), &slug(&self.ws()));
-        for f in ["notes.txt", "README.md"] {
+        for f in self.fixture.files {
             out = out.replace(
                 &name_hash(&format!("{PLACEHOLDER}/{f}")),
                 &name_hash(&format!("{}/{f}", self.ws())),
@@ -102,7 +142,7 @@ impl Setup {
     }
 
     fn history(&self) -> PathBuf {
-        self.claude.join("file-history").join(SESSION)
+        self.claude.join("file-history").join(self.fixture.session)
     }
 
     /// The backup file of workspace file `rel`, version `v`.
@@ -684,5 +724,168 @@ fn an_imported_change_keeps_the_files_mode() {
     assert_eq!(
         crate::common::mode_of(&s.env.ws.join("README.md")) & 0o777,
         0o755
+    );
+}
+
+/// `fixtures/claude-code/real-2.1.197-subagent` (tests/agents/capture_claude_subagent.py):
+/// turn 1 Write notes.txt, an `Agent` call whose subagent Reads notes.txt, Edits it (two →
+/// TWO) and Writes sub.txt (its own transcript, `<session>/subagents/agent-<id>.jsonl`; no
+/// backups of its edits), then the parent's Edit of notes.txt (one → ONE); the user appends
+/// a line to notes.txt; turn 2 Read and NotebookEdit nb.ipynb.
+const SUBAGENT: Fixture = Fixture {
+    dir: "real-2.1.197-subagent",
+    session: "1212844e-5df4-4e32-86b1-34cfb54b6f87",
+    files: &["notes.txt", "README.md", "sub.txt", "nb.ipynb"],
+};
+const SUB_TURN1: &str = "121aa06a-7f77-4793-bb4e-37c36db9c452";
+const SUB_AGENT: &str = "a5c143a5538abc134";
+
+impl Setup {
+    fn subagent_transcript(&self) -> PathBuf {
+        self.transcript(self.fixture.session)
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{SUB_AGENT}.jsonl"))
+    }
+}
+
+#[test]
+fn a_subagents_edit_is_derived_in_its_parents_turn() {
+    let s = Setup::of(SUBAGENT);
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import 121aa06a: notes.txt derived - Write",
+            // The subagent's, between the parent's Write and Edit: its input applied to the
+            // parent's Write, and the parent's Edit recorded it started from the result.
+            "import 121aa06a: notes.txt derived - Edit",
+            "import 121aa06a: notes.txt derived - Edit",
+            // Claude Code backs up none of a subagent's edits: sub.txt's before is unknown.
+            "import 121aa06a: sub.txt metadata-only backup-missing Write",
+            "external e00a8f2c: notes.txt derived - -",
+            "import e00a8f2c: nb.ipynb metadata-only notebook-edit NotebookEdit",
+        ]
+    );
+    let edits = change(&r, "notes.txt", "Edit");
+    assert_eq!(
+        edits[0]["tool_call"], "toolu_sub_01",
+        "the subagent's own id"
+    );
+    assert_eq!(edits[0]["before"], blob_json(b"one\ntwo\n"));
+    assert_eq!(edits[0]["after"], blob_json(b"one\nTWO\n"));
+    assert_eq!(edits[1]["tool_call"], "toolu_s0_02");
+    assert_eq!(edits[1]["after"], blob_json(b"ONE\nTWO\n"));
+    let user = change(&r, "notes.txt", "-")[0];
+    assert_eq!(user["after"], blob_json(b"ONE\nTWO\nuser line\n"));
+    let session = &r["sessions"][0];
+    assert_eq!(session["derived"], 3);
+    assert_eq!(session["external"], 1);
+    assert_eq!(session["reasons"]["backup-missing"], 1);
+    assert_eq!(session["reasons"]["notebook-edit"], 1);
+}
+
+/// The turn's window holds the subagent's edit among the parent's: undoing the turn (after
+/// the user's later line, and for notes.txt: sub.txt's before is unknown) takes notes.txt
+/// back to before the turn, absent; the user's line is undone first on its own.
+#[test]
+fn undo_of_the_parents_turn_undoes_its_subagents_edit() {
+    let s = Setup::of(SUBAGENT);
+    let r = s.import(&[]).ok().json();
+    let session = SUBAGENT.session;
+    let user = window_id(
+        &r,
+        "claude-code e00a8f2c-d665-49f6-b387-d7fe6cf71c91 before",
+    );
+    s.env
+        .run(&["undo", "--session", session, "--window", &user])
+        .ok();
+    assert_eq!(s.env.read("notes.txt").unwrap(), b"ONE\nTWO\n");
+    let turn1 = window_id(&r, &format!("claude-code {SUB_TURN1}"));
+    let whole = s
+        .env
+        .run(&["undo", "--session", session, "--window", &turn1]);
+    assert_eq!(whole.code, 3, "sub.txt is unproven: {}", whole.stderr);
+    assert!(
+        whole.stdout.contains("sub.txt  [unproven]"),
+        "{}",
+        whole.stdout
+    );
+    s.env
+        .run(&[
+            "undo",
+            "--session",
+            session,
+            "--window",
+            &turn1,
+            "--path",
+            "notes.txt",
+        ])
+        .ok();
+    assert_eq!(s.env.read("notes.txt"), None);
+    assert_eq!(s.env.read("sub.txt").unwrap(), b"from the subagent\n");
+}
+
+#[test]
+fn a_second_import_of_a_session_with_a_subagent_adds_nothing() {
+    let s = Setup::of(SUBAGENT);
+    assert_eq!(s.import(&[]).ok().json()["windows_added"], 3);
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "nothing to do: {}", again.stderr);
+    assert_eq!(again.json()["windows_added"], 0);
+}
+
+#[test]
+fn a_subagent_transcript_that_is_not_json_is_refused_naming_it_and_nothing_is_imported() {
+    let s = Setup::of(SUBAGENT);
+    let path = s.subagent_transcript();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&path, format!("{first}\n{{\"type\": \"assistant\", \n")).unwrap();
+    let run = s.import(&[]);
+    assert_import_refused(
+        &run,
+        &format!(
+            "cannot read Claude Code transcript {}, line 2: not JSON",
+            path.display()
+        ),
+    );
+    nothing_imported(&s.env);
+}
+
+/// Without the subagent's transcript its edit is unseen: the parent's next Edit recorded a
+/// start that the chain does not reach, so nothing of notes.txt in that turn is derived.
+#[test]
+fn without_its_subagents_transcript_the_parents_chain_is_not_proven() {
+    let s = Setup::of(SUBAGENT);
+    std::fs::remove_file(s.subagent_transcript()).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import 121aa06a: notes.txt metadata-only evidence-mismatch Write",
+            "import 121aa06a: notes.txt metadata-only evidence-mismatch Edit",
+            "import e00a8f2c: nb.ipynb metadata-only notebook-edit NotebookEdit",
+        ]
+    );
+}
+
+/// A subagent transcript with no prompt line in it cannot be placed: its parent's turn
+/// proves nothing (`unknown-tool`), the later turns keep their proofs.
+#[test]
+fn a_subagent_transcript_without_its_prompt_makes_the_parents_turn_unprovable() {
+    let s = Setup::of(SUBAGENT);
+    let path = s.subagent_transcript();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, rest).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import 121aa06a: notes.txt metadata-only unknown-tool Write",
+            "import 121aa06a: notes.txt metadata-only unknown-tool Edit",
+            "import e00a8f2c: nb.ipynb metadata-only notebook-edit NotebookEdit",
+        ]
     );
 }

@@ -320,17 +320,7 @@ impl Maintenance<'_, '_> {
             }
         }
         let blobs = self.sweep(now, policy.grace)?;
-        let known: HashSet<BlobId> = self.home.index().read().blob_ids()?.into_iter().collect();
-        let mut orphan_files_removed = 0;
-        let cutoff = SystemTime::now()
-            .checked_sub(policy.grace)
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        for file in self.home.store().object_files()? {
-            let orphan = file.id.is_none_or(|id| !known.contains(&id)) || self.packed(&file)?;
-            if orphan && file.modified < cutoff && std::fs::remove_file(&file.path).is_ok() {
-                orphan_files_removed += 1;
-            }
-        }
+        let orphan_files_removed = self.remove_orphan_files(policy.grace)?;
         let packs = self.sweep_packs(policy.grace)?;
         Ok(GcReport {
             windows_removed,
@@ -367,6 +357,58 @@ impl Maintenance<'_, '_> {
             })?;
         }
         Ok(removed)
+    }
+
+    /// Delete the object files no row needs (no blob of that id, or its row points into a
+    /// pack now: a pack step stopped before it deleted the file) once older than the grace
+    /// period. Candidates come from one look without the lock; each is judged again under
+    /// the exclusive lock, a batch at a time, from a fresh read of its row and a fresh stat:
+    /// a command storing the same bytes again finds the old file there, keeps it and commits
+    /// a row for it, which a judgement made before that commit would not see.
+    fn remove_orphan_files(&self, grace: Duration) -> Result<usize> {
+        const BATCH: usize = 256;
+        let known: HashSet<BlobId> = self.home.index().read().blob_ids()?.into_iter().collect();
+        let cutoff = SystemTime::now()
+            .checked_sub(grace)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let mut candidates = Vec::new();
+        for file in self.home.store().object_files()? {
+            if file.modified < cutoff
+                && (file.id.is_none_or(|id| !known.contains(&id)) || self.packed(&file)?)
+            {
+                candidates.push(file);
+            }
+        }
+        let mut removed = 0;
+        for batch in candidates.chunks(BATCH) {
+            let _exclusive = self.home.lock_exclusive()?;
+            for file in batch {
+                let unneeded = match file.id {
+                    None => true,
+                    Some(_) => !self.needed(file)?,
+                };
+                let old = std::fs::symlink_metadata(&file.path)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|m| m < cutoff);
+                if unneeded && old && std::fs::remove_file(&file.path).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Whether a row needs `file` now: a blob of its id kept as an object file.
+    fn needed(&self, file: &crate::store::ObjectFile) -> Result<bool> {
+        let Some(id) = file.id else {
+            return Ok(false);
+        };
+        Ok(self
+            .home
+            .index()
+            .read()
+            .blob(&id)?
+            .is_some_and(|row| matches!(row.place, crate::store::Place::Object)))
     }
 
     /// Whether `file` is the object file of a blob whose row points elsewhere now (the pack

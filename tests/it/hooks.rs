@@ -2355,3 +2355,41 @@ fn opencode_rw_undo_command_undoes_the_latest_opencode_turn() {
     );
     assert_eq!(env.read("src/app.ts").unwrap(), b"let x = 1\n");
 }
+
+/// gc removes an object file no row needs and keeps one a row still names, whatever their age
+/// (every file here is older than the zero grace period): the needed one still reads back.
+#[test]
+fn gc_removes_an_unneeded_object_file_and_keeps_a_needed_one() {
+    let env = Env::new();
+    // Random bytes do not compress: an object file, not an inline frame.
+    let mut big = Vec::with_capacity(200_000);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..200_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        big.push(x as u8);
+    }
+    env.write("big.bin", &big);
+    env.agent_write("big.bin", b"small now\n");
+    let needed = rewind::ids::BlobId::of(&big).to_string();
+    let needed_file = env
+        .home
+        .join("objects")
+        .join(&needed[..2])
+        .join(&needed[2..]);
+    assert!(needed_file.exists(), "{}", needed_file.display());
+    let stray = rewind::ids::BlobId::of(b"never stored").to_string();
+    let stray_file = env.home.join("objects").join(&stray[..2]).join(&stray[2..]);
+    std::fs::create_dir_all(stray_file.parent().unwrap()).unwrap();
+    std::fs::write(&stray_file, b"a hook killed before its commit").unwrap();
+
+    let r = env.run(&["--json", "gc", "--grace-seconds", "0"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["orphan_files_removed"], 1, "{}", r.stdout);
+    assert!(!stray_file.exists());
+    assert!(needed_file.exists());
+    let u = env.run(&["undo"]);
+    assert_eq!(u.code, 0, "{}{}", u.stdout, u.stderr);
+    assert_eq!(env.read("big.bin").as_deref(), Some(big.as_slice()));
+}

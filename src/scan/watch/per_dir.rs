@@ -23,7 +23,9 @@
 //! notify removes the watches of a directory deleted or moved away (and of everything under
 //! its old path) by itself; the handler drops them from its count. Its watches carry no
 //! `IN_DONT_FOLLOW`/`IN_ONLYDIR`: a directory replaced by a file or a symlink between its
-//! parent's read and its watch is watched as what it became, which only names more paths.
+//! parent's read and its watch is watched as what it became (for a symlink to another
+//! watched directory, that directory's own watch, which the link's removal would take with
+//! it), so a watch whose path is no directory once placed leaves the watcher untrusted.
 //! Its watches also report opens (`IN_OPEN`, the walk's own reads): those are not changes and
 //! are dropped first.
 
@@ -301,6 +303,9 @@ pub(in crate::scan) struct Marks {
     linked: Mutex<Vec<RelPath>>,
 }
 
+/// Why a watcher is not trusted after a directory changed under its watch's placing.
+const REPLACED: &str = "a directory was replaced while its watch was placed";
+
 /// Why a watcher gave up placing watches.
 const UNWATCHABLE: &str = "its directories could not all be watched (fs.inotify.max_user_watches?)";
 
@@ -312,6 +317,12 @@ impl DirWatch for Marks {
         }
         let placed = lock(&self.watcher).watch(dir, notify::RecursiveMode::NonRecursive);
         match placed {
+            // notify's watches follow symlinks: a directory replaced by a symlink to another
+            // watched one between its parent's read and here shares that one's watch, whose
+            // removal with the link would leave the other unwatched. Not trusted: a walk.
+            Ok(()) if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) => {
+                self.shared.state().broken = Some(REPLACED);
+            }
             Ok(()) => self.shared.state().watched(rel),
             Err(e) => {
                 if let Some(why) = unwatched(&e, dir, rel.is_none()) {
@@ -920,5 +931,21 @@ mod tests {
             })
         });
         assert_eq!(looked, Err(OVERFLOW));
+    }
+
+    /// A directory the walk read, replaced by a symlink to another watched directory before
+    /// its watch is placed, would share that one's watch: the watcher is not trusted.
+    #[test]
+    fn a_directory_replaced_by_a_symlink_before_its_watch_untrusts_the_watcher() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let root = root.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("other")).expect("mkdir");
+        let w = Watcher::new(&root, &GitGlobal::default()).expect("watcher");
+        w.marks.watch(&root, None);
+        w.marks.watch(&root.join("other"), Some(&rel("other")));
+        assert_eq!(w.marks.shared.state().broken, None);
+        std::os::unix::fs::symlink(root.join("other"), root.join("d")).expect("symlink");
+        w.marks.watch(&root.join("d"), Some(&rel("d")));
+        assert_eq!(w.marks.shared.state().broken, Some(REPLACED));
     }
 }

@@ -485,7 +485,12 @@ impl HistoryPacker {
         let mut at = previous;
         let mut steps = 0;
         while let Some(x) = at {
-            if x == *id || steps > PACK_CHAIN + 1 || out.len() >= CANDIDATES {
+            if x == *id {
+                // Every candidate so far depends on `id`: a base among them would be a loop.
+                out.clear();
+                break;
+            }
+            if steps > PACK_CHAIN + 1 || out.len() >= CANDIDATES {
                 break;
             }
             steps += 1;

@@ -17,7 +17,7 @@
 //!   the client logs it and lets the tool call proceed. It does not run the event again:
 //!   the helper may have recorded it.
 //! - One event at a time. Between events the helper holds no lock, so gc runs while it idles.
-//! - With `--record`, a thread of its own (`watch::Background`, with its own connection to
+//! - Unless started with `--no-record`, a thread of its own (`watch::Background`, with its own connection to
 //!   the index) records the edits made outside the agents in the workspaces the events came
 //!   from: hook events never wait for a recording scan, only, when both write, for its
 //!   transaction in progress (a few hundred files), and a shell event's scan for the
@@ -677,7 +677,7 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
         .arg(&root)
         .args(["helper", "run", "--detached", "--idle-timeout"])
         .arg(args.idle_timeout.to_string())
-        .args(args.record.then_some("--record"))
+        .args(args.no_record.then_some("--no-record"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -725,9 +725,9 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     let lock = take_lock(&root)?;
     let (listener, socket, ours) = listen(&root)?;
     let watching = Watching::default();
-    let recorder = match args.record {
-        false => None,
-        true => Some(record_in_background(g, watching.clone())?),
+    let recorder = match args.no_record {
+        true => None,
+        false => Some(record_in_background(g, watching.clone())?),
     };
     let mut helper = Helper {
         home,
@@ -879,7 +879,7 @@ struct Helper<'g> {
     /// The directory watches every scan this helper runs shares.
     watching: Watching,
     /// The thread that records the local history of the workspaces the events came from
-    /// (`--record`).
+    /// (unless `--no-record`).
     recorder: Option<super::watch::Background>,
     /// When the last event or scan ended whose memory is not given back yet.
     unreleased: Option<Instant>,
@@ -1055,7 +1055,7 @@ impl Helper<'_> {
         })
     }
 
-    /// With `--record`: the workspace of an event, to record its edits from now on.
+    /// Unless `--no-record`: the workspace of an event, to record its edits from now on.
     fn note_workspace(&self, global: &Global, cwd: &Path) {
         if let (Some(recorder), Ok(ws)) =
             (&self.recorder, crate::cli::context::workspace(global, cwd))

@@ -162,7 +162,7 @@ pub(crate) const LOCAL_HISTORY: &str = "local-history";
 /// share the helper's watches (a hook's shell scan and a recording each look at what changed
 /// since the other; they take turns, see [`Watching`]).
 #[derive(Default)]
-pub(crate) struct Recorder {
+struct Recorder {
     by_root: std::collections::HashMap<std::path::PathBuf, Recorded>,
 }
 
@@ -260,7 +260,7 @@ impl Recorder {
 }
 
 /// What one [`Recorder::tick`] did.
-pub(crate) struct Tick {
+struct Tick {
     /// A workspace's changes are still settling: look again soon.
     pub settling: bool,
     /// It scanned (or tried to): the helper gives back that scan's memory once quiet.

@@ -3,7 +3,7 @@
 
     benches/helper-overhead.py REWIND [ROUNDS]
 
-1. CPU time of the resident helper started with `--record` during a `git checkout` that
+1. CPU time of the resident helper (recording, as by default) during a `git checkout` that
    rewrites 10,000 files of the workspace (100 directories of 100 files of 1-3 KB), from just
    before the checkout until the helper has recorded the last file and gone idle, against the
    CPU time (user + system) of the `git checkout` itself. Rounds switch between two branches.
@@ -58,7 +58,7 @@ class Helper:
         ).stdout
 
     def start(self):
-        self.run("helper", "start", "--idle-timeout", "3600", "--record")
+        self.run("helper", "start", "--idle-timeout", "3600")
         self.pid = json.loads(self.run("--json", "helper", "status"))["pid"]
         # A hook event from the workspace makes the helper record it.
         event = json.dumps({

@@ -361,8 +361,12 @@ pub struct RunArgs {
     /// Started by `helper start`: leave the terminal's session
     #[arg(long, hide = true)]
     pub detached: bool,
-    /// Also record the edits made outside the agents in the workspaces the hook events come
-    /// from, as they happen (local history, as `rewind watch` records them)
+    /// Do not record the edits made outside the agents in the workspaces the hook events come
+    /// from (by default the helper records them as they happen: local history, as `rewind
+    /// watch` does)
     #[arg(long)]
+    pub no_record: bool,
+    /// What the helper does by default (kept for the command lines that still pass it)
+    #[arg(long, hide = true, conflicts_with = "no_record")]
     pub record: bool,
 }

@@ -586,7 +586,7 @@ impl Session<'_> {
         })
     }
 
-    /// A watcher (`rewind watch`, the helper's `--record`, a scan before a command) may have
+    /// A watcher (`rewind watch`, the helper's recording, a scan before a command) may have
     /// recorded this very write as an edit outside the agents before the hook announcing it
     /// came: an agent that announces its writes only afterwards (Cursor, a Claude Code edit
     /// without its PreToolUse). When the path's latest change is such an `external` one, made

@@ -2,7 +2,7 @@
 //! changes they imply, in the window the scan's phase sends them to (opened on the first).
 
 use super::hash::Looked;
-use super::judge::{judge, Gone, Judged};
+use super::judge::{judge, Gone, Judged, Need};
 use super::{ChangeKind, Phase, Result, Scan, ScanChange};
 use crate::ids::WindowId;
 use crate::index::{NewChange, Tx};
@@ -75,9 +75,15 @@ impl Scan<'_> {
             recorded_at: l.read_at,
             unread: l.unread,
         };
-        let Some(judged) = judge(l.need, l.known.as_ref(), l.state, l.stat, l.unread) else {
-            tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
-            return Ok(());
+        let judged = match judge(l.need, l.known.as_ref(), l.state, l.stat, l.unread) {
+            Some(judged) => judged,
+            None => match moved_meanwhile(tx, ws, l)? {
+                Some(judged) => judged,
+                None => {
+                    tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
+                    return Ok(());
+                }
+            },
         };
         if self.not_external(tx, &l.rel, l.known.as_ref(), l.state)? {
             return Ok(());
@@ -213,4 +219,19 @@ impl Scan<'_> {
         sink.window = Some(w);
         Ok(w)
     }
+}
+
+/// The change from a state written since this scan loaded the file's (a hook's check or
+/// record while the scan ran: the helper's recording thread scans while it answers events)
+/// to what the scan found, when the scan read the file after that state was recorded and
+/// found other bytes: the file changed after it. Without this, a file the scan found unchanged
+/// or new would have its state moved on silently, and that edit would be in no change.
+fn moved_meanwhile(tx: &Tx<'_>, ws: crate::ids::WorkspaceId, l: &Looked) -> Result<Option<Judged>> {
+    let Some(now) = tx.file_state(ws, &l.rel)? else {
+        return Ok(None);
+    };
+    if l.known.as_ref().map(|k| k.state) == Some(now.state) || now.recorded_at > l.read_at {
+        return Ok(None);
+    }
+    Ok(judge(Need::Verify, Some(&now), l.state, l.stat, l.unread))
 }

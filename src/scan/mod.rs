@@ -152,14 +152,25 @@ pub struct GitGlobal {
 
 /// Directory watches shared by the scans of one long-lived process (module `watch`); a
 /// clone shares them. Linux only, so far: elsewhere scans walk the whole tree.
+///
+/// Scans that share them run one at a time (the resident helper scans on two threads: its
+/// hook events' and its recording's): a scan takes a workspace's watcher out while it runs,
+/// and a second scan at the same time would find none and walk the whole tree.
 #[derive(Clone, Default)]
-pub struct Watching(std::sync::Arc<Mutex<Watches>>);
+pub struct Watching(std::sync::Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    watches: Mutex<Watches>,
+    /// Held for the whole of a scan that uses the watches.
+    scanning: Mutex<()>,
+}
 
 impl Watching {
     /// Read the watches' pending events (between commands, so the kernel's queue does not
     /// overflow while nothing scans); what the watches did so far.
     pub fn drain(&self) -> WatchCounts {
-        let mut w = lock(&self.0);
+        let mut w = lock(&self.0.watches);
         w.drain();
         w.counts()
     }
@@ -171,12 +182,12 @@ impl Watching {
     /// [`Watching::drain`]); `None` when `ws` has no trusted watcher (its next scan walks
     /// everything and places one).
     pub fn dirty(&self, ws: crate::ids::WorkspaceId) -> Option<usize> {
-        lock(&self.0).dirty(ws)
+        lock(&self.0.watches).dirty(ws)
     }
 
     /// Whether a storm broke the watcher of `ws` (see [`Watches::storm`]).
     pub fn storm(&self, ws: crate::ids::WorkspaceId) -> Option<Storm> {
-        lock(&self.0).storm(ws)
+        lock(&self.0.watches).storm(ws)
     }
 
     /// Block until the watches of `ws` see a change, then until its writes settle: no
@@ -191,7 +202,7 @@ impl Watching {
         quiet: Duration,
         most: Duration,
     ) -> Option<Waited> {
-        match lock(&self.0).wait(ws, timeout) {
+        match lock(&self.0.watches).wait(ws, timeout) {
             Waited::Nothing => return None,
             Waited::NoWatcher => {
                 // A storm broke the watcher: the walk waits for it to pass, as long as that.
@@ -205,7 +216,7 @@ impl Watching {
         }
         let first = Instant::now();
         while first.elapsed() < most {
-            if lock(&self.0).wait(ws, quiet) != Waited::Events {
+            if lock(&self.0.watches).wait(ws, quiet) != Waited::Events {
                 break;
             }
         }
@@ -323,6 +334,8 @@ pub fn scan(
     opts: &ScanOptions,
     progress: &mut dyn FnMut(&ScanProgress),
 ) -> Result<ScanReport> {
+    // One scan at a time per set of watches (see [`Watching`]).
+    let _scanning = opts.watching.as_ref().map(|w| lock(&w.0.scanning));
     let scan = Scan {
         session,
         opts,
@@ -435,7 +448,7 @@ impl Scan<'_> {
 
     /// The watches of a process that keeps the home open, if this is one.
     fn watches(&self) -> Option<&Mutex<Watches>> {
-        self.opts.watching.as_ref().map(|w| &*w.0)
+        self.opts.watching.as_ref().map(|w| &w.0.watches)
     }
 
     /// When the shell command may have started, for a post-shell scan: the mark its pre-shell

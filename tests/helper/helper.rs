@@ -24,6 +24,20 @@ fn start(env: &Env) -> Value {
     run.ok().json()
 }
 
+/// A helper that records no local history: for a test that counts the hooks' scans (a
+/// recording scan, on the helper's own schedule, would be one more).
+fn start_without_recording(env: &Env) -> Value {
+    let run = env.run(&[
+        "--json",
+        "helper",
+        "start",
+        "--idle-timeout",
+        "120",
+        "--no-record",
+    ]);
+    run.ok().json()
+}
+
 fn status(env: &Env) -> Run {
     env.run(&["--json", "helper", "status"])
 }
@@ -489,7 +503,7 @@ fn the_helper_watches_a_scanned_workspace_and_its_next_scan_sees_a_commands_chan
     let env = env();
     env.write("src/a.txt", "alpha\n");
     env.write("src/b.txt", "beta\n");
-    start(&env);
+    start_without_recording(&env);
     claude_fixture(&env, "pre-tool-use-bash");
     let s = status(&env).ok().json();
     assert_eq!(s["watches"]["workspaces"], 1, "{s}");
@@ -560,6 +574,9 @@ fn a_helper_out_of_inotify_watches_walks_everything_and_does_not_retry_at_once()
             "start",
             "--idle-timeout",
             "120",
+            // The walks counted below are the hooks' scans: a recording scan between them
+            // would be one more.
+            "--no-record",
         ],
     ));
     let started: Value = serde_json::from_slice(&out.stdout).unwrap();

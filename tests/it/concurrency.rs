@@ -159,3 +159,59 @@ fn gc_with_no_grace_during_snaps_never_drops_a_referenced_blob() {
         );
     }
 }
+
+/// A scan runs while a hook (another connection: the helper answers hooks while its
+/// recording thread scans) records the state of files the scan loaded none for, and the
+/// files are then edited again before the scan reads them: each such edit is a change from
+/// the hook's state, never a state moved on silently.
+#[test]
+fn a_state_recorded_while_a_scan_runs_is_the_before_of_the_edit_the_scan_then_finds() {
+    use rewind::engine::{Home, Options};
+    use rewind::scan::{Phase, ScanOptions};
+    use rewind::workspace::Workspace;
+    const N: usize = 40;
+    let env = Env::new();
+    let name = |i: usize| format!("f{i:02}.txt");
+    for i in 0..N {
+        env.write(&name(i), "v1\n");
+    }
+    let recording = Home::open(&env.home, Options::default()).unwrap();
+    let hooks = Home::open(&env.home, Options::default()).unwrap();
+    let ws = || Workspace::open(&env.ws).unwrap();
+    let scanner = recording.session(ws(), "local-history").unwrap();
+    let agent = hooks.session(ws(), "agent").unwrap();
+    let opts = ScanOptions {
+        batch_files: 1,
+        threads: 1,
+        ..ScanOptions::default()
+    };
+    let mut first = true;
+    let report = rewind::scan::scan(&scanner, Phase::Watch, None, None, &opts, &mut |_| {
+        // After the first batch: the workers are a few files ahead at most.
+        if std::mem::take(&mut first) {
+            for i in 0..N {
+                agent.check(&[env.path(&name(i))], &env.ws, true).unwrap();
+                env.write(&name(i), "v2, edited again\n");
+            }
+        }
+    })
+    .unwrap();
+    let changed: Vec<&str> = report.changes.iter().map(|c| c.path.as_str()).collect();
+    let index = crate::common::index(&env);
+    let ws_id = crate::common::workspace_id(&env, &index);
+    let v2 = rewind::ids::BlobId::of(b"v2, edited again\n");
+    let mut moved = 0;
+    for i in 0..N {
+        let rel = rewind::workspace::RelPath::from_stored(name(i).into_bytes()).unwrap();
+        let state = index.read().file_state(ws_id, &rel).unwrap().unwrap();
+        if state.state.blob() == Some(v2) {
+            moved += 1;
+            assert!(
+                changed.contains(&name(i).as_str()),
+                "{} moved silently",
+                name(i)
+            );
+        }
+    }
+    assert!(moved >= N / 2, "only {moved} of {N} read after the edit");
+}

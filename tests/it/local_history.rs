@@ -370,17 +370,16 @@ fn an_edit_the_watcher_recorded_still_reaches_the_agent_that_read_the_file() {
     assert_eq!(read(&env)["externally_modified"], false, "told once");
 }
 
-/// The resident helper started with `--record` records the edits made outside the agents in
-/// the workspaces its hook events came from, between events, as `rewind watch` does
-/// (session `local-history`).
+/// Issue 29: the resident helper, started without flags, records the edits made outside the
+/// agents in the workspaces its hook events came from, as `rewind watch` does (session
+/// `local-history`).
 #[cfg(target_os = "linux")]
 #[test]
-fn the_helper_records_edits_outside_the_agents_between_hook_events() {
+fn a_helper_started_without_flags_records_edits_outside_the_agents() {
     let env = Env::new();
     env.manual_helper();
     env.write("draft.md", "v1\n");
-    env.run(&["helper", "start", "--idle-timeout", "60", "--record"])
-        .ok();
+    env.run(&["helper", "start", "--idle-timeout", "60"]).ok();
     let prompt = fixture(&env, "claude-code", "user-prompt-submit");
     hook_with(&env, "claude-code", &prompt, &[]).ok();
     // The helper's first recording scan of the workspace places its watches.
@@ -403,6 +402,30 @@ fn the_helper_records_edits_outside_the_agents_between_hook_events() {
     env.run(&["helper", "stop"]).ok();
 }
 
+/// A helper started with `--no-record` answers hook events and records nothing else: an
+/// edit outside the agents is left to the next check or scan.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_helper_started_with_no_record_leaves_edits_outside_the_agents_alone() {
+    let env = Env::new();
+    env.manual_helper();
+    env.write("draft.md", "v1\n");
+    env.run(&["helper", "start", "--idle-timeout", "60", "--no-record"])
+        .ok();
+    let prompt = fixture(&env, "claude-code", "user-prompt-submit");
+    hook_with(&env, "claude-code", &prompt, &[]).ok();
+    env.write("draft.md", "v2, the user's\n");
+    hook_with(&env, "claude-code", &prompt, &[]).ok();
+    // Longer than the helper waits for writes to settle, and than a first scan here takes.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(versions(&env, "draft.md").is_empty());
+    assert_eq!(
+        env.run(&["--json", "helper", "status"]).json()["watches"]["workspaces"],
+        0
+    );
+    env.run(&["helper", "stop"]).ok();
+}
+
 /// Issue 29: once quiet for a second, the helper gives back the memory its last scan and
 /// events used (the index's map, the zstd contexts, malloc's free pages). What comes after
 /// is recorded and answered as before: an outside edit, then an agent's edit through the
@@ -414,8 +437,7 @@ fn the_helper_records_and_answers_after_giving_back_its_memory() {
     env.manual_helper();
     env.write("draft.md", "v1\n");
     env.write("src/lib.rs", "pub fn a() {}\n");
-    env.run(&["helper", "start", "--idle-timeout", "60", "--record"])
-        .ok();
+    env.run(&["helper", "start", "--idle-timeout", "60"]).ok();
     let status = |env: &Env| env.run(&["--json", "helper", "status"]).json();
     let prompt = fixture(&env, "claude-code", "user-prompt-submit");
     hook_with(&env, "claude-code", &prompt, &[]).ok();
@@ -704,8 +726,7 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
     git_ok(&env, &["commit", "-q", "-a", "-m", "new"]);
     git_ok(&env, &["checkout", "-q", "old"]);
 
-    env.run(&["helper", "start", "--idle-timeout", "300", "--record"])
-        .ok();
+    env.run(&["helper", "start", "--idle-timeout", "300"]).ok();
     let read = fixture(&env, "claude-code", "pre-tool-use-read");
     hook_with(&env, "claude-code", &read, &[]).ok();
     // The first recording scan gives the 10,000 files their first state, placing watches.
@@ -743,7 +764,7 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
             == Some(rewind::ids::BlobId::of(format!("new {i}\n").as_bytes()))
     };
     let mut missing: Vec<usize> = (0..N).collect();
-    // Hooks while the helper records (one event at a time: they may wait behind its walk).
+    // Hooks while the helper records the storm (on its own thread: they do not wait for it).
     let mut while_recording = Vec::new();
     while !missing.is_empty() {
         let t = Instant::now();
@@ -772,10 +793,13 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
     answered.sort();
     while_recording.sort();
     let median = answered.get(answered.len() / 2).copied();
+    let mut all: Vec<Duration> = answered.iter().chain(&while_recording).copied().collect();
+    all.sort();
+    let (p90, p95) = (all[all.len() * 90 / 100], all[all.len() * 95 / 100]);
     eprintln!(
         "checkout of {N} files took {checkout_took:?}, recorded after {recorded_after:?}; \
          {} hooks answered during it: median {median:?}, max {:?}; {} while recording: \
-         median {:?}, max {:?}",
+         median {:?}, max {:?}; of all, 90th percentile {p90:?}, 95th {p95:?}",
         answered.len(),
         answered.last(),
         while_recording.len(),
@@ -783,11 +807,14 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
         while_recording.last(),
     );
     // The issue asks for 50 ms; each hook here is a new process of the debug build. The
-    // helper answers one event at a time: a hook that comes while it walks the tree (once
-    // the storm passed, or 2 s into one that lasts) waits for the walk, so the median is
-    // what is bounded, and the slowest is printed above.
-    if let Some(median) = median {
-        assert!(median < Duration::from_millis(50), "median {median:?}");
-    }
+    // helper records on a thread of its own, so no hook waits for a recording walk (one that
+    // did took up to 1.9 s here): every hook, during the checkout and while the helper
+    // records it, is held to 1 s, and nine in ten to 50 ms. Not the 95th percentile (alone
+    // it was 14 ms, but 51 ms with the whole test suite running on this 2-core machine) nor
+    // the slowest (printed above): a process among hundreds can be descheduled that long by
+    // anything else running.
+    assert!(p90 < Duration::from_millis(50), "90th percentile {p90:?}");
+    let slowest = all[all.len() - 1];
+    assert!(slowest < Duration::from_secs(1), "slowest {slowest:?}");
     env.run(&["helper", "stop"]).ok();
 }

@@ -17,8 +17,14 @@
 //!   the client logs it and lets the tool call proceed. It does not run the event again:
 //!   the helper may have recorded it.
 //! - One event at a time. Between events the helper holds no lock, so gc runs while it idles.
-//! - Quiet for [`RELEASE_AFTER`] after an event or a scan, it gives back the memory that work
-//!   used (`Helper::release`, `src/cli/memory.rs`): an idle helper stays small after a long scan.
+//! - Unless started with `--no-record`, a thread of its own (`watch::Background`, with its own connection to
+//!   the index) records the edits made outside the agents in the workspaces the events came
+//!   from: hook events never wait for a recording scan, only, when both write, for its
+//!   transaction in progress (a few hundred files), and a shell event's scan for the
+//!   recording scan in progress (scans that share the watches take turns).
+//! - Quiet for [`RELEASE_AFTER`] after an event, it gives back the memory that work used
+//!   (`Helper::release`, `src/cli/memory.rs`); the recording thread does so after its scans:
+//!   an idle helper stays small after a long scan.
 //! - Only the user who owns the helper may talk to it: the socket lives in the private home,
 //!   its mode is 0600, and both ends check the other's uid.
 
@@ -671,7 +677,7 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
         .arg(&root)
         .args(["helper", "run", "--detached", "--idle-timeout"])
         .arg(args.idle_timeout.to_string())
-        .args(args.record.then_some("--record"))
+        .args(args.no_record.then_some("--no-record"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -718,6 +724,11 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     let root = home.root().to_path_buf();
     let lock = take_lock(&root)?;
     let (listener, socket, ours) = listen(&root)?;
+    let watching = Watching::default();
+    let recorder = match args.no_record {
+        true => None,
+        false => Some(record_in_background(g, watching.clone())?),
+    };
     let mut helper = Helper {
         home,
         global: g,
@@ -726,9 +737,9 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         busy: Duration::ZERO,
         last: Instant::now(),
         idle_timeout: Duration::from_secs(args.idle_timeout),
-        watching: Watching::default(),
+        watching,
         watched: WatchCounts::default(),
-        recorder: args.record.then(super::watch::Recorder::default),
+        recorder,
         unreleased: None,
     };
     eprintln!(
@@ -760,8 +771,26 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         std::process::id(),
         helper.served
     );
+    // The recording scan in progress ends while this helper still holds the home.
+    helper.recorder = None;
     drop(lock);
     Ok(Exit::Ok)
+}
+
+/// The recording thread, with a home of its own: its connection to the index is its own, so
+/// that hook events and recording scans do not wait for each other but in SQLite's writes.
+fn record_in_background(
+    g: &Global,
+    watching: Watching,
+) -> Result<super::watch::Background, Failure> {
+    let mut home = open_home_owned(g)?;
+    home.idle();
+    super::watch::Background::start(home, watching).map_err(|e| {
+        Failure::new(
+            Exit::Error,
+            format!("cannot start the helper's recording thread: {e}"),
+        )
+    })
 }
 
 /// The home's one-helper lock, held for the helper's life, with this process's pid in it.
@@ -849,8 +878,9 @@ struct Helper<'g> {
     watched: WatchCounts,
     /// The directory watches every scan this helper runs shares.
     watching: Watching,
-    /// The local history of the workspaces the events came from (`--record`).
-    recorder: Option<super::watch::Recorder>,
+    /// The thread that records the local history of the workspaces the events came from
+    /// (unless `--no-record`).
+    recorder: Option<super::watch::Background>,
     /// When the last event or scan ended whose memory is not given back yet.
     unreleased: Option<Instant>,
 }
@@ -864,22 +894,14 @@ impl Helper<'_> {
         listener: &UnixListener,
         still_ours: impl Fn() -> bool,
     ) -> Option<&'static str> {
-        let mut settling = false;
         loop {
             let mut fds = [rustix::event::PollFd::new(
                 listener,
                 rustix::event::PollFlags::IN,
             )];
-            // Sooner while a workspace's changes are settling, to record them on time.
-            let tick = match settling {
-                true => rustix::event::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 50_000_000,
-                },
-                false => rustix::event::Timespec {
-                    tv_sec: 1,
-                    tv_nsec: 0,
-                },
+            let tick = rustix::event::Timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
             };
             match rustix::event::poll(&mut fds, Some(&tick)) {
                 Ok(0) | Err(rustix::io::Errno::INTR) => {}
@@ -903,17 +925,8 @@ impl Helper<'_> {
             // Events read now and then, so that a long quiet spell (a build the agent runs)
             // does not overflow the kernel's queue and cost a full walk at the next scan.
             self.watched = self.watching.drain();
-            if let Some(recorder) = &mut self.recorder {
-                if let Err(e) = self.home.wake() {
-                    eprintln!("rewind helper {}: {e}", std::process::id());
-                    return Some("stale or failed");
-                }
-                let tick = recorder.tick(&self.home, &self.watching);
-                settling = tick.settling;
-                if tick.scanned {
-                    self.unreleased = Some(Instant::now());
-                }
-                self.home.idle();
+            if self.recorder.as_ref().is_some_and(|r| r.failed()) {
+                return Some("stale or failed");
             }
             if self
                 .unreleased
@@ -1042,12 +1055,11 @@ impl Helper<'_> {
         })
     }
 
-    /// With `--record`: the workspace of an event, to record its edits from now on.
-    fn note_workspace(&mut self, global: &Global, cwd: &Path) {
-        if let (Some(recorder), Ok(ws)) = (
-            &mut self.recorder,
-            crate::cli::context::workspace(global, cwd),
-        ) {
+    /// Unless `--no-record`: the workspace of an event, to record its edits from now on.
+    fn note_workspace(&self, global: &Global, cwd: &Path) {
+        if let (Some(recorder), Ok(ws)) =
+            (&self.recorder, crate::cli::context::workspace(global, cwd))
+        {
             recorder.note(ws);
         }
     }

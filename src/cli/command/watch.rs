@@ -12,11 +12,14 @@
 // The resident helper, the recorder's one user, runs on Linux only.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rewind::engine::Session;
+use rewind::engine::{Home, Session};
 use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
+use rewind::workspace::Workspace;
 
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
@@ -154,15 +157,17 @@ const UNWATCHED_EVERY: Duration = Duration::from_secs(60);
 pub(crate) const LOCAL_HISTORY: &str = "local-history";
 
 /// The resident helper's local history: what `rewind watch` does, for every workspace the
-/// helper's hook events came from, between events. Its scans share the helper's watches
-/// (a hook's shell scan and a recording each look at what changed since the other).
+/// helper's hook events came from, on a thread of its own ([`Background`]) with its own
+/// connection to the index, so that a hook event never waits for a recording scan. Its scans
+/// share the helper's watches (a hook's shell scan and a recording each look at what changed
+/// since the other; they take turns, see [`Watching`]).
 #[derive(Default)]
-pub(crate) struct Recorder {
+struct Recorder {
     by_root: std::collections::HashMap<std::path::PathBuf, Recorded>,
 }
 
 struct Recorded {
-    ws: rewind::workspace::Workspace,
+    ws: Workspace,
     /// Known after the first recording scan.
     id: Option<rewind::ids::WorkspaceId>,
     dirty: usize,
@@ -179,7 +184,7 @@ struct Recorded {
 
 impl Recorder {
     /// A hook event came from `ws`: record its edits from now on.
-    pub fn note(&mut self, ws: rewind::workspace::Workspace) {
+    pub fn note(&mut self, ws: Workspace) {
         self.by_root
             .entry(ws.root().to_path_buf())
             .or_insert_with(|| Recorded {
@@ -195,7 +200,7 @@ impl Recorder {
 
     /// Scan each workspace whose changed paths have settled. A workspace whose scan fails is
     /// dropped (said on stderr, the helper's log); its next hook event brings it back.
-    pub fn tick(&mut self, home: &rewind::engine::Home, watching: &Watching) -> Tick {
+    pub fn tick(&mut self, home: &Home, watching: &Watching) -> Tick {
         let mut settling = false;
         let mut scanned = false;
         let mut failed = Vec::new();
@@ -255,7 +260,7 @@ impl Recorder {
 }
 
 /// What one [`Recorder::tick`] did.
-pub(crate) struct Tick {
+struct Tick {
     /// A workspace's changes are still settling: look again soon.
     pub settling: bool,
     /// It scanned (or tried to): the helper gives back that scan's memory once quiet.
@@ -266,7 +271,7 @@ impl Recorded {
     /// One recording scan, unless an agent's shell command runs (then later).
     fn record(
         &mut self,
-        home: &rewind::engine::Home,
+        home: &Home,
         watching: &Watching,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let session = home.session(self.ws.clone(), LOCAL_HISTORY)?;
@@ -278,6 +283,7 @@ impl Recorded {
         let opts = ScanOptions {
             watching: Some(watching.clone()),
             git_global: Some(super::hook::git_global),
+            batch_files: RECORD_BATCH_FILES,
             ..ScanOptions::default()
         };
         let report = scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
@@ -285,5 +291,102 @@ impl Recorded {
         self.scanned_at = Some(Instant::now());
         self.dirty = 0;
         Ok(())
+    }
+}
+
+/// Files per transaction of a recording scan: a hook event that writes to the index waits
+/// for the recording's transaction in progress, so they are kept short.
+const RECORD_BATCH_FILES: usize = 256;
+
+/// The helper's recording thread: it is told the workspaces of hook events, and records their
+/// edits with a [`Recorder`] and a home of its own. Dropping it stops the thread, once its
+/// scan in progress ends.
+pub(crate) struct Background {
+    noted: Option<mpsc::Sender<Workspace>>,
+    /// Set when the thread stopped because its home is stale or broken (the index replaced):
+    /// the helper stops too.
+    failed: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Background {
+    /// Start recording into `home` (opened for this thread alone), sharing `watching`.
+    pub fn start(home: Home, watching: Watching) -> std::io::Result<Background> {
+        let (noted, to_note) = mpsc::channel();
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("rewind-record".into())
+            .spawn(move || record_until_told(home, &watching, &to_note, &flag))?;
+        Ok(Background {
+            noted: Some(noted),
+            failed,
+            thread: Some(thread),
+        })
+    }
+
+    /// A hook event came from `ws`: record its edits from now on.
+    pub fn note(&self, ws: Workspace) {
+        if let Some(noted) = &self.noted {
+            let _ = noted.send(ws);
+        }
+    }
+
+    /// The thread stopped because its home is stale or broken.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        // The channel closed is the thread's signal to stop.
+        self.noted = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The recording thread's loop: look at the noted workspaces every second, or every 50 ms
+/// while changes settle, until the channel closes or the home fails.
+fn record_until_told(
+    mut home: Home,
+    watching: &Watching,
+    to_note: &mpsc::Receiver<Workspace>,
+    failed: &AtomicBool,
+) {
+    let mut recorder = Recorder::default();
+    let mut settling = false;
+    let mut unreleased = false;
+    loop {
+        let wait = match settling {
+            true => Duration::from_millis(50),
+            false => Duration::from_secs(1),
+        };
+        match to_note.recv_timeout(wait) {
+            Ok(ws) => recorder.note(ws),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        while let Ok(ws) = to_note.try_recv() {
+            recorder.note(ws);
+        }
+        if let Err(e) = home.wake() {
+            eprintln!("rewind helper {}: {e}", std::process::id());
+            failed.store(true, Ordering::Relaxed);
+            return;
+        }
+        let tick = recorder.tick(&home, watching);
+        home.idle();
+        settling = tick.settling;
+        // Nobody waits on this thread: what its scans used goes back once they pause.
+        if tick.scanned {
+            unreleased = true;
+        } else if unreleased {
+            home.release_memory();
+            crate::cli::memory::trim();
+            unreleased = false;
+        }
     }
 }

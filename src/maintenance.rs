@@ -383,9 +383,15 @@ impl Maintenance<'_, '_> {
         for batch in candidates.chunks(BATCH) {
             let _exclusive = self.home.lock_exclusive()?;
             for file in batch {
+                // No row needs it: no blob of its id, or one kept elsewhere (a pack) now.
                 let unneeded = match file.id {
                     None => true,
-                    Some(_) => !self.needed(file)?,
+                    Some(id) => self
+                        .home
+                        .index()
+                        .read()
+                        .blob(&id)?
+                        .is_none_or(|row| !matches!(row.place, crate::store::Place::Object)),
                 };
                 let old = std::fs::symlink_metadata(&file.path)
                     .and_then(|m| m.modified())
@@ -396,19 +402,6 @@ impl Maintenance<'_, '_> {
             }
         }
         Ok(removed)
-    }
-
-    /// Whether a row needs `file` now: a blob of its id kept as an object file.
-    fn needed(&self, file: &crate::store::ObjectFile) -> Result<bool> {
-        let Some(id) = file.id else {
-            return Ok(false);
-        };
-        Ok(self
-            .home
-            .index()
-            .read()
-            .blob(&id)?
-            .is_some_and(|row| matches!(row.place, crate::store::Place::Object)))
     }
 
     /// Whether `file` is the object file of a blob whose row points elsewhere now (the pack

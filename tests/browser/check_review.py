@@ -14,6 +14,7 @@ Exit:  0 every check passed, 1 a check failed.
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -256,6 +257,13 @@ def run(driver, ws, url):
 
     driver.click('.file[data-path="x"] button:not(.reject)')
     driver.wait("x's diff", "return document.querySelector('.file[data-path=\"x\"] .diff')")
+    hunk = driver.js("const b = document.querySelector('.file[data-path=\"x\"] button.reject-hunk');"
+                     " return b ? [b.disabled, b.title] : null")
+    check("x, undone, offers no Reject hunk (disabled, saying why)",
+          hunk is not None and hunk[0] is True and hunk[1] == "already undone", hunk)
+    meta = driver.js("return document.querySelector('.session-meta').textContent")
+    check("session times are shown to the second, in UTC",
+          re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", meta) is not None, meta)
     driver.screenshot(SHOT)
     check(f"screenshot kept at {SHOT}", os.path.getsize(SHOT) > 10_000)
 

@@ -1,145 +1,20 @@
 #!/usr/bin/env python3
-"""Capture the fixture of `rewind import claude-code`: drive the real Claude Code headless
-(three `claude -p` turns of one session, file checkpointing on) against fake_anthropic.py's
-`history` scenario, with the user appending a line to notes.txt between turns 1 and 2; then
-keep the session's transcript (`projects/<escaped cwd>/<session>.jsonl`) and its pre-edit
-backups (`file-history/<session>/`) under <out dir>.
-
-The scratch workspace path becomes /REWIND_FIXTURE_WS (and its escaped form
--REWIND-FIXTURE-WS); Claude Code names each backup `<sha256(absolute path)[:16]>@v<n>`, so the
-backups are renamed after the placeholder path too (tests/it/import_claude.rs substitutes its
-own workspace and renames them back). Nothing else is changed.
+"""Capture the fixture of `rewind import claude-code` (see claude_capture.py): three turns of
+fake_anthropic.py's `history` scenario.
 
 Usage: capture_claude_history.py <claude binary> <out dir>
        (tests/agents/run.sh installs the pinned Claude Code under target/agents/)"""
-import hashlib
-import json
-import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-import uuid
+from claude_capture import capture
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PLACEHOLDER = "/REWIND_FIXTURE_WS"
-FILES = ["notes.txt", "README.md"]
-
-
-def slug(path):
-    return re.sub(r"[^A-Za-z0-9]", "-", path)
-
-
-def name_hash(path):
-    return hashlib.sha256(path.encode()).hexdigest()[:16]
-
-
-def main():
-    claude, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    tmp = tempfile.mkdtemp(prefix="rewind-cc-history.")
-    ws, home = os.path.join(tmp, "ws"), os.path.join(tmp, "home")
-    os.makedirs(ws)
-    os.makedirs(home)
-    ws = os.path.realpath(ws)
-    git = ["git", "-C", ws]
-    subprocess.run(["git", "init", "-q", ws], check=True)
-    subprocess.run(git + ["config", "user.email", "e2e@example.invalid"], check=True)
-    subprocess.run(git + ["config", "user.name", "e2e"], check=True)
-    with open(os.path.join(ws, "README.md"), "w") as f:
-        f.write("# e2e\n")
-    subprocess.run(git + ["add", "README.md"], check=True)
-    subprocess.run(git + ["commit", "-qm", "init"], check=True)
-
-    port_file, log = os.path.join(tmp, "port"), os.path.join(tmp, "requests.jsonl")
-    srv = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_anthropic.py"), ws, log, port_file],
-                           env=dict(os.environ, FAKE_SCENARIO="history"))
-    try:
-        for _ in range(100):
-            if os.path.exists(port_file) and os.path.getsize(port_file):
-                break
-            time.sleep(0.1)
-        port = open(port_file).read().strip()
-        env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-                   ANTHROPIC_API_KEY="sk-ant-e2e-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1",
-                   CLAUDE_CODE_ENABLE_TELEMETRY="0",
-                   # `-p` keeps file history only with this (Claude Code 2.1.197's X_()).
-                   CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING="1")
-        sid = str(uuid.uuid4())
-        common = ["--output-format", "json", "--permission-mode", "acceptEdits",
-                  "--allowedTools", "Write", "Edit", "MultiEdit", "Read", "Bash",
-                  "--setting-sources", "project", "--strict-mcp-config"]
-        for i, prompt in enumerate(["turn one", "turn two", "turn three"]):
-            if i == 1:
-                with open(os.path.join(ws, "notes.txt"), "a") as f:
-                    f.write("user line\n")
-            session = ["--session-id", sid] if i == 0 else ["--resume", sid]
-            r = subprocess.run([claude, "-p", prompt, *session, *common], cwd=ws, env=env,
-                               capture_output=True, text=True, timeout=180)
-            if r.returncode != 0:
-                sys.exit(f"claude -p {prompt!r} failed ({r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
-    finally:
-        srv.kill()
-
-    claude_dir = os.path.join(home, ".claude")
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    proj_src = os.path.join(claude_dir, "projects", slug(ws))
-    proj_out = os.path.join(out, "projects", slug(PLACEHOLDER))
-    os.makedirs(proj_out)
-
-    renames = {name_hash(os.path.join(ws, p)): name_hash(f"{PLACEHOLDER}/{p}") for p in FILES}
-
-    def clean(s):
-        s = s.replace(ws, PLACEHOLDER).replace(slug(ws), slug(PLACEHOLDER))
-        for real, placeholder in renames.items():
-            s = s.replace(f'"{real}@v', f'"{placeholder}@v')
-        return s
-
-    with open(os.path.join(proj_src, sid + ".jsonl")) as f:
-        text = f.read()
-    with open(os.path.join(proj_out, sid + ".jsonl"), "w") as f:
-        f.write(clean(text))
-    hist_src = os.path.join(claude_dir, "file-history", sid)
-    hist_out = os.path.join(out, "file-history", sid)
-    os.makedirs(hist_out)
-    for name in sorted(os.listdir(hist_src)):
-        h, _, version = name.partition("@")
-        shutil.copy2(os.path.join(hist_src, name), os.path.join(hist_out, f"{renames.get(h, h)}@{version}"))
-    shutil.copytree(ws, os.path.join(out, "workspace"), ignore=shutil.ignore_patterns(".git"))
-    listing = sorted(os.path.relpath(os.path.join(d, n), claude_dir)
-                     for d, _, ns in os.walk(claude_dir) for n in ns)
-    version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(f"""# Claude Code {version}: one session's transcript and file history
-
-Captured by `tests/agents/capture_claude_history.py` (regenerate: run it with the pinned
-Claude Code binary, `target/agents/claude-code-<version>/node_modules/.bin/claude`, and this
-directory): three `claude -p` turns of session `{sid}` (`--session-id`, then `--resume`),
-with `CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1` (without it `-p` keeps no file history),
-against `tests/agents/fake_anthropic.py`'s `history` scenario: turn 1 Write notes.txt
+capture(
+    "capture_claude_history.py", "history",
+    files=["notes.txt", "README.md"],
+    committed={"README.md": "# e2e\n"},
+    tools=["Write", "Edit", "MultiEdit", "Read", "Bash"],
+    prompts=["turn one", "turn two", "turn three"], timeout=180,
+    title="one session's transcript and file history",
+    story="""turn 1 Write notes.txt
 (create), Read README.md, Write README.md (overwrite), Edit notes.txt, MultiEdit notes.txt;
 (the user appends `user line` to notes.txt); turn 2 Read README.md, Edit README.md, Bash
-`sed -i`; turn 3 Read notes.txt.
-
-- `projects/-REWIND-FIXTURE-WS/{sid}.jsonl`: the transcript.
-- `file-history/{sid}/`: the backups, renamed after the placeholder path (see below).
-- `workspace/`: the workspace files at the end of the run.
-
-The scratch workspace path is replaced by `{PLACEHOLDER}` everywhere (and its escaped form
-`-REWIND-FIXTURE-WS`); a backup's name is `<sha256(absolute path)[:16]>@v<n>`, so the backup
-files are renamed after the placeholder path. Nothing else changed; nothing secret (a dummy
-key against a fake model server).
-
-Everything Claude Code wrote under its config dir during the run:
-""" + "".join(f"- `{p}`\n" for p in listing))
-    print(f"captured session {sid} into {out}")
-    if os.environ.get("KEEP"):
-        print(f"kept {tmp}")
-    else:
-        shutil.rmtree(tmp)
-
-
-main()
+`sed -i`; turn 3 Read notes.txt.""",
+)

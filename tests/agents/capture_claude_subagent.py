@@ -1,159 +1,28 @@
 #!/usr/bin/env python3
-"""Capture the subagent fixture of `rewind import claude-code`: drive the real Claude Code
-headless (two `claude -p` turns of one session, file checkpointing on) against
-fake_anthropic.py's `subagent` scenario: turn 1 Write notes.txt, an `Agent` call whose
-subagent (its own requests to the fake server) Reads notes.txt, Edits it and Writes
+"""Capture the subagent fixture of `rewind import claude-code` (see claude_capture.py): two
+turns of fake_anthropic.py's `subagent` scenario: turn 1 Write notes.txt, an `Agent` call
+whose subagent (its own requests to the fake server) Reads notes.txt, Edits it and Writes
 sub.txt, then the parent's Edit of notes.txt; the user appends a line to notes.txt; turn 2
-Read and NotebookEdit nb.ipynb. Then keep everything Claude Code wrote for the session under
-`projects/<escaped cwd>/` (the transcript and whatever lies beside it, such as the
-subagents' transcripts) and `file-history/` under <out dir>.
-
-Placeholders as in capture_claude_history.py: the scratch workspace path becomes
-/REWIND_FIXTURE_WS (escaped: -REWIND-FIXTURE-WS), and backups are renamed after it.
+Read and NotebookEdit nb.ipynb.
 
 Usage: capture_claude_subagent.py <claude binary> <out dir>"""
-import hashlib
 import json
-import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PLACEHOLDER = "/REWIND_FIXTURE_WS"
-FILES = ["notes.txt", "README.md", "sub.txt", "nb.ipynb"]
+from claude_capture import capture
+
 NOTEBOOK = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {},
                        "outputs": [], "source": ["print(1)"]}],
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
-
-def slug(path):
-    return re.sub(r"[^A-Za-z0-9]", "-", path)
-
-
-def name_hash(path):
-    return hashlib.sha256(path.encode()).hexdigest()[:16]
-
-
-def main():
-    claude, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    tmp = tempfile.mkdtemp(prefix="rewind-cc-subagent.")
-    ws, home = os.path.join(tmp, "ws"), os.path.join(tmp, "home")
-    os.makedirs(ws)
-    os.makedirs(home)
-    ws = os.path.realpath(ws)
-    git = ["git", "-C", ws]
-    subprocess.run(["git", "init", "-q", ws], check=True)
-    subprocess.run(git + ["config", "user.email", "e2e@example.invalid"], check=True)
-    subprocess.run(git + ["config", "user.name", "e2e"], check=True)
-    with open(os.path.join(ws, "README.md"), "w") as f:
-        f.write("# e2e\n")
-    with open(os.path.join(ws, "nb.ipynb"), "w") as f:
-        json.dump(NOTEBOOK, f, indent=1)
-        f.write("\n")
-    subprocess.run(git + ["add", "README.md", "nb.ipynb"], check=True)
-    subprocess.run(git + ["commit", "-qm", "init"], check=True)
-
-    port_file, log = os.path.join(tmp, "port"), os.path.join(tmp, "requests.jsonl")
-    srv = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_anthropic.py"), ws, log, port_file],
-                           env=dict(os.environ, FAKE_SCENARIO="subagent"))
-    try:
-        for _ in range(100):
-            if os.path.exists(port_file) and os.path.getsize(port_file):
-                break
-            time.sleep(0.1)
-        port = open(port_file).read().strip()
-        env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-                   ANTHROPIC_API_KEY="sk-ant-e2e-dummy", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1", DISABLE_ERROR_REPORTING="1",
-                   CLAUDE_CODE_ENABLE_TELEMETRY="0",
-                   CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING="1")
-        sid = str(uuid.uuid4())
-        common = ["--output-format", "json", "--permission-mode", "acceptEdits",
-                  "--allowedTools", "Write", "Edit", "MultiEdit", "Read", "Bash", "Agent", "Task",
-                  "NotebookEdit", "--setting-sources", "project", "--strict-mcp-config"]
-        for i, prompt in enumerate(["turn one", "turn two"]):
-            if i == 1:
-                with open(os.path.join(ws, "notes.txt"), "a") as f:
-                    f.write("user line\n")
-            session = ["--session-id", sid] if i == 0 else ["--resume", sid]
-            r = subprocess.run([claude, "-p", prompt, *session, *common], cwd=ws, env=env,
-                               capture_output=True, text=True, timeout=300)
-            if r.returncode != 0:
-                sys.exit(f"claude -p {prompt!r} failed ({r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
-    finally:
-        srv.kill()
-
-    claude_dir = os.path.join(home, ".claude")
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    renames = {name_hash(os.path.join(ws, p)): name_hash(f"{PLACEHOLDER}/{p}") for p in FILES}
-
-    def clean(s):
-        s = s.replace(ws, PLACEHOLDER).replace(slug(ws), slug(PLACEHOLDER))
-        for real, placeholder in renames.items():
-            s = s.replace(f'"{real}@v', f'"{placeholder}@v')
-        return s
-
-    proj_src = os.path.join(claude_dir, "projects", slug(ws))
-    proj_out = os.path.join(out, "projects", slug(PLACEHOLDER))
-    for d, _, names in os.walk(proj_src):
-        for n in names:
-            rel = os.path.relpath(os.path.join(d, n), proj_src)
-            dst = os.path.join(proj_out, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(os.path.join(d, n)) as f:
-                text = f.read()
-            with open(dst, "w") as f:
-                f.write(clean(text))
-    hist_root = os.path.join(claude_dir, "file-history")
-    for session in sorted(os.listdir(hist_root)) if os.path.isdir(hist_root) else []:
-        hist_out = os.path.join(out, "file-history", session)
-        os.makedirs(hist_out)
-        for name in sorted(os.listdir(os.path.join(hist_root, session))):
-            h, _, version = name.partition("@")
-            shutil.copy2(os.path.join(hist_root, session, name),
-                         os.path.join(hist_out, f"{renames.get(h, h)}@{version}"))
-    shutil.copytree(ws, os.path.join(out, "workspace"), ignore=shutil.ignore_patterns(".git"))
-    def clean_path(p):
-        p = clean(p)
-        for real, placeholder in renames.items():
-            p = p.replace(f"/{real}@v", f"/{placeholder}@v")
-        return p
-
-    listing = sorted(clean_path(os.path.relpath(os.path.join(d, n), claude_dir))
-                     for d, _, ns in os.walk(claude_dir) for n in ns)
-    version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(f"""# Claude Code {version}: a session whose subagent edits files
-
-Captured by `tests/agents/capture_claude_subagent.py` (regenerate: run it with the pinned
-Claude Code binary, `target/agents/claude-code-<version>/node_modules/.bin/claude`, and this
-directory): two `claude -p` turns of session `{sid}`, with
-`CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1`, against `tests/agents/fake_anthropic.py`'s
-`subagent` scenario: turn 1 Write notes.txt (create), Agent (its subagent: Read notes.txt,
-Edit notes.txt two -> TWO, Write sub.txt), Edit notes.txt one -> ONE; (the user appends
-`user line` to notes.txt); turn 2 Read nb.ipynb, NotebookEdit nb.ipynb.
-
-- `projects/-REWIND-FIXTURE-WS/`: the transcript and everything beside it.
-- `file-history/`: the backups, renamed after the placeholder path.
-- `workspace/`: the workspace files at the end of the run.
-
-The scratch workspace path is replaced by `{PLACEHOLDER}` everywhere (and its escaped form
-`-REWIND-FIXTURE-WS`); backup files are renamed after the placeholder path. Nothing else
-changed; nothing secret (a dummy key against a fake model server).
-
-Everything Claude Code wrote under its config dir during the run:
-""" + "".join(f"- `{p}`\n" for p in listing))
-    print(f"captured session {sid} into {out}")
-    if os.environ.get("KEEP"):
-        print(f"kept {tmp}")
-    else:
-        shutil.rmtree(tmp)
-
-
-main()
+capture(
+    "capture_claude_subagent.py", "subagent",
+    files=["notes.txt", "README.md", "sub.txt", "nb.ipynb"],
+    committed={"README.md": "# e2e\n", "nb.ipynb": json.dumps(NOTEBOOK, indent=1) + "\n"},
+    tools=["Write", "Edit", "MultiEdit", "Read", "Bash", "Agent", "Task", "NotebookEdit"],
+    prompts=["turn one", "turn two"], timeout=300,
+    title="a session whose subagent edits files",
+    story="""turn 1 Write notes.txt
+(create), Agent (its subagent: Read notes.txt, Edit notes.txt two -> TWO, Write sub.txt), Edit
+notes.txt one -> ONE; (the user appends `user line` to notes.txt); turn 2 Read nb.ipynb,
+NotebookEdit nb.ipynb.""",
+)

@@ -52,25 +52,16 @@ impl Session<'_> {
     /// The workspace root's context files this session has not been given, or that changed
     /// since (what a session start delivers); marks them delivered.
     pub fn root_context(&self) -> Result<Vec<ContextFile>> {
-        self.deliver_context(&[self.ws.root().to_path_buf()])
+        let root = self.ws.root().to_path_buf();
+        let names = context_names(&root);
+        self.deliver_context(&[(root, names)])
     }
 
-    /// The context files of `dirs` (in that order) not yet given to this session, marked
-    /// delivered.
-    fn deliver_context(&self, dirs: &[PathBuf]) -> Result<Vec<ContextFile>> {
+    /// The context files of `dirs` (in that order, each with the context file names it
+    /// holds) not yet given to this session, marked delivered.
+    fn deliver_context(&self, dirs: &[(PathBuf, Vec<String>)]) -> Result<Vec<ContextFile>> {
         let mut found: Vec<(RelPath, Arc<ContextText>)> = Vec::new();
-        for dir in dirs {
-            // Listing the directory (rather than probing both names) yields the names as
-            // stored, so a case-insensitive file system does not deliver one file twice.
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            let mut names: Vec<String> = entries
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| is_context_name(n))
-                .collect();
-            names.sort();
+        for (dir, names) in dirs {
             for name in names {
                 let Ok(crel) = self.ws.resolve(&dir.join(name), self.ws.root()) else {
                     continue;
@@ -79,6 +70,9 @@ impl Session<'_> {
                     found.push((crel, text));
                 }
             }
+        }
+        if found.is_empty() {
+            return Ok(Vec::new());
         }
         // Most reads find nothing new: a lookup, not a write transaction, tells.
         let read = self.home.index.read();
@@ -157,12 +151,17 @@ impl Session<'_> {
             .write(|tx| tx.reset_context_deliveries(self.id))?)
     }
 
-    /// The directories whose context files apply to `rel`, root first: the root and each
-    /// directory down to `rel`'s parent, stopping at the first skipped or ignored one.
-    fn context_dirs(&self, rel: &RelPath) -> Vec<PathBuf> {
+    /// The directories whose context files apply to `rel`, root first, each with the context
+    /// file names it holds: the root and each directory down to `rel`'s parent, stopping at
+    /// the first skipped or ignored one.
+    ///
+    /// Every read asks this, and compiling a `.gitignore` (a glob set) costs a hook more
+    /// than everything else it does here: the ignore files are read only when a directory
+    /// below the root holds a context file, and only down to the deepest such directory
+    /// (the root is never ignored; a directory without one gives nothing either way).
+    fn context_dirs(&self, rel: &RelPath) -> Vec<(PathBuf, Vec<String>)> {
         let root = self.ws.root();
-        let mut dirs = vec![root.to_path_buf()];
-        let mut ignores = vec![gitignore_of(root)];
+        let mut dirs = vec![(root.to_path_buf(), context_names(root))];
         let comps: Vec<&[u8]> = rel.components().collect();
         let mut dir = root.to_path_buf();
         for comp in &comps[..comps.len().saturating_sub(1)] {
@@ -171,14 +170,44 @@ impl Session<'_> {
                 break;
             }
             dir.push(name.as_ref());
-            if !dir.is_dir() || is_ignored(&ignores, &dir) {
+            if !dir.is_dir() {
                 break;
             }
-            ignores.push(gitignore_of(&dir));
-            dirs.push(dir.clone());
+            dirs.push((dir.clone(), context_names(&dir)));
+        }
+        let Some(deepest) = dirs.iter().rposition(|(_, names)| !names.is_empty()) else {
+            return Vec::new();
+        };
+        dirs.truncate(deepest + 1);
+        if deepest == 0 {
+            return dirs;
+        }
+        let mut ignores = vec![gitignore_of(root)];
+        for i in 1..dirs.len() {
+            if is_ignored(&ignores, &dirs[i].0) {
+                dirs.truncate(i);
+                break;
+            }
+            ignores.push(gitignore_of(&dirs[i].0));
         }
         dirs
     }
+}
+
+/// The context file names in `dir`, sorted (none when it cannot be listed). Listing the
+/// directory (rather than probing both names) yields the names as stored, so a
+/// case-insensitive file system does not deliver one file twice.
+fn context_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| is_context_name(n))
+        .collect();
+    names.sort();
+    names
 }
 
 /// Whether a file named `name` is a context file.

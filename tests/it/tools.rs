@@ -388,6 +388,38 @@ fn context_works_for_a_file_not_yet_created_and_skips_ignored_dirs() {
     assert_eq!(v, serde_json::json!([]));
 }
 
+#[test]
+fn context_below_a_directory_a_nested_gitignore_ignores_is_not_given() {
+    // The ignore files are consulted only when a directory below the root holds a context
+    // file; then every directory down to it counts, nested ignore files included.
+    let env = Env::new();
+    env.write("AGENTS.md", "root\n");
+    env.write("src/.gitignore", "gen/\n");
+    env.write("src/gen/deep/AGENTS.md", "generated\n");
+    env.write("src/lib/AGENTS.md", "lib\n");
+    let v = env
+        .run(&["--json", "context", "src/gen/deep/out.rs"])
+        .json();
+    assert_eq!(
+        v,
+        serde_json::json!([{"path": "AGENTS.md", "content": "root\n"}])
+    );
+    let v = env.run(&["--json", "context", "src/lib/mod.rs"]).json();
+    assert_eq!(
+        v,
+        serde_json::json!([{"path": "src/lib/AGENTS.md", "content": "lib\n"}])
+    );
+    // A negation in a deeper ignore file takes a directory back, as in git.
+    env.write("src/gen/.gitignore", "");
+    env.write("src/.gitignore", "gen/*\n!gen/keep/\n");
+    env.write("src/gen/keep/AGENTS.md", "kept\n");
+    let v = env.run(&["--json", "context", "src/gen/keep/a.rs"]).json();
+    assert_eq!(
+        v,
+        serde_json::json!([{"path": "src/gen/keep/AGENTS.md", "content": "kept\n"}])
+    );
+}
+
 // ---- search ----
 
 #[test]

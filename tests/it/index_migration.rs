@@ -67,14 +67,14 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
 }
 
+/// Each file state of a workspace, by path.
+type States = Vec<(String, rewind::model::KnownState)>;
+/// Each directory listing of a workspace, by path.
+type Listings = Vec<(Vec<u8>, rewind::index::DirListing)>;
+
 /// Everything an index says about a workspace's files: each file state and each directory
 /// listing, read through the library's own queries.
-fn states_and_listings(
-    env: &Env,
-) -> (
-    Vec<(String, rewind::model::KnownState)>,
-    Vec<(Vec<u8>, rewind::index::DirListing)>,
-) {
+fn states_and_listings(env: &Env) -> (States, Listings) {
     let index = crate::common::index(env);
     let ws = crate::common::workspace_id(env, &index);
     let mut states = Vec::new();

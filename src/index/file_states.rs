@@ -287,6 +287,8 @@ mod tests {
         }
     }
 
+    /// The codes are part of the file format: migration 16 (`schema.rs`) writes them as
+    /// literals, and every existing index holds them. Reordering the lists would misread it.
     #[test]
     fn the_codes_of_kinds_and_recorders_are_their_places_and_unknown_recorders_stay_words() {
         assert_eq!(kind_code("absent"), 0);

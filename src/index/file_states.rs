@@ -14,6 +14,33 @@ use crate::workspace::RelPath;
 /// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
 const STATE_TOUCHES_KEPT: i64 = 4096;
 
+/// `file_states.kind` since schema v16: the code of a state's kind is its place here. SQLite
+/// stores the integers 0 and 1 in no bytes at all, so a present or absent state spends none
+/// on its kind instead of a word (every file of a tree has a row; see benches/RESULTS.md).
+pub(super) const STATE_KINDS: [&str; 3] = ["absent", "present", "unknown"];
+
+/// `file_states.recorded_by` since schema v16: the code of each command that writes states
+/// is its place here (a scan's, the usual one, takes no bytes). Any other name is stored as
+/// its text. Nothing reads the column back: it is there for whoever inspects an index.
+pub(super) const RECORDERS: [&str; 6] = ["scan", "snap", "record", "check", "undo", "restore"];
+
+/// A file state's stored `kind` code.
+fn kind_code(kind: &str) -> i64 {
+    STATE_KINDS
+        .iter()
+        .position(|k| *k == kind)
+        .expect("StateValues only makes the kinds of STATE_KINDS") as i64
+}
+
+/// What `recorded_by` stores for `by`: its code, or the name itself when it has none.
+fn recorder(by: &str) -> rusqlite::types::Value {
+    use rusqlite::types::Value;
+    match RECORDERS.iter().position(|r| *r == by) {
+        Some(code) => Value::Integer(code as i64),
+        None => Value::Text(by.to_string()),
+    }
+}
+
 /// One row of [`select_states!`]: its path and state.
 pub(super) fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
     let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
@@ -25,10 +52,18 @@ fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
     let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
     let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
     let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
-    let kind = r.get_ref(1).ctx("list file states")?;
-    let kind = kind.as_str().map_err(|e| IndexError::BadRow {
+    let kind = match r.get_ref(1).ctx("list file states")? {
+        ValueRef::Integer(code) => usize::try_from(code)
+            .ok()
+            .and_then(|c| STATE_KINDS.get(c).copied()),
+        _ => None,
+    };
+    let kind = kind.ok_or_else(|| IndexError::BadRow {
         what: "file state",
-        detail: e.to_string(),
+        detail: format!(
+            "unknown state kind {:?}",
+            r.get_ref(1).map(|v| v.data_type())
+        ),
     })?;
     let blob = match r.get_ref(2).ctx("list file states")? {
         ValueRef::Null => None,
@@ -190,7 +225,7 @@ impl Tx<'_> {
             .execute(params![
                 ws.0,
                 path.as_bytes(),
-                state.kind,
+                kind_code(state.kind),
                 state.blob,
                 stat.map(|s| s.mode as i64).or(state.mode),
                 stat.map(|s| s.size as i64),
@@ -198,10 +233,72 @@ impl Tx<'_> {
                 stat.map(|s| s.ctime_ns),
                 stat.map(|s| s.inode as i64),
                 known.recorded_at,
-                by,
+                recorder(by),
                 known.unread.map(Unread::as_str),
             ])
             .ctx("set file state")?;
         Ok(n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Durability, Index};
+    use super::*;
+    use crate::model::FileState;
+
+    /// A kind code this build does not know (a later one's, or damage) makes the row damaged,
+    /// as a kind word it did not know did before v16; so does a word where a code belongs.
+    #[test]
+    fn a_file_state_with_an_unknown_kind_code_is_a_damaged_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"a.txt".to_vec()).unwrap();
+        let known = KnownState {
+            state: FileState::Absent,
+            stat: None,
+            recorded_at: 1,
+            unread: None,
+        };
+        let ws = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/w", 1)?;
+                tx.set_file_state(ws, &path, &known, "scan")?;
+                Ok::<_, IndexError>(ws)
+            })
+            .unwrap();
+        assert_eq!(index.read().file_state(ws, &path).unwrap(), Some(known));
+        for damage in ["3", "-1", "'absent'", "x'00'"] {
+            index
+                .conn
+                .execute_batch(&format!("UPDATE file_states SET kind = {damage}"))
+                .unwrap();
+            let err = index.read().file_state(ws, &path).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    IndexError::BadRow {
+                        what: "file state",
+                        ..
+                    }
+                ),
+                "{damage}: {err}"
+            );
+        }
+    }
+
+    /// The codes are part of the file format: migration 16 (`schema.rs`) writes them as
+    /// literals, and every existing index holds them. Reordering the lists would misread it.
+    #[test]
+    fn the_codes_of_kinds_and_recorders_are_their_places_and_unknown_recorders_stay_words() {
+        assert_eq!(kind_code("absent"), 0);
+        assert_eq!(kind_code("present"), 1);
+        assert_eq!(kind_code("unknown"), 2);
+        assert_eq!(recorder("scan"), rusqlite::types::Value::Integer(0));
+        assert_eq!(recorder("restore"), rusqlite::types::Value::Integer(5));
+        assert_eq!(
+            recorder("import"),
+            rusqlite::types::Value::Text("import".into())
+        );
     }
 }

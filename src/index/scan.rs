@@ -186,11 +186,12 @@ impl Tx<'_> {
         Ok(out)
     }
 
-    /// How many files of workspace `ws` have a state other than absent.
+    /// How many files of workspace `ws` have a state other than absent (kind code 0,
+    /// `file_states::STATE_KINDS`).
     pub fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
         self.conn
             .prepare_cached(
-                "SELECT count(*) FROM file_states WHERE workspace_id = ?1 AND kind <> 'absent'",
+                "SELECT count(*) FROM file_states WHERE workspace_id = ?1 AND kind <> 0",
             )
             .and_then(|mut s| s.query_row([ws.0], |r| r.get::<_, i64>(0)))
             .map(|n| n as u64)

@@ -42,6 +42,10 @@
 //! - `state_touch_floors(workspace_id, dir, seq)` (v15): per directory, the newest
 //!   `state_touches` entry trimmed away; a listing verified before its directory's floor
 //!   verifies nothing, so trimming the log untrusts only the directories it dropped entries of.
+//! - v16 (issue 30, bytes per file): `file_states.kind` and `recorded_by` as small integer
+//!   codes (`file_states::STATE_KINDS`, `file_states::RECORDERS`); `dir_listings` a rowid
+//!   table with a unique `(workspace_id, path)` index, so a listing of a few hundred bytes
+//!   fits its page instead of spilling into a mostly empty overflow page.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -310,5 +314,57 @@ CREATE TABLE state_touch_floors(
     PRIMARY KEY(workspace_id, dir)
 ) WITHOUT ROWID;
 UPDATE dir_listings SET seq = -1;
+"#,
+    // 16 (issue 30, the index's bytes per file): a file state's kind and the command that
+    // recorded it as small integers instead of words ('present' and 'scan' in nearly every
+    // row): 0 and 1 take no bytes in a record. The codes are the places in
+    // `file_states::STATE_KINDS` and `file_states::RECORDERS`; a value with no code is kept
+    // as it was (a kind the reader then refuses as damaged, a recorder's name as text).
+    // Directory listings move to a rowid table: on 1 KiB pages a rowless table keeps at most
+    // ~230 bytes of a row on its page and puts the rest in overflow pages left mostly empty,
+    // while a rowid table keeps up to ~990; the unique index finds a listing by path.
+    r#"
+CREATE TABLE file_states_v16(
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    kind INTEGER NOT NULL,
+    blob BLOB,
+    mode INTEGER,
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    inode INTEGER,
+    recorded_at INTEGER NOT NULL,
+    recorded_by INTEGER,
+    unread TEXT,
+    PRIMARY KEY(workspace_id, path)
+) WITHOUT ROWID;
+INSERT INTO file_states_v16(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+    SELECT workspace_id, path,
+        CASE kind WHEN 'absent' THEN 0 WHEN 'present' THEN 1 WHEN 'unknown' THEN 2 ELSE kind END,
+        blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at,
+        CASE recorded_by WHEN 'scan' THEN 0 WHEN 'snap' THEN 1 WHEN 'record' THEN 2
+            WHEN 'check' THEN 3 WHEN 'undo' THEN 4 WHEN 'restore' THEN 5 ELSE recorded_by END,
+        unread
+    FROM file_states ORDER BY workspace_id, path;
+DROP TABLE file_states;
+ALTER TABLE file_states_v16 RENAME TO file_states;
+CREATE TABLE dir_listings_v16(
+    workspace_id INTEGER NOT NULL,
+    path BLOB NOT NULL,
+    dir BLOB NOT NULL,
+    rules BLOB NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    files BLOB NOT NULL,
+    dirs BLOB NOT NULL,
+    verified BLOB NOT NULL DEFAULT x'',
+    seq INTEGER NOT NULL DEFAULT -1,
+    UNIQUE(workspace_id, path)
+);
+INSERT INTO dir_listings_v16(workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq)
+    SELECT workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq FROM dir_listings
+    ORDER BY workspace_id, path;
+DROP TABLE dir_listings;
+ALTER TABLE dir_listings_v16 RENAME TO dir_listings;
 "#,
 ];

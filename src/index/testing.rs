@@ -211,12 +211,100 @@ pub fn schema_version(path: &Path) -> Result<i64> {
         .ctx("read schema version")
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v15: file states' kinds and
+/// recorders as words (v16 made them integer codes), directory listings in a rowless table.
+pub fn downgrade_to_v15(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v16(&db)?;
+    db.execute_batch("PRAGMA user_version = 15")
+        .ctx("downgrade to v15")
+}
+
+fn downgrade_v16(db: &Connection) -> Result<()> {
+    let word = |column: &str, words: &[&str]| {
+        let whens: String = words
+            .iter()
+            .enumerate()
+            .map(|(code, w)| format!(" WHEN {code} THEN '{w}'"))
+            .collect();
+        format!("CASE {column}{whens} ELSE {column} END")
+    };
+    db.execute_batch(&format!(
+        "CREATE TABLE file_states_v15(
+             workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+             path BLOB NOT NULL, kind TEXT NOT NULL, blob TEXT, mode INTEGER,
+             size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, inode INTEGER,
+             recorded_at INTEGER NOT NULL, recorded_by TEXT, unread TEXT,
+             PRIMARY KEY(workspace_id, path)) WITHOUT ROWID;
+         INSERT INTO file_states_v15 SELECT workspace_id, path, {}, blob, mode, size,
+             mtime_ns, ctime_ns, inode, recorded_at, {}, unread FROM file_states;
+         DROP TABLE file_states;
+         ALTER TABLE file_states_v15 RENAME TO file_states;
+         CREATE TABLE dir_listings_v15(
+             workspace_id INTEGER NOT NULL, path BLOB NOT NULL, dir BLOB NOT NULL,
+             rules BLOB NOT NULL, recorded_at INTEGER NOT NULL, files BLOB NOT NULL,
+             dirs BLOB NOT NULL, verified BLOB NOT NULL DEFAULT x'',
+             seq INTEGER NOT NULL DEFAULT -1,
+             PRIMARY KEY(workspace_id, path)) WITHOUT ROWID;
+         INSERT INTO dir_listings_v15 SELECT workspace_id, path, dir, rules, recorded_at,
+             files, dirs, verified, seq FROM dir_listings;
+         DROP TABLE dir_listings;
+         ALTER TABLE dir_listings_v15 RENAME TO dir_listings;",
+        word("kind", &super::file_states::STATE_KINDS),
+        word("recorded_by", &super::file_states::RECORDERS),
+    ))
+    .ctx("downgrade v16")
+}
+
+/// How file states and directory listings are stored (v16 changed both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateEncoding {
+    /// `typeof(kind)` of each file state, with how many rows have it.
+    pub kind_types: Vec<(String, u64)>,
+    /// The `recorded_by` values, as SQLite's `quote` shows them, with their counts.
+    pub recorders: Vec<(String, u64)>,
+    /// `dir_listings` is a table without rowid (before v16).
+    pub listings_without_rowid: bool,
+    pub listings: u64,
+}
+
+pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
+    let db = bare(path)?;
+    let counts = |sql: &str| -> Result<Vec<(String, u64)>> {
+        let mut stmt = db.prepare(sql).ctx("read state encoding")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .ctx("read state encoding")?;
+        rows.collect::<rusqlite::Result<_>>()
+            .ctx("read state encoding")
+    };
+    let kind_types =
+        counts("SELECT typeof(kind), count(*) FROM file_states GROUP BY 1 ORDER BY 1")?;
+    let recorders =
+        counts("SELECT quote(recorded_by), count(*) FROM file_states GROUP BY 1 ORDER BY 1")?;
+    let (listings_without_rowid, listings) = db
+        .query_row(
+            "SELECT sql, (SELECT count(*) FROM dir_listings) FROM sqlite_schema
+             WHERE name = 'dir_listings'",
+            [],
+            |r| Ok((r.get::<_, String>(0)?.ends_with("WITHOUT ROWID"), r.get(1)?)),
+        )
+        .ctx("read state encoding")?;
+    Ok(StateEncoding {
+        kind_types,
+        recorders,
+        listings_without_rowid,
+        listings,
+    })
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v3: blob ids as 64 hex digits,
 /// and none of v5's pack columns, v6's rowid-less file states, v7's reversal marks, v9's
 /// state log, v10's directory listings, v11's unclaimed paths, v12's hook notes, v13's
-/// refusals, v14's imported sources or v15's state-log floors.
+/// refusals, v14's imported sources, v15's state-log floors or v16's state codes.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v16(&db)?;
     for (table, col) in BLOB_ID_COLUMNS {
         db.execute(
             &format!("UPDATE {table} SET {col} = lower(hex({col})) WHERE {col} IS NOT NULL"),

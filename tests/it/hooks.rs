@@ -14,7 +14,7 @@ use rewind::workspace::RelPath;
 
 use crate::common::{changes, index, workspace_id, Env, Run};
 
-const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+pub(crate) const CLAUDE_SESSION: &str = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
 
 /// A fixture payload with its project dir `/home/u/proj` replaced by the test workspace.
 pub(crate) fn fixture(env: &Env, agent: &str, name: &str) -> Value {

@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 15);
+    assert_eq!(testing::schema_version(&file).unwrap(), 16);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -65,4 +65,144 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
     env.run(&["redo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
+}
+
+/// Each file state of a workspace, by path.
+type States = Vec<(String, rewind::model::KnownState)>;
+/// Each directory listing of a workspace, by path.
+type Listings = Vec<(Vec<u8>, rewind::index::DirListing)>;
+
+/// Everything an index says about a workspace's files: each file state and each directory
+/// listing, read through the library's own queries.
+fn states_and_listings(env: &Env) -> (States, Listings) {
+    let index = crate::common::index(env);
+    let ws = crate::common::workspace_id(env, &index);
+    let mut states = Vec::new();
+    index
+        .read()
+        .each_file_state(ws, &mut |rel, known| states.push((rel.display(), known)))
+        .unwrap();
+    states.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut listings: Vec<_> = index.read().dir_listings(ws).unwrap().into_iter().collect();
+    listings.sort_by(|a, b| a.0.cmp(&b.0));
+    (states, listings)
+}
+
+/// Schema v16 stores a file state's kind and recorder as integer codes and keeps directory
+/// listings in a rowid table. An index written at v15 (words, a rowless table) is migrated
+/// by the next command: every state (present, absent, unknown as too large; recorded by a
+/// scan, a snap and a record) and every listing reads back as it did, and the next scan
+/// finds only what changed.
+#[test]
+fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
+    use crate::hooks::{fixture, hook_with};
+    let env = Env::new();
+    env.manual_helper();
+    let vars = [("REWIND_MAX_FILE_SIZE", "1000")];
+    let bash = |post: bool| {
+        let name = if post {
+            "post-tool-use-bash"
+        } else {
+            "pre-tool-use-bash"
+        };
+        hook_with(
+            &env,
+            "claude-code",
+            &fixture(&env, "claude-code", name),
+            &vars,
+        )
+        .ok();
+    };
+    // Listings longer than a rowless table keeps on a 1 KiB page, and short ones.
+    for i in 0..40 {
+        env.write(
+            &format!("src/long/file-with-a-long-name-{i:03}.rs"),
+            "fn a() {}\n",
+        );
+    }
+    env.write("src/lib.rs", "mod long;\n");
+    env.write("doomed.txt", "bye\n");
+    env.write("a.txt", "a0\n");
+    // A second between the writes and each scan that should trust what it saw.
+    let a_second = || std::thread::sleep(std::time::Duration::from_millis(1100));
+    a_second();
+    bash(false);
+    std::fs::remove_file(env.path("doomed.txt")).unwrap();
+    env.write("big.bin", vec![7u8; 5000]);
+    bash(true);
+    // A scan a second later leaves listings whose files it verified.
+    a_second();
+    bash(false);
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a1\n");
+    env.run(&["record", "a.txt"]).ok();
+
+    let before = states_and_listings(&env);
+    assert!(before.0.len() >= 44, "{} states", before.0.len());
+    let of = |path: &str| {
+        before
+            .0
+            .iter()
+            .find(|(p, _)| p == path)
+            .unwrap_or_else(|| panic!("no state of {path}"))
+            .1
+            .clone()
+    };
+    assert_eq!(of("doomed.txt").state, rewind::model::FileState::Absent);
+    assert_eq!(of("big.bin").state, rewind::model::FileState::Unknown);
+    assert!(of("big.bin").unread.is_some());
+    let long = before
+        .1
+        .iter()
+        .find(|(p, _)| p == b"src/long")
+        .expect("a listing of src/long");
+    assert!(long.1.files.len() > 1000, "{} bytes", long.1.files.len());
+    assert!(
+        !long.1.verified.is_empty(),
+        "the last scan verified src/long"
+    );
+
+    let file = index_file(&env);
+    testing::downgrade_to_v15(&file).unwrap();
+    let old = testing::state_encoding(&file).unwrap();
+    assert_eq!(
+        old.kind_types,
+        [("text".to_string(), before.0.len() as u64)]
+    );
+    assert!(old.listings_without_rowid);
+    assert!(
+        old.recorders.iter().any(|(r, _)| r == "'record'"),
+        "{:?}",
+        old.recorders
+    );
+
+    // The next command migrates.
+    env.run(&["--json", "verify"]).ok();
+    assert_eq!(testing::schema_version(&file).unwrap(), 16);
+    let new = testing::state_encoding(&file).unwrap();
+    assert_eq!(
+        new.kind_types,
+        [("integer".to_string(), before.0.len() as u64)]
+    );
+    assert!(!new.listings_without_rowid);
+    assert_eq!(new.listings, before.1.len() as u64);
+    let codes: Vec<&str> = new.recorders.iter().map(|(r, _)| r.as_str()).collect();
+    assert!(codes.iter().all(|r| r.parse::<i64>().is_ok()), "{codes:?}");
+    assert_eq!(
+        new.recorders.iter().map(|(_, n)| n).sum::<u64>(),
+        old.recorders.iter().map(|(_, n)| n).sum::<u64>()
+    );
+    assert_eq!(states_and_listings(&env), before, "read the same after v16");
+
+    // The migrated states still prove the unchanged files unchanged.
+    env.write("src/long/file-with-a-long-name-007.rs", "fn b() {}\n");
+    bash(false);
+    let all = crate::common::changes(&env, crate::hooks::CLAUDE_SESSION);
+    let paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths.iter().filter(|p| p.starts_with("src/long/")).count(),
+        1,
+        "{paths:?}"
+    );
+    assert!(paths.contains(&"src/long/file-with-a-long-name-007.rs"));
 }

@@ -194,10 +194,18 @@ impl Session<'_> {
     }
 }
 
-/// The context file names in `dir`, sorted (none when it cannot be listed). Listing the
-/// directory (rather than probing both names) yields the names as stored, so a
-/// case-insensitive file system does not deliver one file twice.
+/// The context file names in `dir`, sorted (none when it cannot be listed). Both names are
+/// probed first, so a directory without either costs two lookups whatever its size (a read
+/// deep in `target/` or `site-packages/` passes directories of thousands of entries); one
+/// that has one is listed, which yields the names as stored, so a case-insensitive file
+/// system does not deliver one file twice.
 fn context_names(dir: &Path) -> Vec<String> {
+    if !CONTEXT_NAMES
+        .iter()
+        .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
+    {
+        return Vec::new();
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -52,18 +52,30 @@ fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
     let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
     let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
     let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
-    let kind = match r.get_ref(1).ctx("list file states")? {
+    let stored = r.get_ref(1).ctx("list file states")?;
+    let kind = match stored {
         ValueRef::Integer(code) => usize::try_from(code)
             .ok()
             .and_then(|c| STATE_KINDS.get(c).copied()),
+        // A process of a build from before v16 that was still running when its index was
+        // migrated writes the kind as the word, through statements SQLite re-prepares
+        // against the new table: read it as that kind (the next write of the path stores
+        // the code), rather than refusing every later scan of the workspace.
+        ValueRef::Text(word) => STATE_KINDS.iter().copied().find(|k| k.as_bytes() == word),
         _ => None,
     };
     let kind = kind.ok_or_else(|| IndexError::BadRow {
         what: "file state",
-        detail: format!(
-            "unknown state kind {:?}",
-            r.get_ref(1).map(|v| v.data_type())
-        ),
+        detail: match stored {
+            ValueRef::Integer(code) => format!("unknown state kind code {code}"),
+            ValueRef::Text(word) => {
+                format!("unknown state kind {:?}", String::from_utf8_lossy(word))
+            }
+            other => format!(
+                "state kind stored as {}",
+                other.data_type().to_string().to_lowercase()
+            ),
+        },
     })?;
     let blob = match r.get_ref(2).ctx("list file states")? {
         ValueRef::Null => None,
@@ -267,8 +279,19 @@ mod tests {
                 Ok::<_, IndexError>(ws)
             })
             .unwrap();
+        assert_eq!(index.read().file_state(ws, &path).unwrap(), Some(known.clone()));
+        // The word a build from before v16 writes reads as its kind.
+        index
+            .conn
+            .execute_batch("UPDATE file_states SET kind = 'absent'")
+            .unwrap();
         assert_eq!(index.read().file_state(ws, &path).unwrap(), Some(known));
-        for damage in ["3", "-1", "'absent'", "x'00'"] {
+        for (damage, detail) in [
+            ("3", "unknown state kind code 3"),
+            ("-1", "unknown state kind code -1"),
+            ("'gone'", "unknown state kind \"gone\""),
+            ("x'00'", "state kind stored as blob"),
+        ] {
             index
                 .conn
                 .execute_batch(&format!("UPDATE file_states SET kind = {damage}"))
@@ -276,11 +299,11 @@ mod tests {
             let err = index.read().file_state(ws, &path).unwrap_err();
             assert!(
                 matches!(
-                    err,
+                    &err,
                     IndexError::BadRow {
                         what: "file state",
-                        ..
-                    }
+                        detail: d,
+                    } if d == detail
                 ),
                 "{damage}: {err}"
             );

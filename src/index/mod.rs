@@ -297,9 +297,14 @@ impl Index {
             for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
                 self.conn
                     .execute_batch(sql)
-                    .map_err(|e| IndexError::Damaged {
-                        path: self.path.clone(),
-                        detail: format!("migration {} failed: {e}", i + 1),
+                    .map_err(|e| match damaged(&self.path, e) {
+                        IndexError::Damaged { path, detail } => IndexError::Damaged {
+                            path,
+                            detail: format!("migration {} failed: {detail}", i + 1),
+                        },
+                        // A full disk or an I/O error is not damage: said as itself (the
+                        // transaction rolled back, the index is as it was).
+                        other => other,
                     })?;
             }
             self.conn

@@ -6,9 +6,7 @@
 //! MiB to map, 64 MiB to trim) that an arena's free top is never returned. An idle helper kept
 //! ~100 MiB of such free memory out of ~8 MiB in use (benches/RESULTS.md, issue 29). So a
 //! resident process fixes the thresholds at glibc's defaults ([`fix_thresholds`], at start)
-//! and, once quiet, asks malloc to return every free page of every arena ([`trim`]). A hook
-//! process fixes them too: a first baseline in it (a shell command, no helper) otherwise
-//! peaked 40 MiB higher on the 470k-file tree.
+//! and, once quiet, asks malloc to return every free page of every arena ([`trim`]).
 //!
 //! This is the binary's one module with `unsafe` (`Cargo.toml` denies it everywhere else): two
 //! calls into the C library that take integers and touch no Rust-owned memory. Elsewhere than

@@ -99,11 +99,6 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
         print_stdout(&allow_anyway(args.agent.parse().ok(), None));
         return Exit::Ok;
     }
-    // A shell command's first baseline runs in this process (no helper): with malloc's
-    // thresholds left to rise after the first large buffer it frees, its peak RSS on the
-    // 470k-file tree was 188 MiB, fixed 145 MiB, at the same speed (benches/RESULTS.md).
-    // Before the first large free, as in any short hook, the fixed values are glibc's own.
-    crate::cli::memory::fix_thresholds();
     let live_progress = std::io::stderr().is_terminal();
     let agent = args.agent.parse().ok();
     // A panic is an internal failure like any other: the tool call proceeds (the panic

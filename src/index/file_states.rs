@@ -279,7 +279,10 @@ mod tests {
                 Ok::<_, IndexError>(ws)
             })
             .unwrap();
-        assert_eq!(index.read().file_state(ws, &path).unwrap(), Some(known.clone()));
+        assert_eq!(
+            index.read().file_state(ws, &path).unwrap(),
+            Some(known.clone())
+        );
         // The word a build from before v16 writes reads as its kind.
         index
             .conn

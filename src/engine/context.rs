@@ -188,7 +188,10 @@ impl Session<'_> {
                 dirs.truncate(i);
                 break;
             }
-            ignores.push(gitignore_of(&dirs[i].0));
+            // The deepest directory's own ignore file decides nothing here.
+            if i + 1 < dirs.len() {
+                ignores.push(gitignore_of(&dirs[i].0));
+            }
         }
         dirs
     }

@@ -260,7 +260,8 @@ mod tests {
     use crate::model::FileState;
 
     /// A kind code this build does not know (a later one's, or damage) makes the row damaged,
-    /// as a kind word it did not know did before v16; so does a word where a code belongs.
+    /// as a kind word it did not know did before v16; a known word (a pre-v16 process's
+    /// write) reads as its kind, everywhere a kind is read.
     #[test]
     fn a_file_state_with_an_unknown_kind_code_is_a_damaged_row() {
         let dir = tempfile::tempdir().unwrap();
@@ -289,6 +290,11 @@ mod tests {
             .execute_batch("UPDATE file_states SET kind = 'absent'")
             .unwrap();
         assert_eq!(index.read().file_state(ws, &path).unwrap(), Some(known));
+        let present = index.write(|tx| tx.present_states(ws)).unwrap();
+        assert_eq!(
+            present, 0,
+            "an absent state written as the word is not counted"
+        );
         for (damage, detail) in [
             ("3", "unknown state kind code 3"),
             ("-1", "unknown state kind code -1"),

@@ -187,11 +187,12 @@ impl Tx<'_> {
     }
 
     /// How many files of workspace `ws` have a state other than absent (kind code 0,
-    /// `file_states::STATE_KINDS`).
+    /// `file_states::STATE_KINDS`; or the word, as a pre-v16 process may have written it).
     pub fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
         self.conn
             .prepare_cached(
-                "SELECT count(*) FROM file_states WHERE workspace_id = ?1 AND kind <> 0",
+                "SELECT count(*) FROM file_states
+                 WHERE workspace_id = ?1 AND kind NOT IN (0, 'absent')",
             )
             .and_then(|mut s| s.query_row([ws.0], |r| r.get::<_, i64>(0)))
             .map(|n| n as u64)

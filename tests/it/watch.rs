@@ -569,3 +569,44 @@ fn a_kernel_queue_overflow_makes_the_next_scan_walk_everything() {
         Some("the event queue overflowed")
     );
 }
+
+/// A `.gitignore` written by a process whose child still holds the file open (a fork between
+/// the open and the close: another thread's spawn, or the writer's own child) is closed for
+/// good only when that child lets go: inotify's `IN_CLOSE_WRITE` comes then, maybe after the
+/// scan that saw the write (by its `IN_MODIFY`) walked everything and placed a new watcher.
+/// The write is in that walk already: the late close is no rule change.
+#[test]
+fn a_late_close_of_an_ignore_file_written_before_the_walk_is_no_rule_change() {
+    use std::io::Write;
+    let p = pair();
+    both(&p);
+    let mut rules = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(p.ws.join(".gitignore"))
+        .unwrap();
+    rules.write_all(b"*.log\n").unwrap();
+    // The child holds the file as its stdout, and reads its stdin until it is closed.
+    let mut child = std::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(rules)
+        .spawn()
+        .unwrap();
+    let (look, (_, changes)) = both(&p);
+    assert_eq!(look, None, "the write broke the watcher");
+    assert_eq!(
+        changes,
+        [
+            (".gitignore".to_string(), "Modified".to_string()),
+            ("build/out.o".to_string(), "Created".to_string())
+        ]
+    );
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    // Narrowed (a look at `.gitignore`, and at any other late close another test's fork
+    // delayed: not counted here).
+    let (look, (_, changes)) = both(&p);
+    let why = p.watching.drain().last_walk_reason;
+    assert!(look.is_some_and(|n| n >= 1), "walked: {why:?}");
+    assert!(changes.is_empty(), "{changes:?}");
+}

@@ -31,14 +31,16 @@
 //! or notify reported an error); a watch could not be placed (the user's `max_user_watches`:
 //! then no watcher is tried for that workspace for [`FULL_EVERY`]); the workspace root was moved, deleted, unmounted or replaced (its device
 //! and inode); an ignore file changed (`.gitignore`, `.ignore`, an entry named `.git`
-//! appeared or went in the tree; or a rule file outside the watched tree or behind a
-//! symlink: `.git/info/exclude`, the ancestors' ignore files, the user's git config and
+//! written, appeared or went in the tree, but not the late close after a write, see
+//! `per_dir.rs`; or a rule file outside the watched tree or behind a symlink:
+//! `.git/info/exclude`, the ancestors' ignore files, the user's git config and
 //! default global excludes, compared by a stat taken before the walk read them); the
 //! baseline is not complete; more than [`MAX_DIRTY`] paths changed (walking everything is
 //! cheaper then); more file states were set than the index's log keeps; or the last full walk is
 //! older than [`FULL_EVERY`]. That last one bounds what the watches cannot see: writes through a
-//! shared `mmap`; a second name given to a file from a directory nobody watches (an ignored
-//! one, or outside the workspace) and writes through it; a network filesystem changed by
+//! shared `mmap` (to an ignore file too: its close is only a look at that file); a second
+//! name given to a file from a directory nobody watches (an ignored one, or outside the
+//! workspace) and writes through it; a network filesystem changed by
 //! another machine (watching is not even tried where NFS, CIFS/SMB, FUSE or 9p is mounted at
 //! or below the root); an excludes file named by `core.excludesFile` other than the
 //! default; a filesystem mounted below the root and unmounted (notify reports no event for

@@ -488,8 +488,20 @@ impl State {
             };
         }
         let name = rel.file_name().map(OsStrExt::as_bytes);
+        // The close after writing is no rule change of its own, only a look at the file: it
+        // comes when the last descriptor of the file is released, which can be long after
+        // the write (a fork between the writer's open and close holds it until the child
+        // execs or exits), after a walk that read the new rules and placed a new watcher.
+        // Every change of the rules themselves has an event when it is made: a write or a
+        // truncation (`IN_MODIFY`), a creation, removal, rename or chmod.
         if matches!(name, Some(b".gitignore" | b".ignore" | b".git")) {
-            return Err("an ignore file changed");
+            if !closed_after_write(kind) {
+                return Err("an ignore file changed");
+            }
+            if name == Some(b".git") {
+                // A `.git` file (a worktree's link): no scan looks at it.
+                return Ok(());
+            }
         }
         let Ok(rel) = RelPath::from_stored(rel.as_os_str().as_bytes().to_vec()) else {
             return Err("an event named a path rewind cannot hold");
@@ -516,6 +528,14 @@ fn changes(kind: &EventKind) -> bool {
         EventKind::Access(_) => false,
         _ => true,
     }
+}
+
+/// Is this inotify's `IN_CLOSE_WRITE` (a descriptor opened for writing was released)?
+fn closed_after_write(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::Access(AccessKind::Close(AccessMode::Write))
+    )
 }
 
 /// notify's thread hands each event here.
@@ -909,6 +929,28 @@ mod tests {
         let attrib = EventKind::Modify(ModifyKind::Metadata(notify::event::MetadataKind::Any));
         st.note(event(attrib, ""), Path::new("/ws"));
         assert!(st.broken.is_none() && st.dirty.is_empty());
+    }
+
+    /// The close after a write can come long after the write (a child forked in between
+    /// holds the file), to a watcher placed after it: a look at the file, not a walk.
+    #[test]
+    fn a_close_after_writing_an_ignore_file_is_a_look_at_it_not_a_rule_change() {
+        let closed = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        for path in [".gitignore", "a/.ignore"] {
+            let mut st = state();
+            st.note(event(closed, path), Path::new("/ws"));
+            assert_eq!(st.broken, None, "{path}");
+            assert_eq!(st.dirty.iter().collect::<Vec<_>>(), [&rel(path)]);
+        }
+        // A `.git` file's close: nothing to look at (no scan looks at `.git`).
+        let mut st = state();
+        st.note(event(closed, "sub/.git"), Path::new("/ws"));
+        assert_eq!((st.broken, st.dirty.len()), (None, 0));
+        // The write itself is a rule change.
+        let mut st = state();
+        let written = EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any));
+        st.note(event(written, ".gitignore"), Path::new("/ws"));
+        assert_eq!(st.broken, Some("an ignore file changed"));
     }
 
     /// A storm noted on notify's thread after `take` checked the watcher, and before the scan

@@ -520,7 +520,8 @@ impl Maintenance<'_, '_> {
                     if let Some(row) = self.home.index().read().blob(id)? {
                         // A packed frame leaves the disk only when its pack is rewritten.
                         let size = match row.place {
-                            crate::store::Place::Packed { .. } => 0,
+                            crate::store::Place::Packed { .. }
+                            | crate::store::Place::Grouped { .. } => 0,
                             _ => row.stored_size,
                         };
                         gone.push((*id, size));

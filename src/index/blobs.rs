@@ -51,6 +51,7 @@ struct StoredBlob {
     created_at: i64,
     pack: Option<i64>,
     pack_offset: Option<i64>,
+    pack_inner: Option<i64>,
 }
 
 impl StoredBlob {
@@ -64,21 +65,33 @@ impl StoredBlob {
             created_at: r.get(5)?,
             pack: r.get(6)?,
             pack_offset: r.get(7)?,
+            pack_inner: r.get(8)?,
         })
     }
 
     fn into_row(self, id: &BlobId) -> Result<BlobRow> {
-        let place = match (self.data, self.pack, self.pack_offset) {
-            (Some(frame), _, _) => Place::Inline(frame),
-            (None, None, _) => Place::Object,
-            (None, Some(pack), Some(offset)) if pack >= 0 && offset >= 0 => Place::Packed {
+        let place = match (self.data, self.pack, self.pack_offset, self.pack_inner) {
+            (Some(frame), _, _, None) => Place::Inline(frame),
+            (None, None, _, None) => Place::Object,
+            (None, Some(pack), Some(offset), None) if pack >= 0 && offset >= 0 => Place::Packed {
                 pack: pack as u64,
                 offset: offset as u64,
             },
-            (None, Some(pack), offset) => {
+            (None, Some(pack), Some(offset), Some(inner))
+                if pack >= 0 && offset >= 0 && inner >= 0 =>
+            {
+                Place::Grouped {
+                    pack: pack as u64,
+                    offset: offset as u64,
+                    inner: inner as u64,
+                }
+            }
+            (_, pack, offset, inner) => {
                 return Err(IndexError::BadRow {
                     what: "blob place",
-                    detail: format!("pack {pack} at offset {offset:?} for blob {id}"),
+                    detail: format!(
+                        "pack {pack:?} at offset {offset:?}, inner offset {inner:?} for blob {id}"
+                    ),
                 })
             }
         };
@@ -110,7 +123,8 @@ impl Tx<'_> {
         let stored = self
             .conn
             .prepare_cached(
-                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset
+                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset,
+                        pack_inner
                  FROM blobs WHERE id = ?1",
             )
             .ctx("find blob")?
@@ -153,16 +167,34 @@ impl Tx<'_> {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
         };
-        let (data, pack, offset) = match &row.place {
-            Place::Inline(frame) => (Some(frame.as_slice()), None, None),
-            Place::Object => (None, None, None),
-            Place::Packed { pack, offset } => (None, Some(*pack as i64), Some(*offset as i64)),
+        let (data, pack, offset, inner) = match &row.place {
+            Place::Inline(frame) => (Some(frame.as_slice()), None, None, None),
+            Place::Object => (None, None, None, None),
+            Place::Packed { pack, offset } => {
+                (None, Some(*pack as i64), Some(*offset as i64), None)
+            }
+            Place::Grouped {
+                pack,
+                offset,
+                inner,
+            } => (
+                None,
+                Some(*pack as i64),
+                Some(*offset as i64),
+                Some(*inner as i64),
+            ),
+            Place::Grouping { .. } => {
+                return Err(IndexError::BadRow {
+                    what: "blob place",
+                    detail: format!("blob {} is in a group not written yet", row.id),
+                })
+            }
         };
         self.conn
             .prepare_cached(
                 "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
-                                             pack, pack_offset)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                             pack, pack_offset, pack_inner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
             .ctx("insert blob")?
             .execute(params![
@@ -174,18 +206,22 @@ impl Tx<'_> {
                 data,
                 row.created_at,
                 pack,
-                offset
+                offset,
+                inner
             ])
             .ctx("insert blob")?;
         Ok(())
     }
 
-    /// Every pack file some row points into, with the bytes its rows still use.
+    /// Every pack file some row points into, with the bytes its rows still use (a group's
+    /// frame, which several rows name, counted once).
     pub fn pack_usage(&self) -> Result<Vec<PackUsage>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
+                "SELECT pack, SUM(stored_size) FROM (
+                     SELECT DISTINCT pack, pack_offset, stored_size FROM blobs
+                     WHERE pack IS NOT NULL)
                  GROUP BY pack ORDER BY pack",
             )
             .ctx("pack usage")?;
@@ -207,7 +243,7 @@ impl Tx<'_> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
+                "SELECT id, pack_offset, stored_size, pack_inner FROM blobs WHERE pack = ?1
                  ORDER BY pack_offset",
             )
             .ctx("list packed blobs")?;
@@ -217,34 +253,40 @@ impl Tx<'_> {
                     r.get::<_, Value>(0)?,
                     r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
                     r.get::<_, i64>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
                 ))
             })
             .ctx("list packed blobs")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list packed blobs")?;
         rows.into_iter()
-            .map(|(id, offset, len)| {
+            .map(|(id, offset, len, inner)| {
                 let id = parse_blob("packed blob", &id)?;
-                if offset < 0 || len < 0 {
+                if offset < 0 || len < 0 || inner.is_some_and(|i| i < 0) {
                     return Err(IndexError::BadRow {
                         what: "blob place",
-                        detail: format!("offset {offset}, length {len} for blob {id}"),
+                        detail: format!(
+                            "offset {offset}, length {len}, inner offset {inner:?} for blob {id}"
+                        ),
                     });
                 }
                 Ok(PackedBlob {
                     id,
                     offset: offset as u64,
                     len: len as u64,
+                    inner: inner.map(|i| i as u64),
                 })
             })
             .collect()
     }
 
-    /// Whether any row points into pack `pack`, and the bytes those rows use.
+    /// Whether any row points into pack `pack`, and the bytes those rows use (a group's frame
+    /// counted once).
     pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
         self.conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM blobs WHERE pack = ?1",
+                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM (
+                     SELECT DISTINCT pack_offset, stored_size FROM blobs WHERE pack = ?1)",
             )
             .ctx("pack usage")?
             .query_row([pack as i64], |r| {
@@ -324,7 +366,7 @@ impl Tx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
-                        pack = ?5, pack_offset = ?6
+                        pack = ?5, pack_offset = ?6, pack_inner = NULL
                  WHERE id = ?1 AND pack IS NULL",
             )
             .ctx("recode blob")?
@@ -356,7 +398,11 @@ impl Tx<'_> {
     pub fn blob_totals(&self) -> Result<BlobTotals> {
         self.conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
+                "SELECT COUNT(*), COALESCE(SUM(size), 0),
+                        COALESCE(SUM(CASE WHEN pack_inner IS NULL THEN stored_size END), 0)
+                          + (SELECT COALESCE(SUM(stored_size), 0) FROM (
+                               SELECT DISTINCT pack, pack_offset, stored_size FROM blobs
+                               WHERE pack_inner IS NOT NULL)),
                         COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
                  FROM blobs",
             )
@@ -567,7 +613,8 @@ mod tests {
             [PackedBlob {
                 id: b,
                 offset: 0,
-                len: 10
+                len: 10,
+                inner: None
             }]
         );
         catalog

@@ -383,10 +383,17 @@ impl Tx<'_> {
     }
 
     pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM blobs ORDER BY id")
-            .ctx("list blobs")?;
+        self.blob_ids_ordered("SELECT id FROM blobs ORDER BY id")
+    }
+
+    /// Every blob id, in the order their frames lie (packs, and each pack by offset, after the
+    /// rest): reading them so decompresses each group once (`store::group`).
+    pub fn blob_ids_by_place(&self) -> Result<Vec<BlobId>> {
+        self.blob_ids_ordered("SELECT id FROM blobs ORDER BY pack, pack_offset, id")
+    }
+
+    fn blob_ids_ordered(&self, sql: &str) -> Result<Vec<BlobId>> {
+        let mut stmt = self.conn.prepare_cached(sql).ctx("list blobs")?;
         let ids = stmt
             .query_map([], |r| r.get::<_, Value>(0))
             .ctx("list blobs")?

@@ -877,6 +877,12 @@ fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
     assert_eq!(packs.len(), 1, "{packs:?}");
     // Each distinct frame once: the pack holds exactly the bytes its rows point to.
     assert_pack_holds_just_its_rows(&env, &packs[0]);
+    // Small files share frames: a group per hashing worker (at most 4) for these 40.
+    let frames: std::collections::BTreeSet<u64> = files
+        .iter()
+        .map(|(_, b)| packed_at(&env, &rewind::ids::BlobId::of(b).to_string()).1)
+        .collect();
+    assert!((1..=4).contains(&frames.len()), "{frames:?}");
 
     // A shell command rewrites three files and deletes one; undo brings back the packed bytes.
     for (p, _) in &files[..3] {

@@ -853,10 +853,14 @@ impl Store {
             .clear();
     }
 
-    /// Drop the calling thread's zstd contexts (a process going quiet gives their tables and
-    /// buffers back; the next compression or decompression makes new ones).
+    /// Drop the calling thread's zstd contexts and the groups kept decompressed (a process
+    /// going quiet gives their tables and buffers back; the next read makes new ones).
     pub fn release_contexts(&self) {
         codec::release();
+        self.groups_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Delete a pack file no row points into any more.

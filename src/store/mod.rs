@@ -583,9 +583,9 @@ impl Store {
         if !matches!(row.encoding, Encoding::Zstd) {
             return Err(corrupt("a grouped blob cannot be a delta".into()));
         }
-        let group = self.group_bytes(id, pack, offset, row.stored_size)?;
-        let bytes = inner
-            .checked_add(row.size)
+        let end = inner.checked_add(row.size);
+        let group = self.group_bytes(id, pack, offset, row.stored_size, end.unwrap_or(u64::MAX))?;
+        let bytes = end
             .filter(|end| *end <= group.len() as u64)
             .map(|end| group[inner as usize..end as usize].to_vec())
             .ok_or_else(|| {
@@ -602,12 +602,29 @@ impl Store {
     }
 
     /// The decompressed bytes of the group frame of `len` bytes at `offset` of pack `pack`
-    /// (for blob `id`, which errors name), from the groups read last when it is one of them.
-    fn group_bytes(&self, id: &BlobId, pack: u64, offset: u64, len: u64) -> Result<Arc<Vec<u8>>> {
+    /// (for blob `id`, which errors name), at least its first `need` (all it holds when it
+    /// holds fewer): from the groups read last when one of them has that much. A group not
+    /// read yet is decompressed only up to `need` (a blob read alone costs half a group on
+    /// average); one read before but not that far, whole (blobs read in their group's order
+    /// cost at most one and a half decompressions of it).
+    fn group_bytes(
+        &self,
+        id: &BlobId,
+        pack: u64,
+        offset: u64,
+        len: u64,
+        need: u64,
+    ) -> Result<Arc<Vec<u8>>> {
         let lock = || self.groups_read.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, bytes)) = lock().iter().find(|(at, _)| *at == (pack, offset)) {
-            return Ok(bytes.clone());
-        }
+        let kept_before = {
+            let kept = lock();
+            let found = kept.iter().find(|(at, _)| *at == (pack, offset));
+            match found {
+                Some((_, bytes)) if bytes.len() as u64 >= need => return Ok(bytes.clone()),
+                Some(_) => true,
+                None => false,
+            }
+        };
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         let frame = self.read_packed(id, pack, offset, len)?;
         // The frame's header says what it holds; a damaged one cannot make us allocate more
@@ -623,10 +640,15 @@ impl Store {
                 return Err(corrupt("its group's frame header is unreadable".into()))
             }
         };
-        let bytes = codec::decompress(&frame, raw_len, &[])
-            .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
+        let bytes = if kept_before || need >= raw_len as u64 {
+            codec::decompress(&frame, raw_len, &[])
+        } else {
+            group::decompress_prefix(&frame, need as usize)
+        }
+        .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
         let bytes = Arc::new(bytes);
         let mut kept = lock();
+        kept.retain(|(at, _)| *at != (pack, offset));
         if kept.len() >= GROUPS_KEPT {
             kept.pop_front();
         }

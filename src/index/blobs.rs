@@ -19,7 +19,7 @@ pub struct BlobTotals {
     pub blobs: u64,
     /// Raw (decoded) bytes.
     pub bytes: u64,
-    /// Compressed bytes, wherever they are kept.
+    /// Compressed bytes, wherever they are kept (a group's frame in its live blobs' share).
     pub stored_bytes: u64,
     pub inline: u64,
     pub packed: u64,
@@ -213,15 +213,18 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Every pack file some row points into, with the bytes its rows still use (a group's
-    /// frame, which several rows name, counted once).
+    /// Every pack file some row points into, with the bytes its rows still use: a frame of
+    /// a blob's own whole, a group's frame (which several rows name) in the share of its
+    /// bytes its live blobs hold, up to the last of them (the dead ones after it cannot be
+    /// told from the rows: they count as live until a repack rebuilds the group).
     pub fn pack_usage(&self) -> Result<Vec<PackUsage>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT pack, SUM(stored_size) FROM (
-                     SELECT DISTINCT pack, pack_offset, stored_size FROM blobs
-                     WHERE pack IS NOT NULL)
+                "SELECT pack, SUM(live) FROM (
+                     SELECT pack, COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                     FROM blobs WHERE pack IS NOT NULL GROUP BY pack, pack_offset)
                  GROUP BY pack ORDER BY pack",
             )
             .ctx("pack usage")?;
@@ -238,13 +241,13 @@ impl Tx<'_> {
         Ok(rows)
     }
 
-    /// The blobs kept in pack `pack`, in file order.
+    /// The blobs kept in pack `pack`, in file order (a group's in their order in it).
     pub fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT id, pack_offset, stored_size, pack_inner FROM blobs WHERE pack = ?1
-                 ORDER BY pack_offset",
+                 ORDER BY pack_offset, pack_inner",
             )
             .ctx("list packed blobs")?;
         let rows = stmt
@@ -280,13 +283,15 @@ impl Tx<'_> {
             .collect()
     }
 
-    /// Whether any row points into pack `pack`, and the bytes those rows use (a group's frame
-    /// counted once).
+    /// Whether any row points into pack `pack`, and the bytes those rows use (as
+    /// [`Tx::pack_usage`] counts them).
     pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
         self.conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM (
-                     SELECT DISTINCT pack_offset, stored_size FROM blobs WHERE pack = ?1)",
+                "SELECT COUNT(*), COALESCE(SUM(live), 0) FROM (
+                     SELECT COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                     FROM blobs WHERE pack = ?1 GROUP BY pack_offset)",
             )
             .ctx("pack usage")?
             .query_row([pack as i64], |r| {
@@ -296,12 +301,22 @@ impl Tx<'_> {
             .ctx("pack usage")
     }
 
-    /// Point a packed blob at its new place (after a repack copied its frame there).
-    pub fn move_packed(&self, id: &BlobId, pack: u64, offset: u64) -> Result<()> {
+    /// Point a packed blob at its new place (after a repack copied its frame there, or
+    /// rebuilt its group there).
+    pub fn move_packed(&self, m: &PackMove) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE id = ?1")
+            .prepare_cached(
+                "UPDATE blobs SET pack = ?2, pack_offset = ?3, stored_size = ?4, pack_inner = ?5
+                 WHERE id = ?1",
+            )
             .ctx("move packed blob")?
-            .execute(params![id, pack as i64, offset as i64])
+            .execute(params![
+                m.id,
+                m.pack as i64,
+                m.offset as i64,
+                m.len as i64,
+                m.inner.map(|i| i as i64)
+            ])
             .ctx("move packed blob")?;
         Ok(())
     }
@@ -407,9 +422,11 @@ impl Tx<'_> {
             .prepare_cached(
                 "SELECT COUNT(*), COALESCE(SUM(size), 0),
                         COALESCE(SUM(CASE WHEN pack_inner IS NULL THEN stored_size END), 0)
-                          + (SELECT COALESCE(SUM(stored_size), 0) FROM (
-                               SELECT DISTINCT pack, pack_offset, stored_size FROM blobs
-                               WHERE pack_inner IS NOT NULL)),
+                          + (SELECT COALESCE(SUM(live), 0) FROM (
+                               SELECT COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                               FROM blobs WHERE pack_inner IS NOT NULL
+                               GROUP BY pack, pack_offset)),
                         COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
                  FROM blobs",
             )
@@ -550,11 +567,7 @@ impl BlobCatalog for Index {
     }
 
     fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError> {
-        Ok(self.write(|tx| {
-            moves
-                .iter()
-                .try_for_each(|m| tx.move_packed(&m.id, m.pack, m.offset))
-        })?)
+        Ok(self.write(|tx| moves.iter().try_for_each(|m| tx.move_packed(m)))?)
     }
 }
 
@@ -629,6 +642,8 @@ mod tests {
                 id: b,
                 pack: 8,
                 offset: 32,
+                len: 10,
+                inner: None,
             }])
             .unwrap();
         assert!(catalog.packed_blobs(7).unwrap().is_empty());
@@ -636,5 +651,113 @@ mod tests {
         catalog.delete_blob(&b).unwrap();
         assert_eq!(catalog.blob(&b).unwrap().map(|r| r.id), None);
         assert_eq!(catalog.blob_encoding(&b).unwrap(), None);
+    }
+
+    /// Grouped rows read back as written, move with their group, and count in the share of
+    /// the group's frame their bytes hold.
+    #[test]
+    fn grouped_rows_round_trip_and_count_in_their_share_of_the_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let catalog: &dyn BlobCatalog = &index;
+        let ids: Vec<BlobId> = (0..4u8).map(|i| BlobId::of(&[i])).collect();
+        // A group of four 100-byte blobs in a 40-byte frame, and a frame of its own (60).
+        for (i, id) in ids.iter().enumerate() {
+            let place = Place::Grouped {
+                pack: 7,
+                offset: 0,
+                inner: 100 * i as u64,
+            };
+            catalog
+                .insert_blob(&BlobRow {
+                    id: *id,
+                    size: 100,
+                    stored_size: 40,
+                    encoding: Encoding::Zstd,
+                    place,
+                    created_at: 1,
+                })
+                .unwrap();
+        }
+        let own = BlobId::of(b"own");
+        catalog
+            .insert_blob(&BlobRow {
+                id: own,
+                size: 1000,
+                stored_size: 60,
+                encoding: Encoding::Zstd,
+                place: Place::Packed {
+                    pack: 7,
+                    offset: 40,
+                },
+                created_at: 1,
+            })
+            .unwrap();
+        assert_eq!(
+            catalog.blob(&ids[2]).unwrap().unwrap().place,
+            Place::Grouped {
+                pack: 7,
+                offset: 0,
+                inner: 200
+            }
+        );
+        let packed = catalog.packed_blobs(7).unwrap();
+        assert_eq!(packed.len(), 5);
+        assert_eq!(packed[1].inner, Some(100));
+        assert_eq!(packed[4].inner, None);
+        let live = || index.read().pack_live(7).unwrap();
+        assert_eq!(live(), Some(100), "the frame once, and the other");
+        assert_eq!(index.read().blob_totals().unwrap().stored_bytes, 100);
+        // One of four dead: three quarters of the frame count.
+        catalog.delete_blob(&ids[1]).unwrap();
+        assert_eq!(live(), Some(30 + 60));
+        // The last one dead too: the rows tell the group's bytes up to the last live blob's
+        // end (300), 200 of them live.
+        catalog.delete_blob(&ids[3]).unwrap();
+        assert_eq!(live(), Some(40 * 200 / 300 + 60));
+        let usage = index.read().pack_usage().unwrap();
+        assert_eq!(usage[0].live_bytes, 26 + 60);
+        // A rebuilt group: new frame, new length, new places.
+        catalog
+            .move_packed(&[
+                PackMove {
+                    id: ids[0],
+                    pack: 9,
+                    offset: 0,
+                    len: 25,
+                    inner: Some(0),
+                },
+                PackMove {
+                    id: ids[2],
+                    pack: 9,
+                    offset: 0,
+                    len: 25,
+                    inner: Some(100),
+                },
+            ])
+            .unwrap();
+        let row = catalog.blob(&ids[2]).unwrap().unwrap();
+        assert_eq!(
+            (row.stored_size, row.place),
+            (
+                25,
+                Place::Grouped {
+                    pack: 9,
+                    offset: 0,
+                    inner: 100
+                }
+            )
+        );
+        assert_eq!(index.read().pack_live(9).unwrap(), Some(25));
+        // A row refusing to say where it is: named, not guessed.
+        index
+            .write(|tx| {
+                tx.conn
+                    .execute("UPDATE blobs SET pack_offset = NULL WHERE pack = 9", [])
+                    .ctx("damage")
+            })
+            .unwrap();
+        let err = catalog.blob(&ids[2]).unwrap_err().to_string();
+        assert!(err.contains(&ids[2].to_string()), "{err}");
     }
 }

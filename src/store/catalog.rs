@@ -62,12 +62,17 @@ pub struct PackedBlob {
     pub inner: Option<u64>,
 }
 
-/// A packed blob's new place, after a repack copied its frame there.
+/// A packed blob's new place, after a repack copied its frame there (or rebuilt its group
+/// there: then its frame's length and the blob's place in it are new too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PackMove {
     pub id: BlobId,
     pub pack: u64,
     pub offset: u64,
+    /// The frame's length (the row's `stored_size`).
+    pub len: u64,
+    /// Where the blob's bytes start in its group's; `None` for a frame of its own.
+    pub inner: Option<u64>,
 }
 
 /// A failure of the catalogue, passed through as it was (its message names what failed).
@@ -90,7 +95,7 @@ pub trait BlobCatalog {
 
     fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError>;
 
-    /// The blobs kept in pack `pack`, in file order.
+    /// The blobs kept in pack `pack`, in file order (a group's in their order in it).
     fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError>;
 
     /// Point packed blobs at their new places, all at once.

@@ -144,8 +144,13 @@ pub struct Store {
     groups_read: Mutex<VecDeque<GroupRead>>,
 }
 
-/// A group read: its pack and offset, and its bytes decompressed.
-type GroupRead = ((u64, u64), Arc<Vec<u8>>);
+/// A group read: its frame's pack, offset and length, and its bytes decompressed (all, or a
+/// prefix).
+type GroupRead = ((u64, u64, u64), Arc<Vec<u8>>);
+
+/// A frame a repack writes: its blob id when it is a blob's own, its bytes, and the blobs
+/// it holds with their place in it.
+type RepackedFrame = (Option<BlobId>, Vec<u8>, Vec<(BlobId, Option<u64>)>);
 
 /// Decompressed groups a store keeps ([`Store::groups_read`]): ~1 MiB.
 const GROUPS_KEPT: usize = 4;
@@ -616,9 +621,10 @@ impl Store {
         need: u64,
     ) -> Result<Arc<Vec<u8>>> {
         let lock = || self.groups_read.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (pack, offset, len);
         let kept_before = {
             let kept = lock();
-            let found = kept.iter().find(|(at, _)| *at == (pack, offset));
+            let found = kept.iter().find(|(at, _)| *at == key);
             match found {
                 Some((_, bytes)) if bytes.len() as u64 >= need => return Ok(bytes.clone()),
                 Some(_) => true,
@@ -626,7 +632,29 @@ impl Store {
             }
         };
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        // No group's frame is larger than this: a damaged row cannot make us read more.
+        let most = zstd::zstd_safe::compress_bound(group::GROUP_RAW_MAX) as u64;
+        if len > most {
+            return Err(corrupt(format!(
+                "the index says its group's frame is {len} bytes, more than a group's can be"
+            )));
+        }
         let frame = self.read_packed(id, pack, offset, len)?;
+        // The row's length must be the frame's, exactly: a prefix decode of a frame cut short
+        // would return the first blobs' bytes all the same, and a repack copy too little.
+        match zstd::zstd_safe::find_frame_compressed_size(&frame) {
+            Ok(n) if n as u64 == len => {}
+            Ok(n) => {
+                return Err(corrupt(format!(
+                    "the index says its group's frame is {len} bytes, the frame there is {n}"
+                )))
+            }
+            Err(_) => {
+                return Err(corrupt(
+                    "its group's frame is cut short or unreadable".into(),
+                ))
+            }
+        }
         // The frame's header says what it holds; a damaged one cannot make us allocate more
         // than a group can hold.
         let raw_len = match zstd::zstd_safe::get_frame_content_size(&frame) {
@@ -648,11 +676,11 @@ impl Store {
         .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
         let bytes = Arc::new(bytes);
         let mut kept = lock();
-        kept.retain(|(at, _)| *at != (pack, offset));
+        kept.retain(|(at, _)| *at != key);
         if kept.len() >= GROUPS_KEPT {
             kept.pop_front();
         }
-        kept.push_back(((pack, offset), bytes.clone()));
+        kept.push_back((key, bytes.clone()));
         Ok(bytes)
     }
 
@@ -802,58 +830,59 @@ impl Store {
         old: &PackFile,
     ) -> Result<Option<u64>> {
         let rows = catalog.packed_blobs(old.number)?;
-        // Each frame once (a group's is named by all its rows), with the rows naming it.
-        let mut frames: Vec<(Option<BlobId>, Vec<u8>, Vec<BlobId>)> = Vec::new();
-        let mut last_offset = None;
-        for packed in &rows {
-            let Some(row) = catalog.blob(&packed.id)? else {
-                return Ok(None);
-            };
-            let checked = match packed.inner {
-                Some(inner) => self
-                    .read_grouped(&row, old.number, packed.offset, inner)
-                    .is_ok(),
-                None => self
-                    .read_packed(&packed.id, old.number, packed.offset, packed.len)
-                    .is_ok_and(|frame| self.decode(catalog, &row, &frame, 0).is_ok()),
-            };
-            if !checked {
-                return Ok(None);
+        // Each frame of the old pack with the rows naming it (rows come in offset order).
+        let mut frames: Vec<&[PackedBlob]> = Vec::new();
+        let mut start = 0;
+        for i in 1..=rows.len() {
+            if i == rows.len() || rows[i].offset != rows[start].offset {
+                frames.push(&rows[start..i]);
+                start = i;
             }
-            if packed.inner.is_some() && last_offset == Some(packed.offset) {
-                if let Some((_, _, ids)) = frames.last_mut() {
-                    ids.push(packed.id);
-                    continue;
-                }
-            }
-            let frame = match self.read_packed(&packed.id, old.number, packed.offset, packed.len) {
-                Ok(frame) => frame,
-                Err(_) => return Ok(None),
-            };
-            let key = packed.inner.is_none().then_some(packed.id);
-            frames.push((key, frame, vec![packed.id]));
-            last_offset = Some(packed.offset);
         }
-        let live: u64 = frames.iter().map(|(_, f, _)| f.len() as u64).sum();
-        if !frames.is_empty() {
-            let borrowed: Vec<(Option<BlobId>, &[u8])> = frames
+        // The frames to write: a frame of its own copied, a group rebuilt of its live blobs.
+        let mut out: Vec<(Option<BlobId>, Vec<u8>, Vec<(BlobId, Option<u64>)>)> = Vec::new();
+        for named in frames {
+            let first = named[0];
+            // Rows that disagree on their frame are damage: left for verify to report.
+            if named
                 .iter()
-                .map(|(key, f, _)| (*key, f.as_slice()))
-                .collect();
+                .any(|r| r.len != first.len || r.inner.is_some() != first.inner.is_some())
+                || (first.inner.is_none() && named.len() > 1)
+            {
+                return Ok(None);
+            }
+            let mut rows = Vec::with_capacity(named.len());
+            for packed in named {
+                let Some(row) = catalog.blob(&packed.id)? else {
+                    return Ok(None);
+                };
+                rows.push(row);
+            }
+            let Some(frame) = self.repacked_frame(catalog, old.number, named, &rows)? else {
+                return Ok(None);
+            };
+            out.push(frame);
+        }
+        let live: u64 = out.iter().map(|(_, f, _)| f.len() as u64).sum();
+        if !out.is_empty() {
+            let borrowed: Vec<(Option<BlobId>, &[u8])> =
+                out.iter().map(|(key, f, _)| (*key, f.as_slice())).collect();
             let places = writer
                 .append_keyed(&borrowed)
                 .map_err(|source| StoreError::Io {
                     path: self.packs.display().to_string(),
                     source,
                 })?;
-            let moves: Vec<PackMove> = frames
+            let moves: Vec<PackMove> = out
                 .iter()
                 .zip(&places)
-                .flat_map(|((_, _, ids), at)| {
-                    ids.iter().map(|id| PackMove {
+                .flat_map(|((_, frame, ids), at)| {
+                    ids.iter().map(|(id, inner)| PackMove {
                         id: *id,
                         pack: at.pack,
                         offset: at.offset,
+                        len: frame.len() as u64,
+                        inner: *inner,
                     })
                 })
                 .collect();
@@ -861,6 +890,56 @@ impl Store {
         }
         self.remove_pack(old)?;
         Ok(Some(old.len.saturating_sub(live)))
+    }
+
+    /// One frame of a pack being rewritten, checked: a frame of its own copied as it is (after
+    /// decoding it against its id); a group rebuilt of the blobs rows still name (each read
+    /// and checked against its id, the new frame decoded and compared before it is used), so
+    /// the dead blobs' bytes go. `None`: a blob did not check out (left for verify).
+    fn repacked_frame(
+        &self,
+        catalog: &dyn BlobCatalog,
+        pack: u64,
+        named: &[PackedBlob],
+        rows: &[BlobRow],
+    ) -> Result<Option<RepackedFrame>> {
+        let first = named[0];
+        if first.inner.is_none() {
+            let frame = match self.read_packed(&first.id, pack, first.offset, first.len) {
+                Ok(frame) => frame,
+                Err(_) => return Ok(None),
+            };
+            if self.decode(catalog, &rows[0], &frame, 0).is_err() {
+                return Ok(None);
+            }
+            return Ok(Some((Some(first.id), frame, vec![(first.id, None)])));
+        }
+        let mut raw = Vec::new();
+        let mut ids = Vec::with_capacity(named.len());
+        for (packed, row) in named.iter().zip(rows) {
+            let Some(inner) = packed.inner else {
+                return Ok(None);
+            };
+            let Ok(bytes) = self.read_grouped(row, pack, packed.offset, inner) else {
+                return Ok(None);
+            };
+            ids.push((packed.id, Some(raw.len() as u64)));
+            raw.extend_from_slice(&bytes);
+        }
+        let corrupt = |detail: String| StoreError::Corrupt {
+            id: first.id,
+            detail,
+        };
+        let frame = codec::compress(&raw, self.opts.group_level, &[])
+            .map_err(|e| corrupt(format!("cannot compress its rebuilt group: {e}")))?;
+        let back = codec::decompress(&frame, raw.len(), &[])
+            .map_err(|e| corrupt(format!("its rebuilt group does not decompress: {e}")))?;
+        if back != raw {
+            return Err(corrupt(
+                "its rebuilt group decompresses to other bytes".into(),
+            ));
+        }
+        Ok(Some((None, frame, ids)))
     }
 
     /// Close every pack file kept open for reading; the next read opens it again.
@@ -894,7 +973,7 @@ impl Store {
         self.groups_read
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|((p, _), _)| *p != pack.number);
+            .retain(|((p, _, _), _)| *p != pack.number);
         match std::fs::remove_file(&pack.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -1012,7 +1091,7 @@ mod tests {
                     _ => None,
                 })
                 .collect();
-            out.sort_by_key(|p| p.offset);
+            out.sort_by_key(|p| (p.offset, p.inner));
             Ok(out)
         }
 
@@ -1022,13 +1101,14 @@ mod tests {
                 let row = rows
                     .get_mut(&m.id)
                     .ok_or_else(|| CatalogError(format!("no row for blob {}", m.id).into()))?;
-                row.place = match row.place {
-                    Place::Grouped { inner, .. } => Place::Grouped {
+                row.stored_size = m.len;
+                row.place = match m.inner {
+                    Some(inner) => Place::Grouped {
                         pack: m.pack,
                         offset: m.offset,
                         inner,
                     },
-                    _ => Place::Packed {
+                    None => Place::Packed {
                         pack: m.pack,
                         offset: m.offset,
                     },
@@ -1353,7 +1433,7 @@ mod tests {
     }
 
     #[test]
-    fn a_repack_copies_a_groups_frame_once_and_moves_all_its_blobs() {
+    fn a_repack_rebuilds_each_group_of_its_live_blobs_and_moves_them() {
         let (_d, catalog, store) = setup(StoreOptions::default());
         let (mut rows, groups) = grouped_batch(&store, 40);
         store
@@ -1363,12 +1443,24 @@ mod tests {
                 &groups,
             )
             .unwrap();
-        // Half the blobs are gone: their groups' frames stay, for the other half.
+        // The first worker's blobs (even rows) all live, every other one of the second's:
+        // whole groups, half-dead groups, a blob's bytes everywhere between.
+        let alive = |i: usize| i % 2 == 0 || i % 4 == 1;
         for (i, (row, _)) in rows.iter().enumerate() {
-            if i % 2 == 0 {
+            if alive(i) {
                 catalog.insert_blob(row).unwrap();
             }
         }
+        let frames_named: std::collections::BTreeMap<u64, u64> = rows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| alive(*i))
+            .map(|(_, (r, _))| match r.place {
+                Place::Grouped { offset, .. } => (offset, r.stored_size),
+                _ => panic!("{:?}", r.place),
+            })
+            .collect();
+        let before: u64 = frames_named.values().sum();
         let old = store.pack_files().unwrap().remove(0);
         let freed = store
             .repack(&catalog, &mut store.pack_writer(), &old)
@@ -1377,25 +1469,87 @@ mod tests {
         let new = store.pack_files().unwrap();
         assert_eq!(new.len(), 1);
         assert_ne!(new[0].number, old.number);
-        let live: std::collections::BTreeMap<u64, u64> = rows
+        assert_eq!(freed, old.len - new[0].len);
+        assert!(
+            new[0].len < before,
+            "the dead blobs' bytes went: {} of {before}",
+            new[0].len
+        );
+        let mut frames = std::collections::BTreeSet::new();
+        for (i, (row, bytes)) in rows.iter().enumerate() {
+            let Some(moved) = catalog.blob(&row.id).unwrap() else {
+                assert!(!alive(i));
+                continue;
+            };
+            let Place::Grouped { pack, offset, .. } = moved.place else {
+                panic!("{:?}", moved.place);
+            };
+            assert_eq!(pack, new[0].number);
+            frames.insert((offset, moved.stored_size));
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+        assert_eq!(frames.len(), frames_named.len(), "a group stays a group");
+        assert_eq!(frames.iter().map(|(_, len)| len).sum::<u64>(), new[0].len);
+    }
+
+    #[test]
+    fn a_row_with_another_length_for_its_groups_frame_is_damage_for_reads_and_repacks() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        // The first blob of a group says its frame is 5 bytes shorter: a read of it alone
+        // (which decodes only a prefix) must still refuse it.
+        rows[0].0.stored_size -= 5;
+        for (row, _) in &rows {
+            catalog.insert_blob(row).unwrap();
+        }
+        let err = store.get(&catalog, &rows[0].0.id).unwrap_err().to_string();
+        assert!(err.contains("is cut short"), "{err}");
+        // Its group's other blobs still read.
+        assert_eq!(store.get(&catalog, &rows[2].0.id).unwrap(), rows[2].1);
+        // A repack leaves the pack as it is, for verify to report.
+        let old = store.pack_files().unwrap().remove(0);
+        let got = store
+            .repack(&catalog, &mut store.pack_writer(), &old)
+            .unwrap();
+        assert_eq!(got, None);
+        assert!(old.path.exists());
+        assert_eq!(store.get(&catalog, &rows[2].0.id).unwrap(), rows[2].1);
+    }
+
+    #[test]
+    fn a_blob_read_after_an_earlier_one_of_its_group_reads_past_the_prefix_decoded() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        for (row, _) in &rows {
+            catalog.insert_blob(row).unwrap();
+        }
+        // First blob of a group (a short prefix decoded), then the last, then the first again.
+        let in_group = |r: &BlobRow| match r.place {
+            Place::Grouped { offset, inner, .. } => (offset, inner),
+            _ => panic!("{:?}", r.place),
+        };
+        let first = in_group(&rows[0].0).0;
+        let last = rows
             .iter()
-            .step_by(2)
-            .map(|(r, _)| match r.place {
-                Place::Grouped { offset, .. } => (offset, r.stored_size),
-                _ => panic!("{:?}", r.place),
-            })
-            .collect();
-        assert!(live.len() >= 2, "{live:?}");
-        let used: u64 = live.values().sum();
-        assert_eq!(new[0].len, used, "each live group once");
-        assert_eq!(freed, old.len - used);
-        for (row, bytes) in rows.iter().step_by(2) {
-            let moved = catalog.blob(&row.id).unwrap().unwrap();
-            assert!(
-                matches!(moved.place, Place::Grouped { pack, .. } if pack == new[0].number),
-                "{:?}",
-                moved.place
-            );
+            .filter(|(r, _)| in_group(r).0 == first)
+            .max_by_key(|(r, _)| in_group(r).1)
+            .unwrap();
+        assert!(in_group(&last.0).1 > 0);
+        for (row, bytes) in [&rows[0], last, &rows[0]] {
             assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
         }
     }

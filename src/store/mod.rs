@@ -840,7 +840,7 @@ impl Store {
             }
         }
         // The frames to write: a frame of its own copied, a group rebuilt of its live blobs.
-        let mut out: Vec<(Option<BlobId>, Vec<u8>, Vec<(BlobId, Option<u64>)>)> = Vec::new();
+        let mut out: Vec<RepackedFrame> = Vec::new();
         for named in frames {
             let first = named[0];
             // Rows that disagree on their frame are damage: left for verify to report.
@@ -1445,7 +1445,7 @@ mod tests {
             .unwrap();
         // The first worker's blobs (even rows) all live, every other one of the second's:
         // whole groups, half-dead groups, a blob's bytes everywhere between.
-        let alive = |i: usize| i % 2 == 0 || i % 4 == 1;
+        let alive = |i: usize| i.is_multiple_of(2) || i % 4 == 1;
         for (i, (row, _)) in rows.iter().enumerate() {
             if alive(i) {
                 catalog.insert_blob(row).unwrap();

@@ -222,9 +222,11 @@ impl Maintenance<'_, '_> {
             });
         }
         let totals = r.blob_totals()?;
-        let ids: HashSet<BlobId> = r.blob_ids()?.into_iter().collect();
+        // In the order the frames lie: a group's blobs one after another (`store::group`).
+        let in_order = r.blob_ids_by_place()?;
+        let ids: HashSet<BlobId> = in_order.iter().copied().collect();
         self.phase("verifying blobs", ids.len());
-        for id in &ids {
+        for id in &in_order {
             self.step();
             if let Err(e) = self.home.store().check(self.home.index(), id) {
                 problems.push(Problem {
@@ -520,7 +522,8 @@ impl Maintenance<'_, '_> {
                     if let Some(row) = self.home.index().read().blob(id)? {
                         // A packed frame leaves the disk only when its pack is rewritten.
                         let size = match row.place {
-                            crate::store::Place::Packed { .. } => 0,
+                            crate::store::Place::Packed { .. }
+                            | crate::store::Place::Grouped { .. } => 0,
                             _ => row.stored_size,
                         };
                         gone.push((*id, size));

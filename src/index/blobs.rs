@@ -19,7 +19,7 @@ pub struct BlobTotals {
     pub blobs: u64,
     /// Raw (decoded) bytes.
     pub bytes: u64,
-    /// Compressed bytes, wherever they are kept.
+    /// Compressed bytes, wherever they are kept (a group's frame in its live blobs' share).
     pub stored_bytes: u64,
     pub inline: u64,
     pub packed: u64,
@@ -51,6 +51,7 @@ struct StoredBlob {
     created_at: i64,
     pack: Option<i64>,
     pack_offset: Option<i64>,
+    pack_inner: Option<i64>,
 }
 
 impl StoredBlob {
@@ -64,21 +65,33 @@ impl StoredBlob {
             created_at: r.get(5)?,
             pack: r.get(6)?,
             pack_offset: r.get(7)?,
+            pack_inner: r.get(8)?,
         })
     }
 
     fn into_row(self, id: &BlobId) -> Result<BlobRow> {
-        let place = match (self.data, self.pack, self.pack_offset) {
-            (Some(frame), _, _) => Place::Inline(frame),
-            (None, None, _) => Place::Object,
-            (None, Some(pack), Some(offset)) if pack >= 0 && offset >= 0 => Place::Packed {
+        let place = match (self.data, self.pack, self.pack_offset, self.pack_inner) {
+            (Some(frame), _, _, None) => Place::Inline(frame),
+            (None, None, _, None) => Place::Object,
+            (None, Some(pack), Some(offset), None) if pack >= 0 && offset >= 0 => Place::Packed {
                 pack: pack as u64,
                 offset: offset as u64,
             },
-            (None, Some(pack), offset) => {
+            (None, Some(pack), Some(offset), Some(inner))
+                if pack >= 0 && offset >= 0 && inner >= 0 =>
+            {
+                Place::Grouped {
+                    pack: pack as u64,
+                    offset: offset as u64,
+                    inner: inner as u64,
+                }
+            }
+            (_, pack, offset, inner) => {
                 return Err(IndexError::BadRow {
                     what: "blob place",
-                    detail: format!("pack {pack} at offset {offset:?} for blob {id}"),
+                    detail: format!(
+                        "pack {pack:?} at offset {offset:?}, inner offset {inner:?} for blob {id}"
+                    ),
                 })
             }
         };
@@ -110,7 +123,8 @@ impl Tx<'_> {
         let stored = self
             .conn
             .prepare_cached(
-                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset
+                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset,
+                        pack_inner
                  FROM blobs WHERE id = ?1",
             )
             .ctx("find blob")?
@@ -153,16 +167,34 @@ impl Tx<'_> {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
         };
-        let (data, pack, offset) = match &row.place {
-            Place::Inline(frame) => (Some(frame.as_slice()), None, None),
-            Place::Object => (None, None, None),
-            Place::Packed { pack, offset } => (None, Some(*pack as i64), Some(*offset as i64)),
+        let (data, pack, offset, inner) = match &row.place {
+            Place::Inline(frame) => (Some(frame.as_slice()), None, None, None),
+            Place::Object => (None, None, None, None),
+            Place::Packed { pack, offset } => {
+                (None, Some(*pack as i64), Some(*offset as i64), None)
+            }
+            Place::Grouped {
+                pack,
+                offset,
+                inner,
+            } => (
+                None,
+                Some(*pack as i64),
+                Some(*offset as i64),
+                Some(*inner as i64),
+            ),
+            Place::Grouping { .. } => {
+                return Err(IndexError::BadRow {
+                    what: "blob place",
+                    detail: format!("blob {} is in a group not written yet", row.id),
+                })
+            }
         };
         self.conn
             .prepare_cached(
                 "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
-                                             pack, pack_offset)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                             pack, pack_offset, pack_inner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
             .ctx("insert blob")?
             .execute(params![
@@ -174,18 +206,25 @@ impl Tx<'_> {
                 data,
                 row.created_at,
                 pack,
-                offset
+                offset,
+                inner
             ])
             .ctx("insert blob")?;
         Ok(())
     }
 
-    /// Every pack file some row points into, with the bytes its rows still use.
+    /// Every pack file some row points into, with the bytes its rows still use: a frame of
+    /// a blob's own whole, a group's frame (which several rows name) in the share of its
+    /// bytes its live blobs hold, up to the last of them (the dead ones after it cannot be
+    /// told from the rows: they count as live until a repack rebuilds the group).
     pub fn pack_usage(&self) -> Result<Vec<PackUsage>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT pack, SUM(stored_size) FROM blobs WHERE pack IS NOT NULL
+                "SELECT pack, SUM(live) FROM (
+                     SELECT pack, COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                     FROM blobs WHERE pack IS NOT NULL GROUP BY pack, pack_offset)
                  GROUP BY pack ORDER BY pack",
             )
             .ctx("pack usage")?;
@@ -202,13 +241,13 @@ impl Tx<'_> {
         Ok(rows)
     }
 
-    /// The blobs kept in pack `pack`, in file order.
+    /// The blobs kept in pack `pack`, in file order (a group's in their order in it).
     pub fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id, pack_offset, stored_size FROM blobs WHERE pack = ?1
-                 ORDER BY pack_offset",
+                "SELECT id, pack_offset, stored_size, pack_inner FROM blobs WHERE pack = ?1
+                 ORDER BY pack_offset, pack_inner",
             )
             .ctx("list packed blobs")?;
         let rows = stmt
@@ -217,34 +256,42 @@ impl Tx<'_> {
                     r.get::<_, Value>(0)?,
                     r.get::<_, Option<i64>>(1)?.unwrap_or(-1),
                     r.get::<_, i64>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
                 ))
             })
             .ctx("list packed blobs")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list packed blobs")?;
         rows.into_iter()
-            .map(|(id, offset, len)| {
+            .map(|(id, offset, len, inner)| {
                 let id = parse_blob("packed blob", &id)?;
-                if offset < 0 || len < 0 {
+                if offset < 0 || len < 0 || inner.is_some_and(|i| i < 0) {
                     return Err(IndexError::BadRow {
                         what: "blob place",
-                        detail: format!("offset {offset}, length {len} for blob {id}"),
+                        detail: format!(
+                            "offset {offset}, length {len}, inner offset {inner:?} for blob {id}"
+                        ),
                     });
                 }
                 Ok(PackedBlob {
                     id,
                     offset: offset as u64,
                     len: len as u64,
+                    inner: inner.map(|i| i as u64),
                 })
             })
             .collect()
     }
 
-    /// Whether any row points into pack `pack`, and the bytes those rows use.
+    /// Whether any row points into pack `pack`, and the bytes those rows use (as
+    /// [`Tx::pack_usage`] counts them).
     pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
         self.conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(stored_size), 0) FROM blobs WHERE pack = ?1",
+                "SELECT COUNT(*), COALESCE(SUM(live), 0) FROM (
+                     SELECT COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                     FROM blobs WHERE pack = ?1 GROUP BY pack_offset)",
             )
             .ctx("pack usage")?
             .query_row([pack as i64], |r| {
@@ -254,12 +301,22 @@ impl Tx<'_> {
             .ctx("pack usage")
     }
 
-    /// Point a packed blob at its new place (after a repack copied its frame there).
-    pub fn move_packed(&self, id: &BlobId, pack: u64, offset: u64) -> Result<()> {
+    /// Point a packed blob at its new place (after a repack copied its frame there, or
+    /// rebuilt its group there).
+    pub fn move_packed(&self, m: &PackMove) -> Result<()> {
         self.conn
-            .prepare_cached("UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE id = ?1")
+            .prepare_cached(
+                "UPDATE blobs SET pack = ?2, pack_offset = ?3, stored_size = ?4, pack_inner = ?5
+                 WHERE id = ?1",
+            )
             .ctx("move packed blob")?
-            .execute(params![id, pack as i64, offset as i64])
+            .execute(params![
+                m.id,
+                m.pack as i64,
+                m.offset as i64,
+                m.len as i64,
+                m.inner.map(|i| i as i64)
+            ])
             .ctx("move packed blob")?;
         Ok(())
     }
@@ -324,7 +381,7 @@ impl Tx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
-                        pack = ?5, pack_offset = ?6
+                        pack = ?5, pack_offset = ?6, pack_inner = NULL
                  WHERE id = ?1 AND pack IS NULL",
             )
             .ctx("recode blob")?
@@ -341,10 +398,17 @@ impl Tx<'_> {
     }
 
     pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM blobs ORDER BY id")
-            .ctx("list blobs")?;
+        self.blob_ids_ordered("SELECT id FROM blobs ORDER BY id")
+    }
+
+    /// Every blob id, in the order their frames lie (packs, and each pack by offset, after the
+    /// rest): reading them so decompresses each group once (`store::group`).
+    pub fn blob_ids_by_place(&self) -> Result<Vec<BlobId>> {
+        self.blob_ids_ordered("SELECT id FROM blobs ORDER BY pack, pack_offset, id")
+    }
+
+    fn blob_ids_ordered(&self, sql: &str) -> Result<Vec<BlobId>> {
+        let mut stmt = self.conn.prepare_cached(sql).ctx("list blobs")?;
         let ids = stmt
             .query_map([], |r| r.get::<_, Value>(0))
             .ctx("list blobs")?
@@ -356,7 +420,13 @@ impl Tx<'_> {
     pub fn blob_totals(&self) -> Result<BlobTotals> {
         self.conn
             .prepare_cached(
-                "SELECT COUNT(*), COALESCE(SUM(size), 0), COALESCE(SUM(stored_size), 0),
+                "SELECT COUNT(*), COALESCE(SUM(size), 0),
+                        COALESCE(SUM(CASE WHEN pack_inner IS NULL THEN stored_size END), 0)
+                          + (SELECT COALESCE(SUM(live), 0) FROM (
+                               SELECT COALESCE(MAX(stored_size) * SUM(size) / NULLIF(MAX(pack_inner + size), 0),
+                                 MAX(stored_size)) AS live
+                               FROM blobs WHERE pack_inner IS NOT NULL
+                               GROUP BY pack, pack_offset)),
                         COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
                  FROM blobs",
             )
@@ -497,11 +567,7 @@ impl BlobCatalog for Index {
     }
 
     fn move_packed(&self, moves: &[PackMove]) -> Result<(), CatalogError> {
-        Ok(self.write(|tx| {
-            moves
-                .iter()
-                .try_for_each(|m| tx.move_packed(&m.id, m.pack, m.offset))
-        })?)
+        Ok(self.write(|tx| moves.iter().try_for_each(|m| tx.move_packed(m)))?)
     }
 }
 
@@ -567,7 +633,8 @@ mod tests {
             [PackedBlob {
                 id: b,
                 offset: 0,
-                len: 10
+                len: 10,
+                inner: None
             }]
         );
         catalog
@@ -575,6 +642,8 @@ mod tests {
                 id: b,
                 pack: 8,
                 offset: 32,
+                len: 10,
+                inner: None,
             }])
             .unwrap();
         assert!(catalog.packed_blobs(7).unwrap().is_empty());
@@ -582,5 +651,113 @@ mod tests {
         catalog.delete_blob(&b).unwrap();
         assert_eq!(catalog.blob(&b).unwrap().map(|r| r.id), None);
         assert_eq!(catalog.blob_encoding(&b).unwrap(), None);
+    }
+
+    /// Grouped rows read back as written, move with their group, and count in the share of
+    /// the group's frame their bytes hold.
+    #[test]
+    fn grouped_rows_round_trip_and_count_in_their_share_of_the_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let catalog: &dyn BlobCatalog = &index;
+        let ids: Vec<BlobId> = (0..4u8).map(|i| BlobId::of(&[i])).collect();
+        // A group of four 100-byte blobs in a 40-byte frame, and a frame of its own (60).
+        for (i, id) in ids.iter().enumerate() {
+            let place = Place::Grouped {
+                pack: 7,
+                offset: 0,
+                inner: 100 * i as u64,
+            };
+            catalog
+                .insert_blob(&BlobRow {
+                    id: *id,
+                    size: 100,
+                    stored_size: 40,
+                    encoding: Encoding::Zstd,
+                    place,
+                    created_at: 1,
+                })
+                .unwrap();
+        }
+        let own = BlobId::of(b"own");
+        catalog
+            .insert_blob(&BlobRow {
+                id: own,
+                size: 1000,
+                stored_size: 60,
+                encoding: Encoding::Zstd,
+                place: Place::Packed {
+                    pack: 7,
+                    offset: 40,
+                },
+                created_at: 1,
+            })
+            .unwrap();
+        assert_eq!(
+            catalog.blob(&ids[2]).unwrap().unwrap().place,
+            Place::Grouped {
+                pack: 7,
+                offset: 0,
+                inner: 200
+            }
+        );
+        let packed = catalog.packed_blobs(7).unwrap();
+        assert_eq!(packed.len(), 5);
+        assert_eq!(packed[1].inner, Some(100));
+        assert_eq!(packed[4].inner, None);
+        let live = || index.read().pack_live(7).unwrap();
+        assert_eq!(live(), Some(100), "the frame once, and the other");
+        assert_eq!(index.read().blob_totals().unwrap().stored_bytes, 100);
+        // One of four dead: three quarters of the frame count.
+        catalog.delete_blob(&ids[1]).unwrap();
+        assert_eq!(live(), Some(30 + 60));
+        // The last one dead too: the rows tell the group's bytes up to the last live blob's
+        // end (300), 200 of them live.
+        catalog.delete_blob(&ids[3]).unwrap();
+        assert_eq!(live(), Some(40 * 200 / 300 + 60));
+        let usage = index.read().pack_usage().unwrap();
+        assert_eq!(usage[0].live_bytes, 26 + 60);
+        // A rebuilt group: new frame, new length, new places.
+        catalog
+            .move_packed(&[
+                PackMove {
+                    id: ids[0],
+                    pack: 9,
+                    offset: 0,
+                    len: 25,
+                    inner: Some(0),
+                },
+                PackMove {
+                    id: ids[2],
+                    pack: 9,
+                    offset: 0,
+                    len: 25,
+                    inner: Some(100),
+                },
+            ])
+            .unwrap();
+        let row = catalog.blob(&ids[2]).unwrap().unwrap();
+        assert_eq!(
+            (row.stored_size, row.place),
+            (
+                25,
+                Place::Grouped {
+                    pack: 9,
+                    offset: 0,
+                    inner: 100
+                }
+            )
+        );
+        assert_eq!(index.read().pack_live(9).unwrap(), Some(25));
+        // A row refusing to say where it is: named, not guessed.
+        index
+            .write(|tx| {
+                tx.conn
+                    .execute("UPDATE blobs SET pack_offset = NULL WHERE pack = 9", [])
+                    .ctx("damage")
+            })
+            .unwrap();
+        let err = catalog.blob(&ids[2]).unwrap_err().to_string();
+        assert!(err.contains(&ids[2].to_string()), "{err}");
     }
 }

@@ -46,6 +46,10 @@
 //!   codes (`file_states::STATE_KINDS`, `file_states::RECORDERS`); `dir_listings` a rowid
 //!   table with a unique `(workspace_id, path)` index, so a listing of a few hundred bytes
 //!   fits its page instead of spilling into a mostly empty overflow page.
+//! - `blobs.pack_inner` (v17, issue 30, store size): a blob written in bulk may share one
+//!   zstd frame with its neighbours (a group: `store::group`); its row then names the
+//!   group's frame (`pack`, `pack_offset`, `stored_size`) and where its bytes start in the
+//!   group's decompressed bytes. NULL for a blob with a frame of its own.
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -366,5 +370,9 @@ INSERT INTO dir_listings_v16(workspace_id, path, dir, rules, recorded_at, files,
     ORDER BY workspace_id, path;
 DROP TABLE dir_listings;
 ALTER TABLE dir_listings_v16 RENAME TO dir_listings;
+"#,
+    // 17: blobs grouped into shared frames (see the module doc)
+    r#"
+ALTER TABLE blobs ADD COLUMN pack_inner INTEGER;
 "#,
 ];

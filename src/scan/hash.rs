@@ -13,7 +13,7 @@ use crate::engine::Clock;
 use crate::ids::BlobId;
 use crate::index::IndexError;
 use crate::model::{FileState, KnownState, Unread};
-use crate::store::{BlobRow, PackWriter, Store, StoreError};
+use crate::store::{BlobRow, Group, Grouper, PackWriter, Place, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
 /// A file after a worker looked at it; its bytes already encoded when they are new.
@@ -146,10 +146,11 @@ impl Scan<'_> {
         };
         let threads = self.threads;
         let look = |batch| look_all(&cx, batch, threads);
-        let mut pack_then_commit = |mut looked: Vec<Looked>, n| {
+        let mut pack_then_commit = |(mut looked, groups): (Vec<Looked>, Vec<Group>), n| {
             self.drop_stored(&mut looked)?;
             let rows = looked.iter_mut().filter_map(|l| l.row.as_mut()).collect();
-            cx.store.pack_rows(writer, rows)?;
+            cx.store.pack_rows(writer, rows, &groups)?;
+            drop(groups);
             commit(looked, n)
         };
         pipeline(batches, more, &look, &mut pack_then_commit).map_err(|e| match e {
@@ -230,11 +231,11 @@ enum PipelineError<E> {
 /// committed. Memory: one batch being committed, up to [`LOOK_AHEAD`] waiting, one being
 /// looked at, each holding its files' compressed frames (at most its `batch_bytes`; a frame
 /// of incompressible bytes is as large as the file).
-fn pipeline<T: Send, L: Send, E: Send>(
+fn pipeline<T: Send, B: Send, E: Send>(
     batches: Vec<Vec<T>>,
     more: &(dyn Fn() -> bool + Sync),
-    look: &(dyn Fn(Vec<T>) -> std::result::Result<Vec<L>, E> + Sync),
-    commit: &mut dyn FnMut(Vec<L>, u64) -> std::result::Result<(), E>,
+    look: &(dyn Fn(Vec<T>) -> std::result::Result<B, E> + Sync),
+    commit: &mut dyn FnMut(B, u64) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), PipelineError<E>> {
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel(LOOK_AHEAD);
@@ -271,18 +272,24 @@ fn pipeline<T: Send, L: Send, E: Send>(
 /// the next file when it is done with its last, so one that drew a large file does not hold
 /// the batch up while the others sit idle (dealing the files out in turn, by count, kept the
 /// workers waiting on each other: see benches/RESULTS.md, "Notes from the code"). The
-/// results come back in batch order.
-fn look_all(cx: &Worker<'_>, batch: Vec<Candidate>, threads: usize) -> Result<Vec<Looked>> {
+/// results come back in batch order, with the groups their new small blobs are in (a batch
+/// too small to be packed makes none: `Store::pack_rows` would only take them apart).
+fn look_all(
+    cx: &Worker<'_>,
+    batch: Vec<Candidate>,
+    threads: usize,
+) -> Result<(Vec<Looked>, Vec<Group>)> {
     let workers = threads.clamp(1, batch.len().max(1));
+    let grouped = batch.len() >= cx.store.options().pack_min_frames;
     let queue = Queue {
         next: Mutex::new(batch.into_iter().enumerate()),
         failed: AtomicBool::new(false),
     };
-    let results: Vec<Result<Vec<(usize, Looked)>>> = std::thread::scope(|s| {
+    let results: Vec<Result<Part>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
-                    let out = look_part(cx, &queue);
+                    let out = look_part(cx, &queue, grouped.then(|| cx.store.grouper()));
                     if out.is_err() {
                         queue.failed.store(true, Ordering::Relaxed);
                     }
@@ -302,13 +309,29 @@ fn look_all(cx: &Worker<'_>, batch: Vec<Candidate>, threads: usize) -> Result<Ve
             })
             .collect()
     });
-    let mut out = Vec::new();
+    let (mut out, mut groups) = (Vec::new(), Vec::new());
     for r in results {
-        out.extend(r?);
+        let (mut looked, part_groups) = r?;
+        // A worker numbers its groups from 0: after the groups of the workers before it.
+        let base = groups.len();
+        for (_, l) in &mut looked {
+            if let Some(BlobRow {
+                place: Place::Grouping { group, .. },
+                ..
+            }) = &mut l.row
+            {
+                *group += base;
+            }
+        }
+        groups.extend(part_groups);
+        out.extend(looked);
     }
     out.sort_unstable_by_key(|(i, _)| *i);
-    Ok(out.into_iter().map(|(_, l)| l).collect())
+    Ok((out.into_iter().map(|(_, l)| l).collect(), groups))
 }
+
+/// A worker's share of a batch, with its place in the batch, and the groups it made.
+type Part = (Vec<(usize, Looked)>, Vec<Group>);
 
 /// A batch's files, taken one at a time by [`look_part`] workers.
 struct Queue {
@@ -326,23 +349,33 @@ impl Queue {
     }
 }
 
-/// A worker's share of a batch: the files it takes from `queue`, looked at.
-fn look_part(cx: &Worker<'_>, queue: &Queue) -> Result<Vec<(usize, Looked)>> {
+/// A worker's share of a batch: the files it takes from `queue`, looked at; their new small
+/// blobs in groups when it has a `grouper`.
+fn look_part(cx: &Worker<'_>, queue: &Queue, mut grouper: Option<Grouper>) -> Result<Part> {
     let mut out = Vec::new();
     // Neighbouring files share parents: each directory is checked once per worker and batch.
     let mut checked = CheckedDirs::default();
     while let Some((i, c)) = queue.take() {
-        if let Some(looked) = look_at(cx, c, &mut checked)? {
+        if let Some(looked) = look_at(cx, c, &mut checked, grouper.as_mut())? {
             out.push((i, looked));
         }
     }
-    Ok(out)
+    let groups = match grouper {
+        Some(g) => g.finish().map_err(|source| StoreError::Write { source })?,
+        None => Vec::new(),
+    };
+    Ok((out, groups))
 }
 
 /// Read one file, hash it and encode its bytes when they are new (not its known state's);
 /// `None` when it is not ours to read (not a regular file, or a parent replaced by a symlink
-/// mid-scan).
-fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<Option<Looked>> {
+/// mid-scan). A small new blob goes into `grouper`'s group when there is one.
+fn look_at(
+    cx: &Worker<'_>,
+    c: Candidate,
+    checked: &mut CheckedDirs,
+    grouper: Option<&mut Grouper>,
+) -> Result<Option<Looked>> {
     let read_at = cx.clock.now();
     let (state, stat, unread, row) = match cx.ws.observe_with(&c.rel, cx.max, checked) {
         Ok(Observation::Absent) => (FileState::Absent, None, None, None),
@@ -374,7 +407,14 @@ fn look_at(cx: &Worker<'_>, c: Candidate, checked: &mut CheckedDirs) -> Result<O
             let row = if known_blob == Some(id) || cx.seen.before(id) {
                 None
             } else {
-                Some(cx.store.encode_standalone(id, &bytes, read_at)?)
+                let grouped = match grouper {
+                    Some(g) => cx.store.encode_grouped(g, id, &bytes, read_at)?,
+                    None => None,
+                };
+                match grouped {
+                    Some(row) => Some(row),
+                    None => Some(cx.store.encode_standalone(id, &bytes, read_at)?),
+                }
             };
             let state = FileState::Present {
                 blob: id,
@@ -425,7 +465,7 @@ mod tests {
         let looked = std::sync::atomic::AtomicUsize::new(0);
         let look = |b: Vec<usize>| {
             looked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Ok::<_, String>(b.into_iter().map(|i| i * 10).collect())
+            Ok::<_, String>(b.into_iter().map(|i| i * 10).collect::<Vec<_>>())
         };
         let mut got = Vec::new();
         let mut counts = Vec::new();

@@ -35,6 +35,21 @@ pub enum Place {
     Object,
     /// `stored_size` bytes at `offset` in pack file `pack`.
     Packed { pack: u64, offset: u64 },
+    /// In a group's frame, shared with other blobs written in bulk (module `group`): the
+    /// frame is `stored_size` bytes at `offset` in pack file `pack`, and this blob's bytes
+    /// start at `inner` in the frame's decompressed bytes.
+    Grouped { pack: u64, offset: u64, inner: u64 },
+    /// In group `group` of the batch being written, at `inner`: only between a worker that
+    /// grouped the blob and [`super::Store::pack_rows`], which writes the group's frame; a
+    /// catalogue refuses a row still placed so.
+    Grouping { group: usize, inner: u64 },
+}
+
+impl Place {
+    /// Whether the frame is in a pack file (its own or a group's).
+    pub fn in_pack(&self) -> bool {
+        matches!(self, Place::Packed { .. } | Place::Grouped { .. })
+    }
 }
 
 /// Where a packed blob's frame lies in its pack.
@@ -43,14 +58,21 @@ pub struct PackedBlob {
     pub id: BlobId,
     pub offset: u64,
     pub len: u64,
+    /// For a blob in a group's frame: where its bytes start in the decompressed frame.
+    pub inner: Option<u64>,
 }
 
-/// A packed blob's new place, after a repack copied its frame there.
+/// A packed blob's new place, after a repack copied its frame there (or rebuilt its group
+/// there: then its frame's length and the blob's place in it are new too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PackMove {
     pub id: BlobId,
     pub pack: u64,
     pub offset: u64,
+    /// The frame's length (the row's `stored_size`).
+    pub len: u64,
+    /// Where the blob's bytes start in its group's; `None` for a frame of its own.
+    pub inner: Option<u64>,
 }
 
 /// A failure of the catalogue, passed through as it was (its message names what failed).
@@ -73,7 +95,7 @@ pub trait BlobCatalog {
 
     fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError>;
 
-    /// The blobs kept in pack `pack`, in file order.
+    /// The blobs kept in pack `pack`, in file order (a group's in their order in it).
     fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError>;
 
     /// Point packed blobs at their new places, all at once.

@@ -168,7 +168,7 @@ impl HistoryPacker {
             let Some(row) = catalog.blob(&pair.blob)? else {
                 continue;
             };
-            if matches!(row.place, Place::Packed { .. }) || row.size > limit {
+            if row.place.in_pack() || row.size > limit {
                 continue;
             }
             planned.insert(pair.blob);
@@ -256,7 +256,7 @@ impl HistoryPacker {
                 self.planned.remove(&id);
                 continue;
             };
-            if matches!(row.place, Place::Packed { .. }) {
+            if row.place.in_pack() {
                 self.planned.remove(&id);
                 continue;
             }
@@ -318,7 +318,7 @@ impl HistoryPacker {
         let in_batch: HashSet<BlobId> = frames.iter().map(|(id, _)| *id).collect();
         for ((id, _), encoding) in frames.iter().zip(&encodings) {
             let row = catalog.blob(id)?;
-            if !row.is_some_and(|r| !matches!(r.place, Place::Packed { .. })) {
+            if row.is_none_or(|r| r.place.in_pack()) {
                 return Err(StoreError::PackRaced {
                     detail: format!("blob {id} was removed or packed meanwhile"),
                 });

@@ -7,7 +7,8 @@
 //! - larger ones are object files `objects/<2 hex>/<62 hex>` holding one zstd frame;
 //! - blobs written in bulk (a baseline, a scan) go into append-only pack files
 //!   `packs/<16 hex>.pack`, a batch at a time (see [`pack`]); gc rewrites sparse packs and
-//!   merges small ones.
+//!   merges small ones. The small ones among them share frames, a group of neighbours to a
+//!   frame (see [`group`]).
 //!
 //! Encodings: a standalone zstd frame, or a delta — a zstd frame compressed with an earlier
 //! version of the same path as dictionary (raw-content dictionary, i.e. a reference prefix).
@@ -31,12 +32,13 @@
 
 mod catalog;
 mod codec;
+pub mod group;
 mod history;
 pub mod pack;
 mod stream;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -48,6 +50,7 @@ pub use catalog::{
     BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
     Recoded, VersionPair,
 };
+pub use group::{Group, Grouper};
 pub use history::{HistoryPacker, HistoryReport, PackBatch};
 pub use pack::PackWriter;
 pub use stream::Loaded;
@@ -83,6 +86,10 @@ pub struct StoreOptions {
     /// scans): a faster level is worth slightly larger frames there, since those blobs are
     /// mostly a tree's starting point, written once and rarely read (see benches/RESULTS.md).
     pub bulk_level: i32,
+    /// The level for groups of small blobs encoded in bulk (module [`group`]): a group's
+    /// frame is larger than a file's, and level 2 costs there what level 1 costs a frame per
+    /// file (see benches/RESULTS.md).
+    pub group_level: i32,
     /// Compressed frames up to this size are kept inline in the index.
     pub inline_limit: usize,
     /// Versions larger than this are stored whole (a dictionary that big costs more to load
@@ -101,6 +108,7 @@ impl Default for StoreOptions {
         StoreOptions {
             level: 3,
             bulk_level: 1,
+            group_level: 2,
             inline_limit: 64 * 1024,
             delta_max_size: 16 << 20,
             pack_min_frames: 32,
@@ -131,7 +139,21 @@ pub struct Store {
     opts: StoreOptions,
     /// Pack files opened for reading, kept for the life of the process.
     open_packs: Mutex<HashMap<u64, Arc<File>>>,
+    /// The groups read last, decompressed, by pack and offset (newest last): a group's
+    /// blobs read one after another cost one decompression.
+    groups_read: Mutex<VecDeque<GroupRead>>,
 }
+
+/// A group read: its frame's pack, offset and length, and its bytes decompressed (all, or a
+/// prefix).
+type GroupRead = ((u64, u64, u64), Arc<Vec<u8>>);
+
+/// A frame a repack writes: its blob id when it is a blob's own, its bytes, and the blobs
+/// it holds with their place in it.
+type RepackedFrame = (Option<BlobId>, Vec<u8>, Vec<(BlobId, Option<u64>)>);
+
+/// Decompressed groups a store keeps ([`Store::groups_read`]): ~1 MiB.
+const GROUPS_KEPT: usize = 4;
 
 impl Store {
     /// The store of the home at `home`: `objects/` and `packs/` under it.
@@ -141,6 +163,7 @@ impl Store {
             packs: home.join("packs"),
             opts,
             open_packs: Mutex::new(HashMap::new()),
+            groups_read: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -259,39 +282,138 @@ impl Store {
         })
     }
 
+    /// A grouper for one worker's new small blobs (module [`group`]).
+    pub fn grouper(&self) -> Grouper {
+        Grouper::new(self.opts.group_level)
+    }
+
+    /// As [`Store::encode_standalone`] for a blob small enough for a group: its bytes go into
+    /// `grouper`'s open group, and the row is placed there until [`Store::pack_rows`] writes
+    /// the group. `None`: too large for a group.
+    pub fn encode_grouped(
+        &self,
+        grouper: &mut Grouper,
+        id: BlobId,
+        bytes: &[u8],
+        now: i64,
+    ) -> Result<Option<BlobRow>> {
+        let place = grouper
+            .add(bytes)
+            .map_err(|source| StoreError::Write { source })?;
+        Ok(place.map(|place| BlobRow {
+            id,
+            size: bytes.len() as u64,
+            // The group's frame's, once written.
+            stored_size: 0,
+            encoding: Encoding::Zstd,
+            place,
+            created_at: now,
+        }))
+    }
+
     /// A writer for this store's packs; one per bulk operation.
     pub fn pack_writer(&self) -> PackWriter {
         PackWriter::new(self.packs.clone())
     }
 
-    /// Move a batch's inline frames into a pack, durably, when the batch has at least
-    /// `pack_min_frames` of them; the rows then point into the pack. Commit the rows after.
-    pub fn pack_rows(&self, writer: &mut PackWriter, rows: Vec<&mut BlobRow>) -> Result<()> {
+    /// Move a batch's inline frames and its `groups` (those rows still name: a group all of
+    /// whose rows were dropped is not written) into a pack, durably, when the batch has at
+    /// least `pack_min_frames` new blobs; the rows then point into the pack. A smaller batch
+    /// keeps its blobs inline, each grouped one in a frame of its own. Commit the rows after.
+    pub fn pack_rows(
+        &self,
+        writer: &mut PackWriter,
+        rows: Vec<&mut BlobRow>,
+        groups: &[Group],
+    ) -> Result<()> {
         let mut rows: Vec<&mut BlobRow> = rows
             .into_iter()
-            .filter(|r| matches!(r.place, Place::Inline(_)))
+            .filter(|r| matches!(r.place, Place::Inline(_) | Place::Grouping { .. }))
             .collect();
-        if rows.is_empty() || rows.len() < self.opts.pack_min_frames {
+        if rows.is_empty() {
             return Ok(());
         }
-        let places = {
-            let frames: Vec<(BlobId, &[u8])> = rows
-                .iter()
-                .map(|r| match &r.place {
-                    Place::Inline(f) => (r.id, f.as_slice()),
-                    _ => (r.id, &[][..]),
-                })
-                .collect();
-            writer.append(&frames).map_err(|source| StoreError::Io {
+        if rows.len() < self.opts.pack_min_frames {
+            return self.ungroup(rows, groups);
+        }
+        // The frames to write: each inline row's, and each group rows name, once; `slots`
+        // has each row's frame.
+        let mut group_slot: Vec<Option<usize>> = vec![None; groups.len()];
+        let mut frames: Vec<(Option<BlobId>, &[u8])> = Vec::with_capacity(rows.len());
+        let mut slots = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let slot = match &r.place {
+                Place::Grouping { group, .. } => {
+                    let group = *group;
+                    let g = groups.get(group).ok_or_else(|| StoreError::Corrupt {
+                        id: r.id,
+                        detail: format!("group {group} of its batch is not there"),
+                    })?;
+                    *group_slot[group].get_or_insert_with(|| {
+                        frames.push((None, g.frame.as_slice()));
+                        frames.len() - 1
+                    })
+                }
+                Place::Inline(f) => {
+                    frames.push((Some(r.id), f.as_slice()));
+                    frames.len() - 1
+                }
+                _ => continue,
+            };
+            slots.push(slot);
+        }
+        let places = writer
+            .append_keyed(&frames)
+            .map_err(|source| StoreError::Io {
                 path: self.packs.display().to_string(),
                 source,
-            })?
-        };
-        for (row, at) in rows.iter_mut().zip(places) {
-            row.place = Place::Packed {
-                pack: at.pack,
-                offset: at.offset,
+            })?;
+        let lens: Vec<u64> = frames.iter().map(|(_, f)| f.len() as u64).collect();
+        for (row, slot) in rows.iter_mut().zip(slots) {
+            let at = places[slot];
+            row.place = match row.place {
+                Place::Grouping { inner, .. } => {
+                    row.stored_size = lens[slot];
+                    Place::Grouped {
+                        pack: at.pack,
+                        offset: at.offset,
+                        inner,
+                    }
+                }
+                _ => Place::Packed {
+                    pack: at.pack,
+                    offset: at.offset,
+                },
             };
+        }
+        Ok(())
+    }
+
+    /// A batch too small for a pack: each grouped blob gets a frame of its own, kept inline
+    /// (or in an object file, for one that does not compress).
+    fn ungroup(&self, rows: Vec<&mut BlobRow>, groups: &[Group]) -> Result<()> {
+        let mut raw: HashMap<usize, Vec<u8>> = HashMap::new();
+        for row in rows {
+            let Place::Grouping { group, inner } = row.place else {
+                continue;
+            };
+            let corrupt = |detail: String| StoreError::Corrupt { id: row.id, detail };
+            if let std::collections::hash_map::Entry::Vacant(e) = raw.entry(group) {
+                let g = groups
+                    .get(group)
+                    .ok_or_else(|| corrupt(format!("group {group} of its batch is not there")))?;
+                let bytes = codec::decompress(&g.frame, g.raw_len, &[])
+                    .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
+                e.insert(bytes);
+            }
+            let bytes = raw
+                .get(&group)
+                .and_then(|g| g.get(inner as usize..(inner + row.size) as usize))
+                .ok_or_else(|| corrupt("its bytes are not in its group".into()))?;
+            let frame = codec::compress(bytes, self.opts.bulk_level, &[])
+                .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
+            row.stored_size = frame.len() as u64;
+            row.place = self.place_single(&row.id, frame)?;
         }
         Ok(())
     }
@@ -446,8 +568,120 @@ impl Store {
             Place::Packed { pack, offset } => {
                 self.read_packed(id, pack, offset, row.stored_size)?
             }
+            Place::Grouped {
+                pack,
+                offset,
+                inner,
+            } => return self.read_grouped(&row, pack, offset, inner),
+            Place::Grouping { .. } => {
+                return Err(corrupt("its group was never written".into()));
+            }
         };
         self.decode(catalog, &row, &frame, depth)
+    }
+
+    /// A grouped blob's bytes: its group's (decompressed once for blobs read one after
+    /// another), verified against its id.
+    fn read_grouped(&self, row: &BlobRow, pack: u64, offset: u64, inner: u64) -> Result<Vec<u8>> {
+        let id = &row.id;
+        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        if !matches!(row.encoding, Encoding::Zstd) {
+            return Err(corrupt("a grouped blob cannot be a delta".into()));
+        }
+        let end = inner.checked_add(row.size);
+        let group = self.group_bytes(id, pack, offset, row.stored_size, end.unwrap_or(u64::MAX))?;
+        let bytes = end
+            .filter(|end| *end <= group.len() as u64)
+            .map(|end| group[inner as usize..end as usize].to_vec())
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "the index puts it at bytes {inner}..+{} of a group of {}",
+                    row.size,
+                    group.len()
+                ))
+            })?;
+        if BlobId::of(&bytes) != *id {
+            return Err(corrupt("content does not hash to its id".into()));
+        }
+        Ok(bytes)
+    }
+
+    /// The decompressed bytes of the group frame of `len` bytes at `offset` of pack `pack`
+    /// (for blob `id`, which errors name), at least its first `need` (all it holds when it
+    /// holds fewer): from the groups read last when one of them has that much. A group not
+    /// read yet is decompressed only up to `need` (a blob read alone costs half a group on
+    /// average); one read before but not that far, whole (blobs read in their group's order
+    /// cost at most one and a half decompressions of it).
+    fn group_bytes(
+        &self,
+        id: &BlobId,
+        pack: u64,
+        offset: u64,
+        len: u64,
+        need: u64,
+    ) -> Result<Arc<Vec<u8>>> {
+        let lock = || self.groups_read.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (pack, offset, len);
+        let kept_before = {
+            let kept = lock();
+            let found = kept.iter().find(|(at, _)| *at == key);
+            match found {
+                Some((_, bytes)) if bytes.len() as u64 >= need => return Ok(bytes.clone()),
+                Some(_) => true,
+                None => false,
+            }
+        };
+        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        // No group's frame is larger than this: a damaged row cannot make us read more.
+        let most = zstd::zstd_safe::compress_bound(group::GROUP_RAW_MAX) as u64;
+        if len > most {
+            return Err(corrupt(format!(
+                "the index says its group's frame is {len} bytes, more than a group's can be"
+            )));
+        }
+        let frame = self.read_packed(id, pack, offset, len)?;
+        // The row's length must be the frame's, exactly: a prefix decode of a frame cut short
+        // would return the first blobs' bytes all the same, and a repack copy too little.
+        match zstd::zstd_safe::find_frame_compressed_size(&frame) {
+            Ok(n) if n as u64 == len => {}
+            Ok(n) => {
+                return Err(corrupt(format!(
+                    "the index says its group's frame is {len} bytes, the frame there is {n}"
+                )))
+            }
+            Err(_) => {
+                return Err(corrupt(
+                    "its group's frame is cut short or unreadable".into(),
+                ))
+            }
+        }
+        // The frame's header says what it holds; a damaged one cannot make us allocate more
+        // than a group can hold.
+        let raw_len = match zstd::zstd_safe::get_frame_content_size(&frame) {
+            Ok(Some(n)) if n <= group::GROUP_RAW_MAX as u64 => n as usize,
+            Ok(Some(n)) => {
+                return Err(corrupt(format!(
+                    "its group's frame says {n} bytes, more than a group holds"
+                )))
+            }
+            Ok(None) | Err(_) => {
+                return Err(corrupt("its group's frame header is unreadable".into()))
+            }
+        };
+        let bytes = if kept_before || need >= raw_len as u64 {
+            codec::decompress(&frame, raw_len, &[])
+        } else {
+            group::decompress_prefix(&frame, need as usize)
+        }
+        .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
+        let bytes = Arc::new(bytes);
+        let mut kept = lock();
+        kept.retain(|(at, _)| *at != key);
+        if kept.len() >= GROUPS_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((key, bytes.clone()));
+        Ok(bytes)
     }
 
     /// The raw bytes of `row`'s blob from its compressed `frame`, verified against its id.
@@ -596,35 +830,60 @@ impl Store {
         old: &PackFile,
     ) -> Result<Option<u64>> {
         let rows = catalog.packed_blobs(old.number)?;
-        let mut frames = Vec::with_capacity(rows.len());
-        for packed in &rows {
-            let Some(row) = catalog.blob(&packed.id)? else {
-                return Ok(None);
-            };
-            let frame = match self.read_packed(&packed.id, old.number, packed.offset, packed.len) {
-                Ok(frame) => frame,
-                Err(_) => return Ok(None),
-            };
-            if self.decode(catalog, &row, &frame, 0).is_err() {
+        // Each frame of the old pack with the rows naming it (rows come in offset order).
+        let mut frames: Vec<&[PackedBlob]> = Vec::new();
+        let mut start = 0;
+        for i in 1..=rows.len() {
+            if i == rows.len() || rows[i].offset != rows[start].offset {
+                frames.push(&rows[start..i]);
+                start = i;
+            }
+        }
+        // The frames to write: a frame of its own copied, a group rebuilt of its live blobs.
+        let mut out: Vec<RepackedFrame> = Vec::new();
+        for named in frames {
+            let first = named[0];
+            // Rows that disagree on their frame are damage: left for verify to report.
+            if named
+                .iter()
+                .any(|r| r.len != first.len || r.inner.is_some() != first.inner.is_some())
+                || (first.inner.is_none() && named.len() > 1)
+            {
                 return Ok(None);
             }
-            frames.push((packed.id, frame));
+            let mut rows = Vec::with_capacity(named.len());
+            for packed in named {
+                let Some(row) = catalog.blob(&packed.id)? else {
+                    return Ok(None);
+                };
+                rows.push(row);
+            }
+            let Some(frame) = self.repacked_frame(catalog, old.number, named, &rows)? else {
+                return Ok(None);
+            };
+            out.push(frame);
         }
-        let live: u64 = frames.iter().map(|(_, f)| f.len() as u64).sum();
-        if !frames.is_empty() {
-            let borrowed: Vec<(BlobId, &[u8])> =
-                frames.iter().map(|(id, f)| (*id, f.as_slice())).collect();
-            let places = writer.append(&borrowed).map_err(|source| StoreError::Io {
-                path: self.packs.display().to_string(),
-                source,
-            })?;
-            let moves: Vec<PackMove> = frames
+        let live: u64 = out.iter().map(|(_, f, _)| f.len() as u64).sum();
+        if !out.is_empty() {
+            let borrowed: Vec<(Option<BlobId>, &[u8])> =
+                out.iter().map(|(key, f, _)| (*key, f.as_slice())).collect();
+            let places = writer
+                .append_keyed(&borrowed)
+                .map_err(|source| StoreError::Io {
+                    path: self.packs.display().to_string(),
+                    source,
+                })?;
+            let moves: Vec<PackMove> = out
                 .iter()
                 .zip(&places)
-                .map(|((id, _), at)| PackMove {
-                    id: *id,
-                    pack: at.pack,
-                    offset: at.offset,
+                .flat_map(|((_, frame, ids), at)| {
+                    ids.iter().map(|(id, inner)| PackMove {
+                        id: *id,
+                        pack: at.pack,
+                        offset: at.offset,
+                        len: frame.len() as u64,
+                        inner: *inner,
+                    })
                 })
                 .collect();
             catalog.move_packed(&moves)?;
@@ -633,18 +892,76 @@ impl Store {
         Ok(Some(old.len.saturating_sub(live)))
     }
 
+    /// One frame of a pack being rewritten, checked: a frame of its own copied as it is (after
+    /// decoding it against its id); a group rebuilt of the blobs rows still name (each read
+    /// and checked against its id, the new frame decoded and compared before it is used), so
+    /// the dead blobs' bytes go. `None`: a blob did not check out (left for verify).
+    fn repacked_frame(
+        &self,
+        catalog: &dyn BlobCatalog,
+        pack: u64,
+        named: &[PackedBlob],
+        rows: &[BlobRow],
+    ) -> Result<Option<RepackedFrame>> {
+        let first = named[0];
+        if first.inner.is_none() {
+            let frame = match self.read_packed(&first.id, pack, first.offset, first.len) {
+                Ok(frame) => frame,
+                Err(_) => return Ok(None),
+            };
+            if self.decode(catalog, &rows[0], &frame, 0).is_err() {
+                return Ok(None);
+            }
+            return Ok(Some((Some(first.id), frame, vec![(first.id, None)])));
+        }
+        let mut raw = Vec::new();
+        let mut ids = Vec::with_capacity(named.len());
+        for (packed, row) in named.iter().zip(rows) {
+            let Some(inner) = packed.inner else {
+                return Ok(None);
+            };
+            let Ok(bytes) = self.read_grouped(row, pack, packed.offset, inner) else {
+                return Ok(None);
+            };
+            ids.push((packed.id, Some(raw.len() as u64)));
+            raw.extend_from_slice(&bytes);
+        }
+        let corrupt = |detail: String| StoreError::Corrupt {
+            id: first.id,
+            detail,
+        };
+        let frame = codec::compress(&raw, self.opts.group_level, &[])
+            .map_err(|e| corrupt(format!("cannot compress its rebuilt group: {e}")))?;
+        let back = codec::decompress(&frame, raw.len(), &[])
+            .map_err(|e| corrupt(format!("its rebuilt group does not decompress: {e}")))?;
+        if back != raw {
+            return Err(corrupt(
+                "its rebuilt group decompresses to other bytes".into(),
+            ));
+        }
+        Ok(Some((None, frame, ids)))
+    }
+
     /// Close every pack file kept open for reading; the next read opens it again.
     pub fn forget_open_packs(&self) {
         self.open_packs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        self.groups_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
-    /// Drop the calling thread's zstd contexts (a process going quiet gives their tables and
-    /// buffers back; the next compression or decompression makes new ones).
+    /// Drop the calling thread's zstd contexts and the groups kept decompressed (a process
+    /// going quiet gives their tables and buffers back; the next read makes new ones).
     pub fn release_contexts(&self) {
         codec::release();
+        self.groups_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// Delete a pack file no row points into any more.
@@ -653,6 +970,10 @@ impl Store {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&pack.number);
+        self.groups_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|((p, _, _), _)| *p != pack.number);
         match std::fs::remove_file(&pack.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -713,9 +1034,7 @@ mod tests {
 
         fn packed(&self) -> usize {
             let rows = self.0.borrow();
-            rows.values()
-                .filter(|r| matches!(r.place, Place::Packed { .. }))
-                .count()
+            rows.values().filter(|r| r.place.in_pack()).count()
         }
     }
 
@@ -733,6 +1052,9 @@ mod tests {
         }
 
         fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {
+            if matches!(row.place, Place::Grouping { .. }) {
+                return Err(CatalogError("a row in a group not written yet".into()));
+            }
             self.0
                 .borrow_mut()
                 .entry(row.id)
@@ -754,11 +1076,22 @@ mod tests {
                         id: r.id,
                         offset,
                         len: r.stored_size,
+                        inner: None,
+                    }),
+                    Place::Grouped {
+                        pack: p,
+                        offset,
+                        inner,
+                    } if p == pack => Some(PackedBlob {
+                        id: r.id,
+                        offset,
+                        len: r.stored_size,
+                        inner: Some(inner),
                     }),
                     _ => None,
                 })
                 .collect();
-            out.sort_by_key(|p| p.offset);
+            out.sort_by_key(|p| (p.offset, p.inner));
             Ok(out)
         }
 
@@ -768,9 +1101,17 @@ mod tests {
                 let row = rows
                     .get_mut(&m.id)
                     .ok_or_else(|| CatalogError(format!("no row for blob {}", m.id).into()))?;
-                row.place = Place::Packed {
-                    pack: m.pack,
-                    offset: m.offset,
+                row.stored_size = m.len;
+                row.place = match m.inner {
+                    Some(inner) => Place::Grouped {
+                        pack: m.pack,
+                        offset: m.offset,
+                        inner,
+                    },
+                    None => Place::Packed {
+                        pack: m.pack,
+                        offset: m.offset,
+                    },
                 };
             }
             Ok(())
@@ -800,7 +1141,7 @@ mod tests {
                 let row = all
                     .get_mut(&r.id)
                     .ok_or_else(|| CatalogError(format!("no row for blob {}", r.id).into()))?;
-                if matches!(row.place, Place::Packed { .. }) {
+                if row.place.in_pack() {
                     continue;
                 }
                 row.stored_size = r.stored_size;
@@ -977,14 +1318,14 @@ mod tests {
             )
         };
         let (mut small, _) = encode(0);
-        store.pack_rows(&mut writer, vec![&mut small]).unwrap();
+        store.pack_rows(&mut writer, vec![&mut small], &[]).unwrap();
         assert!(
             matches!(small.place, Place::Inline(_)),
             "one frame stays inline"
         );
         let mut batch: Vec<_> = (1..=3).map(encode).collect();
         store
-            .pack_rows(&mut writer, batch.iter_mut().map(|(r, _)| r).collect())
+            .pack_rows(&mut writer, batch.iter_mut().map(|(r, _)| r).collect(), &[])
             .unwrap();
         for (row, _) in &batch {
             catalog.insert_blob(row).unwrap();
@@ -994,6 +1335,262 @@ mod tests {
             assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
         }
         assert_eq!(catalog.packed(), 3);
+    }
+
+    /// `n` small blobs of one batch put in groups by two workers, as a scan does; with the
+    /// groups and the bytes of each.
+    fn grouped_batch(store: &Store, n: u64) -> (Vec<(BlobRow, Vec<u8>)>, Vec<Group>) {
+        let mut workers = [store.grouper(), store.grouper()];
+        let mut rows = Vec::new();
+        for i in 0..n {
+            let bytes = text(400 + i as usize, i);
+            let w = &mut workers[(i % 2) as usize];
+            let row = store
+                .encode_grouped(w, BlobId::of(&bytes), &bytes, 1)
+                .unwrap()
+                .expect("small enough for a group");
+            rows.push((row, bytes));
+        }
+        let [a, b] = workers;
+        let mut groups = a.finish().unwrap();
+        let base = groups.len();
+        for (row, _) in rows.iter_mut().skip(1).step_by(2) {
+            if let Place::Grouping { group, .. } = &mut row.place {
+                *group += base;
+            }
+        }
+        groups.extend(b.finish().unwrap());
+        (rows, groups)
+    }
+
+    #[test]
+    fn a_batch_of_grouped_blobs_writes_each_group_once_and_every_blob_reads_back() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        assert!(groups.len() >= 4, "{} groups", groups.len());
+        let mut writer = store.pack_writer();
+        // One blob's row dropped before the write (its bytes were stored already).
+        let dropped = rows.remove(5);
+        store
+            .pack_rows(
+                &mut writer,
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        let frames: u64 = groups.iter().map(|g| g.frame.len() as u64).sum();
+        let pack = store.pack_files().unwrap();
+        assert_eq!(pack.len(), 1);
+        assert_eq!(pack[0].len, frames, "each group's frame written once");
+        for (row, _) in &rows {
+            assert!(
+                matches!(row.place, Place::Grouped { .. }),
+                "{:?}",
+                row.place
+            );
+            catalog.insert_blob(row).unwrap();
+        }
+        for (row, bytes) in &rows {
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+        assert!(matches!(
+            store.get(&catalog, &dropped.0.id),
+            Err(StoreError::Missing { .. })
+        ));
+        // Smaller than a frame each: what the groups are for.
+        let alone: usize = rows
+            .iter()
+            .map(|(_, b)| codec::compress(b, 1, &[]).unwrap().len())
+            .sum();
+        assert!((frames as usize) < alone, "{frames} grouped, {alone} alone");
+    }
+
+    #[test]
+    fn a_batch_too_small_for_a_pack_keeps_its_grouped_blobs_inline_each_in_its_own_frame() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 5);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        assert!(store.pack_files().unwrap().is_empty(), "no pack");
+        for (row, bytes) in &rows {
+            assert!(matches!(row.place, Place::Inline(_)), "{:?}", row.place);
+            catalog.insert_blob(row).unwrap();
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_row_whose_group_was_never_written_is_refused_by_the_catalogue() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (rows, _) = grouped_batch(&store, 1);
+        let err = catalog.insert_blob(&rows[0].0).unwrap_err();
+        assert!(err.to_string().contains("not written"), "{err}");
+    }
+
+    #[test]
+    fn a_repack_rebuilds_each_group_of_its_live_blobs_and_moves_them() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        // The first worker's blobs (even rows) all live, every other one of the second's:
+        // whole groups, half-dead groups, a blob's bytes everywhere between.
+        let alive = |i: usize| i.is_multiple_of(2) || i % 4 == 1;
+        for (i, (row, _)) in rows.iter().enumerate() {
+            if alive(i) {
+                catalog.insert_blob(row).unwrap();
+            }
+        }
+        let frames_named: std::collections::BTreeMap<u64, u64> = rows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| alive(*i))
+            .map(|(_, (r, _))| match r.place {
+                Place::Grouped { offset, .. } => (offset, r.stored_size),
+                _ => panic!("{:?}", r.place),
+            })
+            .collect();
+        let before: u64 = frames_named.values().sum();
+        let old = store.pack_files().unwrap().remove(0);
+        let freed = store
+            .repack(&catalog, &mut store.pack_writer(), &old)
+            .unwrap()
+            .expect("repacked");
+        let new = store.pack_files().unwrap();
+        assert_eq!(new.len(), 1);
+        assert_ne!(new[0].number, old.number);
+        assert_eq!(freed, old.len - new[0].len);
+        assert!(
+            new[0].len < before,
+            "the dead blobs' bytes went: {} of {before}",
+            new[0].len
+        );
+        let mut frames = std::collections::BTreeSet::new();
+        for (i, (row, bytes)) in rows.iter().enumerate() {
+            let Some(moved) = catalog.blob(&row.id).unwrap() else {
+                assert!(!alive(i));
+                continue;
+            };
+            let Place::Grouped { pack, offset, .. } = moved.place else {
+                panic!("{:?}", moved.place);
+            };
+            assert_eq!(pack, new[0].number);
+            frames.insert((offset, moved.stored_size));
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+        assert_eq!(frames.len(), frames_named.len(), "a group stays a group");
+        assert_eq!(frames.iter().map(|(_, len)| len).sum::<u64>(), new[0].len);
+    }
+
+    #[test]
+    fn a_row_with_another_length_for_its_groups_frame_is_damage_for_reads_and_repacks() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        // The first blob of a group says its frame is 5 bytes shorter: a read of it alone
+        // (which decodes only a prefix) must still refuse it.
+        rows[0].0.stored_size -= 5;
+        for (row, _) in &rows {
+            catalog.insert_blob(row).unwrap();
+        }
+        let err = store.get(&catalog, &rows[0].0.id).unwrap_err().to_string();
+        assert!(err.contains("is cut short"), "{err}");
+        // Its group's other blobs still read.
+        assert_eq!(store.get(&catalog, &rows[2].0.id).unwrap(), rows[2].1);
+        // A repack leaves the pack as it is, for verify to report.
+        let old = store.pack_files().unwrap().remove(0);
+        let got = store
+            .repack(&catalog, &mut store.pack_writer(), &old)
+            .unwrap();
+        assert_eq!(got, None);
+        assert!(old.path.exists());
+        assert_eq!(store.get(&catalog, &rows[2].0.id).unwrap(), rows[2].1);
+    }
+
+    #[test]
+    fn a_blob_read_after_an_earlier_one_of_its_group_reads_past_the_prefix_decoded() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        for (row, _) in &rows {
+            catalog.insert_blob(row).unwrap();
+        }
+        // First blob of a group (a short prefix decoded), then the last, then the first again.
+        let in_group = |r: &BlobRow| match r.place {
+            Place::Grouped { offset, inner, .. } => (offset, inner),
+            _ => panic!("{:?}", r.place),
+        };
+        let first = in_group(&rows[0].0).0;
+        let last = rows
+            .iter()
+            .filter(|(r, _)| in_group(r).0 == first)
+            .max_by_key(|(r, _)| in_group(r).1)
+            .unwrap();
+        assert!(in_group(&last.0).1 > 0);
+        for (row, bytes) in [&rows[0], last, &rows[0]] {
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_damaged_group_names_the_blob_read_and_never_returns_wrong_bytes() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (mut rows, groups) = grouped_batch(&store, 40);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        for (row, _) in &rows {
+            catalog.insert_blob(row).unwrap();
+        }
+        let pack = store.pack_files().unwrap().remove(0);
+        // A row pointing past its group's bytes.
+        let mut wrong = rows[0].0.clone();
+        wrong.id = BlobId::of(b"elsewhere");
+        if let Place::Grouped { inner, .. } = &mut wrong.place {
+            *inner = group::GROUP_RAW_MAX as u64;
+        }
+        catalog.insert_blob(&wrong).unwrap();
+        let err = store.get(&catalog, &wrong.id).unwrap_err().to_string();
+        assert!(
+            err.contains(&wrong.id.to_string()) && err.contains("of a group of"),
+            "{err}"
+        );
+        // A flipped byte in the pack: every blob of that group is refused, by name.
+        let mut bytes = std::fs::read(&pack.path).unwrap();
+        bytes[20] ^= 0xff;
+        std::fs::write(&pack.path, bytes).unwrap();
+        store.forget_open_packs();
+        let err = store.get(&catalog, &rows[0].0.id).unwrap_err();
+        assert!(
+            matches!(err, StoreError::Corrupt { id, .. } if id == rows[0].0.id),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1010,7 +1607,7 @@ mod tests {
                 .unwrap();
             // A writer each: a pack each, as separate scans make.
             store
-                .pack_rows(&mut store.pack_writer(), vec![&mut row])
+                .pack_rows(&mut store.pack_writer(), vec![&mut row], &[])
                 .unwrap();
             catalog.insert_blob(&row).unwrap();
             ids.push((row.id, bytes));

@@ -84,39 +84,62 @@ impl PackWriter {
     /// Append `frames` and make them durable; returns where each frame is, in order.
     /// A frame this writer already wrote (or that comes twice in `frames`) is written once.
     pub fn append(&mut self, frames: &[(BlobId, &[u8])]) -> io::Result<Vec<PackAt>> {
-        let mut fresh: Vec<(BlobId, &[u8])> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for (id, frame) in frames {
-            // A frame of another length under a held id is written anew (it cannot happen
-            // while frames of one id are byte for byte the same, but must not go wrong then).
-            let held = self.placed.get(id).is_some_and(|p| p.1 == frame.len());
-            if !held && seen.insert(*id) {
-                fresh.push((*id, frame));
-            }
-        }
-        if !fresh.is_empty() {
-            self.write_fresh(&fresh)?;
-        }
-        frames
-            .iter()
-            .map(|(id, _)| {
-                self.placed
-                    .get(id)
-                    .map(|&(at, _)| at)
-                    .ok_or_else(|| io::Error::other("a frame was not placed"))
-            })
-            .collect()
+        let keyed: Vec<(Option<BlobId>, &[u8])> =
+            frames.iter().map(|(id, f)| (Some(*id), *f)).collect();
+        self.append_keyed(&keyed)
     }
 
-    /// Write frames this writer does not hold yet, then record where each went.
-    fn write_fresh(&mut self, fresh: &[(BlobId, &[u8])]) -> io::Result<()> {
-        let total: u64 = fresh.iter().map(|(_, f)| f.len() as u64).sum();
+    /// As [`PackWriter::append`], where a frame without a blob id (a group's, which several
+    /// blobs share) is always written: it is never anyone's twin.
+    pub fn append_keyed(&mut self, frames: &[(Option<BlobId>, &[u8])]) -> io::Result<Vec<PackAt>> {
+        // Each frame's place: known already, or the index of a frame to write.
+        let mut fresh: Vec<&[u8]> = Vec::new();
+        let mut first: HashMap<BlobId, usize> = HashMap::new();
+        let mut slots = Vec::with_capacity(frames.len());
+        for (id, frame) in frames {
+            let slot = match id {
+                // A frame of another length under a held id is written anew (it cannot
+                // happen while frames of one id are byte for byte the same, but must not go
+                // wrong then).
+                Some(id) => match self.placed.get(id) {
+                    Some(&(at, len)) if len == frame.len() => Ok(at),
+                    _ => Err(*first.entry(*id).or_insert_with(|| {
+                        fresh.push(frame);
+                        fresh.len() - 1
+                    })),
+                },
+                None => {
+                    fresh.push(frame);
+                    Err(fresh.len() - 1)
+                }
+            };
+            slots.push(slot);
+        }
+        let written = if fresh.is_empty() {
+            Vec::new()
+        } else {
+            self.write_fresh(&fresh)?
+        };
+        for ((id, frame), slot) in frames.iter().zip(&slots) {
+            if let (Some(id), Err(i)) = (id, slot) {
+                self.placed.insert(*id, (written[*i], frame.len()));
+            }
+        }
+        Ok(slots
+            .into_iter()
+            .map(|slot| slot.unwrap_or_else(|i| written[i]))
+            .collect())
+    }
+
+    /// Write `fresh` frames one after another, durably; returns where each went.
+    fn write_fresh(&mut self, fresh: &[&[u8]]) -> io::Result<Vec<PackAt>> {
+        let total: u64 = fresh.iter().map(|f| f.len() as u64).sum();
         self.make_room(total)?;
         let Some(cur) = self.current.as_mut() else {
             return Err(io::Error::other("no pack file open"));
         };
         let mut buf = Vec::with_capacity(total as usize);
-        for (_, frame) in fresh {
+        for frame in fresh {
             buf.extend_from_slice(frame);
         }
         if let Err(e) = cur.file.write_all(&buf).and_then(|()| cur.file.sync_data()) {
@@ -128,15 +151,17 @@ impl PackWriter {
         let (number, start) = (cur.number, cur.len);
         cur.len += total;
         let mut offset = start;
-        for (id, frame) in fresh {
-            let at = PackAt {
-                pack: number,
-                offset,
-            };
-            self.placed.insert(*id, (at, frame.len()));
-            offset += frame.len() as u64;
-        }
-        Ok(())
+        Ok(fresh
+            .iter()
+            .map(|frame| {
+                let at = PackAt {
+                    pack: number,
+                    offset,
+                };
+                offset += frame.len() as u64;
+                at
+            })
+            .collect())
     }
 
     /// Open a new pack when there is none or the current one would grow past the limit.
@@ -254,6 +279,29 @@ mod tests {
         assert_eq!(second, vec![at(4), at(6)]);
         let bytes = std::fs::read(packs.join(pack_file_name(pack))).unwrap();
         assert_eq!(bytes, b"AAAABBC");
+    }
+
+    #[test]
+    fn a_frame_without_an_id_is_always_written_and_never_taken_for_a_twin() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = dir.path().join("packs");
+        let mut w = PackWriter::new(packs.clone());
+        let a = BlobId::of(b"a");
+        let got = w
+            .append_keyed(&[
+                (None, b"GG"),
+                (Some(a), b"AAA"),
+                (None, b"GG"),
+                (Some(a), b"AAA"),
+            ])
+            .unwrap();
+        let pack = got[0].pack;
+        let at = |offset| PackAt { pack, offset };
+        assert_eq!(got, vec![at(0), at(2), at(5), at(2)]);
+        let again = w.append_keyed(&[(Some(a), b"AAA"), (None, b"H")]).unwrap();
+        assert_eq!(again, vec![at(2), at(7)]);
+        let bytes = std::fs::read(packs.join(pack_file_name(pack))).unwrap();
+        assert_eq!(bytes, b"GGAAAGGH");
     }
 
     #[test]

@@ -790,11 +790,17 @@ fn baseline_works_within_a_time_budget_and_resumes_later() {
 /// 40 files with their own bytes and 2 twins of the first: 40 distinct blobs, over the
 /// 32-frame batch threshold, so the baseline packs them.
 fn packed_tree(env: &Env) -> Vec<(String, Vec<u8>)> {
+    packed_tree_of(env, 50)
+}
+
+/// [`packed_tree`] with each file's line `lines + i` times: past ~7,000 lines, a file is
+/// too large for a group and gets a frame of its own.
+fn packed_tree_of(env: &Env, lines: usize) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     for i in 0..40 {
         files.push((
             format!("src/f{i:02}.txt"),
-            format!("file {i}\n").repeat(50 + i).into_bytes(),
+            format!("file {i}\n").repeat(lines + i).into_bytes(),
         ));
     }
     for twin in ["src/twin-a.txt", "src/twin-b.txt"] {
@@ -831,14 +837,14 @@ fn verify_json(env: &Env) -> Value {
     env.run(&["--json", "verify"]).json()
 }
 
-/// The pack file, offset and length of blob `id`.
+/// The pack file, offset and length of blob `id`'s frame (its own, or its group's).
 fn packed_at(env: &Env, id: &str) -> (std::path::PathBuf, u64, u64) {
     let row = index(env)
         .read()
         .blob(&id.parse().unwrap())
         .unwrap()
         .expect("the blob is stored");
-    let Place::Packed { pack, offset } = row.place else {
+    let (Place::Packed { pack, offset } | Place::Grouped { pack, offset, .. }) = row.place else {
         panic!("blob {id} is not packed: {:?}", row.place);
     };
     let file = env.home.join(format!("packs/{pack:016x}.pack"));
@@ -871,6 +877,12 @@ fn a_baseline_packs_its_blobs_once_each_and_undo_restores_from_the_pack() {
     assert_eq!(packs.len(), 1, "{packs:?}");
     // Each distinct frame once: the pack holds exactly the bytes its rows point to.
     assert_pack_holds_just_its_rows(&env, &packs[0]);
+    // Small files share frames: a group per hashing worker (at most 4) for these 40.
+    let frames: std::collections::BTreeSet<u64> = files
+        .iter()
+        .map(|(_, b)| packed_at(&env, &rewind::ids::BlobId::of(b).to_string()).1)
+        .collect();
+    assert!((1..=4).contains(&frames.len()), "{frames:?}");
 
     // A shell command rewrites three files and deletes one; undo brings back the packed bytes.
     for (p, _) in &files[..3] {
@@ -944,7 +956,21 @@ fn gc_merges_small_packs_once_there_are_four() {
 
 #[test]
 fn gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one() {
-    let (env, files) = baselined();
+    gc_rewrites_a_mostly_dead_pack(baselined());
+}
+
+/// As [`gc_rewrites_a_mostly_dead_pack_and_removes_an_orphan_one`] with files too large for
+/// groups: a frame each, copied as it is.
+#[test]
+fn gc_rewrites_a_mostly_dead_pack_of_frames_of_their_own() {
+    let env = Env::new();
+    let files = packed_tree_of(&env, 10_000);
+    bash(&env, false, &[]);
+    gc_rewrites_a_mostly_dead_pack((env, files));
+}
+
+/// The small files share a group's frame: the group is rebuilt of the 11 blobs still used.
+fn gc_rewrites_a_mostly_dead_pack((env, files): (Env, Vec<(String, Vec<u8>)>)) {
     let old = pack_files(&env);
     // The command rewrites 30 files: their baseline blobs are referenced by the command's
     // changes only, and dropping its window leaves 11 of the 40 packed blobs in use (10

@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 16);
+    assert_eq!(testing::schema_version(&file).unwrap(), 17);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -178,7 +178,7 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
 
     // The next command migrates.
     env.run(&["--json", "verify"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 16);
+    assert_eq!(testing::schema_version(&file).unwrap(), 17);
     let new = testing::state_encoding(&file).unwrap();
     assert_eq!(
         new.kind_types,
@@ -205,4 +205,23 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
         "{paths:?}"
     );
     assert!(paths.contains(&"src/long/file-with-a-long-name-007.rs"));
+}
+
+/// Schema v17 adds `blobs.pack_inner` (a blob's place in a group's frame): a v16 index gains
+/// the column, empty, and every blob it holds still reads back (verify, undo).
+#[test]
+fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a1\n");
+    env.run(&["record", "a.txt"]).ok();
+    let file = index_file(&env);
+    testing::downgrade_to_v16(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 16);
+    let verify = env.run(&["--json", "verify"]);
+    assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
+    assert_eq!(testing::schema_version(&file).unwrap(), 17);
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
 }

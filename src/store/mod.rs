@@ -362,12 +362,7 @@ impl Store {
             };
             slots.push(slot);
         }
-        let places = writer
-            .append_keyed(&frames)
-            .map_err(|source| StoreError::Io {
-                path: self.packs.display().to_string(),
-                source,
-            })?;
+        let places = self.append(writer, &frames)?;
         let lens: Vec<u64> = frames.iter().map(|(_, f)| f.len() as u64).collect();
         for (row, slot) in rows.iter_mut().zip(slots) {
             let at = places[slot];
@@ -387,6 +382,20 @@ impl Store {
             };
         }
         Ok(())
+    }
+
+    /// Append `frames` to `writer`'s pack, durably (see [`PackWriter::append_keyed`]).
+    fn append(
+        &self,
+        writer: &mut PackWriter,
+        frames: &[(Option<BlobId>, &[u8])],
+    ) -> Result<Vec<pack::PackAt>> {
+        writer
+            .append_keyed(frames)
+            .map_err(|source| StoreError::Io {
+                path: self.packs.display().to_string(),
+                source,
+            })
     }
 
     /// A batch too small for a pack: each grouped blob gets a frame of its own, kept inline
@@ -867,12 +876,7 @@ impl Store {
         if !out.is_empty() {
             let borrowed: Vec<(Option<BlobId>, &[u8])> =
                 out.iter().map(|(key, f, _)| (*key, f.as_slice())).collect();
-            let places = writer
-                .append_keyed(&borrowed)
-                .map_err(|source| StoreError::Io {
-                    path: self.packs.display().to_string(),
-                    source,
-                })?;
+            let places = self.append(writer, &borrowed)?;
             let moves: Vec<PackMove> = out
                 .iter()
                 .zip(&places)
@@ -1363,6 +1367,19 @@ mod tests {
         (rows, groups)
     }
 
+    /// [`grouped_batch`] written by [`Store::pack_rows`] (its rows not in the catalogue yet).
+    fn written_batch(store: &Store, n: u64) -> Vec<(BlobRow, Vec<u8>)> {
+        let (mut rows, groups) = grouped_batch(store, n);
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                rows.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        rows
+    }
+
     #[test]
     fn a_batch_of_grouped_blobs_writes_each_group_once_and_every_blob_reads_back() {
         let (_d, catalog, store) = setup(StoreOptions::default());
@@ -1408,14 +1425,7 @@ mod tests {
     #[test]
     fn a_batch_too_small_for_a_pack_keeps_its_grouped_blobs_inline_each_in_its_own_frame() {
         let (_d, catalog, store) = setup(StoreOptions::default());
-        let (mut rows, groups) = grouped_batch(&store, 5);
-        store
-            .pack_rows(
-                &mut store.pack_writer(),
-                rows.iter_mut().map(|(r, _)| r).collect(),
-                &groups,
-            )
-            .unwrap();
+        let rows = written_batch(&store, 5);
         assert!(store.pack_files().unwrap().is_empty(), "no pack");
         for (row, bytes) in &rows {
             assert!(matches!(row.place, Place::Inline(_)), "{:?}", row.place);
@@ -1435,14 +1445,7 @@ mod tests {
     #[test]
     fn a_repack_rebuilds_each_group_of_its_live_blobs_and_moves_them() {
         let (_d, catalog, store) = setup(StoreOptions::default());
-        let (mut rows, groups) = grouped_batch(&store, 40);
-        store
-            .pack_rows(
-                &mut store.pack_writer(),
-                rows.iter_mut().map(|(r, _)| r).collect(),
-                &groups,
-            )
-            .unwrap();
+        let rows = written_batch(&store, 40);
         // The first worker's blobs (even rows) all live, every other one of the second's:
         // whole groups, half-dead groups, a blob's bytes everywhere between.
         let alive = |i: usize| i.is_multiple_of(2) || i % 4 == 1;
@@ -1495,14 +1498,7 @@ mod tests {
     #[test]
     fn a_row_with_another_length_for_its_groups_frame_is_damage_for_reads_and_repacks() {
         let (_d, catalog, store) = setup(StoreOptions::default());
-        let (mut rows, groups) = grouped_batch(&store, 40);
-        store
-            .pack_rows(
-                &mut store.pack_writer(),
-                rows.iter_mut().map(|(r, _)| r).collect(),
-                &groups,
-            )
-            .unwrap();
+        let mut rows = written_batch(&store, 40);
         // The first blob of a group says its frame is 5 bytes shorter: a read of it alone
         // (which decodes only a prefix) must still refuse it.
         rows[0].0.stored_size -= 5;
@@ -1526,14 +1522,7 @@ mod tests {
     #[test]
     fn a_blob_read_after_an_earlier_one_of_its_group_reads_past_the_prefix_decoded() {
         let (_d, catalog, store) = setup(StoreOptions::default());
-        let (mut rows, groups) = grouped_batch(&store, 40);
-        store
-            .pack_rows(
-                &mut store.pack_writer(),
-                rows.iter_mut().map(|(r, _)| r).collect(),
-                &groups,
-            )
-            .unwrap();
+        let rows = written_batch(&store, 40);
         for (row, _) in &rows {
             catalog.insert_blob(row).unwrap();
         }
@@ -1557,14 +1546,7 @@ mod tests {
     #[test]
     fn a_damaged_group_names_the_blob_read_and_never_returns_wrong_bytes() {
         let (_d, catalog, store) = setup(StoreOptions::default());
-        let (mut rows, groups) = grouped_batch(&store, 40);
-        store
-            .pack_rows(
-                &mut store.pack_writer(),
-                rows.iter_mut().map(|(r, _)| r).collect(),
-                &groups,
-            )
-            .unwrap();
+        let rows = written_batch(&store, 40);
         for (row, _) in &rows {
             catalog.insert_blob(row).unwrap();
         }

@@ -13,6 +13,7 @@ use zstd::bulk::{Compressor, Decompressor};
 thread_local! {
     static COMPRESSOR: RefCell<Option<Compressor<'static>>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
+    static STREAM: RefCell<Option<zstd::stream::raw::Decoder<'static>>> = const { RefCell::new(None) };
 }
 
 /// Compress `bytes` at `level` into one frame, with `dict` as raw-content dictionary (empty:
@@ -40,6 +41,7 @@ pub fn compress(bytes: &[u8], level: i32, dict: &[u8]) -> io::Result<Vec<u8>> {
 pub fn release() {
     let _ = COMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut c| *c = None));
     let _ = DECOMPRESSOR.try_with(|cell| cell.try_borrow_mut().map(|mut d| *d = None));
+    let _ = STREAM.try_with(|cell| cell.try_borrow_mut().map(|mut d| *d = None));
 }
 
 /// Decode one frame of at most `capacity` bytes, made with `dict` (empty: none).
@@ -57,6 +59,41 @@ pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<
             *slot = None;
         }
         out
+    })
+}
+
+/// The first `n` bytes `frame` (made without a dictionary) decompresses to; the rest of it
+/// is not decompressed. An error when it holds fewer.
+pub fn decompress_prefix(frame: &[u8], n: usize) -> io::Result<Vec<u8>> {
+    use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+    STREAM.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(io::Error::other)?;
+        let d = match &mut *slot {
+            Some(d) => d,
+            empty => empty.insert(zstd::stream::raw::Decoder::new()?),
+        };
+        let mut out = vec![0; n];
+        let run = (|| {
+            // The last call may have stopped mid-frame (it had what it wanted).
+            d.reinit()?;
+            let mut input = InBuffer::around(frame);
+            let mut output = OutBuffer::around(&mut out[..]);
+            while output.pos() < n {
+                let before = (input.pos, output.pos());
+                d.run(&mut input, &mut output)?;
+                if (input.pos, output.pos()) == before {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the frame holds fewer bytes",
+                    ));
+                }
+            }
+            Ok(())
+        })();
+        if run.is_err() {
+            *slot = None;
+        }
+        run.map(|()| out)
     })
 }
 
@@ -112,5 +149,24 @@ mod tests {
         // Twice in a row, or with nothing made yet, is fine.
         release();
         release();
+    }
+
+    #[test]
+    fn a_prefix_is_the_frames_first_bytes_and_the_context_serves_the_next_frame() {
+        let a: Vec<u8> = (0..300_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let fa = compress(&a, 2, &[]).unwrap();
+        let b = b"another frame entirely".repeat(100);
+        let fb = compress(&b, 2, &[]).unwrap();
+        // Stopped mid-frame, then a whole other frame, then the first again from its start.
+        assert_eq!(decompress_prefix(&fa, 1000).unwrap(), a[..1000]);
+        assert_eq!(decompress_prefix(&fb, b.len()).unwrap(), b);
+        assert_eq!(decompress_prefix(&fa, 700_000).unwrap(), a[..700_000]);
+        let err = decompress_prefix(&fb, b.len() + 1).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");
+        // A frame cut short is an error, never a short answer; the next call is fine.
+        assert!(decompress_prefix(&fa[..fa.len() / 2], a.len()).is_err());
+        assert_eq!(decompress_prefix(&fa, 10).unwrap(), a[..10]);
     }
 }

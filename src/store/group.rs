@@ -36,15 +36,6 @@ pub const MEMBER_MAX: usize = 64 << 10;
 /// The most bytes a group can hold: a read refuses a frame that says it holds more.
 pub const GROUP_RAW_MAX: usize = GROUP_TARGET + MEMBER_MAX;
 
-/// The first `n` bytes `frame` decompresses to (a group's, whose header says it holds at
-/// least `n`): the rest is not decompressed.
-pub fn decompress_prefix(frame: &[u8], n: usize) -> io::Result<Vec<u8>> {
-    let mut out = vec![0; n];
-    let mut decoder = zstd::stream::read::Decoder::with_buffer(frame)?.single_frame();
-    io::Read::read_exact(&mut decoder, &mut out)?;
-    Ok(out)
-}
-
 /// A closed group: its frame, and how many bytes it decompresses to.
 #[derive(Debug)]
 pub struct Group {

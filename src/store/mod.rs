@@ -680,7 +680,7 @@ impl Store {
         let bytes = if kept_before || need >= raw_len as u64 {
             codec::decompress(&frame, raw_len, &[])
         } else {
-            group::decompress_prefix(&frame, need as usize)
+            codec::decompress_prefix(&frame, need as usize)
         }
         .map_err(|e| corrupt(format!("cannot decompress its group: {e}")))?;
         let bytes = Arc::new(bytes);

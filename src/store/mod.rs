@@ -1423,6 +1423,41 @@ mod tests {
     }
 
     #[test]
+    fn a_group_no_row_names_any_more_is_not_written() {
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let (rows, groups) = grouped_batch(&store, 80);
+        // Every blob of one group was found stored already (dropped before the write).
+        let group_of = |r: &BlobRow| match r.place {
+            Place::Grouping { group, .. } => group,
+            _ => panic!("{:?}", r.place),
+        };
+        let gone = group_of(&rows[0].0);
+        let mut kept: Vec<(BlobRow, Vec<u8>)> = rows
+            .into_iter()
+            .filter(|(r, _)| group_of(r) != gone)
+            .collect();
+        assert!(kept.len() >= 32, "enough for a pack: {}", kept.len());
+        store
+            .pack_rows(
+                &mut store.pack_writer(),
+                kept.iter_mut().map(|(r, _)| r).collect(),
+                &groups,
+            )
+            .unwrap();
+        let written: u64 = groups
+            .iter()
+            .enumerate()
+            .filter(|(g, _)| *g != gone)
+            .map(|(_, g)| g.frame.len() as u64)
+            .sum();
+        assert_eq!(store.pack_files().unwrap()[0].len, written);
+        for (row, bytes) in &kept {
+            catalog.insert_blob(row).unwrap();
+            assert_eq!(&store.get(&catalog, &row.id).unwrap(), bytes);
+        }
+    }
+
+    #[test]
     fn a_batch_too_small_for_a_pack_keeps_its_grouped_blobs_inline_each_in_its_own_frame() {
         let (_d, catalog, store) = setup(StoreOptions::default());
         let rows = written_batch(&store, 5);

@@ -337,7 +337,7 @@ impl Store {
             return self.ungroup(rows, groups);
         }
         // The frames to write: each inline row's, and each group rows name, once; `slots`
-        // has each row's frame.
+        // has each row's frame (row for row, so nothing can shift).
         let mut group_slot: Vec<Option<usize>> = vec![None; groups.len()];
         let mut frames: Vec<(Option<BlobId>, &[u8])> = Vec::with_capacity(rows.len());
         let mut slots = Vec::with_capacity(rows.len());
@@ -349,22 +349,23 @@ impl Store {
                         id: r.id,
                         detail: format!("group {group} of its batch is not there"),
                     })?;
-                    *group_slot[group].get_or_insert_with(|| {
+                    Some(*group_slot[group].get_or_insert_with(|| {
                         frames.push((None, g.frame.as_slice()));
                         frames.len() - 1
-                    })
+                    }))
                 }
                 Place::Inline(f) => {
                     frames.push((Some(r.id), f.as_slice()));
-                    frames.len() - 1
+                    Some(frames.len() - 1)
                 }
-                _ => continue,
+                _ => None,
             };
             slots.push(slot);
         }
         let places = self.append(writer, &frames)?;
         let lens: Vec<u64> = frames.iter().map(|(_, f)| f.len() as u64).collect();
         for (row, slot) in rows.iter_mut().zip(slots) {
+            let Some(slot) = slot else { continue };
             let at = places[slot];
             row.place = match row.place {
                 Place::Grouping { inner, .. } => {

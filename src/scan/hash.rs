@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::judge::{Candidate, Gone, Need, Work};
+use super::twins::Twins;
 use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
 use crate::engine::Clock;
 use crate::ids::BlobId;
@@ -28,6 +29,8 @@ pub(super) struct Looked {
     pub unread: Option<Unread>,
     pub read_at: i64,
     pub row: Option<BlobRow>,
+    /// Settled as a twin (module `twins`): its state is another file's, and it was not read.
+    pub twin: bool,
 }
 
 /// What the workers share: the index connection is not shareable across threads, so they
@@ -38,6 +41,8 @@ struct Worker<'a> {
     clock: Clock,
     max: u64,
     seen: &'a Seen,
+    /// A first baseline's twins in a git work tree (module `twins`).
+    twins: Option<&'a Twins>,
 }
 
 /// The blobs this pipeline has encoded so far: a file with the bytes of one encoded before
@@ -99,7 +104,7 @@ impl Scan<'_> {
         // Many batch commits: the WAL is checkpointed once it is large, not after each.
         self.session.index().bulk(|| -> Result<()> {
             let urgent = batches(urgent, self.opts);
-            self.pipeline(urgent, &|| true, &mut writer, &mut |looked, _| {
+            self.pipeline(urgent, &|| true, None, &mut writer, &mut |looked, _| {
                 counts.hashed += looked.len() as u64;
                 self.commit_batch(&looked, &[], sink)?;
                 report(counts.hashed);
@@ -110,17 +115,27 @@ impl Scan<'_> {
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
+            let twins = self.twins(&baseline);
             let baseline = batches(baseline, self.opts);
             // `n` counts the batch's candidates: a file gone or no longer regular is looked
             // at (and skipped) all the same.
-            self.pipeline(baseline, &within_budget, &mut writer, &mut |looked, n| {
-                counts.hashed += n;
-                counts.baselined += n;
-                counts.remaining -= n;
-                self.commit_batch(&looked, &[], sink)?;
-                report(counts.hashed);
-                Ok(())
-            })
+            let twins = twins.as_ref();
+            self.pipeline(
+                baseline,
+                &within_budget,
+                twins,
+                &mut writer,
+                &mut |looked, n| {
+                    let settled = looked.iter().filter(|l| l.twin).count() as u64;
+                    counts.twins += settled;
+                    counts.hashed += n - settled;
+                    counts.baselined += n;
+                    counts.remaining -= n;
+                    self.commit_batch(&looked, &[], sink)?;
+                    report(counts.hashed);
+                    Ok(())
+                },
+            )
         })?;
         Ok(counts)
     }
@@ -133,6 +148,7 @@ impl Scan<'_> {
         &self,
         batches: Vec<Vec<Candidate>>,
         more: &(dyn Fn() -> bool + Sync),
+        twins: Option<&Twins>,
         writer: &mut PackWriter,
         commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
     ) -> Result<()> {
@@ -143,6 +159,7 @@ impl Scan<'_> {
             clock: self.session.options().clock,
             max: self.session.options().max_file_size,
             seen: &seen,
+            twins,
         };
         let threads = self.threads;
         let look = |batch| look_all(&cx, batch, threads);
@@ -160,6 +177,17 @@ impl Scan<'_> {
                 detail: "a hashing thread panicked".into(),
             },
         })
+    }
+
+    /// A first baseline's twins (module `twins`), when the workspace is a git work tree whose
+    /// index proves some: only for a baseline of [`ScanOptions::twins_from`] files or more
+    /// (reading a big index costs more than it saves on a few files).
+    fn twins(&self, baseline: &[Candidate]) -> Option<Twins> {
+        if baseline.is_empty() || baseline.len() < self.opts.twins_from {
+            return None;
+        }
+        let twins = Twins::load(self.root(), &self.git_global()).ok()?;
+        (twins.len() > 0).then_some(twins)
     }
 
     /// Drop the new-blob rows of blobs the store already holds, before a batch is packed: a
@@ -377,6 +405,25 @@ fn look_at(
     grouper: Option<&mut Grouper>,
 ) -> Result<Option<Looked>> {
     let read_at = cx.clock.now();
+    let twins = cx.twins.filter(|_| c.need == Need::Baseline);
+    if let Some(t) = twins.filter(|t| t.worth_a_stat(&c.rel)) {
+        if let Some((blob, stat)) = settle_twin(cx, t, &c, checked) {
+            return Ok(Some(Looked {
+                rel: c.rel,
+                known: c.known.map(|k| *k),
+                need: c.need,
+                state: FileState::Present {
+                    blob,
+                    mode: stat.mode,
+                },
+                stat: Some(stat),
+                unread: None,
+                read_at,
+                row: None,
+                twin: true,
+            }));
+        }
+    }
     let (state, stat, unread, row) = match cx.ws.observe_with(&c.rel, cx.max, checked) {
         Ok(Observation::Absent) => (FileState::Absent, None, None, None),
         Ok(Observation::NotRegular { .. })
@@ -403,6 +450,9 @@ fn look_at(
             }
         }
         Ok(Observation::Regular { bytes, id, stat }) => {
+            if let Some(t) = twins {
+                t.learn(&c.rel, &stat, &bytes, id);
+            }
             let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
             let row = if known_blob == Some(id) || cx.seen.before(id) {
                 None
@@ -447,7 +497,26 @@ fn look_at(
         unread,
         read_at,
         row,
+        twin: false,
     }))
+}
+
+/// The blob and stat `c` is settled with as a twin (module `twins`): its parents checked as
+/// a read would, its stat taken now, and that stat its index entry's. `None`: it is read
+/// (whatever stopped it, the read finds again and handles).
+fn settle_twin(
+    cx: &Worker<'_>,
+    twins: &Twins,
+    c: &Candidate,
+    checked: &mut CheckedDirs,
+) -> Option<(BlobId, Stat)> {
+    cx.ws.check_parents_with(&c.rel, checked).ok()?;
+    let meta = std::fs::symlink_metadata(cx.ws.abs(&c.rel)).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let stat = stat_of(&meta);
+    Some((twins.settled(&c.rel, &stat)?, stat))
 }
 
 #[cfg(test)]

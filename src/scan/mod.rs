@@ -73,6 +73,7 @@ mod hash;
 mod judge;
 mod listing;
 mod look;
+mod twins;
 mod walk;
 mod watch;
 
@@ -139,6 +140,10 @@ pub struct ScanOptions {
     /// scan of a helper that looks at a few changed paths (see benches/RESULTS.md, "Notes
     /// from the code").
     pub git_global: Option<fn() -> GitGlobal>,
+    /// From how many files to baseline a scan reads the workspace's git index for twins
+    /// (module `twins`): files git proves identical to one read are not read again. 1,000:
+    /// reading the index of a 470k-file tree (48 MiB) takes ~0.1 s; `usize::MAX`: never.
+    pub twins_from: usize,
 }
 
 /// Where the user's global git excludes are, as git finds them: the excludes file
@@ -252,6 +257,7 @@ impl Default for ScanOptions {
             settle: true,
             watching: None,
             git_global: None,
+            twins_from: 1000,
         }
     }
 }
@@ -312,6 +318,10 @@ pub struct ScanReport {
     pub settled: u64,
     /// Files given their first state by this scan.
     pub baselined: u64,
+    /// Of those, files given the state of a byte-identical file this scan read, as git's
+    /// index proves them (module `twins`), without being read: not counted in `hashed`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub twins: u64,
     /// Files still without a state.
     pub remaining: u64,
     pub baseline_complete: bool,
@@ -386,6 +396,8 @@ struct Hashed {
     hashed: u64,
     /// Files given their first state.
     baselined: u64,
+    /// Of those, files settled as twins, not read (module `twins`).
+    twins: u64,
     /// Files left without a state (the budget ran out).
     remaining: u64,
 }
@@ -429,6 +441,7 @@ impl Scan<'_> {
             hashed: counts.hashed,
             settled,
             baselined: counts.baselined,
+            twins: counts.twins,
             remaining: counts.remaining,
             baseline_complete: complete,
             window_id: sink.window,

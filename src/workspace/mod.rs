@@ -152,13 +152,13 @@ impl fmt::Debug for RelPath {
 }
 
 #[cfg(unix)]
-fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
+pub(crate) fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
     use std::os::unix::ffi::OsStrExt;
     OsStr::from_bytes(bytes)
 }
 
 #[cfg(not(unix))]
-fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
+pub(crate) fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
     // Non-Unix paths are stored from UTF-8 (see `os_bytes`), so this cannot fail for rows
     // rewind wrote itself.
     OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"))

@@ -1,0 +1,296 @@
+//! A first baseline in a git work tree: files git's index proves byte-identical to one the
+//! scan read are given its state without being read (module `scan::twins`), and only those.
+//! Every test checks the states against the bytes on disk, file by file, and that a shell
+//! command's changes of a settled file undo to its bytes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rewind::engine::{Home, Options, Session};
+use rewind::ids::BlobId;
+use rewind::scan::{scan, Phase, ScanOptions, ScanReport};
+use rewind::undo::{self, Direction, Request, Target};
+use rewind::workspace::{RelPath, Workspace};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Three copies (`a/`, `b/`, `c/`) of 30 files, each copy with one file of its own bytes
+/// (`own.txt`), committed.
+struct Tree {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+const FILES: usize = 30;
+
+impl Tree {
+    fn new(attributes: Option<&str>) -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        for copy in ["a", "b", "c"] {
+            for i in 0..FILES {
+                let text = format!("line one of {i}\nline two\n").repeat(i + 1);
+                write(&root, &format!("{copy}/f{i:02}.txt"), text.as_bytes());
+            }
+            write(
+                &root,
+                &format!("{copy}/own.txt"),
+                format!("{copy}\n").as_bytes(),
+            );
+        }
+        if let Some(a) = attributes {
+            write(&root, ".gitattributes", a.as_bytes());
+        }
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "three copies"]);
+        let home = dir.path().join("home");
+        Tree {
+            _dir: dir,
+            root,
+            home,
+        }
+    }
+
+    fn home(&self) -> Home {
+        Home::open(&self.home, Options::default()).unwrap()
+    }
+
+    /// Every file of the tree but git's, with its bytes.
+    fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(&self.root)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(&self.root).unwrap();
+                (
+                    rel.to_str().unwrap().to_string(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn rel(p: &str) -> RelPath {
+    RelPath::from_stored(p.as_bytes().to_vec()).unwrap()
+}
+
+fn scan_with(s: &Session<'_>, phase: Phase, twins_from: usize) -> ScanReport {
+    // One hashing thread: `a/` is read before `b/` and `c/` are looked at, so the counts are
+    // exact (with more, a copy may be looked at while its first is still being read: then
+    // it is read too).
+    let opts = ScanOptions {
+        twins_from,
+        threads: 1,
+        ..ScanOptions::default()
+    };
+    scan(s, phase, Some("Bash"), Some("call-1"), &opts, &mut |_| {}).unwrap()
+}
+
+/// Every file's state names the blob of its bytes on disk.
+fn assert_states_are_the_bytes(s: &Session<'_>, files: &[(String, Vec<u8>)]) {
+    let read = s.index().read();
+    for (p, bytes) in files {
+        let known = read
+            .file_state(s.workspace_id(), &rel(p))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{p} has no state"));
+        assert_eq!(known.state.blob(), Some(BlobId::of(bytes)), "{p}");
+    }
+}
+
+#[test]
+fn copies_git_proves_identical_are_settled_by_the_first_one_read() {
+    let tree = Tree::new(None);
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    let files = tree.files();
+    assert_eq!(r.files, files.len() as u64);
+    assert_eq!(r.baselined, files.len() as u64);
+    // `a/` is read first (path order); `b/` and `c/` hold its twins, all but `own.txt`.
+    assert_eq!(r.twins, 2 * FILES as u64, "{r:?}");
+    assert_eq!(r.hashed, r.baselined - r.twins);
+    assert_states_are_the_bytes(&s, &files);
+
+    // A shell command changes a settled copy and deletes another; both undo to their bytes.
+    let before = std::fs::read(tree.root.join("c/f07.txt")).unwrap();
+    let gone = std::fs::read(tree.root.join("b/f03.txt")).unwrap();
+    write(&tree.root, "c/f07.txt", b"the agent's version\n");
+    std::fs::remove_file(tree.root.join("b/f03.txt")).unwrap();
+    let after = scan_with(&s, Phase::After, 1);
+    assert_eq!(after.changes.len(), 2, "{after:?}");
+    let w = after.window_id.unwrap();
+    undo::run(
+        &s,
+        &Request {
+            direction: Direction::Undo,
+            target: Target::Window(w),
+            paths: vec![],
+            cwd: tree.root.clone(),
+            dry_run: false,
+            force: false,
+            strict: false,
+            hunks: Vec::new(),
+            skip_unsafe: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(std::fs::read(tree.root.join("c/f07.txt")).unwrap(), before);
+    assert_eq!(std::fs::read(tree.root.join("b/f03.txt")).unwrap(), gone);
+}
+
+#[test]
+fn without_git_or_below_the_threshold_every_file_is_read() {
+    let tree = Tree::new(None);
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, usize::MAX);
+    assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+
+    let plain = tempfile::tempdir().unwrap();
+    for (p, bytes) in tree.files() {
+        write(plain.path(), &p, &bytes);
+    }
+    let home = Home::open(&plain.path().join(".home"), Options::default()).unwrap();
+    let ws = plain.path().join("a");
+    let s = home.session(Workspace::open(&ws).unwrap(), "s").unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    assert_eq!((r.twins, r.hashed), (0, r.files), "no git index: {r:?}");
+}
+
+#[test]
+fn a_copy_whose_bytes_differ_from_the_object_is_read() {
+    // `b/` is checked out with CRLF line endings: its files are clean to git (same object
+    // ids as `a/`'s) but their bytes are not the object's. The size tells them apart.
+    let tree = Tree::new(Some("b/** text eol=crlf\n"));
+    std::fs::remove_dir_all(tree.root.join("b")).unwrap();
+    git(&tree.root, &["checkout", "--", "b"]);
+    let crlf = std::fs::read(tree.root.join("b/f01.txt")).unwrap();
+    assert!(crlf.windows(2).any(|w| w == b"\r\n"), "checkout kept LF");
+    // The index's entries for `b/` must not be racy for the test to mean anything.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    git(&tree.root, &["update-index", "--really-refresh"]);
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    // Only `c/` is settled: every `b/` file has a line ending, so a size of its own.
+    assert_eq!(r.twins, FILES as u64, "{r:?}");
+    assert_states_are_the_bytes(&s, &tree.files());
+}
+
+#[test]
+fn a_filter_or_working_tree_encoding_anywhere_git_looks_rules_twins_out() {
+    for (attributes, config) in [
+        (Some("*.txt filter=upper\n"), None),
+        (Some("c/** working-tree-encoding=ISO-8859-1\n"), None),
+        (
+            None,
+            Some("[filter \"lfs\"]\n\tsmudge = git-lfs smudge -- %f\n"),
+        ),
+        (None, Some("[include]\n\tpath = elsewhere\n")),
+        (None, Some("[core]\n\tattributesFile = ~/attrs\n")),
+    ] {
+        let tree = Tree::new(attributes);
+        if let Some(c) = config {
+            let path = tree.root.join(".git/config");
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str(c);
+            std::fs::write(path, text).unwrap();
+        }
+        let home = tree.home();
+        let s = home
+            .session(Workspace::open(&tree.root).unwrap(), "s")
+            .unwrap();
+        let r = scan_with(&s, Phase::Before, 1);
+        assert_eq!(
+            (r.twins, r.hashed),
+            (0, r.files),
+            "{attributes:?} {config:?}"
+        );
+        assert_states_are_the_bytes(&s, &tree.files());
+    }
+}
+
+#[test]
+fn entries_git_would_not_trust_by_stat_are_read() {
+    // Assume-unchanged and skip-worktree entries, and a copy changed after `git add` (its
+    // stat no longer the entry's): all read, whatever their object ids say.
+    let tree = Tree::new(None);
+    git(
+        &tree.root,
+        &["update-index", "--assume-unchanged", "b/f05.txt"],
+    );
+    git(
+        &tree.root,
+        &["update-index", "--skip-worktree", "b/f06.txt"],
+    );
+    write(&tree.root, "c/f05.txt", b"changed since git add\n");
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    assert_eq!(r.twins, 2 * FILES as u64 - 3, "{r:?}");
+    assert_states_are_the_bytes(&s, &tree.files());
+}
+
+#[test]
+fn racy_entries_are_read() {
+    // The index file's mtime set back before the files': every entry is racy (git's rule),
+    // so none is trusted.
+    let tree = Tree::new(None);
+    let index = std::fs::File::options()
+        .write(true)
+        .open(tree.root.join(".git/index"))
+        .unwrap();
+    index
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+        .unwrap();
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+    assert_states_are_the_bytes(&s, &tree.files());
+}

@@ -33,6 +33,26 @@ pub(super) struct Looked {
     pub twin: bool,
 }
 
+impl Looked {
+    /// `c` settled as a twin holding `blob` (module `twins`): not read, nothing to encode.
+    fn twin(c: Candidate, blob: BlobId, stat: Stat, read_at: i64) -> Looked {
+        Looked {
+            rel: c.rel,
+            known: c.known.map(|k| *k),
+            need: c.need,
+            state: FileState::Present {
+                blob,
+                mode: stat.mode,
+            },
+            stat: Some(stat),
+            unread: None,
+            read_at,
+            row: None,
+            twin: true,
+        }
+    }
+}
+
 /// What the workers share: the index connection is not shareable across threads, so they
 /// get only the workspace, the store, the clock and the size limit.
 struct Worker<'a> {
@@ -87,7 +107,11 @@ impl Scan<'_> {
         sink: &mut Sink,
         progress: &mut dyn FnMut(&ScanProgress),
     ) -> Result<Hashed> {
-        let Work { urgent, baseline } = work;
+        let Work {
+            urgent,
+            baseline,
+            attributes,
+        } = work;
         let to_hash = (urgent.len() + baseline.len()) as u64;
         let mut counts = Hashed {
             remaining: baseline.len() as u64,
@@ -115,7 +139,12 @@ impl Scan<'_> {
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
-            let twins = self.twins(&baseline);
+            let twins = self.twins(&baseline, &attributes);
+            if let Some(give_back) = self.opts.give_back {
+                if baseline.len() >= super::GIVE_BACK_FROM {
+                    give_back();
+                }
+            }
             let baseline = batches(baseline, self.opts);
             // `n` counts the batch's candidates: a file gone or no longer regular is looked
             // at (and skipped) all the same.
@@ -146,7 +175,7 @@ impl Scan<'_> {
     /// spare (see benches/RESULTS.md, "Notes from the code").
     fn pipeline(
         &self,
-        batches: Vec<Vec<Candidate>>,
+        batches: Batches,
         more: &(dyn Fn() -> bool + Sync),
         twins: Option<&Twins>,
         writer: &mut PackWriter,
@@ -181,12 +210,20 @@ impl Scan<'_> {
 
     /// A first baseline's twins (module `twins`), when the workspace is a git work tree whose
     /// index proves some: only for a baseline of [`ScanOptions::twins_from`] files or more
-    /// (reading a big index costs more than it saves on a few files).
-    fn twins(&self, baseline: &[Candidate]) -> Option<Twins> {
-        if baseline.is_empty() || baseline.len() < self.opts.twins_from {
+    /// (reading a big index costs more than it saves on a few files). Never without the
+    /// user's and the system's git config to check ([`ScanOptions::git_global`]: the library
+    /// reads no environment), nor where a file's stat has no ctime and inode (not Unix):
+    /// there a same-size rewrite with its mtime put back would pass for git's entry.
+    fn twins(&self, baseline: &[Candidate], attributes: &[RelPath]) -> Option<Twins> {
+        if baseline.is_empty() || baseline.len() < self.opts.twins_from || !cfg!(unix) {
             return None;
         }
-        let twins = Twins::load(self.root(), &self.git_global()).ok()?;
+        let git = (self.opts.git_global?)();
+        let found: Vec<_> = attributes
+            .iter()
+            .map(|r| self.session.workspace().abs(r))
+            .collect();
+        let twins = Twins::load(self.root(), &git, &found).ok()?;
         (twins.len() > 0).then_some(twins)
     }
 
@@ -217,25 +254,38 @@ impl Scan<'_> {
     }
 }
 
-/// Split candidates into batches bounded by file count and bytes.
-fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Vec<Vec<Candidate>> {
-    let mut out = Vec::new();
-    let mut cur = Vec::new();
-    let mut bytes = 0u64;
-    for c in cands {
-        if !cur.is_empty()
-            && (cur.len() >= opts.batch_files.max(1) || bytes + c.size > opts.batch_bytes)
-        {
-            out.push(std::mem::take(&mut cur));
-            bytes = 0;
+/// Candidates in batches bounded by file count and bytes, made as the pipeline asks for
+/// them: a first baseline's candidates are not copied into batches all at once (at 470k
+/// files that was a second copy of them, 22 MiB).
+struct Batches {
+    cands: std::iter::Peekable<std::vec::IntoIter<Candidate>>,
+    files: usize,
+    bytes: u64,
+}
+
+fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Batches {
+    Batches {
+        cands: cands.into_iter().peekable(),
+        files: opts.batch_files.max(1),
+        bytes: opts.batch_bytes,
+    }
+}
+
+impl Iterator for Batches {
+    type Item = Vec<Candidate>;
+
+    fn next(&mut self) -> Option<Vec<Candidate>> {
+        let mut cur = Vec::new();
+        let mut bytes = 0u64;
+        while let Some(c) = self.cands.peek() {
+            if !cur.is_empty() && (cur.len() >= self.files || bytes + c.size > self.bytes) {
+                break;
+            }
+            bytes += c.size;
+            cur.extend(self.cands.next());
         }
-        bytes += c.size;
-        cur.push(c);
+        (!cur.is_empty()).then_some(cur)
     }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// Batches looked at and waiting for their commit: with none (a rendezvous), the workers
@@ -260,7 +310,7 @@ enum PipelineError<E> {
 /// looked at, each holding its files' compressed frames (at most its `batch_bytes`; a frame
 /// of incompressible bytes is as large as the file).
 fn pipeline<T: Send, B: Send, E: Send>(
-    batches: Vec<Vec<T>>,
+    batches: impl Iterator<Item = Vec<T>> + Send,
     more: &(dyn Fn() -> bool + Sync),
     look: &(dyn Fn(Vec<T>) -> std::result::Result<B, E> + Sync),
     commit: &mut dyn FnMut(B, u64) -> std::result::Result<(), E>,
@@ -268,7 +318,7 @@ fn pipeline<T: Send, B: Send, E: Send>(
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel(LOOK_AHEAD);
         let producer = s.spawn(move || {
-            for (i, batch) in batches.into_iter().enumerate() {
+            for (i, batch) in batches.enumerate() {
                 if i > 0 && !more() {
                     break;
                 }
@@ -408,20 +458,7 @@ fn look_at(
     let twins = cx.twins.filter(|_| c.need == Need::Baseline);
     if let Some(t) = twins.filter(|t| t.worth_a_stat(&c.rel)) {
         if let Some((blob, stat)) = settle_twin(cx, t, &c, checked) {
-            return Ok(Some(Looked {
-                rel: c.rel,
-                known: c.known.map(|k| *k),
-                need: c.need,
-                state: FileState::Present {
-                    blob,
-                    mode: stat.mode,
-                },
-                stat: Some(stat),
-                unread: None,
-                read_at,
-                row: None,
-                twin: true,
-            }));
+            return Ok(Some(Looked::twin(c, blob, stat, read_at)));
         }
     }
     let (state, stat, unread, row) = match cx.ws.observe_with(&c.rel, cx.max, checked) {
@@ -457,14 +494,7 @@ fn look_at(
             let row = if known_blob == Some(id) || cx.seen.before(id) {
                 None
             } else {
-                let grouped = match grouper {
-                    Some(g) => cx.store.encode_grouped(g, id, &bytes, read_at)?,
-                    None => None,
-                };
-                match grouped {
-                    Some(row) => Some(row),
-                    None => Some(cx.store.encode_standalone(id, &bytes, read_at)?),
-                }
+                Some(encode_new(cx, grouper, id, &bytes, read_at)?)
             };
             let state = FileState::Present {
                 blob: id,
@@ -477,12 +507,10 @@ fn look_at(
         // such file used to fail every scan of the workspace.
         Err(PathError::Io { source, .. }) if source.kind() == io::ErrorKind::PermissionDenied => {
             match std::fs::symlink_metadata(cx.ws.abs(&c.rel)) {
-                Ok(meta) if meta.is_file() => (
-                    FileState::Unknown,
-                    Some(stat_of(&meta)),
-                    Some(Unread::Unreadable),
-                    None,
-                ),
+                Ok(meta) if meta.is_file() => {
+                    let stat = Some(stat_of(&meta));
+                    (FileState::Unknown, stat, Some(Unread::Unreadable), None)
+                }
                 _ => return Ok(None),
             }
         }
@@ -499,6 +527,25 @@ fn look_at(
         row,
         twin: false,
     }))
+}
+
+/// The row of a blob new to the store: in `grouper`'s group when there is one and the blob
+/// is small enough, else a frame of its own.
+fn encode_new(
+    cx: &Worker<'_>,
+    grouper: Option<&mut Grouper>,
+    id: BlobId,
+    bytes: &[u8],
+    read_at: i64,
+) -> Result<BlobRow> {
+    let grouped = match grouper {
+        Some(g) => cx.store.encode_grouped(g, id, bytes, read_at)?,
+        None => None,
+    };
+    match grouped {
+        Some(row) => Ok(row),
+        None => Ok(cx.store.encode_standalone(id, bytes, read_at)?),
+    }
 }
 
 /// The blob and stat `c` is settled with as a twin (module `twins`): its parents checked as
@@ -523,10 +570,42 @@ fn settle_twin(
 mod tests {
     use super::*;
 
-    fn batches_of(n: usize, size: usize) -> Vec<Vec<usize>> {
+    fn batches_of(n: usize, size: usize) -> std::vec::IntoIter<Vec<usize>> {
         (0..n)
             .map(|b| (0..size).map(|i| b * size + i).collect())
-            .collect()
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn batches_are_bounded_by_files_and_bytes_and_a_big_file_goes_alone() {
+        let cand = |i: usize, size| Candidate {
+            rel: RelPath::from_stored(format!("f{i}").into_bytes()).unwrap(),
+            known: None,
+            need: Need::Baseline,
+            size,
+        };
+        let opts = ScanOptions {
+            batch_files: 3,
+            batch_bytes: 100,
+            ..ScanOptions::default()
+        };
+        let sizes = [10, 10, 10, 10, 60, 50, 500, 1, 0];
+        let cands = sizes.iter().enumerate().map(|(i, &s)| cand(i, s)).collect();
+        let got: Vec<Vec<u64>> = batches(cands, &opts)
+            .map(|b| b.iter().map(|c| c.size).collect())
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                vec![10, 10, 10],
+                vec![10, 60],
+                vec![50],
+                vec![500],
+                vec![1, 0]
+            ]
+        );
+        assert_eq!(batches(Vec::new(), &opts).count(), 0);
     }
 
     #[test]

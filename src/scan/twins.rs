@@ -11,8 +11,9 @@
 //! A file is settled as a twin only when all of this holds; otherwise it is read, as every
 //! file was before:
 //! - its index entry is one git itself trusts by stat: stage 0, a regular file, neither
-//!   assume-unchanged, skip-worktree nor intent-to-add, and not racy (its mtime strictly
-//!   older than the index file's, git's racy-git rule);
+//!   assume-unchanged, skip-worktree nor intent-to-add, and not racy (its mtime in an
+//!   earlier whole second than the index file's: git's racy-git rule as git on Linux, built
+//!   without `USE_NSEC`, applies it);
 //! - the file's stat now is the entry's: mtime and ctime to the nanosecond, inode and size
 //!   as git keeps them (their low 32 bits);
 //! - another file with the same object id was read by this scan, its stat matching its own
@@ -21,23 +22,31 @@
 //!   theirs (a conversion that differs by path, such as `eol=crlf` on one copy only, changes
 //!   the size);
 //! - no git config file of the repository, the user or the system defines a filter driver,
-//!   includes another file or names an attributes file, and no attributes file git reads from
-//!   fixed places (the tracked `.gitattributes`, the root's, `info/attributes`, the user's
-//!   and the system's) mentions a filter or a working-tree encoding: those could give two
-//!   paths of one object different bytes of the same size.
+//!   includes another file, names an attributes file or has an `[attr]` section, and no
+//!   attributes file git reads (every walked `.gitattributes`, tracked or not, the root's,
+//!   `info/attributes`, the user's and the system's) mentions a filter, a working-tree
+//!   encoding or `ident`: those could give two paths of one object different bytes of the
+//!   same size; and every tracked `.gitattributes` is on disk as git last saw it (not
+//!   sparse, not missing, its stat its entry's), so that the rules read are the ones the
+//!   files were checked out by.
 //!
 //! Then the file holds the read file's bytes, and its state names that blob. The store
 //! gains no dependency on git: every state still names a blob rewind holds, written before
 //! the state (the read file's row commits in the same batch or an earlier one, as for
 //! [`super::hash`]'s `Seen`). What is trusted is what `git status` trusts: a stat match
 //! under the racy rule. A file rewritten with the same size and its mtime put back is caught
-//! by its ctime, which no user can set.
+//! by its ctime, which no user can set (where ctime is the change time: not on FAT file
+//! systems, where it is the creation time).
 //!
-//! Limits: an untracked `.gitattributes` below the root that sets a working-tree encoding
-//! for some copies only is not looked for (a same-size re-encoding needs text with no ASCII
-//! at all). Paths are matched by a 64-bit hash, no path kept; a collision would also have to
-//! match the stat. Only a work tree whose root is the workspace's, SHA-1 repositories, and
-//! indexes of version 2 to 4 without a split index are read; anything else: no twins.
+//! Limits, each one git's own `git status` shares: a `.gitattributes` the ignore rules hide
+//! from the walk is not read; attributes or config that differed when git wrote a file (a
+//! `-c filter…` at checkout, a branch switch that changed `.gitattributes` but not the
+//! file) are not known; the index's checksum is not verified. Paths are matched by a 64-bit
+//! hash, no path kept; a collision would also have to match the stat. Only a work tree whose
+//! root is the workspace's, SHA-1 repositories, and indexes of version 2 to 4 without a
+//! split index are read; anything else: no twins. A baseline cut by its time budget learns
+//! only from what each call reads, so a resumed one reads the first copy it meets again.
+//! Unix only: elsewhere a stat has no ctime or inode to catch a same-size rewrite.
 //!
 //! Memory: 40 bytes per entry whose object id another entry shares (19 MiB for the 470k
 //! benchmark tree, where five files in six are copies), plus ~64 bytes per usable entry
@@ -50,6 +59,11 @@ use std::sync::OnceLock;
 use super::GitGlobal;
 use crate::ids::BlobId;
 use crate::workspace::{RelPath, Stat};
+
+/// Where a system's git keeps `gitconfig` and `gitattributes` (Debian's and most Linux
+/// distributions', then a source build's and Homebrew's prefixes): checked whatever
+/// [`GitGlobal`] names, since each git reads the one its build chose.
+const SYSTEM_PREFIXES: [&str; 3] = ["/etc", "/usr/local/etc", "/opt/homebrew/etc"];
 
 /// Why a repository's twins are not used (for the tests and the log; the scan then reads
 /// every file).
@@ -102,12 +116,19 @@ impl Usable {
 impl Twins {
     /// The twins of the work tree at `root`, from its git index; `git` says where the user's
     /// and the system's config files are.
-    pub(super) fn load(root: &Path, git: &GitGlobal) -> Result<Twins, Skip> {
+    /// `found` are the `.gitattributes` files the walk found, tracked or not: git reads
+    /// every one of them.
+    pub(super) fn load(root: &Path, git: &GitGlobal, found: &[PathBuf]) -> Result<Twins, Skip> {
         let Some(dirs) = GitDirs::of(root) else {
             return Err(Skip::NoIndex);
         };
         let mut configs = vec![dirs.common.join("config"), dirs.own.join("config.worktree")];
         configs.extend(git.config_files.iter().cloned());
+        configs.extend(
+            SYSTEM_PREFIXES
+                .iter()
+                .map(|p| Path::new(p).join("gitconfig")),
+        );
         for file in &configs {
             config_allows(file)?;
         }
@@ -118,10 +139,12 @@ impl Twins {
         };
         // As many as the index has entries, allocated once (a 470k-file index: 19 MiB).
         let mut usable: Vec<Usable> = Vec::with_capacity(entry_count(&index).unwrap_or(0));
-        let mut attributes = Vec::new();
+        let mut attributes = found.to_vec();
+        let mut tracked = Vec::new();
         read_index(&index, &mut |e: RawEntry<'_>| {
             if e.path == b".gitattributes" || e.path.ends_with(b"/.gitattributes") {
-                attributes.push(root.join(crate::workspace::os_str_from_bytes(e.path)));
+                let path = root.join(crate::workspace::os_str_from_bytes(e.path));
+                tracked.push((path, e.plain, e.fingerprint()));
             }
             if e.usable(stamp) {
                 usable.push(Usable {
@@ -132,17 +155,34 @@ impl Twins {
                 });
             }
         })?;
+        // A tracked attributes file git applied at checkout must be on disk as git last saw
+        // it: missing, sparse or edited since, the rules the files were written by are not
+        // the ones read here.
+        for (path, plain, stat) in tracked {
+            let now = std::fs::symlink_metadata(&path).ok();
+            let same = now.is_some_and(|m| fingerprint(&crate::workspace::stat_of(&m)) == stat);
+            if !plain || !same {
+                return Err(Skip::Conversion(path));
+            }
+            attributes.push(path);
+        }
         attributes.push(root.join(".gitattributes"));
         attributes.push(dirs.common.join("info").join("attributes"));
-        attributes.push(PathBuf::from("/etc/gitattributes"));
         for config in &git.config_files {
-            // `$XDG_CONFIG_HOME/git/config` → the user's `$XDG_CONFIG_HOME/git/attributes`.
+            let Some(dir) = config.parent() else { continue };
+            // `$XDG_CONFIG_HOME/git/config` → the user's `$XDG_CONFIG_HOME/git/attributes`;
+            // a system `<prefix>/etc/gitconfig` → `<prefix>/etc/gitattributes`.
             if config.ends_with("git/config") {
-                if let Some(dir) = config.parent() {
-                    attributes.push(dir.join("attributes"));
-                }
+                attributes.push(dir.join("attributes"));
+            } else if config.file_name().is_some_and(|n| n == "gitconfig") {
+                attributes.push(dir.join("gitattributes"));
             }
         }
+        attributes.extend(
+            SYSTEM_PREFIXES
+                .iter()
+                .map(|p| Path::new(p).join("gitattributes")),
+        );
         for file in &attributes {
             attributes_allow(file)?;
         }
@@ -302,10 +342,19 @@ fn config_allows(file: &Path) -> Result<(), Skip> {
     };
     let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
     for line in text.lines() {
-        let line = line.trim_start();
-        let section = line.strip_prefix('[').map(str::trim_start);
-        if section.is_some_and(|s| s.starts_with("filter") || s.starts_with("include")) {
-            return Err(Skip::Conversion(file.to_path_buf()));
+        let mut line = line.trim_start();
+        // A section header may have a key after it on the same line (`[core] x = y`).
+        if let Some(header) = line.strip_prefix('[') {
+            let (section, rest) = header.split_once(']').unwrap_or((header, ""));
+            let section = section.trim_start();
+            // `attr.tree` makes git read attributes from another tree.
+            if ["filter", "include", "attr"]
+                .iter()
+                .any(|s| section.starts_with(s))
+            {
+                return Err(Skip::Conversion(file.to_path_buf()));
+            }
+            line = rest.trim_start();
         }
         if line.starts_with("attributesfile") {
             return Err(Skip::Conversion(file.to_path_buf()));
@@ -320,13 +369,19 @@ fn config_allows(file: &Path) -> Result<(), Skip> {
     Ok(())
 }
 
-/// An attributes file that mentions a filter or a working-tree encoding rules twins out.
+/// An attributes file that mentions a filter, a working-tree encoding or `ident` rules twins
+/// out: each can give two paths of one object different bytes of the same size (`ident`
+/// writes each path's own object id into `$Id$`; UTF-16 can be as long as UTF-8). A word
+/// found anywhere counts, a path's name included: a false alarm only means reading.
 fn attributes_allow(file: &Path) -> Result<(), Skip> {
     let Ok(text) = std::fs::read(file) else {
         return Ok(());
     };
     let mentions = |word: &[u8]| text.windows(word.len()).any(|w| w == word);
-    if mentions(b"filter") || mentions(b"working-tree-encoding") {
+    if [&b"filter"[..], b"working-tree-encoding", b"ident"]
+        .iter()
+        .any(|w| mentions(w))
+    {
         return Err(Skip::Conversion(file.to_path_buf()));
     }
     Ok(())
@@ -359,12 +414,21 @@ struct RawEntry<'a> {
 impl RawEntry<'_> {
     /// Whether git would trust this entry's stat: see the module docs.
     fn usable(&self, index_mtime_ns: i64) -> bool {
-        self.plain && self.mode >> 12 == 0o10 && self.mtime_ns < index_mtime_ns
+        self.plain && self.mode >> 12 == 0o10 && not_racy(self.mtime_ns, index_mtime_ns)
     }
 
     fn fingerprint(&self) -> u64 {
         stat_fingerprint(self.mtime_ns, self.ctime_ns, self.ino, self.size)
     }
+}
+
+/// Git's racy-git rule as git on Linux applies it (built without `USE_NSEC`): an entry is
+/// trusted by stat only when its mtime lies in an earlier whole second than the index
+/// file's. By nanoseconds, a file rewritten in place in the same second as the index, within
+/// one tick of the file system's clock, would pass where `git status` reads it again.
+fn not_racy(entry_mtime_ns: i64, index_mtime_ns: i64) -> bool {
+    const SECOND: i64 = 1_000_000_000;
+    entry_mtime_ns.div_euclid(SECOND) < index_mtime_ns.div_euclid(SECOND)
 }
 
 const ASSUME_VALID: u16 = 0x8000;
@@ -405,6 +469,9 @@ fn read_index(path: &Path, each: &mut dyn FnMut(RawEntry<'_>)) -> Result<(), Ski
         let flags = u16::from_be_bytes([fixed[60], fixed[61]]);
         let mut head_len = 62;
         let mut extended = 0u16;
+        if version == 2 && flags & EXTENDED != 0 {
+            return Err(bad("an extended entry in a version 2 index"));
+        }
         if version >= 3 && flags & EXTENDED != 0 {
             let mut two = [0u8; 2];
             r.exact(&mut two).map_err(cut)?;
@@ -521,7 +588,8 @@ mod tests {
     }
 
     /// A repository whose paths share long prefixes (what index v4 compresses), one entry
-    /// skip-worktree (which makes a v2 index v3) and one assume-unchanged.
+    /// skip-worktree (which makes a v2 index v3), one assume-unchanged, one intent-to-add, a
+    /// symlink, a gitlink and a conflicted path (stages 1 and 2).
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (p, text) in [
@@ -547,6 +615,36 @@ mod tests {
             dir.path(),
             &["update-index", "--assume-unchanged", "top.txt"],
         );
+        std::os::unix::fs::symlink("top.txt", dir.path().join("link")).unwrap();
+        std::fs::write(dir.path().join("ita.txt"), "later\n").unwrap();
+        git(dir.path(), &["add", "link"]);
+        git(dir.path(), &["add", "-N", "ita.txt"]);
+        let a = git(dir.path(), &["hash-object", "deep/other.txt"]);
+        let a = a.trim();
+        git(
+            dir.path(),
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{a},sub"),
+            ],
+        );
+        let stages = format!("100644 {a} 1\tconf.txt\n100644 {a} 2\tconf.txt\n");
+        let mut child = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args(["update-index", "--index-info"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stages.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
         dir
     }
 
@@ -578,13 +676,14 @@ mod tests {
                 let (meta, path) = s.split_once('\t').unwrap();
                 let f: Vec<&str> = meta.split(' ').collect();
                 let tag = v.split(' ').next().unwrap();
-                let plain = tag == "H";
+                // `-v` shows an intent-to-add entry as cached ("H").
+                let plain = tag == "H" && path != "ita.txt";
                 let mode = u32::from_str_radix(f[0], 8).unwrap();
                 (path.to_string(), mode, f[1].to_string(), plain)
             })
             .collect();
-        assert_eq!(expected.len(), 6);
-        assert_eq!(expected.iter().filter(|e| !e.3).count(), 2, "{expected:?}");
+        assert_eq!(expected.len(), 11);
+        assert_eq!(expected.iter().filter(|e| !e.3).count(), 5, "{expected:?}");
         for version in ["3", "4", "2"] {
             git(dir.path(), &["update-index", "--index-version", version]);
             let head = std::fs::read(dir.path().join(".git/index")).unwrap();
@@ -607,6 +706,24 @@ mod tests {
         .unwrap();
         let meta = std::fs::symlink_metadata(dir.path().join("deep/other.txt")).unwrap();
         assert_eq!(stat, Some(fingerprint(&crate::workspace::stat_of(&meta))));
+        // Only plain regular files are usable: not the symlink, the gitlink, the conflicted,
+        // intent-to-add, skip-worktree or assume-unchanged entries.
+        let mut usable = Vec::new();
+        read_index(&dir.path().join(".git/index"), &mut |e: RawEntry<'_>| {
+            if e.usable(i64::MAX) {
+                usable.push(String::from_utf8(e.path.to_vec()).unwrap());
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            usable,
+            [
+                "deep/er/still/a.txt",
+                "deep/er/still/ab.txt",
+                "deep/other.txt",
+                "zz.sh"
+            ]
+        );
     }
 
     #[test]
@@ -640,6 +757,18 @@ mod tests {
             Skip::Unsupported("index version 5".into())
         );
 
+        // Version 2 has no extended flags: an entry that says it has them is refused.
+        let mut v2 = whole.clone();
+        let first_flags = 12 + 60;
+        v2[4..8].copy_from_slice(&2u32.to_be_bytes());
+        v2[first_flags] |= (EXTENDED >> 8) as u8;
+        std::fs::write(&index, &v2).unwrap();
+        let extended = entries(&index).unwrap_err();
+        assert!(
+            matches!(&extended, Skip::Unreadable(m) if m.ends_with("an extended entry in a version 2 index")),
+            "{extended:?}"
+        );
+
         std::fs::write(&index, &whole).unwrap();
         git(dir.path(), &["update-index", "--split-index"]);
         assert_eq!(
@@ -647,12 +776,22 @@ mod tests {
             Skip::Unsupported("a split index".into())
         );
         let no_git = tempfile::tempdir().unwrap();
-        let load = |root: &Path| Twins::load(root, &GitGlobal::default()).err();
+        let load = |root: &Path| Twins::load(root, &GitGlobal::default(), &[]).err();
         assert_eq!(load(no_git.path()), Some(Skip::NoIndex));
         assert_eq!(
             load(dir.path()),
             Some(Skip::Unsupported("a split index".into()))
         );
+    }
+
+    #[test]
+    fn an_entry_in_the_index_files_second_is_racy_whatever_its_nanoseconds() {
+        let s = 1_000_000_000;
+        assert!(not_racy(10 * s + 999_999_999, 11 * s));
+        assert!(!not_racy(10 * s + 100, 10 * s + 900_000_000), "same second");
+        assert!(!not_racy(11 * s, 10 * s));
+        assert!(not_racy(-1, 0), "-1 ns lies in the second before 0");
+        assert!(!not_racy(-s + 1, -1), "both in the second before 0");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use rewind::engine::{Home, Options, Session};
 use rewind::ids::BlobId;
-use rewind::scan::{scan, Phase, ScanOptions, ScanReport};
+use rewind::scan::{scan, GitGlobal, Phase, ScanOptions, ScanReport};
 use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::{RelPath, Workspace};
 
@@ -63,6 +63,9 @@ impl Tree {
         if let Some(a) = attributes {
             write(&root, ".gitattributes", a.as_bytes());
         }
+        // Written seconds before the index, as a checkout's files usually are: in the index
+        // file's own second they would be racy (git's rule), and never twins.
+        age(&root);
         git(&root, &["init", "-q"]);
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", "three copies"]);
@@ -104,6 +107,29 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// Set the mtime of every file under `dir` (but git's) ten seconds back.
+fn age(dir: &Path) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    for e in walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+    {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            set_mtime(e.path(), then);
+        }
+    }
+}
+
+fn set_mtime(path: &Path, t: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
 fn rel(p: &str) -> RelPath {
     RelPath::from_stored(p.as_bytes().to_vec()).unwrap()
 }
@@ -112,9 +138,16 @@ fn scan_with(s: &Session<'_>, phase: Phase, twins_from: usize) -> ScanReport {
     // One hashing thread: `a/` is read before `b/` and `c/` are looked at, so the counts are
     // exact (with more, a copy may be looked at while its first is still being read: then
     // it is read too).
+    scan_threads(s, phase, twins_from, 1)
+}
+
+fn scan_threads(s: &Session<'_>, phase: Phase, twins_from: usize, threads: usize) -> ScanReport {
     let opts = ScanOptions {
         twins_from,
-        threads: 1,
+        threads,
+        batch_files: 5,
+        // The user's and the system's git config: none but the system's at fixed places.
+        git_global: Some(GitGlobal::default),
         ..ScanOptions::default()
     };
     scan(s, phase, Some("Bash"), Some("call-1"), &opts, &mut |_| {}).unwrap()
@@ -206,7 +239,7 @@ fn a_copy_whose_bytes_differ_from_the_object_is_read() {
     let crlf = std::fs::read(tree.root.join("b/f01.txt")).unwrap();
     assert!(crlf.windows(2).any(|w| w == b"\r\n"), "checkout kept LF");
     // The index's entries for `b/` must not be racy for the test to mean anything.
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    age(&tree.root.join("b"));
     git(&tree.root, &["update-index", "--really-refresh"]);
     let home = tree.home();
     let s = home
@@ -229,6 +262,11 @@ fn a_filter_or_working_tree_encoding_anywhere_git_looks_rules_twins_out() {
         ),
         (None, Some("[include]\n\tpath = elsewhere\n")),
         (None, Some("[core]\n\tattributesFile = ~/attrs\n")),
+        // The same key after its section's header, on one line, as git reads it too.
+        (None, Some("[core] attributesFile = ~/attrs\n")),
+        (None, Some("[attr]\n\ttree = HEAD\n")),
+        // `ident` writes each path's own object id into `$Id$`: same size, other bytes.
+        (Some("b/** ident\n"), None),
     ] {
         let tree = Tree::new(attributes);
         if let Some(c) = config {
@@ -252,6 +290,132 @@ fn a_filter_or_working_tree_encoding_anywhere_git_looks_rules_twins_out() {
 }
 
 #[test]
+fn an_attributes_file_git_reads_but_the_index_does_not_vouch_for_rules_twins_out() {
+    // An untracked `.gitattributes` below the root; the tracked one missing; the tracked one
+    // edited since git saw it (the rules the files were checked out by are unknown).
+    let untracked = Tree::new(None);
+    write(&untracked.root, "b/.gitattributes", b"* ident\n");
+    let missing = Tree::new(Some("*.txt diff\n"));
+    std::fs::remove_file(missing.root.join(".gitattributes")).unwrap();
+    let edited = Tree::new(Some("*.txt diff\n"));
+    write(&edited.root, ".gitattributes", b"*.txt -diff\n");
+    for (name, tree) in [
+        ("untracked", &untracked),
+        ("missing", &missing),
+        ("edited", &edited),
+    ] {
+        let home = tree.home();
+        let s = home
+            .session(Workspace::open(&tree.root).unwrap(), "s")
+            .unwrap();
+        let r = scan_with(&s, Phase::Before, 1);
+        assert_eq!((r.twins, r.hashed), (0, r.files), "{name}: {r:?}");
+        assert_states_are_the_bytes(&s, &tree.files());
+    }
+    // The same tracked file, untouched: twins as without one.
+    let kept = Tree::new(Some("*.txt diff\n"));
+    let home = kept.home();
+    let s = home
+        .session(Workspace::open(&kept.root).unwrap(), "s")
+        .unwrap();
+    assert_eq!(scan_with(&s, Phase::Before, 1).twins, 2 * FILES as u64);
+}
+
+#[test]
+fn without_the_users_git_config_to_check_no_file_is_settled() {
+    // The library reads no environment: a caller that does not say where the user's and the
+    // system's config are gets every file read.
+    let tree = Tree::new(None);
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let opts = ScanOptions {
+        twins_from: 1,
+        threads: 1,
+        ..ScanOptions::default()
+    };
+    let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
+    assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+}
+
+#[test]
+fn an_entry_in_the_index_files_own_second_is_racy_to_the_nanosecond() {
+    // Files stamped 0.1 s into a past second, the index refreshed (so its entries have
+    // those stats), then the index's mtime put 0.8 s after them in the same second. By
+    // nanoseconds the entries are older than the index; git on Linux, by seconds, calls
+    // them racy and reads them again, and so must rewind.
+    let tree = Tree::new(None);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let second = std::time::UNIX_EPOCH + std::time::Duration::from_secs(now.as_secs() - 5);
+    let files = tree.files();
+    for (p, _) in &files {
+        set_mtime(
+            &tree.root.join(p),
+            second + std::time::Duration::from_millis(100),
+        );
+    }
+    git(&tree.root, &["update-index", "--really-refresh"]);
+    set_mtime(
+        &tree.root.join(".git/index"),
+        second + std::time::Duration::from_millis(900),
+    );
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_with(&s, Phase::Before, 1);
+    assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+    assert_states_are_the_bytes(&s, &files);
+}
+
+#[test]
+fn many_threads_and_small_batches_settle_only_true_twins_and_undo_them() {
+    // Several hashing threads: a copy may be looked at before or after its first is read,
+    // in its batch or a later one; whatever the order, every state is its file's bytes,
+    // and a settled file changed by a command undoes to them.
+    let tree = Tree::new(None);
+    let home = tree.home();
+    let s = home
+        .session(Workspace::open(&tree.root).unwrap(), "s")
+        .unwrap();
+    let r = scan_threads(&s, Phase::Before, 1, 4);
+    assert_eq!(r.baselined, r.files);
+    assert_eq!(r.hashed + r.twins, r.files, "{r:?}");
+    let files = tree.files();
+    assert_states_are_the_bytes(&s, &files);
+    let before: Vec<_> = ["c/f29.txt", "b/f28.txt", "c/own.txt"]
+        .iter()
+        .map(|p| std::fs::read(tree.root.join(p)).unwrap())
+        .collect();
+    for p in ["c/f29.txt", "b/f28.txt", "c/own.txt"] {
+        write(&tree.root, p, b"rewritten by the command\n");
+    }
+    let after = scan_threads(&s, Phase::After, 1, 4);
+    assert_eq!(after.changes.len(), 3, "{after:?}");
+    undo::run(
+        &s,
+        &Request {
+            direction: Direction::Undo,
+            target: Target::Window(after.window_id.unwrap()),
+            paths: vec![],
+            cwd: tree.root.clone(),
+            dry_run: false,
+            force: false,
+            strict: false,
+            hunks: Vec::new(),
+            skip_unsafe: false,
+        },
+    )
+    .unwrap();
+    for (p, bytes) in ["c/f29.txt", "b/f28.txt", "c/own.txt"].iter().zip(&before) {
+        assert_eq!(&std::fs::read(tree.root.join(p)).unwrap(), bytes, "{p}");
+    }
+}
+
+#[test]
 fn entries_git_would_not_trust_by_stat_are_read() {
     // Assume-unchanged and skip-worktree entries, and a copy changed after `git add` (its
     // stat no longer the entry's): all read, whatever their object ids say.
@@ -265,12 +429,19 @@ fn entries_git_would_not_trust_by_stat_are_read() {
         &["update-index", "--skip-worktree", "b/f06.txt"],
     );
     write(&tree.root, "c/f05.txt", b"changed since git add\n");
+    // Rewritten in place with bytes of the same size and its mtime put back: only the
+    // ctime (and no user can set it) tells.
+    let path = tree.root.join("c/f09.txt");
+    let old = std::fs::read(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, old.to_ascii_uppercase()).unwrap();
+    set_mtime(&path, mtime);
     let home = tree.home();
     let s = home
         .session(Workspace::open(&tree.root).unwrap(), "s")
         .unwrap();
     let r = scan_with(&s, Phase::Before, 1);
-    assert_eq!(r.twins, 2 * FILES as u64 - 3, "{r:?}");
+    assert_eq!(r.twins, 2 * FILES as u64 - 4, "{r:?}");
     assert_states_are_the_bytes(&s, &tree.files());
 }
 

@@ -314,6 +314,7 @@ fn handle(
 fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {
     let mut opts = ScanOptions {
         git_global: Some(git_global),
+        give_back: Some(crate::cli::memory::trim),
         ..ScanOptions::default()
     };
     if let Some(ms) = budget_ms {

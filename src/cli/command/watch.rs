@@ -50,6 +50,7 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
         budget: Duration::from_secs(24 * 3600),
         watching: Some(watching.clone()),
         git_global: Some(super::hook::git_global),
+        give_back: Some(crate::cli::memory::trim),
         ..ScanOptions::default()
     };
     let quiet = Duration::from_millis(args.quiet_ms.max(1));
@@ -283,6 +284,7 @@ impl Recorded {
         let opts = ScanOptions {
             watching: Some(watching.clone()),
             git_global: Some(super::hook::git_global),
+            give_back: Some(crate::cli::memory::trim),
             batch_files: RECORD_BATCH_FILES,
             ..ScanOptions::default()
         };

@@ -17,6 +17,9 @@ use crate::model::{FileState, KnownState, Unread};
 use crate::store::{BlobRow, Group, Grouper, PackWriter, Place, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
+/// Every how many batches a big baseline gives memory back ([`ScanOptions::give_back`]).
+const GIVE_BACK_EVERY: usize = 16;
+
 /// A file after a worker looked at it; its bytes already encoded when they are new.
 pub(super) struct Looked {
     pub rel: RelPath,
@@ -139,13 +142,20 @@ impl Scan<'_> {
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
-            let twins = self.twins(&baseline, &attributes);
-            if let Some(give_back) = self.opts.give_back {
-                if baseline.len() >= super::GIVE_BACK_FROM {
-                    give_back();
-                }
+            let twins = self.twins(baseline.len(), &attributes);
+            // A big baseline gives back what the walk and the comparison freed, then what
+            // its batches freed every few of them: each batch's buffers are made on worker
+            // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of
+            // such free memory at 470k files (benches/RESULTS.md).
+            let give_back = self
+                .opts
+                .give_back
+                .filter(|_| baseline.len() >= super::GIVE_BACK_FROM);
+            if let Some(give_back) = give_back {
+                give_back();
             }
-            let baseline = batches(baseline, self.opts);
+            let mut committed = 0usize;
+            let baseline = batches(baseline.into_candidates(), self.opts);
             // `n` counts the batch's candidates: a file gone or no longer regular is looked
             // at (and skipped) all the same.
             let twins = twins.as_ref();
@@ -162,6 +172,12 @@ impl Scan<'_> {
                     counts.remaining -= n;
                     self.commit_batch(&looked, &[], sink)?;
                     report(counts.hashed);
+                    committed += 1;
+                    if let Some(give_back) =
+                        give_back.filter(|_| committed.is_multiple_of(GIVE_BACK_EVERY))
+                    {
+                        give_back();
+                    }
                     Ok(())
                 },
             )
@@ -175,7 +191,7 @@ impl Scan<'_> {
     /// spare (see benches/RESULTS.md, "Notes from the code").
     fn pipeline(
         &self,
-        batches: Batches,
+        batches: impl Iterator<Item = Vec<Candidate>> + Send,
         more: &(dyn Fn() -> bool + Sync),
         twins: Option<&Twins>,
         writer: &mut PackWriter,
@@ -214,8 +230,8 @@ impl Scan<'_> {
     /// user's and the system's git config to check ([`ScanOptions::git_global`]: the library
     /// reads no environment), nor where a file's stat has no ctime and inode (not Unix):
     /// there a same-size rewrite with its mtime put back would pass for git's entry.
-    fn twins(&self, baseline: &[Candidate], attributes: &[RelPath]) -> Option<Twins> {
-        if baseline.is_empty() || baseline.len() < self.opts.twins_from || !cfg!(unix) {
+    fn twins(&self, baseline: usize, attributes: &[RelPath]) -> Option<Twins> {
+        if baseline == 0 || baseline < self.opts.twins_from || !cfg!(unix) {
             return None;
         }
         let git = (self.opts.git_global?)();
@@ -257,13 +273,16 @@ impl Scan<'_> {
 /// Candidates in batches bounded by file count and bytes, made as the pipeline asks for
 /// them: a first baseline's candidates are not copied into batches all at once (at 470k
 /// files that was a second copy of them, 22 MiB).
-struct Batches {
-    cands: std::iter::Peekable<std::vec::IntoIter<Candidate>>,
+struct Batches<I: Iterator<Item = Candidate>> {
+    cands: std::iter::Peekable<I>,
     files: usize,
     bytes: u64,
 }
 
-fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Batches {
+fn batches<I: IntoIterator<Item = Candidate>>(
+    cands: I,
+    opts: &ScanOptions,
+) -> Batches<I::IntoIter> {
     Batches {
         cands: cands.into_iter().peekable(),
         files: opts.batch_files.max(1),
@@ -271,7 +290,7 @@ fn batches(cands: Vec<Candidate>, opts: &ScanOptions) -> Batches {
     }
 }
 
-impl Iterator for Batches {
+impl<I: Iterator<Item = Candidate>> Iterator for Batches<I> {
     type Item = Vec<Candidate>;
 
     fn next(&mut self) -> Option<Vec<Candidate>> {
@@ -591,7 +610,7 @@ mod tests {
             ..ScanOptions::default()
         };
         let sizes = [10, 10, 10, 10, 60, 50, 500, 1, 0];
-        let cands = sizes.iter().enumerate().map(|(i, &s)| cand(i, s)).collect();
+        let cands: Vec<Candidate> = sizes.iter().enumerate().map(|(i, &s)| cand(i, s)).collect();
         let got: Vec<Vec<u64>> = batches(cands, &opts)
             .map(|b| b.iter().map(|c| c.size).collect())
             .collect();
@@ -605,7 +624,7 @@ mod tests {
                 vec![1, 0]
             ]
         );
-        assert_eq!(batches(Vec::new(), &opts).count(), 0);
+        assert_eq!(batches(Vec::<Candidate>::new(), &opts).count(), 0);
     }
 
     #[test]

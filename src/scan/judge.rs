@@ -36,11 +36,69 @@ pub(super) struct Candidate {
 /// (hashed whatever the budget), and those only to baseline (within it).
 pub(super) struct Work {
     pub urgent: Vec<Candidate>,
-    pub baseline: Vec<Candidate>,
+    pub baseline: Pending,
     /// The walked `.gitattributes` files, tracked or not: what a baseline's twins must
     /// check (module `twins`). A walk with files still to baseline is a full walk (listings
     /// and watches narrow only a complete baseline's), so none is missed but an ignored one.
     pub attributes: Vec<RelPath>,
+}
+
+/// The files to baseline, in path order, packed: each is unknown and needs only its first
+/// state ([`Need::Baseline`]), so a path and a size say all, and the paths share one buffer.
+/// As candidates (48 bytes and a path of its own each) a 470k-file baseline kept ~55 MiB
+/// through its hashing, and the paths, freed in path order rather than the order the walk's
+/// threads made them, left glibc's arenas too fragmented to give back (benches/RESULTS.md).
+#[derive(Default)]
+pub(super) struct Pending {
+    paths: Vec<u8>,
+    /// Where each path ends in `paths`.
+    ends: Vec<usize>,
+    sizes: Vec<u64>,
+}
+
+impl Pending {
+    /// Pack `sorted`, freeing each candidate's path as it is copied.
+    fn pack(sorted: Vec<Candidate>) -> Pending {
+        debug_assert!(sorted
+            .iter()
+            .all(|c| c.need == Need::Baseline && c.known.is_none()));
+        let bytes = sorted.iter().map(|c| c.rel.as_bytes().len()).sum();
+        let mut p = Pending {
+            paths: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(sorted.len()),
+            sizes: Vec::with_capacity(sorted.len()),
+        };
+        for c in sorted {
+            p.paths.extend_from_slice(c.rel.as_bytes());
+            p.ends.push(p.paths.len());
+            p.sizes.push(c.size);
+        }
+        p
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn span(&self, i: usize) -> std::ops::Range<usize> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        start..self.ends[i]
+    }
+
+    /// The paths, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| &self.paths[self.span(i)])
+    }
+
+    /// The candidates again, one at a time, as the batches take them.
+    pub fn into_candidates(self) -> impl Iterator<Item = Candidate> + Send {
+        (0..self.len()).map(move |i| Candidate {
+            rel: RelPath::from_valid(self.paths[self.span(i)].to_vec()),
+            known: None,
+            need: Need::Baseline,
+            size: self.sizes[i],
+        })
+    }
 }
 
 /// A file state no walked file claimed that is gone from the tree.
@@ -107,7 +165,7 @@ impl Scan<'_> {
         baseline.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
         Ok(Work {
             urgent,
-            baseline,
+            baseline: Pending::pack(baseline),
             attributes,
         })
     }
@@ -285,6 +343,46 @@ mod tests {
             inode: 7,
             mode: 0o644,
         }
+    }
+
+    #[test]
+    fn pending_files_come_back_as_the_candidates_they_were_packed_from() {
+        let cand = |name: &str, size| Candidate {
+            rel: RelPath::from_stored(name.as_bytes().to_vec()).unwrap(),
+            known: None,
+            need: Need::Baseline,
+            size,
+        };
+        let sorted = vec![
+            cand("a", 0),
+            cand("a/b", 7),
+            cand("a/b/c.rs", 1 << 40),
+            cand("z", 3),
+        ];
+        let pending = Pending::pack(sorted);
+        assert_eq!(pending.len(), 4);
+        let paths: Vec<&[u8]> = pending.paths().collect();
+        assert_eq!(paths, [&b"a"[..], b"a/b", b"a/b/c.rs", b"z"]);
+        let back: Vec<(String, u64, bool)> = pending
+            .into_candidates()
+            .map(|c| {
+                (
+                    c.rel.display(),
+                    c.size,
+                    c.need == Need::Baseline && c.known.is_none(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            back,
+            [
+                ("a".into(), 0, true),
+                ("a/b".into(), 7, true),
+                ("a/b/c.rs".into(), 1 << 40, true),
+                ("z".into(), 3, true)
+            ]
+        );
+        assert_eq!(Pending::pack(Vec::new()).into_candidates().count(), 0);
     }
 
     #[test]

@@ -155,7 +155,7 @@ impl Recorded {
     /// stats; then the listings to write: every fresh one, the renewed ones that changed.
     pub fn settle<'a>(
         self,
-        unproven: impl IntoIterator<Item = &'a RelPath>,
+        unproven: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<(Vec<u8>, DirListing)> {
         let Recorded {
             fresh: mut out,
@@ -170,8 +170,7 @@ impl Recorded {
         }
         // By directory (a first baseline has every file unproven: one pass per listing).
         let mut by_dir: HashMap<&[u8], std::collections::HashSet<&[u8]>> = HashMap::new();
-        for rel in unproven {
-            let path = rel.as_bytes();
+        for path in unproven {
             let (dir, name) = match path.iter().rposition(|b| *b == b'/') {
                 Some(i) => (&path[..i], &path[i + 1..]),
                 None => (&path[..0], path),

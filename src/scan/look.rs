@@ -385,7 +385,8 @@ impl Scan<'_> {
             listing::push_name(&mut now, fs::name_from(p.as_bytes()));
         }
         let unclaimed = (listed.unclaimed.as_ref() != Some(&now)).then_some(now);
-        let unproven = work.urgent.iter().chain(&work.baseline).map(|c| &c.rel);
+        let urgent = work.urgent.iter().map(|c| c.rel.as_bytes());
+        let unproven = urgent.chain(work.baseline.paths());
         let fresh = listed.recorded.settle(unproven);
         if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
             let ws = self.session.workspace_id();

@@ -74,6 +74,12 @@ impl RelPath {
         Ok(RelPath(bytes))
     }
 
+    /// The bytes of a path that was a `RelPath` already (kept packed in the meantime): not
+    /// checked again.
+    pub(crate) fn from_valid(bytes: Vec<u8>) -> RelPath {
+        RelPath(bytes)
+    }
+
     /// `name` inside `parent` (the root when `None`): only the new component is checked, so
     /// a walk builds each path in one copy instead of re-validating every component.
     pub fn child(parent: Option<&RelPath>, name: &OsStr) -> Result<RelPath, PathError> {

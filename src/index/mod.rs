@@ -454,14 +454,6 @@ impl Index {
             .conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         let _ = self.conn.busy_timeout(Duration::from_secs(60));
-        if self.bulk.get() {
-            // A bulk write (a first baseline) reads, through the map, every page it adds
-            // to once it is in the file: without this, the whole index ended up in the
-            // process's resident set (benches/RESULTS.md). Pages are mapped again as read.
-            let _ = self.conn.execute_batch(&format!(
-                "PRAGMA mmap_size=0; PRAGMA mmap_size={MMAP_BYTES};"
-            ));
-        }
     }
 
     /// For a process that stays open and goes quiet (the hook helper): give back the memory

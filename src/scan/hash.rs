@@ -17,9 +17,6 @@ use crate::model::{FileState, KnownState, Unread};
 use crate::store::{BlobRow, Group, Grouper, PackWriter, Place, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
-/// Every how many batches a big baseline gives memory back ([`ScanOptions::give_back`]).
-const GIVE_BACK_EVERY: usize = 16;
-
 /// A file after a worker looked at it; its bytes already encoded when they are new.
 pub(super) struct Looked {
     pub rel: RelPath,
@@ -147,12 +144,9 @@ impl Scan<'_> {
             // its batches freed every few of them: each batch's buffers are made on worker
             // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of
             // such free memory at 470k files (benches/RESULTS.md).
-            let give_back = self
-                .opts
-                .give_back
-                .filter(|_| baseline.len() >= super::GIVE_BACK_FROM);
-            if let Some(give_back) = give_back {
-                give_back();
+            let big = baseline.len() >= self.opts.give_back_from;
+            if big {
+                self.give_back();
             }
             let mut committed = 0usize;
             let baseline = batches(baseline.into_candidates(), self.opts);
@@ -173,10 +167,8 @@ impl Scan<'_> {
                     self.commit_batch(&looked, &[], sink)?;
                     report(counts.hashed);
                     committed += 1;
-                    if let Some(give_back) =
-                        give_back.filter(|_| committed.is_multiple_of(GIVE_BACK_EVERY))
-                    {
-                        give_back();
+                    if big && committed.is_multiple_of(super::GIVE_BACK_EVERY) {
+                        self.give_back();
                     }
                     Ok(())
                 },
@@ -222,6 +214,15 @@ impl Scan<'_> {
                 detail: "a hashing thread panicked".into(),
             },
         })
+    }
+
+    /// Give back what a big baseline freed: the pages of the index it read through the map
+    /// and SQLite's cache, then (through [`ScanOptions::give_back`]) what malloc keeps.
+    fn give_back(&self) {
+        self.session.index().release_memory();
+        if let Some(give_back) = self.opts.give_back {
+            give_back();
+        }
     }
 
     /// A first baseline's twins (module `twins`), when the workspace is a git work tree whose

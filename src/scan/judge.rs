@@ -57,11 +57,16 @@ pub(super) struct Pending {
 }
 
 impl Pending {
-    /// Pack `sorted`, freeing each candidate's path as it is copied.
+    /// Pack `sorted`, freeing each candidate's path as it is copied. Each must be a pure
+    /// baseline candidate (no known state): a known state dropped here would make a change
+    /// pass for a first state, so anything else is a bug that stops the scan, loudly.
     fn pack(sorted: Vec<Candidate>) -> Pending {
-        debug_assert!(sorted
-            .iter()
-            .all(|c| c.need == Need::Baseline && c.known.is_none()));
+        assert!(
+            sorted
+                .iter()
+                .all(|c| c.need == Need::Baseline && c.known.is_none()),
+            "only files without a state wait packed for their baseline"
+        );
         let bytes = sorted.iter().map(|c| c.rel.as_bytes().len()).sum();
         let mut p = Pending {
             paths: Vec::with_capacity(bytes),

@@ -145,15 +145,20 @@ pub struct ScanOptions {
     /// reading the index of a 470k-file tree (48 MiB) takes ~0.1 s; `usize::MAX`: never.
     pub twins_from: usize,
     /// Gives memory the process freed back to the system (the CLI: `malloc_trim`); called
-    /// before a baseline of [`GIVE_BACK_FROM`] files or more is hashed, when the walk's and
-    /// the comparison's buffers are freed. Without it glibc keeps them resident, and a big
-    /// first baseline's peak RSS was ~40 MiB above its live heap (the 470k-file tree: 120
-    /// MiB at most live, 160 MiB resident; benches/RESULTS.md). The library calls no C.
+    /// when a baseline of [`ScanOptions::give_back_from`] files or more is about to be
+    /// hashed (the walk's and the comparison's buffers are freed then), and again after
+    /// every [`GIVE_BACK_EVERY`] of its batches. Without it glibc kept what the batches
+    /// freed: at 470k files the hashing held ~150-170 MiB of arenas around ~75 MiB of live
+    /// heap (benches/RESULTS.md). The library calls no C.
     pub give_back: Option<fn()>,
+    /// From how many files to baseline a scan gives memory back (10,000): then, at the same
+    /// moments as [`ScanOptions::give_back`], the index's memory map and SQLite's page cache
+    /// are dropped too (the baseline read the index it wrote through the map).
+    pub give_back_from: usize,
 }
 
-/// From how many files to baseline a scan calls [`ScanOptions::give_back`].
-pub const GIVE_BACK_FROM: usize = 10_000;
+/// Every how many batches a big baseline calls [`ScanOptions::give_back`] again.
+pub const GIVE_BACK_EVERY: usize = 16;
 
 /// Where the user's global git excludes are, as git finds them: the excludes file
 /// (`core.excludesFile` of the git config, else `$XDG_CONFIG_HOME/git/ignore`), and the config
@@ -268,6 +273,7 @@ impl Default for ScanOptions {
             git_global: None,
             twins_from: 1000,
             give_back: None,
+            give_back_from: 10_000,
         }
     }
 }

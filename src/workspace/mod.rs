@@ -77,6 +77,7 @@ impl RelPath {
     /// The bytes of a path that was a `RelPath` already (kept packed in the meantime): not
     /// checked again.
     pub(crate) fn from_valid(bytes: Vec<u8>) -> RelPath {
+        debug_assert!(RelPath::from_stored(bytes.clone()).is_ok());
         RelPath(bytes)
     }
 

@@ -6,6 +6,7 @@
 const VIA_HELPER: bool = false;
 
 mod architecture;
+mod baseline_memory;
 mod blame;
 mod cli;
 mod codex;

@@ -130,6 +130,26 @@ fn set_mtime(path: &Path, t: std::time::SystemTime) {
         .unwrap();
 }
 
+fn session<'h>(home: &'h Home, root: &Path) -> Session<'h> {
+    home.session(Workspace::open(root).unwrap(), "s").unwrap()
+}
+
+/// Undo window `w` of `s`, all of it, as `rewind undo` does by default.
+fn undo_window(s: &Session<'_>, root: &Path, w: rewind::ids::WindowId) {
+    let request = Request {
+        direction: Direction::Undo,
+        target: Target::Window(w),
+        paths: vec![],
+        cwd: root.to_path_buf(),
+        dry_run: false,
+        force: false,
+        strict: false,
+        hunks: Vec::new(),
+        skip_unsafe: false,
+    };
+    undo::run(s, &request).unwrap();
+}
+
 fn rel(p: &str) -> RelPath {
     RelPath::from_stored(p.as_bytes().to_vec()).unwrap()
 }
@@ -169,9 +189,7 @@ fn assert_states_are_the_bytes(s: &Session<'_>, files: &[(String, Vec<u8>)]) {
 fn copies_git_proves_identical_are_settled_by_the_first_one_read() {
     let tree = Tree::new(None);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, 1);
     let files = tree.files();
     assert_eq!(r.files, files.len() as u64);
@@ -189,21 +207,7 @@ fn copies_git_proves_identical_are_settled_by_the_first_one_read() {
     let after = scan_with(&s, Phase::After, 1);
     assert_eq!(after.changes.len(), 2, "{after:?}");
     let w = after.window_id.unwrap();
-    undo::run(
-        &s,
-        &Request {
-            direction: Direction::Undo,
-            target: Target::Window(w),
-            paths: vec![],
-            cwd: tree.root.clone(),
-            dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
-        },
-    )
-    .unwrap();
+    undo_window(&s, &tree.root, w);
     assert_eq!(std::fs::read(tree.root.join("c/f07.txt")).unwrap(), before);
     assert_eq!(std::fs::read(tree.root.join("b/f03.txt")).unwrap(), gone);
 }
@@ -212,9 +216,7 @@ fn copies_git_proves_identical_are_settled_by_the_first_one_read() {
 fn without_git_or_below_the_threshold_every_file_is_read() {
     let tree = Tree::new(None);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, usize::MAX);
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
 
@@ -242,9 +244,7 @@ fn a_copy_whose_bytes_differ_from_the_object_is_read() {
     age(&tree.root.join("b"));
     git(&tree.root, &["update-index", "--really-refresh"]);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, 1);
     // Only `c/` is settled: every `b/` file has a line ending, so a size of its own.
     assert_eq!(r.twins, FILES as u64, "{r:?}");
@@ -315,9 +315,7 @@ fn an_attributes_file_git_reads_but_the_index_does_not_vouch_for_rules_twins_out
     // The same tracked file, untouched: twins as without one.
     let kept = Tree::new(Some("*.txt diff\n"));
     let home = kept.home();
-    let s = home
-        .session(Workspace::open(&kept.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &kept.root);
     assert_eq!(scan_with(&s, Phase::Before, 1).twins, 2 * FILES as u64);
 }
 
@@ -327,9 +325,7 @@ fn without_the_users_git_config_to_check_no_file_is_settled() {
     // system's config are gets every file read.
     let tree = Tree::new(None);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let opts = ScanOptions {
         twins_from: 1,
         threads: 1,
@@ -363,9 +359,7 @@ fn an_entry_in_the_index_files_own_second_is_racy_to_the_nanosecond() {
         second + std::time::Duration::from_millis(900),
     );
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, 1);
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
     assert_states_are_the_bytes(&s, &files);
@@ -378,9 +372,7 @@ fn many_threads_and_small_batches_settle_only_true_twins_and_undo_them() {
     // and a settled file changed by a command undoes to them.
     let tree = Tree::new(None);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_threads(&s, Phase::Before, 1, 4);
     assert_eq!(r.baselined, r.files);
     assert_eq!(r.hashed + r.twins, r.files, "{r:?}");
@@ -395,21 +387,7 @@ fn many_threads_and_small_batches_settle_only_true_twins_and_undo_them() {
     }
     let after = scan_threads(&s, Phase::After, 1, 4);
     assert_eq!(after.changes.len(), 3, "{after:?}");
-    undo::run(
-        &s,
-        &Request {
-            direction: Direction::Undo,
-            target: Target::Window(after.window_id.unwrap()),
-            paths: vec![],
-            cwd: tree.root.clone(),
-            dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
-        },
-    )
-    .unwrap();
+    undo_window(&s, &tree.root, after.window_id.unwrap());
     for (p, bytes) in ["c/f29.txt", "b/f28.txt", "c/own.txt"].iter().zip(&before) {
         assert_eq!(&std::fs::read(tree.root.join(p)).unwrap(), bytes, "{p}");
     }
@@ -437,9 +415,7 @@ fn entries_git_would_not_trust_by_stat_are_read() {
     std::fs::write(&path, old.to_ascii_uppercase()).unwrap();
     set_mtime(&path, mtime);
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, 1);
     assert_eq!(r.twins, 2 * FILES as u64 - 4, "{r:?}");
     assert_states_are_the_bytes(&s, &tree.files());
@@ -458,9 +434,7 @@ fn racy_entries_are_read() {
         .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
         .unwrap();
     let home = tree.home();
-    let s = home
-        .session(Workspace::open(&tree.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &tree.root);
     let r = scan_with(&s, Phase::Before, 1);
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
     assert_states_are_the_bytes(&s, &tree.files());

@@ -347,6 +347,10 @@ impl Index {
     }
 
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.
+    ///
+    /// Refused (nothing written) when, under the write lock, the index is at a schema version
+    /// this build does not know: a newer rewind migrated it since this connection opened it
+    /// (an upgrade during a long scan), and rows in this build's layout could be wrong in it.
     pub fn write<T, E: From<IndexError>>(
         &self,
         f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
@@ -354,6 +358,10 @@ impl Index {
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
             .ctx("begin write")?;
+        if let Err(e) = self.still_known() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return Err(e.into());
+        }
         let result = f(&Tx { conn: &self.conn });
         match result {
             Ok(v) => {
@@ -369,6 +377,24 @@ impl Index {
                 Err(e)
             }
         }
+    }
+
+    /// The schema version is still the one this build knows (else `TooNew`).
+    fn still_known(&self) -> Result<()> {
+        let known = schema::MIGRATIONS.len() as i64;
+        let found: i64 = self
+            .conn
+            .prepare_cached("PRAGMA user_version")
+            .and_then(|mut st| st.query_row([], |r| r.get(0)))
+            .ctx("read the schema version")?;
+        if found > known {
+            return Err(IndexError::TooNew {
+                path: self.path.clone(),
+                found,
+                known,
+            });
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &str {
@@ -694,6 +720,40 @@ mod tests {
     /// Inside `bulk` the WAL grows past the normal truncation mark without a checkpoint per
     /// write; leaving it truncates the WAL and puts the normal auto-checkpoint back, also
     /// when the bulk operation panicked.
+    #[test]
+    fn a_write_after_a_newer_rewind_migrated_the_index_is_refused_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let index = Index::open(&path, Durability::Normal).unwrap();
+        index.write(|tx| tx.workspace(b"/work/before", 1)).unwrap();
+        // A newer build migrates the same file while this connection stays open.
+        let newer = Index::open(&path, Durability::Normal).unwrap();
+        let known = schema::MIGRATIONS.len() as i64;
+        newer
+            .conn
+            .execute_batch(&format!("PRAGMA user_version={}", known + 1))
+            .unwrap();
+        let err = index
+            .write(|tx| tx.workspace(b"/work/after", 2))
+            .unwrap_err();
+        assert!(
+            matches!(err, IndexError::TooNew { found, known: k, .. } if found == known + 1 && k == known),
+            "{err:?}"
+        );
+        assert!(err.to_string().ends_with("upgrade rewind"), "{err}");
+        let n: i64 = newer
+            .conn
+            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1, "nothing written");
+        // The connection is usable again once the version is back (nothing left open).
+        newer
+            .conn
+            .execute_batch(&format!("PRAGMA user_version={known}"))
+            .unwrap();
+        index.write(|tx| tx.workspace(b"/work/after", 2)).unwrap();
+    }
+
     #[test]
     fn a_bulk_run_checkpoints_once_at_its_end() {
         let dir = tempfile::tempdir().unwrap();

@@ -22,9 +22,12 @@
 #              git status of the tree in the same state
 #   prewrite   the PreToolUse Write hook of one 24 KB file (own process, the baselined home)
 #              against `git hash-object -w`
+#   budgeted   a first baseline as an agent's shell commands make it: the PreToolUse Bash hook
+#              with the default 3 s budget, called until the baseline is complete (a fresh
+#              home); the calls are counted and their times added up (no git row: no target)
 #
 # Knobs: ROUNDS (default 3), RUNS (runs per command per round, default 5), BASELINE_RUNS
-# (default 2), SKIP="baseline scan changed undo prewrite", REUSE=1 (below). The tree's files are changed by
+# (default 2), SKIP="baseline scan changed undo prewrite budgeted", REUSE=1 (below). The tree's files are changed by
 # the changed and undo rows and left so (the undo row's restored, the changed row's with
 # lines appended; git status counts them either way). Needs ~1.5 GB free under OUT.
 set -euo pipefail
@@ -191,6 +194,33 @@ if ! skipped prewrite; then
             -n "git hash-object -w, one file" "git --git-dir=$SHADOW hash-object -w $TREE/$FILE" \
             >/dev/null
     done
+fi
+
+if ! skipped budgeted; then
+    log "first baseline under the default time budget: hook calls until it is complete"
+    HOME_BUDGET=$OUT/home-budget
+    rm -rf "$HOME_BUDGET"
+    sync
+    calls=0 total=0 cpu=0 peak=0
+    while :; do
+        calls=$((calls + 1))
+        /usr/bin/time -f '%e %U %S %M' -o "$OUT/time.txt" \
+            env -u REWIND_SCAN_BUDGET_MS REWIND_HOME="$HOME_BUDGET" "$REWIND" hook claude-code \
+            <"$SCAN_PAYLOAD" >/dev/null 2>&1
+        read -r secs user sys rss <"$OUT/time.txt"
+        total=$(echo "$total + $secs" | bc)
+        cpu=$(echo "$cpu + $user + $sys" | bc)
+        [ "$rss" -gt "$peak" ] && peak=$rss
+        complete=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select complete from baselines").fetchone()[0])' "$HOME_BUDGET/index.sqlite3")
+        [ "$complete" = 1 ] && break
+        if [ "$calls" -ge 200 ]; then
+            echo "budgeted baseline: not complete after 200 calls" >&2
+            break
+        fi
+    done
+    printf '{"bench":"timed","label":"rewind first baseline, default 3 s budget: %s hook calls, added up","seconds":%s,"cpu":%s,"max_rss_kib":%s}\n' \
+        "$calls" "$total" "$cpu" "$peak" >>"$RESULTS"
+    rm -rf "$HOME_BUDGET"
 fi
 
 python3 - "$OUT" <<'EOF' | tee "$OUT/table.md"

@@ -17,6 +17,9 @@ use crate::model::{FileState, KnownState, Unread};
 use crate::store::{BlobRow, Group, Grouper, PackWriter, Place, Store, StoreError};
 use crate::workspace::{stat_of, CheckedDirs, Observation, PathError, RelPath, Stat, Workspace};
 
+/// The least time budget of a scan that reads git's index for twins (module `twins`).
+const TWINS_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A file after a worker looked at it; its bytes already encoded when they are new.
 pub(super) struct Looked {
     pub rel: RelPath,
@@ -144,7 +147,9 @@ impl Scan<'_> {
             // its batches freed every few of them: each batch's buffers are made on worker
             // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of
             // such free memory at 470k files (benches/RESULTS.md).
-            let big = baseline.len() >= self.opts.give_back_from;
+            // Not for a budgeted call (a hook's): it hashes a few batches and stops.
+            let big =
+                baseline.len() >= self.opts.give_back_from && self.opts.budget >= TWINS_BUDGET;
             if big {
                 self.give_back();
             }
@@ -230,9 +235,17 @@ impl Scan<'_> {
     /// (reading a big index costs more than it saves on a few files). Never without the
     /// user's and the system's git config to check ([`ScanOptions::git_global`]: the library
     /// reads no environment), nor where a file's stat has no ctime and inode (not Unix):
-    /// there a same-size rewrite with its mtime put back would pass for git's entry.
+    /// there a same-size rewrite with its mtime put back would pass for git's entry. Nor
+    /// for a scan whose time budget is under [`TWINS_BUDGET`] (a hook's, 3 s by default): it
+    /// reads too few files for copies to meet within it, while reading git's index came out
+    /// of its budget (0.2-0.3 s at 470k files: the budgeted baseline took 14 calls instead
+    /// of 10, benches/RESULTS.md).
     fn twins(&self, baseline: usize, attributes: &[RelPath]) -> Option<Twins> {
-        if baseline == 0 || baseline < self.opts.twins_from || !cfg!(unix) {
+        if baseline == 0
+            || baseline < self.opts.twins_from
+            || self.opts.budget < TWINS_BUDGET
+            || !cfg!(unix)
+        {
             return None;
         }
         let git = (self.opts.git_global?)();

@@ -144,10 +144,11 @@ pub struct ScanOptions {
     /// (module `twins`): files git proves identical to one read are not read again. 1,000:
     /// reading the index of a 470k-file tree (48 MiB) takes ~0.1 s; `usize::MAX`: never.
     pub twins_from: usize,
-    /// Gives memory the process freed back to the system (the CLI: `malloc_trim`); called
-    /// when a baseline of [`ScanOptions::give_back_from`] files or more is about to be
-    /// hashed (the walk's and the comparison's buffers are freed then), and again after
-    /// every [`GIVE_BACK_EVERY`] of its batches. Without it glibc kept what the batches
+    /// Gives memory the process freed back to the system (the CLI: `malloc_trim`); called,
+    /// in a scan with a time budget of a minute or more (not a hook's short calls, whose
+    /// process ends soon), when a baseline of [`ScanOptions::give_back_from`] files or more
+    /// is about to be hashed (the walk's and the comparison's buffers are freed then), and
+    /// again after every [`GIVE_BACK_EVERY`] of its batches. Without it glibc kept what the batches
     /// freed: at 470k files the hashing held ~150-170 MiB of arenas around ~75 MiB of live
     /// heap (benches/RESULTS.md). The library calls no C.
     pub give_back: Option<fn()>,

@@ -1,7 +1,8 @@
 //! A big first baseline gives the memory it freed back to the system (`ScanOptions::give_back`,
 //! the CLI's `malloc_trim`): once before its hashing, then after every `GIVE_BACK_EVERY`
-//! batches; a small one never. Its files wait packed (`scan::judge::Pending`) and come back
-//! as candidates batch by batch: every state must still be its file's bytes, in every batch.
+//! batches; a small one never, nor one with a hook's time budget (its process ends soon). Its
+//! files wait packed (`scan::judge::Pending`) and come back as candidates batch by batch:
+//! every state must still be its file's bytes, in every batch.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -21,7 +22,7 @@ fn a_big_baseline_gives_memory_back_before_hashing_and_every_few_batches() {
     const FILES: usize = 40;
     let batches = FILES / 2;
     assert!(batches > GIVE_BACK_EVERY && batches < 2 * GIVE_BACK_EVERY);
-    for (from, expected) in [(FILES, 2), (FILES + 1, 0)] {
+    for (from, budget, expected) in [(FILES, 3600, 2), (FILES + 1, 3600, 0), (FILES, 3, 0)] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("ws");
         let mut files = Vec::new();
@@ -37,6 +38,7 @@ fn a_big_baseline_gives_memory_back_before_hashing_and_every_few_batches() {
         let s = home.session(Workspace::open(&root).unwrap(), "s").unwrap();
         let opts = ScanOptions {
             batch_files: 2,
+            budget: std::time::Duration::from_secs(budget),
             give_back: Some(count),
             give_back_from: from,
             ..ScanOptions::default()
@@ -46,7 +48,7 @@ fn a_big_baseline_gives_memory_back_before_hashing_and_every_few_batches() {
         assert_eq!(
             GIVEN_BACK.load(Ordering::SeqCst),
             expected,
-            "baseline of {FILES} files, from {from}"
+            "baseline of {FILES} files, from {from}, budget {budget} s"
         );
         assert_eq!((r.baselined, r.hashed), (FILES as u64, FILES as u64));
         let read = s.index().read();

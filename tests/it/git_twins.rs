@@ -166,6 +166,8 @@ fn scan_threads(s: &Session<'_>, phase: Phase, twins_from: usize, threads: usize
         twins_from,
         threads,
         batch_files: 5,
+        // Budgeted scans (a hook's 3 s) read no git index for twins.
+        budget: std::time::Duration::from_secs(3600),
         // The user's and the system's git config: none but the system's at fixed places.
         git_global: Some(GitGlobal::default),
         ..ScanOptions::default()
@@ -329,10 +331,30 @@ fn without_the_users_git_config_to_check_no_file_is_settled() {
     let opts = ScanOptions {
         twins_from: 1,
         threads: 1,
+        budget: std::time::Duration::from_secs(3600),
         ..ScanOptions::default()
     };
     let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+}
+
+#[test]
+fn a_scan_with_a_hooks_time_budget_reads_every_file() {
+    // A hook's baseline (3 s by default) reads too few files of a big tree for copies to
+    // meet within one call, and git's index would be read out of its budget: no twins.
+    let tree = Tree::new(None);
+    let home = tree.home();
+    let s = session(&home, &tree.root);
+    let opts = ScanOptions {
+        twins_from: 1,
+        threads: 1,
+        budget: std::time::Duration::from_secs(3),
+        git_global: Some(GitGlobal::default),
+        ..ScanOptions::default()
+    };
+    let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
+    assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
+    assert_states_are_the_bytes(&s, &tree.files());
 }
 
 #[test]

@@ -131,14 +131,19 @@ impl Scan<'_> {
         mark: Option<i64>,
     ) -> Result<Work> {
         let (known, complete) = (&got.known, got.complete);
-        let attributes = walked
-            .iter()
-            .filter(|(rel, _)| {
-                let b = rel.as_bytes();
-                b == b".gitattributes" || b.ends_with(b"/.gitattributes")
-            })
-            .map(|(rel, _)| rel.clone())
-            .collect();
+        // Only a scan with files still to baseline can use twins: the others (every scan
+        // once the baseline is complete, a hook's among them) do not look.
+        let attributes = match complete {
+            true => Vec::new(),
+            false => walked
+                .iter()
+                .filter(|(rel, _)| {
+                    let b = rel.as_bytes();
+                    b == b".gitattributes" || b.ends_with(b"/.gitattributes")
+                })
+                .map(|(rel, _)| rel.clone())
+                .collect(),
+        };
         let compare = |(rel, stat): (RelPath, Stat)| candidate(known, complete, mark, rel, &stat);
         let chunk = walked.len().div_ceil(self.threads.max(1)).max(1);
         let mut parts = Vec::new();
@@ -233,11 +238,6 @@ fn split_baseline(mut found: Vec<Vec<Candidate>>) -> (Vec<Candidate>, Vec<Candid
         } else {
             urgent.push(c);
         }
-    }
-    // A later scan's few new files would otherwise keep the whole walk's buffer through
-    // the hashing.
-    if baseline.len() < baseline.capacity() / 4 {
-        baseline.shrink_to_fit();
     }
     (baseline, urgent)
 }

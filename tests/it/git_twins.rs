@@ -163,16 +163,24 @@ fn scan_with(s: &Session<'_>, phase: Phase, twins_from: usize) -> ScanReport {
 
 fn scan_threads(s: &Session<'_>, phase: Phase, twins_from: usize, threads: usize) -> ScanReport {
     let opts = ScanOptions {
-        twins_from,
         threads,
+        ..twin_options(twins_from)
+    };
+    scan(s, phase, Some("Bash"), Some("call-1"), &opts, &mut |_| {}).unwrap()
+}
+
+/// Options under which a scan looks for twins: one hashing thread, small batches.
+fn twin_options(twins_from: usize) -> ScanOptions {
+    ScanOptions {
+        twins_from,
+        threads: 1,
         batch_files: 5,
         // Budgeted scans (a hook's 3 s) read no git index for twins.
         budget: std::time::Duration::from_secs(3600),
         // The user's and the system's git config: none but the system's at fixed places.
         git_global: Some(GitGlobal::default),
         ..ScanOptions::default()
-    };
-    scan(s, phase, Some("Bash"), Some("call-1"), &opts, &mut |_| {}).unwrap()
+    }
 }
 
 /// Every file's state names the blob of its bytes on disk.
@@ -329,10 +337,8 @@ fn without_the_users_git_config_to_check_no_file_is_settled() {
     let home = tree.home();
     let s = session(&home, &tree.root);
     let opts = ScanOptions {
-        twins_from: 1,
-        threads: 1,
-        budget: std::time::Duration::from_secs(3600),
-        ..ScanOptions::default()
+        git_global: None,
+        ..twin_options(1)
     };
     let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
@@ -346,11 +352,8 @@ fn a_scan_with_a_hooks_time_budget_reads_every_file() {
     let home = tree.home();
     let s = session(&home, &tree.root);
     let opts = ScanOptions {
-        twins_from: 1,
-        threads: 1,
         budget: std::time::Duration::from_secs(3),
-        git_global: Some(GitGlobal::default),
-        ..ScanOptions::default()
+        ..twin_options(1)
     };
     let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");

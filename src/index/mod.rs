@@ -346,6 +346,22 @@ impl Index {
         Ok(out)
     }
 
+    /// [`Index::read_batch`], reading the database file through SQLite's page cache rather
+    /// than the map: for a pass over most of a big index (a scan that loads every file
+    /// state), whose mapped pages would all stay in this process's resident set (105 MiB of
+    /// it at 465k states), where reads copy each page into a cache of bounded size. The map
+    /// is dropped before (and with it the pages an earlier read touched) and made again after.
+    pub fn read_batch_unmapped<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
+        self.conn
+            .execute_batch("PRAGMA mmap_size=0")
+            .ctx("read without the map")?;
+        let out = self.read_batch(f);
+        let _ = self
+            .conn
+            .execute_batch(&format!("PRAGMA mmap_size={MMAP_BYTES}"));
+        out
+    }
+
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.
     ///
     /// Refused (nothing written) when, under the write lock, the index is at a schema version
@@ -715,11 +731,26 @@ mod tests {
             .query_row("SELECT x FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(x, 7);
+        // A pass over most of the index reads it through the page cache, then maps again;
+        // also when the pass fails.
+        let inside = again.read_batch_unmapped(|_| mapped(&again)).unwrap();
+        assert_eq!(inside, 0);
+        assert_eq!(mapped(&again), MMAP_BYTES);
+        let failed = again.read_batch_unmapped(|tx| {
+            tx.conn
+                .query_row("SELECT x FROM no_such_table", [], |r| r.get::<_, i64>(0))
+                .is_err()
+        });
+        assert!(failed.unwrap());
+        assert_eq!(mapped(&again), MMAP_BYTES);
+        let x: i64 = again
+            .read_batch_unmapped(|tx| tx.conn.query_row("SELECT x FROM t", [], |r| r.get(0)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(x, 7);
     }
 
-    /// Inside `bulk` the WAL grows past the normal truncation mark without a checkpoint per
-    /// write; leaving it truncates the WAL and puts the normal auto-checkpoint back, also
-    /// when the bulk operation panicked.
+    /// A write re-reads the schema version under its write lock.
     #[test]
     fn a_write_after_a_newer_rewind_migrated_the_index_is_refused_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -754,6 +785,9 @@ mod tests {
         index.write(|tx| tx.workspace(b"/work/after", 2)).unwrap();
     }
 
+    /// Inside `bulk` the WAL grows past the normal truncation mark without a checkpoint per
+    /// write; leaving it truncates the WAL and puts the normal auto-checkpoint back, also
+    /// when the bulk operation panicked.
     #[test]
     fn a_bulk_run_checkpoints_once_at_its_end() {
         let dir = tempfile::tempdir().unwrap();

@@ -3,10 +3,10 @@
 //! state makes, if any.
 
 use std::io;
-use std::sync::atomic::Ordering;
 
-use super::look::{Gathered, Known};
-use super::{PathMap, Result, Scan, ScanError};
+use super::look::Gathered;
+use super::states::States;
+use super::{Result, Scan, ScanError};
 use crate::model::{FileState, KnownState, MetadataReason, Proof, Unread};
 use crate::workspace::{CheckedDirs, PathError, RelPath, Stat};
 
@@ -186,15 +186,17 @@ impl Scan<'_> {
     /// directory that is now a symlink (or a file) is gone as well: the walk does not follow
     /// symlinks, so looking through one would keep the state of a file that is not in the
     /// tree any more (until its target changes).
-    pub(super) fn missing(&self, known: &PathMap<Known>) -> (Vec<Gone>, Vec<RelPath>) {
+    pub(super) fn missing(&self, known: &States) -> (Vec<Gone>, Vec<RelPath>) {
         let ws = self.session.workspace();
         let mut deleted = Vec::new();
         let mut unclaimed = Vec::new();
         let mut checked = CheckedDirs::default();
-        for (rel, k) in known {
-            if k.walked.load(Ordering::Relaxed) || matches!(k.state.state, FileState::Absent) {
+        for (rel, k) in known.unclaimed() {
+            if matches!(k.state, FileState::Absent) {
                 continue;
             }
+            let rel = RelPath::from_valid(rel.to_vec());
+            let rel = &rel;
             let gone = match ws.check_parents_with(rel, &mut checked) {
                 Err(PathError::SymlinkedParent { .. } | PathError::ParentNotDir { .. }) => true,
                 _ => match std::fs::symlink_metadata(ws.abs(rel)) {
@@ -208,7 +210,7 @@ impl Scan<'_> {
                 },
             };
             if gone {
-                deleted.push((rel.clone(), k.state.clone()));
+                deleted.push((rel.clone(), k.clone()));
             } else {
                 unclaimed.push(rel.clone());
             }
@@ -245,17 +247,16 @@ fn split_baseline(mut found: Vec<Vec<Candidate>>) -> (Vec<Candidate>, Vec<Candid
 /// Whether a walked file must be read, and why: not when its state proves it unchanged. A
 /// state it finds is marked as claimed.
 fn candidate(
-    known: &PathMap<Known>,
+    known: &States,
     complete: bool,
     mark: Option<i64>,
     rel: RelPath,
     stat: &Stat,
 ) -> Option<Candidate> {
-    let k = known.get(&rel);
+    let k = known.claim(rel.as_bytes());
     let need = match k {
         Some(k) => {
-            k.walked.store(true, Ordering::Relaxed);
-            if k.state.proves_unchanged(stat) {
+            if k.proves_unchanged(stat) {
                 return None;
             }
             Need::Verify
@@ -266,7 +267,7 @@ fn candidate(
     };
     Some(Candidate {
         rel,
-        known: k.map(|k| Box::new(k.state.clone())),
+        known: k.map(|k| Box::new(k.clone())),
         need,
         size: stat.size,
     })

@@ -3,14 +3,14 @@
 //! states to compare it with, loaded at the same time.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use ignore::gitignore::Gitignore;
 
 use super::fs;
 use super::judge::Work;
 use super::listing::{self, Listings, Recorded};
-use super::{lock, walk, GitGlobal, PathMap, Result, Scan, ScanError};
+use super::states::States;
+use super::{lock, walk, GitGlobal, Result, Scan, ScanError};
 use super::{Look, Watcher};
 use crate::index::{Baseline, IndexError, Tx};
 use crate::model::{FileState, KnownState};
@@ -21,7 +21,7 @@ use crate::workspace::{RelPath, Stat};
 /// walk with listings leaves for the next.
 pub(super) struct Gathered {
     pub walked: Vec<(RelPath, Stat)>,
-    pub known: PathMap<Known>,
+    pub known: States,
     pub complete: bool,
     pub rows: Option<i64>,
     pub listed: Option<Listed>,
@@ -33,21 +33,6 @@ pub(super) struct Listed {
     pub recorded: Recorded,
     pub gone: Vec<Vec<u8>>,
     pub unclaimed: Option<Vec<u8>>,
-}
-
-/// A file state during the comparison, and whether a walked file claimed it.
-pub(super) struct Known {
-    pub state: KnownState,
-    pub walked: AtomicBool,
-}
-
-impl Known {
-    fn new(state: KnownState) -> Known {
-        Known {
-            state,
-            walked: AtomicBool::new(false),
-        }
-    }
 }
 
 /// How one walk goes: placing a watcher's watches or not, of the whole tree or at and under
@@ -63,10 +48,7 @@ struct Plan<'a> {
 
 type Walked = (Vec<(RelPath, Stat)>, Option<Recorded>);
 /// The states loaded, and for a settling walk how many are present.
-type Loaded = (
-    Result<PathMap<Known>, IndexError>,
-    Option<Result<u64, IndexError>>,
-);
+type Loaded = (Result<States, IndexError>, Option<Result<u64, IndexError>>);
 
 impl Scan<'_> {
     /// What to look at: the paths the process's watches say changed since its last scan of
@@ -122,15 +104,39 @@ impl Scan<'_> {
         settle: bool,
     ) -> Result<Gathered> {
         // One read transaction: the log, the listings' verification, the count of present
-        // states and the states loaded all come from one snapshot.
-        let got = self
-            .session
-            .index()
-            .read_batch(|read| self.gather_in(read, watcher, changed, settle))??;
+        // states and the states loaded all come from one snapshot. A walk that loads every
+        // state reads the index without its map (see `Index::read_batch_unmapped`).
+        let index = self.session.index();
+        let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle);
+        let got = match self.loads_every_state(watcher, changed, settle)? {
+            true => index.read_batch_unmapped(gather)??,
+            false => index.read_batch(gather)??,
+        };
         match got {
             Some(gathered) => Ok(gathered),
             None => self.gather(watcher, changed, false),
         }
+    }
+
+    /// Whether [`Scan::gather`] will load every state of the workspace: a walk of the whole
+    /// tree, unless by listings that settle files (no watcher, a complete baseline). A
+    /// walk with listings that turn out unusable (a network filesystem) loads every state
+    /// as well, read through the map.
+    fn loads_every_state(
+        &self,
+        watcher: Option<&Watcher>,
+        changed: Option<&[RelPath]>,
+        settle: bool,
+    ) -> Result<bool> {
+        if changed.is_some() {
+            return Ok(false);
+        }
+        if watcher.is_some() || !settle {
+            return Ok(true);
+        }
+        let ws = self.session.workspace_id();
+        let baseline = self.session.index().read().baseline(ws)?;
+        Ok(!baseline.is_some_and(|b| b.complete))
     }
 
     /// [`Scan::gather`] in one read transaction; `None`: walk again, settling nothing.
@@ -202,12 +208,7 @@ impl Scan<'_> {
         read: &Tx<'_>,
         plan: &Plan<'_>,
         complete: Option<Baseline>,
-    ) -> Result<(
-        Walked,
-        PathMap<Known>,
-        Option<Result<u64, IndexError>>,
-        Option<i64>,
-    )> {
+    ) -> Result<(Walked, States, Option<Result<u64, IndexError>>, Option<i64>)> {
         let (root, threads) = (self.root(), self.threads);
         let panicked = |what: &str| ScanError::Walk {
             root: root.display().to_string(),
@@ -236,27 +237,20 @@ impl Scan<'_> {
     fn load_states(&self, read: &Tx<'_>, plan: &Plan<'_>, complete: Option<Baseline>) -> Loaded {
         let ws = self.session.workspace_id();
         match plan.changed {
-            None if plan.settling => (Ok(PathMap::default()), Some(read.present_states(ws))),
+            None if plan.settling => (Ok(States::default()), Some(read.present_states(ws))),
             None => {
                 // Sized for the files the last scan left with a state: no rehashing of a big
-                // map as it grows.
+                // table as it grows.
                 let files = complete.map_or(0, |b| b.files);
-                let mut known = PathMap::with_capacity_and_hasher(
-                    usize::try_from(files).unwrap_or(0),
-                    Default::default(),
-                );
+                let mut known = States::with_capacity(usize::try_from(files).unwrap_or(0));
                 let loaded = read.each_file_state(ws, &mut |rel, state| {
-                    known.insert(rel, Known::new(state));
+                    known.insert(rel.as_bytes(), state);
                 });
                 (loaded.map(|()| known), None)
             }
             Some(paths) => (
-                read.file_states_under(ws, paths).map(|states| {
-                    states
-                        .into_iter()
-                        .map(|(rel, state)| (rel, Known::new(state)))
-                        .collect()
-                }),
+                read.file_states_under(ws, paths)
+                    .map(|states| states.into_iter().collect()),
                 None,
             ),
         }
@@ -333,7 +327,7 @@ impl Scan<'_> {
         recorded: Recorded,
         present: Option<Result<u64, IndexError>>,
         walked: &[(RelPath, Stat)],
-    ) -> Result<Option<(Listed, Option<PathMap<Known>>)>> {
+    ) -> Result<Option<(Listed, Option<States>)>> {
         let gone = recorded.gone(&listings);
         let mut loaded = None;
         if let Some(present) = present {
@@ -349,12 +343,7 @@ impl Scan<'_> {
             if present != recorded.settled + found {
                 return Ok(None);
             }
-            loaded = Some(
-                states
-                    .into_iter()
-                    .map(|(rel, state)| (rel, Known::new(state)))
-                    .collect(),
-            );
+            loaded = Some(states.into_iter().collect());
         }
         let listed = Listed {
             recorded,

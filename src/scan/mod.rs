@@ -56,7 +56,6 @@
 //! transaction (blob rows, file states, changes); the workers may be two batches (module
 //! `hash`'s `LOOK_AHEAD`) ahead of the commit.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -73,6 +72,7 @@ mod hash;
 mod judge;
 mod listing;
 mod look;
+mod states;
 mod twins;
 mod walk;
 mod watch;
@@ -561,7 +561,3 @@ fn drop_later<T: Send + 'static>(big: T) {
         .name("rewind-drop".into())
         .spawn(move || drop(big));
 }
-
-/// A map keyed by workspace paths with a fast unkeyed hash (aHash, already in the tree
-/// through rusqlite): the keys are our own workspace's paths, so a keyed hash buys nothing.
-type PathMap<V> = HashMap<RelPath, V, std::hash::BuildHasherDefault<ahash::AHasher>>;

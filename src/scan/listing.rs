@@ -74,6 +74,9 @@ pub(crate) struct Listings {
     pub log: Option<StateLog>,
     /// The paths with a state the last walk did not find, as it kept them (NUL-separated).
     pub unclaimed: Option<Vec<u8>>,
+    /// For a walk that does not settle, the digests of the trusted listings' verified stats
+    /// (`Listings::digest_verified`).
+    before: HashMap<Vec<u8>, Digest>,
 }
 
 /// The file-state log as a walk with listings starts.
@@ -139,8 +142,20 @@ pub(crate) struct Recorded {
 pub(crate) struct Renewed {
     pub key: Vec<u8>,
     pub listing: DirListing,
-    /// The verified stats it had, when it need not be written if they came out the same.
-    pub before: Option<Vec<u8>>,
+    /// The verified stats it had (their digest), when it need not be written if they came
+    /// out the same.
+    pub before: Option<Digest>,
+}
+
+/// The BLAKE3 digest of a listing's verified stats: what a renewed listing compares its new
+/// ones with, instead of a copy of the old (36 bytes a file: 17 MiB at 470k files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Digest([u8; 32]);
+
+impl Digest {
+    pub fn of(verified: &[u8]) -> Digest {
+        Digest(*blake3::hash(verified).as_bytes())
+    }
 }
 
 impl Recorded {
@@ -201,7 +216,7 @@ impl Recorded {
         }
         let mut i = 0;
         out.retain(|(_, l)| {
-            let keep = i < fresh || before[i - fresh].as_ref() != Some(&l.verified);
+            let keep = i < fresh || before[i - fresh].is_none_or(|d| d != Digest::of(&l.verified));
             i += 1;
             keep
         });
@@ -337,7 +352,31 @@ impl Listings {
             outside,
             log: None,
             unclaimed: None,
+            before: HashMap::new(),
         }
+    }
+
+    /// For a walk that does not settle files (a baseline still incomplete): each trusted
+    /// listing's verified stats only as their digest, what its renewed listing compares its
+    /// new ones with, and the stats themselves freed. Such a walk reads them for nothing
+    /// else, and they are 36 bytes a file (17 MiB at 470k files).
+    pub fn digest_verified(&mut self) {
+        let Some(log) = self.log.as_ref().filter(|log| !log.settle) else {
+            return;
+        };
+        for (key, row) in &mut self.rows {
+            if log.trusts(key, row) {
+                self.before.insert(key.clone(), Digest::of(&row.verified));
+            }
+            row.verified = Vec::new();
+        }
+    }
+
+    /// The digest of the verified stats the listing of `dir` had, when its renewed listing
+    /// need not be written if they come out the same: in a walk that does not settle, if it
+    /// was trusted.
+    pub fn before(&self, dir: &[u8]) -> Option<Digest> {
+        self.before.get(dir).copied()
     }
 
     pub fn rows(&self) -> &HashMap<Vec<u8>, DirListing> {
@@ -591,5 +630,88 @@ mod tests {
         }
         let back: Vec<&OsStr> = names(&list).collect();
         assert_eq!(back, ["a", "b c", "\u{e9}t\u{e9}"]);
+    }
+
+    /// A walk that does not settle keeps each trusted listing's verified stats as a digest
+    /// only, and writes its renewed listing only when the stats came out otherwise (or the
+    /// old ones were not trusted).
+    #[test]
+    fn a_walk_that_does_not_settle_keeps_digests_and_writes_only_changed_listings() {
+        let stat = |n: u64| Stat {
+            size: n,
+            mtime_ns: 1,
+            ctime_ns: 1,
+            inode: n,
+            mode: 0o644,
+        };
+        let listing = |verified: Vec<u8>| DirListing {
+            dir: vec![1],
+            rules: vec![2],
+            recorded_at: 1,
+            files: b"a\0b\0".to_vec(),
+            dirs: Vec::new(),
+            verified,
+            seq: 5,
+        };
+        let both = [encode_stat(&stat(1)), encode_stat(&stat(2))].concat();
+        let rows = HashMap::from([
+            (b"same".to_vec(), listing(both.clone())),
+            (b"moved".to_vec(), listing(both.clone())),
+            // One stat for two files: not trusted.
+            (b"short".to_vec(), listing(encode_stat(&stat(1)).to_vec())),
+        ]);
+        let mut listings = Listings::new(rows, 10, Vec::new());
+        listings.log = Some(StateLog {
+            seq: 7,
+            floors: HashMap::new(),
+            touched: HashMap::new(),
+            settle: false,
+        });
+        listings.digest_verified();
+        assert!(listings.rows().values().all(|l| l.verified.is_empty()));
+        assert_eq!(listings.before(b"same"), Some(Digest::of(&both)));
+        assert_eq!(listings.before(b"short"), None);
+        let renewed = |key: &[u8], verified: Vec<u8>| Renewed {
+            key: key.to_vec(),
+            listing: DirListing {
+                seq: 7,
+                ..listing(verified)
+            },
+            before: listings.before(key),
+        };
+        let moved = [encode_stat(&stat(1)), encode_stat(&stat(3))].concat();
+        let recorded = Recorded {
+            renewed: vec![
+                renewed(b"same", both.clone()),
+                renewed(b"moved", moved.clone()),
+                renewed(b"short", both.clone()),
+            ],
+            ..Recorded::default()
+        };
+        let written: Vec<(Vec<u8>, Vec<u8>)> = recorded
+            .settle(std::iter::empty())
+            .into_iter()
+            .map(|(key, l)| (key, l.verified))
+            .collect();
+        assert_eq!(
+            written,
+            [(b"moved".to_vec(), moved), (b"short".to_vec(), both)]
+        );
+
+        // A settling walk keeps the stats themselves and no digest.
+        let rows = HashMap::from([(b"same".to_vec(), listing(encode_stat(&stat(1)).repeat(2)))]);
+        let mut listings = Listings::new(rows, 10, Vec::new());
+        listings.log = Some(StateLog {
+            seq: 7,
+            floors: HashMap::new(),
+            touched: HashMap::new(),
+            settle: true,
+        });
+        listings.digest_verified();
+        assert_eq!(
+            listings.rows()[b"same".as_slice()].verified.len(),
+            2 * VERIFIED_LEN
+        );
+        assert_eq!(listings.before(b"same"), None);
     }
 }

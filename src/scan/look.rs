@@ -246,6 +246,9 @@ impl Scan<'_> {
                 let loaded = read.each_file_state(ws, &mut |rel, state| {
                     known.insert(rel.as_bytes(), state);
                 });
+                // Loaded while the walk still runs: the room left is freed before the walk's
+                // own peak.
+                known.shrink_to_fit();
                 (loaded.map(|()| known), None)
             }
             Some(paths) => (
@@ -403,6 +406,7 @@ impl Scan<'_> {
         let rows = read.dir_listings(self.session.workspace_id()).ok()?;
         let mut listings = Listings::new(rows, now, walk::outside_rule_files(root, git));
         listings.log = self.state_log(read, &mut listings, settle).ok();
+        listings.digest_verified();
         Some(listings)
     }
 

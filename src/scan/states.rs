@@ -95,6 +95,11 @@ impl States {
         }
     }
 
+    /// Give back the room the path buffer grew into (a big buffer shrinks in place).
+    pub fn shrink_to_fit(&mut self) {
+        self.paths.shrink_to_fit();
+    }
+
     /// The state of `rel`, if it has one, marked as claimed.
     pub fn claim(&self, rel: &[u8]) -> Option<&KnownState> {
         let i = self.slots[self.slot(rel)];

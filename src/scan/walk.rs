@@ -297,7 +297,9 @@ impl Walk<'_> {
         // Files settled by their verified stats are counted, not handed on; the listing is
         // renewed when any file is handed on (its verified stat is taken afresh).
         let key = listing::key(job.rel.as_ref());
-        let (mut verified, mut handed_on) = (Vec::new(), false);
+        let files = listing::names(&known.files).count();
+        let (mut verified, mut handed_on) =
+            (Vec::with_capacity(files * listing::VERIFIED_LEN), false);
         let settles = listings.settles(key, known);
         for (i, name) in listing::names(&known.files).enumerate() {
             let Some(stat) = handle.file(name) else {
@@ -318,13 +320,17 @@ impl Walk<'_> {
         if let (true, Some(log)) = (handed_on, &listings.log) {
             // A settling walk writes it with its newer seq; another only if the verified
             // stats changed, or held nothing.
-            let before = (!log.settle && log.trusts(key, known)).then(|| known.verified.clone());
+            let before = listings.before(key);
             rec.renewed.push(listing::Renewed {
                 key: key.to_vec(),
                 listing: crate::index::DirListing {
+                    dir: known.dir.clone(),
+                    rules: known.rules.clone(),
+                    recorded_at: known.recorded_at,
+                    files: known.files.clone(),
+                    dirs: known.dirs.clone(),
                     verified,
                     seq: log.seq,
-                    ..known.clone()
                 },
                 before,
             });
@@ -785,11 +791,13 @@ fn run(
             .collect();
         handles.into_iter().map(|h| h.join().ok()).collect()
     });
-    let parts: Vec<_> = parts.into_iter().collect::<Option<_>>()?;
-    // Made once at its size: grown by doubling, the copy of a 470k-file walk (30 MiB) was the
-    // scan's highest point of memory.
-    let mut all = Vec::with_capacity(parts.iter().map(|(files, _)| files.len()).sum());
-    let mut recorded = Recorded::default();
+    let mut parts: Vec<_> = parts.into_iter().collect::<Option<_>>()?;
+    // The others go into the part with the most room, grown once to the size of all: a big
+    // buffer grows in place (glibc remaps it), where a new one for all was a second copy of
+    // a 470k-file walk (30 MiB) at the scan's highest point of memory.
+    let roomiest = (0..parts.len()).max_by_key(|&i| parts[i].0.capacity())?;
+    let (mut all, mut recorded) = parts.swap_remove(roomiest);
+    all.reserve_exact(parts.iter().map(|(files, _)| files.len()).sum());
     for (files, rec) in parts {
         all.extend(files);
         recorded.append(rec);

@@ -43,8 +43,8 @@ pub struct Baseline {
 }
 
 impl Tx<'_> {
-    /// Every file state of the workspace (one query; scans compare the whole tree), each
-    /// handed to `to` as its row is read (a scan puts them straight into its map: no list of
+    /// Every file state of the workspace in path order (one query, along the table's key;
+    /// scans compare the whole tree), each handed to `to` as its row is read (no list of
     /// every state in between).
     pub fn each_file_state(
         &self,
@@ -53,7 +53,7 @@ impl Tx<'_> {
     ) -> Result<()> {
         let mut stmt = self
             .conn
-            .prepare_cached(select_states!("WHERE workspace_id = ?1"))
+            .prepare_cached(select_states!("WHERE workspace_id = ?1 ORDER BY path"))
             .ctx("list file states")?;
         // Rows are turned into states as they come: no intermediate copies of the kind or
         // the blob id of every file.

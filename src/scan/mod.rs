@@ -10,7 +10,11 @@
 //!    say what changed since its last scan, only those paths.
 //! 2. **Walk** (`walk`, on several threads: `.gitignore`, `.ignore`, `.git/info/exclude`, the
 //!    global git excludes; never into `.git`, never following a symlink it finds), while this
-//!    thread loads the file states to compare with (`look`).
+//!    thread loads the file states to compare with (`look`, into a packed table: `states`).
+//!    A walk that must be compared with every state and has no watcher to teach (a baseline
+//!    still incomplete) instead streams them after it, in path order, next to its files
+//!    sorted: the files their states prove unchanged leave the walk there, and only the
+//!    other states are kept.
 //! 3. **Judge** (`judge`): each walked file's stat against its state says which files to
 //!    read; the states no walked file claimed are deleted files (or ignored ones now).
 //! 4. **Hash and store in batches** (`hash`): worker threads read, hash and compress a batch
@@ -426,7 +430,8 @@ impl Scan<'_> {
         let (mut watcher, changed) = self.look()?;
         let (mut got, changed) = self.gather_watched(&mut watcher, changed)?;
         // A watcher learns the walked paths; otherwise they move into the comparison.
-        let walked_n = got.walked.len() as u64;
+        // Files proved unchanged while the states were loaded left the walk then.
+        let walked_n = got.walked.len() as u64 + got.known.proved();
         let walked = std::mem::take(&mut got.walked);
         let learned = watcher
             .is_some()

@@ -25,6 +25,9 @@ pub(super) struct States {
     claimed: Vec<AtomicBool>,
     /// Open addressing, linear probing: a state's position, or [`EMPTY`]. At most half full.
     slots: Vec<u32>,
+    /// Walked files whose states proved them unchanged as they were loaded, left out of the
+    /// walk and of these states (`Scan::stream_states`).
+    proved: u64,
 }
 
 impl Default for States {
@@ -41,6 +44,7 @@ impl States {
             states: Vec::with_capacity(n),
             claimed: Vec::with_capacity(n),
             slots: vec![EMPTY; slots_for(n)],
+            proved: 0,
         }
     }
 
@@ -95,9 +99,21 @@ impl States {
         }
     }
 
-    /// Give back the room the path buffer grew into (a big buffer shrinks in place).
+    /// Give back the room the buffers grew into (a big buffer shrinks in place).
     pub fn shrink_to_fit(&mut self) {
         self.paths.shrink_to_fit();
+        self.ends.shrink_to_fit();
+        self.states.shrink_to_fit();
+        self.claimed.shrink_to_fit();
+    }
+
+    pub fn set_proved(&mut self, n: u64) {
+        self.proved = n;
+    }
+
+    /// Walked files proved unchanged as the states were loaded (not among them).
+    pub fn proved(&self) -> u64 {
+        self.proved
     }
 
     /// The state of `rel`, if it has one, marked as claimed.

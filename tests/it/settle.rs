@@ -715,3 +715,60 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
         assert_eq!(String::from_utf8(bytes).unwrap(), *text, "{rel}");
     }
 }
+
+/// A scan with files still to baseline compares its walk with every state, streamed in path
+/// order (`Scan::stream_states`): files their states prove unchanged are counted, not handed
+/// on; an edited and a deleted file that have a state are found against it, on every walking
+/// thread's share of the tree; a new file waits for its baseline; and the count of files is
+/// the tree's. A scan loading every state into a table (a watcher's walk) finds the same.
+#[test]
+fn a_scan_with_the_baseline_incomplete_finds_edits_and_deletions_of_baselined_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("ws");
+    for d in 0..3 {
+        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
+        for f in 0..40 {
+            let p = tree.join(format!("d{d}/f{f:02}"));
+            std::fs::write(p, format!("file {d} {f}\n")).unwrap();
+        }
+    }
+    let home = home_ahead(&dir.path().join("home"), an_hour_ahead());
+    let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
+    for threads in [1, 3] {
+        // One batch of 16 files a scan (at least one batch whatever the budget).
+        let opts = ScanOptions {
+            budget: Duration::ZERO,
+            batch_files: 16,
+            threads,
+            ..ScanOptions::default()
+        };
+        let run = || scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+        let first = run();
+        assert!(!first.baseline_complete);
+        // Files that have a state (the first batches, in path order) are edited and deleted.
+        let (edit, gone) = match threads {
+            1 => ("d0/f01", "d0/f02"),
+            _ => ("d0/f03", "d0/f04"),
+        };
+        std::fs::write(tree.join(edit), "edited, longer than before\n").unwrap();
+        std::fs::remove_file(tree.join(gone)).unwrap();
+        std::fs::write(tree.join(format!("d2/new{threads}")), "new\n").unwrap();
+        let r = run();
+        assert!(!r.baseline_complete, "{r:?}");
+        assert_eq!(
+            found(&r),
+            (
+                120,
+                vec![
+                    format!("Deleted {gone} Exact"),
+                    format!("Modified {edit} Exact")
+                ]
+            ),
+            "{threads} threads"
+        );
+        // Every file but the edited one was proved unchanged or baselined, not read twice.
+        assert_eq!(r.hashed, r.baselined + 1, "{r:?}");
+        std::fs::write(tree.join(gone), "back\n").unwrap();
+        std::fs::remove_file(tree.join(format!("d2/new{threads}"))).unwrap();
+    }
+}

@@ -39,7 +39,8 @@ pub(super) struct Work {
     pub baseline: Pending,
     /// The walked `.gitattributes` files, tracked or not: what a baseline's twins must
     /// check (module `twins`). A walk with files still to baseline is a full walk (listings
-    /// and watches narrow only a complete baseline's), so none is missed but an ignored one.
+    /// and watches narrow only a complete baseline's), so none is missed but an ignored one;
+    /// streaming the states never takes one out of the walk (`Scan::stream_states`).
     pub attributes: Vec<RelPath>,
 }
 
@@ -106,6 +107,11 @@ impl Pending {
     }
 }
 
+/// Whether `rel` is a `.gitattributes` file (what twins must check, module `twins`).
+pub(super) fn is_attributes(rel: &[u8]) -> bool {
+    rel == b".gitattributes" || rel.ends_with(b"/.gitattributes")
+}
+
 /// A file state no walked file claimed that is gone from the tree.
 pub(super) type Gone = (RelPath, KnownState);
 
@@ -137,10 +143,7 @@ impl Scan<'_> {
             true => Vec::new(),
             false => walked
                 .iter()
-                .filter(|(rel, _)| {
-                    let b = rel.as_bytes();
-                    b == b".gitattributes" || b.ends_with(b"/.gitattributes")
-                })
+                .filter(|(rel, _)| is_attributes(rel.as_bytes()))
                 .map(|(rel, _)| rel.clone())
                 .collect(),
         };

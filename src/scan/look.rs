@@ -7,7 +7,7 @@ use std::path::Path;
 use ignore::gitignore::Gitignore;
 
 use super::fs;
-use super::judge::Work;
+use super::judge::{is_attributes, Work};
 use super::listing::{self, Listings, Recorded};
 use super::states::States;
 use super::{lock, walk, GitGlobal, Result, Scan, ScanError};
@@ -119,9 +119,10 @@ impl Scan<'_> {
     }
 
     /// Whether [`Scan::gather`] will load every state of the workspace: a walk of the whole
-    /// tree, unless by listings that settle files (no watcher, a complete baseline). A
-    /// walk with listings that turn out unusable (a network filesystem) loads every state
-    /// as well, read through the map.
+    /// tree, unless by listings that settle files (no watcher, a complete baseline). A guess
+    /// made before the read transaction: a walk whose listings turn out unusable (a network
+    /// filesystem) or do not account for every state (then it walks again, unmapped) loads
+    /// every state through the map; either way only memory or time is at stake.
     fn loads_every_state(
         &self,
         watcher: Option<&Watcher>,
@@ -201,7 +202,8 @@ impl Scan<'_> {
 
     /// The walk on its own threads while this thread reads, in the meantime, the file-state
     /// log's newest entry (for a new watcher: before the states, so a state set meanwhile is
-    /// its next news) and the states (the map is built while the walk still runs).
+    /// its next news) and the states (the table is built while the walk still runs); or, for
+    /// a walk that streams the states ([`streams`]), the walk and then the states.
     #[allow(clippy::type_complexity)]
     fn walk_and_load(
         &self,
@@ -268,7 +270,9 @@ impl Scan<'_> {
                     *at += 1;
                 }
                 if *at < *end && files[*at].0 == rel {
-                    if state.proves_unchanged(&files[*at].1) {
+                    // An attributes file stays in the walk, whatever its state: twins check
+                    // every walked one (`Work::attributes`).
+                    if state.proves_unchanged(&files[*at].1) && !is_attributes(rel.as_bytes()) {
                         proved[*at] = true;
                         return;
                     }

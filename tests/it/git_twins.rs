@@ -464,3 +464,36 @@ fn racy_entries_are_read() {
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
     assert_states_are_the_bytes(&s, &tree.files());
 }
+
+/// A baseline finished over several scans: an untracked `.gitattributes` that an earlier
+/// scan gave its state still rules twins out in a later one, where its state proves it
+/// unchanged (such a scan streams the states past its walk, and a file proved unchanged
+/// leaves the walk: the attributes files must not).
+#[test]
+fn an_attributes_file_baselined_by_an_earlier_scan_still_rules_twins_out() {
+    let tree = Tree::new(None);
+    write(&tree.root, "a/.gitattributes", b"* ident\n");
+    // Old enough for its state to prove it unchanged at once (racy rule); the other files
+    // keep the stats git's index has for them.
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    set_mtime(&tree.root.join("a/.gitattributes"), then);
+    let home = tree.home();
+    let s = session(&home, &tree.root);
+    // One batch of 5 in path order: `a/.gitattributes` first.
+    let first = ScanOptions {
+        budget: std::time::Duration::ZERO,
+        ..twin_options(1)
+    };
+    let r = scan(&s, Phase::Before, None, None, &first, &mut |_| {}).unwrap();
+    assert_eq!((r.baselined, r.twins), (5, 0), "{r:?}");
+    assert!(s
+        .index()
+        .read()
+        .file_state(s.workspace_id(), &rel("a/.gitattributes"))
+        .unwrap()
+        .is_some());
+    let r = scan_with(&s, Phase::Before, 1);
+    assert!(r.baseline_complete, "{r:?}");
+    assert_eq!((r.twins, r.hashed), (0, r.files - 5), "{r:?}");
+    assert_states_are_the_bytes(&s, &tree.files());
+}

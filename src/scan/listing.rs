@@ -660,14 +660,19 @@ mod tests {
             // One stat for two files: not trusted.
             (b"short".to_vec(), listing(encode_stat(&stat(1)).to_vec())),
         ]);
-        let mut listings = Listings::new(rows, 10, Vec::new());
-        listings.log = Some(StateLog {
-            seq: 7,
-            floors: HashMap::new(),
-            touched: HashMap::new(),
-            settle: false,
-        });
-        listings.digest_verified();
+        // The listings as a walk at log entry 7 holds them.
+        let held = |rows, settle| {
+            let mut listings = Listings::new(rows, 10, Vec::new());
+            listings.log = Some(StateLog {
+                seq: 7,
+                floors: HashMap::new(),
+                touched: HashMap::new(),
+                settle,
+            });
+            listings.digest_verified();
+            listings
+        };
+        let listings = held(rows, false);
         assert!(listings.rows().values().all(|l| l.verified.is_empty()));
         assert_eq!(listings.before(b"same"), Some(Digest::of(&both)));
         assert_eq!(listings.before(b"short"), None);
@@ -700,14 +705,7 @@ mod tests {
 
         // A settling walk keeps the stats themselves and no digest.
         let rows = HashMap::from([(b"same".to_vec(), listing(encode_stat(&stat(1)).repeat(2)))]);
-        let mut listings = Listings::new(rows, 10, Vec::new());
-        listings.log = Some(StateLog {
-            seq: 7,
-            floors: HashMap::new(),
-            touched: HashMap::new(),
-            settle: true,
-        });
-        listings.digest_verified();
+        let listings = held(rows, true);
         assert_eq!(
             listings.rows()[b"same".as_slice()].verified.len(),
             2 * VERIFIED_LEN

@@ -1,6 +1,7 @@
 //! Deciding what to look at, and looking: the paths a process's watches say changed, or the
 //! whole tree (with the last walk's listings where there are some); the walk, and the file
-//! states to compare it with, loaded at the same time.
+//! states to compare it with, loaded at the same time, or (a walk to compare with every
+//! state and no watcher to teach) streamed past the walk once it is done.
 
 use std::path::Path;
 

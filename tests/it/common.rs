@@ -480,3 +480,23 @@ pub fn assert_import_refused(run: &Run, message: &str) {
     assert!(run.stderr.contains("\nhint: "), "{}", run.stderr);
     assert_eq!(run.json()["exit_code"], 1);
 }
+
+/// An undo or redo of `target` as the CLI makes it by default: every path, run from `cwd`,
+/// neither forced, strict, a dry run nor skipping unsafe paths.
+pub fn plain_request(
+    direction: rewind::undo::Direction,
+    target: rewind::undo::Target,
+    cwd: &Path,
+) -> rewind::undo::Request {
+    rewind::undo::Request {
+        direction,
+        target,
+        paths: vec![],
+        cwd: cwd.to_path_buf(),
+        dry_run: false,
+        force: false,
+        strict: false,
+        hunks: Vec::new(),
+        skip_unsafe: false,
+    }
+}

@@ -9,7 +9,7 @@ use std::process::Command;
 use rewind::engine::{Home, Options, Session};
 use rewind::ids::BlobId;
 use rewind::scan::{scan, GitGlobal, Phase, ScanOptions, ScanReport};
-use rewind::undo::{self, Direction, Request, Target};
+use rewind::undo::{self, Direction, Target};
 use rewind::workspace::{RelPath, Workspace};
 
 fn git(dir: &Path, args: &[&str]) {
@@ -136,17 +136,7 @@ fn session<'h>(home: &'h Home, root: &Path) -> Session<'h> {
 
 /// Undo window `w` of `s`, all of it, as `rewind undo` does by default.
 fn undo_window(s: &Session<'_>, root: &Path, w: rewind::ids::WindowId) {
-    let request = Request {
-        direction: Direction::Undo,
-        target: Target::Window(w),
-        paths: vec![],
-        cwd: root.to_path_buf(),
-        dry_run: false,
-        force: false,
-        strict: false,
-        hunks: Vec::new(),
-        skip_unsafe: false,
-    };
+    let request = crate::common::plain_request(Direction::Undo, Target::Window(w), root);
     undo::run(s, &request).unwrap();
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rewind::engine::{Clock, Home, Options, Session};
 use rewind::scan::{scan, Phase, ScanOptions, ScanReport};
-use rewind::undo::{self, Direction, Request, Target};
+use rewind::undo::{self, Direction, Target};
 use rewind::workspace::Workspace;
 
 /// xorshift64*: the same changes for both trees, and for a failing seed again.
@@ -183,17 +183,7 @@ fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) -> Option<
                 Change::Undo => Direction::Undo,
                 _ => Direction::Redo,
             };
-            let request = Request {
-                direction,
-                target: Target::Latest,
-                paths: vec![],
-                cwd: root.to_path_buf(),
-                dry_run: false,
-                force: false,
-                strict: false,
-                hunks: Vec::new(),
-                skip_unsafe: false,
-            };
+            let request = crate::common::plain_request(direction, Target::Latest, root);
             let r = undo::run(s, &request).unwrap();
             return Some(format!("{:?}", r.status));
         }
@@ -640,17 +630,7 @@ fn the_first_scan_after_an_undo_of_many_files_finds_only_the_changes_since() {
             std::fs::write(p, "agent\n").unwrap();
         }
         s.record(&paths, t, Some("Write"), None, &[]).unwrap();
-        let request = Request {
-            direction: Direction::Undo,
-            target: Target::Latest,
-            paths: vec![],
-            cwd: t.to_path_buf(),
-            dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
-        };
+        let request = crate::common::plain_request(Direction::Undo, Target::Latest, t);
         undo::run(s, &request).unwrap();
         assert_eq!(
             std::fs::read_to_string(t.join("d7/f3.rs")).unwrap(),

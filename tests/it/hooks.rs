@@ -1014,9 +1014,43 @@ fn gc_rewrites_a_mostly_dead_pack((env, files): (Env, Vec<(String, Vec<u8>)>)) {
     }
 }
 
+type Hurt = fn(&std::path::Path, u64, u64);
+
+/// Damage blob `files[5]`'s frame in the baselined tree `(env, files)` with `hurt`, then
+/// check that verify names the blob (`needle` in its detail) and undo refuses to restore it.
+fn damaged_frame_is_named_and_never_restored(
+    (env, files): (Env, Vec<(String, Vec<u8>)>),
+    case: &str,
+    hurt: Hurt,
+    needle: &str,
+) {
+    let (path, before) = &files[5];
+    env.write(path, "changed by the command\n");
+    bash(&env, true, &[]);
+    let id = blob(before);
+    let (file, offset, len) = packed_at(&env, &id);
+    hurt(&file, offset, len);
+
+    let r = env.run(&["verify"]);
+    assert_eq!(r.code, 1, "{case}: {}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&id) && r.stdout.contains(needle),
+        "{case}: {}",
+        r.stdout
+    );
+    let r = undo(&env, CLAUDE_SESSION);
+    assert_eq!(r.code, 1, "{case}: undo exit\n{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(&id), "{case}: {}", r.stderr);
+    assert_eq!(
+        env.read(path).unwrap(),
+        b"changed by the command\n",
+        "{case}"
+    );
+}
+
+/// Frames of their own: any damage to the blob's frame is damage to the blob.
 #[test]
 fn a_damaged_pack_is_named_by_verify_and_never_restored() {
-    type Hurt = fn(&std::path::Path, u64, u64);
     let cases: [(&str, Hurt, &str); 3] = [
         (
             "flipped byte in the blob's frame",
@@ -1042,29 +1076,43 @@ fn a_damaged_pack_is_named_by_verify_and_never_restored() {
         ),
     ];
     for (case, hurt, needle) in cases {
-        let (env, files) = baselined();
-        let (path, before) = &files[5];
-        env.write(path, "changed by the command\n");
-        bash(&env, true, &[]);
-        let id = blob(before);
-        let (file, offset, len) = packed_at(&env, &id);
-        hurt(&file, offset, len);
+        let env = Env::new();
+        let files = packed_tree_of(&env, 10_000);
+        bash(&env, false, &[]);
+        let row = index(&env).read().blob(&blob(&files[5].1).parse().unwrap());
+        let place = row.unwrap().expect("the blob is stored").place;
+        assert!(matches!(place, Place::Packed { .. }), "{place:?}");
+        damaged_frame_is_named_and_never_restored((env, files), case, hurt, needle);
+    }
+}
 
-        let r = env.run(&["verify"]);
-        assert_eq!(r.code, 1, "{case}: {}{}", r.stdout, r.stderr);
-        assert!(
-            r.stdout.contains(&id) && r.stdout.contains(needle),
-            "{case}: {}",
-            r.stdout
-        );
-        let r = undo(&env, CLAUDE_SESSION);
-        assert_eq!(r.code, 1, "{case}: undo exit\n{}{}", r.stdout, r.stderr);
-        assert!(r.stderr.contains(&id), "{case}: {}", r.stderr);
-        assert_eq!(
-            env.read(path).unwrap(),
-            b"changed by the command\n",
-            "{case}"
-        );
+/// A group's frame: a read decodes it only up to the blob's end (`store::group`), so damage
+/// past that end (the member order is the hashing workers') is another member's. Damage
+/// at the frame's start, or the pack gone, is every member's.
+#[test]
+fn a_damaged_group_is_named_for_each_member_it_holds() {
+    let cases: [(&str, Hurt, &str); 2] = [
+        (
+            "the group's frame header flipped",
+            |pack, offset, _| {
+                let mut bytes = std::fs::read(pack).unwrap();
+                bytes[offset as usize] ^= 0xff;
+                std::fs::write(pack, bytes).unwrap();
+            },
+            "is damaged",
+        ),
+        (
+            "pack deleted",
+            |pack, _, _| std::fs::remove_file(pack).unwrap(),
+            "is missing",
+        ),
+    ];
+    for (case, hurt, needle) in cases {
+        let (env, files) = baselined();
+        let row = index(&env).read().blob(&blob(&files[5].1).parse().unwrap());
+        let place = row.unwrap().expect("the blob is stored").place;
+        assert!(matches!(place, Place::Grouped { .. }), "{place:?}");
+        damaged_frame_is_named_and_never_restored((env, files), case, hurt, needle);
     }
 }
 

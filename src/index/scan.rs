@@ -67,6 +67,19 @@ impl Tx<'_> {
 
     /// Every directory listing of workspace `ws`, by path (the root's is empty).
     pub fn dir_listings(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, DirListing>> {
+        let mut out = HashMap::new();
+        self.each_dir_listing(ws, &mut |path, listing| {
+            out.insert(path, listing);
+        })?;
+        Ok(out)
+    }
+
+    /// [`Tx::dir_listings`], each handed to `to` as it is read.
+    pub fn each_dir_listing(
+        &self,
+        ws: WorkspaceId,
+        to: &mut dyn FnMut(Vec<u8>, DirListing),
+    ) -> Result<()> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -74,24 +87,26 @@ impl Tx<'_> {
                  WHERE workspace_id = ?1",
             )
             .ctx("list directory listings")?;
-        let rows = stmt
-            .query_map([ws.0], |r| {
-                Ok((
-                    r.get(0)?,
-                    DirListing {
-                        dir: r.get(1)?,
-                        rules: r.get(2)?,
-                        recorded_at: r.get(3)?,
-                        files: r.get(4)?,
-                        dirs: r.get(5)?,
-                        verified: r.get(6)?,
-                        seq: r.get(7)?,
-                    },
-                ))
-            })
-            .ctx("list directory listings")?;
-        rows.collect::<rusqlite::Result<_>>()
-            .ctx("list directory listings")
+        let mut rows = stmt.query([ws.0]).ctx("list directory listings")?;
+        let listing = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(Vec<u8>, DirListing)> {
+            Ok((
+                r.get(0)?,
+                DirListing {
+                    dir: r.get(1)?,
+                    rules: r.get(2)?,
+                    recorded_at: r.get(3)?,
+                    files: r.get(4)?,
+                    dirs: r.get(5)?,
+                    verified: r.get(6)?,
+                    seq: r.get(7)?,
+                },
+            ))
+        };
+        while let Some(r) = rows.next().ctx("list directory listings")? {
+            let (path, l) = listing(r).ctx("list directory listings")?;
+            to(path, l);
+        }
+        Ok(())
     }
 
     /// Replace the listings of the directories in `fresh` and drop those of `gone`.

@@ -472,11 +472,38 @@ impl Scan<'_> {
         if fs::remote(root) {
             return None;
         }
+        let outside = walk::outside_rule_files(root, git);
+        if !settle {
+            return self.digested_listings(read, now, outside).ok();
+        }
         let rows = read.dir_listings(self.session.workspace_id()).ok()?;
-        let mut listings = Listings::new(rows, now, walk::outside_rule_files(root, git));
+        let mut listings = Listings::new(rows, now, outside);
         listings.log = self.state_log(read, &mut listings, settle).ok();
         listings.digest_verified();
         Some(listings)
+    }
+
+    /// [`Scan::listings`] for a walk that does not settle files: the log first (all such a
+    /// walk needs of it: its newest entry, the floors), then each listing digested as it is
+    /// read (`Listings::add_digested`).
+    fn digested_listings(
+        &self,
+        read: &Tx<'_>,
+        now: i64,
+        outside: Vec<std::path::PathBuf>,
+    ) -> Result<Listings, IndexError> {
+        let ws = self.session.workspace_id();
+        let log = listing::StateLog {
+            seq: read.state_touches_seen()?,
+            floors: read.state_log_floors(ws)?,
+            touched: std::collections::HashMap::new(),
+            settle: false,
+        };
+        let mut listings = Listings::new(std::collections::HashMap::new(), now, outside);
+        listings.unclaimed = read.unclaimed(ws)?;
+        read.each_dir_listing(ws, &mut |key, row| listings.add_digested(&log, key, row))?;
+        listings.log = Some(log);
+        Ok(listings)
     }
 
     /// The file-state log as far as `listings` need it: when the walk is to settle files, the

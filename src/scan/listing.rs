@@ -684,10 +684,25 @@ mod tests {
             listings.digest_verified();
             listings
         };
+        // Digested as each row is read (`Scan::digested_listings`): the same.
+        let mut streamed = Listings::new(HashMap::new(), 10, Vec::new());
+        let log = StateLog {
+            seq: 7,
+            floors: HashMap::new(),
+            touched: HashMap::new(),
+            settle: false,
+        };
+        for (key, row) in rows.clone() {
+            streamed.add_digested(&log, key, row);
+        }
         let listings = held(rows, false);
-        assert!(listings.rows().values().all(|l| l.verified.is_empty()));
-        assert_eq!(listings.before(b"same"), Some(Digest::of(&both)));
-        assert_eq!(listings.before(b"short"), None);
+        for l in [&listings, &streamed] {
+            assert!(l.rows().values().all(|l| l.verified.is_empty()));
+            assert_eq!(l.rows().len(), 3);
+            assert_eq!(l.before(b"same"), Some(Digest::of(&both)));
+            assert_eq!(l.before(b"moved"), Some(Digest::of(&both)));
+            assert_eq!(l.before(b"short"), None);
+        }
         let renewed = |key: &[u8], verified: Vec<u8>| Renewed {
             key: key.to_vec(),
             listing: DirListing {

@@ -493,17 +493,22 @@ impl Scan<'_> {
         outside: Vec<std::path::PathBuf>,
     ) -> Result<Listings, IndexError> {
         let ws = self.session.workspace_id();
-        let log = listing::StateLog {
-            seq: read.state_touches_seen()?,
-            floors: read.state_log_floors(ws)?,
-            touched: std::collections::HashMap::new(),
-            settle: false,
-        };
+        let log = self.log_head(read)?;
         let mut listings = Listings::new(std::collections::HashMap::new(), now, outside);
         listings.unclaimed = read.unclaimed(ws)?;
         read.each_dir_listing(ws, &mut |key, row| listings.add_digested(&log, key, row))?;
         listings.log = Some(log);
         Ok(listings)
+    }
+
+    /// The file-state log's newest entry and floors, for a walk that does not settle files.
+    fn log_head(&self, read: &Tx<'_>) -> Result<listing::StateLog, IndexError> {
+        Ok(listing::StateLog {
+            seq: read.state_touches_seen()?,
+            floors: read.state_log_floors(self.session.workspace_id())?,
+            touched: std::collections::HashMap::new(),
+            settle: false,
+        })
     }
 
     /// The file-state log as far as `listings` need it: when the walk is to settle files, the
@@ -517,12 +522,7 @@ impl Scan<'_> {
         settle: bool,
     ) -> Result<listing::StateLog, IndexError> {
         let ws = self.session.workspace_id();
-        let mut log = listing::StateLog {
-            seq: read.state_touches_seen()?,
-            floors: read.state_log_floors(ws)?,
-            touched: std::collections::HashMap::new(),
-            settle: false,
-        };
+        let mut log = self.log_head(read)?;
         // The entries after the oldest verification trusted.
         let since = listings
             .rows()

@@ -148,13 +148,7 @@ impl Scan<'_> {
                 .collect(),
         };
         let compare = |(rel, stat): (RelPath, Stat)| candidate(known, complete, mark, rel, &stat);
-        let chunk = walked.len().div_ceil(self.threads.max(1)).max(1);
-        let mut parts = Vec::new();
-        let mut rest = walked;
-        while rest.len() > chunk {
-            parts.push(rest.split_off(rest.len() - chunk));
-        }
-        parts.push(rest);
+        let parts = super::split_shrinking(walked, self.threads);
         let found: Vec<Vec<Candidate>> = std::thread::scope(|s| {
             let parts: Vec<_> = parts
                 .into_iter()
@@ -237,12 +231,11 @@ fn split_baseline(mut found: Vec<Vec<Candidate>>) -> (Vec<Candidate>, Vec<Candid
     };
     let mut urgent: Vec<Candidate> = baseline.extract_if(.., |c| !is_baseline(c)).collect();
     baseline.reserve(found.iter().flatten().filter(|c| is_baseline(c)).count());
-    for c in found.into_iter().flatten() {
-        if is_baseline(&c) {
-            baseline.push(c);
-        } else {
-            urgent.push(c);
-        }
+    for part in found {
+        super::drain_shrinking(part, |c| match is_baseline(&c) {
+            true => baseline.push(c),
+            false => urgent.push(c),
+        });
     }
     (baseline, urgent)
 }

@@ -566,3 +566,70 @@ fn drop_later<T: Send + 'static>(big: T) {
         .name("rewind-drop".into())
         .spawn(move || drop(big));
 }
+
+/// Elements moved off the end of a big vector (a walk's files, a comparison's candidates) at
+/// most this many at a time, the vector shrunk after each: its memory is given back while
+/// where they go grows, so the two are never both whole at a scan's highest point of memory.
+const SLICE: usize = 1 << 14;
+
+/// Hand every element of `from` to `to`, from the end, a [`SLICE`] at a time, `from` shrunk
+/// after each (in no particular order: the callers' vectors have none).
+fn drain_shrinking<T>(mut from: Vec<T>, mut to: impl FnMut(T)) {
+    while !from.is_empty() {
+        let at = from.len().saturating_sub(SLICE);
+        from.drain(at..).for_each(&mut to);
+        from.shrink_to_fit();
+    }
+}
+
+/// `all` cut into `parts` vectors of about equal length (one per thread), moved a [`SLICE`]
+/// at a time with `all` shrunk after each: never a second copy of all of it.
+fn split_shrinking<T>(mut all: Vec<T>, parts: usize) -> Vec<Vec<T>> {
+    let chunk = all.len().div_ceil(parts.max(1)).max(1);
+    let mut out = Vec::with_capacity(parts.max(1));
+    while all.len() > chunk {
+        let mut part = Vec::with_capacity(chunk);
+        while part.len() < chunk {
+            let at = all.len() - (chunk - part.len()).min(SLICE);
+            part.extend(all.drain(at..));
+            all.shrink_to_fit();
+        }
+        out.push(part);
+    }
+    out.push(all);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draining_hands_over_every_element_once() {
+        for n in [0usize, 1, SLICE, SLICE + 1, 3 * SLICE + 7] {
+            let mut got = Vec::new();
+            drain_shrinking((0..n).collect(), |x| got.push(x));
+            got.sort_unstable();
+            assert_eq!(got, (0..n).collect::<Vec<_>>(), "{n}");
+        }
+    }
+
+    #[test]
+    fn splitting_keeps_every_element_once_in_parts_of_about_equal_length() {
+        for (n, parts) in [
+            (0usize, 2usize),
+            (1, 2),
+            (5, 0),
+            (2 * SLICE + 3, 2),
+            (100_001, 3),
+        ] {
+            let split = split_shrinking((0..n).collect::<Vec<_>>(), parts);
+            assert!(split.len() <= parts.max(1), "{n} {parts}: {}", split.len());
+            let chunk = n.div_ceil(parts.max(1)).max(1);
+            assert!(split.iter().all(|p| p.len() <= chunk), "{n} {parts}");
+            let mut all: Vec<usize> = split.into_iter().flatten().collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..n).collect::<Vec<_>>(), "{n} {parts}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 #
 #   benches/fetch-data.sh            # idempotent; re-running only fills what is missing
 #   BIG=1 benches/fetch-data.sh      # also the 470k-file tree (≈9 GB more disk, minutes)
+#   HUGE=1 benches/fetch-data.sh     # also the 1M-file tree (hard links, ≈2 GB, minutes)
 #
 # Cache: ${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
 #   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
@@ -14,6 +15,9 @@
 #                   file committed: 469,728 non-ignored files, 7.9 GB (benches/big.sh).
 #                   Real copies, not hard links: the benchmarks modify files, and a file with
 #                   a second name is one rewind's watches treat apart.
+#   linux-x13/      (HUGE=1 only) thirteen hard-linked copies of linux/ (1/ .. 13/) in one git
+#                   repository, 1.02M files (≈2 GB more disk: directories and git's index),
+#                   for benches/memory.sh, which only reads it
 #   VERSIONS        the exact data versions, for benches/RESULTS.md
 # The medium tree is not copied: it is cargo's own source cache (~/.cargo/registry/src/*/).
 #
@@ -111,6 +115,32 @@ if [ "${BIG:-0}" = 1 ] && [ ! -f linux-x6.complete ]; then
     touch linux-x6.complete
 fi
 
+# --- the 1M-file tree: thirteen hard-linked copies of the large one, one repository (HUGE=1) --
+# Hard links: no more data on disk, and git stores each content once; what the memory rows
+# (benches/memory.sh) measure grows with the files, the paths and the directories.
+if [ "${HUGE:-0}" = 1 ] && [ ! -f linux-x13.complete ]; then
+    need=$((2 * 1024 * 1024)) # KiB: directories, inodes' links and git's index
+    avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
+    if [ "$avail" -lt "$need" ]; then
+        log "not enough disk for linux-x13: $((avail / 1024 / 1024)) GiB free, 2 needed"
+        exit 1
+    fi
+    log "building linux-x13 (thirteen hard-linked copies of linux/, one git repository)"
+    rm -rf linux-x13 linux-x13.tmp
+    mkdir -p linux-x13.tmp
+    for i in $(seq 1 13); do
+        cp -al linux "linux-x13.tmp/$i"
+    done
+    (
+        cd linux-x13.tmp
+        git init -q
+        git -c core.fsync=none add -A
+        git -c user.name=bench -c user.email=bench@localhost commit -q -m "thirteen copies of linux-source-6.1"
+    )
+    mv linux-x13.tmp linux-x13
+    touch linux-x13.complete
+fi
+
 # --- a real version history: every published version of one npm package -------------------
 mkdir -p "npm/$NPM_PACKAGE"
 if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
@@ -147,6 +177,9 @@ fi
     echo "linux: $(cat linux.version) ($(find linux -type f | wc -l) files)"
     if [ -f linux-x6.complete ]; then
         echo "linux-x6: six copies of it in one git repository ($(git -C linux-x6 ls-files | wc -l) files)"
+    fi
+    if [ -f linux-x13.complete ]; then
+        echo "linux-x13: thirteen hard-linked copies of it in one git repository ($(git -C linux-x13 ls-files | wc -l) files)"
     fi
     echo "npm: $NPM_PACKAGE, $(wc -l <"npm/$NPM_PACKAGE/versions.txt") versions," \
         "$(head -n 1 "npm/$NPM_PACKAGE/versions.txt") .. $(tail -n 1 "npm/$NPM_PACKAGE/versions.txt")"

@@ -218,10 +218,10 @@ impl Scan<'_> {
 }
 
 /// The comparing threads' candidates as the baseline's and the others'. The baseline's go
-/// into the part with the most room: the one that reuses the walk's own buffer (the walked
-/// paths were collected into candidates in place), which holds a first baseline's every file
-/// without growing. Made anew, it was a third copy of the tree's paths (22 MiB at 470k
-/// files) at the scan's highest point of memory.
+/// into the part with the most room, grown once to hold them all (a big buffer grows in
+/// place: glibc remaps it), and each other part is given back a slice at a time as its
+/// candidates move ([`super::drain_shrinking`]): never a whole second copy of the
+/// candidates at the scan's highest point of memory.
 fn split_baseline(mut found: Vec<Vec<Candidate>>) -> (Vec<Candidate>, Vec<Candidate>) {
     let is_baseline = |c: &Candidate| matches!(c.need, Need::Baseline);
     let roomiest = (0..found.len()).max_by_key(|&i| found[i].capacity());

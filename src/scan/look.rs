@@ -466,7 +466,8 @@ impl Scan<'_> {
     /// unless its tree may change without a directory's mtime moving here (on or holding a
     /// network filesystem, or not known to be local), with the file-state log they are
     /// verified against; the walk `settle`s files when asked to and its listings would settle
-    /// most of them. None when they cannot be read either: they only spare work.
+    /// most of them. None when they (or, for a walk that does not settle, the log's head)
+    /// cannot be read either: they only spare work.
     fn listings(&self, read: &Tx<'_>, now: i64, git: &GitGlobal, settle: bool) -> Option<Listings> {
         let root = self.root();
         if fs::remote(root) {

@@ -1017,13 +1017,14 @@ fn gc_rewrites_a_mostly_dead_pack((env, files): (Env, Vec<(String, Vec<u8>)>)) {
 type Hurt = fn(&std::path::Path, u64, u64);
 
 /// Damage blob `files[5]`'s frame in the baselined tree `(env, files)` with `hurt`, then
-/// check that verify names the blob (`needle` in its detail) and undo refuses to restore it.
+/// check that verify names the blob (`needle` in its detail) and undo refuses to restore it;
+/// verify's output.
 fn damaged_frame_is_named_and_never_restored(
     (env, files): (Env, Vec<(String, Vec<u8>)>),
     case: &str,
     hurt: Hurt,
     needle: &str,
-) {
+) -> String {
     let (path, before) = &files[5];
     env.write(path, "changed by the command\n");
     bash(&env, true, &[]);
@@ -1031,12 +1032,16 @@ fn damaged_frame_is_named_and_never_restored(
     let (file, offset, len) = packed_at(&env, &id);
     hurt(&file, offset, len);
 
-    let r = env.run(&["verify"]);
-    assert_eq!(r.code, 1, "{case}: {}{}", r.stdout, r.stderr);
+    let verified = env.run(&["verify"]);
+    assert_eq!(
+        verified.code, 1,
+        "{case}: {}{}",
+        verified.stdout, verified.stderr
+    );
     assert!(
-        r.stdout.contains(&id) && r.stdout.contains(needle),
+        verified.stdout.contains(&id) && verified.stdout.contains(needle),
         "{case}: {}",
-        r.stdout
+        verified.stdout
     );
     let r = undo(&env, CLAUDE_SESSION);
     assert_eq!(r.code, 1, "{case}: undo exit\n{}{}", r.stdout, r.stderr);
@@ -1046,6 +1051,7 @@ fn damaged_frame_is_named_and_never_restored(
         b"changed by the command\n",
         "{case}"
     );
+    verified.stdout
 }
 
 /// Frames of their own: any damage to the blob's frame is damage to the blob.
@@ -1107,12 +1113,31 @@ fn a_damaged_group_is_named_for_each_member_it_holds() {
             "is missing",
         ),
     ];
+    let place_of = |env: &Env, content: &[u8]| {
+        let row = index(env).read().blob(&blob(content).parse().unwrap());
+        row.unwrap().expect("the blob is stored").place
+    };
     for (case, hurt, needle) in cases {
         let (env, files) = baselined();
-        let row = index(&env).read().blob(&blob(&files[5].1).parse().unwrap());
-        let place = row.unwrap().expect("the blob is stored").place;
-        assert!(matches!(place, Place::Grouped { .. }), "{place:?}");
-        damaged_frame_is_named_and_never_restored((env, files), case, hurt, needle);
+        let Place::Grouped { pack, offset, .. } = place_of(&env, &files[5].1) else {
+            panic!("{case}: files[5] is not in a group");
+        };
+        // Every blob whose bytes are in that frame.
+        let mut members: Vec<String> = files
+            .iter()
+            .filter(|(_, b)| {
+                let p = place_of(&env, b);
+                matches!(p, Place::Grouped { pack: q, offset: o, .. } if q == pack && o == offset)
+            })
+            .map(|(_, b)| blob(b))
+            .collect();
+        members.sort();
+        members.dedup();
+        assert!(members.len() > 1, "{case}: a group of one: {members:?}");
+        let out = damaged_frame_is_named_and_never_restored((env, files), case, hurt, needle);
+        for id in &members {
+            assert!(out.contains(id.as_str()), "{case}: {id} not named:\n{out}");
+        }
     }
 }
 

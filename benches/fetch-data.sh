@@ -30,6 +30,14 @@ mkdir -p "$DATA"
 cd "$DATA"
 
 log() { printf 'fetch-data: %s\n' "$*" >&2; }
+need_gib() { # GIB WHAT: stop unless this disk has GIB GiB free for WHAT
+    local avail
+    avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
+    if [ "$avail" -lt $(($1 * 1024 * 1024)) ]; then
+        log "not enough disk for $2: $((avail / 1024 / 1024)) GiB free, $1 needed"
+        exit 1
+    fi
+}
 
 apt_updated=0
 apt_update_once() {
@@ -92,12 +100,7 @@ fi
 
 # --- the 470k-file tree: six copies of the large one, one git repository (BIG=1) ---------
 if [ "${BIG:-0}" = 1 ] && [ ! -f linux-x6.complete ]; then
-    need=$((10 * 1024 * 1024)) # KiB: the copies (≈9 GB) and git's objects
-    avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
-    if [ "$avail" -lt "$need" ]; then
-        log "not enough disk for linux-x6: $((avail / 1024 / 1024)) GiB free, 10 needed"
-        exit 1
-    fi
+    need_gib 10 linux-x6 # the copies (≈9 GB) and git's objects
     log "building linux-x6 (six copies of linux/, one git repository)"
     rm -rf linux-x6
     mkdir -p linux-x6.tmp
@@ -119,12 +122,7 @@ fi
 # Hard links: no more data on disk, and git stores each content once; what the memory rows
 # (benches/memory.sh) measure grows with the files, the paths and the directories.
 if [ "${HUGE:-0}" = 1 ] && [ ! -f linux-x13.complete ]; then
-    need=$((2 * 1024 * 1024)) # KiB: directories, inodes' links and git's index
-    avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
-    if [ "$avail" -lt "$need" ]; then
-        log "not enough disk for linux-x13: $((avail / 1024 / 1024)) GiB free, 2 needed"
-        exit 1
-    fi
+    need_gib 2 linux-x13 # directories, links and git's index
     log "building linux-x13 (thirteen hard-linked copies of linux/, one git repository)"
     rm -rf linux-x13 linux-x13.tmp
     mkdir -p linux-x13.tmp

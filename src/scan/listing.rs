@@ -197,6 +197,9 @@ impl Recorded {
             out.push((r.key, r.listing));
             before.push(r.before);
         }
+        if out.is_empty() {
+            return out;
+        }
         // By directory (a first baseline has every file unproven: one pass per listing).
         let mut by_dir: HashMap<&[u8], std::collections::HashSet<&[u8]>> = HashMap::new();
         for path in unproven {

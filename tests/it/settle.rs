@@ -752,3 +752,57 @@ fn a_scan_with_the_baseline_incomplete_finds_edits_and_deletions_of_baselined_fi
         std::fs::remove_file(tree.join(format!("d2/new{threads}"))).unwrap();
     }
 }
+
+/// A scan with the baseline incomplete streams the states past its walk: the listings it
+/// writes verify only the files whose states proved them unchanged, never one that had no
+/// state yet (a settling walk would take such a file as unchanged by its stat alone).
+#[test]
+fn a_scan_with_the_baseline_incomplete_verifies_only_the_files_its_states_proved() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    // One verified stat's bytes in a listing (`listing::VERIFIED_LEN`); all zeros: none.
+    const VERIFIED_LEN: usize = 36;
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("ws");
+    for d in 0..3 {
+        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
+        for f in 0..40 {
+            let p = tree.join(format!("d{d}/f{f:02}"));
+            std::fs::write(p, format!("file {d} {f}\n")).unwrap();
+        }
+    }
+    let home = home_ahead(&dir.path().join("home"), an_hour_ahead());
+    let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
+    // One batch of 16 files a scan, in path order.
+    let opts = ScanOptions {
+        budget: Duration::ZERO,
+        batch_files: 16,
+        ..ScanOptions::default()
+    };
+    let run = || scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+    let verified = |name: &str| -> usize {
+        let index = home.index();
+        let root = Workspace::open(&tree).unwrap().root_bytes();
+        let ws = index.read().find_workspace(&root).unwrap().unwrap();
+        let listings = index.read().dir_listings(ws).unwrap();
+        let listing = &listings[name.as_bytes()];
+        listing
+            .verified
+            .chunks(VERIFIED_LEN)
+            .filter(|v| v.iter().any(|b| *b != 0))
+            .count()
+    };
+    let first = run();
+    assert!(!first.baseline_complete, "{first:?}");
+    // Nothing had a state when the first scan walked.
+    for d in ["d0", "d1", "d2"] {
+        assert_eq!(verified(d), 0, "{d} after the first scan");
+    }
+    let second = run();
+    assert!(!second.baseline_complete, "{second:?}");
+    // The 16 files the first scan baselined (d0/f00..f15) were proved by the second.
+    assert_eq!(verified("d0"), 16);
+    assert_eq!(verified("d1"), 0);
+    assert_eq!(verified("d2"), 0);
+}

@@ -133,7 +133,7 @@ const AUTOCHECKPOINT_PAGES: u64 = 256;
 /// a process's share of the index in memory no longer grows with the index. A 78k-file
 /// tree's index fits whole; at 470k files (a 129 MB index) a scan with no change peaked at
 /// 157 MiB with a 1 GiB map and 80 MiB with this one, 3–6 % slower, and a budgeted baseline
-/// call at 216 MiB against 170 MiB (benches/RESULTS.md, "Memory at 470k and 1M files").
+/// call at 216 MiB against 170 MiB (benches/RESULTS.md, "Memory by tree size").
 const MMAP_BYTES: u64 = 32 << 20;
 
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.

@@ -696,6 +696,19 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
     }
 }
 
+/// A workspace under `dir` of three directories `d0`..`d2` of 40 small files `fNN` each.
+fn three_dirs_of_forty(dir: &Path) -> PathBuf {
+    let tree = dir.join("ws");
+    for d in 0..3 {
+        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
+        for f in 0..40 {
+            let p = tree.join(format!("d{d}/f{f:02}"));
+            std::fs::write(p, format!("file {d} {f}\n")).unwrap();
+        }
+    }
+    tree
+}
+
 /// A scan with files still to baseline compares its walk with every state, streamed in path
 /// order (`Scan::stream_states`): files their states prove unchanged are counted, not handed
 /// on; an edited and a deleted file that have a state are found against it, on every walking
@@ -704,14 +717,7 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
 #[test]
 fn a_scan_with_the_baseline_incomplete_finds_edits_and_deletions_of_baselined_files() {
     let dir = tempfile::tempdir().unwrap();
-    let tree = dir.path().join("ws");
-    for d in 0..3 {
-        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
-        for f in 0..40 {
-            let p = tree.join(format!("d{d}/f{f:02}"));
-            std::fs::write(p, format!("file {d} {f}\n")).unwrap();
-        }
-    }
+    let tree = three_dirs_of_forty(dir.path());
     let home = home_ahead(&dir.path().join("home"), an_hour_ahead());
     let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
     for threads in [1, 3] {
@@ -764,14 +770,7 @@ fn a_scan_with_the_baseline_incomplete_verifies_only_the_files_its_states_proved
     // One verified stat's bytes in a listing (`listing::VERIFIED_LEN`); all zeros: none.
     const VERIFIED_LEN: usize = 36;
     let dir = tempfile::tempdir().unwrap();
-    let tree = dir.path().join("ws");
-    for d in 0..3 {
-        std::fs::create_dir_all(tree.join(format!("d{d}"))).unwrap();
-        for f in 0..40 {
-            let p = tree.join(format!("d{d}/f{f:02}"));
-            std::fs::write(p, format!("file {d} {f}\n")).unwrap();
-        }
-    }
+    let tree = three_dirs_of_forty(dir.path());
     let home = home_ahead(&dir.path().join("home"), an_hour_ahead());
     let s = home.session(Workspace::open(&tree).unwrap(), "s").unwrap();
     // One batch of 16 files a scan, in path order.

@@ -30,6 +30,23 @@ mkdir -p "$DATA"
 cd "$DATA"
 
 log() { printf 'fetch-data: %s\n' "$*" >&2; }
+copies_repo() { # NAME COUNT CP_FLAG: COUNT copies of linux/ (cp CP_FLAG) as 1/ .. COUNT/, every
+    # file committed in one new git repository NAME, marked complete
+    rm -rf "$1" "$1.tmp"
+    mkdir -p "$1.tmp"
+    for i in $(seq 1 "$2"); do
+        cp "$3" linux "$1.tmp/$i"
+    done
+    (
+        cd "$1.tmp"
+        git init -q
+        git -c core.fsync=none add -A
+        git -c user.name=bench -c user.email=bench@localhost commit -q -m "$2 copies of linux-source-6.1"
+        git gc -q --auto
+    )
+    mv "$1.tmp" "$1"
+    touch "$1.complete"
+}
 need_gib() { # GIB WHAT: stop unless this disk has GIB GiB free for WHAT
     local avail
     avail=$(df -Pk . | awk 'NR == 2 { print $4 }')
@@ -102,20 +119,7 @@ fi
 if [ "${BIG:-0}" = 1 ] && [ ! -f linux-x6.complete ]; then
     need_gib 10 linux-x6 # the copies (≈9 GB) and git's objects
     log "building linux-x6 (six copies of linux/, one git repository)"
-    rm -rf linux-x6
-    mkdir -p linux-x6.tmp
-    for i in 1 2 3 4 5 6; do
-        cp -a linux "linux-x6.tmp/$i"
-    done
-    (
-        cd linux-x6.tmp
-        git init -q
-        git -c core.fsyncObjectFiles=false add -A
-        git -c user.name=bench -c user.email=bench@localhost commit -q -m "six copies of linux-source-6.1"
-        git gc -q --auto
-    )
-    mv linux-x6.tmp linux-x6
-    touch linux-x6.complete
+    copies_repo linux-x6 6 -a
 fi
 
 # --- the 1M-file tree: thirteen hard-linked copies of the large one, one repository (HUGE=1) --
@@ -124,19 +128,7 @@ fi
 if [ "${HUGE:-0}" = 1 ] && [ ! -f linux-x13.complete ]; then
     need_gib 2 linux-x13 # directories, links and git's index
     log "building linux-x13 (thirteen hard-linked copies of linux/, one git repository)"
-    rm -rf linux-x13 linux-x13.tmp
-    mkdir -p linux-x13.tmp
-    for i in $(seq 1 13); do
-        cp -al linux "linux-x13.tmp/$i"
-    done
-    (
-        cd linux-x13.tmp
-        git init -q
-        git -c core.fsync=none add -A
-        git -c user.name=bench -c user.email=bench@localhost commit -q -m "thirteen copies of linux-source-6.1"
-    )
-    mv linux-x13.tmp linux-x13
-    touch linux-x13.complete
+    copies_repo linux-x13 13 -al
 fi
 
 # --- a real version history: every published version of one npm package -------------------

@@ -129,8 +129,9 @@ const AUTOCHECKPOINT_PAGES: u64 = 256;
 /// auto-vacuum), the case SQLite's docs warn about.
 ///
 /// Every page a process touches through the map stays in its resident set until the map is
-/// dropped (at exit, or [`Index::release_memory`]), 64 KiB at a time (the kernel maps the pages around a fault too): so the map is capped, and
-/// a process's share of the index in memory no longer grows with the index. A 78k-file
+/// dropped (at exit, or [`Index::release_memory`]), 64 KiB at a time (the kernel maps the
+/// pages around a fault too): so the map is capped, and a process's share of the index in
+/// memory no longer grows with the index. A 78k-file
 /// tree's index fits whole; at 470k files (a 129 MB index) a scan with no change peaked at
 /// 157 MiB with a 1 GiB map and 80 MiB with this one, 3–6 % slower, and a budgeted baseline
 /// call at 216 MiB against 170 MiB (benches/RESULTS.md, "Memory by tree size").

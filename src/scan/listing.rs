@@ -378,7 +378,7 @@ impl Listings {
     }
 
     /// For a walk whose log says it does not settle files after all (no trusted listing, no
-    /// unclaimed paths kept): each trusted listing's verified stats only as their digest,
+    /// unclaimed paths kept): each listing's verified stats only as their digest (`digest_into`),
     /// what its renewed listing compares its new ones with, and the stats themselves freed.
     /// Such a walk reads them for nothing else, and they are 36 bytes a file (17 MiB at 470k
     /// files). A walk known beforehand not to settle digests each row as it is read instead
@@ -403,7 +403,7 @@ impl Listings {
 
     /// The digest of the verified stats the listing of `dir` had, when its renewed listing
     /// need not be written if they come out the same: in a walk that does not settle, if it
-    /// was trusted.
+    /// was trusted or verified no file (`digest_into`).
     pub fn before(&self, dir: &[u8]) -> Option<Digest> {
         self.before.get(dir).copied()
     }

@@ -479,7 +479,7 @@ impl Scan<'_> {
         }
         let rows = read.dir_listings(self.session.workspace_id()).ok()?;
         let mut listings = Listings::new(rows, now, outside);
-        listings.log = self.state_log(read, &mut listings, settle).ok();
+        listings.log = self.state_log(read, &mut listings).ok();
         listings.digest_verified();
         Some(listings)
     }
@@ -512,15 +512,15 @@ impl Scan<'_> {
         })
     }
 
-    /// The file-state log as far as `listings` need it: when the walk is to settle files, the
-    /// paths written since the oldest
-    /// verification it trusts, and those the last walk left unclaimed (also kept in
-    /// `listings`, to be compared with this walk's).
+    /// The file-state log as far as a walk that is to settle files needs it: the paths
+    /// written since the oldest verification its `listings` trust, and those the last walk
+    /// left unclaimed (also kept in `listings`, to be compared with this walk's). With no
+    /// trusted listing or no unclaimed paths kept, the log's head only: the walk does not
+    /// settle after all. (A walk that does not settle reads [`Scan::log_head`].)
     fn state_log(
         &self,
         read: &Tx<'_>,
         listings: &mut Listings,
-        settle: bool,
     ) -> Result<listing::StateLog, IndexError> {
         let ws = self.session.workspace_id();
         let mut log = self.log_head(read)?;
@@ -534,7 +534,7 @@ impl Scan<'_> {
             .unwrap_or(i64::MAX);
         let unclaimed = read.unclaimed(ws)?;
         listings.unclaimed.clone_from(&unclaimed);
-        let Some(unclaimed) = unclaimed.filter(|_| settle && since < i64::MAX) else {
+        let Some(unclaimed) = unclaimed.filter(|_| since < i64::MAX) else {
             return Ok(log);
         };
         // However many of them there are, each is a state loaded in `load_unsettled`, at

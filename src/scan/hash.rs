@@ -114,10 +114,11 @@ impl Scan<'_> {
             urgent,
             baseline,
             attributes,
+            later,
         } = work;
         let to_hash = (urgent.len() + baseline.len()) as u64;
         let mut counts = Hashed {
-            remaining: baseline.len() as u64,
+            remaining: baseline.len() as u64 + later,
             ..Hashed::default()
         };
         let mut report = |hashed| {
@@ -142,7 +143,7 @@ impl Scan<'_> {
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
-            let twins = self.twins(baseline.len(), &attributes);
+            let twins = self.twins(baseline.len() + later as usize, &attributes);
             // A big baseline gives back what the walk and the comparison freed, then what
             // its batches freed every few of them: each batch's buffers are made on worker
             // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of

@@ -40,8 +40,11 @@ pub(super) struct Work {
     /// The walked `.gitattributes` files, tracked or not: what a baseline's twins must
     /// check (module `twins`). A walk with files still to baseline is a full walk (listings
     /// and watches narrow only a complete baseline's), so none is missed but an ignored one;
-    /// streaming the states never takes one out of the walk (`Scan::stream_states`).
+    /// the walk in path order collects every one it meets (`Judging`).
     pub attributes: Vec<RelPath>,
+    /// Files to baseline past `baseline`'s room (a walk in path order keeps only so many,
+    /// `Judging`): left for another round of the scan, or the next scan.
+    pub later: u64,
 }
 
 /// The files to baseline, in path order, packed: each is unknown and needs only its first
@@ -75,11 +78,16 @@ impl Pending {
             sizes: Vec::with_capacity(sorted.len()),
         };
         for c in sorted {
-            p.paths.extend_from_slice(c.rel.as_bytes());
-            p.ends.push(p.paths.len());
-            p.sizes.push(c.size);
+            p.push(c.rel.as_bytes(), c.size);
         }
         p
+    }
+
+    /// One more file to baseline, after the others in path order.
+    fn push(&mut self, rel: &[u8], size: u64) {
+        self.paths.extend_from_slice(rel);
+        self.ends.push(self.paths.len());
+        self.sizes.push(size);
     }
 
     pub fn len(&self) -> usize {
@@ -174,6 +182,7 @@ impl Scan<'_> {
             urgent,
             baseline: Pending::pack(baseline),
             attributes,
+            later: 0,
         })
     }
 
@@ -250,23 +259,88 @@ fn candidate(
     stat: &Stat,
 ) -> Option<Candidate> {
     let k = known.claim(rel.as_bytes());
-    let need = match k {
-        Some(k) => {
-            if k.proves_unchanged(stat) {
-                return None;
-            }
-            Need::Verify
-        }
-        None if complete => Need::Created,
-        None if mark.is_some_and(|m| touched_since(stat, m)) => Need::NoBaseline,
-        None => Need::Baseline,
-    };
+    let need = need(k, complete, mark, stat)?;
     Some(Candidate {
         rel,
         known: k.map(|k| Box::new(k.clone())),
         need,
         size: stat.size,
     })
+}
+
+/// Why a walked file with state `known` (or none) must be read; `None`: it need not, its state
+/// proves it unchanged.
+fn need(
+    known: Option<&KnownState>,
+    complete: bool,
+    mark: Option<i64>,
+    stat: &Stat,
+) -> Option<Need> {
+    Some(match known {
+        Some(k) if k.proves_unchanged(stat) => return None,
+        Some(_) => Need::Verify,
+        None if complete => Need::Created,
+        None if mark.is_some_and(|m| touched_since(stat, m)) => Need::NoBaseline,
+        None => Need::Baseline,
+    })
+}
+
+/// The comparison of a walk in path order with every state, streamed past it (module `look`),
+/// a file at a time: what [`Scan::compare`] finds, in path order already, with no more than
+/// `room` files to baseline kept (the others counted: [`Work::later`]).
+pub(super) struct Judging {
+    complete: bool,
+    mark: Option<i64>,
+    room: usize,
+    work: Work,
+    /// Files judged.
+    pub files: u64,
+}
+
+impl Judging {
+    pub fn new(complete: bool, mark: Option<i64>, room: usize) -> Judging {
+        Judging {
+            complete,
+            mark,
+            room,
+            work: Work {
+                urgent: Vec::new(),
+                baseline: Pending::default(),
+                attributes: Vec::new(),
+                later: 0,
+            },
+            files: 0,
+        }
+    }
+
+    /// One walked file against its state (`None`: it has none); whether the state proves it
+    /// unchanged.
+    pub fn file(&mut self, rel: &RelPath, stat: &Stat, known: Option<&KnownState>) -> bool {
+        self.files += 1;
+        let work = &mut self.work;
+        // Every attributes file, whatever its state: twins check every walked one.
+        if !self.complete && is_attributes(rel.as_bytes()) {
+            work.attributes.push(rel.clone());
+        }
+        match need(known, self.complete, self.mark, stat) {
+            None => return true,
+            Some(Need::Baseline) if work.baseline.len() < self.room => {
+                work.baseline.push(rel.as_bytes(), stat.size);
+            }
+            Some(Need::Baseline) => work.later += 1,
+            Some(need) => work.urgent.push(Candidate {
+                rel: rel.clone(),
+                known: known.map(|k| Box::new(k.clone())),
+                need,
+                size: stat.size,
+            }),
+        }
+        false
+    }
+
+    pub fn into_work(self) -> Work {
+        self.work
+    }
 }
 
 /// The change a file's new `state` implies against what was known, if any. `unread` says why

@@ -1,14 +1,15 @@
 //! Deciding what to look at, and looking: the paths a process's watches say changed, or the
 //! whole tree (with the last walk's listings where there are some); the walk, and the file
 //! states to compare it with, loaded at the same time, or (a walk to compare with every
-//! state and no watcher to teach) streamed past the walk once it is done.
+//! state and no watcher to teach) streamed past the walk as it goes, in path order, each file
+//! judged as it comes.
 
 use std::path::Path;
 
 use ignore::gitignore::Gitignore;
 
 use super::fs;
-use super::judge::{is_attributes, Work};
+use super::judge::{Judging, Work};
 use super::listing::{self, Listings, Recorded};
 use super::states::States;
 use super::{lock, walk, GitGlobal, Result, Scan, ScanError};
@@ -19,9 +20,11 @@ use crate::workspace::{RelPath, Stat};
 
 /// What a scan compares: the files walked with their stats, the file states, whether the
 /// baseline is complete, (for a new watcher) the file-state log's newest entry, and what a
-/// walk with listings leaves for the next.
+/// walk with listings leaves for the next. A walk in path order leaves no files: they were
+/// judged as they came, into `work`, and `known` holds the states no file claimed.
 pub(super) struct Gathered {
     pub walked: Vec<(RelPath, Stat)>,
+    pub work: Option<Work>,
     pub known: States,
     pub complete: bool,
     pub rows: Option<i64>,
@@ -32,6 +35,8 @@ pub(super) struct Gathered {
 /// the listings now void, and the unclaimed paths as the last walk left them.
 pub(super) struct Listed {
     pub recorded: Recorded,
+    /// The walk was in path order: its listings' verified stats are settled already.
+    pub in_order: bool,
     pub gone: Vec<Vec<u8>>,
     pub unclaimed: Option<Vec<u8>>,
 }
@@ -79,8 +84,9 @@ impl Scan<'_> {
         &self,
         watcher: &mut Option<Watcher>,
         changed: Option<Vec<RelPath>>,
+        mark: Option<i64>,
     ) -> Result<(Gathered, Option<Vec<RelPath>>)> {
-        let got = self.gather(watcher.as_ref(), changed.as_deref(), self.opts.settle)?;
+        let got = self.gather(watcher.as_ref(), changed.as_deref(), self.opts.settle, mark)?;
         let (Some(w), Some(watches), Some(_)) = (watcher.as_ref(), self.watches(), &changed) else {
             return Ok((got, changed));
         };
@@ -89,7 +95,7 @@ impl Scan<'_> {
         }
         let why = "a file gained another name (a hard link)";
         *watcher = lock(watches).restart(self.root(), &self.git_global(), why);
-        let got = self.gather(watcher.as_ref(), None, self.opts.settle)?;
+        let got = self.gather(watcher.as_ref(), None, self.opts.settle, mark)?;
         Ok((got, None))
     }
 
@@ -97,25 +103,27 @@ impl Scan<'_> {
     /// connection), at the same time: of the whole tree, or at and under `changed`. A walk
     /// with listings that `settle`s files (module `listing`) leaves their states unloaded;
     /// when the states it does load do not account for every present one, the tree is walked
-    /// again with every state loaded.
+    /// again with every state loaded. A post-shell scan's `mark` says which files without a
+    /// state the command touched (`judge`).
     fn gather(
         &self,
         watcher: Option<&Watcher>,
         changed: Option<&[RelPath]>,
         settle: bool,
+        mark: Option<i64>,
     ) -> Result<Gathered> {
         // One read transaction: the log, the listings' verification, the count of present
         // states and the states loaded all come from one snapshot. A walk that loads every
         // state reads the index without its map (see `Index::read_batch_unmapped`).
         let index = self.session.index();
-        let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle);
+        let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle, mark);
         let got = match self.loads_every_state(watcher, changed, settle)? {
             true => index.read_batch_unmapped(gather)??,
             false => index.read_batch(gather)??,
         };
         match got {
             Some(gathered) => Ok(gathered),
-            None => self.gather(watcher, changed, false),
+            None => self.gather(watcher, changed, false, mark),
         }
     }
 
@@ -148,6 +156,7 @@ impl Scan<'_> {
         watcher: Option<&Watcher>,
         changed: Option<&[RelPath]>,
         settle: bool,
+        mark: Option<i64>,
     ) -> Result<Option<Gathered>> {
         let complete = read.baseline(self.session.workspace_id())?;
         // When new listings are recorded: before any rule file is read, git's config files
@@ -181,6 +190,12 @@ impl Scan<'_> {
             listings: listings.as_ref(),
             settling: settling(listings.as_ref()),
         };
+        if streams(&plan) {
+            let complete = complete.is_some_and(|b| b.complete);
+            return self
+                .stream(read, global, listings, complete, mark)
+                .map(Some);
+        }
         let ((walked, recorded), mut known, present, rows) =
             self.walk_and_load(read, &plan, complete)?;
         let mut listed = None;
@@ -194,6 +209,7 @@ impl Scan<'_> {
         }
         Ok(Some(Gathered {
             walked,
+            work: None,
             known,
             complete: complete.is_some_and(|b| b.complete),
             rows,
@@ -203,8 +219,7 @@ impl Scan<'_> {
 
     /// The walk on its own threads while this thread reads, in the meantime, the file-state
     /// log's newest entry (for a new watcher: before the states, so a state set meanwhile is
-    /// its next news) and the states (the table is built while the walk still runs); or, for
-    /// a walk that streams the states ([`streams`]), the walk and then the states.
+    /// its next news) and the states (the table is built while the walk still runs).
     #[allow(clippy::type_complexity)]
     fn walk_and_load(
         &self,
@@ -217,12 +232,6 @@ impl Scan<'_> {
             root: root.display().to_string(),
             detail: format!("{what} panicked"),
         };
-        if streams(plan) {
-            let (mut files, recorded) =
-                walk_plan(root, threads, plan).ok_or_else(|| panicked("a walker thread"))?;
-            let known = self.stream_states(read, &mut files)?;
-            return Ok(((files, recorded), known, None, None));
-        }
         let (walked, known, present, rows) = std::thread::scope(|s| {
             let walker = s.spawn(move || {
                 walk_plan(root, threads, plan).ok_or_else(|| panicked("a walker thread"))
@@ -240,57 +249,85 @@ impl Scan<'_> {
         Ok((walked?, known?, present, rows?))
     }
 
-    /// Every state of the workspace against the walk's `files`, streamed in path order (the
-    /// index keeps them so) alongside the files sorted (in one run per thread, sorted at the
-    /// same time): a file its state proves unchanged leaves the walk there and then, counted
-    /// ([`States::proved`]); the states kept are the others' and those no file claims. What a
-    /// comparison with every state loaded finds, without holding every state (75 MB at 465k)
-    /// next to every walked file.
-    fn stream_states(&self, read: &Tx<'_>, files: &mut Vec<(RelPath, Stat)>) -> Result<States> {
-        let run = files.len().div_ceil(self.threads.max(1)).max(1);
-        // Sorted when the first state comes: a first baseline's walk has none to meet.
-        let mut sorted = false;
+    /// The walk in path order (module `walk`), every state of the workspace streamed past it
+    /// (the index keeps them in path order), each file judged against its state, or none, as
+    /// it comes (`Judging`): what [`Scan::compare`] finds of the walk with every state
+    /// loaded, holding neither the walk nor the states (75 MB at 465k), only the files to
+    /// read and the states no file claims. A baseline keeps [`BASELINE_ROOM`] files to
+    /// baseline at most: more cannot be hashed in a scan's budget, or are left to another
+    /// round of it.
+    fn stream(
+        &self,
+        read: &Tx<'_>,
+        global: &Gitignore,
+        listings: Option<Listings>,
+        complete: bool,
+        mark: Option<i64>,
+    ) -> Result<Gathered> {
+        let ws = self.session.workspace_id();
+        let mut judging = Judging::new(complete, mark, BASELINE_ROOM);
         let mut known = States::default();
-        let mut proved = vec![false; files.len()];
-        // Each run's next file not before the state at hand.
-        let mut next: Vec<(usize, usize)> = (0..files.len())
-            .step_by(run)
-            .map(|start| (start, (start + run).min(files.len())))
-            .collect();
-        read.each_file_state(self.session.workspace_id(), &mut |rel, state| {
-            if !sorted {
-                std::thread::scope(|s| {
-                    for part in files.chunks_mut(run) {
-                        s.spawn(|| part.sort_unstable_by(|a, b| a.0.cmp(&b.0)));
-                    }
-                });
-                sorted = true;
-            }
-            for (at, end) in next.iter_mut() {
-                while *at < *end && files[*at].0 < rel {
-                    *at += 1;
+        let consume = |files: &mut walk::Files<'_>| {
+            let mut judge = |files: &mut walk::Files<'_>,
+                             rel: &RelPath,
+                             stat: Stat,
+                             state: Option<&KnownState>| {
+                if !judging.file(rel, &stat, state) {
+                    files.unproven(rel);
                 }
-                if *at < *end && files[*at].0 == rel {
-                    // An attributes file stays in the walk, whatever its state: twins check
-                    // every walked one (`Work::attributes`).
-                    if state.proves_unchanged(&files[*at].1) && !is_attributes(rel.as_bytes()) {
-                        proved[*at] = true;
+            };
+            // The file taken past the state at hand.
+            let mut ahead: Option<(RelPath, Stat)> = None;
+            read.each_file_state(ws, &mut |rel, state| loop {
+                let Some((file, stat)) = ahead.take().or_else(|| files.next()) else {
+                    known.insert(rel.as_bytes(), state);
+                    return;
+                };
+                match file.cmp(&rel) {
+                    std::cmp::Ordering::Less => judge(files, &file, stat, None),
+                    std::cmp::Ordering::Equal => return judge(files, &file, stat, Some(&state)),
+                    std::cmp::Ordering::Greater => {
+                        ahead = Some((file, stat));
+                        known.insert(rel.as_bytes(), state);
                         return;
                     }
-                    break;
                 }
+            })?;
+            if let Some((file, stat)) = ahead {
+                judge(files, &file, stat, None);
             }
-            known.insert(rel.as_bytes(), state);
-        })?;
-        let mut i = 0;
-        files.retain(|_| {
-            i += 1;
-            !proved[i - 1]
-        });
-        files.shrink_to_fit();
+            while let Some((file, stat)) = files.next() {
+                judge(files, &file, stat, None);
+            }
+            Ok::<_, IndexError>(())
+        };
+        let (root, listed) = (self.root(), listings.as_ref());
+        let (streamed, recorded) = walk::walk_ordered(root, self.threads, global, listed, consume)
+            .ok_or_else(|| ScanError::Walk {
+                root: root.display().to_string(),
+                detail: "a walker thread panicked".into(),
+            })?;
+        streamed?;
         known.shrink_to_fit();
-        known.set_proved((proved.len() - files.len()) as u64);
-        Ok(known)
+        // Every file left the walk as it was judged.
+        known.set_proved(judging.files);
+        let listed = match (listings, recorded) {
+            (Some(listings), Some(recorded)) => Some(Listed {
+                gone: recorded.gone(&listings),
+                recorded,
+                in_order: true,
+                unclaimed: listings.unclaimed,
+            }),
+            _ => None,
+        };
+        Ok(Gathered {
+            walked: Vec::new(),
+            work: Some(judging.into_work()),
+            known,
+            complete,
+            rows: None,
+            listed,
+        })
     }
 
     /// The states to compare the walk with: every state of the workspace, or those at and
@@ -372,7 +409,10 @@ fn load_some(
 /// walks the index from its root; the pass reads each row once, in order).
 const PASS_OVER_LOOKUPS: u64 = 8;
 
-/// Whether the walk `plan` describes is compared with every state by [`Scan::stream_states`]:
+/// Files to baseline a scan keeps at most from a walk in path order ([`Scan::stream`]).
+const BASELINE_ROOM: usize = usize::MAX;
+
+/// Whether the walk `plan` describes is compared with every state by [`Scan::stream`]:
 /// a walk of the whole tree that does not settle files, in a process that does not watch it
 /// (a watcher learns every walked path, so its walk keeps them all).
 fn streams(plan: &Plan<'_>) -> bool {
@@ -419,6 +459,7 @@ impl Scan<'_> {
         }
         let listed = Listed {
             recorded,
+            in_order: false,
             gone,
             unclaimed: listings.unclaimed,
         };
@@ -446,9 +487,13 @@ impl Scan<'_> {
             listing::push_name(&mut now, fs::name_from(p.as_bytes()));
         }
         let unclaimed = (listed.unclaimed.as_ref() != Some(&now)).then_some(now);
-        let urgent = work.urgent.iter().map(|c| c.rel.as_bytes());
-        let unproven = urgent.chain(work.baseline.paths());
-        let fresh = listed.recorded.settle(unproven);
+        let fresh = match listed.in_order {
+            true => listed.recorded.settle(std::iter::empty()),
+            false => {
+                let urgent = work.urgent.iter().map(|c| c.rel.as_bytes());
+                listed.recorded.settle(urgent.chain(work.baseline.paths()))
+            }
+        };
         if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
             let ws = self.session.workspace_id();
             let _ = self.session.index().write(|tx| {

@@ -428,7 +428,7 @@ impl Scan<'_> {
     fn run(&self, progress: &mut dyn FnMut(&ScanProgress)) -> Result<ScanReport> {
         let mark = self.command_start()?;
         let (mut watcher, changed) = self.look()?;
-        let (mut got, changed) = self.gather_watched(&mut watcher, changed)?;
+        let (mut got, changed) = self.gather_watched(&mut watcher, changed, mark)?;
         // A watcher learns the walked paths; otherwise they move into the comparison.
         // Files proved unchanged while the states were loaded left the walk then.
         let walked_n = got.walked.len() as u64 + got.known.proved();
@@ -436,7 +436,10 @@ impl Scan<'_> {
         let learned = watcher
             .is_some()
             .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
-        let work = self.compare(&got, walked, mark)?;
+        let work = match got.work.take() {
+            Some(work) => work,
+            None => self.compare(&got, walked, mark)?,
+        };
         let (deleted, unclaimed) = self.missing(&got.known);
         let settled = self.keep_listings(got.listed.take(), &work, &unclaimed);
         let found = Found {

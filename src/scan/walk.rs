@@ -38,6 +38,9 @@ use super::GitGlobal;
 use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
 
+mod ordered;
+pub(super) use ordered::Files;
+
 /// The ignore rules that apply inside one directory: its own files' and, through `parent`,
 /// every ancestor's (those above the walk's root included).
 struct Rules {
@@ -640,6 +643,47 @@ pub(super) fn walk_listed(
     run(vec![job], threads, global, None, Some(listings))
 }
 
+/// [`walk_listed`], or where there are no `listings` [`walk`] watching nothing, in path order
+/// (module `ordered`): `consume` takes the files as the walk goes. Then what it returned, and
+/// with listings what to keep for the next walk, their verified stats settled by what
+/// `consume` said of each file ([`Files::unproven`]). `None` when a walking thread panicked.
+pub(super) fn walk_ordered<R>(
+    root: &Path,
+    threads: usize,
+    global: &Gitignore,
+    listings: Option<&Listings>,
+    consume: impl FnOnce(&mut Files<'_>) -> R,
+) -> Option<(R, Option<Recorded>)> {
+    walk_ordered_ahead(root, threads, global, listings, ordered::AHEAD, consume)
+}
+
+/// [`walk_ordered`] reading at most `ahead` files ahead of `consume`.
+fn walk_ordered_ahead<R>(
+    root: &Path,
+    threads: usize,
+    global: &Gitignore,
+    listings: Option<&Listings>,
+    ahead: usize,
+    consume: impl FnOnce(&mut Files<'_>) -> R,
+) -> Option<(R, Option<Recorded>)> {
+    let mut job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
+    job.chain = listings.map(|_| Chain::ROOT);
+    let walk = Walk {
+        global,
+        watch: None,
+        listings,
+        queue: Mutex::new(Queue {
+            jobs: Vec::new(),
+            busy: 0,
+            failed: false,
+            waiting: 0,
+        }),
+        wake: Condvar::new(),
+    };
+    let (got, recorded) = ordered::run(&walk, job, threads, ahead, consume)?;
+    Some((got, listings.map(|_| recorded)))
+}
+
 /// The rules of the directories above `root`, outermost first (the root's own come from its
 /// first read).
 fn ancestor_rules(root: &Path) -> Option<Arc<Rules>> {
@@ -845,6 +889,33 @@ mod tests {
             .collect()
     }
 
+    /// The walk in path order's files as they come (checked to come in path order), reading
+    /// `ahead` files ahead; what it recorded.
+    fn in_order(
+        root: &Path,
+        threads: usize,
+        listings: Option<&Listings>,
+        ahead: usize,
+    ) -> (Vec<(RelPath, Stat)>, Option<Recorded>) {
+        let empty = Gitignore::empty();
+        let collect = |files: &mut Files<'_>| files.collect::<Vec<_>>();
+        let (files, rec) = walk_ordered_ahead(root, threads, &empty, listings, ahead, collect)
+            .expect("no thread panicked");
+        assert!(
+            files.windows(2).all(|w| w[0].0 < w[1].0),
+            "in path order: {:?}",
+            files.iter().map(|f| f.0.display()).collect::<Vec<_>>()
+        );
+        (files, rec)
+    }
+
+    fn sizes(files: Vec<(RelPath, Stat)>) -> BTreeMap<String, u64> {
+        files
+            .into_iter()
+            .map(|(rel, stat)| (rel.display(), stat.size))
+            .collect()
+    }
+
     fn put(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);
         std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
@@ -940,6 +1011,14 @@ mod tests {
         assert!(expected.contains_key("sub2/build") && !expected.contains_key("a-link.rs"));
         for threads in [1, 2, 4] {
             assert_eq!(ours(r, threads), expected, "{threads} threads");
+            for ahead in [1, ordered::AHEAD] {
+                let (files, _) = in_order(r, threads, None, ahead);
+                assert_eq!(
+                    sizes(files),
+                    expected,
+                    "in order, {threads} threads, {ahead}"
+                );
+            }
         }
     }
 
@@ -960,6 +1039,7 @@ mod tests {
         }
         assert!(!expected.keys().any(|k| k.starts_with("target/")));
         assert_eq!(ours(&root, 2), expected);
+        assert_eq!(sizes(in_order(&root, 2, None, 3).0), expected);
     }
 
     /// Listings kept across walks of a tree changed at random between them: every walk with
@@ -1024,11 +1104,31 @@ mod tests {
                 let (with, rec) =
                     walk_listed(r, 2, &Gitignore::empty(), &listings).expect("no thread panicked");
                 let without = walk(r, 2, &Gitignore::empty(), None).expect("no thread panicked");
+                let (ordered, ordered_rec) = in_order(r, 2, Some(&listings), 1 + rand(4));
+                let without = sorted(without);
                 assert_eq!(
                     sorted(with),
-                    sorted(without),
+                    without,
                     "tree {tree}, round {round}, after {done:?}"
                 );
+                // In path order, with the same listings recorded and the same directories
+                // visited (these listings have no log: no verified stat to settle).
+                assert_eq!(ordered, without, "in order: tree {tree}, round {round}");
+                let ordered_rec = ordered_rec.expect("listings recorded");
+                let keyed = |rows: &[(Vec<u8>, DirListing)]| {
+                    let mut rows: Vec<_> =
+                        rows.iter().map(|(k, l)| (k.clone(), l.clone())).collect();
+                    rows.sort_by(|a, b| a.0.cmp(&b.0));
+                    rows
+                };
+                assert_eq!(
+                    keyed(&ordered_rec.fresh),
+                    keyed(&rec.fresh),
+                    "tree {tree}, round {round}"
+                );
+                let mut visited = [ordered_rec.visited, rec.visited.clone()];
+                visited.iter_mut().for_each(|v| v.sort());
+                assert_eq!(visited[0], visited[1], "tree {tree}, round {round}");
                 reused += rec.visited.len() - rec.fresh.len();
                 for gone in rec.gone(&listings) {
                     rows.remove(&gone);

@@ -65,6 +65,29 @@ impl Tx<'_> {
         Ok(())
     }
 
+    /// [`Tx::each_file_state`] from the first path after `after`, in path order.
+    pub fn each_file_state_after(
+        &self,
+        ws: WorkspaceId,
+        after: &[u8],
+        to: &mut dyn FnMut(RelPath, KnownState),
+    ) -> Result<()> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(select_states!(
+                "WHERE workspace_id = ?1 AND path > ?2 ORDER BY path"
+            ))
+            .ctx("list file states")?;
+        let mut rows = stmt
+            .query(rusqlite::params![ws.0, after])
+            .ctx("list file states")?;
+        while let Some(r) = rows.next().ctx("list file states")? {
+            let (rel, state) = known_state(r)?;
+            to(rel, state);
+        }
+        Ok(())
+    }
+
     /// Every directory listing of workspace `ws`, by path (the root's is empty).
     pub fn dir_listings(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, DirListing>> {
         let mut out = HashMap::new();

@@ -102,12 +102,15 @@ impl Seen {
 impl Scan<'_> {
     /// Hash, store and commit: first every file that may have changed (whatever the budget),
     /// then the deletions, then files to baseline while the budget lasts (at least one batch
-    /// per scan, so even a tiny budget makes progress).
+    /// per scan, so even a tiny budget makes progress). `twins`: the scan's, once a round
+    /// decided (the first with files to baseline); the next rounds settle the copies of what
+    /// the first read.
     pub(super) fn hash_and_commit(
         &self,
         work: Work,
         deleted: &[Gone],
         sink: &mut Sink,
+        twins: &mut Option<Option<Twins>>,
         progress: &mut dyn FnMut(&ScanProgress),
     ) -> Result<Hashed> {
         let Work {
@@ -115,6 +118,7 @@ impl Scan<'_> {
             baseline,
             attributes,
             later,
+            ..
         } = work;
         let to_hash = (urgent.len() + baseline.len()) as u64;
         let mut counts = Hashed {
@@ -143,7 +147,7 @@ impl Scan<'_> {
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
-            let twins = self.twins(baseline.len() + later as usize, &attributes);
+            let twins = self.round_twins(twins, baseline.len(), later, &attributes);
             // A big baseline gives back what the walk and the comparison freed, then what
             // its batches freed every few of them: each batch's buffers are made on worker
             // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of
@@ -158,7 +162,6 @@ impl Scan<'_> {
             let baseline = batches(baseline.into_candidates(), self.opts);
             // `n` counts the batch's candidates: a file gone or no longer regular is looked
             // at (and skipped) all the same.
-            let twins = twins.as_ref();
             self.pipeline(
                 baseline,
                 &within_budget,
@@ -229,6 +232,21 @@ impl Scan<'_> {
         if let Some(give_back) = self.opts.give_back {
             give_back();
         }
+    }
+
+    /// The scan's twins, decided by the first round with files to baseline (`kept` of them,
+    /// and `later` for later rounds) and kept for the others.
+    fn round_twins<'t>(
+        &self,
+        twins: &'t mut Option<Option<Twins>>,
+        kept: usize,
+        later: u64,
+        attributes: &[RelPath],
+    ) -> Option<&'t Twins> {
+        if kept > 0 && twins.is_none() {
+            *twins = Some(self.twins(kept + later as usize, attributes));
+        }
+        twins.as_ref().and_then(Option::as_ref)
     }
 
     /// A first baseline's twins (module `twins`), when the workspace is a git work tree whose

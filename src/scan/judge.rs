@@ -45,6 +45,9 @@ pub(super) struct Work {
     /// Files to baseline past `baseline`'s room (a walk in path order keeps only so many,
     /// `Judging`): left for another round of the scan, or the next scan.
     pub later: u64,
+    /// Files walked up to the last of `baseline`, that one included (with `later`: where
+    /// another round starts).
+    pub through: u64,
 }
 
 /// The files to baseline, in path order, packed: each is unknown and needs only its first
@@ -92,6 +95,12 @@ impl Pending {
 
     pub fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// The last path, if any.
+    pub fn last(&self) -> Option<&[u8]> {
+        let n = self.len().checked_sub(1)?;
+        Some(&self.paths[self.span(n)])
     }
 
     fn span(&self, i: usize) -> std::ops::Range<usize> {
@@ -183,6 +192,7 @@ impl Scan<'_> {
             baseline: Pending::pack(baseline),
             attributes,
             later: 0,
+            through: 0,
         })
     }
 
@@ -308,6 +318,7 @@ impl Judging {
                 baseline: Pending::default(),
                 attributes: Vec::new(),
                 later: 0,
+                through: 0,
             },
             files: 0,
         }
@@ -326,6 +337,7 @@ impl Judging {
             None => return true,
             Some(Need::Baseline) if work.baseline.len() < self.room => {
                 work.baseline.push(rel.as_bytes(), stat.size);
+                work.through = self.files;
             }
             Some(Need::Baseline) => work.later += 1,
             Some(need) => work.urgent.push(Candidate {

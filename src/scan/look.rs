@@ -12,7 +12,7 @@ use super::fs;
 use super::judge::{Judging, Work};
 use super::listing::{self, Listings, Recorded};
 use super::states::States;
-use super::{lock, walk, GitGlobal, Result, Scan, ScanError};
+use super::{lock, walk, GitGlobal, Pass, Result, Scan, ScanError};
 use super::{Look, Watcher};
 use crate::index::{Baseline, IndexError, Tx};
 use crate::model::{FileState, KnownState};
@@ -84,9 +84,9 @@ impl Scan<'_> {
         &self,
         watcher: &mut Option<Watcher>,
         changed: Option<Vec<RelPath>>,
-        mark: Option<i64>,
+        pass: Pass<'_>,
     ) -> Result<(Gathered, Option<Vec<RelPath>>)> {
-        let got = self.gather(watcher.as_ref(), changed.as_deref(), self.opts.settle, mark)?;
+        let got = self.gather(watcher.as_ref(), changed.as_deref(), self.opts.settle, pass)?;
         let (Some(w), Some(watches), Some(_)) = (watcher.as_ref(), self.watches(), &changed) else {
             return Ok((got, changed));
         };
@@ -95,7 +95,7 @@ impl Scan<'_> {
         }
         let why = "a file gained another name (a hard link)";
         *watcher = lock(watches).restart(self.root(), &self.git_global(), why);
-        let got = self.gather(watcher.as_ref(), None, self.opts.settle, mark)?;
+        let got = self.gather(watcher.as_ref(), None, self.opts.settle, pass)?;
         Ok((got, None))
     }
 
@@ -103,27 +103,26 @@ impl Scan<'_> {
     /// connection), at the same time: of the whole tree, or at and under `changed`. A walk
     /// with listings that `settle`s files (module `listing`) leaves their states unloaded;
     /// when the states it does load do not account for every present one, the tree is walked
-    /// again with every state loaded. A post-shell scan's `mark` says which files without a
-    /// state the command touched (`judge`).
+    /// again with every state loaded. `pass`: what the scan's round judges by.
     fn gather(
         &self,
         watcher: Option<&Watcher>,
         changed: Option<&[RelPath]>,
         settle: bool,
-        mark: Option<i64>,
+        pass: Pass<'_>,
     ) -> Result<Gathered> {
         // One read transaction: the log, the listings' verification, the count of present
         // states and the states loaded all come from one snapshot. A walk that loads every
         // state reads the index without its map (see `Index::read_batch_unmapped`).
         let index = self.session.index();
-        let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle, mark);
+        let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle, pass);
         let got = match self.loads_every_state(watcher, changed, settle)? {
             true => index.read_batch_unmapped(gather)??,
             false => index.read_batch(gather)??,
         };
         match got {
             Some(gathered) => Ok(gathered),
-            None => self.gather(watcher, changed, false, mark),
+            None => self.gather(watcher, changed, false, pass),
         }
     }
 
@@ -156,7 +155,7 @@ impl Scan<'_> {
         watcher: Option<&Watcher>,
         changed: Option<&[RelPath]>,
         settle: bool,
-        mark: Option<i64>,
+        pass: Pass<'_>,
     ) -> Result<Option<Gathered>> {
         let complete = read.baseline(self.session.workspace_id())?;
         // When new listings are recorded: before any rule file is read, git's config files
@@ -167,9 +166,10 @@ impl Scan<'_> {
             Some(_) => GitGlobal::default(),
             None => self.git_global(),
         };
-        // A process that does not watch the tree walks it with the last walk's listings.
-        let listings = match (watcher, changed) {
-            (None, None) => {
+        // A process that does not watch the tree walks it with the last walk's listings; a
+        // later round of a baseline, without (it walks only past where the last ended).
+        let listings = match (watcher, changed, pass.after) {
+            (None, None, None) => {
                 let settle = settle && complete.is_some_and(|b| b.complete);
                 self.listings(read, now, &git, settle)
             }
@@ -193,7 +193,7 @@ impl Scan<'_> {
         if streams(&plan) {
             let complete = complete.is_some_and(|b| b.complete);
             return self
-                .stream(read, global, listings, complete, mark)
+                .stream(read, global, listings, complete, pass)
                 .map(Some);
         }
         let ((walked, recorded), mut known, present, rows) =
@@ -253,19 +253,18 @@ impl Scan<'_> {
     /// (the index keeps them in path order), each file judged against its state, or none, as
     /// it comes (`Judging`): what [`Scan::compare`] finds of the walk with every state
     /// loaded, holding neither the walk nor the states (75 MB at 465k), only the files to
-    /// read and the states no file claims. A baseline keeps [`BASELINE_ROOM`] files to
-    /// baseline at most: more cannot be hashed in a scan's budget, or are left to another
-    /// round of it.
+    /// read and the states no file claims, and no more files to baseline than
+    /// [`super::ScanOptions::baseline_room`] (the others are counted, for another round).
     fn stream(
         &self,
         read: &Tx<'_>,
         global: &Gitignore,
         listings: Option<Listings>,
         complete: bool,
-        mark: Option<i64>,
+        pass: Pass<'_>,
     ) -> Result<Gathered> {
         let ws = self.session.workspace_id();
-        let mut judging = Judging::new(complete, mark, BASELINE_ROOM);
+        let mut judging = Judging::new(complete, pass.mark, self.opts.baseline_room);
         let mut known = States::default();
         let consume = |files: &mut walk::Files<'_>| {
             let mut judge = |files: &mut walk::Files<'_>,
@@ -278,7 +277,7 @@ impl Scan<'_> {
             };
             // The file taken past the state at hand.
             let mut ahead: Option<(RelPath, Stat)> = None;
-            read.each_file_state(ws, &mut |rel, state| loop {
+            let mut each = |rel: RelPath, state| loop {
                 let Some((file, stat)) = ahead.take().or_else(|| files.next()) else {
                     known.insert(rel.as_bytes(), state);
                     return;
@@ -292,7 +291,11 @@ impl Scan<'_> {
                         return;
                     }
                 }
-            })?;
+            };
+            match pass.after {
+                None => read.each_file_state(ws, &mut each)?,
+                Some(after) => read.each_file_state_after(ws, after, &mut each)?,
+            }
             if let Some((file, stat)) = ahead {
                 judge(files, &file, stat, None);
             }
@@ -302,11 +305,12 @@ impl Scan<'_> {
             Ok::<_, IndexError>(())
         };
         let (root, listed) = (self.root(), listings.as_ref());
-        let (streamed, recorded) = walk::walk_ordered(root, self.threads, global, listed, consume)
-            .ok_or_else(|| ScanError::Walk {
-                root: root.display().to_string(),
-                detail: "a walker thread panicked".into(),
-            })?;
+        let (streamed, recorded) =
+            walk::walk_ordered(root, self.threads, global, listed, pass.after, consume)
+                .ok_or_else(|| ScanError::Walk {
+                    root: root.display().to_string(),
+                    detail: "a walker thread panicked".into(),
+                })?;
         streamed?;
         known.shrink_to_fit();
         // Every file left the walk as it was judged.
@@ -408,9 +412,6 @@ fn load_some(
 /// How many states one pass over every state costs as much as looking one up (a lookup
 /// walks the index from its root; the pass reads each row once, in order).
 const PASS_OVER_LOOKUPS: u64 = 8;
-
-/// Files to baseline a scan keeps at most from a walk in path order ([`Scan::stream`]).
-const BASELINE_ROOM: usize = usize::MAX;
 
 /// Whether the walk `plan` describes is compared with every state by [`Scan::stream`]:
 /// a walk of the whole tree that does not settle files, in a process that does not watch it

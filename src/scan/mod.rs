@@ -160,6 +160,11 @@ pub struct ScanOptions {
     /// moments as [`ScanOptions::give_back`], the index's memory map and SQLite's page cache
     /// are dropped too (the baseline read the index it wrote through the map).
     pub give_back_from: usize,
+    /// How many files to baseline a walk in path order keeps at most (module `look`): the
+    /// first in path order; the others wait for another round of the scan, or the next scan.
+    /// 262,144 (16 MiB of paths): a hook's budget hashes far fewer, and a baseline with no
+    /// budget walks again after each that many (at 470k files, once).
+    pub baseline_room: usize,
 }
 
 /// Every how many batches a big baseline calls [`ScanOptions::give_back`] again.
@@ -279,6 +284,7 @@ impl Default for ScanOptions {
             twins_from: 1000,
             give_back: None,
             give_back_from: 10_000,
+            baseline_room: 1 << 18,
         }
     }
 }
@@ -411,7 +417,7 @@ struct Found {
 }
 
 /// Counts of the hashing phase.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Hashed {
     /// Files read and hashed.
     hashed: u64,
@@ -423,36 +429,64 @@ struct Hashed {
     remaining: u64,
 }
 
+/// What a round of a scan judges by: the command's mark (a post-shell scan's: which files
+/// without a state it touched, module `judge`), and for a round after the first, the last
+/// path the round before baselined: it walks only the files after it.
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    mark: Option<i64>,
+    after: Option<&'a [u8]>,
+}
+
+/// What one round of a scan did (see [`Scan::round`]).
+struct Round {
+    /// Files it walked, and of those settled by their listings.
+    files: u64,
+    settled: u64,
+    counts: Hashed,
+    /// The paths a narrowed look looked at.
+    changed: Option<Vec<RelPath>>,
+    /// Where another round starts, when one is to: the last path this one baselined, and
+    /// the files it walked up to it. Only when the files to baseline it kept are all
+    /// baselined, more are waiting, and the budget left would cover another walk.
+    again: Option<(Vec<u8>, u64)>,
+}
+
+impl Hashed {
+    /// The counts of two rounds: what both did, what the second left.
+    fn then(self, next: Hashed) -> Hashed {
+        Hashed {
+            hashed: self.hashed + next.hashed,
+            baselined: self.baselined + next.baselined,
+            twins: self.twins + next.twins,
+            remaining: next.remaining,
+        }
+    }
+}
+
 impl Scan<'_> {
     /// Decide what to look at → walk → judge → hash and store in batches → commit → report.
+    /// A baseline bigger than a walk in path order keeps goes on in rounds while the budget
+    /// lasts ([`Scan::round`]).
     fn run(&self, progress: &mut dyn FnMut(&ScanProgress)) -> Result<ScanReport> {
         let mark = self.command_start()?;
         let (mut watcher, changed) = self.look()?;
-        let (mut got, changed) = self.gather_watched(&mut watcher, changed, mark)?;
-        // A watcher learns the walked paths; otherwise they move into the comparison.
-        // Files proved unchanged while the states were loaded left the walk then.
-        let walked_n = got.walked.len() as u64 + got.known.proved();
-        let walked = std::mem::take(&mut got.walked);
-        let learned = watcher
-            .is_some()
-            .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
-        let work = match got.work.take() {
-            Some(work) => work,
-            None => self.compare(&got, walked, mark)?,
-        };
-        let (deleted, unclaimed) = self.missing(&got.known);
-        let settled = self.keep_listings(got.listed.take(), &work, &unclaimed);
-        let found = Found {
-            walked: walked_n,
-            learned,
-            rows: got.rows,
-            settled,
-        };
-        let files = self.count_files(&mut watcher, changed.as_deref(), found, unclaimed);
-        drop_later(got.known);
-
-        let mut sink = Sink::new(self.phase);
-        let counts = self.hash_and_commit(work, &deleted, &mut sink, progress)?;
+        let (mut sink, mut twins) = (Sink::new(self.phase), None);
+        let pass = Pass { mark, after: None };
+        let mut round = self.round(&mut watcher, changed, pass, &mut sink, &mut twins, progress)?;
+        let (changed, mut counts) = (round.changed.take(), round.counts);
+        // Files before where the last round started.
+        let mut before = 0;
+        while let Some((after, through)) = round.again.take() {
+            before += through;
+            let pass = Pass {
+                mark,
+                after: Some(&after),
+            };
+            round = self.round(&mut watcher, None, pass, &mut sink, &mut twins, progress)?;
+            counts = counts.then(round.counts);
+        }
+        let (files, settled) = (before + round.files, round.settled);
         let complete = counts.remaining == 0;
         self.finish(&sink, complete, files - counts.remaining)?;
         // The watcher goes back only now: a scan that failed leaves none, and the next walks
@@ -472,6 +506,60 @@ impl Scan<'_> {
             window_id: sink.window,
             changes: sink.changes,
             elapsed_ms: self.start.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// Look, walk, judge, hash and commit, once. Another round follows when a walk in path
+    /// order kept fewer files to baseline than there are ([`judge::Work::later`]), hashed all
+    /// it kept, and the budget left is more than its walk took: it walks what comes after.
+    fn round(
+        &self,
+        watcher: &mut Option<Watcher>,
+        changed: Option<Vec<RelPath>>,
+        pass: Pass<'_>,
+        sink: &mut Sink,
+        twins: &mut Option<Option<twins::Twins>>,
+        progress: &mut dyn FnMut(&ScanProgress),
+    ) -> Result<Round> {
+        let began = Instant::now();
+        let (mut got, changed) = self.gather_watched(watcher, changed, pass)?;
+        // A watcher learns the walked paths; otherwise they move into the comparison.
+        // Files judged as the walk went (or proved unchanged while the states streamed) left
+        // the walk then.
+        let walked_n = got.walked.len() as u64 + got.known.proved();
+        let walked = std::mem::take(&mut got.walked);
+        let learned = watcher
+            .is_some()
+            .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
+        let work = match got.work.take() {
+            Some(work) => work,
+            None => self.compare(&got, walked, pass.mark)?,
+        };
+        let (later, through) = (work.later, work.through);
+        let next = work.baseline.last().map(<[u8]>::to_vec);
+        let (deleted, unclaimed) = self.missing(&got.known);
+        let settled = self.keep_listings(got.listed.take(), &work, &unclaimed);
+        let found = Found {
+            walked: walked_n,
+            learned,
+            rows: got.rows,
+            settled,
+        };
+        let files = self.count_files(watcher, changed.as_deref(), found, unclaimed);
+        drop_later(got.known);
+        let walk = began.elapsed();
+        let counts = self.hash_and_commit(work, &deleted, sink, twins, progress)?;
+        let again = next.filter(|_| {
+            later > 0
+                && counts.remaining == later
+                && (self.start.elapsed().checked_add(walk)).is_none_or(|t| t < self.opts.budget)
+        });
+        Ok(Round {
+            files,
+            settled,
+            counts,
+            changed,
+            again: again.map(|after| (after, through)),
         })
     }
 

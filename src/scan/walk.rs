@@ -644,26 +644,33 @@ pub(super) fn walk_listed(
 }
 
 /// [`walk_listed`], or where there are no `listings` [`walk`] watching nothing, in path order
-/// (module `ordered`): `consume` takes the files as the walk goes. Then what it returned, and
-/// with listings what to keep for the next walk, their verified stats settled by what
-/// `consume` said of each file ([`Files::unproven`]). `None` when a walking thread panicked.
+/// (module `ordered`), only the files whose paths sort `after` the one given (directories all
+/// of whose paths sort before it are not read): `consume` takes them as the walk goes. Then
+/// what it returned, and with listings what to keep for the next walk, their verified stats
+/// settled by what `consume` said of each file ([`Files::unproven`]). `None` when a walking
+/// thread panicked.
 pub(super) fn walk_ordered<R>(
     root: &Path,
     threads: usize,
     global: &Gitignore,
     listings: Option<&Listings>,
+    after: Option<&[u8]>,
     consume: impl FnOnce(&mut Files<'_>) -> R,
 ) -> Option<(R, Option<Recorded>)> {
-    walk_ordered_ahead(root, threads, global, listings, ordered::AHEAD, consume)
+    let how = ordered::How {
+        threads,
+        ahead: ordered::AHEAD,
+        after,
+    };
+    walk_ordered_how(root, global, listings, how, consume)
 }
 
-/// [`walk_ordered`] reading at most `ahead` files ahead of `consume`.
-fn walk_ordered_ahead<R>(
+/// [`walk_ordered`], as `how` says.
+fn walk_ordered_how<R>(
     root: &Path,
-    threads: usize,
     global: &Gitignore,
     listings: Option<&Listings>,
-    ahead: usize,
+    how: ordered::How<'_>,
     consume: impl FnOnce(&mut Files<'_>) -> R,
 ) -> Option<(R, Option<Recorded>)> {
     let mut job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
@@ -680,7 +687,7 @@ fn walk_ordered_ahead<R>(
         }),
         wake: Condvar::new(),
     };
-    let (got, recorded) = ordered::run(&walk, job, threads, ahead, consume)?;
+    let (got, recorded) = ordered::run(&walk, job, how, consume)?;
     Some((got, listings.map(|_| recorded)))
 }
 
@@ -897,10 +904,25 @@ mod tests {
         listings: Option<&Listings>,
         ahead: usize,
     ) -> (Vec<(RelPath, Stat)>, Option<Recorded>) {
+        in_order_after(root, threads, listings, ahead, None)
+    }
+
+    fn in_order_after(
+        root: &Path,
+        threads: usize,
+        listings: Option<&Listings>,
+        ahead: usize,
+        after: Option<&[u8]>,
+    ) -> (Vec<(RelPath, Stat)>, Option<Recorded>) {
         let empty = Gitignore::empty();
         let collect = |files: &mut Files<'_>| files.collect::<Vec<_>>();
-        let (files, rec) = walk_ordered_ahead(root, threads, &empty, listings, ahead, collect)
-            .expect("no thread panicked");
+        let how = ordered::How {
+            threads,
+            ahead,
+            after,
+        };
+        let (files, rec) =
+            walk_ordered_how(root, &empty, listings, how, collect).expect("no thread panicked");
         assert!(
             files.windows(2).all(|w| w[0].0 < w[1].0),
             "in path order: {:?}",
@@ -1019,6 +1041,30 @@ mod tests {
                     "in order, {threads} threads, {ahead}"
                 );
             }
+        }
+        // From after any path (a file's, or one that is none), the files after it.
+        let all = in_order(r, 2, None, 2).0;
+        let mut cuts: Vec<Vec<u8>> = all.iter().map(|(rel, _)| rel.as_bytes().to_vec()).collect();
+        cuts.extend(
+            [
+                &b"a"[..],
+                b"deep",
+                b"deep/",
+                b"deep/a/b",
+                b"sub0",
+                b"zzz",
+                b"",
+            ]
+            .map(<[u8]>::to_vec),
+        );
+        for cut in cuts {
+            let after: Vec<_> = all
+                .iter()
+                .filter(|(rel, _)| rel.as_bytes() > &cut[..])
+                .cloned()
+                .collect();
+            let (got, _) = in_order_after(r, 2, None, 1, Some(&cut));
+            assert_eq!(got, after, "after {}", String::from_utf8_lossy(&cut));
         }
     }
 

@@ -7,6 +7,7 @@ const VIA_HELPER: bool = false;
 
 mod architecture;
 mod baseline_memory;
+mod baseline_rounds;
 mod blame;
 mod cli;
 mod codex;

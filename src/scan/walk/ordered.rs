@@ -55,6 +55,21 @@ impl Ord for Queued {
     }
 }
 
+/// How an ordered walk goes: on how many threads, reading at most how many files ahead of
+/// the caller, and only files after which path.
+#[derive(Clone, Copy)]
+pub(super) struct How<'a> {
+    pub threads: usize,
+    pub ahead: usize,
+    pub after: Option<&'a [u8]>,
+}
+
+/// Whether every path below the directory at `key` (its path and a `/`) sorts before `after`:
+/// then it is not read.
+fn all_before(key: &[u8], after: &[u8]) -> bool {
+    key < after && !after.starts_with(key)
+}
+
 /// Where a directory's entries sort among whole paths: its path and a `/` (the root: empty,
 /// before everything).
 fn key(rel: Option<&RelPath>) -> Vec<u8> {
@@ -97,7 +112,16 @@ struct Read {
 }
 
 impl Read {
-    fn new(files: Vec<(RelPath, Stat)>, dirs: &[Job], listing: Recorded) -> Read {
+    /// Its `files` and `dirs` (those after `after`), sorted.
+    fn new(
+        mut files: Vec<(RelPath, Stat)>,
+        dirs: &[Job],
+        listing: Recorded,
+        after: Option<&[u8]>,
+    ) -> Read {
+        if let Some(after) = after {
+            files.retain(|(rel, _)| rel.as_bytes() > after);
+        }
         let n = files.len();
         let mut items: Vec<Item> = files
             .into_iter()
@@ -237,7 +261,7 @@ impl Walk<'_> {
     /// A walking thread: directories in path order, each handed to the caller with its
     /// entries sorted and its own new listing. What it keeps: the directories it visited and
     /// how many files it settled.
-    fn work_ordered(&self, order: &Order) -> Recorded {
+    fn work_ordered(&self, order: &Order, after: Option<&[u8]>) -> Recorded {
         let mut rec = Recorded::default();
         while let Some(Queued { key, job }) = order.take() {
             let mut reading = Reading {
@@ -246,13 +270,16 @@ impl Walk<'_> {
             };
             let (fresh, renewed) = (rec.fresh.len(), rec.renewed.len());
             let mut files = Vec::new();
-            let dirs = self.visit(job, &mut files, &mut rec);
+            let mut dirs = self.visit(job, &mut files, &mut rec);
+            if let Some(after) = after {
+                dirs.retain(|j| !all_before(&key_of(j), after));
+            }
             let listing = Recorded {
                 fresh: rec.fresh.split_off(fresh),
                 renewed: rec.renewed.split_off(renewed),
                 ..Recorded::default()
             };
-            order.done(key, Read::new(files, &dirs, listing), dirs);
+            order.done(key, Read::new(files, &dirs, listing, after), dirs);
             reading.finished = true;
         }
         rec
@@ -286,6 +313,17 @@ impl Files<'_> {
             if !(open.listing.fresh.is_empty() && open.listing.renewed.is_empty()) {
                 open.unproven.push(rel.as_bytes().to_vec());
             }
+        }
+    }
+
+    /// Settled listings to write, kept until the walk is over at no more than their size:
+    /// a million files' names.
+    fn keep(&mut self, rows: Vec<(Vec<u8>, DirListing)>) {
+        for (key, mut row) in rows {
+            row.files.shrink_to_fit();
+            row.dirs.shrink_to_fit();
+            row.verified.shrink_to_fit();
+            self.rows.push((key, row));
         }
     }
 
@@ -330,7 +368,7 @@ impl Iterator for Files<'_> {
                 None => {
                     if let Some(done) = self.open.pop() {
                         let unproven = done.unproven.iter().map(Vec::as_slice);
-                        self.rows.extend(done.listing.settle(unproven));
+                        self.keep(done.listing.settle(unproven));
                     }
                 }
             }
@@ -338,16 +376,15 @@ impl Iterator for Files<'_> {
     }
 }
 
-/// Walk from `root` (a job of the walk `walk` describes, its queue unused) in path order on
-/// `threads` threads, at most `ahead` files read ahead, `consume` taking the files; then what it returned and what the walk
+/// Walk from `root` (a job of the walk `walk` describes, its queue unused) in path order as
+/// `how` says, `consume` taking the files; then what it returned and what the walk
 /// keeps for the next: the listings to write, settled by what `consume` said of each file
 /// ([`Files::unproven`]; a file it did not take is unproven), the directories visited and the
 /// files settled. `None` when a walking thread panicked.
 pub(super) fn run<R>(
     walk: &Walk<'_>,
     root: Job,
-    threads: usize,
-    ahead: usize,
+    how: How<'_>,
     consume: impl FnOnce(&mut Files<'_>) -> R,
 ) -> Option<(R, Recorded)> {
     let order = Order {
@@ -357,7 +394,7 @@ pub(super) fn run<R>(
                 job: root,
             })]),
             read: HashMap::new(),
-            ahead,
+            ahead: how.ahead,
             waiting: 0,
             need: None,
             busy: 0,
@@ -367,8 +404,8 @@ pub(super) fn run<R>(
         wake: Condvar::new(),
     };
     let (got, parts, files_failed, rows) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| walk.work_ordered(&order)))
+        let handles: Vec<_> = (0..how.threads.max(1))
+            .map(|_| s.spawn(|| walk.work_ordered(&order, how.after)))
             .collect();
         let mut files = Files {
             order: &order,
@@ -388,9 +425,7 @@ pub(super) fn run<R>(
                 })
                 .chain(open.unproven)
                 .collect();
-            files
-                .rows
-                .extend(open.listing.settle(unproven.iter().map(Vec::as_slice)));
+            files.keep(open.listing.settle(unproven.iter().map(Vec::as_slice)));
         }
         order.stop();
         let parts: Vec<Option<Recorded>> = handles.into_iter().map(|h| h.join().ok()).collect();

@@ -275,7 +275,8 @@ impl Scan<'_> {
                     files.unproven(rel);
                 }
             };
-            // The file taken past the state at hand.
+            // The file taken past the state at hand. The states come in the walk's order: paths
+            // are blobs (a text one fails to load), which SQLite orders as `[u8]` does.
             let mut ahead: Option<(RelPath, Stat)> = None;
             let mut each = |rel: RelPath, state| loop {
                 let Some((file, stat)) = ahead.take().or_else(|| files.next()) else {

@@ -264,7 +264,7 @@ impl Scan<'_> {
         pass: Pass<'_>,
     ) -> Result<Gathered> {
         let ws = self.session.workspace_id();
-        let mut judging = Judging::new(complete, pass.mark, self.opts.baseline_room);
+        let mut judging = Judging::new(complete, pass.mark, self.baseline_room());
         let mut known = States::default();
         let consume = |files: &mut walk::Files<'_>| {
             let mut judge = |files: &mut walk::Files<'_>,
@@ -315,7 +315,7 @@ impl Scan<'_> {
         streamed?;
         known.shrink_to_fit();
         // Every file left the walk as it was judged.
-        known.set_proved(judging.files);
+        known.set_streamed(judging.files);
         let listed = match (listings, recorded) {
             (Some(listings), Some(recorded)) => Some(Listed {
                 gone: recorded.gone(&listings),
@@ -333,6 +333,14 @@ impl Scan<'_> {
             rows: None,
             listed,
         })
+    }
+
+    /// How many files to baseline a walk in path order keeps: [`super::ScanOptions::
+    /// baseline_room`], and no more than [`ROOM_PER_SECOND`] for each second of the budget.
+    fn baseline_room(&self) -> usize {
+        let secs = usize::try_from(self.opts.budget.as_secs().max(1)).unwrap_or(usize::MAX);
+        secs.saturating_mul(ROOM_PER_SECOND)
+            .min(self.opts.baseline_room)
     }
 
     /// The states to compare the walk with: every state of the workspace, or those at and
@@ -413,6 +421,11 @@ fn load_some(
 /// How many states one pass over every state costs as much as looking one up (a lookup
 /// walks the index from its root; the pass reads each row once, in order).
 const PASS_OVER_LOOKUPS: u64 = 8;
+
+/// Files to baseline a walk in path order keeps per second of the scan's budget: half again
+/// what a hook's calls hash (~21k a second at 470k files, benches/RESULTS.md). A call that
+/// hashes them all with budget left goes another round.
+const ROOM_PER_SECOND: usize = 1 << 15;
 
 /// Whether the walk `plan` describes is compared with every state by [`Scan::stream`]:
 /// a walk of the whole tree that does not settle files, in a process that does not watch it

@@ -25,9 +25,9 @@ pub(super) struct States {
     claimed: Vec<AtomicBool>,
     /// Open addressing, linear probing: a state's position, or [`EMPTY`]. At most half full.
     slots: Vec<u32>,
-    /// Walked files whose states proved them unchanged as they were loaded, left out of the
-    /// walk and of these states (`Scan::stream_states`).
-    proved: u64,
+    /// Walked files judged as the states streamed past them (`Scan::stream`): none of them
+    /// is in the walk, and only the states no file claimed are here.
+    streamed: u64,
 }
 
 impl Default for States {
@@ -44,7 +44,7 @@ impl States {
             states: Vec::with_capacity(n),
             claimed: Vec::with_capacity(n),
             slots: vec![EMPTY; slots_for(n)],
-            proved: 0,
+            streamed: 0,
         }
     }
 
@@ -107,13 +107,13 @@ impl States {
         self.claimed.shrink_to_fit();
     }
 
-    pub fn set_proved(&mut self, n: u64) {
-        self.proved = n;
+    pub fn set_streamed(&mut self, n: u64) {
+        self.streamed = n;
     }
 
-    /// Walked files proved unchanged as the states were loaded (not among them).
-    pub fn proved(&self) -> u64 {
-        self.proved
+    /// Walked files judged as the states streamed past them (not in the walk).
+    pub fn streamed(&self) -> u64 {
+        self.streamed
     }
 
     /// The state of `rel`, if it has one, marked as claimed.

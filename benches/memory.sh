@@ -13,6 +13,8 @@
 #              their wall time added up
 #   scan       then a scan with no change (the same hook, own process), the third after the
 #              baseline: peak RSS and wall, median of RUNS runs
+#   one call   a first baseline in one call with no budget (REWIND_SCAN_BUDGET_MS one day),
+#              a fresh home: peak RSS and wall, one run
 #   git        `git status --porcelain` of the tree's own repository: peak RSS and wall,
 #              median of RUNS runs
 #   git add    GIT_ADD=1 only: `git add -A` into a fresh shadow git dir (what the baseline
@@ -105,6 +107,10 @@ for name in $TREES; do
         measure "$name scan" env REWIND_HOME="$HOME_B" "$REWIND" hook claude-code <"$PAYLOAD"
         measure "$name git status" git -C "$TREE" status --porcelain
     done
+    log "$name: first baseline in one call, no budget, a fresh home"
+    rm -rf "$HOME_B"
+    measure "$name one call" env REWIND_SCAN_BUDGET_MS=86400000 REWIND_HOME="$HOME_B" \
+        "$REWIND" hook claude-code <"$PAYLOAD"
     if [ "${GIT_ADD:-0}" = 1 ]; then
         log "$name: git add -A into a shadow git dir"
         rm -rf "$OUT/shadow.git"
@@ -131,8 +137,8 @@ files = {}
 for line in open(f"{out}/machine.txt"):
     if line.startswith("tree "):
         files[line.split()[1].rstrip(":")] = int(line.split()[2])
-print("| tree | files | budgeted baseline: calls, wall added up | first call | highest call | scan, no change | `git status --porcelain` | `git add -A` (shadow) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| tree | files | budgeted baseline: calls, wall added up | first call | highest call | scan, no change | `git status --porcelain` | baseline in one call (no budget) | `git add -A` (shadow) |")
+print("|---|---|---|---|---|---|---|---|---|")
 def med(label):
     got = rows.get(label)
     if not got:
@@ -146,5 +152,6 @@ for tree in trees:
     first = calls[0][1]
     high = max(r for _, r in calls)
     print(f"| {tree} | {files.get(tree, '?'):,} | {len(calls)}, {wall:.1f} s | {first:.0f} MiB | **{high:.0f} MiB** "
-          f"| {med(f'{tree} scan')} | {med(f'{tree} git status')} | {med(f'{tree} git add')} |")
+          f"| {med(f'{tree} scan')} | {med(f'{tree} git status')} | {med(f'{tree} one call')} "
+          f"| {med(f'{tree} git add')} |")
 EOF

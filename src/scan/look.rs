@@ -336,11 +336,13 @@ impl Scan<'_> {
     }
 
     /// How many files to baseline a walk in path order keeps: [`super::ScanOptions::
-    /// baseline_room`], and no more than [`ROOM_PER_SECOND`] for each second of the budget.
+    /// baseline_room`], and no more than [`ROOM_PER_SECOND`] for each second of the budget;
+    /// one at least (a room of none would never baseline anything).
     fn baseline_room(&self) -> usize {
         let secs = usize::try_from(self.opts.budget.as_secs().max(1)).unwrap_or(usize::MAX);
         secs.saturating_mul(ROOM_PER_SECOND)
             .min(self.opts.baseline_room)
+            .max(1)
     }
 
     /// The states to compare the walk with: every state of the workspace, or those at and

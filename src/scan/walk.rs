@@ -644,8 +644,10 @@ pub(super) fn walk_listed(
 }
 
 /// [`walk_listed`], or where there are no `listings` [`walk`] watching nothing, in path order
-/// (module `ordered`), only the files whose paths sort `after` the one given (directories all
-/// of whose paths sort before it are not read): `consume` takes them as the walk goes. Then
+/// (module `ordered`), or only the files whose paths sort `after` the one given (directories
+/// all of whose paths sort before it are not read; then without listings, whatever is given:
+/// a listing of a directory partly walked would verify files nobody judged, and the
+/// directories not read would pass for gone): `consume` takes them as the walk goes. Then
 /// what it returned, and with listings what to keep for the next walk, their verified stats
 /// settled by what `consume` said of each file ([`Files::unproven`]). `None` when a walking
 /// thread panicked.
@@ -662,6 +664,7 @@ pub(super) fn walk_ordered<R>(
         ahead: ordered::AHEAD,
         after,
     };
+    let listings = listings.filter(|_| after.is_none());
     walk_ordered_how(root, global, listings, how, consume)
 }
 
@@ -929,6 +932,39 @@ mod tests {
             files.iter().map(|f| f.0.display()).collect::<Vec<_>>()
         );
         (files, rec)
+    }
+
+    #[test]
+    fn a_panic_of_the_caller_of_a_walk_in_path_order_stops_it() {
+        // Far more entries than are read ahead: the walk's threads wait for the caller, who
+        // panics after the first file; the walk must stop and the panic come through.
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..40 {
+            put(dir.path(), &format!("d{}/f{i}", i % 4), "x");
+        }
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let got = std::panic::catch_unwind(|| {
+                let how = ordered::How {
+                    threads: 2,
+                    ahead: 2,
+                    after: None,
+                };
+                let empty = Gitignore::empty();
+                walk_ordered_how(&root, &empty, None, how, |files| {
+                    files.next();
+                    panic!("the caller failed");
+                })
+            });
+            let _ = tx.send(got.is_err());
+        });
+        let panicked = rx.recv_timeout(std::time::Duration::from_secs(30));
+        assert_eq!(
+            panicked,
+            Ok(true),
+            "the walk came back, with the caller's panic"
+        );
     }
 
     fn sizes(files: Vec<(RelPath, Stat)>) -> BTreeMap<String, u64> {

@@ -160,15 +160,29 @@ fn changes_are_found_whatever_the_room_and_files_past_it_touched_by_a_command_ar
     run(&s, Phase::Before, &opts);
     let first = with_state(&s, &t.files);
     assert_eq!(first.len(), 5);
-    let last = &t.files[FILES - 1].0;
-    assert!(!first.contains(last));
+    // The agent writes the last file in path order, far past the room: it has a state now.
+    let (last, next_to_last) = (&t.files[FILES - 1].0, &t.files[FILES - 2].0);
+    assert!(!first.contains(last) && !first.contains(next_to_last));
+    let path = t.root.join(last);
+    s.snap(std::slice::from_ref(&path), &t.root, Some("Write"), None)
+        .unwrap();
+    std::fs::write(&path, b"the agent's\n").unwrap();
+    s.record(
+        std::slice::from_ref(&path),
+        &t.root,
+        Some("Write"),
+        None,
+        &[],
+    )
+    .unwrap();
 
-    // Edits nobody announced, to files with a state, are found before the command, and the
-    // room is taken by the next files to baseline, in path order. The command's mark is in
-    // a later second than the tree was written in: the files without a state were not
-    // touched by it (marks are compared by whole seconds).
+    // Edits nobody announced, to files with a state before the room's files and past them,
+    // are found before the command, and the room is taken by the next files to baseline, in
+    // path order. The command's mark is in a later second than the tree was written in: the
+    // files without a state were not touched by it (marks are compared by whole seconds).
     std::fs::write(t.root.join(&first[1]), b"edited\n").unwrap();
     std::fs::remove_file(t.root.join(&first[3])).unwrap();
+    std::fs::write(&path, b"the user's, longer\n").unwrap();
     next_second();
     let before = run(&s, Phase::Before, &opts);
     let mut found: Vec<(String, ChangeKind)> = before
@@ -181,16 +195,21 @@ fn changes_are_found_whatever_the_room_and_files_past_it_touched_by_a_command_ar
         found,
         vec![
             (first[1].clone(), ChangeKind::Modified),
-            (first[3].clone(), ChangeKind::Deleted)
+            (first[3].clone(), ChangeKind::Deleted),
+            (last.clone(), ChangeKind::Modified),
         ]
     );
     assert_eq!(before.baselined, 5, "{before:?}");
 
-    // The command touches the last file in path order, far past the room: it has no state,
-    // so it is recorded without its before, as any file the baseline has not reached.
-    std::fs::write(t.root.join(last), b"the command's\n").unwrap();
+    // The command touches the file before the last, far past the room: it has no state, so
+    // it is recorded without its before, as any file the baseline has not reached.
+    std::fs::write(t.root.join(next_to_last), b"the command's\n").unwrap();
     let after = run(&s, Phase::After, &opts);
-    let touched: Vec<_> = after.changes.iter().filter(|c| &c.path == last).collect();
+    let touched: Vec<_> = after
+        .changes
+        .iter()
+        .filter(|c| &c.path == next_to_last)
+        .collect();
     assert_eq!(touched.len(), 1, "{:?}", after.changes);
     assert_eq!(touched[0].reason, Some(MetadataReason::NoBaseline));
     assert_eq!(after.changes.len(), 1, "{:?}", after.changes);

@@ -25,8 +25,8 @@ use crate::index::DirListing;
 use crate::scan::listing::Recorded;
 use crate::workspace::{RelPath, Stat};
 
-/// Files read ahead of the caller, at most (but for the directory it waits for): ~5 MiB of
-/// paths and stats.
+/// Entries (files and directories) read ahead of the caller, at most (but for the directory
+/// it waits for): ~5 MiB of paths and stats.
 pub(in crate::scan) const AHEAD: usize = 1 << 16;
 
 /// A directory queued to be read, by its place in path order.
@@ -103,11 +103,12 @@ fn tree_order(a: (&[u8], bool), b: (&[u8], bool)) -> Ordering {
         .cmp(b.0.iter().chain(slash(b.1)))
 }
 
-/// A read directory: its entries in tree order, how many are files, and the listing it got
+/// A read directory: its entries in tree order, what it weighs against the read-ahead (its
+/// entries and itself: a tree of empty directories is bounded too), and the listing it got
 /// (fresh or renewed; none without listings), to settle once its files are judged.
 struct Read {
     items: Vec<Item>,
-    files: usize,
+    weight: usize,
     listing: Recorded,
 }
 
@@ -122,7 +123,6 @@ impl Read {
         if let Some(after) = after {
             files.retain(|(rel, _)| rel.as_bytes() > after);
         }
-        let n = files.len();
         let mut items: Vec<Item> = files
             .into_iter()
             .map(|(rel, stat)| Item::File(rel, stat))
@@ -130,8 +130,8 @@ impl Read {
             .collect();
         items.sort_unstable_by(|a, b| tree_order(a.path(), b.path()));
         Read {
+            weight: items.len() + 1,
             items,
-            files: n,
             listing,
         }
     }
@@ -141,9 +141,9 @@ impl Read {
 struct State {
     queued: BinaryHeap<Reverse<Queued>>,
     read: HashMap<Vec<u8>, Read>,
-    /// Files read ahead at most ([`AHEAD`]).
+    /// Entries read ahead at most ([`AHEAD`]).
     ahead: usize,
-    /// Files in `read`, not yet taken.
+    /// Entries in `read`, not yet taken (`Read::weight`).
     waiting: usize,
     /// The directory the caller waits for.
     need: Option<Vec<u8>>,
@@ -197,7 +197,7 @@ impl Order {
             let key = key_of(&job);
             s.queued.push(Reverse(Queued { key, job }));
         }
-        s.waiting += read.files;
+        s.waiting += read.weight;
         s.read.insert(key, read);
         s.busy -= 1;
         drop(s);
@@ -209,7 +209,7 @@ impl Order {
         let mut s = self.lock();
         loop {
             if let Some(read) = s.read.remove(key) {
-                s.waiting -= read.files;
+                s.waiting -= read.weight;
                 s.need = None;
                 drop(s);
                 self.wake.notify_all();
@@ -235,6 +235,17 @@ impl Order {
 
 fn key_of(job: &Job) -> Vec<u8> {
     key(job.rel.as_ref())
+}
+
+/// Stops the walk when the caller is done with it, also when it panics (else the threads
+/// waiting for it to take what they read would wait forever, and the scope that joins them
+/// with them).
+struct Stop<'o>(&'o Order);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 /// Marks a directory's read failed unless it finished (a panicking `visit`): the walk stops
@@ -407,6 +418,7 @@ pub(super) fn run<R>(
         let handles: Vec<_> = (0..how.threads.max(1))
             .map(|_| s.spawn(|| walk.work_ordered(&order, how.after)))
             .collect();
+        let stop = Stop(&order);
         let mut files = Files {
             order: &order,
             open: Vec::new(),
@@ -427,7 +439,7 @@ pub(super) fn run<R>(
                 .collect();
             files.keep(open.listing.settle(unproven.iter().map(Vec::as_slice)));
         }
-        order.stop();
+        drop(stop);
         let parts: Vec<Option<Recorded>> = handles.into_iter().map(|h| h.join().ok()).collect();
         (got, parts, files.failed, files.rows)
     });

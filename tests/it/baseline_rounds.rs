@@ -54,6 +54,19 @@ fn options(room: usize, budget: Duration) -> ScanOptions {
     }
 }
 
+/// No budget: one batch a scan (all the room holds), and no second round.
+fn spent(room: usize) -> ScanOptions {
+    ScanOptions {
+        batch_files: 1024,
+        ..options(room, Duration::ZERO)
+    }
+}
+
+fn session<'h>(home: &'h Home, t: &Tree) -> Session<'h> {
+    home.session(Workspace::open(&t.root).unwrap(), "s")
+        .unwrap()
+}
+
 fn run(s: &Session<'_>, phase: Phase, opts: &ScanOptions) -> ScanReport {
     scan(s, phase, Some("Bash"), Some("call-1"), opts, &mut |_| {}).unwrap()
 }
@@ -90,9 +103,7 @@ fn with_state(s: &Session<'_>, files: &[(String, Vec<u8>)]) -> Vec<String> {
 fn a_baseline_bigger_than_its_room_goes_on_in_rounds_within_one_scan() {
     let t = tree();
     let home = Home::open(&t.home, Options::default()).unwrap();
-    let s = home
-        .session(Workspace::open(&t.root).unwrap(), "s")
-        .unwrap();
+    let s = session(&home, &t);
     let r = run(&s, Phase::Before, &options(7, Duration::from_secs(3600)));
     assert_eq!(
         (
@@ -113,14 +124,8 @@ fn a_baseline_bigger_than_its_room_goes_on_in_rounds_within_one_scan() {
 fn a_spent_budget_leaves_the_files_past_the_room_to_the_next_scan_in_path_order() {
     let t = tree();
     let home = Home::open(&t.home, Options::default()).unwrap();
-    let s = home
-        .session(Workspace::open(&t.root).unwrap(), "s")
-        .unwrap();
-    // No budget: one batch a scan, and no second round.
-    let opts = ScanOptions {
-        batch_files: 1024,
-        ..options(7, Duration::ZERO)
-    };
+    let s = session(&home, &t);
+    let opts = spent(7);
     let mut scans = 0;
     loop {
         let r = run(&s, Phase::Before, &opts);
@@ -150,13 +155,8 @@ fn a_spent_budget_leaves_the_files_past_the_room_to_the_next_scan_in_path_order(
 fn changes_are_found_whatever_the_room_and_files_past_it_touched_by_a_command_are_recorded() {
     let t = tree();
     let home = Home::open(&t.home, Options::default()).unwrap();
-    let s = home
-        .session(Workspace::open(&t.root).unwrap(), "s")
-        .unwrap();
-    let opts = ScanOptions {
-        batch_files: 1024,
-        ..options(5, Duration::ZERO)
-    };
+    let s = session(&home, &t);
+    let opts = spent(5);
     run(&s, Phase::Before, &opts);
     let first = with_state(&s, &t.files);
     assert_eq!(first.len(), 5);

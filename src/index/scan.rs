@@ -55,14 +55,8 @@ impl Tx<'_> {
             .conn
             .prepare_cached(select_states!("WHERE workspace_id = ?1 ORDER BY path"))
             .ctx("list file states")?;
-        // Rows are turned into states as they come: no intermediate copies of the kind or
-        // the blob id of every file.
-        let mut rows = stmt.query([ws.0]).ctx("list file states")?;
-        while let Some(r) = rows.next().ctx("list file states")? {
-            let (rel, state) = known_state(r)?;
-            to(rel, state);
-        }
-        Ok(())
+        let rows = stmt.query([ws.0]).ctx("list file states")?;
+        each_state(rows, to)
     }
 
     /// [`Tx::each_file_state`] from the first path after `after`, in path order.
@@ -78,14 +72,10 @@ impl Tx<'_> {
                 "WHERE workspace_id = ?1 AND path > ?2 ORDER BY path"
             ))
             .ctx("list file states")?;
-        let mut rows = stmt
+        let rows = stmt
             .query(rusqlite::params![ws.0, after])
             .ctx("list file states")?;
-        while let Some(r) = rows.next().ctx("list file states")? {
-            let (rel, state) = known_state(r)?;
-            to(rel, state);
-        }
-        Ok(())
+        each_state(rows, to)
     }
 
     /// Every directory listing of workspace `ws`, by path (the root's is empty).
@@ -447,6 +437,16 @@ pub struct StateTouches {
     pub paths: Vec<RelPath>,
 }
 
+/// Each row of a [`select_states!`] query turned into a state as it comes and handed to `to`:
+/// no intermediate copies of the kind or the blob id of every file.
+fn each_state(mut rows: rusqlite::Rows<'_>, to: &mut dyn FnMut(RelPath, KnownState)) -> Result<()> {
+    while let Some(r) = rows.next().ctx("list file states")? {
+        let (rel, state) = known_state(r)?;
+        to(rel, state);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Durability, Index};
@@ -607,6 +607,24 @@ mod tests {
             .collect();
         found.sort();
         assert_eq!(found, ["b/c", "c", "c/e/v.rs", "c/z.rs"]);
+
+        // Every state in path order, or those after a path (a later round of a baseline).
+        let in_order = |after: Option<&str>| {
+            let mut got = Vec::new();
+            let mut to = |p: RelPath, _| got.push(p.display());
+            match after {
+                None => read.each_file_state(ws, &mut to).unwrap(),
+                Some(a) => read
+                    .each_file_state_after(ws, a.as_bytes(), &mut to)
+                    .unwrap(),
+            }
+            got
+        };
+        let all = ["b/c", "c", "c-x/y", "c.txt", "c/e/v.rs", "c/z.rs", "cc/d"];
+        assert_eq!(in_order(None), all);
+        assert_eq!(in_order(Some("c")), all[2..]);
+        assert_eq!(in_order(Some("c/a")), all[4..]);
+        assert_eq!(in_order(Some("cc/d")), Vec::<String>::new());
 
         // A range of the primary key per path, never the whole workspace's states (the
         // first version's `path = ? OR (range)` read every state once per changed path).

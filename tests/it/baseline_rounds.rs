@@ -71,6 +71,16 @@ fn run(s: &Session<'_>, phase: Phase, opts: &ScanOptions) -> ScanReport {
     scan(s, phase, Some("Bash"), Some("call-1"), opts, &mut |_| {}).unwrap()
 }
 
+/// The agent's Write tool puts `bytes` at `path`, through the hooks' snap and record: the
+/// file gets a state.
+fn agent_writes(s: &Session<'_>, path: &std::path::Path, bytes: &[u8]) {
+    let root = s.workspace().root();
+    let paths = [path.to_path_buf()];
+    s.snap(&paths, root, Some("Write"), None).unwrap();
+    std::fs::write(path, bytes).unwrap();
+    s.record(&paths, root, Some("Write"), None, &[]).unwrap();
+}
+
 /// Sleep into the next second of the system clock.
 fn next_second() {
     let now = SystemTime::now()
@@ -121,6 +131,27 @@ fn a_baseline_bigger_than_its_room_goes_on_in_rounds_within_one_scan() {
 }
 
 #[test]
+fn a_later_round_meets_the_states_past_its_cut_and_only_those() {
+    let mut t = tree();
+    let home = Home::open(&t.home, Options::default()).unwrap();
+    let s = session(&home, &t);
+    // The agent wrote the last file in path order before any scan: it has a state, past
+    // every round's cut but the last.
+    let last = FILES - 1;
+    t.files[last].1 = b"the agent's\n".to_vec();
+    agent_writes(&s, &t.root.join(&t.files[last].0), &t.files[last].1);
+    let r = run(&s, Phase::Before, &options(7, Duration::from_secs(3600)));
+    // The state past the cuts is the file's: it is neither baselined again nor a change.
+    assert_eq!(
+        (r.files, r.baselined, r.remaining, r.baseline_complete),
+        (FILES as u64, FILES as u64 - 1, 0, true),
+        "{r:?}"
+    );
+    assert!(r.changes.is_empty(), "{:?}", r.changes);
+    assert_eq!(with_state(&s, &t.files).len(), FILES);
+}
+
+#[test]
 fn a_spent_budget_leaves_the_files_past_the_room_to_the_next_scan_in_path_order() {
     let t = tree();
     let home = Home::open(&t.home, Options::default()).unwrap();
@@ -164,17 +195,7 @@ fn changes_are_found_whatever_the_room_and_files_past_it_touched_by_a_command_ar
     let (last, next_to_last) = (&t.files[FILES - 1].0, &t.files[FILES - 2].0);
     assert!(!first.contains(last) && !first.contains(next_to_last));
     let path = t.root.join(last);
-    s.snap(std::slice::from_ref(&path), &t.root, Some("Write"), None)
-        .unwrap();
-    std::fs::write(&path, b"the agent's\n").unwrap();
-    s.record(
-        std::slice::from_ref(&path),
-        &t.root,
-        Some("Write"),
-        None,
-        &[],
-    )
-    .unwrap();
+    agent_writes(&s, &path, b"the agent's\n");
 
     // Edits nobody announced, to files with a state before the room's files and past them,
     // are found before the command, and the room is taken by the next files to baseline, in

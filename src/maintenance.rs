@@ -213,10 +213,14 @@ impl Maintenance<'_, '_> {
         let r = self.home.index().read();
         for i in r.interrupted_windows()? {
             let root = String::from_utf8_lossy(&i.workspace_root).into_owned();
+            let what = match i.edit_tool_write {
+                true => "an edit tool's write",
+                false => "an undo, redo or restore",
+            };
             problems.push(Problem {
                 object: format!("window {}", i.window),
                 detail: format!(
-                    "an undo, redo or restore was interrupted midway and is pending recovery; \
+                    "{what} was interrupted midway and is pending recovery; \
                      the next rewind command in workspace {root} finishes or rolls it back"
                 ),
             });

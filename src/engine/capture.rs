@@ -640,7 +640,7 @@ impl Session<'_> {
 
     /// An implicit window (opened by a snap with none open) ends when its last pending write
     /// is recorded: one CLI snap/record pair is one undoable step.
-    fn close_finished_implicit(
+    pub(super) fn close_finished_implicit(
         &self,
         tx: &Tx<'_>,
         mut windows: Vec<WindowId>,

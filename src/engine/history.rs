@@ -11,7 +11,6 @@ use crate::index::SessionRow;
 use crate::model::{
     Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus,
 };
-use crate::workspace::fs::RealFs;
 use crate::workspace::RelPath;
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -276,7 +275,7 @@ impl Session<'_> {
         if let Some(b) = target.blob() {
             bytes.insert(b, Ok(self.store().load(self.index(), &b)?));
         }
-        let locked = self.lock(&RealFs)?;
+        let locked = self.writer()?;
         let current = self.capture(&rel, target.blob())?;
         if current.too_large {
             return Err(EngineError::TooLargeToReplace {

@@ -46,7 +46,7 @@ use crate::ids::{SessionRowId, WindowId, WorkspaceId};
 use crate::index::{Durability, Index, IndexError};
 use crate::model::{WindowKind, WindowStatus};
 use crate::store::{create_private_dir, Store, StoreError, StoreOptions};
-use crate::workspace::fs::WorkspaceFs;
+use crate::workspace::fs::{RealFs, WorkspaceFs};
 use crate::workspace::{PathError, Workspace};
 
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +111,10 @@ pub enum EngineError {
     },
     #[error("{path}: {detail}")]
     Apply { path: String, detail: String },
+    /// The executor's re-check found the path other than its plan saw (someone else wrote
+    /// it meanwhile): nothing of the plan is left applied.
+    #[error("{path}: {detail}")]
+    ChangedUnderUs { path: String, detail: String },
     #[error("{path}: cannot restore: {source}; nothing was changed")]
     Unrestorable { path: String, source: StoreError },
 }
@@ -443,7 +447,7 @@ impl Home {
             id: session_id,
             recovered: Vec::new(),
         };
-        if !self.index.read().applying_windows(ws_id)?.is_empty() {
+        if self.index.read().interrupted_in(ws_id)? {
             session.recovered = exec::recover(&session)?;
         }
         Ok(session)
@@ -640,15 +644,21 @@ impl<'h> Session<'h> {
         })
     }
 
-    /// The workspace lock if nobody holds it, `None` if a live process does.
-    pub(crate) fn try_lock<'a>(&'a self, fs: &'a dyn WorkspaceFs) -> Result<Option<Locked<'a>>> {
+    /// The locked writer with the real file operations: what undo, redo, restore and the
+    /// edit tools write through. (Tests and test seams pass their own to [`Session::lock`].)
+    pub fn writer(&self) -> Result<Locked<'_>> {
+        self.lock(&RealFs)
+    }
+
+    /// [`Session::writer`] if nobody holds the workspace lock, `None` if a live process does.
+    pub(crate) fn try_writer(&self) -> Result<Option<Locked<'_>>> {
         Ok(self
             .home
             .try_lock_workspace(self.ws_id)?
             .map(|lock| Locked {
                 _lock: lock,
                 session: self,
-                fs,
+                fs: &RealFs,
             }))
     }
 

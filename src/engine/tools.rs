@@ -5,20 +5,24 @@
 //! - a write only happens when the caller's token names the file's current bytes (or, for a
 //!   create, when the file does not exist); every refusal happens before anything is written
 //!   and leaves the file untouched;
-//! - a write is snap → atomic replace → record, in the session's open window (or an implicit
-//!   one), so `undo` reverts it like any agent write; the replace re-checks the bytes just
-//!   before its rename, so a concurrent writer is never overwritten;
+//! - a write is snap → [`exec::write_in_turn`] (intent record, atomic replace that re-checks
+//!   the bytes just before its rename, verify, rollback, crash recovery: the executor undo
+//!   uses), in the session's open window (or an implicit one), so `undo` reverts it like any
+//!   agent write and a concurrent writer is never overwritten;
+//! - the writing verbs are the locked writer's ([`Locked`]): they hold the workspace lock
+//!   from the token check to the recorded outcome;
 //! - the pure parts (tokens, line ops, reports) live in [`crate::edit`]; this module adds the
 //!   file system and the index.
 
 use std::path::{Path, PathBuf};
 
 use super::context::ContextFile;
+use super::exec::{self, Step, TurnWrite};
 use super::refusals::refusal_kind;
-use super::{EngineError, ModReason, Session};
+use super::{EngineError, Locked, ModReason, Session};
 use crate::edit::{self, EditError, EditReport, LineOp};
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::workspace::fs::{Content, RealFs, WorkspaceFs};
+use crate::model::FileState;
 use crate::workspace::{Observation, RelPath, HOLD_MAX};
 
 /// How often `read_file` re-reads a file that changes between reading and recording it.
@@ -181,32 +185,6 @@ impl Session<'_> {
         })
     }
 
-    /// Apply a batch of line ops to `path`. Every line number refers to the version `token`
-    /// names; any refusal (token, ops, expected text) writes nothing.
-    pub fn edit_file(
-        &self,
-        path: &Path,
-        cwd: &Path,
-        token: Option<&str>,
-        ops: &[LineOp],
-    ) -> ToolResult<EditResult> {
-        let rel = self.ws.resolve(path, cwd)?;
-        self.noting_refusal(&rel, "edit", || {
-            let cur = self.current(&rel)?;
-            edit::check_token(token, &cur.bytes)?;
-            let applied = edit::apply_ops(&cur.bytes, ops)?;
-            let (window_id, change_id) =
-                self.commit(&rel, Some(&cur), &applied.bytes, "edit", token)?;
-            Ok(EditResult {
-                path: rel.display(),
-                path_bytes: rel.bytes_hex_if_not_utf8(),
-                window_id,
-                change_id,
-                report: applied.report,
-            })
-        })
-    }
-
     /// Run a tool's work at `rel`; a refusal it answers with is noted (best effort) and
     /// returned unchanged.
     fn noting_refusal<T>(
@@ -222,73 +200,6 @@ impl Session<'_> {
             }
         }
         result
-    }
-
-    /// Replace `path` with `content` as a whole, under `guard`.
-    pub fn write_file(
-        &self,
-        path: &Path,
-        cwd: &Path,
-        content: &[u8],
-        guard: WriteGuard<'_>,
-    ) -> ToolResult<WriteResult> {
-        let rel = self.ws.resolve(path, cwd)?;
-        self.noting_refusal(&rel, "write", || self.write_at(&rel, content, guard))
-    }
-
-    /// `write_file` at a resolved path.
-    fn write_at(
-        &self,
-        rel: &RelPath,
-        content: &[u8],
-        guard: WriteGuard<'_>,
-    ) -> ToolResult<WriteResult> {
-        let (before, token) = match guard {
-            WriteGuard::Create => match self.observe(rel)? {
-                Observation::Absent => (None, None),
-                Observation::NotRegular { kind } => {
-                    return Err(EngineError::NotRegular {
-                        path: rel.display(),
-                        kind,
-                    }
-                    .into())
-                }
-                _ => {
-                    return Err(ToolError::Exists {
-                        path: rel.display(),
-                    })
-                }
-            },
-            WriteGuard::Token(token) => {
-                // The token is judged first, so a missing or malformed one is reported as
-                // such even for a path that does not exist.
-                let cur = match self.current(rel) {
-                    Ok(cur) => cur,
-                    Err(ToolError::NotFound { .. }) => {
-                        edit::check_token(token, b"")?;
-                        return Err(ToolError::NotFound {
-                            path: rel.display(),
-                        });
-                    }
-                    Err(e) => return Err(e),
-                };
-                edit::check_token(token, &cur.bytes)?;
-                (Some(cur), token)
-            }
-        };
-        let (window_id, change_id) = self.commit(rel, before.as_ref(), content, "write", token)?;
-        let old_lines = before.as_ref().map_or(0, |c| edit::line_count(&c.bytes));
-        let total_lines = edit::line_count(content);
-        Ok(WriteResult {
-            path: rel.display(),
-            path_bytes: rel.bytes_hex_if_not_utf8(),
-            window_id,
-            change_id,
-            created: before.is_none(),
-            total_lines,
-            line_delta: total_lines as i64 - old_lines as i64,
-            token: edit::token_for(content),
-        })
     }
 
     fn observe(&self, rel: &RelPath) -> ToolResult<Observation> {
@@ -322,20 +233,122 @@ impl Session<'_> {
             .into()),
         }
     }
+}
 
-    /// Snap `rel`, replace it with `bytes` if it still is `before` (`None`: absent), record.
-    /// A refusal after the snap still records, so the snap's pending change is closed (as a
-    /// change that changed nothing) rather than left for a later write to pair with.
+/// The writing tools: the locked writer's verbs.
+impl Locked<'_> {
+    /// Apply a batch of line ops to `path`. Every line number refers to the version `token`
+    /// names; any refusal (token, ops, expected text) writes nothing.
+    pub fn edit_file(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        token: Option<&str>,
+        ops: &[LineOp],
+    ) -> ToolResult<EditResult> {
+        let session = self.session();
+        let rel = session.ws.resolve(path, cwd)?;
+        session.noting_refusal(&rel, "edit", || {
+            let cur = session.current(&rel)?;
+            edit::check_token(token, &cur.bytes)?;
+            let applied = edit::apply_ops(&cur.bytes, ops)?;
+            let (window_id, change_id) =
+                self.commit(&rel, Some(&cur), applied.bytes, "edit", token)?;
+            Ok(EditResult {
+                path: rel.display(),
+                path_bytes: rel.bytes_hex_if_not_utf8(),
+                window_id,
+                change_id,
+                report: applied.report,
+            })
+        })
+    }
+
+    /// Replace `path` with `content` as a whole, under `guard`.
+    pub fn write_file(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        content: &[u8],
+        guard: WriteGuard<'_>,
+    ) -> ToolResult<WriteResult> {
+        let session = self.session();
+        let rel = session.ws.resolve(path, cwd)?;
+        session.noting_refusal(&rel, "write", || self.write_at(&rel, content, guard))
+    }
+
+    /// `write_file` at a resolved path.
+    fn write_at(
+        &self,
+        rel: &RelPath,
+        content: &[u8],
+        guard: WriteGuard<'_>,
+    ) -> ToolResult<WriteResult> {
+        let session = self.session();
+        let (before, token) = match guard {
+            WriteGuard::Create => match session.observe(rel)? {
+                Observation::Absent => (None, None),
+                Observation::NotRegular { kind } => {
+                    return Err(EngineError::NotRegular {
+                        path: rel.display(),
+                        kind,
+                    }
+                    .into())
+                }
+                _ => {
+                    return Err(ToolError::Exists {
+                        path: rel.display(),
+                    })
+                }
+            },
+            WriteGuard::Token(token) => {
+                // The token is judged first, so a missing or malformed one is reported as
+                // such even for a path that does not exist.
+                let cur = match session.current(rel) {
+                    Ok(cur) => cur,
+                    Err(ToolError::NotFound { .. }) => {
+                        edit::check_token(token, b"")?;
+                        return Err(ToolError::NotFound {
+                            path: rel.display(),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                };
+                edit::check_token(token, &cur.bytes)?;
+                (Some(cur), token)
+            }
+        };
+        let (window_id, change_id) =
+            self.commit(rel, before.as_ref(), content.to_vec(), "write", token)?;
+        let old_lines = before.as_ref().map_or(0, |c| edit::line_count(&c.bytes));
+        let total_lines = edit::line_count(content);
+        Ok(WriteResult {
+            path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
+            window_id,
+            change_id,
+            created: before.is_none(),
+            total_lines,
+            line_delta: total_lines as i64 - old_lines as i64,
+            token: edit::token_for(content),
+        })
+    }
+
+    /// Snap `rel`, then replace it with `bytes` through the executor if it still is
+    /// `before` (`None`: absent). A refusal after the snap still records, so the snap's
+    /// pending change is closed (as a change that changed nothing) rather than left for a
+    /// later write to pair with.
     fn commit(
         &self,
         rel: &RelPath,
         before: Option<&Current>,
-        bytes: &[u8],
-        tool: &str,
+        bytes: Vec<u8>,
+        tool: &'static str,
         token: Option<&str>,
     ) -> ToolResult<(WindowId, ChangeId)> {
+        let session = self.session();
         // Content rewind could not snapshot could not be undone: refused before anything.
-        let limit = self.options().max_file_size;
+        let limit = session.options().max_file_size;
         if bytes.len() as u64 > limit {
             return Err(ToolError::ContentTooLarge {
                 path: rel.display(),
@@ -343,12 +356,11 @@ impl Session<'_> {
                 limit,
             });
         }
-        let _lock = self.home.lock_workspace(self.ws_id)?;
-        let root = self.ws.root().to_path_buf();
-        let paths: Vec<PathBuf> = vec![self.ws.abs(rel)];
+        let root = session.ws.root().to_path_buf();
+        let paths: Vec<PathBuf> = vec![session.ws.abs(rel)];
         // A tool-call id of its own pairs this snap with this record and nothing else.
-        let tool_call = format!("rewind-{tool}-{}", self.home.now());
-        let snap = self
+        let tool_call = format!("rewind-{tool}-{}", session.now());
+        let snap = session
             .snap(&paths, &root, Some(tool), Some(&tool_call))?
             .pop()
             .ok_or_else(|| EngineError::NoReport {
@@ -364,46 +376,47 @@ impl Session<'_> {
                 path: rel.display(),
             },
         };
-        let written = if snap.before != expected {
-            Err(changed())
-        } else {
-            let still_same = || match self.ws.observe(rel, self.home.opts.max_file_size) {
-                Ok(Observation::Regular { id, .. }) if Some(id) == expected => Ok(()),
-                Ok(Observation::Absent) if expected.is_none() => Ok(()),
-                Ok(_) => Err(std::io::Error::other(CHANGED_DURING_WRITE)),
-                Err(e) => Err(std::io::Error::other(e.to_string())),
-            };
-            let mode = before.map_or(CREATE_MODE, |c| c.mode);
-            let fs = RealFs;
-            let result = fs
-                .ensure_parents(&self.ws, rel)
-                .and_then(|_| fs.replace(&self.ws, rel, Content::Bytes(bytes), mode, &still_same))
-                .and_then(|()| fs.sync_dir(&crate::workspace::fs::parent_dir(&self.ws, rel)));
-            match result {
-                Ok(()) => Ok(()),
-                Err(e) if e.to_string() == CHANGED_DURING_WRITE => Err(changed()),
-                Err(e) => Err(ToolError::Write {
-                    path: rel.display(),
-                    detail: e.to_string(),
-                }),
-            }
+        if snap.before != expected {
+            session.record(&paths, &root, Some(tool), Some(&tool_call), &[])?;
+            return Err(changed());
+        }
+        let mode = before.map_or(CREATE_MODE, |c| c.mode);
+        let current = match before {
+            Some(c) => FileState::Present { blob: c.id, mode },
+            None => FileState::Absent,
         };
-        let record = self
-            .record(&paths, &root, Some(tool), Some(&tool_call), &[])?
-            .pop()
-            .ok_or_else(|| EngineError::NoReport {
-                path: rel.display(),
-                operation: "record",
-            })?;
-        written?;
+        // Durable in the store before the intent record names it.
+        let blob = session
+            .store()
+            .put(session.index(), &bytes, expected, session.now())
+            .map_err(EngineError::from)?;
+        let write = TurnWrite {
+            change: snap.change_id,
+            window: snap.window_id,
+            step: Step {
+                path: rel.clone(),
+                current,
+                target: FileState::Present { blob, mode },
+            },
+            bytes,
+            words: (tool, "written"),
+        };
+        match exec::write_in_turn(self, write) {
+            Ok(()) => {}
+            Err(EngineError::ChangedUnderUs { .. }) => return Err(changed()),
+            Err(EngineError::Apply { detail, .. }) => {
+                return Err(ToolError::Write {
+                    path: rel.display(),
+                    detail,
+                })
+            }
+            Err(e) => return Err(e.into()),
+        }
         // The caller has seen the new bytes (its report carries their token): that is a read.
-        let now = self.home.now();
-        self.home
-            .index
-            .write(|tx| tx.record_read(self.id, rel, record.after, now))?;
-        Ok((record.window_id, record.change_id))
+        let now = session.now();
+        session
+            .index()
+            .write(|tx| tx.record_read(session.id, rel, Some(blob), now))?;
+        Ok((snap.window_id, snap.change_id))
     }
 }
-
-/// The precheck's refusal, told apart from I/O errors by its text.
-const CHANGED_DURING_WRITE: &str = "the file changed just before the write";

@@ -65,11 +65,13 @@ enum ChangesBy {
     LiveAfter,
     /// ?1 workspace, ?2 path: see [`Tx::changes_of_path`].
     OfPath,
+    /// ?1 workspace: see [`Tx::intended_writes`].
+    Intended,
 }
 
 impl ChangesBy {
     /// In the order of their discriminants (a test checks).
-    const ALL: [ChangesBy; 10] = [
+    const ALL: [ChangesBy; 11] = [
         ChangesBy::Pending,
         ChangesBy::Recorded,
         ChangesBy::Window,
@@ -80,6 +82,7 @@ impl ChangesBy {
         ChangesBy::LiveInSession,
         ChangesBy::LiveAfter,
         ChangesBy::OfPath,
+        ChangesBy::Intended,
     ];
 
     fn condition(self) -> String {
@@ -91,6 +94,9 @@ impl ChangesBy {
             ChangesBy::Window => "c.window_id = ?1",
             ChangesBy::LiveInWindow => "c.window_id = ?1 AND c.undone_by IS NULL",
             ChangesBy::OfPath => "c.workspace_id = ?1 AND c.path = ?2 AND w.status = 'done'",
+            ChangesBy::Intended => {
+                "c.id IN (SELECT change_id FROM write_intents WHERE workspace_id = ?1)"
+            }
             ChangesBy::UndoneBy => "c.undone_by = ?1",
             ChangesBy::ReversedBy => {
                 "c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)"
@@ -470,6 +476,30 @@ impl Tx<'_> {
             )
             .and_then(|mut st| st.query_row([window.0], |r| r.get(0)))
             .ctx("count pending changes")
+    }
+
+    /// The intent record of an edit tool's write in a turn: `change` already carries its
+    /// target as the after state; until [`Tx::clear_write_intent`] the write may be half
+    /// done, and the next command in the workspace settles it.
+    pub fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO write_intents(change_id, workspace_id) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute(params![change.0, ws.0]))
+            .ctx("record a write intent")?;
+        Ok(())
+    }
+
+    pub fn clear_write_intent(&self, change: ChangeId) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM write_intents WHERE change_id = ?1")
+            .and_then(|mut st| st.execute([change.0]))
+            .ctx("clear a write intent")?;
+        Ok(())
+    }
+
+    /// The changes of edit-tool writes a process left unsettled in workspace `ws`.
+    pub fn intended_writes(&self, ws: WorkspaceId) -> Result<Vec<Change>> {
+        self.changes_where(ChangesBy::Intended, &[&ws.0])
     }
 
     pub fn changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {

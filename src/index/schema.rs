@@ -50,6 +50,10 @@
 //!   zstd frame with its neighbours (a group: `store::group`); its row then names the
 //!   group's frame (`pack`, `pack_offset`, `stored_size`) and where its bytes start in the
 //!   group's decompressed bytes. NULL for a blob with a frame of its own.
+//! - `write_intents(change_id, workspace_id)` (v18, issue 42): the intent record of an edit
+//!   tool's write inside a turn (its change already carries the target as its after state):
+//!   present from before the file is touched until the write is done or put back, so the
+//!   next command in the workspace settles a write whose process died (`engine::exec`).
 
 pub const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -374,5 +378,12 @@ ALTER TABLE dir_listings_v16 RENAME TO dir_listings;
     // 17: blobs grouped into shared frames (see the module doc)
     r#"
 ALTER TABLE blobs ADD COLUMN pack_inner INTEGER;
+"#,
+    // 18: the edit tools' intent records (see the module doc)
+    r#"
+CREATE TABLE write_intents(
+    change_id INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL
+);
 "#,
 ];

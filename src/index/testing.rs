@@ -211,10 +211,34 @@ pub fn schema_version(path: &Path) -> Result<i64> {
         .ctx("read schema version")
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
+/// Refused while an edit tool's write is unsettled, which v17 could not see.
+pub fn downgrade_to_v17(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v18(&db)?;
+    db.execute_batch("PRAGMA user_version = 17")
+        .ctx("downgrade to v17")
+}
+
+fn downgrade_v18(db: &Connection) -> Result<()> {
+    let pending: i64 = db
+        .query_row("SELECT COUNT(*) FROM write_intents", [], |r| r.get(0))
+        .ctx("count write intents")?;
+    if pending > 0 {
+        return Err(IndexError::BadRow {
+            what: "downgrade",
+            detail: format!("{pending} unsettled writes, which schema v17 cannot hold"),
+        });
+    }
+    db.execute_batch("DROP TABLE write_intents")
+        .ctx("downgrade to v17")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v16: no `blobs.pack_inner`
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     db.execute_batch("PRAGMA user_version = 16")
         .ctx("downgrade to v16")
@@ -242,6 +266,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     downgrade_v16(&db)?;
     db.execute_batch("PRAGMA user_version = 15")
@@ -329,9 +354,11 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// Rewrite a current index the way rewind wrote it at schema v3: blob ids as 64 hex digits,
 /// and none of v5's pack columns, v6's rowid-less file states, v7's reversal marks, v9's
 /// state log, v10's directory listings, v11's unclaimed paths, v12's hook notes, v13's
-/// refusals, v14's imported sources, v15's state-log floors, v16's state codes or v17's groups.
+/// refusals, v14's imported sources, v15's state-log floors, v16's state codes, v17's groups
+/// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     downgrade_v16(&db)?;
     for (table, col) in BLOB_ID_COLUMNS {

@@ -221,15 +221,33 @@ impl Tx<'_> {
         Ok(ids)
     }
 
-    /// Every window left `applying` by a process that died, in any workspace, with the
-    /// workspace's root (for `verify`: recovery runs when a command opens that workspace).
+    /// Whether a process left work half-applied in workspace `ws`: an undo, redo or restore
+    /// window `applying`, or an edit tool's write intent (one statement: every command asks).
+    pub fn interrupted_in(&self, ws: WorkspaceId) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM windows w JOIN sessions s ON s.id = w.session_id
+                   WHERE w.status = 'applying' AND s.workspace_id = ?1)
+                 OR EXISTS (SELECT 1 FROM write_intents WHERE workspace_id = ?1)",
+            )
+            .and_then(|mut st| st.query_row([ws.0], |r| r.get(0)))
+            .ctx("find interrupted work")
+    }
+
+    /// Every window left `applying` by a process that died, and every turn window holding an
+    /// edit tool's unsettled write, in any workspace, with the workspace's root (for
+    /// `verify`: recovery runs when a command opens that workspace).
     pub fn interrupted_windows(&self) -> Result<Vec<Interrupted>> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT w.id, ws.root FROM windows w JOIN sessions s ON s.id = w.session_id
+                "SELECT w.id, ws.root, 0 FROM windows w JOIN sessions s ON s.id = w.session_id
                  JOIN workspaces ws ON ws.id = s.workspace_id
-                 WHERE w.status = 'applying' ORDER BY w.id",
+                 WHERE w.status = 'applying'
+                 UNION ALL
+                 SELECT c.window_id, ws.root, 1 FROM write_intents i
+                 JOIN changes c ON c.id = i.change_id JOIN workspaces ws ON ws.id = i.workspace_id
+                 ORDER BY 1",
             )
             .ctx("find interrupted windows")?;
         let rows = stmt
@@ -237,6 +255,7 @@ impl Tx<'_> {
                 Ok(Interrupted {
                     window: WindowId(r.get(0)?),
                     workspace_root: r.get(1)?,
+                    edit_tool_write: r.get(2)?,
                 })
             })
             .ctx("find interrupted windows")?
@@ -436,4 +455,6 @@ impl Tx<'_> {
 pub struct Interrupted {
     pub window: WindowId,
     pub workspace_root: Vec<u8>,
+    /// An edit tool's write inside this turn window, not an undo, redo or restore.
+    pub edit_tool_write: bool,
 }

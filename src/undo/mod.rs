@@ -64,12 +64,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use crate::engine::exec::{self, Plan, Step};
-use crate::engine::{EngineError, Result, Session};
+use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, WindowId};
 use crate::merge;
 pub use crate::model::Shown;
 use crate::model::{Change, FileState, WindowKind};
-use crate::workspace::fs::{RealFs, WorkspaceFs};
+use crate::workspace::fs::WorkspaceFs;
 use crate::workspace::{Observation, PathError, RelPath};
 
 mod hunk;
@@ -218,12 +218,17 @@ pub struct Report {
 }
 
 pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
-    run_with(session, req, &RealFs)
+    run_locked(&session.writer()?, req)
 }
 
 /// As [`run`], with the file operations of `fs` (fault injection in tests).
 pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> Result<Report> {
-    let locked = session.lock(fs)?;
+    run_locked(&session.lock(fs)?, req)
+}
+
+/// As [`run`], through a writer the caller holds.
+fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
+    let session = locked.session();
     if let Some(report) = finished_interrupted(session, req)? {
         return Ok(report);
     }
@@ -284,7 +289,7 @@ pub fn run_with(session: &Session<'_>, req: &Request, fs: &dyn WorkspaceFs) -> R
         &applied,
         &reversed,
     );
-    report.window_id = Some(exec::execute(&locked, &plan, prefetched)?);
+    report.window_id = Some(exec::execute(locked, &plan, prefetched)?);
     report.status = match direction {
         Direction::Undo => Status::Undone,
         Direction::Redo => Status::Redone,

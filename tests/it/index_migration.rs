@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 17);
+    assert_eq!(testing::schema_version(&file).unwrap(), 18);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -178,7 +178,7 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
 
     // The next command migrates.
     env.run(&["--json", "verify"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 17);
+    assert_eq!(testing::schema_version(&file).unwrap(), 18);
     let new = testing::state_encoding(&file).unwrap();
     assert_eq!(
         new.kind_types,
@@ -221,7 +221,31 @@ fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
     assert_eq!(testing::schema_version(&file).unwrap(), 16);
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 17);
+    assert_eq!(testing::schema_version(&file).unwrap(), 18);
     env.run(&["undo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+}
+
+/// Schema v18 adds `write_intents` (the edit tools' intent records): a v17 index gains the
+/// table, and an edit through the tools then writes, records and undoes as before.
+#[test]
+fn a_v17_index_gains_write_intents_and_the_edit_tools_still_write_and_undo() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a1\n");
+    env.run(&["record", "a.txt"]).ok();
+    let file = index_file(&env);
+    testing::downgrade_to_v17(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 17);
+    let read = env.run(&["--json", "read", "a.txt"]).ok().json();
+    let token = read["token"].as_str().unwrap().to_string();
+    env.run_stdin(&["write", "a.txt", "--token", &token], b"a2\n")
+        .ok();
+    assert_eq!(testing::schema_version(&file).unwrap(), 18);
+    assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
+    let verify = env.run(&["--json", "verify"]);
+    assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
 }

@@ -1005,7 +1005,10 @@ fn edit_safety_corpus_refuses_every_unsafe_attempt_and_no_safe_one() {
             }
             Attempt::Safe | Attempt::DriftingBatch => {}
         }
-        let result = session.edit_file(rel, &ws, token.as_deref(), &ops);
+        let result = session
+            .writer()
+            .unwrap()
+            .edit_file(rel, &ws, token.as_deref(), &ops);
         let on_disk = env.read("corpus.txt").unwrap();
         if kind.is_safe() {
             safe += 1;

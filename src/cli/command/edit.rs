@@ -8,6 +8,7 @@ use rewind::edit;
 
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
+use crate::cli::crash::{self, CrashAfterOps};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
 use crate::cli::render::{name, Out};
@@ -34,8 +35,9 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
         .map_err(|_| Failure::new(Exit::Error, "ops json is not utf-8 text"))?;
     let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
     let ctx = Ctx::open(g)?;
-    let result = ctx
-        .session
+    // Test seam (tests/it/crash_recovery.rs): die at a chosen file operation of the write.
+    let seam = CrashAfterOps::from_env();
+    let result = crash::writer(&ctx.session, &seam)?
         .edit_file(&path, &ctx.cwd, token.as_deref(), &ops)
         .map_err(|e| tool_failure(e, &path))?;
     if out.json {

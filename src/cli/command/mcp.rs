@@ -574,6 +574,7 @@ impl RewindServer {
             let ops: Vec<LineOp> = p.ops.into_iter().map(LineOp::from).collect();
             let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
+                .writer()?
                 .edit_file(&path, cwd, p.token.as_deref(), &ops)
                 .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(
@@ -598,6 +599,7 @@ impl RewindServer {
             };
             let path = path_of(p.path.as_deref(), p.path_bytes.as_deref())?;
             let r = s
+                .writer()?
                 .write_file(&path, cwd, p.content.as_bytes(), guard)
                 .map_err(tool_err(&path))?;
             Ok(CallToolResult::success(vec![ContentBlock::text(format!(

@@ -9,6 +9,7 @@ use rewind::engine::WriteGuard;
 use super::edit::read_input;
 use crate::cli::args::Global;
 use crate::cli::context::Ctx;
+use crate::cli::crash::{self, CrashAfterOps};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
 use crate::cli::render::{name, Out};
@@ -37,8 +38,9 @@ pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
     } else {
         WriteGuard::Token(token.as_deref())
     };
-    let result = ctx
-        .session
+    // Test seam (tests/it/crash_recovery.rs): die at a chosen file operation of the write.
+    let seam = CrashAfterOps::from_env();
+    let result = crash::writer(&ctx.session, &seam)?
         .write_file(&path, &ctx.cwd, &content, guard)
         .map_err(|e| tool_failure(e, &path))?;
     if out.json {

@@ -332,12 +332,17 @@ impl<'a> Applier<'a> {
             let _ = self.fs.sync_dir(dir);
         }
         if errors.is_empty() {
+            let changed = changed_under_us(&err);
             let detail = format!(
                 "{err}; everything already changed was put back, nothing was {}",
                 self.words.1
             );
+            let error = match changed {
+                true => EngineError::ChangedUnderUs { path, detail },
+                false => EngineError::Apply { path, detail },
+            };
             return Failed {
-                error: EngineError::Apply { path, detail },
+                error,
                 rolled_back: true,
             };
         }
@@ -433,11 +438,31 @@ fn still<'a>(
         if current_state(session, rel)?.same_content(&from) {
             Ok(())
         } else {
-            Err(io::Error::other(format!(
-                "the file changed while the {what} was running"
-            )))
+            Err(io::Error::other(ChangedUnderUs { what }))
         }
     }
+}
+
+/// The re-check's refusal: someone else changed the path while the plan ran. Carried inside
+/// the `io::Error` the file operations return, and told apart by type ([`changed_under_us`]).
+#[derive(Debug)]
+struct ChangedUnderUs {
+    /// What was running (`undo`, `edit`, …).
+    what: &'static str,
+}
+
+impl std::fmt::Display for ChangedUnderUs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the file changed while the {} was running", self.what)
+    }
+}
+
+impl std::error::Error for ChangedUnderUs {}
+
+/// Whether `e` is the re-check's refusal rather than a failure of the disk.
+pub(super) fn changed_under_us(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<ChangedUnderUs>())
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The executor: the one place where rewind changes workspace files.
 //!
 //! Undo, redo and restore each compute a [`Plan`] first (pure: per path, the state it holds
-//! now and the state it must become), and hand it here:
+//! now and the state it must become), and hand it here; the agent edit tools hand their one
+//! file's write inside a turn to [`write_in_turn`] (`turn`), which shares the apply, the
+//! intent record and recovery:
 //!
 //! ```text
 //!  Plan ──► load every target blob (verified by hash; prefetched for large plans)
@@ -24,6 +26,7 @@ mod apply;
 mod durable;
 mod prefetch;
 mod recover;
+mod turn;
 
 use std::collections::BTreeMap;
 
@@ -31,6 +34,7 @@ pub(crate) use prefetch::prefetch;
 pub use prefetch::Prefetched;
 pub(crate) use recover::recover;
 pub use recover::Recovered;
+pub use turn::{write_in_turn, TurnWrite};
 
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};

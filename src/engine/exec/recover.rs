@@ -1,13 +1,13 @@
 //! Crash recovery: a plan whose process died midway left its window `applying`. The next
 //! rewind command in the workspace finishes it where every file is either still at its old
-//! state or already at its target, and rolls it back otherwise.
+//! state or already at its target, and rolls it back otherwise. An edit tool's write left
+//! with its intent is settled by `turn::recover_writes`.
 
 use super::apply::{current_state, Applier};
 use super::{finish, roll_back_record, Step, Targets};
 use crate::engine::{EngineError, Locked, ObjectKind, Result, Session};
 use crate::ids::WindowId;
 use crate::model::{Change, FileState, WindowKind};
-use crate::workspace::fs::RealFs;
 
 /// An interrupted plan that recovery settled.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ pub struct Recovered {
 /// workspace, and say what was done. Skips them when the workspace lock is held: that
 /// process is alive and still working.
 pub(crate) fn recover(session: &Session<'_>) -> Result<Vec<Recovered>> {
-    let Some(locked) = session.try_lock(&RealFs)? else {
+    let Some(locked) = session.try_writer()? else {
         return Ok(Vec::new());
     };
     let windows = session
@@ -37,6 +37,7 @@ pub(crate) fn recover(session: &Session<'_>) -> Result<Vec<Recovered>> {
     for window in windows {
         done.push(recover_window(&locked, window)?);
     }
+    done.extend(super::turn::recover_writes(&locked)?);
     Ok(done)
 }
 

@@ -204,3 +204,100 @@ fn recovery_removes_the_temp_file_of_an_undo_killed_mid_write() {
     assert!(retry.code == 0 || retry.code == 4, "{}", retry.stderr);
     assert_eq!(env.read("dir/a.txt").unwrap(), b"a0");
 }
+
+/// `rewind edit` and `rewind write` (create and replace), killed at each of their file
+/// operations, right before it and right after it (`REWIND_TEST_CRASH_AT_FS_STEP`): the file
+/// is always wholly one of its versions; the next command settles the write (recorded when it
+/// landed, closed as changing nothing when it did not), leaves no temp file and no pending
+/// recovery for `verify`; the read check agrees with the disk; and an undo puts the version
+/// before back.
+#[test]
+fn an_edit_tool_write_killed_at_each_file_operation_leaves_one_whole_version() {
+    use std::io::Write as _;
+    const OLD: &[u8] = b"one\ntwo\n";
+    const NEW: &[u8] = b"one\nTWO\n";
+    // Parents, temp file, rename, directory flush: a step before and one after each; a
+    // create also flushes the two directories above the ones it made.
+    for (tool, steps) in [("edit", 8), ("write", 8), ("create", 12)] {
+        for step in 0..=steps {
+            let env = Env::new();
+            let path = if tool == "create" {
+                "new/dir/a.txt"
+            } else {
+                "a.txt"
+            };
+            let mut args = vec![tool, path];
+            let token;
+            if tool != "create" {
+                env.write(path, OLD);
+                let read = env.run(&["--json", "read", path]).ok().json();
+                token = read["token"].as_str().unwrap().to_string();
+                args.extend(["--token", &token]);
+            }
+            let stdin: &[u8] = match tool {
+                "edit" => {
+                    args.extend(["--ops", "-"]);
+                    br#"[{"op":"replace","start":2,"end":2,"expected":"two","content":"TWO"}]"#
+                }
+                "create" => {
+                    args[0] = "write";
+                    args.push("--create");
+                    NEW
+                }
+                _ => NEW,
+            };
+            let mut child = env
+                .command(&args)
+                .env("REWIND_TEST_CRASH_AT_FS_STEP", step.to_string())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(stdin).unwrap();
+            let out = child.wait_with_output().unwrap();
+            let at = format!("{tool} killed at step {step}");
+            if step < steps {
+                assert_eq!(
+                    out.status.signal(),
+                    Some(6),
+                    "{at}: crash point not reached"
+                );
+            } else {
+                assert!(out.status.success(), "{at}: {:?}", out);
+            }
+            let before = if tool == "create" {
+                None
+            } else {
+                Some(OLD.to_vec())
+            };
+            let on_disk = env.read(path);
+            assert!(
+                on_disk == before || on_disk.as_deref() == Some(NEW),
+                "{at}: not one whole version: {on_disk:?}"
+            );
+            // The next command settles it; the disk is not touched by that.
+            env.run(&["log"]).ok();
+            assert_eq!(env.read(path), on_disk, "{at}: settling changed the file");
+            assert!(
+                temp_files(&env.ws).is_empty(),
+                "{at}: {:?}",
+                temp_files(&env.ws)
+            );
+            let verify = env.run(&["--json", "verify"]);
+            assert_eq!(verify.ok().json()["ok"], true, "{at}: {}", verify.stdout);
+            if on_disk.is_some() {
+                let check = env.run(&["--json", "check", path]).ok().json();
+                assert_eq!(
+                    check["files"][0]["externally_modified"], false,
+                    "{at}: the read check disagrees with the disk: {check}"
+                );
+            }
+            // Undo of the turn puts the version before back (nothing to do if the write
+            // never landed).
+            let undo = env.run(&["undo"]);
+            assert!(undo.code == 0 || undo.code == 4, "{at}: {}", undo.stderr);
+            assert_eq!(env.read(path), before, "{at}: after undo");
+        }
+    }
+}

@@ -363,3 +363,73 @@ fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
         }
     }
 }
+
+/// The edit tools write through the same executor: a fault at any file operation of an edit
+/// (parents, temp file, rename) leaves the file as it was, names it, leaves
+/// no temp file and no unsettled write, and the turn records nothing changed; a retry with
+/// the same token then succeeds.
+#[test]
+fn an_edit_tool_write_failing_at_any_operation_writes_nothing_and_names_the_file() {
+    use rewind::edit::LineOp;
+    // Parents, temp file, rename (FaultyFs leaves directory flushes alone).
+    const EDIT_OPS: usize = 3;
+    for errno in [28, 5, 13] {
+        for fail_at in 0..EDIT_OPS + 1 {
+            let (_dir, ws, home) = scratch(usize::MAX);
+            let s = home
+                .session(Workspace::open(&ws).unwrap(), "faults")
+                .unwrap();
+            std::fs::write(ws.join("a.txt"), "one\ntwo\n").unwrap();
+            let read = s.read_file(Path::new("a.txt"), &ws, 0, None).unwrap();
+            let ops = [LineOp::Replace {
+                start: 2,
+                end: 2,
+                expected: "two".into(),
+                content: "TWO".into(),
+            }];
+            let fs = FaultyFs {
+                count: AtomicUsize::new(0),
+                fail_at,
+                persistent: false,
+                errno,
+                dir_removals: false,
+            };
+            let result =
+                s.lock(&fs)
+                    .unwrap()
+                    .edit_file(Path::new("a.txt"), &ws, Some(&read.token), &ops);
+            let case = format!("errno {errno} at op {fail_at}");
+            let now = std::fs::read(ws.join("a.txt")).unwrap();
+            match result {
+                Ok(_) => {
+                    assert_eq!(
+                        fail_at, EDIT_OPS,
+                        "{case}: an injected fault went unnoticed"
+                    );
+                    assert_eq!(now, b"one\nTWO\n", "{case}");
+                }
+                Err(e) => {
+                    assert!(fail_at < EDIT_OPS, "{case}: {e}");
+                    assert_eq!(now, b"one\ntwo\n", "{case}: written despite {e}");
+                    let msg = e.to_string();
+                    assert!(msg.starts_with("a.txt: cannot write: "), "{case}: {msg}");
+                    assert!(temps(&ws).is_empty(), "{case}: {:?}", temps(&ws));
+                    let retry = s.writer().unwrap().edit_file(
+                        Path::new("a.txt"),
+                        &ws,
+                        Some(&read.token),
+                        &ops,
+                    );
+                    assert!(retry.is_ok(), "{case}: retry: {retry:?}");
+                    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"one\nTWO\n");
+                }
+            }
+            let verify = rewind::maintenance::verify(&home).unwrap();
+            assert!(verify.ok, "{case}: verify found problems");
+            // Undo of the session's turns puts the first version back, whatever failed.
+            let undone = undo::run(&s, &undo_req(&ws)).unwrap();
+            assert_eq!(undone.status, Status::Undone, "{case}");
+            assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"one\ntwo\n");
+        }
+    }
+}

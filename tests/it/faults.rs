@@ -433,3 +433,70 @@ fn an_edit_tool_write_failing_at_any_operation_writes_nothing_and_names_the_file
         }
     }
 }
+
+/// A writer that changes the file between the edit's snap and its rename (here: right
+/// before the rename) wins: the executor's re-check refuses, the edit answers "hash
+/// mismatch" (typed, not told apart by text), the other writer's bytes stay, no temp file
+/// is left, and nothing stays unsettled.
+#[test]
+fn an_edit_tool_write_raced_before_its_rename_answers_hash_mismatch_and_keeps_the_other_write() {
+    struct RacingFs;
+    impl WorkspaceFs for RacingFs {
+        fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
+            RealFs.ensure_parents(ws, rel)
+        }
+        fn stage(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            content: Content<'_>,
+            mode: u32,
+            flush: Flush,
+        ) -> io::Result<Staged> {
+            RealFs.stage(ws, rel, content, mode, flush)
+        }
+        fn commit(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            staged: Staged,
+            pre: &dyn Fn() -> io::Result<()>,
+        ) -> io::Result<()> {
+            std::fs::write(ws.abs(rel), "the user's version\n")?;
+            RealFs.commit(ws, rel, staged, pre)
+        }
+        fn remove(
+            &self,
+            ws: &Workspace,
+            rel: &RelPath,
+            pre: &dyn Fn() -> io::Result<()>,
+        ) -> io::Result<()> {
+            RealFs.remove(ws, rel, pre)
+        }
+        fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
+            RealFs.remove_empty_dir(dir)
+        }
+    }
+    let (_dir, ws, home) = scratch(usize::MAX);
+    let s = home
+        .session(Workspace::open(&ws).unwrap(), "faults")
+        .unwrap();
+    std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+    let read = s.read_file(Path::new("a.txt"), &ws, 0, None).unwrap();
+    let result = s.lock(&RacingFs).unwrap().write_file(
+        Path::new("a.txt"),
+        &ws,
+        b"agent\n",
+        rewind::engine::WriteGuard::Token(Some(&read.token)),
+    );
+    match result {
+        Err(rewind::engine::ToolError::Edit(rewind::edit::EditError::HashMismatch { .. })) => {}
+        other => panic!("expected a hash mismatch, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(ws.join("a.txt")).unwrap(),
+        b"the user's version\n"
+    );
+    assert!(temps(&ws).is_empty(), "{:?}", temps(&ws));
+    assert!(rewind::maintenance::verify(&home).unwrap().ok);
+}

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::{EngineError, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
+use crate::index::WriteTx;
 use crate::index::{LastRead, NewChange, Tx};
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
@@ -270,7 +271,7 @@ impl Session<'_> {
 
     /// The session's open agent window, or a new implicit one (closed again by `record` once
     /// nothing in it is pending).
-    fn current_window(&self, tx: &Tx<'_>, now: i64) -> Result<WindowId> {
+    fn current_window(&self, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
         match tx.open_agent_window(self.id)? {
             Some(w) => Ok(w.id),
             None => Ok(tx.open_window(
@@ -285,7 +286,7 @@ impl Session<'_> {
     }
 
     /// A closed `external` window for edits rewind noticed but no agent made.
-    pub(crate) fn open_external_window(&self, tx: &Tx<'_>, now: i64) -> Result<WindowId> {
+    pub(crate) fn open_external_window(&self, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
         let w = tx.open_window(
             self.id,
             WindowKind::External,
@@ -302,7 +303,7 @@ impl Session<'_> {
     /// window holds it, so the user's edit is preserved and undoable.
     fn record_external(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         external: &mut Option<WindowId>,
         rel: &RelPath,
         known: &KnownState,
@@ -490,7 +491,7 @@ impl Session<'_> {
     /// The after state of the pending change `p`.
     fn record_pending(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         p: &Change,
         cap: &Captured,
         now: i64,
@@ -551,7 +552,7 @@ impl Session<'_> {
     /// when that proves it, else unknown.
     fn record_unsnapped(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         cap: &Captured,
         new: &Unsnapped<'_>,
         now: i64,
@@ -595,7 +596,7 @@ impl Session<'_> {
     /// agent's window, with its tool call, `derived` as a record without a snap would be.
     fn take_over_external(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         cap: &Captured,
         new: &Unsnapped<'_>,
         window: WindowId,
@@ -642,7 +643,7 @@ impl Session<'_> {
     /// is recorded: one CLI snap/record pair is one undoable step.
     pub(super) fn close_finished_implicit(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         mut windows: Vec<WindowId>,
         now: i64,
     ) -> Result<()> {

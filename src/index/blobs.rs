@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::{parse_blob, Ctx, Index, IndexError, Result, Tx};
+use super::{parse_blob, Ctx, Index, IndexError, Result, Tx, WriteTx};
 use crate::ids::BlobId;
 use crate::store::{
     BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
@@ -161,58 +161,6 @@ impl Tx<'_> {
             .ctx("find blob")
     }
 
-    /// Insert a blob row; a row already there (another process stored the same bytes) wins.
-    pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
-        let (encoding, base) = match &row.encoding {
-            Encoding::Zstd => ("zstd", None),
-            Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
-        };
-        let (data, pack, offset, inner) = match &row.place {
-            Place::Inline(frame) => (Some(frame.as_slice()), None, None, None),
-            Place::Object => (None, None, None, None),
-            Place::Packed { pack, offset } => {
-                (None, Some(*pack as i64), Some(*offset as i64), None)
-            }
-            Place::Grouped {
-                pack,
-                offset,
-                inner,
-            } => (
-                None,
-                Some(*pack as i64),
-                Some(*offset as i64),
-                Some(*inner as i64),
-            ),
-            Place::Grouping { .. } => {
-                return Err(IndexError::BadRow {
-                    what: "blob place",
-                    detail: format!("blob {} is in a group not written yet", row.id),
-                })
-            }
-        };
-        self.conn
-            .prepare_cached(
-                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
-                                             pack, pack_offset, pack_inner)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )
-            .ctx("insert blob")?
-            .execute(params![
-                row.id,
-                row.size as i64,
-                row.stored_size as i64,
-                encoding,
-                base,
-                data,
-                row.created_at,
-                pack,
-                offset,
-                inner
-            ])
-            .ctx("insert blob")?;
-        Ok(())
-    }
-
     /// Every pack file some row points into, with the bytes its rows still use: a frame of
     /// a blob's own whole, a group's frame (which several rows name) in the share of its
     /// bytes its live blobs hold, up to the last of them (the dead ones after it cannot be
@@ -301,26 +249,6 @@ impl Tx<'_> {
             .ctx("pack usage")
     }
 
-    /// Point a packed blob at its new place (after a repack copied its frame there, or
-    /// rebuilt its group there).
-    pub fn move_packed(&self, m: &PackMove) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "UPDATE blobs SET pack = ?2, pack_offset = ?3, stored_size = ?4, pack_inner = ?5
-                 WHERE id = ?1",
-            )
-            .ctx("move packed blob")?
-            .execute(params![
-                m.id,
-                m.pack as i64,
-                m.offset as i64,
-                m.len as i64,
-                m.inner.map(|i| i as i64)
-            ])
-            .ctx("move packed blob")?;
-        Ok(())
-    }
-
     /// Every version the changes record, oldest change first (see
     /// [`HistoryCatalog::version_pairs`]).
     pub fn version_pairs(&self) -> Result<Vec<VersionPair>> {
@@ -370,31 +298,6 @@ impl Tx<'_> {
         rows.into_iter()
             .map(|(id, base)| Ok((parse_blob("blob id", &id)?, parse_blob("blob base", &base)?)))
             .collect()
-    }
-
-    /// Point a blob kept inline or in an object file at its re-encoded frame in a pack.
-    pub fn recode(&self, row: &Recoded) -> Result<()> {
-        let (encoding, base) = match &row.encoding {
-            Encoding::Zstd => ("zstd", None),
-            Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),
-        };
-        self.conn
-            .prepare_cached(
-                "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
-                        pack = ?5, pack_offset = ?6, pack_inner = NULL
-                 WHERE id = ?1 AND pack IS NULL",
-            )
-            .ctx("recode blob")?
-            .execute(params![
-                row.id,
-                row.stored_size as i64,
-                encoding,
-                base,
-                row.pack as i64,
-                row.offset as i64
-            ])
-            .ctx("recode blob")?;
-        Ok(())
     }
 
     pub fn blob_ids(&self) -> Result<Vec<BlobId>> {
@@ -489,14 +392,6 @@ impl Tx<'_> {
             .ctx("find delta dependants")
     }
 
-    pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM blobs WHERE id = ?1")
-            .and_then(|mut st| st.execute([id]))
-            .ctx("delete blob")?;
-        Ok(())
-    }
-
     /// Every reference to a blob, for `verify`.
     pub fn all_references(&self) -> Result<Vec<Reference>> {
         let mut stmt = self
@@ -531,6 +426,113 @@ impl Tx<'_> {
                 })
             })
             .collect()
+    }
+}
+
+impl WriteTx<'_> {
+    /// Insert a blob row; a row already there (another process stored the same bytes) wins.
+    pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
+        let (encoding, base) = match &row.encoding {
+            Encoding::Zstd => ("zstd", None),
+            Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
+        };
+        let (data, pack, offset, inner) = match &row.place {
+            Place::Inline(frame) => (Some(frame.as_slice()), None, None, None),
+            Place::Object => (None, None, None, None),
+            Place::Packed { pack, offset } => {
+                (None, Some(*pack as i64), Some(*offset as i64), None)
+            }
+            Place::Grouped {
+                pack,
+                offset,
+                inner,
+            } => (
+                None,
+                Some(*pack as i64),
+                Some(*offset as i64),
+                Some(*inner as i64),
+            ),
+            Place::Grouping { .. } => {
+                return Err(IndexError::BadRow {
+                    what: "blob place",
+                    detail: format!("blob {} is in a group not written yet", row.id),
+                })
+            }
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
+                                             pack, pack_offset, pack_inner)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )
+            .ctx("insert blob")?
+            .execute(params![
+                row.id,
+                row.size as i64,
+                row.stored_size as i64,
+                encoding,
+                base,
+                data,
+                row.created_at,
+                pack,
+                offset,
+                inner
+            ])
+            .ctx("insert blob")?;
+        Ok(())
+    }
+
+    /// Point a packed blob at its new place (after a repack copied its frame there, or
+    /// rebuilt its group there).
+    pub fn move_packed(&self, m: &PackMove) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE blobs SET pack = ?2, pack_offset = ?3, stored_size = ?4, pack_inner = ?5
+                 WHERE id = ?1",
+            )
+            .ctx("move packed blob")?
+            .execute(params![
+                m.id,
+                m.pack as i64,
+                m.offset as i64,
+                m.len as i64,
+                m.inner.map(|i| i as i64)
+            ])
+            .ctx("move packed blob")?;
+        Ok(())
+    }
+
+    /// Point a blob kept inline or in an object file at its re-encoded frame in a pack.
+    pub fn recode(&self, row: &Recoded) -> Result<()> {
+        let (encoding, base) = match &row.encoding {
+            Encoding::Zstd => ("zstd", None),
+            Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
+                        pack = ?5, pack_offset = ?6, pack_inner = NULL
+                 WHERE id = ?1 AND pack IS NULL",
+            )
+            .ctx("recode blob")?
+            .execute(params![
+                row.id,
+                row.stored_size as i64,
+                encoding,
+                base,
+                row.pack as i64,
+                row.offset as i64
+            ])
+            .ctx("recode blob")?;
+        Ok(())
+    }
+
+    pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM blobs WHERE id = ?1")
+            .and_then(|mut st| st.execute([id]))
+            .ctx("delete blob")?;
+        Ok(())
     }
 }
 

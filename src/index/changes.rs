@@ -8,7 +8,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::windows::{ORIGINAL_KINDS, REVERSAL_KINDS};
-use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx};
+use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{Change, FileState, MetadataReason, Proof, WindowKind};
 use crate::workspace::RelPath;
@@ -245,75 +245,6 @@ impl ChangeRow {
 }
 
 impl Tx<'_> {
-    pub fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
-        let before = StateValues::of(&c.before);
-        let after = c.after.as_ref().map(StateValues::of);
-        let recorded_at = c.after.map(|_| c.now);
-        static INSERT: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
-                   after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at,
-                   reversal)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   coalesce((SELECT kind IN {} FROM windows WHERE id = ?1), 0))",
-                *REVERSAL_KINDS
-            )
-        });
-        self.conn
-            .prepare_cached(&INSERT)
-            .and_then(|mut st| {
-                st.execute(params![
-                    c.window.0,
-                    c.workspace.0,
-                    c.path.as_bytes(),
-                    before.kind,
-                    before.blob,
-                    before.mode,
-                    after.as_ref().map(|a| a.kind),
-                    after.as_ref().and_then(|a| a.blob),
-                    after.as_ref().and_then(|a| a.mode),
-                    c.tool,
-                    c.tool_call,
-                    c.proof.as_str(),
-                    c.reason.map(MetadataReason::as_str),
-                    c.now,
-                    recorded_at
-                ])
-            })
-            .ctx("insert change")?;
-        Ok(ChangeId(self.conn.last_insert_rowid()))
-    }
-
-    pub fn set_after(
-        &self,
-        id: ChangeId,
-        after: &FileState,
-        proof: Proof,
-        reason: Option<MetadataReason>,
-        now: i64,
-    ) -> Result<()> {
-        let after = StateValues::of(after);
-        let reason = reason.map(MetadataReason::as_str);
-        self.conn
-            .prepare_cached(
-                "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
-                   reason = COALESCE(?6, reason), recorded_at = ?7 WHERE id = ?1",
-            )
-            .and_then(|mut st| {
-                st.execute(params![
-                    id.0,
-                    after.kind,
-                    after.blob,
-                    after.mode,
-                    proof.as_str(),
-                    reason,
-                    now
-                ])
-            })
-            .ctx("record after state")?;
-        Ok(())
-    }
-
     fn changes_where(&self, by: ChangesBy, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Change>> {
         let mut stmt = self.conn.prepare_cached(by.sql()).ctx("list changes")?;
         let rows = stmt
@@ -426,36 +357,6 @@ impl Tx<'_> {
         .transpose()
     }
 
-    /// Move change `id` from window `from` into `to`, as `tool`/`tool_call`'s with `proof`
-    /// (an agent's after-the-fact record taking over the `external` change a watcher made of
-    /// its write); `from` goes when nothing is left in it.
-    pub fn move_change(
-        &self,
-        id: ChangeId,
-        from: WindowId,
-        to: WindowId,
-        tool: Option<&str>,
-        tool_call: Option<&str>,
-        proof: Proof,
-    ) -> Result<()> {
-        self.conn
-            .prepare_cached(
-                "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,
-                   reason = NULL WHERE id = ?1",
-            )
-            .and_then(|mut st| st.execute(params![id.0, to.0, tool, tool_call, proof.as_str()]))
-            .ctx("move a change")?;
-        self.conn
-            .prepare_cached(
-                "DELETE FROM windows WHERE id = ?1
-                   AND NOT EXISTS (SELECT 1 FROM changes WHERE window_id = ?1 OR undone_by = ?1)
-                   AND NOT EXISTS (SELECT 1 FROM reversals WHERE window_id = ?1)",
-            )
-            .and_then(|mut st| st.execute([from.0]))
-            .ctx("remove an emptied window")?;
-        Ok(())
-    }
-
     /// Whether `path` has a pending change (snapped, not recorded) in an open window of any
     /// session of the workspace: an agent's write in flight.
     pub fn path_pending(&self, ws: WorkspaceId, path: &RelPath) -> Result<bool> {
@@ -476,25 +377,6 @@ impl Tx<'_> {
             )
             .and_then(|mut st| st.query_row([window.0], |r| r.get(0)))
             .ctx("count pending changes")
-    }
-
-    /// The intent record of an edit tool's write in a turn: `change` already carries its
-    /// target as the after state; until [`Tx::clear_write_intent`] the write may be half
-    /// done, and the next command in the workspace settles it.
-    pub fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO write_intents(change_id, workspace_id) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute(params![change.0, ws.0]))
-            .ctx("record a write intent")?;
-        Ok(())
-    }
-
-    pub fn clear_write_intent(&self, change: ChangeId) -> Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM write_intents WHERE change_id = ?1")
-            .and_then(|mut st| st.execute([change.0]))
-            .ctx("clear a write intent")?;
-        Ok(())
     }
 
     /// The changes of edit-tool writes a process left unsettled in workspace `ws`.
@@ -549,6 +431,126 @@ impl Tx<'_> {
     /// chain, for blame and pickaxe.
     pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::OfPath, &[&ws.0, &path.as_bytes()])
+    }
+}
+
+impl WriteTx<'_> {
+    pub fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
+        let before = StateValues::of(&c.before);
+        let after = c.after.as_ref().map(StateValues::of);
+        let recorded_at = c.after.map(|_| c.now);
+        static INSERT: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
+                   after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at,
+                   reversal)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                   coalesce((SELECT kind IN {} FROM windows WHERE id = ?1), 0))",
+                *REVERSAL_KINDS
+            )
+        });
+        self.conn
+            .prepare_cached(&INSERT)
+            .and_then(|mut st| {
+                st.execute(params![
+                    c.window.0,
+                    c.workspace.0,
+                    c.path.as_bytes(),
+                    before.kind,
+                    before.blob,
+                    before.mode,
+                    after.as_ref().map(|a| a.kind),
+                    after.as_ref().and_then(|a| a.blob),
+                    after.as_ref().and_then(|a| a.mode),
+                    c.tool,
+                    c.tool_call,
+                    c.proof.as_str(),
+                    c.reason.map(MetadataReason::as_str),
+                    c.now,
+                    recorded_at
+                ])
+            })
+            .ctx("insert change")?;
+        Ok(ChangeId(self.conn.last_insert_rowid()))
+    }
+
+    pub fn set_after(
+        &self,
+        id: ChangeId,
+        after: &FileState,
+        proof: Proof,
+        reason: Option<MetadataReason>,
+        now: i64,
+    ) -> Result<()> {
+        let after = StateValues::of(after);
+        let reason = reason.map(MetadataReason::as_str);
+        self.conn
+            .prepare_cached(
+                "UPDATE changes SET after_kind = ?2, after_blob = ?3, after_mode = ?4, proof = ?5,
+                   reason = COALESCE(?6, reason), recorded_at = ?7 WHERE id = ?1",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    id.0,
+                    after.kind,
+                    after.blob,
+                    after.mode,
+                    proof.as_str(),
+                    reason,
+                    now
+                ])
+            })
+            .ctx("record after state")?;
+        Ok(())
+    }
+
+    /// Move change `id` from window `from` into `to`, as `tool`/`tool_call`'s with `proof`
+    /// (an agent's after-the-fact record taking over the `external` change a watcher made of
+    /// its write); `from` goes when nothing is left in it.
+    pub fn move_change(
+        &self,
+        id: ChangeId,
+        from: WindowId,
+        to: WindowId,
+        tool: Option<&str>,
+        tool_call: Option<&str>,
+        proof: Proof,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,
+                   reason = NULL WHERE id = ?1",
+            )
+            .and_then(|mut st| st.execute(params![id.0, to.0, tool, tool_call, proof.as_str()]))
+            .ctx("move a change")?;
+        self.conn
+            .prepare_cached(
+                "DELETE FROM windows WHERE id = ?1
+                   AND NOT EXISTS (SELECT 1 FROM changes WHERE window_id = ?1 OR undone_by = ?1)
+                   AND NOT EXISTS (SELECT 1 FROM reversals WHERE window_id = ?1)",
+            )
+            .and_then(|mut st| st.execute([from.0]))
+            .ctx("remove an emptied window")?;
+        Ok(())
+    }
+
+    /// The intent record of an edit tool's write in a turn: `change` already carries its
+    /// target as the after state; until [`Tx::clear_write_intent`] the write may be half
+    /// done, and the next command in the workspace settles it.
+    pub fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO write_intents(change_id, workspace_id) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute(params![change.0, ws.0]))
+            .ctx("record a write intent")?;
+        Ok(())
+    }
+
+    pub fn clear_write_intent(&self, change: ChangeId) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM write_intents WHERE change_id = ?1")
+            .and_then(|mut st| st.execute([change.0]))
+            .ctx("clear a write intent")?;
+        Ok(())
     }
 
     /// Mark changes as reversed by `window` (an undo) or back in effect (a redo).

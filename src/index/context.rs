@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension};
 
 use rusqlite::types::Value;
 
-use super::{parse_blob, Ctx, Result, Tx};
+use super::{parse_blob, Ctx, Result, Tx, WriteTx};
 use crate::ids::{BlobId, SessionRowId};
 use crate::workspace::RelPath;
 
@@ -29,7 +29,9 @@ impl Tx<'_> {
         raw.map(|stored| parse_blob("context delivery blob", &stored))
             .transpose()
     }
+}
 
+impl WriteTx<'_> {
     pub fn record_context_delivery(
         &self,
         session: SessionRowId,

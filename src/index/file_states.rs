@@ -6,6 +6,7 @@ use rusqlite::types::ValueRef;
 
 use super::{
     stat_from, state_from, stored_path, unread_from, Ctx, IndexError, Result, StateValues, Tx,
+    WriteTx,
 };
 use crate::ids::WorkspaceId;
 use crate::model::{FileState, KnownState, Unread};
@@ -104,7 +105,9 @@ impl Tx<'_> {
             None => Ok(None),
         }
     }
+}
 
+impl WriteTx<'_> {
     /// Set a file state, over whatever the row holds; logged in `state_touches`.
     pub fn set_file_state(
         &self,

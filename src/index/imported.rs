@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use rusqlite::params;
 
-use super::{Ctx, Result, Tx};
+use super::{Ctx, Result, Tx, WriteTx};
 use crate::ids::{WindowId, WorkspaceId};
 
 impl Tx<'_> {
@@ -31,7 +31,9 @@ impl Tx<'_> {
             .ctx("list imported sources")?;
         Ok(items)
     }
+}
 
+impl WriteTx<'_> {
     /// Note that `item` of source session `session` became `window` (kept if already noted).
     pub fn record_imported(
         &self,

@@ -142,6 +142,21 @@ pub struct Tx<'a> {
     conn: &'a Connection,
 }
 
+/// A write transaction (`BEGIN IMMEDIATE`, from [`Index::write`]): every read of [`Tx`], plus
+/// the writes. Only this type has the methods that write, so code handed a [`Tx`] (a read, or
+/// a read batch) cannot write by type.
+pub struct WriteTx<'a> {
+    read: Tx<'a>,
+}
+
+impl<'a> std::ops::Deref for WriteTx<'a> {
+    type Target = Tx<'a>;
+
+    fn deref(&self) -> &Tx<'a> {
+        &self.read
+    }
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
@@ -343,7 +358,8 @@ impl Index {
     }
 
     /// Run `f` in one read transaction: its queries see one snapshot, and a batch of lookups
-    /// takes the WAL read lock once instead of once per statement. `f` must not write.
+    /// takes the WAL read lock once instead of once per statement. `f` cannot write: a
+    /// [`Tx`] has no writing methods.
     pub fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
         self.conn.execute_batch("BEGIN").ctx("begin read")?;
         let out = f(&Tx { conn: &self.conn });
@@ -378,7 +394,7 @@ impl Index {
     /// (an upgrade during a long scan), and rows in this build's layout could be wrong in it.
     pub fn write<T, E: From<IndexError>>(
         &self,
-        f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
+        f: impl FnOnce(&WriteTx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
@@ -387,7 +403,9 @@ impl Index {
             let _ = self.conn.execute_batch("ROLLBACK");
             return Err(e.into());
         }
-        let result = f(&Tx { conn: &self.conn });
+        let result = f(&WriteTx {
+            read: Tx { conn: &self.conn },
+        });
         match result {
             Ok(v) => {
                 if let Err(e) = self.conn.execute_batch("COMMIT").ctx("commit") {

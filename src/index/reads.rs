@@ -3,7 +3,7 @@
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension};
 
-use super::{parse_blob, Ctx, Result, Tx};
+use super::{parse_blob, Ctx, Result, Tx, WriteTx};
 use crate::ids::{BlobId, SessionRowId};
 use crate::workspace::RelPath;
 
@@ -15,20 +15,6 @@ pub struct LastRead {
 }
 
 impl Tx<'_> {
-    pub fn record_read(
-        &self,
-        session: SessionRowId,
-        path: &RelPath,
-        blob: Option<BlobId>,
-        now: i64,
-    ) -> Result<()> {
-        self.conn
-            .prepare_cached("INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at").and_then(|mut st| st.execute(params![session.0, path.as_bytes(), blob, now]))
-            .ctx("record read")?;
-        Ok(())
-    }
-
     /// What the session last read at `path`; `None` when it never read it.
     pub fn last_read(&self, session: SessionRowId, path: &RelPath) -> Result<Option<LastRead>> {
         let stored: Option<Option<Value>> = self
@@ -44,5 +30,21 @@ impl Tx<'_> {
                 })
             })
             .transpose()
+    }
+}
+
+impl WriteTx<'_> {
+    pub fn record_read(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+        blob: Option<BlobId>,
+        now: i64,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO reads(session_id, path, blob, read_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(session_id, path) DO UPDATE SET blob = excluded.blob, read_at = excluded.read_at").and_then(|mut st| st.execute(params![session.0, path.as_bytes(), blob, now]))
+            .ctx("record read")?;
+        Ok(())
     }
 }

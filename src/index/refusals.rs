@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use super::{stored_path, Ctx, IndexError, Result, Tx};
+use super::{stored_path, Ctx, IndexError, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::{Refusal, RefusalKind};
 use crate::workspace::RelPath;
@@ -12,40 +12,6 @@ use crate::workspace::RelPath;
 pub const KEEP_REFUSALS: i64 = 10_000;
 
 impl Tx<'_> {
-    /// Note one refusal and drop the ones older than the newest [`KEEP_REFUSALS`].
-    pub fn record_refusal(
-        &self,
-        ws: WorkspaceId,
-        session: SessionRowId,
-        path: &RelPath,
-        kind: RefusalKind,
-        tool: Option<&str>,
-        now: i64,
-    ) -> Result<()> {
-        let id = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO refusals(workspace_id, session_id, path, kind, tool, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut st| {
-                st.insert(params![
-                    ws.0,
-                    session.0,
-                    path.as_bytes(),
-                    kind.as_str(),
-                    tool,
-                    now
-                ])
-            })
-            .ctx("record refusal")?;
-        self.conn
-            .prepare_cached("DELETE FROM refusals WHERE id <= ?1")
-            .and_then(|mut st| st.execute([id - KEEP_REFUSALS]))
-            .ctx("drop old refusals")?;
-        Ok(())
-    }
-
     /// The workspace's refusals, newest first.
     pub fn refusals(&self, ws: WorkspaceId) -> Result<Vec<Refusal>> {
         let mut stmt = self
@@ -83,5 +49,41 @@ impl Tx<'_> {
                 })
             })
             .collect()
+    }
+}
+
+impl WriteTx<'_> {
+    /// Note one refusal and drop the ones older than the newest [`KEEP_REFUSALS`].
+    pub fn record_refusal(
+        &self,
+        ws: WorkspaceId,
+        session: SessionRowId,
+        path: &RelPath,
+        kind: RefusalKind,
+        tool: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        let id = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO refusals(workspace_id, session_id, path, kind, tool, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut st| {
+                st.insert(params![
+                    ws.0,
+                    session.0,
+                    path.as_bytes(),
+                    kind.as_str(),
+                    tool,
+                    now
+                ])
+            })
+            .ctx("record refusal")?;
+        self.conn
+            .prepare_cached("DELETE FROM refusals WHERE id <= ?1")
+            .and_then(|mut st| st.execute([id - KEEP_REFUSALS]))
+            .ctx("drop old refusals")?;
+        Ok(())
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::{params, OptionalExtension};
 
 use super::file_states::known_state;
-use super::{stored_path, Ctx, Result, Tx};
+use super::{stored_path, Ctx, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::KnownState;
 use crate::workspace::RelPath;
@@ -122,45 +122,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Replace the listings of the directories in `fresh` and drop those of `gone`.
-    pub fn put_dir_listings(
-        &self,
-        ws: WorkspaceId,
-        fresh: &[(Vec<u8>, DirListing)],
-        gone: &[Vec<u8>],
-    ) -> Result<()> {
-        let mut put = self
-            .conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )
-            .ctx("keep directory listings")?;
-        for (path, l) in fresh {
-            put.execute(params![
-                ws.0,
-                path,
-                l.dir,
-                l.rules,
-                l.recorded_at,
-                l.files,
-                l.dirs,
-                l.verified,
-                l.seq
-            ])
-            .ctx("keep directory listings")?;
-        }
-        let mut drop = self
-            .conn
-            .prepare_cached("DELETE FROM dir_listings WHERE workspace_id = ?1 AND path = ?2")
-            .ctx("drop directory listings")?;
-        for path in gone {
-            drop.execute(params![ws.0, path])
-                .ctx("drop directory listings")?;
-        }
-        Ok(())
-    }
-
     /// The newest entry of `state_touches` (0 when none): a watcher asks
     /// [`Tx::state_touches_since`] for what came after.
     pub fn state_touches_seen(&self) -> Result<i64> {
@@ -237,15 +198,6 @@ impl Tx<'_> {
             .ctx("read unclaimed states")
     }
 
-    /// Keep `paths` (NUL-separated) as the states the last full walk of `ws` did not find.
-    pub fn set_unclaimed(&self, ws: WorkspaceId, paths: &[u8]) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE baselines SET unclaimed = ?2 WHERE workspace_id = ?1")
-            .and_then(|mut s| s.execute(params![ws.0, paths]))
-            .map(drop)
-            .ctx("keep unclaimed states")
-    }
-
     /// The paths of workspace `ws` whose state was written after entry `since` (schema v9;
     /// before v11 only new or no-longer-absent states set outside scans), with the newest
     /// entry; `None` when
@@ -307,19 +259,6 @@ impl Tx<'_> {
         Ok(out)
     }
 
-    /// Set a file state unless the row already holds one recorded later (by a snap or record
-    /// that ran while the scan was hashing), not logged (see `Tx::log_state`). Returns
-    /// whether the row was written.
-    pub fn set_file_state_unless_newer(
-        &self,
-        ws: WorkspaceId,
-        path: &RelPath,
-        known: &KnownState,
-        by: &str,
-    ) -> Result<bool> {
-        self.upsert_file_state(ws, path, known, by, true)
-    }
-
     pub fn baseline(&self, ws: WorkspaceId) -> Result<Option<Baseline>> {
         self.conn
             .prepare_cached("SELECT complete, files, started_at, updated_at FROM baselines WHERE workspace_id = ?1").and_then(|mut st| st.query_row([ws.0],
@@ -333,6 +272,101 @@ impl Tx<'_> {
                 }))
             .optional()
             .ctx("find baseline")
+    }
+
+    /// The tool calls ("" for none) whose pre-shell scan left a mark that no post-shell scan
+    /// took yet, oldest first: shell calls still running, or whose post-hook never came.
+    pub fn scan_marks(&self, session: SessionRowId) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT tool_call FROM scan_marks WHERE session_id = ?1
+                 ORDER BY started_at, tool_call",
+            )
+            .ctx("list scan marks")?;
+        let rows = stmt
+            .query_map(params![session.0], |r| r.get::<_, String>(0))
+            .ctx("list scan marks")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list scan marks")?;
+        Ok(rows)
+    }
+
+    /// Whether a shell command of any session of workspace `ws` started after `since` and
+    /// is still running: its pre-shell scan left a mark no post-shell scan took yet. Its
+    /// changes are the command's, for the post-shell scan to record, not edits outside the
+    /// agent.
+    pub fn shell_running(&self, ws: WorkspaceId, since: i64) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM scan_marks m JOIN sessions s ON s.id = m.session_id
+                 WHERE s.workspace_id = ?1 AND m.started_at > ?2)",
+            )
+            .and_then(|mut st| st.query_row(params![ws.0, since], |r| r.get(0)))
+            .ctx("find running shell commands")
+    }
+}
+
+impl WriteTx<'_> {
+    /// Replace the listings of the directories in `fresh` and drop those of `gone`.
+    pub fn put_dir_listings(
+        &self,
+        ws: WorkspaceId,
+        fresh: &[(Vec<u8>, DirListing)],
+        gone: &[Vec<u8>],
+    ) -> Result<()> {
+        let mut put = self
+            .conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )
+            .ctx("keep directory listings")?;
+        for (path, l) in fresh {
+            put.execute(params![
+                ws.0,
+                path,
+                l.dir,
+                l.rules,
+                l.recorded_at,
+                l.files,
+                l.dirs,
+                l.verified,
+                l.seq
+            ])
+            .ctx("keep directory listings")?;
+        }
+        let mut drop = self
+            .conn
+            .prepare_cached("DELETE FROM dir_listings WHERE workspace_id = ?1 AND path = ?2")
+            .ctx("drop directory listings")?;
+        for path in gone {
+            drop.execute(params![ws.0, path])
+                .ctx("drop directory listings")?;
+        }
+        Ok(())
+    }
+
+    /// Keep `paths` (NUL-separated) as the states the last full walk of `ws` did not find.
+    pub fn set_unclaimed(&self, ws: WorkspaceId, paths: &[u8]) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE baselines SET unclaimed = ?2 WHERE workspace_id = ?1")
+            .and_then(|mut s| s.execute(params![ws.0, paths]))
+            .map(drop)
+            .ctx("keep unclaimed states")
+    }
+
+    /// Set a file state unless the row already holds one recorded later (by a snap or record
+    /// that ran while the scan was hashing), not logged (see `Tx::log_state`). Returns
+    /// whether the row was written.
+    pub fn set_file_state_unless_newer(
+        &self,
+        ws: WorkspaceId,
+        path: &RelPath,
+        known: &KnownState,
+        by: &str,
+    ) -> Result<bool> {
+        self.upsert_file_state(ws, path, known, by, true)
     }
 
     pub fn set_baseline(
@@ -366,24 +400,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// The tool calls ("" for none) whose pre-shell scan left a mark that no post-shell scan
-    /// took yet, oldest first: shell calls still running, or whose post-hook never came.
-    pub fn scan_marks(&self, session: SessionRowId) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT tool_call FROM scan_marks WHERE session_id = ?1
-                 ORDER BY started_at, tool_call",
-            )
-            .ctx("list scan marks")?;
-        let rows = stmt
-            .query_map(params![session.0], |r| r.get::<_, String>(0))
-            .ctx("list scan marks")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list scan marks")?;
-        Ok(rows)
-    }
-
     /// Remove and return the pre-shell scan mark of `tool_call`.
     pub fn take_scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
         let at = self
@@ -401,20 +417,6 @@ impl Tx<'_> {
                 .ctx("delete scan mark")?;
         }
         Ok(at)
-    }
-
-    /// Whether a shell command of any session of workspace `ws` started after `since` and
-    /// is still running: its pre-shell scan left a mark no post-shell scan took yet. Its
-    /// changes are the command's, for the post-shell scan to record, not edits outside the
-    /// agent.
-    pub fn shell_running(&self, ws: WorkspaceId, since: i64) -> Result<bool> {
-        self.conn
-            .prepare_cached(
-                "SELECT EXISTS(SELECT 1 FROM scan_marks m JOIN sessions s ON s.id = m.session_id
-                 WHERE s.workspace_id = ?1 AND m.started_at > ?2)",
-            )
-            .and_then(|mut st| st.query_row(params![ws.0, since], |r| r.get(0)))
-            .ctx("find running shell commands")
     }
 }
 

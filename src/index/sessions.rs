@@ -2,22 +2,10 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{Ctx, IndexError, Result, Tx};
+use super::{Ctx, IndexError, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
 
 impl Tx<'_> {
-    pub fn workspace(&self, root: &[u8], now: i64) -> Result<WorkspaceId> {
-        self.conn
-            .prepare_cached("INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute(params![root, now]))
-            .ctx("insert workspace")?;
-        self.conn
-            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
-            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
-            .map(WorkspaceId)
-            .ctx("find workspace")
-    }
-
     pub fn find_workspace(&self, root: &[u8]) -> Result<Option<WorkspaceId>> {
         self.conn
             .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
@@ -25,16 +13,6 @@ impl Tx<'_> {
             .optional()
             .map(|o| o.map(WorkspaceId))
             .ctx("find workspace")
-    }
-
-    pub fn session(&self, ws: WorkspaceId, name: &str, now: i64) -> Result<SessionRowId> {
-        self.conn
-            .prepare_cached("INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)").and_then(|mut st| st.execute(params![ws.0, name, now]))
-            .ctx("insert session")?;
-        self.find_session(ws, name)?.ok_or(IndexError::BadRow {
-            what: "session",
-            detail: "vanished after insert".into(),
-        })
     }
 
     pub fn find_session(&self, ws: WorkspaceId, name: &str) -> Result<Option<SessionRowId>> {
@@ -66,6 +44,30 @@ impl Tx<'_> {
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list sessions")?;
         Ok(rows)
+    }
+}
+
+impl WriteTx<'_> {
+    pub fn workspace(&self, root: &[u8], now: i64) -> Result<WorkspaceId> {
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO workspaces(root, created_at) VALUES (?1, ?2)")
+            .and_then(|mut st| st.execute(params![root, now]))
+            .ctx("insert workspace")?;
+        self.conn
+            .prepare_cached("SELECT id FROM workspaces WHERE root = ?1")
+            .and_then(|mut st| st.query_row([root], |r| r.get(0)))
+            .map(WorkspaceId)
+            .ctx("find workspace")
+    }
+
+    pub fn session(&self, ws: WorkspaceId, name: &str, now: i64) -> Result<SessionRowId> {
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO sessions(workspace_id, name, created_at) VALUES (?1, ?2, ?3)").and_then(|mut st| st.execute(params![ws.0, name, now]))
+            .ctx("insert session")?;
+        self.find_session(ws, name)?.ok_or(IndexError::BadRow {
+            what: "session",
+            detail: "vanished after insert".into(),
+        })
     }
 }
 
@@ -154,7 +156,9 @@ impl Tx<'_> {
             })
             .ctx("read hook note")
     }
+}
 
+impl WriteTx<'_> {
     /// Note that `agent`'s hook handled `event` of `session` at `now` with `result`.
     pub fn note_hook(
         &self,

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::{Ctx, IndexError, Result, Tx};
+use super::{Ctx, IndexError, Result, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{Window, WindowKind, WindowStatus};
 
@@ -88,50 +88,6 @@ impl WindowRow {
 }
 
 impl Tx<'_> {
-    pub fn open_window(
-        &self,
-        session: SessionRowId,
-        kind: WindowKind,
-        label: Option<&str>,
-        implicit: bool,
-        status: WindowStatus,
-        now: i64,
-    ) -> Result<WindowId> {
-        self.conn
-            .prepare_cached(
-                "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .and_then(|mut st| {
-                st.execute(params![
-                    session.0,
-                    kind.as_str(),
-                    label,
-                    implicit,
-                    status.as_str(),
-                    now
-                ])
-            })
-            .ctx("open window")?;
-        Ok(WindowId(self.conn.last_insert_rowid()))
-    }
-
-    pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL")
-            .and_then(|mut st| st.execute(params![id.0, now]))
-            .ctx("close window")?;
-        Ok(())
-    }
-
-    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
-        self.conn
-            .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
-            .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
-            .ctx("set window status")?;
-        Ok(())
-    }
-
     /// The session's open agent window, if any.
     pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
         let raw = self
@@ -376,6 +332,69 @@ impl Tx<'_> {
         Ok(ids)
     }
 
+    /// Oldest finished windows first, for the total-size cap.
+    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM windows WHERE status != 'applying'
+                 AND (closed_at IS NOT NULL OR kind != ?1) ORDER BY id",
+            )
+            .ctx("list windows")?;
+        let ids = stmt
+            .query_map([WindowKind::Agent.as_str()], |r| r.get(0).map(WindowId))
+            .ctx("list windows")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list windows")?;
+        Ok(ids)
+    }
+}
+
+impl WriteTx<'_> {
+    pub fn open_window(
+        &self,
+        session: SessionRowId,
+        kind: WindowKind,
+        label: Option<&str>,
+        implicit: bool,
+        status: WindowStatus,
+        now: i64,
+    ) -> Result<WindowId> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO windows(session_id, kind, label, implicit, status, opened_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    session.0,
+                    kind.as_str(),
+                    label,
+                    implicit,
+                    status.as_str(),
+                    now
+                ])
+            })
+            .ctx("open window")?;
+        Ok(WindowId(self.conn.last_insert_rowid()))
+    }
+
+    pub fn close_window(&self, id: WindowId, now: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE windows SET closed_at = ?2 WHERE id = ?1 AND closed_at IS NULL")
+            .and_then(|mut st| st.execute(params![id.0, now]))
+            .ctx("close window")?;
+        Ok(())
+    }
+
+    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
+            .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
+            .ctx("set window status")?;
+        Ok(())
+    }
+
     /// Drop one external change (see [`Tx::surplus_external_changes`]), and its window once
     /// that holds no change any more. Re-checks, inside the caller's transaction, that the
     /// change is still an external one nothing reversed.
@@ -409,23 +428,6 @@ impl Tx<'_> {
             .and_then(|mut st| st.execute([window]))
             .ctx("delete an emptied external window")?;
         Ok(true)
-    }
-
-    /// Oldest finished windows first, for the total-size cap.
-    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id FROM windows WHERE status != 'applying'
-                 AND (closed_at IS NOT NULL OR kind != ?1) ORDER BY id",
-            )
-            .ctx("list windows")?;
-        let ids = stmt
-            .query_map([WindowKind::Agent.as_str()], |r| r.get(0).map(WindowId))
-            .ctx("list windows")?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .ctx("list windows")?;
-        Ok(ids)
     }
 
     pub fn delete_window(&self, id: WindowId) -> Result<()> {

@@ -5,6 +5,7 @@ use super::hash::Looked;
 use super::judge::{judge, Gone, Judged, Need};
 use super::{ChangeKind, Phase, Result, Scan, ScanChange};
 use crate::ids::WindowId;
+use crate::index::WriteTx;
 use crate::index::{NewChange, Tx};
 use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
 use crate::workspace::RelPath;
@@ -62,7 +63,7 @@ impl Scan<'_> {
     /// one recorded later.
     fn commit_looked(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         l: &Looked,
         sink: &mut Sink,
         now: i64,
@@ -103,7 +104,7 @@ impl Scan<'_> {
     /// A file state no walked file claimed, gone from the tree: deleted.
     fn commit_deleted(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         rel: &RelPath,
         k: &KnownState,
         sink: &mut Sink,
@@ -169,7 +170,7 @@ impl Scan<'_> {
     /// The change row of `path` going to `after`, in the sink's window.
     fn insert_change(
         &self,
-        tx: &Tx<'_>,
+        tx: &WriteTx<'_>,
         sink: &mut Sink,
         path: &RelPath,
         judged: &Judged,
@@ -200,7 +201,7 @@ impl Scan<'_> {
     /// The window changes go to, opened on the first: before a command, a closed `external`
     /// window (as a snap records edits nobody announced); after it, the session's open agent
     /// window, else an implicit one, closed when the scan ends.
-    fn sink_window(&self, tx: &Tx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
+    fn sink_window(&self, tx: &WriteTx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
         if let Some(w) = sink.window {
             return Ok(w);
         }

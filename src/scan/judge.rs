@@ -4,7 +4,6 @@
 
 use std::io;
 
-use super::look::Gathered;
 use super::states::States;
 use super::{Result, Scan, ScanError};
 use crate::model::{FileState, KnownState, MetadataReason, Proof, Unread};
@@ -149,11 +148,11 @@ impl Scan<'_> {
     /// each path once.
     pub(super) fn compare(
         &self,
-        got: &Gathered,
+        known: &States,
+        complete: bool,
         walked: Vec<(RelPath, Stat)>,
         mark: Option<i64>,
     ) -> Result<Work> {
-        let (known, complete) = (&got.known, got.complete);
         // Only a scan with files still to baseline can use twins: the others (every scan
         // once the baseline is complete, a hook's among them) do not look.
         let attributes = match complete {

@@ -538,7 +538,7 @@ impl Scan<'_> {
             .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
         let work = match got.work.take() {
             Some(work) => work,
-            None => self.compare(&got, walked, pass.mark)?,
+            None => self.compare(&got.known, got.complete, walked, pass.mark)?,
         };
         let (later, through) = (work.later, work.through);
         let next = work.baseline.last().map(<[u8]>::to_vec);

@@ -492,7 +492,7 @@ impl Listings {
             if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) {
                 stamp.add(&dot_git);
             }
-            match super::walk::git_dir(dir) {
+            match super::repo::git_dir(dir) {
                 Some(git) => stamp.add(&git.join("info").join("exclude")),
                 None => stamp.bytes.push(0),
             }

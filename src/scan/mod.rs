@@ -81,6 +81,7 @@ mod hash;
 mod judge;
 mod listing;
 mod look;
+mod repo;
 mod states;
 mod twins;
 mod walk;

@@ -34,6 +34,7 @@ use ignore::Match;
 
 use super::fs::{self, many_links, DirError, DirHandle};
 use super::listing::{self, Chain, Listings, Recorded, RuleFiles};
+use super::repo::git_dir;
 use super::GitGlobal;
 use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
@@ -84,31 +85,6 @@ fn from_file(dir: &Path, file: &Path) -> Gitignore {
     let mut builder = GitignoreBuilder::new(dir);
     let _ = builder.add(file);
     builder.build().unwrap_or_else(|_| Gitignore::empty())
-}
-
-/// Where `dir`'s repository keeps `info/exclude`: `dir/.git`, or for a linked work tree
-/// (`.git` is a file `gitdir: …`) the common git dir its `commondir` names.
-pub(super) fn git_dir(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    let meta = std::fs::metadata(&dot_git).ok()?;
-    if !meta.is_file() {
-        return Some(dot_git);
-    }
-    // A relative `gitdir` is relative to the directory holding `.git` (as git reads it).
-    let real = dir.join(first_line(&dot_git)?.strip_prefix("gitdir: ")?);
-    let common = first_line(&real.join("commondir"))?;
-    Some(if common.starts_with('.') {
-        real.join(common)
-    } else {
-        PathBuf::from(common)
-    })
-}
-
-/// The first line of a small git file (whatever follows it is not ours to read).
-fn first_line(file: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(file).ok()?;
-    std::io::BufReader::new(file).lines().next()?.ok()
 }
 
 /// Told of every directory a walk is about to read, before it reads it (a watcher places

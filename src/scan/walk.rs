@@ -87,6 +87,14 @@ fn from_file(dir: &Path, file: &Path) -> Gitignore {
     builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
+/// A directory whose listing still holds ([`Listings::holding`]): its open handle, the
+/// listing, and the chain its subdirectories are entered under.
+struct Held<'a> {
+    handle: &'a Arc<DirHandle>,
+    known: &'a crate::index::DirListing,
+    below: Chain,
+}
+
 /// Told of every directory a walk is about to read, before it reads it (a watcher places
 /// its watch there), and of the exclude files of repositories nested in the tree.
 pub(super) trait DirWatch: Sync {
@@ -213,7 +221,12 @@ impl Walk<'_> {
             {
                 rec.visited.push(key);
                 let below = chain.below(&stamp);
-                return self.reuse(listings, job, &handle, known, below, out, rec);
+                let held = Held {
+                    handle: &handle,
+                    known,
+                    below,
+                };
+                return self.reuse(listings, job, held, out, rec);
             }
         }
         let (dir, chain) = (job.dir.clone(), job.chain);
@@ -257,17 +270,19 @@ impl Walk<'_> {
 
     /// A directory as its listing has it: the listed files stat-ed through its handle, the
     /// listed subdirectories queued, its own rule files read (for a subdirectory that is read).
-    #[allow(clippy::too_many_arguments)]
     fn reuse(
         &self,
         listings: &Listings,
         job: Job,
-        handle: &Arc<DirHandle>,
-        known: &crate::index::DirListing,
-        below: Chain,
+        held: Held<'_>,
         out: &mut Vec<(RelPath, Stat)>,
         rec: &mut Recorded,
     ) -> Vec<Job> {
+        let Held {
+            handle,
+            known,
+            below,
+        } = held;
         let rules = if Listings::rule_files(known).any() {
             Rules::read(&job.dir, &job.rules).or(job.rules)
         } else {

@@ -89,6 +89,7 @@ fn from_file(dir: &Path, file: &Path) -> Gitignore {
 
 /// A directory whose listing still holds ([`Listings::holding`]): its open handle, the
 /// listing, and the chain its subdirectories are entered under.
+#[derive(Clone, Copy)]
 struct Held<'a> {
     handle: &'a Arc<DirHandle>,
     known: &'a crate::index::DirListing,

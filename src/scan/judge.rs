@@ -51,9 +51,9 @@ pub(super) struct Work {
 
 /// The files to baseline, in path order, packed: each is unknown and needs only its first
 /// state ([`Need::Baseline`]), so a path and a size say all, and the paths share one buffer.
-/// As candidates (48 bytes and a path of its own each) a 470k-file baseline kept ~55 MiB
-/// through its hashing, and the paths, freed in path order rather than the order the walk's
-/// threads made them, left glibc's arenas too fragmented to give back (benches/RESULTS.md).
+/// As candidates (48 bytes and a path of its own each) a big baseline kept them all through
+/// its hashing, and the paths, freed in path order rather than the order the walk's threads
+/// made them, left glibc's arenas too fragmented to give back (see benches/RESULTS.md).
 #[derive(Default)]
 pub(super) struct Pending {
     paths: Vec<u8>,

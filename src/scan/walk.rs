@@ -10,7 +10,7 @@
 //! entered. Rules are parsed by `ignore::gitignore`, so the pattern syntax is git's.
 //!
 //! Why not `WalkBuilder` itself: it stats each file by its absolute path, so the kernel walks
-//! every component of the path again for each of 78k files, and builds a path for every entry.
+//! every component of the path again for each file, and builds a path for every entry.
 //! Here a directory is read once (`read_dir`) and each file is stat-ed relative to the
 //! directory's open handle (`DirEntry::metadata`, `statx(dirfd, name)` on Linux).
 //! Differences from the crate, both where git reads it that way: the global excludes are
@@ -840,12 +840,12 @@ fn run(
     let mut parts: Vec<_> = parts.into_iter().collect::<Option<_>>()?;
     // The others go into the part with the most room, grown once to the size of all: a big
     // buffer grows in place (glibc remaps it), where a new one for all was a second copy of
-    // a 470k-file walk (30 MiB) at the scan's highest point of memory.
+    // the walk at the scan's highest point of memory (see benches/RESULTS.md).
     let roomiest = (0..parts.len()).max_by_key(|&i| parts[i].0.capacity())?;
     let (mut all, mut recorded) = parts.swap_remove(roomiest);
     all.reserve_exact(parts.iter().map(|(files, _)| files.len()).sum());
-    // The others given back as they move (a second walker's part, 15 MiB at 470k files and
-    // 34 MiB at 1M, was another copy at the scan's highest point of memory).
+    // The others given back as they move (a second walker's part was another copy at the
+    // scan's highest point of memory: see benches/RESULTS.md).
     for (files, rec) in parts {
         super::drain_shrinking(files, |f| all.push(f));
         recorded.append(rec);

@@ -57,6 +57,11 @@
 //! The library reads no environment: where the user's global git excludes are is the
 //! caller's to say ([`ScanOptions::git_global`]).
 //!
+//! The modules depend on each other one way (`tests/it/architecture.rs` checks it): what two
+//! of them share lives in the lower one, or here. So `walk` and `listing` both find a
+//! repository's `info/exclude` through `repo`, and `judge` compares a walk with the states
+//! it is handed, not with what `look` gathered.
+//!
 //! Memory: a walk kept for a watcher or compared with states loaded keeps one (path, stat)
 //! per file; one in path order, a few directories read ahead (`walk`'s `ordered`) and the
 //! files to baseline up to the room. Bytes are read, hashed and compressed by worker threads

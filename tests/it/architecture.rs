@@ -342,8 +342,8 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
 /// Every path that `code`, the code of module `at` (its path from the crate root), names
 /// through `crate::`, `super::` or `self::`, from the crate root, groups expanded:
 /// `use super::{fs, walk::{self, DirWatch}}` in `scan::look` names `scan::fs`, `scan::walk`
-/// and `scan::walk::DirWatch`. A path that `at` itself names (`super::*` in a test module, an
-/// item of its parent) is among them.
+/// and `scan::walk::DirWatch`. Paths to items of `at` itself or of its parent are among
+/// them; the caller decides what counts.
 fn named_paths(code: &str, at: &[String]) -> BTreeSet<Vec<String>> {
     let bytes = code.as_bytes();
     let mut out = BTreeSet::new();
@@ -351,7 +351,7 @@ fn named_paths(code: &str, at: &[String]) -> BTreeSet<Vec<String>> {
         for (start, _) in code.match_indices(word) {
             let before = start.checked_sub(1).map(|k| bytes[k]);
             if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':') {
-                continue; // `x::super::`, a later `super::` of `super::super::`, `$crate`'s own
+                continue; // `x::super::`, the second `super::` of `super::super::`, `my_crate::`
             }
             let mut rest = &code[start + word.len()..];
             let mut base: Vec<String> = match word {

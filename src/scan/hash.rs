@@ -150,8 +150,8 @@ impl Scan<'_> {
             let twins = self.round_twins(twins, baseline.len(), later, &attributes);
             // A big baseline gives back what the walk and the comparison freed, then what
             // its batches freed every few of them: each batch's buffers are made on worker
-            // threads and freed on the committing one, and glibc's arenas kept ~80 MiB of
-            // such free memory at 470k files (benches/RESULTS.md).
+            // threads and freed on the committing one, and glibc's arenas kept much of that
+            // free memory (see benches/RESULTS.md).
             // Not for a budgeted call (a hook's): it hashes a few batches and stops.
             let big =
                 baseline.len() >= self.opts.give_back_from && self.opts.budget >= TWINS_BUDGET;
@@ -257,8 +257,7 @@ impl Scan<'_> {
     /// there a same-size rewrite with its mtime put back would pass for git's entry. Nor
     /// for a scan whose time budget is under [`TWINS_BUDGET`] (a hook's, 3 s by default): it
     /// reads too few files for copies to meet within it, while reading git's index came out
-    /// of its budget (0.2-0.3 s at 470k files: the budgeted baseline took 14 calls instead
-    /// of 10, benches/RESULTS.md).
+    /// of its budget and made a budgeted baseline take more calls (see benches/RESULTS.md).
     fn twins(&self, baseline: usize, attributes: &[RelPath]) -> Option<Twins> {
         if baseline == 0
             || baseline < self.opts.twins_from
@@ -304,8 +303,8 @@ impl Scan<'_> {
 }
 
 /// Candidates in batches bounded by file count and bytes, made as the pipeline asks for
-/// them: a first baseline's candidates are not copied into batches all at once (at 470k
-/// files that was a second copy of them, 22 MiB).
+/// them: a first baseline's candidates are not copied into batches all at once (that was a
+/// second copy of them: see benches/RESULTS.md).
 struct Batches<I: Iterator<Item = Candidate>> {
     cands: std::iter::Peekable<I>,
     files: usize,

@@ -4,7 +4,6 @@
 
 use std::io;
 
-use super::look::Gathered;
 use super::states::States;
 use super::{Result, Scan, ScanError};
 use crate::model::{FileState, KnownState, MetadataReason, Proof, Unread};
@@ -52,9 +51,9 @@ pub(super) struct Work {
 
 /// The files to baseline, in path order, packed: each is unknown and needs only its first
 /// state ([`Need::Baseline`]), so a path and a size say all, and the paths share one buffer.
-/// As candidates (48 bytes and a path of its own each) a 470k-file baseline kept ~55 MiB
-/// through its hashing, and the paths, freed in path order rather than the order the walk's
-/// threads made them, left glibc's arenas too fragmented to give back (benches/RESULTS.md).
+/// As candidates (48 bytes and a path of its own each) a big baseline kept them all through
+/// its hashing, and the paths, freed in path order rather than the order the walk's threads
+/// made them, left glibc's arenas too fragmented to give back (see benches/RESULTS.md).
 #[derive(Default)]
 pub(super) struct Pending {
     paths: Vec<u8>,
@@ -149,11 +148,11 @@ impl Scan<'_> {
     /// each path once.
     pub(super) fn compare(
         &self,
-        got: &Gathered,
+        known: &States,
+        complete: bool,
         walked: Vec<(RelPath, Stat)>,
         mark: Option<i64>,
     ) -> Result<Work> {
-        let (known, complete) = (&got.known, got.complete);
         // Only a scan with files still to baseline can use twins: the others (every scan
         // once the baseline is complete, a hook's among them) do not look.
         let attributes = match complete {

@@ -39,11 +39,11 @@
 //! However many states it must load, it loads them (by lookups, or by one pass over every
 //! state when they are many), so its cost grows with what changed. A directory read again
 //! (an entry added or removed) settles its files by the listing it had, as an unchanged one
-//! does: only the entries that changed are handed on. A scan's
-//! writes of what it found unchanged or new are not logged: they never go over a state
-//! recorded later, so a verified stat the file still has still names the state's bytes; its
-//! changes and deletions, written over whatever the row holds, are. The log keeps the last ~4096 entries, and for
-//! each directory the newest entry trimmed: a listing verified before its directory's verifies
+//! does: only the entries that changed are handed on. A scan's writes of what it found
+//! unchanged or new are not logged: they never go over a state recorded later, so a verified
+//! stat the file still has still names the state's bytes; its changes and deletions, written
+//! over whatever the row holds, are. The log keeps the last ~4096 entries, and for each
+//! directory the newest entry trimmed: a listing verified before its directory's verifies
 //! nothing (the others still do, however many entries went by elsewhere).
 //!
 //! Limits: a filesystem whose timestamps do not move (or move backwards) under a change:
@@ -84,7 +84,7 @@ pub(crate) struct Listings {
 /// renewing it with none again writes nothing new), and out of the listing: a walk that does
 /// not settle reads them for nothing else. During a baseline cut by its budget most
 /// directories have no file proved yet; without the second case each such call rewrote
-/// every one of their listings (54k rows a call on a 1M-file tree, 8 % of its time).
+/// every one of their listings, a noticeable part of its time (see benches/RESULTS.md).
 fn digest_into(
     before: &mut HashMap<Vec<u8>, Digest>,
     log: &StateLog,
@@ -166,7 +166,7 @@ pub(crate) struct Renewed {
 }
 
 /// The BLAKE3 digest of a listing's verified stats: what a renewed listing compares its new
-/// ones with, instead of a copy of the old (36 bytes a file: 17 MiB at 470k files).
+/// ones with, instead of a copy of the old ([`VERIFIED_LEN`] bytes a file: see benches/RESULTS.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Digest([u8; 32]);
 
@@ -380,8 +380,8 @@ impl Listings {
     /// For a walk whose log says it does not settle files after all (no trusted listing, no
     /// unclaimed paths kept): each listing's verified stats only as their digest (`digest_into`),
     /// what its renewed listing compares its new ones with, and the stats themselves freed.
-    /// Such a walk reads them for nothing else, and they are 36 bytes a file (17 MiB at 470k
-    /// files). A walk known beforehand not to settle digests each row as it is read instead
+    /// Such a walk reads them for nothing else, and they are [`VERIFIED_LEN`] bytes a file. A
+    /// walk known beforehand not to settle digests each row as it is read instead
     /// ([`Listings::add_digested`]).
     pub fn digest_verified(&mut self) {
         let Some(log) = self.log.as_ref().filter(|log| !log.settle) else {
@@ -492,7 +492,7 @@ impl Listings {
             if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) {
                 stamp.add(&dot_git);
             }
-            match super::walk::git_dir(dir) {
+            match super::repo::git_dir(dir) {
                 Some(git) => stamp.add(&git.join("info").join("exclude")),
                 None => stamp.bytes.push(0),
             }

@@ -252,8 +252,8 @@ impl Scan<'_> {
     /// The walk in path order (module `walk`), every state of the workspace streamed past it
     /// (the index keeps them in path order), each file judged against its state, or none, as
     /// it comes (`Judging`): what [`Scan::compare`] finds of the walk with every state
-    /// loaded, holding neither the walk nor the states (75 MB at 465k), only the files to
-    /// read and the states no file claims, and no more files to baseline than
+    /// loaded, holding neither the walk nor the states (see benches/RESULTS.md), only the
+    /// files to read and the states no file claims, and no more files to baseline than
     /// [`super::ScanOptions::baseline_room`] (the others are counted, for another round).
     fn stream(
         &self,
@@ -425,8 +425,8 @@ fn load_some(
 const PASS_OVER_LOOKUPS: u64 = 8;
 
 /// Files to baseline a walk in path order keeps per second of the scan's budget: half again
-/// what a hook's calls hash (~21k a second at 470k files, benches/RESULTS.md). A call that
-/// hashes them all with budget left goes another round.
+/// what a hook's calls hash in a second (see benches/RESULTS.md). A call that hashes them
+/// all with budget left goes another round.
 const ROOM_PER_SECOND: usize = 1 << 15;
 
 /// Whether the walk `plan` describes is compared with every state by [`Scan::stream`]:

@@ -57,6 +57,11 @@
 //! The library reads no environment: where the user's global git excludes are is the
 //! caller's to say ([`ScanOptions::git_global`]).
 //!
+//! The modules depend on each other one way (`tests/it/architecture.rs` checks it): what two
+//! of them share lives in the lower one, or here. So `walk` and `listing` both find a
+//! repository's `info/exclude` through `repo`, and `judge` compares a walk with the states
+//! it is handed, not with what `look` gathered.
+//!
 //! Memory: a walk kept for a watcher or compared with states loaded keeps one (path, stat)
 //! per file; one in path order, a few directories read ahead (`walk`'s `ordered`) and the
 //! files to baseline up to the room. Bytes are read, hashed and compressed by worker threads
@@ -81,6 +86,7 @@ mod hash;
 mod judge;
 mod listing;
 mod look;
+mod repo;
 mod states;
 mod twins;
 mod walk;
@@ -151,15 +157,16 @@ pub struct ScanOptions {
     pub git_global: Option<fn() -> GitGlobal>,
     /// From how many files to baseline a scan reads the workspace's git index for twins
     /// (module `twins`): files git proves identical to one read are not read again. 1,000:
-    /// reading the index of a 470k-file tree (48 MiB) takes ~0.1 s; `usize::MAX`: never.
+    /// reading a big tree's git index costs more than it saves on a few files (see
+    /// benches/RESULTS.md); `usize::MAX`: never.
     pub twins_from: usize,
     /// Gives memory the process freed back to the system (the CLI: `malloc_trim`); called,
     /// in a scan with a time budget of a minute or more (not a hook's short calls, whose
     /// process ends soon), when a baseline of [`ScanOptions::give_back_from`] files or more
     /// is about to be hashed (the walk's and the comparison's buffers are freed then), and
-    /// again after every [`GIVE_BACK_EVERY`] of its batches. Without it glibc kept what the batches
-    /// freed: at 470k files the hashing held ~150-170 MiB of arenas around ~75 MiB of live
-    /// heap (benches/RESULTS.md). The library calls no C.
+    /// again after every [`GIVE_BACK_EVERY`] of its batches. Without it glibc keeps what the
+    /// batches freed, arenas well beyond the live heap (see benches/RESULTS.md). The library
+    /// calls no C.
     pub give_back: Option<fn()>,
     /// From how many files to baseline a scan gives memory back (10,000): then, at the same
     /// moments as [`ScanOptions::give_back`], the index's memory map and SQLite's page cache
@@ -167,9 +174,9 @@ pub struct ScanOptions {
     pub give_back_from: usize,
     /// How many files to baseline a walk in path order keeps at most (module `look`): the
     /// first in path order; the others wait for another round of the scan, or the next scan.
-    /// 524,288 (32 MiB of paths at most): a hook's budget hashes far fewer, and a baseline
-    /// with no budget walks again (what comes after) only past that many: at 470k files
-    /// never, where 262,144 cost a second walk of 200k files, 7 % of its time.
+    /// 524,288: a hook's budget hashes far fewer, and a baseline with no budget walks again
+    /// (what comes after) only past that many; half as many made a big tree's baseline walk
+    /// twice (see benches/RESULTS.md).
     pub baseline_room: usize,
 }
 
@@ -538,7 +545,7 @@ impl Scan<'_> {
             .then(|| walked.iter().map(|(rel, _)| rel.clone()).collect());
         let work = match got.work.take() {
             Some(work) => work,
-            None => self.compare(&got, walked, pass.mark)?,
+            None => self.compare(&got.known, got.complete, walked, pass.mark)?,
         };
         let (later, through) = (work.later, work.through);
         let next = work.baseline.last().map(<[u8]>::to_vec);

@@ -2,10 +2,9 @@
 //! states in one vector, and a table of their positions to find a path by.
 //!
 //! A scan that loads every state (a baseline still incomplete, a watcher's first walk) held
-//! them in a `HashMap<RelPath, _>`: 137 bytes a bucket, a bucket count that doubles past
-//! 458,752 states (1,048,576 buckets: 143 MiB at 465k states), and a path allocation of its
-//! own each, freed in another order than made (glibc's arenas kept the holes). Packed, the
-//! same 465k states take about a third of that (benches/RESULTS.md).
+//! them in a `HashMap<RelPath, _>`: large buckets, a bucket count that doubles, and a path
+//! allocation of its own each, freed in another order than made (glibc's arenas kept the
+//! holes). Packed, the same states take a fraction of that (see benches/RESULTS.md).
 
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, Ordering};

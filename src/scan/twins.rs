@@ -1,8 +1,8 @@
 //! Twins: files of a first baseline that git's index proves byte-identical to a file this
 //! scan has read, given that file's state without being read themselves.
 //!
-//! A first baseline reads every byte of the tree: 7.9 GB on the 470k-file benchmark tree,
-//! 14–16 s of CPU on this VM for the reading alone. Git's index already knows which tracked
+//! A first baseline reads every byte of the tree, many seconds of CPU on a big tree (see
+//! benches/RESULTS.md). Git's index already knows which tracked
 //! files are unchanged since git hashed them (their stat matches the one it recorded) and
 //! which of those have the same content (the same object id). In a tree with copies
 //! (vendored libraries, generated files, fixtures, the benchmark's six copies of Linux) most
@@ -48,9 +48,8 @@
 //! only from what each call reads, so a resumed one reads the first copy it meets again.
 //! Unix only: elsewhere a stat has no ctime or inode to catch a same-size rewrite.
 //!
-//! Memory: 40 bytes per entry whose object id another entry shares (19 MiB for the 470k
-//! benchmark tree, where five files in six are copies), plus ~64 bytes per usable entry
-//! while the index is read.
+//! Memory: 40 bytes per entry whose object id another entry shares (a tree of copies shares
+//! most: see benches/RESULTS.md), plus ~64 bytes per usable entry while the index is read.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -137,7 +136,7 @@ impl Twins {
             Ok(meta) => modified_ns(&meta),
             Err(_) => return Err(Skip::NoIndex),
         };
-        // As many as the index has entries, allocated once (a 470k-file index: 19 MiB).
+        // As many as the index has entries, allocated once (not grown by doubling).
         let mut usable: Vec<Usable> = Vec::with_capacity(entry_count(&index).unwrap_or(0));
         let mut attributes = found.to_vec();
         let mut tracked = Vec::new();
@@ -285,9 +284,9 @@ fn key(path: &[u8]) -> u64 {
 }
 
 /// Git's object id of `bytes` as a blob: SHA-1 of `blob <size>\0` and the bytes (gix-hash's,
-/// with collision detection: 1.0-1.4 GB/s here, as fast as plain SHA-1 with the x86 SHA
-/// instructions, measured side by side). `None` when the hasher refuses the bytes as a
-/// collision attack: then they prove nothing, and the file's twins are read.
+/// with collision detection, as fast here as plain SHA-1: see benches/RESULTS.md). `None`
+/// when the hasher refuses the bytes as a collision attack: then they prove nothing, and
+/// the file's twins are read.
 fn blob_oid(bytes: &[u8]) -> Option<[u8; 20]> {
     let mut h = gix_hash::hasher(gix_hash::Kind::Sha1);
     h.update(format!("blob {}\0", bytes.len()).as_bytes());

@@ -10,7 +10,7 @@
 //! entered. Rules are parsed by `ignore::gitignore`, so the pattern syntax is git's.
 //!
 //! Why not `WalkBuilder` itself: it stats each file by its absolute path, so the kernel walks
-//! every component of the path again for each of 78k files, and builds a path for every entry.
+//! every component of the path again for each file, and builds a path for every entry.
 //! Here a directory is read once (`read_dir`) and each file is stat-ed relative to the
 //! directory's open handle (`DirEntry::metadata`, `statx(dirfd, name)` on Linux).
 //! Differences from the crate, both where git reads it that way: the global excludes are
@@ -34,6 +34,7 @@ use ignore::Match;
 
 use super::fs::{self, many_links, DirError, DirHandle};
 use super::listing::{self, Chain, Listings, Recorded, RuleFiles};
+use super::repo::git_dir;
 use super::GitGlobal;
 use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
@@ -86,29 +87,13 @@ fn from_file(dir: &Path, file: &Path) -> Gitignore {
     builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
-/// Where `dir`'s repository keeps `info/exclude`: `dir/.git`, or for a linked work tree
-/// (`.git` is a file `gitdir: …`) the common git dir its `commondir` names.
-pub(super) fn git_dir(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    let meta = std::fs::metadata(&dot_git).ok()?;
-    if !meta.is_file() {
-        return Some(dot_git);
-    }
-    // A relative `gitdir` is relative to the directory holding `.git` (as git reads it).
-    let real = dir.join(first_line(&dot_git)?.strip_prefix("gitdir: ")?);
-    let common = first_line(&real.join("commondir"))?;
-    Some(if common.starts_with('.') {
-        real.join(common)
-    } else {
-        PathBuf::from(common)
-    })
-}
-
-/// The first line of a small git file (whatever follows it is not ours to read).
-fn first_line(file: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(file).ok()?;
-    std::io::BufReader::new(file).lines().next()?.ok()
+/// A directory whose listing still holds ([`Listings::holding`]): its open handle, the
+/// listing, and the chain its subdirectories are entered under.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    handle: &'a Arc<DirHandle>,
+    known: &'a crate::index::DirListing,
+    below: Chain,
 }
 
 /// Told of every directory a walk is about to read, before it reads it (a watcher places
@@ -237,7 +222,12 @@ impl Walk<'_> {
             {
                 rec.visited.push(key);
                 let below = chain.below(&stamp);
-                return self.reuse(listings, job, &handle, known, below, out, rec);
+                let held = Held {
+                    handle: &handle,
+                    known,
+                    below,
+                };
+                return self.reuse(listings, job, held, out, rec);
             }
         }
         let (dir, chain) = (job.dir.clone(), job.chain);
@@ -281,17 +271,19 @@ impl Walk<'_> {
 
     /// A directory as its listing has it: the listed files stat-ed through its handle, the
     /// listed subdirectories queued, its own rule files read (for a subdirectory that is read).
-    #[allow(clippy::too_many_arguments)]
     fn reuse(
         &self,
         listings: &Listings,
         job: Job,
-        handle: &Arc<DirHandle>,
-        known: &crate::index::DirListing,
-        below: Chain,
+        held: Held<'_>,
         out: &mut Vec<(RelPath, Stat)>,
         rec: &mut Recorded,
     ) -> Vec<Job> {
+        let Held {
+            handle,
+            known,
+            below,
+        } = held;
         let rules = if Listings::rule_files(known).any() {
             Rules::read(&job.dir, &job.rules).or(job.rules)
         } else {
@@ -848,12 +840,12 @@ fn run(
     let mut parts: Vec<_> = parts.into_iter().collect::<Option<_>>()?;
     // The others go into the part with the most room, grown once to the size of all: a big
     // buffer grows in place (glibc remaps it), where a new one for all was a second copy of
-    // a 470k-file walk (30 MiB) at the scan's highest point of memory.
+    // the walk at the scan's highest point of memory (see benches/RESULTS.md).
     let roomiest = (0..parts.len()).max_by_key(|&i| parts[i].0.capacity())?;
     let (mut all, mut recorded) = parts.swap_remove(roomiest);
     all.reserve_exact(parts.iter().map(|(files, _)| files.len()).sum());
-    // The others given back as they move (a second walker's part, 15 MiB at 470k files and
-    // 34 MiB at 1M, was another copy at the scan's highest point of memory).
+    // The others given back as they move (a second walker's part was another copy at the
+    // scan's highest point of memory: see benches/RESULTS.md).
     for (files, rec) in parts {
         super::drain_shrinking(files, |f| all.push(f));
         recorded.append(rec);

@@ -1,8 +1,10 @@
 //! The architecture, checked on the source: the library's top-level modules depend on each
-//! other one way only (no cycles), and no function outside tests is longer than
-//! [`MAX_LINES`] unless its doc comment says why ("Long because …").
+//! other one way only (no cycles), and so do the files of `src/scan/` and `src/engine/`
+//! among their siblings; no function outside tests is longer than [`MAX_LINES`] unless its
+//! doc comment says why ("Long because …"), and none of `src/scan/` takes more than
+//! [`MAX_PARAMETERS`] parameters.
 //!
-//! `cargo test --test it architecture -- --nocapture` prints the module dependency listing.
+//! `cargo test --test it architecture -- --nocapture` prints the dependency listings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -184,12 +186,11 @@ struct LongFn {
     lines: usize,
 }
 
-/// Functions of `path` over [`MAX_LINES`] whose doc does not say why.
-fn long_functions(path: &Path, text: &str) -> Vec<LongFn> {
-    let code = code_only(text);
+/// Where each function outside `#[cfg(test)]` modules starts in `code` (at its `fn`), and
+/// its name.
+fn functions(code: &str) -> Vec<(usize, String)> {
     let bytes = code.as_bytes();
-    let (skip, _) = test_modules(&code);
-    let source_lines: Vec<&str> = text.lines().collect();
+    let (skip, _) = test_modules(code);
     let mut out = Vec::new();
     for (at, _) in code.match_indices("fn ") {
         let word_start =
@@ -197,13 +198,27 @@ fn long_functions(path: &Path, text: &str) -> Vec<LongFn> {
         if !word_start || skip.iter().any(|&(s, e)| at > s && at < e) {
             continue;
         }
-        let name: String = code[at + 3..]
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if name.is_empty() {
-            continue; // `fn(` types
+        let name = ident_at(&code[at + 3..]);
+        if !name.is_empty() {
+            out.push((at, name)); // not `fn(` types
         }
+    }
+    out
+}
+
+fn ident_at(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Functions of `path` over [`MAX_LINES`] whose doc does not say why.
+fn long_functions(path: &Path, text: &str) -> Vec<LongFn> {
+    let code = code_only(text);
+    let bytes = code.as_bytes();
+    let source_lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (at, name) in functions(&code) {
         let Some(body) = code[at..].find(['{', ';']).map(|k| at + k) else {
             continue;
         };
@@ -236,11 +251,11 @@ fn says_why(lines: &[&str], fn_line: usize) -> bool {
         .any(|l| l.to_lowercase().contains("long because"))
 }
 
-#[test]
-fn no_function_outside_tests_is_over_80_lines_unless_its_doc_says_why() {
-    let mut long = Vec::new();
+/// The `.rs` files under `dir` that are not test modules of their own (`#[cfg(test)] mod
+/// tests;`), sorted.
+fn non_test_files(dir: &Path) -> Vec<PathBuf> {
+    let files = rust_files(dir);
     let mut test_files = BTreeSet::new();
-    let files = rust_files(&src());
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let (_, tests) = test_modules(&code_only(&text));
@@ -253,9 +268,18 @@ fn no_function_outside_tests_is_over_80_lines_unless_its_doc_says_why() {
             }
         }
     }
-    for path in files.iter().filter(|p| !test_files.contains(*p)) {
-        let text = std::fs::read_to_string(path).unwrap();
-        long.extend(long_functions(path, &text));
+    files
+        .into_iter()
+        .filter(|p| !test_files.contains(p))
+        .collect()
+}
+
+#[test]
+fn no_function_outside_tests_is_over_80_lines_unless_its_doc_says_why() {
+    let mut long = Vec::new();
+    for path in non_test_files(&src()) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        long.extend(long_functions(&path, &text));
     }
     let listing: Vec<String> = long
         .iter()
@@ -309,37 +333,97 @@ fn module_dependencies() -> BTreeMap<String, BTreeSet<String>> {
 
 /// The first segment of every `crate::…` path, groups (`crate::{a, b::c}`) included.
 fn crate_paths(code: &str) -> BTreeSet<String> {
+    named_paths(code, &[])
+        .into_iter()
+        .filter_map(|p| p.into_iter().next())
+        .collect()
+}
+
+/// Every path that `code`, the code of module `at` (its path from the crate root), names
+/// through `crate::`, `super::` or `self::`, from the crate root, groups expanded:
+/// `use super::{fs, walk::{self, DirWatch}}` in `scan::look` names `scan::fs`, `scan::walk`
+/// and `scan::walk::DirWatch`. Paths to items of `at` itself or of its parent are among
+/// them; the caller decides what counts.
+fn named_paths(code: &str, at: &[String]) -> BTreeSet<Vec<String>> {
+    let bytes = code.as_bytes();
     let mut out = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = closing(rest.as_bytes(), 0);
-            let mut depth = 0;
-            let mut item = String::new();
-            for c in group[..end.saturating_sub(1)].chars().chain([',']) {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        let first = item.trim().split("::").next().unwrap_or("").to_string();
-                        out.insert(first);
-                        item.clear();
-                        continue;
-                    }
-                    _ => {}
-                }
-                if depth == 0 {
-                    item.push(c);
+    for word in ["crate::", "super::", "self::"] {
+        for (start, _) in code.match_indices(word) {
+            let before = start.checked_sub(1).map(|k| bytes[k]);
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b':') {
+                continue; // `x::super::`, the second `super::` of `super::super::`, `my_crate::`
+            }
+            let mut rest = &code[start + word.len()..];
+            let mut base: Vec<String> = match word {
+                "crate::" => Vec::new(),
+                "self::" => at.to_vec(),
+                _ => at[..at.len().saturating_sub(1)].to_vec(),
+            };
+            if word == "super::" {
+                while let Some(r) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = r;
                 }
             }
-        } else {
-            out.insert(
-                rest.chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect(),
-            );
+            for tail in path_tails(rest) {
+                out.insert([base.clone(), tail].concat());
+            }
         }
     }
+    out
+}
+
+/// The segments of the path that `rest` starts with (after a `::`), one list for each member
+/// of a group; `self` in a group is the group's own path, `*` and `as …` end a path.
+fn path_tails(rest: &str) -> Vec<Vec<String>> {
+    let mut segments = Vec::new();
+    let mut s = rest.trim_start();
+    loop {
+        if s.starts_with('{') {
+            let end = closing(s.as_bytes(), 0);
+            let mut out = Vec::new();
+            for member in top_level_items(&s[1..end.min(s.len())]) {
+                for tail in path_tails(member) {
+                    out.push([segments.clone(), tail].concat());
+                }
+            }
+            return out;
+        }
+        let ident = ident_at(s);
+        if ident.is_empty() {
+            break;
+        }
+        s = &s[ident.len()..];
+        if ident != "self" {
+            segments.push(ident);
+        }
+        match s.trim_start().strip_prefix("::") {
+            Some(r) => s = r.trim_start(),
+            None => break,
+        }
+    }
+    vec![segments]
+}
+
+/// The comma-separated items of `list`, commas inside braces, brackets, parentheses or angle
+/// brackets (not the `>` of `->`) left inside their item.
+fn top_level_items(list: &str) -> Vec<&str> {
+    let bytes = list.as_bytes();
+    let (mut depth, mut from, mut out) = (0i32, 0, Vec::new());
+    for (k, &c) in bytes.iter().enumerate() {
+        match c {
+            b'{' | b'[' | b'(' | b'<' => depth += 1,
+            b'>' if k > 0 && bytes[k - 1] == b'-' => {}
+            b'}' | b']' | b')' | b'>' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push(&list[from..k]);
+                from = k + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&list[from..]);
+    out.retain(|item| !item.trim().is_empty());
     out
 }
 
@@ -416,6 +500,216 @@ fn top_level_modules_depend_on_each_other_one_way() {
     assert_eq!(cycles(&deps), Vec::<Vec<String>>::new(), "module cycles");
 }
 
+/// A file's module, from the crate root: `src/scan/walk/ordered.rs` is `scan::walk::ordered`,
+/// `src/scan/mod.rs` is `scan`.
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let mut module: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = module.pop().unwrap();
+    if !matches!(last.as_str(), "mod.rs" | "lib.rs" | "main.rs") {
+        module.push(last.trim_end_matches(".rs").to_string());
+    }
+    module
+}
+
+/// `code` with its `#[cfg(test)]` modules blanked: a test may reach into any module.
+fn without_tests(code: &str) -> String {
+    let (ranges, _) = test_modules(code);
+    let mut out = code.as_bytes().to_vec();
+    for (start, end) in ranges {
+        for c in &mut out[start..=end.min(code.len() - 1)] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// The code of each file under `src/DIR` (test modules blanked), by module.
+fn files_under(dir: &str) -> BTreeMap<Vec<String>, String> {
+    non_test_files(&src().join(dir))
+        .into_iter()
+        .map(|path| {
+            let code = code_only(&std::fs::read_to_string(&path).unwrap());
+            (module_of(&path), without_tests(&code))
+        })
+        .collect()
+}
+
+/// Siblings' dependencies, for each module of `files` that has children among them: child A
+/// uses child B when a file of A (A's own, or one of the files below it) names a path into B
+/// (B's file or one below it). A parent declaring, re-exporting and using its children, and
+/// children using their parent's items, is the usual shape of a module tree and is no
+/// dependency here; a cycle among siblings is what the checks look for.
+fn sibling_dependencies(
+    files: &BTreeMap<Vec<String>, String>,
+) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let mut levels: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for module in files.keys() {
+        if let Some((name, parent)) = module.split_last() {
+            if files.contains_key(parent) {
+                let level = levels.entry(parent.join("::")).or_default();
+                level.entry(name.clone()).or_default();
+            }
+        }
+    }
+    for (from, code) in files {
+        for path in named_paths(code, from) {
+            // The module the path leads into: its longest start that is a file's module.
+            let Some(to) = (1..=path.len())
+                .rev()
+                .map(|n| &path[..n])
+                .find(|p| files.contains_key(*p))
+            else {
+                continue;
+            };
+            let common = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+            let parent = &from[..common];
+            if common == from.len() || common == to.len() || !files.contains_key(parent) {
+                continue; // one holds the other, or they meet above the files checked
+            }
+            levels
+                .get_mut(&parent.join("::"))
+                .and_then(|level| level.get_mut(&from[common]))
+                .expect("every file's module is listed under its parent")
+                .insert(to[common].clone());
+        }
+    }
+    levels
+}
+
+/// Prints each level's dependencies, and returns the cycles among siblings under `src/DIR`
+/// as `parent: a b c`.
+fn sibling_cycles(dir: &str) -> Vec<String> {
+    let levels = sibling_dependencies(&files_under(dir));
+    let mut found = Vec::new();
+    for (parent, deps) in &levels {
+        println!("{parent}:");
+        for (module, uses) in deps {
+            let uses: Vec<&str> = uses.iter().map(String::as_str).collect();
+            println!("  {module:<14} -> {}", uses.join(" "));
+        }
+        found.extend(
+            cycles(deps)
+                .into_iter()
+                .map(|c| format!("{parent}: {}", c.join(" "))),
+        );
+    }
+    found
+}
+
+#[test]
+fn files_of_scan_depend_on_each_other_one_way() {
+    let levels = sibling_dependencies(&files_under("scan"));
+    assert!(
+        levels["scan"]["walk"].contains("listing") && levels.contains_key("scan::walk"),
+        "the listing misses paths: {levels:?}"
+    );
+    assert_eq!(sibling_cycles("scan"), Vec::<String>::new(), "file cycles");
+}
+
+#[test]
+#[ignore = "engine/refusals.rs and engine/tools.rs use each other (ToolError, refusal_kind) \
+            today; engine/ is being reworked elsewhere (issue 42)"]
+fn files_of_engine_depend_on_each_other_one_way() {
+    let levels = sibling_dependencies(&files_under("engine"));
+    assert!(levels.contains_key("engine::exec"), "{levels:?}");
+    assert_eq!(
+        sibling_cycles("engine"),
+        Vec::<String>::new(),
+        "file cycles"
+    );
+}
+
+/// The most parameters a function of `src/scan/` takes (`self` not counted): more are
+/// grouped in a struct of what belongs together (an `Options`, a `Context`).
+const MAX_PARAMETERS: usize = 6;
+
+/// How many parameters, `self` not counted, the function whose `fn` is at `at` takes.
+fn parameters(code: &str, at: usize, name: &str) -> usize {
+    let bytes = code.as_bytes();
+    let mut k = at + "fn ".len() + name.len();
+    while bytes[k].is_ascii_whitespace() {
+        k += 1;
+    }
+    if bytes[k] == b'<' {
+        // Generics: `<F: Fn(A) -> B>` (not the `>` of `->`).
+        let mut depth = 0;
+        while k < bytes.len() {
+            match bytes[k] {
+                b'<' => depth += 1,
+                b'>' if bytes[k - 1] != b'-' => depth -= 1,
+                _ => {}
+            }
+            k += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    let open = k + code[k..].find('(').unwrap();
+    let mut depth = 0;
+    let close = (open..bytes.len())
+        .find(|&i| {
+            match bytes[i] {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        })
+        .unwrap();
+    top_level_items(&code[open + 1..close])
+        .into_iter()
+        .filter(|item| !is_self(item))
+        .count()
+}
+
+/// Whether a parameter is the receiver: `self`, `mut self`, `&self`, `&'a mut self`, `self: …`.
+fn is_self(param: &str) -> bool {
+    let p = param.trim().trim_start_matches('&').trim_start();
+    let p = match p.strip_prefix('\'') {
+        Some(lifetime) => lifetime.split_once(' ').map_or("", |(_, r)| r).trim_start(),
+        None => p,
+    };
+    let p = p.strip_prefix("mut ").unwrap_or(p).trim_start();
+    p == "self" || p.starts_with("self:") || p.starts_with("self ")
+}
+
+/// Functions outside tests over [`MAX_PARAMETERS`] in `text`, as `NAME (N parameters)`.
+fn wide_functions(text: &str) -> Vec<String> {
+    let code = code_only(text);
+    functions(&code)
+        .into_iter()
+        .map(|(at, name)| (parameters(&code, at, &name), name))
+        .filter(|&(n, _)| n > MAX_PARAMETERS)
+        .map(|(n, name)| format!("fn {name} ({n} parameters)"))
+        .collect()
+}
+
+#[test]
+fn no_function_of_scan_outside_tests_takes_over_6_parameters() {
+    let mut wide = Vec::new();
+    for path in non_test_files(&src().join("scan")) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.strip_prefix(src()).unwrap().display().to_string();
+        wide.extend(
+            wide_functions(&text)
+                .into_iter()
+                .map(|f| format!("{file}: {f}")),
+        );
+    }
+    assert!(
+        wide.is_empty(),
+        "functions over {MAX_PARAMETERS} parameters (group them in a struct):\n{}",
+        wide.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_see_what_they_check() {
     // A cycle is found, and so is a long function, through strings and comments with braces.
@@ -440,4 +734,36 @@ fn the_checks_see_what_they_check() {
     assert!(long_functions(Path::new("x.rs"), &excused).is_empty());
     let in_tests = format!("#[cfg(test)]\nmod tests {{\n{long}}}\n");
     assert!(long_functions(Path::new("x.rs"), &in_tests).is_empty());
+
+    // A cycle of sibling files, through `super::`, `crate::` and groups; not one through the
+    // parent, nor from a file below a sibling (folded into it).
+    let files: BTreeMap<Vec<String>, String> = [
+        ("a", "mod b; mod c; mod d; use b::X; pub struct P;"),
+        ("a::b", "use super::{c::Y, P};"),
+        ("a::c", "use crate::a::{b::{self}, P};"),
+        ("a::d", "mod e; use super::P;"),
+        ("a::d::e", "fn f() { super::super::b::g(); }"),
+    ]
+    .into_iter()
+    .map(|(m, code)| (m.split("::").map(String::from).collect(), code.into()))
+    .collect();
+    let levels = sibling_dependencies(&files);
+    assert_eq!(cycles(&levels["a"]), vec![vec!["b", "c"]], "{levels:?}");
+    assert_eq!(levels["a"]["d"], ["b"].map(String::from).into());
+    assert!(levels["a::d"]["e"].is_empty());
+    assert_eq!(
+        named_paths(
+            "use super::super::{x, y::{self, Z}};",
+            &["a".into(), "b".into(), "c".into()]
+        ),
+        [vec!["a", "x"], vec!["a", "y"], vec!["a", "y", "Z"]]
+            .map(|p| p.into_iter().map(String::from).collect())
+            .into()
+    );
+
+    // Parameters: `self` and commas inside types are not counted; tests are not checked.
+    let wide = "fn w<F: Fn(u8, u8) -> u8>(&'a mut self, a: (u8, u8), b: F, c: [u8; 2], d: u8, e: u8, f: u8, g: u8) {}";
+    assert_eq!(wide_functions(wide), ["fn w (7 parameters)"]);
+    assert!(wide_functions(&wide.replace(", g: u8", "")).is_empty());
+    assert!(wide_functions(&format!("#[cfg(test)]\nmod tests {{\n{wide}\n}}\n")).is_empty());
 }

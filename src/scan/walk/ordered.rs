@@ -1,7 +1,7 @@
 //! The walk in path order: the byte order of whole paths, which is the index's order of file
 //! states. A scan that compares its walk with every state meets the files one at a time as
 //! the states stream past, instead of holding the whole walk, sorting it, and comparing it
-//! after (at a million files that was ~130 MB of walked paths and stats at once).
+//! after (which grew with the tree: see benches/RESULTS.md).
 //!
 //! Directories are read on the walk's threads, the first in path order first. Each read
 //! directory's entries are sorted as git sorts a tree's (a subdirectory by its name and a

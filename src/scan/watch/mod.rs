@@ -1,8 +1,8 @@
 //! Scans that look only where something changed, for a process that stays (the hook helper).
 //! The event source is the `notify` crate everywhere. On Linux (`per_dir.rs`) each directory
 //! the walk reads gets a `NonRecursive` watch first, and a scan looks only at the paths the
-//! events named: what makes a scan with watches cost ~1 ms on the 78k-file tree
-//! (benches/RESULTS.md, rows 3). Elsewhere (`fallback.rs`: FSEvents, ReadDirectoryChangesW,
+//! events named: what makes a scan with watches cheap on a big tree (see
+//! benches/RESULTS.md). Elsewhere (`fallback.rs`: FSEvents, ReadDirectoryChangesW,
 //! kqueue) notify says *when* something changed and each scan walks the whole tree: notify's
 //! FSEvents backend restarts its stream for every watch added (events in between are lost),
 //! and the other backends' order against a walk is not measured yet. What an event means is

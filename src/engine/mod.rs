@@ -39,8 +39,10 @@ pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
     RestoreSource, Version,
 };
-pub use refusals::{refusal_kind, RefusalEntry};
-pub use tools::{EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult};
+pub use refusals::RefusalEntry;
+pub use tools::{
+    refusal_kind, EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult,
+};
 
 use crate::ids::{SessionRowId, WindowId, WorkspaceId};
 use crate::index::{Durability, Index, IndexError};

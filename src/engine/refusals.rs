@@ -5,9 +5,7 @@
 //! Invariant: noting a refusal never changes the answer. A refusal whose note cannot be
 //! written is still answered exactly as before; the note is best effort.
 
-use super::tools::ToolError;
 use super::{history::rfc3339, Result, Session};
-use crate::edit::EditError;
 use crate::model::RefusalKind;
 use crate::workspace::RelPath;
 
@@ -23,28 +21,6 @@ pub struct RefusalEntry {
     pub path_bytes: Option<String>,
     pub kind: RefusalKind,
     pub tool: Option<String>,
-}
-
-/// The kind of refusal an edit tool's error is; `None` for errors that are not refusals
-/// (I/O failures, a missing file, sizes).
-pub fn refusal_kind(e: &ToolError) -> Option<RefusalKind> {
-    Some(match e {
-        ToolError::Edit(e) => match e {
-            EditError::NoHash => RefusalKind::NoToken,
-            EditError::InvalidHash { .. } => RefusalKind::InvalidToken,
-            EditError::HashMismatch { .. } => RefusalKind::StaleToken,
-            EditError::ExpectedMismatch { .. } => RefusalKind::ExpectedMismatch,
-            EditError::Overlap { .. } => RefusalKind::Overlap,
-            EditError::BadRange { .. } => RefusalKind::BadRange,
-            EditError::MalformedOps { .. } | EditError::EmptyOps | EditError::InvalidOp { .. } => {
-                RefusalKind::InvalidOps
-            }
-            EditError::NotText { .. } => RefusalKind::NotText,
-            EditError::OffsetPastEnd { .. } | EditError::ZeroLimit => return None,
-        },
-        ToolError::Exists { .. } => RefusalKind::Exists,
-        _ => return None,
-    })
 }
 
 impl Session<'_> {

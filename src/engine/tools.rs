@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use super::context::ContextFile;
 use super::exec::{self, Step, TurnWrite};
-use super::refusals::refusal_kind;
 use super::{EngineError, Locked, ModReason, Session};
 use crate::edit::{self, EditError, EditReport, LineOp};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::model::FileState;
+use crate::model::RefusalKind;
 use crate::workspace::{Observation, RelPath, HOLD_MAX};
 
 /// How often `read_file` re-reads a file that changes between reading and recording it.
@@ -65,6 +65,28 @@ impl From<crate::workspace::PathError> for ToolError {
 }
 
 pub type ToolResult<T> = std::result::Result<T, ToolError>;
+
+/// The kind of refusal an edit tool's error is; `None` for errors that are not refusals
+/// (I/O failures, a missing file, sizes).
+pub fn refusal_kind(e: &ToolError) -> Option<RefusalKind> {
+    Some(match e {
+        ToolError::Edit(e) => match e {
+            EditError::NoHash => RefusalKind::NoToken,
+            EditError::InvalidHash { .. } => RefusalKind::InvalidToken,
+            EditError::HashMismatch { .. } => RefusalKind::StaleToken,
+            EditError::ExpectedMismatch { .. } => RefusalKind::ExpectedMismatch,
+            EditError::Overlap { .. } => RefusalKind::Overlap,
+            EditError::BadRange { .. } => RefusalKind::BadRange,
+            EditError::MalformedOps { .. } | EditError::EmptyOps | EditError::InvalidOp { .. } => {
+                RefusalKind::InvalidOps
+            }
+            EditError::NotText { .. } => RefusalKind::NotText,
+            EditError::OffsetPastEnd { .. } | EditError::ZeroLimit => return None,
+        },
+        ToolError::Exists { .. } => RefusalKind::Exists,
+        _ => return None,
+    })
+}
 
 /// What `read_file` returns.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -200,6 +222,21 @@ impl Session<'_> {
             }
         }
         result
+    }
+
+    /// Snap the one path of a tool's write (`paths` holds it, absolute).
+    fn snap_one(
+        &self,
+        rel: &RelPath,
+        paths: &[PathBuf],
+        (tool, tool_call): (&str, &str),
+    ) -> ToolResult<super::SnapReport> {
+        let root = self.ws.root();
+        let snap = self.snap(paths, root, Some(tool), Some(tool_call))?.pop();
+        Ok(snap.ok_or_else(|| EngineError::NoReport {
+            path: rel.display(),
+            operation: "snap",
+        })?)
     }
 
     fn observe(&self, rel: &RelPath) -> ToolResult<Observation> {
@@ -360,13 +397,7 @@ impl Locked<'_> {
         let paths: Vec<PathBuf> = vec![session.ws.abs(rel)];
         // A tool-call id of its own pairs this snap with this record and nothing else.
         let tool_call = format!("rewind-{tool}-{}", session.now());
-        let snap = session
-            .snap(&paths, &root, Some(tool), Some(&tool_call))?
-            .pop()
-            .ok_or_else(|| EngineError::NoReport {
-                path: rel.display(),
-                operation: "snap",
-            })?;
+        let snap = session.snap_one(rel, &paths, (tool, &tool_call))?;
         let expected = before.map(|c| c.id);
         let changed = || match before {
             Some(_) => ToolError::Edit(EditError::HashMismatch {

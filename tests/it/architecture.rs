@@ -613,8 +613,6 @@ fn files_of_scan_depend_on_each_other_one_way() {
 }
 
 #[test]
-#[ignore = "engine/refusals.rs and engine/tools.rs use each other (ToolError, refusal_kind) \
-            today; engine/ is being reworked elsewhere (issue 42)"]
 fn files_of_engine_depend_on_each_other_one_way() {
     let levels = sibling_dependencies(&files_under("engine"));
     assert!(levels.contains_key("engine::exec"), "{levels:?}");

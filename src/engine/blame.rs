@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use similar::{Algorithm, DiffTag};
 
 use super::history::{rfc3339, DIFF_MAX_BYTES};
-use super::{EngineError, ObjectKind, Result, Session};
+use super::{EngineError, History, ObjectKind, Result};
 use crate::ids::{BlobId, WindowId};
 use crate::index::SessionRow;
 use crate::merge;
@@ -106,11 +106,11 @@ struct Version {
 const BASELINE: usize = 0;
 const UNRECORDED: usize = 1;
 
-impl Session<'_> {
+impl History<'_> {
     /// Blame `path`: the file now, or (`at`) as it was after that window.
     pub fn blame(&self, path: &Path, cwd: &Path, at: Option<WindowId>) -> Result<Blame> {
         let rel = self.ws.resolve(path, cwd)?;
-        let r = self.index().read();
+        let r = self.home.index.read();
         let mut changes = r.changes_of_path(self.ws_id, &rel)?;
         if let Some(w) = at {
             let last = r.changes_in_window(w)?.last().map(|c| c.id);
@@ -237,11 +237,16 @@ impl Session<'_> {
         let Some(blob) = state.blob() else {
             return Ok(Vec::new());
         };
-        let size = self.index().read().blob(&blob)?.map_or(0, |row| row.size);
+        let size = self
+            .home
+            .index
+            .read()
+            .blob(&blob)?
+            .map_or(0, |row| row.size);
         if size > DIFF_MAX_BYTES {
             return Err(cannot(rel, "a version is too large to diff"));
         }
-        Ok(self.store().get(self.index(), &blob)?)
+        Ok(self.home.store.get(&self.home.index, &blob)?)
     }
 
     /// Windows (this session's, or every session's) whose changes added or removed `text`,
@@ -253,14 +258,14 @@ impl Session<'_> {
         cwd: &Path,
         all_sessions: bool,
     ) -> Result<Vec<PickaxeHit>> {
-        let only = self.resolve_all(paths, cwd)?;
-        let r = self.index().read();
+        let only = self.ws.resolve_all(paths, cwd)?;
+        let r = self.home.index.read();
         let sessions = if all_sessions {
             r.sessions(self.ws_id)?
         } else {
             vec![SessionRow {
                 id: self.id,
-                name: self.name.clone(),
+                name: self.name.to_string(),
             }]
         };
         let mut windows = Vec::new();

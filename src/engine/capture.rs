@@ -7,10 +7,9 @@
 use std::io::Seek;
 use std::path::{Path, PathBuf};
 
-use super::{EngineError, Result, Session};
+use super::{EngineError, History, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::index::WriteTx;
-use crate::index::{LastRead, NewChange, Tx};
+use crate::index::{LastRead, NewChange, Tx, WriteTx};
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
 };
@@ -114,23 +113,6 @@ struct Unsnapped<'a> {
 }
 
 impl Session<'_> {
-    /// Resolve every path first: one bad path fails the batch before anything is written.
-    pub(crate) fn resolve_all(&self, paths: &[PathBuf], cwd: &Path) -> Result<Vec<RelPath>> {
-        let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
-        for p in paths {
-            let rel = self.ws.resolve_lexical(p, cwd)?;
-            match self.ws.check_parents(&rel) {
-                // No file can be below a regular file: the path reads as absent.
-                Ok(()) | Err(PathError::ParentNotDir { .. }) => {}
-                Err(e) => return Err(e.into()),
-            }
-            if !rels.contains(&rel) {
-                rels.push(rel);
-            }
-        }
-        Ok(rels)
-    }
-
     /// Read `rel` and put its bytes in the store (delta against `previous`).
     pub(crate) fn capture(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
         self.observe_into(rel, Some(previous))
@@ -354,7 +336,7 @@ impl Session<'_> {
         tool: Option<&str>,
         tool_call: Option<&str>,
     ) -> Result<Vec<SnapReport>> {
-        let rels = self.resolve_all(paths, cwd)?;
+        let rels = self.ws.resolve_all(paths, cwd)?;
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
             let previous = self.previous_blob(rel)?;
@@ -438,7 +420,7 @@ impl Session<'_> {
         tool_call: Option<&str>,
         evidence: &[Evidence],
     ) -> Result<Vec<RecordReport>> {
-        let rels = self.resolve_all(paths, cwd)?;
+        let rels = self.ws.resolve_all(paths, cwd)?;
         let mut evidence_by_rel = Vec::new();
         for ev in evidence {
             evidence_by_rel.push((self.ws.resolve(&ev.path, cwd)?, ev.before.as_slice()));
@@ -664,7 +646,7 @@ impl Session<'_> {
     /// `record`, accept the current bytes (recording an `external` change when they differ)
     /// and record the read for this session.
     pub fn check(&self, paths: &[PathBuf], cwd: &Path, record: bool) -> Result<Vec<CheckReport>> {
-        let rels = self.resolve_all(paths, cwd)?;
+        let rels = self.ws.resolve_all(paths, cwd)?;
         let mut reports = Vec::with_capacity(rels.len());
         let mut caps = Vec::new();
         for rel in &rels {
@@ -780,11 +762,13 @@ impl Session<'_> {
             Some(_) => ModReason::Modified,
         }))
     }
+}
 
+impl History<'_> {
     /// What this session last read at `path`, if it read it.
     pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<LastRead>> {
         let rel = self.ws.resolve(path, cwd)?;
-        Ok(self.index().read().last_read(self.id, &rel)?)
+        Ok(self.home.index.read().last_read(self.id, &rel)?)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::exec::{self, Plan, Prefetched, Step};
-use super::{EngineError, ObjectKind, Result, Session};
+use super::{EngineError, History, Locked, ObjectKind, Result};
 use crate::ids::{BlobId, WindowId};
 use crate::index::SessionRow;
 use crate::model::{
@@ -156,7 +156,7 @@ fn log_window(w: Window, changes: Vec<Change>) -> LogWindow {
     }
 }
 
-impl Session<'_> {
+impl History<'_> {
     /// Sessions of the workspace (this one only, unless `all_sessions`), newest first, each
     /// with its newest `limit` windows.
     pub fn log(&self, all_sessions: bool, limit: usize) -> Result<Vec<LogSession>> {
@@ -166,7 +166,7 @@ impl Session<'_> {
         } else {
             vec![SessionRow {
                 id: self.id,
-                name: self.name.clone(),
+                name: self.name.to_string(),
             }]
         };
         let mut out = Vec::new();
@@ -209,10 +209,10 @@ impl Session<'_> {
                 .map(|w| w.id)
                 .ok_or_else(|| EngineError::NotFound {
                     kind: ObjectKind::WindowWithChanges,
-                    id: self.name.clone(),
+                    id: self.name.to_string(),
                 })?,
         };
-        let filter = self.resolve_all(paths, cwd)?;
+        let filter = self.ws.resolve_all(paths, cwd)?;
         let mut out = Vec::new();
         for c in r.changes_in_window(window)? {
             if !filter.is_empty() && !filter.contains(&c.path) {
@@ -264,46 +264,6 @@ impl Session<'_> {
         Ok((window, out))
     }
 
-    /// Put `path` back to a stored version: `blob` directly, or a side of a window's change.
-    /// The current bytes are snapshotted first and the restore is recorded as an agent
-    /// window of its own, so `undo` reverses it.
-    pub fn restore(&self, path: &Path, cwd: &Path, source: RestoreSource) -> Result<RestoreReport> {
-        let rel = self.ws.resolve(path, cwd)?;
-        let target = self.restore_target(&rel, source)?;
-        // Read (and verified) before the lock and the snapshot: a damaged blob fails early.
-        let mut bytes = Prefetched::new();
-        if let Some(b) = target.blob() {
-            bytes.insert(b, Ok(self.store().load(self.index(), &b)?));
-        }
-        let locked = self.writer()?;
-        let current = self.capture(&rel, target.blob())?;
-        if current.too_large {
-            return Err(EngineError::TooLargeToReplace {
-                path: rel.display(),
-            });
-        }
-        let plan = Plan {
-            kind: WindowKind::Agent,
-            label: format!("restore {rel}"),
-            tool: "restore",
-            recorded_by: "restore",
-            steps: vec![Step {
-                path: rel.clone(),
-                current: current.state,
-                target,
-            }],
-            reverses: Vec::new(),
-        };
-        let window = exec::execute(&locked, &plan, bytes)?;
-        Ok(RestoreReport {
-            path: rel.display(),
-            path_bytes: rel.bytes_hex_if_not_utf8(),
-            window_id: window,
-            previous: Shown(current.state),
-            restored: Shown(target),
-        })
-    }
-
     /// Every version `path` held that rewind recorded, from every session of the
     /// workspace, newest first: the local history of one file.
     pub fn versions(&self, path: &Path, cwd: &Path) -> Result<FileHistory> {
@@ -316,7 +276,7 @@ impl Session<'_> {
     }
 
     fn versions_of(&self, rel: &RelPath) -> Result<Vec<Version>> {
-        let r = self.index().read();
+        let r = self.home.index.read();
         let changes = r.path_history(self.ws_id, rel)?;
         let size = |s: &FileState| -> Result<Option<u64>> {
             Ok(match s.blob() {
@@ -378,7 +338,7 @@ impl Session<'_> {
     }
 
     /// The state of version `n` of `rel`'s history.
-    fn version_target(&self, rel: &RelPath, n: usize) -> Result<FileState> {
+    pub(super) fn version_target(&self, rel: &RelPath, n: usize) -> Result<FileState> {
         let versions = self.versions_of(rel)?;
         let v = versions
             .iter()
@@ -400,8 +360,8 @@ impl Session<'_> {
     }
 
     /// The state `source` names for `rel`.
-    fn restore_target(&self, rel: &RelPath, source: RestoreSource) -> Result<FileState> {
-        let r = self.index().read();
+    pub(super) fn restore_target(&self, rel: &RelPath, source: RestoreSource) -> Result<FileState> {
+        let r = self.home.index.read();
         match source {
             RestoreSource::Version(n) => self.version_target(rel, n),
             RestoreSource::Blob(id) => {
@@ -476,4 +436,46 @@ pub struct RestoreReport {
     /// What the file was (its bytes are in the store).
     pub previous: Shown,
     pub restored: Shown,
+}
+
+impl Locked<'_> {
+    /// Put `path` back to a stored version: `blob` directly, or a side of a window's change.
+    /// The current bytes are snapshotted first and the restore is recorded as an agent
+    /// window of its own, so `undo` reverses it.
+    pub fn restore(&self, path: &Path, cwd: &Path, source: RestoreSource) -> Result<RestoreReport> {
+        let session = self.session();
+        let rel = session.ws.resolve(path, cwd)?;
+        let target = session.history().restore_target(&rel, source)?;
+        // Read (and verified) before the snapshot: a damaged blob fails early.
+        let mut bytes = Prefetched::new();
+        if let Some(b) = target.blob() {
+            bytes.insert(b, Ok(session.store().load(session.index(), &b)?));
+        }
+        let current = session.capture(&rel, target.blob())?;
+        if current.too_large {
+            return Err(EngineError::TooLargeToReplace {
+                path: rel.display(),
+            });
+        }
+        let plan = Plan {
+            kind: WindowKind::Agent,
+            label: format!("restore {rel}"),
+            tool: "restore",
+            recorded_by: "restore",
+            steps: vec![Step {
+                path: rel.clone(),
+                current: current.state,
+                target,
+            }],
+            reverses: Vec::new(),
+        };
+        let window = exec::execute(self, &plan, bytes)?;
+        Ok(RestoreReport {
+            path: rel.display(),
+            path_bytes: rel.bytes_hex_if_not_utf8(),
+            window_id: window,
+            previous: Shown(current.state),
+            restored: Shown(target),
+        })
+    }
 }

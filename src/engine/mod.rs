@@ -45,7 +45,7 @@ pub use tools::{
 };
 
 use crate::ids::{SessionRowId, WindowId, WorkspaceId};
-use crate::index::{Durability, Index, IndexError};
+use crate::index::{Durability, Index, IndexError, Tx};
 use crate::model::{WindowKind, WindowStatus};
 use crate::store::{create_private_dir, Store, StoreError, StoreOptions};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
@@ -580,6 +580,43 @@ impl<'a> Locked<'a> {
     }
 }
 
+/// A read-only view of the history a session sees (as jj's `ReadonlyRepo`): its log, diffs,
+/// blame, a file's versions, refusals and reads, and read transactions for the modules that
+/// plan from history (undo, review, hooks). Nothing reached through it writes: a [`Tx`] has
+/// no writing methods, and blobs are only read.
+pub struct History<'s> {
+    home: &'s Home,
+    ws: &'s Workspace,
+    ws_id: WorkspaceId,
+    id: SessionRowId,
+    name: &'s str,
+}
+
+impl<'s> History<'s> {
+    /// Queries, each seeing a consistent snapshot.
+    pub fn read(&self) -> Tx<'s> {
+        self.home.index.read()
+    }
+
+    /// Run `f` in one read transaction (one snapshot for all its queries).
+    pub fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
+        Ok(self.home.index.read_batch(f)?)
+    }
+
+    /// The bytes of blob `id`, verified by hash.
+    pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>> {
+        Ok(self.home.store.get(&self.home.index, id)?)
+    }
+
+    pub fn workspace(&self) -> &'s Workspace {
+        self.ws
+    }
+
+    pub fn workspace_id(&self) -> WorkspaceId {
+        self.ws_id
+    }
+}
+
 /// One agent conversation (or the per-workspace `manual` session) in one workspace.
 pub struct Session<'h> {
     home: &'h Home,
@@ -634,6 +671,17 @@ impl<'h> Session<'h> {
 
     pub fn row_id(&self) -> SessionRowId {
         self.id
+    }
+
+    /// The read-only view of this session's history.
+    pub fn history(&self) -> History<'_> {
+        History {
+            home: self.home,
+            ws: &self.ws,
+            ws_id: self.ws_id,
+            id: self.id,
+            name: &self.name,
+        }
     }
 
     /// Take the workspace lock (waiting for whoever holds it): the handle every change of

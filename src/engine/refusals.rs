@@ -5,7 +5,7 @@
 //! Invariant: noting a refusal never changes the answer. A refusal whose note cannot be
 //! written is still answered exactly as before; the note is best effort.
 
-use super::{history::rfc3339, Result, Session};
+use super::{history::rfc3339, History, Result, Session};
 use crate::model::RefusalKind;
 use crate::workspace::RelPath;
 
@@ -35,7 +35,9 @@ impl Session<'_> {
             .index
             .write(|tx| tx.record_refusal(self.ws_id, self.id, rel, kind, tool, now));
     }
+}
 
+impl History<'_> {
     /// The workspace's refusals the index still keeps, newest first.
     pub fn refusals(&self) -> Result<Vec<RefusalEntry>> {
         let rows = self.home.index.read().refusals(self.ws_id)?;

@@ -607,7 +607,7 @@ fn deny_stale(session: &Session<'_>, stale: StaleRead, event: &HookEvent) -> Out
 /// Read-before-write: the first path this session read whose content changed since.
 fn stale_read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Option<StaleRead>> {
     for path in paths {
-        let Some(read) = session.last_read(path, cwd)? else {
+        let Some(read) = session.history().last_read(path, cwd)? else {
             continue;
         };
         let read_blob = read.blob;

@@ -11,7 +11,7 @@ use crate::workspace::RelPath;
 
 /// The change set a request targets (narrowed to its paths), and which way it goes.
 pub(super) fn select(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
-    let only = session.resolve_all(&req.paths, &req.cwd)?;
+    let only = session.workspace().resolve_all(&req.paths, &req.cwd)?;
     let (changes, direction) = match (&req.target, only.is_empty()) {
         // Narrowed to paths, the latest target is the latest window that changed one of
         // them, so that repeated narrowed undos walk back as un-narrowed ones do.

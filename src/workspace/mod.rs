@@ -296,6 +296,23 @@ impl Workspace {
         Ok(rel)
     }
 
+    /// Resolve every path of a batch first, so one bad path fails the batch before anything
+    /// is written; duplicates once. A path below a regular file is kept (it reads as absent).
+    pub fn resolve_all(&self, paths: &[PathBuf], cwd: &Path) -> Result<Vec<RelPath>, PathError> {
+        let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
+        for p in paths {
+            let rel = self.resolve_lexical(p, cwd)?;
+            match self.check_parents(&rel) {
+                Ok(()) | Err(PathError::ParentNotDir { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            if !rels.contains(&rel) {
+                rels.push(rel);
+            }
+        }
+        Ok(rels)
+    }
+
     /// As [`Workspace::resolve`] without the parent walk: the caller checks the parents
     /// itself (capture reads a path under a regular file as absent, not as an error).
     pub fn resolve_lexical(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {

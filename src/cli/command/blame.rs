@@ -11,7 +11,7 @@ use crate::cli::render::Out;
 pub fn run(g: &Global, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
     let at = args.at.as_deref().map(parse_id).transpose()?;
-    let blame = ctx.session.blame(&args.path, &ctx.cwd, at)?;
+    let blame = ctx.session.history().blame(&args.path, &ctx.cwd, at)?;
     if out.json {
         out.print_json(&blame);
     } else {

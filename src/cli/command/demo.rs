@@ -179,6 +179,7 @@ impl Story<'_> {
             after: false,
         };
         self.s
+            .writer()?
             .restore(&self.notes, &self.cwd, source)
             .map_err(fail)?;
         self.say(format!(

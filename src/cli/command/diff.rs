@@ -29,7 +29,7 @@ struct FileJson<'a> {
 pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open(g)?;
     let window = args.window.as_deref().map(parse_id).transpose()?;
-    let (window, entries) = ctx.session.diff(window, &args.paths, &ctx.cwd)?;
+    let (window, entries) = ctx.session.history().diff(window, &args.paths, &ctx.cwd)?;
     if out.json {
         let files = entries
             .iter()

@@ -19,7 +19,7 @@ struct LogJson<'a> {
 pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     let ctx = Ctx::open_as(g, args.agent)?;
     if args.refusals {
-        let refusals = ctx.session.refusals()?;
+        let refusals = ctx.session.history().refusals()?;
         if out.json {
             out.print_json(&RefusalsJson {
                 refusals: &refusals,
@@ -32,6 +32,7 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
     if let Some(text) = &args.pickaxe {
         let hits = ctx
             .session
+            .history()
             .pickaxe(text, &args.paths, &ctx.cwd, args.all_sessions)?;
         if out.json {
             out.print_json(&PickaxeJson { matches: &hits });
@@ -47,7 +48,7 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
                 "log --path lists the versions of one file; pass one --path (or -S TEXT to search several)",
             ));
         }
-        let history = ctx.session.versions(path, &ctx.cwd)?;
+        let history = ctx.session.history().versions(path, &ctx.cwd)?;
         if out.json {
             out.print_json(&history);
         } else {
@@ -55,7 +56,7 @@ pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
         }
         return Ok(Exit::Ok);
     }
-    let log = ctx.session.log(args.all_sessions, args.limit)?;
+    let log = ctx.session.history().log(args.all_sessions, args.limit)?;
     let ws = ctx.session.workspace();
     if out.json {
         out.print_json(&LogJson {

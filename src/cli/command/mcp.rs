@@ -704,7 +704,9 @@ impl RewindServer {
     )]
     fn history(&self, Parameters(p): Parameters<HistoryParams>) -> ToolReturn {
         self.with_session(|s, _| {
-            let log = s.log(p.all_sessions.unwrap_or(false), p.limit.unwrap_or(20))?;
+            let log = s
+                .history()
+                .log(p.all_sessions.unwrap_or(false), p.limit.unwrap_or(20))?;
             ok_json(&log).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
         })
     }
@@ -715,7 +717,7 @@ impl RewindServer {
     )]
     fn file_versions(&self, Parameters(p): Parameters<FileVersionsParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
-            let history = s.versions(Path::new(&p.path), cwd)?;
+            let history = s.history().versions(Path::new(&p.path), cwd)?;
             ok_json(&history).map_err(|e| Failure::new(Exit::Error, e.message.to_string()))
         })
     }
@@ -725,7 +727,7 @@ impl RewindServer {
     )]
     fn restore_version(&self, Parameters(p): Parameters<RestoreVersionParams>) -> ToolReturn {
         self.in_session(|s, cwd, who| {
-            let report = s.restore(
+            let report = s.writer()?.restore(
                 Path::new(&p.path),
                 cwd,
                 rewind::engine::RestoreSource::Version(p.version),
@@ -746,7 +748,9 @@ impl RewindServer {
     fn diff(&self, Parameters(p): Parameters<DiffParams>) -> ToolReturn {
         self.with_session(|s, cwd| {
             let window = p.window.as_deref().map(parse_window).transpose()?;
-            let (window, entries) = s.diff(window, &paths_of(p.paths, p.paths_bytes)?, cwd)?;
+            let (window, entries) =
+                s.history()
+                    .diff(window, &paths_of(p.paths, p.paths_bytes)?, cwd)?;
             let mut text = format!("window {window}\n");
             for e in &entries {
                 text.push_str(&super::diff::unified(e));

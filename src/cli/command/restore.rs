@@ -28,7 +28,10 @@ pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
             ))
         }
     };
-    let report = ctx.session.restore(&args.path, &ctx.cwd, source)?;
+    let report = ctx
+        .session
+        .writer()?
+        .restore(&args.path, &ctx.cwd, source)?;
     if out.json {
         out.print_json(&report);
     } else {

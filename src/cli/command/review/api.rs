@@ -35,7 +35,7 @@ pub(crate) async fn sessions(State(s): State<Arc<Server>>) -> Response {
 fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
     let home = Home::open(&s.home, s.opts.clone())?;
     let session = home.session(s.ws.clone(), &s.current)?;
-    let log = session.log(true, WINDOWS_PER_SESSION)?;
+    let log = session.history().log(true, WINDOWS_PER_SESSION)?;
     // The agent whose hooks named each session (none for `manual` and CLI sessions).
     let agents: HashMap<String, String> = home
         .agent_sessions(session.workspace())?
@@ -120,7 +120,10 @@ pub(crate) async fn diff(
 ) -> Response {
     let result = in_window(&s, &id, |window, session| {
         let root = session.workspace().root().to_path_buf();
-        let (_, entries) = session.diff(Some(window.id), &[PathBuf::from(&q.path)], &root)?;
+        let (_, entries) =
+            session
+                .history()
+                .diff(Some(window.id), &[PathBuf::from(&q.path)], &root)?;
         let text: String = entries.iter().map(unified).collect();
         Ok::<_, EngineError>(serde_json::json!({
             "window": window.id,

@@ -113,220 +113,6 @@ struct Unsnapped<'a> {
 }
 
 impl Session<'_> {
-    /// Read `rel` and put its bytes in the store (delta against `previous`).
-    pub(crate) fn capture(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
-        self.observe_into(rel, Some(previous))
-    }
-
-    /// Hash a path without storing it (a plain check stores nothing).
-    pub(crate) fn look(&self, rel: &RelPath) -> Result<Captured> {
-        self.observe_into(rel, None)
-    }
-
-    /// As [`Session::capture`], for snap, record and check: a directory, or a path below a
-    /// regular file, holds no regular file, so it reads as absent (a file that became a
-    /// directory was deleted, `a/b` under the file `a` does not exist yet).
-    pub(crate) fn capture_file(&self, rel: &RelPath, previous: Option<BlobId>) -> Result<Captured> {
-        absent_if_no_file(rel, self.capture(rel, previous), self.home.now())
-    }
-
-    /// As [`Session::look`], with [`Session::capture_file`]'s reading of directories.
-    pub(crate) fn look_file(&self, rel: &RelPath) -> Result<Captured> {
-        absent_if_no_file(rel, self.look(rel), self.home.now())
-    }
-
-    /// As [`Session::capture`] (`store`) or [`Session::look`], handing back the bytes read
-    /// (`None`: absent, too large, or over [`HOLD_MAX`](crate::workspace::HOLD_MAX)) for a
-    /// caller that uses them next (a merge-undo).
-    pub(crate) fn observe_keeping(
-        &self,
-        rel: &RelPath,
-        store: Option<Option<BlobId>>,
-    ) -> Result<(Captured, Option<Vec<u8>>)> {
-        self.observe_with_bytes(rel, store, true)
-    }
-
-    /// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
-    fn observe_into(&self, rel: &RelPath, store: Option<Option<BlobId>>) -> Result<Captured> {
-        Ok(self.observe_with_bytes(rel, store, false)?.0)
-    }
-
-    /// [`Session::observe_into`], with a regular file's bytes when `keep` (dropped
-    /// otherwise: a batch of captures must not hold them all). A file over
-    /// [`HOLD_MAX`](crate::workspace::HOLD_MAX) is read as a stream; one that keeps changing
-    /// size while it is read is tried again, then refused.
-    fn observe_with_bytes(
-        &self,
-        rel: &RelPath,
-        store: Option<Option<BlobId>>,
-        keep: bool,
-    ) -> Result<(Captured, Option<Vec<u8>>)> {
-        let mut tries = 0;
-        loop {
-            match self.observe_once(rel, store, keep) {
-                Err(EngineError::Store(StoreError::SourceChanged { .. })) if tries < 2 => {
-                    tries += 1;
-                }
-                Err(EngineError::Store(StoreError::SourceChanged { size, read })) => {
-                    return Err(EngineError::Unstable {
-                        path: rel.display(),
-                        detail: format!("{read} bytes where its stat said {size}"),
-                    })
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn observe_once(
-        &self,
-        rel: &RelPath,
-        store: Option<Option<BlobId>>,
-        keep: bool,
-    ) -> Result<(Captured, Option<Vec<u8>>)> {
-        let mut kept = None;
-        let read_at = self.home.now();
-        let (state, stat, too_large) = match self.ws.observe(rel, self.home.opts.max_file_size)? {
-            Observation::Absent => (FileState::Absent, None, false),
-            Observation::Regular { bytes, id, stat } => {
-                if let Some(previous) = store {
-                    self.home
-                        .store
-                        .put_with_id(&self.home.index, id, &bytes, previous, read_at)?;
-                }
-                let state = FileState::Present {
-                    blob: id,
-                    mode: stat.mode,
-                };
-                if keep {
-                    kept = Some(bytes);
-                }
-                (state, Some(stat), false)
-            }
-            Observation::Large { mut file, stat } => {
-                // Hashed first: a large file snapped again unchanged (the common case) is
-                // already stored, and hashing costs a fraction of compressing. Stored, the
-                // id is the stored bytes' own, should the file have changed in between.
-                let hashed = hash_stream(&mut file, stat.size)?;
-                let id = match store {
-                    Some(_) if !self.home.store.has(&self.home.index, &hashed)? => {
-                        file.rewind()
-                            .map_err(|source| StoreError::Read { source })?;
-                        self.home
-                            .store
-                            .put_stream(&self.home.index, file, stat.size, read_at)?
-                    }
-                    _ => hashed,
-                };
-                let state = FileState::Present {
-                    blob: id,
-                    mode: stat.mode,
-                };
-                (state, Some(stat), false)
-            }
-            Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
-            Observation::NotRegular { kind } => {
-                return Err(EngineError::NotRegular {
-                    path: rel.display(),
-                    kind,
-                })
-            }
-        };
-        let captured = Captured {
-            rel: rel.clone(),
-            state,
-            stat,
-            read_at,
-            too_large,
-        };
-        Ok((captured, kept))
-    }
-
-    fn previous_blob(&self, rel: &RelPath) -> Result<Option<BlobId>> {
-        Ok(self
-            .home
-            .index
-            .read()
-            .file_state(self.ws_id, rel)?
-            .and_then(|k| k.state.blob()))
-    }
-
-    /// The session's open agent window, or a new implicit one (closed again by `record` once
-    /// nothing in it is pending).
-    fn current_window(&self, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
-        match tx.open_agent_window(self.id)? {
-            Some(w) => Ok(w.id),
-            None => Ok(tx.open_window(
-                self.id,
-                WindowKind::Agent,
-                None,
-                true,
-                WindowStatus::Done,
-                now,
-            )?),
-        }
-    }
-
-    /// A closed `external` window for edits rewind noticed but no agent made.
-    pub(crate) fn open_external_window(&self, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
-        let w = tx.open_window(
-            self.id,
-            WindowKind::External,
-            Some("changed outside the agent"),
-            true,
-            WindowStatus::Done,
-            now,
-        )?;
-        tx.close_window(w, now)?;
-        Ok(w)
-    }
-
-    /// Record that `rel` went from `known` to `now_state` without an agent: an `external`
-    /// window holds it, so the user's edit is preserved and undoable.
-    fn record_external(
-        &self,
-        tx: &WriteTx<'_>,
-        external: &mut Option<WindowId>,
-        rel: &RelPath,
-        known: &KnownState,
-        cap: &Captured,
-        now: i64,
-    ) -> Result<WindowId> {
-        let window = match *external {
-            Some(w) => w,
-            None => {
-                let w = self.open_external_window(tx, now)?;
-                *external = Some(w);
-                w
-            }
-        };
-        // A side without bytes: the current one's cause first, else the known state's.
-        let reason = if cap.too_large {
-            Some(MetadataReason::TooLarge)
-        } else if matches!(known.state, FileState::Unknown) {
-            Some(known.unread_reason())
-        } else {
-            None
-        };
-        tx.insert_change(&NewChange {
-            window,
-            workspace: self.ws_id,
-            path: rel,
-            before: known.state,
-            after: Some(cap.state),
-            tool: None,
-            tool_call: None,
-            proof: if reason.is_none() {
-                Proof::Exact
-            } else {
-                Proof::MetadataOnly
-            },
-            reason,
-            now,
-        })?;
-        Ok(window)
-    }
-
     /// Before-write: capture each path's current bytes (or absence) as the before state of
     /// a new pending change in the session's open window.
     pub fn snap(
@@ -339,12 +125,12 @@ impl Session<'_> {
         let rels = self.ws.resolve_all(paths, cwd)?;
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
-            let previous = self.previous_blob(rel)?;
-            caps.push(self.capture_file(rel, previous)?);
+            let previous = previous_blob(self, rel)?;
+            caps.push(capture_file(self, rel, previous)?);
         }
         let now = self.home.now();
         self.home.index.write(|tx| {
-            let window = self.current_window(tx, now)?;
+            let window = current_window(self, tx, now)?;
             let mut external = None;
             let mut reports = Vec::with_capacity(caps.len());
             for cap in &caps {
@@ -357,7 +143,7 @@ impl Session<'_> {
                     None => known.as_ref().and_then(|k| modification(k, cap)),
                 };
                 if let (Some(_), Some(k)) = (modification, &known) {
-                    self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
+                    record_external(self, tx, &mut external, &cap.rel, k, cap, now)?;
                 }
                 // Several snaps of one path in one tool call keep the first before.
                 let keep =
@@ -433,9 +219,9 @@ impl Session<'_> {
                 .pending_change(self.id, rel, tool_call)?;
             let previous = match pending.and_then(|p| p.before.blob()) {
                 Some(b) => Some(b),
-                None => self.previous_blob(rel)?,
+                None => previous_blob(self, rel)?,
             };
-            caps.push(self.capture_file(rel, previous)?);
+            caps.push(capture_file(self, rel, previous)?);
         }
         let now = self.now();
         self.index().write(|tx| {
@@ -443,9 +229,9 @@ impl Session<'_> {
             let mut windows = Vec::new();
             for cap in &caps {
                 let report = match tx.pending_change(self.id, &cap.rel, tool_call)? {
-                    Some(p) => self.record_pending(tx, &p, cap, now)?,
+                    Some(p) => record_pending(tx, &p, cap, now)?,
                     None => {
-                        if let Some(done) = self.already_recorded(tx, cap, tool_call)? {
+                        if let Some(done) = already_recorded(self, tx, cap, tool_call)? {
                             reports.push(done);
                             continue;
                         }
@@ -458,7 +244,7 @@ impl Session<'_> {
                             tool_call,
                             evidence: ev,
                         };
-                        self.record_unsnapped(tx, cap, &new, now)?
+                        record_unsnapped(self, tx, cap, &new, now)?
                     }
                 };
                 windows.push(report.window_id);
@@ -468,157 +254,6 @@ impl Session<'_> {
             self.close_finished_implicit(tx, windows, now)?;
             Ok::<_, EngineError>(reports)
         })
-    }
-
-    /// The after state of the pending change `p`.
-    fn record_pending(
-        &self,
-        tx: &WriteTx<'_>,
-        p: &Change,
-        cap: &Captured,
-        now: i64,
-    ) -> Result<RecordReport> {
-        let (after_proof, after_reason) = if cap.too_large {
-            (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
-        } else {
-            (Proof::Exact, None)
-        };
-        // A metadata-only before stays metadata-only whatever the after is.
-        let proof = if p.proof == Proof::MetadataOnly {
-            Proof::MetadataOnly
-        } else {
-            after_proof
-        };
-        tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
-        Ok(RecordReport {
-            path: cap.rel.display(),
-            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
-            window_id: p.window,
-            change_id: p.id,
-            after: cap.state.blob(),
-            proof,
-            reason: after_reason.or(p.reason),
-            had_snapshot: true,
-        })
-    }
-
-    /// A retried record whose first run committed (then died before answering): its change,
-    /// reported again instead of adding a metadata-only one that would block undo.
-    fn already_recorded(
-        &self,
-        tx: &Tx<'_>,
-        cap: &Captured,
-        tool_call: Option<&str>,
-    ) -> Result<Option<RecordReport>> {
-        let Some(tc) = tool_call else {
-            return Ok(None);
-        };
-        let known = tx.file_state(self.ws_id, &cap.rel)?;
-        let same = |s: &FileState| s.same_content(&cap.state);
-        let done = tx.recorded_change(self.id, &cap.rel, tc)?.filter(|c| {
-            c.after.as_ref().is_some_and(same) && known.as_ref().is_some_and(|k| same(&k.state))
-        });
-        Ok(done.map(|c| RecordReport {
-            path: cap.rel.display(),
-            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
-            window_id: c.window,
-            change_id: c.id,
-            after: cap.state.blob(),
-            proof: c.proof,
-            had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
-            reason: c.reason,
-        }))
-    }
-
-    /// A write no snap preceded (a post-only agent): its before is derived from `evidence`
-    /// when that proves it, else unknown.
-    fn record_unsnapped(
-        &self,
-        tx: &WriteTx<'_>,
-        cap: &Captured,
-        new: &Unsnapped<'_>,
-        now: i64,
-    ) -> Result<RecordReport> {
-        let known = tx.file_state(self.ws_id, &cap.rel)?;
-        let window = self.current_window(tx, now)?;
-        if let Some(report) = self.take_over_external(tx, cap, new, window, now)? {
-            return Ok(report);
-        }
-        let (before, proof, reason) = derive_before(known.as_ref(), new.evidence, cap.too_large);
-        let id = tx.insert_change(&NewChange {
-            window,
-            workspace: self.ws_id,
-            path: &cap.rel,
-            before,
-            after: Some(cap.state),
-            tool: new.tool,
-            tool_call: new.tool_call,
-            proof,
-            reason,
-            now,
-        })?;
-        Ok(RecordReport {
-            path: cap.rel.display(),
-            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
-            window_id: window,
-            change_id: id,
-            after: cap.state.blob(),
-            proof,
-            reason,
-            had_snapshot: false,
-        })
-    }
-
-    /// A watcher (`rewind watch`, the helper's recording, a scan before a command) may have
-    /// recorded this very write as an edit outside the agents before the hook announcing it
-    /// came: an agent that announces its writes only afterwards (Cursor, a Claude Code edit
-    /// without its PreToolUse). When the path's latest change is such an `external` one, made
-    /// within [`TAKE_OVER_WITHIN`], bringing exactly these bytes, and the agent's evidence of
-    /// the old bytes is that change's before, the change is the agent's: it moves into the
-    /// agent's window, with its tool call, `derived` as a record without a snap would be.
-    fn take_over_external(
-        &self,
-        tx: &WriteTx<'_>,
-        cap: &Captured,
-        new: &Unsnapped<'_>,
-        window: WindowId,
-        now: i64,
-    ) -> Result<Option<RecordReport>> {
-        let Some(evidence) = new.evidence else {
-            return Ok(None);
-        };
-        let Some(latest) = tx.latest_change_of_path(self.ws_id, &cap.rel)? else {
-            return Ok(None);
-        };
-        let c = &latest.change;
-        let ours = latest.kind == WindowKind::External
-            && c.undone_by.is_none()
-            && now.saturating_sub(c.created_at) < TAKE_OVER_WITHIN.as_nanos() as i64
-            && c.after.is_some_and(|a| a.same_content(&cap.state));
-        if !ours {
-            return Ok(None);
-        }
-        let before = KnownState {
-            state: c.before,
-            stat: None,
-            recorded_at: c.created_at,
-            unread: None,
-        };
-        let (_, proof, _) = derive_before(Some(&before), Some(evidence), cap.too_large);
-        if proof != Proof::Derived {
-            return Ok(None);
-        }
-        tx.move_change(c.id, c.window, window, new.tool, new.tool_call, proof)?;
-        Ok(Some(RecordReport {
-            path: cap.rel.display(),
-            path_bytes: cap.rel.bytes_hex_if_not_utf8(),
-            window_id: window,
-            change_id: c.id,
-            after: cap.state.blob(),
-            proof,
-            reason: None,
-            had_snapshot: false,
-        }))
     }
 
     /// An implicit window (opened by a snap with none open) ends when its last pending write
@@ -652,18 +287,18 @@ impl Session<'_> {
         for rel in &rels {
             let known = self.home.index.read().file_state(self.ws_id, rel)?;
             let cap = if record {
-                self.capture_file(rel, known.as_ref().and_then(|k| k.state.blob()))?
+                capture_file(self, rel, known.as_ref().and_then(|k| k.state.blob()))?
             } else {
-                self.look_file(rel)?
+                look_file(self, rel)?
             };
             // This session's last read of the path: one lookup for the two questions below.
             let read = self.home.index.read().last_read(self.id, rel)?;
             let mut modification = known.as_ref().and_then(|k| modification(k, &cap));
             if modification.is_none() {
-                modification = self.changed_outside_since_read(&cap, read.as_ref())?;
+                modification = changed_outside_since_read(self, &cap, read.as_ref())?;
             }
             // Asked only when the bytes differ (rare), so an unchanged read costs nothing more.
-            if modification.is_some() && self.in_flight(rel)? {
+            if modification.is_some() && in_flight(self, rel)? {
                 modification = None;
             }
             reports.push(CheckReport {
@@ -704,7 +339,7 @@ impl Session<'_> {
                             && tx.pending_change(self.id, &cap.rel, None)?.is_none()
                         {
                             let w =
-                                self.record_external(tx, &mut external, &cap.rel, k, cap, now)?;
+                                record_external(self, tx, &mut external, &cap.rel, k, cap, now)?;
                             report.external_window = Some(w);
                         }
                     }
@@ -721,46 +356,6 @@ impl Session<'_> {
             })?;
         }
         Ok(reports)
-    }
-
-    /// Whether `rel` has a pending change in this session: an agent write in flight (snapped,
-    /// not yet recorded), whose bytes are the agent's, not an edit outside it.
-    fn in_flight(&self, rel: &RelPath) -> Result<bool> {
-        let pending = self.index().read().pending_change(self.id, rel, None)?;
-        Ok(pending.is_some())
-    }
-
-    /// The state on record is current, yet this session last read other bytes, and the
-    /// change that brought the current ones is an edit outside the agents (recorded by a
-    /// watcher, the helper's local history, or a scan before a shell command, which all move
-    /// the state on): the model is told, as when the state itself was stale. Two indexed
-    /// lookups, and only the first for a path this session read as it is.
-    fn changed_outside_since_read(
-        &self,
-        cap: &Captured,
-        read: Option<&LastRead>,
-    ) -> Result<Option<ModReason>> {
-        let Some(read) = read else {
-            return Ok(None);
-        };
-        let now = cap.state.blob();
-        if read.blob == now {
-            return Ok(None);
-        }
-        let latest = self
-            .home
-            .index
-            .read()
-            .latest_change_of_path(self.ws_id, &cap.rel)?;
-        let Some(latest) = latest else {
-            return Ok(None);
-        };
-        let outside = latest.kind == WindowKind::External
-            && latest.change.after.is_some_and(|a| a.blob() == now);
-        Ok(outside.then_some(match now {
-            None => ModReason::Deleted,
-            Some(_) => ModReason::Modified,
-        }))
     }
 }
 
@@ -888,4 +483,427 @@ fn hash_stream(file: &mut std::fs::File, size: u64) -> Result<BlobId> {
         return Err(StoreError::SourceChanged { size, read }.into());
     }
     Ok(id)
+}
+
+/// Read `rel` and put its bytes in the store (delta against `previous`).
+pub(crate) fn capture(
+    session: &Session<'_>,
+    rel: &RelPath,
+    previous: Option<BlobId>,
+) -> Result<Captured> {
+    observe_into(session, rel, Some(previous))
+}
+
+/// Hash a path without storing it (a plain check stores nothing).
+pub(crate) fn look(session: &Session<'_>, rel: &RelPath) -> Result<Captured> {
+    observe_into(session, rel, None)
+}
+
+/// As [`Session::capture`], for snap, record and check: a directory, or a path below a
+/// regular file, holds no regular file, so it reads as absent (a file that became a
+/// directory was deleted, `a/b` under the file `a` does not exist yet).
+pub(crate) fn capture_file(
+    session: &Session<'_>,
+    rel: &RelPath,
+    previous: Option<BlobId>,
+) -> Result<Captured> {
+    absent_if_no_file(rel, capture(session, rel, previous), session.home.now())
+}
+
+/// As [`Session::look`], with [`Session::capture_file`]'s reading of directories.
+pub(crate) fn look_file(session: &Session<'_>, rel: &RelPath) -> Result<Captured> {
+    absent_if_no_file(rel, look(session, rel), session.home.now())
+}
+
+/// As [`Session::capture`] (`store`) or [`Session::look`], handing back the bytes read
+/// (`None`: absent, too large, or over [`HOLD_MAX`](crate::workspace::HOLD_MAX)) for a
+/// caller that uses them next (a merge-undo).
+pub(crate) fn observe_keeping(
+    session: &Session<'_>,
+    rel: &RelPath,
+    store: Option<Option<BlobId>>,
+) -> Result<(Captured, Option<Vec<u8>>)> {
+    observe_with_bytes(session, rel, store, true)
+}
+
+/// `store`: `Some(previous)` puts the bytes in the store, `None` only hashes them.
+fn observe_into(
+    session: &Session<'_>,
+    rel: &RelPath,
+    store: Option<Option<BlobId>>,
+) -> Result<Captured> {
+    Ok(observe_with_bytes(session, rel, store, false)?.0)
+}
+
+/// [`Session::observe_into`], with a regular file's bytes when `keep` (dropped
+/// otherwise: a batch of captures must not hold them all). A file over
+/// [`HOLD_MAX`](crate::workspace::HOLD_MAX) is read as a stream; one that keeps changing
+/// size while it is read is tried again, then refused.
+fn observe_with_bytes(
+    session: &Session<'_>,
+    rel: &RelPath,
+    store: Option<Option<BlobId>>,
+    keep: bool,
+) -> Result<(Captured, Option<Vec<u8>>)> {
+    let mut tries = 0;
+    loop {
+        match observe_once(session, rel, store, keep) {
+            Err(EngineError::Store(StoreError::SourceChanged { .. })) if tries < 2 => {
+                tries += 1;
+            }
+            Err(EngineError::Store(StoreError::SourceChanged { size, read })) => {
+                return Err(EngineError::Unstable {
+                    path: rel.display(),
+                    detail: format!("{read} bytes where its stat said {size}"),
+                })
+            }
+            other => return other,
+        }
+    }
+}
+
+fn observe_once(
+    session: &Session<'_>,
+    rel: &RelPath,
+    store: Option<Option<BlobId>>,
+    keep: bool,
+) -> Result<(Captured, Option<Vec<u8>>)> {
+    let mut kept = None;
+    let read_at = session.home.now();
+    let (state, stat, too_large) = match session.ws.observe(rel, session.home.opts.max_file_size)? {
+        Observation::Absent => (FileState::Absent, None, false),
+        Observation::Regular { bytes, id, stat } => {
+            if let Some(previous) = store {
+                session.home.store.put_with_id(
+                    &session.home.index,
+                    id,
+                    &bytes,
+                    previous,
+                    read_at,
+                )?;
+            }
+            let state = FileState::Present {
+                blob: id,
+                mode: stat.mode,
+            };
+            if keep {
+                kept = Some(bytes);
+            }
+            (state, Some(stat), false)
+        }
+        Observation::Large { mut file, stat } => {
+            // Hashed first: a large file snapped again unchanged (the common case) is
+            // already stored, and hashing costs a fraction of compressing. Stored, the
+            // id is the stored bytes' own, should the file have changed in between.
+            let hashed = hash_stream(&mut file, stat.size)?;
+            let id = match store {
+                Some(_) if !session.home.store.has(&session.home.index, &hashed)? => {
+                    file.rewind()
+                        .map_err(|source| StoreError::Read { source })?;
+                    session
+                        .home
+                        .store
+                        .put_stream(&session.home.index, file, stat.size, read_at)?
+                }
+                _ => hashed,
+            };
+            let state = FileState::Present {
+                blob: id,
+                mode: stat.mode,
+            };
+            (state, Some(stat), false)
+        }
+        Observation::TooLarge { stat } => (FileState::Unknown, Some(stat), true),
+        Observation::NotRegular { kind } => {
+            return Err(EngineError::NotRegular {
+                path: rel.display(),
+                kind,
+            })
+        }
+    };
+    let captured = Captured {
+        rel: rel.clone(),
+        state,
+        stat,
+        read_at,
+        too_large,
+    };
+    Ok((captured, kept))
+}
+
+fn previous_blob(session: &Session<'_>, rel: &RelPath) -> Result<Option<BlobId>> {
+    Ok(session
+        .home
+        .index
+        .read()
+        .file_state(session.ws_id, rel)?
+        .and_then(|k| k.state.blob()))
+}
+
+/// The session's open agent window, or a new implicit one (closed again by `record` once
+/// nothing in it is pending).
+fn current_window(session: &Session<'_>, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
+    match tx.open_agent_window(session.id)? {
+        Some(w) => Ok(w.id),
+        None => Ok(tx.open_window(
+            session.id,
+            WindowKind::Agent,
+            None,
+            true,
+            WindowStatus::Done,
+            now,
+        )?),
+    }
+}
+
+/// A closed `external` window for edits rewind noticed but no agent made.
+pub(crate) fn open_external_window(
+    session: &Session<'_>,
+    tx: &WriteTx<'_>,
+    now: i64,
+) -> Result<WindowId> {
+    let w = tx.open_window(
+        session.id,
+        WindowKind::External,
+        Some("changed outside the agent"),
+        true,
+        WindowStatus::Done,
+        now,
+    )?;
+    tx.close_window(w, now)?;
+    Ok(w)
+}
+
+/// Record that `rel` went from `known` to `now_state` without an agent: an `external`
+/// window holds it, so the user's edit is preserved and undoable.
+fn record_external(
+    session: &Session<'_>,
+    tx: &WriteTx<'_>,
+    external: &mut Option<WindowId>,
+    rel: &RelPath,
+    known: &KnownState,
+    cap: &Captured,
+    now: i64,
+) -> Result<WindowId> {
+    let window = match *external {
+        Some(w) => w,
+        None => {
+            let w = open_external_window(session, tx, now)?;
+            *external = Some(w);
+            w
+        }
+    };
+    // A side without bytes: the current one's cause first, else the known state's.
+    let reason = if cap.too_large {
+        Some(MetadataReason::TooLarge)
+    } else if matches!(known.state, FileState::Unknown) {
+        Some(known.unread_reason())
+    } else {
+        None
+    };
+    tx.insert_change(&NewChange {
+        window,
+        workspace: session.ws_id,
+        path: rel,
+        before: known.state,
+        after: Some(cap.state),
+        tool: None,
+        tool_call: None,
+        proof: if reason.is_none() {
+            Proof::Exact
+        } else {
+            Proof::MetadataOnly
+        },
+        reason,
+        now,
+    })?;
+    Ok(window)
+}
+
+/// The after state of the pending change `p`.
+fn record_pending(tx: &WriteTx<'_>, p: &Change, cap: &Captured, now: i64) -> Result<RecordReport> {
+    let (after_proof, after_reason) = if cap.too_large {
+        (Proof::MetadataOnly, Some(MetadataReason::TooLarge))
+    } else {
+        (Proof::Exact, None)
+    };
+    // A metadata-only before stays metadata-only whatever the after is.
+    let proof = if p.proof == Proof::MetadataOnly {
+        Proof::MetadataOnly
+    } else {
+        after_proof
+    };
+    tx.set_after(p.id, &cap.state, proof, after_reason, now)?;
+    Ok(RecordReport {
+        path: cap.rel.display(),
+        path_bytes: cap.rel.bytes_hex_if_not_utf8(),
+        window_id: p.window,
+        change_id: p.id,
+        after: cap.state.blob(),
+        proof,
+        reason: after_reason.or(p.reason),
+        had_snapshot: true,
+    })
+}
+
+/// A retried record whose first run committed (then died before answering): its change,
+/// reported again instead of adding a metadata-only one that would block undo.
+fn already_recorded(
+    session: &Session<'_>,
+    tx: &Tx<'_>,
+    cap: &Captured,
+    tool_call: Option<&str>,
+) -> Result<Option<RecordReport>> {
+    let Some(tc) = tool_call else {
+        return Ok(None);
+    };
+    let known = tx.file_state(session.ws_id, &cap.rel)?;
+    let same = |s: &FileState| s.same_content(&cap.state);
+    let done = tx.recorded_change(session.id, &cap.rel, tc)?.filter(|c| {
+        c.after.as_ref().is_some_and(same) && known.as_ref().is_some_and(|k| same(&k.state))
+    });
+    Ok(done.map(|c| RecordReport {
+        path: cap.rel.display(),
+        path_bytes: cap.rel.bytes_hex_if_not_utf8(),
+        window_id: c.window,
+        change_id: c.id,
+        after: cap.state.blob(),
+        proof: c.proof,
+        had_snapshot: c.reason != Some(MetadataReason::NoSnapshot),
+        reason: c.reason,
+    }))
+}
+
+/// A write no snap preceded (a post-only agent): its before is derived from `evidence`
+/// when that proves it, else unknown.
+fn record_unsnapped(
+    session: &Session<'_>,
+    tx: &WriteTx<'_>,
+    cap: &Captured,
+    new: &Unsnapped<'_>,
+    now: i64,
+) -> Result<RecordReport> {
+    let known = tx.file_state(session.ws_id, &cap.rel)?;
+    let window = current_window(session, tx, now)?;
+    if let Some(report) = take_over_external(session, tx, cap, new, window, now)? {
+        return Ok(report);
+    }
+    let (before, proof, reason) = derive_before(known.as_ref(), new.evidence, cap.too_large);
+    let id = tx.insert_change(&NewChange {
+        window,
+        workspace: session.ws_id,
+        path: &cap.rel,
+        before,
+        after: Some(cap.state),
+        tool: new.tool,
+        tool_call: new.tool_call,
+        proof,
+        reason,
+        now,
+    })?;
+    Ok(RecordReport {
+        path: cap.rel.display(),
+        path_bytes: cap.rel.bytes_hex_if_not_utf8(),
+        window_id: window,
+        change_id: id,
+        after: cap.state.blob(),
+        proof,
+        reason,
+        had_snapshot: false,
+    })
+}
+
+/// A watcher (`rewind watch`, the helper's recording, a scan before a command) may have
+/// recorded this very write as an edit outside the agents before the hook announcing it
+/// came: an agent that announces its writes only afterwards (Cursor, a Claude Code edit
+/// without its PreToolUse). When the path's latest change is such an `external` one, made
+/// within [`TAKE_OVER_WITHIN`], bringing exactly these bytes, and the agent's evidence of
+/// the old bytes is that change's before, the change is the agent's: it moves into the
+/// agent's window, with its tool call, `derived` as a record without a snap would be.
+fn take_over_external(
+    session: &Session<'_>,
+    tx: &WriteTx<'_>,
+    cap: &Captured,
+    new: &Unsnapped<'_>,
+    window: WindowId,
+    now: i64,
+) -> Result<Option<RecordReport>> {
+    let Some(evidence) = new.evidence else {
+        return Ok(None);
+    };
+    let Some(latest) = tx.latest_change_of_path(session.ws_id, &cap.rel)? else {
+        return Ok(None);
+    };
+    let c = &latest.change;
+    let ours = latest.kind == WindowKind::External
+        && c.undone_by.is_none()
+        && now.saturating_sub(c.created_at) < TAKE_OVER_WITHIN.as_nanos() as i64
+        && c.after.is_some_and(|a| a.same_content(&cap.state));
+    if !ours {
+        return Ok(None);
+    }
+    let before = KnownState {
+        state: c.before,
+        stat: None,
+        recorded_at: c.created_at,
+        unread: None,
+    };
+    let (_, proof, _) = derive_before(Some(&before), Some(evidence), cap.too_large);
+    if proof != Proof::Derived {
+        return Ok(None);
+    }
+    tx.move_change(c.id, c.window, window, new.tool, new.tool_call, proof)?;
+    Ok(Some(RecordReport {
+        path: cap.rel.display(),
+        path_bytes: cap.rel.bytes_hex_if_not_utf8(),
+        window_id: window,
+        change_id: c.id,
+        after: cap.state.blob(),
+        proof,
+        reason: None,
+        had_snapshot: false,
+    }))
+}
+
+/// Whether `rel` has a pending change in this session: an agent write in flight (snapped,
+/// not yet recorded), whose bytes are the agent's, not an edit outside it.
+fn in_flight(session: &Session<'_>, rel: &RelPath) -> Result<bool> {
+    let pending = session
+        .index()
+        .read()
+        .pending_change(session.id, rel, None)?;
+    Ok(pending.is_some())
+}
+
+/// The state on record is current, yet this session last read other bytes, and the
+/// change that brought the current ones is an edit outside the agents (recorded by a
+/// watcher, the helper's local history, or a scan before a shell command, which all move
+/// the state on): the model is told, as when the state itself was stale. Two indexed
+/// lookups, and only the first for a path this session read as it is.
+fn changed_outside_since_read(
+    session: &Session<'_>,
+    cap: &Captured,
+    read: Option<&LastRead>,
+) -> Result<Option<ModReason>> {
+    let Some(read) = read else {
+        return Ok(None);
+    };
+    let now = cap.state.blob();
+    if read.blob == now {
+        return Ok(None);
+    }
+    let latest = session
+        .home
+        .index
+        .read()
+        .latest_change_of_path(session.ws_id, &cap.rel)?;
+    let Some(latest) = latest else {
+        return Ok(None);
+    };
+    let outside =
+        latest.kind == WindowKind::External && latest.change.after.is_some_and(|a| a.blob() == now);
+    Ok(outside.then_some(match now {
+        None => ModReason::Deleted,
+        Some(_) => ModReason::Modified,
+    }))
 }

@@ -45,8 +45,8 @@ impl Session<'_> {
     /// been given, or that changed since; marks them delivered.
     pub fn context_for(&self, path: &Path, cwd: &Path) -> Result<Vec<ContextFile>> {
         let rel = self.ws.resolve(path, cwd)?;
-        let dirs = self.context_dirs(&rel);
-        self.deliver_context(&dirs)
+        let dirs = context_dirs(self, &rel);
+        deliver_context(self, &dirs)
     }
 
     /// The workspace root's context files this session has not been given, or that changed
@@ -54,92 +54,7 @@ impl Session<'_> {
     pub fn root_context(&self) -> Result<Vec<ContextFile>> {
         let root = self.ws.root().to_path_buf();
         let names = context_names(&root);
-        self.deliver_context(&[(root, names)])
-    }
-
-    /// The context files of `dirs` (in that order, each with the context file names it
-    /// holds) not yet given to this session, marked delivered.
-    fn deliver_context(&self, dirs: &[(PathBuf, Vec<String>)]) -> Result<Vec<ContextFile>> {
-        let mut found: Vec<(RelPath, Arc<ContextText>)> = Vec::new();
-        for (dir, names) in dirs {
-            for name in names {
-                let Ok(crel) = self.ws.resolve(&dir.join(name), self.ws.root()) else {
-                    continue;
-                };
-                if let Some(text) = self.context_text(&crel) {
-                    found.push((crel, text));
-                }
-            }
-        }
-        if found.is_empty() {
-            return Ok(Vec::new());
-        }
-        // Most reads find nothing new: a lookup, not a write transaction, tells.
-        let read = self.home.index.read();
-        let mut undelivered = Vec::new();
-        for (crel, text) in found {
-            if read.delivered_context(self.id, &crel)? != Some(text.id) {
-                undelivered.push((crel, text));
-            }
-        }
-        if undelivered.is_empty() {
-            return Ok(Vec::new());
-        }
-        let now = self.home.now();
-        // Looked up again in the write: another hook of the session may have delivered it.
-        self.home.index.write(|tx| {
-            let mut out = Vec::new();
-            for (crel, text) in &undelivered {
-                if tx.delivered_context(self.id, crel)? == Some(text.id) {
-                    continue;
-                }
-                tx.record_context_delivery(self.id, crel, text.id, now)?;
-                out.push(ContextFile {
-                    path: crel.display(),
-                    path_bytes: crel.bytes_hex_if_not_utf8(),
-                    content: text.text.clone(),
-                    truncated_from: text.truncated_from,
-                });
-            }
-            Ok::<_, super::EngineError>(out)
-        })
-    }
-
-    /// The text of context file `crel`, from the home's cache while the file is unchanged
-    /// ([`super::context_cache`]); `None` unless it is a regular file within the size limit
-    /// (a symlinked `AGENTS.md` could point anywhere) that can be read: a context file that
-    /// cannot be read is left out, the others are still delivered.
-    fn context_text(&self, crel: &RelPath) -> Option<Arc<ContextText>> {
-        let abs = self.ws.abs(crel);
-        self.ws.check_parents(crel).ok()?;
-        if let Some(text) = self.home.context_cache.get(&abs) {
-            return Some(text);
-        }
-        let read_at = self.home.now();
-        let (text, stat) = match self.ws.observe(crel, self.home.opts.max_file_size).ok()? {
-            Observation::Regular { bytes, id, stat } => {
-                (ContextText::new(id, &bytes, stat.size), stat)
-            }
-            // Over what is read into memory: its beginning, and the hash of all of it.
-            Observation::Large { mut file, stat } => {
-                let mut head = Vec::with_capacity(MAX_CONTEXT_BYTES);
-                let (id, size) = (&mut file)
-                    .take(MAX_CONTEXT_BYTES as u64 + 1)
-                    .read_to_end(&mut head)
-                    .and_then(|_| file.seek(SeekFrom::Start(0)))
-                    .and_then(|_| BlobId::of_reader(&mut file))
-                    .ok()?;
-                (ContextText::new(id, &head, size), stat)
-            }
-            Observation::Absent | Observation::TooLarge { .. } | Observation::NotRegular { .. } => {
-                return None
-            }
-        };
-        let text = Arc::new(text);
-        self.home
-            .context_cache
-            .put(&abs, stat, read_at, text.clone());
-        Some(text)
+        deliver_context(self, &[(root, names)])
     }
 
     /// Forget which context files this session was given, so the next read delivers them
@@ -149,51 +64,6 @@ impl Session<'_> {
             .home
             .index
             .write(|tx| tx.reset_context_deliveries(self.id))?)
-    }
-
-    /// The directories whose context files apply to `rel`, root first, each with the context
-    /// file names it holds: the root and each directory down to `rel`'s parent, stopping at
-    /// the first skipped or ignored one.
-    ///
-    /// Every read asks this, and compiling a `.gitignore` (a glob set) costs a hook more
-    /// than everything else it does here: the ignore files are read only when a directory
-    /// below the root holds a context file, and only down to the deepest such directory
-    /// (the root is never ignored; a directory without one gives nothing either way).
-    fn context_dirs(&self, rel: &RelPath) -> Vec<(PathBuf, Vec<String>)> {
-        let root = self.ws.root();
-        let mut dirs = vec![(root.to_path_buf(), context_names(root))];
-        let comps: Vec<&[u8]> = rel.components().collect();
-        let mut dir = root.to_path_buf();
-        for comp in &comps[..comps.len().saturating_sub(1)] {
-            let name = String::from_utf8_lossy(comp);
-            if SKIPPED_DIRS.contains(&name.as_ref()) {
-                break;
-            }
-            dir.push(name.as_ref());
-            if !dir.is_dir() {
-                break;
-            }
-            dirs.push((dir.clone(), context_names(&dir)));
-        }
-        let Some(deepest) = dirs.iter().rposition(|(_, names)| !names.is_empty()) else {
-            return Vec::new();
-        };
-        dirs.truncate(deepest + 1);
-        if deepest == 0 {
-            return dirs;
-        }
-        let mut ignores = vec![gitignore_of(root)];
-        for i in 1..dirs.len() {
-            if is_ignored(&ignores, &dirs[i].0) {
-                dirs.truncate(i);
-                break;
-            }
-            // The deepest directory's own ignore file decides nothing here.
-            if i + 1 < dirs.len() {
-                ignores.push(gitignore_of(&dirs[i].0));
-            }
-        }
-        dirs
     }
 }
 
@@ -299,6 +169,142 @@ fn is_ignored(ignores: &[Gitignore], dir: &Path) -> bool {
         }
     }
     false
+}
+
+/// The context files of `dirs` (in that order, each with the context file names it
+/// holds) not yet given to this session, marked delivered.
+fn deliver_context(
+    session: &Session<'_>,
+    dirs: &[(PathBuf, Vec<String>)],
+) -> Result<Vec<ContextFile>> {
+    let mut found: Vec<(RelPath, Arc<ContextText>)> = Vec::new();
+    for (dir, names) in dirs {
+        for name in names {
+            let Ok(crel) = session.ws.resolve(&dir.join(name), session.ws.root()) else {
+                continue;
+            };
+            if let Some(text) = context_text(session, &crel) {
+                found.push((crel, text));
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Most reads find nothing new: a lookup, not a write transaction, tells.
+    let read = session.home.index.read();
+    let mut undelivered = Vec::new();
+    for (crel, text) in found {
+        if read.delivered_context(session.id, &crel)? != Some(text.id) {
+            undelivered.push((crel, text));
+        }
+    }
+    if undelivered.is_empty() {
+        return Ok(Vec::new());
+    }
+    let now = session.home.now();
+    // Looked up again in the write: another hook of the session may have delivered it.
+    session.home.index.write(|tx| {
+        let mut out = Vec::new();
+        for (crel, text) in &undelivered {
+            if tx.delivered_context(session.id, crel)? == Some(text.id) {
+                continue;
+            }
+            tx.record_context_delivery(session.id, crel, text.id, now)?;
+            out.push(ContextFile {
+                path: crel.display(),
+                path_bytes: crel.bytes_hex_if_not_utf8(),
+                content: text.text.clone(),
+                truncated_from: text.truncated_from,
+            });
+        }
+        Ok::<_, super::EngineError>(out)
+    })
+}
+
+/// The text of context file `crel`, from the home's cache while the file is unchanged
+/// ([`super::context_cache`]); `None` unless it is a regular file within the size limit
+/// (a symlinked `AGENTS.md` could point anywhere) that can be read: a context file that
+/// cannot be read is left out, the others are still delivered.
+fn context_text(session: &Session<'_>, crel: &RelPath) -> Option<Arc<ContextText>> {
+    let abs = session.ws.abs(crel);
+    session.ws.check_parents(crel).ok()?;
+    if let Some(text) = session.home.context_cache.get(&abs) {
+        return Some(text);
+    }
+    let read_at = session.home.now();
+    let (text, stat) = match session
+        .ws
+        .observe(crel, session.home.opts.max_file_size)
+        .ok()?
+    {
+        Observation::Regular { bytes, id, stat } => (ContextText::new(id, &bytes, stat.size), stat),
+        // Over what is read into memory: its beginning, and the hash of all of it.
+        Observation::Large { mut file, stat } => {
+            let mut head = Vec::with_capacity(MAX_CONTEXT_BYTES);
+            let (id, size) = (&mut file)
+                .take(MAX_CONTEXT_BYTES as u64 + 1)
+                .read_to_end(&mut head)
+                .and_then(|_| file.seek(SeekFrom::Start(0)))
+                .and_then(|_| BlobId::of_reader(&mut file))
+                .ok()?;
+            (ContextText::new(id, &head, size), stat)
+        }
+        Observation::Absent | Observation::TooLarge { .. } | Observation::NotRegular { .. } => {
+            return None
+        }
+    };
+    let text = Arc::new(text);
+    session
+        .home
+        .context_cache
+        .put(&abs, stat, read_at, text.clone());
+    Some(text)
+}
+
+/// The directories whose context files apply to `rel`, root first, each with the context
+/// file names it holds: the root and each directory down to `rel`'s parent, stopping at
+/// the first skipped or ignored one.
+///
+/// Every read asks this, and compiling a `.gitignore` (a glob set) costs a hook more
+/// than everything else it does here: the ignore files are read only when a directory
+/// below the root holds a context file, and only down to the deepest such directory
+/// (the root is never ignored; a directory without one gives nothing either way).
+fn context_dirs(session: &Session<'_>, rel: &RelPath) -> Vec<(PathBuf, Vec<String>)> {
+    let root = session.ws.root();
+    let mut dirs = vec![(root.to_path_buf(), context_names(root))];
+    let comps: Vec<&[u8]> = rel.components().collect();
+    let mut dir = root.to_path_buf();
+    for comp in &comps[..comps.len().saturating_sub(1)] {
+        let name = String::from_utf8_lossy(comp);
+        if SKIPPED_DIRS.contains(&name.as_ref()) {
+            break;
+        }
+        dir.push(name.as_ref());
+        if !dir.is_dir() {
+            break;
+        }
+        dirs.push((dir.clone(), context_names(&dir)));
+    }
+    let Some(deepest) = dirs.iter().rposition(|(_, names)| !names.is_empty()) else {
+        return Vec::new();
+    };
+    dirs.truncate(deepest + 1);
+    if deepest == 0 {
+        return dirs;
+    }
+    let mut ignores = vec![gitignore_of(root)];
+    for i in 1..dirs.len() {
+        if is_ignored(&ignores, &dirs[i].0) {
+            dirs.truncate(i);
+            break;
+        }
+        // The deepest directory's own ignore file decides nothing here.
+        if i + 1 < dirs.len() {
+            ignores.push(gitignore_of(&dirs[i].0));
+        }
+    }
+    dirs
 }
 
 #[cfg(test)]

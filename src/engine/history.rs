@@ -451,7 +451,7 @@ impl Locked<'_> {
         if let Some(b) = target.blob() {
             bytes.insert(b, Ok(session.store().load(session.index(), &b)?));
         }
-        let current = session.capture(&rel, target.blob())?;
+        let current = super::capture::capture(session, &rel, target.blob())?;
         if current.too_large {
             return Err(EngineError::TooLargeToReplace {
                 path: rel.display(),

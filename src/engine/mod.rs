@@ -33,6 +33,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
+pub(crate) use capture::{observe_keeping, open_external_window};
 pub use context::{is_context_name, render_context, ContextFile};
 pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{
@@ -299,6 +300,11 @@ impl Home {
 
     pub fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// Window `id` of any session of this home (windows are numbered across the home).
+    pub fn window(&self, id: WindowId) -> Result<Option<crate::model::Window>> {
+        Ok(self.index.read().window(id)?)
     }
 
     /// What opens another connection to this home's index, for a thread of its own (a
@@ -604,8 +610,8 @@ impl<'s> History<'s> {
     }
 
     /// The bytes of blob `id`, verified by hash.
-    pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>> {
-        Ok(self.home.store.get(&self.home.index, id)?)
+    pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>, StoreError> {
+        self.home.store.get(&self.home.index, id)
     }
 
     pub fn workspace(&self) -> &'s Workspace {
@@ -642,11 +648,14 @@ impl<'h> Session<'h> {
         self.home
     }
 
-    pub fn index(&self) -> &'h Index {
+    /// The index, for the recorder's own rows (scans, hooks' marks) and the executor; the
+    /// program and other readers use [`Session::history`], whose transactions cannot write.
+    pub(crate) fn index(&self) -> &'h Index {
         &self.home.index
     }
 
-    pub fn store(&self) -> &'h Store {
+    /// The blob store, for what the recorder and the executor put and load.
+    pub(crate) fn store(&self) -> &'h Store {
         &self.home.store
     }
 

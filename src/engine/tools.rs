@@ -172,7 +172,7 @@ impl Session<'_> {
         let rel = self.ws.resolve(path, cwd)?;
         let abs = vec![self.ws.abs(&rel)];
         for _ in 0..READ_ATTEMPTS {
-            let cur = self.current(&rel)?;
+            let cur = current(self, &rel)?;
             let numbered = edit::render_numbered(&cur.bytes, offset, limit)?;
             // `check` reads the file again to store and record it; the token is only handed
             // out when both reads saw the same bytes, so the recorded read is the one shown.
@@ -206,70 +206,6 @@ impl Session<'_> {
             path: rel.display(),
         })
     }
-
-    /// Run a tool's work at `rel`; a refusal it answers with is noted (best effort) and
-    /// returned unchanged.
-    fn noting_refusal<T>(
-        &self,
-        rel: &RelPath,
-        tool: &str,
-        work: impl FnOnce() -> ToolResult<T>,
-    ) -> ToolResult<T> {
-        let result = work();
-        if let Err(e) = &result {
-            if let Some(kind) = refusal_kind(e) {
-                self.note_refusal(rel, kind, Some(tool));
-            }
-        }
-        result
-    }
-
-    /// Snap the one path of a tool's write (`paths` holds it, absolute).
-    fn snap_one(
-        &self,
-        rel: &RelPath,
-        paths: &[PathBuf],
-        (tool, tool_call): (&str, &str),
-    ) -> ToolResult<super::SnapReport> {
-        let root = self.ws.root();
-        let snap = self.snap(paths, root, Some(tool), Some(tool_call))?.pop();
-        Ok(snap.ok_or_else(|| EngineError::NoReport {
-            path: rel.display(),
-            operation: "snap",
-        })?)
-    }
-
-    fn observe(&self, rel: &RelPath) -> ToolResult<Observation> {
-        Ok(self.ws.observe(rel, self.home.opts.max_file_size)?)
-    }
-
-    /// The current bytes of an existing regular file.
-    fn current(&self, rel: &RelPath) -> ToolResult<Current> {
-        match self.observe(rel)? {
-            Observation::Regular { bytes, id, stat } => Ok(Current {
-                bytes,
-                id,
-                mode: stat.mode,
-            }),
-            Observation::Absent => Err(ToolError::NotFound {
-                path: rel.display(),
-            }),
-            Observation::TooLarge { stat } => Err(ToolError::TooLarge {
-                path: rel.display(),
-                size: stat.size,
-            }),
-            Observation::Large { stat, .. } => Err(ToolError::TooLargeToEdit {
-                path: rel.display(),
-                size: stat.size,
-                limit: HOLD_MAX,
-            }),
-            Observation::NotRegular { kind } => Err(EngineError::NotRegular {
-                path: rel.display(),
-                kind,
-            }
-            .into()),
-        }
-    }
 }
 
 /// The writing tools: the locked writer's verbs.
@@ -285,8 +221,8 @@ impl Locked<'_> {
     ) -> ToolResult<EditResult> {
         let session = self.session();
         let rel = session.ws.resolve(path, cwd)?;
-        session.noting_refusal(&rel, "edit", || {
-            let cur = session.current(&rel)?;
+        noting_refusal(session, &rel, "edit", || {
+            let cur = current(session, &rel)?;
             edit::check_token(token, &cur.bytes)?;
             let applied = edit::apply_ops(&cur.bytes, ops)?;
             let (window_id, change_id) =
@@ -311,7 +247,9 @@ impl Locked<'_> {
     ) -> ToolResult<WriteResult> {
         let session = self.session();
         let rel = session.ws.resolve(path, cwd)?;
-        session.noting_refusal(&rel, "write", || self.write_at(&rel, content, guard))
+        noting_refusal(session, &rel, "write", || {
+            self.write_at(&rel, content, guard)
+        })
     }
 
     /// `write_file` at a resolved path.
@@ -323,7 +261,7 @@ impl Locked<'_> {
     ) -> ToolResult<WriteResult> {
         let session = self.session();
         let (before, token) = match guard {
-            WriteGuard::Create => match session.observe(rel)? {
+            WriteGuard::Create => match observe(session, rel)? {
                 Observation::Absent => (None, None),
                 Observation::NotRegular { kind } => {
                     return Err(EngineError::NotRegular {
@@ -341,7 +279,7 @@ impl Locked<'_> {
             WriteGuard::Token(token) => {
                 // The token is judged first, so a missing or malformed one is reported as
                 // such even for a path that does not exist.
-                let cur = match session.current(rel) {
+                let cur = match current(session, rel) {
                     Ok(cur) => cur,
                     Err(ToolError::NotFound { .. }) => {
                         edit::check_token(token, b"")?;
@@ -397,7 +335,7 @@ impl Locked<'_> {
         let paths: Vec<PathBuf> = vec![session.ws.abs(rel)];
         // A tool-call id of its own pairs this snap with this record and nothing else.
         let tool_call = format!("rewind-{tool}-{}", session.now());
-        let snap = session.snap_one(rel, &paths, (tool, &tool_call))?;
+        let snap = snap_one(session, rel, &paths, (tool, &tool_call))?;
         let expected = before.map(|c| c.id);
         let changed = || match before {
             Some(_) => ToolError::Edit(EditError::HashMismatch {
@@ -449,5 +387,71 @@ impl Locked<'_> {
             .index()
             .write(|tx| tx.record_read(session.id, rel, Some(blob), now))?;
         Ok((snap.window_id, snap.change_id))
+    }
+}
+
+/// Run a tool's work at `rel`; a refusal it answers with is noted (best effort) and
+/// returned unchanged.
+fn noting_refusal<T>(
+    session: &Session<'_>,
+    rel: &RelPath,
+    tool: &str,
+    work: impl FnOnce() -> ToolResult<T>,
+) -> ToolResult<T> {
+    let result = work();
+    if let Err(e) = &result {
+        if let Some(kind) = refusal_kind(e) {
+            session.note_refusal(rel, kind, Some(tool));
+        }
+    }
+    result
+}
+
+/// Snap the one path of a tool's write (`paths` holds it, absolute).
+fn snap_one(
+    session: &Session<'_>,
+    rel: &RelPath,
+    paths: &[PathBuf],
+    (tool, tool_call): (&str, &str),
+) -> ToolResult<super::SnapReport> {
+    let root = session.ws.root();
+    let snap = session
+        .snap(paths, root, Some(tool), Some(tool_call))?
+        .pop();
+    Ok(snap.ok_or_else(|| EngineError::NoReport {
+        path: rel.display(),
+        operation: "snap",
+    })?)
+}
+
+fn observe(session: &Session<'_>, rel: &RelPath) -> ToolResult<Observation> {
+    Ok(session.ws.observe(rel, session.home.opts.max_file_size)?)
+}
+
+/// The current bytes of an existing regular file.
+fn current(session: &Session<'_>, rel: &RelPath) -> ToolResult<Current> {
+    match observe(session, rel)? {
+        Observation::Regular { bytes, id, stat } => Ok(Current {
+            bytes,
+            id,
+            mode: stat.mode,
+        }),
+        Observation::Absent => Err(ToolError::NotFound {
+            path: rel.display(),
+        }),
+        Observation::TooLarge { stat } => Err(ToolError::TooLarge {
+            path: rel.display(),
+            size: stat.size,
+        }),
+        Observation::Large { stat, .. } => Err(ToolError::TooLargeToEdit {
+            path: rel.display(),
+            size: stat.size,
+            limit: HOLD_MAX,
+        }),
+        Observation::NotRegular { kind } => Err(EngineError::NotRegular {
+            path: rel.display(),
+            kind,
+        }
+        .into()),
     }
 }

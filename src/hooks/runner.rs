@@ -200,7 +200,7 @@ fn close_unanswered(
     config: &RunnerConfig,
     progress: &mut dyn FnMut(&ScanProgress),
 ) -> Result<()> {
-    let marks = session.index().read().scan_marks(session.row_id())?;
+    let marks = session.history().read().scan_marks(session.row_id())?;
     if marks.is_empty() {
         return Ok(());
     }
@@ -236,7 +236,7 @@ fn pending_of_call(session: &Session<'_>, call: Option<&str>) -> Result<Vec<Chan
         return Ok(Vec::new());
     };
     let all = session
-        .index()
+        .history()
         .read()
         .live_changes_by_tool_call(session.row_id(), call)?;
     Ok(all.into_iter().filter(|c| c.after.is_none()).collect())
@@ -687,7 +687,7 @@ fn current_text(session: &Session<'_>, path: &Path, cwd: &Path) -> Option<String
 /// Record the after state of writes still pending in the session's open window: their
 /// post-hook never came, and the turn is over.
 fn finish_pending(session: &Session<'_>) -> Result<()> {
-    let read = session.index().read();
+    let read = session.history().read();
     let Some(window) = read.open_agent_window(session.row_id())? else {
         return Ok(());
     };

@@ -207,7 +207,9 @@ impl Scan<'_> {
         }
         let session = self.session.row_id();
         let w = match sink.phase {
-            Phase::Before | Phase::Watch => self.session.open_external_window(tx, now)?,
+            Phase::Before | Phase::Watch => {
+                crate::engine::open_external_window(self.session, tx, now)?
+            }
             Phase::After => match tx.open_agent_window(session)? {
                 Some(w) => w.id,
                 None => {

@@ -65,7 +65,7 @@ impl Scan<'_> {
             return Ok((None, None));
         };
         let ws = self.session.workspace_id();
-        let read = self.session.index().read();
+        let read = self.session.history().read();
         let complete = read.baseline(ws)?.is_some_and(|b| b.complete);
         let mut new_states = |since| read.state_touches_since(ws, since).ok().flatten();
         let git = || self.git_global();
@@ -144,7 +144,7 @@ impl Scan<'_> {
             return Ok(true);
         }
         let ws = self.session.workspace_id();
-        let baseline = self.session.index().read().baseline(ws)?;
+        let baseline = self.session.history().read().baseline(ws)?;
         Ok(!baseline.is_some_and(|b| b.complete))
     }
 

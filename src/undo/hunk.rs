@@ -68,8 +68,8 @@ pub(super) fn texts(
     };
     let load = |id| {
         session
-            .store()
-            .get(session.index(), &id)
+            .history()
+            .blob_bytes(&id)
             .map_err(|source| EngineError::Unrestorable {
                 path: rel.display(),
                 source,

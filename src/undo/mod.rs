@@ -504,7 +504,7 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
     let Some(r) = recovered else {
         return Ok(None);
     };
-    let reversed = session.index().read().reversed_by(r.window)?;
+    let reversed = session.history().read().reversed_by(r.window)?;
     let files = r
         .changes
         .iter()
@@ -660,8 +660,8 @@ fn merge_item(
     };
     let load = |id: BlobId| {
         session
-            .store()
-            .get(session.index(), &id)
+            .history()
+            .blob_bytes(&id)
             .map_err(|source| EngineError::Unrestorable {
                 path: item.step.path.display(),
                 source,
@@ -725,10 +725,11 @@ fn observe(
     store: bool,
     transition: bool,
 ) -> Result<(Observed, Option<Vec<u8>>)> {
-    let (captured, bytes) = match session.observe_keeping(rel, store.then_some(base)) {
-        Ok((c, bytes)) => (Ok(c), bytes),
-        Err(e) => (Err(e), None),
-    };
+    let (captured, bytes) =
+        match crate::engine::observe_keeping(session, rel, store.then_some(base)) {
+            Ok((c, bytes)) => (Ok(c), bytes),
+            Err(e) => (Err(e), None),
+        };
     let observed = match captured {
         // A directory, or a path below a regular file, where the plan itself moves between
         // a file and a directory: no file is there (the executor orders the steps).

@@ -45,7 +45,7 @@ pub enum FileStatus {
 
 /// The files of `window` (a window of `session`) with their proof and their state now.
 pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileView>> {
-    let changes = session.index().read().changes_in_window(window)?;
+    let changes = session.history().read().changes_in_window(window)?;
     let mut by_path: BTreeMap<Vec<u8>, Vec<Change>> = BTreeMap::new();
     for c in changes {
         by_path
@@ -147,7 +147,7 @@ pub struct SessionReject {
 /// undo fails (not a conflict: an error), and says which windows it undid before.
 pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
     let windows = session
-        .index()
+        .history()
         .read()
         .windows(session.row_id(), usize::MAX >> 1)?;
     let mut out = Vec::new();
@@ -155,7 +155,7 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
         if !matches!(w.kind, WindowKind::Agent | WindowKind::Import) {
             continue;
         }
-        let changes = session.index().read().changes_in_window(w.id)?;
+        let changes = session.history().read().changes_in_window(w.id)?;
         let undo = WindowKind::Undo.as_str();
         let is_reject = changes.iter().all(|c| c.tool.as_deref() == Some(undo));
         if is_reject || changes.iter().all(|c| c.undone_by.is_some()) {

@@ -35,7 +35,7 @@ fn latest_of_paths(
     direction: Direction,
     paths: &[RelPath],
 ) -> Result<Vec<Change>> {
-    let r = session.index().read();
+    let r = session.history().read();
     let of_paths = |changes: Vec<Change>| -> Vec<Change> {
         changes
             .into_iter()
@@ -65,7 +65,7 @@ fn latest_of_paths(
 }
 
 fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direction)> {
-    let r = session.index().read();
+    let r = session.history().read();
     Ok(match (&req.direction, &req.target) {
         (Direction::Undo, Target::Latest) => match r.latest_undoable_window(session.row_id())? {
             Some(w) => (r.live_changes_in_window(w)?, Direction::Undo),
@@ -109,7 +109,7 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
 /// Window `w`, provided it belongs to this session.
 fn in_session(session: &Session<'_>, w: WindowId) -> Result<Window> {
     let window = session
-        .index()
+        .history()
         .read()
         .window(w)?
         .ok_or_else(|| EngineError::NotFound {
@@ -126,7 +126,7 @@ fn in_session(session: &Session<'_>, w: WindowId) -> Result<Window> {
     // A session of the same name in another workspace: its paths are that workspace's, and
     // undoing them here would write its versions into this one's files.
     if !session
-        .index()
+        .history()
         .read()
         .window_of_session(w, session.row_id())?
     {
@@ -163,7 +163,7 @@ pub(super) fn later_changes(
     };
     let ours: HashSet<ChangeId> = by_path.values().flatten().map(|c| c.id).collect();
     let later = session
-        .index()
+        .history()
         .read()
         .live_changes_after(session.workspace_id(), after)?;
     Ok(later

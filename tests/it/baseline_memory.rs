@@ -51,7 +51,7 @@ fn a_big_baseline_gives_memory_back_before_hashing_and_every_few_batches() {
             "baseline of {FILES} files, from {from}, budget {budget} s"
         );
         assert_eq!((r.baselined, r.hashed), (FILES as u64, FILES as u64));
-        let read = s.index().read();
+        let read = s.history().read();
         for (rel, bytes) in &files {
             let known = read
                 .file_state(

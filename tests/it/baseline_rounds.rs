@@ -98,7 +98,7 @@ fn rel(p: &str) -> RelPath {
 
 /// The files that have a state, each checked to be its file's bytes.
 fn with_state(s: &Session<'_>, files: &[(String, Vec<u8>)]) -> Vec<String> {
-    let read = s.index().read();
+    let read = s.history().read();
     let mut out = Vec::new();
     for (p, bytes) in files {
         if let Some(known) = read.file_state(s.workspace_id(), &rel(p)).unwrap() {

@@ -175,7 +175,7 @@ fn twin_options(twins_from: usize) -> ScanOptions {
 
 /// Every file's state names the blob of its bytes on disk.
 fn assert_states_are_the_bytes(s: &Session<'_>, files: &[(String, Vec<u8>)]) {
-    let read = s.index().read();
+    let read = s.history().read();
     for (p, bytes) in files {
         let known = read
             .file_state(s.workspace_id(), &rel(p))
@@ -477,7 +477,7 @@ fn an_attributes_file_baselined_by_an_earlier_scan_still_rules_twins_out() {
     let r = scan(&s, Phase::Before, None, None, &first, &mut |_| {}).unwrap();
     assert_eq!((r.baselined, r.twins), (5, 0), "{r:?}");
     assert!(s
-        .index()
+        .history()
         .read()
         .file_state(s.workspace_id(), &rel("a/.gitattributes"))
         .unwrap()

@@ -683,7 +683,7 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
     let r = scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
     assert!(r.baseline_complete, "{r:?}");
     assert_eq!((r.files, r.baselined, r.remaining), (120, 120, 0));
-    let read = s.index().read();
+    let read = s.history().read();
     for (rel, text) in &files {
         let path = RelPath::from_stored(rel.as_bytes().to_vec()).unwrap();
         let state = read
@@ -691,7 +691,7 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
             .unwrap()
             .expect("a state");
         let blob = state.state.blob().expect("present");
-        let bytes = s.store().get(s.index(), &blob).unwrap();
+        let bytes = s.history().blob_bytes(&blob).unwrap();
         assert_eq!(String::from_utf8(bytes).unwrap(), *text, "{rel}");
     }
 }

@@ -108,7 +108,7 @@ fn shell_running(ctx: &Ctx) -> Result<bool, Failure> {
 pub(crate) fn shell_runs(session: &Session<'_>) -> Result<bool, rewind::index::IndexError> {
     let since = session.now() - SHELL_RUNS_AT_MOST.as_nanos() as i64;
     session
-        .index()
+        .history()
         .read()
         .shell_running(session.workspace_id(), since)
 }

@@ -211,8 +211,8 @@ fn reject_session(s: &Server, name: &str) -> Result<SessionReport, EngineError> 
     let home = Home::open(&s.home, s.opts.clone())?;
     let listing = home.session(s.ws.clone(), &s.current)?;
     // Only a session this workspace has: opening an unknown name would create it.
-    let known = home
-        .index()
+    let known = listing
+        .history()
         .read()
         .sessions(listing.workspace_id())?
         .iter()
@@ -278,7 +278,7 @@ pub(crate) async fn redo(State(s): State<Arc<Server>>, Json(b): Json<RedoBody>) 
 
 /// A hunk undo is recorded as a window of its own whose changes' tool is `undo`.
 fn is_hunk_reject(session: &Session<'_>, window: WindowId) -> Result<bool, EngineError> {
-    let changes = session.index().read().changes_in_window(window)?;
+    let changes = session.history().read().changes_in_window(window)?;
     let undo = WindowKind::Undo.as_str();
     Ok(!changes.is_empty() && changes.iter().all(|c| c.tool.as_deref() == Some(undo)))
 }
@@ -330,12 +330,12 @@ fn in_window<T>(
         id: id.to_string(),
     };
     let wid: WindowId = id.parse().map_err(|_| not_found())?;
-    let window = home.index().read().window(wid)?.ok_or_else(not_found)?;
+    let window = home.window(wid)?.ok_or_else(not_found)?;
     let session = home.session(s.ws.clone(), &window.session)?;
     // Windows are numbered across the home: one of another workspace's session of the same
     // name is not this page's to show or act on.
-    let ours = home
-        .index()
+    let ours = session
+        .history()
         .read()
         .windows(session.row_id(), usize::MAX >> 1)?
         .iter()

@@ -1,17 +1,24 @@
 //! The engine: a home (index + blob store), the sessions that record into it, and the one
 //! executor that changes workspace files.
 //!
+//! What a piece of code may do is the type it holds (as jj separates `ReadonlyRepo` from a
+//! `Transaction`):
 //! - [`Home`] owns the on-disk state: the index, the store, the options, the gc lock. A home
 //!   whose index is missing or empty although it kept history is an error, never an empty
 //!   history ([`EngineError::IndexLost`]).
-//! - [`Session`] is one agent conversation in one workspace: plain data plus accessors
-//!   (`index()`, `store()`, `options()`, `now()`, …) through which other modules reach the
-//!   home. Its own verbs are the capture flows (`capture`: snap before a write, record after
-//!   it, check on a read), history (`history`: log, diff, restore), context files and the
-//!   agent edit tools; scans, undo and maintenance are their own modules' functions.
-//! - [`Locked`] is a session holding its workspace lock (as jj's `start_mutation`): what
-//!   [`exec::execute`] takes. Undo, redo and restore plan first (pure), then execute through
-//!   it; crash recovery (`exec::recover`) runs when a session is opened.
+//! - [`History`] (`session.history()`) is the read-only view: log, diff, blame, a file's
+//!   versions, refusals, reads, and read transactions ([`crate::index::Tx`], which has no
+//!   writing methods) for the modules that plan from history (undo, review).
+//! - [`Session`] is one agent conversation in one workspace and its recorder: the capture
+//!   flows (`capture`: snap before a write, record after it, check on a read), windows,
+//!   context files and the read tool. It hands out the other two capabilities and no raw
+//!   index or store outside the library; the capture module's helpers are that module's
+//!   functions, not methods every module extends.
+//! - [`Locked`] (`session.writer()`) is the session holding its workspace lock (as jj's
+//!   `start_mutation`): the only way to change workspace files. Undo, redo and restore plan
+//!   first (pure), then [`exec::execute`] through it; the edit tools' writes go through
+//!   [`exec::write_in_turn`]; crash recovery (`exec::recover`) runs when a session is
+//!   opened.
 //!
 //! The library never prints and never reads the environment: the CLI resolves options and
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.

@@ -535,7 +535,7 @@ impl WriteTx<'_> {
     }
 
     /// The intent record of an edit tool's write in a turn: `change` already carries its
-    /// target as the after state; until [`Tx::clear_write_intent`] the write may be half
+    /// target as the after state; until [`WriteTx::clear_write_intent`] the write may be half
     /// done, and the next command in the workspace settles it.
     pub fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
         self.conn

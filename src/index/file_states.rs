@@ -120,7 +120,7 @@ impl WriteTx<'_> {
         self.upsert_file_state(ws, path, known, by, false).map(drop)
     }
 
-    /// [`Tx::set_file_state`] for a caller that read the path's state in this transaction
+    /// [`WriteTx::set_file_state`] for a caller that read the path's state in this transaction
     /// (`before`): no log entry when the bytes are the ones the state already had (a check
     /// or snap of an unchanged file, the usual case): whatever stat a listing verified them
     /// under, it still proves them.
@@ -144,7 +144,7 @@ impl WriteTx<'_> {
     /// recorded later): a watcher looks at them at its next scan, and a listing's verified
     /// stat of a path written after it was verified proves nothing. The log is trimmed now and
     /// then, not at every entry. (A scan's writes of what it found unchanged or new,
-    /// [`Tx::set_file_state_unless_newer`], need no entry: they never go over a state recorded
+    /// [`WriteTx::set_file_state_unless_newer`], need no entry: they never go over a state recorded
     /// later, so a verified stat that still matches the file still matches the state.)
     fn log_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<()> {
         self.conn

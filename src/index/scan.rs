@@ -189,7 +189,7 @@ impl Tx<'_> {
     }
 
     /// The paths with a state the last full walk of `ws` did not find (NUL-separated), as
-    /// [`Tx::set_unclaimed`] left them; `None` before any.
+    /// [`WriteTx::set_unclaimed`] left them; `None` before any.
     pub fn unclaimed(&self, ws: WorkspaceId) -> Result<Option<Vec<u8>>> {
         self.conn
             .prepare_cached("SELECT unclaimed FROM baselines WHERE workspace_id = ?1")

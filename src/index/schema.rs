@@ -231,7 +231,7 @@ DROP INDEX changes_by_path;
 ALTER TABLE file_states ADD COLUMN unread TEXT;
 "#,
     // 9: the paths a command other than a scan gave a file state (a new one, or a present
-    // one after `absent`), newest last, about the last 4096 kept (`Tx::set_file_state`): a
+    // one after `absent`), newest last, about the last 4096 kept (`WriteTx::set_file_state`): a
     // resident process's watched scans look at those no watch covers (an ignored path an
     // agent wrote) as a full walk would, and walk everything when more went by than the log
     // keeps. (Not triggers on `file_states`: every hook process would parse them with the
@@ -270,7 +270,7 @@ ALTER TABLE dir_listings ADD COLUMN verified BLOB NOT NULL DEFAULT x'';
 ALTER TABLE dir_listings ADD COLUMN seq INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE baselines ADD COLUMN unclaimed BLOB;
 "#,
-    // 12: the agent whose hooks name a session, and its latest hook event (`Tx::note_hook`):
+    // 12: the agent whose hooks name a session, and its latest hook event (`WriteTx::note_hook`):
     // the MCP server, which agents start without a session id, writes into the agent session
     // active in its workspace, and `--agent` finds an agent's latest session.
     r#"

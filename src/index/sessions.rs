@@ -78,7 +78,7 @@ pub struct SessionRow {
     pub name: String,
 }
 
-/// A session some agent's hooks named, with its latest hook event ([`Tx::note_hook`]).
+/// A session some agent's hooks named, with its latest hook event ([`WriteTx::note_hook`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookedSession {
     pub id: SessionRowId,

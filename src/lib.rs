@@ -10,6 +10,7 @@
 //! ```no_run
 //! use std::path::Path;
 //! use rewind::engine::{Home, Options};
+//! use rewind::model::ToolCall;
 //! use rewind::undo::{self, Direction, Request, Target};
 //! use rewind::workspace::Workspace;
 //!
@@ -18,9 +19,9 @@
 //! let ws = Workspace::open(Path::new("/tmp/project"))?;
 //! let session = home.session(ws, "my-agent-session")?;
 //! let cwd = Path::new("/tmp/project");
-//! session.snap(&["src/lib.rs".into()], cwd, Some("Edit"), Some("call-1"))?;
+//! session.snap(&["src/lib.rs".into()], cwd, ToolCall::new(Some("Edit"), Some("call-1")))?;
 //! // ... the agent writes src/lib.rs ...
-//! session.record(&["src/lib.rs".into()], cwd, Some("Edit"), Some("call-1"), &[])?;
+//! session.record(&["src/lib.rs".into()], cwd, ToolCall::new(Some("Edit"), Some("call-1")), &[])?;
 //! let report = undo::run(&session, &Request {
 //!     direction: Direction::Undo,
 //!     target: Target::Latest,

@@ -174,6 +174,27 @@ impl FromStr for WindowStatus {
     }
 }
 
+/// The agent tool call a change comes from: the tool's name (`Edit`, `apply_patch`, `bash`…)
+/// and the call's id, each when the agent says it. The two travel together: a snap and its
+/// record pair by the id, and the tool names the change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolCall<'a> {
+    pub tool: Option<&'a str>,
+    pub id: Option<&'a str>,
+}
+
+impl<'a> ToolCall<'a> {
+    /// No tool and no id: a change rewind cannot attribute to a call.
+    pub const NONE: ToolCall<'static> = ToolCall {
+        tool: None,
+        id: None,
+    };
+
+    pub fn new(tool: Option<&'a str>, id: Option<&'a str>) -> ToolCall<'a> {
+        ToolCall { tool, id }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Window {
     pub id: WindowId,

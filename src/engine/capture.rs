@@ -11,7 +11,8 @@ use super::{EngineError, History, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{LastRead, NewChange, Tx, WriteTx};
 use crate::model::{
-    Change, FileState, KnownState, MetadataReason, Proof, Unread, WindowKind, WindowStatus,
+    Change, FileState, KnownState, MetadataReason, Proof, ToolCall, Unread, WindowKind,
+    WindowStatus,
 };
 use crate::store::StoreError;
 use crate::workspace::{Observation, PathError, RelPath, Stat};
@@ -106,8 +107,7 @@ pub struct Evidence {
 
 /// What a record without a pending change knows of the write.
 struct Unsnapped<'a> {
-    tool: Option<&'a str>,
-    tool_call: Option<&'a str>,
+    call: ToolCall<'a>,
     /// The before bytes the agent's payload carried, if any.
     evidence: Option<&'a [u8]>,
 }
@@ -119,9 +119,12 @@ impl Session<'_> {
         &self,
         paths: &[PathBuf],
         cwd: &Path,
-        tool: Option<&str>,
-        tool_call: Option<&str>,
+        call: ToolCall<'_>,
     ) -> Result<Vec<SnapReport>> {
+        let ToolCall {
+            tool,
+            id: tool_call,
+        } = call;
         let rels = self.ws.resolve_all(paths, cwd)?;
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
@@ -202,10 +205,10 @@ impl Session<'_> {
         &self,
         paths: &[PathBuf],
         cwd: &Path,
-        tool: Option<&str>,
-        tool_call: Option<&str>,
+        call: ToolCall<'_>,
         evidence: &[Evidence],
     ) -> Result<Vec<RecordReport>> {
+        let tool_call = call.id;
         let rels = self.ws.resolve_all(paths, cwd)?;
         let mut evidence_by_rel = Vec::new();
         for ev in evidence {
@@ -239,11 +242,7 @@ impl Session<'_> {
                             .iter()
                             .find(|(r, _)| *r == cap.rel)
                             .map(|(_, b)| *b);
-                        let new = Unsnapped {
-                            tool,
-                            tool_call,
-                            evidence: ev,
-                        };
+                        let new = Unsnapped { call, evidence: ev };
                         record_unsnapped(self, tx, cap, &new, now)?
                     }
                 };
@@ -795,8 +794,8 @@ fn record_unsnapped(
         path: &cap.rel,
         before,
         after: Some(cap.state),
-        tool: new.tool,
-        tool_call: new.tool_call,
+        tool: new.call.tool,
+        tool_call: new.call.id,
         proof,
         reason,
         now,
@@ -852,7 +851,7 @@ fn take_over_external(
     if proof != Proof::Derived {
         return Ok(None);
     }
-    tx.move_change(c.id, c.window, window, new.tool, new.tool_call, proof)?;
+    tx.move_change(c.id, c.window, window, new.call, proof)?;
     Ok(Some(RecordReport {
         path: cap.rel.display(),
         path_bytes: cap.rel.bytes_hex_if_not_utf8(),

@@ -14,6 +14,7 @@
 //! - the pure parts (tokens, line ops, reports) live in [`crate::edit`]; this module adds the
 //!   file system and the index.
 
+use crate::model::ToolCall;
 use std::path::{Path, PathBuf};
 
 use super::context::ContextFile;
@@ -346,7 +347,12 @@ impl Locked<'_> {
             },
         };
         if snap.before != expected {
-            session.record(&paths, &root, Some(tool), Some(&tool_call), &[])?;
+            session.record(
+                &paths,
+                &root,
+                ToolCall::new(Some(tool), Some(&tool_call)),
+                &[],
+            )?;
             return Err(changed());
         }
         let mode = before.map_or(CREATE_MODE, |c| c.mode);
@@ -416,7 +422,7 @@ fn snap_one(
 ) -> ToolResult<super::SnapReport> {
     let root = session.ws.root();
     let snap = session
-        .snap(paths, root, Some(tool), Some(tool_call))?
+        .snap(paths, root, ToolCall::new(Some(tool), Some(tool_call)))?
         .pop();
     Ok(snap.ok_or_else(|| EngineError::NoReport {
         path: rel.display(),

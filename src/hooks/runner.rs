@@ -24,6 +24,7 @@
 //! are not rewind's business: they are skipped quietly, never an error. No printing, no
 //! environment: configuration comes in through [`RunnerConfig`].
 
+use crate::model::ToolCall;
 use std::path::{Path, PathBuf};
 
 use super::{Action, Agent, Decision, Evidence as HookEvidence, HookEvent};
@@ -149,8 +150,7 @@ pub fn run(
             let report = scan::scan(
                 session,
                 Phase::Before,
-                tool,
-                tool_call,
+                ToolCall::new(tool, tool_call),
                 &config.scan,
                 progress,
             )?;
@@ -164,7 +164,8 @@ pub fn run(
             pre_shell_patch(session, paths, cwd, event, config, progress)
         }
         Action::PostShell { .. } => {
-            let report = close_shell_call(session, tool, tool_call, config, progress)?;
+            let report =
+                close_shell_call(session, ToolCall::new(tool, tool_call), config, progress)?;
             Ok(Outcome {
                 decision: Decision::Allow,
                 scan: Some(report),
@@ -215,10 +216,10 @@ fn close_unanswered(
         let pending = pending_of_call(session, call)?;
         if !pending.is_empty() {
             let tool = pending[0].tool.clone();
-            record_pending(session, &pending, tool.as_deref(), call)?;
+            record_pending(session, &pending, ToolCall::new(tool.as_deref(), call))?;
         } else if turn_end {
             let tool = event.agent.shell_tool();
-            close_shell_call(session, tool, call, config, progress)?;
+            close_shell_call(session, ToolCall::new(tool, call), config, progress)?;
             continue;
         } else if !boundary {
             continue;
@@ -247,30 +248,23 @@ fn pending_of_call(session: &Session<'_>, call: Option<&str>) -> Result<Vec<Chan
 /// finding those paths changed a second time.
 fn close_shell_call(
     session: &Session<'_>,
-    tool: Option<&str>,
-    tool_call: Option<&str>,
+    call: ToolCall<'_>,
     config: &RunnerConfig,
     progress: &mut dyn FnMut(&ScanProgress),
 ) -> Result<ScanReport> {
-    let pending = pending_of_call(session, tool_call)?;
-    record_pending(session, &pending, tool, tool_call)?;
+    let pending = pending_of_call(session, call.id)?;
+    record_pending(session, &pending, call)?;
     Ok(scan::scan(
         session,
         Phase::After,
-        tool,
-        tool_call,
+        call,
         &config.scan,
         progress,
     )?)
 }
 
 /// The after state of `pending`, the snapped paths of shell call `tool_call`.
-fn record_pending(
-    session: &Session<'_>,
-    pending: &[Change],
-    tool: Option<&str>,
-    tool_call: Option<&str>,
-) -> Result<()> {
+fn record_pending(session: &Session<'_>, pending: &[Change], call: ToolCall<'_>) -> Result<()> {
     if pending.is_empty() {
         return Ok(());
     }
@@ -279,7 +273,7 @@ fn record_pending(
         .map(|c| session.workspace().abs(&c.path))
         .collect();
     let root = session.workspace().root().to_path_buf();
-    match session.record(&paths, &root, tool, tool_call, &[]) {
+    match session.record(&paths, &root, call, &[]) {
         Ok(_) | Err(EngineError::NotRegular { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
@@ -305,8 +299,7 @@ fn pre_shell_patch(
     let report = scan::scan(
         session,
         Phase::Before,
-        tool,
-        tool_call,
+        ToolCall::new(tool, tool_call),
         &config.scan,
         progress,
     )?;
@@ -431,7 +424,7 @@ fn pre_write(
         }
     }
     let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
-    let reports = match session.snap(&paths, cwd, tool, tool_call) {
+    let reports = match session.snap(&paths, cwd, ToolCall::new(tool, tool_call)) {
         Ok(r) => r,
         // A directory or FIFO at the path: the tool will fail on its own.
         Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
@@ -458,7 +451,7 @@ fn post_write(
     }
     let evidence = before_evidence(session, evidence, cwd);
     let (tool, tool_call) = (event.tool.as_deref(), event.tool_call.as_deref());
-    let reports = match session.record(&paths, cwd, tool, tool_call, &evidence) {
+    let reports = match session.record(&paths, cwd, ToolCall::new(tool, tool_call), &evidence) {
         Ok(r) => r,
         Err(EngineError::NotRegular { .. }) => return Ok(Outcome::allow()),
         Err(e) => return Err(e.into()),
@@ -702,8 +695,7 @@ fn finish_pending(session: &Session<'_>) -> Result<()> {
         match session.record(
             &[path],
             &root,
-            c.tool.as_deref(),
-            c.tool_call.as_deref(),
+            ToolCall::new(c.tool.as_deref(), c.tool_call.as_deref()),
             &[],
         ) {
             Ok(_) | Err(EngineError::NotRegular { .. }) => {}

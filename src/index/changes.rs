@@ -10,7 +10,7 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::windows::{ORIGINAL_KINDS, REVERSAL_KINDS};
 use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
-use crate::model::{Change, FileState, MetadataReason, Proof, WindowKind};
+use crate::model::{Change, FileState, MetadataReason, Proof, ToolCall, WindowKind};
 use crate::workspace::RelPath;
 
 /// A change about to be inserted.
@@ -512,10 +512,13 @@ impl WriteTx<'_> {
         id: ChangeId,
         from: WindowId,
         to: WindowId,
-        tool: Option<&str>,
-        tool_call: Option<&str>,
+        call: ToolCall<'_>,
         proof: Proof,
     ) -> Result<()> {
+        let ToolCall {
+            tool,
+            id: tool_call,
+        } = call;
         self.conn
             .prepare_cached(
                 "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,

@@ -7,6 +7,7 @@ use super::{ChangeKind, Phase, Result, Scan, ScanChange};
 use crate::ids::WindowId;
 use crate::index::WriteTx;
 use crate::index::{NewChange, Tx};
+use crate::model::ToolCall;
 use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
 use crate::workspace::RelPath;
 
@@ -179,9 +180,9 @@ impl Scan<'_> {
     ) -> Result<()> {
         let window = self.sink_window(tx, sink, now)?;
         // External edits found before a command were not made by its tool.
-        let (tool, tool_call) = match sink.phase {
-            Phase::Before | Phase::Watch => (None, None),
-            Phase::After => (self.tool, self.tool_call),
+        let call = match sink.phase {
+            Phase::Before | Phase::Watch => ToolCall::NONE,
+            Phase::After => self.call,
         };
         tx.insert_change(&NewChange {
             window,
@@ -189,8 +190,8 @@ impl Scan<'_> {
             path,
             before: judged.before,
             after: Some(after),
-            tool,
-            tool_call,
+            tool: call.tool,
+            tool_call: call.id,
             proof: judged.proof,
             reason: judged.reason,
             now,

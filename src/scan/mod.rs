@@ -76,6 +76,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{EngineError, Session};
 use crate::ids::WindowId;
 use crate::index::IndexError;
+use crate::model::ToolCall;
 use crate::model::{MetadataReason, Proof};
 use crate::store::StoreError;
 use crate::workspace::{PathError, RelPath};
@@ -379,8 +380,7 @@ pub struct ScanReport {
 pub fn scan(
     session: &Session<'_>,
     phase: Phase,
-    tool: Option<&str>,
-    tool_call: Option<&str>,
+    call: ToolCall<'_>,
     opts: &ScanOptions,
     progress: &mut dyn FnMut(&ScanProgress),
 ) -> Result<ScanReport> {
@@ -390,8 +390,7 @@ pub fn scan(
         session,
         opts,
         phase,
-        tool,
-        tool_call,
+        call,
         start: Instant::now(),
         started_at: session.now(),
         threads: opts.threads(),
@@ -410,8 +409,7 @@ struct Scan<'s> {
     session: &'s Session<'s>,
     opts: &'s ScanOptions,
     phase: Phase,
-    tool: Option<&'s str>,
-    tool_call: Option<&'s str>,
+    call: ToolCall<'s>,
     start: Instant,
     /// When the scan started by the home's clock: the mark a pre-shell scan leaves.
     started_at: i64,
@@ -597,7 +595,7 @@ impl Scan<'_> {
             return Ok(None);
         }
         let id = self.session.row_id();
-        let key = self.tool_call.unwrap_or("");
+        let key = self.call.id.unwrap_or("");
         Ok(self.session.index().write(|tx| {
             Ok::<_, IndexError>(match tx.take_scan_mark(id, key)? {
                 Some(m) => Some(m),
@@ -635,7 +633,7 @@ impl Scan<'_> {
     /// step).
     fn finish(&self, sink: &Sink, complete: bool, files: u64) -> Result<()> {
         let now = self.session.now();
-        let key = self.tool_call.unwrap_or("");
+        let key = self.call.id.unwrap_or("");
         self.session.index().write(|tx| {
             tx.set_baseline(self.session.workspace_id(), complete, files, now)?;
             if self.phase == Phase::Before {

@@ -4,6 +4,7 @@
 //! files wait packed (`scan::judge::Pending`) and come back as candidates batch by batch:
 //! every state must still be its file's bytes, in every batch.
 
+use rewind::model::ToolCall;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rewind::engine::{Home, Options};
@@ -44,7 +45,14 @@ fn a_big_baseline_gives_memory_back_before_hashing_and_every_few_batches() {
             ..ScanOptions::default()
         };
         GIVEN_BACK.store(0, Ordering::SeqCst);
-        let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
+        let r = scan(
+            &s,
+            Phase::Before,
+            ToolCall::new(Some("Bash"), None),
+            &opts,
+            &mut |_| {},
+        )
+        .unwrap();
         assert_eq!(
             GIVEN_BACK.load(Ordering::SeqCst),
             expected,

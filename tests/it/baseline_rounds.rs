@@ -3,6 +3,7 @@
 //! (rounds), one whose budget is spent leaves them to the next scan. Changes to files with a
 //! state are found whatever the room.
 
+use rewind::model::ToolCall;
 use std::time::{Duration, SystemTime};
 
 use rewind::engine::{Home, Options, Session};
@@ -68,7 +69,14 @@ fn session<'h>(home: &'h Home, t: &Tree) -> Session<'h> {
 }
 
 fn run(s: &Session<'_>, phase: Phase, opts: &ScanOptions) -> ScanReport {
-    scan(s, phase, Some("Bash"), Some("call-1"), opts, &mut |_| {}).unwrap()
+    scan(
+        s,
+        phase,
+        ToolCall::new(Some("Bash"), Some("call-1")),
+        opts,
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 /// The agent's Write tool puts `bytes` at `path`, through the hooks' snap and record: the
@@ -76,9 +84,11 @@ fn run(s: &Session<'_>, phase: Phase, opts: &ScanOptions) -> ScanReport {
 fn agent_writes(s: &Session<'_>, path: &std::path::Path, bytes: &[u8]) {
     let root = s.workspace().root();
     let paths = [path.to_path_buf()];
-    s.snap(&paths, root, Some("Write"), None).unwrap();
+    s.snap(&paths, root, ToolCall::new(Some("Write"), None))
+        .unwrap();
     std::fs::write(path, bytes).unwrap();
-    s.record(&paths, root, Some("Write"), None, &[]).unwrap();
+    s.record(&paths, root, ToolCall::new(Some("Write"), None), &[])
+        .unwrap();
 }
 
 /// Sleep into the next second of the system clock.

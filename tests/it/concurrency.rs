@@ -2,6 +2,7 @@
 //! surfaced, and gc never drops a blob a concurrent snap references. The long run is the
 //! 16-process test with `REWIND_CONCURRENCY_OPS` (default 30) operations per process.
 
+use rewind::model::ToolCall;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -186,7 +187,7 @@ fn a_state_recorded_while_a_scan_runs_is_the_before_of_the_edit_the_scan_then_fi
         ..ScanOptions::default()
     };
     let mut first = true;
-    let report = rewind::scan::scan(&scanner, Phase::Watch, None, None, &opts, &mut |_| {
+    let report = rewind::scan::scan(&scanner, Phase::Watch, ToolCall::NONE, &opts, &mut |_| {
         // After the first batch: the workers are a few files ahead at most.
         if std::mem::take(&mut first) {
             for i in 0..N {

@@ -4,6 +4,7 @@
 
 use crate::common::{changes, Env};
 use crate::faults::FaultyFs;
+use rewind::model::ToolCall;
 
 fn blob(bytes: &[u8]) -> serde_json::Value {
     serde_json::Value::String(blake3::hash(bytes).to_hex().to_string())
@@ -104,14 +105,14 @@ fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
         }
         std::fs::write(ws.join("d"), "d was a file").unwrap();
         s.open_window(Some("turn")).unwrap();
-        s.snap(&paths, &ws, None, None).unwrap();
+        s.snap(&paths, &ws, ToolCall::NONE).unwrap();
         for i in 0..20 {
             std::fs::write(ws.join(format!("f{i}")), format!("{i} after")).unwrap();
         }
         std::fs::remove_file(ws.join("d")).unwrap();
         std::fs::create_dir_all(ws.join("d/x")).unwrap();
         std::fs::write(ws.join("d/x/y"), "deep").unwrap();
-        s.record(&paths, &ws, None, None, &[]).unwrap();
+        s.record(&paths, &ws, ToolCall::NONE, &[]).unwrap();
         s.close_window().unwrap();
         let req = |direction| Request {
             direction,
@@ -223,11 +224,11 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
             let paths = [ws.join("a"), ws.join("a/b")];
             std::fs::write(ws.join("a"), "one").unwrap();
             s.open_window(Some("turn")).unwrap();
-            s.snap(&paths, &ws, None, None).unwrap();
+            s.snap(&paths, &ws, ToolCall::NONE).unwrap();
             std::fs::remove_file(ws.join("a")).unwrap();
             std::fs::create_dir(ws.join("a")).unwrap();
             std::fs::write(ws.join("a/b"), "two").unwrap();
-            s.record(&paths, &ws, None, None, &[]).unwrap();
+            s.record(&paths, &ws, ToolCall::NONE, &[]).unwrap();
             s.close_window().unwrap();
             let req = |direction| Request {
                 direction,

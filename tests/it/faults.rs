@@ -4,6 +4,7 @@
 //! undo happened or none of it did, no temp file is left behind, and the error names the
 //! file.
 
+use rewind::model::ToolCall;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -121,13 +122,13 @@ fn setup(ws: &Path, s: &Session<'_>) {
     std::fs::write(ws.join("gone.txt"), "gone before").unwrap();
     s.open_window(Some("turn")).unwrap();
     let paths: Vec<PathBuf> = FILES.iter().map(|f| ws.join(f)).collect();
-    s.snap(&paths, ws, None, None).unwrap();
+    s.snap(&paths, ws, ToolCall::NONE).unwrap();
     std::fs::write(ws.join("a.txt"), "a after").unwrap();
     std::fs::write(ws.join("b.txt"), "b after").unwrap();
     std::fs::create_dir_all(ws.join("sub")).unwrap();
     std::fs::write(ws.join("sub/new.txt"), "new").unwrap();
     std::fs::remove_file(ws.join("gone.txt")).unwrap();
-    s.record(&paths, ws, None, None, &[]).unwrap();
+    s.record(&paths, ws, ToolCall::NONE, &[]).unwrap();
     s.close_window().unwrap();
 }
 

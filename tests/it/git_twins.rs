@@ -3,6 +3,7 @@
 //! Every test checks the states against the bytes on disk, file by file, and that a shell
 //! command's changes of a settled file undo to its bytes.
 
+use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -156,7 +157,14 @@ fn scan_threads(s: &Session<'_>, phase: Phase, twins_from: usize, threads: usize
         threads,
         ..twin_options(twins_from)
     };
-    scan(s, phase, Some("Bash"), Some("call-1"), &opts, &mut |_| {}).unwrap()
+    scan(
+        s,
+        phase,
+        ToolCall::new(Some("Bash"), Some("call-1")),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 /// Options under which a scan looks for twins: one hashing thread, small batches.
@@ -330,7 +338,14 @@ fn without_the_users_git_config_to_check_no_file_is_settled() {
         git_global: None,
         ..twin_options(1)
     };
-    let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
+    let r = scan(
+        &s,
+        Phase::Before,
+        ToolCall::new(Some("Bash"), None),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
 }
 
@@ -345,7 +360,14 @@ fn a_scan_with_a_hooks_time_budget_reads_every_file() {
         budget: std::time::Duration::from_secs(3),
         ..twin_options(1)
     };
-    let r = scan(&s, Phase::Before, Some("Bash"), None, &opts, &mut |_| {}).unwrap();
+    let r = scan(
+        &s,
+        Phase::Before,
+        ToolCall::new(Some("Bash"), None),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!((r.twins, r.hashed), (0, r.files), "{r:?}");
     assert_states_are_the_bytes(&s, &tree.files());
 }
@@ -474,7 +496,7 @@ fn an_attributes_file_baselined_by_an_earlier_scan_still_rules_twins_out() {
         budget: std::time::Duration::ZERO,
         ..twin_options(1)
     };
-    let r = scan(&s, Phase::Before, None, None, &first, &mut |_| {}).unwrap();
+    let r = scan(&s, Phase::Before, ToolCall::NONE, &first, &mut |_| {}).unwrap();
     assert_eq!((r.baselined, r.twins), (5, 0), "{r:?}");
     assert!(s
         .history()

@@ -8,6 +8,7 @@
 use proptest::prelude::*;
 use rewind::engine::{Home, Options};
 use rewind::ids::WindowId;
+use rewind::model::ToolCall;
 use rewind::undo::{self, Conflict, Direction, Request, Status, Target};
 use rewind::workspace::Workspace;
 
@@ -88,10 +89,10 @@ proptest! {
                 Op::Agent(line) => {
                     let before = now.clone();
                     let id = s.open_window(None).unwrap();
-                    s.snap(std::slice::from_ref(&file), &ws_dir, Some("Write"), None).unwrap();
+                    s.snap(std::slice::from_ref(&file), &ws_dir, ToolCall::new(Some("Write"), None)).unwrap();
                     now[line] = value(line);
                     write(&now);
-                    s.record(std::slice::from_ref(&file), &ws_dir, Some("Write"), None, &[]).unwrap();
+                    s.record(std::slice::from_ref(&file), &ws_dir, ToolCall::new(Some("Write"), None), &[]).unwrap();
                     s.close_window().unwrap();
                     windows.push(Window { id, line, before, after: now.clone() });
                 }

@@ -4,6 +4,7 @@
 //! the user's edit is refused and writes nothing; merge-undo has its model in
 //! `merge_model.rs`).
 
+use rewind::model::ToolCall;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -93,14 +94,14 @@ proptest! {
                     let before = read();
                     s.open_window(None).unwrap();
                     if shell {
-                        scan(&s, Phase::Before, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
+                        scan(&s, Phase::Before, ToolCall::new(Some("Bash"), Some("sh")), &ScanOptions::default(), &mut |_| {}).unwrap();
                         apply_writes(&w);
-                        scan(&s, Phase::After, Some("Bash"), Some("sh"), &ScanOptions::default(), &mut |_| {}).unwrap();
+                        scan(&s, Phase::After, ToolCall::new(Some("Bash"), Some("sh")), &ScanOptions::default(), &mut |_| {}).unwrap();
                     } else {
                         let paths: Vec<_> = w.iter().map(|(i, _)| path(*i)).collect();
-                        s.snap(&paths, &ws_dir, Some("Write"), None).unwrap();
+                        s.snap(&paths, &ws_dir, ToolCall::new(Some("Write"), None)).unwrap();
                         apply_writes(&w);
-                        s.record(&paths, &ws_dir, Some("Write"), None, &[]).unwrap();
+                        s.record(&paths, &ws_dir, ToolCall::new(Some("Write"), None), &[]).unwrap();
                     }
                     s.close_window().unwrap();
                     let after = read();

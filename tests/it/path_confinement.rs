@@ -2,6 +2,7 @@
 //! symlinked parents, inside `.git`, too long) are refused, and a parent swapped for a
 //! symlink in the middle of an undo never makes it write outside.
 
+use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 
 use crate::common::{temp_files, Hostile};
@@ -260,10 +261,10 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             .session(Workspace::open(&ws).unwrap(), "toctou")
             .unwrap();
         let paths = [ws.join("a.txt"), ws.join("sub/f.txt")];
-        s.snap(&paths, &ws, None, None).unwrap();
+        s.snap(&paths, &ws, ToolCall::NONE).unwrap();
         h.env.write("a.txt", "a1");
         h.env.write("sub/f.txt", "f1");
-        s.record(&paths, &ws, None, None, &[]).unwrap();
+        s.record(&paths, &ws, ToolCall::NONE, &[]).unwrap();
         let fs = Swapper {
             real: ws.join("sub"),
             moved: ws.join("sub.real"),

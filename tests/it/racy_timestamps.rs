@@ -1,6 +1,7 @@
 //! Racy timestamps: a rewrite that leaves size, mtime, inode and mode as recorded is still
 //! detected, by the read check and by the workspace scan.
 
+use rewind::model::ToolCall;
 use std::time::Duration;
 
 use crate::common::Env;
@@ -34,7 +35,7 @@ fn rewrites_with_mtime_forced_back_to_the_recorded_value_are_always_detected() {
     std::fs::write(&f, "v0000").unwrap();
     set_mtime();
     let scan_opts = ScanOptions::default();
-    scan(&s, Phase::Before, None, None, &scan_opts, &mut |_| {}).unwrap();
+    scan(&s, Phase::Before, ToolCall::NONE, &scan_opts, &mut |_| {}).unwrap();
     s.check(std::slice::from_ref(&f), &env.ws, true).unwrap();
     for i in 1..=1000u32 {
         // Same size, new bytes, written in place (same inode), mtime put back.
@@ -42,7 +43,7 @@ fn rewrites_with_mtime_forced_back_to_the_recorded_value_are_always_detected() {
         set_mtime();
         let r = s.check(std::slice::from_ref(&f), &env.ws, false).unwrap();
         assert!(r[0].externally_modified, "iteration {i}: check missed it");
-        let scan = scan(&s, Phase::Before, None, None, &scan_opts, &mut |_| {}).unwrap();
+        let scan = scan(&s, Phase::Before, ToolCall::NONE, &scan_opts, &mut |_| {}).unwrap();
         assert!(
             scan.changes
                 .iter()

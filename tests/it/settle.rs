@@ -6,6 +6,7 @@
 //! hooks make them, undo and redo. Both scans must record the same changes, round after
 //! round, and both homes' undos and redos do the same.
 
+use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -164,15 +165,18 @@ fn apply(change: &Change, root: &Path, s: &Session<'_>, round: usize) -> Option<
             std::fs::write(rules, new).unwrap();
         }
         Change::AgentWrite(p) => {
-            s.snap(&paths(p), root, Some("Write"), None).unwrap();
+            s.snap(&paths(p), root, ToolCall::new(Some("Write"), None))
+                .unwrap();
             let old = std::fs::read_to_string(at(p)).unwrap_or_default();
             write(p, format!("{old}agent {round}\n"));
-            s.record(&paths(p), root, Some("Write"), None, &[]).unwrap();
+            s.record(&paths(p), root, ToolCall::new(Some("Write"), None), &[])
+                .unwrap();
         }
         Change::AgentDelete(p) => {
-            s.snap(&paths(p), root, Some("Delete"), None).unwrap();
+            s.snap(&paths(p), root, ToolCall::new(Some("Delete"), None))
+                .unwrap();
             std::fs::remove_file(at(p)).unwrap();
-            s.record(&paths(p), root, Some("Delete"), None, &[])
+            s.record(&paths(p), root, ToolCall::new(Some("Delete"), None), &[])
                 .unwrap();
         }
         Change::AgentRead(p) => {
@@ -226,8 +230,7 @@ fn settling_scan(s: &Session<'_>) -> (u64, Vec<String>) {
     let r = scan(
         s,
         Phase::Before,
-        None,
-        None,
+        ToolCall::NONE,
         &ScanOptions::default(),
         &mut |_| {},
     )
@@ -269,7 +272,14 @@ fn a_settling_scan_finds_what_a_scan_loading_every_state_finds() {
                 settle: i == 0,
                 ..ScanOptions::default()
             };
-            scan(&sessions[i], Phase::Before, None, None, &opts, &mut |_| {}).unwrap()
+            scan(
+                &sessions[i],
+                Phase::Before,
+                ToolCall::NONE,
+                &opts,
+                &mut |_| {},
+            )
+            .unwrap()
         };
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut n = 0;
@@ -523,7 +533,14 @@ fn twin_scan(sessions: &[Session<'_>], i: usize) -> ScanReport {
         settle: i == 0,
         ..ScanOptions::default()
     };
-    let r = scan(&sessions[i], Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+    let r = scan(
+        &sessions[i],
+        Phase::Before,
+        ToolCall::NONE,
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(15));
     r
 }
@@ -625,11 +642,13 @@ fn the_first_scan_after_an_undo_of_many_files_finds_only_the_changes_since() {
         .collect();
     for (t, s) in twins.trees.iter().zip(&sessions) {
         let paths: Vec<PathBuf> = edited.iter().map(|p| t.join(p)).collect();
-        s.snap(&paths, t, Some("Write"), None).unwrap();
+        s.snap(&paths, t, ToolCall::new(Some("Write"), None))
+            .unwrap();
         for p in &paths {
             std::fs::write(p, "agent\n").unwrap();
         }
-        s.record(&paths, t, Some("Write"), None, &[]).unwrap();
+        s.record(&paths, t, ToolCall::new(Some("Write"), None), &[])
+            .unwrap();
         let request = crate::common::plain_request(Direction::Undo, Target::Latest, t);
         undo::run(s, &request).unwrap();
         assert_eq!(
@@ -680,7 +699,7 @@ fn a_baseline_of_many_batches_of_twins_gives_every_file_its_bytes() {
         budget: Duration::from_secs(3600),
         ..ScanOptions::default()
     };
-    let r = scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+    let r = scan(&s, Phase::Before, ToolCall::NONE, &opts, &mut |_| {}).unwrap();
     assert!(r.baseline_complete, "{r:?}");
     assert_eq!((r.files, r.baselined, r.remaining), (120, 120, 0));
     let read = s.history().read();
@@ -728,7 +747,7 @@ fn a_scan_with_the_baseline_incomplete_finds_edits_and_deletions_of_baselined_fi
             threads,
             ..ScanOptions::default()
         };
-        let run = || scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+        let run = || scan(&s, Phase::Before, ToolCall::NONE, &opts, &mut |_| {}).unwrap();
         let first = run();
         assert!(!first.baseline_complete);
         // Files that have a state (the first batches, in path order) are edited and deleted.
@@ -779,7 +798,7 @@ fn a_scan_with_the_baseline_incomplete_verifies_only_the_files_its_states_proved
         batch_files: 16,
         ..ScanOptions::default()
     };
-    let run = || scan(&s, Phase::Before, None, None, &opts, &mut |_| {}).unwrap();
+    let run = || scan(&s, Phase::Before, ToolCall::NONE, &opts, &mut |_| {}).unwrap();
     let verified = |name: &str| -> usize {
         let index = home.index();
         let root = Workspace::open(&tree).unwrap().root_bytes();

@@ -3,6 +3,7 @@
 //! one not, both scanning after every random change to the tree.
 #![cfg(target_os = "linux")]
 
+use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
@@ -154,8 +155,12 @@ fn agent_write(homes: [&Home; 2], ws: &Path, i: usize, b: u8) {
         .collect();
     // A path rewind refuses (below a symlink, say) is not written: the tool is refused too.
     for s in &sessions {
-        if s.snap(std::slice::from_ref(&path), ws, Some("Write"), None)
-            .is_err()
+        if s.snap(
+            std::slice::from_ref(&path),
+            ws,
+            ToolCall::new(Some("Write"), None),
+        )
+        .is_err()
         {
             return;
         }
@@ -163,8 +168,13 @@ fn agent_write(homes: [&Home; 2], ws: &Path, i: usize, b: u8) {
     let _ = std::fs::create_dir_all(path.parent().unwrap());
     if std::fs::write(&path, [b; 9]).is_ok() {
         for s in &sessions {
-            s.record(std::slice::from_ref(&path), ws, Some("Write"), None, &[])
-                .unwrap();
+            s.record(
+                std::slice::from_ref(&path),
+                ws,
+                ToolCall::new(Some("Write"), None),
+                &[],
+            )
+            .unwrap();
         }
     }
 }
@@ -183,8 +193,7 @@ fn scan_with(home: &Home, ws: &Path, watching: Option<&Watching>) -> ScanReport 
     rewind::scan::scan(
         &s,
         Phase::Before,
-        Some("Bash"),
-        Some("sh"),
+        ToolCall::new(Some("Bash"), Some("sh")),
         &opts,
         &mut |_| {},
     )

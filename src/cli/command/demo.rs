@@ -1,6 +1,7 @@
 //! `rewind demo`: an agent-like session in a scratch workspace, narrated. It drives the
 //! library exactly as the hooks do, so it doubles as a smoke test of the main job.
 
+use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 
 use rewind::engine::{Home, Options, RestoreSource, Session};
@@ -70,13 +71,18 @@ impl Story<'_> {
         let paths: Vec<PathBuf> = files.iter().map(|(p, _)| p.to_path_buf()).collect();
         let w = self.s.open_window(Some(label)).map_err(fail)?;
         self.s
-            .snap(&paths, &self.cwd, Some(tool), Some(call))
+            .snap(&paths, &self.cwd, ToolCall::new(Some(tool), Some(call)))
             .map_err(fail)?;
         for (path, text) in files {
             write(path, text)?;
         }
         self.s
-            .record(&paths, &self.cwd, Some(tool), Some(call), &[])
+            .record(
+                &paths,
+                &self.cwd,
+                ToolCall::new(Some(tool), Some(call)),
+                &[],
+            )
             .map_err(fail)?;
         self.s.close_window().map_err(fail)?;
         Ok(w)

@@ -2,6 +2,7 @@
 //! state of its pending change (or a `metadata-only` change when no snap preceded it).
 
 use rewind::engine::RecordReport;
+use rewind::model::ToolCall;
 
 use super::snap::Files;
 use crate::cli::args::{Global, PathsArgs};
@@ -14,8 +15,7 @@ pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
     let reports = ctx.session.record(
         &args.paths,
         &ctx.cwd,
-        args.tool.as_deref(),
-        args.tool_call.as_deref(),
+        ToolCall::new(args.tool.as_deref(), args.tool_call.as_deref()),
         &[],
     )?;
     if out.json {

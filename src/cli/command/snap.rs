@@ -2,6 +2,7 @@
 //! become the before state of a new change in the session's open window.
 
 use rewind::engine::SnapReport;
+use rewind::model::ToolCall;
 use serde::Serialize;
 
 use crate::cli::args::{Global, PathsArgs};
@@ -20,8 +21,7 @@ pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
     let reports = ctx.session.snap(
         &args.paths,
         &ctx.cwd,
-        args.tool.as_deref(),
-        args.tool_call.as_deref(),
+        ToolCall::new(args.tool.as_deref(), args.tool_call.as_deref()),
     )?;
     if out.json {
         out.print_json(&Files { files: &reports });

@@ -12,6 +12,7 @@
 // The resident helper, the recorder's one user, runs on Linux only.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
+use rewind::model::ToolCall;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -72,8 +73,14 @@ pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
             }
             std::thread::sleep(quiet);
         }
-        let report = scan::scan(&ctx.session, Phase::Watch, None, None, &opts, &mut |_| {})
-            .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+        let report = scan::scan(
+            &ctx.session,
+            Phase::Watch,
+            ToolCall::NONE,
+            &opts,
+            &mut |_| {},
+        )
+        .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
         show(out, &report, first);
         first = false;
         // No hook waits on this process: what the scan used goes back at once.
@@ -288,7 +295,7 @@ impl Recorded {
             batch_files: RECORD_BATCH_FILES,
             ..ScanOptions::default()
         };
-        let report = scan::scan(&session, Phase::Watch, None, None, &opts, &mut |_| {})?;
+        let report = scan::scan(&session, Phase::Watch, ToolCall::NONE, &opts, &mut |_| {})?;
         self.baseline_left = !report.baseline_complete;
         self.scanned_at = Some(Instant::now());
         self.dirty = 0;

@@ -22,17 +22,10 @@
 //! session.snap(&["src/lib.rs".into()], cwd, ToolCall::new(Some("Edit"), Some("call-1")))?;
 //! // ... the agent writes src/lib.rs ...
 //! session.record(&["src/lib.rs".into()], cwd, ToolCall::new(Some("Edit"), Some("call-1")), &[])?;
-//! let report = undo::run(&session, &Request {
-//!     direction: Direction::Undo,
-//!     target: Target::Latest,
-//!     paths: vec![],
-//!     cwd: cwd.to_path_buf(),
-//!     dry_run: false,
-//!     force: false,
-//!     strict: false,
-//!     hunks: vec![],
-//!     skip_unsafe: false,
-//! })?;
+//! let report = undo::run(
+//!     &session,
+//!     &Request::new(Direction::Undo, Target::Latest, cwd.to_path_buf()),
+//! )?;
 //! println!("{:?}", report.status);
 //! # Ok(()) }
 //! ```

@@ -121,10 +121,7 @@ impl Session<'_> {
         cwd: &Path,
         call: ToolCall<'_>,
     ) -> Result<Vec<SnapReport>> {
-        let ToolCall {
-            tool,
-            id: tool_call,
-        } = call;
+        let (tool, tool_call) = (call.tool, call.id);
         let rels = self.ws.resolve_all(paths, cwd)?;
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {

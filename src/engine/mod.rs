@@ -104,6 +104,8 @@ pub enum EngineError {
     },
     #[error("cannot undo hunks: {detail}")]
     Hunks { detail: String },
+    #[error("cannot undo: {detail}")]
+    Flags { detail: String },
     #[error("cannot blame {path}: {detail}")]
     Blame { path: String, detail: String },
     #[error("{path}: window {window} has no bytes for that side (metadata-only)")]

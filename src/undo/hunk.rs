@@ -25,26 +25,34 @@ fn refuse(detail: String) -> EngineError {
     EngineError::Hunks { detail }
 }
 
-/// The texts for `req.hunks` of the one change of one path that `req` selected.
+/// A hunk undo keeps later edits by definition: `--force` cannot apply to it.
+pub(super) fn force_with_hunks() -> EngineError {
+    refuse("--force cannot be combined with --hunk (a hunk undo always keeps later edits)".into())
+}
+
+/// Hunks are numbered per change of one path in one window.
+pub(super) fn hunks_need_a_window() -> EngineError {
+    refuse("--hunk takes --window ID and one --path".into())
+}
+
+/// The texts for the hunks of the one change of one path that `req` selected.
 pub(super) fn texts(
     session: &Session<'_>,
     req: &Request,
     direction: Direction,
     by_path: &BTreeMap<&RelPath, Vec<&Change>>,
 ) -> Result<Texts> {
-    if req.force {
-        return Err(refuse(
-            "--force cannot be combined with --hunk (a hunk undo always keeps later edits)".into(),
-        ));
+    if req.force() {
+        return Err(force_with_hunks());
     }
     let window = match (&req.target, direction) {
-        (Target::Window(w), Direction::Undo) => *w,
-        (Target::Window(w), Direction::Redo) => {
+        (Target::Hunks { window, .. }, Direction::Undo) => *window,
+        (Target::Hunks { window, .. }, Direction::Redo) => {
             return Err(refuse(format!(
-                "window {w} is an undo window; hunks are undone from an agent's change"
+                "window {window} is an undo window; hunks are undone from an agent's change"
             )))
         }
-        _ => return Err(refuse("--hunk takes --window ID and one --path".into())),
+        _ => return Err(hunks_need_a_window()),
     };
     let mut paths = by_path.iter();
     let (Some((rel, changes)), None) = (paths.next(), paths.next()) else {
@@ -82,9 +90,9 @@ pub(super) fn texts(
         merge::text(&before).map_err(not_text)?,
         merge::text(&after).map_err(not_text)?,
     );
-    let theirs = merge::revert_hunks(b, a, &req.hunks).map_err(|count| {
+    let theirs = merge::revert_hunks(b, a, req.hunks()).map_err(|count| {
         let asked = req
-            .hunks
+            .hunks()
             .iter()
             .find(|&&n| n == 0 || n > count)
             .copied()

@@ -86,6 +86,12 @@ pub enum Target {
     /// undo window still reversing something.
     Latest,
     Window(WindowId),
+    /// Some hunks (1-based, as `rewind diff` numbers them) of the one change of one path
+    /// (the request's one path) in `window`.
+    Hunks {
+        window: WindowId,
+        hunks: Vec<usize>,
+    },
     ToolCall(String),
     /// Every change of the session still in effect.
     All,
@@ -97,6 +103,41 @@ pub enum Direction {
     Redo,
 }
 
+/// What an undo does about edits made to its paths after the changes it reverts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaterEdits {
+    /// Keep them by a three-way merge; refuse where they overlap (`overlap`).
+    #[default]
+    Merge,
+    /// Refuse (`later-change`, `modified-since`) instead of merging (`--strict`).
+    Refuse,
+    /// Overwrite them (`--force`); what is overwritten is snapshotted first.
+    Overwrite,
+}
+
+/// What a conflict on some paths does to the rest of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnConflict {
+    /// Nothing is written (all or nothing).
+    #[default]
+    RefuseAll,
+    /// Apply every path without a conflict and skip the others, reporting each (`skipped`,
+    /// with its conflict and a hint) (`--skip-unsafe`). Only the changes of the applied
+    /// paths are marked undone, so the skipped ones stay in effect and a redo re-applies
+    /// exactly what was applied.
+    Skip,
+}
+
+/// An undo's flags as a front end takes them (see [`Request::from_flags`]).
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub dry_run: bool,
+    pub force: bool,
+    pub strict: bool,
+    pub hunks: Vec<usize>,
+    pub skip_unsafe: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct Request {
     pub direction: Direction,
@@ -105,20 +146,85 @@ pub struct Request {
     pub paths: Vec<PathBuf>,
     /// What relative `paths` are relative to.
     pub cwd: PathBuf,
+    /// Plan and report; write nothing.
     pub dry_run: bool,
-    /// Overwrite later edits instead of merging with them (they are snapshotted first).
-    pub force: bool,
-    /// Refuse over later edits (`later-change`, `modified-since`) instead of merging.
-    pub strict: bool,
-    /// Undo only these hunks (1-based, as `rewind diff` numbers them) of the one change of
-    /// one path in `Target::Window`.
-    pub hunks: Vec<usize>,
-    /// Apply every path without a conflict the request does not override (after merging)
-    /// and skip the others, reporting each (`skipped`, with its conflict and a hint),
-    /// instead of refusing the whole undo. Only the changes of the applied paths are marked
-    /// undone, so the skipped ones stay in effect and a redo re-applies exactly what was
-    /// applied.
-    pub skip_unsafe: bool,
+    pub later_edits: LaterEdits,
+    pub on_conflict: OnConflict,
+}
+
+impl Request {
+    /// An undo or redo of `target`, merging over later edits, all or nothing.
+    pub fn new(direction: Direction, target: Target, cwd: PathBuf) -> Request {
+        Request {
+            direction,
+            target,
+            paths: Vec::new(),
+            cwd,
+            dry_run: false,
+            later_edits: LaterEdits::Merge,
+            on_conflict: OnConflict::RefuseAll,
+        }
+    }
+
+    /// A request from the flags a person or an agent gives (`rewind undo`, the MCP `undo`
+    /// tool): `force` and `strict` choose [`LaterEdits`], `hunks` narrow a window target to
+    /// [`Target::Hunks`]. Flags that contradict each other are refused here, once, for every
+    /// front end.
+    pub fn from_flags(
+        direction: Direction,
+        target: Target,
+        paths: Vec<PathBuf>,
+        cwd: PathBuf,
+        flags: Flags,
+    ) -> Result<Request> {
+        let later_edits = match (flags.force, flags.strict) {
+            (true, true) => {
+                return Err(EngineError::Flags {
+                    detail: "--force and --strict contradict each other".into(),
+                })
+            }
+            (true, false) => LaterEdits::Overwrite,
+            (false, true) => LaterEdits::Refuse,
+            (false, false) => LaterEdits::Merge,
+        };
+        let target = match (target, flags.hunks.is_empty()) {
+            (target, true) => target,
+            (_, false) if flags.force => return Err(hunk::force_with_hunks()),
+            (Target::Window(window), false) => Target::Hunks {
+                window,
+                hunks: flags.hunks,
+            },
+            (_, false) => return Err(hunk::hunks_need_a_window()),
+        };
+        Ok(Request {
+            direction,
+            target,
+            paths,
+            cwd,
+            dry_run: flags.dry_run,
+            later_edits,
+            on_conflict: match flags.skip_unsafe {
+                true => OnConflict::Skip,
+                false => OnConflict::RefuseAll,
+            },
+        })
+    }
+
+    fn force(&self) -> bool {
+        self.later_edits == LaterEdits::Overwrite
+    }
+
+    fn skip_unsafe(&self) -> bool {
+        self.on_conflict == OnConflict::Skip
+    }
+
+    /// The hunks a `Hunks` target names (empty otherwise).
+    fn hunks(&self) -> &[usize] {
+        match &self.target {
+            Target::Hunks { hunks, .. } => hunks,
+            _ => &[],
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -237,7 +343,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         return Ok(Report::nothing());
     }
     let by_path = select::by_path(&changes);
-    let hunks = if req.hunks.is_empty() {
+    let hunks = if req.hunks().is_empty() {
         None
     } else {
         Some(hunk::texts(session, req, direction, &by_path)?)
@@ -246,7 +352,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     let blobs = prefetched_blobs(session, req, changes.len(), &by_path, &later, direction);
     let how = How {
         store: !req.dry_run,
-        merge: !req.strict && !req.force,
+        merge: req.later_edits == LaterEdits::Merge,
         hunks: hunks.as_ref(),
     };
     let (items, mut prefetched) = exec::prefetch(session, blobs, || {
@@ -260,7 +366,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         status: Status::Conflict,
         targets: windows_of(&changes),
         window_id: None,
-        forced: req.force,
+        forced: req.force(),
         files: Vec::new(),
         skipped: skip.iter().filter(|s| **s).count(),
         finished_interrupted: false,
@@ -312,7 +418,7 @@ fn prefetched_blobs(
     if req.dry_run || changes < session.options().batch_sync_min {
         return Vec::new();
     }
-    let merged: HashSet<&RelPath> = if req.strict || req.force {
+    let merged: HashSet<&RelPath> = if req.later_edits != LaterEdits::Merge {
         HashSet::new()
     } else {
         later.iter().map(|c| &c.path).collect()
@@ -347,9 +453,9 @@ fn without_skipped(items: &[Item], skip: &[bool], changes: &[Change]) -> (Vec<It
 fn skipped(items: &mut [Item], req: &Request) -> Vec<bool> {
     let mut skip: Vec<bool> = items
         .iter()
-        .map(|i| req.skip_unsafe && blocks(i, req.force))
+        .map(|i| req.skip_unsafe() && blocks(i, req.force()))
         .collect();
-    if !req.skip_unsafe || !skip.contains(&true) {
+    if !req.skip_unsafe() || !skip.contains(&true) {
         return skip;
     }
     loop {
@@ -445,7 +551,7 @@ fn plan_of(
             kind: WindowKind::Agent,
             label: format!(
                 "undo of hunk {} of window {} in {}",
-                join_numbers(&req.hunks),
+                join_numbers(req.hunks()),
                 join(targets),
                 h.path
             ),
@@ -542,10 +648,10 @@ fn window_kind(direction: Direction) -> WindowKind {
 /// A conflict the request does not override stops the undo before anything is written
 /// (`--skip-unsafe`: only when every path has one).
 fn blocked(items: &[Item], req: &Request) -> bool {
-    if req.skip_unsafe {
-        return items.iter().all(|i| blocks(i, req.force));
+    if req.skip_unsafe() {
+        return items.iter().all(|i| blocks(i, req.force()));
     }
-    items.iter().any(|i| blocks(i, req.force))
+    items.iter().any(|i| blocks(i, req.force()))
 }
 
 /// `item` has a conflict `force` does not override.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{run, Conflict, Direction, Outcome, Report, Request, Status, Target};
+use super::{run, Conflict, Direction, OnConflict, Outcome, Report, Request, Status, Target};
 use crate::engine::{EngineError, Result, Session};
 use crate::ids::{ChangeId, WindowId};
 use crate::model::{Change, MetadataReason, Proof, WindowKind};
@@ -60,15 +60,12 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
     // one an undo of that path alone would meet.
     let preview = if live {
         let req = Request {
-            direction: Direction::Undo,
-            target: Target::Window(window),
-            paths: Vec::new(),
-            cwd: session.workspace().root().to_path_buf(),
             dry_run: true,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
+            ..Request::new(
+                Direction::Undo,
+                Target::Window(window),
+                session.workspace().root().to_path_buf(),
+            )
         };
         Some(run(session, &req)?)
     } else {
@@ -162,15 +159,12 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
             continue;
         }
         let req = Request {
-            direction: Direction::Undo,
-            target: Target::Window(w.id),
-            paths: Vec::new(),
-            cwd: session.workspace().root().to_path_buf(),
-            dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: true,
+            on_conflict: OnConflict::Skip,
+            ..Request::new(
+                Direction::Undo,
+                Target::Window(w.id),
+                session.workspace().root().to_path_buf(),
+            )
         };
         match run(session, &req) {
             Ok(report) => out.push(WindowReject {

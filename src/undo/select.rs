@@ -75,7 +75,7 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
             Some(w) => (r.changes_undone_by(w)?, Direction::Redo),
             None => (Vec::new(), Direction::Redo),
         },
-        (dir, Target::Window(w)) => {
+        (dir, Target::Window(w) | Target::Hunks { window: w, .. }) => {
             let window = in_session(session, *w)?;
             match (dir, window.kind) {
                 // Undoing an undo window is redoing it, and redo of an undo window is the same.

@@ -494,9 +494,7 @@ pub fn plain_request(
         paths: vec![],
         cwd: cwd.to_path_buf(),
         dry_run: false,
-        force: false,
-        strict: false,
-        hunks: Vec::new(),
-        skip_unsafe: false,
+        later_edits: rewind::undo::LaterEdits::Merge,
+        on_conflict: rewind::undo::OnConflict::RefuseAll,
     }
 }

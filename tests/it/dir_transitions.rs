@@ -120,10 +120,8 @@ fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
             paths: vec![],
             cwd: ws.clone(),
             dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
+            later_edits: rewind::undo::LaterEdits::Merge,
+            on_conflict: rewind::undo::OnConflict::RefuseAll,
         };
         let report = undo::run(&s, &req(Direction::Undo)).unwrap();
         assert_eq!(report.status, Status::Undone, "batch {batch_sync_min}");
@@ -236,10 +234,8 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
                 paths: vec![],
                 cwd: ws.clone(),
                 dry_run: false,
-                force: false,
-                strict: false,
-                hunks: Vec::new(),
-                skip_unsafe: false,
+                later_edits: rewind::undo::LaterEdits::Merge,
+                on_conflict: rewind::undo::OnConflict::RefuseAll,
             };
             if matches!(direction, Direction::Redo) {
                 undo::run(&s, &req(Direction::Undo)).unwrap();

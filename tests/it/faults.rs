@@ -160,10 +160,8 @@ fn undo_req(ws: &Path) -> Request {
         paths: vec![],
         cwd: ws.to_path_buf(),
         dry_run: false,
-        force: false,
-        strict: false,
-        hunks: Vec::new(),
-        skip_unsafe: false,
+        later_edits: rewind::undo::LaterEdits::Merge,
+        on_conflict: rewind::undo::OnConflict::RefuseAll,
     }
 }
 

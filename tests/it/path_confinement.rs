@@ -277,10 +277,8 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             paths: vec![],
             cwd: ws.clone(),
             dry_run: false,
-            force: false,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
+            later_edits: rewind::undo::LaterEdits::Merge,
+            on_conflict: rewind::undo::OnConflict::RefuseAll,
         };
         let case = format!(
             "swap after precheck: {after_precheck}, batch {}",

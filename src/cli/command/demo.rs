@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rewind::engine::{Home, Options, RestoreSource, Session};
 use rewind::ids::WindowId;
-use rewind::undo::{self, Direction, Request, Status, Target};
+use rewind::undo::{self, Direction, LaterEdits, Request, Status, Target};
 use rewind::workspace::Workspace;
 use serde::Serialize;
 
@@ -47,16 +47,13 @@ impl Story<'_> {
     }
 
     fn req(&self, direction: Direction, force: bool) -> Request {
+        let later_edits = match force {
+            true => LaterEdits::Overwrite,
+            false => LaterEdits::Merge,
+        };
         Request {
-            direction,
-            target: Target::Latest,
-            paths: vec![],
-            cwd: self.cwd.clone(),
-            dry_run: false,
-            force,
-            strict: false,
-            hunks: Vec::new(),
-            skip_unsafe: false,
+            later_edits,
+            ..Request::new(direction, Target::Latest, self.cwd.clone())
         }
     }
 

@@ -506,17 +506,14 @@ impl RewindServer {
         flags: &UndoFlags,
     ) -> ToolReturn {
         self.in_session(|s, cwd, who| {
-            let req = Request {
-                direction,
-                target: target?,
-                paths: paths?,
-                cwd: cwd.to_path_buf(),
+            let flags = undo::Flags {
                 dry_run: flags.dry_run,
                 force: flags.force,
                 strict: flags.strict,
                 hunks: flags.hunks.clone(),
                 skip_unsafe: flags.skip_unsafe,
             };
+            let req = Request::from_flags(direction, target?, paths?, cwd.to_path_buf(), flags)?;
             let report = undo::run(s, &req)?;
             let text = serde_json::to_string_pretty(&report)
                 .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;

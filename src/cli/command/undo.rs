@@ -63,17 +63,14 @@ pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> 
         hunks,
         skip_unsafe,
     } = plan;
-    let req = Request {
-        direction,
-        target,
-        paths,
-        cwd: ctx.cwd.clone(),
+    let flags = undo::Flags {
         dry_run,
         force,
         strict,
         hunks,
         skip_unsafe,
     };
+    let req = Request::from_flags(direction, target, paths, ctx.cwd.clone(), flags)?;
     // Test seam (tests/it/crash_recovery.rs, torture.rs): die at a chosen file operation of the apply.
     let report = match CrashAfterOps::from_env() {
         Some(fs) => undo::run_with(&ctx.session, &req, &fs)?,

@@ -293,17 +293,14 @@ fn act(
 ) -> Response {
     let result = in_window(s, id, |window, session| {
         let (direction, target, path, hunks, skip_unsafe) = what(window, session)?;
-        let req = Request {
-            direction,
-            target,
-            paths: path.map(PathBuf::from).into_iter().collect(),
-            cwd: session.workspace().root().to_path_buf(),
-            dry_run: false,
-            force: false,
-            strict: false,
+        let flags = undo::Flags {
             hunks,
             skip_unsafe,
+            ..undo::Flags::default()
         };
+        let paths = path.map(PathBuf::from).into_iter().collect();
+        let cwd = session.workspace().root().to_path_buf();
+        let req = Request::from_flags(direction, target, paths, cwd, flags)?;
         undo::run(session, &req)
     });
     match result {

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use rewind::engine::{Home, Options};
 use rewind::index::{Durability, Index};
+use rewind::model::ToolCall;
 use rewind::store::{Store, StoreOptions};
 use rewind::workspace::Workspace;
 use serde_json::json;
@@ -108,7 +109,7 @@ fn snap_all(home: &Path, tree: &Path) -> Res<()> {
         let session = home.session(Workspace::open(tree)?, "bench-baseline")?;
         let cwd = session.workspace().root().to_path_buf();
         for batch in files.chunks(1000) {
-            session.snap(batch, &cwd, Some("bench"), None)?;
+            session.snap(batch, &cwd, ToolCall::new(Some("bench"), None))?;
         }
     }
     let secs = start.elapsed().as_secs_f64();
@@ -323,12 +324,12 @@ fn replay_versions(
                 let call = format!("{v}:rm:{}", path.display());
                 let t = Instant::now();
                 let one = [path.clone()];
-                session.snap(&one, &cwd, Some("Bash"), Some(&call))?;
+                session.snap(&one, &cwd, ToolCall::new(Some("Bash"), Some(&call)))?;
                 std::fs::remove_file(work.join(path))?;
                 // A directory emptied here may become a file of this version.
                 let mut dir = work.join(path);
                 while dir.pop() && dir != work && std::fs::remove_dir(&dir).is_ok() {}
-                session.record(&one, &cwd, Some("Bash"), Some(&call), &[])?;
+                session.record(&one, &cwd, ToolCall::new(Some("Bash"), Some(&call)), &[])?;
                 let s = t.elapsed().as_secs_f64();
                 write_secs.push(s);
                 rewind_secs += s;
@@ -341,7 +342,7 @@ fn replay_versions(
                 let call = format!("{v}:{}", path.display());
                 let t = Instant::now();
                 let one = [path.clone()];
-                session.snap(&one, &cwd, Some("Write"), Some(&call))?;
+                session.snap(&one, &cwd, ToolCall::new(Some("Write"), Some(&call)))?;
                 let abs = work.join(path);
                 if let Some(parent) = abs.parent() {
                     std::fs::create_dir_all(parent)?;
@@ -350,7 +351,7 @@ fn replay_versions(
                     std::fs::remove_dir_all(&abs)?;
                 }
                 std::fs::write(&abs, bytes)?;
-                session.record(&one, &cwd, Some("Write"), Some(&call), &[])?;
+                session.record(&one, &cwd, ToolCall::new(Some("Write"), Some(&call)), &[])?;
                 let s = t.elapsed().as_secs_f64();
                 write_secs.push(s);
                 rewind_secs += s;

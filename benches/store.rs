@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use rewind::engine::{Home, Options};
 use rewind::index::{Durability, Index};
+use rewind::model::ToolCall;
 use rewind::store::{Store, StoreOptions};
 use rewind::workspace::Workspace;
 
@@ -113,7 +114,7 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     let cwd = session.workspace().root().to_path_buf();
     let paths = [PathBuf::from("file.c")];
-    session.snap(&paths, &cwd, None, None).unwrap();
+    session.snap(&paths, &cwd, ToolCall::NONE).unwrap();
     g.bench_function("check_unchanged", |b| {
         b.iter(|| {
             let r = session.check(&paths, &cwd, false).unwrap();

@@ -174,6 +174,41 @@ impl FromStr for WindowStatus {
     }
 }
 
+/// What recorded a file state: the command or flow that wrote it (`file_states.recorded_by`;
+/// nothing reads it back: it is there for whoever inspects an index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedBy {
+    Scan,
+    Snap,
+    Record,
+    Check,
+    Undo,
+    Restore,
+}
+
+impl RecordedBy {
+    /// In the order of their stored codes (schema v16): a variant's code is its place here.
+    pub const ALL: [RecordedBy; 6] = [
+        RecordedBy::Scan,
+        RecordedBy::Snap,
+        RecordedBy::Record,
+        RecordedBy::Check,
+        RecordedBy::Undo,
+        RecordedBy::Restore,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RecordedBy::Scan => "scan",
+            RecordedBy::Snap => "snap",
+            RecordedBy::Record => "record",
+            RecordedBy::Check => "check",
+            RecordedBy::Undo => "undo",
+            RecordedBy::Restore => "restore",
+        }
+    }
+}
+
 /// The agent tool call a change comes from: the tool's name (`Edit`, `apply_patch`, `bash`…)
 /// and the call's id, each when the agent says it. The two travel together: a snap and its
 /// record pair by the id, and the tool names the change.

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::{EngineError, History, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::{LastRead, NewChange, Tx, WriteTx};
+use crate::model::RecordedBy;
 use crate::model::{
     Change, FileState, KnownState, MetadataReason, Proof, ToolCall, Unread, WindowKind,
     WindowStatus,
@@ -175,7 +176,7 @@ impl Session<'_> {
                     self.ws_id,
                     &cap.rel,
                     &cap.known(),
-                    "snap",
+                    RecordedBy::Snap,
                     known.as_ref(),
                 )?;
                 reports.push(SnapReport {
@@ -244,7 +245,7 @@ impl Session<'_> {
                     }
                 };
                 windows.push(report.window_id);
-                tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), "record")?;
+                tx.set_file_state(self.ws_id, &cap.rel, &cap.known(), RecordedBy::Record)?;
                 reports.push(report);
             }
             self.close_finished_implicit(tx, windows, now)?;
@@ -343,7 +344,7 @@ impl Session<'_> {
                         self.ws_id,
                         &cap.rel,
                         &cap.known(),
-                        "check",
+                        RecordedBy::Check,
                         latest.as_ref(),
                     )?;
                     tx.record_read(self.id, &cap.rel, cap.state.blob(), now)?;

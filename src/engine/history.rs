@@ -8,6 +8,7 @@ use super::exec::{self, Plan, Prefetched, Step};
 use super::{EngineError, History, Locked, ObjectKind, Result};
 use crate::ids::{BlobId, WindowId};
 use crate::index::SessionRow;
+use crate::model::RecordedBy;
 use crate::model::{
     Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus,
 };
@@ -461,7 +462,7 @@ impl Locked<'_> {
             kind: WindowKind::Agent,
             label: format!("restore {rel}"),
             tool: "restore",
-            recorded_by: "restore",
+            recorded_by: RecordedBy::Restore,
             steps: vec![Step {
                 path: rel.clone(),
                 current: current.state,

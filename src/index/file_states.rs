@@ -9,7 +9,7 @@ use super::{
     WriteTx,
 };
 use crate::ids::WorkspaceId;
-use crate::model::{FileState, KnownState, Unread};
+use crate::model::{FileState, KnownState, RecordedBy, Unread};
 use crate::workspace::RelPath;
 
 /// Entries of `state_touches` kept (at least; it is trimmed every 256 entries).
@@ -21,9 +21,16 @@ const STATE_TOUCHES_KEPT: i64 = 4096;
 pub(super) const STATE_KINDS: [&str; 3] = ["absent", "present", "unknown"];
 
 /// `file_states.recorded_by` since schema v16: the code of each command that writes states
-/// is its place here (a scan's, the usual one, takes no bytes). Any other name is stored as
-/// its text. Nothing reads the column back: it is there for whoever inspects an index.
-pub(super) const RECORDERS: [&str; 6] = ["scan", "snap", "record", "check", "undo", "restore"];
+/// is its place in [`RecordedBy::ALL`] (a scan's, the usual one, takes no bytes). Nothing
+/// reads the column back: it is there for whoever inspects an index.
+pub(super) const RECORDERS: [&str; 6] = [
+    RecordedBy::ALL[0].as_str(),
+    RecordedBy::ALL[1].as_str(),
+    RecordedBy::ALL[2].as_str(),
+    RecordedBy::ALL[3].as_str(),
+    RecordedBy::ALL[4].as_str(),
+    RecordedBy::ALL[5].as_str(),
+];
 
 /// A file state's stored `kind` code.
 fn kind_code(kind: &str) -> i64 {
@@ -33,13 +40,12 @@ fn kind_code(kind: &str) -> i64 {
         .expect("StateValues only makes the kinds of STATE_KINDS") as i64
 }
 
-/// What `recorded_by` stores for `by`: its code, or the name itself when it has none.
-fn recorder(by: &str) -> rusqlite::types::Value {
-    use rusqlite::types::Value;
-    match RECORDERS.iter().position(|r| *r == by) {
-        Some(code) => Value::Integer(code as i64),
-        None => Value::Text(by.to_string()),
-    }
+/// What `recorded_by` stores for `by`: its code.
+fn recorder(by: RecordedBy) -> i64 {
+    RecordedBy::ALL
+        .iter()
+        .position(|r| *r == by)
+        .expect("ALL lists every variant") as i64
 }
 
 /// One row of [`select_states!`]: its path and state.
@@ -114,7 +120,7 @@ impl WriteTx<'_> {
         ws: WorkspaceId,
         path: &RelPath,
         known: &KnownState,
-        by: &str,
+        by: RecordedBy,
     ) -> Result<()> {
         self.log_state(ws, path)?;
         self.upsert_file_state(ws, path, known, by, false).map(drop)
@@ -129,7 +135,7 @@ impl WriteTx<'_> {
         ws: WorkspaceId,
         path: &RelPath,
         known: &KnownState,
-        by: &str,
+        by: RecordedBy,
         before: Option<&KnownState>,
     ) -> Result<()> {
         let same = |b: &KnownState| b.state == known.state && b.state != FileState::Unknown;
@@ -209,7 +215,7 @@ impl WriteTx<'_> {
         ws: WorkspaceId,
         path: &RelPath,
         known: &KnownState,
-        by: &str,
+        by: RecordedBy,
         unless_newer: bool,
     ) -> Result<bool> {
         macro_rules! upsert {
@@ -279,7 +285,7 @@ mod tests {
         let ws = index
             .write(|tx| {
                 let ws = tx.workspace(b"/w", 1)?;
-                tx.set_file_state(ws, &path, &known, "scan")?;
+                tx.set_file_state(ws, &path, &known, RecordedBy::Scan)?;
                 Ok::<_, IndexError>(ws)
             })
             .unwrap();
@@ -325,15 +331,16 @@ mod tests {
     /// The codes are part of the file format: migration 16 (`schema.rs`) writes them as
     /// literals, and every existing index holds them. Reordering the lists would misread it.
     #[test]
-    fn the_codes_of_kinds_and_recorders_are_their_places_and_unknown_recorders_stay_words() {
+    fn the_codes_of_kinds_and_recorders_are_their_places() {
         assert_eq!(kind_code("absent"), 0);
         assert_eq!(kind_code("present"), 1);
         assert_eq!(kind_code("unknown"), 2);
-        assert_eq!(recorder("scan"), rusqlite::types::Value::Integer(0));
-        assert_eq!(recorder("restore"), rusqlite::types::Value::Integer(5));
-        assert_eq!(
-            recorder("import"),
-            rusqlite::types::Value::Text("import".into())
-        );
+        // As migration 16 writes them.
+        let codes = ["scan", "snap", "record", "check", "undo", "restore"];
+        for (code, by) in RecordedBy::ALL.into_iter().enumerate() {
+            assert_eq!(recorder(by), code as i64);
+            assert_eq!(by.as_str(), codes[code]);
+            assert_eq!(RECORDERS[code], codes[code]);
+        }
     }
 }

@@ -9,7 +9,7 @@ use rusqlite::{params, OptionalExtension};
 use super::file_states::known_state;
 use super::{stored_path, Ctx, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
-use crate::model::KnownState;
+use crate::model::{KnownState, RecordedBy};
 use crate::workspace::RelPath;
 
 /// What a full walk kept of one directory (`scan::listing` gives the fields their meaning).
@@ -357,14 +357,14 @@ impl WriteTx<'_> {
     }
 
     /// Set a file state unless the row already holds one recorded later (by a snap or record
-    /// that ran while the scan was hashing), not logged (see `Tx::log_state`). Returns
+    /// that ran while the scan was hashing), not logged (see `WriteTx::log_state`). Returns
     /// whether the row was written.
     pub fn set_file_state_unless_newer(
         &self,
         ws: WorkspaceId,
         path: &RelPath,
         known: &KnownState,
-        by: &str,
+        by: RecordedBy,
     ) -> Result<bool> {
         self.upsert_file_state(ws, path, known, by, true)
     }
@@ -478,7 +478,7 @@ mod tests {
                 mode: 0o644,
             })
         };
-        let set = |p: &str, known: &KnownState, by: &str| {
+        let set = |p: &str, known: &KnownState, by: RecordedBy| {
             index
                 .write(|tx| {
                     let ws = tx.workspace(b"/w", 1)?;
@@ -491,14 +491,14 @@ mod tests {
             index
                 .write(|tx| {
                     let ws = tx.workspace(b"/w", 1)?;
-                    tx.set_file_state_after(ws, &rel(p), known, "check", before)
+                    tx.set_file_state_after(ws, &rel(p), known, RecordedBy::Check, before)
                 })
                 .unwrap()
         };
         let ws = index
             .write(|tx| {
                 let ws = tx.workspace(b"/w", 1)?;
-                tx.set_file_state_unless_newer(ws, &rel("scanned.rs"), &present, "scan")?;
+                tx.set_file_state_unless_newer(ws, &rel("scanned.rs"), &present, RecordedBy::Scan)?;
                 Ok::<_, super::super::IndexError>(ws)
             })
             .unwrap();
@@ -511,11 +511,11 @@ mod tests {
             (0, vec![]),
             "a scan's write that never goes over a newer state is not logged"
         );
-        set("out/a.o", &present, "snap");
-        set("out/a.o", &present, "record");
-        set("gone.rs", &absent, "snap");
-        set("scanned.rs", &absent, "scan");
-        set("scanned.rs", &present, "undo");
+        set("out/a.o", &present, RecordedBy::Snap);
+        set("out/a.o", &present, RecordedBy::Record);
+        set("gone.rs", &absent, RecordedBy::Snap);
+        set("scanned.rs", &absent, RecordedBy::Scan);
+        set("scanned.rs", &present, RecordedBy::Undo);
         // With the state before at hand: the same bytes are not logged, other bytes are, and
         // so is an unknown state (its bytes may be any).
         set_after("same.rs", &blob(1), Some(&blob(1)));
@@ -563,7 +563,7 @@ mod tests {
         index
             .write(|tx| {
                 for i in 0..4344 {
-                    tx.set_file_state(ws, &rel(&format!("many/{i}")), &present, "snap")?;
+                    tx.set_file_state(ws, &rel(&format!("many/{i}")), &present, RecordedBy::Snap)?;
                 }
                 Ok::<_, super::super::IndexError>(())
             })
@@ -595,7 +595,7 @@ mod tests {
                     unread: None,
                 };
                 for p in ["c", "c/z.rs", "c/e/v.rs", "c.txt", "c-x/y", "cc/d", "b/c"] {
-                    tx.upsert_file_state(ws, &rel(p), &known, "test", false)?;
+                    tx.upsert_file_state(ws, &rel(p), &known, RecordedBy::Scan, false)?;
                 }
                 Ok::<_, super::super::IndexError>(ws)
             })

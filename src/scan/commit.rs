@@ -7,6 +7,7 @@ use super::{ChangeKind, Phase, Result, Scan, ScanChange};
 use crate::ids::WindowId;
 use crate::index::WriteTx;
 use crate::index::{NewChange, Tx};
+use crate::model::RecordedBy;
 use crate::model::ToolCall;
 use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
 use crate::workspace::RelPath;
@@ -82,7 +83,7 @@ impl Scan<'_> {
             None => match moved_meanwhile(tx, ws, l)? {
                 Some(judged) => judged,
                 None => {
-                    tx.set_file_state_unless_newer(ws, &l.rel, &known, "scan")?;
+                    tx.set_file_state_unless_newer(ws, &l.rel, &known, RecordedBy::Scan)?;
                     return Ok(());
                 }
             },
@@ -91,7 +92,7 @@ impl Scan<'_> {
             return Ok(());
         }
         self.insert_change(tx, sink, &l.rel, &judged, l.state, now)?;
-        tx.set_file_state(ws, &l.rel, &known, "scan")?;
+        tx.set_file_state(ws, &l.rel, &known, RecordedBy::Scan)?;
         changes.push(ScanChange {
             path: l.rel.display(),
             path_bytes: l.rel.bytes_hex_if_not_utf8(),
@@ -132,7 +133,7 @@ impl Scan<'_> {
             recorded_at: now,
             unread: None,
         };
-        tx.set_file_state(self.session.workspace_id(), rel, &absent, "scan")?;
+        tx.set_file_state(self.session.workspace_id(), rel, &absent, RecordedBy::Scan)?;
         changes.push(ScanChange {
             path: rel.display(),
             path_bytes: rel.bytes_hex_if_not_utf8(),

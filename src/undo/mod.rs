@@ -67,6 +67,7 @@ use crate::engine::exec::{self, Plan, Step};
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, WindowId};
 use crate::merge;
+use crate::model::RecordedBy;
 pub use crate::model::Shown;
 use crate::model::{Change, FileState, WindowKind};
 use crate::workspace::fs::WorkspaceFs;
@@ -556,7 +557,7 @@ fn plan_of(
                 h.path
             ),
             tool: kind.as_str(),
-            recorded_by: "undo",
+            recorded_by: RecordedBy::Undo,
             steps,
             reverses: Vec::new(),
         },
@@ -564,7 +565,7 @@ fn plan_of(
             kind,
             label: format!("{kind} of window {}", join(targets)),
             tool: kind.as_str(),
-            recorded_by: "undo",
+            recorded_by: RecordedBy::Undo,
             steps,
             reverses: changes.iter().map(|c| c.id).collect(),
         },

@@ -6,6 +6,7 @@
 //! hooks make them, undo and redo. Both scans must record the same changes, round after
 //! round, and both homes' undos and redos do the same.
 
+use rewind::model::RecordedBy;
 use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -359,7 +360,7 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
         unread: None,
     };
     let f = RelPath::from_stored(b"f".to_vec()).unwrap();
-    let set = |by: &str| {
+    let set = |by: RecordedBy| {
         home.index()
             .write(|tx| {
                 let id = tx.workspace(&root, 0)?;
@@ -370,9 +371,9 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
     let modified = vec!["Modified f Exact".to_string()];
     // Written by a hook, or by a scan recording a change (over whatever state the row holds,
     // maybe one recorded after the scan looked): logged, so f is not settled.
-    for by in ["snap", "scan"] {
+    for by in [RecordedBy::Snap, RecordedBy::Scan] {
         set(by);
-        assert_eq!(scan(), (2, modified.clone()), "a write by {by}");
+        assert_eq!(scan(), (2, modified.clone()), "a write by {}", by.as_str());
         assert_eq!(scan(), (2, vec![]), "f verified again, its listing renewed");
         assert_eq!(scan(), (3, vec![]));
     }
@@ -382,7 +383,7 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
     home.index()
         .write(|tx| {
             let id = tx.workspace(&root, 0)?;
-            tx.set_file_state_unless_newer(id, &f, &fake, "scan")
+            tx.set_file_state_unless_newer(id, &f, &fake, RecordedBy::Scan)
         })
         .unwrap();
     assert_eq!(scan(), (3, vec![]));
@@ -400,7 +401,7 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
                 let id = tx.workspace(b"/elsewhere", 0)?;
                 for i in 0..n {
                     let p = RelPath::from_stored(format!("never/{i}").into_bytes()).unwrap();
-                    tx.set_file_state(id, &p, &absent, "snap")?;
+                    tx.set_file_state(id, &p, &absent, RecordedBy::Snap)?;
                 }
                 Ok::<_, rewind::index::IndexError>(())
             })
@@ -419,7 +420,7 @@ fn a_file_whose_state_was_written_since_its_listing_was_verified_is_not_settled(
         .write(|tx| {
             let id = tx.workspace(&root, 0)?;
             let ghost = RelPath::from_stored(b"ghost".to_vec()).unwrap();
-            tx.set_file_state(id, &ghost, &absent, "snap")
+            tx.set_file_state(id, &ghost, &absent, RecordedBy::Snap)
         })
         .unwrap();
     elsewhere(4400);

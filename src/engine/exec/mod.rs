@@ -39,7 +39,7 @@ pub use turn::{write_in_turn, TurnWrite};
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
-use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
+use crate::model::{FileState, KnownState, Proof, RecordedBy, WindowKind, WindowStatus};
 use crate::store::Loaded;
 use crate::workspace::RelPath;
 
@@ -81,7 +81,7 @@ pub struct Plan {
     /// The tool name its changes carry (`undo`, `redo`, `restore`).
     pub tool: &'static str,
     /// Who the file states it leaves say recorded them.
-    pub recorded_by: &'static str,
+    pub recorded_by: RecordedBy,
     pub steps: Vec<Step>,
     /// The changes this plan reverses: marked undone by its window (redo: no longer undone).
     pub reverses: Vec<ChangeId>,
@@ -201,7 +201,7 @@ fn intent(session: &Session<'_>, plan: &Plan, now: i64) -> Result<WindowId> {
 }
 
 /// Mark the window done and move the file states to the targets.
-fn finish(session: &Session<'_>, window: WindowId, by: &str, steps: &[Step]) -> Result<()> {
+fn finish(session: &Session<'_>, window: WindowId, by: RecordedBy, steps: &[Step]) -> Result<()> {
     let now = session.now();
     let mut states = Vec::with_capacity(steps.len());
     for step in steps {

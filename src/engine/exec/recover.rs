@@ -7,7 +7,7 @@ use super::apply::{current_state, Applier};
 use super::{finish, roll_back_record, Step, Targets};
 use crate::engine::{EngineError, Locked, ObjectKind, Result, Session};
 use crate::ids::WindowId;
-use crate::model::{Change, FileState, WindowKind};
+use crate::model::{Change, FileState, RecordedBy, WindowKind};
 
 /// An interrupted plan that recovery settled.
 #[derive(Debug, Clone)]
@@ -75,9 +75,9 @@ fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<Recovered> {
             .is_ok()
         {
             let by = if w.kind == WindowKind::Agent {
-                "restore"
+                RecordedBy::Restore
             } else {
-                "undo"
+                RecordedBy::Undo
             };
             finish(session, window, by, &forward)?;
             recovered.changes = changes;

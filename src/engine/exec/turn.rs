@@ -20,13 +20,13 @@ use super::apply::{current_state, Applier};
 use super::{Failed, Recovered, Step, Targets};
 use crate::engine::{EngineError, Locked, Result, Session};
 use crate::ids::{ChangeId, WindowId};
-use crate::model::{Change, FileState, KnownState, Proof, WindowKind};
+use crate::model::{Change, FileState, KnownState, Proof, RecordedBy, WindowKind};
 use crate::store::Loaded;
 use crate::workspace::fs::remove_stale_temps;
 use crate::workspace::RelPath;
 
 /// Who the file state a tool's write leaves says recorded it (as an agent's own record).
-const RECORDED_BY: &str = "record";
+const RECORDED_BY: RecordedBy = RecordedBy::Record;
 
 /// One file an edit tool writes inside a turn.
 pub struct TurnWrite {

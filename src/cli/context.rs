@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use rewind::engine::{EngineError, Home, Options, Session};
 use rewind::workspace::Workspace;
 
-use super::args::{AgentName, Global};
 use super::exit::{Exit, Failure};
+use super::options::{AgentName, Global};
 
 /// A command's current directory and session (which holds the home).
 pub(crate) struct Ctx {

@@ -9,6 +9,7 @@ mod crash;
 pub mod exit;
 mod input;
 mod memory;
+mod options;
 mod progress;
 mod render;
 
@@ -41,7 +42,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Restore(args) => restore::run(g, &out, &args),
         Command::Verify => verify::run(g, &out),
         Command::Gc(args) => gc::run(g, &out, &args),
-        Command::Demo(args) => demo::run(&out, args.keep),
+        Command::Demo(args) => demo::run(&out, &args),
         Command::Hook(args) => Ok(hook::run_hook(g, args)),
         Command::Init(args) => init::run(g, &out, args),
         Command::Read(args) => read::run(g, &out, args),

@@ -7,9 +7,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::read::render_context;
-use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 #[derive(Debug, Args)]

@@ -1,14 +1,25 @@
 //! `rewind diff [WINDOW]`: unified diff of a window's changes (colored on a terminal).
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::DiffEntry;
 use rewind::ids::WindowId;
 use rewind::merge;
 use serde::Serialize;
 
-use crate::cli::args::{DiffArgs, Global};
 use crate::cli::context::{parse_id, Ctx};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Window id [default: the session's newest window with changes]
+    pub window: Option<String>,
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+}
 
 #[derive(Serialize)]
 struct DiffJson<'a> {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rewind::edit;
 
-use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]

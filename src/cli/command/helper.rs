@@ -42,9 +42,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::hook::{self, HookArgs, HookLog};
-use crate::cli::args::{Global, HelperCmd, RunArgs};
+use crate::cli::args::{HelperCmd, RunArgs};
 use crate::cli::context::{default_home, open_home_owned};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 /// The helper's socket, in the home.

@@ -21,10 +21,10 @@ use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
 use rewind::scan::{GitGlobal, ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
-use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::input;
+use crate::cli::options::Global;
 use crate::cli::progress::Bars;
 
 /// Largest payload read from stdin: the limit on every input a command reads.

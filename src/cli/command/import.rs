@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{ClaudeCodeOptions, ImportReport, OpenCodeOptions, SessionReport};
 
-use crate::cli::args::Global;
 use crate::cli::context::{cwd, open_home_for, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 #[derive(Debug, Subcommand)]

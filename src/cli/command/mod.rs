@@ -36,8 +36,9 @@ pub mod write;
 /// their own process.
 #[cfg(not(target_os = "linux"))]
 pub mod helper {
-    use crate::cli::args::{Global, HelperCmd};
+    use crate::cli::args::HelperCmd;
     use crate::cli::exit::{Exit, Failure};
+    use crate::cli::options::Global;
     use crate::cli::render::Out;
 
     pub enum Forward {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::engine::{ContextFile, ReadReport};
 
-use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]

@@ -3,10 +3,10 @@
 
 use rewind::engine::RecordReport;
 
-use super::snap::Files;
-use crate::cli::args::{Global, PathsArgs};
+use super::snap::{Files, PathsArgs};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {

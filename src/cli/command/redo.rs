@@ -1,12 +1,35 @@
 //! `rewind redo`: re-apply the most recently undone window (see `undo.rs` for the apply).
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::undo::{Direction, Target};
 
 use super::undo::{apply, Plan};
-use crate::cli::args::{Global, RedoArgs};
 use crate::cli::context::parse_id;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::{AgentName, Global};
 use crate::cli::render::Out;
+
+#[derive(Debug, Args)]
+pub struct RedoArgs {
+    /// Redo this undo window
+    #[arg(long, value_name = "ID")]
+    pub window: Option<String>,
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long, conflicts_with = "strict")]
+    pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
+    /// Refuse over edits made since the undo instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
+}
 
 pub fn run(g: &Global, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
     let target = match &args.window {

@@ -3,9 +3,9 @@
 
 use rewind::maintenance::VerifyReport;
 
-use crate::cli::args::Global;
 use crate::cli::context::open_home;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::progress::Bars;
 use crate::cli::render::Out;
 

@@ -21,9 +21,9 @@ use rewind::engine::{Home, Session};
 use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
 use rewind::workspace::Workspace;
 
-use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]

@@ -1,12 +1,24 @@
 //! `rewind window open|close`: explicit windows (turns).
 
+use clap::Subcommand;
 use rewind::ids::WindowId;
 use serde::Serialize;
 
-use crate::cli::args::{Global, WindowCmd};
 use crate::cli::context::Ctx;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
+
+#[derive(Debug, Subcommand)]
+pub enum WindowCmd {
+    /// Open a window; prints its id
+    Open {
+        #[arg(long, value_name = "TEXT")]
+        label: Option<String>,
+    },
+    /// Close the session's open window
+    Close,
+}
 
 #[derive(Serialize)]
 struct Opened<'a> {

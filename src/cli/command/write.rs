@@ -7,10 +7,10 @@ use clap::Args;
 use rewind::engine::WriteGuard;
 
 use super::edit::read_input;
-use crate::cli::args::Global;
 use crate::cli::context::Ctx;
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]

@@ -25,9 +25,9 @@ use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
 
-use crate::cli::args::Global;
 use crate::cli::context::{home_dir, options, Ctx};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 use rewind::engine::Options;
 use rewind::workspace::Workspace;

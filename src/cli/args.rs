@@ -2,11 +2,11 @@
 //! whose arguments each command's own `command/<name>.rs` defines. Parsed once in `main`;
 //! commands see plain structs.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use super::command::{
-    blame, check, completions, context, demo, diff, doctor, edit, gc, hook, import, init, log, mcp,
-    read, redo, restore, review, search, snap, undo, watch, window, write,
+    blame, check, completions, context, demo, diff, doctor, edit, gc, helper, hook, import, init,
+    log, mcp, read, redo, restore, review, search, snap, undo, watch, window, write,
 };
 use super::options::Global;
 
@@ -81,7 +81,7 @@ pub enum Command {
     Man(completions::ManArgs),
     /// A resident helper that answers hook events with the index kept open
     #[command(subcommand)]
-    Helper(HelperCmd),
+    Helper(helper::HelperCmd),
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(watch::WatchArgs),
@@ -91,35 +91,4 @@ pub enum Command {
     /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and
     /// reject them by file, by hunk or all at once
     Review(review::ReviewArgs),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum HelperCmd {
-    /// Start a helper for the home in the background (hooks then skip opening the index)
-    Start(RunArgs),
-    /// Ask the home's helper to exit
-    Stop,
-    /// Is a helper running for the home, and what has it done?
-    Status,
-    /// Run the helper in the foreground (what `start` runs)
-    #[command(hide = true)]
-    Run(RunArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Exit after this many seconds without a hook event
-    #[arg(long, value_name = "SECS", default_value_t = 1800)]
-    pub idle_timeout: u64,
-    /// Started by `helper start`: leave the terminal's session
-    #[arg(long, hide = true)]
-    pub detached: bool,
-    /// Do not record the edits made outside the agents in the workspaces the hook events come
-    /// from (by default the helper records them as they happen: local history, as `rewind
-    /// watch` does)
-    #[arg(long)]
-    pub no_record: bool,
-    /// What the helper does by default (kept for the command lines that still pass it)
-    #[arg(long, hide = true, conflicts_with = "no_record")]
-    pub record: bool,
 }

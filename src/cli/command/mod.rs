@@ -12,7 +12,6 @@ pub mod diff;
 pub mod doctor;
 pub mod edit;
 pub mod gc;
-#[cfg(target_os = "linux")]
 pub mod helper;
 pub mod hook;
 pub mod import;
@@ -31,43 +30,3 @@ pub mod verify;
 pub mod watch;
 pub mod window;
 pub mod write;
-
-/// Without Linux's peer credentials and `poll` (rustix), there is no helper: hooks run in
-/// their own process.
-#[cfg(not(target_os = "linux"))]
-pub mod helper {
-    use crate::cli::args::HelperCmd;
-    use crate::cli::exit::{Exit, Failure};
-    use crate::cli::options::Global;
-    use crate::cli::render::Out;
-
-    pub enum Forward {
-        Answered(u8),
-        InProcess(Option<Result<Vec<u8>, String>>),
-    }
-
-    pub fn forward_hook() -> Forward {
-        Forward::InProcess(None)
-    }
-
-    pub(crate) enum Probe {
-        NotRunning,
-        Busy,
-        Running {
-            pid: u32,
-            served: u64,
-            same_build: bool,
-        },
-    }
-
-    pub(crate) fn probe(_: &std::path::Path) -> Probe {
-        Probe::NotRunning
-    }
-
-    pub fn run(_: &Global, _: &Out, _: HelperCmd) -> Result<Exit, Failure> {
-        Err(Failure::new(
-            Exit::Error,
-            "the hook helper is only built on Linux",
-        ))
-    }
-}

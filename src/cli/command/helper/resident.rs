@@ -41,8 +41,8 @@ use rewind::scan::{WatchCounts, Watching};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::hook::{self, HookArgs, HookLog};
-use crate::cli::args::{HelperCmd, RunArgs};
+use super::{HelperCmd, RunArgs};
+use crate::cli::command::hook::{self, HookArgs, HookLog};
 use crate::cli::context::{default_home, open_home_owned};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::options::Global;
@@ -783,10 +783,10 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
 fn record_in_background(
     g: &Global,
     watching: Watching,
-) -> Result<super::watch::Background, Failure> {
+) -> Result<crate::cli::command::watch::Background, Failure> {
     let mut home = open_home_owned(g)?;
     home.idle();
-    super::watch::Background::start(home, watching).map_err(|e| {
+    crate::cli::command::watch::Background::start(home, watching).map_err(|e| {
         Failure::new(
             Exit::Error,
             format!("cannot start the helper's recording thread: {e}"),
@@ -881,7 +881,7 @@ struct Helper<'g> {
     watching: Watching,
     /// The thread that records the local history of the workspaces the events came from
     /// (unless `--no-record`).
-    recorder: Option<super::watch::Background>,
+    recorder: Option<crate::cli::command::watch::Background>,
     /// When the last event or scan ended whose memory is not given back yet.
     unreleased: Option<Instant>,
 }

@@ -15,6 +15,8 @@ mod render;
 
 use std::io::IsTerminal;
 
+use clap::CommandFactory;
+
 use args::{Cli, Command};
 use command::{
     blame, check, completions, demo, diff, doctor, edit, gc, helper, hook, init, log, mcp, read,
@@ -53,8 +55,8 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Mcp(args) => mcp::run(g, args),
         Command::Helper(cmd) => helper::run(g, &out, cmd),
         Command::Doctor(args) => doctor::run(g, &out, args),
-        Command::Completions(args) => completions::completions(&args),
-        Command::Man(args) => completions::man(&args),
+        Command::Completions(args) => completions::completions(&args, Cli::command()),
+        Command::Man(args) => completions::man(&args, Cli::command()),
         Command::Watch(args) => command::watch::run(g, &out, &args),
         Command::Import(cmd) => command::import::run(g, &out, cmd),
         Command::Review(args) => command::review::run(g, &out, &args),

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::engine::{Blame, BlameLine};
 
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 #[derive(Debug, Args)]
@@ -19,8 +18,8 @@ pub struct BlameArgs {
     pub at: Option<String>,
 }
 
-pub fn run(g: &Global, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let at = args.at.as_deref().map(parse_id).transpose()?;
     let blame = ctx.session.blame(&args.path, &ctx.cwd, at)?;
     if out.json {

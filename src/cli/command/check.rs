@@ -6,9 +6,8 @@ use clap::Args;
 use rewind::engine::{CheckReport, ModReason};
 use serde::Serialize;
 
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
@@ -29,8 +28,8 @@ struct CheckJson<'a> {
     files: &'a [CheckReport],
 }
 
-pub fn run(g: &Global, out: &Out, args: &CheckArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &CheckArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let reports = ctx.session.check(&args.paths, &ctx.cwd, args.record)?;
     let modified = reports.iter().any(|r| r.externally_modified);
     if out.json {

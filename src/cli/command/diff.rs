@@ -8,9 +8,8 @@ use rewind::ids::WindowId;
 use rewind::merge;
 use serde::Serialize;
 
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
@@ -37,8 +36,8 @@ struct FileJson<'a> {
     diff: String,
 }
 
-pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let window = args.window.as_deref().map(parse_id).transpose()?;
     let (window, entries) = ctx.session.diff(window, &args.paths, &ctx.cwd)?;
     if out.json {

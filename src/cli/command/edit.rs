@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rewind::edit;
 
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
-use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
@@ -23,7 +22,7 @@ pub struct EditArgs {
     pub ops: PathBuf,
 }
 
-pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     let EditArgs {
         path,
         token,
@@ -33,7 +32,7 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     let text = String::from_utf8(raw)
         .map_err(|_| Failure::new(Exit::Error, "ops json is not utf-8 text"))?;
     let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let result = ctx
         .session
         .edit_file(&path, &ctx.cwd, token.as_deref(), &ops)

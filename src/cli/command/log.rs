@@ -8,9 +8,9 @@ use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
 
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::{AgentName, Global};
+use crate::cli::options::AgentName;
 use crate::cli::render::{name, short, Out};
 
 #[derive(Debug, Args)]
@@ -44,8 +44,8 @@ struct LogJson<'a> {
     sessions: &'a [LogSession],
 }
 
-pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open_as(g, args.agent)?;
+pub fn run(inv: &Invocation, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open_as(inv, args.agent)?;
     if args.refusals {
         let refusals = ctx.session.refusals()?;
         if out.json {

@@ -6,9 +6,9 @@ use clap::Args;
 use rewind::undo::{Direction, Target};
 
 use super::undo::{apply, Plan};
-use crate::cli::context::parse_id;
+use crate::cli::context::{parse_id, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::{AgentName, Global};
+use crate::cli::options::AgentName;
 use crate::cli::render::Out;
 
 #[derive(Debug, Args)]
@@ -31,13 +31,13 @@ pub struct RedoArgs {
     pub strict: bool,
 }
 
-pub fn run(g: &Global, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
     let target = match &args.window {
         Some(w) => Target::Window(parse_id(w)?),
         None => Target::Latest,
     };
     apply(
-        g,
+        inv,
         out,
         Plan {
             direction: Direction::Redo,

@@ -7,9 +7,8 @@ use clap::{Args, ValueEnum};
 use rewind::engine::{RestoreReport, RestoreSource};
 use rewind::ids::BadBlobId;
 
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::{name, short, Out};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -39,8 +38,8 @@ pub struct RestoreArgs {
     pub side: Option<Side>,
 }
 
-pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let source = match (&args.blob, &args.window, args.side, args.version) {
         (_, _, _, Some(n)) => RestoreSource::Version(n),
         (Some(b), _, _, None) => RestoreSource::Blob(

@@ -7,9 +7,8 @@ use clap::Args;
 use rewind::engine::SnapReport;
 use serde::Serialize;
 
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
@@ -30,8 +29,8 @@ pub(super) struct Files<'a, T> {
     pub files: &'a [T],
 }
 
-pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let reports = ctx.session.snap(
         &args.paths,
         &ctx.cwd,

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::undo::{self, Direction, FileReport, Report, Request, Status, Target};
 
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::crash::CrashAfterOps;
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::{AgentName, Global};
+use crate::cli::options::AgentName;
 use crate::cli::render::{name, opt, short, Out};
 
 #[derive(Debug, Args)]
@@ -52,7 +52,7 @@ pub struct UndoArgs {
     pub skip_unsafe: bool,
 }
 
-pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
     let target = match (&args.window, &args.tool_call, args.all) {
         (Some(w), _, _) => Target::Window(parse_id(w)?),
         (_, Some(tc), _) => Target::ToolCall(tc.clone()),
@@ -60,7 +60,7 @@ pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
         _ => Target::Latest,
     };
     apply(
-        g,
+        inv,
         out,
         Plan {
             direction: Direction::Undo,
@@ -91,8 +91,8 @@ pub(super) struct Plan {
 
 /// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
 /// refused it (or would, for a dry run), 4 when there was nothing to do.
-pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> {
-    let ctx = Ctx::open_as(g, plan.agent)?;
+pub(super) fn apply(inv: &Invocation, out: &Out, plan: Plan) -> Result<Exit, Failure> {
+    let ctx = Ctx::open_as(inv, plan.agent)?;
     let Plan {
         agent: _,
         direction,

@@ -4,9 +4,8 @@ use clap::Subcommand;
 use rewind::ids::WindowId;
 use serde::Serialize;
 
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
-use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 #[derive(Debug, Subcommand)]
@@ -32,8 +31,8 @@ struct Closed {
     closed: bool,
 }
 
-pub fn run(g: &Global, out: &Out, cmd: WindowCmd) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, cmd: WindowCmd) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let s = &ctx.session;
     match cmd {
         WindowCmd::Open { label } => {

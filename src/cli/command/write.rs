@@ -7,10 +7,9 @@ use clap::Args;
 use rewind::engine::WriteGuard;
 
 use super::edit::read_input;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
-use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]
@@ -24,14 +23,14 @@ pub struct WriteArgs {
     pub create: bool,
 }
 
-pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
     let WriteArgs {
         path,
         token,
         create,
     } = args;
     let content = read_input(input::Source::Stdin("the new content"))?;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let guard = if create {
         WriteGuard::Create
     } else {

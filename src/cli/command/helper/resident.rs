@@ -1100,7 +1100,7 @@ impl Helper<'_> {
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             hook::answer(
                 &event.global,
-                Some(resident),
+                hook::HomeFrom::Resident(resident),
                 event.args,
                 Some(&event.cwd),
                 false,

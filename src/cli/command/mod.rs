@@ -1,7 +1,8 @@
-//! One file per command, as `rewind --help` lists them: each turns its arguments into
-//! library calls and renders the result (human text, or a `#[derive(Serialize)]` struct for
-//! `--json`). What they share is in `cli::context` (home, workspace, session), `cli::exit`
-//! (errors to exit codes and hints) and `cli::render` (output).
+//! One file (or folder) per command, as `rewind --help` lists them: each holds its clap
+//! arguments and its `run`, which turns them into library calls and renders the result
+//! (human text, or a `#[derive(Serialize)]` struct for `--json`). What they share is in
+//! `cli::options` (the global options, `--agent`), `cli::context` (home, workspace,
+//! session), `cli::exit` (errors to exit codes and hints) and `cli::render` (output).
 
 pub mod blame;
 pub mod check;

@@ -27,7 +27,7 @@ fn parse() -> Result<cli::args::Cli, clap::Error> {
 }
 
 fn main() -> ExitCode {
-    // A hook event goes to the home's resident helper when one runs (`cli::helper`).
+    // A hook event goes to the home's resident helper when one runs (`cli::command::helper`).
     let payload = match cli::command::helper::forward_hook() {
         cli::command::helper::Forward::Answered(code) => return ExitCode::from(code),
         cli::command::helper::Forward::InProcess(payload) => payload,

@@ -1,34 +1,78 @@
 //! What most commands need before their work: the home, the current directory, the
-//! workspace and the session, resolved once from the global options ([`Ctx::open`]).
+//! workspace and the session, resolved once from the global options ([`Ctx::open`]). The
+//! home is owned by the run's [`Invocation`], which the dispatcher (`cli::run`) keeps and
+//! lends to the command: sessions borrow it for as long as the command runs.
 
+use std::cell::OnceCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rewind::engine::{EngineError, Home, Options, Session};
 use rewind::workspace::Workspace;
 
-use super::args::{AgentName, Global};
 use super::exit::{Exit, Failure};
+use super::options::{AgentName, Global};
 
-/// A command's current directory and session (which holds the home).
-pub(crate) struct Ctx {
-    pub cwd: PathBuf,
-    pub session: Session<'static>,
+/// One run of the binary, as its command sees it: the global options, and the home once
+/// the command opens it ([`Invocation::home`]). The dispatcher owns it; the command borrows.
+pub(crate) struct Invocation {
+    pub global: Global,
+    home: OnceCell<Home>,
 }
 
-impl Ctx {
+impl Invocation {
+    pub fn new(global: Global) -> Invocation {
+        Invocation {
+            global,
+            home: OnceCell::new(),
+        }
+    }
+
+    /// The home, opened from the options on first use.
+    pub fn home(&self) -> Result<&Home, Failure> {
+        if let Some(home) = self.home.get() {
+            return Ok(home);
+        }
+        let home = open_home_owned(&self.global)?;
+        Ok(self.home.get_or_init(|| home))
+    }
+
+    /// The home, for work in `ws`: refused before anything is created when it is inside `ws`.
+    pub fn home_for(&self, ws: &Workspace) -> Result<&Home, Failure> {
+        Home::refuse_inside(&home_dir(&self.global)?, ws)?;
+        self.home()
+    }
+
+    /// Ends the run without closing the home: the process exits right after the command,
+    /// which releases the index and the locks just as closing would (the index is not
+    /// checkpointed on close), while closing it (finalizing statements, freeing the parsed
+    /// schema, unmapping the WAL index) would be a measurable part of a short hook process
+    /// (benches/RESULTS.md).
+    pub fn exit_without_closing(self) {
+        std::mem::forget(self);
+    }
+}
+
+/// A command's current directory and session (which borrows the home).
+pub(crate) struct Ctx<'h> {
+    pub cwd: PathBuf,
+    pub session: Session<'h>,
+}
+
+impl<'h> Ctx<'h> {
     /// Reads the current directory, finds the workspace, opens the home (refused, before
     /// anything is created, when it is inside the workspace) and the session.
-    pub fn open(g: &Global) -> Result<Ctx, Failure> {
-        Ctx::open_as(g, None)
+    pub fn open(inv: &'h Invocation) -> Result<Ctx<'h>, Failure> {
+        Ctx::open_as(inv, None)
     }
 
     /// As [`Ctx::open`], in `agent`'s latest session of the workspace unless `--session`
     /// names one ([`agent_session`]).
-    pub fn open_as(g: &Global, agent: Option<AgentName>) -> Result<Ctx, Failure> {
+    pub fn open_as(inv: &'h Invocation, agent: Option<AgentName>) -> Result<Ctx<'h>, Failure> {
+        let g = &inv.global;
         let cwd = cwd()?;
         let ws = workspace(g, &cwd)?;
-        let home = open_home_for(g, &ws)?;
+        let home = inv.home_for(&ws)?;
         let session = match agent {
             Some(agent) if g.session.as_deref().is_none_or(str::is_empty) => {
                 let name = agent_session(home, &ws, agent)?;
@@ -101,20 +145,6 @@ pub(crate) fn home_dir(global: &Global) -> Result<PathBuf, Failure> {
 
 pub(crate) fn open_home_owned(global: &Global) -> Result<Home, Failure> {
     Ok(Home::open(&home_dir(global)?, options(global))?)
-}
-
-/// The home, for work in `ws`: refused before anything is created when it is inside `ws`.
-pub(crate) fn open_home_for(global: &Global, ws: &Workspace) -> Result<&'static Home, Failure> {
-    Home::refuse_inside(&home_dir(global)?, ws)?;
-    open_home(global)
-}
-
-/// The home of this one-shot command, never closed: the process exits right after the
-/// command, which releases the index and the locks just as closing would (the index is not
-/// checkpointed on close), while closing it (finalizing statements, freeing the parsed
-/// schema) would be a measurable part of a short hook process (benches/RESULTS.md).
-pub(crate) fn open_home(global: &Global) -> Result<&'static Home, Failure> {
-    Ok(Box::leak(Box::new(open_home_owned(global)?)))
 }
 
 pub(crate) fn cwd() -> Result<PathBuf, Failure> {

@@ -1,15 +1,25 @@
 //! `rewind blame PATH [--at WINDOW]`: for each line of a file, the change that brought it
 //! (from rewind's own history of the path, not git).
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::{Blame, BlameLine};
 
-use crate::cli::args::{BlameArgs, Global};
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 
-pub fn run(g: &Global, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+#[derive(Debug, Args)]
+pub struct BlameArgs {
+    pub path: PathBuf,
+    /// Blame the file as it was after this window [default: the file now]
+    #[arg(long, value_name = "WINDOW")]
+    pub at: Option<String>,
+}
+
+pub fn run(inv: &Invocation, out: &Out, args: &BlameArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let at = args.at.as_deref().map(parse_id).transpose()?;
     let blame = ctx.session.history().blame(&args.path, &ctx.cwd, at)?;
     if out.json {

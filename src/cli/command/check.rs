@@ -1,12 +1,26 @@
 //! `rewind check PATH...`: has each path changed since rewind's latest snapshot of it?
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::{CheckReport, ModReason};
 use serde::Serialize;
 
-use crate::cli::args::{CheckArgs, Global};
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Accept the current bytes as the latest snapshot and record the read
+    #[arg(long)]
+    pub record: bool,
+    /// Exit 1 when any path was modified
+    #[arg(long)]
+    pub exit_code: bool,
+}
 
 #[derive(Serialize)]
 struct CheckJson<'a> {
@@ -14,8 +28,8 @@ struct CheckJson<'a> {
     files: &'a [CheckReport],
 }
 
-pub fn run(g: &Global, out: &Out, args: &CheckArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &CheckArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let reports = ctx.session.check(&args.paths, &ctx.cwd, args.record)?;
     let modified = reports.iter().any(|r| r.externally_modified);
     if out.json {

@@ -1,14 +1,14 @@
 //! `rewind completions <shell>` and `rewind man`: shell completions and man pages generated
 //! from the clap definitions (`clap_complete`, `clap_mangen`), so they list exactly the
-//! commands and options the binary takes.
+//! commands and options the binary takes. The dispatcher hands them the tree
+//! (`Cli::command()`), so that this file, one of the commands `Cli` lists, does not name it.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use crate::cli::args::Cli;
 use crate::cli::exit::{Exit, Failure};
 
 #[derive(Debug, Args)]
@@ -26,29 +26,25 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// The whole command tree, every (deferred) subcommand built.
-fn command() -> clap::Command {
-    let mut cmd = Cli::command();
-    cmd.build();
-    cmd
-}
-
 /// The tree without the `help` subcommands, which would each get a page of their own.
 fn without_help(cmd: clap::Command) -> clap::Command {
     cmd.disable_help_subcommand(true)
         .mut_subcommands(without_help)
 }
 
-pub fn completions(args: &CompletionsArgs) -> Result<Exit, Failure> {
-    let mut cmd = command();
+/// Completions for `tree`, the whole command tree.
+pub fn completions(args: &CompletionsArgs, mut tree: clap::Command) -> Result<Exit, Failure> {
+    // Every (deferred) subcommand built.
+    tree.build();
     let mut text = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "rewind", &mut text);
+    clap_complete::generate(args.shell, &mut tree, "rewind", &mut text);
     print(&text)?;
     Ok(Exit::Ok)
 }
 
-pub fn man(args: &ManArgs) -> Result<Exit, Failure> {
-    let mut cmd = without_help(Cli::command());
+/// The man pages of `tree`, the whole command tree.
+pub fn man(args: &ManArgs, tree: clap::Command) -> Result<Exit, Failure> {
+    let mut cmd = without_help(tree);
     cmd.build();
     match &args.dir {
         Some(dir) => {

@@ -7,8 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::read::render_context;
-use crate::cli::args::Global;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 
@@ -28,9 +27,9 @@ struct Reset {
     reset: usize,
 }
 
-pub fn run(g: &Global, out: &Out, args: ContextArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: ContextArgs) -> Result<Exit, Failure> {
     let ContextArgs { path, reset } = args;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let s = &ctx.session;
     let forgotten = if reset {
         Some(s.reset_context()?)

@@ -4,6 +4,7 @@
 use rewind::model::ToolCall;
 use std::path::{Path, PathBuf};
 
+use clap::Args;
 use rewind::engine::{Home, Options, RestoreSource, Session};
 use rewind::ids::WindowId;
 use rewind::undo::{self, Direction, LaterEdits, Request, Status, Target};
@@ -12,6 +13,13 @@ use serde::Serialize;
 
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the scratch workspace and home, and print where they are
+    #[arg(long)]
+    pub keep: bool,
+}
 
 #[derive(Serialize)]
 struct DemoJson<'a> {
@@ -193,7 +201,7 @@ impl Story<'_> {
     }
 }
 
-pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
+pub fn run(out: &Out, args: &DemoArgs) -> Result<Exit, Failure> {
     let scratch = tempfile::Builder::new()
         .prefix("rewind-demo-")
         .tempdir()
@@ -226,11 +234,11 @@ pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
         out.print_json(&DemoJson {
             steps: &story.steps,
             ok: verify.ok,
-            kept: keep.then(|| scratch.path().display().to_string()),
+            kept: args.keep.then(|| scratch.path().display().to_string()),
         });
     } else {
         let mut text: String = story.steps.iter().map(|l| format!("• {l}\n")).collect();
-        if keep {
+        if args.keep {
             text.push_str(&format!(
                 "kept: workspace {} and home {} (try: rewind --home {} --workspace {} --session demo-session log)\n",
                 ws_dir.display(),
@@ -241,7 +249,7 @@ pub fn run(out: &Out, keep: bool) -> Result<Exit, Failure> {
         }
         out.print(&text);
     }
-    if keep {
+    if args.keep {
         let _ = scratch.keep();
     }
     Ok(if verify.ok { Exit::Ok } else { Exit::Error })

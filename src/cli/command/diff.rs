@@ -1,14 +1,24 @@
 //! `rewind diff [WINDOW]`: unified diff of a window's changes (colored on a terminal).
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::DiffEntry;
 use rewind::ids::WindowId;
 use rewind::merge;
 use serde::Serialize;
 
-use crate::cli::args::{DiffArgs, Global};
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Window id [default: the session's newest window with changes]
+    pub window: Option<String>,
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+}
 
 #[derive(Serialize)]
 struct DiffJson<'a> {
@@ -26,8 +36,8 @@ struct FileJson<'a> {
     diff: String,
 }
 
-pub fn run(g: &Global, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &DiffArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let window = args.window.as_deref().map(parse_id).transpose()?;
     let (window, entries) = ctx.session.history().diff(window, &args.paths, &ctx.cwd)?;
     if out.json {

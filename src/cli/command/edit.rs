@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rewind::edit;
 
-use crate::cli::args::Global;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::crash::{self, CrashAfterOps};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
@@ -24,7 +23,7 @@ pub struct EditArgs {
     pub ops: PathBuf,
 }
 
-pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     let EditArgs {
         path,
         token,
@@ -34,7 +33,7 @@ pub fn run(g: &Global, out: &Out, args: EditArgs) -> Result<Exit, Failure> {
     let text = String::from_utf8(raw)
         .map_err(|_| Failure::new(Exit::Error, "ops json is not utf-8 text"))?;
     let ops = edit::parse_ops(&text).map_err(|e| tool_failure(e.into(), &path))?;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     // Test seam (tests/it/crash_recovery.rs): die at a chosen file operation of the write.
     let seam = CrashAfterOps::from_env();
     let result = crash::writer(&ctx.session, &seam)?

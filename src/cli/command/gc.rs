@@ -2,16 +2,48 @@
 
 use std::time::Duration;
 
+use clap::Args;
+use rewind::engine::Home;
 use rewind::maintenance::{GcReport, Retention, VersionRetention};
 use rewind::store::HistoryReport;
 
-use crate::cli::args::{GcArgs, Global};
-use rewind::engine::Home;
-
 use crate::cli::context::{home_dir, open_home_owned, options};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::progress::Bars;
 use crate::cli::render::Out;
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Drop windows older than this many days
+    #[arg(long, value_name = "DAYS")]
+    pub older_than_days: Option<u64>,
+    /// Keep only the newest N windows per session
+    #[arg(long, value_name = "N")]
+    pub keep_windows: Option<usize>,
+    /// Drop oldest windows until the store is under this many bytes
+    #[arg(long, value_name = "BYTES")]
+    pub max_size: Option<u64>,
+    /// Of the versions recorded as edits outside the agents (`external`, what `rewind watch`
+    /// records), keep at least the newest N of each file...
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub keep_versions: usize,
+    /// ...and every one younger than this many days (fractions allowed); older ones go
+    #[arg(long, value_name = "DAYS", default_value_t = 1.0)]
+    pub keep_versions_days: f64,
+    /// Never delete anything younger than this many seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub grace_seconds: u64,
+    /// The index is lost (missing or empty) and cannot be put back: start a new, empty
+    /// history, whose gc then deletes what only the lost index referenced
+    #[arg(long)]
+    pub accept_index_loss: bool,
+    /// Then re-encode the history written one version at a time into pack files, each
+    /// version a delta against the one before it at a high compression level (slow, once
+    /// per version; writes stay append-only)
+    #[arg(long)]
+    pub pack: bool,
+}
 
 const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
 

@@ -21,10 +21,10 @@ use rewind::hooks::{self, Action, Agent, Decision, HookEvent};
 use rewind::scan::{GitGlobal, ScanOptions, Watching};
 use rewind::workspace::Workspace;
 
-use crate::cli::args::Global;
-use crate::cli::context::{cwd, default_home, home_dir, open_home, workspace};
+use crate::cli::context::{cwd, default_home, home_dir, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::input;
+use crate::cli::options::Global;
 use crate::cli::progress::Bars;
 
 /// Largest payload read from stdin: the limit on every input a command reads.
@@ -94,7 +94,8 @@ fn print_stdout(bytes: &[u8]) {
     let _ = stdout.flush();
 }
 
-pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
+pub fn run_hook(inv: &Invocation, args: HookArgs) -> Exit {
+    let g = &inv.global;
     if disabled() {
         print_stdout(&allow_anyway(args.agent.parse().ok(), None));
         return Exit::Ok;
@@ -104,7 +105,7 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
     // A panic is an internal failure like any other: the tool call proceeds (the panic
     // message is on stderr already).
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        answer(g, None, args, None, live_progress)
+        answer(g, HomeFrom::Invocation(inv), args, None, live_progress)
     }))
     .unwrap_or_else(|_| {
         let log = HookLog::from_env_home(g.home.clone());
@@ -126,20 +127,20 @@ pub fn run_hook(g: &Global, args: HookArgs) -> Exit {
 }
 
 /// What a hook prints and how it exits, gathered rather than printed, so the resident
-/// helper (`helper.rs`) can send it back to the process the agent started.
+/// helper (`helper/resident.rs`) can send it back to the process the agent started.
 pub(crate) struct HookOutput {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub exit: Exit,
 }
 
-/// Answer one hook event. `resident` is a home the caller keeps open (the helper);
-/// without it the home is opened from `g`. `cwd` is the directory of the process the agent
-/// started, when that is not this process (the helper); `live_progress` lets a slow
-/// baseline print its progress on this process's stderr as it goes.
+/// Answer one hook event, in the home `home` says (the helper's, or this process's opened
+/// from `g`). `cwd` is the directory of the process the agent started, when that is not
+/// this process (the helper); `live_progress` lets a slow baseline print its progress on
+/// this process's stderr as it goes.
 pub(crate) fn answer(
     g: &Global,
-    resident: Option<Resident<'_>>,
+    home: HomeFrom<'_>,
     args: HookArgs,
     cwd: Option<&Path>,
     live_progress: bool,
@@ -198,7 +199,7 @@ pub(crate) fn answer(
         scan_budget_ms,
     };
     let place = Place {
-        resident,
+        home,
         cwd,
         live_progress,
     };
@@ -226,9 +227,18 @@ pub(crate) struct Resident<'a> {
     pub watching: &'a Watching,
 }
 
+/// Where a hook's home comes from.
+#[derive(Clone, Copy)]
+pub(crate) enum HomeFrom<'a> {
+    /// The helper's, kept open between events.
+    Resident(Resident<'a>),
+    /// This process's, opened from the options when the event needs it.
+    Invocation(&'a Invocation),
+}
+
 /// Where the hook runs: in the process the agent started, or in the helper for it.
 struct Place<'a> {
-    resident: Option<Resident<'a>>,
+    home: HomeFrom<'a>,
     cwd: Option<&'a Path>,
     live_progress: bool,
 }
@@ -246,7 +256,10 @@ fn handle(
         Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
     }
     config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
-    config.scan.watching = place.resident.map(|r| r.watching.clone());
+    config.scan.watching = match place.home {
+        HomeFrom::Resident(r) => Some(r.watching.clone()),
+        HomeFrom::Invocation(_) => None,
+    };
     let cwd = match (&event.cwd, place.cwd) {
         (Some(dir), _) if dir.is_absolute() => dir.clone(),
         (_, Some(dir)) => dir.to_path_buf(),
@@ -257,15 +270,15 @@ fn handle(
             .map_err(|e| Failure::from(rewind::engine::EngineError::from(e)))?,
         None => workspace(g, &cwd)?,
     };
-    let home = match place.resident {
-        Some(r) => r.home,
-        None => {
+    let home = match place.home {
+        HomeFrom::Resident(r) => r.home,
+        HomeFrom::Invocation(inv) => {
             if let Err(e) = Home::refuse_inside(&home_dir(g)?, &ws) {
                 // Its log file too would be written inside the workspace.
                 log.off_disk.set(true);
                 return Err(e.into());
             }
-            open_home(g)?
+            inv.home()?
         }
     };
     let name = event

@@ -13,8 +13,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{ClaudeCodeOptions, ImportReport, OpenCodeOptions, SessionReport};
 
-use crate::cli::args::Global;
-use crate::cli::context::{cwd, open_home_for, workspace};
+use crate::cli::context::{cwd, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 
@@ -69,14 +68,14 @@ pub struct OpenCodeArgs {
     pub dry_run: bool,
 }
 
-pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
     let args = match cmd {
         ImportCmd::Opencode(args) => args,
-        ImportCmd::ClaudeCode(args) => return run_claude(g, out, args),
+        ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
     };
     let cwd = cwd()?;
-    let ws = workspace(g, &cwd)?;
-    let home = open_home_for(g, &ws)?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
     let data_dir = match args.data_dir {
         Some(d) => cwd.join(d),
         None => default_data_dir()?,
@@ -93,10 +92,10 @@ pub fn run(g: &Global, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
     Ok(show(out, &report))
 }
 
-fn run_claude(g: &Global, out: &Out, args: ClaudeCodeArgs) -> Result<Exit, Failure> {
+fn run_claude(inv: &Invocation, out: &Out, args: ClaudeCodeArgs) -> Result<Exit, Failure> {
     let cwd = cwd()?;
-    let ws = workspace(g, &cwd)?;
-    let home = open_home_for(g, &ws)?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
     let claude_dir = match (&args.claude_dir, &args.projects_dir) {
         (Some(d), _) => cwd.join(d),
         (None, Some(p)) => cwd.join(p).parent().map(PathBuf::from).unwrap_or_default(),

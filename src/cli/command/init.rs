@@ -35,9 +35,9 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 use rewind::hooks::config::{is_hook_command, Invocation, Part};
 use rewind::hooks::Agent;

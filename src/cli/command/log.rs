@@ -1,14 +1,42 @@
 //! `rewind log`: sessions → windows → changes, newest first.
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::{FileHistory, LogSession, PickaxeHit, RefusalEntry};
 use rewind::model::WindowStatus;
 use rewind::workspace::Workspace;
 use serde::Serialize;
 
-use crate::cli::args::{Global, LogArgs};
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::AgentName;
 use crate::cli::render::{name, short, Out};
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Every session of the workspace, not just this one
+    #[arg(long)]
+    pub all_sessions: bool,
+    /// Windows per session
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
+    /// Only the windows whose changes added or removed TEXT (pickaxe), newest first
+    #[arg(short = 'S', value_name = "TEXT")]
+    pub pickaxe: Option<String>,
+    /// Every version of this one file, newest first, from every session (local history);
+    /// with -S: only the windows that changed these paths
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    /// The edits the agent tools refused and the writes hooks denied over a stale read,
+    /// newest first: when, session, path, why (never content)
+    #[arg(long, conflicts_with_all = ["pickaxe", "paths"])]
+    pub refusals: bool,
+}
 
 #[derive(Serialize)]
 struct LogJson<'a> {
@@ -16,8 +44,8 @@ struct LogJson<'a> {
     sessions: &'a [LogSession],
 }
 
-pub fn run(g: &Global, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open_as(g, args.agent)?;
+pub fn run(inv: &Invocation, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open_as(inv, args.agent)?;
     if args.refusals {
         let refusals = ctx.session.history().refusals()?;
         if out.json {

@@ -33,9 +33,9 @@ use serde::Deserialize;
 
 use super::read::render as render_read;
 use super::search::render as render_search;
-use crate::cli::args::{AgentName, Global};
 use crate::cli::context::{cwd, default_home, options, workspace};
 use crate::cli::exit::{tool_failure, Exit, Failure};
+use crate::cli::options::{AgentName, Global};
 
 /// Agent environment variables that carry the conversation id, in order of preference.
 const SESSION_ENV: [&str; 2] = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"];

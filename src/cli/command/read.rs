@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::engine::{ContextFile, ReadReport};
 
-use crate::cli::args::Global;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::render::{name, Out};
 
@@ -22,13 +21,13 @@ pub struct ReadArgs {
     pub limit: Option<usize>,
 }
 
-pub fn run(g: &Global, out: &Out, args: ReadArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: ReadArgs) -> Result<Exit, Failure> {
     let ReadArgs {
         path,
         offset,
         limit,
     } = args;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let report = ctx
         .session
         .read_file(&path, &ctx.cwd, offset, limit)

@@ -4,14 +4,13 @@
 use rewind::engine::RecordReport;
 use rewind::model::ToolCall;
 
-use super::snap::Files;
-use crate::cli::args::{Global, PathsArgs};
-use crate::cli::context::Ctx;
+use super::snap::{Files, PathsArgs};
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, Out};
 
-pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let reports = ctx.session.record(
         &args.paths,
         &ctx.cwd,

@@ -1,16 +1,45 @@
 //! `rewind restore PATH (--blob ID | --version N | --window ID --side before|after)`: put a
 //! path back to a stored version, as an undoable window of its own.
 
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
 use rewind::engine::{RestoreReport, RestoreSource};
 use rewind::ids::BadBlobId;
 
-use crate::cli::args::{Global, RestoreArgs, Side};
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, short, Out};
 
-pub fn run(g: &Global, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Side {
+    Before,
+    After,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    pub path: PathBuf,
+    /// Restore this blob
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with_all = ["window", "version"],
+        required_unless_present_any = ["window", "version"]
+    )]
+    pub blob: Option<String>,
+    /// Restore version N of the file's history (`rewind log --path PATH`)
+    #[arg(long, value_name = "N", conflicts_with = "window")]
+    pub version: Option<usize>,
+    /// Restore a side of this window's change to PATH
+    #[arg(long, value_name = "ID", requires = "side")]
+    pub window: Option<String>,
+    #[arg(long, value_enum)]
+    pub side: Option<Side>,
+}
+
+pub fn run(inv: &Invocation, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let source = match (&args.blob, &args.window, args.side, args.version) {
         (_, _, _, Some(n)) => RestoreSource::Version(n),
         (Some(b), _, _, None) => RestoreSource::Blob(

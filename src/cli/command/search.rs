@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::search::{self, SearchOptions, SearchReport};
 
-use crate::cli::args::Global;
 use crate::cli::context::{cwd, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 
 #[derive(Debug, Args)]

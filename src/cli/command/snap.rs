@@ -1,14 +1,28 @@
 //! `rewind snap PATH...`: before an agent write, the current bytes (or absence) of each path
 //! become the before state of a new change in the session's open window.
 
+use std::path::PathBuf;
+
+use clap::Args;
 use rewind::engine::SnapReport;
 use rewind::model::ToolCall;
 use serde::Serialize;
 
-use crate::cli::args::{Global, PathsArgs};
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct PathsArgs {
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The agent's tool-call id (pairs a snap with its record)
+    #[arg(long, value_name = "ID")]
+    pub tool_call: Option<String>,
+    /// The agent's tool name (Write, Edit, …)
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+}
 
 /// `{"files":[…]}`, shared with `record`.
 #[derive(Serialize)]
@@ -16,8 +30,8 @@ pub(super) struct Files<'a, T> {
     pub files: &'a [T],
 }
 
-pub fn run(g: &Global, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, args: &PathsArgs) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let reports = ctx.session.snap(
         &args.paths,
         &ctx.cwd,

@@ -3,15 +3,56 @@
 
 use std::path::PathBuf;
 
+use clap::Args;
 use rewind::undo::{self, Direction, FileReport, Report, Request, Status, Target};
 
-use crate::cli::args::{AgentName, Global, UndoArgs};
-use crate::cli::context::{parse_id, Ctx};
+use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::crash::CrashAfterOps;
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::AgentName;
 use crate::cli::render::{name, opt, short, Out};
 
-pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Undo this window
+    #[arg(long, value_name = "ID", conflicts_with_all = ["tool_call", "all"])]
+    pub window: Option<String>,
+    /// Undo the changes of this tool call
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub tool_call: Option<String>,
+    /// Undo every change of the session
+    #[arg(long)]
+    pub all: bool,
+    /// Only these paths
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<PathBuf>,
+    /// Print the plan, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Overwrite later edits instead of merging (modified-since, later-change, overlap); they are snapshotted first
+    #[arg(long, conflicts_with = "strict")]
+    pub force: bool,
+    /// Act in this agent's latest session of the workspace (the one its hooks named last),
+    /// unless --session names one; for commands an agent runs without knowing its session id
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub agent: Option<AgentName>,
+    /// Refuse over later edits (modified-since, later-change) instead of merging with them
+    #[arg(long)]
+    pub strict: bool,
+    /// Undo only this hunk of the window's change of the path (numbered by `rewind diff WINDOW --path P`); repeatable
+    #[arg(
+        long = "hunk",
+        value_name = "N",
+        requires_all = ["window", "paths"],
+        conflicts_with = "force"
+    )]
+    pub hunks: Vec<usize>,
+    /// Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
+    #[arg(long)]
+    pub skip_unsafe: bool,
+}
+
+pub fn run(inv: &Invocation, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
     let target = match (&args.window, &args.tool_call, args.all) {
         (Some(w), _, _) => Target::Window(parse_id(w)?),
         (_, Some(tc), _) => Target::ToolCall(tc.clone()),
@@ -19,7 +60,7 @@ pub fn run(g: &Global, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
         _ => Target::Latest,
     };
     apply(
-        g,
+        inv,
         out,
         Plan {
             direction: Direction::Undo,
@@ -50,8 +91,8 @@ pub(super) struct Plan {
 
 /// Runs an undo or redo, prints its report and picks the exit code: 3 when a conflict
 /// refused it (or would, for a dry run), 4 when there was nothing to do.
-pub(super) fn apply(g: &Global, out: &Out, plan: Plan) -> Result<Exit, Failure> {
-    let ctx = Ctx::open_as(g, plan.agent)?;
+pub(super) fn apply(inv: &Invocation, out: &Out, plan: Plan) -> Result<Exit, Failure> {
+    let ctx = Ctx::open_as(inv, plan.agent)?;
     let Plan {
         agent: _,
         direction,

@@ -3,15 +3,14 @@
 
 use rewind::maintenance::VerifyReport;
 
-use crate::cli::args::Global;
-use crate::cli::context::open_home;
+use crate::cli::context::Invocation;
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::progress::Bars;
 use crate::cli::render::Out;
 
-pub fn run(g: &Global, out: &Out) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out) -> Result<Exit, Failure> {
     let mut bars = Bars::on_stderr();
-    let report = rewind::maintenance::verify_with(open_home(g)?, &mut bars)?;
+    let report = rewind::maintenance::verify_with(inv.home()?, &mut bars)?;
     drop(bars);
     if out.json {
         out.print_json(&report);

@@ -22,8 +22,7 @@ use rewind::engine::{Home, Session};
 use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
 use rewind::workspace::Workspace;
 
-use crate::cli::args::Global;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, Out};
 
@@ -40,10 +39,10 @@ pub struct WatchArgs {
 /// The longest a storm of writes delays a scan: it is scanned while it lasts.
 const MOST: Duration = Duration::from_secs(2);
 
-pub fn run(g: &Global, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: &WatchArgs) -> Result<Exit, Failure> {
     // Before any thread: so that what a scan frees can be given back (`memory`).
     crate::cli::memory::fix_thresholds();
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let watching = Watching::default();
     let opts = ScanOptions {
         // The first scan gives every file its first state, however long that takes: a

@@ -1,12 +1,23 @@
 //! `rewind window open|close`: explicit windows (turns).
 
+use clap::Subcommand;
 use rewind::ids::WindowId;
 use serde::Serialize;
 
-use crate::cli::args::{Global, WindowCmd};
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+
+#[derive(Debug, Subcommand)]
+pub enum WindowCmd {
+    /// Open a window; prints its id
+    Open {
+        #[arg(long, value_name = "TEXT")]
+        label: Option<String>,
+    },
+    /// Close the session's open window
+    Close,
+}
 
 #[derive(Serialize)]
 struct Opened<'a> {
@@ -20,8 +31,8 @@ struct Closed {
     closed: bool,
 }
 
-pub fn run(g: &Global, out: &Out, cmd: WindowCmd) -> Result<Exit, Failure> {
-    let ctx = Ctx::open(g)?;
+pub fn run(inv: &Invocation, out: &Out, cmd: WindowCmd) -> Result<Exit, Failure> {
+    let ctx = Ctx::open(inv)?;
     let s = &ctx.session;
     match cmd {
         WindowCmd::Open { label } => {

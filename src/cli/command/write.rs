@@ -7,8 +7,7 @@ use clap::Args;
 use rewind::engine::WriteGuard;
 
 use super::edit::read_input;
-use crate::cli::args::Global;
-use crate::cli::context::Ctx;
+use crate::cli::context::{Ctx, Invocation};
 use crate::cli::crash::{self, CrashAfterOps};
 use crate::cli::exit::{tool_failure, Exit, Failure};
 use crate::cli::input;
@@ -25,14 +24,14 @@ pub struct WriteArgs {
     pub create: bool,
 }
 
-pub fn run(g: &Global, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: WriteArgs) -> Result<Exit, Failure> {
     let WriteArgs {
         path,
         token,
         create,
     } = args;
     let content = read_input(input::Source::Stdin("the new content"))?;
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let guard = if create {
         WriteGuard::Create
     } else {

@@ -28,9 +28,9 @@ mod config;
 mod hook_log;
 
 use super::helper::{probe, Probe};
-use crate::cli::args::Global;
 use crate::cli::context::{cwd, default_home, options, workspace};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::{name, Out};
 use codex::codex_trust;
 use config::{hook_commands, read_text, Places};

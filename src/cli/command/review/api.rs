@@ -14,7 +14,7 @@ use rewind::engine::{EngineError, Home, Session};
 use rewind::ids::WindowId;
 use rewind::model::{Window, WindowKind};
 use rewind::undo::{self, review, Direction, Request, Status, Target};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Server;
 use crate::cli::command::diff::unified;
@@ -183,31 +183,66 @@ pub(crate) async fn reject_all(
     Json(b): Json<RejectAllBody>,
 ) -> Response {
     match reject_session(&s, &b.session) {
-        Ok((v, None)) => {
-            let status = if v["status"] == "conflict" {
-                StatusCode::CONFLICT
-            } else {
-                StatusCode::OK
+        Ok((report, None)) => {
+            let status = match report.status {
+                SessionStatus::Conflict => StatusCode::CONFLICT,
+                _ => StatusCode::OK,
             };
-            (status, Json(v)).into_response()
+            (status, Json(by_name(&report))).into_response()
         }
-        Ok((mut v, Some((window, e)))) => {
+        Ok((mut report, Some((window, e)))) => {
             let status = status_of(&e);
             let failure = Failure::from(e);
-            v["status"] = "error".into();
-            v["error"] = failure.message.into();
-            v["hints"] = failure.hints.into();
-            v["failed_window"] = serde_json::json!(window);
-            (status, Json(v)).into_response()
+            report.status = SessionStatus::Error;
+            report.error = Some(failure.message);
+            report.hints = Some(failure.hints);
+            report.failed_window = Some(window);
+            (status, Json(by_name(&report))).into_response()
         }
         Err(e) => engine_error(e),
     }
 }
 
-/// The session-wide reject's report, and the window that failed with its error.
-type SessionReport = (serde_json::Value, Option<(WindowId, EngineError)>);
+/// How a session-wide reject ended.
+#[derive(Serialize, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+enum SessionStatus {
+    /// No window of the session was left to reject.
+    Nothing,
+    /// Every window was refused: nothing written.
+    Conflict,
+    /// At least one window was undone.
+    Undone,
+    /// A window's undo failed (`error`, `failed_window`).
+    Error,
+}
 
-fn reject_session(s: &Server, name: &str) -> Result<SessionReport, EngineError> {
+/// The answer to `POST /api/reject-all`.
+#[derive(Serialize)]
+struct SessionReport {
+    session: String,
+    status: SessionStatus,
+    undone: usize,
+    skipped: usize,
+    windows: Vec<review::WindowReject>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hints: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_window: Option<WindowId>,
+}
+
+/// `report` with its keys in name order at every level (serde_json's map), as this answer
+/// has always had them.
+fn by_name(report: &SessionReport) -> serde_json::Value {
+    serde_json::to_value(report).expect("structs, strings and numbers convert to JSON")
+}
+
+/// The session-wide reject's report, and the window that failed with its error.
+type SessionOutcome = (SessionReport, Option<(WindowId, EngineError)>);
+
+fn reject_session(s: &Server, name: &str) -> Result<SessionOutcome, EngineError> {
     let home = Home::open(&s.home, s.opts.clone())?;
     let listing = home.session(s.ws.clone(), &s.current)?;
     // Only a session this workspace has: opening an unknown name would create it.
@@ -229,19 +264,21 @@ fn reject_session(s: &Server, name: &str) -> Result<SessionReport, EngineError> 
         .iter()
         .filter(|w| w.report.status == Status::Undone)
         .count();
-    let skipped: usize = windows.iter().map(|w| w.report.skipped).sum();
     let status = match (windows.is_empty(), undone) {
-        (true, _) => "nothing",
-        (false, 0) => "conflict",
-        _ => "undone",
+        (true, _) => SessionStatus::Nothing,
+        (false, 0) => SessionStatus::Conflict,
+        _ => SessionStatus::Undone,
     };
-    let report = serde_json::json!({
-        "session": name,
-        "status": status,
-        "undone": undone,
-        "skipped": skipped,
-        "windows": windows,
-    });
+    let report = SessionReport {
+        session: name.to_string(),
+        status,
+        undone,
+        skipped: windows.iter().map(|w| w.report.skipped).sum(),
+        windows,
+        error: None,
+        hints: None,
+        failed_window: None,
+    };
     Ok((report, failed))
 }
 

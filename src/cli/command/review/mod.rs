@@ -25,8 +25,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use clap::Args;
 
-use crate::cli::args::Global;
-use crate::cli::context::{home_dir, options, Ctx};
+use crate::cli::context::{home_dir, options, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
 use rewind::engine::Options;
@@ -64,9 +63,9 @@ pub(crate) struct Server {
     hosts: [String; 2],
 }
 
-pub fn run(g: &Global, out: &Out, args: &ReviewArgs) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: &ReviewArgs) -> Result<Exit, Failure> {
     // Opened once here so that a home or workspace that cannot be used fails now.
-    let ctx = Ctx::open(g)?;
+    let ctx = Ctx::open(inv)?;
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, args.port.unwrap_or(0)))
         .map_err(|e| Failure::new(Exit::Error, format!("cannot listen on 127.0.0.1: {e}")))?;
     let addr: SocketAddr = listener
@@ -86,8 +85,8 @@ pub fn run(g: &Global, out: &Out, args: &ReviewArgs) -> Result<Exit, Failure> {
         open_browser(&url);
     }
     let server = Arc::new(Server {
-        home: home_dir(g)?,
-        opts: options(g),
+        home: home_dir(&inv.global)?,
+        opts: options(&inv.global),
         ws: ctx.session.workspace().clone(),
         current: ctx.session.name().to_string(),
         token,

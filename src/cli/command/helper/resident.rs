@@ -41,10 +41,11 @@ use rewind::scan::{WatchCounts, Watching};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::hook::{self, HookArgs, HookLog};
-use crate::cli::args::{Global, HelperCmd, RunArgs};
+use super::{HelperCmd, RunArgs};
+use crate::cli::command::hook::{self, HookArgs, HookLog};
 use crate::cli::context::{default_home, open_home_owned};
 use crate::cli::exit::{Exit, Failure};
+use crate::cli::options::Global;
 use crate::cli::render::Out;
 
 /// The helper's socket, in the home.
@@ -782,10 +783,10 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
 fn record_in_background(
     g: &Global,
     watching: Watching,
-) -> Result<super::watch::Background, Failure> {
+) -> Result<crate::cli::command::watch::Background, Failure> {
     let mut home = open_home_owned(g)?;
     home.idle();
-    super::watch::Background::start(home, watching).map_err(|e| {
+    crate::cli::command::watch::Background::start(home, watching).map_err(|e| {
         Failure::new(
             Exit::Error,
             format!("cannot start the helper's recording thread: {e}"),
@@ -880,7 +881,7 @@ struct Helper<'g> {
     watching: Watching,
     /// The thread that records the local history of the workspaces the events came from
     /// (unless `--no-record`).
-    recorder: Option<super::watch::Background>,
+    recorder: Option<crate::cli::command::watch::Background>,
     /// When the last event or scan ended whose memory is not given back yet.
     unreleased: Option<Instant>,
 }
@@ -1099,7 +1100,7 @@ impl Helper<'_> {
         let answered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             hook::answer(
                 &event.global,
-                Some(resident),
+                hook::HomeFrom::Resident(resident),
                 event.args,
                 Some(&event.cwd),
                 false,

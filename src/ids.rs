@@ -26,7 +26,7 @@ impl BlobId {
         Ok((BlobId::from_hash(hasher.finalize()), counted.n))
     }
 
-    pub fn from_hash(hash: blake3::Hash) -> BlobId {
+    pub(crate) fn from_hash(hash: blake3::Hash) -> BlobId {
         BlobId(*hash.as_bytes())
     }
 

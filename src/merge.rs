@@ -67,7 +67,7 @@ pub struct Overlap {
 
 /// The result of a three-way merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merged {
+pub(crate) enum Merged {
     /// No overlap: the merged bytes, and how many regions changed only on our side (the
     /// later hunks the merge kept).
     Clean {
@@ -148,7 +148,7 @@ fn rebuilds(base: &[&str], side: &[&str], edits: &[Edit]) -> bool {
 }
 
 /// Merge `ours` and `theirs`, both descended from `base`. Text only (see [`text`]).
-pub fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merged, NotText> {
+pub(crate) fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merged, NotText> {
     let (b, o, t) = (lines(text(base)?), lines(text(ours)?), lines(text(theirs)?));
     merge_lines(&b, &o, &t).ok_or(NotText::Undiffable)
 }
@@ -277,7 +277,8 @@ fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
 }
 
 /// How many hunks `rewind diff` shows for the change `before` → `after`.
-pub fn hunk_count(before: &str, after: &str) -> usize {
+#[cfg(test)]
+fn hunk_count(before: &str, after: &str) -> usize {
     hunk_groups(&TextDiff::from_lines(before, after)).len()
 }
 

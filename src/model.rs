@@ -30,19 +30,11 @@ impl FileState {
 
     /// Same content and presence. Mode is compared separately where it matters: a chmod is
     /// not an edit anyone would want undo to refuse over.
-    pub fn same_content(&self, other: &FileState) -> bool {
+    pub(crate) fn same_content(&self, other: &FileState) -> bool {
         match (self, other) {
             (FileState::Absent, FileState::Absent) => true,
             (FileState::Present { blob: a, .. }, FileState::Present { blob: b, .. }) => a == b,
             _ => false,
-        }
-    }
-
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            FileState::Absent => "absent",
-            FileState::Present { .. } => "present",
-            FileState::Unknown => "unknown",
         }
     }
 }
@@ -114,7 +106,7 @@ impl WindowKind {
 
     /// Windows whose changes are edits in their own right (as opposed to undo/redo windows,
     /// whose effect is tracked through reversals of those edits).
-    pub fn is_original(&self) -> bool {
+    pub(crate) fn is_original(&self) -> bool {
         matches!(
             self,
             WindowKind::Agent | WindowKind::External | WindowKind::Import
@@ -277,14 +269,14 @@ impl KnownState {
     /// The reason a change from or to this state is metadata-only: why its bytes are
     /// missing. An unknown state without a recorded cause dates from before v8, when the
     /// size limit was the cause rewind assumed for every one of them.
-    pub fn unread_reason(&self) -> MetadataReason {
+    pub(crate) fn unread_reason(&self) -> MetadataReason {
         self.unread.unwrap_or(Unread::TooLarge).into()
     }
 
     /// The stat `now` proves the file unchanged since this state: identical, and recorded
     /// strictly after the second the file was last modified in (otherwise a write in that
     /// same second could hide behind an identical mtime — the racy-git rule).
-    pub fn proves_unchanged(&self, now: &Stat) -> bool {
+    pub(crate) fn proves_unchanged(&self, now: &Stat) -> bool {
         let Some(then) = self.stat else {
             return false;
         };
@@ -300,7 +292,7 @@ const FILE_CLOCK_LAG_NS: i64 = 20_000_000;
 /// or directory unchanged only if it was last modified before the returned time — before the
 /// second in which the recording was made, by the file clock. A change later in that second
 /// could leave the same timestamps behind on a filesystem with coarse ones.
-pub fn unseen_before(recorded_at: i64) -> i64 {
+pub(crate) fn unseen_before(recorded_at: i64) -> i64 {
     (recorded_at - FILE_CLOCK_LAG_NS).div_euclid(1_000_000_000) * 1_000_000_000
 }
 

@@ -146,7 +146,7 @@ pub fn token_for(bytes: &[u8]) -> String {
 ///
 /// Accepts any hex prefix of the full 64-digit hash of at least 16 digits,
 /// case-insensitively, so shortened tokens copied by hand still work.
-pub fn check_token(provided: Option<&str>, current: &[u8]) -> Result<(), EditError> {
+pub(crate) fn check_token(provided: Option<&str>, current: &[u8]) -> Result<(), EditError> {
     let provided = provided.ok_or(EditError::NoHash)?;
     let invalid = || EditError::InvalidHash {
         token: provided.to_owned(),
@@ -175,7 +175,7 @@ pub fn check_token(provided: Option<&str>, current: &[u8]) -> Result<(), EditErr
 
 /// Number of lines in `bytes`: 0 for empty content, otherwise the number of
 /// `\n` plus one if the content does not end with `\n`.
-pub fn line_count(bytes: &[u8]) -> usize {
+pub(crate) fn line_count(bytes: &[u8]) -> usize {
     let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
     match bytes.last() {
         None | Some(b'\n') => newlines,
@@ -185,7 +185,7 @@ pub fn line_count(bytes: &[u8]) -> usize {
 
 /// A numbered slice of a file, for `read`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Numbered {
+pub(crate) struct Numbered {
     /// Lines formatted `cat -n` style: number right-aligned in 6 columns, a
     /// tab, the line without its ending, then `\n`.
     pub text: String,
@@ -203,7 +203,7 @@ pub struct Numbered {
 ///
 /// `offset` is the 1-based first line; 0 and 1 both mean the start. Content
 /// that is not UTF-8 is converted lossily so `read` never fails on it.
-pub fn render_numbered(
+pub(crate) fn render_numbered(
     text: &[u8],
     offset: usize,
     limit: Option<usize>,

@@ -358,7 +358,7 @@ impl Session<'_> {
 
 impl History<'_> {
     /// What this session last read at `path`, if it read it.
-    pub fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<LastRead>> {
+    pub(crate) fn last_read(&self, path: &Path, cwd: &Path) -> Result<Option<LastRead>> {
         let rel = self.ws.resolve(path, cwd)?;
         Ok(self.home.index.read().last_read(self.id, &rel)?)
     }

@@ -51,7 +51,7 @@ impl Session<'_> {
 
     /// The workspace root's context files this session has not been given, or that changed
     /// since (what a session start delivers); marks them delivered.
-    pub fn root_context(&self) -> Result<Vec<ContextFile>> {
+    pub(crate) fn root_context(&self) -> Result<Vec<ContextFile>> {
         let root = self.ws.root().to_path_buf();
         let names = context_names(&root);
         deliver_context(self, &[(root, names)])
@@ -104,7 +104,7 @@ fn names_context_file(path: &str) -> bool {
 impl Home {
     /// Some of `changed` (workspace-relative paths a scan found created, modified or
     /// deleted) may be context files: forget the kept texts, so the next read looks again.
-    pub fn context_files_changed<'p>(&self, changed: impl IntoIterator<Item = &'p str>) {
+    pub(crate) fn context_files_changed<'p>(&self, changed: impl IntoIterator<Item = &'p str>) {
         if changed.into_iter().any(names_context_file) {
             self.context_cache.forget_all();
         }

@@ -24,9 +24,9 @@ use crate::workspace::{stat_of, Stat};
 /// cut at this many bytes, with its size, so the agent can read the rest itself.
 pub const MAX_CONTEXT_BYTES: usize = 64 << 10;
 /// The most context files kept.
-pub const MAX_ENTRIES: usize = 64;
+pub(crate) const MAX_ENTRIES: usize = 64;
 /// The most text kept, over all entries.
-pub const MAX_BYTES: usize = 1 << 20;
+pub(crate) const MAX_BYTES: usize = 1 << 20;
 
 /// One context file's text as delivered.
 #[derive(Debug, PartialEq, Eq)]

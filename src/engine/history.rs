@@ -90,7 +90,7 @@ pub struct FileHistory {
 }
 
 /// Versions larger than this are not diffed (both sides would be held in memory).
-pub const DIFF_MAX_BYTES: u64 = 16 << 20;
+pub(crate) const DIFF_MAX_BYTES: u64 = 16 << 20;
 
 #[derive(Debug, Clone)]
 pub struct DiffEntry {

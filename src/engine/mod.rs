@@ -613,11 +613,6 @@ impl<'s> History<'s> {
         self.home.index.read()
     }
 
-    /// Run `f` in one read transaction (one snapshot for all its queries).
-    pub fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
-        Ok(self.home.index.read_batch(f)?)
-    }
-
     /// The bytes of blob `id`, verified by hash.
     pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>, StoreError> {
         self.home.store.get(&self.home.index, id)

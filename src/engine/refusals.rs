@@ -26,7 +26,7 @@ pub struct RefusalEntry {
 impl Session<'_> {
     /// Note a refusal at `rel`. Best effort: a failure to note it is dropped, so that the
     /// refusal itself still goes out unchanged.
-    pub fn note_refusal(&self, rel: &RelPath, kind: RefusalKind, tool: Option<&str>) {
+    pub(crate) fn note_refusal(&self, rel: &RelPath, kind: RefusalKind, tool: Option<&str>) {
         let now = self.home.now();
         // Dropped on failure (a locked or read-only index): the library never prints, and
         // the caller's answer is the refusal, not this note.

@@ -70,7 +70,7 @@ impl Invocation {
 
     /// The hook for `agent` as POSIX shell lines: this binary, else a `rewind` on `PATH`;
     /// neither → read the payload, say so on stderr, print the agent's allow answer, exit 0.
-    pub fn hook_lines(&self, agent: Agent) -> Vec<String> {
+    pub(crate) fn hook_lines(&self, agent: Agent) -> Vec<String> {
         let allow = match super::allow_anyway(agent, None).stdout {
             Some(json) => format!(" printf '%s\\n' {};", sh_quote(&json)),
             None => String::new(),
@@ -91,7 +91,7 @@ impl Invocation {
 
     /// `rewind <args>` as one shell line for a command file an agent runs: this binary,
     /// else `rewind` on `PATH`, with the home written in.
-    pub fn command_line(&self, args: &str) -> String {
+    pub(crate) fn command_line(&self, args: &str) -> String {
         let home = match &self.home {
             Some(h) => format!("export REWIND_HOME={}; ", sh_quote(h)),
             None => String::new(),

@@ -48,7 +48,7 @@ pub fn words(command: &str) -> Vec<String> {
 /// The words a command may name files with, each with whether it is the target of an output
 /// redirection (`> out.txt`, `>> log`): the command's words, but of a command holding a
 /// heredoc (`<<`) only its first line (the rest is the heredoc's text, not arguments).
-pub fn named_words(command: &str) -> Vec<(String, bool)> {
+pub(crate) fn named_words(command: &str) -> Vec<(String, bool)> {
     let text = if command.contains("<<") {
         command.lines().next().unwrap_or_default()
     } else {
@@ -137,14 +137,14 @@ fn tokens(command: &str) -> Vec<Token> {
 /// An `apply_patch` heredoc: the files its patch names, and the directory it changes into
 /// first (`cd <dir> && apply_patch <<'EOF' …`), as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellPatch {
+pub(crate) struct ShellPatch {
     pub dir: Option<PathBuf>,
     pub files: Vec<PatchFile>,
 }
 
 impl ShellPatch {
     /// Every path the patch writes (moves: both sides), relative to the command's cwd.
-    pub fn write_paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn write_paths(&self) -> Vec<PathBuf> {
         let paths = super::patch_write_paths(&self.files);
         match &self.dir {
             None => paths,
@@ -157,7 +157,7 @@ impl ShellPatch {
 /// a line `DELIM` (+ only blanks after it); `None` for any other command, or a patch with no
 /// file header. The delimiter may be quoted (`'EOF'`, `"EOF"`) or bare; with `<<-`, leading
 /// tabs of the body lines and of the closing line are removed, as the shell does.
-pub fn heredoc_patch(command: &str) -> Option<ShellPatch> {
+pub(crate) fn heredoc_patch(command: &str) -> Option<ShellPatch> {
     let (first, body) = command.trim_start().split_once('\n')?;
     let (dir, rest) = cd_prefix(first.trim_end())?;
     let rest = ["apply_patch", "applypatch"]

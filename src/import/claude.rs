@@ -33,7 +33,7 @@ use serde_json::Value;
 use super::ImportError;
 
 /// The longest transcript line read (a line holds a tool's input and result, whole files).
-pub const MAX_LINE: u64 = 64 << 20;
+pub(crate) const MAX_LINE: u64 = 64 << 20;
 
 /// Transcript line types that carry no file evidence.
 const IGNORED_TYPES: &[&str] = &[
@@ -140,7 +140,7 @@ pub struct Backup {
 
 /// The cwd a transcript names first (to pick this workspace's sessions without parsing
 /// others'), looking at its first 200 lines; `None` when unreadable or not found.
-pub fn peek_cwd(path: &Path) -> Option<String> {
+pub(crate) fn peek_cwd(path: &Path) -> Option<String> {
     let f = std::fs::File::open(path).ok()?;
     let mut r = BufReader::new(f);
     for _ in 0..200 {
@@ -172,14 +172,14 @@ enum Reader {
 }
 
 /// The tools that run a subagent.
-pub const SUBAGENT_TOOLS: &[&str] = &["Agent", "Task"];
+pub(crate) const SUBAGENT_TOOLS: &[&str] = &["Agent", "Task"];
 
 /// Read the transcripts of the subagents that `t`'s turns ran (`path`: `t`'s transcript) and
 /// put each one's tool calls into the turn of the call that ran it, right after that call.
 /// A subagent whose transcript is not there is left out (its call stays a tool this module
 /// cannot see into); one with no prompt line is left out too, and the turn gets an unknown
 /// line; one that is not JSON is an error naming its file and line.
-pub fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), ImportError> {
+pub(crate) fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), ImportError> {
     let dir = path.with_extension("").join("subagents");
     let last = t.turns.len().saturating_sub(1);
     for (i, turn) in t.turns.iter_mut().enumerate() {

@@ -277,7 +277,7 @@ fn kind_name(kind: gix_object::Kind) -> &'static str {
 }
 
 /// The SHA-1 of `bytes` in hex (OpenCode names a worktree's snapshot store by it).
-pub fn sha1_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha1_hex(bytes: &[u8]) -> String {
     let mut h = gix_hash::hasher(gix_hash::Kind::Sha1);
     h.update(bytes);
     h.try_finalize()

@@ -194,7 +194,7 @@ impl Db {
     }
 
     /// Whether a session with this id exists (in any project).
-    pub fn session_project(&self, id: &str) -> Result<Option<String>, ImportError> {
+    pub(crate) fn session_project(&self, id: &str) -> Result<Option<String>, ImportError> {
         self.conn
             .query_row("SELECT project_id FROM session WHERE id = ?1", [id], |r| {
                 r.get(0)
@@ -390,7 +390,7 @@ fn classify(e: &rusqlite::Error) -> Option<MakeError> {
 
 /// The snapshot store of `project` for `worktree`: `snapshot/<project>/<sha1 of worktree>`
 /// (OpenCode 1.18), else the only directory under `snapshot/<project>/`.
-pub fn snapshot_objects(data_dir: &Path, project: &str, worktree: &str) -> Option<PathBuf> {
+pub(crate) fn snapshot_objects(data_dir: &Path, project: &str, worktree: &str) -> Option<PathBuf> {
     let base = data_dir.join("snapshot").join(project);
     let named = base.join(super::git::sha1_hex(worktree.as_bytes()));
     if named.is_dir() {

@@ -10,10 +10,10 @@ use super::opencode::ToolPart;
 use crate::model::MetadataReason;
 
 /// The file tools whose input names the paths they change, and can prove a transition.
-pub const FILE_TOOLS: &[&str] = &["write", "edit", "apply_patch"];
+pub(crate) const FILE_TOOLS: &[&str] = &["write", "edit", "apply_patch"];
 
 /// Tools that change no file (their steps' tree differences are someone else's).
-pub const READ_ONLY_TOOLS: &[&str] = &[
+pub(crate) const READ_ONLY_TOOLS: &[&str] = &[
     "read",
     "glob",
     "grep",
@@ -30,10 +30,10 @@ pub const READ_ONLY_TOOLS: &[&str] = &[
 ];
 
 /// Tools that change files without naming them (a shell, a subagent).
-pub const SHELL_TOOLS: &[&str] = &["bash", "task"];
+pub(crate) const SHELL_TOOLS: &[&str] = &["bash", "task"];
 
 /// The paths (as the agent spelled them) a file tool's input says it changes.
-pub fn claimed_paths(tool: &ToolPart) -> Vec<String> {
+pub(crate) fn claimed_paths(tool: &ToolPart) -> Vec<String> {
     match tool.tool.as_str() {
         "write" | "edit" => tool
             .input
@@ -133,7 +133,7 @@ fn apply_edit_input(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, Met
 /// One exact-replacement edit (OpenCode's `edit`, Claude Code's `Edit` and each edit of its
 /// `MultiEdit`): `old` must occur exactly once in `before`; the result replaces it with
 /// `new`. `replace_all`, an empty `old` or several occurrences are ambiguous.
-pub fn apply_edit(
+pub(crate) fn apply_edit(
     before: &str,
     old: &str,
     new: &str,

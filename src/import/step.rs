@@ -48,7 +48,7 @@ pub struct Mapper {
 impl Mapper {
     /// A path a tool named: absolute under the recorded worktree, or relative to the
     /// session's directory.
-    pub fn tool_path(&self, path: &str, session_dir: &str) -> Option<RelPath> {
+    pub(crate) fn tool_path(&self, path: &str, session_dir: &str) -> Option<RelPath> {
         let abs = if path.starts_with('/') {
             path.to_string()
         } else {
@@ -61,7 +61,7 @@ impl Mapper {
 
 /// `bytes` as a workspace path, when it is normal (no empty, `.` or `..` component, not
 /// absolute), outside `.git`, and free of control characters.
-pub fn safe_rel(bytes: &[u8]) -> Option<RelPath> {
+pub(crate) fn safe_rel(bytes: &[u8]) -> Option<RelPath> {
     if bytes.iter().any(|b| *b < 0x20 || *b == 0x7f) {
         return None;
     }
@@ -346,7 +346,7 @@ fn unattributed(t: &ToolPart) -> MetadataReason {
 /// The changes made between two steps (`previous_finish`: the snapshot after the earlier
 /// one, `start`: before the later one): nobody's step, so external, with the trees' exact
 /// bytes. `None` when the trees cannot be read (nothing is known of the gap).
-pub fn plan_gap(
+pub(crate) fn plan_gap(
     previous_finish: &str,
     start: &str,
     cx: &StepCtx<'_>,

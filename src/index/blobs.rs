@@ -136,7 +136,7 @@ impl Tx<'_> {
 
     /// How blob `id` is encoded, from its base alone (cheaper than [`Tx::blob`], which reads
     /// the frame of an inline blob); `None` when there is no such blob.
-    pub fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>> {
+    pub(crate) fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>> {
         let base: Option<Option<Value>> = self
             .conn
             .prepare_cached("SELECT base FROM blobs WHERE id = ?1")
@@ -153,7 +153,7 @@ impl Tx<'_> {
         .transpose()
     }
 
-    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
+    pub(crate) fn has_blob(&self, id: &BlobId) -> Result<bool> {
         self.conn
             .prepare_cached("SELECT 1 FROM blobs WHERE id = ?1")
             .ctx("find blob")?
@@ -233,7 +233,7 @@ impl Tx<'_> {
 
     /// Whether any row points into pack `pack`, and the bytes those rows use (as
     /// [`Tx::pack_usage`] counts them).
-    pub fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
+    pub(crate) fn pack_live(&self, pack: u64) -> Result<Option<u64>> {
         self.conn
             .prepare_cached(
                 "SELECT COUNT(*), COALESCE(SUM(live), 0) FROM (
@@ -251,7 +251,7 @@ impl Tx<'_> {
 
     /// Every version the changes record, oldest change first (see
     /// [`HistoryCatalog::version_pairs`]).
-    pub fn version_pairs(&self) -> Result<Vec<VersionPair>> {
+    pub(crate) fn version_pairs(&self) -> Result<Vec<VersionPair>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT before_blob, after_blob FROM changes ORDER BY id")
@@ -285,7 +285,7 @@ impl Tx<'_> {
     }
 
     /// Every delta-encoded blob with its base.
-    pub fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>> {
+    pub(crate) fn delta_bases(&self) -> Result<Vec<(BlobId, BlobId)>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT id, base FROM blobs WHERE base IS NOT NULL")
@@ -306,7 +306,7 @@ impl Tx<'_> {
 
     /// Every blob id, in the order their frames lie (packs, and each pack by offset, after the
     /// rest): reading them so decompresses each group once (`store::group`).
-    pub fn blob_ids_by_place(&self) -> Result<Vec<BlobId>> {
+    pub(crate) fn blob_ids_by_place(&self) -> Result<Vec<BlobId>> {
         self.blob_ids_ordered("SELECT id FROM blobs ORDER BY pack, pack_offset, id")
     }
 
@@ -348,7 +348,7 @@ impl Tx<'_> {
     }
 
     /// Every blob id some row refers to, including delta bases.
-    pub fn referenced_blobs(&self) -> Result<HashSet<BlobId>> {
+    pub(crate) fn referenced_blobs(&self) -> Result<HashSet<BlobId>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -384,7 +384,7 @@ impl Tx<'_> {
     }
 
     /// Is `id` the delta base of another stored blob?
-    pub fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
+    pub(crate) fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
         self.conn
             .prepare_cached("SELECT 1 FROM blobs WHERE base = ?1")
             .ctx("find delta dependants")?
@@ -393,7 +393,7 @@ impl Tx<'_> {
     }
 
     /// Every reference to a blob, for `verify`.
-    pub fn all_references(&self) -> Result<Vec<Reference>> {
+    pub(crate) fn all_references(&self) -> Result<Vec<Reference>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -484,7 +484,7 @@ impl WriteTx<'_> {
 
     /// Point a packed blob at its new place (after a repack copied its frame there, or
     /// rebuilt its group there).
-    pub fn move_packed(&self, m: &PackMove) -> Result<()> {
+    pub(crate) fn move_packed(&self, m: &PackMove) -> Result<()> {
         self.conn
             .prepare_cached(
                 "UPDATE blobs SET pack = ?2, pack_offset = ?3, stored_size = ?4, pack_inner = ?5
@@ -503,7 +503,7 @@ impl WriteTx<'_> {
     }
 
     /// Point a blob kept inline or in an object file at its re-encoded frame in a pack.
-    pub fn recode(&self, row: &Recoded) -> Result<()> {
+    pub(crate) fn recode(&self, row: &Recoded) -> Result<()> {
         let (encoding, base) = match &row.encoding {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),

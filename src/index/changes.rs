@@ -31,7 +31,7 @@ pub struct NewChange<'a> {
 /// A change of one path, with what its window was and whose: one entry of a file's history
 /// ([`Tx::path_history`]).
 #[derive(Debug, Clone)]
-pub struct PathChange {
+pub(crate) struct PathChange {
     pub change: Change,
     pub kind: WindowKind,
     /// The session's name (the agent's conversation id, `manual`, …).
@@ -258,7 +258,7 @@ impl Tx<'_> {
     /// The pending change of `path` in the session: the one with this tool-call id if given,
     /// else the newest pending one. One statement for both (each statement a hook process
     /// prepares costs it a parse): the tool call's own changes sort last, newest last.
-    pub fn pending_change(
+    pub(crate) fn pending_change(
         &self,
         session: SessionRowId,
         path: &RelPath,
@@ -274,7 +274,7 @@ impl Tx<'_> {
 
     /// The newest recorded change of `path` by `tool_call` in the session: a retried
     /// `record` (the first committed, then its process died before answering) finds it here.
-    pub fn recorded_change(
+    pub(crate) fn recorded_change(
         &self,
         session: SessionRowId,
         path: &RelPath,
@@ -291,7 +291,7 @@ impl Tx<'_> {
     /// Every change of `path` in the workspace that took effect (its window `done`), from
     /// any session, oldest first, with its window's kind and its session's name: a file's
     /// history. One range of the `changes_by_path` index.
-    pub fn path_history(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<PathChange>> {
+    pub(crate) fn path_history(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<PathChange>> {
         let sql = format!(
             "SELECT {CHANGE_COLS}, w.kind, s.name FROM changes c
              JOIN windows w ON w.id = c.window_id JOIN sessions s ON s.id = w.session_id
@@ -323,7 +323,7 @@ impl Tx<'_> {
     }
 
     /// The newest change of `path` that took effect, with its window's kind and session.
-    pub fn latest_change_of_path(
+    pub(crate) fn latest_change_of_path(
         &self,
         ws: WorkspaceId,
         path: &RelPath,
@@ -359,7 +359,7 @@ impl Tx<'_> {
 
     /// Whether `path` has a pending change (snapped, not recorded) in an open window of any
     /// session of the workspace: an agent's write in flight.
-    pub fn path_pending(&self, ws: WorkspaceId, path: &RelPath) -> Result<bool> {
+    pub(crate) fn path_pending(&self, ws: WorkspaceId, path: &RelPath) -> Result<bool> {
         self.conn
             .prepare_cached(
                 "SELECT EXISTS(SELECT 1 FROM changes c JOIN windows w ON w.id = c.window_id
@@ -370,7 +370,7 @@ impl Tx<'_> {
             .ctx("find a pending change of a path")
     }
 
-    pub fn window_pending_count(&self, window: WindowId) -> Result<i64> {
+    pub(crate) fn window_pending_count(&self, window: WindowId) -> Result<i64> {
         self.conn
             .prepare_cached(
                 "SELECT COUNT(*) FROM changes WHERE window_id = ?1 AND after_kind IS NULL",
@@ -380,7 +380,7 @@ impl Tx<'_> {
     }
 
     /// The changes of edit-tool writes a process left unsettled in workspace `ws`.
-    pub fn intended_writes(&self, ws: WorkspaceId) -> Result<Vec<Change>> {
+    pub(crate) fn intended_writes(&self, ws: WorkspaceId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::Intended, &[&ws.0])
     }
 
@@ -389,21 +389,21 @@ impl Tx<'_> {
     }
 
     /// Changes of the window that are in effect (not currently undone).
-    pub fn live_changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
+    pub(crate) fn live_changes_in_window(&self, window: WindowId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::LiveInWindow, &[&window.0])
     }
 
     /// Changes an undo window currently reverses.
-    pub fn changes_undone_by(&self, undo: WindowId) -> Result<Vec<Change>> {
+    pub(crate) fn changes_undone_by(&self, undo: WindowId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::UndoneBy, &[&undo.0])
     }
 
     /// Changes a window acted on (for undo/redo windows), whatever their state now.
-    pub fn reversed_by(&self, window: WindowId) -> Result<Vec<Change>> {
+    pub(crate) fn reversed_by(&self, window: WindowId) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::ReversedBy, &[&window.0])
     }
 
-    pub fn live_changes_by_tool_call(
+    pub(crate) fn live_changes_by_tool_call(
         &self,
         session: SessionRowId,
         tool_call: &str,
@@ -411,7 +411,7 @@ impl Tx<'_> {
         self.changes_where(ChangesBy::LiveByToolCall, &[&session.0, &tool_call])
     }
 
-    pub fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
+    pub(crate) fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
         self.changes_where(
             ChangesBy::LiveInSession,
             &[&session.0, &WindowKind::Agent.as_str()],
@@ -422,20 +422,24 @@ impl Tx<'_> {
     /// session of the workspace, in id order. One range of the `changes_original` index, so
     /// the undo/redo changes in between are never read: otherwise each undo of a window
     /// gets slower by every undo/redo cycle of it before (see benches/RESULTS.md).
-    pub fn live_changes_after(&self, ws: WorkspaceId, after: ChangeId) -> Result<Vec<Change>> {
+    pub(crate) fn live_changes_after(
+        &self,
+        ws: WorkspaceId,
+        after: ChangeId,
+    ) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0])
     }
 
     /// Every change of `path` in the workspace, any session, any window kind (not those of
     /// an undo that was rolled back or is still applying), in id order: the path's version
     /// chain, for blame and pickaxe.
-    pub fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<Change>> {
+    pub(crate) fn changes_of_path(&self, ws: WorkspaceId, path: &RelPath) -> Result<Vec<Change>> {
         self.changes_where(ChangesBy::OfPath, &[&ws.0, &path.as_bytes()])
     }
 }
 
 impl WriteTx<'_> {
-    pub fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
+    pub(crate) fn insert_change(&self, c: &NewChange<'_>) -> Result<ChangeId> {
         let before = StateValues::of(&c.before);
         let after = c.after.as_ref().map(StateValues::of);
         let recorded_at = c.after.map(|_| c.now);
@@ -474,7 +478,7 @@ impl WriteTx<'_> {
         Ok(ChangeId(self.conn.last_insert_rowid()))
     }
 
-    pub fn set_after(
+    pub(crate) fn set_after(
         &self,
         id: ChangeId,
         after: &FileState,
@@ -507,7 +511,7 @@ impl WriteTx<'_> {
     /// Move change `id` from window `from` into `to`, as `tool`/`tool_call`'s with `proof`
     /// (an agent's after-the-fact record taking over the `external` change a watcher made of
     /// its write); `from` goes when nothing is left in it.
-    pub fn move_change(
+    pub(crate) fn move_change(
         &self,
         id: ChangeId,
         from: WindowId,
@@ -540,7 +544,7 @@ impl WriteTx<'_> {
     /// The intent record of an edit tool's write in a turn: `change` already carries its
     /// target as the after state; until [`WriteTx::clear_write_intent`] the write may be half
     /// done, and the next command in the workspace settles it.
-    pub fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
+    pub(crate) fn add_write_intent(&self, change: ChangeId, ws: WorkspaceId) -> Result<()> {
         self.conn
             .prepare_cached("INSERT INTO write_intents(change_id, workspace_id) VALUES (?1, ?2)")
             .and_then(|mut st| st.execute(params![change.0, ws.0]))
@@ -548,7 +552,7 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    pub fn clear_write_intent(&self, change: ChangeId) -> Result<()> {
+    pub(crate) fn clear_write_intent(&self, change: ChangeId) -> Result<()> {
         self.conn
             .prepare_cached("DELETE FROM write_intents WHERE change_id = ?1")
             .and_then(|mut st| st.execute([change.0]))
@@ -578,7 +582,7 @@ impl WriteTx<'_> {
     }
 
     /// Put back the undone state a rolled-back undo/redo window had changed.
-    pub fn unreverse(&self, window: WindowId, kind: WindowKind) -> Result<()> {
+    pub(crate) fn unreverse(&self, window: WindowId, kind: WindowKind) -> Result<()> {
         let done = match kind {
             // A rolled-back undo: its changes are in effect again.
             WindowKind::Undo => self

@@ -12,7 +12,7 @@ use crate::workspace::RelPath;
 
 impl Tx<'_> {
     /// The blob of `path` last delivered to `session`, if any.
-    pub fn delivered_context(
+    pub(crate) fn delivered_context(
         &self,
         session: SessionRowId,
         path: &RelPath,
@@ -32,7 +32,7 @@ impl Tx<'_> {
 }
 
 impl WriteTx<'_> {
-    pub fn record_context_delivery(
+    pub(crate) fn record_context_delivery(
         &self,
         session: SessionRowId,
         path: &RelPath,
@@ -53,7 +53,7 @@ impl WriteTx<'_> {
     }
 
     /// Forget every delivery to `session`; returns how many were forgotten.
-    pub fn reset_context_deliveries(&self, session: SessionRowId) -> Result<usize> {
+    pub(crate) fn reset_context_deliveries(&self, session: SessionRowId) -> Result<usize> {
         self.conn
             .execute(
                 "DELETE FROM context_deliveries WHERE session_id = ?1",

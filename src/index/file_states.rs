@@ -130,7 +130,7 @@ impl WriteTx<'_> {
     /// (`before`): no log entry when the bytes are the ones the state already had (a check
     /// or snap of an unchanged file, the usual case): whatever stat a listing verified them
     /// under, it still proves them.
-    pub fn set_file_state_after(
+    pub(crate) fn set_file_state_after(
         &self,
         ws: WorkspaceId,
         path: &RelPath,

@@ -11,7 +11,7 @@ use crate::ids::{WindowId, WorkspaceId};
 
 impl Tx<'_> {
     /// The items of source session `session` that `importer` already imported.
-    pub fn imported_items(
+    pub(crate) fn imported_items(
         &self,
         ws: WorkspaceId,
         importer: &str,
@@ -35,7 +35,7 @@ impl Tx<'_> {
 
 impl WriteTx<'_> {
     /// Note that `item` of source session `session` became `window` (kept if already noted).
-    pub fn record_imported(
+    pub(crate) fn record_imported(
         &self,
         ws: WorkspaceId,
         importer: &str,

@@ -340,7 +340,7 @@ impl Index {
     /// Is this still the index file this connection opened, at the schema version this build
     /// knows? A process that keeps the index open (the hook helper) asks before each command:
     /// the file may have been removed or replaced, or migrated by a newer build, since.
-    pub fn still_current(&self, opened: &(u64, u64)) -> Result<bool> {
+    pub(crate) fn still_current(&self, opened: &(u64, u64)) -> Result<bool> {
         use std::os::unix::fs::MetadataExt;
         let same_file = std::fs::metadata(&self.path)
             .map(|m| (m.dev(), m.ino()) == *opened)
@@ -360,7 +360,7 @@ impl Index {
     /// Run `f` in one read transaction: its queries see one snapshot, and a batch of lookups
     /// takes the WAL read lock once instead of once per statement. `f` cannot write: a
     /// [`Tx`] has no writing methods.
-    pub fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
+    pub(crate) fn read_batch<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
         self.conn.execute_batch("BEGIN").ctx("begin read")?;
         let out = f(&Tx { conn: &self.conn });
         if let Err(e) = self.conn.execute_batch("COMMIT").ctx("end read") {
@@ -376,7 +376,7 @@ impl Index {
     /// it at 465k states with a 1 GiB map; up to [`MMAP_BYTES`] now), where reads copy each
     /// page into a cache of bounded size. The map
     /// is dropped before (and with it the pages an earlier read touched) and made again after.
-    pub fn read_batch_unmapped<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
+    pub(crate) fn read_batch_unmapped<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
         self.conn
             .execute_batch("PRAGMA mmap_size=0")
             .ctx("read without the map")?;
@@ -447,7 +447,7 @@ impl Index {
     /// Raise or lower how durable each commit is from now on. gc runs at `Full`: it deletes
     /// files after the commit that stops rows pointing to them, and a commit at `Normal` may
     /// be undone by a power loss while the deletion is not.
-    pub fn set_durability(&self, durability: Durability) -> Result<()> {
+    pub(crate) fn set_durability(&self, durability: Durability) -> Result<()> {
         let sync = match durability {
             Durability::Normal => "NORMAL",
             Durability::Full => "FULL",
@@ -537,7 +537,7 @@ impl Index {
     }
 
     /// SQLite's own consistency check of the database file.
-    pub fn integrity_check(&self) -> Result<Vec<String>> {
+    pub(crate) fn integrity_check(&self) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
             .prepare("PRAGMA integrity_check")

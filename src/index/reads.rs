@@ -16,7 +16,11 @@ pub struct LastRead {
 
 impl Tx<'_> {
     /// What the session last read at `path`; `None` when it never read it.
-    pub fn last_read(&self, session: SessionRowId, path: &RelPath) -> Result<Option<LastRead>> {
+    pub(crate) fn last_read(
+        &self,
+        session: SessionRowId,
+        path: &RelPath,
+    ) -> Result<Option<LastRead>> {
         let stored: Option<Option<Value>> = self
             .conn
             .prepare_cached("SELECT blob FROM reads WHERE session_id = ?1 AND path = ?2")
@@ -34,7 +38,7 @@ impl Tx<'_> {
 }
 
 impl WriteTx<'_> {
-    pub fn record_read(
+    pub(crate) fn record_read(
         &self,
         session: SessionRowId,
         path: &RelPath,

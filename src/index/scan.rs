@@ -60,7 +60,7 @@ impl Tx<'_> {
     }
 
     /// [`Tx::each_file_state`] from the first path after `after`, in path order.
-    pub fn each_file_state_after(
+    pub(crate) fn each_file_state_after(
         &self,
         ws: WorkspaceId,
         after: &[u8],
@@ -88,7 +88,7 @@ impl Tx<'_> {
     }
 
     /// [`Tx::dir_listings`], each handed to `to` as it is read.
-    pub fn each_dir_listing(
+    pub(crate) fn each_dir_listing(
         &self,
         ws: WorkspaceId,
         to: &mut dyn FnMut(Vec<u8>, DirListing),
@@ -124,7 +124,7 @@ impl Tx<'_> {
 
     /// The newest entry of `state_touches` (0 when none): a watcher asks
     /// [`Tx::state_touches_since`] for what came after.
-    pub fn state_touches_seen(&self) -> Result<i64> {
+    pub(crate) fn state_touches_seen(&self) -> Result<i64> {
         self.conn
             .prepare_cached("SELECT coalesce(max(seq), 0) FROM state_touches")
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
@@ -132,7 +132,8 @@ impl Tx<'_> {
     }
 
     /// The file-state log's oldest entry (none when empty).
-    pub fn state_log_oldest(&self) -> Result<Option<i64>> {
+    #[cfg(test)]
+    fn state_log_oldest(&self) -> Result<Option<i64>> {
         self.conn
             .prepare_cached("SELECT min(seq) FROM state_touches")
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
@@ -142,7 +143,7 @@ impl Tx<'_> {
     /// For each directory of workspace `ws` (by path, the root's empty), the newest entry of
     /// the file-state log trimmed away (schema v15): a listing verified before it verifies
     /// nothing.
-    pub fn state_log_floors(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, i64>> {
+    pub(crate) fn state_log_floors(&self, ws: WorkspaceId) -> Result<HashMap<Vec<u8>, i64>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT dir, seq FROM state_touch_floors WHERE workspace_id = ?1")
@@ -155,7 +156,7 @@ impl Tx<'_> {
     }
 
     /// The file-state log's entries of workspace `ws` after `since`, each with its seq.
-    pub fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<StateTouch>> {
+    pub(crate) fn state_log_after(&self, ws: WorkspaceId, since: i64) -> Result<Vec<StateTouch>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -177,7 +178,7 @@ impl Tx<'_> {
 
     /// How many files of workspace `ws` have a state other than absent (kind code 0,
     /// `file_states::STATE_KINDS`; or the word, as a pre-v16 process may have written it).
-    pub fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
+    pub(crate) fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
         self.conn
             .prepare_cached(
                 "SELECT count(*) FROM file_states
@@ -190,7 +191,7 @@ impl Tx<'_> {
 
     /// The paths with a state the last full walk of `ws` did not find (NUL-separated), as
     /// [`WriteTx::set_unclaimed`] left them; `None` before any.
-    pub fn unclaimed(&self, ws: WorkspaceId) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn unclaimed(&self, ws: WorkspaceId) -> Result<Option<Vec<u8>>> {
         self.conn
             .prepare_cached("SELECT unclaimed FROM baselines WHERE workspace_id = ?1")
             .and_then(|mut s| s.query_row([ws.0], |r| r.get(0)).optional())
@@ -202,7 +203,11 @@ impl Tx<'_> {
     /// before v11 only new or no-longer-absent states set outside scans), with the newest
     /// entry; `None` when
     /// entries after `since` were already dropped from the log (more went by than it keeps).
-    pub fn state_touches_since(&self, ws: WorkspaceId, since: i64) -> Result<Option<StateTouches>> {
+    pub(crate) fn state_touches_since(
+        &self,
+        ws: WorkspaceId,
+        since: i64,
+    ) -> Result<Option<StateTouches>> {
         let oldest: Option<i64> = self
             .conn
             .prepare_cached("SELECT min(seq) FROM state_touches")
@@ -230,7 +235,7 @@ impl Tx<'_> {
 
     /// The file states at or under each of `paths` (a path, and everything below it when
     /// it is a directory): what a scan that looks only at those paths compares.
-    pub fn file_states_under(
+    pub(crate) fn file_states_under(
         &self,
         ws: WorkspaceId,
         paths: &[RelPath],
@@ -276,7 +281,7 @@ impl Tx<'_> {
 
     /// The tool calls ("" for none) whose pre-shell scan left a mark that no post-shell scan
     /// took yet, oldest first: shell calls still running, or whose post-hook never came.
-    pub fn scan_marks(&self, session: SessionRowId) -> Result<Vec<String>> {
+    pub(crate) fn scan_marks(&self, session: SessionRowId) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -348,7 +353,7 @@ impl WriteTx<'_> {
     }
 
     /// Keep `paths` (NUL-separated) as the states the last full walk of `ws` did not find.
-    pub fn set_unclaimed(&self, ws: WorkspaceId, paths: &[u8]) -> Result<()> {
+    pub(crate) fn set_unclaimed(&self, ws: WorkspaceId, paths: &[u8]) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE baselines SET unclaimed = ?2 WHERE workspace_id = ?1")
             .and_then(|mut s| s.execute(params![ws.0, paths]))
@@ -369,7 +374,7 @@ impl WriteTx<'_> {
         self.upsert_file_state(ws, path, known, by, true)
     }
 
-    pub fn set_baseline(
+    pub(crate) fn set_baseline(
         &self,
         ws: WorkspaceId,
         complete: bool,
@@ -389,7 +394,12 @@ impl WriteTx<'_> {
     }
 
     /// Remember when a pre-shell scan of `tool_call` ("" when the agent sends no id) started.
-    pub fn set_scan_mark(&self, session: SessionRowId, tool_call: &str, at: i64) -> Result<()> {
+    pub(crate) fn set_scan_mark(
+        &self,
+        session: SessionRowId,
+        tool_call: &str,
+        at: i64,
+    ) -> Result<()> {
         self.conn
             .prepare_cached(
                 "INSERT INTO scan_marks(session_id, tool_call, started_at) VALUES (?1, ?2, ?3)
@@ -401,7 +411,11 @@ impl WriteTx<'_> {
     }
 
     /// Remove and return the pre-shell scan mark of `tool_call`.
-    pub fn take_scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
+    pub(crate) fn take_scan_mark(
+        &self,
+        session: SessionRowId,
+        tool_call: &str,
+    ) -> Result<Option<i64>> {
         let at = self
             .conn
             .prepare_cached(

@@ -55,7 +55,7 @@
 //!   present from before the file is touched until the write is done or put back, so the
 //!   next command in the workspace settles a write whose process died (`engine::exec`).
 
-pub const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
     r#"
 CREATE TABLE workspaces(

@@ -103,7 +103,7 @@ pub struct HookNote {
 
 impl Tx<'_> {
     /// The sessions of `ws` that an agent's hooks named, most recently active first.
-    pub fn hooked_sessions(&self, ws: WorkspaceId) -> Result<Vec<HookedSession>> {
+    pub(crate) fn hooked_sessions(&self, ws: WorkspaceId) -> Result<Vec<HookedSession>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -134,7 +134,7 @@ impl Tx<'_> {
     }
 
     /// The session's latest noted hook event, if any.
-    pub fn hook_note_of(&self, session: SessionRowId) -> Result<HookNote> {
+    pub(crate) fn hook_note_of(&self, session: SessionRowId) -> Result<HookNote> {
         self.conn
             .prepare_cached("SELECT agent, hook_at, hook_result FROM sessions WHERE id = ?1")
             .and_then(|mut st| {

@@ -89,7 +89,7 @@ impl WindowRow {
 
 impl Tx<'_> {
     /// The session's open agent window, if any.
-    pub fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
+    pub(crate) fn open_agent_window(&self, session: SessionRowId) -> Result<Option<Window>> {
         let raw = self
             .conn
             .prepare_cached(select_windows!(
@@ -119,7 +119,7 @@ impl Tx<'_> {
 
     /// Window `id`, provided it is one of `session`'s (window ids are numbered across the
     /// home; a session name recurs in every workspace).
-    pub fn window_of_session(&self, id: WindowId, session: SessionRowId) -> Result<bool> {
+    pub(crate) fn window_of_session(&self, id: WindowId, session: SessionRowId) -> Result<bool> {
         let found = self
             .conn
             .prepare_cached("SELECT 1 FROM windows WHERE id = ?1 AND session_id = ?2")
@@ -131,7 +131,7 @@ impl Tx<'_> {
 
     /// Whether window `id` is one of workspace `ws`'s (window ids are numbered across the
     /// home; its changes' paths mean something in its own workspace only).
-    pub fn window_in_workspace(&self, id: WindowId, ws: WorkspaceId) -> Result<bool> {
+    pub(crate) fn window_in_workspace(&self, id: WindowId, ws: WorkspaceId) -> Result<bool> {
         let found = self
             .conn
             .prepare_cached(
@@ -161,7 +161,7 @@ impl Tx<'_> {
     }
 
     /// Undo or redo windows left `applying` by a process that died (any workspace session).
-    pub fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
+    pub(crate) fn applying_windows(&self, ws: WorkspaceId) -> Result<Vec<WindowId>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -179,7 +179,7 @@ impl Tx<'_> {
 
     /// Whether a process left work half-applied in workspace `ws`: an undo, redo or restore
     /// window `applying`, or an edit tool's write intent (one statement: every command asks).
-    pub fn interrupted_in(&self, ws: WorkspaceId) -> Result<bool> {
+    pub(crate) fn interrupted_in(&self, ws: WorkspaceId) -> Result<bool> {
         self.conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM windows w JOIN sessions s ON s.id = w.session_id
@@ -193,7 +193,7 @@ impl Tx<'_> {
     /// Every window left `applying` by a process that died, and every turn window holding an
     /// edit tool's unsettled write, in any workspace, with the workspace's root (for
     /// `verify`: recovery runs when a command opens that workspace).
-    pub fn interrupted_windows(&self) -> Result<Vec<Interrupted>> {
+    pub(crate) fn interrupted_windows(&self) -> Result<Vec<Interrupted>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -221,7 +221,7 @@ impl Tx<'_> {
     }
 
     /// Newest agent window of the session with a change still in effect.
-    pub fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+    pub(crate) fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
             .prepare_cached(
                 "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
@@ -240,7 +240,7 @@ impl Tx<'_> {
     }
 
     /// Newest finished undo window of the session whose changes it still reverses.
-    pub fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+    pub(crate) fn latest_redoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
         self.conn
             .prepare_cached(
                 "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
@@ -261,7 +261,7 @@ impl Tx<'_> {
     /// Windows (with their changes and reversals) to drop: older than `min_opened_at`, or
     /// beyond the newest `keep_per_session` of their session. Never an `applying` window,
     /// never one that is still open.
-    pub fn expired_windows(
+    pub(crate) fn expired_windows(
         &self,
         min_opened_at: Option<i64>,
         keep_per_session: Option<usize>,
@@ -299,7 +299,7 @@ impl Tx<'_> {
     /// took effect, whoever made it), so what stays of a path's history is always its newest
     /// part. Never a change that is undone or that an undo or redo window acted on: those
     /// belong to a window that can still be redone, and go only with it.
-    pub fn surplus_external_changes(
+    pub(crate) fn surplus_external_changes(
         &self,
         min_created_at: i64,
         keep_per_path: usize,
@@ -333,7 +333,7 @@ impl Tx<'_> {
     }
 
     /// Oldest finished windows first, for the total-size cap.
-    pub fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
+    pub(crate) fn windows_oldest_first(&self) -> Result<Vec<WindowId>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -387,7 +387,7 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    pub fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
+    pub(crate) fn set_window_status(&self, id: WindowId, status: WindowStatus) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE windows SET status = ?2 WHERE id = ?1")
             .and_then(|mut st| st.execute(params![id.0, status.as_str()]))
@@ -398,7 +398,7 @@ impl WriteTx<'_> {
     /// Drop one external change (see [`Tx::surplus_external_changes`]), and its window once
     /// that holds no change any more. Re-checks, inside the caller's transaction, that the
     /// change is still an external one nothing reversed.
-    pub fn delete_external_change(&self, id: ChangeId) -> Result<bool> {
+    pub(crate) fn delete_external_change(&self, id: ChangeId) -> Result<bool> {
         let window: Option<i64> = self
             .conn
             .prepare_cached(
@@ -430,7 +430,7 @@ impl WriteTx<'_> {
         Ok(true)
     }
 
-    pub fn delete_window(&self, id: WindowId) -> Result<()> {
+    pub(crate) fn delete_window(&self, id: WindowId) -> Result<()> {
         // Changes this window undid go with it: without the undo window there is nothing
         // left that could redo them, and keeping them "in effect" would be a lie.
         self.conn

@@ -113,7 +113,7 @@ impl Pending {
     }
 
     /// The candidates again, one at a time, as the batches take them.
-    pub fn into_candidates(self) -> impl Iterator<Item = Candidate> + Send {
+    pub(crate) fn into_candidates(self) -> impl Iterator<Item = Candidate> + Send {
         (0..self.len()).map(move |i| Candidate {
             rel: RelPath::from_valid(self.paths[self.span(i)].to_vec()),
             known: None,
@@ -349,7 +349,7 @@ impl Judging {
         false
     }
 
-    pub fn into_work(self) -> Work {
+    pub(crate) fn into_work(self) -> Work {
         self.work
     }
 }

@@ -136,7 +136,7 @@ impl StateLog {
     }
 
     /// Whether file `name` of directory `dir` was written after `since`.
-    pub fn touched_after(&self, dir: &[u8], name: &[u8], since: i64) -> bool {
+    pub(crate) fn touched_after(&self, dir: &[u8], name: &[u8], since: i64) -> bool {
         self.touched
             .get(dir)
             .and_then(|names| names.get(name))
@@ -347,7 +347,7 @@ pub(crate) struct Chain {
 
 impl Chain {
     /// The root's: nothing above it (the rules from outside are in its own stamp).
-    pub const ROOT: Chain = Chain {
+    pub(crate) const ROOT: Chain = Chain {
         digest: [0; 32],
         newest_mtime: i64::MIN,
     };
@@ -383,7 +383,7 @@ impl Listings {
     /// Such a walk reads them for nothing else, and they are [`VERIFIED_LEN`] bytes a file. A
     /// walk known beforehand not to settle digests each row as it is read instead
     /// ([`Listings::add_digested`]).
-    pub fn digest_verified(&mut self) {
+    pub(crate) fn digest_verified(&mut self) {
         let Some(log) = self.log.as_ref().filter(|log| !log.settle) else {
             return;
         };
@@ -395,7 +395,7 @@ impl Listings {
     /// [`Listings::digest_verified`] for one listing as it is read, with `log` the log the
     /// walk will have: the verified stats of every listing are then never all in memory
     /// at once (and their memory, freed, is not left in holes the walk does not reuse).
-    pub fn add_digested(&mut self, log: &StateLog, key: Vec<u8>, mut row: DirListing) {
+    pub(crate) fn add_digested(&mut self, log: &StateLog, key: Vec<u8>, mut row: DirListing) {
         debug_assert!(!log.settle, "a settling walk reads the verified stats");
         digest_into(&mut self.before, log, &key, &mut row);
         self.rows.insert(key, row);
@@ -441,12 +441,12 @@ impl Listings {
     }
 
     /// The seq new verified stats are recorded as of (-1: none recorded).
-    pub fn seq(&self) -> i64 {
+    pub(crate) fn seq(&self) -> i64 {
         self.log.as_ref().map_or(-1, |l| l.seq)
     }
 
     /// Which rule files the directory of `known` had.
-    pub fn rule_files(known: &DirListing) -> RuleFiles {
+    pub(crate) fn rule_files(known: &DirListing) -> RuleFiles {
         RuleFiles(known.rules.first().copied().unwrap_or(0))
     }
 

@@ -99,14 +99,14 @@ impl States {
     }
 
     /// Give back the room the buffers grew into (a big buffer shrinks in place).
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.paths.shrink_to_fit();
         self.ends.shrink_to_fit();
         self.states.shrink_to_fit();
         self.claimed.shrink_to_fit();
     }
 
-    pub fn set_streamed(&mut self, n: u64) {
+    pub(crate) fn set_streamed(&mut self, n: u64) {
         self.streamed = n;
     }
 
@@ -116,7 +116,7 @@ impl States {
     }
 
     /// The state of `rel`, if it has one, marked as claimed.
-    pub fn claim(&self, rel: &[u8]) -> Option<&KnownState> {
+    pub(crate) fn claim(&self, rel: &[u8]) -> Option<&KnownState> {
         let i = self.slots[self.slot(rel)];
         if i == EMPTY {
             return None;
@@ -126,7 +126,7 @@ impl States {
     }
 
     /// The states no walked file claimed, with their paths, in the order they were inserted.
-    pub fn unclaimed(&self) -> impl Iterator<Item = (&[u8], &KnownState)> {
+    pub(crate) fn unclaimed(&self) -> impl Iterator<Item = (&[u8], &KnownState)> {
         (0..self.len())
             .filter(|&i| !self.claimed[i].load(Ordering::Relaxed))
             .map(|i| (self.path(i), &self.states[i]))

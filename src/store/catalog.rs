@@ -47,7 +47,7 @@ pub enum Place {
 
 impl Place {
     /// Whether the frame is in a pack file (its own or a group's).
-    pub fn in_pack(&self) -> bool {
+    pub(crate) fn in_pack(&self) -> bool {
         matches!(self, Place::Packed { .. } | Place::Grouped { .. })
     }
 }

@@ -45,7 +45,7 @@ pub fn release() {
 }
 
 /// Decode one frame of at most `capacity` bytes, made with `dict` (empty: none).
-pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<u8>> {
+pub(crate) fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<u8>> {
     DECOMPRESSOR.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(io::Error::other)?;
         let d = match &mut *slot {
@@ -64,7 +64,7 @@ pub fn decompress(frame: &[u8], capacity: usize, dict: &[u8]) -> io::Result<Vec<
 
 /// The first `n` bytes `frame` (made without a dictionary) decompresses to; the rest of it
 /// is not decompressed. An error when it holds fewer.
-pub fn decompress_prefix(frame: &[u8], n: usize) -> io::Result<Vec<u8>> {
+pub(crate) fn decompress_prefix(frame: &[u8], n: usize) -> io::Result<Vec<u8>> {
     use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
     STREAM.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(io::Error::other)?;

@@ -28,13 +28,13 @@ use super::codec;
 use super::Place;
 
 /// A group is closed once it holds this many bytes.
-pub const GROUP_TARGET: usize = 256 << 10;
+pub(crate) const GROUP_TARGET: usize = 256 << 10;
 
 /// Blobs up to this size join groups; larger ones get a frame of their own.
-pub const MEMBER_MAX: usize = 64 << 10;
+pub(crate) const MEMBER_MAX: usize = 64 << 10;
 
 /// The most bytes a group can hold: a read refuses a frame that says it holds more.
-pub const GROUP_RAW_MAX: usize = GROUP_TARGET + MEMBER_MAX;
+pub(crate) const GROUP_RAW_MAX: usize = GROUP_TARGET + MEMBER_MAX;
 
 /// A closed group: its frame, and how many bytes it decompresses to.
 #[derive(Debug)]

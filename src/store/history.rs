@@ -40,7 +40,7 @@ use crate::ids::BlobId;
 
 /// How many versions may delta against one blob inside a chain before later versions go
 /// one level up (a chain's root takes any number).
-pub const FANOUT: u32 = 2;
+pub(crate) const FANOUT: u32 = 2;
 
 /// How many blobs with no predecessor may delta against one such blob.
 const SIBLING_FANOUT: u32 = 16;
@@ -234,7 +234,7 @@ impl HistoryPacker {
 
     /// Re-encode the next batch in memory (nothing is written); `None` when none is left. A
     /// batch may be empty (every blob of it was gone or already packed).
-    pub fn encode_batch(
+    pub(crate) fn encode_batch(
         &mut self,
         store: &Store,
         catalog: &dyn HistoryCatalog,
@@ -301,7 +301,7 @@ impl HistoryPacker {
     /// then delete the object files they replace. First checks that the rows are still as the
     /// batch was encoded from (each blob stored and not packed, each base outside the batch
     /// stored): otherwise nothing is switched and the step stops, to be run again.
-    pub fn write_batch(
+    pub(crate) fn write_batch(
         &mut self,
         store: &Store,
         catalog: &dyn HistoryCatalog,

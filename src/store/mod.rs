@@ -121,17 +121,17 @@ impl Default for StoreOptions {
 const OPEN_PACKS_MAX: usize = 64;
 
 /// Longest run of deltas before a blob is rebuilt from a standalone frame.
-pub const MAX_CHAIN: u32 = 8;
+pub(crate) const MAX_CHAIN: u32 = 8;
 
 /// Longest run of deltas the pack step makes in cold history, where a deeper chain costs an
 /// undo a few more decodes and saves most of the span between a version and its base (as
 /// git's `gc --aggressive`, depth 50; see benches/RESULTS.md).
-pub const PACK_CHAIN: u32 = 48;
+pub(crate) const PACK_CHAIN: u32 = 48;
 
 /// Longest chain a read follows: a pack step interrupted between two batches leaves
 /// blobs whose old chain (at most [`MAX_CHAIN`]) runs into re-encoded ones (at most
 /// [`PACK_CHAIN`] more); see [`history`](HistoryPacker). Writes never make one this long.
-pub const MAX_READ_CHAIN: u32 = MAX_CHAIN + PACK_CHAIN + 1;
+pub(crate) const MAX_READ_CHAIN: u32 = MAX_CHAIN + PACK_CHAIN + 1;
 
 pub struct Store {
     objects: PathBuf,
@@ -190,7 +190,7 @@ impl Store {
     }
 
     /// As [`Store::put`] when the caller already hashed the bytes.
-    pub fn put_with_id(
+    pub(crate) fn put_with_id(
         &self,
         catalog: &dyn BlobCatalog,
         id: BlobId,
@@ -203,7 +203,7 @@ impl Store {
 
     /// As [`Store::put_with_id`] with the bytes of `previous` at hand (verified by the
     /// caller): a delta against it need not read it back (a merge-undo holds them).
-    pub fn put_against(
+    pub(crate) fn put_against(
         &self,
         catalog: &dyn BlobCatalog,
         id: BlobId,
@@ -265,7 +265,7 @@ impl Store {
     /// to keep inline; the caller inserts the returned row (for scans: many rows in one
     /// transaction), after [`Store::pack_rows`] for a batch. The object file is durable
     /// before this returns, so the row may be committed any time after.
-    pub fn encode_standalone(&self, id: BlobId, bytes: &[u8], now: i64) -> Result<BlobRow> {
+    pub(crate) fn encode_standalone(&self, id: BlobId, bytes: &[u8], now: i64) -> Result<BlobRow> {
         let frame =
             codec::compress(bytes, self.opts.bulk_level, &[]).map_err(|e| StoreError::Corrupt {
                 id,
@@ -283,14 +283,14 @@ impl Store {
     }
 
     /// A grouper for one worker's new small blobs (module [`group`]).
-    pub fn grouper(&self) -> Grouper {
+    pub(crate) fn grouper(&self) -> Grouper {
         Grouper::new(self.opts.group_level)
     }
 
     /// As [`Store::encode_standalone`] for a blob small enough for a group: its bytes go into
     /// `grouper`'s open group, and the row is placed there until [`Store::pack_rows`] writes
     /// the group. `None`: too large for a group.
-    pub fn encode_grouped(
+    pub(crate) fn encode_grouped(
         &self,
         grouper: &mut Grouper,
         id: BlobId,
@@ -320,7 +320,7 @@ impl Store {
     /// whose rows were dropped is not written) into a pack, durably, when the batch has at
     /// least `pack_min_frames` new blobs; the rows then point into the pack. A smaller batch
     /// keeps its blobs inline, each grouped one in a frame of its own. Commit the rows after.
-    pub fn pack_rows(
+    pub(crate) fn pack_rows(
         &self,
         writer: &mut PackWriter,
         rows: Vec<&mut BlobRow>,
@@ -428,7 +428,7 @@ impl Store {
         Ok(())
     }
 
-    pub fn pack_path(&self, pack: u64) -> PathBuf {
+    pub(crate) fn pack_path(&self, pack: u64) -> PathBuf {
         self.packs.join(pack::pack_file_name(pack))
     }
 
@@ -790,10 +790,6 @@ impl Store {
         Ok(out)
     }
 
-    pub fn objects_dir(&self) -> &Path {
-        &self.objects
-    }
-
     /// Pack files on disk (files in `packs/` with a pack's name).
     pub fn pack_files(&self) -> Result<Vec<PackFile>> {
         let mut out = Vec::new();
@@ -833,7 +829,7 @@ impl Store {
     /// the pack was left. The caller holds the gc lock exclusively (no other command reads
     /// or writes) and has made the catalogue's commits survive power loss (the index at
     /// full durability), so the rows' move is durable before the old file goes.
-    pub fn repack(
+    pub(crate) fn repack(
         &self,
         catalog: &dyn BlobCatalog,
         writer: &mut PackWriter,
@@ -948,7 +944,7 @@ impl Store {
     }
 
     /// Close every pack file kept open for reading; the next read opens it again.
-    pub fn forget_open_packs(&self) {
+    pub(crate) fn forget_open_packs(&self) {
         self.open_packs
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -961,7 +957,7 @@ impl Store {
 
     /// Drop the calling thread's zstd contexts and the groups kept decompressed (a process
     /// going quiet gives their tables and buffers back; the next read makes new ones).
-    pub fn release_contexts(&self) {
+    pub(crate) fn release_contexts(&self) {
         codec::release();
         self.groups_read
             .lock()
@@ -970,7 +966,7 @@ impl Store {
     }
 
     /// Delete a pack file no row points into any more.
-    pub fn remove_pack(&self, pack: &PackFile) -> Result<()> {
+    pub(crate) fn remove_pack(&self, pack: &PackFile) -> Result<()> {
         self.open_packs
             .lock()
             .unwrap_or_else(|e| e.into_inner())

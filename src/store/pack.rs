@@ -22,7 +22,7 @@ use crate::ids::BlobId;
 
 /// A pack is closed and the next one started once it reaches this size, so a repack never
 /// has to copy more than this.
-pub const PACK_MAX_LEN: u64 = 64 << 20;
+pub(crate) const PACK_MAX_LEN: u64 = 64 << 20;
 
 /// The file name of pack `number`.
 pub fn pack_file_name(number: u64) -> String {
@@ -30,7 +30,7 @@ pub fn pack_file_name(number: u64) -> String {
 }
 
 /// The pack number of a file name, when it is one.
-pub fn pack_number(name: &str) -> Option<u64> {
+pub(crate) fn pack_number(name: &str) -> Option<u64> {
     let hex = name.strip_suffix(".pack")?;
     if hex.len() != 16 {
         return None;
@@ -71,7 +71,7 @@ impl PackWriter {
         PackWriter::with_max_len(dir, PACK_MAX_LEN)
     }
 
-    pub fn with_max_len(dir: PathBuf, max_len: u64) -> PackWriter {
+    pub(crate) fn with_max_len(dir: PathBuf, max_len: u64) -> PackWriter {
         PackWriter {
             dir,
             max_len,
@@ -91,7 +91,10 @@ impl PackWriter {
 
     /// As [`PackWriter::append`], where a frame without a blob id (a group's, which several
     /// blobs share) is always written: it is never anyone's twin.
-    pub fn append_keyed(&mut self, frames: &[(Option<BlobId>, &[u8])]) -> io::Result<Vec<PackAt>> {
+    pub(crate) fn append_keyed(
+        &mut self,
+        frames: &[(Option<BlobId>, &[u8])],
+    ) -> io::Result<Vec<PackAt>> {
         // Each frame's place: known already, or the index of a frame to write.
         let mut fresh: Vec<&[u8]> = Vec::new();
         let mut first: HashMap<BlobId, usize> = HashMap::new();

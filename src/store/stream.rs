@@ -43,7 +43,7 @@ impl Store {
     /// it in one pass. The id is the hash of the bytes read. A reader that yields more or
     /// fewer than `size` bytes (a file changing while it is read) stores nothing and is a
     /// [`StoreError::SourceChanged`]. "Already there" is success.
-    pub fn put_stream(
+    pub(crate) fn put_stream(
         &self,
         catalog: &dyn BlobCatalog,
         reader: impl Read,
@@ -67,7 +67,7 @@ impl Store {
     /// As [`Store::put_stream`] at the bulk level, for a scan: the object file is durable
     /// when this returns and the row is the caller's to insert, unless the bytes turn out to
     /// be `skip`'s (the file's known version): then nothing is kept and the row is `None`.
-    pub fn encode_stream(
+    pub(crate) fn encode_stream(
         &self,
         reader: impl Read,
         size: u64,
@@ -174,7 +174,7 @@ impl Store {
     /// its id, but only once everything is written: on an error `out` may hold part of the
     /// bytes, or bytes that are not the blob's, and the caller discards it. Returns the
     /// number of bytes written.
-    pub fn get_to(
+    pub(crate) fn get_to(
         &self,
         catalog: &dyn BlobCatalog,
         id: &BlobId,

@@ -156,7 +156,7 @@ pub struct Staged {
 }
 
 /// The directory holding `rel` (what to pass to [`WorkspaceFs::sync_dir`]).
-pub fn parent_dir(ws: &Workspace, rel: &RelPath) -> PathBuf {
+pub(crate) fn parent_dir(ws: &Workspace, rel: &RelPath) -> PathBuf {
     let abs = ws.abs(rel);
     abs.parent()
         .map_or_else(|| ws.root().to_path_buf(), Path::to_path_buf)
@@ -323,7 +323,7 @@ const TEMP_SUFFIX: &str = ".tmp";
 
 /// Remove the temp files a killed [`RealFs::replace`] left next to `rel` (crash recovery:
 /// the caller holds the workspace lock, so no running replace owns one). Returns how many.
-pub fn remove_stale_temps(ws: &Workspace, rel: &RelPath) -> io::Result<usize> {
+pub(crate) fn remove_stale_temps(ws: &Workspace, rel: &RelPath) -> io::Result<usize> {
     if ws.check_parents(rel).is_err() {
         // A parent that is now a symlink or a file: nothing of ours can be behind it.
         return Ok(0);
@@ -352,13 +352,13 @@ pub fn remove_stale_temps(ws: &Workspace, rel: &RelPath) -> io::Result<usize> {
 
 /// The device (filesystem) a file is on; 0 where there is no such notion.
 #[cfg(unix)]
-pub fn device_of(meta: &std::fs::Metadata) -> u64 {
+pub(crate) fn device_of(meta: &std::fs::Metadata) -> u64 {
     use std::os::unix::fs::MetadataExt;
     meta.dev()
 }
 
 #[cfg(not(unix))]
-pub fn device_of(_meta: &std::fs::Metadata) -> u64 {
+pub(crate) fn device_of(_meta: &std::fs::Metadata) -> u64 {
     0
 }
 

@@ -115,7 +115,7 @@ impl RelPath {
     /// The raw bytes, hex-encoded, when [`display`](Self::display) would lose some: JSON
     /// reports carry it as `path_bytes` so two names that differ only in a non-UTF-8 byte
     /// stay distinguishable. `None` for valid UTF-8, so ordinary output is unchanged.
-    pub fn bytes_hex_if_not_utf8(&self) -> Option<String> {
+    pub(crate) fn bytes_hex_if_not_utf8(&self) -> Option<String> {
         std::str::from_utf8(&self.0)
             .is_err()
             .then(|| hex_encode(&self.0))
@@ -133,7 +133,7 @@ impl RelPath {
     }
 
     /// This path is `dir` or lies under it (`a/bc` is not under `a/b`).
-    pub fn is_within(&self, dir: &RelPath) -> bool {
+    pub(crate) fn is_within(&self, dir: &RelPath) -> bool {
         let (p, d) = (self.as_bytes(), dir.as_bytes());
         p.starts_with(d) && (p.len() == d.len() || p[d.len()] == b'/')
     }
@@ -173,7 +173,7 @@ pub(crate) fn os_str_from_bytes(bytes: &[u8]) -> &OsStr {
 
 /// One component of a stored path: not empty, `.`, `..` or `.git`, and no NUL.
 /// Lowercase hex, two digits a byte: the `path_bytes` form.
-pub fn hex_encode(bytes: &[u8]) -> String {
+pub(crate) fn hex_encode(bytes: &[u8]) -> String {
     use fmt::Write;
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -199,7 +199,7 @@ pub fn hex_decode(hex: &str) -> Option<Vec<u8>> {
 }
 
 /// [`RelPath::bytes_hex_if_not_utf8`] for a path that is not (yet) a `RelPath`.
-pub fn path_hex_if_not_utf8(path: &Path) -> Option<String> {
+pub(crate) fn path_hex_if_not_utf8(path: &Path) -> Option<String> {
     path.to_str()
         .is_none()
         .then(|| hex_encode(&os_bytes_ref(path.as_os_str())))
@@ -298,7 +298,11 @@ impl Workspace {
 
     /// Resolve every path of a batch first, so one bad path fails the batch before anything
     /// is written; duplicates once. A path below a regular file is kept (it reads as absent).
-    pub fn resolve_all(&self, paths: &[PathBuf], cwd: &Path) -> Result<Vec<RelPath>, PathError> {
+    pub(crate) fn resolve_all(
+        &self,
+        paths: &[PathBuf],
+        cwd: &Path,
+    ) -> Result<Vec<RelPath>, PathError> {
         let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
         for p in paths {
             let rel = self.resolve_lexical(p, cwd)?;
@@ -315,7 +319,7 @@ impl Workspace {
 
     /// As [`Workspace::resolve`] without the parent walk: the caller checks the parents
     /// itself (capture reads a path under a regular file as absent, not as an error).
-    pub fn resolve_lexical(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {
+    pub(crate) fn resolve_lexical(&self, path: &Path, cwd: &Path) -> Result<RelPath, PathError> {
         let shown = path.display().to_string();
         if path.as_os_str().is_empty() {
             return Err(PathError::Empty { path: shown });
@@ -372,13 +376,13 @@ impl Workspace {
     }
 
     /// Refuse a path whose existing parents include a symlink or a non-directory.
-    pub fn check_parents(&self, rel: &RelPath) -> Result<(), PathError> {
+    pub(crate) fn check_parents(&self, rel: &RelPath) -> Result<(), PathError> {
         self.check_parents_with(rel, &mut CheckedDirs::default())
     }
 
     /// As [`Workspace::check_parents`], skipping directories `checked` already holds and
     /// adding those it verifies: a batch of paths checks each directory once.
-    pub fn check_parents_with(
+    pub(crate) fn check_parents_with(
         &self,
         rel: &RelPath,
         checked: &mut CheckedDirs,
@@ -424,14 +428,14 @@ impl Workspace {
 
     /// Look at a path without following a final symlink and without blocking on special
     /// files; read the bytes of a regular file up to `max_size`.
-    pub fn observe(&self, rel: &RelPath, max_size: u64) -> Result<Observation, PathError> {
+    pub(crate) fn observe(&self, rel: &RelPath, max_size: u64) -> Result<Observation, PathError> {
         self.observe_with(rel, max_size, &mut CheckedDirs::default())
     }
 
     /// As [`Workspace::observe`], checking parents through `checked` (see
     /// [`Workspace::check_parents_with`]). For a batch that takes a few milliseconds: a
     /// parent swapped for a symlink after its check goes unnoticed for the rest of the batch.
-    pub fn observe_with(
+    pub(crate) fn observe_with(
         &self,
         rel: &RelPath,
         max_size: u64,
@@ -491,7 +495,7 @@ impl Workspace {
 
 /// Directories (workspace-relative) already found to be real directories, not symlinks.
 #[derive(Debug, Default)]
-pub struct CheckedDirs(std::collections::HashSet<Vec<u8>>);
+pub(crate) struct CheckedDirs(std::collections::HashSet<Vec<u8>>);
 
 /// The largest file [`Workspace::observe`] reads into memory; a larger one is handed back
 /// open ([`Observation::Large`]) for the caller to hash or store as a stream, so memory
@@ -500,7 +504,7 @@ pub const HOLD_MAX: u64 = 16 << 20;
 
 /// What is at a path right now.
 #[derive(Debug)]
-pub enum Observation {
+pub(crate) enum Observation {
     Absent,
     Regular {
         bytes: Vec<u8>,
@@ -586,7 +590,7 @@ pub struct Stat {
 }
 
 #[cfg(unix)]
-pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
+pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
     use std::os::unix::fs::MetadataExt;
     Stat {
         size: meta.len(),
@@ -598,7 +602,7 @@ pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
 }
 
 #[cfg(not(unix))]
-pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
+pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
     let mtime_ns = meta
         .modified()
         .ok()

@@ -60,7 +60,7 @@ pub struct Step {
 
 impl Step {
     /// Nothing to write: same bytes and mode already.
-    pub fn is_noop(&self) -> bool {
+    pub(crate) fn is_noop(&self) -> bool {
         self.current.same_content(&self.target) && modes_match(&self.current, &self.target)
     }
 }

@@ -322,6 +322,10 @@ pub struct Report {
     /// did nothing more: `window_id` is that interrupted undo's window.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub finished_interrupted: bool,
+    /// A conflict the request does not override refused it (or, for a dry run, would):
+    /// what front ends turn into their "conflict, nothing written" answer.
+    #[serde(skip)]
+    pub refused: bool,
 }
 
 pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
@@ -371,9 +375,10 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         files: Vec::new(),
         skipped: skip.iter().filter(|s| **s).count(),
         finished_interrupted: false,
+        refused: blocked(&items, req),
     };
     let nothing_left = report.skipped == items.len();
-    if req.dry_run || blocked(&items, req) || nothing_left {
+    if req.dry_run || report.refused || nothing_left {
         if req.dry_run {
             report.status = Status::DryRun;
         }
@@ -590,6 +595,7 @@ impl Report {
             files: Vec::new(),
             skipped: 0,
             finished_interrupted: false,
+            refused: false,
         }
     }
 }
@@ -636,6 +642,7 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
         files,
         skipped: 0,
         finished_interrupted: true,
+        refused: false,
     }))
 }
 

@@ -122,20 +122,11 @@ pub(super) fn apply(inv: &Invocation, out: &Out, plan: Plan) -> Result<Exit, Fai
     } else {
         out.print(&render(direction, &report));
     }
-    let blocks = |f: &FileReport| {
-        f.conflict.is_some() && !(force && f.conflict.is_some_and(|c| c.overridable()))
-    };
-    // A dry run that would be refused: any blocking conflict (`--skip-unsafe`: every path).
-    let conflicted = if skip_unsafe {
-        report.files.iter().all(blocks)
-    } else {
-        report.files.iter().any(blocks)
-    };
     Ok(match report.status {
         Status::Undone | Status::Redone => Exit::Ok,
         Status::Conflict => Exit::Conflict,
         Status::Nothing => Exit::Nothing,
-        Status::DryRun if conflicted => Exit::Conflict,
+        Status::DryRun if report.refused => Exit::Conflict,
         Status::DryRun => Exit::Ok,
     })
 }

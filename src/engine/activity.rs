@@ -19,6 +19,27 @@ pub const ACTIVE_WITHIN: i64 = 3_600_000_000_000;
 /// A session that an agent's hooks name, with its latest hook event.
 pub type AgentSession = HookedSession;
 
+/// Which session the calls of a process that no agent session started (the MCP server: an
+/// agent starts it without a session id) go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// Named by the caller (`--session`, the agent's environment).
+    Given(String),
+    /// The agent session active in the workspace at each call (of `agent`, when given),
+    /// else `fallback`.
+    Active {
+        agent: Option<String>,
+        fallback: String,
+    },
+}
+
+/// The session a call went to, and why, in a line the results of writes, undo and redo say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attribution {
+    pub name: String,
+    pub line: String,
+}
+
 impl Home {
     /// The sessions of `ws` that agents' hooks named, most recently active first.
     pub fn agent_sessions(&self, ws: &Workspace) -> Result<Vec<AgentSession>> {
@@ -63,6 +84,37 @@ impl Home {
     }
 }
 
+impl Home {
+    /// The session a call under `choice` goes to in `ws`, and the line that says why.
+    pub fn attribute(&self, choice: &SessionChoice, ws: &Workspace) -> Result<Attribution> {
+        let (agent, fallback) = match choice {
+            SessionChoice::Given(name) => {
+                return Ok(Attribution {
+                    name: name.clone(),
+                    line: format!("session: {name}"),
+                })
+            }
+            SessionChoice::Active { agent, fallback } => (agent.as_deref(), fallback),
+        };
+        Ok(match self.active_agent_session(ws, agent)? {
+            Some(s) => Attribution {
+                line: format!(
+                    "session: {} (the {} session active in this workspace)",
+                    s.name, s.agent
+                ),
+                name: s.name,
+            },
+            None => Attribution {
+                line: format!(
+                    "session: {fallback} (no {} session was active in this workspace in the last hour; `rewind undo --session {fallback}` undoes this server's changes)",
+                    agent.unwrap_or("agent")
+                ),
+                name: fallback.clone(),
+            },
+        })
+    }
+}
+
 impl Session<'_> {
     /// Note that `agent`'s hook handled `event` of this session with `result`. Writes only
     /// when the last note is older than [`NOTE_EVERY`] or said something else.
@@ -82,5 +134,75 @@ impl Session<'_> {
             Ok::<_, IndexError>(())
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Clock, Options};
+
+    const T0: i64 = 1_700_000_000_000_000_000;
+
+    fn home_at(dir: &std::path::Path, now: i64) -> Home {
+        let opts = Options {
+            clock: Clock::Fixed(now),
+            ..Options::default()
+        };
+        Home::open(&dir.join("home"), opts).unwrap()
+    }
+
+    fn active(agent: Option<&str>) -> SessionChoice {
+        SessionChoice::Active {
+            agent: agent.map(str::to_string),
+            fallback: "mcp-1".into(),
+        }
+    }
+
+    #[test]
+    fn a_given_session_is_taken_as_named() {
+        let (wsdir, homedir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let ws = Workspace::open(wsdir.path()).unwrap();
+        let home = home_at(homedir.path(), T0);
+        let who = home
+            .attribute(&SessionChoice::Given("s1".into()), &ws)
+            .unwrap();
+        assert_eq!(who.name, "s1");
+        assert_eq!(who.line, "session: s1");
+    }
+
+    #[test]
+    fn calls_go_to_the_agent_session_active_within_the_hour_else_to_the_fallback() {
+        let scratch = tempfile::tempdir().unwrap();
+        let wsdir = scratch.path().join("ws");
+        std::fs::create_dir(&wsdir).unwrap();
+        let ws = Workspace::open(&wsdir).unwrap();
+        let home = home_at(scratch.path(), T0);
+        // Nobody's hooks ran: the fallback, saying how to undo it.
+        let who = home.attribute(&active(None), &ws).unwrap();
+        assert_eq!(who.name, "mcp-1");
+        assert!(
+            who.line.contains("no agent session was active"),
+            "{}",
+            who.line
+        );
+        // A Claude Code session's hook ran: its calls go there, and only an agent filter
+        // that names it finds it.
+        let s = home.session(ws.clone(), "claude-1").unwrap();
+        s.note_hook("claude-code", "PreToolUse", "allow").unwrap();
+        let who = home.attribute(&active(Some("claude-code")), &ws).unwrap();
+        assert_eq!(who.name, "claude-1");
+        assert_eq!(
+            who.line,
+            "session: claude-1 (the claude-code session active in this workspace)"
+        );
+        assert_eq!(home.attribute(&active(None), &ws).unwrap().name, "claude-1");
+        let other = home.attribute(&active(Some("codex")), &ws).unwrap();
+        assert_eq!(other.name, "mcp-1");
+        assert!(other.line.contains("no codex session"), "{}", other.line);
+        // An hour and a second later the session is no longer active.
+        drop(s);
+        let later = home_at(scratch.path(), T0 + ACTIVE_WITHIN + 1_000_000_000);
+        assert_eq!(later.attribute(&active(None), &ws).unwrap().name, "mcp-1");
     }
 }

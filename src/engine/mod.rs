@@ -37,7 +37,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use activity::{AgentSession, ACTIVE_WITHIN, NOTE_EVERY};
+pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE_EVERY};
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};

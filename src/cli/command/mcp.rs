@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use rewind::edit::{self, LineOp};
-use rewind::engine::{Home, Options, Session, ToolError, WriteGuard};
+use rewind::engine::{Attribution, Home, Options, Session, SessionChoice, ToolError, WriteGuard};
 use rewind::search::{self, SearchOptions};
 use rewind::undo::{self, Direction, Request, Target};
 use rewind::workspace::{self, Workspace};
@@ -72,7 +72,7 @@ pub fn run(g: &Global, a: McpArgs) -> Result<Exit, Failure> {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
             SessionChoice::Active {
-                agent: a.agent.map(|a| a.agent().as_str()),
+                agent: a.agent.map(|a| a.agent().as_str().to_string()),
                 fallback: format!("mcp-{secs}-{}", std::process::id()),
             }
         }
@@ -88,7 +88,7 @@ pub fn run(g: &Global, a: McpArgs) -> Result<Exit, Failure> {
         SessionChoice::Active { agent, fallback } => format!(
             "serving workspace {}: each call goes to the {} session active in it, else to session {fallback}",
             ws.root().display(),
-            agent.unwrap_or("agent")
+            agent.as_deref().unwrap_or("agent")
         ),
     });
     let server = RewindServer {
@@ -130,54 +130,6 @@ struct Ctx {
     session: SessionChoice,
     /// Relative paths in tool arguments are relative to this (the agent's project dir).
     cwd: PathBuf,
-}
-
-/// Which session the server's calls go to.
-enum SessionChoice {
-    /// Named by `--session` or the agent's environment.
-    Given(String),
-    /// The agent session active in the workspace at each call (of `agent`, when given),
-    /// else `fallback`.
-    Active {
-        agent: Option<&'static str>,
-        fallback: String,
-    },
-}
-
-/// The session a call went to, and why: said in the results of writes, undo and redo.
-struct Attribution {
-    name: String,
-    line: String,
-}
-
-impl SessionChoice {
-    fn resolve(&self, home: &Home, ws: &Workspace) -> Result<Attribution, Failure> {
-        let (agent, fallback) = match self {
-            SessionChoice::Given(name) => {
-                return Ok(Attribution {
-                    name: name.clone(),
-                    line: format!("session: {name}"),
-                })
-            }
-            SessionChoice::Active { agent, fallback } => (*agent, fallback),
-        };
-        Ok(match home.active_agent_session(ws, agent)? {
-            Some(s) => Attribution {
-                line: format!(
-                    "session: {} (the {} session active in this workspace)",
-                    s.name, s.agent
-                ),
-                name: s.name,
-            },
-            None => Attribution {
-                line: format!(
-                    "session: {fallback} (no {} session was active in this workspace in the last hour; `rewind undo --session {fallback}` undoes this server's changes)",
-                    agent.unwrap_or("agent")
-                ),
-                name: fallback.clone(),
-            },
-        })
-    }
 }
 
 #[derive(Clone)]
@@ -488,7 +440,7 @@ impl RewindServer {
         let result = Home::open(&c.home, c.opts.clone())
             .map_err(Failure::from)
             .and_then(|home| {
-                let who = c.session.resolve(&home, &c.ws)?;
+                let who = home.attribute(&c.session, &c.ws)?;
                 let s = home.session(c.ws.clone(), &who.name)?;
                 f(&s, &c.cwd, &who)
             });

@@ -23,6 +23,8 @@ pub(crate) struct FaultyFs {
     persistent: bool,
     errno: i32,
     dir_removals: bool,
+    /// Before each rename, another writer replaces the file (the re-check must catch it).
+    race_before_commit: bool,
 }
 
 impl FaultyFs {
@@ -34,6 +36,7 @@ impl FaultyFs {
             persistent: false,
             errno: 5,
             dir_removals: true,
+            race_before_commit: false,
         }
     }
 
@@ -70,6 +73,9 @@ impl WorkspaceFs for FaultyFs {
         pre: &dyn Fn() -> io::Result<()>,
     ) -> io::Result<()> {
         self.tick()?;
+        if self.race_before_commit {
+            std::fs::write(ws.abs(rel), "the user's version\n")?;
+        }
         RealFs.commit(ws, rel, staged, pre)
     }
     fn remove(
@@ -188,6 +194,7 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                         persistent,
                         errno,
                         dir_removals: false,
+                        race_before_commit: false,
                     };
                     let result = undo::run_with(&s, &undo_req(&ws), &fs);
                     let now = snapshot(&ws);
@@ -392,6 +399,7 @@ fn an_edit_tool_write_failing_at_any_operation_writes_nothing_and_names_the_file
                 persistent: false,
                 errno,
                 dir_removals: false,
+                race_before_commit: false,
             };
             let result =
                 s.lock(&fs)
@@ -439,50 +447,17 @@ fn an_edit_tool_write_failing_at_any_operation_writes_nothing_and_names_the_file
 /// is left, and nothing stays unsettled.
 #[test]
 fn an_edit_tool_write_raced_before_its_rename_answers_hash_mismatch_and_keeps_the_other_write() {
-    struct RacingFs;
-    impl WorkspaceFs for RacingFs {
-        fn ensure_parents(&self, ws: &Workspace, rel: &RelPath) -> io::Result<Vec<PathBuf>> {
-            RealFs.ensure_parents(ws, rel)
-        }
-        fn stage(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            content: Content<'_>,
-            mode: u32,
-            flush: Flush,
-        ) -> io::Result<Staged> {
-            RealFs.stage(ws, rel, content, mode, flush)
-        }
-        fn commit(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            staged: Staged,
-            pre: &dyn Fn() -> io::Result<()>,
-        ) -> io::Result<()> {
-            std::fs::write(ws.abs(rel), "the user's version\n")?;
-            RealFs.commit(ws, rel, staged, pre)
-        }
-        fn remove(
-            &self,
-            ws: &Workspace,
-            rel: &RelPath,
-            pre: &dyn Fn() -> io::Result<()>,
-        ) -> io::Result<()> {
-            RealFs.remove(ws, rel, pre)
-        }
-        fn remove_empty_dir(&self, dir: &Path) -> io::Result<()> {
-            RealFs.remove_empty_dir(dir)
-        }
-    }
     let (_dir, ws, home) = scratch(usize::MAX);
     let s = home
         .session(Workspace::open(&ws).unwrap(), "faults")
         .unwrap();
     std::fs::write(ws.join("a.txt"), "one\n").unwrap();
     let read = s.read_file(Path::new("a.txt"), &ws, 0, None).unwrap();
-    let result = s.lock(&RacingFs).unwrap().write_file(
+    let racing = FaultyFs {
+        race_before_commit: true,
+        ..FaultyFs::eio_once_at(usize::MAX)
+    };
+    let result = s.lock(&racing).unwrap().write_file(
         Path::new("a.txt"),
         &ws,
         b"agent\n",

@@ -207,16 +207,22 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
     assert!(paths.contains(&"src/long/file-with-a-long-name-007.rs"));
 }
 
-/// Schema v17 adds `blobs.pack_inner` (a blob's place in a group's frame): a v16 index gains
-/// the column, empty, and every blob it holds still reads back (verify, undo).
-#[test]
-fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
+/// A workspace whose `a.txt` went a0 → a1 through snap and record, and its index file.
+fn a_txt_written_once() -> (Env, std::path::PathBuf) {
     let env = Env::new();
     env.write("a.txt", "a0\n");
     env.run(&["snap", "a.txt"]).ok();
     env.write("a.txt", "a1\n");
     env.run(&["record", "a.txt"]).ok();
     let file = index_file(&env);
+    (env, file)
+}
+
+/// Schema v17 adds `blobs.pack_inner` (a blob's place in a group's frame): a v16 index gains
+/// the column, empty, and every blob it holds still reads back (verify, undo).
+#[test]
+fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
+    let (env, file) = a_txt_written_once();
     testing::downgrade_to_v16(&file).unwrap();
     assert_eq!(testing::schema_version(&file).unwrap(), 16);
     let verify = env.run(&["--json", "verify"]);
@@ -230,12 +236,7 @@ fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
 /// table, and an edit through the tools then writes, records and undoes as before.
 #[test]
 fn a_v17_index_gains_write_intents_and_the_edit_tools_still_write_and_undo() {
-    let env = Env::new();
-    env.write("a.txt", "a0\n");
-    env.run(&["snap", "a.txt"]).ok();
-    env.write("a.txt", "a1\n");
-    env.run(&["record", "a.txt"]).ok();
-    let file = index_file(&env);
+    let (env, file) = a_txt_written_once();
     testing::downgrade_to_v17(&file).unwrap();
     assert_eq!(testing::schema_version(&file).unwrap(), 17);
     let read = env.run(&["--json", "read", "a.txt"]).ok().json();

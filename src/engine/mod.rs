@@ -52,12 +52,12 @@ pub use tools::{
     refusal_kind, EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult,
 };
 
-use crate::ids::{SessionRowId, WindowId, WorkspaceId};
+use crate::ids::{BlobId, SessionRowId, WindowId, WorkspaceId};
 use crate::index::{Durability, Index, IndexError, Tx};
 use crate::model::{WindowKind, WindowStatus};
 use crate::store::{create_private_dir, Store, StoreError, StoreOptions};
 use crate::workspace::fs::{RealFs, WorkspaceFs};
-use crate::workspace::{PathError, Workspace};
+use crate::workspace::{PathError, RelPath, Workspace};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -723,6 +723,41 @@ impl<'h> Session<'h> {
                 session: self,
                 fs: &RealFs,
             }))
+    }
+
+    /// Record that this session has seen `blob` at each of `paths` (`None`: absent): an
+    /// agent's own write is not a reason to refuse its next edit (read-before-write).
+    pub fn record_reads(&self, paths: &[(RelPath, Option<BlobId>)]) -> Result<()> {
+        let now = self.home.now();
+        self.home.index.write(|tx| {
+            for (rel, blob) in paths {
+                tx.record_read(self.id, rel, *blob, now)?;
+            }
+            Ok::<_, EngineError>(())
+        })
+    }
+
+    /// Drop this session's pre-shell scan mark `key` (a shell call's id, or "").
+    pub(crate) fn take_scan_mark(&self, key: &str) -> Result<()> {
+        self.home
+            .index
+            .write(|tx| tx.take_scan_mark(self.id, key))?;
+        Ok(())
+    }
+
+    /// Store `bytes` as blob `id`, a delta against `previous` whose bytes are at hand (a
+    /// merge-undo's result, against the current file it was merged from).
+    pub(crate) fn store_blob_against(
+        &self,
+        id: BlobId,
+        bytes: &[u8],
+        previous: (BlobId, &[u8]),
+    ) -> Result<()> {
+        let now = self.home.now();
+        Ok(self
+            .home
+            .store
+            .put_against(&self.home.index, id, bytes, previous, now)?)
     }
 
     /// Open an explicit window (a turn). An agent window still open in this session is

@@ -388,10 +388,7 @@ impl Locked<'_> {
             Err(e) => return Err(e.into()),
         }
         // The caller has seen the new bytes (its report carries their token): that is a read.
-        let now = session.now();
-        session
-            .index()
-            .write(|tx| tx.record_read(session.id, rel, Some(blob), now))?;
+        session.record_reads(&[(rel.clone(), Some(blob))])?;
         Ok((snap.window_id, snap.change_id))
     }
 }

@@ -224,9 +224,7 @@ fn close_unanswered(
         } else if !boundary {
             continue;
         }
-        session
-            .index()
-            .write(|tx| tx.take_scan_mark(session.row_id(), key))?;
+        session.take_scan_mark(key)?;
     }
     Ok(())
 }
@@ -458,17 +456,15 @@ fn post_write(
     };
     // The agent knows what it just wrote: its own write is not a reason to refuse its next
     // edit of the file.
-    let now = session.now();
-    session.index().write(|tx| {
-        for (path, report) in paths.iter().zip(&reports) {
-            let rel = session
-                .workspace()
-                .resolve(path, cwd)
-                .map_err(EngineError::from)?;
-            tx.record_read(session.row_id(), &rel, report.after, now)?;
-        }
-        Ok::<_, RunnerError>(())
-    })?;
+    let mut seen = Vec::with_capacity(paths.len());
+    for (path, report) in paths.iter().zip(&reports) {
+        let rel = session
+            .workspace()
+            .resolve(path, cwd)
+            .map_err(EngineError::from)?;
+        seen.push((rel, report.after));
+    }
+    session.record_reads(&seen)?;
     Ok(Outcome::allow())
 }
 

@@ -794,9 +794,7 @@ fn merge_item(
     if let Some(m) = &mut item.merged {
         if let (true, Some(blob)) = (store, item.step.target.blob()) {
             let ours = (ours_id, ours.as_slice());
-            session
-                .store()
-                .put_against(session.index(), blob, &m.bytes, ours, session.now())?;
+            session.store_blob_against(blob, &m.bytes, ours)?;
         } else {
             let path = item.step.path.display();
             m.diff = Some(merge::unified(

@@ -323,15 +323,7 @@ impl Locked<'_> {
         token: Option<&str>,
     ) -> ToolResult<(WindowId, ChangeId)> {
         let session = self.session();
-        // Content rewind could not snapshot could not be undone: refused before anything.
-        let limit = session.options().max_file_size;
-        if bytes.len() as u64 > limit {
-            return Err(ToolError::ContentTooLarge {
-                path: rel.display(),
-                size: bytes.len() as u64,
-                limit,
-            });
-        }
+        refuse_too_large(session, rel, &bytes)?;
         let root = session.ws.root().to_path_buf();
         let paths: Vec<PathBuf> = vec![session.ws.abs(rel)];
         // A tool-call id of its own pairs this snap with this record and nothing else.
@@ -346,13 +338,17 @@ impl Locked<'_> {
                 path: rel.display(),
             },
         };
-        if snap.before != expected {
+        // Closes the snap's change as changing nothing (a record of the unchanged file).
+        let close = || {
             session.record(
                 &paths,
                 &root,
                 ToolCall::new(Some(tool), Some(&tool_call)),
                 &[],
-            )?;
+            )
+        };
+        if snap.before != expected {
+            close()?;
             return Err(changed());
         }
         let mode = before.map_or(CREATE_MODE, |c| c.mode);
@@ -360,11 +356,17 @@ impl Locked<'_> {
             Some(c) => FileState::Present { blob: c.id, mode },
             None => FileState::Absent,
         };
-        // Durable in the store before the intent record names it.
+        // Durable in the store before the intent record names it. A store that refuses it
+        // (a full disk under the home) writes nothing: the snap's change is closed as
+        // changing nothing, not left pending for a later write to pair with.
         let blob = session
             .store()
             .put(session.index(), &bytes, expected, session.now())
-            .map_err(EngineError::from)?;
+            .map_err(|e| {
+                // Best effort: the store's error is the answer either way.
+                let _ = close();
+                EngineError::from(e)
+            })?;
         let write = TurnWrite {
             change: snap.change_id,
             window: snap.window_id,
@@ -376,21 +378,31 @@ impl Locked<'_> {
             bytes,
             words: (tool, "written"),
         };
-        match exec::write_in_turn(self, write) {
-            Ok(()) => {}
-            Err(EngineError::ChangedUnderUs { .. }) => return Err(changed()),
-            Err(EngineError::Apply { detail, .. }) => {
-                return Err(ToolError::Write {
-                    path: rel.display(),
-                    detail,
-                })
-            }
-            Err(e) => return Err(e.into()),
-        }
+        exec::write_in_turn(self, write).map_err(|e| match e {
+            EngineError::ChangedUnderUs { .. } => changed(),
+            EngineError::Apply { detail, .. } => ToolError::Write {
+                path: rel.display(),
+                detail,
+            },
+            e => e.into(),
+        })?;
         // The caller has seen the new bytes (its report carries their token): that is a read.
         session.record_reads(&[(rel.clone(), Some(blob))])?;
         Ok((snap.window_id, snap.change_id))
     }
+}
+
+/// Content rewind could not snapshot could not be undone: refused before anything.
+fn refuse_too_large(session: &Session<'_>, rel: &RelPath, bytes: &[u8]) -> ToolResult<()> {
+    let limit = session.options().max_file_size;
+    if bytes.len() as u64 > limit {
+        return Err(ToolError::ContentTooLarge {
+            path: rel.display(),
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// Run a tool's work at `rel`; a refusal it answers with is noted (best effort) and

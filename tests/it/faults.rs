@@ -474,3 +474,57 @@ fn an_edit_tool_write_raced_before_its_rename_answers_hash_mismatch_and_keeps_th
     assert!(temps(&ws).is_empty(), "{:?}", temps(&ws));
     assert!(rewind::maintenance::verify(&home).unwrap().ok);
 }
+
+/// A store that refuses the new bytes (here: a file where the blob's fan-out directory
+/// goes, which stops even root) writes nothing: the file keeps its bytes, the error names
+/// the store file, and the snap's change is closed rather than left pending for a later write to
+/// pair with; once the store takes blobs again, the same token writes.
+#[test]
+fn an_edit_tool_write_whose_blob_the_store_refuses_writes_nothing_and_leaves_nothing_pending() {
+    let (dir, ws, home) = scratch(usize::MAX);
+    let s = home
+        .session(Workspace::open(&ws).unwrap(), "faults")
+        .unwrap();
+    std::fs::write(ws.join("a.txt"), "one\n").unwrap();
+    let read = s.read_file(Path::new("a.txt"), &ws, 0, None).unwrap();
+    // Over the inline limit once compressed: the blob goes to an object file.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let content: String = (0..200_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b"0123456789abcdef"[(x % 16) as usize])
+        })
+        .collect();
+    let hex = rewind::ids::BlobId::of(content.as_bytes()).to_hex();
+    let fan_out = dir.path().join("home/objects").join(&hex[..2]);
+    std::fs::create_dir_all(fan_out.parent().unwrap()).unwrap();
+    std::fs::write(&fan_out, "not a directory").unwrap();
+    let guard = rewind::engine::WriteGuard::Token(Some(&read.token));
+    let refused =
+        s.writer()
+            .unwrap()
+            .write_file(Path::new("a.txt"), &ws, content.as_bytes(), guard);
+    let msg = refused.expect_err("the store refused the blob").to_string();
+    let names = format!("objects/{}", &hex[..2]);
+    assert!(
+        msg.contains(&names),
+        "the error names the store file: {msg}"
+    );
+    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"one\n");
+    let log = s.history().log(false, 10).unwrap();
+    let pending: Vec<_> = log
+        .iter()
+        .flat_map(|l| &l.windows)
+        .flat_map(|w| &w.changes)
+        .filter(|c| c.pending)
+        .collect();
+    assert!(pending.is_empty(), "left pending: {pending:?}");
+    std::fs::remove_file(&fan_out).unwrap();
+    s.writer()
+        .unwrap()
+        .write_file(Path::new("a.txt"), &ws, content.as_bytes(), guard)
+        .unwrap();
+    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), content.as_bytes());
+}

@@ -269,7 +269,7 @@ fn run(at: usize, lines: usize) -> Lines {
 
 /// The change `before` → `after` as [`rewind diff`](HUNK_CONTEXT) numbers its hunks: each
 /// hunk is the ops of one group.
-fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
+pub(crate) fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
     diff.grouped_ops(HUNK_CONTEXT)
         .into_iter()
         .filter(|g| !g.is_empty())

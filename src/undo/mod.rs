@@ -366,6 +366,10 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         (items, go)
     });
     let mut items = items?;
+    // Hunks already reverted (a second click, a stale page): nothing to do, and no window.
+    if hunks.is_some() && items.iter().all(|i| i.conflict.is_none() && i.step.is_noop()) {
+        return Ok(Report::nothing());
+    }
     let skip = skipped(&mut items, req);
     let mut report = Report {
         status: Status::Conflict,

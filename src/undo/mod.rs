@@ -367,7 +367,11 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     });
     let mut items = items?;
     // Hunks already reverted (a second click, a stale page): nothing to do, and no window.
-    if hunks.is_some() && items.iter().all(|i| i.conflict.is_none() && i.step.is_noop()) {
+    if hunks.is_some()
+        && items
+            .iter()
+            .all(|i| i.conflict.is_none() && i.step.is_noop())
+    {
         return Ok(Report::nothing());
     }
     let skip = skipped(&mut items, req);

@@ -376,41 +376,42 @@ fn hunks_of(before: &str, after: &str) -> Option<Vec<Hunk>> {
         merge::hunk_groups(&diff)
             .iter()
             .enumerate()
-        .map(|(i, ops)| {
-            let (first, last) = (&ops[0], &ops[ops.len() - 1]);
-            let old = first.old_range().start..last.old_range().end;
-            let new = first.new_range().start..last.new_range().end;
-            let lines = ops
-                .iter()
-                .flat_map(|op| diff.iter_changes(op))
-                .map(|c| DiffLine {
-                    kind: match c.tag() {
-                        similar::ChangeTag::Equal => LineKind::Context,
-                        similar::ChangeTag::Insert => LineKind::Added,
-                        similar::ChangeTag::Delete => LineKind::Removed,
-                    },
-                    old: c.old_index().map(|n| n + 1),
-                    new: c.new_index().map(|n| n + 1),
-                    text: c
-                        .value()
-                        .trim_end_matches('\n')
-                        .trim_end_matches('\r')
-                        .to_string(),
-                })
-                .collect();
-            // A unified diff's header: an empty side starts at the line before it.
-            let start = |r: &std::ops::Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
-            Hunk {
-                number: i + 1,
-                old_start: start(&old),
-                old_lines: old.len(),
-                new_start: start(&new),
-                new_lines: new.len(),
-                state: None,
-                lines,
-            }
-        })
-        .collect(),
+            .map(|(i, ops)| {
+                let (first, last) = (&ops[0], &ops[ops.len() - 1]);
+                let old = first.old_range().start..last.old_range().end;
+                let new = first.new_range().start..last.new_range().end;
+                let lines = ops
+                    .iter()
+                    .flat_map(|op| diff.iter_changes(op))
+                    .map(|c| DiffLine {
+                        kind: match c.tag() {
+                            similar::ChangeTag::Equal => LineKind::Context,
+                            similar::ChangeTag::Insert => LineKind::Added,
+                            similar::ChangeTag::Delete => LineKind::Removed,
+                        },
+                        old: c.old_index().map(|n| n + 1),
+                        new: c.new_index().map(|n| n + 1),
+                        text: c
+                            .value()
+                            .trim_end_matches('\n')
+                            .trim_end_matches('\r')
+                            .to_string(),
+                    })
+                    .collect();
+                // A unified diff's header: an empty side starts at the line before it.
+                let start =
+                    |r: &std::ops::Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
+                Hunk {
+                    number: i + 1,
+                    old_start: start(&old),
+                    old_lines: old.len(),
+                    new_start: start(&new),
+                    new_lines: new.len(),
+                    state: None,
+                    lines,
+                }
+            })
+            .collect(),
     )
 }
 
@@ -430,9 +431,7 @@ fn hunk_states(
     let max = session.options().max_file_size;
     let current = match session.workspace().observe(rel, max)? {
         crate::workspace::Observation::Regular { bytes, .. } => bytes,
-        crate::workspace::Observation::Absent => {
-            return Ok(Some(vec![HunkState::Conflict; hunks]))
-        }
+        crate::workspace::Observation::Absent => return Ok(Some(vec![HunkState::Conflict; hunks])),
         _ => return Ok(None),
     };
     if current == after.as_bytes() {
@@ -527,9 +526,12 @@ pub fn take_back_request(session: &Session<'_>, window: &crate::model::Window) -
 /// them (a session-wide reject undid the session's windows newest first, so the windows it
 /// made must be redone the other way round). Each is atomic; stops at the first error, as
 /// [`reject_session`] does.
-pub fn take_back_all(session: &Session<'_>, windows: &[crate::model::Window]) -> Result<SessionReject> {
+pub fn take_back_all(
+    session: &Session<'_>,
+    windows: &[crate::model::Window],
+) -> Result<SessionReject> {
     let mut order: Vec<&crate::model::Window> = windows.iter().collect();
-    order.sort_by(|a, b| b.id.cmp(&a.id));
+    order.sort_by_key(|w| std::cmp::Reverse(w.id));
     order.dedup_by_key(|w| w.id);
     let mut out = Vec::new();
     for w in order {
@@ -551,4 +553,88 @@ pub fn take_back_all(session: &Session<'_>, windows: &[crate::model::Window]) ->
         windows: out,
         failed: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(n: usize, edits: &[(usize, &str)]) -> String {
+        (1..=n)
+            .map(|i| match edits.iter().find(|(at, _)| *at == i) {
+                Some((_, t)) => format!("{t}\n"),
+                None => format!("{i}\n"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hunks_are_numbered_as_a_hunk_undo_reverts_them() {
+        let before = numbered(40, &[]);
+        let after = numbered(40, &[(3, "three"), (20, "twenty"), (37, "x")]);
+        let hunks = hunks_of(&before, &after).expect("a small diff finishes in time");
+        assert_eq!(hunks.len(), 3);
+        for h in &hunks {
+            // Reverting hunk N brings back exactly the removed lines hunk N shows.
+            let reverted = merge::revert_hunks(&before, &after, &[h.number]).expect("a hunk");
+            let reverted = String::from_utf8(reverted).expect("text");
+            let removed: Vec<&str> = h
+                .lines
+                .iter()
+                .filter(|l| l.kind == LineKind::Removed)
+                .map(|l| l.text.as_str())
+                .collect();
+            let added: Vec<&str> = h
+                .lines
+                .iter()
+                .filter(|l| l.kind == LineKind::Added)
+                .map(|l| l.text.as_str())
+                .collect();
+            assert_eq!((removed.len(), added.len()), (1, 1), "{h:?}");
+            assert!(reverted.lines().any(|l| l == removed[0]), "{h:?}");
+            assert!(!reverted.lines().any(|l| l == added[0]), "{h:?}");
+        }
+        let second = &hunks[1];
+        assert_eq!(
+            (
+                second.old_start,
+                second.old_lines,
+                second.new_start,
+                second.new_lines
+            ),
+            (17, 7, 17, 7)
+        );
+        let first_change = second
+            .lines
+            .iter()
+            .find(|l| l.kind != LineKind::Context)
+            .expect("a change");
+        assert_eq!((first_change.old, first_change.new), (Some(20), None));
+    }
+
+    #[test]
+    fn a_created_files_hunk_starts_at_line_zero_of_the_empty_side() {
+        let hunks = hunks_of("", "a\nb\n").expect("in time");
+        assert_eq!(hunks.len(), 1);
+        let h = &hunks[0];
+        assert_eq!(
+            (h.old_start, h.old_lines, h.new_start, h.new_lines),
+            (0, 0, 1, 2)
+        );
+        assert_eq!(h.lines[1].new, Some(2));
+        assert_eq!(h.lines[1].text, "b");
+    }
+
+    #[test]
+    fn an_undo_window_is_a_reject_and_an_agent_window_of_undo_changes_a_hunk_reject() {
+        let undo = Some("undo");
+        assert_eq!(role_of(WindowKind::Undo, [undo]), Role::Reject);
+        assert_eq!(role_of(WindowKind::Agent, [undo, undo]), Role::HunkReject);
+        assert_eq!(role_of(WindowKind::Agent, [undo, Some("Edit")]), Role::Work);
+        assert_eq!(role_of(WindowKind::Agent, [None]), Role::Work);
+        // An agent window without changes is the agent's (nothing says it is a reject).
+        assert_eq!(role_of(WindowKind::Agent, []), Role::Work);
+        assert_eq!(role_of(WindowKind::External, [undo]), Role::Work);
+        assert_eq!(role_of(WindowKind::Redo, [Some("redo")]), Role::Work);
+    }
 }

@@ -325,7 +325,13 @@ fn hunk_undo_refusals_name_the_problem() {
     assert!(diff.stdout.contains(" hunk 2\n"), "{}", diff.stdout);
     let twice = env.run(&["undo", "--window", "2", "--path", "f", "--hunk", "2"]);
     assert_eq!(twice.code, 0, "{}", twice.stderr);
-    assert_eq!(text(&env, "f"), lines(30, &[(3, "p")]), "hunk 2 of the net change");
+    // Window 2 started from window 1's x (line 2) and y (line 15): its hunk 2 (lines 15 to
+    // 20) puts y back and takes q out, and leaves hunk 1 (x → p) as it is.
+    assert_eq!(
+        text(&env, "f"),
+        lines(30, &[(3, "p"), (15, "y")]),
+        "hunk 2 of the net change"
+    );
 }
 
 #[test]

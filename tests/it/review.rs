@@ -322,7 +322,10 @@ fn review_lists_the_sessions_windows_and_files_with_proof_and_state() {
 
     let diff = r.get("/api/windows/1/diff?path=a");
     assert_eq!(diff["change"], "modified");
-    assert_eq!((diff["added"].as_u64(), diff["removed"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (diff["added"].as_u64(), diff["removed"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(diff["binary"], false);
     assert_eq!(hunk_lines(&diff, 1), ["-1 a0", "+1 a1"]);
     assert_eq!(diff["hunks"][0]["state"], "in-effect");
@@ -769,33 +772,55 @@ fn reject_each_hunk_of_a_file_a_turn_edited_three_times_then_take_each_back() {
     env.run(&["window", "open"]).ok();
     env.agent_write("f", numbered(40, &[(3, "three")]));
     env.agent_write("f", numbered(40, &[(3, "three"), (20, "twenty")]));
-    env.agent_write("f", numbered(40, &[(3, "three"), (20, "twenty"), (37, "x")]));
+    env.agent_write(
+        "f",
+        numbered(40, &[(3, "three"), (20, "twenty"), (37, "x")]),
+    );
     env.run(&["window", "close"]).ok();
     let done = numbered(40, &[(3, "three"), (20, "twenty"), (37, "x")]);
     let r = Review::start(&env);
     let w = r.get("/api/windows/1");
     assert_eq!(file(&w, "f")["changes"].as_array().unwrap().len(), 3);
     let diff = r.get("/api/windows/1/diff?path=f");
-    assert_eq!(diff["hunks"].as_array().unwrap().len(), 3, "one diff: {diff}");
+    assert_eq!(
+        diff["hunks"].as_array().unwrap().len(),
+        3,
+        "one diff: {diff}"
+    );
     assert_eq!(hunk_lines(&diff, 2)[3..5], ["-20 20", "+20 twenty"]);
     assert_eq!(hunk_states(&diff), ["in-effect", "in-effect", "in-effect"]);
 
-    let second = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [2]}));
+    let second = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [2]}),
+    );
     assert_eq!(second.status, 200, "{}", second.body);
-    assert_eq!(env.read("f").unwrap(), numbered(40, &[(3, "three"), (37, "x")]).as_bytes());
+    assert_eq!(
+        env.read("f").unwrap(),
+        numbered(40, &[(3, "three"), (37, "x")]).as_bytes()
+    );
     let diff = r.get("/api/windows/1/diff?path=f");
     assert_eq!(hunk_states(&diff), ["in-effect", "rejected", "in-effect"]);
     assert_eq!(file(&r.get("/api/windows/1"), "f")["state"], "in-effect");
     // A second click on the rejected hunk does nothing and records nothing.
-    let again = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [2]}));
+    let again = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [2]}),
+    );
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(again.json()["status"], "nothing");
     assert_eq!(again.json()["window_id"], serde_json::Value::Null);
 
-    let first = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [1]}));
+    let first = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [1]}),
+    );
     assert_eq!(first.status, 200, "{}", first.body);
     assert_eq!(first.json()["files"][0]["outcome"], "merged");
-    let third = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [3]}));
+    let third = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [3]}),
+    );
     assert_eq!(third.status, 200, "{}", third.body);
     assert_eq!(env.read("f").unwrap(), numbered(40, &[]).as_bytes());
     let diff = r.get("/api/windows/1/diff?path=f");
@@ -811,11 +836,17 @@ fn reject_each_hunk_of_a_file_a_turn_edited_three_times_then_take_each_back() {
         .collect();
     assert_eq!(roles, ["hunk-reject", "hunk-reject", "hunk-reject", "work"]);
     for reply in [&second, &third, &first] {
-        let back = r.post("/api/redo", serde_json::json!({"window": reply.json()["window_id"]}));
+        let back = r.post(
+            "/api/redo",
+            serde_json::json!({"window": reply.json()["window_id"]}),
+        );
         assert_eq!(back.status, 200, "{}", back.body);
     }
     assert_eq!(env.read("f").unwrap(), done.as_bytes());
-    assert_eq!(hunk_states(&r.get("/api/windows/1/diff?path=f")), ["in-effect"; 3]);
+    assert_eq!(
+        hunk_states(&r.get("/api/windows/1/diff?path=f")),
+        ["in-effect"; 3]
+    );
 }
 
 /// The other turn shapes: a file the turn created (no hunk to revert to: reject it whole,
@@ -830,27 +861,39 @@ fn hunk_reject_on_every_turn_shape_applies_or_says_why_not() {
     env.agent_write("new", "a\nB\n");
     env.agent_write("f", numbered(20, &[(2, "two")]));
     env.write("f", numbered(20, &[(2, "two"), (10, "user")]));
-    env.agent_write("f", numbered(20, &[(2, "two"), (10, "user"), (18, "agent")]));
+    env.agent_write(
+        "f",
+        numbered(20, &[(2, "two"), (10, "user"), (18, "agent")]),
+    );
     env.run(&["window", "close"]).ok();
     let r = Review::start(&env);
     let created = r.get("/api/windows/1/diff?path=new");
     assert_eq!(created["change"], "added");
     assert_eq!(created["added"], 2);
-    let refused = r.post("/api/reject", serde_json::json!({"window": 1, "path": "new", "hunks": [1]}));
+    let refused = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "new", "hunks": [1]}),
+    );
     assert_eq!(refused.status, 400, "{}", refused.body);
     assert_eq!(
         refused.json()["error"],
         "cannot undo hunks: new: window 1 created or deleted it, or rewind lacks a side's bytes; undo the change whole"
     );
     assert_eq!(env.read("new").unwrap(), b"a\nB\n");
-    let between = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [1]}));
+    let between = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [1]}),
+    );
     assert_eq!(between.status, 409, "{}", between.body);
     assert_eq!(between.json()["files"][0]["conflict"], "later-change");
     assert_eq!(
         env.read("f").unwrap(),
         numbered(20, &[(2, "two"), (10, "user"), (18, "agent")]).as_bytes()
     );
-    let missing = r.post("/api/reject", serde_json::json!({"window": 1, "path": "f", "hunks": [9]}));
+    let missing = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "f", "hunks": [9]}),
+    );
     assert_eq!(missing.status, 400, "{}", missing.body);
 }
 
@@ -864,8 +907,17 @@ fn review_calls_are_scoped_to_the_workspace_and_create_nothing() {
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("o"), "o0\n").unwrap();
     let in_other = |args: &[&str]| {
-        let out = env.command(args).current_dir(&other).env("REWIND_SESSION", "elsewhere").output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = env
+            .command(args)
+            .current_dir(&other)
+            .env("REWIND_SESSION", "elsewhere")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     in_other(&["window", "open"]);
     in_other(&["snap", "o"]);
@@ -878,7 +930,10 @@ fn review_calls_are_scoped_to_the_workspace_and_create_nothing() {
     let r = Review::spawn(plain);
     let listed = r.get("/api/sessions");
     assert_eq!(listed["sessions"], serde_json::json!([]), "{listed}");
-    let reject = r.post("/api/reject-all", serde_json::json!({"session": "elsewhere"}));
+    let reject = r.post(
+        "/api/reject-all",
+        serde_json::json!({"session": "elsewhere"}),
+    );
     assert_eq!(reject.status, 404, "{}", reject.body);
     assert_eq!(reject.json()["error"], "session elsewhere not found");
     for path in ["/api/windows/1", "/api/windows/1/diff?path=o"] {
@@ -913,7 +968,10 @@ fn a_session_wide_reject_is_taken_back_whole_or_window_by_window_byte_exact() {
     let end = numbered(10, &[(2, "a"), (5, "b"), (8, "c")]);
     let r = Review::start(&env);
     for round in 0..2 {
-        let all = r.post("/api/reject-all", serde_json::json!({"session": env.session.as_str()}));
+        let all = r.post(
+            "/api/reject-all",
+            serde_json::json!({"session": env.session.as_str()}),
+        );
         assert_eq!(all.status, 200, "{}", all.body);
         assert_eq!(env.read("f").unwrap(), numbered(10, &[]).as_bytes());
         let made: Vec<serde_json::Value> = all.json()["windows"]
@@ -956,10 +1014,16 @@ fn review_bad_requests_answer_json_errors() {
     );
     assert_eq!(form.status, 415);
     assert_eq!(form.json()["status"], "error");
-    let unknown = r.post("/api/reject", serde_json::json!({"window": 1, "nope": true}));
+    let unknown = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "nope": true}),
+    );
     assert_eq!(unknown.status, 422);
     assert!(
-        unknown.json()["error"].as_str().unwrap().contains("unknown field `nope`"),
+        unknown.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `nope`"),
         "{}",
         unknown.body
     );
@@ -1031,7 +1095,8 @@ fn a_slow_diff_does_not_stall_other_requests() {
     let quick = started.elapsed();
     let (slow_took, text) = slow.join().unwrap();
     assert!(text.starts_with("HTTP/1.1 200"), "{text:.300}");
-    let body: serde_json::Value = serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let body: serde_json::Value =
+        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
     assert_eq!(
         body["note"], "too large to diff here (over 3 s); `rewind diff` shows it",
         "{:.300}",
@@ -1065,7 +1130,10 @@ fn reject_all_racing_a_writer_answers_200_or_409_never_500() {
                 n += 1;
             }
         });
-        let reply = r.post("/api/reject-all", serde_json::json!({"session": env.session.as_str()}));
+        let reply = r.post(
+            "/api/reject-all",
+            serde_json::json!({"session": env.session.as_str()}),
+        );
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
         writer.join().unwrap();
         assert!(
@@ -1075,4 +1143,65 @@ fn reject_all_racing_a_writer_answers_200_or_409_never_500() {
             reply.body
         );
     }
+}
+
+/// The page's side-by-side view pairs a hunk's removed lines with the added lines that
+/// follow them, row by row, keeping the server's line numbers (`sideBySideRows` in
+/// page.html, run under node on the served page's own script; skipped without node).
+#[test]
+fn side_by_side_rows_pair_removed_with_added_lines_and_keep_the_line_numbers() {
+    if std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: node is not installed (the side-by-side view is not checked)");
+        return;
+    }
+    let env = Env::new();
+    env.write("f", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n");
+    env.run(&["window", "open"]).ok();
+    env.agent_write("f", "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n10\nELEVEN\n");
+    env.run(&["window", "close"]).ok();
+    let r = Review::start(&env);
+    let diff = r.get("/api/windows/1/diff?path=f");
+    let page = r.raw("GET", "/", &r.host(), "", None);
+    let from = page.body.find("function sideBySideRows").unwrap();
+    let to = page.body.find("function sbsRow").unwrap();
+    let script = format!(
+        "{}\nconst d = {};\nconsole.log(JSON.stringify(d.hunks.map(sideBySideRows)));",
+        &page.body[from..to],
+        diff
+    );
+    let out = std::process::Command::new("node")
+        .args(["-e", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hunks: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes: Vec<Vec<_>> = hunks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rows| {
+            rows.as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["kind"] == "change")
+                .map(|r| (r["old"].clone(), r["new"].clone()))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            vec![(serde_json::json!([2, "2"]), serde_json::json!([2, "TWO"]))],
+            vec![(serde_json::Value::Null, serde_json::json!([11, "ELEVEN"]))],
+        ],
+        "{diff}"
+    );
 }

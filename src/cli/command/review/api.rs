@@ -35,10 +35,9 @@ async fn blocking(work: impl FnOnce() -> Response + Send + 'static) -> Response 
     })
 }
 
-/// A JSON body, or the problem with it as the API's JSON error (415, 400, 422).
-fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, Response> {
-    b.map(|Json(v)| v)
-        .map_err(|e| refuse(e.status(), &e.body_text()))
+/// A body that is not the JSON a call takes, as the API's JSON error (415, 400, 422).
+fn rejected(e: &JsonRejection) -> Response {
+    refuse(e.status(), &e.body_text())
 }
 
 /// A window id as the API lists it (a number) or as text.
@@ -214,9 +213,9 @@ pub(crate) async fn reject(
     State(s): State<Arc<Server>>,
     b: Result<Json<RejectBody>, JsonRejection>,
 ) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
+    let b = match b {
+        Ok(Json(b)) => b,
+        Err(e) => return rejected(&e),
     };
     blocking(move || {
         act(&s, &b.window.text(), |window, session| {
@@ -227,7 +226,13 @@ pub(crate) async fn reject(
             };
             let paths = b.path.iter().map(PathBuf::from).collect();
             let cwd = session.workspace().root().to_path_buf();
-            Request::from_flags(Direction::Undo, Target::Window(window.id), paths, cwd, flags)
+            Request::from_flags(
+                Direction::Undo,
+                Target::Window(window.id),
+                paths,
+                cwd,
+                flags,
+            )
         })
     })
     .await
@@ -249,9 +254,9 @@ pub(crate) async fn reject_all(
     State(s): State<Arc<Server>>,
     b: Result<Json<RejectAllBody>, JsonRejection>,
 ) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
+    let b = match b {
+        Ok(Json(b)) => b,
+        Err(e) => return rejected(&e),
     };
     blocking(move || match reject_session(&s, &b.session) {
         Ok(outcome) => session_answer(outcome),
@@ -328,12 +333,12 @@ type SessionOutcome = (SessionReport, Option<(WindowId, EngineError)>);
 fn reject_session(s: &Server, name: &str) -> Result<SessionOutcome, EngineError> {
     let home = Home::open(&s.home, s.opts.clone())?;
     // Only a session this workspace has: opening an unknown name would create it.
-    let session = home
-        .existing_session(s.ws.clone(), name)?
-        .ok_or_else(|| EngineError::NotFound {
-            kind: ObjectKind::Session,
-            id: name.to_string(),
-        })?;
+    let session =
+        home.existing_session(s.ws.clone(), name)?
+            .ok_or_else(|| EngineError::NotFound {
+                kind: ObjectKind::Session,
+                id: name.to_string(),
+            })?;
     let done = review::reject_session(&session)?;
     Ok(session_report(name, done, Status::Undone))
 }
@@ -381,9 +386,9 @@ pub(crate) async fn redo(
     State(s): State<Arc<Server>>,
     b: Result<Json<RedoBody>, JsonRejection>,
 ) -> Response {
-    let b = match body(b) {
-        Ok(b) => b,
-        Err(r) => return r,
+    let b = match b {
+        Ok(Json(b)) => b,
+        Err(e) => return rejected(&e),
     };
     blocking(move || match (&b.window, b.windows.as_slice()) {
         (Some(id), []) => act(&s, &id.text(), |window, session| {
@@ -419,12 +424,12 @@ fn take_back_all(s: &Server, ids: &[Id]) -> Response {
             windows.push(window);
         }
         let name = name.unwrap_or_default();
-        let session = home
-            .existing_session(s.ws.clone(), &name)?
-            .ok_or_else(|| EngineError::NotFound {
-                kind: ObjectKind::Session,
-                id: name.clone(),
-            })?;
+        let session =
+            home.existing_session(s.ws.clone(), &name)?
+                .ok_or_else(|| EngineError::NotFound {
+                    kind: ObjectKind::Session,
+                    id: name.clone(),
+                })?;
         let done = review::take_back_all(&session, &windows)?;
         Ok::<_, EngineError>(session_report(&name, done, Status::Redone))
     })();

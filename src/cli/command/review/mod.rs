@@ -192,10 +192,7 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) -> std::io::Resu
         };
         live.retain(|c| !c.task.is_finished());
         if live.len() >= MAX_CONNECTIONS {
-            match live
-                .iter()
-                .position(|c| c.busy.load(Ordering::SeqCst) == 0)
-            {
+            match live.iter().position(|c| c.busy.load(Ordering::SeqCst) == 0) {
                 Some(i) => {
                     if let Some(oldest) = live.remove(i) {
                         oldest.task.abort();
@@ -207,15 +204,16 @@ async fn accept(listener: tokio::net::TcpListener, app: Router) -> std::io::Resu
         let busy = Arc::new(AtomicUsize::new(0));
         let inner = hyper_util::service::TowerToHyperService::new(app.clone());
         let counted = busy.clone();
-        let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-            let in_flight = InFlight::new(counted.clone());
-            let response = hyper::service::Service::call(&inner, req);
-            async move {
-                let response = response.await;
-                drop(in_flight);
-                response
-            }
-        });
+        let service =
+            hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let in_flight = InFlight::new(counted.clone());
+                let response = hyper::service::Service::call(&inner, req);
+                async move {
+                    let response = response.await;
+                    drop(in_flight);
+                    response
+                }
+            });
         let task = tokio::spawn(async move {
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(hyper_util::rt::TokioTimer::new())
@@ -267,7 +265,10 @@ async fn guard(State(s): State<Arc<Server>>, req: Request, next: Next) -> Respon
     let mut hosts = headers.get_all(header::HOST).iter();
     let (host, second) = (hosts.next(), hosts.next());
     if second.is_some() {
-        return refuse(StatusCode::BAD_REQUEST, "a request names one Host, not several");
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "a request names one Host, not several",
+        );
     }
     let host = host.and_then(|h| h.to_str().ok()).unwrap_or_default();
     if !s.hosts.iter().any(|h| h == host) {

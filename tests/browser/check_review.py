@@ -386,6 +386,9 @@ def hunks_and_keyboard(driver, ws, expect):
     now = disk(ws)
     check("Take back put hunk 2 back byte for byte", now == expect, f"{now} != {expect}")
 
+    words = driver.js("return wordSpans('let total = count + 1;', 'let total = count + 2;').map(p => typeof p === 'string' ? p : '[' + p.textContent + ']')")
+    check("word-level highlight: only the part that differs from its pair is marked",
+          words == ["let total = count + ", "[1]", ";"], words)
     driver.click("#view-toggle")
     driver.wait("side by side", "return document.querySelector('.file[data-path=\"m\"] table.diff.sbs')")
     widths = driver.js("const r = document.querySelector('table.sbs td.code.old').getBoundingClientRect(); return [r.width, document.querySelector('table.sbs').getBoundingClientRect().width]")

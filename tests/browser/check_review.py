@@ -430,6 +430,39 @@ def hunks_and_keyboard(driver, ws, expect):
     driver.screenshot(SHOT)
 
 
+def many_files(driver, ws, env, url, count=250):
+    """A window of `count` files (a session of its own, made while the page is open): the
+    first 200 are drawn at once, "Show more" draws the rest, the filter finds one by path."""
+    os.makedirs(os.path.join(ws, "many"), exist_ok=True)
+    paths = [f"many/f{i}.txt" for i in range(count)]
+    for p in paths:
+        with open(os.path.join(ws, p), "w") as f:
+            f.write("before\n")
+    senv = dict(env, REWIND_SESSION="many")
+    run = lambda *a: subprocess.run([RW, *a], cwd=ws, env=senv, check=True, stdout=subprocess.DEVNULL)
+    run("window", "open", "--label", f"{count} files")
+    run("snap", *paths)
+    for p in paths:
+        with open(os.path.join(ws, p), "a") as f:
+            f.write("after\n")
+    run("record", *paths)
+    run("window", "close")
+    driver.go(url.split("#")[0])
+    button = driver.wait("the many-files window", "return [...document.querySelectorAll('button.win')].find(b => b.textContent.includes('files · 250 changes'))?.dataset.window")
+    started = time.monotonic()
+    driver.click(f'button.win[data-window="{button}"]')
+    driver.wait("200 files drawn", "return document.querySelectorAll('#window .file').length === 200")
+    took = time.monotonic() - started
+    more = driver.js("return document.getElementById('show-more')?.textContent")
+    check(f"a {count}-file window draws 200 files at once ({took:.2f} s) and offers the rest",
+          more == f"Show {count - 200} more files ({count - 200} not shown)", more)
+    driver.click("#show-more")
+    driver.wait("all files drawn", f"return document.querySelectorAll('#window .file').length === {count}")
+    driver.js("const f = document.getElementById('filter'); f.value = 'f249.'; f.dispatchEvent(new Event('input'))")
+    found = driver.wait("the filter", "const p = [...document.querySelectorAll('#window .file')].map(d => d.dataset.path); return p.length === 1 && p")
+    check("the filter narrows the files by path", found == ["many/f249.txt"], found)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="rewind-browser.")
     procs = []
@@ -467,6 +500,7 @@ def main():
             time.sleep(0.2)
         driver.start(os.path.join(tmp, "profile"))
         run(driver, ws, url)
+        many_files(driver, ws, env, url)
         review.kill()
         review.wait()
         driver.click('button.win[data-window="1"]')

@@ -365,15 +365,22 @@ def hunks_and_keyboard(driver, ws, expect):
           "Reject hunk 2 of m" in rejects, rejects)
     ln = driver.js("return [...document.querySelectorAll('.file[data-path=\"m\"] tr.hunk')[1].nextElementSibling.querySelectorAll('td.ln')].map(t => t.textContent)")
     check("the unified view numbers the lines of both sides", ln == ["17", "17"], ln)
-    driver.js("document.getElementById('main').scrollTop = 300")
+    # Keyboard: j to the file, n n to its second hunk, r to reject it.
+    driver.js("document.activeElement.blur()")
+    driver.keys("jnn")
+    focused = driver.js("return document.activeElement.getAttribute('aria-label')")
+    check("j then n n reach hunk 2 of m", focused == "Reject hunk 2 of m", focused)
     top = driver.js("return document.getElementById('main').scrollTop")
-    driver.click('button.reject-hunk[aria-label="Reject hunk 2 of m"]')
+    driver.keys("r")
     driver.wait("hunk 2 rejected", "return document.querySelectorAll('.file[data-path=\"m\"] tr.hunk')[1]?.dataset.state === 'rejected'")
     expect["m"] = lines({3: "three", 37: "thirty-seven"}).encode()
     now = disk(ws)
     check("Reject hunk 2 reverted that hunk only, byte for byte", now == expect, f"{now} != {expect}")
     after = driver.js("return document.getElementById('main').scrollTop")
     check("the page did not jump (scroll position kept)", abs(after - top) < 5, (top, after))
+    check("the focus stays on the rejected hunk's row", driver.js(
+        "return !!document.activeElement.closest('.file[data-path=\"m\"]')"),
+        driver.js("return document.activeElement.outerHTML.slice(0, 100)"))
     page = driver.js(PAGE_STATE)
     check("the result is at m, and m is still in effect (its other hunks are)",
           page["files"]["m"]["result"].startswith("reject of hunk 2 of m: undone")

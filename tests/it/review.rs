@@ -1063,6 +1063,27 @@ fn idle_connections_cannot_lock_the_page_out() {
     drop(idle);
 }
 
+/// A connection that sends no request (or sits idle after one) is closed after 10 s: idle
+/// sockets do not hold the server's connections for good.
+#[test]
+fn an_idle_connection_is_closed_after_10_s() {
+    let env = Env::new();
+    three_files(&env);
+    let r = Review::start(&env);
+    let mut idle = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
+    idle.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    // EOF (or a reset) once the server closes it.
+    let _ = idle.read(&mut buf);
+    let waited = started.elapsed();
+    assert!(
+        waited >= std::time::Duration::from_secs(9) && waited < std::time::Duration::from_secs(20),
+        "closed after {waited:?}"
+    );
+}
+
 /// One slow request (the diff of a 60,000-line file rewritten whole) does not stall the
 /// others: their work runs off the connection thread (issue 47, item 6); and the slow diff
 /// itself is bounded, answered as too large to diff here, with no hunk offered.

@@ -347,6 +347,76 @@ pub fn file_diff(
     Ok(out)
 }
 
+/// What a forced reject of `path` in `window` would overwrite: the diff from what the file
+/// holds now to what the reject writes (the file as it was before the window; absent when
+/// the window created it). Its removed lines are what is lost from the file — kept in
+/// rewind's history all the same, since a forced undo stores what it overwrites first.
+pub fn overwrite_preview(
+    session: &Session<'_>,
+    window: WindowId,
+    path: &std::path::Path,
+) -> Result<FileDiff> {
+    let root = session.workspace().root().to_path_buf();
+    let rel = session.workspace().resolve_lexical(path, &root)?;
+    let changes = session.history().read().changes_in_window(window)?;
+    let first = changes
+        .iter()
+        .find(|c| c.path == rel)
+        .ok_or_else(|| EngineError::NotFound {
+            kind: crate::engine::ObjectKind::ChangeOfPath,
+            id: format!("{window} ({})", rel.display()),
+        })?;
+    let target = match first.before {
+        crate::model::FileState::Present { blob, .. } => {
+            Some(session.history().blob_bytes(&blob).map_err(|source| {
+                EngineError::Unrestorable {
+                    path: rel.display(),
+                    source,
+                }
+            })?)
+        }
+        _ => None,
+    };
+    let max = session.options().max_file_size;
+    let current = match session.workspace().observe(&rel, max)? {
+        crate::workspace::Observation::Regular { bytes, .. } => Some(bytes),
+        crate::workspace::Observation::Absent => None,
+        _ => {
+            return Err(EngineError::Hunks {
+                detail: format!("{rel}: not a regular file rewind can read whole"),
+            })
+        }
+    };
+    let change = match (&current, &target) {
+        (None, _) => FileChange::Added,
+        (_, None) => FileChange::Deleted,
+        _ => FileChange::Modified,
+    };
+    let mut out = FileDiff {
+        window,
+        path: rel.display(),
+        path_bytes: rel.bytes_hex_if_not_utf8(),
+        change,
+        binary: false,
+        note: None,
+        added: 0,
+        removed: 0,
+        hunks: Vec::new(),
+    };
+    let (now, then) = (current.unwrap_or_default(), target.unwrap_or_default());
+    let (Ok(a), Ok(b)) = (merge::text(&now), merge::text(&then)) else {
+        out.binary = now != then;
+        return Ok(out);
+    };
+    match hunks_of(a, b) {
+        Some(hunks) => out.hunks = hunks,
+        None => out.note = Some("too large to diff here".into()),
+    }
+    out.added = count(&out.hunks, LineKind::Added);
+    out.removed = count(&out.hunks, LineKind::Removed);
+    Ok(out)
+}
+
 fn count(hunks: &[Hunk], kind: LineKind) -> usize {
     hunks
         .iter()
@@ -484,6 +554,21 @@ pub fn role_of<'t>(kind: WindowKind, tools: impl IntoIterator<Item = Option<&'t 
         WindowKind::Agent if is_hunk_reject(tools) => Role::HunkReject,
         _ => Role::Work,
     }
+}
+
+/// Whether the reject `window` (of `role`) has been taken back: an undo window that no
+/// longer reverses anything, a hunk reject whose changes are all undone. Work is never a
+/// reject, so never taken back.
+pub fn taken_back(session: &Session<'_>, window: WindowId, role: Role) -> Result<bool> {
+    let r = session.history().read();
+    Ok(match role {
+        Role::Reject => r.changes_undone_by(window)?.is_empty(),
+        Role::HunkReject => r
+            .changes_in_window(window)?
+            .iter()
+            .all(|c| c.undone_by.is_some()),
+        Role::Work => false,
+    })
 }
 
 /// A hunk undo is recorded as an agent-kind window of its own whose every change's tool is

@@ -434,6 +434,20 @@ def hunks_and_keyboard(driver, ws, expect):
     check("one Undo this reject took the whole session-wide reject back, byte for byte",
           now == before, f"{now} != {before}")
 
+    # Reject anyway: b holds the user's edit over the agent's line; the page shows what a
+    # forced reject overwrites and asks first.
+    driver.click('button.win[data-window="1"]')
+    driver.wait("b's Reject anyway", "const b = document.querySelector('.file[data-path=\"b\"] button.reject-anyway'); return b && !b.hidden")
+    driver.click('.file[data-path="b"] button.reject-anyway')
+    driver.wait("the forced reject's confirmation", "return document.activeElement?.classList.contains('confirm-anyway')")
+    panel = driver.js("return document.querySelector('.file[data-path=\"b\"] .anyway-box').textContent")
+    check("Reject anyway shows the line it overwrites (user) and what comes back (b0), and asks",
+          "user" in panel and "b0" in panel and "stored first" in panel and disk(ws)["b"] == b"user\n", panel)
+    driver.keys("\ue007")
+    driver.wait("b rejected", "return document.querySelector('.file[data-path=\"b\"] .result').textContent.startsWith('forced reject of b: undone')")
+    now = disk(ws)
+    check("the forced reject wrote b as it was before the agent, byte for byte", now["b"] == b"b0\n", now["b"])
+
     driver.screenshot(SHOT)
 
 

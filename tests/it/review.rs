@@ -986,6 +986,23 @@ fn a_session_wide_reject_is_taken_back_whole_or_window_by_window_byte_exact() {
             assert_eq!(back.status, 200, "{}", back.body);
             assert_eq!(back.json()["status"], "redone", "{}", back.body);
             assert_eq!(back.json()["undone"], 3, "{}", back.body);
+            // The list says so: each reject is taken back, none offered again.
+            let listed = r.get("/api/sessions");
+            let rejects: Vec<_> = listed["sessions"][0]["windows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["role"] == "reject")
+                .map(|w| (w["id"].clone(), w["taken_back"].clone()))
+                .collect();
+            assert_eq!(
+                rejects,
+                made.iter()
+                    .rev()
+                    .map(|id| (id.clone(), serde_json::json!(true)))
+                    .collect::<Vec<_>>(),
+                "{listed}"
+            );
         } else {
             // One by one: the newest reject first, as the page lists them.
             for id in made.iter().rev() {
@@ -1225,4 +1242,53 @@ fn side_by_side_rows_pair_removed_with_added_lines_and_keep_the_line_numbers() {
         ],
         "{diff}"
     );
+}
+
+/// "Reject anyway" (issue 43): the preview shows what a forced reject overwrites — the
+/// user's line gives way to the text before the window — and the forced reject writes that,
+/// with the overwritten bytes kept in the history (its undo window's before).
+#[test]
+fn reject_anyway_previews_what_it_overwrites_then_overwrites_it() {
+    let env = Env::new();
+    three_files(&env);
+    let r = Review::start(&env);
+    let preview = r.get("/api/windows/1/overwrite?path=b");
+    assert_eq!(hunk_lines(&preview, 1), ["-1 user", "+1 b0"]);
+    assert_eq!(
+        env.read("b").unwrap(),
+        b"user\n",
+        "a preview writes nothing"
+    );
+    let plain = r.post("/api/reject", serde_json::json!({"window": 1, "path": "b"}));
+    assert_eq!(plain.status, 409, "{}", plain.body);
+    let forced = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "b", "force": true}),
+    );
+    assert_eq!(forced.status, 200, "{}", forced.body);
+    assert_eq!(forced.json()["forced"], true);
+    assert_eq!(env.read("b").unwrap(), b"b0\n");
+    let user = rewind::ids::BlobId::of(b"user\n").to_string();
+    assert_eq!(
+        forced.json()["files"][0]["current"],
+        user.as_str(),
+        "{}",
+        forced.body
+    );
+    // The overwritten text is in the store: the forced reject's window diffs from it.
+    let undo_window = forced.json()["window_id"].to_string();
+    let diff = env.run(&["diff", &undo_window, "--path", "b"]);
+    assert!(diff.stdout.contains("-user\n+b0\n"), "{}", diff.stdout);
+    let hunks = r.post(
+        "/api/reject",
+        serde_json::json!({"window": 1, "path": "a", "hunks": [1], "force": true}),
+    );
+    assert_eq!(hunks.status, 400, "{}", hunks.body);
+    assert_eq!(
+        hunks.json()["error"],
+        "cannot undo hunks: --force cannot be combined with --hunk (a hunk undo always keeps later edits)"
+    );
+    let missing = r.call("GET", "/api/windows/1/overwrite", None);
+    assert_eq!(missing.status, 400);
+    assert_eq!(missing.json()["error"], "the preview takes ?path=P");
 }

@@ -98,14 +98,16 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
         .into_iter()
         .map(|a| (a.name, a.agent))
         .collect();
-    let sessions: Vec<serde_json::Value> = log
+    let sessions = log
         .iter()
         .map(|ls| {
-            let windows: Vec<serde_json::Value> = ls
+            let windows = ls
                 .windows
                 .iter()
                 .map(|w| {
-                    serde_json::json!({
+                    let role = review::role_of(w.kind, w.changes.iter().map(|c| c.tool.as_deref()));
+                    let taken_back = review::taken_back(&session, w.id, role)?;
+                    Ok(serde_json::json!({
                         "id": w.id,
                         "kind": w.kind,
                         "label": w.label,
@@ -114,10 +116,11 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                         "closed_at": w.closed_at,
                         "undone": w.undone,
                         "changes": w.changes.len(),
-                        "role": review::role_of(w.kind, w.changes.iter().map(|c| c.tool.as_deref())),
-                    })
+                        "role": role,
+                        "taken_back": taken_back,
+                    }))
                 })
-                .collect();
+                .collect::<Result<Vec<serde_json::Value>, EngineError>>()?;
             // Windows are newest first: the oldest agent window with a label holds the first
             // prompt (an undo window's label is rewind's own, "undo of window N").
             let first = ls
@@ -126,7 +129,7 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 .rev()
                 .filter(|w| matches!(w.kind, WindowKind::Agent | WindowKind::Import))
                 .find_map(|w| w.label.clone());
-            serde_json::json!({
+            Ok(serde_json::json!({
                 "session": ls.session,
                 "agent": agents.get(&ls.session),
                 "label": first,
@@ -134,9 +137,9 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 "last_at": ls.windows.first().map(|w| w.closed_at.as_ref().unwrap_or(&w.opened_at)),
                 "changes": ls.windows.iter().map(|w| w.changes.len()).sum::<usize>(),
                 "windows": windows,
-            })
+            }))
         })
-        .collect();
+        .collect::<Result<Vec<serde_json::Value>, EngineError>>()?;
     Ok(serde_json::json!({
         "workspace": session.workspace().root().display().to_string(),
         "current": s.current,
@@ -195,6 +198,28 @@ pub(crate) async fn diff(
     .await
 }
 
+/// `GET /api/windows/{id}/overwrite?path=P`: what a forced reject of `P` would overwrite
+/// (`review::overwrite_preview`), for the page's "Reject anyway" confirmation.
+pub(crate) async fn overwrite(
+    State(s): State<Arc<Server>>,
+    Path(id): Path<String>,
+    q: Result<Query<DiffQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(q)) = q else {
+        return refuse(StatusCode::BAD_REQUEST, "the preview takes ?path=P");
+    };
+    blocking(move || {
+        let result = in_window(&s, &id, |window, session| {
+            review::overwrite_preview(session, window.id, std::path::Path::new(&q.path))
+        });
+        match result {
+            Ok(v) => Json(v).into_response(),
+            Err(e) => engine_error(e),
+        }
+    })
+    .await
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RejectBody {
@@ -204,6 +229,9 @@ pub(crate) struct RejectBody {
     hunks: Vec<usize>,
     #[serde(default)]
     skip_unsafe: bool,
+    /// Overwrite later edits (`undo --force`); what is overwritten is stored first.
+    #[serde(default)]
+    force: bool,
 }
 
 /// `POST /api/reject`: undo `window` (narrowed to `path`, to `hunks` of its net change),
@@ -222,6 +250,7 @@ pub(crate) async fn reject(
             let flags = undo::Flags {
                 hunks: b.hunks.clone(),
                 skip_unsafe: b.skip_unsafe,
+                force: b.force,
                 ..undo::Flags::default()
             };
             let paths = b.path.iter().map(PathBuf::from).collect();

@@ -128,6 +128,7 @@ fn serve(listener: TcpListener, server: Arc<Server>) -> Result<Exit, Failure> {
         .route("/api/sessions", get(api::sessions))
         .route("/api/windows/{id}", get(api::window))
         .route("/api/windows/{id}/diff", get(api::diff))
+        .route("/api/windows/{id}/overwrite", get(api::overwrite))
         .route("/api/reject", post(api::reject))
         .route("/api/reject-all", post(api::reject_all))
         .route("/api/redo", post(api::redo))

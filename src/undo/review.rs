@@ -556,18 +556,38 @@ pub fn role_of<'t>(kind: WindowKind, tools: impl IntoIterator<Item = Option<&'t 
     }
 }
 
-/// Whether the reject `window` (of `role`) has been taken back: an undo window that no
-/// longer reverses anything, a hunk reject whose changes are all undone. Work is never a
-/// reject, so never taken back.
-pub fn taken_back(session: &Session<'_>, window: WindowId, role: Role) -> Result<bool> {
+/// What a review says of a reject window: whether it was taken back, and the windows it
+/// rejected (an undo window's; a hunk reject names none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RejectView {
+    pub taken_back: bool,
+    pub targets: Vec<WindowId>,
+}
+
+/// The [`RejectView`] of `window` (of `role`): an undo window is taken back when it no
+/// longer reverses anything, a hunk reject when its changes are all undone. Work is never a
+/// reject: the default (not taken back, no targets).
+pub fn reject_view(session: &Session<'_>, window: WindowId, role: Role) -> Result<RejectView> {
     let r = session.history().read();
     Ok(match role {
-        Role::Reject => r.changes_undone_by(window)?.is_empty(),
-        Role::HunkReject => r
-            .changes_in_window(window)?
-            .iter()
-            .all(|c| c.undone_by.is_some()),
-        Role::Work => false,
+        Role::Reject => {
+            let mut targets: Vec<WindowId> =
+                r.reversed_by(window)?.iter().map(|c| c.window).collect();
+            targets.sort();
+            targets.dedup();
+            RejectView {
+                taken_back: r.changes_undone_by(window)?.is_empty(),
+                targets,
+            }
+        }
+        Role::HunkReject => RejectView {
+            taken_back: r
+                .changes_in_window(window)?
+                .iter()
+                .all(|c| c.undone_by.is_some()),
+            targets: Vec::new(),
+        },
+        Role::Work => RejectView::default(),
     })
 }
 

@@ -316,10 +316,13 @@ def run(driver, ws, url):
           page["files"])
     check("the result lists z as skipped, with the reason",
           "skipped  z" in page["result"] and "[unproven]" in page["result"], page["result"])
-    sessions = driver.js("return document.getElementById('sessions').textContent")
+    sessions = driver.wait("the reject in the list", "const t = document.getElementById('sessions').textContent; return t.includes('[reject] undo of window 2') && t")
     check("the session list now shows the reject of window 2, with Take back",
           "[reject] undo of window 2" in sessions
           and driver.js("return !!document.querySelector('#sessions button.redo')"), sessions)
+    nested = driver.js("const r = [...document.querySelectorAll('#sessions .winrow')]; const i = r.findIndex(x => x.textContent.includes('[reject] undo of window 2'));"
+                       " return [r[i].classList.contains('nested'), r[i - 1].querySelector('button.win').dataset.window]")
+    check("the reject sits under the turn it rejected (window 2)", nested == [True, "2"], nested)
     label = driver.js("return document.querySelector('.session-label').textContent")
     check("the first prompt is still the agent's, not an undo window's label",
           label == "Make a, b and c say 1", label)
@@ -357,6 +360,8 @@ def hunks_and_keyboard(driver, ws, expect):
           hunks == ["in-effect"] * 3, hunks)
     counts = driver.js("return document.querySelector('.file[data-path=\"m\"] .counts').textContent")
     check("m's header counts its lines, +3 −3", counts == "+3 −3", counts)
+    turn = driver.wait("the turn's counts", "return document.getElementById('turn-counts').textContent")
+    check("the turn says its files and +/− counts", turn == "1 file +3 −3", turn)
     mark = driver.js("return document.querySelector('.file[data-path=\"m\"] .mark').textContent")
     check("m is marked modified (M)", mark == "M", mark)
     names = driver.js("return [...document.querySelectorAll('main button')].map(b => b.getAttribute('aria-label') || b.textContent)")

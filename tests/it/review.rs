@@ -993,13 +993,21 @@ fn a_session_wide_reject_is_taken_back_whole_or_window_by_window_byte_exact() {
                 .unwrap()
                 .iter()
                 .filter(|w| w["role"] == "reject")
-                .map(|w| (w["id"].clone(), w["taken_back"].clone()))
+                .map(|w| {
+                    (
+                        w["id"].clone(),
+                        w["taken_back"].clone(),
+                        w["targets"].clone(),
+                    )
+                })
                 .collect();
+            // Made newest window first (3, 2, 1), listed newest reject first.
             assert_eq!(
                 rejects,
                 made.iter()
                     .rev()
-                    .map(|id| (id.clone(), serde_json::json!(true)))
+                    .zip([1, 2, 3])
+                    .map(|(id, t)| (id.clone(), serde_json::json!(true), serde_json::json!([t])))
                     .collect::<Vec<_>>(),
                 "{listed}"
             );

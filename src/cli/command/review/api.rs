@@ -106,7 +106,7 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 .iter()
                 .map(|w| {
                     let role = review::role_of(w.kind, w.changes.iter().map(|c| c.tool.as_deref()));
-                    let taken_back = review::taken_back(&session, w.id, role)?;
+                    let reject = review::reject_view(&session, w.id, role)?;
                     Ok(serde_json::json!({
                         "id": w.id,
                         "kind": w.kind,
@@ -117,7 +117,8 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                         "undone": w.undone,
                         "changes": w.changes.len(),
                         "role": role,
-                        "taken_back": taken_back,
+                        "taken_back": reject.taken_back,
+                        "targets": reject.targets,
                     }))
                 })
                 .collect::<Result<Vec<serde_json::Value>, EngineError>>()?;

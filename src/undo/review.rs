@@ -1,7 +1,15 @@
-//! What a review of one window shows per file: its proof, and its state against the disk
-//! now — still in effect, undone, or in conflict (what an undo of it would meet). Computed
-//! when asked, never cached: the state is a dry run of the undo of that window and path,
-//! through the same planner an undo uses (`rewind review`'s page, issue 28).
+//! What the review page decides, as library calls it only transports (`rewind review`,
+//! issues 28 and 43). Computed when asked, never cached, against the disk as it is then:
+//! - a window's files with their proof and state now ([`window_files`]: a dry run of the
+//!   undo of that window, through the same planner an undo uses);
+//! - one file's net diff in a window — the first change's before → the last change's after,
+//!   however many tool calls made it — with hunks numbered as `undo --hunk` takes them, each
+//!   with its state now, and whether it is binary ([`file_diff`]); what a forced reject
+//!   would overwrite ([`overwrite_preview`]);
+//! - which windows a session-wide reject covers, in which order ([`reject_session`]), what a
+//!   window is to a review (work, a reject, a hunk reject: [`role`], [`reject_view`]) and how
+//!   a reject is taken back, one or a session-wide reject's all, in the one order that works
+//!   ([`take_back_request`], [`take_back_all`]).
 
 use std::collections::BTreeMap;
 

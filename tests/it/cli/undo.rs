@@ -351,3 +351,21 @@ fn skip_unsafe_skips_a_file_that_became_a_directory_with_its_skipped_child() {
     assert_eq!(env.read("k").unwrap(), b"k0\n");
     assert_eq!(env.read("x/y").unwrap(), b"user\n");
 }
+
+/// `undo --help` lists undo's own options first and the global ones apart, under their own
+/// heading (issue 43: `--max-file-size` read as one of undo's).
+#[test]
+fn undo_help_lists_the_global_options_apart() {
+    let env = Env::new();
+    let help = env.run(&["undo", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let (own, global) = help
+        .stdout
+        .split_once("Global options:")
+        .unwrap_or_else(|| panic!("{}", help.stdout));
+    assert!(own.contains("--hunk <N>"), "{own}");
+    for option in ["--max-file-size", "--home", "--workspace", "--json"] {
+        assert!(!own.contains(option), "{option} among undo's own: {own}");
+        assert!(global.contains(option), "{option}: {global}");
+    }
+}

@@ -82,6 +82,12 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
     } else {
         None
     };
+    // Each path's planned report, by path (a window of thousands of files: no search per file).
+    let planned_by_path: std::collections::HashMap<&str, &super::FileReport> = preview
+        .as_ref()
+        .filter(|r| r.status != Status::Nothing)
+        .map(|r| r.files.iter().map(|f| (f.path.as_str(), f)).collect())
+        .unwrap_or_default();
     let mut out = Vec::new();
     for cs in by_path.values() {
         let first = &cs[0];
@@ -90,10 +96,7 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
             .max_by_key(|c| proof_rank(c.proof))
             .unwrap_or(first);
         let path = first.path.display();
-        let planned = preview
-            .as_ref()
-            .filter(|r| r.status != Status::Nothing)
-            .and_then(|r| r.files.iter().find(|f| f.path == path));
+        let planned = planned_by_path.get(path.as_str()).copied();
         let undone = cs.iter().all(|c| c.undone_by.is_some());
         let (state, conflict, detail, outcome) = match planned {
             _ if undone => (FileStatus::Undone, None, None, None),

@@ -51,7 +51,6 @@ pub mod hooks;
 pub mod ids;
 pub mod import;
 pub mod index;
-pub mod maintenance;
 pub mod merge;
 pub mod model;
 pub mod scan;

@@ -29,7 +29,10 @@ mod capture;
 mod context;
 mod context_cache;
 pub mod exec;
+pub mod maintenance;
 mod history;
+mod imported;
+mod scan_rows;
 mod refusals;
 mod tools;
 
@@ -41,6 +44,8 @@ pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};
+pub(crate) use imported::{ImportedChange, ImportedWindow};
+pub(crate) use scan_rows::ScanTx;
 pub use context::{is_context_name, render_context, ContextFile};
 pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{

@@ -385,7 +385,10 @@ fn replay_versions(
     let pack_start = Instant::now();
     let history = {
         let mut h = Home::open(home, Options::default())?;
-        rewind::engine::maintenance::pack_history(&mut h, &mut rewind::engine::maintenance::NoProgress)?
+        rewind::engine::maintenance::pack_history(
+            &mut h,
+            &mut rewind::engine::maintenance::NoProgress,
+        )?
     };
     let pack_secs = pack_start.elapsed().as_secs_f64();
     let (stored_after, read_after) = stored_and_read(home)?;
@@ -428,7 +431,10 @@ fn pack(home: &Path) -> Res<()> {
     let start = Instant::now();
     let history = {
         let mut h = Home::open(home, Options::default())?;
-        rewind::engine::maintenance::pack_history(&mut h, &mut rewind::engine::maintenance::NoProgress)?
+        rewind::engine::maintenance::pack_history(
+            &mut h,
+            &mut rewind::engine::maintenance::NoProgress,
+        )?
     };
     let pack_secs = start.elapsed().as_secs_f64();
     let (stored_after, read_after) = stored_and_read(home)?;

@@ -53,6 +53,7 @@ pub mod import;
 pub mod index;
 pub mod merge;
 pub mod model;
+pub mod resident;
 pub mod scan;
 pub mod search;
 pub mod store;

@@ -29,11 +29,11 @@ mod capture;
 mod context;
 mod context_cache;
 pub mod exec;
-pub mod maintenance;
 mod history;
 mod imported;
-mod scan_rows;
+pub mod maintenance;
 mod refusals;
+mod scan_rows;
 mod tools;
 
 use std::fs::File;
@@ -44,15 +44,15 @@ pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE
 pub use blame::{Blame, BlameLine, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};
-pub(crate) use imported::{ImportedChange, ImportedWindow};
-pub(crate) use scan_rows::ScanTx;
 pub use context::{is_context_name, render_context, ContextFile};
 pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
     RestoreSource, Version,
 };
+pub(crate) use imported::{ImportedChange, ImportedWindow};
 pub use refusals::RefusalEntry;
+pub(crate) use scan_rows::ScanTx;
 pub use tools::{
     refusal_kind, EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult,
 };

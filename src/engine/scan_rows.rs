@@ -71,10 +71,11 @@ impl ScanTx<'_> {
             return Ok((w.id, false));
         }
         let (kind, status) = (WindowKind::Agent, WindowStatus::Done);
-        let w = self.tx.open_window(session, kind, None, true, status, now)?;
+        let w = self
+            .tx
+            .open_window(session, kind, None, true, status, now)?;
         Ok((w, true))
     }
-
 }
 
 impl<'s> Session<'s> {

@@ -4,8 +4,8 @@
 use super::hash::Looked;
 use super::judge::{judge, Gone, Judged, Need};
 use super::{ChangeKind, Phase, Result, Scan, ScanChange};
-use crate::ids::WindowId;
 use crate::engine::ScanTx;
+use crate::ids::WindowId;
 use crate::index::{NewChange, Tx};
 use crate::model::RecordedBy;
 use crate::model::ToolCall;

@@ -625,10 +625,12 @@ impl Scan<'_> {
     /// the implicit window closed (one shell command without an open turn is one undoable
     /// step).
     fn finish(&self, sink: &Sink, complete: bool, files: u64) -> Result<()> {
-        let before = (self.phase == Phase::Before)
-            .then(|| (self.call.id.unwrap_or(""), self.started_at));
+        let before =
+            (self.phase == Phase::Before).then(|| (self.call.id.unwrap_or(""), self.started_at));
         let implicit = sink.window.filter(|_| sink.implicit);
-        Ok(self.session.finish_scan((complete, files), before, implicit)?)
+        Ok(self
+            .session
+            .finish_scan((complete, files), before, implicit)?)
     }
 }
 

@@ -272,7 +272,10 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                         ],
                         "{case}"
                     );
-                    assert!(rewind::engine::maintenance::verify(&home).unwrap().ok, "{case}");
+                    assert!(
+                        rewind::engine::maintenance::verify(&home).unwrap().ok,
+                        "{case}"
+                    );
                 }
             }
         }
@@ -365,7 +368,10 @@ fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
             let retry = undo::run(&s, &undo_req(&ws)).unwrap();
             assert_eq!(retry.status, Status::Conflict, "{case}");
             assert_eq!(snapshot(&ws)[3].as_deref(), Some(edit), "{case}");
-            assert!(rewind::engine::maintenance::verify(&home).unwrap().ok, "{case}");
+            assert!(
+                rewind::engine::maintenance::verify(&home).unwrap().ok,
+                "{case}"
+            );
         }
     }
 }

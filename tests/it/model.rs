@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use rewind::engine::{Home, Options, Session};
 use rewind::engine::maintenance::Retention;
+use rewind::engine::{Home, Options, Session};
 use rewind::scan::{scan, Phase, ScanOptions};
 use rewind::undo::{self, Direction, Request, Status, Target};
 use rewind::workspace::Workspace;

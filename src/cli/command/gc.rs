@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use clap::Args;
-use rewind::engine::Home;
 use rewind::engine::maintenance::{GcReport, Retention, VersionRetention};
+use rewind::engine::Home;
 use rewind::store::HistoryReport;
 
 use crate::cli::context::{home_dir, open_home_owned, options};
@@ -71,7 +71,9 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     let mut bars = Bars::on_stderr();
     let report = rewind::engine::maintenance::gc_with(&mut home, &policy, &mut bars)?;
     let packed = if args.pack {
-        Some(rewind::engine::maintenance::pack_history(&mut home, &mut bars)?)
+        Some(rewind::engine::maintenance::pack_history(
+            &mut home, &mut bars,
+        )?)
     } else {
         None
     };

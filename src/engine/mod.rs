@@ -14,6 +14,11 @@
 //!   context files and the read tool. It hands out the other two capabilities and no raw
 //!   index or store outside the library; the capture module's helpers are that module's
 //!   functions, not methods every module extends.
+//! - A scan and an import write only through their own transaction types, got from the
+//!   session: `scan_write` gives a `ScanTx` (file states, the blobs and changes found, its
+//!   windows), `import` an `ImportTx` (its own closed windows and their source items). No
+//!   module outside `engine` and `index` holds the raw index.
+//! - [`maintenance`]: `verify`, `gc` and the pack step, operations of the whole home.
 //! - [`Locked`] (`session.writer()`) is the session holding its workspace lock (as jj's
 //!   `start_mutation`): the only way to change workspace files. Undo, redo and restore plan
 //!   first (pure), then [`exec::execute`] through it; the edit tools' writes go through

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE_EVERY};
-pub use blame::{Blame, BlameLine, PickaxeHit, Source};
+pub use blame::{Blame, BlameLine, PickaxeChange, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};
 pub use context::{is_context_name, render_context, ContextFile};

@@ -146,6 +146,18 @@ pub struct ImportReport {
     pub elapsed_ms: u64,
 }
 
+/// What an import did with one source session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionStatus {
+    /// Windows were written (or would be, in a dry run).
+    Imported,
+    /// Nothing new since the last import.
+    UpToDate,
+    /// Not imported: see `skipped_because`.
+    Skipped,
+}
+
 #[derive(Debug, Serialize)]
 pub struct SessionReport {
     pub id: String,
@@ -156,7 +168,7 @@ pub struct SessionReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claude_code_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
-    pub status: &'static str,
+    pub status: SessionStatus,
     pub skipped_because: Option<String>,
     /// Assistant messages (model steps) in OpenCode's record.
     pub steps: usize,
@@ -189,7 +201,10 @@ impl SessionReport {
             title: title.to_string(),
             opencode_version: None,
             claude_code_version: None,
-            status: if live { "skipped" } else { "up-to-date" },
+            status: match live {
+                true => SessionStatus::Skipped,
+                false => SessionStatus::UpToDate,
+            },
             skipped_because: live.then(|| {
                 "rewind's hooks recorded this session as it ran; importing it would record every edit twice".into()
             }),
@@ -542,7 +557,7 @@ fn finish_session(
         write_session(home, ws, source, name, planned)?
     };
     if !r.windows.is_empty() {
-        r.status = "imported";
+        r.status = SessionStatus::Imported;
     }
     Ok(())
 }

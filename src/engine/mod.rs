@@ -15,7 +15,7 @@
 //!   index or store outside the library; the capture module's helpers are that module's
 //!   functions, not methods every module extends.
 //! - A scan and an import write only through their own transaction types, got from the
-//!   session: `scan_write` gives a `ScanTx` (file states, the blobs and changes found, its
+//!   session: `scan_rows().write` gives a `ScanTx` (file states, the blobs and changes found, its
 //!   windows), `import` an `ImportTx` (its own closed windows and their source items). No
 //!   module outside `engine` and `index` holds the raw index.
 //! - [`maintenance`]: `verify`, `gc` and the pack step, operations of the whole home.
@@ -745,14 +745,6 @@ impl<'h> Session<'h> {
             }
             Ok::<_, EngineError>(())
         })
-    }
-
-    /// Drop this session's pre-shell scan mark `key` (a shell call's id, or "").
-    pub(crate) fn take_scan_mark(&self, key: &str) -> Result<()> {
-        self.home
-            .index
-            .write(|tx| tx.take_scan_mark(self.id, key))?;
-        Ok(())
     }
 
     /// Store `bytes` as blob `id`, a delta against `previous` whose bytes are at hand (a

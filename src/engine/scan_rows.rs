@@ -79,12 +79,50 @@ impl ScanTx<'_> {
 }
 
 impl<'s> Session<'s> {
+    /// What a scan of this session's workspace may do to the index.
+    pub(crate) fn scan_rows(&self) -> ScanRows<'_, 's> {
+        ScanRows { session: self }
+    }
+}
+
+/// A scan's access to the index ([`Session::scan_rows`]): its write transactions
+/// ([`ScanTx`]), read snapshots, bulk loading, and the marks and baseline it keeps.
+#[derive(Clone, Copy)]
+pub(crate) struct ScanRows<'a, 's> {
+    session: &'a Session<'s>,
+}
+
+impl ScanRows<'_, '_> {
+    fn index(&self) -> &crate::index::Index {
+        self.session.index()
+    }
+
+    fn now(&self) -> i64 {
+        self.session.now()
+    }
+
+    fn workspace_id(&self) -> WorkspaceId {
+        self.session.workspace_id()
+    }
+
+    fn row_id(&self) -> crate::ids::SessionRowId {
+        self.session.row_id()
+    }
+
+    /// Drop this session's pre-shell scan mark `key` (a shell call's id, or "").
+    pub(crate) fn take_scan_mark(&self, key: &str) -> Result<()> {
+        let id = self.row_id();
+        self.index().write(|tx| tx.take_scan_mark(id, key))?;
+        Ok(())
+    }
+
     /// Run `f` in one write transaction of this scan's rows.
-    pub(crate) fn scan_write<T, E: From<IndexError>>(
+    pub(crate) fn write<T, E: From<IndexError>>(
         &self,
         f: impl FnOnce(&ScanTx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        self.index().write(|tx| f(&ScanTx { tx, session: self }))
+        let session = self.session;
+        self.index().write(|tx| f(&ScanTx { tx, session }))
     }
 
     /// Run `f` in one read transaction (a snapshot of the whole index).
@@ -92,7 +130,7 @@ impl<'s> Session<'s> {
         Ok(self.index().read_batch(f)?)
     }
 
-    /// [`Session::read_batch`] without the index's memory map: for a read of every state of
+    /// [`ScanRows::read_batch`] without the index's memory map: for a read of every state of
     /// a large workspace, whose pages would otherwise stay mapped.
     pub(crate) fn read_batch_unmapped<T>(&self, f: impl FnOnce(&Tx<'_>) -> T) -> Result<T> {
         Ok(self.index().read_batch_unmapped(f)?)

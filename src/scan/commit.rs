@@ -42,7 +42,7 @@ impl Scan<'_> {
     ) -> Result<()> {
         let now = self.session.now();
         let mut changes = Vec::new();
-        self.session.scan_write(|tx| {
+        self.session.scan_rows().write(|tx| {
             for l in looked {
                 if let Some(row) = &l.row {
                     tx.insert_blob(row)?;

@@ -116,8 +116,8 @@ impl Scan<'_> {
         // state reads the index without its map (see `Index::read_batch_unmapped`).
         let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle, pass);
         let got = match self.loads_every_state(watcher, changed, settle)? {
-            true => self.session.read_batch_unmapped(gather)??,
-            false => self.session.read_batch(gather)??,
+            true => self.session.scan_rows().read_batch_unmapped(gather)??,
+            false => self.session.scan_rows().read_batch(gather)??,
         };
         match got {
             Some(gathered) => Ok(gathered),
@@ -511,9 +511,10 @@ impl Scan<'_> {
             }
         };
         if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
-            let _ = self
-                .session
-                .keep_listings(&fresh, &listed.gone, unclaimed.as_deref());
+            let _ =
+                self.session
+                    .scan_rows()
+                    .keep_listings(&fresh, &listed.gone, unclaimed.as_deref());
         }
         settled
     }

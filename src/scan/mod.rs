@@ -594,7 +594,10 @@ impl Scan<'_> {
         if self.phase.finds_external() {
             return Ok(None);
         }
-        Ok(self.session.command_start(self.call.id.unwrap_or(""))?)
+        Ok(self
+            .session
+            .scan_rows()
+            .command_start(self.call.id.unwrap_or(""))?)
     }
 
     /// How many files the workspace has; a watcher learns what this scan found, for the next.
@@ -628,9 +631,8 @@ impl Scan<'_> {
         let before =
             (self.phase == Phase::Before).then(|| (self.call.id.unwrap_or(""), self.started_at));
         let implicit = sink.window.filter(|_| sink.implicit);
-        Ok(self
-            .session
-            .finish_scan((complete, files), before, implicit)?)
+        let rows = self.session.scan_rows();
+        Ok(rows.finish_scan((complete, files), before, implicit)?)
     }
 }
 

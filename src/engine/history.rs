@@ -486,7 +486,7 @@ impl Locked<'_> {
         let plan = Plan {
             kind: WindowKind::Agent,
             label: format!("restore {rel}"),
-            tool: "restore",
+            tool: super::exec::PlanTool::Restore,
             recorded_by: RecordedBy::Restore,
             steps: vec![Step {
                 path: rel.clone(),

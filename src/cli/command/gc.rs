@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use clap::Args;
+use rewind::engine::maintenance::{GcReport, Retention, VersionRetention};
 use rewind::engine::Home;
-use rewind::maintenance::{GcReport, Retention, VersionRetention};
 use rewind::store::HistoryReport;
 
 use crate::cli::context::{home_dir, open_home_owned, options};
@@ -69,9 +69,11 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         grace: Duration::from_secs(args.grace_seconds),
     };
     let mut bars = Bars::on_stderr();
-    let report = rewind::maintenance::gc_with(&mut home, &policy, &mut bars)?;
+    let report = rewind::engine::maintenance::gc_with(&mut home, &policy, &mut bars)?;
     let packed = if args.pack {
-        Some(rewind::maintenance::pack_history(&mut home, &mut bars)?)
+        Some(rewind::engine::maintenance::pack_history(
+            &mut home, &mut bars,
+        )?)
     } else {
         None
     };

@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use crate::engine::{Home, Result};
+use super::{Home, Result};
 use crate::ids::BlobId;
 
 /// Packs smaller than this are merged by gc once there are [`MERGE_SMALL_PACKS`] of them.

@@ -232,7 +232,7 @@ fn search_file(
             line: i + 1,
             text: line.to_string(),
             before: numbered(i.saturating_sub(opts.context), i),
-            after: numbered(i + 1, (i + 1 + opts.context).min(lines.len())),
+            after: numbered(i + 1, (i + 1).saturating_add(opts.context).min(lines.len())),
         });
     }
     if in_file > 0 {

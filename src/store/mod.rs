@@ -44,6 +44,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::files::{open_regular, read_regular, Follow};
 use crate::ids::BlobId;
 
 pub use catalog::{
@@ -441,7 +442,7 @@ impl Store {
         if open.len() >= OPEN_PACKS_MAX {
             open.clear();
         }
-        let f = Arc::new(File::open(self.pack_path(pack))?);
+        let f = Arc::new(open_regular(&self.pack_path(pack), Follow::No)?);
         open.insert(pack, f.clone());
         Ok(f)
     }
@@ -568,7 +569,8 @@ impl Store {
         // The frame moves out of the row (no copy of an inline frame); `decode` needs the rest.
         let frame = match std::mem::replace(&mut row.place, Place::Object) {
             Place::Inline(frame) => frame,
-            Place::Object => match std::fs::read(self.object_path(id)) {
+            // A FIFO or a link to a device in its place is damage, not something to wait on.
+            Place::Object => match read_regular(&self.object_path(id), Follow::No, u64::MAX) {
                 Ok(frame) => frame,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Err(StoreError::Missing { id: *id })

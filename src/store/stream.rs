@@ -211,7 +211,8 @@ impl Store {
     fn decode_stream(&self, row: &BlobRow, out: &mut dyn Write) -> Result<u64> {
         let id = row.id;
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
-        let mut file = match std::fs::File::open(self.object_path(&id)) {
+        let path = self.object_path(&id);
+        let mut file = match crate::files::open_regular(&path, crate::files::Follow::No) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(StoreError::Missing { id })

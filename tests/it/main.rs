@@ -22,6 +22,7 @@ mod history_pack;
 mod hook_payloads;
 mod hooks;
 mod hooks_context;
+mod hostile_home;
 mod huge_numbers;
 mod import_claude;
 mod import_opencode;

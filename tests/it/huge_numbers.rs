@@ -47,8 +47,14 @@ fn gc_older_than_a_huge_number_of_days_deletes_nothing() {
         ]);
         r.ok();
         let report = r.json();
-        assert_eq!(report["windows_removed"], 0, "--older-than-days {days}: {report}");
-        assert_eq!(report["blobs_removed"], 0, "--older-than-days {days}: {report}");
+        assert_eq!(
+            report["windows_removed"], 0,
+            "--older-than-days {days}: {report}"
+        );
+        assert_eq!(
+            report["blobs_removed"], 0,
+            "--older-than-days {days}: {report}"
+        );
         assert_eq!(windows(&env), before, "--older-than-days {days}");
         env.run(&["undo"]).ok();
         assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
@@ -73,7 +79,10 @@ fn gc_with_a_huge_grace_period_deletes_no_blob() {
         r.ok();
         let report = r.json();
         assert_eq!(report["windows_removed"], 2, "{report}");
-        assert_eq!(report["blobs_removed"], 0, "--grace-seconds {grace}: {report}");
+        assert_eq!(
+            report["blobs_removed"], 0,
+            "--grace-seconds {grace}: {report}"
+        );
         assert!(
             report["blobs_kept_in_grace"].as_u64().unwrap() >= 1,
             "--grace-seconds {grace}: {report}"
@@ -88,7 +97,8 @@ fn gc_refuses_a_count_that_is_not_a_number_it_can_hold() {
     let r = env.run(&["gc", "--older-than-days", "18446744073709551616"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("invalid value '18446744073709551616' for '--older-than-days"),
+        r.stderr
+            .contains("invalid value '18446744073709551616' for '--older-than-days"),
         "{}",
         r.stderr
     );
@@ -119,7 +129,9 @@ fn watch_for_a_huge_number_of_seconds_runs_until_stopped() {
             assert!(
                 child.try_wait().unwrap().is_none(),
                 "watch --for-seconds {seconds} exited: {:?}",
-                child.wait_with_output().map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                child
+                    .wait_with_output()
+                    .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -130,7 +142,11 @@ fn watch_for_a_huge_number_of_seconds_runs_until_stopped() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
     // A deadline it can hold still ends it.
-    let r = run_bounded(env.command(&["watch", "--for-seconds", "1"]), LIMIT, "watch");
+    let r = run_bounded(
+        env.command(&["watch", "--for-seconds", "1"]),
+        LIMIT,
+        "watch",
+    );
     r.ok();
 }
 
@@ -148,7 +164,8 @@ fn huge_limits_and_contexts_mean_no_limit() {
     let r = env.run(&["search", "two", "--context", U64_MAX]);
     r.ok();
     assert!(
-        r.stdout.starts_with("s.txt-1-one\ns.txt:2:two\ns.txt-3-three\n1 matches"),
+        r.stdout
+            .starts_with("s.txt-1-one\ns.txt:2:two\ns.txt-3-three\n1 matches"),
         "{}",
         r.stdout
     );
@@ -160,7 +177,11 @@ fn huge_limits_and_contexts_mean_no_limit() {
     assert!(r.stderr.contains("past the last line 3"), "{}", r.stderr);
     let r = env.run(&["read", "s.txt", "--offset", "2", "--limit", U64_MAX]);
     r.ok();
-    assert!(r.stdout.contains("two") && r.stdout.contains("three"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("two") && r.stdout.contains("three"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// `touch -d 3000-01-01`: a time whose nanoseconds are past an i64. It is as far in the

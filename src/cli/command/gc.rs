@@ -57,7 +57,9 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     };
     let now = home.now();
     let policy = Retention {
-        older_than: args.older_than_days.map(|d| now.saturating_sub(whole_days_ns(d))),
+        older_than: args
+            .older_than_days
+            .map(|d| now.saturating_sub(whole_days_ns(d))),
         windows_per_session: args.keep_windows,
         max_total_bytes: args.max_size,
         external_versions: Some(VersionRetention {

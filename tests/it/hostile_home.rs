@@ -273,3 +273,34 @@ fn a_store_object_that_is_a_fifo_or_a_device_is_an_error_naming_it() {
         assert_eq!(h.read("f.bin").unwrap(), v1, "{case}: the file changed");
     }
 }
+
+/// An agent's configuration that is a FIFO (a read would wait for a writer forever) or a
+/// link to a device inside the workspace's reach: `init` names it and writes nothing.
+#[test]
+fn init_refuses_an_agent_configuration_that_is_a_fifo_or_a_device() {
+    let cases = [
+        ("claude-code", ".claude/settings.json", "fifo"),
+        ("gemini", ".gemini/settings.json", "fifo"),
+        ("claude-code", ".claude/settings.json", "device"),
+    ];
+    for (agent, rel, plant) in cases {
+        let mut h = Hostile::new();
+        let path = h.env.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        match plant {
+            "fifo" => mkfifo(&path),
+            _ => symlink(Path::new("/dev/zero"), &path),
+        }
+        let r = h.run(&["init", agent]);
+        let case = format!("init {agent} with {rel} a {plant}");
+        let needle = match plant {
+            "fifo" => format!("cannot read {}: is a fifo, not a regular file", path.display()),
+            // A link is followed only to a regular file inside the workspace.
+            _ => format!("{rel}: is a symlink to /dev/zero, which is not a regular file inside the workspace; not touching it"),
+        };
+        h.expect(&case, &r, 1, &needle);
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(!meta.is_file(), "{case}: replaced");
+        assert_eq!(h.outside_state(), h.before_outside, "{case}");
+    }
+}

@@ -727,6 +727,43 @@ fn an_imported_change_keeps_the_files_mode() {
     );
 }
 
+/// A backup whose mode is world- or group-writable or set-id (Claude Code copies the file's
+/// mode; anyone may chmod a backup): the undo restores the mode rewind would record,
+/// owner-writable, the executable bits carried, nothing group/world-writable or set-id
+/// (issue 47, class 3).
+#[cfg(unix)]
+#[test]
+fn an_imported_backups_unsafe_mode_is_restored_as_rewind_would_record_it() {
+    use std::os::unix::fs::PermissionsExt;
+    for (mode, restored) in [
+        (0o777, 0o755),
+        (0o666, 0o644),
+        (0o4755, 0o755),
+        (0o2775, 0o755),
+        (0o444, 0o644),
+    ] {
+        let s = Setup::new();
+        for v in 1..=3 {
+            std::fs::set_permissions(
+                s.backup("README.md", v),
+                std::fs::Permissions::from_mode(mode),
+            )
+            .unwrap();
+        }
+        let r = s.import(&[]).ok().json();
+        let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+        s.env
+            .run(&["undo", "--session", SESSION, "--window", &turn2])
+            .ok();
+        assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+        assert_eq!(
+            crate::common::mode_of(&s.env.ws.join("README.md")) & 0o7777,
+            restored,
+            "backup mode {mode:o}"
+        );
+    }
+}
+
 /// `fixtures/claude-code/real-2.1.197-subagent` (tests/agents/capture_claude_subagent.py):
 /// turn 1 Write notes.txt, an `Agent` call whose subagent Reads notes.txt, Edits it (two →
 /// TWO) and Writes sub.txt (its own transcript, `<session>/subagents/agent-<id>.jsonl`; no

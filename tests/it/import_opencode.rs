@@ -998,3 +998,238 @@ fn import_draws_a_progress_bar_on_a_terminal_only() {
     piped.ok();
     assert_eq!(piped.stderr, "");
 }
+
+// ---- hostile snapshot stores (issue 47, classes 3, 5 and 8) ----
+
+const FIRST_STEP_FINISH: &str = "prt_20e60faa1001IOpWqbXQEel6pp";
+/// The tree the first step (the write of notes.txt) finished at.
+const FIRST_STEP_TREE: &str = "9df371cf3db28ade9b2855d27664983ca25d670d";
+
+impl Setup {
+    fn odb(&self) -> gix_odb::loose::Store {
+        gix_odb::loose::Store::at(self.objects(), gix_hash::Kind::Sha1)
+    }
+
+    /// The entries of tree `id` in the copied store: (mode, name, id).
+    fn tree_entries(&self, id: &str) -> Vec<(u16, Vec<u8>, gix_hash::ObjectId)> {
+        let mut buf = Vec::new();
+        let id = gix_hash::ObjectId::from_hex(id.as_bytes()).unwrap();
+        let data = self.odb().try_find(&id, &mut buf).unwrap().unwrap();
+        let tree = gix_object::TreeRef::from_bytes(data.data, gix_hash::Kind::Sha1).unwrap();
+        tree.entries
+            .iter()
+            .map(|e| (e.mode.value(), e.filename.to_vec(), e.oid.to_owned()))
+            .collect()
+    }
+
+    /// Write a tree of `entries` (in git's order) into the copied store, as raw bytes (any
+    /// mode an agent's record may hold). The loose object is zlib with stored (uncompressed)
+    /// blocks: tens of thousands of them are written in well under a second.
+    fn write_tree(&self, entries: &[(u16, Vec<u8>, gix_hash::ObjectId)]) -> gix_hash::ObjectId {
+        let mut bytes = Vec::new();
+        for (mode, name, id) in entries {
+            bytes.extend_from_slice(format!("{mode:o} ").as_bytes());
+            bytes.extend_from_slice(name);
+            bytes.push(0);
+            bytes.extend_from_slice(id.as_bytes());
+        }
+        let id =
+            gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Tree, &bytes).unwrap();
+        let mut object = format!("tree {}\0", bytes.len()).into_bytes();
+        object.extend_from_slice(&bytes);
+        let hex = id.to_string();
+        let dir = self.objects().join(&hex[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(&hex[2..]), zlib_stored(&object)).unwrap();
+        id
+    }
+
+    /// The first step now finishes at tree `id`.
+    fn first_step_finishes_at(&self, id: &gix_hash::ObjectId) {
+        self.sql(&format!(
+            "UPDATE part SET data = json_set(data, '$.snapshot', '{id}') WHERE id = '{FIRST_STEP_FINISH}'"
+        ));
+    }
+}
+
+/// A mode recorded in the snapshot tree that git never writes (world-writable, set-id,
+/// sticky) is restored as rewind records a mode: the owner may write, the executable bits
+/// are carried, nothing is group- or world-writable or set-id.
+#[cfg(unix)]
+#[test]
+fn an_imported_mode_is_restored_as_rewind_would_record_it() {
+    for (recorded, restored) in [
+        (0o100777, 0o755),
+        (0o107777, 0o755),
+        (0o100666, 0o644),
+        (0o104755, 0o755),
+        (0o102644, 0o644),
+        (0o100444, 0o644),
+    ] {
+        let s = Setup::new();
+        let entries: Vec<_> = s
+            .tree_entries(FIRST_STEP_TREE)
+            .into_iter()
+            .map(|(mode, name, id)| {
+                let mode = if name == b"notes.txt" { recorded } else { mode };
+                (mode, name, id)
+            })
+            .collect();
+        let tree = s.write_tree(&entries);
+        s.first_step_finishes_at(&tree);
+        let r = s.import(&[]).ok().json();
+        let window = window_id(&r, "msg_20e60ed5", "import");
+        s.env
+            .run(&[
+                "restore",
+                "notes.txt",
+                "--window",
+                &window,
+                "--side",
+                "after",
+            ])
+            .ok();
+        assert_eq!(s.env.read("notes.txt").unwrap(), b"one\ntwo\n");
+        assert_eq!(
+            crate::common::mode_of(&s.env.path("notes.txt")) & 0o7777,
+            restored,
+            "recorded {recorded:o}"
+        );
+    }
+}
+
+/// A snapshot tree nested 30,000 directories deep is walked without a stack overflow.
+#[test]
+fn a_snapshot_tree_nested_thirty_thousand_deep_is_imported_without_overflow() {
+    use gix_object::Write;
+    let s = Setup::new();
+    // (~30 s of a debug build on a busy 2-core machine: 30,000 loose objects written, then
+    // read twice by the import.)
+    let blob = s
+        .odb()
+        .write_buf(gix_object::Kind::Blob, b"deep\n")
+        .unwrap();
+    let mut inner = s.write_tree(&[(0o100644, b"f".to_vec(), blob)]);
+    for _ in 0..30_000 {
+        inner = s.write_tree(&[(0o40000, b"d".to_vec(), inner)]);
+    }
+    let mut entries = s.tree_entries(FIRST_STEP_TREE);
+    entries.push((0o40000, b"deep".to_vec(), inner));
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    let root = s.write_tree(&entries);
+    s.first_step_finishes_at(&root);
+    let r = s.import(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = r.json();
+    let deep: Vec<&Value> = report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["changes"].as_array().unwrap())
+        .filter(|c| c["path"].as_str().unwrap().starts_with("deep/d/d/"))
+        .collect();
+    assert!(!deep.is_empty(), "{report:#}");
+    let path = deep[0]["path"].as_str().unwrap();
+    assert_eq!(path.len(), "deep".len() + 30_000 * 2 + "/f".len());
+}
+
+/// `objects/info/alternates` a FIFO (gix would wait for a writer forever) or a link to
+/// `/dev/zero`: the import stops naming it, and imports nothing.
+#[test]
+fn an_alternates_file_that_is_a_fifo_or_a_device_is_refused_naming_it() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let alternates = s.objects().join("info/alternates");
+        std::fs::remove_file(&alternates).unwrap();
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&alternates)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &alternates).unwrap(),
+        }
+        let mut cmd = s.env.command(&[
+            "import",
+            "opencode",
+            "--data-dir",
+            s.data.to_str().unwrap(),
+            "--recorded-worktree",
+            RECORDED,
+        ]);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let r = crate::common::wait_bounded(cmd.spawn().unwrap(), crate::common::LIMIT, plant);
+        assert_eq!(r.code, 1, "{plant}: {}{}", r.stdout, r.stderr);
+        let kind = if plant == "fifo" { "fifo" } else { "device" };
+        let message = format!("{}: is a {kind}, not a regular file", alternates.display());
+        assert!(
+            r.stderr.contains("cannot open snapshot store"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(&message), "{plant}: {}", r.stderr);
+        nothing_imported(&s.env);
+    }
+}
+
+/// A loose object of the snapshot store replaced by a FIFO or a link to `/dev/zero`: the
+/// step whose side it was is metadata-only, as for a damaged object, and nothing hangs.
+#[test]
+fn a_snapshot_object_that_is_a_fifo_or_a_device_degrades_its_step() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let object = s.object("814f4a422927b82f5f8a43f8fab6d3839e3983f2");
+        std::fs::remove_file(&object).unwrap();
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&object)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &object).unwrap(),
+        }
+        let mut cmd = s.env.command(&[
+            "--json",
+            "import",
+            "opencode",
+            "--data-dir",
+            s.data.to_str().unwrap(),
+            "--recorded-worktree",
+            RECORDED,
+        ]);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let r = crate::common::wait_bounded(cmd.spawn().unwrap(), crate::common::LIMIT, plant);
+        r.ok();
+        let first = change(&r.json(), "msg_20e60ed5", "notes.txt").clone();
+        assert_eq!(
+            (&first["proof"], &first["reason"]),
+            (
+                &Value::from("metadata-only"),
+                &Value::from("snapshot-store-missing")
+            ),
+            "{plant}"
+        );
+    }
+}
+
+/// `data` as a zlib stream of stored deflate blocks (no compression).
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let chunks: Vec<&[u8]> = data.chunks(65_535).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in data {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}

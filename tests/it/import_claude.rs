@@ -471,6 +471,44 @@ fn a_corrupt_transcript_is_refused_naming_it_and_nothing_is_imported() {
     nothing_imported(&s.env);
 }
 
+/// A transcript that is a FIFO (a read would wait for a writer forever) or a link to a
+/// device is never waited on: it is not one of this workspace's sessions (named explicitly,
+/// it is not found), and the other sessions import (issue 47, class 5).
+#[test]
+fn a_transcript_that_is_a_fifo_or_a_device_is_never_waited_on() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let other = "0000dddd-0000-0000-0000-000000000000";
+        let path = s.transcript(other);
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+        }
+        let dir = s.claude.to_str().unwrap().to_string();
+        let bounded = |args: &[&str]| {
+            let mut all = vec!["--json", "import", "claude-code", "--claude-dir", &dir];
+            all.extend_from_slice(args);
+            crate::common::run_bounded(s.env.command(&all), crate::common::LIMIT, plant)
+        };
+        let r = bounded(&["--claude-session", other]);
+        assert_eq!(r.code, 1, "{plant}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("error: Claude Code session {other} not found in")),
+            "{plant}: {}",
+            r.stderr
+        );
+        nothing_imported(&s.env);
+        let r = bounded(&[]);
+        r.ok();
+        assert_eq!(r.json()["sessions"].as_array().unwrap().len(), 1, "{plant}");
+    }
+}
+
 /// A line over the 64 MiB cap is refused by its number without being held whole: the import
 /// stops there and writes nothing (memory stays bounded whatever the transcript holds).
 #[test]

@@ -24,6 +24,7 @@ mod hooks;
 mod hooks_context;
 mod hostile_home;
 mod huge_numbers;
+mod huge_text;
 mod import_claude;
 mod import_opencode;
 mod index_migration;

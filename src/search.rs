@@ -158,7 +158,8 @@ pub fn search(
             report.skipped_large += 1;
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        // A FIFO or device swapped in after the walk saw a file is skipped, never waited on.
+        let Ok(bytes) = crate::files::read_regular(path, crate::files::Follow::No, u64::MAX) else {
             report.unreadable += 1;
             continue;
         };

@@ -78,7 +78,7 @@ pub fn open_home_file(root: &Path, rel: &str, how: HomeWrite) -> io::Result<File
             match std::fs::symlink_metadata(&dir) {
                 Ok(m) if m.is_dir() => {}
                 Ok(m) => return Err(not_regular_dir(&dir, &m)),
-                Err(e) => return Err(with_path(&dir, e)),
+                Err(e) => return Err(with_path(&dir, &e)),
             }
         }
     }
@@ -94,7 +94,7 @@ pub fn open_home_file(root: &Path, rel: &str, how: HomeWrite) -> io::Result<File
         use std::os::unix::fs::OpenOptionsExt;
         opts.mode(0o600);
     }
-    open_checked(&path, &mut opts, Follow::No).map_err(|e| with_path(&path, e))
+    open_checked(&path, &mut opts, Follow::No).map_err(|e| with_path(&path, &e))
 }
 
 fn open_checked(path: &Path, opts: &mut std::fs::OpenOptions, follow: Follow) -> io::Result<File> {
@@ -162,7 +162,7 @@ fn not_regular_dir(dir: &Path, meta: &std::fs::Metadata) -> io::Error {
     )
 }
 
-fn with_path(path: &Path, e: io::Error) -> io::Error {
+fn with_path(path: &Path, e: &io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 

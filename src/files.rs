@@ -97,6 +97,39 @@ pub fn open_home_file(root: &Path, rel: &str, how: HomeWrite) -> io::Result<File
     open_checked(&path, &mut opts, Follow::No).map_err(|e| with_path(&path, &e))
 }
 
+/// Create the directory `rel` under the home `root` and each one between (mode 0700), each
+/// one a real directory, never a symlink planted in its place: the store writes its objects
+/// and packs only inside the home.
+pub fn create_home_dir(root: &Path, rel: &Path) -> io::Result<()> {
+    let mut dir = root.to_path_buf();
+    for part in rel.components() {
+        let Component::Normal(name) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: not a plain path under the home", rel.display()),
+            ));
+        };
+        dir.push(name);
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        match builder.create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(with_path(&dir, &e)),
+        }
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => return Err(not_regular_dir(&dir, &m)),
+            Err(e) => return Err(with_path(&dir, &e)),
+        }
+    }
+    Ok(())
+}
+
 fn open_checked(path: &Path, opts: &mut std::fs::OpenOptions, follow: Follow) -> io::Result<File> {
     #[cfg(unix)]
     {
@@ -281,6 +314,15 @@ mod tests {
         );
         assert!(!outside.join("w.lock").exists());
 
+        let e = create_home_dir(&home, Path::new("locks/x")).expect_err("refused");
+        assert!(
+            e.to_string()
+                .ends_with("locks: is a symlink, not a directory; rewind does not follow it"),
+            "{e}"
+        );
+        assert!(!outside.join("x").exists());
+        create_home_dir(&home, Path::new("objects/ab")).expect("made");
+        assert!(home.join("objects/ab").is_dir());
         open_home_file(&home, "logs/helper.log", HomeWrite::Append).expect("a plain file");
         open_home_file(&home, "gc.lock", HomeWrite::Keep).expect("a plain file");
     }

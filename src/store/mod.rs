@@ -137,6 +137,9 @@ pub(crate) const MAX_READ_CHAIN: u32 = MAX_CHAIN + PACK_CHAIN + 1;
 pub struct Store {
     objects: PathBuf,
     packs: PathBuf,
+    /// The home: `objects/` and its fan-out directories are made under it, never through a
+    /// symlink planted there.
+    home: PathBuf,
     opts: StoreOptions,
     /// Pack files opened for reading, kept for the life of the process.
     open_packs: Mutex<HashMap<u64, Arc<File>>>,
@@ -160,6 +163,7 @@ impl Store {
     /// The store of the home at `home`: `objects/` and `packs/` under it.
     pub fn new(home: &Path, opts: StoreOptions) -> Store {
         Store {
+            home: home.to_path_buf(),
             objects: home.join("objects"),
             packs: home.join("packs"),
             opts,
@@ -541,7 +545,8 @@ impl Store {
             move |source| StoreError::Io { path: p, source }
         };
         let dir = path.parent().unwrap_or(&self.objects);
-        create_private_dir(dir).map_err(io_err(dir))?;
+        let rel = dir.strip_prefix(&self.home).unwrap_or(dir);
+        crate::files::create_home_dir(&self.home, rel).map_err(io_err(dir))?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(dir)

@@ -88,7 +88,8 @@ impl Store {
             let path = path.display().to_string();
             move |source| StoreError::Io { path, source }
         };
-        create_private_dir(&self.objects).map_err(io_err(&self.objects))?;
+        crate::files::create_home_dir(&self.home, std::path::Path::new("objects"))
+            .map_err(io_err(&self.objects))?;
         let tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(&self.objects)

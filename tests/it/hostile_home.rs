@@ -304,3 +304,62 @@ fn init_refuses_an_agent_configuration_that_is_a_fifo_or_a_device() {
         assert_eq!(h.outside_state(), h.before_outside, "{case}");
     }
 }
+
+/// The store's directories planted as links to a directory outside: no object or pack is
+/// written there, and the command fails naming the link.
+#[test]
+fn store_directories_linked_outside_the_home_are_refused() {
+    // `objects/` itself, before the first object file.
+    let mut h = Hostile::new();
+    h.env.write("small.txt", "s\n");
+    h.run(&["snap", "small.txt"]).ok();
+    symlink(&h.outside, &h.env.home.join("objects"));
+    h.env.write("big.bin", random_bytes(100_000, 7));
+    let r = h.run(&["snap", "big.bin"]);
+    h.expect(
+        "objects/ linked outside",
+        &r,
+        1,
+        "objects: is a symlink, not a directory; rewind does not follow it",
+    );
+    assert_eq!(h.outside_state(), h.before_outside);
+
+    // A fan-out directory, `objects/<2 hex>`.
+    let mut h = Hostile::new();
+    let bytes = random_bytes(100_000, 8);
+    let id = blake3::hash(&bytes).to_hex().to_string();
+    h.env.write("other.bin", random_bytes(100_000, 9));
+    h.run(&["snap", "other.bin"]).ok();
+    let fan = h.env.home.join("objects").join(&id[..2]);
+    let _ = std::fs::remove_dir(&fan);
+    symlink(&h.outside, &fan);
+    h.env.write("big.bin", &bytes);
+    let r = h.run(&["snap", "big.bin"]);
+    h.expect(
+        "objects/<fan> linked outside",
+        &r,
+        1,
+        &format!(
+            "{}: is a symlink, not a directory; rewind does not follow it",
+            fan.display()
+        ),
+    );
+    assert_eq!(h.outside_state(), h.before_outside);
+
+    // `packs/`, which `gc --pack` writes.
+    let mut h = Hostile::new();
+    h.env.write("a.txt", "a0\n".repeat(200));
+    h.env.agent_write("a.txt", "a1\n".repeat(200));
+    h.env.agent_write("a.txt", "a2\n".repeat(200));
+    let _ = std::fs::remove_dir_all(h.env.home.join("packs"));
+    symlink(&h.outside, &h.env.home.join("packs"));
+    let r = h.run(&["gc", "--pack", "--grace-seconds", "0"]);
+    h.expect(
+        "packs/ linked outside",
+        &r,
+        1,
+        "packs: is a symlink, not a directory; rewind does not follow it",
+    );
+    assert_eq!(h.outside_state(), h.before_outside);
+    h.run(&["verify"]).ok();
+}

@@ -203,6 +203,25 @@ fn connect(path: &Path, shown: &str) -> Result<Connection> {
         path: shown.to_string(),
         detail: e.to_string(),
     })?;
+    // SQLite refuses a symlinked `-wal` or `-shm` too (`SQLITE_OPEN_NOFOLLOW`), in words
+    // that do not say which file: say it.
+    for ext in ["wal", "shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(format!("-{ext}"));
+        let side = std::path::PathBuf::from(side);
+        if let Ok(meta) = std::fs::symlink_metadata(&side) {
+            if !meta.is_file() {
+                return Err(IndexError::Damaged {
+                    path: shown.to_string(),
+                    detail: format!(
+                        "{}: is a {}, not a regular file; rewind does not follow it here",
+                        side.display(),
+                        crate::files::kind(&meta.file_type())
+                    ),
+                });
+            }
+        }
+    }
     let open_error = |source| IndexError::Open {
         path: shown.to_string(),
         source,

@@ -138,6 +138,19 @@ fn planted_locks_and_index_are_refused_naming_them() {
             },
             "index.sqlite3: is a symlink, not a regular file; rewind does not follow it here",
         ),
+        (
+            "the index's WAL a symlink to a file outside",
+            |h| {
+                let index = crate::common::index(&h.env);
+                rewind::index::testing::fold_wal_into_file(&index).unwrap();
+                drop(index);
+                let wal = h.env.home.join("index.sqlite3-wal");
+                let _ = std::fs::remove_file(&wal);
+                let _ = std::fs::remove_file(h.env.home.join("index.sqlite3-shm"));
+                symlink(&h.outside.join("canary.txt"), &wal);
+            },
+            "index.sqlite3-wal: is a symlink, not a regular file; rewind does not follow it here",
+        ),
     ];
     for (case, plant, needle) in cases {
         let mut h = Hostile::new();

@@ -217,3 +217,25 @@ fn a_file_time_far_in_the_future_is_no_overflow() {
     let r = env.run(&["--json", "check", "far.txt"]).ok().json();
     assert_eq!(r["files"][0]["externally_modified"], true, "{r}");
 }
+
+#[test]
+fn a_helper_idle_for_a_huge_number_of_seconds_starts_and_stops() {
+    let env = Env::new();
+    env.manual_helper();
+    env.write("a.txt", "a\n");
+    env.run(&["snap", "a.txt"]).ok();
+    let r = run_bounded(
+        env.command(&["helper", "start", "--idle-timeout", U64_MAX]),
+        LIMIT,
+        "helper start",
+    );
+    r.ok();
+    let status = env.run(&["--json", "helper", "status"]).ok().json();
+    assert_eq!(
+        status["idle_timeout_secs"].as_u64(),
+        Some(u64::MAX),
+        "{status}"
+    );
+    let r = run_bounded(env.command(&["helper", "stop"]), LIMIT, "helper stop");
+    r.ok();
+}

@@ -110,21 +110,27 @@ pub fn create_home_dir(root: &Path, rel: &Path) -> io::Result<()> {
             ));
         };
         dir.push(name);
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            builder.mode(0o700);
-        }
-        match builder.create(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        // One lstat when it is there (every write but the first).
+        let meta = match std::fs::symlink_metadata(&dir) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let mut builder = std::fs::DirBuilder::new();
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::DirBuilderExt;
+                    builder.mode(0o700);
+                }
+                match builder.create(&dir) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(with_path(&dir, &e)),
+                }
+                std::fs::symlink_metadata(&dir).map_err(|e| with_path(&dir, &e))?
+            }
             Err(e) => return Err(with_path(&dir, &e)),
-        }
-        match std::fs::symlink_metadata(&dir) {
-            Ok(m) if m.is_dir() => {}
-            Ok(m) => return Err(not_regular_dir(&dir, &m)),
-            Err(e) => return Err(with_path(&dir, &e)),
+        };
+        if !meta.is_dir() {
+            return Err(not_regular_dir(&dir, &meta));
         }
     }
     Ok(())

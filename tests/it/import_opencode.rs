@@ -1098,21 +1098,21 @@ fn an_imported_mode_is_restored_as_rewind_would_record_it() {
 fn a_snapshot_tree_nested_thirty_thousand_deep_is_imported_without_overflow() {
     let s = Setup::new();
     let mut pack = Pack::default();
-    let blob = pack.add(gix_object::Kind::Blob, b"deep\n".to_vec());
+    let blob = pack.add(gix_object::Kind::Blob, b"deep\n");
     let mut inner = pack.add(
         gix_object::Kind::Tree,
-        tree_object(&[(0o100644, b"f".to_vec(), blob)]),
+        &tree_object(&[(0o100644, b"f".to_vec(), blob)]),
     );
     for _ in 0..30_000 {
         inner = pack.add(
             gix_object::Kind::Tree,
-            tree_object(&[(0o40000, b"d".to_vec(), inner)]),
+            &tree_object(&[(0o40000, b"d".to_vec(), inner)]),
         );
     }
     let mut entries = s.tree_entries(FIRST_STEP_TREE);
     entries.push((0o40000, b"deep".to_vec(), inner));
     entries.sort_by(|a, b| a.1.cmp(&b.1));
-    let root = pack.add(gix_object::Kind::Tree, tree_object(&entries));
+    let root = pack.add(gix_object::Kind::Tree, &tree_object(&entries));
     pack.write(&s.objects().join("pack"));
     s.first_step_finishes_at(&root);
     let r = s.import(&[]);
@@ -1152,8 +1152,8 @@ struct Pack {
 }
 
 impl Pack {
-    fn add(&mut self, kind: gix_object::Kind, data: Vec<u8>) -> gix_hash::ObjectId {
-        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, &data).unwrap();
+    fn add(&mut self, kind: gix_object::Kind, data: &[u8]) -> gix_hash::ObjectId {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, data).unwrap();
         let offset = 12 + self.body.len() as u32;
         let code: u8 = match kind {
             gix_object::Kind::Blob => 3,
@@ -1169,7 +1169,7 @@ impl Pack {
             size >>= 7;
         }
         entry.push(byte);
-        entry.extend(zlib_stored(&data));
+        entry.extend(zlib_stored(data));
         self.index.push((id, offset, crc32(&entry)));
         self.body.extend(entry);
         id
@@ -1182,7 +1182,7 @@ impl Pack {
         pack.extend_from_slice(&self.body);
         let pack_sum = sha1(&pack);
         pack.extend_from_slice(&pack_sum);
-        self.index.sort_by(|a, b| a.0.cmp(&b.0));
+        self.index.sort_by_key(|e| e.0);
         let mut idx = vec![0xff, b't', b'O', b'c'];
         idx.extend_from_slice(&2u32.to_be_bytes());
         for first in 0..=255u8 {

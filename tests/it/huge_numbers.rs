@@ -239,3 +239,50 @@ fn a_helper_idle_for_a_huge_number_of_seconds_starts_and_stops() {
     let r = run_bounded(env.command(&["helper", "stop"]), LIMIT, "helper stop");
     r.ok();
 }
+
+/// The same numbers through the MCP server: a huge `context`, `offset`, `limit` or
+/// `max_total` is answered, never a panic (which left the request unanswered: the test
+/// gives the whole exchange 30 s).
+#[test]
+fn mcp_numbers_past_any_file_are_answered() {
+    let env = two_windows();
+    env.write("s.txt", "one\ntwo\nthree\n");
+    let mut mcp = crate::tools::Mcp::start(&env);
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        mcp.request(
+            "initialize",
+            &serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}),
+        );
+        mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let huge = u64::MAX;
+        let answers = vec![
+            mcp.call(
+                "search",
+                &serde_json::json!({"pattern": "two", "context": huge, "max_per_file": huge, "max_total": huge}),
+            ),
+            mcp.call(
+                "read_file",
+                &serde_json::json!({"path": "s.txt", "offset": 2, "limit": huge}),
+            ),
+            mcp.call("read_file", &serde_json::json!({"path": "s.txt", "offset": huge})),
+            mcp.call("history", &serde_json::json!({"limit": huge})),
+            mcp.call("history", &serde_json::json!({})),
+        ];
+        let _ = done.send(answers);
+    });
+    let answers = answered
+        .recv_timeout(LIMIT)
+        .expect("the MCP server answered every call within 30 s");
+    let (error, text) = &answers[0];
+    assert!(!error, "{text}");
+    assert!(text.contains("one") && text.contains("three"), "{text}");
+    let (error, text) = &answers[1];
+    assert!(!error, "{text}");
+    assert!(text.contains("two") && text.contains("three"), "{text}");
+    let (error, text) = &answers[2];
+    assert!(error, "{text}");
+    assert!(text.contains("past the last line 3"), "{text}");
+    assert!(!answers[3].0, "{}", answers[3].1);
+    assert!(!answers[4].0, "{}", answers[4].1);
+}

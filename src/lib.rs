@@ -48,6 +48,7 @@
 
 pub mod edit;
 pub mod engine;
+pub mod files;
 pub mod hooks;
 pub mod ids;
 pub mod import;

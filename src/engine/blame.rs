@@ -13,7 +13,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use similar::{Algorithm, DiffTag};
+use similar::DiffTag;
 
 use super::history::{rfc3339, DIFF_MAX_BYTES};
 use super::{EngineError, History, ObjectKind, Result};
@@ -400,7 +400,7 @@ fn next_version(
         let new: Vec<&str> = lines.iter().map(String::as_str).collect();
         // Positions from the ops' lengths (see `merge`: similar#78).
         let (mut o, mut n) = (0, 0);
-        for op in similar::capture_diff_slices(Algorithm::Myers, &old, &new) {
+        for op in crate::merge::line_ops(&old, &new) {
             let (ol, nl) = (op.old_range().len(), op.new_range().len());
             if op.tag() == DiffTag::Equal {
                 sources[n..n + nl].copy_from_slice(&p.sources[o..o + ol]);

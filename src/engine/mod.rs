@@ -573,16 +573,10 @@ fn file_identity(path: &Path) -> std::io::Result<(u64, u64)> {
     Ok((m.dev(), m.ino()))
 }
 
-/// Open (creating, never truncating) the home's file `name`, private to its owner.
+/// Open (creating, never truncating) the home's file `name`, private to its owner; never
+/// through a symlink planted there.
 fn private_file(root: &Path, name: &str) -> std::io::Result<File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(root.join(name))
+    crate::files::open_home_file(root, name, crate::files::HomeWrite::Keep)
 }
 
 /// A session holding its workspace's lock (as jj's `start_mutation` hands out a locked

@@ -56,6 +56,15 @@ use crate::workspace::Workspace;
 use opencode::{Db, Project, SessionRec, Step};
 use step::{Mapper, Planned, StepCtx, StepPlan};
 
+/// The permission bits an imported file is recorded (and restored) with: its own, less what
+/// rewind never restores from outside data. An agent's record may say `100777`, `100666` or
+/// carry setuid/setgid/sticky bits (git itself never writes them): group and world write and
+/// the set-id bits go, the owner may always write, read and execute bits are carried
+/// (`100777` is restored `0755`, `100666` `0644`, a private `0600` stays private).
+pub(crate) fn imported_mode(mode: u32) -> u32 {
+    (mode & 0o755) | 0o200
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     #[error("no OpenCode data in {dir}: opencode.db not found")]
@@ -338,8 +347,20 @@ pub fn opencode_with(
         });
     };
     let sessions = chosen_sessions(&db, &project, opts)?;
-    let store = opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
-        .and_then(|dir| git::SnapshotStore::open(&dir).ok());
+    // No snapshot store: each step's sides are metadata-only. One that is there but cannot
+    // be opened (an alternates file that is a FIFO, a loop of alternates) is an error.
+    let store = match opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
+        .map(|dir| git::SnapshotStore::open(&dir))
+    {
+        None => None,
+        Some(Ok(store)) => Some(store),
+        Some(Err(git::GitError::Open { source, .. }))
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            None
+        }
+        Some(Err(e)) => return Err(e.into()),
+    };
     let worktree = project.worktree.trim_end_matches('/').to_string();
     let mapper = Mapper {
         recorded_root: worktree.clone(),

@@ -59,7 +59,7 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     let policy = Retention {
         older_than: args
             .older_than_days
-            .map(|d| now - (d as i64) * NANOS_PER_DAY),
+            .map(|d| now.saturating_sub(whole_days_ns(d))),
         windows_per_session: args.keep_windows,
         max_total_bytes: args.max_size,
         external_versions: Some(VersionRetention {
@@ -92,6 +92,14 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// `days` in nanoseconds, saturating at i64::MAX (about 292 years): a count of days too big
+/// to subtract from now means "older than anything", never a wrapped cutoff in the future.
+fn whole_days_ns(days: u64) -> i64 {
+    i64::try_from(days)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(NANOS_PER_DAY)
 }
 
 /// `days` in nanoseconds; a usage error unless it is a finite number of days, zero or more.

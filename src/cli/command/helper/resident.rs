@@ -349,7 +349,7 @@ fn ask_within(socket: &Path, request: &Request, wait: Duration) -> Result<Reply,
 
 /// The pid a helper wrote into its lock file, when one holds the lock.
 fn busy_pid(root: &Path) -> Option<u32> {
-    std::fs::read_to_string(root.join(LOCK))
+    rewind::files::read_regular_text(&root.join(LOCK), rewind::files::Follow::No, 64)
         .ok()?
         .trim()
         .parse()
@@ -552,8 +552,8 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     rewind::store::create_private_dir(&logs)
         .map_err(|e| fail(format!("cannot create {}: {e}", logs.display())))?;
     let log_path = logs.join("helper.log");
-    let log = open_log(&log_path)
-        .map_err(|e| fail(format!("cannot open {}: {e}", log_path.display())))?;
+    let log = open_home_append(&root, "logs/helper.log")
+        .map_err(|e| fail(format!("cannot open the helper's log: {e}")))?;
     let mut child = Command::new(exe)
         .arg("--home")
         .arg(&root)
@@ -583,13 +583,9 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     }
 }
 
-fn open_log(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
+/// The home's file `rel`, opened to append, never through a link planted there.
+fn open_home_append(root: &Path, rel: &str) -> io::Result<File> {
+    rewind::files::open_home_file(root, rel, rewind::files::HomeWrite::Append)
 }
 
 // --- the helper --------------------------------------------------------------------------
@@ -676,9 +672,8 @@ fn record_in_background(
 /// The home's one-helper lock, held for the helper's life, with this process's pid in it.
 fn take_lock(root: &Path) -> Result<File, Failure> {
     let fail = |what: String| Failure::new(Exit::Error, what);
-    let lock_path = root.join(LOCK);
-    let lock = open_log(&lock_path)
-        .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+    let lock = open_home_append(root, LOCK)
+        .map_err(|e| fail(format!("cannot open the helper's lock: {e}")))?;
     if lock.try_lock().is_err() {
         return Err(fail(format!(
             "a helper is already running for the home {}",

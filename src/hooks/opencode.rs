@@ -218,10 +218,14 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Decision::Deny { reason } if hook == BEFORE => {
             fit_json(reason, |r| json!({"block": true, "reason": r}))
         }
-        Decision::Deny { reason: text } | Decision::Context { text } if hook == AFTER => {
+        Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text }
+            if hook == AFTER =>
+        {
             fit_json(text, |t| json!({"append": t}))
         }
-        Decision::Deny { .. } | Decision::Context { .. } => Answer::silent(),
+        Decision::Deny { .. } | Decision::Context { .. } | Decision::Reply { .. } => {
+            Answer::silent()
+        }
     }
 }
 

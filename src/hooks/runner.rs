@@ -135,6 +135,15 @@ pub fn run(
             session.close_window()?;
             Ok(Outcome::allow())
         }
+        // No window of its own: the undo is one, and the last turn is what it undoes.
+        Action::UndoCommand { args } => {
+            finish_pending(session)?;
+            session.close_window()?;
+            let sid = event.session_id.as_deref().unwrap_or("?");
+            Ok(Outcome::decide(Decision::Reply {
+                text: super::command::undo(session, sid, args, cwd),
+            }))
+        }
         Action::SessionStart { fresh } => {
             finish_pending(session)?;
             session.close_window()?;
@@ -209,7 +218,10 @@ fn close_unanswered(
     let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
     let boundary = matches!(
         event.action,
-        Action::CloseWindow | Action::OpenWindow { .. } | Action::SessionStart { .. }
+        Action::CloseWindow
+            | Action::OpenWindow { .. }
+            | Action::SessionStart { .. }
+            | Action::UndoCommand { .. }
     );
     for key in marks.iter().filter(|k| k.as_str() != own) {
         let call = (!key.is_empty()).then_some(key.as_str());
@@ -545,7 +557,7 @@ fn with_context(decision: Decision, files: &[ContextFile]) -> Decision {
         Decision::Context { text } => Decision::Context {
             text: format!("{text}\n\n{context}"),
         },
-        deny @ Decision::Deny { .. } => deny,
+        kept @ (Decision::Deny { .. } | Decision::Reply { .. }) => kept,
     }
 }
 

@@ -128,7 +128,22 @@ AGENT
     python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
       "$ROOT/fixtures/hooks/claude-code/real-$ver"
   fi
-  return $crc
+
+  # /rw-undo typed in the normal permission modes (default, acceptEdits), rewind off PATH,
+  # the home chosen at init (issue 45, item 2).
+  echo "   /rw-undo in default and acceptEdits modes"
+  mkdir -p "$TMP/ccu"
+  local urc=0
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    unshare -n sh -c 'ip link set lo up && exec python3 "$@"' sh \
+      "$HERE/check_claude_rw_undo.py" "$cc" "$RW" "$TMP/ccu" || urc=$?
+  else
+    python3 "$HERE/check_claude_rw_undo.py" "$cc" "$RW" "$TMP/ccu" || urc=$?
+  fi
+  PASS=$((PASS + $(cat "$TMP/ccu/pass" 2>/dev/null || echo 0)))
+  FAIL=$((FAIL + $(cat "$TMP/ccu/fail" 2>/dev/null || echo 1)))
+  [ "$crc" = 0 ] || return $crc
+  return $urc
 }
 
 # --- helpers for the agents below -----------------------------------------------------

@@ -310,6 +310,7 @@ fn handle(
             Decision::Allow => "allowed".to_string(),
             Decision::Deny { .. } => "blocked".to_string(),
             Decision::Context { .. } => "hint".to_string(),
+            Decision::Reply { .. } => "answered".to_string(),
         },
         Err(f) => format!("error: {}", f.message),
     };

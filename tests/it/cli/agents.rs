@@ -370,12 +370,15 @@ fn init_dry_run_of_every_other_agent() {
     would write .claude/commands/rw-undo.md (/rw-undo command):
     ---
     description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
-    allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+    argument-hint: [--dry-run | --force | --strict | --skip-unsafe]
     ---
-    !`rewind undo --agent claude-code --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+    rewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are
+    reading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its
+    hooks removed from .claude/settings.json): nothing was undone. Tell the user so in one sentence,
+    and that this line, run in a terminal in the project with this session's id, undoes its last
+    turn (do not run it yourself):
 
-    Report the result above to the user in one or two sentences. If rewind refused because of a
-    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+        r='[REWIND]'; [ -x "$r" ] || r=rewind; export REWIND_HOME='[HOME]'; "$r" undo --agent claude-code --session <session id>
 
     [EOF]
     [exit status: 0]

@@ -2429,45 +2429,87 @@ fn gemini_rw_undo_command_line_undoes_without_path_or_home_in_the_environment() 
     assert_eq!(env.read("parser.py").unwrap(), b"old\n");
 }
 
-/// OpenCode's `/rw-undo` (a command file whose shell line OpenCode runs, with no session id
-/// in its environment) undoes the workspace's latest OpenCode session's turn.
+/// One OpenCode turn of session `sid`: its prompt, an edit of `rel` (`x = 1` → `x = 2`), idle.
+fn opencode_edit_turn(env: &Env, sid: &str, rel: &str) {
+    let with = |name: &str| {
+        let mut p = fixture(env, "opencode", name);
+        p["sessionID"] = json!(sid);
+        p["input"]["sessionID"] = json!(sid);
+        if let Some(args) = p["output"]["args"].as_object_mut() {
+            args.insert("filePath".into(), json!(env.ws.join(rel)));
+        }
+        if let Some(args) = p["input"]["args"].as_object_mut() {
+            args.insert("filePath".into(), json!(env.ws.join(rel)));
+        }
+        p
+    };
+    env.write(rel, "let x = 1\n");
+    hook(env, "opencode", &with("chat.message")).ok();
+    hook(env, "opencode", &with("tool.execute.before-edit")).ok();
+    env.write(rel, "let x = 2\n");
+    hook(env, "opencode", &with("tool.execute.after-edit")).ok();
+    hook(env, "opencode", &with("session.idle")).ok();
+}
+
+/// `/rw-undo` as the plugin forwards it from OpenCode's `command.execute.before`.
+fn opencode_rw_undo(env: &Env, sid: &str, arguments: &str) -> Run {
+    let payload = json!({
+        "hook": "command.execute.before",
+        "sessionID": sid,
+        "directory": env.ws,
+        "input": {"command": "rw-undo", "sessionID": sid, "arguments": arguments},
+    });
+    hook(env, "opencode", &payload)
+}
+
+/// Issue 45, item 3: after the user resumed an older session A (a newer B ran since), `/rw-undo`
+/// in A undoes A's last turn, not B's, and says which session and turn.
 #[test]
-fn opencode_rw_undo_command_undoes_the_latest_opencode_turn() {
+fn opencode_rw_undo_undoes_the_session_it_runs_in_not_the_latest() {
     let env = Env::new();
     env.run(&["init", "opencode"]).ok();
-    env.write("src/app.ts", "let x = 1\n");
-    hook(
-        &env,
-        "opencode",
-        &fixture(&env, "opencode", "tool.execute.before-edit"),
-    )
-    .ok();
-    env.write("src/app.ts", "let x = 2\n");
-    hook(
-        &env,
-        "opencode",
-        &fixture(&env, "opencode", "tool.execute.after-edit"),
-    )
-    .ok();
-    let file = std::fs::read_to_string(env.path(".opencode/command/rw-undo.md")).unwrap();
-    let line = file
-        .lines()
-        .find_map(|l| l.strip_prefix("!`").and_then(|l| l.strip_suffix('`')))
-        .expect("a shell line")
-        .replace("$ARGUMENTS", "");
-    let run = std::process::Command::new("sh")
-        .args(["-c", &line])
-        .current_dir(&env.ws)
-        .env("REWIND_HOME", &env.home)
-        .env_remove("REWIND_SESSION")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    opencode_edit_turn(&env, "ses_A", "src/a.ts");
+    opencode_edit_turn(&env, "ses_B", "src/b.ts");
+    let run = opencode_rw_undo(&env, "ses_A", "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let said = v["reply"].as_str().unwrap();
+    assert!(said.starts_with("rewind undid turn "), "{said}");
+    assert!(said.contains(" of session ses_A "), "{said}");
+    assert_eq!(env.read("src/a.ts").unwrap(), b"let x = 1\n");
+    assert_eq!(
+        env.read("src/b.ts").unwrap(),
+        b"let x = 2\n",
+        "B's turn is untouched"
     );
-    assert_eq!(env.read("src/app.ts").unwrap(), b"let x = 1\n");
+    // An unknown argument is refused in words, and nothing is undone.
+    let run = opencode_rw_undo(&env, "ses_B", "--everything");
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert!(
+        v["reply"]
+            .as_str()
+            .unwrap()
+            .contains("does not take `--everything`"),
+        "{v}"
+    );
+    assert_eq!(env.read("src/b.ts").unwrap(), b"let x = 2\n");
+    // Another command is none of rewind's business.
+    let other = json!({"hook": "command.execute.before", "sessionID": "ses_B", "directory": env.ws,
+        "input": {"command": "review", "sessionID": "ses_B", "arguments": ""}});
+    assert_eq!(hook(&env, "opencode", &other).stdout.trim(), "");
+}
+
+/// The command file runs no shell line (it would get no session id) and the plugin forwards
+/// `/rw-undo` to the hook with the session it runs in.
+#[test]
+fn opencode_rw_undo_is_carried_out_by_the_plugin() {
+    let env = Env::new();
+    env.run(&["init", "opencode"]).ok();
+    let file = std::fs::read_to_string(env.path(".opencode/command/rw-undo.md")).unwrap();
+    assert!(!file.contains("!`"), "{file}");
+    let plugin = std::fs::read_to_string(env.path(".opencode/plugins/rewind.js")).unwrap();
+    assert!(plugin.contains("\"command.execute.before\": async (input, output) => {"));
+    assert!(plugin.contains("if (input.command !== \"rw-undo\") return;"));
 }
 
 /// gc removes an object file no row needs and keeps one a row still names, whatever their age

@@ -76,6 +76,9 @@ impl std::str::FromStr for ReadBeforeWrite {
 pub struct RunnerConfig {
     pub read_before_write: ReadBeforeWrite,
     pub scan: ScanOptions,
+    /// The agent's version when the front end can tell it (Claude Code says it in its hooks'
+    /// `AI_AGENT`, `claude-code_2-1-332_harness`); `None`: unknown, taken as the newest.
+    pub agent_version: Option<(u64, u64, u64)>,
 }
 
 impl Default for RunnerConfig {
@@ -83,8 +86,48 @@ impl Default for RunnerConfig {
         RunnerConfig {
             read_before_write: ReadBeforeWrite::Deny,
             scan: ScanOptions::default(),
+            agent_version: None,
         }
     }
+}
+
+/// `claude-code_2-1-332_harness` (Claude Code's `AI_AGENT` for its hooks) → `(2, 1, 332)`.
+pub fn claude_code_version(ai_agent: &str) -> Option<(u64, u64, u64)> {
+    let v = ai_agent.strip_prefix("claude-code_")?.split('_').next()?;
+    let mut parts = v.split('-').map(|p| p.parse::<u64>().ok());
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
+}
+
+/// The first Claude Code that loads AGENTS.md itself (a built-in plugin).
+const CLAUDE_LOADS_AGENTS_MD: (u64, u64, u64) = (2, 1, 277);
+
+/// Whether the agent loads `file` itself, so that rewind's copy would be a second one. Claude
+/// Code 2.1.277 and later (checked with 2.1.332) load a directory's `AGENTS.md` themselves,
+/// the root's at session start and another's on a read below it, unless that directory holds
+/// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md).
+fn agent_loads_itself(
+    session: &Session<'_>,
+    agent: Agent,
+    config: &RunnerConfig,
+    file: &ContextFile,
+) -> bool {
+    if agent != Agent::ClaudeCode
+        || config
+            .agent_version
+            .is_some_and(|v| v < CLAUDE_LOADS_AGENTS_MD)
+    {
+        return false;
+    }
+    let rel = Path::new(&file.path);
+    if rel.file_name().is_none_or(|n| n != "AGENTS.md") {
+        return false;
+    }
+    let dir = session
+        .workspace()
+        .root()
+        .join(rel.parent().unwrap_or(Path::new("")));
+    std::fs::symlink_metadata(dir.join("CLAUDE.md")).is_err()
 }
 
 /// The decision, plus what a shell scan did (for logs and `--json`).
@@ -151,6 +194,7 @@ pub fn run(
                 session,
                 event.agent,
                 *fresh,
+                config,
             )))
         }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
@@ -188,7 +232,7 @@ pub fn run(
                 return Ok(Outcome::allow());
             }
             let outcome = read(session, path, cwd)?;
-            let files = read_context(session, event, path, cwd);
+            let files = read_context(session, event, path, cwd, config);
             Ok(Outcome::decide(with_context(outcome.decision, &files)))
         }
     }
@@ -519,6 +563,7 @@ fn read_context(
     event: &HookEvent,
     path: &Path,
     cwd: &Path,
+    config: &RunnerConfig,
 ) -> Vec<ContextFile> {
     if !delivers_context(event.agent)
         || event.subagent.is_some()
@@ -526,19 +571,27 @@ fn read_context(
     {
         return Vec::new();
     }
-    session.context_for(path, cwd).unwrap_or_default()
+    let mut files = session.context_for(path, cwd).unwrap_or_default();
+    files.retain(|f| !agent_loads_itself(session, event.agent, config, f));
+    files
 }
 
 /// A session start: the root's context files (all of them again after `/clear` or a
 /// compaction, `fresh`). A failure delivers nothing.
-fn session_start_context(session: &Session<'_>, agent: Agent, fresh: bool) -> Decision {
+fn session_start_context(
+    session: &Session<'_>,
+    agent: Agent,
+    fresh: bool,
+    config: &RunnerConfig,
+) -> Decision {
     if !delivers_context(agent) {
         return Decision::Allow;
     }
     if fresh && session.reset_context().is_err() {
         return Decision::Allow;
     }
-    let files = session.root_context().unwrap_or_default();
+    let mut files = session.root_context().unwrap_or_default();
+    files.retain(|f| !agent_loads_itself(session, agent, config, f));
     with_context(Decision::Allow, &files)
 }
 
@@ -711,4 +764,24 @@ fn finish_pending(session: &Session<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::claude_code_version;
+
+    #[test]
+    fn claude_codes_ai_agent_names_its_version() {
+        assert_eq!(
+            claude_code_version("claude-code_2-1-332_harness"),
+            Some((2, 1, 332))
+        );
+        assert_eq!(
+            claude_code_version("claude-code_2-1-197"),
+            Some((2, 1, 197))
+        );
+        assert_eq!(claude_code_version("codex_0-1-2_harness"), None);
+        assert_eq!(claude_code_version("claude-code_2-1_harness"), None);
+        assert_eq!(claude_code_version("claude-code_2-1-x_harness"), None);
+    }
 }

@@ -105,7 +105,8 @@ const CLAUDE_LOADS_AGENTS_MD: (u64, u64, u64) = (2, 1, 277);
 /// Whether the agent loads `file` itself, so that rewind's copy would be a second one. Claude
 /// Code 2.1.277 and later (checked with 2.1.332) load a directory's `AGENTS.md` themselves,
 /// the root's at session start and another's on a read below it, unless that directory holds
-/// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md).
+/// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md). They do
+/// not give it again after it changed: a changed one (`again`) is rewind's to give.
 fn agent_loads_itself(
     session: &Session<'_>,
     agent: Agent,
@@ -113,6 +114,7 @@ fn agent_loads_itself(
     file: &ContextFile,
 ) -> bool {
     if agent != Agent::ClaudeCode
+        || file.again
         || config
             .agent_version
             .is_some_and(|v| v < CLAUDE_LOADS_AGENTS_MD)
@@ -392,12 +394,12 @@ fn shell_reads(
     if !matches!(agent, Agent::ClaudeCode | Agent::Codex) {
         return Ok(Vec::new());
     }
-    let words = super::shell::named_words(command);
-    let reads = words.iter().any(|(w, _)| READERS.contains(&w.as_str()))
-        && !(words.iter().any(|(w, _)| w == "sed")
+    let words = super::shell::named_words_in(command);
+    let reads = words.iter().any(|(w, _, _)| READERS.contains(&w.as_str()))
+        && !(words.iter().any(|(w, _, _)| w == "sed")
             && words
                 .iter()
-                .any(|(w, _)| w.starts_with("-i") || w.starts_with("--in-place")));
+                .any(|(w, _, _)| w.starts_with("-i") || w.starts_with("--in-place")));
     if report.changes.is_empty() && !reads {
         return Ok(Vec::new());
     }
@@ -407,13 +409,14 @@ fn shell_reads(
     // (path in the workspace, absolute path, whether the command writes it)
     let named: Vec<(String, PathBuf, bool)> = words
         .into_iter()
-        .filter(|(w, _)| !w.is_empty() && !w.starts_with('-'))
-        .filter(|(w, _)| seen.insert(w.clone()))
+        .filter(|(w, _, _)| !w.is_empty() && !w.starts_with('-'))
+        .filter(|(w, _, dir)| seen.insert(dir.join(w)))
         .take(MAX_NAMED_WORDS)
-        .filter_map(|(w, output)| {
+        .filter_map(|(w, output, dir)| {
+            // Lexically, as the shell's `cd` goes: `docs/../config.txt` is `config.txt`.
             let rel = session
                 .workspace()
-                .resolve_lexical(&base.join(&w), &base)
+                .resolve_lexical(&base.join(&dir).join(&w), &base)
                 .ok()?;
             Some((rel.display(), session.workspace().abs(&rel), output))
         })
@@ -446,7 +449,14 @@ fn shell_reads(
             // The scan saw every file it walks; this check sees the ones it does not (an
             // ignored file the agent wrote), whose change only it can report.
             match session.check(&files, cwd, true) {
-                Ok(reports) => hints.extend(reports.into_iter().filter_map(|r| r.hint)),
+                // The scan may have given the same file's hint already: once is enough.
+                Ok(reports) => {
+                    for hint in reports.into_iter().filter_map(|r| r.hint) {
+                        if !hints.contains(&hint) {
+                            hints.push(hint);
+                        }
+                    }
+                }
                 Err(EngineError::NotRegular { .. } | EngineError::Path(_)) => {}
                 Err(e) => return Err(e.into()),
             }

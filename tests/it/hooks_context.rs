@@ -344,6 +344,11 @@ fn claude_code_2_1_332_gets_only_the_agents_md_it_does_not_load_itself() {
         assert!(text.contains("src rules: no unwrap"), "{text}");
         assert!(!text.contains("root rules"), "{text}");
         assert!(!text.contains("deep rules"), "{text}");
+        // Claude Code does not give a changed AGENTS.md again: rewind does.
+        env.write("AGENTS.md", "root rules: run cargo fmt and clippy\n");
+        let read = claude(&env, "pre-tool-use-read", Some("src/lib.rs"));
+        let text = context_of_newest(&env, &read, ai_agent).expect("the changed root");
+        assert!(text.contains("run cargo fmt and clippy"), "{text}");
     }
 }
 

@@ -399,13 +399,25 @@ fn doctor_reports_codex_hooks_modified_since_they_were_trusted() {
     let copy = env.ws.parent().unwrap().join("other-install/rewind");
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &copy).unwrap();
-    let run = std::process::Command::new(&copy)
-        .args(["init", "codex", "--home"])
-        .arg(&env.home)
-        .current_dir(&env.ws)
-        .env("HOME", user_home(&env))
-        .output()
-        .unwrap();
+    // A test running beside this one may fork while the copy is still open for writing:
+    // exec then fails with ETXTBSY until that child has exec'd too.
+    let run = (0..100)
+        .find_map(|_| {
+            match std::process::Command::new(&copy)
+                .args(["init", "codex", "--home"])
+                .arg(&env.home)
+                .current_dir(&env.ws)
+                .env("HOME", user_home(&env))
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copied binary runs");
     assert!(
         run.status.success(),
         "{}",

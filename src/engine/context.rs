@@ -38,6 +38,9 @@ pub struct ContextFile {
     /// The file's size in bytes, when `content` is only its beginning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated_from: Option<u64>,
+    /// The session was given an earlier text of it: this one is a change.
+    #[serde(skip)]
+    pub again: bool,
 }
 
 impl Session<'_> {
@@ -195,8 +198,9 @@ fn deliver_context(
     let read = session.home.index.read();
     let mut undelivered = Vec::new();
     for (crel, text) in found {
-        if read.delivered_context(session.id, &crel)? != Some(text.id) {
-            undelivered.push((crel, text));
+        match read.delivered_context(session.id, &crel)? {
+            Some(id) if id == text.id => {}
+            before => undelivered.push((crel, text, before.is_some())),
         }
     }
     if undelivered.is_empty() {
@@ -206,7 +210,7 @@ fn deliver_context(
     // Looked up again in the write: another hook of the session may have delivered it.
     session.home.index.write(|tx| {
         let mut out = Vec::new();
-        for (crel, text) in &undelivered {
+        for (crel, text, again) in &undelivered {
             if tx.delivered_context(session.id, crel)? == Some(text.id) {
                 continue;
             }
@@ -216,6 +220,7 @@ fn deliver_context(
                 path_bytes: crel.bytes_hex_if_not_utf8(),
                 content: text.text.clone(),
                 truncated_from: text.truncated_from,
+                again: *again,
             });
         }
         Ok::<_, super::EngineError>(out)

@@ -36,9 +36,15 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         "SessionStart" => Action::SessionStart {
             fresh: matches!(root.opt_str("source")?, Some("clear" | "compact")),
         },
-        "UserPromptSubmit" => Action::OpenWindow {
-            label: root.opt_str("prompt")?.and_then(prompt_label),
-        },
+        "UserPromptSubmit" => {
+            let prompt = root.opt_str("prompt")?;
+            match prompt.and_then(super::command::undo_args) {
+                Some(args) => Action::UndoCommand { args },
+                None => Action::OpenWindow {
+                    label: prompt.and_then(prompt_label),
+                },
+            }
+        }
         "Stop" | "SessionEnd" => Action::CloseWindow,
         "PreToolUse" | "PostToolUse" => {
             let post = event.event_name == "PostToolUse";
@@ -204,7 +210,11 @@ pub(super) fn claude_shaped_answer(
                 "permissionDecisionReason": r,
             }})
         }),
-        Decision::Deny { reason: text } | Decision::Context { text } => {
+        // `block` ends the prompt there and shows the reason to the user.
+        Decision::Reply { text } if name == "UserPromptSubmit" => {
+            fit_json(text, |t| json!({"decision": "block", "reason": t}))
+        }
+        Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text } => {
             if context_events.contains(&name) {
                 fit_json(text, |t| {
                     json!({"hookSpecificOutput": {
@@ -250,7 +260,7 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
         ),
         ConfigFile::whole(
             ".claude/commands/rw-undo.md",
-            CLAUDE_UNDO_COMMAND,
+            &undo_command(rewind),
             false,
             "/rw-undo command",
         ),
@@ -274,12 +284,13 @@ pub(super) fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<
     Value::Object(hooks)
 }
 
-const CLAUDE_UNDO_COMMAND: &str = r#"---
-description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
-allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
----
-!`rewind undo --agent claude-code --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
-
-Report the result above to the user in one or two sentences. If rewind refused because of a
-conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
-"#;
+/// `/rw-undo`: rewind's `UserPromptSubmit` hook carries it out and answers in the model's
+/// place ([`super::command`]), in every permission mode, so the command file runs nothing.
+/// Its text reaches the model only when that hook did not answer; it then says so, with the
+/// line (the binary and home the hooks run) that undoes the session's last turn by hand.
+fn undo_command(rewind: &Invocation) -> String {
+    format!(
+        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\nargument-hint: [--dry-run | --force | --strict | --skip-unsafe]\n---\nrewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are\nreading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its\nhooks removed from .claude/settings.json): nothing was undone. Tell the user so in one sentence,\nand that this line, run in a terminal in the project with this session's id, undoes its last\nturn (do not run it yourself):\n\n    {}\n",
+        rewind.command_line("undo --agent claude-code --session <session id>")
+    )
+}

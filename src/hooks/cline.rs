@@ -222,7 +222,7 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Decision::Deny { reason } if event.event_name == "PreToolUse" => {
             fit_json(reason, |r| json!({"cancel": true, "errorMessage": r}))
         }
-        Decision::Deny { reason: text } | Decision::Context { text } => {
+        Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text } => {
             fit_json(text, |t| json!({"cancel": false, "contextModification": t}))
         }
     }

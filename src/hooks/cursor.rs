@@ -152,7 +152,10 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Decision::Deny { .. } if name == "beforeReadFile" => {
             Answer::json(&json!({"permission": "deny"}))
         }
-        Decision::Deny { .. } | Decision::Allow | Decision::Context { .. } => allow(Some(name)),
+        Decision::Deny { .. }
+        | Decision::Allow
+        | Decision::Context { .. }
+        | Decision::Reply { .. } => allow(Some(name)),
     }
 }
 

@@ -167,7 +167,7 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Decision::Deny { reason } if name == "BeforeTool" => {
             fit_json(reason, |r| json!({"decision": "deny", "reason": r}))
         }
-        Decision::Deny { reason: text } | Decision::Context { text } => {
+        Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text } => {
             if matches!(name, "AfterTool" | "BeforeAgent" | "SessionStart") {
                 fit_json(text, |t| {
                     json!({"hookSpecificOutput": {

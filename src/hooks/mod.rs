@@ -14,6 +14,7 @@
 mod claude;
 mod cline;
 mod codex;
+pub mod command;
 pub mod config;
 mod cursor;
 mod gemini;
@@ -166,6 +167,11 @@ pub enum Action {
     },
     /// Stop / session end.
     CloseWindow,
+    /// The user typed `/rw-undo [flags]` (Claude Code's prompt submit): undo the session's
+    /// last turn and answer in the model's place ([`command`]).
+    UndoCommand {
+        args: Vec<String>,
+    },
     /// A session starts (Claude Code, Gemini CLI): closes what a previous run left open, as
     /// [`Action::CloseWindow`], and delivers the workspace root's context files. `fresh`: the
     /// conversation lost what it was given (`/clear`, a compaction), so everything is given
@@ -261,6 +267,11 @@ pub enum Decision {
     },
     /// Let it proceed but tell the model something (read check: "file changed since…").
     Context {
+        text: String,
+    },
+    /// Answer the prompt in the model's place and end it there (a slash command the hook
+    /// carried out): shown to the user.
+    Reply {
         text: String,
     },
 }

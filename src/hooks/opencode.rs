@@ -26,7 +26,11 @@
 //!
 //! Answer (stdout, exit 0), which the plugin acts on: nothing → proceed;
 //! `{"block": true, "reason": …}` → the plugin throws in `tool.execute.before`, blocking the call;
-//! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`.
+//! `{"append": text}` → the plugin appends `text` to the tool output in `tool.execute.after`;
+//! `{"reply": text}` → for `/rw-undo` (`command.execute.before`, the one command the plugin
+//! forwards, with the session the command runs in), the plugin makes `text` the command's
+//! prompt, for the model to tell the user. OpenCode runs a command file's shell line before any
+//! plugin hook and gives it no session id, so the undo is done here, not there.
 //! No AGENTS.md context from rewind: OpenCode puts the root's in its system prompt and its read
 //! tool adds those of the read file's directories itself (`metadata.loaded` in the recorded
 //! `tool.execute.after-read` payloads).
@@ -43,6 +47,8 @@ use super::{
 
 const BEFORE: &str = "tool.execute.before";
 const AFTER: &str = "tool.execute.after";
+/// Forwarded by the plugin only for `/rw-undo` (`input.command` "rw-undo").
+const COMMAND: &str = "command.execute.before";
 
 pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
     let hook = root.str("hook")?;
@@ -72,6 +78,20 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
             label: chat_label(root, output.as_ref())?,
         },
         "session.idle" => Action::CloseWindow,
+        COMMAND => {
+            let input = root.obj("input")?;
+            match input.str("command")? {
+                "rw-undo" => Action::UndoCommand {
+                    args: input
+                        .opt_str("arguments")?
+                        .unwrap_or("")
+                        .split_whitespace()
+                        .map(str::to_string)
+                        .collect(),
+                },
+                other => ignore(format!("opencode command `{other}` is not rewind's")),
+            }
+        }
         BEFORE | AFTER => {
             let post = hook == AFTER;
             let input = root.obj("input")?;
@@ -215,13 +235,18 @@ pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
     let hook = event.event_name.as_str();
     match decision {
         Decision::Allow => Answer::silent(),
+        Decision::Reply { text } if hook == COMMAND => fit_json(text, |t| json!({"reply": t})),
         Decision::Deny { reason } if hook == BEFORE => {
             fit_json(reason, |r| json!({"block": true, "reason": r}))
         }
-        Decision::Deny { reason: text } | Decision::Context { text } if hook == AFTER => {
+        Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text }
+            if hook == AFTER =>
+        {
             fit_json(text, |t| json!({"append": t}))
         }
-        Decision::Deny { .. } | Decision::Context { .. } => Answer::silent(),
+        Decision::Deny { .. } | Decision::Context { .. } | Decision::Reply { .. } => {
+            Answer::silent()
+        }
     }
 }
 
@@ -254,13 +279,14 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
     ]
 }
 
-/// `/rw-undo`: OpenCode runs the shell line of a command file and gives the model its output.
-/// The session is OpenCode's latest in the workspace (`--agent`): the command's shell gets no
-/// session id.
+/// `/rw-undo`: the plugin's `command.execute.before` carries it out in the session the
+/// command runs in (a shell line would get no session id and could only guess the workspace's
+/// latest OpenCode session) and replaces this text with rewind's answer. The text reaches the
+/// model only when the plugin did not answer; it then gives the user the line to run by hand.
 fn undo_command(rewind: &Invocation) -> String {
     format!(
-        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\n---\n!`{}`\n\nReport the result above to the user in one or two sentences. If rewind refused because of a\nconflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.\n",
-        rewind.command_line("undo --agent opencode $ARGUMENTS")
+        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\n---\nrewind's plugin (.opencode/plugins/rewind.js) carries out /rw-undo and puts its answer here.\nYou are reading this because it did not: nothing was undone. Tell the user so in one sentence,\nand that this line, run in a terminal in the project with this session's id, undoes its last\nturn (do not run it yourself):\n\n    {}\n",
+        rewind.command_line("undo --agent opencode --session <session id>")
     )
 }
 
@@ -338,6 +364,20 @@ export const Rewind = async ({ directory, client }) => {
       if (answer && typeof answer.append === "string") {
         output.output = `${output.output ?? ""}\n\n${answer.append}`;
       }
+    },
+    // /rw-undo: undone here, in the session the command runs in; rewind's answer becomes the
+    // command's prompt, for the model to tell the user.
+    "command.execute.before": async (input, output) => {
+      if (input.command !== "rw-undo") return;
+      const answer = call({ hook: "command.execute.before", sessionID: input.sessionID, input });
+      const said = answer && typeof answer.reply === "string"
+        ? answer.reply
+        : "rewind did not answer (rewind unavailable, or REWIND_DISABLE set): nothing was undone.";
+      const kept = output.parts.filter((p) => p.type !== "text");
+      output.parts.splice(0, output.parts.length, ...kept, {
+        type: "text",
+        text: `${said}\n\nTell the user the result above in one or two sentences. Change no files.`,
+      });
     },
     "chat.message": async (input, output) => {
       call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });

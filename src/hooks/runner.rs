@@ -76,6 +76,9 @@ impl std::str::FromStr for ReadBeforeWrite {
 pub struct RunnerConfig {
     pub read_before_write: ReadBeforeWrite,
     pub scan: ScanOptions,
+    /// The agent's version when the front end can tell it (Claude Code says it in its hooks'
+    /// `AI_AGENT`, `claude-code_2-1-332_harness`); `None`: unknown, taken as the newest.
+    pub agent_version: Option<(u64, u64, u64)>,
 }
 
 impl Default for RunnerConfig {
@@ -83,8 +86,50 @@ impl Default for RunnerConfig {
         RunnerConfig {
             read_before_write: ReadBeforeWrite::Deny,
             scan: ScanOptions::default(),
+            agent_version: None,
         }
     }
+}
+
+/// `claude-code_2-1-332_harness` (Claude Code's `AI_AGENT` for its hooks) → `(2, 1, 332)`.
+pub fn claude_code_version(ai_agent: &str) -> Option<(u64, u64, u64)> {
+    let v = ai_agent.strip_prefix("claude-code_")?.split('_').next()?;
+    let mut parts = v.split('-').map(|p| p.parse::<u64>().ok());
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
+}
+
+/// The first Claude Code that loads AGENTS.md itself (a built-in plugin).
+const CLAUDE_LOADS_AGENTS_MD: (u64, u64, u64) = (2, 1, 277);
+
+/// Whether the agent loads `file` itself, so that rewind's copy would be a second one. Claude
+/// Code 2.1.277 and later (checked with 2.1.332) load a directory's `AGENTS.md` themselves,
+/// the root's at session start and another's on a read below it, unless that directory holds
+/// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md). They do
+/// not give it again after it changed: a changed one (`again`) is rewind's to give.
+fn agent_loads_itself(
+    session: &Session<'_>,
+    agent: Agent,
+    config: &RunnerConfig,
+    file: &ContextFile,
+) -> bool {
+    if agent != Agent::ClaudeCode
+        || file.again
+        || config
+            .agent_version
+            .is_some_and(|v| v < CLAUDE_LOADS_AGENTS_MD)
+    {
+        return false;
+    }
+    let rel = Path::new(&file.path);
+    if rel.file_name().is_none_or(|n| n != "AGENTS.md") {
+        return false;
+    }
+    let dir = session
+        .workspace()
+        .root()
+        .join(rel.parent().unwrap_or(Path::new("")));
+    std::fs::symlink_metadata(dir.join("CLAUDE.md")).is_err()
 }
 
 /// The decision, plus what a shell scan did (for logs and `--json`).
@@ -135,6 +180,15 @@ pub fn run(
             session.close_window()?;
             Ok(Outcome::allow())
         }
+        // No window of its own: the undo is one, and the last turn is what it undoes.
+        Action::UndoCommand { args } => {
+            finish_pending(session)?;
+            session.close_window()?;
+            let sid = event.session_id.as_deref().unwrap_or("?");
+            Ok(Outcome::decide(Decision::Reply {
+                text: super::command::undo(session, sid, args, cwd),
+            }))
+        }
         Action::SessionStart { fresh } => {
             finish_pending(session)?;
             session.close_window()?;
@@ -142,6 +196,7 @@ pub fn run(
                 session,
                 event.agent,
                 *fresh,
+                config,
             )))
         }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
@@ -179,7 +234,7 @@ pub fn run(
                 return Ok(Outcome::allow());
             }
             let outcome = read(session, path, cwd)?;
-            let files = read_context(session, event, path, cwd);
+            let files = read_context(session, event, path, cwd, config);
             Ok(Outcome::decide(with_context(outcome.decision, &files)))
         }
     }
@@ -209,7 +264,10 @@ fn close_unanswered(
     let turn_end = matches!(event.action, Action::CloseWindow) && event.turn_id.is_some();
     let boundary = matches!(
         event.action,
-        Action::CloseWindow | Action::OpenWindow { .. } | Action::SessionStart { .. }
+        Action::CloseWindow
+            | Action::OpenWindow { .. }
+            | Action::SessionStart { .. }
+            | Action::UndoCommand { .. }
     );
     for key in marks.iter().filter(|k| k.as_str() != own) {
         let call = (!key.is_empty()).then_some(key.as_str());
@@ -336,12 +394,12 @@ fn shell_reads(
     if !matches!(agent, Agent::ClaudeCode | Agent::Codex) {
         return Ok(Vec::new());
     }
-    let words = super::shell::named_words(command);
-    let reads = words.iter().any(|(w, _)| READERS.contains(&w.as_str()))
-        && !(words.iter().any(|(w, _)| w == "sed")
+    let words = super::shell::named_words_in(command);
+    let reads = words.iter().any(|(w, _, _)| READERS.contains(&w.as_str()))
+        && !(words.iter().any(|(w, _, _)| w == "sed")
             && words
                 .iter()
-                .any(|(w, _)| w.starts_with("-i") || w.starts_with("--in-place")));
+                .any(|(w, _, _)| w.starts_with("-i") || w.starts_with("--in-place")));
     if report.changes.is_empty() && !reads {
         return Ok(Vec::new());
     }
@@ -351,13 +409,14 @@ fn shell_reads(
     // (path in the workspace, absolute path, whether the command writes it)
     let named: Vec<(String, PathBuf, bool)> = words
         .into_iter()
-        .filter(|(w, _)| !w.is_empty() && !w.starts_with('-'))
-        .filter(|(w, _)| seen.insert(w.clone()))
+        .filter(|(w, _, _)| !w.is_empty() && !w.starts_with('-'))
+        .filter(|(w, _, dir)| seen.insert(dir.join(w)))
         .take(MAX_NAMED_WORDS)
-        .filter_map(|(w, output)| {
+        .filter_map(|(w, output, dir)| {
+            // Lexically, as the shell's `cd` goes: `docs/../config.txt` is `config.txt`.
             let rel = session
                 .workspace()
-                .resolve_lexical(&base.join(&w), &base)
+                .resolve_lexical(&base.join(&dir).join(&w), &base)
                 .ok()?;
             Some((rel.display(), session.workspace().abs(&rel), output))
         })
@@ -390,7 +449,14 @@ fn shell_reads(
             // The scan saw every file it walks; this check sees the ones it does not (an
             // ignored file the agent wrote), whose change only it can report.
             match session.check(&files, cwd, true) {
-                Ok(reports) => hints.extend(reports.into_iter().filter_map(|r| r.hint)),
+                // The scan may have given the same file's hint already: once is enough.
+                Ok(reports) => {
+                    for hint in reports.into_iter().filter_map(|r| r.hint) {
+                        if !hints.contains(&hint) {
+                            hints.push(hint);
+                        }
+                    }
+                }
                 Err(EngineError::NotRegular { .. } | EngineError::Path(_)) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -507,6 +573,7 @@ fn read_context(
     event: &HookEvent,
     path: &Path,
     cwd: &Path,
+    config: &RunnerConfig,
 ) -> Vec<ContextFile> {
     if !delivers_context(event.agent)
         || event.subagent.is_some()
@@ -514,19 +581,27 @@ fn read_context(
     {
         return Vec::new();
     }
-    session.context_for(path, cwd).unwrap_or_default()
+    let mut files = session.context_for(path, cwd).unwrap_or_default();
+    files.retain(|f| !agent_loads_itself(session, event.agent, config, f));
+    files
 }
 
 /// A session start: the root's context files (all of them again after `/clear` or a
 /// compaction, `fresh`). A failure delivers nothing.
-fn session_start_context(session: &Session<'_>, agent: Agent, fresh: bool) -> Decision {
+fn session_start_context(
+    session: &Session<'_>,
+    agent: Agent,
+    fresh: bool,
+    config: &RunnerConfig,
+) -> Decision {
     if !delivers_context(agent) {
         return Decision::Allow;
     }
     if fresh && session.reset_context().is_err() {
         return Decision::Allow;
     }
-    let files = session.root_context().unwrap_or_default();
+    let mut files = session.root_context().unwrap_or_default();
+    files.retain(|f| !agent_loads_itself(session, agent, config, f));
     with_context(Decision::Allow, &files)
 }
 
@@ -545,7 +620,7 @@ fn with_context(decision: Decision, files: &[ContextFile]) -> Decision {
         Decision::Context { text } => Decision::Context {
             text: format!("{text}\n\n{context}"),
         },
-        deny @ Decision::Deny { .. } => deny,
+        kept @ (Decision::Deny { .. } | Decision::Reply { .. }) => kept,
     }
 }
 
@@ -699,4 +774,24 @@ fn finish_pending(session: &Session<'_>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::claude_code_version;
+
+    #[test]
+    fn claude_codes_ai_agent_names_its_version() {
+        assert_eq!(
+            claude_code_version("claude-code_2-1-332_harness"),
+            Some((2, 1, 332))
+        );
+        assert_eq!(
+            claude_code_version("claude-code_2-1-197"),
+            Some((2, 1, 197))
+        );
+        assert_eq!(claude_code_version("codex_0-1-2_harness"), None);
+        assert_eq!(claude_code_version("claude-code_2-1_harness"), None);
+        assert_eq!(claude_code_version("claude-code_2-1-x_harness"), None);
+    }
 }

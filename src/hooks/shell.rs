@@ -48,7 +48,19 @@ pub fn words(command: &str) -> Vec<String> {
 /// The words a command may name files with, each with whether it is the target of an output
 /// redirection (`> out.txt`, `>> log`): the command's words, but of a command holding a
 /// heredoc (`<<`) only its first line (the rest is the heredoc's text, not arguments).
+#[cfg(test)]
 pub(crate) fn named_words(command: &str) -> Vec<(String, bool)> {
+    named_words_in(command)
+        .into_iter()
+        .map(|(w, output, _)| (w, output))
+        .collect()
+}
+
+/// [`named_words`], each with the directory the command is in when it names it, relative to
+/// where the command starts: a simple command `cd <dir>` changes it for the words after it
+/// (`cd docs && cat ../config.txt` names `docs/../config.txt`); an absolute `<dir>` replaces
+/// it. Only a literal `cd <dir>` is followed (not `cd -`, `cd` alone, `pushd`, a variable).
+pub(crate) fn named_words_in(command: &str) -> Vec<(String, bool, PathBuf)> {
     let text = if command.contains("<<") {
         command.lines().next().unwrap_or_default()
     } else {
@@ -56,13 +68,26 @@ pub(crate) fn named_words(command: &str) -> Vec<(String, bool)> {
     };
     let mut out = Vec::new();
     let mut after_output = false;
+    let mut dir = PathBuf::new();
+    // At the first word of a simple command; right after its `cd`.
+    let (mut first, mut after_cd) = (true, false);
     for token in tokens(text) {
         match token {
             Token::Op('>') => after_output = true,
             Token::Op('&' | '|') if after_output => {} // `>&`, `>|`, `&>`
-            Token::Op(_) => after_output = false,
+            Token::Op(c) => {
+                after_output = false;
+                first = matches!(c, ';' | '&' | '|' | '(' | ')');
+                after_cd = false;
+            }
             Token::Word(w) => {
-                out.push((w, after_output));
+                let named_dir = dir.clone();
+                if after_cd && !w.is_empty() && w != "-" && !w.contains('$') {
+                    dir = dir.join(&w);
+                }
+                after_cd = first && w == "cd";
+                first = false;
+                out.push((w, after_output, named_dir));
                 after_output = false;
             }
         }
@@ -254,6 +279,26 @@ mod tests {
         assert_eq!(
             named_words("cat > notes.txt <<'EOF'\nsecret.txt\nEOF"),
             [w("cat", false), w("notes.txt", true), w("EOF", false)]
+        );
+    }
+
+    #[test]
+    fn a_cd_changes_the_directory_of_the_words_after_it() {
+        let dirs: Vec<(String, PathBuf)> =
+            named_words_in("cd docs && cat ../config.txt; cd /abs && ls x")
+                .into_iter()
+                .map(|(w, _, d)| (w, d))
+                .collect();
+        let at = |w: &str| dirs.iter().find(|(x, _)| x == w).map(|(_, d)| d.clone());
+        assert_eq!(at("cd"), Some(PathBuf::new()));
+        assert_eq!(at("docs"), Some(PathBuf::new()));
+        assert_eq!(at("../config.txt"), Some(PathBuf::from("docs")));
+        assert_eq!(at("x"), Some(PathBuf::from("/abs")));
+        // Not a `cd` at the start of a command, or not a literal directory.
+        let words = named_words_in("echo cd docs x; cd $D && cat y");
+        assert!(
+            words.iter().all(|(_, _, d)| d.as_os_str().is_empty()),
+            "{words:?}"
         );
     }
 

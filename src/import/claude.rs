@@ -1,4 +1,4 @@
-//! Claude Code's records, read-only (as written by Claude Code 2.1.197): a session's
+//! Claude Code's records, read-only (as written by Claude Code 2.1.197 and 2.1.332): a session's
 //! transcript `projects/<escaped cwd>/<session>.jsonl` (one JSON object per line: `user`
 //! prompts and tool results, `assistant` messages with their `tool_use` blocks, and
 //! `file-history-snapshot` records) and its pre-edit backups
@@ -15,6 +15,18 @@
 //! when the file did not exist, else the backup file's name. Later records for the same
 //! prompt (`isSnapshotUpdate`, written when a file is first edited) replace earlier ones.
 //! Each backup also records when it was taken (`backupTime`).
+//!
+//! Claude Code 2.1.3xx (checked with 2.1.332) writes a file's first backup in a turn as a
+//! `file-history-delta` line instead (`snapshotMessageId`: the prompt, `trackingPath`, and
+//! the `backup`), which adds that one path to the prompt's snapshot. Claude Code itself, for
+//! a delta whose prompt has no snapshot, carries the previous prompt's backups over; here such
+//! a prompt gets the delta's path alone (a backup taken at an earlier prompt proves nothing
+//! about this one). A snapshot line and a delta that name different backups for one path at
+//! one prompt leave that path `disputed`: no before. Since 2.1.208 Claude Code prunes
+//! superseded backups (each file's first is kept): a snapshot may name a backup that is gone,
+//! which the importer treats as any missing backup. Its new bookkeeping lines (`tools-used`,
+//! `atis-latch`, `cost-state`, `api-request`, `api-request-shape`, `api-request-blob`,
+//! `api-request-resumed`) carry no file evidence.
 //!
 //! A subagent (the `Agent` tool, formerly `Task`) keeps a transcript of its own,
 //! `projects/<escaped cwd>/<session>/subagents/agent-<agent id>.jsonl`, in the same line
@@ -59,6 +71,14 @@ const IGNORED_TYPES: &[&str] = &[
     "worktree-state",
     "content-replacement",
     "progress",
+    // Claude Code 2.1.3xx: tool names offered, latches, running cost, the API requests' shape.
+    "tools-used",
+    "atis-latch",
+    "cost-state",
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "api-request-resumed",
 ];
 
 /// One session's transcript, parsed.
@@ -136,6 +156,11 @@ pub struct Backup {
     pub version: u64,
     /// When it was taken (`backupTime`, ms since the epoch).
     pub time_ms: Option<i64>,
+    /// Read from a `file-history-delta` line (else from a snapshot line).
+    pub from_delta: bool,
+    /// The prompt's snapshot and a delta named different backups for the path: neither
+    /// proves its bytes.
+    pub disputed: bool,
 }
 
 /// The cwd a transcript names first (to pick this workspace's sessions without parsing
@@ -314,10 +339,32 @@ fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mu
     let content = v.pointer("/message/content");
     match kind {
         "file-history-snapshot" => match snapshot(v) {
-            Some((prompt, backups)) => {
+            Some((prompt, mut backups)) => {
+                // A later snapshot of the prompt replaces an earlier one, but not the deltas.
+                if let Some(before) = t.snapshots.get(&prompt) {
+                    for (path, b) in before.iter().filter(|(_, b)| b.from_delta) {
+                        let kept = backups.entry(path.clone()).or_insert_with(|| b.clone());
+                        if !same_backup(kept, b) {
+                            kept.disputed = true;
+                        }
+                    }
+                }
                 t.snapshots.insert(prompt, backups);
             }
             None => unknown(t, pending_unknown, "file-history-snapshot".into()),
+        },
+        "file-history-delta" => match delta(v) {
+            Some((prompt, path, b)) => {
+                let snap = t.snapshots.entry(prompt).or_default();
+                match snap.get_mut(&path) {
+                    Some(kept) if !same_backup(kept, &b) => kept.disputed = true,
+                    Some(_) => {}
+                    None => {
+                        snap.insert(path, b);
+                    }
+                }
+            }
+            None => unknown(t, pending_unknown, "file-history-delta".into()),
         },
         "user" if !sidechain && is_prompt(v) => {
             let started = at.unwrap_or(0);
@@ -444,26 +491,40 @@ fn snapshot(v: &Value) -> Option<(String, BTreeMap<String, Backup>)> {
     let prompt = snap.get("messageId")?.as_str()?.to_string();
     let mut out = BTreeMap::new();
     for (path, b) in snap.get("trackedFileBackups")?.as_object()? {
-        let file = match b.get("backupFileName")? {
-            Value::Null => None,
-            Value::String(s) => Some(s.clone()),
-            _ => return None,
-        };
-        let version = b.get("version")?.as_u64()?;
-        let time_ms = b
-            .get("backupTime")
-            .and_then(Value::as_str)
-            .and_then(parse_ms);
-        out.insert(
-            path.clone(),
-            Backup {
-                file,
-                version,
-                time_ms,
-            },
-        );
+        out.insert(path.clone(), backup(b, false)?);
     }
     Some((prompt, out))
+}
+
+/// A `file-history-delta` line: the prompt whose snapshot it adds to, the path, its backup.
+fn delta(v: &Value) -> Option<(String, String, Backup)> {
+    let prompt = v.get("snapshotMessageId")?.as_str()?.to_string();
+    let path = v.get("trackingPath")?.as_str()?.to_string();
+    Some((prompt, path, backup(v.get("backup")?, true)?))
+}
+
+/// One `{backupFileName, version, backupTime}` record.
+fn backup(b: &Value, from_delta: bool) -> Option<Backup> {
+    let file = match b.get("backupFileName")? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        _ => return None,
+    };
+    Some(Backup {
+        file,
+        version: b.get("version")?.as_u64()?,
+        time_ms: b
+            .get("backupTime")
+            .and_then(Value::as_str)
+            .and_then(parse_ms),
+        from_delta,
+        disputed: false,
+    })
+}
+
+/// Whether two records name the same backup (the time it was taken aside).
+fn same_backup(a: &Backup, b: &Backup) -> bool {
+    a.file == b.file && a.version == b.version
 }
 
 fn parse_ms(s: &str) -> Option<i64> {

@@ -134,6 +134,9 @@ impl SessionCtx<'_> {
     /// The bytes of `backup` of the file at `abs` and its mode (Claude Code gives a backup
     /// its file's mode; `None` inside: absent), or why not.
     fn backup(&self, abs: &str, backup: &Backup) -> Result<Option<Bytes>, MetadataReason> {
+        if backup.disputed {
+            return Err(MetadataReason::EvidenceMismatch);
+        }
         let Some(name) = &backup.file else {
             return Ok(None);
         };
@@ -654,6 +657,8 @@ mod tests {
             file: None,
             version: 1,
             time_ms: Some(10),
+            from_delta: false,
+            disputed: false,
         };
         (turn, backup)
     }

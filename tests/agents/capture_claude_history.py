@@ -14,7 +14,8 @@ capture(
     prompts=["turn one", "turn two", "turn three"], timeout=180,
     title="one session's transcript and file history",
     story="""turn 1 Write notes.txt
-(create), Read README.md, Write README.md (overwrite), Edit notes.txt, MultiEdit notes.txt;
+(create), Read README.md, Write README.md (overwrite), Edit notes.txt, MultiEdit notes.txt (when offered: neither 2.1.197 nor later offer it);
 (the user appends `user line` to notes.txt); turn 2 Read README.md, Edit README.md, Bash
 `sed -i`; turn 3 Read notes.txt.""",
+    rewind_files=True,
 )

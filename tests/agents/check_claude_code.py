@@ -95,14 +95,15 @@ def main():
     check("no request before that Read carries the hint",
           not any(HINT in json.dumps(reqs[i]["body"]) for i in before_read))
 
-    # AGENTS.md through the hooks: the session start gives it (the first request carries
-    # it), the Read of README.md does not give it again, and once the server changed it
-    # (with the user's edit), the Read of notes.txt gives it again: the next request has
-    # the new line, no request before it.
+    # AGENTS.md: the first request carries it once (rewind's SessionStart before Claude Code
+    # 2.1.277; from then on Claude Code loads it itself and rewind gives no second copy), the
+    # Read of README.md does not give it again, and once the server changed it (with the
+    # user's edit), the Read of notes.txt gives it again (rewind: Claude Code does not give a
+    # changed one): the next request has the new line, no request before it.
     tool_reqs = [r for r in reqs if "Write" in json.dumps(r["body"].get("tools", []))]
     def count(r, text):
         return json.dumps(r["body"]).count(text)
-    check("the first request carries the root AGENTS.md (SessionStart additionalContext)",
+    check("the first request carries the root AGENTS.md exactly once",
           bool(tool_reqs) and count(tool_reqs[0], AGENTS_ROOT) == 1,
           json.dumps(tool_reqs[0]["body"])[:3000] if tool_reqs else "no request")
     after_readme = [r for r in tool_reqs if has_result(r, "toolu_e2e_01")]

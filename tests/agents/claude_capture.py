@@ -11,6 +11,7 @@ The scratch workspace path becomes /REWIND_FIXTURE_WS (and its escaped form
 backups are renamed after the placeholder path too (tests/it/import_claude.rs substitutes its
 own workspace and renames them back). Nothing else is changed. `KEEP=1` keeps the scratch dir."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -32,9 +33,53 @@ def name_hash(path):
     return hashlib.sha256(path.encode()).hexdigest()[:16]
 
 
-def capture(script, scenario, files, committed, tools, prompts, timeout, title, story):
+def prompts_of(transcript):
+    """The uuids of the transcript's user prompts, in order."""
+    out = []
+    with open(transcript) as f:
+        for line in f:
+            v = json.loads(line)
+            content = (v.get("message") or {}).get("content")
+            if v.get("type") == "user" and not v.get("isMeta") and isinstance(content, str):
+                out.append(v["uuid"])
+    return out
+
+
+def rewind_each_prompt(claude, ws, env, sid, files, transcript):
+    """{prompt uuid: {file: text or None}} as `claude --rewind-files` restores them, the
+    workspace's files put back after each."""
+    end = {}
+    for p in files:
+        path = os.path.join(ws, p)
+        end[p] = open(path, "rb").read() if os.path.exists(path) else None
+    out = {}
+    for prompt in prompts_of(transcript):
+        r = subprocess.run([claude, "--resume", sid, "--rewind-files", prompt], cwd=ws, env=env,
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            sys.exit(f"claude --rewind-files {prompt} failed ({r.returncode}): {r.stdout} {r.stderr}")
+        got = {}
+        for p in files:
+            path = os.path.join(ws, p)
+            got[p] = open(path).read() if os.path.exists(path) else None
+            if end[p] is None:
+                if os.path.exists(path):
+                    os.remove(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(end[p])
+        out[prompt] = got
+    return out
+
+
+def capture(script, scenario, files, committed, tools, prompts, timeout, title, story,
+            rewind_files=False):
     """`committed`: {name: text} committed in the workspace before the run; `files`: the
-    workspace paths whose backups are renamed; `story`: the README's account of the turns."""
+    workspace paths whose backups are renamed; `story`: the README's account of the turns.
+    `rewind_files`: also keep, per prompt, what Claude Code's own restore (`claude --resume
+    <session> --rewind-files <prompt uuid>`) puts in `files` (`rewind-files.json`: {prompt
+    uuid: {file: text, or null when it removes the file}}), the workspace put back to its end
+    state after each."""
     claude, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     tmp = tempfile.mkdtemp(prefix=f"rewind-cc-{scenario}.")
     ws, home = os.path.join(tmp, "ws"), os.path.join(tmp, "home")
@@ -82,6 +127,10 @@ def capture(script, scenario, files, committed, tools, prompts, timeout, title, 
         srv.kill()
 
     claude_dir = os.path.join(home, ".claude")
+    restored = {}
+    if rewind_files:
+        restored = rewind_each_prompt(claude, ws, env, sid, files,
+                                      os.path.join(claude_dir, "projects", slug(ws), f"{sid}.jsonl"))
     if os.path.exists(out):
         shutil.rmtree(out)
     renames = {name_hash(os.path.join(ws, p)): name_hash(f"{PLACEHOLDER}/{p}") for p in files}
@@ -111,6 +160,10 @@ def capture(script, scenario, files, committed, tools, prompts, timeout, title, 
             shutil.copy2(os.path.join(hist_root, session, name),
                          os.path.join(hist_out, f"{renames.get(h, h)}@{version}"))
     shutil.copytree(ws, os.path.join(out, "workspace"), ignore=shutil.ignore_patterns(".git"))
+    if rewind_files:
+        with open(os.path.join(out, "rewind-files.json"), "w") as f:
+            json.dump(restored, f, indent=1, sort_keys=True)
+            f.write("\n")
     listing = sorted(clean(os.path.relpath(os.path.join(d, n), claude_dir))
                      for d, _, ns in os.walk(claude_dir) for n in ns)
     version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout.strip()
@@ -126,7 +179,10 @@ against `tests/agents/fake_anthropic.py`'s `{scenario}` scenario: {story}
 - `projects/-REWIND-FIXTURE-WS/`: the transcript (`{sid}.jsonl`) and everything beside it.
 - `file-history/`: the backups, renamed after the placeholder path (see below).
 - `workspace/`: the workspace files at the end of the run.
-
+""" + ("""- `rewind-files.json`: per prompt uuid, what `claude --resume <session> --rewind-files
+  <prompt uuid>` (Claude Code's own restore) left in each workspace file (`null`: removed),
+  run against the end state of the workspace each time.
+""" if rewind_files else "") + f"""
 The scratch workspace path is replaced by `{PLACEHOLDER}` everywhere (and its escaped form
 `-REWIND-FIXTURE-WS`); a backup's name is `<sha256(absolute path)[:16]>@v<n>`, so the backup
 files are renamed after the placeholder path. Nothing else changed; nothing secret (a dummy

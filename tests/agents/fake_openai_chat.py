@@ -78,7 +78,12 @@ class H(Handler):
         body = self.json_body()
         tools = tool_names(body)
         answer = {"text": "e2e"}
-        if "apply_patch" in tools and "write" not in tools:
+        msgs = body.get("messages") or []
+        users = [m for m in msgs if m.get("role") == "user"]
+        if users and "Tell the user the result above" in json.dumps(users[-1].get("content")):
+            # `/rw-undo`: rewind's plugin made its answer the command's prompt.
+            answer = {"text": "undone"}
+        elif "apply_patch" in tools and "write" not in tools:
             # A `gpt-` model: OpenCode offers apply_patch instead of write/edit. The second
             # turn (`opencode run --session … -m e2e/gpt-e2e`): read notes.txt (it changed
             # since this session last read it: the sed, the undo and redo), patch it, "done".

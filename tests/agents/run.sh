@@ -128,7 +128,22 @@ AGENT
     python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
       "$ROOT/fixtures/hooks/claude-code/real-$ver"
   fi
-  return $crc
+
+  # /rw-undo typed in the normal permission modes (default, acceptEdits), rewind off PATH,
+  # the home chosen at init (issue 45, item 2).
+  echo "   /rw-undo in default and acceptEdits modes"
+  mkdir -p "$TMP/ccu"
+  local urc=0
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    unshare -n sh -c 'ip link set lo up && exec python3 "$@"' sh \
+      "$HERE/check_claude_rw_undo.py" "$cc" "$RW" "$TMP/ccu" || urc=$?
+  else
+    python3 "$HERE/check_claude_rw_undo.py" "$cc" "$RW" "$TMP/ccu" || urc=$?
+  fi
+  PASS=$((PASS + $(cat "$TMP/ccu/pass" 2>/dev/null || echo 0)))
+  FAIL=$((FAIL + $(cat "$TMP/ccu/fail" 2>/dev/null || echo 1)))
+  [ "$crc" = 0 ] || return $crc
+  return $urc
 }
 
 # --- helpers for the agents below -----------------------------------------------------
@@ -376,6 +391,7 @@ run_opencode() {
   tally "$d"
   # A second turn of the same session with a `gpt-` model id, for which OpenCode offers
   # apply_patch (and not write/edit).
+  cp "$d/ws/notes.txt" "$d/notes-before-patch"
   rm -f "$d/port"
   opencode_turn "$d" "$PATH" out-patch.json --session "$(cat "$d/sid")" -m e2e/gpt-e2e \
     "patch notes.txt"
@@ -385,6 +401,23 @@ run_opencode() {
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out-patch.json" RESULTS="$d/patch" \
     REWIND_HOME="$d/rewind-home" SID="$(cat "$d/sid")" python3 "$HERE/check_opencode.py" --patch
   tally "$d/patch"
+  # `/rw-undo` in that session (issue 45, item 3): the plugin's command.execute.before undoes
+  # the session's last turn (the patch) and makes rewind's answer the command's prompt.
+  rm -f "$d/port"
+  opencode_turn "$d" "$PATH" out-undo.json --session "$(cat "$d/sid")" -m e2e/gpt-e2e --command rw-undo
+  rc=$?
+  check "opencode run --session <id> --command rw-undo exited 0 (rc=$rc)" test "$rc" = 0
+  check "/rw-undo put notes.txt back as it was before the patch turn" \
+    cmp -s "$d/ws/notes.txt" "$d/notes-before-patch"
+  check "/rw-undo's prompt to the model names the session and the turn it undid" python3 - \
+    "$d/requests.jsonl" "$(cat "$d/sid")" <<'PY'
+import json, sys
+sid = sys.argv[2]
+bodies = [json.loads(l)["body"] for l in open(sys.argv[1]) if l.strip()]
+said = [json.dumps(m.get("content")) for b in bodies for m in b.get("messages", [])
+        if m.get("role") == "user" and "rewind undid turn" in json.dumps(m.get("content"))]
+sys.exit(0 if said and f"of session {sid}" in said[-1] and '(\\"patch notes.txt\\")' in said[-1] else 1)
+PY
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"

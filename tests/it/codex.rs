@@ -418,3 +418,38 @@ fn a_session_start_files_the_users_edits_since_a_call_left_open_as_external() {
     let (agent, _) = agent_changes(&env);
     assert_eq!(agent, heredoc_changes());
 }
+
+/// Issue 45, item 6: a read that changes directory first (`cd docs && cat ../notes.txt`) names
+/// the file relative to that directory; the hint comes once, not once from the scan and again
+/// from the read check.
+#[test]
+fn codex_shell_read_after_cd_gets_the_hint_once() {
+    let env = Env::new();
+    env.write("docs/guide.md", "# guide\n");
+    send(&env, "user-prompt-submit");
+    send(&env, "pre-tool-use-apply_patch");
+    env.write("notes.txt", "one\ntwo\n");
+    send(&env, "post-tool-use-apply_patch");
+    env.write("notes.txt", "one\ntwo\nuser line\n");
+    let mut cat = real(&env, "pre-tool-use-bash");
+    cat["tool_input"]["command"] = json!("cd docs && cat ../notes.txt");
+    let run = hook(&env, "codex", &cat);
+    run.ok();
+    let out = run.json();
+    let text = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no hint: {out}"));
+    assert!(text.starts_with(HINT), "{text}");
+    assert_eq!(text.matches("notes.txt was changed").count(), 1, "{text}");
+    // `cd docs && cat notes.txt` names docs/notes.txt, which does not exist: no hint.
+    env.write("notes.txt", "one\ntwo\nuser line\nmore\n");
+    cat["tool_input"]["command"] = json!("cd docs && cat notes.txt");
+    cat["tool_use_id"] = json!("call_other");
+    let quiet = hook(&env, "codex", &cat);
+    quiet.ok();
+    assert!(
+        !quiet.stdout.contains("notes.txt was changed"),
+        "{}",
+        quiet.stdout
+    );
+}

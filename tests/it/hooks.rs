@@ -1808,9 +1808,22 @@ fn init_claude_code_merges_hooks_mcp_and_undo_command() {
                 mcp["mcpServers"]["rewind"]["env"]["REWIND_HOME"],
                 env.home.display().to_string()
             );
+            // The hook carries /rw-undo out; the file runs nothing (no shell line Claude Code's
+            // permission check could refuse) and names the hooks' binary and home for a by-hand
+            // undo.
             let cmd = String::from_utf8(env.read(".claude/commands/rw-undo.md").unwrap()).unwrap();
-            assert!(cmd
-                .contains("rewind undo --agent claude-code --session \"$CLAUDE_CODE_SESSION_ID\""));
+            assert!(
+                !cmd.contains("CLAUDE_CODE_SESSION_ID") && !cmd.contains("!`"),
+                "{cmd}"
+            );
+            let bin = Path::new(env!("CARGO_BIN_EXE_rewind"))
+                .canonicalize()
+                .unwrap();
+            assert!(cmd.contains(&format!("r='{}'", bin.display())), "{cmd}");
+            assert!(
+                cmd.contains(&format!("export REWIND_HOME='{}'", env.home.display())),
+                "{cmd}"
+            );
             assert!(env.read(".claude/settings.json.rewind-backup").is_some());
         },
     );
@@ -2416,45 +2429,87 @@ fn gemini_rw_undo_command_line_undoes_without_path_or_home_in_the_environment() 
     assert_eq!(env.read("parser.py").unwrap(), b"old\n");
 }
 
-/// OpenCode's `/rw-undo` (a command file whose shell line OpenCode runs, with no session id
-/// in its environment) undoes the workspace's latest OpenCode session's turn.
+/// One OpenCode turn of session `sid`: its prompt, an edit of `rel` (`x = 1` → `x = 2`), idle.
+fn opencode_edit_turn(env: &Env, sid: &str, rel: &str) {
+    let with = |name: &str| {
+        let mut p = fixture(env, "opencode", name);
+        p["sessionID"] = json!(sid);
+        p["input"]["sessionID"] = json!(sid);
+        if let Some(args) = p["output"]["args"].as_object_mut() {
+            args.insert("filePath".into(), json!(env.ws.join(rel)));
+        }
+        if let Some(args) = p["input"]["args"].as_object_mut() {
+            args.insert("filePath".into(), json!(env.ws.join(rel)));
+        }
+        p
+    };
+    env.write(rel, "let x = 1\n");
+    hook(env, "opencode", &with("chat.message")).ok();
+    hook(env, "opencode", &with("tool.execute.before-edit")).ok();
+    env.write(rel, "let x = 2\n");
+    hook(env, "opencode", &with("tool.execute.after-edit")).ok();
+    hook(env, "opencode", &with("session.idle")).ok();
+}
+
+/// `/rw-undo` as the plugin forwards it from OpenCode's `command.execute.before`.
+fn opencode_rw_undo(env: &Env, sid: &str, arguments: &str) -> Run {
+    let payload = json!({
+        "hook": "command.execute.before",
+        "sessionID": sid,
+        "directory": env.ws,
+        "input": {"command": "rw-undo", "sessionID": sid, "arguments": arguments},
+    });
+    hook(env, "opencode", &payload)
+}
+
+/// Issue 45, item 3: after the user resumed an older session A (a newer B ran since), `/rw-undo`
+/// in A undoes A's last turn, not B's, and says which session and turn.
 #[test]
-fn opencode_rw_undo_command_undoes_the_latest_opencode_turn() {
+fn opencode_rw_undo_undoes_the_session_it_runs_in_not_the_latest() {
     let env = Env::new();
     env.run(&["init", "opencode"]).ok();
-    env.write("src/app.ts", "let x = 1\n");
-    hook(
-        &env,
-        "opencode",
-        &fixture(&env, "opencode", "tool.execute.before-edit"),
-    )
-    .ok();
-    env.write("src/app.ts", "let x = 2\n");
-    hook(
-        &env,
-        "opencode",
-        &fixture(&env, "opencode", "tool.execute.after-edit"),
-    )
-    .ok();
-    let file = std::fs::read_to_string(env.path(".opencode/command/rw-undo.md")).unwrap();
-    let line = file
-        .lines()
-        .find_map(|l| l.strip_prefix("!`").and_then(|l| l.strip_suffix('`')))
-        .expect("a shell line")
-        .replace("$ARGUMENTS", "");
-    let run = std::process::Command::new("sh")
-        .args(["-c", &line])
-        .current_dir(&env.ws)
-        .env("REWIND_HOME", &env.home)
-        .env_remove("REWIND_SESSION")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    opencode_edit_turn(&env, "ses_A", "src/a.ts");
+    opencode_edit_turn(&env, "ses_B", "src/b.ts");
+    let run = opencode_rw_undo(&env, "ses_A", "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let said = v["reply"].as_str().unwrap();
+    assert!(said.starts_with("rewind undid turn "), "{said}");
+    assert!(said.contains(" of session ses_A "), "{said}");
+    assert_eq!(env.read("src/a.ts").unwrap(), b"let x = 1\n");
+    assert_eq!(
+        env.read("src/b.ts").unwrap(),
+        b"let x = 2\n",
+        "B's turn is untouched"
     );
-    assert_eq!(env.read("src/app.ts").unwrap(), b"let x = 1\n");
+    // An unknown argument is refused in words, and nothing is undone.
+    let run = opencode_rw_undo(&env, "ses_B", "--everything");
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert!(
+        v["reply"]
+            .as_str()
+            .unwrap()
+            .contains("does not take `--everything`"),
+        "{v}"
+    );
+    assert_eq!(env.read("src/b.ts").unwrap(), b"let x = 2\n");
+    // Another command is none of rewind's business.
+    let other = json!({"hook": "command.execute.before", "sessionID": "ses_B", "directory": env.ws,
+        "input": {"command": "review", "sessionID": "ses_B", "arguments": ""}});
+    assert_eq!(hook(&env, "opencode", &other).stdout.trim(), "");
+}
+
+/// The command file runs no shell line (it would get no session id) and the plugin forwards
+/// `/rw-undo` to the hook with the session it runs in.
+#[test]
+fn opencode_rw_undo_is_carried_out_by_the_plugin() {
+    let env = Env::new();
+    env.run(&["init", "opencode"]).ok();
+    let file = std::fs::read_to_string(env.path(".opencode/command/rw-undo.md")).unwrap();
+    assert!(!file.contains("!`"), "{file}");
+    let plugin = std::fs::read_to_string(env.path(".opencode/plugins/rewind.js")).unwrap();
+    assert!(plugin.contains("\"command.execute.before\": async (input, output) => {"));
+    assert!(plugin.contains("if (input.command !== \"rw-undo\") return;"));
 }
 
 /// gc removes an object file no row needs and keeps one a row still names, whatever their age
@@ -2493,4 +2548,122 @@ fn gc_removes_an_unneeded_object_file_and_keeps_a_needed_one() {
     let u = env.run(&["undo"]);
     assert_eq!(u.code, 0, "{}{}", u.stdout, u.stderr);
     assert_eq!(env.read("big.bin").as_deref(), Some(big.as_slice()));
+}
+
+/// A Claude Code prompt payload of session `sid`.
+fn claude_prompt(env: &Env, sid: &str, prompt: &str) -> Value {
+    let mut p = fixture(env, "claude-code", "user-prompt-submit");
+    p["session_id"] = json!(sid);
+    p["prompt"] = json!(prompt);
+    p
+}
+
+/// One turn of session `sid`: a prompt, a Write of src/new.rs (`pub fn old` → `pub fn new`), Stop.
+fn claude_write_turn(env: &Env, sid: &str) {
+    env.write("src/new.rs", "pub fn old() {}\n");
+    hook(
+        env,
+        "claude-code",
+        &claude_prompt(env, sid, "rename old to new"),
+    )
+    .ok();
+    let mut pre = fixture(env, "claude-code", "pre-tool-use-write");
+    pre["session_id"] = json!(sid);
+    hook(env, "claude-code", &pre).ok();
+    env.write("src/new.rs", "pub fn new() {}\n");
+    let mut post = fixture(env, "claude-code", "post-tool-use-write");
+    post["session_id"] = json!(sid);
+    hook(env, "claude-code", &post).ok();
+    let mut stop = fixture(env, "claude-code", "stop");
+    stop["session_id"] = json!(sid);
+    hook(env, "claude-code", &stop).ok();
+}
+
+/// The `block` answer's reason (what Claude Code shows the user instead of calling the model).
+fn blocked_with(run: &Run) -> String {
+    let v: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {} {}", run.stdout, run.stderr));
+    assert_eq!(v["decision"], "block", "{v}");
+    v["reason"].as_str().unwrap().to_string()
+}
+
+/// Issue 45, item 2: Claude Code's `/rw-undo` is carried out by the UserPromptSubmit hook (in
+/// every permission mode, with the session's own id): it undoes that session's last turn, not
+/// another session's, and says which session and turn.
+#[test]
+fn claude_rw_undo_prompt_undoes_its_own_sessions_last_turn_and_names_them() {
+    let env = Env::new();
+    let mine = "aaaaaaaa-0000-0000-0000-000000000001";
+    let other = "bbbbbbbb-0000-0000-0000-000000000002";
+    claude_write_turn(&env, mine);
+    // A later session of the workspace, with a turn of its own on another file.
+    hook(
+        &env,
+        "claude-code",
+        &claude_prompt(&env, other, "other work"),
+    )
+    .ok();
+    let run = hook(
+        &env,
+        "claude-code",
+        &claude_prompt(&env, mine, "  /rw-undo\n"),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let said = blocked_with(&run);
+    assert!(said.starts_with("rewind undid turn "), "{said}");
+    assert!(
+        said.contains("(\"rename old to new\") of session aaaaaaaa-0000-0000-0000-000000000001"),
+        "{said}"
+    );
+    assert!(said.contains("restored src/new.rs"), "{said}");
+    assert_eq!(env.read("src/new.rs").unwrap(), b"pub fn old() {}\n");
+    // The command opened no window of its own: again, there is nothing left to undo.
+    let again = blocked_with(&hook(
+        &env,
+        "claude-code",
+        &claude_prompt(&env, mine, "/rw-undo"),
+    ));
+    assert_eq!(again, format!("rewind: nothing to undo in session {mine}."));
+}
+
+#[test]
+fn claude_rw_undo_refuses_over_the_users_edit_and_writes_nothing() {
+    let env = Env::new();
+    let sid = "cccccccc-0000-0000-0000-000000000003";
+    claude_write_turn(&env, sid);
+    env.write("src/new.rs", "pub fn mine() {}\n");
+    let said = blocked_with(&hook(
+        &env,
+        "claude-code",
+        &claude_prompt(&env, sid, "/rw-undo --strict"),
+    ));
+    assert!(said.starts_with("rewind did not undo turn "), "{said}");
+    assert!(
+        said.contains(&format!("of session {sid}: nothing was written.")),
+        "{said}"
+    );
+    assert!(said.contains("src/new.rs [modified-since]"), "{said}");
+    assert!(said.contains("`/rw-undo --force` overwrites"), "{said}");
+    assert_eq!(env.read("src/new.rs").unwrap(), b"pub fn mine() {}\n");
+}
+
+#[test]
+fn claude_rw_undo_with_an_unknown_argument_says_so_and_undoes_nothing() {
+    let env = Env::new();
+    let sid = "dddddddd-0000-0000-0000-000000000004";
+    claude_write_turn(&env, sid);
+    let run = hook(
+        &env,
+        "claude-code",
+        &claude_prompt(&env, sid, "/rw-undo --all"),
+    );
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        blocked_with(&run),
+        format!("rewind: /rw-undo does not take `--all` (it takes --dry-run, --force, --strict, --skip-unsafe); nothing was undone in session {sid}.")
+    );
+    assert_eq!(env.read("src/new.rs").unwrap(), b"pub fn new() {}\n");
+    // A prompt that only starts like the command is a prompt.
+    let run = hook(&env, "claude-code", &claude_prompt(&env, sid, "/rw-undone"));
+    assert_eq!(run.stdout.trim(), "", "{}", run.stderr);
 }

@@ -7,8 +7,21 @@
 
 use serde_json::Value;
 
-use crate::common::Env;
-use crate::hooks::{fixture, hook};
+use crate::common::{Env, Run};
+use crate::hooks::{fixture, hook_with};
+
+/// The version the recorded Claude Code payloads come from, as Claude Code says it in its
+/// hooks' environment: before 2.1.277 it did not load AGENTS.md itself.
+const CLAUDE_2_1_197: &str = "claude-code_2-1-197_harness";
+
+/// A hook run; Claude Code's with the version of the recorded payloads in `AI_AGENT`.
+fn hook(env: &Env, agent: &str, payload: &Value) -> Run {
+    let version: &[(&str, &str)] = match agent {
+        "claude-code" => &[("AI_AGENT", CLAUDE_2_1_197)],
+        _ => &[],
+    };
+    hook_with(env, agent, payload, version)
+}
 
 /// A recorded Claude Code payload, reading `file` (workspace-relative) when given.
 fn claude(env: &Env, name: &str, file: Option<&str>) -> Value {
@@ -289,4 +302,61 @@ fn opencode_and_codex_are_not_given_what_they_read_themselves() {
     let run = hook(&env, "codex", &start);
     run.ok();
     assert!(run.stdout.trim().is_empty(), "{}", run.stdout);
+}
+
+/// What Claude Code 2.1.332 (`AI_AGENT` of its hooks; none: the newest is assumed) gets from
+/// rewind for `payload`.
+fn context_of_newest(env: &Env, payload: &Value, ai_agent: Option<&str>) -> Option<String> {
+    let vars: Vec<(&str, &str)> = ai_agent.map(|a| ("AI_AGENT", a)).into_iter().collect();
+    let run = hook_with(env, "claude-code", payload, &vars);
+    run.ok();
+    if run.stdout.trim().is_empty() {
+        return None;
+    }
+    let out = run.json();
+    Some(
+        out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+/// Issue 45, item 4: Claude Code 2.1.277 and later load AGENTS.md themselves (checked with
+/// 2.1.332: the root's at session start, a directory's on a read in it) unless the directory
+/// holds a CLAUDE.md; rewind gives only the ones it does not load. Without a version the
+/// newest is assumed.
+#[test]
+fn claude_code_2_1_332_gets_only_the_agents_md_it_does_not_load_itself() {
+    for ai_agent in [Some("claude-code_2-1-332_harness"), None] {
+        let env = Env::new();
+        project(&env);
+        // src/ holds a CLAUDE.md: Claude Code loads that, not src/AGENTS.md.
+        env.write("src/CLAUDE.md", "claude rules\n");
+        let start = claude(&env, "session-start", None);
+        assert_eq!(
+            context_of_newest(&env, &start, ai_agent),
+            None,
+            "{ai_agent:?}"
+        );
+        let read = claude(&env, "pre-tool-use-read", Some("src/deep/x.rs"));
+        let text = context_of_newest(&env, &read, ai_agent).expect("src/AGENTS.md");
+        assert!(text.contains("src rules: no unwrap"), "{text}");
+        assert!(!text.contains("root rules"), "{text}");
+        assert!(!text.contains("deep rules"), "{text}");
+        // Claude Code does not give a changed AGENTS.md again: rewind does.
+        env.write("AGENTS.md", "root rules: run cargo fmt and clippy\n");
+        let read = claude(&env, "pre-tool-use-read", Some("src/lib.rs"));
+        let text = context_of_newest(&env, &read, ai_agent).expect("the changed root");
+        assert!(text.contains("run cargo fmt and clippy"), "{text}");
+    }
+}
+
+#[test]
+fn claude_code_before_2_1_277_still_gets_every_agents_md() {
+    let env = Env::new();
+    project(&env);
+    let start = claude(&env, "session-start", None);
+    let text = context_of_newest(&env, &start, Some("claude-code_2-1-276_harness")).unwrap();
+    assert!(text.contains("root rules: run cargo fmt"), "{text}");
 }

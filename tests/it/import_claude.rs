@@ -964,3 +964,176 @@ fn a_subagent_transcript_without_its_prompt_makes_the_parents_turn_unprovable() 
         ]
     );
 }
+
+/// `fixtures/claude-code/real-2.1.332` (capture_claude_history.py with Claude Code 2.1.332,
+/// the newest): the same three turns (MultiEdit is not offered), each file's first backup of a
+/// turn recorded in a `file-history-delta` line instead of a snapshot update, the new
+/// bookkeeping lines (`tools-used`, `atis-latch`, `cost-state`, `api-request*`), and
+/// `rewind-files.json`: what Claude Code's own restore (`claude --resume <session>
+/// --rewind-files <prompt uuid>`) left in each file at each prompt.
+const V332: Fixture = Fixture {
+    dir: "real-2.1.332",
+    session: "395d1c8e-92b2-4d4e-b023-7293d828afbd",
+    files: &["notes.txt", "README.md"],
+};
+const V332_TURN1: &str = "c4baf407-4323-4351-8637-c768fbcbca6c";
+const V332_TURN2: &str = "1ca26b5d-1c87-4714-9c5e-b368324ed0dc";
+const V332_TURN3: &str = "00a54386-45f6-461b-ac2d-e10227743e35";
+
+/// What the newest Claude Code imports as: every Write and Edit proven from the delta-recorded
+/// backups, the user's line external and exact, the sed unproven.
+const V332_SUMMARY: [&str; 6] = [
+    "import c4baf407: notes.txt derived - Write",
+    "import c4baf407: notes.txt derived - Edit",
+    "import c4baf407: README.md derived - Write",
+    "external 1ca26b5d: notes.txt derived - -",
+    "import 1ca26b5d: README.md derived - Edit",
+    "external 00a54386: notes.txt metadata-only shell-command Bash",
+];
+
+#[test]
+fn import_proves_claude_code_2_1_332s_delta_recorded_backups() {
+    let s = Setup::of(V332);
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["windows_added"], 4);
+    let session = &r["sessions"][0];
+    assert_eq!(session["id"], V332.session);
+    assert_eq!(session["claude_code_version"], "2.1.332");
+    assert_eq!(session["steps"], 3);
+    assert_eq!(summary(&r), V332_SUMMARY);
+    let create = change(&r, "notes.txt", "Write")[0];
+    assert_eq!(create["before"], Value::Null);
+    assert_eq!(create["after"], blob_json(b"one\ntwo\nthree\nfour\n"));
+    // README.md's before comes from its delta line alone (turn 1's snapshot line is empty).
+    let overwrite = change(&r, "README.md", "Write")[0];
+    assert_eq!(overwrite["before"], blob_json(b"# e2e\n"));
+    assert_eq!(overwrite["after"], blob_json(b"# e2e\nrewritten\n"));
+    assert_eq!(session["derived"], 4);
+    assert_eq!(session["reasons"]["shell-command"], 1);
+    assert_eq!(session["reasons"].get("unknown-tool"), None, "{r:#}");
+}
+
+fn rewind_files(prompt: &str) -> Value {
+    let path = V332.path().join("rewind-files.json");
+    let all: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    all[prompt].clone()
+}
+
+/// `file` of the workspace as `claude --rewind-files` left it (`null`: removed).
+fn assert_as_claude_restored(s: &Setup, prompt: &str, file: &str) {
+    let want = rewind_files(prompt);
+    let got = s.env.read(file).map(|b| String::from_utf8(b).unwrap());
+    assert_eq!(
+        got.as_deref(),
+        want[file].as_str(),
+        "{file} at prompt {prompt}"
+    );
+}
+
+/// Undoing the imported turns, newest first, gives each file that rewind proved what Claude
+/// Code's own restore gives at that turn's prompt. Claude Code also puts back what turn 2's
+/// `sed` did to notes.txt (it backs up every tracked file at each prompt); rewind holds that
+/// change as metadata-only and leaves it, so at turn 2 notes.txt keeps the sed's bytes.
+#[test]
+fn undo_of_the_imported_turns_matches_claude_codes_rewind_files_byte_for_byte() {
+    let s = Setup::of(V332);
+    let r = s.import(&[]).ok().json();
+    let session = V332.session;
+    // Nothing undone: the end state is what Claude Code restores at the last prompt.
+    for f in V332.files {
+        assert_as_claude_restored(&s, V332_TURN3, f);
+    }
+    let turn2 = window_id(&r, &format!("claude-code {V332_TURN2}"));
+    s.env
+        .run(&["undo", "--session", session, "--window", &turn2])
+        .ok();
+    assert_as_claude_restored(&s, V332_TURN2, "README.md");
+    assert_eq!(
+        s.env.read("notes.txt").unwrap(),
+        b"ONE\nTWO\nthree\nfour\nuser line\n"
+    );
+    // Turn 1 created notes.txt, and the user and the sed changed it since: undo refuses,
+    // --force removes it as Claude Code does.
+    let turn1 = window_id(&r, &format!("claude-code {V332_TURN1}"));
+    let refused = s
+        .env
+        .run(&["undo", "--session", session, "--window", &turn1, "--strict"]);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    s.env
+        .run(&["undo", "--session", session, "--window", &turn1, "--force"])
+        .ok();
+    for f in V332.files {
+        assert_as_claude_restored(&s, V332_TURN1, f);
+    }
+}
+
+/// Claude Code 2.1.208 and later prune superseded backups: a snapshot naming a backup that is
+/// gone proves nothing, and what the remaining backups show is all that is imported.
+#[test]
+fn a_pruned_backup_leaves_only_what_the_remaining_backups_prove() {
+    let s = Setup::of(V332);
+    std::fs::remove_file(s.backup("notes.txt", 2)).unwrap();
+    std::fs::remove_file(s.backup("README.md", 2)).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import c4baf407: notes.txt derived - Write",
+            "import c4baf407: notes.txt derived - Edit",
+            "import c4baf407: README.md derived - Write",
+            "import 1ca26b5d: README.md metadata-only backup-missing Edit",
+            // From turn 1's end to turn 3's prompt: the user's line and the sed, together.
+            "external 00a54386: notes.txt metadata-only shell-command Bash",
+        ]
+    );
+}
+
+/// The transcript with each line passed through `f` (`None`: dropped).
+fn rewrite_lines(s: &Setup, f: impl Fn(&str) -> Option<String>) {
+    let path = s.transcript(s.fixture.session);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let out: String = text.lines().filter_map(&f).map(|l| l + "\n").collect();
+    std::fs::write(&path, out).unwrap();
+}
+
+/// A delta whose prompt has no snapshot line backs its own path: the same import.
+#[test]
+fn a_delta_without_its_prompts_snapshot_line_still_backs_its_path() {
+    let s = Setup::of(V332);
+    let marker = format!("\"type\":\"file-history-snapshot\",\"messageId\":\"{V332_TURN1}\"");
+    let dropped = std::cell::Cell::new(0);
+    rewrite_lines(&s, |l| {
+        if l.contains(&marker) {
+            dropped.set(dropped.get() + 1);
+            None
+        } else {
+            Some(l.to_string())
+        }
+    });
+    assert_eq!(dropped.get(), 1);
+    assert_eq!(summary(&s.import(&[]).ok().json()), V332_SUMMARY);
+}
+
+/// A snapshot line and a delta naming different backups of one path at one prompt: neither
+/// is the before.
+#[test]
+fn a_delta_and_a_snapshot_that_disagree_prove_nothing() {
+    let s = Setup::of(V332);
+    let readme = name_hash(&format!("{}/README.md", s.ws()));
+    let delta = "\"trackingPath\":\"README.md\"";
+    rewrite_lines(&s, |l| {
+        if !l.contains(delta) || !l.contains(V332_TURN1) {
+            return Some(l.to_string());
+        }
+        // The same prompt's snapshot, later, naming another version of README.md.
+        let other = format!(
+            "{{\"type\":\"file-history-snapshot\",\"messageId\":\"{V332_TURN1}\",\"snapshot\":{{\"messageId\":\"{V332_TURN1}\",\"trackedFileBackups\":{{\"README.md\":{{\"backupFileName\":\"{readme}@v2\",\"version\":2,\"backupTime\":\"2026-11-29T06:31:22.215Z\"}}}},\"timestamp\":\"2026-11-29T06:31:22.215Z\"}},\"isSnapshotUpdate\":true}}"
+        );
+        Some(format!("{l}\n{other}"))
+    });
+    let r = s.import(&[]).ok().json();
+    let w = change(&r, "README.md", "Write")[0];
+    assert_eq!(w["proof"], "metadata-only", "{w}");
+    assert_eq!(w["reason"], "evidence-mismatch");
+    assert_eq!(change(&r, "notes.txt", "Edit")[0]["proof"], "derived");
+}

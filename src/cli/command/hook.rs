@@ -255,6 +255,13 @@ fn handle(
         Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
     }
     config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
+    // Which AGENTS.md Claude Code loads itself depends on its version, which it says in its
+    // hooks' environment (a helper serving the hook sees its own: then the newest is assumed).
+    if event.agent == Agent::ClaudeCode {
+        config.agent_version = std::env::var("AI_AGENT")
+            .ok()
+            .and_then(|a| rewind::hooks::runner::claude_code_version(&a));
+    }
     config.scan.watching = match place.home {
         HomeFrom::Resident(r) => Some(r.watching.clone()),
         HomeFrom::Invocation(_) => None,
@@ -309,6 +316,7 @@ fn handle(
             Decision::Allow => "allowed".to_string(),
             Decision::Deny { .. } => "blocked".to_string(),
             Decision::Context { .. } => "hint".to_string(),
+            Decision::Reply { .. } => "answered".to_string(),
         },
         Err(f) => format!("error: {}", f.message),
     };

@@ -370,12 +370,15 @@ fn init_dry_run_of_every_other_agent() {
     would write .claude/commands/rw-undo.md (/rw-undo command):
     ---
     description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
-    allowed-tools: Bash(rewind undo:*), Bash(rewind log:*)
+    argument-hint: [--dry-run | --force | --strict | --skip-unsafe]
     ---
-    !`rewind undo --agent claude-code --session "$CLAUDE_CODE_SESSION_ID" $ARGUMENTS`
+    rewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are
+    reading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its
+    hooks removed from .claude/settings.json): nothing was undone. Tell the user so in one sentence,
+    and that this line, run in a terminal in the project with this session's id, undoes its last
+    turn (do not run it yourself):
 
-    Report the result above to the user in one or two sentences. If rewind refused because of a
-    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+        r='[REWIND]'; [ -x "$r" ] || r=rewind; export REWIND_HOME='[HOME]'; "$r" undo --agent claude-code --session <session id>
 
     [EOF]
     [exit status: 0]
@@ -663,6 +666,20 @@ fn init_dry_run_of_every_other_agent() {
             output.output = `${output.output ?? ""}\n\n${answer.append}`;
           }
         },
+        // /rw-undo: undone here, in the session the command runs in; rewind's answer becomes the
+        // command's prompt, for the model to tell the user.
+        "command.execute.before": async (input, output) => {
+          if (input.command !== "rw-undo") return;
+          const answer = call({ hook: "command.execute.before", sessionID: input.sessionID, input });
+          const said = answer && typeof answer.reply === "string"
+            ? answer.reply
+            : "rewind did not answer (rewind unavailable, or REWIND_DISABLE set): nothing was undone.";
+          const kept = output.parts.filter((p) => p.type !== "text");
+          output.parts.splice(0, output.parts.length, ...kept, {
+            type: "text",
+            text: `${said}\n\nTell the user the result above in one or two sentences. Change no files.`,
+          });
+        },
         "chat.message": async (input, output) => {
           call({ hook: "chat.message", sessionID: input.sessionID, input, output: { parts: output.parts } });
         },
@@ -694,10 +711,12 @@ fn init_dry_run_of_every_other_agent() {
     ---
     description: Undo this session's last turn with rewind (refuses to overwrite your own edits)
     ---
-    !`r='[REWIND]'; [ -x "$r" ] || r=rewind; export REWIND_HOME='[HOME]'; "$r" undo --agent opencode $ARGUMENTS`
+    rewind's plugin (.opencode/plugins/rewind.js) carries out /rw-undo and puts its answer here.
+    You are reading this because it did not: nothing was undone. Tell the user so in one sentence,
+    and that this line, run in a terminal in the project with this session's id, undoes its last
+    turn (do not run it yourself):
 
-    Report the result above to the user in one or two sentences. If rewind refused because of a
-    conflict, list the files and why, and suggest `rewind undo --dry-run` or `--force`.
+        r='[REWIND]'; [ -x "$r" ] || r=rewind; export REWIND_HOME='[HOME]'; "$r" undo --agent opencode --session <session id>
 
     [EOF]
     [exit status: 0]

@@ -191,27 +191,16 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     [exit status: 1]
     "#);
 
-    // What Codex writes when the user trusts the project and, in `/hooks`, every hook.
+    // What Codex writes when the user trusts the project and, in `/hooks`, every hook: each
+    // hook's hash as Codex computes it.
     let hooks_json = env.ws.join(".codex/hooks.json");
-    let mut config = format!(
-        "model = \"gpt\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-        env.ws.display()
-    );
-    for event in [
-        "session_start",
-        "user_prompt_submit",
-        "pre_tool_use",
-        "post_tool_use",
-        "stop",
-    ] {
-        config.push_str(&format!(
-            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:00\"\n",
-            hooks_json.display()
-        ));
-    }
     let codex_home = user_home(&env).join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
-    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        codex_trusted_config(&env, &hooks_json),
+    )
+    .unwrap();
     insta::assert_snapshot!(show(&doctor(&env, &["doctor"], true)), @"
     workspace [WS]
     binary    [BIN]
@@ -239,7 +228,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     )
     .ok();
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","modified":false,"trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -337,4 +326,116 @@ fn doctor_says_when_the_home_cannot_be_opened() {
     [EOF]
     [exit status: 1]
     ");
+}
+
+/// `$CODEX_HOME/config.toml` as Codex leaves it once the user trusted the project and, in
+/// `/hooks`, each hook of `hooks_json` as it is now (`trusted_hash`: sha256 of the hook's
+/// identity as sorted compact JSON; the doctor unit test pins the algorithm to real Codex).
+fn codex_trusted_config(env: &Env, hooks_json: &std::path::Path) -> String {
+    use sha2::Digest;
+    let mut config = format!(
+        "model = \"gpt\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        env.ws.display()
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(hooks_json).unwrap()).unwrap();
+    for (event, groups) in file["hooks"].as_object().unwrap() {
+        let snake: String = event
+            .chars()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                let sep = (i > 0 && c.is_ascii_uppercase()).then_some('_');
+                sep.into_iter()
+                    .chain(std::iter::once(c.to_ascii_lowercase()))
+            })
+            .collect();
+        let group = &groups[0];
+        let handler = &group["hooks"][0];
+        let mut identity = json!({"event_name": snake, "hooks": [{"async": false,
+            "command": handler["command"], "timeout": handler["timeout"], "type": "command"}]});
+        if let Some(m) = group["matcher"].as_str() {
+            if snake != "user_prompt_submit" && snake != "stop" {
+                identity["matcher"] = json!(m);
+            }
+        }
+        let digest = sha2::Sha256::digest(serde_json::to_vec(&identity).unwrap());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        config.push_str(&format!(
+            "\n[hooks.state.\"{}:{snake}:0:0\"]\ntrusted_hash = \"sha256:{hex}\"\n",
+            hooks_json.display()
+        ));
+    }
+    config
+}
+
+/// Issue 45, item 5: after `.codex/hooks.json` changed (here `rewind init codex` run again from
+/// another copy of the binary), Codex marks every trusted hook `modified` and runs none; doctor
+/// says so, with the fix.
+#[test]
+fn doctor_reports_codex_hooks_modified_since_they_were_trusted() {
+    let env = Env::new();
+    let codex_home = user_home(&env).join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let hooks_json = env.ws.join(".codex/hooks.json");
+    env.run(&["init", "codex"]).ok();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        codex_trusted_config(&env, &hooks_json),
+    )
+    .unwrap();
+    let trusted = doctor(&env, &["--json", "doctor"], true);
+    let v: serde_json::Value = serde_json::from_str(&trusted.stdout).unwrap();
+    let codex = &v["agents"][3];
+    assert_eq!(codex["agent"], "codex");
+    let hooks = codex["codex_trust"]["hooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 5);
+    assert!(
+        hooks
+            .iter()
+            .all(|h| h["trusted"] == true && h["modified"] == false),
+        "{hooks:?}"
+    );
+    // init again from a copy of the binary elsewhere: the hook commands change.
+    let copy = env.ws.parent().unwrap().join("other-install/rewind");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &copy).unwrap();
+    // A test running beside this one may fork while the copy is still open for writing:
+    // exec then fails with ETXTBSY until that child has exec'd too.
+    let run = (0..100)
+        .find_map(|_| {
+            match std::process::Command::new(&copy)
+                .args(["init", "codex", "--home"])
+                .arg(&env.home)
+                .current_dir(&env.ws)
+                .env("HOME", user_home(&env))
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copied binary runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let after = doctor(&env, &["doctor"], true);
+    assert_eq!(after.code, 1, "{}", after.stdout);
+    assert!(
+        after
+            .stdout
+            .contains("hooks: 0 of 5 trusted (5 modified since)"),
+        "{}",
+        after.stdout
+    );
+    assert!(after.stdout.contains("- codex: 5 of rewind's 5 Codex hooks changed since Codex trusted them (.codex/hooks.json was rewritten, e.g. by `rewind init codex` from another install); Codex marks them modified and runs none of them\n  fix: run `codex` here, type `/hooks`, and trust rewind's hooks again"), "{}", after.stdout);
+    assert!(
+        !after.stdout.contains("are not trusted or are disabled"),
+        "a modified hook is not counted twice: {}",
+        after.stdout
+    );
 }

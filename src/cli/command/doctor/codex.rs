@@ -11,7 +11,8 @@ use super::{CodexHook, CodexTrust, Configured, Problem};
 /// Codex runs a project's hooks only when the project is trusted (`[projects."<dir>"]
 /// trust_level = "trusted"` in `$CODEX_HOME/config.toml`) and each hook is: Codex keeps a
 /// `trusted_hash` per hook under `[hooks.state."<hooks.json>:<event>:<group>:<index>"]`
-/// (openai/codex, `codex-rs/hooks/src/engine/discovery.rs`), set from `/hooks`.
+/// (openai/codex, `codex-rs/hooks/src/engine/discovery.rs`), set from `/hooks`, and runs the
+/// hook only while that is the hook's hash now ([`codex_hook_hash`]); else it is `modified`.
 pub(super) fn codex_trust(
     places: &Places,
     configured: &[Configured],
@@ -32,10 +33,12 @@ pub(super) fn codex_trust(
         .map(|c| c.file.as_str())
         .collect();
     for file in files {
-        for key in codex_hook_keys(Path::new(file)) {
+        for (key, hash) in codex_hook_keys(Path::new(file)) {
             let state = table(&tables, &["hooks", "state", &key]);
+            let trusted_hash = state.and_then(|s| s.get("trusted_hash"));
             hooks.push(CodexHook {
-                trusted: state.is_some_and(|s| s.contains_key("trusted_hash")),
+                trusted: trusted_hash == Some(&hash),
+                modified: trusted_hash.is_some_and(|t| *t != hash),
                 enabled: state
                     .and_then(|s| s.get("enabled"))
                     .is_none_or(|v| v != "false"),
@@ -51,7 +54,18 @@ pub(super) fn codex_trust(
             fix: format!("run `codex` here and accept the trust prompt, or add to {}:\n[projects.\"{root}\"]\ntrust_level = \"trusted\"", config.display()),
         });
     }
-    let untrusted = hooks.iter().filter(|h| !h.trusted || !h.enabled).count();
+    let modified = hooks.iter().filter(|h| h.modified).count();
+    if modified > 0 {
+        problems.push(Problem {
+            agent: Some("codex"),
+            problem: format!("{modified} of rewind's {} Codex hooks changed since Codex trusted them (.codex/hooks.json was rewritten, e.g. by `rewind init codex` from another install); Codex marks them modified and runs none of them", hooks.len()),
+            fix: "run `codex` here, type `/hooks`, and trust rewind's hooks again".into(),
+        });
+    }
+    let untrusted = hooks
+        .iter()
+        .filter(|h| !h.modified && (!h.trusted || !h.enabled))
+        .count();
     if untrusted > 0 {
         problems.push(Problem {
             agent: Some("codex"),
@@ -66,9 +80,9 @@ pub(super) fn codex_trust(
     }
 }
 
-/// The keys Codex gives the hooks of `hooks.json` that run rewind:
-/// `<path>:<event in snake case>:<group index>:<hook index>`.
-fn codex_hook_keys(file: &Path) -> Vec<String> {
+/// The keys Codex gives the hooks of `hooks.json` that run rewind
+/// (`<path>:<event in snake case>:<group index>:<hook index>`), each with its hash now.
+fn codex_hook_keys(file: &Path) -> Vec<(String, String)> {
     let Some(value) =
         read_text(file).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
     else {
@@ -87,12 +101,59 @@ fn codex_hook_keys(file: &Path) -> Vec<String> {
                     .and_then(|c| c.as_str())
                     .unwrap_or_default();
                 if hook_command(command, Agent::Codex).is_some() {
-                    keys.push(format!("{}:{}:{gi}:{hi}", file.display(), snake(event)));
+                    let matcher = group.get("matcher").and_then(|m| m.as_str());
+                    keys.push((
+                        format!("{}:{}:{gi}:{hi}", file.display(), snake(event)),
+                        codex_hook_hash(&snake(event), matcher, handler),
+                    ));
                 }
             }
         }
     }
     keys
+}
+
+/// The hash Codex gives a command hook (`currentHash` in `hooks/list`; openai/codex
+/// `command_hook_hash`, `version_for_toml`): `sha256:` and the hex SHA-256 of the compact JSON,
+/// keys sorted, of `{event_name, matcher, hooks: [{type: "command", command, timeout, async,
+/// statusMessage}]}` — the matcher only for the events that take one, the timeout 600 when not
+/// set and at least 1, fields that are not set left out.
+fn codex_hook_hash(event: &str, matcher: Option<&str>, handler: &serde_json::Value) -> String {
+    use serde_json::{json, Map, Value};
+    use sha2::Digest;
+    let str_of = |k: &str| handler.get(k).and_then(Value::as_str);
+    let mut hook = Map::new();
+    hook.insert(
+        "async".into(),
+        json!(handler
+            .get("async")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)),
+    );
+    hook.insert("command".into(), json!(str_of("command").unwrap_or("")));
+    if let Some(m) = str_of("statusMessage") {
+        hook.insert("statusMessage".into(), json!(m));
+    }
+    let timeout = handler
+        .get("timeout")
+        .and_then(Value::as_u64)
+        .unwrap_or(600)
+        .max(1);
+    hook.insert("timeout".into(), json!(timeout));
+    hook.insert("type".into(), json!("command"));
+    let mut identity = Map::new();
+    identity.insert("event_name".into(), json!(event));
+    identity.insert("hooks".into(), json!([Value::Object(hook)]));
+    let takes_matcher = !matches!(event, "user_prompt_submit" | "stop");
+    if let Some(m) = matcher.filter(|_| takes_matcher) {
+        identity.insert("matcher".into(), json!(m));
+    }
+    // Keys were inserted in sorted order; serde_json keeps either that order or its own
+    // sorted one.
+    let bytes = serde_json::to_vec(&Value::Object(identity)).unwrap_or_default();
+    let digest = sha2::Sha256::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// `PreToolUse` → `pre_tool_use`.
@@ -172,6 +233,49 @@ fn unquote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `currentHash` Codex 0.169.0's `hooks/list` gave the hooks `rewind init codex` wrote
+    /// for a binary at /tmp/cxt/bin2/rewind (timeout 30; tool events with a matcher).
+    #[test]
+    fn codex_hook_hash_is_the_one_codex_computes() {
+        let command = "r='/tmp/cxt/bin2/rewind'; [ -x \"$r\" ] || r=$(command -v rewind) || { cat >/dev/null; echo 'rewind: not found, the codex hook lets the tool call proceed' >&2; exit 0; }; exec \"$r\" hook codex";
+        let handler = serde_json::json!({"type": "command", "command": command, "timeout": 30});
+        let m = Some("apply_patch|Bash");
+        for (event, matcher, hash) in [
+            (
+                "pre_tool_use",
+                m,
+                "04ff1548f8fa54e654d78ed777edb8417382667fadce8616d350be468034a71a",
+            ),
+            (
+                "post_tool_use",
+                m,
+                "594bfd64abc10b288be3374f2ee4c414b9fe8d387142f3e5a3e53d53ed2eacd5",
+            ),
+            (
+                "session_start",
+                None,
+                "ee1963470c1768ccf4be7d6a02afeb99c03a0360881f0bbc349b2db75d22ab03",
+            ),
+            (
+                "user_prompt_submit",
+                None,
+                "1edf329a3d657f743661b1cd937cd4c96c26d06a44c390aca011dc267b13383e",
+            ),
+            // A matcher on an event that takes none is not part of the hash.
+            (
+                "stop",
+                m,
+                "2db94d33d7011348b33b40810da9208c1fea99781b101eaf6c2d0d4404f97b8e",
+            ),
+        ] {
+            assert_eq!(
+                codex_hook_hash(event, matcher, &handler),
+                format!("sha256:{hash}"),
+                "{event}"
+            );
+        }
+    }
 
     #[test]
     fn toml_tables_read_quoted_headers() {

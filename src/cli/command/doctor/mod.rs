@@ -120,7 +120,10 @@ struct CodexTrust {
 #[derive(Serialize)]
 struct CodexHook {
     key: String,
+    /// Trusted, and the hook is still what was trusted.
     trusted: bool,
+    /// Trusted once, but changed since (Codex: `modified`): Codex runs it no more.
+    modified: bool,
     enabled: bool,
 }
 
@@ -447,8 +450,12 @@ fn render_agent(a: &AgentJson) -> String {
     }
     if let Some(t) = &a.codex_trust {
         let trusted = t.hooks.iter().filter(|h| h.trusted && h.enabled).count();
+        let modified = match t.hooks.iter().filter(|h| h.modified).count() {
+            0 => String::new(),
+            n => format!(" ({n} modified since)"),
+        };
         text.push_str(&format!(
-            "  trust    project: {}; hooks: {trusted} of {} trusted\n",
+            "  trust    project: {}; hooks: {trusted} of {} trusted{modified}\n",
             t.project.as_deref().unwrap_or("not trusted"),
             t.hooks.len()
         ));

@@ -43,7 +43,8 @@
 //! - [`undo`]: the undo/redo planner; [`scan`]: workspace scans for shell commands;
 //!   [`maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
 //!   [`hooks`]: each agent's payload format and the runner that maps events to the engine;
-//!   [`import`]: history an agent recorded itself (OpenCode), proven change by change.
+//!   [`import`]: history an agent recorded itself (OpenCode), proven change by change;
+//!   [`share`]: sessions as git objects, pushed and fetched through git remotes.
 
 pub mod edit;
 pub mod engine;
@@ -56,6 +57,7 @@ pub mod merge;
 pub mod model;
 pub mod scan;
 pub mod search;
+pub mod share;
 pub mod store;
 pub mod undo;
 pub mod workspace;

@@ -1,0 +1,109 @@
+//! `rewind push`: this machine's sessions, as git objects under `refs/rewind/`, to a git
+//! remote (never forced; see `rewind::share`).
+
+use clap::Args;
+use rewind::share::{PushOptions, PushReport};
+
+use super::remote::{origin, transport, RemoteArgs};
+use crate::cli::context::{self, Ctx, Invocation};
+use crate::cli::exit::{Exit, Failure};
+use crate::cli::render::{name, Out};
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// A remote of the workspace's git repository, or a URL [default: origin]
+    #[arg(value_name = "REMOTE")]
+    pub remote_name: Option<String>,
+    /// More sessions to push besides --session's (default: the current session)
+    #[arg(value_name = "SESSION")]
+    pub sessions: Vec<String>,
+    /// Every session this machine recorded in the workspace (never a fetched one)
+    #[arg(long, conflicts_with = "sessions")]
+    pub all: bool,
+    /// Also send the windows' labels (an agent's prompts); off by default
+    #[arg(long)]
+    pub with_prompts: bool,
+    /// Build what would be sent and list it, with byte counts; send nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure> {
+    let transport = transport(args.remote_name.as_deref(), &args.remote)?;
+    let ctx = Ctx::open(inv)?;
+    let home = ctx.session.home();
+    let ws = ctx.session.workspace().clone();
+    let mut names: Vec<String> = if args.all {
+        let mut own = Vec::new();
+        for s in ctx.session.history().log(true, 1)? {
+            if s.windows.is_empty() {
+                continue;
+            }
+            let session = home.session(ws.clone(), &s.session)?;
+            if session.adopted_items()?.is_empty() {
+                own.push(s.session);
+            }
+        }
+        own
+    } else {
+        let mut names = vec![ctx.session.name().to_string()];
+        names.extend(args.sessions.iter().cloned());
+        names
+    };
+    names.dedup();
+    if names.is_empty() {
+        return Err(Failure::new(
+            Exit::Nothing,
+            "no session of this workspace to push",
+        ));
+    }
+    if names.iter().any(String::is_empty) {
+        return Err(context::empty_session());
+    }
+    let sessions = names
+        .iter()
+        .map(|n| home.session(ws.clone(), n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<_> = sessions.iter().collect();
+    let opts = PushOptions {
+        origin: origin()?,
+        with_prompts: args.with_prompts,
+        dry_run: args.dry_run,
+    };
+    let report = rewind::share::push(&refs, &transport, &opts)?;
+    if out.json {
+        out.print_json(&report);
+    } else {
+        out.print(&render(&report));
+    }
+    Ok(Exit::Ok)
+}
+
+fn render(r: &PushReport) -> String {
+    let mut text = String::new();
+    for s in &r.sessions {
+        text.push_str(&format!(
+            "{} {} -> {} {}",
+            s.status,
+            name(&s.session),
+            r.remote,
+            s.reference
+        ));
+        if s.windows > 0 {
+            text.push_str(&format!(
+                " ({} new windows, {} changes, {} bytes of file versions)",
+                s.windows, s.changes, s.blob_bytes
+            ));
+        }
+        text.push('\n');
+        if s.left_open > 0 {
+            text.push_str(&format!(
+                "  {} unfinished windows left for a later push\n",
+                s.left_open
+            ));
+        }
+    }
+    text
+}

@@ -13,11 +13,11 @@
 use std::collections::BTreeSet;
 use std::io::Read;
 
-use super::{EngineError, Result, Session};
+use super::{EngineError, Home, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
 use crate::model::{FileState, MetadataReason, Proof, WindowKind, WindowStatus};
-use crate::workspace::RelPath;
+use crate::workspace::{RelPath, Workspace};
 
 /// The importer name of fetched windows in `imported_sources`.
 pub const FETCH_IMPORTER: &str = "fetch";
@@ -49,6 +49,18 @@ pub struct AdoptedChange {
     pub proof: Proof,
     pub reason: Option<MetadataReason>,
     pub created_at: i64,
+}
+
+impl Home {
+    /// The items of session `name` of `ws` adopted so far, without creating the session
+    /// (empty: none, or no such session).
+    pub fn adopted_items(&self, ws: &Workspace, name: &str) -> Result<BTreeSet<String>> {
+        let tx = self.index.read();
+        match tx.find_workspace(&ws.root_bytes())? {
+            Some(ws_id) => Ok(tx.imported_items(ws_id, FETCH_IMPORTER, name)?),
+            None => Ok(BTreeSet::new()),
+        }
+    }
 }
 
 impl Session<'_> {

@@ -225,8 +225,7 @@ fn adopt(
         )));
     }
     let local = local_name(&sm.origin, &sm.session);
-    let session = home.session(ws.clone(), &local)?;
-    let adopted = session.adopted_items()?;
+    let adopted = home.adopted_items(ws, &local)?;
     let mut report = FetchedSession {
         session: local,
         origin: sm.origin,
@@ -249,6 +248,8 @@ fn adopt(
         let wm: WindowMeta = meta::read_json(repo, &json, &object)?;
         planned.push(window(item, wm, &items, &object)?);
     }
+    // Checked: the session exists from here on, and its blobs go in before its rows.
+    let session = home.session(ws.clone(), &report.session)?;
     for (w, gits) in &mut planned {
         for (c, sides) in w.changes.iter_mut().zip(gits.iter()) {
             for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {

@@ -25,20 +25,22 @@ pub struct FetchArgs {
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: &FetchArgs) -> Result<Exit, Failure> {
-    if !args.all && args.sessions.is_empty() {
+    let (remote_name, sessions) =
+        super::remote::positionals(args.remote_name.as_ref(), &args.sessions, &args.remote);
+    if !args.all && sessions.is_empty() {
         return Err(
             Failure::new(Exit::Usage, "fetch takes the sessions to fetch, or --all")
                 .hint("`rewind log --remote REMOTE` lists the remote's sessions"),
         );
     }
-    let transport = transport(args.remote_name.as_deref(), &args.remote)?;
+    let transport = transport(remote_name.as_deref(), &args.remote)?;
     let cwd = context::cwd()?;
     let ws = context::workspace(&inv.global, &cwd)?;
     let home = inv.home_for(&ws)?;
     let opts = FetchOptions {
         origin: origin()?,
         all: args.all,
-        keys: args.sessions.clone(),
+        keys: sessions,
     };
     let report = rewind::share::fetch(home, &ws, &transport, &opts)?;
     if out.json {

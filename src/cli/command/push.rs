@@ -31,7 +31,9 @@ pub struct PushArgs {
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure> {
-    let transport = transport(args.remote_name.as_deref(), &args.remote)?;
+    let (remote_name, more) =
+        super::remote::positionals(args.remote_name.as_ref(), &args.sessions, &args.remote);
+    let transport = transport(remote_name.as_deref(), &args.remote)?;
     let ctx = Ctx::open(inv)?;
     let home = ctx.session.home();
     let ws = ctx.session.workspace().clone();
@@ -49,7 +51,7 @@ pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure
         own
     } else {
         let mut names = vec![ctx.session.name().to_string()];
-        names.extend(args.sessions.iter().cloned());
+        names.extend(more);
         names
     };
     names.dedup();

@@ -23,6 +23,19 @@ pub struct RemoteArgs {
     pub timeout: u64,
 }
 
+/// A command's positional arguments, `[REMOTE] [SESSION]...`, as (remote, sessions): with
+/// `--remote`, the first one is a session too.
+pub(crate) fn positionals(
+    first: Option<&String>,
+    rest: &[String],
+    args: &RemoteArgs,
+) -> (Option<String>, Vec<String>) {
+    match (first, &args.remote) {
+        (Some(f), Some(_)) => (None, std::iter::once(f).chain(rest).cloned().collect()),
+        (first, _) => (first.cloned(), rest.to_vec()),
+    }
+}
+
 /// The transport: `positional` (the command's REMOTE) or `--remote`, else `origin`.
 pub(crate) fn transport(positional: Option<&str>, args: &RemoteArgs) -> Result<Transport, Failure> {
     let remote = match (positional, args.remote.as_deref()) {

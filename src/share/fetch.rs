@@ -262,7 +262,7 @@ fn adopt(
                 };
                 if !stored && c.proof != Proof::MetadataOnly {
                     c.proof = Proof::MetadataOnly;
-                    c.reason = Some(MetadataReason::SnapshotStoreMissing);
+                    c.reason = Some(MetadataReason::Withheld);
                 }
             }
         }

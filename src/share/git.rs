@@ -46,6 +46,7 @@ impl Repo {
             workspace,
             timeout,
             ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            None,
         )?;
         if !probe.status.success() {
             return Err(ShareError::NotARepository {
@@ -73,7 +74,16 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Repo::run_in(&self.program, &self.dir, self.timeout, args)
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, None)
+    }
+
+    /// As [`Repo::git`], with `input` on its stdin.
+    pub fn git_with_input<I, S>(&self, args: I, input: Vec<u8>) -> Result<Output, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, Some(input))
     }
 
     /// As [`Repo::git`], an error (naming the command and git's own message) unless it
@@ -98,6 +108,7 @@ impl Repo {
         dir: &Path,
         timeout: Duration,
         args: I,
+        input: Option<Vec<u8>>,
     ) -> Result<Output, ShareError>
     where
         I: IntoIterator<Item = S>,
@@ -117,7 +128,11 @@ impl Repo {
             .args(&args)
             .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -136,6 +151,13 @@ impl Repo {
                 buf
             })
         };
+        if let Some(mut stdin) = child.stdin.take() {
+            let input = input.unwrap_or_default();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&input);
+            });
+        }
         let out = drain(
             child
                 .stdout
@@ -196,6 +218,36 @@ impl Repo {
             ],
         )?;
         Ok(())
+    }
+
+    /// Which of `paths` (relative to the workspace) the workspace's gitignore rules exclude
+    /// (tracked files never are).
+    pub fn ignored(
+        &self,
+        paths: &[&[u8]],
+    ) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        if paths.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p);
+            input.push(0);
+        }
+        let out = self.git_with_input(["check-ignore", "--stdin", "-z"], input)?;
+        // 0: some are ignored, 1: none is; anything else is an error.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(ShareError::Git {
+                command: "git check-ignore".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect())
     }
 
     /// Write an object whose bytes are at hand.

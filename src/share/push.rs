@@ -56,6 +56,9 @@ pub struct PushedSession {
     pub windows: usize,
     pub changes: usize,
     pub blob_bytes: u64,
+    /// File versions of paths the workspace's gitignore excludes: shared as path, size and
+    /// hash only, never their bytes.
+    pub withheld: usize,
     /// Windows not finished yet, left for a later push.
     pub left_open: usize,
 }
@@ -99,6 +102,7 @@ pub fn push(
             windows: e.windows,
             changes: e.changes,
             blob_bytes: e.blob_bytes,
+            withheld: e.withheld,
             left_open: e.left_open,
         });
     }
@@ -113,7 +117,18 @@ struct Export {
     windows: usize,
     changes: usize,
     blob_bytes: u64,
+    withheld: usize,
     left_open: usize,
+}
+
+/// What an export wrote so far: each blob's git id and size, the bytes of the file versions
+/// written, the paths whose bytes stay here, and how many sides were withheld.
+#[derive(Default)]
+struct Tally {
+    cache: HashMap<BlobId, (ObjectId, u64)>,
+    bytes: u64,
+    ignored: std::collections::HashSet<Vec<u8>>,
+    withheld: usize,
 }
 
 /// The window's stable name in the shared history.
@@ -151,8 +166,18 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         }
         changes_of.push(changes);
     }
-    let mut cache = HashMap::new();
-    let (mut new_windows, mut new_changes, mut blob_bytes) = (0, 0, 0u64);
+    // Files the workspace's gitignore excludes leave as path, size and hash only.
+    let paths: Vec<&[u8]> = done
+        .iter()
+        .zip(&changes_of)
+        .filter(|(w, _)| !windows_tree.contains_key(&item(w)))
+        .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
+        .collect();
+    let mut tally = Tally {
+        ignored: repo.ignored(&paths)?,
+        ..Tally::default()
+    };
+    let (mut new_windows, mut new_changes) = (0, 0);
     for (w, changes) in done.iter().zip(&changes_of) {
         let name = item(w);
         if windows_tree.contains_key(&name) {
@@ -160,7 +185,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         }
         let mut metas = Vec::new();
         for c in changes {
-            metas.push(change_meta(repo, history, c, &mut cache, &mut blob_bytes)?);
+            metas.push(change_meta(repo, history, c, &mut tally)?);
         }
         let reverses = tx
             .reversed_by(w.id)?
@@ -211,7 +236,8 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         parent,
         windows: new_windows,
         changes: new_changes,
-        blob_bytes,
+        blob_bytes: tally.bytes,
+        withheld: tally.withheld,
         left_open: open.len(),
     })
 }
@@ -270,15 +296,15 @@ fn change_meta(
     repo: &Repo,
     history: &History<'_>,
     c: &crate::model::Change,
-    cache: &mut HashMap<BlobId, (ObjectId, u64)>,
-    bytes: &mut u64,
+    t: &mut Tally,
 ) -> Result<ChangeMeta> {
     let after = c.after.unwrap_or(FileState::Unknown);
+    let withhold = t.ignored.contains(c.path.as_bytes());
     Ok(ChangeMeta {
         path_hex: hex(c.path.as_bytes()),
         path: c.path.display(),
-        before: side(repo, history, &c.before, cache, bytes)?,
-        after: side(repo, history, &after, cache, bytes)?,
+        before: side(repo, history, &c.before, withhold, t)?,
+        after: side(repo, history, &after, withhold, t)?,
         tool: c.tool.clone(),
         tool_call: c.tool_call.clone(),
         proof: c.proof.as_str().to_string(),
@@ -287,13 +313,13 @@ fn change_meta(
     })
 }
 
-/// One side of a change as metadata, its bytes written as a git blob.
+/// One side of a change as metadata, its bytes written as a git blob unless `withhold`.
 fn side(
     repo: &Repo,
     history: &History<'_>,
     state: &FileState,
-    cache: &mut HashMap<BlobId, (ObjectId, u64)>,
-    bytes: &mut u64,
+    withhold: bool,
+    t: &mut Tally,
 ) -> Result<SideMeta> {
     let (kind, blob, mode) = match state {
         FileState::Absent => ("absent", None, None),
@@ -308,7 +334,12 @@ fn side(
         size: None,
     };
     let Some(blob) = blob else { return Ok(meta) };
-    let (git, size) = match cache.get(&blob) {
+    if withhold {
+        meta.size = history.blob_size(&blob)?;
+        t.withheld += 1;
+        return Ok(meta);
+    }
+    let (git, size) = match t.cache.get(&blob) {
         Some(known) => *known,
         None => {
             // A blob gc dropped is shared as metadata only: the other side sees it unproven.
@@ -327,8 +358,8 @@ fn side(
             } else {
                 repo.write_buf(gix_object::Kind::Blob, &history.blob_bytes(&blob)?)?
             };
-            *bytes += size;
-            cache.insert(blob, (git, size));
+            t.bytes += size;
+            t.cache.insert(blob, (git, size));
             (git, size)
         }
     };

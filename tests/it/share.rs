@@ -767,3 +767,87 @@ fn push_and_fetch_through_git_daemon_on_loopback() {
     assert_eq!(bob.read("f.txt"), BASE);
     drop(daemon);
 }
+
+#[test]
+fn ignored_files_leave_as_path_size_and_hash_only() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.write(".gitignore", ".env\n");
+    alice.git(&["add", ".gitignore"]).ok();
+    alice.write(".env", "TOKEN=old-secret-4242\n");
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &["snap", ".env", "f.txt"]).ok();
+    alice.write(".env", "TOKEN=new-secret-9191\n");
+    alice.write("f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["record", ".env", "f.txt"]).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 2 changes, 48 bytes of file versions)
+      2 versions of ignored files shared as path, size and hash only
+    [EOF]
+    [exit status: 0]
+    ");
+    let objects = lab.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    let all = objects.ok().stdout.clone();
+    assert!(
+        !all.contains("secret"),
+        "an ignored file's bytes left the machine"
+    );
+    assert!(all.contains("TWO"), "the tracked file's version did leave");
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
+    let changes = log["sessions"][0]["windows"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let env = changes.iter().find(|c| c["path"] == ".env").unwrap();
+    assert_eq!(env["proof"], "metadata-only");
+    assert_eq!(env["reason"], "withheld");
+    let f = changes.iter().find(|c| c["path"] == "f.txt").unwrap();
+    assert_eq!(f["proof"], "exact");
+}
+
+#[test]
+fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
+    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    assert_eq!(alice.local_rewind_refs(), "");
+}
+
+#[test]
+fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    // A git that kills rewind (its parent) as the push starts: after the commit is
+    // written, before anything is sent or any ref moves.
+    let killer = lab.root().join("killer-git");
+    std::fs::write(
+        &killer,
+        "#!/bin/sh\nif [ \"$1\" = push ]; then kill -9 $PPID; exit 1; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&killer, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let killed: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &killer)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(killed.code, -1, "killed by a signal: {}", killed.stderr);
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let again = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(again.ok().json()["sessions"][0]["status"], "pushed");
+    assert_eq!(alice.local_rewind_refs().lines().count(), 1);
+}

@@ -100,6 +100,12 @@ fn render(r: &PushReport) -> String {
             ));
         }
         text.push('\n');
+        if s.withheld > 0 {
+            text.push_str(&format!(
+                "  {} versions of ignored files shared as path, size and hash only\n",
+                s.withheld
+            ));
+        }
         if s.left_open > 0 {
             text.push_str(&format!(
                 "  {} unfinished windows left for a later push\n",

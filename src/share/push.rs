@@ -136,28 +136,54 @@ fn item(w: &Window) -> String {
     format!("{:020}-{}", w.opened_at.max(0), w.id.0)
 }
 
-/// Build the session's next commit: the previous push's windows plus the finished windows
-/// it lacks (the previous commit itself when there are none).
-fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> Result<Export> {
-    let origin = opts.origin.as_str();
-    let session = history.session_name();
-    let reference = ref_name(origin, session);
-    let parent = repo.resolve(&reference)?;
-    let mut windows_tree: BTreeMap<String, (EntryKind, ObjectId)> = BTreeMap::new();
-    if let Some(p) = &parent {
-        let (_, windows) = meta::session_tree(repo, p, &format!("local ref {reference}"))?;
-        for (item, id) in windows {
-            windows_tree.insert(item, (EntryKind::Tree, id));
+/// A session's windows: the finished ones (oldest first) with their changes, the number
+/// still open, and where each change sits in the shared history (its window's item and its
+/// place there), for the undo windows that name them.
+struct Finished {
+    done: Vec<Window>,
+    open: usize,
+    changes_of: Vec<Vec<crate::model::Change>>,
+    places: HashMap<ChangeId, (String, usize)>,
+}
+
+impl Finished {
+    /// The changes undo or redo window `w` acted on, as places in the shared history.
+    fn reverses(&self, tx: &crate::index::Tx<'_>, w: &Window) -> Result<Vec<ReversalMeta>> {
+        Ok(tx
+            .reversed_by(w.id)?
+            .iter()
+            .filter_map(|c| self.places.get(&c.id))
+            .map(|(window, change)| ReversalMeta {
+                window: window.clone(),
+                change: *change,
+            })
+            .collect())
+    }
+}
+
+/// The window trees of the previous push (`parent`), by item.
+fn previous_windows(
+    repo: &Repo,
+    parent: Option<&ObjectId>,
+    reference: &str,
+) -> Result<BTreeMap<String, (EntryKind, ObjectId)>> {
+    let mut windows = BTreeMap::new();
+    if let Some(p) = parent {
+        let (_, trees) = meta::session_tree(repo, p, &format!("local ref {reference}"))?;
+        for (item, id) in trees {
+            windows.insert(item, (EntryKind::Tree, id));
         }
     }
-    let tx = history.read();
+    Ok(windows)
+}
+
+fn finished(tx: &crate::index::Tx<'_>, history: &History<'_>) -> Result<Finished> {
     let mut all = tx.windows(history.session_row(), usize::MAX)?;
     all.reverse();
     let (done, open): (Vec<Window>, Vec<Window>) = all
         .into_iter()
         .partition(|w| w.closed_at.is_some() && w.status == WindowStatus::Done);
-    // Where each change sits in the shared history, for the undo windows that name them.
-    let mut places: HashMap<ChangeId, (String, usize)> = HashMap::new();
+    let mut places = HashMap::new();
     let mut changes_of = Vec::new();
     for w in &done {
         let changes = tx.changes_in_window(w.id)?;
@@ -166,10 +192,29 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         }
         changes_of.push(changes);
     }
+    Ok(Finished {
+        done,
+        open: open.len(),
+        changes_of,
+        places,
+    })
+}
+
+/// Build the session's next commit: the previous push's windows plus the finished windows
+/// it lacks (the previous commit itself when there are none).
+fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> Result<Export> {
+    let origin = opts.origin.as_str();
+    let session = history.session_name();
+    let reference = ref_name(origin, session);
+    let parent = repo.resolve(&reference)?;
+    let mut windows_tree = previous_windows(repo, parent.as_ref(), &reference)?;
+    let tx = history.read();
+    let f = finished(&tx, history)?;
     // Files the workspace's gitignore excludes leave as path, size and hash only.
-    let paths: Vec<&[u8]> = done
+    let paths: Vec<&[u8]> = f
+        .done
         .iter()
-        .zip(&changes_of)
+        .zip(&f.changes_of)
         .filter(|(w, _)| !windows_tree.contains_key(&item(w)))
         .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
         .collect();
@@ -178,7 +223,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         ..Tally::default()
     };
     let (mut new_windows, mut new_changes) = (0, 0);
-    for (w, changes) in done.iter().zip(&changes_of) {
+    for (w, changes) in f.done.iter().zip(&f.changes_of) {
         let name = item(w);
         if windows_tree.contains_key(&name) {
             continue;
@@ -187,15 +232,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         for c in changes {
             metas.push(change_meta(repo, history, c, &mut tally)?);
         }
-        let reverses = tx
-            .reversed_by(w.id)?
-            .iter()
-            .filter_map(|c| places.get(&c.id))
-            .map(|(window, change)| ReversalMeta {
-                window: window.clone(),
-                change: *change,
-            })
-            .collect();
+        let reverses = f.reverses(&tx, w)?;
         let wm = WindowMeta {
             kind: w.kind.as_str().to_string(),
             label: w.label.clone().filter(|_| opts.with_prompts),
@@ -238,7 +275,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         changes: new_changes,
         blob_bytes: tally.bytes,
         withheld: tally.withheld,
-        left_open: open.len(),
+        left_open: f.open,
     })
 }
 

@@ -32,6 +32,8 @@ pub struct PushOptions {
     pub with_prompts: bool,
     /// Build the commits, send nothing, move no ref.
     pub dry_run: bool,
+    /// Leave out a session with no finished window instead of failing (`--all`).
+    pub skip_unfinished: bool,
 }
 
 /// The report of one push (`--json`; documented in the README).
@@ -86,9 +88,12 @@ pub fn push(
                 origin,
             });
         }
-        staged.push(export(&repo, &s.history(), opts, s.now())?);
+        match export(&repo, &s.history(), opts, s.now()) {
+            Err(ShareError::NothingToPush { .. }) if opts.skip_unfinished => {}
+            exported => staged.push((s, exported?)),
+        }
     }
-    for (s, e) in sessions.iter().zip(staged) {
+    for (s, e) in staged {
         let status = if opts.dry_run {
             "would-push"
         } else {

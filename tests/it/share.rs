@@ -245,6 +245,8 @@ fn push_then_fetch_gives_the_same_log_diff_and_blame() {
     };
     assert_eq!(changes(&alice, "s1"), changes(&bob, fetched));
     assert_eq!(blame_lines(&alice, "s1"), blame_lines(&bob, fetched));
+    let blame = bob.rw(fetched, &["--json", "blame", "f.txt"]).json();
+    assert_eq!(blame["lines"][1]["session"], "alice@laptop/s1", "{blame}");
     // The prompt (a window's label) did not leave without --with-prompts.
     let log = bob.rw(fetched, &["--json", "log"]).json();
     assert!(!log.to_string().contains("secret prompt"), "{log}");
@@ -850,4 +852,49 @@ fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
     let again = alice.rw("s1", &["--json", "push"]);
     assert_eq!(again.ok().json()["sessions"][0]["status"], "pushed");
     assert_eq!(alice.local_rewind_refs().lines().count(), 1);
+}
+
+#[test]
+fn prompts_leave_only_with_with_prompts() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s2", "f.txt", "one\nTWO\nthree\nFOUR\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.rw("s2", &["push", "--with-prompts"]).ok();
+    let objects = lab.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    let all = objects.ok().stdout.clone();
+    assert_eq!(
+        all.matches("secret prompt").count(),
+        1,
+        "only s2's label left"
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let label = |s: &str| {
+        bob.rw(s, &["--json", "log"]).json()["sessions"][0]["windows"][0]["label"].clone()
+    };
+    assert_eq!(label("alice@laptop/s1"), serde_json::Value::Null);
+    assert_eq!(label("alice@laptop/s2"), "secret prompt");
+}
+
+#[test]
+fn push_all_skips_unfinished_sessions_and_says_when_nothing_is_left() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.rw("open", &["window", "open"]).ok();
+    alice.rw("open", &["snap", "f.txt"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("open", &["push", "--all"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: no session of this machine has a finished window to push
+    [EOF]
+    [exit status: 4]
+    ");
+    alice.turn("done", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let all = alice.rw("done", &["--json", "push", "--all"]);
+    let sessions = all.ok().json()["sessions"].clone();
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions[0]["session"], "done");
 }

@@ -73,8 +73,15 @@ pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure
         origin: origin()?,
         with_prompts: args.with_prompts,
         dry_run: args.dry_run,
+        skip_unfinished: args.all,
     };
     let report = rewind::share::push(&refs, &transport, &opts)?;
+    if report.sessions.is_empty() {
+        return Err(Failure::new(
+            Exit::Nothing,
+            "no session of this machine has a finished window to push",
+        ));
+    }
     if out.json {
         out.print_json(&report);
     } else {

@@ -80,7 +80,7 @@ pub fn list_remote(
     remote_sessions(&repo, transport, origin)
 }
 
-fn remote_sessions(
+pub(crate) fn remote_sessions(
     repo: &Repo,
     transport: &Transport,
     origin: &Origin,

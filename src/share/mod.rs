@@ -33,12 +33,14 @@
 mod fetch;
 mod git;
 mod meta;
+mod prune;
 mod push;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub use fetch::{fetch, list_remote, FetchOptions, FetchReport, FetchedSession, RemoteSession};
+pub use prune::{prune, PruneReport, Pruned};
 pub use push::{push, PushOptions, PushReport, PushedSession, ATTEMPTS};
 
 use crate::engine::EngineError;

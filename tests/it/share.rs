@@ -898,3 +898,47 @@ fn push_all_skips_unfinished_sessions_and_says_when_nothing_is_left() {
     assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
     assert_eq!(sessions[0]["session"], "done");
 }
+
+#[test]
+fn prune_drops_only_this_machines_old_sessions_from_the_remote() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let bob = lab.machine("bob", "bob@desk");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s2", "f.txt", "one\nTWO\nthree\nFOUR\nfive\n");
+    alice.rw("s1", &["push", "--all"]).ok();
+    bob.turn("b1", "f.txt", "ONE\ntwo\nthree\nfour\nfive\n");
+    bob.rw("b1", &["push"]).ok();
+    let remote_refs = || {
+        lab.git(&["for-each-ref", "--format=%(refname)", "refs/rewind"])
+            .stdout
+    };
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--prune"])), @r"
+    2 of this machine's sessions kept on origin
+    [EOF]
+    [exit status: 0]
+    ");
+    let before = remote_refs();
+    let dry = alice.rw(
+        "s1",
+        &["push", "--prune", "--older-than-days", "0", "--dry-run"],
+    );
+    assert_eq!(
+        dry.ok().stdout.matches("would prune alice@laptop/").count(),
+        2
+    );
+    assert_eq!(remote_refs(), before, "a dry run deletes nothing");
+    let pruned = alice.rw(
+        "s1",
+        &["--json", "push", "--prune", "--older-than-days", "0"],
+    );
+    assert_eq!(pruned.ok().json()["pruned"].as_array().unwrap().len(), 2);
+    assert_eq!(remote_refs(), "refs/rewind/d0/bob@desk/b1\n");
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(
+        lab.user_refs().lines().count(),
+        2,
+        "branches and tags untouched"
+    );
+}

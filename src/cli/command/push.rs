@@ -26,6 +26,13 @@ pub struct PushArgs {
     /// Build what would be sent and list it, with byte counts; send nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Instead of pushing: delete from the remote this machine's sessions last pushed more
+    /// than --older-than-days ago (only its own refs, only if nobody moved them since)
+    #[arg(long, conflicts_with_all = ["sessions", "all", "with_prompts"])]
+    pub prune: bool,
+    /// The retention of --prune, in days (fractions allowed)
+    #[arg(long, default_value_t = 30.0, value_name = "DAYS", requires = "prune")]
+    pub older_than_days: f64,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -34,6 +41,9 @@ pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure
     let (remote_name, more) =
         super::remote::positionals(args.remote_name.as_ref(), &args.sessions, &args.remote);
     let transport = transport(remote_name.as_deref(), &args.remote)?;
+    if args.prune {
+        return prune(inv, out, args, &transport);
+    }
     let ctx = Ctx::open(inv)?;
     let home = ctx.session.home();
     let ws = ctx.session.workspace().clone();
@@ -121,4 +131,48 @@ fn render(r: &PushReport) -> String {
         }
     }
     text
+}
+
+/// `rewind push --prune`.
+fn prune(
+    inv: &Invocation,
+    out: &Out,
+    args: &PushArgs,
+    transport: &rewind::share::Transport,
+) -> Result<Exit, Failure> {
+    if !(args.older_than_days >= 0.0 && args.older_than_days.is_finite()) {
+        return Err(Failure::new(
+            Exit::Usage,
+            "--older-than-days takes a number of days, 0 or more",
+        ));
+    }
+    let cwd = context::cwd()?;
+    let ws = context::workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let cutoff = home.now() - (args.older_than_days * 86_400e9) as i64;
+    let report = rewind::share::prune(&ws, transport, &origin()?, cutoff, args.dry_run)?;
+    if out.json {
+        out.print_json(&report);
+        return Ok(Exit::Ok);
+    }
+    let verb = if args.dry_run {
+        "would prune"
+    } else {
+        "pruned"
+    };
+    let mut text = String::new();
+    for p in &report.pruned {
+        text.push_str(&format!(
+            "{verb} {} ({}, last pushed {})\n",
+            p.key,
+            p.reference,
+            rewind::engine::rfc3339(p.pushed_at)
+        ));
+    }
+    text.push_str(&format!(
+        "{} of this machine's sessions kept on {}\n",
+        report.kept, report.remote
+    ));
+    out.print(&text);
+    Ok(Exit::Ok)
 }

@@ -287,26 +287,22 @@ fn store_blob(
         return Ok(true);
     }
     let object = format!("{what}: blob {git}");
-    let hold = crate::workspace::HOLD_MAX;
-    let got = match repo.read(git, gix_object::Kind::Blob, hold, &object) {
-        Ok(bytes) => {
-            report.blob_bytes += bytes.len() as u64;
-            session.adopt_blob(bytes.as_slice(), bytes.len() as u64)?
-        }
-        Err(ShareError::Malformed { detail, .. }) if detail.contains("over the limit") => {
-            let size = repo.blob_size(git, &object)?;
-            let mut id = None;
-            repo.cat_blob(git, &mut |reader| {
-                id = Some(session.adopt_blob(reader, size)?);
-                Ok(())
-            })?;
-            report.blob_bytes += size;
-            id.ok_or_else(|| ShareError::Odb {
-                detail: format!("{object}: not read"),
-            })?
-        }
-        Err(e) => return Err(e),
+    let size = repo.blob_size(git, &object)?;
+    // Held whole up to the size the store streams above; past it, streamed from git.
+    let got = if size <= crate::workspace::HOLD_MAX {
+        let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
+        session.adopt_blob(bytes.as_slice(), size)?
+    } else {
+        let mut id = None;
+        repo.cat_blob(git, &mut |reader| {
+            id = Some(session.adopt_blob(reader, size)?);
+            Ok(())
+        })?;
+        id.ok_or_else(|| ShareError::Odb {
+            detail: format!("{object}: not read"),
+        })?
     };
+    report.blob_bytes += size;
     if got != *blob {
         return Err(ShareError::Malformed {
             object,

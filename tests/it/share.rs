@@ -942,3 +942,46 @@ fn prune_drops_only_this_machines_old_sessions_from_the_remote() {
         "branches and tags untouched"
     );
 }
+
+#[test]
+fn a_session_key_given_where_the_remote_goes_is_explained() {
+    let lab = Lab::new();
+    let bob = lab.machine("bob", "bob@desk");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "alice@laptop/s1"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: fetch takes the sessions to fetch, or --all
+    hint: the first argument is the remote: `rewind fetch origin alice@laptop/s1` fetches session alice@laptop/s1 from origin
+    [EOF]
+    [exit status: 2]
+    ");
+}
+
+#[test]
+fn a_file_over_the_streaming_size_is_pushed_and_fetched_as_a_stream() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    // 17 MiB of lines that differ, over the 16 MiB the store and the fetch hold whole.
+    let big: String = (0..1_200_000).map(|i| format!("line {i:08}\n")).collect();
+    assert!(big.len() > 16 << 20);
+    alice.write("big.txt", "small\n");
+    alice.git(&["add", "big.txt"]).ok();
+    alice.git(&["commit", "-qm", "small"]).ok();
+    alice.turn("s1", "big.txt", &big);
+    let pushed = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(
+        pushed.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    let fetched = bob.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(
+        fetched.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    assert_eq!(bob.read("big.txt").len(), big.len());
+    bob.rw("alice@laptop/s1", &["undo"]).ok();
+    assert_eq!(bob.read("big.txt"), "small\n");
+}

@@ -28,10 +28,13 @@ pub fn run(inv: &Invocation, out: &Out, args: &FetchArgs) -> Result<Exit, Failur
     let (remote_name, sessions) =
         super::remote::positionals(args.remote_name.as_ref(), &args.sessions, &args.remote);
     if !args.all && sessions.is_empty() {
-        return Err(
-            Failure::new(Exit::Usage, "fetch takes the sessions to fetch, or --all")
-                .hint("`rewind log --remote REMOTE` lists the remote's sessions"),
-        );
+        let f = Failure::new(Exit::Usage, "fetch takes the sessions to fetch, or --all");
+        return Err(match &remote_name {
+            Some(only) => f.hint(format!(
+                "the first argument is the remote: `rewind fetch origin {only}` fetches session {only} from origin"
+            )),
+            None => f.hint("`rewind log --remote REMOTE` lists the remote's sessions"),
+        });
     }
     let transport = transport(remote_name.as_deref(), &args.remote)?;
     let cwd = context::cwd()?;

@@ -422,3 +422,72 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn present(blob: &str, git: Option<&str>) -> SideMeta {
+        SideMeta {
+            kind: "present".into(),
+            blob: Some(blob.into()),
+            git: git.map(Into::into),
+            mode: Some(0o100644),
+            size: Some(3),
+        }
+    }
+
+    #[test]
+    fn a_side_is_checked_field_by_field() {
+        let blob = BlobId::of(b"abc").to_hex();
+        let (state, git) = side(&present(&blob, Some(&"a".repeat(40)))).expect("valid");
+        assert!(matches!(state, FileState::Present { .. }));
+        assert!(git.is_some());
+        assert!(
+            side(&present("zz", None)).is_err(),
+            "a blob id that is not hex"
+        );
+        assert!(
+            side(&present(&blob, Some("xyz"))).is_err(),
+            "a git id that is not hex"
+        );
+        let mut no_mode = present(&blob, None);
+        no_mode.mode = None;
+        assert!(side(&no_mode).is_err());
+        let odd = SideMeta {
+            kind: "sideways".into(),
+            blob: None,
+            git: None,
+            mode: None,
+            size: None,
+        };
+        assert_eq!(side(&odd).unwrap_err(), "unknown state \"sideways\"");
+    }
+
+    #[test]
+    fn a_change_with_a_hostile_path_or_unknown_words_is_refused() {
+        let blob = BlobId::of(b"abc").to_hex();
+        let change = |path: &[u8], proof: &str| ChangeMeta {
+            path_hex: path.iter().map(|b| format!("{b:02x}")).collect(),
+            path: String::new(),
+            before: present(&blob, None),
+            after: present(&blob, None),
+            tool: None,
+            tool_call: None,
+            proof: proof.into(),
+            reason: None,
+            created_at: 0,
+        };
+        assert!(super::change(change(b"src/a.rs", "exact")).is_ok());
+        for hostile in [&b"../etc/passwd"[..], b"/abs", b"a/../../b", b""] {
+            assert!(
+                super::change(change(hostile, "exact")).is_err(),
+                "{hostile:?}"
+            );
+        }
+        assert!(super::change(change(b"a", "certain")).is_err());
+        assert_eq!(unhex("0g"), None);
+        assert_eq!(unhex("616"), None);
+        assert_eq!(unhex("6162"), Some(b"ab".to_vec()));
+    }
+}

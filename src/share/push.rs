@@ -550,3 +550,24 @@ pub(crate) fn window_json(repo: &Repo, tree: &ObjectId, item: &str) -> Result<Ob
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::porcelain_line;
+
+    #[test]
+    fn the_porcelain_line_of_the_ref_is_found() {
+        let out =
+            b"To file:///r.git\n!\t3f2a:refs/rewind/0b/a/s1\t[rejected] (fetch first)\nDone\n";
+        assert_eq!(
+            porcelain_line(out, "refs/rewind/0b/a/s1"),
+            Some(('!', "[rejected] (fetch first)".to_string()))
+        );
+        assert_eq!(porcelain_line(out, "refs/rewind/0b/a/s2"), None);
+        let ok = b"To x\n*\t3f2a:refs/rewind/0b/a/s1\t[new reference]\nDone\n";
+        assert_eq!(
+            porcelain_line(ok, "refs/rewind/0b/a/s1").map(|l| l.0),
+            Some('*')
+        );
+    }
+}

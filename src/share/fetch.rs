@@ -146,15 +146,17 @@ pub fn fetch(
     if chosen.is_empty() {
         return Ok(report);
     }
-    // Only the refs asked for, never forced: a ref that moved other than forward here
-    // stops the fetch with git's message.
+    // Only the refs asked for. The local copy of a remote session's ref mirrors the remote
+    // (as a remote-tracking ref does): a session its machine pruned and pushed again starts
+    // a new chain, and fetching it must not be stuck on the old one. What was adopted is
+    // kept by window, in the index, whatever the ref held before.
     let mut args = vec![
         "fetch".to_string(),
         "--no-tags".into(),
         "--no-write-fetch-head".into(),
         transport.remote.clone(),
     ];
-    args.extend(chosen.iter().map(|s| format!("{0}:{0}", s.reference)));
+    args.extend(chosen.iter().map(|s| format!("+{0}:{0}", s.reference)));
     repo.git_ok("git fetch", &args)?;
     for s in chosen {
         let commit = repo.resolve(&s.reference)?.ok_or_else(|| ShareError::Git {

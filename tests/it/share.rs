@@ -985,3 +985,27 @@ fn a_file_over_the_streaming_size_is_pushed_and_fetched_as_a_stream() {
     bob.rw("alice@laptop/s1", &["undo"]).ok();
     assert_eq!(bob.read("big.txt"), "small\n");
 }
+
+#[test]
+fn a_session_pruned_and_pushed_again_is_fetched_again_with_only_its_new_windows() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    alice
+        .rw("s1", &["push", "--prune", "--older-than-days", "0"])
+        .ok();
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    alice.rw("s1", &["push"]).ok();
+    let again = bob.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(
+        again.ok().json()["sessions"][0]["windows"],
+        1,
+        "{}",
+        again.stdout
+    );
+    let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
+    assert_eq!(log["sessions"][0]["windows"].as_array().unwrap().len(), 2);
+}

@@ -1009,3 +1009,43 @@ fn a_session_pruned_and_pushed_again_is_fetched_again_with_only_its_new_windows(
     let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
     assert_eq!(log["sessions"][0]["windows"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn an_undo_made_on_the_other_machine_arrives_as_an_undo() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    alice.rw("s1", &["undo"]).ok();
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let summary = |m: &Machine, s: &str| -> Vec<(String, bool)> {
+        m.rw(s, &["--json", "log"]).json()["sessions"][0]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["kind"].as_str().unwrap().to_string(),
+                    w["undone"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let theirs = summary(&alice, "s1");
+    assert_eq!(
+        theirs,
+        [
+            ("undo".into(), false),
+            ("agent".into(), true),
+            ("agent".into(), false)
+        ]
+    );
+    assert_eq!(summary(&bob, "alice@laptop/s1"), theirs);
+    // Bob's checkout holds the first turn's result (alice undid the second one): undo here
+    // takes the first turn, the latest one still in effect.
+    bob.write("f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    bob.rw("alice@laptop/s1", &["undo"]).ok();
+    assert_eq!(bob.read("f.txt"), BASE);
+}

@@ -210,6 +210,7 @@ impl From<rewind::share::ShareError> for Failure {
             E::Malformed { .. } => (Exit::Error, "nothing was adopted; the remote's copy of that session is damaged, or was pushed by a newer rewind"),
             E::Odb { .. } => (Exit::Error, "the workspace's .git objects directory could not be written or read"),
             E::BadOrigin { .. } => (Exit::Usage, "set REWIND_ORIGIN to a name for this machine, such as alice@laptop"),
+            E::BadPattern { .. } => (Exit::Usage, "patterns are written as in .gitignore, such as `config/*.local.toml`"),
         };
         let f = Failure::new(exit, e.to_string());
         if hint.is_empty() {

@@ -77,6 +77,8 @@ pub enum ShareError {
     Malformed { object: String, detail: String },
     #[error("git object store: {detail}")]
     Odb { detail: String },
+    #[error("--share-ignored {pattern:?} is not a gitignore pattern: {detail}")]
+    BadPattern { pattern: String, detail: String },
     #[error("origin {origin:?} is not usable: {detail}")]
     BadOrigin { origin: String, detail: String },
     #[error(transparent)]

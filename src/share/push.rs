@@ -34,6 +34,9 @@ pub struct PushOptions {
     pub dry_run: bool,
     /// Leave out a session with no finished window instead of failing (`--all`).
     pub skip_unfinished: bool,
+    /// Gitignore-style patterns of ignored files whose bytes are shared anyway (opt-in;
+    /// by default an ignored file leaves as path, size and hash only).
+    pub share_ignored: Vec<String>,
 }
 
 /// The report of one push (`--json`; documented in the README).
@@ -223,8 +226,15 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         .filter(|(w, _)| !windows_tree.contains_key(&item(w)))
         .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
         .collect();
+    let shared = opted_in(history.workspace().root(), &opts.share_ignored)?;
+    let mut ignored = repo.ignored(&paths)?;
+    ignored.retain(|p| {
+        !shared
+            .matched_path_or_any_parents(as_path(p), false)
+            .is_ignore()
+    });
     let mut tally = Tally {
-        ignored: repo.ignored(&paths)?,
+        ignored,
         ..Tally::default()
     };
     let (mut new_windows, mut new_changes) = (0, 0);
@@ -408,6 +418,35 @@ fn side(
     meta.git = Some(git.to_string());
     meta.size = Some(size);
     Ok(meta)
+}
+
+/// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).
+fn opted_in(root: &std::path::Path, patterns: &[String]) -> Result<ignore::gitignore::Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+    for p in patterns {
+        builder
+            .add_line(None, p)
+            .map_err(|e| ShareError::BadPattern {
+                pattern: p.clone(),
+                detail: e.to_string(),
+            })?;
+    }
+    builder.build().map_err(|e| ShareError::BadPattern {
+        pattern: patterns.join(" "),
+        detail: e.to_string(),
+    })
+}
+
+/// A workspace-relative path's bytes as a path.
+#[cfg(unix)]
+fn as_path(bytes: &[u8]) -> &std::path::Path {
+    use std::os::unix::ffi::OsStrExt;
+    std::path::Path::new(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn as_path(bytes: &[u8]) -> &std::path::Path {
+    std::path::Path::new(std::str::from_utf8(bytes).unwrap_or(""))
 }
 
 fn hex(bytes: &[u8]) -> String {

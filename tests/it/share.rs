@@ -1049,3 +1049,40 @@ fn an_undo_made_on_the_other_machine_arrives_as_an_undo() {
     bob.rw("alice@laptop/s1", &["undo"]).ok();
     assert_eq!(bob.read("f.txt"), BASE);
 }
+
+#[test]
+fn ignored_files_a_pattern_opts_in_are_shared_with_their_bytes() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.write(".gitignore", ".env\n*.local\n");
+    alice.write(".env", "TOKEN=old-secret-4242\n");
+    alice.write("cfg.local", "shared-setting=1\n");
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &["snap", ".env", "cfg.local"]).ok();
+    alice.write(".env", "TOKEN=new-secret-9191\n");
+    alice.write("cfg.local", "shared-setting=2\n");
+    alice.rw("s1", &["record", ".env", "cfg.local"]).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--share-ignored", "[z-a]"])), @r#"
+    [EOF]
+    ------- stderr -------
+    error: --share-ignored "[z-a]" is not a gitignore pattern: error parsing glob '[z-a]': invalid range; 'z' > 'a'
+    hint: patterns are written as in .gitignore, such as `config/*.local.toml`
+    [EOF]
+    [exit status: 2]
+    "#);
+    let pushed = alice.rw("s1", &["--json", "push", "--share-ignored", "*.local"]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["withheld"], 2);
+    let all = lab
+        .git(&["cat-file", "--batch-all-objects", "--batch"])
+        .stdout;
+    assert!(
+        !all.contains("secret"),
+        "the file no pattern opted in stayed here"
+    );
+    assert!(
+        all.contains("shared-setting=2"),
+        "the opted-in file's bytes left"
+    );
+}

@@ -23,6 +23,10 @@ pub struct PushArgs {
     /// Also send the windows' labels (an agent's prompts); off by default
     #[arg(long)]
     pub with_prompts: bool,
+    /// Share the bytes of the ignored files this gitignore-style pattern matches (by
+    /// default an ignored file leaves as path, size and hash only); repeatable
+    #[arg(long, value_name = "PATTERN")]
+    pub share_ignored: Vec<String>,
     /// Build what would be sent and list it, with byte counts; send nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -84,6 +88,7 @@ pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure
         with_prompts: args.with_prompts,
         dry_run: args.dry_run,
         skip_unfinished: args.all,
+        share_ignored: args.share_ignored.clone(),
     };
     let report = rewind::share::push(&refs, &transport, &opts)?;
     if report.sessions.is_empty() {

@@ -218,23 +218,8 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
     let mut windows_tree = previous_windows(repo, parent.as_ref(), &reference)?;
     let tx = history.read();
     let f = finished(&tx, history)?;
-    // Files the workspace's gitignore excludes leave as path, size and hash only.
-    let paths: Vec<&[u8]> = f
-        .done
-        .iter()
-        .zip(&f.changes_of)
-        .filter(|(w, _)| !windows_tree.contains_key(&item(w)))
-        .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
-        .collect();
-    let shared = opted_in(history.workspace().root(), &opts.share_ignored)?;
-    let mut ignored = repo.ignored(&paths)?;
-    ignored.retain(|p| {
-        !shared
-            .matched_path_or_any_parents(as_path(p), false)
-            .is_ignore()
-    });
     let mut tally = Tally {
-        ignored,
+        ignored: withheld(repo, history, &f, &windows_tree, opts)?,
         ..Tally::default()
     };
     let (mut new_windows, mut new_changes) = (0, 0);
@@ -418,6 +403,32 @@ fn side(
     meta.git = Some(git.to_string());
     meta.size = Some(size);
     Ok(meta)
+}
+
+/// The paths of the new windows whose bytes stay here: those the workspace's gitignore
+/// excludes, but for what `--share-ignored` opts in.
+fn withheld(
+    repo: &Repo,
+    history: &History<'_>,
+    f: &Finished,
+    pushed: &BTreeMap<String, (EntryKind, ObjectId)>,
+    opts: &PushOptions,
+) -> Result<std::collections::HashSet<Vec<u8>>> {
+    let paths: Vec<&[u8]> = f
+        .done
+        .iter()
+        .zip(&f.changes_of)
+        .filter(|(w, _)| !pushed.contains_key(&item(w)))
+        .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
+        .collect();
+    let shared = opted_in(history.workspace().root(), &opts.share_ignored)?;
+    let mut ignored = repo.ignored(&paths)?;
+    ignored.retain(|p| {
+        !shared
+            .matched_path_or_any_parents(as_path(p), false)
+            .is_ignore()
+    });
+    Ok(ignored)
 }
 
 /// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).

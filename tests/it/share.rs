@@ -1086,3 +1086,70 @@ fn ignored_files_a_pattern_opts_in_are_shared_with_their_bytes() {
         "the opted-in file's bytes left"
     );
 }
+
+#[test]
+fn pushes_killed_at_random_points_lose_nothing_and_never_leave_the_local_ref_ahead() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let mut rng = crate::common::Rng(44);
+    let reference = "refs/rewind/0b/alice@laptop/s1";
+    let tip = |run: Run| run.stdout.trim().to_string();
+    for round in 0..8 {
+        alice.turn("s1", "f.txt", &format!("{BASE}round {round}\n"));
+        let child = alice
+            .command("s1", &["push"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(rng.below(120)));
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        // The local ref moves only once the remote took the push.
+        let local = tip(alice.git(&["for-each-ref", "--format=%(objectname)", reference]));
+        let remote = tip(lab.git(&["for-each-ref", "--format=%(objectname)", reference]));
+        if !local.is_empty() {
+            lab.git(&["merge-base", "--is-ancestor", &local, &remote])
+                .ok();
+        }
+    }
+    let last = alice.rw("s1", &["--json", "push"]);
+    last.ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let windows = bob
+        .rw("alice@laptop/s1", &["--json", "log", "--limit", "100"])
+        .json();
+    assert_eq!(
+        windows["sessions"][0]["windows"].as_array().unwrap().len(),
+        8
+    );
+}
+
+#[test]
+fn two_pushes_of_one_session_at_once_both_land() {
+    let lab = Lab::new();
+    let one = lab.machine("one", "ci@runner");
+    let two = lab.machine("two", "ci@runner");
+    one.turn("job", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    two.turn("job", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    let a = one.command("job", &["push"]).output();
+    let b = two.command("job", &["push"]).output();
+    let (a, b): (Run, Run) = (a.unwrap().into(), b.unwrap().into());
+    a.ok();
+    b.ok();
+    let started: Vec<std::process::Child> = [&one, &two]
+        .iter()
+        .map(|m| {
+            m.turn("job", "f.txt", "one\ntwo\nTHREE\nfour\nfive\n");
+            m.command("job", &["push"]).spawn().unwrap()
+        })
+        .collect();
+    for mut c in started {
+        assert!(c.wait().unwrap().success());
+    }
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
+}

@@ -95,6 +95,8 @@ pub(crate) fn remote_sessions(
         ],
     )?;
     let own = ref_part(origin.as_str());
+    // Every local ref in one run, not one run per remote session.
+    let local = repo.local_refs()?;
     let mut found = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Some((oid, reference)) = line.split_once('\t') else {
@@ -111,8 +113,8 @@ pub(crate) fn remote_sessions(
         let here = if origin_part == own {
             "own"
         } else {
-            match repo.resolve(reference)? {
-                Some(local) if local == commit => "fetched",
+            match local.get(reference) {
+                Some(here) if *here == commit => "fetched",
                 Some(_) => "behind",
                 None => "not-fetched",
             }

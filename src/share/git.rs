@@ -194,6 +194,25 @@ impl Repo {
         parse_oid(String::from_utf8_lossy(&out.stdout).trim(), reference).map(Some)
     }
 
+    /// Every local ref under `refs/rewind/` and the object it names.
+    pub fn local_refs(&self) -> Result<std::collections::HashMap<String, ObjectId>, ShareError> {
+        let out = self.git_ok(
+            "git for-each-ref",
+            [
+                "for-each-ref",
+                "--format=%(objectname) %(refname)",
+                "refs/rewind/",
+            ],
+        )?;
+        let mut refs = std::collections::HashMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some((oid, name)) = line.split_once(' ') {
+                refs.insert(name.to_string(), parse_oid(oid, name)?);
+            }
+        }
+        Ok(refs)
+    }
+
     /// Point `reference` at `new`, provided it still names `old` (`None`: does not exist);
     /// git's own compare-and-swap, never forced.
     pub fn update_ref(
@@ -250,8 +269,17 @@ impl Repo {
             .collect())
     }
 
-    /// Write an object whose bytes are at hand.
+    /// Write an object whose bytes are at hand; one the repository holds already (a file
+    /// version in the project's own history, a window pushed before) is not written again.
     pub fn write_buf(&self, kind: gix_object::Kind, bytes: &[u8]) -> Result<ObjectId, ShareError> {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).map_err(|e| {
+            ShareError::Odb {
+                detail: format!("cannot hash a {kind}: {e}"),
+            }
+        })?;
+        if gix_object::Exists::exists(&self.odb, &id) {
+            return Ok(id);
+        }
         self.loose()
             .write_buf(kind, bytes)
             .map_err(|e| ShareError::Odb {

@@ -46,13 +46,14 @@ pub fn prune(
         pruned: Vec::new(),
         kept: 0,
     };
+    let local = repo.local_refs()?;
     for s in remote_sessions(&repo, transport, origin)? {
         if s.here != "own" {
             continue;
         }
         let commit = super::git::parse_oid(&s.commit, &s.reference)?;
-        let pushed_at = match repo.resolve(&s.reference)? {
-            Some(local) if local == commit => commit_time(&repo, &commit, &s.reference)?,
+        let pushed_at = match local.get(&s.reference) {
+            Some(here) if *here == commit => commit_time(&repo, &commit, &s.reference)?,
             _ => None,
         };
         let Some(pushed_at) = pushed_at.filter(|t| *t < cutoff) else {

@@ -4,16 +4,16 @@
 //! `log`, `diff`, `blame` and `undo` treat them as any other history.
 //!
 //! Invariants: the caller puts every blob a change names first ([`Session::adopt_blob`],
-//! durable before a row names it, as everywhere); the rows of one adoption are one index
-//! transaction, so an interrupted fetch leaves no half session; each window is adopted once,
-//! keyed by its item name in `imported_sources` (importer [`FETCH_IMPORTER`]), so fetching
+//! durable before a row names it, as everywhere); the rows are written by the locked writer
+//! ([`Locked::adopt`]), one index transaction per adoption, so an interrupted fetch leaves
+//! no half session; each window is adopted once, keyed by its item name in `imported_sources` (importer [`FETCH_IMPORTER`]), so fetching
 //! again adds nothing. Adoption never touches workspace files nor the file states: what the
 //! other machine's files held says nothing about this checkout (undo compares with the disk).
 
 use std::collections::BTreeSet;
 use std::io::Read;
 
-use super::{EngineError, Home, Result, Session};
+use super::{EngineError, Home, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
 use crate::model::{FileState, MetadataReason, Proof, WindowKind, WindowStatus};
@@ -92,12 +92,15 @@ impl Session<'_> {
             .read()
             .imported_items(self.ws_id, FETCH_IMPORTER, &self.name)?)
     }
+}
 
+impl Locked<'_> {
     /// Write `windows` (in the order given) into this session in one transaction, skipping
     /// those adopted before; returns the new windows' ids.
     pub fn adopt(&self, windows: &[AdoptedWindow]) -> Result<Vec<WindowId>> {
-        let (ws, session, name, now) = (self.ws_id, self.id, self.name.as_str(), self.now());
-        self.home.index.write(|tx| {
+        let s = self.session();
+        let (ws, session, name, now) = (s.ws_id, s.id, s.name.as_str(), s.now());
+        s.home.index.write(|tx| {
             // Another fetch may have committed some of these since the caller looked.
             let present = tx.imported_items(ws, FETCH_IMPORTER, name)?;
             let mut added = Vec::new();

@@ -273,7 +273,7 @@ fn adopt(
     }
     let windows: Vec<AdoptedWindow> = planned.into_iter().map(|(w, _)| w).collect();
     report.changes = windows.iter().map(|w| w.changes.len()).sum();
-    report.windows = session.adopt(&windows)?.len();
+    report.windows = session.writer()?.adopt(&windows)?.len();
     Ok(report)
 }
 

@@ -25,7 +25,7 @@
 //! its commit, pushes it by id, and moves the local ref only once the remote accepted it:
 //! a push that fails or is killed leaves the local history as it was. A fetch asks for the
 //! named refs only; the fetched session is adopted into this workspace's index through
-//! [`crate::engine::Session::adopt`], never touching workspace files.
+//! [`crate::engine::Locked::adopt`] (the locked writer), never touching workspace files.
 //!
 //! A fetched session is named `<origin>/<session>` here and is read-only for sharing: it is
 //! never pushed back (only sessions this machine recorded are pushed).

@@ -6,9 +6,10 @@
 //! Invariants: the caller puts every blob a change names first ([`Session::adopt_blob`],
 //! durable before a row names it, as everywhere); the rows are written by the locked writer
 //! ([`Locked::adopt`]), one index transaction per adoption, so an interrupted fetch leaves
-//! no half session; each window is adopted once, keyed by its item name in `imported_sources` (importer [`FETCH_IMPORTER`]), so fetching
-//! again adds nothing. Adoption never touches workspace files nor the file states: what the
-//! other machine's files held says nothing about this checkout (undo compares with the disk).
+//! no half session; each window is adopted once, keyed by its item name in
+//! `imported_sources` (importer [`FETCH_IMPORTER`]), so fetching again adds nothing.
+//! Adoption never touches workspace files nor the file states: what the other machine's
+//! files held says nothing about this checkout (undo compares with the disk).
 
 use std::collections::BTreeSet;
 use std::io::Read;

@@ -26,9 +26,9 @@ ms() { echo $(( ($2 - $1) / 1000000 )); }
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$DIR/srv"
-git daemon --export-all --enable=receive-pack --reuseaddr --listen=127.0.0.1 --port="$PORT" \
+"$(git --exec-path)/git-daemon" --export-all --enable=receive-pack --reuseaddr --listen=127.0.0.1 --port="$PORT" \
   --base-path="$DIR/srv" "$DIR/srv" >/dev/null 2>&1 &
-DAEMON=$!
+DAEMON=$!   # git-daemon itself: killing the `git` front end would leave it running
 URL="git://127.0.0.1:$PORT"
 for _ in $(seq 100); do git ls-remote "$URL/none" >/dev/null 2>&1 && break; git init -q --bare "$DIR/srv/none"; sleep 0.05; done
 

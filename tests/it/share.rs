@@ -724,10 +724,12 @@ impl Drop for Daemon {
 fn push_and_fetch_through_git_daemon_on_loopback() {
     let lab = Lab::new();
     let port = free_port();
+    // git-daemon itself, not the `git` front end, which would leave it running when killed.
+    let exec_path = git_in(&lab.root(), &lab.root(), &["--exec-path"]);
+    let program = Path::new(exec_path.ok().stdout.trim()).join("git-daemon");
     let daemon = Daemon(
-        Command::new("git")
+        Command::new(program)
             .args([
-                "daemon",
                 "--export-all",
                 "--enable=receive-pack",
                 "--reuseaddr",

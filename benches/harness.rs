@@ -385,7 +385,10 @@ fn replay_versions(
     let pack_start = Instant::now();
     let history = {
         let mut h = Home::open(home, Options::default())?;
-        rewind::maintenance::pack_history(&mut h, &mut rewind::maintenance::NoProgress)?
+        rewind::engine::maintenance::pack_history(
+            &mut h,
+            &mut rewind::engine::maintenance::NoProgress,
+        )?
     };
     let pack_secs = pack_start.elapsed().as_secs_f64();
     let (stored_after, read_after) = stored_and_read(home)?;
@@ -393,7 +396,7 @@ fn replay_versions(
     let index_kib = du_k(&home.join("index.sqlite3"));
     let verify_ok = {
         let h = Home::open(home, Options::default())?;
-        rewind::maintenance::verify(&h)?.ok
+        rewind::engine::maintenance::verify(&h)?.ok
     };
     let gc_start = Instant::now();
     git(shadow, work, &["gc", "-q", "--prune=now"])?;
@@ -428,13 +431,16 @@ fn pack(home: &Path) -> Res<()> {
     let start = Instant::now();
     let history = {
         let mut h = Home::open(home, Options::default())?;
-        rewind::maintenance::pack_history(&mut h, &mut rewind::maintenance::NoProgress)?
+        rewind::engine::maintenance::pack_history(
+            &mut h,
+            &mut rewind::engine::maintenance::NoProgress,
+        )?
     };
     let pack_secs = start.elapsed().as_secs_f64();
     let (stored_after, read_after) = stored_and_read(home)?;
     let verify_ok = {
         let h = Home::open(home, Options::default())?;
-        rewind::maintenance::verify(&h)?.ok
+        rewind::engine::maintenance::verify(&h)?.ok
     };
     println!(
         "{}",

@@ -28,7 +28,7 @@ start() {
   SERVER=$!
   for _ in $(seq 200); do grep -q token= "$DIR/url" && break; sleep 0.05; done
   URL=$(sed -n 's/^rewind review: //p' "$DIR/url")
-  BASE=${URL%%/?token=*}
+  BASE=${URL%%/#token=*}
   TOKEN=${URL##*token=}
 }
 # call METHOD PATH [BODY]: prints curl's total time in seconds; the answer goes to $DIR/out.json.

@@ -41,20 +41,22 @@
 //!   (log, diff, restore), and [`engine::exec`], the one executor that applies a plan of file
 //!   transitions (intent record, atomic replace, verify, rollback, crash recovery);
 //! - [`undo`]: the undo/redo planner; [`scan`]: workspace scans for shell commands;
-//!   [`maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
+//!   [`engine::maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
+//!   [`resident`]: the resident helper's protocol and decisions;
 //!   [`hooks`]: each agent's payload format and the runner that maps events to the engine;
 //!   [`import`]: history an agent recorded itself (OpenCode), proven change by change;
 //!   [`share`]: sessions as git objects, pushed and fetched through git remotes.
 
 pub mod edit;
 pub mod engine;
+pub mod files;
 pub mod hooks;
 pub mod ids;
 pub mod import;
 pub mod index;
-pub mod maintenance;
 pub mod merge;
 pub mod model;
+pub mod resident;
 pub mod scan;
 pub mod search;
 pub mod share;

@@ -18,9 +18,20 @@
 //! Two changes conflict when their regions of base overlap or touch (an insertion right at
 //! the edge of the other side's change too), as in git: a merge next to someone's edit is
 //! not something to guess at.
+//!
+//! Myers' diff costs about the square of the number of lines that differ: a file of 80,000
+//! lines the agent rewrote took minutes to diff. So every line diff here goes through
+//! [`line_diff`]/[`line_ops`], which first count (in linear time) how many lines must differ
+//! at least; past [`DIFF_LINES_MAX`] the diff is coarse by rule, deterministically: the
+//! common first and last lines are kept and everything between them is one replacement (a
+//! valid diff, so a merge over it is still exact, only more often an overlap). An input that
+//! hides its cost from that count (many lines moved, none changed) is stopped by a deadline
+//! ([`DIFF_TIME_MAX`]); a merge that hits it is refused as too large rather than use a diff
+//! whose shape depended on the clock. See benches/RESULTS.md (issue 47).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 use similar::{Algorithm, DiffOp, DiffTag, TextDiff};
 
@@ -36,6 +47,8 @@ pub enum NotText {
     NotUtf8,
     /// The line diff did not rebuild the file exactly (a flaw of the diff, never expected).
     Undiffable,
+    /// The line diff ran out of time ([`DIFF_TIME_MAX`]).
+    TooLarge,
 }
 
 impl NotText {
@@ -44,6 +57,9 @@ impl NotText {
             NotText::Binary => "the file is binary",
             NotText::NotUtf8 => "the file is not UTF-8 text",
             NotText::Undiffable => "the line diff of the file failed its check",
+            NotText::TooLarge => {
+                "the change is too large to merge line by line (its diff ran out of time)"
+            }
         }
     }
 }
@@ -102,8 +118,11 @@ struct Edit {
 /// indices `similar` reports on the side an op does not touch (an insertion's index in base
 /// can be wrong: mitsuhiko/similar#78); and the regions are checked to rebuild `side` from
 /// `base` exactly, so no diff flaw can reach a merged file (`None`: refuse).
-fn edits(base: &[&str], side: &[&str]) -> Option<Vec<Edit>> {
-    let ops = similar::capture_diff_slices(Algorithm::Myers, base, side);
+fn edits(base: &[&str], side: &[&str]) -> Result<Vec<Edit>, NotText> {
+    let (ops, exact) = diff_ops(base, side);
+    if !exact {
+        return Err(NotText::TooLarge);
+    }
     let mut out: Vec<Edit> = Vec::new();
     let (mut b, mut s) = (0, 0);
     let mut open = false;
@@ -127,7 +146,11 @@ fn edits(base: &[&str], side: &[&str]) -> Option<Vec<Edit>> {
         }
         open = true;
     }
-    rebuilds(base, side, &out).then_some(out)
+    if rebuilds(base, side, &out) {
+        Ok(out)
+    } else {
+        Err(NotText::Undiffable)
+    }
 }
 
 /// Do `edits` turn `base` into `side`?
@@ -150,7 +173,7 @@ fn rebuilds(base: &[&str], side: &[&str], edits: &[Edit]) -> bool {
 /// Merge `ours` and `theirs`, both descended from `base`. Text only (see [`text`]).
 pub(crate) fn merge3(base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Merged, NotText> {
     let (b, o, t) = (lines(text(base)?), lines(text(ours)?), lines(text(theirs)?));
-    merge_lines(&b, &o, &t).ok_or(NotText::Undiffable)
+    merge_lines(&b, &o, &t)
 }
 
 /// One side in the walk over base: its lines, its edits, the next one not yet merged, and
@@ -163,8 +186,8 @@ struct Side<'a, 'l> {
 }
 
 impl<'a, 'l> Side<'a, 'l> {
-    fn new(base: &[&str], lines: &'a [&'l str]) -> Option<Self> {
-        Some(Side {
+    fn new(base: &[&str], lines: &'a [&'l str]) -> Result<Self, NotText> {
+        Ok(Side {
             lines,
             edits: edits(base, lines)?,
             next: 0,
@@ -199,7 +222,7 @@ impl<'a, 'l> Side<'a, 'l> {
 
 /// The walk over base: each region either side changed (grown while a change of either
 /// side overlaps or touches it) is merged on its own; lines between regions are base's.
-fn merge_lines(base: &[&str], ours: &[&str], theirs: &[&str]) -> Option<Merged> {
+fn merge_lines(base: &[&str], ours: &[&str], theirs: &[&str]) -> Result<Merged, NotText> {
     let mut o = Side::new(base, ours)?;
     let mut t = Side::new(base, theirs)?;
     let mut out: Vec<&str> = Vec::new();
@@ -250,10 +273,10 @@ fn merge_lines(base: &[&str], ours: &[&str], theirs: &[&str]) -> Option<Merged> 
         at = region.end;
     }
     if !overlaps.is_empty() {
-        return Some(Merged::Overlap(overlaps));
+        return Ok(Merged::Overlap(overlaps));
     }
     out.extend_from_slice(&base[at..]);
-    Some(Merged::Clean {
+    Ok(Merged::Clean {
         bytes: out.concat().into_bytes(),
         kept,
     })
@@ -269,7 +292,7 @@ fn run(at: usize, lines: usize) -> Lines {
 
 /// The change `before` → `after` as [`rewind diff`](HUNK_CONTEXT) numbers its hunks: each
 /// hunk is the ops of one group.
-fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
+pub(crate) fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
     diff.grouped_ops(HUNK_CONTEXT)
         .into_iter()
         .filter(|g| !g.is_empty())
@@ -279,14 +302,14 @@ fn hunk_groups<'a>(diff: &TextDiff<'a, 'a, 'a, str>) -> Vec<Vec<DiffOp>> {
 /// How many hunks `rewind diff` shows for the change `before` → `after`.
 #[cfg(test)]
 fn hunk_count(before: &str, after: &str) -> usize {
-    hunk_groups(&TextDiff::from_lines(before, after)).len()
+    hunk_groups(&line_diff(before, after)).len()
 }
 
 /// `after` with the hunks numbered `chosen` (1-based, as `rewind diff` numbers them) put back
 /// as they were in `before`: what a hunk undo wants. `Err(count)` when a number is not a
 /// hunk of the change (0, or more than there are).
 pub fn revert_hunks(before: &str, after: &str, chosen: &[usize]) -> Result<Vec<u8>, usize> {
-    let diff = TextDiff::from_lines(before, after);
+    let diff = line_diff(before, after);
     let groups = hunk_groups(&diff);
     if chosen.iter().any(|&n| n == 0 || n > groups.len()) {
         return Err(groups.len());
@@ -317,11 +340,75 @@ pub fn revert_hunks(before: &str, after: &str, chosen: &[usize]) -> Result<Vec<u
 /// A unified diff of `old` → `new` (three lines of context), both text: what a dry run
 /// shows of a merged result.
 pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
-    TextDiff::from_lines(old, new)
+    line_diff(old, new)
         .unified_diff()
         .context_radius(HUNK_CONTEXT)
         .header(old_name, new_name)
         .to_string()
+}
+
+/// Past this many lines that must differ (added plus removed, counted without diffing) a
+/// line diff is coarse: its cost grows with their square (benches/RESULTS.md, issue 47).
+pub const DIFF_LINES_MAX: usize = 10_000;
+
+/// The longest a line diff may take before its remaining work is coarse.
+pub const DIFF_TIME_MAX: Duration = Duration::from_secs(5);
+
+/// When a line diff of `old` → `new` must stop refining: now when the lines that must differ
+/// are past [`DIFF_LINES_MAX`] (then coarse by rule, `true`), else after [`DIFF_TIME_MAX`].
+fn deadline<T: std::hash::Hash + Eq>(old: &[T], new: &[T]) -> (Instant, bool) {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let (old, new) = (&old[prefix..], &new[prefix..]);
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old, new) = (&old[..old.len() - suffix], &new[..new.len() - suffix]);
+    if old.len() + new.len() <= DIFF_LINES_MAX {
+        return (Instant::now() + DIFF_TIME_MAX, false);
+    }
+    // Each line's count in `old` less its count in `new`: whatever the alignment, at least
+    // that many copies of it are removed (or added).
+    let mut counts: HashMap<&T, isize> = HashMap::new();
+    for line in old {
+        *counts.entry(line).or_default() += 1;
+    }
+    for line in new {
+        *counts.entry(line).or_default() -= 1;
+    }
+    let differ: usize = counts.values().map(|c| c.unsigned_abs()).sum();
+    // The time runs from here: counting is not the diff's work.
+    if differ > DIFF_LINES_MAX {
+        (Instant::now(), true)
+    } else {
+        (Instant::now() + DIFF_TIME_MAX, false)
+    }
+}
+
+/// The diff ops of `old` → `new` (Myers), and whether they are as fine as Myers makes them:
+/// `false` when the deadline cut it short (coarse by rule is not that: it is the same on
+/// every run).
+fn diff_ops(old: &[&str], new: &[&str]) -> (Vec<DiffOp>, bool) {
+    let (until, by_rule) = deadline(old, new);
+    let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, old, new, Some(until));
+    (ops, by_rule || Instant::now() < until)
+}
+
+/// The diff ops of lines `old` → `new`, bounded as every line diff here is (blame's).
+pub(crate) fn line_ops(old: &[&str], new: &[&str]) -> Vec<DiffOp> {
+    diff_ops(old, new).0
+}
+
+/// The line diff of `old` → `new` that `rewind diff`, its hunk numbers and hunk undo use,
+/// bounded (see the module doc).
+pub fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
+    let (until, _) = deadline(&lines(old), &lines(new));
+    TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .deadline(until)
+        .diff_lines(old, new)
 }
 
 #[cfg(test)]
@@ -497,5 +584,43 @@ mod tests {
             let (redone, _) = clean(&before, &undone, &agent);
             prop_assert_eq!(redone, later);
         }
+    }
+
+    /// Past the bound the diff is coarse by rule: the same one hunk on every run, however
+    /// many lines in between are equal, and a merge over it is still exact.
+    #[test]
+    fn a_change_past_the_bound_is_one_coarse_hunk_and_still_merges_exactly() {
+        let n = DIFF_LINES_MAX + 2_000;
+        let base: String = (0..n).map(|i| format!("line {i}\n")).collect();
+        // Every other line rewritten: more than the bound must differ.
+        let theirs: String = (0..n)
+            .map(|i| match i % 2 {
+                0 if i < n - 10 => format!("LINE {i}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect();
+        assert_eq!(hunk_count(&base, &theirs), 1);
+        assert_eq!(hunk_count(&base, &theirs), 1, "the same every time");
+        // A later edit after the last changed line is kept by the merge.
+        let ours = base.replace(&format!("line {}\n", n - 2), "a later edit\n");
+        let want = theirs.replace(&format!("line {}\n", n - 2), "a later edit\n");
+        assert_eq!(
+            merged(&base, &ours, &theirs),
+            Merged::Clean {
+                bytes: want.into_bytes(),
+                kept: 1
+            }
+        );
+        // One inside the coarse region overlaps, as the undo then says.
+        let ours = base.replace("line 1\n", "a later edit\n");
+        assert!(matches!(merged(&base, &ours, &theirs), Merged::Overlap(_)));
+        // Under the bound the same kind of change keeps its fine diff.
+        let small: String = (0..n)
+            .map(|i| match i {
+                10 | 5_000 => format!("LINE {i}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect();
+        assert_eq!(hunk_count(&base, &small), 2);
     }
 }

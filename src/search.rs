@@ -158,7 +158,8 @@ pub fn search(
             report.skipped_large += 1;
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        // A FIFO or device swapped in after the walk saw a file is skipped, never waited on.
+        let Ok(bytes) = crate::files::read_regular(path, crate::files::Follow::No, u64::MAX) else {
             report.unreadable += 1;
             continue;
         };
@@ -232,7 +233,7 @@ fn search_file(
             line: i + 1,
             text: line.to_string(),
             before: numbered(i.saturating_sub(opts.context), i),
-            after: numbered(i + 1, (i + 1 + opts.context).min(lines.len())),
+            after: numbered(i + 1, (i + 1).saturating_add(opts.context).min(lines.len())),
         });
     }
     if in_file > 0 {

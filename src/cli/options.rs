@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+/// Listed apart from each command's own options in `--help` (issue 43: `undo --help` mixed
+/// them in, as if they were undo's).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Where rewind keeps its index and blobs [default: $XDG_DATA_HOME/rewind or ~/.local/share/rewind]
     #[arg(long, global = true, env = "REWIND_HOME", value_name = "DIR")]

@@ -58,7 +58,7 @@ impl Drop for Bars {
     }
 }
 
-impl rewind::maintenance::Progress for Bars {
+impl rewind::engine::maintenance::Progress for Bars {
     fn phase(&mut self, what: &'static str, steps: u64) {
         self.start(what, steps);
     }

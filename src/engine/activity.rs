@@ -41,6 +41,32 @@ pub struct Attribution {
 }
 
 impl Home {
+    /// `name` as a session of `ws` when this home already has it (`None` otherwise, and
+    /// nothing is created): what a read that must leave the index as it is opens (the
+    /// review page).
+    pub fn existing_session(&self, ws: Workspace, name: &str) -> Result<Option<Session<'_>>> {
+        let known = {
+            let tx = self.index.read();
+            match tx.find_workspace(&ws.root_bytes())? {
+                Some(ws_id) => tx.find_session(ws_id, name)?.is_some(),
+                None => false,
+            }
+        };
+        if !known {
+            return Ok(None);
+        }
+        self.session(ws, name).map(Some)
+    }
+
+    /// The names of `ws`'s sessions, newest first (none when this home never saw `ws`).
+    pub fn session_names(&self, ws: &Workspace) -> Result<Vec<String>> {
+        let tx = self.index.read();
+        let Some(ws_id) = tx.find_workspace(&ws.root_bytes())? else {
+            return Ok(Vec::new());
+        };
+        Ok(tx.sessions(ws_id)?.into_iter().map(|r| r.name).collect())
+    }
+
     /// The sessions of `ws` that agents' hooks named, most recently active first.
     pub fn agent_sessions(&self, ws: &Workspace) -> Result<Vec<AgentSession>> {
         let tx = self.index.read();

@@ -13,7 +13,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use similar::{Algorithm, DiffTag};
+use similar::DiffTag;
 
 use super::history::{rfc3339, DIFF_MAX_BYTES};
 use super::{EngineError, History, ObjectKind, Result};
@@ -321,7 +321,10 @@ impl History<'_> {
             change_id: c.id.0,
             path: c.path.display(),
             path_bytes: c.path.bytes_hex_if_not_utf8(),
-            change: if added { "added" } else { "removed" },
+            change: match added {
+                true => PickaxeChange::Added,
+                false => PickaxeChange::Removed,
+            },
             line,
             context,
         }))
@@ -329,6 +332,24 @@ impl History<'_> {
 }
 
 /// A window whose change of `path` added or removed the text (the count of it differs).
+/// Whether a change added the text a pickaxe looks for or removed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PickaxeChange {
+    /// More of it after the change.
+    Added,
+    Removed,
+}
+
+impl std::fmt::Display for PickaxeChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PickaxeChange::Added => "added",
+            PickaxeChange::Removed => "removed",
+        })
+    }
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct PickaxeHit {
     pub window_id: WindowId,
@@ -342,7 +363,7 @@ pub struct PickaxeHit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_bytes: Option<String>,
     /// `added` (more of it after the change) or `removed`.
-    pub change: &'static str,
+    pub change: PickaxeChange,
     /// The first line holding the text, in the after (added) or the before (removed).
     pub line: usize,
     pub context: String,
@@ -379,7 +400,7 @@ fn next_version(
         let new: Vec<&str> = lines.iter().map(String::as_str).collect();
         // Positions from the ops' lengths (see `merge`: similar#78).
         let (mut o, mut n) = (0, 0);
-        for op in similar::capture_diff_slices(Algorithm::Myers, &old, &new) {
+        for op in crate::merge::line_ops(&old, &new) {
             let (ol, nl) = (op.old_range().len(), op.new_range().len());
             if op.tag() == DiffTag::Equal {
                 sources[n..n + nl].copy_from_slice(&p.sources[o..o + ol]);

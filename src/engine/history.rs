@@ -89,6 +89,31 @@ pub struct FileHistory {
     pub versions: Vec<Version>,
 }
 
+/// A window's changes as one change per path, in the order each path was first changed: the
+/// first change's before → the last change's after (the turn's net change of the file,
+/// however many tool calls made it; `undo --hunk` numbers its hunks on it). It carries the
+/// last change's id and, when any of the path's changes lacks bytes, that change's reason.
+pub(crate) fn net_changes(changes: Vec<Change>) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    let mut at: std::collections::HashMap<RelPath, usize> = std::collections::HashMap::new();
+    for c in changes {
+        match at.get(&c.path) {
+            Some(&i) => {
+                let net = &mut out[i];
+                net.id = c.id;
+                net.after = c.after;
+                net.reason = net.reason.or(c.reason);
+                net.undone_by = net.undone_by.and(c.undone_by);
+            }
+            None => {
+                at.insert(c.path.clone(), out.len());
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 /// Versions larger than this are not diffed (both sides would be held in memory).
 pub(crate) const DIFF_MAX_BYTES: u64 = 16 << 20;
 
@@ -215,7 +240,7 @@ impl History<'_> {
         };
         let filter = self.ws.resolve_all(paths, cwd)?;
         let mut out = Vec::new();
-        for c in r.changes_in_window(window)? {
+        for c in net_changes(r.changes_in_window(window)?) {
             if !filter.is_empty() && !filter.contains(&c.path) {
                 continue;
             }
@@ -461,7 +486,7 @@ impl Locked<'_> {
         let plan = Plan {
             kind: WindowKind::Agent,
             label: format!("restore {rel}"),
-            tool: "restore",
+            tool: super::exec::PlanTool::Restore,
             recorded_by: RecordedBy::Restore,
             steps: vec![Step {
                 path: rel.clone(),

@@ -14,6 +14,11 @@
 //!   context files and the read tool. It hands out the other two capabilities and no raw
 //!   index or store outside the library; the capture module's helpers are that module's
 //!   functions, not methods every module extends.
+//! - A scan and an import write only through their own transaction types, got from the
+//!   session: `scan_rows().write` gives a `ScanTx` (file states, the blobs and changes found, its
+//!   windows), `import` an `ImportTx` (its own closed windows and their source items). No
+//!   module outside `engine` and `index` holds the raw index.
+//! - [`maintenance`]: `verify`, `gc` and the pack step, operations of the whole home.
 //! - [`Locked`] (`session.writer()`) is the session holding its workspace lock (as jj's
 //!   `start_mutation`): the only way to change workspace files. Undo, redo and restore plan
 //!   first (pure), then [`exec::execute`] through it; the edit tools' writes go through
@@ -31,7 +36,10 @@ mod context;
 mod context_cache;
 pub mod exec;
 mod history;
+mod imported;
+pub mod maintenance;
 mod refusals;
+mod scan_rows;
 mod tools;
 
 use std::fs::File;
@@ -40,7 +48,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE_EVERY};
 pub use adopt::{AdoptedChange, AdoptedWindow, FETCH_IMPORTER};
-pub use blame::{Blame, BlameLine, PickaxeHit, Source};
+pub use blame::{Blame, BlameLine, PickaxeChange, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};
 pub use context::{is_context_name, render_context, ContextFile};
@@ -49,7 +57,9 @@ pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
     RestoreSource, Version,
 };
+pub(crate) use imported::{ImportedChange, ImportedWindow};
 pub use refusals::RefusalEntry;
+pub(crate) use scan_rows::ScanTx;
 pub use tools::{
     refusal_kind, EditResult, ReadReport, ToolError, ToolResult, WriteGuard, WriteResult,
 };
@@ -565,16 +575,10 @@ fn file_identity(path: &Path) -> std::io::Result<(u64, u64)> {
     Ok((m.dev(), m.ino()))
 }
 
-/// Open (creating, never truncating) the home's file `name`, private to its owner.
+/// Open (creating, never truncating) the home's file `name`, private to its owner; never
+/// through a symlink planted there.
 fn private_file(root: &Path, name: &str) -> std::io::Result<File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(root.join(name))
+    crate::files::open_home_file(root, name, crate::files::HomeWrite::Keep)
 }
 
 /// A session holding its workspace's lock (as jj's `start_mutation` hands out a locked
@@ -763,14 +767,6 @@ impl<'h> Session<'h> {
             }
             Ok::<_, EngineError>(())
         })
-    }
-
-    /// Drop this session's pre-shell scan mark `key` (a shell call's id, or "").
-    pub(crate) fn take_scan_mark(&self, key: &str) -> Result<()> {
-        self.home
-            .index
-            .write(|tx| tx.take_scan_mark(self.id, key))?;
-        Ok(())
     }
 
     /// Store `bytes` as blob `id`, a delta against `previous` whose bytes are at hand (a

@@ -224,7 +224,7 @@ fn close_unanswered(
         } else if !boundary {
             continue;
         }
-        session.take_scan_mark(key)?;
+        session.scan_rows().take_scan_mark(key)?;
     }
     Ok(())
 }

@@ -141,7 +141,7 @@ pub struct Backup {
 /// The cwd a transcript names first (to pick this workspace's sessions without parsing
 /// others'), looking at its first 200 lines; `None` when unreadable or not found.
 pub(crate) fn peek_cwd(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
+    let f = crate::files::open_regular(path, crate::files::Follow::Yes).ok()?;
     let mut r = BufReader::new(f);
     for _ in 0..200 {
         let mut line = Vec::new();
@@ -241,7 +241,8 @@ fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
         line: 0,
         detail: e.to_string(),
     };
-    let f = std::fs::File::open(path).map_err(io)?;
+    // A transcript that is a FIFO or a device is refused naming it, never waited on.
+    let f = crate::files::open_regular(path, crate::files::Follow::Yes).map_err(io)?;
     let mut r = BufReader::new(f);
     let mut t = Transcript {
         session_id: path

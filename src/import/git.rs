@@ -76,7 +76,15 @@ pub enum Blob {
 pub struct SnapshotStore {
     odb: gix_odb::Handle,
     dir: PathBuf,
+    /// `dir` and the directories its alternates name, checked before gix-odb reads them.
+    object_dirs: Vec<PathBuf>,
 }
+
+/// The most object directories an alternates chain may name (git allows 5 levels of nesting).
+const MAX_OBJECT_DIRS: usize = 64;
+
+/// The largest alternates file read: a list of paths.
+const MAX_ALTERNATES: u64 = 1 << 20;
 
 impl SnapshotStore {
     /// Open the object directory `objects` (the `objects/` of a git dir). Nothing is
@@ -92,10 +100,14 @@ impl SnapshotStore {
                 "no such directory",
             )));
         }
+        // gix-odb reads the alternates files with a blocking open: each is checked here
+        // first, so a FIFO or a device in their place is an error naming it, not a hang.
+        let object_dirs = object_dirs(objects).map_err(open_err)?;
         let odb = gix_odb::at(objects, gix_hash::Kind::Sha1).map_err(open_err)?;
         Ok(SnapshotStore {
             odb,
             dir: objects.to_path_buf(),
+            object_dirs,
         })
     }
 
@@ -108,8 +120,32 @@ impl SnapshotStore {
         ObjectId::from_hex(hex.as_bytes()).map_err(|_| GitError::BadId { id: hex.into() })
     }
 
+    /// A loose object file of `id` that is not a regular file (gix-odb would open a FIFO
+    /// and wait, or read a device forever) is damage naming it.
+    fn check_loose(&self, id: &oid) -> Result<()> {
+        let hex = id.to_hex().to_string();
+        let (fan, rest) = hex.split_at(2);
+        for dir in &self.object_dirs {
+            let path = dir.join(fan).join(rest);
+            if let Ok(meta) = std::fs::metadata(&path) {
+                if !meta.is_file() {
+                    return Err(GitError::Corrupt {
+                        id: id.to_owned(),
+                        detail: format!(
+                            "its object file {} is a {}, not a regular file",
+                            path.display(),
+                            crate::files::kind(&meta.file_type())
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Read object `id` of kind `expected` into `buf`, verifying its hash.
     fn read(&self, id: &oid, expected: gix_object::Kind, buf: &mut Vec<u8>) -> Result<()> {
+        self.check_loose(id)?;
         let data = self
             .odb
             .try_find(id, buf)
@@ -134,6 +170,7 @@ impl SnapshotStore {
 
     /// The bytes of blob `id`, or its size when over `max_size` (not read).
     pub fn blob(&self, id: &oid, max_size: u64) -> Result<Blob> {
+        self.check_loose(id)?;
         let header = self
             .odb
             .try_header(id)
@@ -189,23 +226,62 @@ impl SnapshotStore {
     }
 
     /// Every path whose entry differs between trees `before` and `after` (ids as recorded),
-    /// in path order. Identical subtrees are not read.
+    /// in path order. Identical subtrees are not read. Iterative: a tree nested thousands
+    /// of levels deep (outside data) costs memory on the heap, never the stack.
     pub fn diff(&self, before: &oid, after: &oid) -> Result<Vec<Delta>> {
         let mut out = Vec::new();
-        self.diff_into(Some(before), Some(after), &mut Vec::new(), &mut out)?;
+        if before == after {
+            return Ok(out);
+        }
+        let mut prefix = Vec::new();
+        let mut stack = vec![self.level(Some(before), Some(after), 0, None)?];
+        while let Some(top) = stack.last_mut() {
+            let Some(name) = top.names.get(top.next).cloned() else {
+                let done = stack.pop().expect("the loop holds a level");
+                prefix.truncate(done.parent_len);
+                out.extend(done.then);
+                continue;
+            };
+            top.next += 1;
+            let duplicate = top.a.duplicates.contains(&name) || top.b.duplicates.contains(&name);
+            let (x, y) = (top.a.nodes.get(&name), top.b.nodes.get(&name));
+            if x == y && !duplicate {
+                continue;
+            }
+            let len = prefix.len();
+            if !prefix.is_empty() {
+                prefix.push(b'/');
+            }
+            prefix.extend_from_slice(&name);
+            let (x_tree, x_leaf) = split(x);
+            let (y_tree, y_leaf) = split(y);
+            // A path that is a tree on one side and a file on the other comes after the
+            // paths under it, as the recursive walk this replaces had it.
+            let leaf = (x_leaf.is_some() || y_leaf.is_some()).then(|| Delta {
+                path: prefix.clone(),
+                before: x_leaf,
+                after: y_leaf,
+                duplicate,
+            });
+            if (x_tree.is_some() || y_tree.is_some()) && x_tree != y_tree {
+                let level = self.level(x_tree.as_deref(), y_tree.as_deref(), len, leaf)?;
+                stack.push(level);
+            } else {
+                out.extend(leaf);
+                prefix.truncate(len);
+            }
+        }
         Ok(out)
     }
 
-    fn diff_into(
+    /// One level of [`SnapshotStore::diff`]: both trees' entries, their names in order.
+    fn level(
         &self,
         before: Option<&oid>,
         after: Option<&oid>,
-        prefix: &mut Vec<u8>,
-        out: &mut Vec<Delta>,
-    ) -> Result<()> {
-        if before == after {
-            return Ok(());
-        }
+        parent_len: usize,
+        then: Option<Delta>,
+    ) -> Result<Level> {
         let a = before
             .map(|id| self.entries(id))
             .transpose()?
@@ -214,37 +290,75 @@ impl SnapshotStore {
             .map(|id| self.entries(id))
             .transpose()?
             .unwrap_or_default();
-        let mut names: Vec<&Vec<u8>> = a.nodes.keys().chain(b.nodes.keys()).collect();
+        let mut names: Vec<Vec<u8>> = a.nodes.keys().chain(b.nodes.keys()).cloned().collect();
         names.sort();
         names.dedup();
-        for name in names {
-            let duplicate = a.duplicates.contains(name) || b.duplicates.contains(name);
-            let (x, y) = (a.nodes.get(name), b.nodes.get(name));
-            if x == y && !duplicate {
-                continue;
-            }
-            let len = prefix.len();
-            if !prefix.is_empty() {
-                prefix.push(b'/');
-            }
-            prefix.extend_from_slice(name);
-            let (x_tree, x_leaf) = split(x);
-            let (y_tree, y_leaf) = split(y);
-            if x_tree.is_some() || y_tree.is_some() {
-                self.diff_into(x_tree.as_deref(), y_tree.as_deref(), prefix, out)?;
-            }
-            if x_leaf.is_some() || y_leaf.is_some() {
-                out.push(Delta {
-                    path: prefix.clone(),
-                    before: x_leaf,
-                    after: y_leaf,
-                    duplicate,
-                });
-            }
-            prefix.truncate(len);
-        }
-        Ok(())
+        Ok(Level {
+            a,
+            b,
+            names,
+            next: 0,
+            parent_len,
+            then,
+        })
     }
+}
+
+/// A pair of trees being compared, and where [`SnapshotStore::diff`] is in them.
+struct Level {
+    a: Listing,
+    b: Listing,
+    names: Vec<Vec<u8>>,
+    next: usize,
+    /// The length of the path prefix before this level's directory name was added.
+    parent_len: usize,
+    /// This directory's own entry when the other side has a file of its name.
+    then: Option<Delta>,
+}
+
+/// `objects` and every object directory its alternates name, transitively (each alternates
+/// file a regular file, read without blocking), as gix-odb resolves them: relative paths
+/// against `objects`.
+fn object_dirs(objects: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut dirs = vec![objects.to_path_buf()];
+    let mut next = 0;
+    while let Some(dir) = dirs.get(next).cloned() {
+        next += 1;
+        let file = dir.join("info").join("alternates");
+        let bytes =
+            match crate::files::read_regular(&file, crate::files::Follow::Yes, MAX_ALTERNATES) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("{}: {e}", file.display()),
+                    ))
+                }
+            };
+        let listed = gix_odb::alternate::parse(&bytes).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {e}", file.display()),
+            )
+        })?;
+        for path in listed {
+            let path = objects.join(path);
+            if !dirs.contains(&path) {
+                dirs.push(path);
+            }
+        }
+        if dirs.len() > MAX_OBJECT_DIRS {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: its alternates name more than {MAX_OBJECT_DIRS} object directories",
+                    objects.display()
+                ),
+            ));
+        }
+    }
+    Ok(dirs)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -47,15 +47,23 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::engine::{EngineError, Home};
+use crate::engine::{EngineError, Home, ImportedChange, ImportedWindow};
 use crate::ids::{BlobId, WindowId};
 use crate::index::IndexError;
-use crate::index::NewChange;
-use crate::model::{Proof, Shown, WindowKind, WindowStatus};
+use crate::model::{Proof, Shown, WindowKind};
 use crate::store::StoreError;
 use crate::workspace::Workspace;
 use opencode::{Db, Project, SessionRec, Step};
 use step::{Mapper, Planned, StepCtx, StepPlan};
+
+/// The permission bits an imported file is recorded (and restored) with: its own, less what
+/// rewind never restores from outside data. An agent's record may say `100777`, `100666` or
+/// carry setuid/setgid/sticky bits (git itself never writes them): group and world write and
+/// the set-id bits go, the owner may always write, read and execute bits are carried
+/// (`100777` is restored `0755`, `100666` `0644`, a private `0600` stays private).
+pub(crate) fn imported_mode(mode: u32) -> u32 {
+    (mode & 0o755) | 0o200
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -147,6 +155,18 @@ pub struct ImportReport {
     pub elapsed_ms: u64,
 }
 
+/// What an import did with one source session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionStatus {
+    /// Windows were written (or would be, in a dry run).
+    Imported,
+    /// Nothing new since the last import.
+    UpToDate,
+    /// Not imported: see `skipped_because`.
+    Skipped,
+}
+
 #[derive(Debug, Serialize)]
 pub struct SessionReport {
     pub id: String,
@@ -157,7 +177,7 @@ pub struct SessionReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claude_code_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
-    pub status: &'static str,
+    pub status: SessionStatus,
     pub skipped_because: Option<String>,
     /// Assistant messages (model steps) in OpenCode's record.
     pub steps: usize,
@@ -190,7 +210,10 @@ impl SessionReport {
             title: title.to_string(),
             opencode_version: None,
             claude_code_version: None,
-            status: if live { "skipped" } else { "up-to-date" },
+            status: match live {
+                true => SessionStatus::Skipped,
+                false => SessionStatus::UpToDate,
+            },
             skipped_because: live.then(|| {
                 "rewind's hooks recorded this session as it ran; importing it would record every edit twice".into()
             }),
@@ -210,17 +233,9 @@ impl SessionReport {
 }
 
 /// Store `bytes` (durable before any row names them), or only hash them in a dry run. A
-/// proof needs the whole text, so memory is bounded by the size limit; over the size where
-/// the store streams, it compresses from them without a second whole copy.
+/// proof needs the whole text, so memory is bounded by the size limit.
 fn keep_blob(home: &Home, dry_run: bool, bytes: &[u8]) -> Result<BlobId, ImportError> {
-    let (store, index, now) = (home.store(), home.index(), home.now());
-    Ok(if dry_run {
-        BlobId::of(bytes)
-    } else if bytes.len() as u64 > crate::workspace::HOLD_MAX {
-        store.put_stream(index, bytes, bytes.len() as u64, now)?
-    } else {
-        store.put(index, bytes, None, now)?
-    })
+    Ok(home.keep_blob(bytes, dry_run)?)
 }
 
 #[derive(Debug, Serialize)]
@@ -292,7 +307,7 @@ pub fn opencode(
     ws: &Workspace,
     opts: &OpenCodeOptions,
 ) -> Result<ImportReport, ImportError> {
-    opencode_with(home, ws, opts, &mut crate::maintenance::NoProgress)
+    opencode_with(home, ws, opts, &mut crate::engine::maintenance::NoProgress)
 }
 
 /// As [`opencode`], reporting each session imported to `progress`.
@@ -300,7 +315,7 @@ pub fn opencode_with(
     home: &Home,
     ws: &Workspace,
     opts: &OpenCodeOptions,
-    progress: &mut dyn crate::maintenance::Progress,
+    progress: &mut dyn crate::engine::maintenance::Progress,
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let db = Db::open(&opts.data_dir, home.root())?;
@@ -332,8 +347,20 @@ pub fn opencode_with(
         });
     };
     let sessions = chosen_sessions(&db, &project, opts)?;
-    let store = opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
-        .and_then(|dir| git::SnapshotStore::open(&dir).ok());
+    // No snapshot store: each step's sides are metadata-only. One that is there but cannot
+    // be opened (an alternates file that is a FIFO, a loop of alternates) is an error.
+    let store = match opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
+        .map(|dir| git::SnapshotStore::open(&dir))
+    {
+        None => None,
+        Some(Ok(store)) => Some(store),
+        Some(Err(git::GitError::Open { source, .. }))
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            None
+        }
+        Some(Err(e)) => return Err(e.into()),
+    };
     let worktree = project.worktree.trim_end_matches('/').to_string();
     let mapper = Mapper {
         recorded_root: worktree.clone(),
@@ -404,7 +431,7 @@ fn already(
     source: &str,
     name: &str,
 ) -> Result<(BTreeSet<String>, bool), ImportError> {
-    let tx = home.index().read();
+    let tx = home.read();
     let Some(ws_id) = tx.find_workspace(&ws.root_bytes())? else {
         return Ok(Default::default());
     };
@@ -551,7 +578,7 @@ fn finish_session(
         write_session(home, ws, source, name, planned)?
     };
     if !r.windows.is_empty() {
-        r.status = "imported";
+        r.status = SessionStatus::Imported;
     }
     Ok(())
 }
@@ -609,17 +636,10 @@ fn write_session(
         return Ok(Vec::new());
     }
     let session = home.session(ws.clone(), name)?;
-    let (ws_id, session_id) = (session.workspace_id(), session.row_id());
-    let now = home.now();
-    home.index().write(|tx| {
+    session.import(source, name, |tx| {
         // Another import may have committed some of these windows since they were planned:
         // the labels and imported items are checked again under the write lock.
-        let mut present = tx.imported_items(ws_id, source, name)?;
-        present.extend(
-            tx.windows(session_id, usize::MAX)?
-                .into_iter()
-                .filter_map(|w| w.label),
-        );
+        let present = tx.present()?;
         let mut reports = Vec::new();
         for p in planned {
             let mut ids = BTreeMap::new();
@@ -631,30 +651,24 @@ fn write_session(
                 {
                     continue;
                 }
-                let w = tx.open_window(
-                    session_id,
-                    group.kind(),
-                    Some(&item),
-                    false,
-                    WindowStatus::Done,
-                    p.opened_at,
-                )?;
-                for c in changes {
-                    tx.insert_change(&NewChange {
-                        window: w,
-                        workspace: ws_id,
+                let window = ImportedWindow {
+                    kind: group.kind(),
+                    item: &item,
+                    opened_at: p.opened_at,
+                    closed_at: p.closed_at,
+                };
+                let w = tx.window(
+                    &window,
+                    changes.iter().map(|c| ImportedChange {
                         path: &c.path,
                         before: c.before,
-                        after: Some(c.after),
+                        after: c.after,
                         tool: c.tool.as_deref(),
                         tool_call: c.tool_call.as_deref(),
                         proof: c.proof,
                         reason: c.reason,
-                        now: p.closed_at,
-                    })?;
-                }
-                tx.close_window(w, p.closed_at)?;
-                tx.record_imported(ws_id, source, name, &item, w, now)?;
+                    }),
+                )?;
                 ids.insert(group, w);
             }
             reports.extend(

@@ -321,7 +321,9 @@ fn parse_part(part_id: String, data: &str) -> Part {
 fn wal_mode(path: &Path) -> Result<bool, ImportError> {
     use std::io::Read;
     let mut header = [0u8; 20];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    // A FIFO or device swapped in after the `is_file` look is refused, not waited on.
+    let read = crate::files::open_regular(path, crate::files::Follow::Yes)
+        .and_then(|mut f| f.read_exact(&mut header));
     match read {
         Ok(()) if header.starts_with(b"SQLite format 3\0") => Ok(header[18] == 2),
         Ok(()) => Err(ImportError::Corrupt {

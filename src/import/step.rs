@@ -495,7 +495,7 @@ fn read_side(
             Ok(Side {
                 state: FileState::Present {
                     blob,
-                    mode: mode & 0o777,
+                    mode: super::imported_mode(mode),
                 },
                 bytes: Some(bytes),
                 refused: None,

@@ -94,7 +94,7 @@ fn file_mode(meta: &std::fs::Metadata) -> u32 {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o777
+        super::imported_mode(meta.permissions().mode())
     }
     #[cfg(not(unix))]
     {
@@ -148,7 +148,9 @@ impl SessionCtx<'_> {
         if meta.len() > self.max_size {
             return Err(MetadataReason::TooLarge);
         }
-        let bytes = std::fs::read(&path).map_err(|_| MetadataReason::BackupMissing)?;
+        // Never a FIFO or device swapped in after that look: a regular file or nothing.
+        let bytes = crate::files::read_regular(&path, crate::files::Follow::No, self.max_size)
+            .map_err(|_| MetadataReason::BackupMissing)?;
         Ok(Some((bytes, file_mode(&meta))))
     }
 }

@@ -203,11 +203,32 @@ fn connect(path: &Path, shown: &str) -> Result<Connection> {
         path: shown.to_string(),
         detail: e.to_string(),
     })?;
+    // SQLite refuses a symlinked `-wal` or `-shm` too (`SQLITE_OPEN_NOFOLLOW`), in words
+    // that do not say which file: say it.
+    for ext in ["wal", "shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(format!("-{ext}"));
+        let side = std::path::PathBuf::from(side);
+        if let Ok(meta) = std::fs::symlink_metadata(&side) {
+            if !meta.is_file() {
+                return Err(IndexError::Damaged {
+                    path: shown.to_string(),
+                    detail: format!(
+                        "{}: is a {}, not a regular file; rewind does not follow it here",
+                        side.display(),
+                        crate::files::kind(&meta.file_type())
+                    ),
+                });
+            }
+        }
+    }
     let open_error = |source| IndexError::Open {
         path: shown.to_string(),
         source,
     };
-    let conn = Connection::open(path).map_err(open_error)?;
+    // No symlink swapped in between that check and this open, either.
+    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags).map_err(open_error)?;
     conn.busy_timeout(Duration::from_secs(60))
         .map_err(open_error)?;
     Ok(conn)
@@ -564,16 +585,16 @@ fn finish<T>(conn: &Connection, result: Result<T>) -> Result<T> {
     }
 }
 
-/// The index holds copies of users' files: create it readable by the owner only.
+/// The index holds copies of users' files: create it readable by the owner only, and never
+/// through a symlink or onto a FIFO planted in its place.
 fn create_private(path: &Path) -> std::io::Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(path).map(drop)
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        ));
+    };
+    crate::files::open_home_file(dir, name, crate::files::HomeWrite::Append).map(drop)
 }
 
 /// A file state's stat columns (size, mtime, ctime, inode, mode), when it has them all.

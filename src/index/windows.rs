@@ -153,7 +153,10 @@ impl Tx<'_> {
             ))
             .ctx("list windows")?;
         let raws = stmt
-            .query_map(params![session.0, limit as i64], WindowRow::read)
+            .query_map(
+                params![session.0, i64::try_from(limit).unwrap_or(i64::MAX)],
+                WindowRow::read,
+            )
             .ctx("list windows")?
             .collect::<rusqlite::Result<Vec<_>>>()
             .ctx("list windows")?;

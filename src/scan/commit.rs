@@ -4,12 +4,12 @@
 use super::hash::Looked;
 use super::judge::{judge, Gone, Judged, Need};
 use super::{ChangeKind, Phase, Result, Scan, ScanChange};
+use crate::engine::ScanTx;
 use crate::ids::WindowId;
-use crate::index::WriteTx;
 use crate::index::{NewChange, Tx};
 use crate::model::RecordedBy;
 use crate::model::ToolCall;
-use crate::model::{FileState, KnownState, Proof, WindowKind, WindowStatus};
+use crate::model::{FileState, KnownState, Proof};
 use crate::workspace::RelPath;
 
 /// Where a scan's changes go; windows are opened on the first change only.
@@ -42,7 +42,7 @@ impl Scan<'_> {
     ) -> Result<()> {
         let now = self.session.now();
         let mut changes = Vec::new();
-        self.session.index().write(|tx| {
+        self.session.scan_rows().write(|tx| {
             for l in looked {
                 if let Some(row) = &l.row {
                     tx.insert_blob(row)?;
@@ -65,7 +65,7 @@ impl Scan<'_> {
     /// one recorded later.
     fn commit_looked(
         &self,
-        tx: &WriteTx<'_>,
+        tx: &ScanTx<'_>,
         l: &Looked,
         sink: &mut Sink,
         now: i64,
@@ -106,7 +106,7 @@ impl Scan<'_> {
     /// A file state no walked file claimed, gone from the tree: deleted.
     fn commit_deleted(
         &self,
-        tx: &WriteTx<'_>,
+        tx: &ScanTx<'_>,
         rel: &RelPath,
         k: &KnownState,
         sink: &mut Sink,
@@ -172,7 +172,7 @@ impl Scan<'_> {
     /// The change row of `path` going to `after`, in the sink's window.
     fn insert_change(
         &self,
-        tx: &WriteTx<'_>,
+        tx: &ScanTx<'_>,
         sink: &mut Sink,
         path: &RelPath,
         judged: &Judged,
@@ -203,23 +203,17 @@ impl Scan<'_> {
     /// The window changes go to, opened on the first: before a command, a closed `external`
     /// window (as a snap records edits nobody announced); after it, the session's open agent
     /// window, else an implicit one, closed when the scan ends.
-    fn sink_window(&self, tx: &WriteTx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
+    fn sink_window(&self, tx: &ScanTx<'_>, sink: &mut Sink, now: i64) -> Result<WindowId> {
         if let Some(w) = sink.window {
             return Ok(w);
         }
-        let session = self.session.row_id();
         let w = match sink.phase {
-            Phase::Before | Phase::Watch => {
-                crate::engine::open_external_window(self.session, tx, now)?
+            Phase::Before | Phase::Watch => tx.external_window(now)?,
+            Phase::After => {
+                let (w, implicit) = tx.turn_window(now)?;
+                sink.implicit = implicit;
+                w
             }
-            Phase::After => match tx.open_agent_window(session)? {
-                Some(w) => w.id,
-                None => {
-                    sink.implicit = true;
-                    let (kind, status) = (WindowKind::Agent, WindowStatus::Done);
-                    tx.open_window(session, kind, None, true, status, now)?
-                }
-            },
         };
         sink.window = Some(w);
         Ok(w)

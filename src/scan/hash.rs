@@ -134,7 +134,7 @@ impl Scan<'_> {
         };
         let mut writer = self.session.store().pack_writer();
         // Many batch commits: the WAL is checkpointed once it is large, not after each.
-        self.session.index().bulk(|| -> Result<()> {
+        self.session.scan_rows().bulk(|| -> Result<()> {
             let urgent = batches(urgent, self.opts);
             self.pipeline(urgent, &|| true, None, &mut writer, &mut |looked, _| {
                 counts.hashed += looked.len() as u64;
@@ -228,7 +228,7 @@ impl Scan<'_> {
     /// Give back what a big baseline freed: the pages of the index it read through the map
     /// and SQLite's cache, then (through [`ScanOptions::give_back`]) what malloc keeps.
     fn give_back(&self) {
-        self.session.index().release_memory();
+        self.session.scan_rows().release_index_memory();
         if let Some(give_back) = self.opts.give_back {
             give_back();
         }
@@ -288,7 +288,7 @@ impl Scan<'_> {
         if new < min_frames || !looked.iter().any(checked) {
             return Ok(());
         }
-        self.session.index().read_batch(|tx| {
+        self.session.scan_rows().read_batch(|tx| {
             for l in looked.iter_mut().filter(|l| checked(l)) {
                 if let Some(row) = &l.row {
                     if tx.has_blob(&row.id)? {

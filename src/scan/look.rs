@@ -114,11 +114,10 @@ impl Scan<'_> {
         // One read transaction: the log, the listings' verification, the count of present
         // states and the states loaded all come from one snapshot. A walk that loads every
         // state reads the index without its map (see `Index::read_batch_unmapped`).
-        let index = self.session.index();
         let gather = |read: &Tx<'_>| self.gather_in(read, watcher, changed, settle, pass);
         let got = match self.loads_every_state(watcher, changed, settle)? {
-            true => index.read_batch_unmapped(gather)??,
-            false => index.read_batch(gather)??,
+            true => self.session.scan_rows().read_batch_unmapped(gather)??,
+            false => self.session.scan_rows().read_batch(gather)??,
         };
         match got {
             Some(gathered) => Ok(gathered),
@@ -512,14 +511,10 @@ impl Scan<'_> {
             }
         };
         if !fresh.is_empty() || !listed.gone.is_empty() || unclaimed.is_some() {
-            let ws = self.session.workspace_id();
-            let _ = self.session.index().write(|tx| {
-                tx.put_dir_listings(ws, &fresh, &listed.gone)?;
-                match &unclaimed {
-                    Some(paths) => tx.set_unclaimed(ws, paths),
-                    None => Ok(()),
-                }
-            });
+            let _ =
+                self.session
+                    .scan_rows()
+                    .keep_listings(&fresh, &listed.gone, unclaimed.as_deref());
         }
         settled
     }

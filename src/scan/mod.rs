@@ -594,14 +594,10 @@ impl Scan<'_> {
         if self.phase.finds_external() {
             return Ok(None);
         }
-        let id = self.session.row_id();
-        let key = self.call.id.unwrap_or("");
-        Ok(self.session.index().write(|tx| {
-            Ok::<_, IndexError>(match tx.take_scan_mark(id, key)? {
-                Some(m) => Some(m),
-                None => tx.open_agent_window(id)?.map(|w| w.opened_at),
-            })
-        })?)
+        Ok(self
+            .session
+            .scan_rows()
+            .command_start(self.call.id.unwrap_or(""))?)
     }
 
     /// How many files the workspace has; a watcher learns what this scan found, for the next.
@@ -632,19 +628,11 @@ impl Scan<'_> {
     /// the implicit window closed (one shell command without an open turn is one undoable
     /// step).
     fn finish(&self, sink: &Sink, complete: bool, files: u64) -> Result<()> {
-        let now = self.session.now();
-        let key = self.call.id.unwrap_or("");
-        self.session.index().write(|tx| {
-            tx.set_baseline(self.session.workspace_id(), complete, files, now)?;
-            if self.phase == Phase::Before {
-                tx.set_scan_mark(self.session.row_id(), key, self.started_at)?;
-            }
-            if let (Some(w), true) = (sink.window, sink.implicit) {
-                tx.close_window(w, now)?;
-            }
-            Ok::<_, IndexError>(())
-        })?;
-        Ok(())
+        let before =
+            (self.phase == Phase::Before).then(|| (self.call.id.unwrap_or(""), self.started_at));
+        let implicit = sink.window.filter(|_| sink.implicit);
+        let rows = self.session.scan_rows();
+        Ok(rows.finish_scan((complete, files), before, implicit)?)
     }
 }
 

@@ -25,6 +25,7 @@ pub(super) fn git_dir(dir: &Path) -> Option<PathBuf> {
 /// The first line of a small git file (whatever follows it is not ours to read).
 fn first_line(file: &Path) -> Option<String> {
     use std::io::BufRead;
-    let file = std::fs::File::open(file).ok()?;
+    // Never a FIFO or a device planted in the workspace's git dir.
+    let file = crate::files::open_regular(file, crate::files::Follow::Yes).ok()?;
     std::io::BufReader::new(file).lines().next()?.ok()
 }

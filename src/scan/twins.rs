@@ -328,15 +328,22 @@ impl GitDirs {
     }
 }
 
+/// A small file of the repository's git dir: anyone who can write the workspace can put a
+/// FIFO or a device there, which must never hold up a hook's scan.
+fn read_git_file(file: &Path) -> std::io::Result<Vec<u8>> {
+    crate::files::read_regular(file, crate::files::Follow::Yes, 16 << 20)
+}
+
 fn first_line(file: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = read_git_file(file).ok()?;
+    let text = String::from_utf8(text).ok()?;
     Some(text.lines().next()?.trim_end().to_string())
 }
 
 /// A config file that defines a filter driver, includes others, names an attributes file
 /// or says the repository is not SHA-1 rules twins out (a missing file rules nothing).
 fn config_allows(file: &Path) -> Result<(), Skip> {
-    let Ok(text) = std::fs::read(file) else {
+    let Ok(text) = read_git_file(file) else {
         return Ok(());
     };
     let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
@@ -373,7 +380,7 @@ fn config_allows(file: &Path) -> Result<(), Skip> {
 /// writes each path's own object id into `$Id$`; UTF-16 can be as long as UTF-8). A word
 /// found anywhere counts, a path's name included: a false alarm only means reading.
 fn attributes_allow(file: &Path) -> Result<(), Skip> {
-    let Ok(text) = std::fs::read(file) else {
+    let Ok(text) = read_git_file(file) else {
         return Ok(());
     };
     let mentions = |word: &[u8]| text.windows(word.len()).any(|w| w == word);
@@ -390,7 +397,10 @@ fn attributes_allow(file: &Path) -> Result<(), Skip> {
 /// holds: only a capacity to reserve).
 fn entry_count(path: &Path) -> Option<usize> {
     let mut head = [0u8; 12];
-    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    crate::files::open_regular(path, crate::files::Follow::Yes)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
     let count = u32::from_be_bytes([head[8], head[9], head[10], head[11]]) as usize;
     // Never more than the file could hold (62 bytes an entry at least).
     let len = std::fs::metadata(path).ok()?.len() as usize;
@@ -442,7 +452,8 @@ const INTENT_TO_ADD: u16 = 0x2000;
 /// the entries are not all here.
 fn read_index(path: &Path, each: &mut dyn FnMut(RawEntry<'_>)) -> Result<(), Skip> {
     let bad = |what: &str| Skip::Unreadable(format!("{}: {what}", path.display()));
-    let file = std::fs::File::open(path).map_err(|_| Skip::NoIndex)?;
+    let file =
+        crate::files::open_regular(path, crate::files::Follow::Yes).map_err(|_| Skip::NoIndex)?;
     let len = file.metadata().map_err(|e| bad(&e.to_string()))?.len();
     let mut r = Reader {
         inner: BufReader::with_capacity(1 << 16, file),

@@ -44,6 +44,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::files::{open_regular, read_regular, Follow};
 use crate::ids::BlobId;
 
 pub use catalog::{
@@ -136,6 +137,9 @@ pub(crate) const MAX_READ_CHAIN: u32 = MAX_CHAIN + PACK_CHAIN + 1;
 pub struct Store {
     objects: PathBuf,
     packs: PathBuf,
+    /// The home: `objects/` and its fan-out directories are made under it, never through a
+    /// symlink planted there.
+    home: PathBuf,
     opts: StoreOptions,
     /// Pack files opened for reading, kept for the life of the process.
     open_packs: Mutex<HashMap<u64, Arc<File>>>,
@@ -159,6 +163,7 @@ impl Store {
     /// The store of the home at `home`: `objects/` and `packs/` under it.
     pub fn new(home: &Path, opts: StoreOptions) -> Store {
         Store {
+            home: home.to_path_buf(),
             objects: home.join("objects"),
             packs: home.join("packs"),
             opts,
@@ -441,7 +446,7 @@ impl Store {
         if open.len() >= OPEN_PACKS_MAX {
             open.clear();
         }
-        let f = Arc::new(File::open(self.pack_path(pack))?);
+        let f = Arc::new(open_regular(&self.pack_path(pack), Follow::No)?);
         open.insert(pack, f.clone());
         Ok(f)
     }
@@ -540,7 +545,8 @@ impl Store {
             move |source| StoreError::Io { path: p, source }
         };
         let dir = path.parent().unwrap_or(&self.objects);
-        create_private_dir(dir).map_err(io_err(dir))?;
+        let rel = dir.strip_prefix(&self.home).unwrap_or(dir);
+        crate::files::create_home_dir(&self.home, rel).map_err(io_err(dir))?;
         let mut tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(dir)
@@ -568,7 +574,8 @@ impl Store {
         // The frame moves out of the row (no copy of an inline frame); `decode` needs the rest.
         let frame = match std::mem::replace(&mut row.place, Place::Object) {
             Place::Inline(frame) => frame,
-            Place::Object => match std::fs::read(self.object_path(id)) {
+            // A FIFO or a link to a device in its place is damage, not something to wait on.
+            Place::Object => match read_regular(&self.object_path(id), Follow::No, u64::MAX) {
                 Ok(frame) => frame,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     return Err(StoreError::Missing { id: *id })

@@ -191,9 +191,11 @@ impl PackWriter {
 /// Create an empty pack file under a name no other writer has; its name is durable (the
 /// directory synced) before this returns, so rows may name it once its frames are.
 fn create_pack(dir: &Path) -> io::Result<Current> {
-    if !dir.exists() {
-        super::create_private_dir(dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    // `packs/` in the home, never through a symlink planted there.
+    match (dir.parent(), dir.file_name()) {
+        (Some(home), Some(name)) => crate::files::create_home_dir(home, Path::new(name))?,
+        _ => super::create_private_dir(dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?,
     }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

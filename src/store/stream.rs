@@ -88,7 +88,8 @@ impl Store {
             let path = path.display().to_string();
             move |source| StoreError::Io { path, source }
         };
-        create_private_dir(&self.objects).map_err(io_err(&self.objects))?;
+        crate::files::create_home_dir(&self.home, std::path::Path::new("objects"))
+            .map_err(io_err(&self.objects))?;
         let tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempfile_in(&self.objects)
@@ -211,7 +212,8 @@ impl Store {
     fn decode_stream(&self, row: &BlobRow, out: &mut dyn Write) -> Result<u64> {
         let id = row.id;
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
-        let mut file = match std::fs::File::open(self.object_path(&id)) {
+        let path = self.object_path(&id);
+        let mut file = match crate::files::open_regular(&path, crate::files::Follow::No) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 return Err(StoreError::Missing { id })

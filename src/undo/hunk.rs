@@ -1,6 +1,9 @@
-//! Hunk undo: what undoing some hunks of one change wants. The change's after with the
-//! chosen hunks put back as they were before it is the target ("theirs") of the same merge
-//! as merge-undo, with the after as its base, so later edits of the file are kept.
+//! Hunk undo: what undoing some hunks of one window's change of one path wants. The hunks
+//! are those of the window's net change of the path — its first change's before → its last
+//! change's after — however many tool calls the turn made to the file. That after with the
+//! chosen hunks put back as they were before is the target ("theirs") of the same merge as
+//! merge-undo, with the after as its base, so later edits of the file are kept (and an edit
+//! made between the window's changes is refused by the planner, as for a whole undo).
 
 use std::collections::BTreeMap;
 
@@ -30,12 +33,12 @@ pub(super) fn force_with_hunks() -> EngineError {
     refuse("--force cannot be combined with --hunk (a hunk undo always keeps later edits)".into())
 }
 
-/// Hunks are numbered per change of one path in one window.
+/// Hunks are numbered on one path's change in one window.
 pub(super) fn hunks_need_a_window() -> EngineError {
     refuse("--hunk takes --window ID and one --path".into())
 }
 
-/// The texts for the hunks of the one change of one path that `req` selected.
+/// The texts for the hunks of the net change of the one path that `req` selected.
 pub(super) fn texts(
     session: &Session<'_>,
     req: &Request,
@@ -61,14 +64,14 @@ pub(super) fn texts(
             by_path.len()
         )));
     };
-    let [change] = changes.as_slice() else {
-        return Err(refuse(format!(
-            "window {window} changed {rel} {} times, and hunks are numbered per change; undo the window's changes of it whole, or one tool call's with --tool-call",
-            changes.len()
-        )));
+    // Hunks are numbered on the window's net change of the path (the first change's before
+    // → the last one's after), however many tool calls made it: the diff the review page
+    // and `rewind diff --window` show for the turn.
+    let (Some(first), Some(last)) = (changes.first(), changes.last()) else {
+        return Err(hunks_need_a_window());
     };
     let (Some(before), Some(FileState::Present { blob: after, mode })) =
-        (change.before.blob(), change.after)
+        (first.before.blob(), last.after)
     else {
         return Err(refuse(format!(
             "{rel}: window {window} created or deleted it, or rewind lacks a side's bytes; undo the change whole"

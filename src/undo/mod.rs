@@ -366,6 +366,14 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         (items, go)
     });
     let mut items = items?;
+    // Hunks already reverted (a second click, a stale page): nothing to do, and no window.
+    if hunks.is_some()
+        && items
+            .iter()
+            .all(|i| i.conflict.is_none() && i.step.is_noop())
+    {
+        return Ok(Report::nothing());
+    }
     let skip = skipped(&mut items, req);
     let mut report = Report {
         status: Status::Conflict,
@@ -561,7 +569,7 @@ fn plan_of(
                 join(targets),
                 h.path
             ),
-            tool: kind.as_str(),
+            tool: plan_tool(kind),
             recorded_by: RecordedBy::Undo,
             steps,
             reverses: Vec::new(),
@@ -569,7 +577,7 @@ fn plan_of(
         None => Plan {
             kind,
             label: format!("{kind} of window {}", join(targets)),
-            tool: kind.as_str(),
+            tool: plan_tool(kind),
             recorded_by: RecordedBy::Undo,
             steps,
             reverses: changes.iter().map(|c| c.id).collect(),
@@ -941,5 +949,13 @@ fn file_report(item: &Item, applied: bool) -> FileReport {
         overlaps: item.overlaps.clone(),
         diff: item.merged.as_ref().and_then(|m| m.diff.clone()),
         hint: None,
+    }
+}
+
+/// The tool name an undo's or a redo's changes carry.
+fn plan_tool(kind: WindowKind) -> crate::engine::exec::PlanTool {
+    match kind {
+        WindowKind::Redo => crate::engine::exec::PlanTool::Redo,
+        _ => crate::engine::exec::PlanTool::Undo,
     }
 }

@@ -589,13 +589,19 @@ pub struct Stat {
     pub mode: u32,
 }
 
+/// A file time in nanoseconds since the epoch, saturating: anyone can set a file's times to
+/// any second (`touch -d 3000-01-01`), which in nanoseconds is past what an i64 holds.
+pub(crate) fn time_ns(secs: i64, nsec: i64) -> i64 {
+    secs.saturating_mul(1_000_000_000).saturating_add(nsec)
+}
+
 #[cfg(unix)]
 pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
     use std::os::unix::fs::MetadataExt;
     Stat {
         size: meta.len(),
-        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-        ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        mtime_ns: time_ns(meta.mtime(), meta.mtime_nsec()),
+        ctime_ns: time_ns(meta.ctime(), meta.ctime_nsec()),
         inode: meta.ino(),
         mode: meta.mode() & 0o7777,
     }

@@ -6,7 +6,8 @@
 # Usage: tests/browser/run.sh
 # Env:   REWIND_BIN=<path>  the rewind binary (default: the debug one, built if missing)
 #        NO_BROWSER=1       skip
-# Exit:  0 passed or skipped, 1 failed. The screenshot: target/browser/review.png.
+# Exit:  0 passed or skipped, 1 failed. The screenshots: target/browser/review.png and
+#        target/browser/review-side-by-side.png.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -272,7 +272,10 @@ fn an_undo_failing_at_any_operation_is_all_or_nothing_and_names_the_file() {
                         ],
                         "{case}"
                     );
-                    assert!(rewind::maintenance::verify(&home).unwrap().ok, "{case}");
+                    assert!(
+                        rewind::engine::maintenance::verify(&home).unwrap().ok,
+                        "{case}"
+                    );
                 }
             }
         }
@@ -365,7 +368,10 @@ fn an_edit_landing_during_the_undo_is_kept_and_the_undo_is_rolled_back() {
             let retry = undo::run(&s, &undo_req(&ws)).unwrap();
             assert_eq!(retry.status, Status::Conflict, "{case}");
             assert_eq!(snapshot(&ws)[3].as_deref(), Some(edit), "{case}");
-            assert!(rewind::maintenance::verify(&home).unwrap().ok, "{case}");
+            assert!(
+                rewind::engine::maintenance::verify(&home).unwrap().ok,
+                "{case}"
+            );
         }
     }
 }
@@ -431,7 +437,7 @@ fn an_edit_tool_write_failing_at_any_operation_writes_nothing_and_names_the_file
                     assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"one\nTWO\n");
                 }
             }
-            let verify = rewind::maintenance::verify(&home).unwrap();
+            let verify = rewind::engine::maintenance::verify(&home).unwrap();
             assert!(verify.ok, "{case}: verify found problems");
             // Undo of the session's turns puts the first version back, whatever failed.
             let undone = undo::run(&s, &undo_req(&ws)).unwrap();
@@ -472,7 +478,7 @@ fn an_edit_tool_write_raced_before_its_rename_answers_hash_mismatch_and_keeps_th
         b"the user's version\n"
     );
     assert!(temps(&ws).is_empty(), "{:?}", temps(&ws));
-    assert!(rewind::maintenance::verify(&home).unwrap().ok);
+    assert!(rewind::engine::maintenance::verify(&home).unwrap().ok);
 }
 
 /// A store that refuses the new bytes (here: a file where the blob's fan-out directory

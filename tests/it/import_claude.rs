@@ -471,6 +471,44 @@ fn a_corrupt_transcript_is_refused_naming_it_and_nothing_is_imported() {
     nothing_imported(&s.env);
 }
 
+/// A transcript that is a FIFO (a read would wait for a writer forever) or a link to a
+/// device is never waited on: it is not one of this workspace's sessions (named explicitly,
+/// it is not found), and the other sessions import (issue 47, class 5).
+#[test]
+fn a_transcript_that_is_a_fifo_or_a_device_is_never_waited_on() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let other = "0000dddd-0000-0000-0000-000000000000";
+        let path = s.transcript(other);
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &path).unwrap(),
+        }
+        let dir = s.claude.to_str().unwrap().to_string();
+        let bounded = |args: &[&str]| {
+            let mut all = vec!["--json", "import", "claude-code", "--claude-dir", &dir];
+            all.extend_from_slice(args);
+            crate::common::run_bounded(s.env.command(&all), crate::common::LIMIT, plant)
+        };
+        let r = bounded(&["--claude-session", other]);
+        assert_eq!(r.code, 1, "{plant}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("error: Claude Code session {other} not found in")),
+            "{plant}: {}",
+            r.stderr
+        );
+        nothing_imported(&s.env);
+        let r = bounded(&[]);
+        r.ok();
+        assert_eq!(r.json()["sessions"].as_array().unwrap().len(), 1, "{plant}");
+    }
+}
+
 /// A line over the 64 MiB cap is refused by its number without being held whole: the import
 /// stops there and writes nothing (memory stays bounded whatever the transcript holds).
 #[test]
@@ -725,6 +763,43 @@ fn an_imported_change_keeps_the_files_mode() {
         crate::common::mode_of(&s.env.ws.join("README.md")) & 0o777,
         0o755
     );
+}
+
+/// A backup whose mode is world- or group-writable or set-id (Claude Code copies the file's
+/// mode; anyone may chmod a backup): the undo restores the mode rewind would record,
+/// owner-writable, the executable bits carried, nothing group/world-writable or set-id
+/// (issue 47, class 3).
+#[cfg(unix)]
+#[test]
+fn an_imported_backups_unsafe_mode_is_restored_as_rewind_would_record_it() {
+    use std::os::unix::fs::PermissionsExt;
+    for (mode, restored) in [
+        (0o777, 0o755),
+        (0o666, 0o644),
+        (0o4755, 0o755),
+        (0o2775, 0o755),
+        (0o444, 0o644),
+    ] {
+        let s = Setup::new();
+        for v in 1..=3 {
+            std::fs::set_permissions(
+                s.backup("README.md", v),
+                std::fs::Permissions::from_mode(mode),
+            )
+            .unwrap();
+        }
+        let r = s.import(&[]).ok().json();
+        let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+        s.env
+            .run(&["undo", "--session", SESSION, "--window", &turn2])
+            .ok();
+        assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+        assert_eq!(
+            crate::common::mode_of(&s.env.ws.join("README.md")) & 0o7777,
+            restored,
+            "backup mode {mode:o}"
+        );
+    }
 }
 
 /// `fixtures/claude-code/real-2.1.197-subagent` (tests/agents/capture_claude_subagent.py):

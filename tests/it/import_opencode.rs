@@ -998,3 +998,338 @@ fn import_draws_a_progress_bar_on_a_terminal_only() {
     piped.ok();
     assert_eq!(piped.stderr, "");
 }
+
+// ---- hostile snapshot stores (issue 47, classes 3, 5 and 8) ----
+
+const FIRST_STEP_FINISH: &str = "prt_20e60faa1001IOpWqbXQEel6pp";
+/// The tree the first step (the write of notes.txt) finished at.
+const FIRST_STEP_TREE: &str = "9df371cf3db28ade9b2855d27664983ca25d670d";
+
+impl Setup {
+    fn odb(&self) -> gix_odb::loose::Store {
+        gix_odb::loose::Store::at(self.objects(), gix_hash::Kind::Sha1)
+    }
+
+    /// The entries of tree `id` in the copied store: (mode, name, id).
+    fn tree_entries(&self, id: &str) -> Vec<(u16, Vec<u8>, gix_hash::ObjectId)> {
+        let mut buf = Vec::new();
+        let id = gix_hash::ObjectId::from_hex(id.as_bytes()).unwrap();
+        let data = self.odb().try_find(&id, &mut buf).unwrap().unwrap();
+        let tree = gix_object::TreeRef::from_bytes(data.data, gix_hash::Kind::Sha1).unwrap();
+        tree.entries
+            .iter()
+            .map(|e| (e.mode.value(), e.filename.to_vec(), e.oid.to_owned()))
+            .collect()
+    }
+
+    /// Write a tree of `entries` (in git's order) into the copied store, as raw bytes (any
+    /// mode an agent's record may hold). The loose object is zlib with stored (uncompressed)
+    /// blocks: tens of thousands of them are written in well under a second.
+    fn write_tree(&self, entries: &[(u16, Vec<u8>, gix_hash::ObjectId)]) -> gix_hash::ObjectId {
+        let bytes = tree_object(entries);
+        let id =
+            gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Tree, &bytes).unwrap();
+        let mut object = format!("tree {}\0", bytes.len()).into_bytes();
+        object.extend_from_slice(&bytes);
+        let hex = id.to_string();
+        let dir = self.objects().join(&hex[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(&hex[2..]), zlib_stored(&object)).unwrap();
+        id
+    }
+
+    /// The first step now finishes at tree `id`.
+    fn first_step_finishes_at(&self, id: &gix_hash::ObjectId) {
+        self.sql(&format!(
+            "UPDATE part SET data = json_set(data, '$.snapshot', '{id}') WHERE id = '{FIRST_STEP_FINISH}'"
+        ));
+    }
+}
+
+/// A mode recorded in the snapshot tree that git never writes (world-writable, set-id,
+/// sticky) is restored as rewind records a mode: the owner may write, the executable bits
+/// are carried, nothing is group- or world-writable or set-id.
+#[cfg(unix)]
+#[test]
+fn an_imported_mode_is_restored_as_rewind_would_record_it() {
+    for (recorded, restored) in [
+        (0o100777, 0o755),
+        (0o107777, 0o755),
+        (0o100666, 0o644),
+        (0o104755, 0o755),
+        (0o102644, 0o644),
+        (0o100444, 0o644),
+    ] {
+        let s = Setup::new();
+        let entries: Vec<_> = s
+            .tree_entries(FIRST_STEP_TREE)
+            .into_iter()
+            .map(|(mode, name, id)| {
+                let mode = if name == b"notes.txt" { recorded } else { mode };
+                (mode, name, id)
+            })
+            .collect();
+        let tree = s.write_tree(&entries);
+        s.first_step_finishes_at(&tree);
+        let r = s.import(&[]).ok().json();
+        let window = window_id(&r, "msg_20e60ed5", "import");
+        s.env
+            .run(&[
+                "restore",
+                "notes.txt",
+                "--window",
+                &window,
+                "--side",
+                "after",
+            ])
+            .ok();
+        assert_eq!(s.env.read("notes.txt").unwrap(), b"one\ntwo\n");
+        assert_eq!(
+            crate::common::mode_of(&s.env.path("notes.txt")) & 0o7777,
+            restored,
+            "recorded {recorded:o}"
+        );
+    }
+}
+
+/// A snapshot tree nested 30,000 directories deep is walked without a stack overflow. Its
+/// trees go into one pack file (30,000 loose objects took ~15 s to write here).
+#[test]
+fn a_snapshot_tree_nested_thirty_thousand_deep_is_imported_without_overflow() {
+    let s = Setup::new();
+    let mut pack = Pack::default();
+    let blob = pack.add(gix_object::Kind::Blob, b"deep\n");
+    let mut inner = pack.add(
+        gix_object::Kind::Tree,
+        &tree_object(&[(0o100644, b"f".to_vec(), blob)]),
+    );
+    for _ in 0..30_000 {
+        inner = pack.add(
+            gix_object::Kind::Tree,
+            &tree_object(&[(0o40000, b"d".to_vec(), inner)]),
+        );
+    }
+    let mut entries = s.tree_entries(FIRST_STEP_TREE);
+    entries.push((0o40000, b"deep".to_vec(), inner));
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    let root = pack.add(gix_object::Kind::Tree, &tree_object(&entries));
+    pack.write(&s.objects().join("pack"));
+    s.first_step_finishes_at(&root);
+    let r = s.import(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = r.json();
+    let deep: Vec<&Value> = report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["changes"].as_array().unwrap())
+        .filter(|c| c["path"].as_str().unwrap().starts_with("deep/d/d/"))
+        .collect();
+    assert!(!deep.is_empty(), "{report:#}");
+    let path = deep[0]["path"].as_str().unwrap();
+    assert_eq!(path.len(), "deep".len() + 30_000 * 2 + "/f".len());
+}
+
+/// A tree object's bytes: `entries` in git's order.
+fn tree_object(entries: &[(u16, Vec<u8>, gix_hash::ObjectId)]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for (mode, name, id) in entries {
+        bytes.extend_from_slice(format!("{mode:o} ").as_bytes());
+        bytes.extend_from_slice(name);
+        bytes.push(0);
+        bytes.extend_from_slice(id.as_bytes());
+    }
+    bytes
+}
+
+/// A git pack (version 2) and its index, written by hand: objects stored whole, zlib with
+/// stored blocks.
+#[derive(Default)]
+struct Pack {
+    /// Each object's id, its offset in the pack and the CRC-32 of its packed bytes.
+    index: Vec<(gix_hash::ObjectId, u32, u32)>,
+    body: Vec<u8>,
+}
+
+impl Pack {
+    fn add(&mut self, kind: gix_object::Kind, data: &[u8]) -> gix_hash::ObjectId {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, data).unwrap();
+        let offset = 12 + self.body.len() as u32;
+        let code: u8 = match kind {
+            gix_object::Kind::Blob => 3,
+            _ => 2,
+        };
+        let mut entry = Vec::new();
+        let mut size = data.len();
+        let mut byte = (code << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            entry.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        entry.push(byte);
+        entry.extend(zlib_stored(data));
+        self.index.push((id, offset, crc32(&entry)));
+        self.body.extend(entry);
+        id
+    }
+
+    fn write(mut self, dir: &Path) {
+        let mut pack = b"PACK".to_vec();
+        pack.extend_from_slice(&2u32.to_be_bytes());
+        pack.extend_from_slice(&(self.index.len() as u32).to_be_bytes());
+        pack.extend_from_slice(&self.body);
+        let pack_sum = sha1(&pack);
+        pack.extend_from_slice(&pack_sum);
+        self.index.sort_by_key(|e| e.0);
+        let mut idx = vec![0xff, b't', b'O', b'c'];
+        idx.extend_from_slice(&2u32.to_be_bytes());
+        for first in 0..=255u8 {
+            let n = self
+                .index
+                .iter()
+                .filter(|e| e.0.as_bytes()[0] <= first)
+                .count();
+            idx.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        for e in &self.index {
+            idx.extend_from_slice(e.0.as_bytes());
+        }
+        for e in &self.index {
+            idx.extend_from_slice(&e.2.to_be_bytes());
+        }
+        for e in &self.index {
+            idx.extend_from_slice(&e.1.to_be_bytes());
+        }
+        idx.extend_from_slice(&pack_sum);
+        let idx_sum = sha1(&idx);
+        idx.extend_from_slice(&idx_sum);
+        let name: String = pack_sum.iter().map(|b| format!("{b:02x}")).collect();
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(format!("pack-{name}.pack")), pack).unwrap();
+        std::fs::write(dir.join(format!("pack-{name}.idx")), idx).unwrap();
+    }
+}
+
+fn sha1(bytes: &[u8]) -> Vec<u8> {
+    let mut h = gix_hash::hasher(gix_hash::Kind::Sha1);
+    h.update(bytes);
+    h.try_finalize().unwrap().as_bytes().to_vec()
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// `objects/info/alternates` a FIFO (gix would wait for a writer forever) or a link to
+/// `/dev/zero`: the import stops naming it, and imports nothing.
+#[test]
+fn an_alternates_file_that_is_a_fifo_or_a_device_is_refused_naming_it() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let alternates = s.objects().join("info/alternates");
+        std::fs::remove_file(&alternates).unwrap();
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&alternates)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &alternates).unwrap(),
+        }
+        let mut cmd = s.env.command(&[
+            "import",
+            "opencode",
+            "--data-dir",
+            s.data.to_str().unwrap(),
+            "--recorded-worktree",
+            RECORDED,
+        ]);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let r = crate::common::wait_bounded(cmd.spawn().unwrap(), crate::common::LIMIT, plant);
+        assert_eq!(r.code, 1, "{plant}: {}{}", r.stdout, r.stderr);
+        let kind = if plant == "fifo" { "fifo" } else { "device" };
+        let message = format!("{}: is a {kind}, not a regular file", alternates.display());
+        assert!(
+            r.stderr.contains("cannot open snapshot store"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(&message), "{plant}: {}", r.stderr);
+        nothing_imported(&s.env);
+    }
+}
+
+/// A loose object of the snapshot store replaced by a FIFO or a link to `/dev/zero`: the
+/// step whose side it was is metadata-only, as for a damaged object, and nothing hangs.
+#[test]
+fn a_snapshot_object_that_is_a_fifo_or_a_device_degrades_its_step() {
+    for plant in ["fifo", "device"] {
+        let s = Setup::new();
+        let object = s.object("814f4a422927b82f5f8a43f8fab6d3839e3983f2");
+        std::fs::remove_file(&object).unwrap();
+        match plant {
+            "fifo" => assert!(std::process::Command::new("mkfifo")
+                .arg(&object)
+                .status()
+                .unwrap()
+                .success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &object).unwrap(),
+        }
+        let mut cmd = s.env.command(&[
+            "--json",
+            "import",
+            "opencode",
+            "--data-dir",
+            s.data.to_str().unwrap(),
+            "--recorded-worktree",
+            RECORDED,
+        ]);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let r = crate::common::wait_bounded(cmd.spawn().unwrap(), crate::common::LIMIT, plant);
+        r.ok();
+        let first = change(&r.json(), "msg_20e60ed5", "notes.txt").clone();
+        assert_eq!(
+            (&first["proof"], &first["reason"]),
+            (
+                &Value::from("metadata-only"),
+                &Value::from("snapshot-store-missing")
+            ),
+            "{plant}"
+        );
+    }
+}
+
+/// `data` as a zlib stream of stored deflate blocks (no compression).
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let chunks: Vec<&[u8]> = data.chunks(65_535).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in data {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}

@@ -150,6 +150,6 @@ proptest! {
                 }
             }
         }
-        prop_assert!(rewind::maintenance::verify(&home).unwrap().ok);
+        prop_assert!(rewind::engine::maintenance::verify(&home).unwrap().ok);
     }
 }

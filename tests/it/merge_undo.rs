@@ -314,24 +314,23 @@ fn hunk_undo_refusals_name_the_problem() {
         "undo", "--window", &w, "--path", "f", "--hunk", "1", "--force",
     ]);
     assert_eq!(forced.code, 2, "{}", forced.stderr);
-    // Two changes of the path in one window: hunks are numbered per change.
+    // Two changes of the path in one window: hunks are numbered on the window's net change
+    // of it, as `rewind diff 2` shows it (one diff for the file).
     env.run(&["window", "open"]).ok();
     env.agent_write("f", lines(30, &[(3, "p")]));
     env.agent_write("f", lines(30, &[(3, "p"), (20, "q")]));
     env.run(&["window", "close"]).ok();
-    let twice = env.run(&["undo", "--window", "2", "--path", "f", "--hunk", "1"]);
-    assert_eq!(twice.code, 1, "{}", twice.stderr);
-    assert!(
-        twice.stderr.contains(
-            "cannot undo hunks: window 2 changed f 2 times, and hunks are numbered per change"
-        ),
-        "{}",
-        twice.stderr
-    );
+    let diff = env.run(&["diff", "2", "--path", "f"]);
+    assert_eq!(diff.stdout.matches("--- a/f").count(), 1, "{}", diff.stdout);
+    assert!(diff.stdout.contains(" hunk 2\n"), "{}", diff.stdout);
+    let twice = env.run(&["undo", "--window", "2", "--path", "f", "--hunk", "2"]);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    // Window 2 started from window 1's x (line 2) and y (line 15): its hunk 2 (lines 15 to
+    // 20) puts y back and takes q out, and leaves hunk 1 (x → p) as it is.
     assert_eq!(
         text(&env, "f"),
-        lines(30, &[(3, "p"), (20, "q")]),
-        "nothing written"
+        lines(30, &[(3, "p"), (15, "y")]),
+        "hunk 2 of the net change"
     );
 }
 

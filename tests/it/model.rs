@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use rewind::engine::maintenance::Retention;
 use rewind::engine::{Home, Options, Session};
-use rewind::maintenance::Retention;
 use rewind::scan::{scan, Phase, ScanOptions};
 use rewind::undo::{self, Direction, Request, Status, Target};
 use rewind::workspace::Workspace;
@@ -165,11 +165,11 @@ proptest! {
                     }
                 }
                 Op::Gc => {
-                    let report = rewind::maintenance::gc(&mut home, &Retention { grace: Duration::ZERO, ..Retention::default() }).unwrap();
+                    let report = rewind::engine::maintenance::gc(&mut home, &Retention { grace: Duration::ZERO, ..Retention::default() }).unwrap();
                     prop_assert_eq!(report.windows_removed, 0);
                 }
             }
-            prop_assert!(rewind::maintenance::verify(&home).unwrap().ok);
+            prop_assert!(rewind::engine::maintenance::verify(&home).unwrap().ok);
         }
     }
 }

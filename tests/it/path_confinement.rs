@@ -298,6 +298,6 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
                 .all(|p| after_precheck && p.starts_with(ws.join("sub.real"))),
             "{case}: {left:?}"
         );
-        assert!(rewind::maintenance::verify(&home).unwrap().ok);
+        assert!(rewind::engine::maintenance::verify(&home).unwrap().ok);
     }
 }

@@ -22,6 +22,22 @@ pub fn run(inv: &Invocation, out: &Out, args: &BlameArgs) -> Result<Exit, Failur
     let ctx = Ctx::open(inv)?;
     let at = args.at.as_deref().map(parse_id).transpose()?;
     let blame = ctx.session.history().blame(&args.path, &ctx.cwd, at)?;
+    // Nothing on disk and no version in the history: not an empty file, a path rewind never
+    // saw (issue 43: it printed nothing and exited 0).
+    let absent = std::fs::symlink_metadata(ctx.cwd.join(&args.path)).is_err();
+    if blame.lines.is_empty() && absent && at.is_none() {
+        let history = ctx.session.history().versions(&args.path, &ctx.cwd)?;
+        if history.versions.is_empty() {
+            return Err(Failure::new(
+                Exit::Error,
+                format!(
+                    "cannot blame {}: no such file, and rewind has no version of it",
+                    args.path.display()
+                ),
+            )
+            .hint("`rewind log --path P` lists what rewind holds of a path"));
+        }
+    }
     if out.json {
         out.print_json(&blame);
     } else {

@@ -223,7 +223,7 @@ pub fn run(out: &Out, args: &DemoArgs) -> Result<Exit, Failure> {
     if let Some(undo_window) = story.undo_and_redo()? {
         story.restore_users_edit(undo_window)?;
     }
-    let verify = rewind::maintenance::verify(&home).map_err(fail)?;
+    let verify = rewind::engine::maintenance::verify(&home).map_err(fail)?;
     story.say(format!(
         "verify: {} blobs, {}",
         verify.blobs,

@@ -102,7 +102,7 @@ pub(crate) fn unified(e: &DiffEntry) -> String {
 /// (counted as [`merge::revert_hunks`] counts them; a unified diff allows text after the
 /// second `@@`).
 fn numbered(a: &str, b: &str, a_name: &str, b_name: &str) -> String {
-    let diff = similar::TextDiff::from_lines(a, b);
+    let diff = merge::line_diff(a, b);
     let mut unified = diff.unified_diff();
     unified.context_radius(merge::HUNK_CONTEXT);
     let mut out = String::new();

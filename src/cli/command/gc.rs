@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use clap::Args;
+use rewind::engine::maintenance::{GcReport, Retention, VersionRetention};
 use rewind::engine::Home;
-use rewind::maintenance::{GcReport, Retention, VersionRetention};
 use rewind::store::HistoryReport;
 
 use crate::cli::context::{home_dir, open_home_owned, options};
@@ -59,7 +59,7 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
     let policy = Retention {
         older_than: args
             .older_than_days
-            .map(|d| now - (d as i64) * NANOS_PER_DAY),
+            .map(|d| now.saturating_sub(whole_days_ns(d))),
         windows_per_session: args.keep_windows,
         max_total_bytes: args.max_size,
         external_versions: Some(VersionRetention {
@@ -69,9 +69,11 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         grace: Duration::from_secs(args.grace_seconds),
     };
     let mut bars = Bars::on_stderr();
-    let report = rewind::maintenance::gc_with(&mut home, &policy, &mut bars)?;
+    let report = rewind::engine::maintenance::gc_with(&mut home, &policy, &mut bars)?;
     let packed = if args.pack {
-        Some(rewind::maintenance::pack_history(&mut home, &mut bars)?)
+        Some(rewind::engine::maintenance::pack_history(
+            &mut home, &mut bars,
+        )?)
     } else {
         None
     };
@@ -90,6 +92,14 @@ pub fn run(g: &Global, out: &Out, args: &GcArgs) -> Result<Exit, Failure> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// `days` in nanoseconds, saturating at i64::MAX (about 292 years): a count of days too big
+/// to subtract from now means "older than anything", never a wrapped cutoff in the future.
+fn whole_days_ns(days: u64) -> i64 {
+    i64::try_from(days)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(NANOS_PER_DAY)
 }
 
 /// `days` in nanoseconds; a usage error unless it is a finite number of days, zero or more.

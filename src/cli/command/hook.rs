@@ -9,7 +9,6 @@
 //! hook a no-op before anything else happens.
 
 use std::cell::RefCell;
-use std::fs::OpenOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -455,7 +454,9 @@ impl HookLog {
         let dir = home.join("logs");
         rewind::store::create_private_dir(home)?;
         rewind::store::create_private_dir(&dir)?;
-        let mut file = open_private_append(&dir.join("hook.log"))?;
+        // Never through a link planted in the home: a hook must not append to a file outside.
+        let mut file =
+            rewind::files::open_home_file(home, "logs/hook.log", rewind::files::HomeWrite::Append)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as i64)
@@ -468,15 +469,4 @@ impl HookLog {
         );
         file.write_all(text.as_bytes())
     }
-}
-
-fn open_private_append(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut opts = OpenOptions::new();
-    opts.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    opts.open(path)
 }

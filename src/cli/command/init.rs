@@ -767,8 +767,13 @@ fn empty_after(dir: &Path, gone: &[PathBuf], gone_dirs: &[PathBuf]) -> bool {
     true
 }
 
+/// The largest agent configuration `init` reads: far over any real one.
+const CONFIG_MAX: u64 = 16 << 20;
+
+/// An agent's configuration file: a regular file (through a symlink, which `plan` confines),
+/// never a FIFO or device read until it ends.
 fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
-    match std::fs::read(path) {
+    match rewind::files::read_regular(path, rewind::files::Follow::Yes, CONFIG_MAX) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Failure::new(
@@ -779,7 +784,7 @@ fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, Failure> {
 }
 
 fn read_existing(path: &Path) -> Result<Option<String>, Failure> {
-    match std::fs::read_to_string(path) {
+    match rewind::files::read_regular_text(path, rewind::files::Follow::Yes, CONFIG_MAX) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Failure::new(

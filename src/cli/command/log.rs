@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use rewind::engine::{FileHistory, LogSession, PickaxeHit, RefusalEntry};
-use rewind::model::WindowStatus;
+use rewind::model::{WindowKind, WindowStatus};
 use rewind::workspace::Workspace;
 use serde::Serialize;
 
@@ -181,7 +181,7 @@ fn render(ws: &Workspace, log: &[LogSession]) -> String {
             text.push_str(&format!(
                 "  window {} [{}] {}{}{}\n",
                 w.id,
-                w.kind,
+                shown_kind(w),
                 w.opened_at,
                 w.label
                     .as_ref()
@@ -273,4 +273,22 @@ fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure
     let ws = crate::cli::context::workspace(&inv.global, &cwd)?;
     let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?)?;
     Ok(print_listing(out, &transport.remote, &sessions))
+}
+
+/// A window's kind as `log` shows it: a restore and a hunk undo are recorded as windows of
+/// their own of kind `agent` (so that `undo` takes them back), but they are rewind's, not
+/// the agent's (issue 43); `--json` keeps the kind.
+fn shown_kind(w: &rewind::engine::LogWindow) -> String {
+    let tools = || w.changes.iter().map(|c| c.tool.as_deref());
+    let all = |tool: &str| !w.changes.is_empty() && tools().all(|t| t == Some(tool));
+    match w.kind {
+        WindowKind::Agent if all("restore") => "restore".to_string(),
+        WindowKind::Agent
+            if rewind::undo::review::role_of(w.kind, tools())
+                == rewind::undo::review::Role::HunkReject =>
+        {
+            "hunk undo".to_string()
+        }
+        kind => kind.to_string(),
+    }
 }

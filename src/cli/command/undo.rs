@@ -168,7 +168,18 @@ fn render(direction: Direction, report: &Report) -> String {
         text.push_str(&file_line(f));
     }
     if report.status == Status::Conflict && report.skipped == 0 {
-        text.push_str("hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths, `--force` overwrites the later edits (what it overwrites is snapshotted first)\n");
+        text.push_str("hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths");
+        // `--force` overrides later edits only: hinting it for an `unproven` or
+        // `unsafe-path` refusal only repeats the refusal (issue 43).
+        let overridable = report
+            .files
+            .iter()
+            .any(|f| f.conflict.is_some_and(|c| c.overridable()));
+        text.push_str(if overridable {
+            ", `--force` overwrites the later edits (what it overwrites is snapshotted first)\n"
+        } else {
+            "; `--force` cannot override these (rewind lacks a side's bytes, or the path is not a file it may write): `rewind log --path P` lists the versions rewind holds and `rewind restore P --version N` brings one back\n"
+        });
     }
     text
 }

@@ -1,7 +1,7 @@
 //! `rewind verify`: re-hash every stored object and check every index reference; exit 1
 //! naming each damaged object.
 
-use rewind::maintenance::VerifyReport;
+use rewind::engine::maintenance::VerifyReport;
 
 use crate::cli::context::Invocation;
 use crate::cli::exit::{Exit, Failure};
@@ -10,7 +10,7 @@ use crate::cli::render::Out;
 
 pub fn run(inv: &Invocation, out: &Out) -> Result<Exit, Failure> {
     let mut bars = Bars::on_stderr();
-    let report = rewind::maintenance::verify_with(inv.home()?, &mut bars)?;
+    let report = rewind::engine::maintenance::verify_with(inv.home()?, &mut bars)?;
     drop(bars);
     if out.json {
         out.print_json(&report);

@@ -54,9 +54,10 @@ pub fn run(inv: &Invocation, out: &Out, args: &WatchArgs) -> Result<Exit, Failur
         ..ScanOptions::default()
     };
     let quiet = Duration::from_millis(args.quiet_ms.max(1));
+    // A deadline past what the clock can hold is no deadline: run until interrupted.
     let deadline = args
         .for_seconds
-        .map(|s| Instant::now() + Duration::from_secs(s));
+        .and_then(|s| Instant::now().checked_add(Duration::from_secs(s)));
     let ws = ctx.session.workspace_id();
     eprintln!(
         "rewind: watching {} (Ctrl-C stops)",
@@ -70,7 +71,7 @@ pub fn run(inv: &Invocation, out: &Out, args: &WatchArgs) -> Result<Exit, Failur
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(Exit::Ok);
             }
-            std::thread::sleep(quiet);
+            std::thread::sleep(quiet.min(Duration::from_secs(1)));
         }
         let report = scan::scan(
             &ctx.session,

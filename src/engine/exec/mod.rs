@@ -72,14 +72,32 @@ fn modes_match(a: &FileState, b: &FileState) -> bool {
     }
 }
 
+/// The tool name a plan's changes carry in the index (`undo`, `redo`, `restore`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanTool {
+    Undo,
+    Redo,
+    Restore,
+}
+
+impl PlanTool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanTool::Undo => "undo",
+            PlanTool::Redo => "redo",
+            PlanTool::Restore => "restore",
+        }
+    }
+}
+
 /// A conflict-free set of transitions, and how to record it.
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The window it is recorded as (`undo`, `redo`, or `agent` for a restore).
     pub kind: WindowKind,
     pub label: String,
-    /// The tool name its changes carry (`undo`, `redo`, `restore`).
-    pub tool: &'static str,
+    /// The tool name its changes carry.
+    pub tool: PlanTool,
     /// Who the file states it leaves say recorded them.
     pub recorded_by: RecordedBy,
     pub steps: Vec<Step>,
@@ -186,7 +204,7 @@ fn intent(session: &Session<'_>, plan: &Plan, now: i64) -> Result<WindowId> {
                 path: &step.path,
                 before: step.current,
                 after: Some(step.target),
-                tool: Some(plan.tool),
+                tool: Some(plan.tool.as_str()),
                 tool_call: None,
                 proof: Proof::Exact,
                 reason: None,

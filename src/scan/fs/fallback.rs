@@ -47,7 +47,7 @@ pub(in crate::scan) fn print(path: &Path) -> Print {
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64);
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
     Some((0, m.len(), mtime, mtime))
 }
 

@@ -67,7 +67,7 @@ impl DirHandle {
 /// on 64-bit Linux only: the `stat` fields' types differ across targets.)
 #[allow(clippy::unnecessary_cast)]
 fn stat_from(st: &rustix::fs::Stat) -> Stat {
-    let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
+    let ns = crate::workspace::time_ns;
     Stat {
         size: st.st_size as u64,
         mtime_ns: ns(st.st_mtime as i64, st.st_mtime_nsec as i64),
@@ -80,7 +80,7 @@ fn stat_from(st: &rustix::fs::Stat) -> Stat {
 /// A rule file's stat, following a symlink (as the rules are read), or its absence.
 pub(in crate::scan) fn print(path: &Path) -> Print {
     let m = std::fs::metadata(path).ok()?;
-    let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
+    let ns = crate::workspace::time_ns;
     Some((
         m.ino(),
         m.len(),

@@ -298,3 +298,25 @@ fn unknown_agent_for_init_exits_2() {
     [exit status: 2]
     ");
 }
+
+/// `blame` of a path that is not there and that rewind never saw is an error, not an empty
+/// answer (issue 43).
+#[test]
+fn blame_of_a_path_never_seen_exits_1() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["blame", "never-seen.txt"]), @"
+    [EOF]
+    ------- stderr -------
+    error: cannot blame never-seen.txt: no such file, and rewind has no version of it
+    hint: `rewind log --path P` lists what rewind holds of a path
+    [EOF]
+    [exit status: 1]
+    ");
+    // An empty file that is there blames to nothing, as before.
+    env.write("empty.txt", "");
+    assert_snapshot!(rw(&env, &["blame", "empty.txt"]), @"
+    [EOF]
+    [exit status: 0]
+    ");
+}

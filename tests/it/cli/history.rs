@@ -196,6 +196,28 @@ fn log_lists_windows_and_changes_newest_first() {
     "#);
 }
 
+/// A restore and a hunk undo are windows of kind `agent` (so `undo` takes them back), but
+/// `log` names them for what they are (issue 43: a restore showed as `[agent]`).
+#[test]
+fn log_names_restore_and_hunk_undo_windows() {
+    let env = Env::new();
+    let _f = filters(&env);
+    two_turns(&env);
+    env.run(&["undo", "--window", "2", "--path", "a.txt", "--hunk", "1"])
+        .ok();
+    env.run(&["restore", "a.txt", "--version", "2"]).ok();
+    assert_snapshot!(rw(&env, &["log", "--limit", "2"]), @r#"
+    workspace [WS]
+    session test-session
+      window 4 [restore] [TIME] "restore a.txt"
+            4 a.txt  e0e63aa4c8e1 → 04d2649eb725  exact restore
+      window 3 [hunk undo] [TIME] "undo of hunk 1 of window 2 in a.txt"
+            3 a.txt  04d2649eb725 → e0e63aa4c8e1  exact undo
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
 #[test]
 fn log_json() {
     let env = Env::new();

@@ -130,13 +130,15 @@ fn help_lists_every_command() {
       help         Print this message or the help of the given subcommand(s)
 
     Options:
+      -h, --help     Print help
+      -V, --version  Print version
+
+    Global options:
           --home <DIR>             Where rewind keeps its index and blobs [default: $XDG_DATA_HOME/rewind or ~/.local/share/rewind] [env: REWIND_HOME=[HOME]]
           --workspace <DIR>        The workspace root [default: nearest ancestor with .git, else the current directory] [env: REWIND_WORKSPACE=]
           --session <ID>           Session id (an agent's conversation id) [default: manual] [env: REWIND_SESSION=test-session]
           --json                   Print one JSON object instead of human output
           --max-file-size <BYTES>  Files larger than this many bytes are recorded as metadata-only changes [env: REWIND_MAX_FILE_SIZE=]
-      -h, --help                   Print help
-      -V, --version                Print version
 
     Exit codes: 0 ok · 1 error · 2 usage · 3 conflict (nothing written) · 4 nothing to do
     [EOF]

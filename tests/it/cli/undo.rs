@@ -207,6 +207,23 @@ fn a_refused_undo_names_skip_unsafe_and_path() {
     assert_eq!(env.read("a").unwrap(), b"a1\n", "nothing written");
 }
 
+/// An undo refused only by conflicts `--force` cannot override does not hint `--force`,
+/// which would only repeat the refusal (issue 43).
+#[test]
+fn a_refusal_force_cannot_override_does_not_hint_force() {
+    let env = Env::new();
+    let _f = filters(&env);
+    three_files_two_unsafe(&env);
+    assert_snapshot!(rw(&env, &["undo", "--path", "c"]), @"
+    undo of window 1 refused: nothing was written
+      conflict       c  [unproven] expected unknown found 316502afec1b — the write is still pending (no after state recorded)
+    hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths; `--force` cannot override these (rewind lacks a side's bytes, or the path is not a file it may write): `rewind log --path P` lists the versions rewind holds and `rewind restore P --version N` brings one back
+    [EOF]
+    [exit status: 3]
+    ");
+    assert_eq!(env.read("c").unwrap(), b"c1\n", "nothing written");
+}
+
 #[test]
 fn skip_unsafe_undoes_the_safe_files_and_names_each_skipped_one() {
     let env = Env::new();
@@ -333,4 +350,22 @@ fn skip_unsafe_skips_a_file_that_became_a_directory_with_its_skipped_child() {
         .contains("name both with `--path`"));
     assert_eq!(env.read("k").unwrap(), b"k0\n");
     assert_eq!(env.read("x/y").unwrap(), b"user\n");
+}
+
+/// `undo --help` lists undo's own options first and the global ones apart, under their own
+/// heading (issue 43: `--max-file-size` read as one of undo's).
+#[test]
+fn undo_help_lists_the_global_options_apart() {
+    let env = Env::new();
+    let help = env.run(&["undo", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let (own, global) = help
+        .stdout
+        .split_once("Global options:")
+        .unwrap_or_else(|| panic!("{}", help.stdout));
+    assert!(own.contains("--hunk <N>"), "{own}");
+    for option in ["--max-file-size", "--home", "--workspace", "--json"] {
+        assert!(!own.contains(option), "{option} among undo's own: {own}");
+        assert!(global.contains(option), "{option}: {global}");
+    }
 }

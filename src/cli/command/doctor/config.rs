@@ -126,12 +126,9 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// A text file of at most [`MAX_READ`] bytes; `None` when missing, unreadable or larger.
+/// A FIFO or a device is "unreadable", found without waiting on it.
 pub(super) fn read_text(path: &Path) -> Option<String> {
-    let m = std::fs::metadata(path).ok()?;
-    if !m.is_file() || m.len() > MAX_READ {
-        return None;
-    }
-    std::fs::read_to_string(path).ok()
+    rewind::files::read_regular_text(path, rewind::files::Follow::Yes, MAX_READ).ok()
 }
 
 /// How a configuration runs `… hook <agent>`: the rewind binaries it names before that, in

@@ -149,7 +149,7 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
         Some(h) => h.agent_sessions(&places.ws).map_err(Failure::from)?,
         None => Vec::new(),
     };
-    let failures = hook_log_failures(&home_path.join("logs/hook.log"));
+    let failures = hook_log_failures(&home_path.join("logs/hook.log"), &mut problems);
     let agents: Vec<AgentJson> = Agent::ALL
         .into_iter()
         .map(|agent| examine(&places, agent, &activity, &failures, &mut problems))

@@ -22,9 +22,13 @@
 //!   from: hook events never wait for a recording scan, only, when both write, for its
 //!   transaction in progress (a few hundred files), and a shell event's scan for the
 //!   recording scan in progress (scans that share the watches take turns).
-//! - Quiet for [`RELEASE_AFTER`] after an event, it gives back the memory that work used
+//! - Quiet for [`rewind::resident::RELEASE_AFTER`] after an event, it gives back the memory that work used
 //!   (`Helper::release`, `src/cli/memory.rs`); the recording thread does so after its scans:
 //!   an idle helper stays small after a long scan.
+//! - What the helper decides — its protocol, whether it takes an event or leaves it to the
+//!   client, when it gives back memory or exits — is the library's [`rewind::resident`],
+//!   with its tests; this file is the transport: the socket, `poll`, the peer's
+//!   credentials, the process, and running the hook.
 //! - Only the user who owns the helper may talk to it: the socket lives in the private home,
 //!   its mode is 0600, and both ends check the other's uid.
 
@@ -37,9 +41,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rewind::engine::Home;
+use rewind::resident::{
+    check_timely, output_len, receive, send, send_with, start_by_ms, Admission, Call, Flow, Ledger,
+    Reply, Request, Status, ANSWER_TIMEOUT, LOCK, REQUEST_TIMEOUT, SOCKET, SOCKET_PATH_MAX,
+};
 use rewind::scan::{WatchCounts, Watching};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{HelperCmd, RunArgs};
 use crate::cli::command::hook::{self, HookArgs, HookLog};
@@ -47,81 +54,6 @@ use crate::cli::context::{default_home, open_home_owned};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::options::Global;
 use crate::cli::render::Out;
-
-/// The helper's socket, in the home.
-const SOCKET: &str = "helper.sock";
-/// Held by the running helper, so there is one per home.
-const LOCK: &str = "helper.lock";
-/// Largest request or reply header; payloads travel after it, counted.
-const MAX_HEADER: usize = 1 << 20;
-/// A hook's output, more than any hook prints.
-const MAX_OUTPUT: u64 = 64 << 20;
-/// How long a hook waits for the helper's answer before it gives up (and allows the tool
-/// call). Longer than an agent waits for a hook: in practice the agent's limit applies.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
-/// How long the helper waits for a client to send its request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an event may wait in the helper's queue (behind a slow event, a gc batch)
-/// before the helper leaves it to the client. Well under the 30 s `rewind init` gives a hook:
-/// a client the agent killed meanwhile must not have its event run late, against a file
-/// the tool call has already written.
-const QUEUE_LIMIT: Duration = Duration::from_secs(10);
-/// How long the helper stays quiet (no event, no scan) before it gives back the memory its
-/// last work used (`Helper::release`): long enough that the events of one tool call (before
-/// and after it) share the index's map and zstd contexts, short enough that an idle helper
-/// is small soon after a scan.
-const RELEASE_AFTER: Duration = Duration::from_secs(1);
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-enum Request {
-    Hook {
-        build: String,
-        #[serde(flatten)]
-        call: Box<Call>,
-        payload_len: u64,
-        /// Milliseconds since the epoch after which the client would rather run the event
-        /// itself than have the helper start it (it waited in the helper's queue too long).
-        start_by_ms: u64,
-    },
-    Status,
-    Stop,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
-enum Reply {
-    /// The hook's output follows the message as bytes (`stdout_len` of stdout, then
-    /// `stderr_len` of stderr): a path in it need not be UTF-8.
-    Answer {
-        exit: u8,
-        stdout_len: u64,
-        stderr_len: u64,
-    },
-    /// Not for this helper: the client runs the event itself.
-    Declined {
-        why: String,
-    },
-    Status(Status),
-    Stopping {
-        pid: u32,
-    },
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Status {
-    pid: u32,
-    home: String,
-    build: String,
-    served: u64,
-    /// Time spent answering them, from the request read to the answer sent.
-    busy_us: u64,
-    idle_secs: u64,
-    idle_timeout_secs: u64,
-    /// The scans' directory watches.
-    #[serde(default)]
-    watches: WatchCounts,
-}
 
 /// This executable: the version and the file it runs from (by its path, as
 /// `std::env::current_exe` reads it, which tools like valgrind report faithfully). A client
@@ -144,36 +76,6 @@ fn build_id() -> String {
         Ok(file) => format!("{} {file}", env!("CARGO_PKG_VERSION")),
         Err(_) => format!("{} unknown", env!("CARGO_PKG_VERSION")),
     }
-}
-
-fn send(w: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    send_with(w, value, &[])
-}
-
-/// A message and the bytes that follow it, in one write (one wake-up for the reader).
-fn send_with(w: &mut impl Write, value: &impl Serialize, tail: &[u8]) -> io::Result<()> {
-    let body = serde_json::to_vec(value)?;
-    let len = u32::try_from(body.len()).map_err(io::Error::other)?;
-    let mut frame = Vec::with_capacity(4 + body.len() + tail.len());
-    frame.extend_from_slice(&len.to_le_bytes());
-    frame.extend_from_slice(&body);
-    frame.extend_from_slice(tail);
-    w.write_all(&frame)
-}
-
-fn receive<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<T> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_HEADER {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("a message of {len} bytes is too large"),
-        ));
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
-    Ok(serde_json::from_slice(&body)?)
 }
 
 /// Has the client closed its end (nothing more to read, ever)?
@@ -238,13 +140,10 @@ pub fn forward_hook() -> Forward {
             stdout_len,
             stderr_len,
         }) => {
-            let total = stdout_len.saturating_add(stderr_len);
-            if total > MAX_OUTPUT {
-                return plan.lost(
-                    "the helper's answer claims more output than a hook prints",
-                    &payload,
-                );
-            }
+            let total = match output_len(stdout_len, stderr_len) {
+                Ok(total) => total,
+                Err(why) => return plan.lost(why, &payload),
+            };
             let mut output = Vec::new();
             let read = (&mut stream).take(total).read_to_end(&mut output);
             if read.is_err() || output.len() as u64 != total {
@@ -268,21 +167,6 @@ struct Plan {
     home: PathBuf,
     socket: PathBuf,
     call: Call,
-}
-
-/// How the hook was called: its agent, directory and the `REWIND_*` options clap would read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Call {
-    agent: String,
-    cwd: String,
-    workspace: Option<String>,
-    session: Option<String>,
-    max_file_size: Option<u64>,
-    read_before_write: Option<String>,
-    scan_budget_ms: Option<String>,
-    /// The device and inode of `cwd` as the client sees it: a helper that sees another
-    /// directory there (the agent runs in a sandbox or another mount namespace) declines.
-    cwd_id: (u64, u64),
 }
 
 impl Plan {
@@ -327,7 +211,7 @@ impl Plan {
             build: build_id(),
             call: Box::new(self.call.clone()),
             payload_len,
-            start_by_ms: now_ms().saturating_add(QUEUE_LIMIT.as_millis() as u64),
+            start_by_ms: start_by_ms(now_ms()),
         }
     }
 
@@ -384,9 +268,6 @@ fn home_socket(g: &Global) -> Result<(PathBuf, PathBuf), Failure> {
     let socket = socket_of(&root)?;
     Ok((root, socket))
 }
-
-/// Longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL).
-const SOCKET_PATH_MAX: usize = 107;
 
 fn socket_of(root: &Path) -> Result<PathBuf, Failure> {
     let socket = root.join(SOCKET);
@@ -468,7 +349,7 @@ fn ask_within(socket: &Path, request: &Request, wait: Duration) -> Result<Reply,
 
 /// The pid a helper wrote into its lock file, when one holds the lock.
 fn busy_pid(root: &Path) -> Option<u32> {
-    std::fs::read_to_string(root.join(LOCK))
+    rewind::files::read_regular_text(&root.join(LOCK), rewind::files::Follow::No, 64)
         .ok()?
         .trim()
         .parse()
@@ -671,8 +552,8 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     rewind::store::create_private_dir(&logs)
         .map_err(|e| fail(format!("cannot create {}: {e}", logs.display())))?;
     let log_path = logs.join("helper.log");
-    let log = open_log(&log_path)
-        .map_err(|e| fail(format!("cannot open {}: {e}", log_path.display())))?;
+    let log = open_home_append(&root, "logs/helper.log")
+        .map_err(|e| fail(format!("cannot open the helper's log: {e}")))?;
     let mut child = Command::new(exe)
         .arg("--home")
         .arg(&root)
@@ -702,13 +583,9 @@ fn start(g: &Global, out: &Out, args: &RunArgs) -> Result<Exit, Failure> {
     }
 }
 
-fn open_log(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
+/// The home's file `rel`, opened to append, never through a link planted there.
+fn open_home_append(root: &Path, rel: &str) -> io::Result<File> {
+    rewind::files::open_home_file(root, rel, rewind::files::HomeWrite::Append)
 }
 
 // --- the helper --------------------------------------------------------------------------
@@ -733,15 +610,13 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
     let mut helper = Helper {
         home,
         global: g,
-        build: build_id(),
-        served: 0,
-        busy: Duration::ZERO,
-        last: Instant::now(),
-        idle_timeout: Duration::from_secs(args.idle_timeout),
+        ledger: Ledger::new(
+            build_id(),
+            Duration::from_secs(args.idle_timeout),
+            Instant::now(),
+        ),
         watching,
-        watched: WatchCounts::default(),
         recorder,
-        unreleased: None,
     };
     eprintln!(
         "{} rewind helper {} started for {}",
@@ -770,7 +645,7 @@ fn serve(g: &Global, args: &RunArgs) -> Result<Exit, Failure> {
         "{} rewind helper {} exits ({why}) after {} events",
         rewind::engine::rfc3339(now_ns()),
         std::process::id(),
-        helper.served
+        helper.ledger.served()
     );
     // The recording scan in progress ends while this helper still holds the home.
     helper.recorder = None;
@@ -797,9 +672,8 @@ fn record_in_background(
 /// The home's one-helper lock, held for the helper's life, with this process's pid in it.
 fn take_lock(root: &Path) -> Result<File, Failure> {
     let fail = |what: String| Failure::new(Exit::Error, what);
-    let lock_path = root.join(LOCK);
-    let lock = open_log(&lock_path)
-        .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+    let lock = open_home_append(root, LOCK)
+        .map_err(|e| fail(format!("cannot open the helper's lock: {e}")))?;
     if lock.try_lock().is_err() {
         return Err(fail(format!(
             "a helper is already running for the home {}",
@@ -858,32 +732,16 @@ fn decline(mut stream: UnixStream) {
     let _ = send(&mut stream, &Reply::Declined { why });
 }
 
-#[derive(PartialEq, Eq)]
-enum Flow {
-    Continue,
-    Stop,
-    /// The helper is stale (its executable or index replaced) or failed: stop, and leave
-    /// queued events to their clients.
-    Abort,
-}
-
 struct Helper<'g> {
     home: Home,
     global: &'g Global,
-    build: String,
-    served: u64,
-    busy: Duration,
-    last: Instant,
-    idle_timeout: Duration,
-    /// What the scans' watches did, as of the last look.
-    watched: WatchCounts,
+    /// Its state and decisions (build, counts, idle and release times).
+    ledger: Ledger,
     /// The directory watches every scan this helper runs shares.
     watching: Watching,
     /// The thread that records the local history of the workspaces the events came from
     /// (unless `--no-record`).
     recorder: Option<crate::cli::command::watch::Background>,
-    /// When the last event or scan ended whose memory is not given back yet.
-    unreleased: Option<Instant>,
 }
 
 impl Helper<'_> {
@@ -925,14 +783,11 @@ impl Helper<'_> {
             }
             // Events read now and then, so that a long quiet spell (a build the agent runs)
             // does not overflow the kernel's queue and cost a full walk at the next scan.
-            self.watched = self.watching.drain();
+            self.ledger.watched = self.watching.drain();
             if self.recorder.as_ref().is_some_and(|r| r.failed()) {
                 return Some("stale or failed");
             }
-            if self
-                .unreleased
-                .is_some_and(|t| t.elapsed() >= RELEASE_AFTER)
-            {
+            if self.ledger.release_due(Instant::now()) {
                 self.release();
             }
             if !still_ours() {
@@ -942,7 +797,7 @@ impl Helper<'_> {
                 );
                 return None;
             }
-            if self.last.elapsed() >= self.idle_timeout {
+            if self.ledger.idle_expired(Instant::now()) {
                 return Some("idle");
             }
         }
@@ -982,8 +837,7 @@ impl Helper<'_> {
         };
         let _ = send_with(&mut stream, &reply, &output);
         if is_hook {
-            self.busy += began.elapsed();
-            self.unreleased = Some(Instant::now());
+            self.ledger.answered(began.elapsed(), Instant::now());
         }
         flow
     }
@@ -994,7 +848,7 @@ impl Helper<'_> {
     fn release(&mut self) {
         self.home.release_memory();
         crate::cli::memory::trim();
-        self.unreleased = None;
+        self.ledger.released();
     }
 
     /// A hook request's event, its payload read from the stream. `Err` ends the connection
@@ -1008,24 +862,22 @@ impl Helper<'_> {
         payload_len: u64,
         start_by_ms: u64,
     ) -> Result<Event, Flow> {
-        if build != self.build {
-            let why = "the helper runs another build of rewind".to_string();
-            let _ = send(stream, &Reply::Declined { why });
-            // Stale when its own file was replaced; another installation's client
-            // is just not its business.
-            return Err(if build_id() == self.build {
-                Flow::Continue
-            } else {
-                Flow::Abort
-            });
-        }
-        if payload_len > hook::MAX_PAYLOAD {
-            return Err(Flow::Continue);
+        match self
+            .ledger
+            .admit(build, &build_id(), payload_len, hook::MAX_PAYLOAD)
+        {
+            Admission::Read => {}
+            Admission::Decline(d) => {
+                let _ = send(stream, &Reply::Declined { why: d.why });
+                return Err(d.flow);
+            }
+            Admission::Drop(flow) => return Err(flow),
         }
         let mut payload = vec![0u8; payload_len as usize];
         if stream.read_exact(&mut payload).is_err() {
             return Err(Flow::Continue);
         }
+        let kept = call.clone();
         let Call {
             agent,
             cwd,
@@ -1034,11 +886,11 @@ impl Helper<'_> {
             max_file_size,
             read_before_write,
             scan_budget_ms,
-            cwd_id,
+            cwd_id: _,
         } = call;
         Ok(Event {
             start_by_ms,
-            cwd_id,
+            call: kept,
             cwd: PathBuf::from(cwd),
             global: Global {
                 home: Some(self.home.root().to_path_buf()),
@@ -1067,17 +919,10 @@ impl Helper<'_> {
 
     /// Run one event; the answer's output bytes go to `output`.
     fn hook(&mut self, stream: &UnixStream, event: Event, output: &mut Vec<u8>) -> (Reply, Flow) {
-        if event.global.max_file_size != self.global.max_file_size {
-            let why = "REWIND_MAX_FILE_SIZE differs from the helper's".to_string();
-            return (Reply::Declined { why }, Flow::Continue);
-        }
         let seen = std::fs::metadata(&event.cwd).map(|m| (m.dev(), m.ino()));
-        if seen.ok() != Some(event.cwd_id) {
-            let why = format!(
-                "the helper sees another directory at {} (the agent runs in a sandbox or another mount namespace)",
-                event.cwd.display()
-            );
-            return (Reply::Declined { why }, Flow::Continue);
+        let own = self.global.max_file_size;
+        if let Err(d) = self.ledger.check_call(&event.call, own, seen.ok()) {
+            return (Reply::Declined { why: d.why }, d.flow);
         }
         if let Err(e) = self.home.wake() {
             // The hook process opens the home afresh (and reports any trouble the usual way);
@@ -1087,10 +932,9 @@ impl Helper<'_> {
         }
         // Last moment to leave the event to its client: one that waited too long, or that
         // is gone (the agent killed it and went on with the tool call), is not run late.
-        if now_ms() > event.start_by_ms || hung_up(stream) {
+        if let Err(d) = check_timely(event.start_by_ms, now_ms(), hung_up(stream)) {
             self.home.idle();
-            let why = "the event waited too long in the helper's queue".to_string();
-            return (Reply::Declined { why }, Flow::Continue);
+            return (Reply::Declined { why: d.why }, d.flow);
         }
         let resident = hook::Resident {
             home: &self.home,
@@ -1108,8 +952,7 @@ impl Helper<'_> {
         }));
         self.note_workspace(&event.global, &event.cwd);
         self.home.idle();
-        self.served += 1;
-        self.last = Instant::now();
+        self.ledger.ran(Instant::now());
         match answered {
             Ok(out) => {
                 let reply = Reply::Answer {
@@ -1145,23 +988,16 @@ impl Helper<'_> {
     }
 
     fn status(&self) -> Status {
-        Status {
-            pid: std::process::id(),
-            home: self.home.root().display().to_string(),
-            build: self.build.clone(),
-            served: self.served,
-            busy_us: self.busy.as_micros() as u64,
-            idle_secs: self.last.elapsed().as_secs(),
-            idle_timeout_secs: self.idle_timeout.as_secs(),
-            watches: self.watched.clone(),
-        }
+        let home = self.home.root().display().to_string();
+        self.ledger.status(std::process::id(), home, Instant::now())
     }
 }
 
 /// A hook event as the helper runs it.
 struct Event {
     start_by_ms: u64,
-    cwd_id: (u64, u64),
+    /// The call as the client sent it.
+    call: Call,
     cwd: PathBuf,
     global: Global,
     args: HookArgs,

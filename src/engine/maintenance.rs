@@ -18,7 +18,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use crate::engine::{Home, Result};
+use super::{Home, Result};
 use crate::ids::BlobId;
 
 /// Packs smaller than this are merged by gc once there are [`MERGE_SMALL_PACKS`] of them.
@@ -491,7 +491,7 @@ impl Maintenance<'_, '_> {
     /// nothing depends on them.
     fn sweep(&self, now: i64, grace: Duration) -> Result<BlobSweep> {
         const BATCH: usize = 512;
-        let cutoff = now - grace.as_nanos() as i64;
+        let cutoff = now.saturating_sub(i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX));
         let mut removed = 0;
         let mut freed = 0;
         let mut kept;

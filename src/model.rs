@@ -341,6 +341,10 @@ pub enum MetadataReason {
     /// A Jupyter notebook cell edit (`NotebookEdit`): rewind does not re-derive the
     /// notebook's JSON from the cell's new source.
     NotebookEdit,
+    /// Fetched from another machine (`rewind fetch`), which shared the change's path, size
+    /// and hash but not its bytes (a file its gitignore excludes), or whose bytes it no
+    /// longer had.
+    Withheld,
 }
 
 impl MetadataReason {
@@ -364,6 +368,7 @@ impl MetadataReason {
             MetadataReason::UnknownTool => "unknown-tool",
             MetadataReason::BackupMissing => "backup-missing",
             MetadataReason::NotebookEdit => "notebook-edit",
+            MetadataReason::Withheld => "withheld",
         }
     }
 }
@@ -390,6 +395,7 @@ impl FromStr for MetadataReason {
             "unknown-tool" => Ok(MetadataReason::UnknownTool),
             "backup-missing" => Ok(MetadataReason::BackupMissing),
             "notebook-edit" => Ok(MetadataReason::NotebookEdit),
+            "withheld" => Ok(MetadataReason::Withheld),
             other => Err(format!("unknown metadata-only reason {other:?}")),
         }
     }

@@ -5,8 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use super::command::{
-    blame, check, completions, context, demo, diff, doctor, edit, gc, helper, hook, import, init,
-    log, mcp, read, redo, restore, review, search, snap, undo, watch, window, write,
+    blame, check, completions, context, demo, diff, doctor, edit, fetch, gc, helper, hook, import,
+    init, log, mcp, push, read, redo, restore, review, search, snap, undo, watch, window, write,
 };
 use super::options::Global;
 
@@ -91,4 +91,8 @@ pub enum Command {
     /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and
     /// reject them by file, by hunk or all at once
     Review(review::ReviewArgs),
+    /// Send this machine's sessions to a git remote (refs/rewind/…, never a branch, never forced)
+    Push(push::PushArgs),
+    /// Bring other machines' sessions from a git remote into this workspace's history
+    Fetch(fetch::FetchArgs),
 }

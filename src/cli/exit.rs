@@ -189,6 +189,38 @@ impl From<rewind::import::ImportError> for Failure {
     }
 }
 
+impl From<rewind::share::ShareError> for Failure {
+    fn from(e: rewind::share::ShareError) -> Failure {
+        use rewind::share::ShareError as E;
+        let e = match e {
+            E::Engine(inner) => return Failure::from(inner),
+            other => other,
+        };
+        let (exit, hint) = match &e {
+            E::Engine(_) => (Exit::Error, ""),
+            E::NotARepository { .. } => (Exit::Error, "run it in the project's git checkout, or pass --workspace DIR"),
+            E::NoGit { .. } => (Exit::Error, "install git, or set REWIND_GIT to the git program"),
+            E::Timeout { .. } => (Exit::Error, "the remote is slow or unreachable; try again, or pass --timeout SECS"),
+            E::Git { .. } => (Exit::Error, "`git remote -v` lists the workspace's remotes; pass a remote name or a URL"),
+            E::Rejected { .. } => (Exit::Error, "the remote refused refs/rewind/…: allow that namespace there (a hook or branch rule), or push to a dedicated repository with --remote URL"),
+            E::NoSuchRemoteSession { .. } => (Exit::Error, "`rewind log --remote REMOTE` lists the remote's sessions"),
+            E::FetchedSession { .. } => (Exit::Usage, "push the sessions this machine recorded (`rewind push --all` skips fetched ones)"),
+            E::OwnSession { .. } => (Exit::Usage, "this machine's sessions are already here; fetch other machines' sessions"),
+            E::NothingToPush { .. } => (Exit::Nothing, "a window is pushed once it is finished (`rewind window close`, or the agent's turn ends)"),
+            E::Malformed { .. } => (Exit::Error, "nothing was adopted; the remote's copy of that session is damaged, or was pushed by a newer rewind"),
+            E::Odb { .. } => (Exit::Error, "the workspace's .git objects directory could not be written or read"),
+            E::BadOrigin { .. } => (Exit::Usage, "set REWIND_ORIGIN to a name for this machine, such as alice@laptop"),
+            E::BadPattern { .. } => (Exit::Usage, "patterns are written as in .gitignore, such as `config/*.local.toml`"),
+        };
+        let f = Failure::new(exit, e.to_string());
+        if hint.is_empty() {
+            f
+        } else {
+            f.hint(hint)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{tool_failure, Exit, Failure};

@@ -71,5 +71,7 @@ fn dispatch(inv: &Invocation, out: &Out, command: Command) -> Result<Exit, Failu
         Command::Watch(args) => command::watch::run(inv, out, &args),
         Command::Import(cmd) => command::import::run(inv, out, cmd),
         Command::Review(args) => command::review::run(inv, out, &args),
+        Command::Push(args) => command::push::run(inv, out, &args),
+        Command::Fetch(args) => command::fetch::run(inv, out, &args),
     }
 }

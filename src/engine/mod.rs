@@ -29,6 +29,7 @@
 //! passes them in, and time comes from a [`Clock`] so tests can pin it.
 
 mod activity;
+mod adopt;
 mod blame;
 mod capture;
 mod context;
@@ -46,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use activity::{AgentSession, Attribution, SessionChoice, ACTIVE_WITHIN, NOTE_EVERY};
+pub use adopt::{AdoptedChange, AdoptedWindow, FETCH_IMPORTER};
 pub use blame::{Blame, BlameLine, PickaxeChange, PickaxeHit, Source};
 pub use capture::{external_hint, CheckReport, Evidence, ModReason, RecordReport, SnapReport};
 pub(crate) use capture::{observe_keeping, open_external_window};
@@ -620,6 +622,32 @@ impl<'s> History<'s> {
     /// The bytes of blob `id`, verified by hash.
     pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>, StoreError> {
         self.home.store.get(&self.home.index, id)
+    }
+
+    /// Write blob `id`'s bytes to `out`, verified; a large object is streamed, never held
+    /// whole (on an error `out` holds part of it, for the caller to discard). Returns the
+    /// number of bytes written.
+    pub fn blob_to(
+        &self,
+        id: &crate::ids::BlobId,
+        out: &mut dyn std::io::Write,
+    ) -> Result<u64, StoreError> {
+        self.home.store.get_to(&self.home.index, id, out)
+    }
+
+    /// The size of blob `id` in bytes, `None` when it is not stored.
+    pub fn blob_size(&self, id: &crate::ids::BlobId) -> Result<Option<u64>, StoreError> {
+        use crate::store::BlobCatalog;
+        Ok(self.home.index.blob(id)?.map(|row| row.size))
+    }
+
+    /// The session this view belongs to: its name and row.
+    pub fn session_name(&self) -> &'s str {
+        self.name
+    }
+
+    pub fn session_row(&self) -> SessionRowId {
+        self.id
     }
 
     pub fn workspace(&self) -> &'s Workspace {

@@ -55,3 +55,28 @@ impl WriteTx<'_> {
         Ok(())
     }
 }
+
+impl Tx<'_> {
+    /// The window source item `item` of `session` became, when `importer` imported it and
+    /// the window still exists (`gc` may have dropped it).
+    pub(crate) fn imported_window(
+        &self,
+        ws: WorkspaceId,
+        importer: &str,
+        session: &str,
+        item: &str,
+    ) -> Result<Option<WindowId>> {
+        use rusqlite::OptionalExtension;
+        let found: Option<Option<i64>> = self
+            .conn
+            .prepare_cached(
+                "SELECT i.window_id FROM imported_sources i JOIN windows w ON w.id = i.window_id
+                 WHERE i.workspace_id = ?1 AND i.importer = ?2 AND i.source_session = ?3
+                   AND i.source_item = ?4",
+            )
+            .and_then(|mut st| st.query_row(params![ws.0, importer, session, item], |r| r.get(0)))
+            .optional()
+            .ctx("find imported source")?;
+        Ok(found.flatten().map(WindowId))
+    }
+}

@@ -40,6 +40,7 @@ mod refusals;
 mod review;
 mod sessions;
 mod settle;
+mod share;
 mod special_files;
 mod store_damage;
 mod tools;

@@ -36,6 +36,10 @@ pub struct LogArgs {
     /// newest first: when, session, path, why (never content)
     #[arg(long, conflicts_with_all = ["pickaxe", "paths"])]
     pub refusals: bool,
+    /// The sessions on a git remote (a remote name or URL), from `git ls-remote` alone:
+    /// `<origin>/<session>`, its commit, and whether it is fetched here
+    #[arg(long, value_name = "REMOTE|URL", conflicts_with_all = ["pickaxe", "paths", "refusals"])]
+    pub remote: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -45,6 +49,9 @@ struct LogJson<'a> {
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: &LogArgs) -> Result<Exit, Failure> {
+    if let Some(remote) = &args.remote {
+        return log_remote(inv, out, remote);
+    }
     let ctx = Ctx::open_as(inv, args.agent)?;
     if args.refusals {
         let refusals = ctx.session.history().refusals()?;
@@ -251,6 +258,21 @@ fn render_versions(h: &FileHistory) -> String {
         "restore one with `rewind restore {path} --version N`\n"
     ));
     text
+}
+
+/// `rewind log --remote R`: the remote's sessions (`git ls-remote`), without opening a
+/// session here.
+fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure> {
+    use super::remote::{origin, print_listing, transport, RemoteArgs};
+    let args = RemoteArgs {
+        remote: Some(remote.to_string()),
+        timeout: 120,
+    };
+    let transport = transport(None, &args)?;
+    let cwd = crate::cli::context::cwd()?;
+    let ws = crate::cli::context::workspace(&inv.global, &cwd)?;
+    let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?)?;
+    Ok(print_listing(out, &transport.remote, &sessions))
 }
 
 /// A window's kind as `log` shows it: a restore and a hunk undo are recorded as windows of

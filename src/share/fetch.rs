@@ -1,0 +1,497 @@
+//! `rewind fetch` and `rewind log --remote`: list a remote's sessions with `git ls-remote`
+//! alone, fetch only the refs asked for, and adopt each fetched session's windows into this
+//! workspace's history (named `<origin>/<session>`), once each.
+//!
+//! Everything a fetched commit says is checked before anything is written: the format, that
+//! the session and origin it names are those of its ref, every window's kinds, proof,
+//! reasons and paths, and every blob against the BLAKE3 id its metadata gives. Blobs go into
+//! the store first, then all the session's new rows in one transaction.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::str::FromStr;
+
+use gix_hash::ObjectId;
+use serde::Serialize;
+
+use super::git::{parse_oid, Repo};
+use super::meta::{self, ChangeMeta, SessionMeta, SideMeta, WindowMeta, FORMAT};
+use super::push::window_json;
+use super::{local_name, ref_name, ref_part, Origin, Result, ShareError, Transport, REF_PREFIX};
+use crate::engine::{AdoptedChange, AdoptedWindow, Home, Session};
+use crate::ids::BlobId;
+use crate::model::{FileState, MetadataReason, Proof, WindowKind};
+use crate::workspace::{RelPath, Workspace};
+
+/// One session on the remote, from its ref alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoteSession {
+    /// `<origin>/<session>` as the ref spells them: what `rewind fetch` takes.
+    pub key: String,
+    pub origin: String,
+    pub session: String,
+    pub reference: String,
+    pub commit: String,
+    /// `own` (this machine pushed it), `fetched` (here, up to date), `behind` (fetched,
+    /// the remote has more) or `not-fetched`.
+    pub here: &'static str,
+}
+
+/// What `rewind fetch` takes.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// This machine: `--all` skips its own sessions, and naming one is refused.
+    pub origin: Origin,
+    /// Every other machine's session on the remote.
+    pub all: bool,
+    /// Or these (`<origin>/<session>` keys, or full ref names).
+    pub keys: Vec<String>,
+}
+
+/// The report of one fetch (`--json`; documented in the README).
+#[derive(Debug, Serialize)]
+pub struct FetchReport {
+    pub remote: String,
+    pub sessions: Vec<FetchedSession>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FetchedSession {
+    /// The session's name here: `<origin>/<session>`.
+    pub session: String,
+    pub origin: String,
+    pub reference: String,
+    pub commit: String,
+    /// Windows and changes added by this fetch (0: it had nothing new).
+    pub windows: usize,
+    pub changes: usize,
+    /// File versions stored, and their bytes.
+    pub blobs: usize,
+    pub blob_bytes: u64,
+}
+
+/// The sessions on the remote (`git ls-remote`), and how each stands here.
+pub fn list_remote(
+    workspace: &Path,
+    transport: &Transport,
+    origin: &Origin,
+) -> Result<Vec<RemoteSession>> {
+    let repo = Repo::open(&transport.git, workspace, transport.timeout)?;
+    remote_sessions(&repo, transport, origin)
+}
+
+pub(crate) fn remote_sessions(
+    repo: &Repo,
+    transport: &Transport,
+    origin: &Origin,
+) -> Result<Vec<RemoteSession>> {
+    let out = repo.git_ok(
+        "git ls-remote",
+        [
+            "ls-remote",
+            "--refs",
+            &transport.remote,
+            &format!("{REF_PREFIX}*"),
+        ],
+    )?;
+    let own = ref_part(origin.as_str());
+    // Every local ref in one run, not one run per remote session.
+    let local = repo.local_refs()?;
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((oid, reference)) = line.split_once('\t') else {
+            continue;
+        };
+        let parts: Vec<&str> = reference.split('/').collect();
+        let [_, _, shard, origin_part, session_part] = parts[..] else {
+            continue;
+        };
+        if shard.len() != 2 || !shard.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let commit = parse_oid(oid, reference)?;
+        let here = if origin_part == own {
+            "own"
+        } else {
+            match local.get(reference) {
+                Some(here) if *here == commit => "fetched",
+                Some(_) => "behind",
+                None => "not-fetched",
+            }
+        };
+        found.push(RemoteSession {
+            key: format!("{origin_part}/{session_part}"),
+            origin: origin_part.to_string(),
+            session: session_part.to_string(),
+            reference: reference.to_string(),
+            commit: commit.to_string(),
+            here,
+        });
+    }
+    Ok(found)
+}
+
+/// Fetch the chosen sessions and adopt what they add into workspace `ws` of `home`.
+pub fn fetch(
+    home: &Home,
+    ws: &Workspace,
+    transport: &Transport,
+    opts: &FetchOptions,
+) -> Result<FetchReport> {
+    let repo = Repo::open(&transport.git, ws.root(), transport.timeout)?;
+    let listed = remote_sessions(&repo, transport, &opts.origin)?;
+    let chosen = choose(&listed, transport, opts)?;
+    let mut report = FetchReport {
+        remote: transport.remote.clone(),
+        sessions: Vec::new(),
+    };
+    if chosen.is_empty() {
+        return Ok(report);
+    }
+    // Only the refs asked for. The local copy of a remote session's ref mirrors the remote
+    // (as a remote-tracking ref does): a session its machine pruned and pushed again starts
+    // a new chain, and fetching it must not be stuck on the old one. What was adopted is
+    // kept by window, in the index, whatever the ref held before.
+    let mut args = vec![
+        "fetch".to_string(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+        transport.remote.clone(),
+    ];
+    args.extend(chosen.iter().map(|s| format!("+{0}:{0}", s.reference)));
+    repo.git_ok("git fetch", &args)?;
+    for s in chosen {
+        let commit = repo.resolve(&s.reference)?.ok_or_else(|| ShareError::Git {
+            command: "git fetch".into(),
+            detail: format!("{} did not arrive", s.reference),
+        })?;
+        report
+            .sessions
+            .push(adopt(home, ws, &repo, &s.reference, &commit)?);
+    }
+    Ok(report)
+}
+
+fn choose(
+    listed: &[RemoteSession],
+    transport: &Transport,
+    opts: &FetchOptions,
+) -> Result<Vec<RemoteSession>> {
+    if opts.all {
+        return Ok(listed.iter().filter(|s| s.here != "own").cloned().collect());
+    }
+    let mut chosen = Vec::new();
+    for key in &opts.keys {
+        let found = listed
+            .iter()
+            .find(|s| &s.key == key || &s.reference == key)
+            .ok_or_else(|| ShareError::NoSuchRemoteSession {
+                remote: transport.remote.clone(),
+                key: key.clone(),
+            })?;
+        if found.here == "own" {
+            return Err(ShareError::OwnSession {
+                key: key.clone(),
+                origin: opts.origin.as_str().to_string(),
+            });
+        }
+        chosen.push(found.clone());
+    }
+    Ok(chosen)
+}
+
+/// Check and adopt the session at `commit` (fetched as `reference`).
+fn adopt(
+    home: &Home,
+    ws: &Workspace,
+    repo: &Repo,
+    reference: &str,
+    commit: &ObjectId,
+) -> Result<FetchedSession> {
+    let what = format!("remote session {reference}");
+    let (session_json, windows) = meta::session_tree(repo, commit, &what)?;
+    let sm: SessionMeta = meta::read_json(repo, &session_json, &format!("{what}: session.json"))?;
+    let malformed = |detail: String| ShareError::Malformed {
+        object: format!("{what}: session.json {session_json}"),
+        detail,
+    };
+    if sm.format != FORMAT {
+        return Err(malformed(format!(
+            "format {} is not {FORMAT} (a newer rewind pushed it?)",
+            sm.format
+        )));
+    }
+    Origin::new(&sm.origin).map_err(|e| malformed(e.to_string()))?;
+    if ref_name(&sm.origin, &sm.session) != reference {
+        return Err(malformed(format!(
+            "it names session {:?} from {:?}, which is not this ref's",
+            sm.session, sm.origin
+        )));
+    }
+    let local = local_name(&sm.origin, &sm.session);
+    let adopted = home.adopted_items(ws, &local)?;
+    let mut report = FetchedSession {
+        session: local,
+        origin: sm.origin,
+        reference: reference.to_string(),
+        commit: commit.to_string(),
+        windows: 0,
+        changes: 0,
+        blobs: 0,
+        blob_bytes: 0,
+    };
+    // Every window is read and checked before any is written.
+    let mut planned = Vec::new();
+    let items: BTreeSet<&String> = windows.keys().collect();
+    for (item, tree) in &windows {
+        if adopted.contains(item) {
+            continue;
+        }
+        let object = format!("{what}: window {item}");
+        let json = window_json(repo, tree, &object)?;
+        let wm: WindowMeta = meta::read_json(repo, &json, &object)?;
+        planned.push(window(item, wm, &items, &object)?);
+    }
+    // Checked: the session exists from here on, and its blobs go in before its rows.
+    let session = home.session(ws.clone(), &report.session)?;
+    for (w, gits) in &mut planned {
+        for (c, sides) in w.changes.iter_mut().zip(gits.iter()) {
+            for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {
+                let FileState::Present { blob, .. } = state else {
+                    continue;
+                };
+                let stored = match git {
+                    Some(git) => store_blob(&session, repo, blob, &git, &what, &mut report)?,
+                    None => session.has_blob(blob)?,
+                };
+                if !stored && c.proof != Proof::MetadataOnly {
+                    c.proof = Proof::MetadataOnly;
+                    c.reason = Some(MetadataReason::Withheld);
+                }
+            }
+        }
+    }
+    let windows: Vec<AdoptedWindow> = planned.into_iter().map(|(w, _)| w).collect();
+    report.changes = windows.iter().map(|w| w.changes.len()).sum();
+    report.windows = session.writer()?.adopt(&windows)?.len();
+    Ok(report)
+}
+
+/// Store the blob `git` that should hash to `blob`, unless it is stored already. Returns
+/// whether it is stored.
+fn store_blob(
+    session: &Session<'_>,
+    repo: &Repo,
+    blob: &BlobId,
+    git: &ObjectId,
+    what: &str,
+    report: &mut FetchedSession,
+) -> Result<bool> {
+    if session.has_blob(blob)? {
+        return Ok(true);
+    }
+    let object = format!("{what}: blob {git}");
+    let size = repo.blob_size(git, &object)?;
+    // Held whole up to the size the store streams above; past it, streamed from git.
+    let got = if size <= crate::workspace::HOLD_MAX {
+        let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
+        session.adopt_blob(bytes.as_slice(), size)?
+    } else {
+        let mut id = None;
+        repo.cat_blob(git, &mut |reader| {
+            id = Some(session.adopt_blob(reader, size)?);
+            Ok(())
+        })?;
+        id.ok_or_else(|| ShareError::Odb {
+            detail: format!("{object}: not read"),
+        })?
+    };
+    report.blob_bytes += size;
+    if got != *blob {
+        return Err(ShareError::Malformed {
+            object,
+            detail: format!("its bytes hash to {got}, not to {blob} as its window says"),
+        });
+    }
+    report.blobs += 1;
+    Ok(true)
+}
+
+/// The git blob ids of a change's two sides.
+type Gits = (Option<ObjectId>, Option<ObjectId>);
+
+/// A window's metadata, checked, as the engine adopts it (and the git ids of its blobs).
+fn window(
+    item: &str,
+    wm: WindowMeta,
+    items: &BTreeSet<&String>,
+    object: &str,
+) -> Result<(AdoptedWindow, Vec<Gits>)> {
+    let malformed = |detail: String| ShareError::Malformed {
+        object: object.to_string(),
+        detail,
+    };
+    let kind = WindowKind::from_str(&wm.kind)
+        .map_err(|_| malformed(format!("unknown window kind {:?}", wm.kind)))?;
+    let mut changes = Vec::new();
+    let mut gits = Vec::new();
+    for (i, c) in wm.changes.into_iter().enumerate() {
+        let (change, git) = change(c).map_err(|d| malformed(format!("change {i}: {d}")))?;
+        changes.push(change);
+        gits.push(git);
+    }
+    let mut reverses = Vec::new();
+    for r in wm.reverses {
+        if !items.contains(&r.window) {
+            return Err(malformed(format!(
+                "it reverses a change of window {:?}, which the session does not hold",
+                r.window
+            )));
+        }
+        reverses.push((r.window, r.change));
+    }
+    Ok((
+        AdoptedWindow {
+            item: item.to_string(),
+            kind,
+            label: wm.label,
+            implicit: wm.implicit,
+            opened_at: wm.opened_at,
+            closed_at: wm.closed_at,
+            changes,
+            reverses,
+        },
+        gits,
+    ))
+}
+
+fn change(c: ChangeMeta) -> std::result::Result<(AdoptedChange, Gits), String> {
+    let bytes =
+        unhex(&c.path_hex).ok_or_else(|| format!("path_hex {:?} is not hex", c.path_hex))?;
+    let path = RelPath::from_stored(bytes).map_err(|e| format!("path {:?}: {e}", c.path))?;
+    let proof = Proof::from_str(&c.proof).map_err(|_| format!("unknown proof {:?}", c.proof))?;
+    let reason = c
+        .reason
+        .as_deref()
+        .map(|r| MetadataReason::from_str(r).map_err(|_| format!("unknown reason {r:?}")))
+        .transpose()?;
+    let (before, bgit) = side(&c.before).map_err(|d| format!("before: {d}"))?;
+    let (after, agit) = side(&c.after).map_err(|d| format!("after: {d}"))?;
+    Ok((
+        AdoptedChange {
+            path,
+            before,
+            after,
+            tool: c.tool,
+            tool_call: c.tool_call,
+            proof,
+            reason,
+            created_at: c.created_at,
+        },
+        (bgit, agit),
+    ))
+}
+
+fn side(s: &SideMeta) -> std::result::Result<(FileState, Option<ObjectId>), String> {
+    match s.kind.as_str() {
+        "absent" => Ok((FileState::Absent, None)),
+        "unknown" => Ok((FileState::Unknown, None)),
+        "present" => {
+            let blob = s
+                .blob
+                .as_deref()
+                .ok_or("a present side without its blob id")?;
+            let blob = BlobId::from_str(blob).map_err(|_| format!("{blob:?} is not a blob id"))?;
+            let mode = s.mode.ok_or("a present side without its mode")?;
+            let git = s
+                .git
+                .as_deref()
+                .map(|g| {
+                    ObjectId::from_hex(g.as_bytes())
+                        .map_err(|_| format!("{g:?} is not a git object id"))
+                })
+                .transpose()?;
+            Ok((FileState::Present { blob, mode }, git))
+        }
+        other => Err(format!("unknown state {other:?}")),
+    }
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn present(blob: &str, git: Option<&str>) -> SideMeta {
+        SideMeta {
+            kind: "present".into(),
+            blob: Some(blob.into()),
+            git: git.map(Into::into),
+            mode: Some(0o100644),
+            size: Some(3),
+        }
+    }
+
+    #[test]
+    fn a_side_is_checked_field_by_field() {
+        let blob = BlobId::of(b"abc").to_hex();
+        let (state, git) = side(&present(&blob, Some(&"a".repeat(40)))).expect("valid");
+        assert!(matches!(state, FileState::Present { .. }));
+        assert!(git.is_some());
+        assert!(
+            side(&present("zz", None)).is_err(),
+            "a blob id that is not hex"
+        );
+        assert!(
+            side(&present(&blob, Some("xyz"))).is_err(),
+            "a git id that is not hex"
+        );
+        let mut no_mode = present(&blob, None);
+        no_mode.mode = None;
+        assert!(side(&no_mode).is_err());
+        let odd = SideMeta {
+            kind: "sideways".into(),
+            blob: None,
+            git: None,
+            mode: None,
+            size: None,
+        };
+        assert_eq!(side(&odd).unwrap_err(), "unknown state \"sideways\"");
+    }
+
+    #[test]
+    fn a_change_with_a_hostile_path_or_unknown_words_is_refused() {
+        let blob = BlobId::of(b"abc").to_hex();
+        let change = |path: &[u8], proof: &str| ChangeMeta {
+            path_hex: path.iter().map(|b| format!("{b:02x}")).collect(),
+            path: String::new(),
+            before: present(&blob, None),
+            after: present(&blob, None),
+            tool: None,
+            tool_call: None,
+            proof: proof.into(),
+            reason: None,
+            created_at: 0,
+        };
+        assert!(super::change(change(b"src/a.rs", "exact")).is_ok());
+        for hostile in [&b"../etc/passwd"[..], b"/abs", b"a/../../b", b""] {
+            assert!(
+                super::change(change(hostile, "exact")).is_err(),
+                "{hostile:?}"
+            );
+        }
+        assert!(super::change(change(b"a", "certain")).is_err());
+        assert_eq!(unhex("0g"), None);
+        assert_eq!(unhex("616"), None);
+        assert_eq!(unhex("6162"), Some(b"ab".to_vec()));
+    }
+}

@@ -1,0 +1,438 @@
+//! The project's git repository as sharing uses it: the user's own `git` program for
+//! everything that talks to a remote or moves a ref (`push`, `fetch`, `ls-remote`,
+//! `update-ref`: credentials, SSH configuration, `insteadOf` and proxies are git's own), and
+//! gix for the objects (loose objects written into the repository's object directory, read
+//! back with alternates and packs followed).
+//!
+//! Invariants: every git run is bounded by a deadline and killed past it; its stdin is
+//! closed and `GIT_TERMINAL_PROMPT=0`, so it never waits on a question nobody will answer;
+//! refs are only ever named under `refs/rewind/` by the callers; nothing here forces an
+//! update.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use gix_hash::ObjectId;
+use gix_object::{Find, Write as _};
+
+use super::ShareError;
+
+/// What a finished git run printed.
+#[derive(Debug)]
+pub(crate) struct Output {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+/// The project's repository: where `git` runs and where its objects are.
+pub(crate) struct Repo {
+    program: PathBuf,
+    dir: PathBuf,
+    objects: PathBuf,
+    timeout: Duration,
+    odb: gix_odb::Handle,
+}
+
+impl Repo {
+    /// The repository holding `workspace` (its common git dir, so a linked worktree shares
+    /// its main repository's objects and refs).
+    pub fn open(program: &Path, workspace: &Path, timeout: Duration) -> Result<Repo, ShareError> {
+        let probe = Repo::run_in(
+            program,
+            workspace,
+            timeout,
+            ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            None,
+        )?;
+        if !probe.status.success() {
+            return Err(ShareError::NotARepository {
+                workspace: workspace.display().to_string(),
+                detail: last_line(&probe.stderr),
+            });
+        }
+        let common = PathBuf::from(String::from_utf8_lossy(&probe.stdout).trim());
+        let objects = common.join("objects");
+        let odb = gix_odb::at(&objects, gix_hash::Kind::Sha1).map_err(|e| ShareError::Odb {
+            detail: format!("cannot open {}: {e}", objects.display()),
+        })?;
+        Ok(Repo {
+            program: program.to_path_buf(),
+            dir: workspace.to_path_buf(),
+            objects,
+            timeout,
+            odb,
+        })
+    }
+
+    /// Run `git args…` in the workspace, bounded by the timeout.
+    pub fn git<I, S>(&self, args: I) -> Result<Output, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, None)
+    }
+
+    /// As [`Repo::git`], with `input` on its stdin.
+    pub fn git_with_input<I, S>(&self, args: I, input: Vec<u8>) -> Result<Output, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, Some(input))
+    }
+
+    /// As [`Repo::git`], an error (naming the command and git's own message) unless it
+    /// succeeded.
+    pub fn git_ok<I, S>(&self, what: &str, args: I) -> Result<Output, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.git(args)?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: what.to_string(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(out)
+    }
+
+    fn run_in<I, S>(
+        program: &Path,
+        dir: &Path,
+        timeout: Duration,
+        args: I,
+        input: Option<Vec<u8>>,
+    ) -> Result<Output, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> = args
+            .into_iter()
+            .map(|a| a.as_ref().to_os_string())
+            .collect();
+        let what = format!(
+            "git {}",
+            args.first()
+                .map(|a| a.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        let mut child = Command::new(program)
+            .args(&args)
+            .current_dir(dir)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| ShareError::NoGit {
+                program: program.display().to_string(),
+                source,
+            })?;
+        // Drained on their own threads, so a chatty git never blocks on a full pipe while
+        // this one waits for it to exit.
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            let input = input.unwrap_or_default();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let status = wait_bounded(&mut child, timeout, &what, program)?;
+        let stdout = out.join().unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// The commit `reference` names locally, if it exists.
+    pub fn resolve(&self, reference: &str) -> Result<Option<ObjectId>, ShareError> {
+        let out = self.git([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{reference}^{{commit}}"),
+        ])?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        parse_oid(String::from_utf8_lossy(&out.stdout).trim(), reference).map(Some)
+    }
+
+    /// Every local ref under `refs/rewind/` and the object it names.
+    pub fn local_refs(&self) -> Result<std::collections::HashMap<String, ObjectId>, ShareError> {
+        let out = self.git_ok(
+            "git for-each-ref",
+            [
+                "for-each-ref",
+                "--format=%(objectname) %(refname)",
+                "refs/rewind/",
+            ],
+        )?;
+        let mut refs = std::collections::HashMap::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some((oid, name)) = line.split_once(' ') {
+                refs.insert(name.to_string(), parse_oid(oid, name)?);
+            }
+        }
+        Ok(refs)
+    }
+
+    /// Point `reference` at `new`, provided it still names `old` (`None`: does not exist);
+    /// git's own compare-and-swap, never forced.
+    pub fn update_ref(
+        &self,
+        reference: &str,
+        new: &ObjectId,
+        old: Option<&ObjectId>,
+    ) -> Result<(), ShareError> {
+        let old = old.map_or_else(
+            || ObjectId::null(gix_hash::Kind::Sha1).to_string(),
+            |o| o.to_string(),
+        );
+        self.git_ok(
+            "update-ref",
+            [
+                "update-ref",
+                "-m",
+                "rewind",
+                reference,
+                &new.to_string(),
+                &old,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Which of `paths` (relative to the workspace) the workspace's gitignore rules exclude
+    /// (tracked files never are).
+    pub fn ignored(
+        &self,
+        paths: &[&[u8]],
+    ) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        if paths.is_empty() {
+            return Ok(Default::default());
+        }
+        let mut input = Vec::new();
+        for p in paths {
+            input.extend_from_slice(p);
+            input.push(0);
+        }
+        let out = self.git_with_input(["check-ignore", "--stdin", "-z"], input)?;
+        // 0: some are ignored, 1: none is; anything else is an error.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(ShareError::Git {
+                command: "git check-ignore".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect())
+    }
+
+    /// Write an object whose bytes are at hand; one the repository holds already (a file
+    /// version in the project's own history, a window pushed before) is not written again.
+    pub fn write_buf(&self, kind: gix_object::Kind, bytes: &[u8]) -> Result<ObjectId, ShareError> {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).map_err(|e| {
+            ShareError::Odb {
+                detail: format!("cannot hash a {kind}: {e}"),
+            }
+        })?;
+        if gix_object::Exists::exists(&self.odb, &id) {
+            return Ok(id);
+        }
+        self.loose()
+            .write_buf(kind, bytes)
+            .map_err(|e| ShareError::Odb {
+                detail: format!("cannot write a {kind} into {}: {e}", self.objects.display()),
+            })
+    }
+
+    /// Write a blob of `size` bytes from `reader`, never held whole.
+    pub fn write_stream(&self, size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
+        self.loose()
+            .write_stream(gix_object::Kind::Blob, size, reader)
+            .map_err(|e| ShareError::Odb {
+                detail: format!("cannot write a blob into {}: {e}", self.objects.display()),
+            })
+    }
+
+    fn loose(&self) -> gix_odb::loose::Store {
+        gix_odb::loose::Store::at(&self.objects, gix_hash::Kind::Sha1)
+    }
+
+    /// Object `id` of kind `kind`, verified against its id, refused over `max` bytes.
+    pub fn read(
+        &self,
+        id: &ObjectId,
+        kind: gix_object::Kind,
+        max: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, ShareError> {
+        let malformed = |detail: String| ShareError::Malformed {
+            object: format!("{what} {id}"),
+            detail,
+        };
+        let header = gix_object::FindHeader::try_header(&self.odb, id)
+            .map_err(|e| malformed(e.to_string()))?
+            .ok_or_else(|| malformed("missing from the repository".into()))?;
+        if header.kind != kind {
+            return Err(malformed(format!("is a {}, not a {kind}", header.kind)));
+        }
+        if header.size > max {
+            return Err(malformed(format!(
+                "is {} bytes, over the limit of {max}",
+                header.size
+            )));
+        }
+        let mut buf = Vec::new();
+        let data = self
+            .odb
+            .try_find(id, &mut buf)
+            .map_err(|e| malformed(e.to_string()))?
+            .ok_or_else(|| malformed("missing from the repository".into()))?;
+        data.verify_checksum(id)
+            .map_err(|e| malformed(e.to_string()))?;
+        Ok(buf)
+    }
+
+    /// The size of blob `id` by its header.
+    pub fn blob_size(&self, id: &ObjectId, what: &str) -> Result<u64, ShareError> {
+        let header = gix_object::FindHeader::try_header(&self.odb, id)
+            .map_err(|e| ShareError::Malformed {
+                object: what.to_string(),
+                detail: e.to_string(),
+            })?
+            .ok_or_else(|| ShareError::Malformed {
+                object: what.to_string(),
+                detail: "missing from the repository".into(),
+            })?;
+        Ok(header.size)
+    }
+
+    /// Stream blob `id` (`size` bytes by its metadata) to `sink` through `git cat-file`,
+    /// for blobs too large to hold.
+    pub fn cat_blob(
+        &self,
+        id: &ObjectId,
+        sink: &mut dyn FnMut(&mut dyn Read) -> Result<(), ShareError>,
+    ) -> Result<(), ShareError> {
+        let mut child = Command::new(&self.program)
+            .args(["cat-file", "blob", &id.to_string()])
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|source| ShareError::NoGit {
+                program: self.program.display().to_string(),
+                source,
+            })?;
+        let result = match child.stdout.as_mut() {
+            Some(out) => sink(out),
+            None => Err(ShareError::Odb {
+                detail: format!("git cat-file blob {id}: no output"),
+            }),
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        result
+    }
+}
+
+/// Wait for `child` until `timeout`, then kill it.
+fn wait_bounded(
+    child: &mut std::process::Child,
+    timeout: Duration,
+    what: &str,
+    program: &Path,
+) -> Result<ExitStatus, ShareError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ShareError::Timeout {
+                    command: what.to_string(),
+                    seconds: timeout.as_secs(),
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(source) => {
+                return Err(ShareError::NoGit {
+                    program: program.display().to_string(),
+                    source,
+                })
+            }
+        }
+    }
+}
+
+pub(crate) fn parse_oid(hex: &str, what: &str) -> Result<ObjectId, ShareError> {
+    ObjectId::from_hex(hex.as_bytes()).map_err(|_| ShareError::Malformed {
+        object: what.to_string(),
+        detail: format!("{hex:?} is not a git object id"),
+    })
+}
+
+fn last_line(s: &str) -> String {
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// git's message, without its hint lines, joined on one line per line of it (at most a
+/// few, so a remote that prints pages is still one readable error).
+pub(crate) fn git_message(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("hint:"))
+        .collect();
+    let keep = lines.len().saturating_sub(8);
+    lines[keep..].join("\n")
+}

@@ -1,0 +1,245 @@
+//! The metadata of a shared session (`session.json`, one `window.json` per window) and the
+//! trees and commits that hold it. The JSON field names are an interface between rewind
+//! versions on different machines: a reader refuses a `format` it does not know.
+
+use std::collections::BTreeMap;
+
+use gix_hash::ObjectId;
+use gix_object::bstr::BString;
+use gix_object::tree::{Entry, EntryKind};
+use serde::{Deserialize, Serialize};
+
+use super::git::Repo;
+use super::{Result, ShareError};
+
+/// The one format this version writes and reads.
+pub(crate) const FORMAT: u32 = 1;
+
+/// No metadata object is read past this (a window of thousands of changes is ~1 MiB).
+pub(crate) const MAX_META: u64 = 16 << 20;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SessionMeta {
+    pub format: u32,
+    pub session: String,
+    pub origin: String,
+    pub windows: usize,
+    pub changes: usize,
+    pub pushed_at: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct WindowMeta {
+    pub kind: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub implicit: bool,
+    pub opened_at: i64,
+    pub closed_at: i64,
+    pub changes: Vec<ChangeMeta>,
+    #[serde(default)]
+    pub reverses: Vec<ReversalMeta>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ReversalMeta {
+    pub window: String,
+    pub change: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ChangeMeta {
+    /// The path's raw bytes in hex (paths need not be UTF-8).
+    pub path_hex: String,
+    /// The path as text, for people reading the object (`git show`); not read back.
+    pub path: String,
+    pub before: SideMeta,
+    pub after: SideMeta,
+    #[serde(default)]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub tool_call: Option<String>,
+    pub proof: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub created_at: i64,
+}
+
+/// One side of a change: `absent`, `unknown`, or `present` with the BLAKE3 id rewind knows
+/// it by, its git blob id (`None`: not sent) and its size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SideMeta {
+    pub kind: String,
+    #[serde(default)]
+    pub blob: Option<String>,
+    #[serde(default)]
+    pub git: Option<String>,
+    #[serde(default)]
+    pub mode: Option<u32>,
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+pub(crate) const SESSION_FILE: &str = "session.json";
+pub(crate) const WINDOW_FILE: &str = "window.json";
+pub(crate) const WINDOWS_DIR: &str = "w";
+
+/// Write the tree of one window: its `window.json` and every blob it names.
+pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
+    let json = serde_json::to_vec_pretty(meta).map_err(|e| ShareError::Odb {
+        detail: format!("cannot encode window metadata: {e}"),
+    })?;
+    let mut entries = BTreeMap::new();
+    entries.insert(
+        WINDOW_FILE.to_string(),
+        (
+            EntryKind::Blob,
+            repo.write_buf(gix_object::Kind::Blob, &json)?,
+        ),
+    );
+    for c in &meta.changes {
+        for side in [&c.before, &c.after] {
+            if let Some(git) = &side.git {
+                let id = super::git::parse_oid(git, "blob id")?;
+                entries.insert(git.clone(), (EntryKind::Blob, id));
+            }
+        }
+    }
+    write_tree(repo, &entries)
+}
+
+/// Write a tree of `entries` (name → kind, id).
+pub(crate) fn write_tree(
+    repo: &Repo,
+    entries: &BTreeMap<String, (EntryKind, ObjectId)>,
+) -> Result<ObjectId> {
+    let mut tree = gix_object::Tree {
+        entries: entries
+            .iter()
+            .map(|(name, (kind, oid))| Entry {
+                mode: (*kind).into(),
+                filename: BString::from(name.as_bytes()),
+                oid: *oid,
+            })
+            .collect(),
+    };
+    tree.entries.sort();
+    let mut buf = Vec::new();
+    gix_object::WriteTo::write_to(&tree, &mut buf).map_err(|e| ShareError::Odb {
+        detail: format!("cannot encode a tree: {e}"),
+    })?;
+    repo.write_buf(gix_object::Kind::Tree, &buf)
+}
+
+/// Write a commit of `tree` on `parents`, with `message`; author and committer are
+/// `origin`, at `now` (ns).
+pub(crate) fn write_commit(
+    repo: &Repo,
+    tree: &ObjectId,
+    parents: &[ObjectId],
+    origin: &str,
+    now: i64,
+    message: &str,
+) -> Result<ObjectId> {
+    let who = origin.replace(['<', '>', '\n'], "_");
+    let secs = now.div_euclid(1_000_000_000);
+    let mut text = format!("tree {tree}\n");
+    for p in parents {
+        text.push_str(&format!("parent {p}\n"));
+    }
+    text.push_str(&format!("author {who} <rewind@{who}> {secs} +0000\n"));
+    text.push_str(&format!("committer {who} <rewind@{who}> {secs} +0000\n\n"));
+    text.push_str(message);
+    repo.write_buf(gix_object::Kind::Commit, text.as_bytes())
+}
+
+/// A commit's tree and parents.
+pub(crate) fn read_commit(
+    repo: &Repo,
+    id: &ObjectId,
+    what: &str,
+) -> Result<(ObjectId, Vec<ObjectId>)> {
+    let bytes = repo.read(id, gix_object::Kind::Commit, MAX_META, what)?;
+    let commit = gix_object::CommitRef::from_bytes(&bytes, gix_hash::Kind::Sha1).map_err(|e| {
+        ShareError::Malformed {
+            object: format!("{what} {id}"),
+            detail: e.to_string(),
+        }
+    })?;
+    let tree = commit.tree();
+    let parents = commit.parents().collect();
+    Ok((tree, parents))
+}
+
+/// A tree's entries: name → (is a tree, id).
+pub(crate) fn read_tree(
+    repo: &Repo,
+    id: &ObjectId,
+    what: &str,
+) -> Result<BTreeMap<String, (bool, ObjectId)>> {
+    let bytes = repo.read(id, gix_object::Kind::Tree, MAX_META, what)?;
+    let malformed = |detail: String| ShareError::Malformed {
+        object: format!("{what} {id}"),
+        detail,
+    };
+    let tree = gix_object::TreeRef::from_bytes(&bytes, gix_hash::Kind::Sha1)
+        .map_err(|e| malformed(e.to_string()))?;
+    let mut out = BTreeMap::new();
+    for e in tree.entries {
+        let name = String::from_utf8(e.filename.to_vec())
+            .map_err(|_| malformed("an entry's name is not UTF-8".into()))?;
+        if out
+            .insert(name.clone(), (e.mode.is_tree(), e.oid.to_owned()))
+            .is_some()
+        {
+            return Err(malformed(format!("entry {name:?} appears twice")));
+        }
+    }
+    Ok(out)
+}
+
+/// Read and parse a JSON blob.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
+    repo: &Repo,
+    id: &ObjectId,
+    what: &str,
+) -> Result<T> {
+    let bytes = repo.read(id, gix_object::Kind::Blob, MAX_META, what)?;
+    serde_json::from_slice(&bytes).map_err(|e| ShareError::Malformed {
+        object: format!("{what} {id}"),
+        detail: e.to_string(),
+    })
+}
+
+/// The window trees of a session commit's tree (item → tree id), and its session.json id.
+pub(crate) fn session_tree(
+    repo: &Repo,
+    commit: &ObjectId,
+    what: &str,
+) -> Result<(ObjectId, BTreeMap<String, ObjectId>)> {
+    let (tree, _) = read_commit(repo, commit, what)?;
+    let root = read_tree(repo, &tree, what)?;
+    let malformed = |detail: &str| ShareError::Malformed {
+        object: format!("{what} {commit}"),
+        detail: detail.to_string(),
+    };
+    let session = match root.get(SESSION_FILE) {
+        Some((false, id)) => *id,
+        _ => return Err(malformed("no session.json")),
+    };
+    let mut windows = BTreeMap::new();
+    match root.get(WINDOWS_DIR) {
+        Some((true, w)) => {
+            for (item, (is_tree, id)) in read_tree(repo, w, what)? {
+                if !is_tree {
+                    return Err(malformed(&format!("w/{item} is not a tree")));
+                }
+                windows.insert(item, id);
+            }
+        }
+        None => {}
+        Some((false, _)) => return Err(malformed("w is not a tree")),
+    }
+    Ok((session, windows))
+}

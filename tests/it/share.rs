@@ -1,0 +1,1157 @@
+//! Issue 44: sessions pushed and fetched through git remotes. Two clones with two homes
+//! stand for two machines (`REWIND_ORIGIN` names each), against a bare repository on disk
+//! (and, once, served by `git daemon` on 127.0.0.1). Every test runs the real `rewind` and
+//! the real `git`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::cli::show;
+use crate::common::Run;
+
+/// A bare remote repository (default branch `main`, holding one commit of `f.txt`) and the
+/// machines that clone it.
+struct Lab {
+    dir: tempfile::TempDir,
+    remote: PathBuf,
+}
+
+/// One machine: a clone, a home, an origin name.
+struct Machine {
+    ws: PathBuf,
+    home: PathBuf,
+    user_home: PathBuf,
+    origin: String,
+}
+
+const BASE: &str = "one\ntwo\nthree\nfour\nfive\n";
+
+fn git_in(dir: &Path, user_home: &Path, args: &[&str]) -> Run {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", user_home)
+        .env("XDG_CONFIG_HOME", user_home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into()
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let remote = root.join("remote.git");
+        let nobody = root.join("user-home");
+        git_in(
+            &root,
+            &nobody,
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+        )
+        .ok();
+        let seed = root.join("seed");
+        git_in(&root, &nobody, &["init", "-q", "-b", "main", "seed"]).ok();
+        std::fs::write(seed.join("f.txt"), BASE).unwrap();
+        git_in(&seed, &nobody, &["add", "f.txt"]).ok();
+        git_in(&seed, &nobody, &["commit", "-qm", "base"]).ok();
+        git_in(&seed, &nobody, &["tag", "v1"]).ok();
+        let url = remote.display().to_string();
+        git_in(&seed, &nobody, &["push", "-q", &url, "main", "v1"]).ok();
+        Lab { dir, remote }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    /// A clone of the remote with a home of its own, known as `origin`.
+    fn machine(&self, name: &str, origin: &str) -> Machine {
+        let root = self.root();
+        let user_home = root.join(format!("{name}-user"));
+        // Through the file:// transport: a plain path would copy every object.
+        let url = format!("file://{}", self.remote.display());
+        git_in(&root, &user_home, &["clone", "-q", &url, name]).ok();
+        Machine {
+            ws: root.join(name),
+            home: root.join(format!("{name}-home")),
+            user_home,
+            origin: origin.to_string(),
+        }
+    }
+
+    /// `git ARGS` in the remote repository.
+    fn git(&self, args: &[&str]) -> Run {
+        git_in(&self.remote, &self.root().join("user-home"), args)
+    }
+
+    /// The remote's refs outside `refs/rewind/` (branches, tags).
+    fn user_refs(&self) -> String {
+        self.git(&["for-each-ref", "refs/heads", "refs/tags"])
+            .stdout
+    }
+}
+
+impl Machine {
+    fn command(&self, session: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+        cmd.args(args)
+            .current_dir(&self.ws)
+            .env("HOME", &self.user_home)
+            .env("XDG_CONFIG_HOME", self.user_home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("REWIND_HOME", &self.home)
+            .env("REWIND_SESSION", session)
+            .env("REWIND_ORIGIN", &self.origin)
+            .env_remove("REWIND_WORKSPACE")
+            .env_remove("REWIND_GIT")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `rewind ARGS` in session `session`.
+    fn rw(&self, session: &str, args: &[&str]) -> Run {
+        self.command(session, args).output().unwrap().into()
+    }
+
+    fn git(&self, args: &[&str]) -> Run {
+        git_in(&self.ws, &self.user_home, args)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.ws.join(rel), text).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.ws.join(rel)).unwrap()
+    }
+
+    /// One agent turn of session `session`: `rel` becomes `text` (snap, write, record).
+    fn turn(&self, session: &str, rel: &str, text: &str) {
+        self.rw(session, &["window", "open", "--label", "secret prompt"])
+            .ok();
+        self.rw(session, &["snap", rel, "--tool-call", "t"]).ok();
+        self.write(rel, text);
+        self.rw(session, &["record", rel, "--tool-call", "t"]).ok();
+        self.rw(session, &["window", "close"]).ok();
+    }
+
+    /// Commit and push the workspace's files to `main`, as a person does after the agent.
+    fn commit_and_push(&self) {
+        self.git(&["commit", "-qam", "agent work"]).ok();
+        self.git(&["push", "-q", "origin", "main"]).ok();
+    }
+
+    fn local_rewind_refs(&self) -> String {
+        self.git(&["for-each-ref", "refs/rewind"]).stdout
+    }
+}
+
+/// Insta filters for what varies from run to run: temp paths, commit ids, times.
+#[must_use = "the filters hold only while the guard lives"]
+fn filters(lab: &Lab) -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex::escape(&lab.root().display().to_string()), "[TMP]");
+    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
+    settings.add_filter(r"\b[0-9a-f]{12}\b", "[SHORT]");
+    settings.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[TIME]");
+    settings.bind_to_scope()
+}
+
+/// The lines of `blame`'s JSON: each line's text and the change that brought it, without
+/// the session's name (which names the origin on the fetching machine) or window ids
+/// (numbered per home).
+fn blame_lines(m: &Machine, session: &str) -> Vec<(String, String, String)> {
+    let blame = m.rw(session, &["--json", "blame", "f.txt"]);
+    blame.ok();
+    blame.json()["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["text"].as_str().unwrap_or("").to_string(),
+                l["source"]["kind"].as_str().unwrap_or("").to_string(),
+                l["source"]["proof"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn push_then_fetch_gives_the_same_log_diff_and_blame() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let refs_before = lab.user_refs();
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (2 new windows, 2 changes, 72 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(lab.user_refs(), refs_before, "branches and tags untouched");
+    alice.commit_and_push();
+
+    let bob = lab.machine("bob", "bob@desk");
+    insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "origin"])), @r"
+    alice@laptop/s1  [SHORT]  not-fetched
+    [EOF]
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "origin", "alice@laptop/s1"])), @r"
+    fetched alice@laptop/s1: 2 windows, 2 changes (3 file versions, 72 bytes)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(
+        bob.read("f.txt"),
+        alice.read("f.txt"),
+        "fetch wrote no file"
+    );
+    let fetched = "alice@laptop/s1";
+    // The diffs of both windows, byte for byte.
+    let here: Vec<String> = bob.rw(fetched, &["--json", "log"]).json()["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|w| w["id"].to_string())
+        .collect();
+    for (theirs, ours) in ["1", "2"].iter().zip(&here) {
+        let theirs = alice.rw("s1", &["diff", theirs]);
+        let ours = bob.rw(fetched, &["diff", ours]);
+        assert_eq!(theirs.ok().stdout, ours.ok().stdout);
+    }
+    // The log's changes: paths, both sides and proof.
+    let changes = |m: &Machine, s: &str| -> Vec<serde_json::Value> {
+        m.rw(s, &["--json", "log"]).json()["sessions"][0]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|w| w["changes"].as_array().unwrap().clone())
+            .map(|mut c| {
+                c.as_object_mut().unwrap().remove("id");
+                c
+            })
+            .collect()
+    };
+    assert_eq!(changes(&alice, "s1"), changes(&bob, fetched));
+    assert_eq!(blame_lines(&alice, "s1"), blame_lines(&bob, fetched));
+    let blame = bob.rw(fetched, &["--json", "blame", "f.txt"]).json();
+    assert_eq!(blame["lines"][1]["session"], "alice@laptop/s1", "{blame}");
+    // The prompt (a window's label) did not leave without --with-prompts.
+    let log = bob.rw(fetched, &["--json", "log"]).json();
+    assert!(!log.to_string().contains("secret prompt"), "{log}");
+    assert_eq!(lab.user_refs().lines().count(), 2, "{}", lab.user_refs());
+}
+
+#[test]
+fn fetching_again_adds_nothing_and_a_later_push_fast_forwards() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    let reference = "refs/rewind/0b/alice@laptop/s1";
+    let first = lab
+        .git(&["rev-parse", reference])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "--all"])), @r"
+    alice@laptop/s1: up to date
+    [EOF]
+    [exit status: 0]
+    ");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    let second = lab
+        .git(&["rev-parse", reference])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    assert_ne!(first, second);
+    lab.git(&["merge-base", "--is-ancestor", &first, &second])
+        .ok();
+    insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "origin"])), @r"
+    alice@laptop/s1  [SHORT]  behind
+    [EOF]
+    [exit status: 0]
+    ");
+    let again = bob.rw("x", &["--json", "fetch", "origin", "alice@laptop/s1"]);
+    assert_eq!(again.ok().json()["sessions"][0]["windows"], 1);
+    let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
+    assert_eq!(log["sessions"][0]["windows"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_fetched_turn_is_undone_here_with_a_merge_around_a_local_edit() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    // Bob edits the end of the file; the teammate's turn changed its second line.
+    bob.write("f.txt", "one\nTWO\nthree\nfour\nfive\nsix\n");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("alice@laptop/s1", &["undo"])), @r"
+    undid window 1 (recorded as window 2)
+      merged         f.txt  [SHORT] → [SHORT] (kept 1 later hunk)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(bob.read("f.txt"), "one\ntwo\nthree\nfour\nfive\nsix\n");
+    // And back: the undo is itself undoable here.
+    bob.rw("alice@laptop/s1", &["redo"]).ok();
+    assert_eq!(bob.read("f.txt"), "one\nTWO\nthree\nfour\nfive\nsix\n");
+}
+
+#[test]
+fn a_fetched_turn_whose_lines_were_edited_here_is_refused_and_nothing_is_written() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    bob.write("f.txt", "one\nTWO!\nthree\nfour\nfive\n");
+    let undo = bob.rw("alice@laptop/s1", &["undo"]);
+    assert_eq!(undo.code, 3, "{}{}", undo.stdout, undo.stderr);
+    assert!(undo.stdout.contains("overlap"), "{}", undo.stdout);
+    assert_eq!(bob.read("f.txt"), "one\nTWO!\nthree\nfour\nfive\n");
+}
+
+#[test]
+fn a_remote_that_rejects_leaves_history_untouched_with_its_message() {
+    let lab = Lab::new();
+    let hook = lab.remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'refs/rewind/* is not allowed on this server' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: the remote origin refused refs/rewind/0b/alice@laptop/s1: [remote rejected] (pre-receive hook declined)
+    remote: refs/rewind/* is not allowed on this server
+    error: failed to push some refs to 'file://[TMP]/remote.git'; the local history is unchanged
+    hint: the remote refused refs/rewind/…: allow that namespace there (a hook or branch rule), or push to a dedicated repository with --remote URL
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(alice.local_rewind_refs(), "", "no local ref moved");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    // The history is intact: the push succeeds once the remote allows it.
+    std::fs::remove_file(&hook).unwrap();
+    alice.rw("s1", &["push"]).ok();
+}
+
+#[test]
+fn a_remote_without_the_namespace_lists_nothing_and_fetch_names_the_missing_session() {
+    let lab = Lab::new();
+    let bob = lab.machine("bob", "bob@desk");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "origin"])), @r"
+    no rewind sessions on origin
+    [EOF]
+    [exit status: 0]
+    ");
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "origin", "alice@laptop/s1"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: origin has no rewind session alice@laptop/s1
+    hint: `rewind log --remote REMOTE` lists the remote's sessions
+    [EOF]
+    [exit status: 1]
+    ");
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "--all"])), @r"
+    no other machine's session on origin
+    [EOF]
+    [exit status: 4]
+    ");
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: fetch takes the sessions to fetch, or --all
+    hint: `rewind log --remote REMOTE` lists the remote's sessions
+    [EOF]
+    [exit status: 2]
+    ");
+    insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "nowhere"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: git ls-remote failed: fatal: 'nowhere' does not appear to be a git repository
+    fatal: Could not read from remote repository.
+    Please make sure you have the correct access rights
+    and the repository exists.
+    hint: `git remote -v` lists the workspace's remotes; pass a remote name or a URL
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(bob.local_rewind_refs(), "");
+}
+
+#[test]
+fn a_fresh_clone_pulls_no_session_and_fetch_takes_only_the_one_asked_for() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.write("big.txt", "");
+    alice.git(&["add", "big.txt"]).ok();
+    let unique = "only in s2\n".repeat(1000);
+    alice.turn("s2", "big.txt", &unique);
+    alice.rw("s1", &["push", "origin", "s2"]).ok();
+    assert_eq!(
+        lab.git(&["for-each-ref", "refs/rewind"])
+            .stdout
+            .lines()
+            .count(),
+        2
+    );
+    let s2_blob = alice
+        .git(&["hash-object", "big.txt"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+
+    let bob = lab.machine("bob", "bob@desk");
+    assert_eq!(bob.local_rewind_refs(), "", "a clone takes no session");
+    let has = |m: &Machine, oid: &str| m.git(&["cat-file", "-e", oid]).code == 0;
+    assert!(
+        !has(&bob, &s2_blob),
+        "a clone has none of a session's objects"
+    );
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    assert_eq!(bob.local_rewind_refs().lines().count(), 1);
+    assert!(
+        !has(&bob, &s2_blob),
+        "fetching s1 brought none of s2's objects"
+    );
+    // A plain `git fetch` (the default refspec) does not take them either.
+    bob.git(&["fetch", "-q", "origin"]).ok();
+    assert!(!has(&bob, &s2_blob));
+    assert_eq!(bob.local_rewind_refs().lines().count(), 1);
+}
+
+#[test]
+fn a_stale_clone_never_pushes_a_fetched_session_back() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    // Alice pushes again; Bob's copy is now stale.
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    alice.rw("s1", &["push"]).ok();
+    let remote_ref = |lab: &Lab| lab.git(&["for-each-ref", "refs/rewind"]).stdout;
+    let before = remote_ref(&lab);
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("alice@laptop/s1", &["push"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: session alice@laptop/s1 was fetched from alice@laptop; a fetched session is never pushed back
+    hint: push the sessions this machine recorded (`rewind push --all` skips fetched ones)
+    [EOF]
+    [exit status: 2]
+    ");
+    bob.turn("b1", "f.txt", "one\nTWO\nthree\nFOUR\nfive\n");
+    let all = bob.rw("b1", &["--json", "push", "--all"]);
+    let pushed: Vec<String> = all.ok().json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(pushed, ["b1"]);
+    let after = remote_ref(&lab);
+    let alice_line = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("alice@laptop"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        alice_line(&before),
+        alice_line(&after),
+        "alice's ref untouched"
+    );
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "origin", "bob@desk/b1"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: bob@desk/b1 is this machine's own session (origin bob@desk); it is pushed from here, not fetched
+    hint: this machine's sessions are already here; fetch other machines' sessions
+    [EOF]
+    [exit status: 2]
+    ");
+}
+
+#[test]
+fn two_machines_pushing_the_same_session_merge_without_force() {
+    let lab = Lab::new();
+    // The same origin and session name on two machines (CI runners with one host name).
+    let one = lab.machine("one", "ci@runner");
+    let two = lab.machine("two", "ci@runner");
+    one.turn("job", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    two.turn("job", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    one.rw("job", &["push"]).ok();
+    let first = lab
+        .git(&["for-each-ref", "--format=%(objectname)", "refs/rewind"])
+        .stdout
+        .trim()
+        .to_string();
+    let second = two.rw("job", &["--json", "push"]);
+    assert_eq!(second.ok().json()["sessions"][0]["status"], "merged");
+    let tip = lab
+        .git(&["for-each-ref", "--format=%(objectname)", "refs/rewind"])
+        .stdout
+        .trim()
+        .to_string();
+    lab.git(&["merge-base", "--is-ancestor", &first, &tip]).ok();
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 2);
+    // The first machine's next push fast-forwards over the merge.
+    one.turn("job", "f.txt", "one\nTWO\nTHREE\nfour\nfive\n");
+    let third = one.rw("job", &["--json", "push"]);
+    assert_eq!(third.ok().json()["sessions"][0]["status"], "merged");
+    let again = reader.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(again.ok().json()["sessions"][0]["windows"], 1);
+}
+
+/// Push `files` (name → bytes) as the commit of `reference` in the remote, by hand.
+fn forge(lab: &Lab, reference: &str, files: &[(&str, &[u8])]) {
+    let work = lab.root().join("forge");
+    let nobody = lab.root().join("user-home");
+    git_in(&lab.root(), &nobody, &["init", "-q", "forge"]).ok();
+    for (name, bytes) in files {
+        let path = work.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    git_in(&work, &nobody, &["add", "."]).ok();
+    git_in(&work, &nobody, &["commit", "-qm", "forged"]).ok();
+    let url = lab.remote.display().to_string();
+    git_in(
+        &work,
+        &nobody,
+        &["push", "-q", &url, &format!("HEAD:{reference}")],
+    )
+    .ok();
+}
+
+#[test]
+fn a_malformed_remote_session_is_refused_naming_the_object_and_nothing_is_adopted() {
+    let lab = Lab::new();
+    let reference = "refs/rewind/0b/alice@laptop/s1";
+    forge(
+        &lab,
+        reference,
+        &[
+            (
+                "session.json",
+                br#"{"format":1,"session":"s1","origin":"alice@laptop","windows":1,"changes":1,"pushed_at":0}"#,
+            ),
+            ("w/00000000000000000001-1/window.json", b"{\"kind\": \"agent\", "),
+        ],
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "origin", "alice@laptop/s1"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: remote session refs/rewind/0b/alice@laptop/s1: window 00000000000000000001-1 [OID] is malformed: EOF while parsing a value at line 1 column 18; nothing was written
+    hint: nothing was adopted; the remote's copy of that session is damaged, or was pushed by a newer rewind
+    [EOF]
+    [exit status: 1]
+    ");
+    let log = bob.rw("x", &["--json", "log", "--all-sessions"]).json();
+    assert!(!log.to_string().contains("alice@laptop"), "{log}");
+}
+
+#[test]
+fn a_remote_session_that_names_another_ref_or_a_newer_format_is_refused() {
+    let lab = Lab::new();
+    forge(
+        &lab,
+        "refs/rewind/0b/alice@laptop/s1",
+        &[(
+            "session.json",
+            br#"{"format":1,"session":"other","origin":"alice@laptop","windows":0,"changes":0,"pushed_at":0}"#,
+        )],
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    let run = bob.rw("x", &["fetch", "--all"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("it names session \"other\" from \"alice@laptop\", which is not this ref's"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_oversized_metadata_object_is_refused_before_it_is_read() {
+    let lab = Lab::new();
+    let mut huge = b"{\"format\":1,".to_vec();
+    huge.extend(std::iter::repeat_n(b' ', 17 << 20));
+    huge.extend(b"}");
+    forge(
+        &lab,
+        "refs/rewind/0b/alice@laptop/s1",
+        &[("session.json", &huge)],
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    let run = bob.rw("x", &["fetch", "--all"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("bytes, over the limit of 16777216"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn push_outside_a_git_repository_and_with_nothing_finished_say_why() {
+    let lab = Lab::new();
+    let loose = lab.root().join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    let m = Machine {
+        ws: loose,
+        home: lab.root().join("loose-home"),
+        user_home: lab.root().join("loose-user"),
+        origin: "alice@laptop".into(),
+    };
+    std::fs::write(m.ws.join("f.txt"), BASE).unwrap();
+    m.turn("s1", "f.txt", "x\n");
+    let run = m.rw("s1", &["push"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("is not in a git repository"),
+        "{}",
+        run.stderr
+    );
+    let alice = lab.machine("alice", "alice@laptop");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: session s1 has no finished window to push
+    hint: a window is pushed once it is finished (`rewind window close`, or the agent's turn ends)
+    [EOF]
+    [exit status: 4]
+    ");
+}
+
+#[test]
+fn a_remote_that_hangs_is_stopped_at_the_timeout() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let slow = lab.root().join("slow-git");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\nif [ \"$1\" = push ]; then sleep 30; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let run: Run = alice
+        .command("s1", &["push", "--timeout", "1"])
+        .env("REWIND_GIT", &slow)
+        .output()
+        .unwrap()
+        .into();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&run), @r"
+    [EOF]
+    ------- stderr -------
+    error: git push took longer than 1 s and was stopped; nothing was changed
+    hint: the remote is slow or unreachable; try again, or pass --timeout SECS
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(alice.local_rewind_refs(), "");
+}
+
+/// A free TCP port on 127.0.0.1 (bound, then released for the daemon).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Kills the daemon when the test ends, however it ends.
+struct Daemon(std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn push_and_fetch_through_git_daemon_on_loopback() {
+    let lab = Lab::new();
+    let port = free_port();
+    // git-daemon itself, not the `git` front end, which would leave it running when killed.
+    let exec_path = git_in(&lab.root(), &lab.root(), &["--exec-path"]);
+    let program = Path::new(exec_path.ok().stdout.trim()).join("git-daemon");
+    let daemon = Daemon(
+        Command::new(program)
+            .args([
+                "--export-all",
+                "--enable=receive-pack",
+                "--reuseaddr",
+                "--listen=127.0.0.1",
+                &format!("--port={port}"),
+                &format!("--base-path={}", lab.root().display()),
+                &lab.root().display().to_string(),
+            ])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("git://127.0.0.1:{port}/remote.git");
+    // Wait until it answers.
+    let alice = lab.machine("alice", "alice@laptop");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alice.git(&["ls-remote", &url]).code != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "git daemon did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let pushed = alice.rw("s1", &["--json", "push", "--remote", &url]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
+    assert_eq!(listed.ok().json()["sessions"][0]["key"], "alice@laptop/s1");
+    let fetched = bob.rw(
+        "x",
+        &["--json", "fetch", "--remote", &url, "alice@laptop/s1"],
+    );
+    assert_eq!(fetched.ok().json()["sessions"][0]["changes"], 1);
+    bob.rw("alice@laptop/s1", &["undo"]).ok();
+    assert_eq!(bob.read("f.txt"), BASE);
+    drop(daemon);
+}
+
+#[test]
+fn ignored_files_leave_as_path_size_and_hash_only() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.write(".gitignore", ".env\n");
+    alice.git(&["add", ".gitignore"]).ok();
+    alice.write(".env", "TOKEN=old-secret-4242\n");
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &["snap", ".env", "f.txt"]).ok();
+    alice.write(".env", "TOKEN=new-secret-9191\n");
+    alice.write("f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["record", ".env", "f.txt"]).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
+    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 2 changes, 48 bytes of file versions)
+      2 versions of ignored files shared as path, size and hash only
+    [EOF]
+    [exit status: 0]
+    ");
+    let objects = lab.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    let all = objects.ok().stdout.clone();
+    assert!(
+        !all.contains("secret"),
+        "an ignored file's bytes left the machine"
+    );
+    assert!(all.contains("TWO"), "the tracked file's version did leave");
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
+    let changes = log["sessions"][0]["windows"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let env = changes.iter().find(|c| c["path"] == ".env").unwrap();
+    assert_eq!(env["proof"], "metadata-only");
+    assert_eq!(env["reason"], "withheld");
+    let f = changes.iter().find(|c| c["path"] == "f.txt").unwrap();
+    assert_eq!(f["proof"], "exact");
+}
+
+#[test]
+fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
+    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    assert_eq!(alice.local_rewind_refs(), "");
+}
+
+#[test]
+fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    // A git that kills rewind (its parent) as the push starts: after the commit is
+    // written, before anything is sent or any ref moves.
+    let killer = lab.root().join("killer-git");
+    std::fs::write(
+        &killer,
+        "#!/bin/sh\nif [ \"$1\" = push ]; then kill -9 $PPID; exit 1; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&killer, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let killed: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &killer)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(killed.code, -1, "killed by a signal: {}", killed.stderr);
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let again = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(again.ok().json()["sessions"][0]["status"], "pushed");
+    assert_eq!(alice.local_rewind_refs().lines().count(), 1);
+}
+
+#[test]
+fn prompts_leave_only_with_with_prompts() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s2", "f.txt", "one\nTWO\nthree\nFOUR\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.rw("s2", &["push", "--with-prompts"]).ok();
+    let objects = lab.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    let all = objects.ok().stdout.clone();
+    assert_eq!(
+        all.matches("secret prompt").count(),
+        1,
+        "only s2's label left"
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let label = |s: &str| {
+        bob.rw(s, &["--json", "log"]).json()["sessions"][0]["windows"][0]["label"].clone()
+    };
+    assert_eq!(label("alice@laptop/s1"), serde_json::Value::Null);
+    assert_eq!(label("alice@laptop/s2"), "secret prompt");
+}
+
+#[test]
+fn push_all_skips_unfinished_sessions_and_says_when_nothing_is_left() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.rw("open", &["window", "open"]).ok();
+    alice.rw("open", &["snap", "f.txt"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("open", &["push", "--all"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: no session of this machine has a finished window to push
+    [EOF]
+    [exit status: 4]
+    ");
+    alice.turn("done", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let all = alice.rw("done", &["--json", "push", "--all"]);
+    let sessions = all.ok().json()["sessions"].clone();
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "{sessions}");
+    assert_eq!(sessions[0]["session"], "done");
+}
+
+#[test]
+fn prune_drops_only_this_machines_old_sessions_from_the_remote() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let bob = lab.machine("bob", "bob@desk");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s2", "f.txt", "one\nTWO\nthree\nFOUR\nfive\n");
+    alice.rw("s1", &["push", "--all"]).ok();
+    bob.turn("b1", "f.txt", "ONE\ntwo\nthree\nfour\nfive\n");
+    bob.rw("b1", &["push"]).ok();
+    let remote_refs = || {
+        lab.git(&["for-each-ref", "--format=%(refname)", "refs/rewind"])
+            .stdout
+    };
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--prune"])), @r"
+    2 of this machine's sessions kept on origin
+    [EOF]
+    [exit status: 0]
+    ");
+    let before = remote_refs();
+    let dry = alice.rw(
+        "s1",
+        &["push", "--prune", "--older-than-days", "0", "--dry-run"],
+    );
+    assert_eq!(
+        dry.ok().stdout.matches("would prune alice@laptop/").count(),
+        2
+    );
+    assert_eq!(remote_refs(), before, "a dry run deletes nothing");
+    let pruned = alice.rw(
+        "s1",
+        &["--json", "push", "--prune", "--older-than-days", "0"],
+    );
+    assert_eq!(pruned.ok().json()["pruned"].as_array().unwrap().len(), 2);
+    assert_eq!(remote_refs(), "refs/rewind/d0/bob@desk/b1\n");
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(
+        lab.user_refs().lines().count(),
+        2,
+        "branches and tags untouched"
+    );
+}
+
+#[test]
+fn a_session_key_given_where_the_remote_goes_is_explained() {
+    let lab = Lab::new();
+    let bob = lab.machine("bob", "bob@desk");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "alice@laptop/s1"])), @r"
+    [EOF]
+    ------- stderr -------
+    error: fetch takes the sessions to fetch, or --all
+    hint: the first argument is the remote: `rewind fetch origin alice@laptop/s1` fetches session alice@laptop/s1 from origin
+    [EOF]
+    [exit status: 2]
+    ");
+}
+
+#[test]
+fn a_file_over_the_streaming_size_is_pushed_and_fetched_as_a_stream() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    // 17 MiB of lines that differ, over the 16 MiB the store and the fetch hold whole.
+    let big: String = (0..1_200_000).map(|i| format!("line {i:08}\n")).collect();
+    assert!(big.len() > 16 << 20);
+    alice.write("big.txt", "small\n");
+    alice.git(&["add", "big.txt"]).ok();
+    alice.git(&["commit", "-qm", "small"]).ok();
+    alice.turn("s1", "big.txt", &big);
+    let pushed = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(
+        pushed.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    let fetched = bob.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(
+        fetched.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    assert_eq!(bob.read("big.txt").len(), big.len());
+    bob.rw("alice@laptop/s1", &["undo"]).ok();
+    assert_eq!(bob.read("big.txt"), "small\n");
+}
+
+#[test]
+fn a_session_pruned_and_pushed_again_is_fetched_again_with_only_its_new_windows() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    alice
+        .rw("s1", &["push", "--prune", "--older-than-days", "0"])
+        .ok();
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    alice.rw("s1", &["push"]).ok();
+    let again = bob.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(
+        again.ok().json()["sessions"][0]["windows"],
+        1,
+        "{}",
+        again.stdout
+    );
+    let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
+    assert_eq!(log["sessions"][0]["windows"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn an_undo_made_on_the_other_machine_arrives_as_an_undo() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    alice.rw("s1", &["undo"]).ok();
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let summary = |m: &Machine, s: &str| -> Vec<(String, bool)> {
+        m.rw(s, &["--json", "log"]).json()["sessions"][0]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["kind"].as_str().unwrap().to_string(),
+                    w["undone"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let theirs = summary(&alice, "s1");
+    assert_eq!(
+        theirs,
+        [
+            ("undo".into(), false),
+            ("agent".into(), true),
+            ("agent".into(), false)
+        ]
+    );
+    assert_eq!(summary(&bob, "alice@laptop/s1"), theirs);
+    // Bob's checkout holds the first turn's result (alice undid the second one): undo here
+    // takes the first turn, the latest one still in effect.
+    bob.write("f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    bob.rw("alice@laptop/s1", &["undo"]).ok();
+    assert_eq!(bob.read("f.txt"), BASE);
+}
+
+#[test]
+fn ignored_files_a_pattern_opts_in_are_shared_with_their_bytes() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.write(".gitignore", ".env\n*.local\n");
+    alice.write(".env", "TOKEN=old-secret-4242\n");
+    alice.write("cfg.local", "shared-setting=1\n");
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &["snap", ".env", "cfg.local"]).ok();
+    alice.write(".env", "TOKEN=new-secret-9191\n");
+    alice.write("cfg.local", "shared-setting=2\n");
+    alice.rw("s1", &["record", ".env", "cfg.local"]).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--share-ignored", "[z-a]"])), @r#"
+    [EOF]
+    ------- stderr -------
+    error: --share-ignored "[z-a]" is not a gitignore pattern: error parsing glob '[z-a]': invalid range; 'z' > 'a'
+    hint: patterns are written as in .gitignore, such as `config/*.local.toml`
+    [EOF]
+    [exit status: 2]
+    "#);
+    let pushed = alice.rw("s1", &["--json", "push", "--share-ignored", "*.local"]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["withheld"], 2);
+    let all = lab
+        .git(&["cat-file", "--batch-all-objects", "--batch"])
+        .stdout;
+    assert!(
+        !all.contains("secret"),
+        "the file no pattern opted in stayed here"
+    );
+    assert!(
+        all.contains("shared-setting=2"),
+        "the opted-in file's bytes left"
+    );
+}
+
+#[test]
+fn pushes_killed_at_random_points_lose_nothing_and_never_leave_the_local_ref_ahead() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let mut rng = crate::common::Rng(44);
+    let reference = "refs/rewind/0b/alice@laptop/s1";
+    let tip = |run: Run| run.stdout.trim().to_string();
+    for round in 0..8 {
+        alice.turn("s1", "f.txt", &format!("{BASE}round {round}\n"));
+        let child = alice
+            .command("s1", &["push"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(rng.below(120)));
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        // The local ref moves only once the remote took the push.
+        let local = tip(alice.git(&["for-each-ref", "--format=%(objectname)", reference]));
+        let remote = tip(lab.git(&["for-each-ref", "--format=%(objectname)", reference]));
+        if !local.is_empty() {
+            lab.git(&["merge-base", "--is-ancestor", &local, &remote])
+                .ok();
+        }
+    }
+    let last = alice.rw("s1", &["--json", "push"]);
+    last.ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "--all"]).ok();
+    let windows = bob
+        .rw("alice@laptop/s1", &["--json", "log", "--limit", "100"])
+        .json();
+    assert_eq!(
+        windows["sessions"][0]["windows"].as_array().unwrap().len(),
+        8
+    );
+}
+
+#[test]
+fn two_pushes_of_one_session_at_once_both_land() {
+    let lab = Lab::new();
+    let one = lab.machine("one", "ci@runner");
+    let two = lab.machine("two", "ci@runner");
+    one.turn("job", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    two.turn("job", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    let a = one.command("job", &["push"]).output();
+    let b = two.command("job", &["push"]).output();
+    let (a, b): (Run, Run) = (a.unwrap().into(), b.unwrap().into());
+    a.ok();
+    b.ok();
+    let started: Vec<std::process::Child> = [&one, &two]
+        .iter()
+        .map(|m| {
+            m.turn("job", "f.txt", "one\ntwo\nTHREE\nfour\nfive\n");
+            m.command("job", &["push"]).spawn().unwrap()
+        })
+        .collect();
+    for mut c in started {
+        assert!(c.wait().unwrap().success());
+    }
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
+}

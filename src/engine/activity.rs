@@ -146,7 +146,7 @@ impl Session<'_> {
     /// when the last note is older than [`NOTE_EVERY`] or said something else.
     pub fn note_hook(&self, agent: &str, event: &str, result: &str) -> Result<()> {
         let now = self.now();
-        let last = self.index().read().hook_note_of(self.row_id())?;
+        let last = self.home.index.read().hook_note_of(self.row_id())?;
         let fresh = last.agent.as_deref() == Some(agent)
             && last.result.as_deref() == Some(result)
             && last
@@ -155,7 +155,7 @@ impl Session<'_> {
         if fresh {
             return Ok(());
         }
-        self.index().write(|tx| {
+        self.home.index.write(|tx| {
             tx.note_hook(self.row_id(), agent, event, result, now)?;
             Ok::<_, IndexError>(())
         })?;

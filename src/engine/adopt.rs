@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::io::Read;
 
-use super::{EngineError, Home, Locked, Result, Session};
+use super::{EngineError, History, Home, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
 use crate::index::NewChange;
 use crate::model::{FileState, MetadataReason, Proof, WindowKind, WindowStatus};
@@ -79,20 +79,6 @@ impl Session<'_> {
             .map_err(|source| crate::store::StoreError::Write { source })?;
         Ok(store.put(index, &bytes, None, now)?)
     }
-
-    /// Whether blob `id` is stored already (a fetch need not read it again).
-    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
-        Ok(self.home.store.has(&self.home.index, id)?)
-    }
-
-    /// The items of this session adopted so far (empty: not a fetched session).
-    pub fn adopted_items(&self) -> Result<BTreeSet<String>> {
-        Ok(self
-            .home
-            .index
-            .read()
-            .imported_items(self.ws_id, FETCH_IMPORTER, &self.name)?)
-    }
 }
 
 impl Locked<'_> {
@@ -148,5 +134,21 @@ impl Locked<'_> {
             }
             Ok::<_, EngineError>(added)
         })
+    }
+}
+
+impl History<'_> {
+    /// Whether blob `id` is stored already (a fetch need not read it again).
+    pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
+        Ok(self.home.store.has(&self.home.index, id)?)
+    }
+
+    /// The items of this session adopted so far (empty: not a fetched session).
+    pub fn adopted_items(&self) -> Result<BTreeSet<String>> {
+        Ok(self
+            .home
+            .index
+            .read()
+            .imported_items(self.ws_id, FETCH_IMPORTER, self.name)?)
     }
 }

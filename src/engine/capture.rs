@@ -215,7 +215,8 @@ impl Session<'_> {
         let mut caps = Vec::with_capacity(rels.len());
         for rel in &rels {
             let pending = self
-                .index()
+                .home
+                .index
                 .read()
                 .pending_change(self.id, rel, tool_call)?;
             let previous = match pending.and_then(|p| p.before.blob()) {
@@ -225,7 +226,7 @@ impl Session<'_> {
             caps.push(capture_file(self, rel, previous)?);
         }
         let now = self.now();
-        self.index().write(|tx| {
+        self.home.index.write(|tx| {
             let mut reports = Vec::with_capacity(caps.len());
             let mut windows = Vec::new();
             for cap in &caps {
@@ -866,7 +867,8 @@ fn take_over_external(
 /// not yet recorded), whose bytes are the agent's, not an edit outside it.
 fn in_flight(session: &Session<'_>, rel: &RelPath) -> Result<bool> {
     let pending = session
-        .index()
+        .home
+        .index
         .read()
         .pending_change(session.id, rel, None)?;
     Ok(pending.is_some())

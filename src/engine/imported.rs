@@ -102,7 +102,7 @@ impl<'s> Session<'s> {
         f: impl FnOnce(&ImportTx<'_, 's>) -> Result<T, E>,
     ) -> Result<T, E> {
         let now = self.now();
-        self.index().write(|tx| {
+        self.home.index.write(|tx| {
             f(&ImportTx {
                 tx,
                 session: self,

@@ -684,13 +684,9 @@ impl<'h> Session<'h> {
         self.home
     }
 
-    /// The index, for the recorder's own rows (scans, hooks' marks) and the executor; the
-    /// program and other readers use [`Session::history`], whose transactions cannot write.
-    pub(crate) fn index(&self) -> &'h Index {
-        &self.home.index
-    }
-
-    /// The blob store, for what the recorder and the executor put and load.
+    /// The blob store, for what the recorder and the executor put and load, and for a
+    /// scan's worker threads (they compress and pack in parallel). There is no accessor of
+    /// the index: engine code uses the home's, everything else a capability type.
     pub(crate) fn store(&self) -> &'h Store {
         &self.home.store
     }

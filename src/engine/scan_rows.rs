@@ -94,7 +94,7 @@ pub(crate) struct ScanRows<'a, 's> {
 
 impl ScanRows<'_, '_> {
     fn index(&self) -> &crate::index::Index {
-        self.session.index()
+        &self.session.home.index
     }
 
     fn now(&self) -> i64 {

@@ -361,7 +361,7 @@ impl Locked<'_> {
         // changing nothing, not left pending for a later write to pair with.
         let blob = session
             .store()
-            .put(session.index(), &bytes, expected, session.now())
+            .put(&session.home.index, &bytes, expected, session.now())
             .map_err(|e| {
                 // Best effort: the store's error is the answer either way.
                 let _ = close();

@@ -201,20 +201,7 @@ pub fn run(
         }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
         Action::PostWrite { paths, evidence } => post_write(session, paths, evidence, cwd, event),
-        Action::PreShell { command } => {
-            let report = scan::scan(
-                session,
-                Phase::Before,
-                ToolCall::new(tool, tool_call),
-                &config.scan,
-                progress,
-            )?;
-            let hints = shell_reads(session, event.agent, command, &report, cwd)?;
-            Ok(Outcome {
-                decision: context_or_allow(&hints),
-                scan: Some(report),
-            })
-        }
+        Action::PreShell { command } => pre_shell(session, command, cwd, event, config, progress),
         Action::PreShellPatch { paths, .. } => {
             pre_shell_patch(session, paths, cwd, event, config, progress)
         }
@@ -227,17 +214,47 @@ pub fn run(
             })
         }
         Action::PreRead { path } | Action::PostRead { path } => {
-            let pre = matches!(event.action, Action::PreRead { .. });
-            // Gemini and OpenCode can only show context after the read: checking (and
-            // accepting) before it would swallow the hint.
-            if pre && !context_before_read(event.agent) {
-                return Ok(Outcome::allow());
-            }
-            let outcome = read(session, path, cwd)?;
-            let files = read_context(session, event, path, cwd, config);
-            Ok(Outcome::decide(with_context(outcome.decision, &files)))
+            read_event(session, path, cwd, event, config)
         }
     }
+}
+
+/// Before a shell command: scan for what changed outside the agent, and hint the files the
+/// command reads that did.
+fn pre_shell(
+    session: &Session<'_>,
+    command: &str,
+    cwd: &Path,
+    event: &HookEvent,
+    config: &RunnerConfig,
+    progress: &mut dyn FnMut(&ScanProgress),
+) -> Result<Outcome> {
+    let call = ToolCall::new(event.tool.as_deref(), event.tool_call.as_deref());
+    let report = scan::scan(session, Phase::Before, call, &config.scan, progress)?;
+    let hints = shell_reads(session, event.agent, command, &report, cwd)?;
+    Ok(Outcome {
+        decision: context_or_allow(&hints),
+        scan: Some(report),
+    })
+}
+
+/// A read: the check against the latest snapshot, with the context files it brings.
+fn read_event(
+    session: &Session<'_>,
+    path: &Path,
+    cwd: &Path,
+    event: &HookEvent,
+    config: &RunnerConfig,
+) -> Result<Outcome> {
+    let pre = matches!(event.action, Action::PreRead { .. });
+    // Gemini and OpenCode can only show context after the read: checking (and accepting)
+    // before it would swallow the hint.
+    if pre && !context_before_read(event.agent) {
+        return Ok(Outcome::allow());
+    }
+    let outcome = read(session, path, cwd)?;
+    let files = read_context(session, event, path, cwd, config);
+    Ok(Outcome::decide(with_context(outcome.decision, &files)))
 }
 
 /// Shell calls of this session whose post-hook has not come (their pre-shell scan's mark is

@@ -228,6 +228,7 @@ mod tests {
             max_file_size,
             read_before_write: None,
             scan_budget_ms: None,
+            ai_agent: None,
             cwd_id,
         }
     }

@@ -77,6 +77,9 @@ pub struct Call {
     pub max_file_size: Option<u64>,
     pub read_before_write: Option<String>,
     pub scan_budget_ms: Option<String>,
+    /// The agent's `AI_AGENT` (Claude Code names its version there).
+    #[serde(default)]
+    pub ai_agent: Option<String>,
     /// The device and inode of `cwd` as the client sees it: a helper that sees another
     /// directory there (the agent runs in a sandbox or another mount namespace) declines.
     pub cwd_id: (u64, u64),
@@ -137,6 +140,7 @@ mod tests {
             max_file_size: Some(7),
             read_before_write: None,
             scan_budget_ms: None,
+            ai_agent: Some("claude-code_2-1-332_harness".into()),
             cwd_id: (1, 2),
         };
         let request = Request::Hook {
@@ -162,6 +166,10 @@ mod tests {
         assert_eq!(
             (call.agent.as_str(), call.cwd_id, call.max_file_size),
             ("claude-code", (1, 2), Some(7))
+        );
+        assert_eq!(
+            call.ai_agent.as_deref(),
+            Some("claude-code_2-1-332_harness")
         );
         assert_eq!(r, b"\xff\x00x", "the payload follows the header, unread");
     }

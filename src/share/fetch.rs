@@ -262,7 +262,7 @@ fn adopt(
                 };
                 let stored = match git {
                     Some(git) => store_blob(&session, repo, blob, &git, &what, &mut report)?,
-                    None => session.has_blob(blob)?,
+                    None => session.history().has_blob(blob)?,
                 };
                 if !stored && c.proof != Proof::MetadataOnly {
                     c.proof = Proof::MetadataOnly;
@@ -287,7 +287,7 @@ fn store_blob(
     what: &str,
     report: &mut FetchedSession,
 ) -> Result<bool> {
-    if session.has_blob(blob)? {
+    if session.history().has_blob(blob)? {
         return Ok(true);
     }
     let object = format!("{what}: blob {git}");

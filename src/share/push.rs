@@ -84,7 +84,7 @@ pub fn push(
     let repo = Repo::open(&transport.git, first.workspace().root(), transport.timeout)?;
     let mut staged = Vec::new();
     for s in sessions {
-        if !s.adopted_items()?.is_empty() {
+        if !s.history().adopted_items()?.is_empty() {
             let origin = s.name().split('/').next().unwrap_or("").to_string();
             return Err(ShareError::FetchedSession {
                 session: s.name().to_string(),
@@ -495,7 +495,18 @@ fn send(
             });
         }
         let summary = line.map(|(_, s)| s).unwrap_or_default();
-        let diverged = summary.contains("fetch first") || summary.contains("non-fast-forward");
+        // Another push of the session landed first ("fetch first", "non-fast-forward"), or
+        // was landing at the same moment: the remote could not lock or update the ref ("failed
+        // to update ref", "cannot lock ref", "failed to lock"). Either way: merge and retry.
+        let diverged = [
+            "fetch first",
+            "non-fast-forward",
+            "failed to update ref",
+            "cannot lock ref",
+            "failed to lock",
+        ]
+        .iter()
+        .any(|s| summary.contains(s) || out.stderr.contains(s));
         if !diverged || attempt == ATTEMPTS {
             let detail = match git_message(&out.stderr) {
                 m if m.is_empty() => summary,

@@ -45,6 +45,10 @@ pub struct HookArgs {
     /// Time a shell-command scan may spend baselining new files, in milliseconds
     #[arg(long, env = "REWIND_SCAN_BUDGET_MS", value_name = "MS")]
     pub scan_budget_ms: Option<String>,
+    /// The agent's own name and version for its hooks (Claude Code's `AI_AGENT`, e.g.
+    /// `claude-code_2-1-332_harness`): which context files it loads itself depends on it
+    #[arg(long, env = "AI_AGENT", value_name = "NAME", hide = true)]
+    pub ai_agent: Option<String>,
     /// The payload (or why it could not be read), when the helper's client read stdin.
     #[arg(skip)]
     pub payload: Option<Result<Vec<u8>, String>>,
@@ -149,6 +153,7 @@ pub(crate) fn answer(
         agent,
         read_before_write,
         scan_budget_ms,
+        ai_agent,
         payload,
     } = args;
     let log = HookLog::from_env_home(g.home.clone());
@@ -196,6 +201,7 @@ pub(crate) fn answer(
     let settings = Settings {
         read_before_write,
         scan_budget_ms,
+        ai_agent,
     };
     let place = Place {
         home,
@@ -216,6 +222,7 @@ pub(crate) fn answer(
 struct Settings {
     read_before_write: String,
     scan_budget_ms: Option<String>,
+    ai_agent: Option<String>,
 }
 
 /// What a process that serves many hooks keeps between them (the helper): its open home
@@ -249,23 +256,7 @@ fn handle(
     event: &HookEvent,
     log: &HookLog,
 ) -> Result<Decision, Failure> {
-    let mut config = RunnerConfig::default();
-    match args.read_before_write.parse::<ReadBeforeWrite>() {
-        Ok(mode) => config.read_before_write = mode,
-        Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
-    }
-    config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
-    // Which AGENTS.md Claude Code loads itself depends on its version, which it says in its
-    // hooks' environment (a helper serving the hook sees its own: then the newest is assumed).
-    if event.agent == Agent::ClaudeCode {
-        config.agent_version = std::env::var("AI_AGENT")
-            .ok()
-            .and_then(|a| rewind::hooks::runner::claude_code_version(&a));
-    }
-    config.scan.watching = match place.home {
-        HomeFrom::Resident(r) => Some(r.watching.clone()),
-        HomeFrom::Invocation(_) => None,
-    };
+    let config = runner_config(args, place, event, log);
     let cwd = match (&event.cwd, place.cwd) {
         (Some(dir), _) if dir.is_absolute() => dir.clone(),
         (_, Some(dir)) => dir.to_path_buf(),
@@ -312,12 +303,7 @@ fn handle(
         .map_err(|e| Failure::new(Exit::Error, e.to_string()));
     drop(bars);
     let result = match &outcome {
-        Ok(o) => match o.decision {
-            Decision::Allow => "allowed".to_string(),
-            Decision::Deny { .. } => "blocked".to_string(),
-            Decision::Context { .. } => "hint".to_string(),
-            Decision::Reply { .. } => "answered".to_string(),
-        },
+        Ok(o) => what_it_did(&o.decision).to_string(),
         Err(f) => format!("error: {}", f.message),
     };
     // What `doctor`, `--agent` and the MCP server read; failing to note it costs the agent
@@ -329,6 +315,45 @@ fn handle(
         );
     }
     Ok(outcome?.decision)
+}
+
+/// How the runner handles this event: the read-before-write mode, the scan's options, and
+/// the agent's version where what it loads itself depends on it.
+fn runner_config(
+    args: &Settings,
+    place: &Place<'_>,
+    event: &HookEvent,
+    log: &HookLog,
+) -> RunnerConfig {
+    let mut config = RunnerConfig::default();
+    match args.read_before_write.parse::<ReadBeforeWrite>() {
+        Ok(mode) => config.read_before_write = mode,
+        Err(e) => log.warning(event.agent.as_str(), &format!("{e}; using deny")),
+    }
+    config.scan = scan_options(args.scan_budget_ms.as_deref(), event, log);
+    // Which AGENTS.md Claude Code loads itself depends on its version, which it says in its
+    // hooks' environment (`AI_AGENT`; the helper's client forwards it).
+    if event.agent == Agent::ClaudeCode {
+        config.agent_version = args
+            .ai_agent
+            .as_deref()
+            .and_then(rewind::hooks::runner::claude_code_version);
+    }
+    config.scan.watching = match place.home {
+        HomeFrom::Resident(r) => Some(r.watching.clone()),
+        HomeFrom::Invocation(_) => None,
+    };
+    config
+}
+
+/// What the hook did, as `doctor` and the MCP server read it.
+fn what_it_did(decision: &Decision) -> &'static str {
+    match decision {
+        Decision::Allow => "allowed",
+        Decision::Deny { .. } => "blocked",
+        Decision::Context { .. } => "hint",
+        Decision::Reply { .. } => "answered",
+    }
 }
 
 fn scan_options(budget_ms: Option<&str>, event: &HookEvent, log: &HookLog) -> ScanOptions {

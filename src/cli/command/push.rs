@@ -58,7 +58,7 @@ pub fn run(inv: &Invocation, out: &Out, args: &PushArgs) -> Result<Exit, Failure
                 continue;
             }
             let session = home.session(ws.clone(), &s.session)?;
-            if session.adopted_items()?.is_empty() {
+            if session.history().adopted_items()?.is_empty() {
                 own.push(s.session);
             }
         }

@@ -133,7 +133,7 @@ pub fn execute(locked: &Locked<'_>, plan: &Plan, prefetched: Prefetched) -> Resu
     let now = session.now();
     // From the intent record to the final states, one bulk of writes: the WAL is
     // checkpointed once, at the end, not also after the intent record.
-    session.index().bulk(|| {
+    session.home.index.bulk(|| {
         let window = intent(session, plan, now)?;
         match apply::Applier::new(session, locked.fs(), plan.words()).apply(&plan.steps, &bytes) {
             Ok(()) => {
@@ -172,7 +172,7 @@ fn load_targets(
             if let std::collections::btree_map::Entry::Vacant(slot) = bytes.entry(blob) {
                 let loaded = match prefetched.remove(&blob) {
                     Some(loaded) => loaded,
-                    None => session.store().load(session.index(), &blob),
+                    None => session.store().load(&session.home.index, &blob),
                 };
                 let b = loaded.map_err(|source| EngineError::Unrestorable {
                     path: step.path.display(),
@@ -183,12 +183,12 @@ fn load_targets(
         }
         Ok::<_, EngineError>(bytes)
     };
-    session.index().read_batch(load)?
+    session.home.index.read_batch(load)?
 }
 
 /// The intent record, committed before the first file is touched.
 fn intent(session: &Session<'_>, plan: &Plan, now: i64) -> Result<WindowId> {
-    session.index().write(|tx| {
+    session.home.index.write(|tx| {
         let w = tx.open_window(
             session.row_id(),
             plan.kind,
@@ -237,7 +237,7 @@ fn finish(session: &Session<'_>, window: WindowId, by: RecordedBy, steps: &[Step
         };
         states.push((&step.path, known));
     }
-    session.index().write(|tx| {
+    session.home.index.write(|tx| {
         for (rel, known) in &states {
             tx.set_file_state(session.workspace_id(), rel, known, by)?;
         }
@@ -251,7 +251,7 @@ fn finish(session: &Session<'_>, window: WindowId, by: RecordedBy, steps: &[Step
 /// is never a target.
 fn roll_back_record(session: &Session<'_>, window: WindowId, kind: WindowKind) -> Result<()> {
     let now = session.now();
-    session.index().write(|tx| {
+    session.home.index.write(|tx| {
         tx.unreverse(window, kind)?;
         tx.set_window_status(window, WindowStatus::RolledBack)?;
         tx.close_window(window, now)?;

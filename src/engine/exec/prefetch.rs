@@ -38,7 +38,9 @@ pub(crate) fn prefetch<R>(
             .ok();
         let (result, needed) = work();
         let mut loaded = if needed {
-            queue.load_with(session.index(), store).unwrap_or_default()
+            queue
+                .load_with(&session.home.index, store)
+                .unwrap_or_default()
         } else {
             queue.cancel();
             Vec::new()

@@ -30,7 +30,8 @@ pub(crate) fn recover(session: &Session<'_>) -> Result<Vec<Recovered>> {
         return Ok(Vec::new());
     };
     let windows = session
-        .index()
+        .home
+        .index
         .read()
         .applying_windows(session.workspace_id())?;
     let mut done = Vec::with_capacity(windows.len());
@@ -44,14 +45,15 @@ pub(crate) fn recover(session: &Session<'_>) -> Result<Vec<Recovered>> {
 fn recover_window(locked: &Locked<'_>, window: WindowId) -> Result<Recovered> {
     let session = locked.session();
     let w = session
-        .index()
+        .home
+        .index
         .read()
         .window(window)?
         .ok_or_else(|| EngineError::NotFound {
             kind: ObjectKind::Window,
             id: window.to_string(),
         })?;
-    let changes = session.index().read().changes_in_window(window)?;
+    let changes = session.home.index.read().changes_in_window(window)?;
     // The dead process may have been between writing a temp file and renaming it.
     for c in &changes {
         crate::workspace::fs::remove_stale_temps(session.workspace(), &c.path).map_err(|e| {
@@ -138,7 +140,7 @@ fn load(session: &Session<'_>, steps: &[Step]) -> Result<Targets> {
     let mut bytes = Targets::new();
     for step in steps {
         if let Some(b) = step.target.blob() {
-            bytes.insert(b, session.store().load(session.index(), &b)?);
+            bytes.insert(b, session.store().load(&session.home.index, &b)?);
         }
     }
     Ok(bytes)

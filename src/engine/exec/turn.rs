@@ -56,9 +56,9 @@ pub fn write_in_turn(locked: &Locked<'_>, write: TurnWrite) -> Result<()> {
     if let Some(blob) = step.target.blob() {
         targets.insert(blob, Loaded::Bytes(bytes));
     }
-    session.index().bulk(|| {
+    session.home.index.bulk(|| {
         let now = session.now();
-        session.index().write(|tx| {
+        session.home.index.write(|tx| {
             tx.set_after(change, &step.target, Proof::Exact, None, now)?;
             tx.add_write_intent(change, session.workspace_id())?;
             Ok::<_, EngineError>(())
@@ -103,7 +103,7 @@ fn settle(
         recorded_at: now,
         unread: None,
     });
-    session.index().write(|tx| {
+    session.home.index.write(|tx| {
         tx.set_after(change, &after, Proof::Exact, None, now)?;
         if let Some(known) = &known {
             tx.set_file_state(session.workspace_id(), path, known, RECORDED_BY)?;
@@ -121,7 +121,8 @@ fn settle(
 pub(super) fn recover_writes(locked: &Locked<'_>) -> Result<Vec<Recovered>> {
     let session = locked.session();
     let writes = session
-        .index()
+        .home
+        .index
         .read()
         .intended_writes(session.workspace_id())?;
     let mut done = Vec::with_capacity(writes.len());
@@ -141,7 +142,7 @@ fn recover_write(session: &Session<'_>, c: Change) -> Result<Recovered> {
     let landed = current_state(session, &c.path).is_ok_and(|s| s.same_content(&target));
     let after = if landed { target } else { c.before };
     settle(session, c.id, c.window, &c.path, (after, landed))?;
-    let owner = session.index().read().window(c.window)?;
+    let owner = session.home.index.read().window(c.window)?;
     Ok(Recovered {
         window: c.window,
         kind: WindowKind::Agent,

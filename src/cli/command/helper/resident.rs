@@ -197,6 +197,7 @@ impl Plan {
             },
             read_before_write: env_value("REWIND_READ_BEFORE_WRITE").ok()?,
             scan_budget_ms: env_value("REWIND_SCAN_BUDGET_MS").ok()?,
+            ai_agent: env_value("AI_AGENT").ok()?,
             cwd_id,
         };
         Some(Plan {
@@ -886,6 +887,7 @@ impl Helper<'_> {
             max_file_size,
             read_before_write,
             scan_budget_ms,
+            ai_agent,
             cwd_id: _,
         } = call;
         Ok(Event {
@@ -903,6 +905,7 @@ impl Helper<'_> {
                 agent,
                 read_before_write: read_before_write.unwrap_or_else(|| "deny".into()),
                 scan_budget_ms,
+                ai_agent,
                 payload: Some(Ok(payload)),
             },
         })

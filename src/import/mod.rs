@@ -30,7 +30,7 @@
 //! edit twice. One index transaction per session, written after its blobs are durable:
 //! an interrupted import leaves no half session.
 //!
-//! Modules: [`git`] (the only user of gix), [`opencode`] (OpenCode's database, read-only),
+//! Modules: [`git`] (snapshot trees and blobs through gix; `share` writes git objects with gix too), [`opencode`] (OpenCode's database, read-only),
 //! [`step`] (a step → its changes), [`proof`] (the proof rules, pure), [`claude`] (Claude
 //! Code's records, read-only), [`turn`] (a Claude Code turn → its changes).
 

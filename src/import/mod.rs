@@ -30,9 +30,10 @@
 //! edit twice. One index transaction per session, written after its blobs are durable:
 //! an interrupted import leaves no half session.
 //!
-//! Modules: [`git`] (snapshot trees and blobs through gix; `share` writes git objects with gix too), [`opencode`] (OpenCode's database, read-only),
-//! [`step`] (a step → its changes), [`proof`] (the proof rules, pure), [`claude`] (Claude
-//! Code's records, read-only), [`turn`] (a Claude Code turn → its changes).
+//! Modules: [`git`] (snapshot trees and blobs, read through gix), [`opencode`] (OpenCode's
+//! database, read-only), [`step`] (a step → its changes), [`proof`] (the proof rules,
+//! pure), [`claude`] (Claude Code's records, read-only), [`turn`] (a Claude Code turn → its
+//! changes).
 
 pub mod claude;
 pub mod git;

@@ -451,7 +451,7 @@ impl Workspace {
         };
         if !meta.file_type().is_file() {
             return Ok(Observation::NotRegular {
-                kind: file_kind(&meta.file_type()),
+                kind: crate::files::kind(&meta.file_type()),
             });
         }
         let stat = stat_of(&meta);
@@ -466,7 +466,7 @@ impl Workspace {
         let opened = file.metadata().map_err(|e| PathError::io(&abs, e))?;
         if !opened.file_type().is_file() {
             return Ok(Observation::NotRegular {
-                kind: file_kind(&opened.file_type()),
+                kind: crate::files::kind(&opened.file_type()),
             });
         }
         let stat = stat_of(&opened);
@@ -538,29 +538,6 @@ impl Observation {
             _ => Ok(None),
         }
     }
-}
-
-fn file_kind(ft: &std::fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        return "directory";
-    }
-    if ft.is_symlink() {
-        return "symlink";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ft.is_fifo() {
-            return "fifo";
-        }
-        if ft.is_socket() {
-            return "socket";
-        }
-        if ft.is_block_device() || ft.is_char_device() {
-            return "device";
-        }
-    }
-    "special file"
 }
 
 #[cfg(unix)]

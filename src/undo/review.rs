@@ -168,7 +168,7 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
         .history()
         .read()
         .windows(session.row_id(), usize::MAX >> 1)?;
-    let mut out = Vec::new();
+    let mut requests = Vec::new();
     for w in windows {
         if !matches!(w.kind, WindowKind::Agent | WindowKind::Import) {
             continue;
@@ -187,15 +187,27 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
                 session.workspace().root().to_path_buf(),
             )
         };
+        requests.push(Ok((w.id, req)));
+    }
+    run_in_order(session, requests)
+}
+
+/// Run each window's request in order (each made when its turn comes, after the ones
+/// before it ran), stopping at the first that fails (not a conflict: an error); the ones
+/// before it stand, and the report says which.
+fn run_in_order(
+    session: &Session<'_>,
+    requests: impl IntoIterator<Item = Result<(WindowId, Request)>>,
+) -> Result<SessionReject> {
+    let mut out = Vec::new();
+    for request in requests {
+        let (window, req) = request?;
         match run(session, &req) {
-            Ok(report) => out.push(WindowReject {
-                window: w.id,
-                report,
-            }),
+            Ok(report) => out.push(WindowReject { window, report }),
             Err(e) => {
                 return Ok(SessionReject {
                     windows: out,
-                    failed: Some((w.id, e)),
+                    failed: Some((window, e)),
                 })
             }
         }
@@ -649,26 +661,10 @@ pub fn take_back_all(
     let mut order: Vec<&crate::model::Window> = windows.iter().collect();
     order.sort_by_key(|w| std::cmp::Reverse(w.id));
     order.dedup_by_key(|w| w.id);
-    let mut out = Vec::new();
-    for w in order {
-        let req = take_back_request(session, w)?;
-        match run(session, &req) {
-            Ok(report) => out.push(WindowReject {
-                window: w.id,
-                report,
-            }),
-            Err(e) => {
-                return Ok(SessionReject {
-                    windows: out,
-                    failed: Some((w.id, e)),
-                })
-            }
-        }
-    }
-    Ok(SessionReject {
-        windows: out,
-        failed: None,
-    })
+    let requests = order
+        .into_iter()
+        .map(|w| Ok((w.id, take_back_request(session, w)?)));
+    run_in_order(session, requests)
 }
 
 #[cfg(test)]

@@ -14,10 +14,10 @@
 use std::collections::BTreeSet;
 use std::io::Read;
 
-use super::{EngineError, History, Home, Locked, Result, Session};
+use super::imported::{write_closed_window, WindowRows};
+use super::{EngineError, History, Home, ImportedChange, Locked, Result, Session};
 use crate::ids::{BlobId, ChangeId, WindowId};
-use crate::index::NewChange;
-use crate::model::{FileState, MetadataReason, Proof, WindowKind, WindowStatus};
+use crate::model::{FileState, MetadataReason, Proof, WindowKind};
 use crate::workspace::{RelPath, Workspace};
 
 /// The importer name of fetched windows in `imported_sources`.
@@ -92,29 +92,26 @@ impl Locked<'_> {
             let present = tx.imported_items(ws, FETCH_IMPORTER, name)?;
             let mut added = Vec::new();
             for w in windows.iter().filter(|w| !present.contains(&w.item)) {
-                let id = tx.open_window(
-                    session,
-                    w.kind,
-                    w.label.as_deref(),
-                    w.implicit,
-                    WindowStatus::Done,
-                    w.opened_at,
-                )?;
-                for c in &w.changes {
-                    tx.insert_change(&NewChange {
-                        window: id,
-                        workspace: ws,
+                let rows = WindowRows {
+                    kind: w.kind,
+                    label: w.label.as_deref(),
+                    implicit: w.implicit,
+                    opened_at: w.opened_at,
+                    closed_at: w.closed_at,
+                };
+                let changes = w.changes.iter().map(|c| {
+                    let change = ImportedChange {
                         path: &c.path,
                         before: c.before,
-                        after: Some(c.after),
+                        after: c.after,
                         tool: c.tool.as_deref(),
                         tool_call: c.tool_call.as_deref(),
                         proof: c.proof,
                         reason: c.reason,
-                        now: c.created_at,
-                    })?;
-                }
-                tx.close_window(id, w.closed_at)?;
+                    };
+                    (change, c.created_at)
+                });
+                let id = write_closed_window(tx, (ws, session), &rows, changes)?;
                 tx.record_imported(ws, FETCH_IMPORTER, name, &w.item, id, now)?;
                 if matches!(w.kind, WindowKind::Undo | WindowKind::Redo) {
                     let mut reversed: Vec<ChangeId> = Vec::new();

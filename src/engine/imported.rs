@@ -63,33 +63,68 @@ impl ImportTx<'_, '_> {
         changes: impl IntoIterator<Item = ImportedChange<'c>>,
     ) -> Result<WindowId, IndexError> {
         let (ws, session) = (self.session.workspace_id(), self.session.row_id());
-        let w = self.tx.open_window(
-            session,
-            window.kind,
-            Some(window.item),
-            false,
-            WindowStatus::Done,
-            window.opened_at,
+        let rows = WindowRows {
+            kind: window.kind,
+            label: Some(window.item),
+            implicit: false,
+            opened_at: window.opened_at,
+            closed_at: window.closed_at,
+        };
+        let at = window.closed_at;
+        let w = write_closed_window(
+            self.tx,
+            (ws, session),
+            &rows,
+            changes.into_iter().map(|c| (c, at)),
         )?;
-        for c in changes {
-            self.tx.insert_change(&NewChange {
-                window: w,
-                workspace: ws,
-                path: c.path,
-                before: c.before,
-                after: Some(c.after),
-                tool: c.tool,
-                tool_call: c.tool_call,
-                proof: c.proof,
-                reason: c.reason,
-                now: window.closed_at,
-            })?;
-        }
-        self.tx.close_window(w, window.closed_at)?;
         self.tx
             .record_imported(ws, self.source, self.name, window.item, w, self.now)?;
         Ok(w)
     }
+}
+
+/// A window recorded elsewhere as its rows hold it (an import's, or a fetched one).
+pub(super) struct WindowRows<'a> {
+    pub kind: WindowKind,
+    pub label: Option<&'a str>,
+    pub implicit: bool,
+    pub opened_at: i64,
+    pub closed_at: i64,
+}
+
+/// Write a finished window of session `at.1` in workspace `at.0` with its changes, each
+/// recorded at the time given with it, and close it.
+pub(super) fn write_closed_window<'c>(
+    tx: &WriteTx<'_>,
+    at: (crate::ids::WorkspaceId, crate::ids::SessionRowId),
+    window: &WindowRows<'_>,
+    changes: impl IntoIterator<Item = (ImportedChange<'c>, i64)>,
+) -> Result<WindowId, IndexError> {
+    let (ws, session) = at;
+    let w = tx.open_window(
+        session,
+        window.kind,
+        window.label,
+        window.implicit,
+        WindowStatus::Done,
+        window.opened_at,
+    )?;
+    for (c, now) in changes {
+        tx.insert_change(&NewChange {
+            window: w,
+            workspace: ws,
+            path: c.path,
+            before: c.before,
+            after: Some(c.after),
+            tool: c.tool,
+            tool_call: c.tool_call,
+            proof: c.proof,
+            reason: c.reason,
+            now,
+        })?;
+    }
+    tx.close_window(w, window.closed_at)?;
+    Ok(w)
 }
 
 impl<'s> Session<'s> {

@@ -43,6 +43,12 @@ impl Scan<'_> {
         let now = self.session.now();
         let mut changes = Vec::new();
         self.session.scan_rows().write(|tx| {
+            // Checked in the transaction that records: a command whose mark committed
+            // before it may have written what this batch read; one whose mark commits after
+            // it started after these files were read.
+            if self.phase == Phase::Watch && self.shell_started(tx)? {
+                return Err(super::ScanError::ShellRunning);
+            }
             for l in looked {
                 if let Some(row) = &l.row {
                     tx.insert_blob(row)?;
@@ -58,6 +64,13 @@ impl Scan<'_> {
         })?;
         sink.changes.extend(changes);
         Ok(())
+    }
+
+    /// Whether an agent's shell command runs in the workspace (see [`super::shell_running`]).
+    fn shell_started(&self, tx: &Tx<'_>) -> Result<bool> {
+        let at_most = super::SHELL_RUNS_AT_MOST.as_nanos() as i64;
+        let since = self.session.now().saturating_sub(at_most);
+        Ok(tx.shell_running(self.session.workspace_id(), since)?)
     }
 
     /// A looked-at file's state, and its change if it has one. A change is the truth now,

@@ -122,6 +122,30 @@ pub enum ScanError {
     Path(#[from] PathError),
     #[error("cannot scan workspace {root}: {detail}")]
     Walk { root: String, detail: String },
+    /// A watcher's scan ([`Phase::Watch`]) found, as it was about to record, that an agent's
+    /// shell command had started in the workspace: what changes now is the command's, for
+    /// its post-shell scan to record. Nothing more of this scan is recorded; its batches
+    /// committed before the command started stand (they read files before it ran).
+    #[error("an agent's shell command is running in the workspace: its post-shell scan records what changed")]
+    ShellRunning,
+}
+
+/// A shell command that started within this long ago and has no post-shell scan yet is
+/// taken as still running ([`shell_running`]); an older mark is one whose post-hook never
+/// came.
+pub const SHELL_RUNS_AT_MOST: Duration = Duration::from_secs(10 * 60);
+
+/// Whether an agent's shell command runs in `session`'s workspace (any session of it): its
+/// pre-shell scan left a mark, within [`SHELL_RUNS_AT_MOST`], that no post-shell scan took
+/// yet. What changes meanwhile is the command's to record, not a watcher's.
+pub fn shell_running(session: &Session<'_>) -> Result<bool, IndexError> {
+    let since = session
+        .now()
+        .saturating_sub(SHELL_RUNS_AT_MOST.as_nanos() as i64);
+    session
+        .history()
+        .read()
+        .shell_running(session.workspace_id(), since)
 }
 
 type Result<T, E = ScanError> = std::result::Result<T, E>;

@@ -216,3 +216,75 @@ fn a_state_recorded_while_a_scan_runs_is_the_before_of_the_edit_the_scan_then_fi
     }
     assert!(moved >= N / 2, "only {moved} of {N} read after the edit");
 }
+
+/// A watcher's scan runs while an agent's shell command starts (its pre-shell scan commits
+/// between two of the watcher's batches) and the command then rewrites every file before
+/// the watcher reads it: the watcher records none of the command's bytes (it stops at its
+/// next transaction), and the post-shell scan records every file's change as the command's.
+/// Checking for a running command only before the scan (as the helper's recorder did) let
+/// the watcher take the command's changes as edits outside the agent, and the command's turn
+/// had nothing to undo.
+#[test]
+fn a_watchers_scan_leaves_what_a_command_started_during_it_writes_to_the_command() {
+    use rewind::engine::{Home, Options};
+    use rewind::scan::{Phase, ScanError, ScanOptions};
+    use rewind::workspace::Workspace;
+    const N: usize = 40;
+    let env = Env::new();
+    let name = |i: usize| format!("f{i:02}.txt");
+    for i in 0..N {
+        env.write(&name(i), "v1\n");
+    }
+    let recording = Home::open(&env.home, Options::default()).unwrap();
+    let hooks = Home::open(&env.home, Options::default()).unwrap();
+    let ws = || Workspace::open(&env.ws).unwrap();
+    let scanner = recording.session(ws(), "local-history").unwrap();
+    let agent = hooks.session(ws(), "agent").unwrap();
+    let opts = ScanOptions {
+        batch_files: 1,
+        threads: 1,
+        ..ScanOptions::default()
+    };
+    let scan = |s, phase, call| rewind::scan::scan(s, phase, call, &opts, &mut |_| {});
+    scan(&scanner, Phase::Watch, ToolCall::NONE).unwrap();
+    // Edits outside the agent: the watcher's next scan finds them.
+    for i in 0..N {
+        env.write(&name(i), "v2, the user's\n");
+    }
+    let bash = ToolCall::new(Some("Bash"), Some("call-1"));
+    let mut started = false;
+    let watched = rewind::scan::scan(&scanner, Phase::Watch, ToolCall::NONE, &opts, &mut |_| {
+        // After the watcher's first batch: the command starts and rewrites every file.
+        if !std::mem::replace(&mut started, true) {
+            scan(&agent, Phase::Before, bash).unwrap();
+            for i in 0..N {
+                env.write(&name(i), "v3, the command's\n");
+            }
+        }
+    });
+    assert!(
+        matches!(watched, Err(ScanError::ShellRunning)),
+        "{:?}",
+        watched.map(|r| r.changes.len())
+    );
+    let after = scan(&agent, Phase::After, bash).unwrap();
+    assert_eq!(after.changes.len(), N, "{:?}", after.changes);
+    let v3 = rewind::ids::BlobId::of(b"v3, the command's\n").to_hex();
+    for i in 0..N {
+        let json = env.run(&["--json", "log", "--path", &name(i)]).ok().json();
+        let newest = &json["versions"][0];
+        assert_eq!(newest["state"], v3.as_str(), "{}: {json:#}", name(i));
+        assert_eq!(newest["by"], "agent", "{}: {json:#}", name(i));
+        assert_eq!(newest["tool"], "Bash", "{}: {json:#}", name(i));
+    }
+    // The command's turn undoes to the user's bytes, every file.
+    env.run(&["undo", "--session", "agent"]).ok();
+    for i in 0..N {
+        assert_eq!(
+            env.read(&name(i)).unwrap(),
+            b"v2, the user's\n",
+            "{}",
+            name(i)
+        );
+    }
+}

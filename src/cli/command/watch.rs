@@ -18,8 +18,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rewind::engine::{Home, Session};
-use rewind::scan::{self, Phase, ScanOptions, ScanReport, Watching};
+use rewind::engine::Home;
+use rewind::scan::{self, Phase, ScanError, ScanOptions, ScanReport, Watching};
 use rewind::workspace::Workspace;
 
 use crate::cli::context::{Ctx, Invocation};
@@ -73,14 +73,18 @@ pub fn run(inv: &Invocation, out: &Out, args: &WatchArgs) -> Result<Exit, Failur
             }
             std::thread::sleep(quiet.min(Duration::from_secs(1)));
         }
-        let report = scan::scan(
+        let report = match scan::scan(
             &ctx.session,
             Phase::Watch,
             ToolCall::NONE,
             &opts,
             &mut |_| {},
-        )
-        .map_err(|e| Failure::new(Exit::Error, e.to_string()))?;
+        ) {
+            // A command started while the scan ran: what it changed is its own. The
+            // scan goes again once the command is over.
+            Err(ScanError::ShellRunning) => continue,
+            r => r.map_err(|e| Failure::new(Exit::Error, e.to_string()))?,
+        };
         show(out, &report, first);
         first = false;
         // No hook waits on this process: what the scan used goes back at once.
@@ -102,22 +106,9 @@ pub fn run(inv: &Invocation, out: &Out, args: &WatchArgs) -> Result<Exit, Failur
     }
 }
 
-/// A shell command that started within this long ago and has no post-shell scan yet is
-/// taken as still running; an older mark is one whose post-hook never came.
-const SHELL_RUNS_AT_MOST: Duration = Duration::from_secs(10 * 60);
-
+/// Whether an agent's shell command runs in the workspace (see [`scan::shell_running`]).
 fn shell_running(ctx: &Ctx) -> Result<bool, Failure> {
-    shell_runs(&ctx.session).map_err(|e| Failure::new(Exit::Error, e.to_string()))
-}
-
-/// Whether an agent's shell command runs in `session`'s workspace (see
-/// [`SHELL_RUNS_AT_MOST`]): what changes meanwhile is the command's to record.
-pub(crate) fn shell_runs(session: &Session<'_>) -> Result<bool, rewind::index::IndexError> {
-    let since = session.now() - SHELL_RUNS_AT_MOST.as_nanos() as i64;
-    session
-        .history()
-        .read()
-        .shell_running(session.workspace_id(), since)
+    scan::shell_running(&ctx.session).map_err(|e| Failure::new(Exit::Error, e.to_string()))
 }
 
 /// One line per change (a JSON object per scan that recorded any with `--json`).
@@ -284,7 +275,7 @@ impl Recorded {
     ) -> Result<(), Box<dyn std::error::Error>> {
         let session = home.session(self.ws.clone(), LOCAL_HISTORY)?;
         self.id = Some(session.workspace_id());
-        if shell_runs(&session)? {
+        if scan::shell_running(&session)? {
             self.changed_at = Instant::now();
             return Ok(());
         }
@@ -295,7 +286,15 @@ impl Recorded {
             batch_files: RECORD_BATCH_FILES,
             ..ScanOptions::default()
         };
-        let report = scan::scan(&session, Phase::Watch, ToolCall::NONE, &opts, &mut |_| {})?;
+        let report = match scan::scan(&session, Phase::Watch, ToolCall::NONE, &opts, &mut |_| {}) {
+            // A command started while the scan ran (the check above is not atomic with the
+            // recording; the scan's own check is): later, as above.
+            Err(ScanError::ShellRunning) => {
+                self.changed_at = Instant::now();
+                return Ok(());
+            }
+            r => r?,
+        };
         self.baseline_left = !report.baseline_complete;
         self.scanned_at = Some(Instant::now());
         self.dirty = 0;

@@ -501,6 +501,8 @@ impl Listings {
             for file in &self.outside {
                 stamp.add(file);
             }
+            // Listings recorded under other rules for ignored files list what those kept.
+            stamp.bytes.push(super::kept::RULES_VERSION);
         }
         stamp
     }
@@ -557,9 +559,25 @@ impl Kept {
         self.verified.extend_from_slice(&encode_stat(stat));
     }
 
-    pub fn dir(&mut self, name: &OsStr) {
+    /// A subdirectory entered; `ignored`: a git-ignored one, entered by the rules of module
+    /// `walk::kept` (its name is listed with a `/`, which no name holds).
+    pub fn dir(&mut self, name: &OsStr, ignored: bool) {
         push_name(&mut self.dirs, name);
+        if ignored {
+            self.dirs.push(b'/');
+        }
     }
+}
+
+/// The subdirectories a listing entered, each with whether it is a git-ignored one
+/// ([`Kept::dir`]).
+pub(crate) fn dir_names(list: &[u8]) -> impl Iterator<Item = (&OsStr, bool)> {
+    list.split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| match n.strip_suffix(b"/") {
+            Some(name) => (fs::name_from(name), true),
+            None => (fs::name_from(n), false),
+        })
 }
 
 /// Bytes of one verified stat ([`encode_stat`]; all zeros for none).

@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use ignore::gitignore::Gitignore;
-
 use super::fs;
 use super::judge::{Judging, Work};
 use super::listing::{self, Listings, Recorded};
@@ -46,7 +44,7 @@ pub(super) struct Listed {
 struct Plan<'a> {
     watcher: Option<&'a Watcher>,
     changed: Option<&'a [RelPath]>,
-    global: &'a Gitignore,
+    global: &'a walk::GlobalRules,
     listings: Option<&'a Listings>,
     /// The walk settles files by their listings: their states are only counted.
     settling: bool,
@@ -257,7 +255,7 @@ impl Scan<'_> {
     fn stream(
         &self,
         read: &Tx<'_>,
-        global: &Gitignore,
+        global: &walk::GlobalRules,
         listings: Option<Listings>,
         complete: bool,
         pass: Pass<'_>,

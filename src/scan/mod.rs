@@ -9,7 +9,8 @@
 //! 1. **Decide what to look at** (`look`): the whole tree, or, in a process whose watches
 //!    say what changed since its last scan, only those paths.
 //! 2. **Walk** (`walk`, on several threads: `.gitignore`, `.ignore`, `.git/info/exclude`, the
-//!    global git excludes; never into `.git`, never following a symlink it finds), while this
+//!    global git excludes, and the small ignored files people write by hand: module `kept`;
+//!    never into `.git`, never following a symlink it finds), while this
 //!    thread loads the file states to compare with (`look`, into a packed table: `states`).
 //!    A walk that must be compared with every state and has no watcher to teach (a baseline
 //!    still incomplete) instead goes in path order (`walk`'s `ordered`), the states
@@ -85,6 +86,7 @@ mod commit;
 mod fs;
 mod hash;
 mod judge;
+mod kept;
 mod listing;
 mod look;
 mod repo;
@@ -94,6 +96,7 @@ mod walk;
 mod watch;
 
 use commit::Sink;
+pub use kept::{KeptRules, BULK_DIRS, GENERATED, KEPT_MAX_BYTES, KEPT_PER_DIR};
 use watch::{Look, Watcher};
 pub use watch::{Storm, Waited, Watches, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
 

@@ -1,5 +1,6 @@
-//! The scan's walk: every regular file of the workspace that git would not ignore, with its
-//! stat, on several threads, in no particular order.
+//! The scan's walk: every regular file of the workspace that git would not ignore, and the
+//! git-ignored ones module `kept` keeps, with its stat, on several threads, in no particular
+//! order.
 //!
 //! The rules are the `ignore` crate's `WalkBuilder` with `.hidden(false)`, `.parents(true)`,
 //! `.ignore(true)`, `.git_ignore(true)`, `.git_exclude(true)`, `.git_global(true)`,
@@ -40,6 +41,7 @@ use crate::workspace::Stat;
 use crate::workspace::{stat_of, RelPath};
 
 mod ordered;
+use super::kept::{self, Ignored};
 pub(super) use ordered::Files;
 
 /// The ignore rules that apply inside one directory: its own files' and, through `parent`,
@@ -108,7 +110,7 @@ pub(super) trait DirWatch: Sync {
 
 /// Everything a walk shares across its threads.
 struct Walk<'a> {
-    global: &'a Gitignore,
+    global: &'a GlobalRules,
     watch: Option<&'a dyn DirWatch>,
     /// What the last full walk found in each directory (never together with `watch`).
     listings: Option<&'a Listings>,
@@ -141,6 +143,8 @@ struct Job {
     /// whole path again). Siblings share one; the handles open at once are about as many as
     /// the walk is deep.
     at: Option<Arc<DirHandle>>,
+    /// It is git-ignored, or inside a directory that is: its entries are too (module `kept`).
+    ignored: bool,
 }
 
 impl Job {
@@ -151,6 +155,7 @@ impl Job {
             rules,
             chain: None,
             at: None,
+            ignored: false,
         }
     }
 }
@@ -181,8 +186,16 @@ impl Walk<'_> {
         }
     }
 
-    fn ignored(&self, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> bool {
-        ignored(self.global, rules, path, is_dir)
+    /// How an entry of a directory read under `rules` stands with them (`in_ignored`: the
+    /// directory is git-ignored).
+    fn standing(
+        &self,
+        rules: &Option<Arc<Rules>>,
+        path: &Path,
+        is_dir: bool,
+        in_ignored: bool,
+    ) -> Ignored {
+        standing(self.global, rules, path, is_dir, in_ignored)
     }
 
     /// Visit one directory: its files go to `out`, its subdirectories back to the queue.
@@ -330,12 +343,13 @@ impl Walk<'_> {
                 before,
             });
         }
-        listing::names(&known.dirs)
-            .filter_map(|name| {
+        listing::dir_names(&known.dirs)
+            .filter_map(|(name, ignored)| {
                 let rel = RelPath::child(job.rel.as_ref(), name).ok()?;
                 let mut child = Job::new(job.dir.join(name), Some(rel), rules.clone());
                 child.chain = Some(below);
                 child.at = Some(handle.clone());
+                child.ignored = job.ignored || ignored;
                 Some(child)
             })
             .collect()
@@ -376,24 +390,32 @@ impl Walk<'_> {
         } else {
             job.rules
         };
-        self.sort(job.dir, job.rel.as_ref(), &rules, entries, out, kept)
+        let dir = Dir {
+            path: job.dir,
+            rel: job.rel.as_ref(),
+            ignored: job.ignored,
+        };
+        self.sort(dir, &rules, entries, out, kept)
     }
 
-    /// A read directory's entries under its `rules`: its non-ignored regular files go to
-    /// `out` with their stats (taken relative to the directory), its non-ignored
-    /// subdirectories come back as jobs; `.git` and whatever is neither is left out.
+    /// A read directory's entries under its `rules`: its regular files the walk takes (not
+    /// ignored, or kept by module `kept`) go to `out` with their stats (taken relative to the
+    /// directory), the subdirectories it enters come back as jobs; `.git` and whatever is
+    /// neither is left out.
     fn sort(
         &self,
-        dir: PathBuf,
-        rel: Option<&RelPath>,
+        dir: Dir<'_>,
         rules: &Option<Arc<Rules>>,
         entries: Vec<(DirEntry, OsString)>,
         out: &mut Vec<(RelPath, Stat)>,
         mut kept: Option<&mut Kept>,
     ) -> Vec<Job> {
+        let (rel, in_ignored) = (dir.rel, dir.ignored);
         let mut dirs = Vec::new();
         // One buffer for the entries' absolute paths (the rules match those), not one each.
-        let mut path = dir;
+        let mut path = dir.path;
+        let mut standings = Vec::with_capacity(entries.len());
+        let mut candidates = 0;
         for (entry, name) in entries {
             if name == OsStr::new(".git") {
                 continue;
@@ -405,25 +427,37 @@ impl Walk<'_> {
                 continue;
             }
             path.push(&name);
-            let ignored = self.ignored(rules, &path, kind.is_dir());
-            let dir = (kind.is_dir() && !ignored).then(|| path.clone());
+            let stands = self.standing(rules, &path, kind.is_dir(), in_ignored);
             path.pop();
-            if ignored {
-                continue;
-            }
+            candidates +=
+                usize::from(stands == Ignored::Git && kept::candidate(&name, kind.is_dir()));
+            standings.push((entry, name, kind, stands));
+        }
+        let keeps = kept::keeps(candidates);
+        for (entry, name, kind, stands) in standings {
+            let ignored = match stands {
+                Ignored::No => false,
+                Ignored::Git if keeps && kept::candidate(&name, kind.is_dir()) => true,
+                Ignored::Git | Ignored::Never => continue,
+            };
             let Ok(child) = RelPath::child(rel, &name) else {
                 continue;
             };
-            if let Some(dir) = dir {
+            if kind.is_dir() {
                 if let Some(k) = kept.as_deref_mut() {
-                    k.dir(&name);
+                    k.dir(&name, ignored && !in_ignored);
                 }
-                dirs.push(Job::new(dir, Some(child), rules.clone()));
+                let mut job = Job::new(path.join(&name), Some(child), rules.clone());
+                job.ignored = ignored;
+                dirs.push(job);
             } else if let Ok(meta) = entry.metadata() {
+                let stat = stat_of(&meta);
+                if ignored && !kept::kept_file(&name, &stat) {
+                    continue;
+                }
                 if let (Some(w), true) = (self.watch, many_links(&meta)) {
                     w.linked(&child);
                 }
-                let stat = stat_of(&meta);
                 if let Some(k) = kept.as_deref_mut() {
                     if k.file(rel, &child, &name, &stat) {
                         continue;
@@ -504,8 +538,8 @@ impl Kept<'_> {
         settled
     }
 
-    fn dir(&mut self, name: &OsStr) {
-        self.names.dir(name);
+    fn dir(&mut self, name: &OsStr, ignored: bool) {
+        self.names.dir(name, ignored);
     }
 }
 
@@ -531,17 +565,45 @@ fn outside_rule_files_of(
     }
 }
 
-/// Whether `path` is ignored under `rules` (then the global excludes).
-fn ignored(global: &Gitignore, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> bool {
-    let (mut ignore, mut git_ignore, mut exclude) = (Match::None, Match::None, Match::None);
+/// A directory being read: where it is, its workspace path (`None`: the root), whether it is
+/// git-ignored (or inside one that is).
+struct Dir<'a> {
+    path: PathBuf,
+    rel: Option<&'a RelPath>,
+    ignored: bool,
+}
+
+/// How `path` stands with `rules` (then the global excludes): ignored by a `.ignore` rule
+/// ([`Ignored::Never`]), by a git rule or inside a directory that is (`in_ignored`), or not.
+fn standing(
+    global: &GlobalRules,
+    rules: &Option<Arc<Rules>>,
+    path: &Path,
+    is_dir: bool,
+    in_ignored: bool,
+) -> Ignored {
+    let stands = match ignored(global, rules, path, is_dir) {
+        Ignored::No if in_ignored => Ignored::Git,
+        stands => stands,
+    };
+    match stands {
+        Ignored::Git if !global.keep_ignored => Ignored::Never,
+        stands => stands,
+    }
+}
+
+/// How `path` stands with `rules` (then the global excludes), on its own.
+fn ignored(global: &GlobalRules, rules: &Option<Arc<Rules>>, path: &Path, is_dir: bool) -> Ignored {
+    let (mut git_ignore, mut exclude) = (Match::None, Match::None);
     if let Some(rules) = rules {
         for r in rules.chain() {
-            if ignore.is_none() {
-                ignore = r.ignore.matched(path, is_dir);
-            }
+            let ignore = r.ignore.matched(path, is_dir);
             if !ignore.is_none() {
                 // The nearest `.ignore` rule outranks everything farther up.
-                break;
+                return match ignore.is_ignore() {
+                    true => Ignored::Never,
+                    false => Ignored::No,
+                };
             }
             if git_ignore.is_none() {
                 git_ignore = r.git_ignore.matched(path, is_dir);
@@ -551,9 +613,13 @@ fn ignored(global: &Gitignore, rules: &Option<Arc<Rules>>, path: &Path, is_dir: 
             }
         }
     }
-    match ignore.or(git_ignore).or(exclude) {
-        Match::None => global.matched(path, is_dir).is_ignore(),
+    let git = match git_ignore.or(exclude) {
+        Match::None => global.excludes.matched(path, is_dir).is_ignore(),
         decided => decided.is_ignore(),
+    };
+    match git {
+        true => Ignored::Git,
+        false => Ignored::No,
     }
 }
 
@@ -581,11 +647,34 @@ impl Drop for Done<'_> {
     }
 }
 
+/// What applies to every path of a walk: the user's global git excludes, and whether the
+/// walk keeps the git-ignored files module `kept` keeps (always, but in the tests that
+/// compare the rules alone with the `ignore` crate's).
+pub(super) struct GlobalRules {
+    excludes: Gitignore,
+    keep_ignored: bool,
+}
+
+#[cfg(test)]
+impl GlobalRules {
+    /// No global excludes; ignored files kept or not.
+    pub(super) fn none(keep_ignored: bool) -> GlobalRules {
+        GlobalRules {
+            excludes: Gitignore::empty(),
+            keep_ignored,
+        }
+    }
+}
+
 /// The user's global git excludes (the file `git` names), anchored at the workspace root.
-pub(super) fn global_rules(root: &Path, git: &GitGlobal) -> Gitignore {
-    match &git.excludes_file {
+pub(super) fn global_rules(root: &Path, git: &GitGlobal) -> GlobalRules {
+    let excludes = match &git.excludes_file {
         Some(file) => from_file(root, file),
         None => Gitignore::empty(),
+    };
+    GlobalRules {
+        excludes,
+        keep_ignored: true,
     }
 }
 
@@ -615,7 +704,7 @@ pub(super) fn outside_rule_files(root: &Path, git: &GitGlobal) -> Vec<PathBuf> {
 pub(super) fn walk(
     root: &Path,
     threads: usize,
-    global: &Gitignore,
+    global: &GlobalRules,
     watch: Option<&dyn DirWatch>,
 ) -> Option<Vec<(RelPath, Stat)>> {
     let job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
@@ -627,7 +716,7 @@ pub(super) fn walk(
 pub(super) fn walk_listed(
     root: &Path,
     threads: usize,
-    global: &Gitignore,
+    global: &GlobalRules,
     listings: &Listings,
 ) -> Option<(Vec<(RelPath, Stat)>, Recorded)> {
     let mut job = Job::new(root.to_path_buf(), None, ancestor_rules(root));
@@ -646,7 +735,7 @@ pub(super) fn walk_listed(
 pub(super) fn walk_ordered<R>(
     root: &Path,
     threads: usize,
-    global: &Gitignore,
+    global: &GlobalRules,
     listings: Option<&Listings>,
     after: Option<&[u8]>,
     consume: impl FnOnce(&mut Files<'_>) -> R,
@@ -663,7 +752,7 @@ pub(super) fn walk_ordered<R>(
 /// [`walk_ordered`], as `how` says.
 fn walk_ordered_how<R>(
     root: &Path,
-    global: &Gitignore,
+    global: &GlobalRules,
     listings: Option<&Listings>,
     how: ordered::How<'_>,
     consume: impl FnOnce(&mut Files<'_>) -> R,
@@ -698,22 +787,28 @@ fn ancestor_rules(root: &Path) -> Option<Arc<Rules>> {
 }
 
 /// What [`walk`] would yield at or under each of `paths` (none inside another): a path that
-/// is a non-ignored file, every such file of a path that is a non-ignored directory, nothing
-/// for a path below a directory the walk would not enter (ignored, a symlink, not there).
+/// is a file it takes, every such file of a path that is a directory it enters, nothing for a
+/// path below a directory the walk would not enter (ignored and not kept, a symlink, not
+/// there).
 pub(super) fn walk_paths(
     root: &Path,
     paths: &[RelPath],
     threads: usize,
-    global: &Gitignore,
+    global: &GlobalRules,
     watch: Option<&dyn DirWatch>,
 ) -> Option<Vec<(RelPath, Stat)>> {
     if paths.is_empty() {
         // Nothing changed: no rule file read (the usual scan of a watched workspace).
         return Some(Vec::new());
     }
-    let base = ancestor_rules(root);
-    let mut dir_rules: HashMap<Vec<u8>, Option<Arc<Rules>>> = HashMap::new();
-    let mut entered: HashMap<Vec<u8>, bool> = HashMap::new();
+    let mut look = Look {
+        root,
+        global,
+        base: ancestor_rules(root),
+        rules: HashMap::new(),
+        entered: HashMap::new(),
+        keeps: HashMap::new(),
+    };
     let mut jobs = Vec::new();
     let mut files = Vec::new();
     for rel in paths {
@@ -730,20 +825,23 @@ pub(super) fn walk_paths(
         if let (Some(w), true) = (watch, kind.is_file() && many_links(&meta)) {
             w.linked(rel);
         }
-        let parent = rel.parent();
-        if let Some(dir) = &parent {
-            if !enters(root, dir, global, &base, &mut dir_rules, &mut entered) {
-                continue;
-            }
-        }
-        let rules = rules_of(root, parent.as_ref(), &base, &mut dir_rules);
-        if !(kind.is_dir() || kind.is_file()) || ignored(global, &rules, &abs, kind.is_dir()) {
+        if !(kind.is_dir() || kind.is_file()) {
             continue;
         }
+        let Some(ignored) = look.takes(rel, &abs, kind.is_dir()) else {
+            continue;
+        };
+        let name = fs::name_from(rel.file_name());
         if kind.is_dir() {
-            jobs.push(Job::new(abs, Some(rel.clone()), rules));
+            let rules = look.rules_of(rel.parent().as_ref());
+            let mut job = Job::new(abs, Some(rel.clone()), rules);
+            job.ignored = ignored;
+            jobs.push(job);
         } else {
-            files.push((rel.clone(), stat_of(&meta)));
+            let stat = stat_of(&meta);
+            if !ignored || kept::kept_file(name, &stat) {
+                files.push((rel.clone(), stat));
+            }
         }
     }
     if !jobs.is_empty() {
@@ -752,37 +850,91 @@ pub(super) fn walk_paths(
     Some(files)
 }
 
-/// Would the walk enter `dir` (below the root): every directory down to it a directory, not
-/// a symlink, not ignored, not `.git`. Kept in `cache` for the next path.
-fn enters(
-    root: &Path,
-    dir: &RelPath,
-    global: &Gitignore,
-    base: &Option<Arc<Rules>>,
-    rules: &mut HashMap<Vec<u8>, Option<Arc<Rules>>>,
-    cache: &mut HashMap<Vec<u8>, bool>,
-) -> bool {
-    if let Some(known) = cache.get(dir.as_bytes()) {
-        return *known;
+/// What [`walk_paths`] knows of the directories above the paths it looks at, read down from
+/// the root and kept for the next path.
+struct Look<'a> {
+    root: &'a Path,
+    global: &'a GlobalRules,
+    /// The rules of the directories above the root.
+    base: Option<Arc<Rules>>,
+    /// The rules that apply to each directory's entries.
+    rules: HashMap<Vec<u8>, Option<Arc<Rules>>>,
+    /// Whether the walk enters each directory, and then whether it is git-ignored.
+    entered: HashMap<Vec<u8>, Option<bool>>,
+    /// Whether each directory keeps its git-ignored entries (module `kept`).
+    keeps: HashMap<Vec<u8>, bool>,
+}
+
+impl Look<'_> {
+    /// Whether the walk takes the entry `rel` (at `abs`), in a directory it enters, and then
+    /// whether it is git-ignored (a file kept then still has its size to pass). `None`: it
+    /// does not.
+    fn takes(&mut self, rel: &RelPath, abs: &Path, is_dir: bool) -> Option<bool> {
+        let parent = rel.parent();
+        let in_ignored = match &parent {
+            Some(dir) => self.enters(dir)?,
+            None => false,
+        };
+        let rules = self.rules_of(parent.as_ref());
+        let name = fs::name_from(rel.file_name());
+        match standing(self.global, &rules, abs, is_dir, in_ignored) {
+            Ignored::No => Some(false),
+            Ignored::Never => None,
+            Ignored::Git => (kept::candidate(name, is_dir)
+                && self.keeps(parent.as_ref(), in_ignored))
+            .then_some(true),
+        }
     }
-    let parent = dir.parent();
-    let above = match &parent {
-        Some(p) => enters(root, p, global, base, rules, cache),
-        None => true,
-    };
-    let ok = above && dir.file_name() != b".git" && {
-        let abs = root.join(dir.to_path_buf());
+
+    /// Whether the walk enters `dir` (below the root), and then whether it is git-ignored:
+    /// every directory down to it a directory, not a symlink, not `.git`, taken.
+    fn enters(&mut self, dir: &RelPath) -> Option<bool> {
+        if let Some(known) = self.entered.get(dir.as_bytes()) {
+            return *known;
+        }
+        let abs = self.root.join(dir.to_path_buf());
         let is_dir = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_dir());
-        is_dir
-            && !ignored(
-                global,
-                &rules_of(root, parent.as_ref(), base, rules),
-                &abs,
-                true,
-            )
-    };
-    cache.insert(dir.as_bytes().to_vec(), ok);
-    ok
+        let entered = match is_dir && dir.file_name() != b".git" {
+            true => self.takes(dir, &abs, true),
+            false => None,
+        };
+        self.entered.insert(dir.as_bytes().to_vec(), entered);
+        entered
+    }
+
+    /// Whether `dir` (`None`: the root; `ignored`: a git-ignored one) keeps its git-ignored
+    /// entries: it has few enough candidates (module `kept`), as a walk reading it counts.
+    fn keeps(&mut self, dir: Option<&RelPath>, ignored: bool) -> bool {
+        let key = dir.map(|d| d.as_bytes().to_vec()).unwrap_or_default();
+        if let Some(known) = self.keeps.get(&key) {
+            return *known;
+        }
+        let abs = match dir {
+            Some(d) => self.root.join(d.to_path_buf()),
+            None => self.root.to_path_buf(),
+        };
+        let rules = self.rules_of(dir);
+        let mut candidates = 0;
+        for entry in std::fs::read_dir(&abs).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name == OsStr::new(".git") || !(kind.is_dir() || kind.is_file()) {
+                continue;
+            }
+            let stands = standing(self.global, &rules, &entry.path(), kind.is_dir(), ignored);
+            candidates +=
+                usize::from(stands == Ignored::Git && kept::candidate(&name, kind.is_dir()));
+        }
+        let keeps = kept::keeps(candidates);
+        self.keeps.insert(key, keeps);
+        keeps
+    }
+
+    fn rules_of(&mut self, dir: Option<&RelPath>) -> Option<Arc<Rules>> {
+        rules_of(self.root, dir, &self.base, &mut self.rules)
+    }
 }
 
 /// The rules that apply to the entries of `dir` (`None`: the root), read down from the root
@@ -815,7 +967,7 @@ fn rules_of(
 fn run(
     jobs: Vec<Job>,
     threads: usize,
-    global: &Gitignore,
+    global: &GlobalRules,
     watch: Option<&dyn DirWatch>,
     listings: Option<&Listings>,
 ) -> Option<(Vec<(RelPath, Stat)>, Recorded)> {
@@ -884,7 +1036,7 @@ mod tests {
     }
 
     fn ours(root: &Path, threads: usize) -> BTreeMap<String, u64> {
-        walk(root, threads, &Gitignore::empty(), None)
+        walk(root, threads, &GlobalRules::none(false), None)
             .expect("no thread panicked")
             .into_iter()
             .map(|(rel, stat)| (rel.display(), stat.size))
@@ -909,7 +1061,7 @@ mod tests {
         ahead: usize,
         after: Option<&[u8]>,
     ) -> (Vec<(RelPath, Stat)>, Option<Recorded>) {
-        let empty = Gitignore::empty();
+        let empty = GlobalRules::none(false);
         let collect = |files: &mut Files<'_>| files.collect::<Vec<_>>();
         let how = ordered::How {
             threads,
@@ -924,6 +1076,82 @@ mod tests {
             files.iter().map(|f| f.0.display()).collect::<Vec<_>>()
         );
         (files, rec)
+    }
+
+    /// The git-ignored files module `kept` keeps, in a tree with each kind it leaves out:
+    /// every walk keeps the same ones — all at once, in path order, with listings recorded
+    /// and then reused, and a look at the changed paths.
+    #[test]
+    fn every_walk_keeps_the_same_ignored_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = dir.path();
+        let rules = ".env\nnotes/\nmany/\nnode_modules/\n*.o\nbig.bin\nscratch/\n";
+        put(r, ".gitignore", rules);
+        put(r, ".ignore", "scratch/\n");
+        for f in [
+            "src/main.c",
+            ".env",
+            "notes/a.md",
+            "notes/deep/b.md",
+            "notes/c.o",
+            "src/main.o",
+            "node_modules/d/i.js",
+            "scratch/s.txt",
+        ] {
+            put(r, f, "x");
+        }
+        put(
+            r,
+            "big.bin",
+            &"x".repeat((kept::KEPT_MAX_BYTES + 1) as usize),
+        );
+        for i in 0..=kept::KEPT_PER_DIR {
+            put(r, &format!("many/f{i:02}.txt"), "x");
+        }
+        let mut expected = reference(r);
+        assert!(!expected.contains_key(".env") && expected.contains_key("src/main.c"));
+        for k in [".env", "notes/a.md", "notes/deep/b.md"] {
+            expected.insert(k.to_string(), 1);
+        }
+        let keeping = GlobalRules::none(true);
+        let all = |files: Vec<(RelPath, Stat)>| sizes(files);
+        let walked = walk(r, 2, &keeping, None).expect("no thread panicked");
+        assert_eq!(all(walked), expected, "all at once");
+        let how = ordered::How {
+            threads: 2,
+            ahead: 2,
+            after: None,
+        };
+        let collect = |files: &mut Files<'_>| files.collect::<Vec<_>>();
+        let (ordered, _) =
+            walk_ordered_how(r, &keeping, None, how, collect).expect("no thread panicked");
+        assert_eq!(all(ordered), expected, "in path order");
+        let future = crate::engine::Clock::System.now() + 10_000_000_000;
+        let outside = outside_rule_files(r, &GitGlobal::default());
+        let listed = |rows: HashMap<_, _>| {
+            let listings = Listings::new(rows, future, outside.clone());
+            walk_listed(r, 2, &keeping, &listings).expect("no thread panicked")
+        };
+        let (files, rec) = listed(HashMap::new());
+        assert_eq!(all(files), expected, "listings recorded");
+        let (files, again) = listed(rec.fresh.into_iter().collect());
+        assert!(again.fresh.is_empty(), "every listing reused");
+        assert_eq!(all(files), expected, "listings reused");
+        let top: Vec<RelPath> = std::fs::read_dir(r)
+            .expect("read")
+            .map(|e| RelPath::from_valid(e.expect("entry").file_name().into_encoded_bytes()))
+            .collect();
+        let looked = walk_paths(r, &top, 2, &keeping, None).expect("no thread panicked");
+        assert_eq!(all(looked), expected, "a look at the changed paths");
+        let deep = [
+            RelPath::from_valid(b"notes/deep/b.md".to_vec()),
+            RelPath::from_valid(b"many/f00.txt".to_vec()),
+            RelPath::from_valid(b"node_modules/d/i.js".to_vec()),
+            RelPath::from_valid(b"notes/c.o".to_vec()),
+        ];
+        let looked = walk_paths(r, &deep, 2, &keeping, None).expect("no thread panicked");
+        let names: Vec<String> = looked.iter().map(|(rel, _)| rel.display()).collect();
+        assert_eq!(names, ["notes/deep/b.md"], "a look at paths deep in them");
     }
 
     #[test]
@@ -943,7 +1171,7 @@ mod tests {
                     ahead: 2,
                     after: None,
                 };
-                let empty = Gitignore::empty();
+                let empty = GlobalRules::none(false);
                 walk_ordered_how(&root, &empty, None, how, |files| {
                     files.next();
                     panic!("the caller failed");
@@ -1175,9 +1403,10 @@ mod tests {
             for round in 0..16 {
                 let future = crate::engine::Clock::System.now() + 10_000_000_000;
                 let listings = Listings::new(rows.clone(), future, outside.clone());
-                let (with, rec) =
-                    walk_listed(r, 2, &Gitignore::empty(), &listings).expect("no thread panicked");
-                let without = walk(r, 2, &Gitignore::empty(), None).expect("no thread panicked");
+                let (with, rec) = walk_listed(r, 2, &GlobalRules::none(false), &listings)
+                    .expect("no thread panicked");
+                let without =
+                    walk(r, 2, &GlobalRules::none(false), None).expect("no thread panicked");
                 let (ordered, ordered_rec) = in_order(r, 2, Some(&listings), 1 + rand(4));
                 let without = sorted(without);
                 assert_eq!(
@@ -1277,7 +1506,7 @@ mod tests {
             let outside = outside_rule_files(&root, &GitGlobal::default());
             let walked = |rows: HashMap<_, _>| {
                 let listings = Listings::new(rows, future, outside.clone());
-                let (files, rec) = walk_listed(&root, 2, &Gitignore::empty(), &listings)
+                let (files, rec) = walk_listed(&root, 2, &GlobalRules::none(false), &listings)
                     .expect("no thread panicked");
                 let mut names: Vec<String> = files.iter().map(|(r, _)| r.display()).collect();
                 names.sort();
@@ -1288,7 +1517,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(15));
             put(outer.path(), rules, text);
             let (after, _) = walked(rows);
-            let mut expected: Vec<String> = walk(&root, 2, &Gitignore::empty(), None)
+            let mut expected: Vec<String> = walk(&root, 2, &GlobalRules::none(false), None)
                 .expect("no thread panicked")
                 .iter()
                 .map(|(r, _)| r.display())

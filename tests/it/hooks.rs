@@ -478,6 +478,124 @@ fn bash_scan_ignores_gitignored_files_and_never_enters_dot_git() {
     assert_eq!(paths, vec!["src/a.txt"], "{all:#?}");
 }
 
+/// The git-ignored files of a workspace that scans keep (`rewind doctor` says which): a small
+/// `.env`, notes in an ignored directory, a local config. Bulk output is left alone: generated
+/// names, dependency directories, files over 1 MiB, what a `.ignore` file names, a directory
+/// of more ignored entries than notes make.
+fn ignored_tree(env: &Env) {
+    env.write(
+        ".gitignore",
+        ".env\nlocal.conf\nnotes/\nmany/\nnode_modules/\n*.o\nbig.bin\n",
+    );
+    env.write(".ignore", "scratch/\n");
+    env.write("src/main.c", "int main;\n");
+    for (path, text) in KEPT_IGNORED {
+        env.write(path, *text);
+    }
+    env.write("src/main.o", "\x7fELF object\n");
+    env.write("node_modules/dep/index.js", "module.exports = 1;\n");
+    env.write("big.bin", vec![7u8; (1 << 20) + 1]);
+    env.write("scratch/s.txt", "scratch\n");
+    for i in 0..=64 {
+        env.write(&format!("many/f{i:02}.txt"), "one of many\n");
+    }
+}
+
+/// The ignored files of [`ignored_tree`] that are kept, with their bytes.
+const KEPT_IGNORED: &[(&str, &str)] = &[
+    (".env", "API_KEY=the user's own\n"),
+    ("notes/todo.md", "- ask about the schema\n"),
+    ("notes/deep/plan.md", "1. nothing yet\n"),
+    ("src/local.conf", "port = 8081\n"),
+];
+
+/// An agent's `rm -rf` (or `git clean -fdx`) destroys git-ignored files with the rest: undo
+/// brings back the ones scans keep, byte for byte, with the tracked ones; the bulk output
+/// the command deleted is in no change.
+#[test]
+fn undo_of_a_command_that_deleted_ignored_files_brings_back_the_kept_ones() {
+    let env = Env::new();
+    ignored_tree(&env);
+    bash(&env, false, &[]);
+    for gone in [
+        ".env",
+        "notes",
+        "src",
+        "node_modules",
+        "big.bin",
+        "scratch",
+        "many",
+    ] {
+        let path = env.path(gone);
+        match path.is_dir() {
+            true => std::fs::remove_dir_all(path).unwrap(),
+            false => std::fs::remove_file(path).unwrap(),
+        }
+    }
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let mut deleted: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    deleted.sort();
+    let mut expected: Vec<&str> = KEPT_IGNORED.iter().map(|(p, _)| *p).collect();
+    expected.push("src/main.c");
+    expected.sort();
+    assert_eq!(deleted, expected, "{all:#?}");
+    assert!(all.iter().all(|c| c["proof"] == "exact"), "{all:#?}");
+    undo(&env, CLAUDE_SESSION).ok();
+    for (path, text) in KEPT_IGNORED {
+        assert_eq!(env.read(path).as_deref(), Some(text.as_bytes()), "{path}");
+    }
+    assert_eq!(env.read("src/main.c").unwrap(), b"int main;\n");
+    assert!(env.read("src/main.o").is_none() && env.read("many/f00.txt").is_none());
+}
+
+/// A command's edits of kept ignored files are its changes, like any other file's; its
+/// writes of bulk output are not. A second apart, so that a scan in its own process reuses
+/// the directory listings the first kept (module `scan::listing`), and the helper's looks at
+/// changed paths decide as a full walk does.
+#[test]
+fn a_commands_edits_of_kept_ignored_files_are_its_changes_and_bulk_output_is_not() {
+    let env = Env::new();
+    ignored_tree(&env);
+    bash(&env, false, &[]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    bash(&env, false, &[]);
+    env.write(".env", "API_KEY=rotated by the agent\n");
+    env.write("notes/new.md", "a new note\n");
+    env.write("notes/deep/plan.md", "1. a plan\n");
+    env.write("src/util.o", "\x7fELF another object\n");
+    env.write("node_modules/dep/index.js", "module.exports = 2;\n");
+    env.write("many/f00.txt", "rewritten\n");
+    env.write("scratch/s.txt", "rewritten\n");
+    env.write("big.bin", vec![8u8; (1 << 20) + 1]);
+    bash(&env, true, &[]);
+
+    let all = changes(&env, CLAUDE_SESSION);
+    let mut paths: Vec<(&str, &str)> = all
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap(),
+                c["kind"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+        [".env", "notes/deep/plan.md", "notes/new.md"],
+        "{all:#?}"
+    );
+    undo(&env, CLAUDE_SESSION).ok();
+    assert_eq!(env.read(".env").unwrap(), b"API_KEY=the user's own\n");
+    assert_eq!(env.read("notes/deep/plan.md").unwrap(), b"1. nothing yet\n");
+    assert!(env.read("notes/new.md").is_none());
+    // Left as the command made them.
+    assert_eq!(env.read("many/f00.txt").unwrap(), b"rewritten\n");
+    assert_eq!(env.read("scratch/s.txt").unwrap(), b"rewritten\n");
+}
+
 /// The global git excludes (`$XDG_CONFIG_HOME/git/ignore`) apply to scans, and a pattern
 /// anchored with `/` is anchored at the workspace root, as git anchors it, wherever the hook
 /// process runs (here in `src/`, where `/anchored.txt` would otherwise mean `src/anchored.txt`).
@@ -487,13 +605,9 @@ fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
     // `Env` points XDG_CONFIG_HOME at user-home/.config next to the workspace.
     let xdg = env.ws.parent().unwrap().join("user-home/.config");
     std::fs::create_dir_all(xdg.join("git")).unwrap();
-    std::fs::write(xdg.join("git/ignore"), "*.secret\n/anchored.txt\n").unwrap();
-    let files = [
-        "src/a.txt",
-        "anchored.txt",
-        "src/anchored.txt",
-        "key.secret",
-    ];
+    // Generated names (module `scan::kept`): ignored, they are not kept.
+    std::fs::write(xdg.join("git/ignore"), "*.swp\n/anchored.log\n").unwrap();
+    let files = ["src/a.txt", "anchored.log", "src/anchored.log", "key.swp"];
     for f in files {
         env.write(f, "0\n");
     }
@@ -516,7 +630,7 @@ fn bash_scan_honours_the_global_git_excludes_anchored_at_the_workspace_root() {
     let all = changes(&env, CLAUDE_SESSION);
     let mut paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
     paths.sort();
-    assert_eq!(paths, vec!["src/a.txt", "src/anchored.txt"], "{all:#?}");
+    assert_eq!(paths, vec!["src/a.txt", "src/anchored.log"], "{all:#?}");
 }
 
 /// Scans a second apart, so that each one's directory listings are not racy and the next
@@ -530,14 +644,15 @@ fn bash_scans_a_second_apart_find_what_edits_and_rule_changes_in_place_changed()
     let xdg = env.ws.parent().unwrap().join("user-home/.config");
     let global = xdg.join("git/ignore");
     std::fs::create_dir_all(xdg.join("git")).unwrap();
-    std::fs::write(&global, "*.secret\n").unwrap();
+    // Generated names (module `scan::kept`): ignored, they are not kept.
+    std::fs::write(&global, "*.swp\n").unwrap();
     env.write(".gitignore", "*.log\n");
     for f in [
         "deep/a/b/c.txt",
         "deep/a/b/d.txt",
         "other/e.txt",
         "logs/x.log",
-        "k.secret",
+        "k.swp",
     ] {
         env.write(f, "0\n");
     }
@@ -578,7 +693,7 @@ fn bash_scans_a_second_apart_find_what_edits_and_rule_changes_in_place_changed()
             .map(|c| c["path"].as_str().unwrap())
             .collect()
     };
-    assert_eq!(of_kind("agent"), ["deep/a/b/c.txt", "k.secret"], "{all:#?}");
+    assert_eq!(of_kind("agent"), ["deep/a/b/c.txt", "k.swp"], "{all:#?}");
     assert_eq!(
         of_kind("external"),
         [".gitignore", "logs/x.log"],

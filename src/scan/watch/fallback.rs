@@ -15,13 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use ignore::gitignore::Gitignore;
 use notify::Watcher as _;
 
 use super::{Look, Storm, Waited, MAX_DIRTY};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
-use crate::scan::walk::DirWatch;
+use crate::scan::walk::{self, DirWatch};
 use crate::scan::{GitGlobal, WatchCounts};
 use crate::workspace::RelPath;
 
@@ -121,7 +120,7 @@ impl Source {
 /// One workspace's watches, during a scan: never made here (the source watches the whole
 /// tree by itself, and every scan walks).
 pub struct Watcher {
-    global: Gitignore,
+    global: walk::GlobalRules,
 }
 
 impl Watches {
@@ -232,7 +231,7 @@ impl Watcher {
         &NoMarks
     }
 
-    pub(in crate::scan) fn global(&self) -> &Gitignore {
+    pub(in crate::scan) fn global(&self) -> &walk::GlobalRules {
         &self.global
     }
 

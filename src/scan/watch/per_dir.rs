@@ -36,7 +36,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use ignore::gitignore::Gitignore;
 use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::Watcher as _;
 
@@ -286,7 +285,7 @@ pub struct Watcher {
     /// The newest entry of the index's file-state log this watcher has seen.
     states_seen: i64,
     rule_files: Vec<(PathBuf, Print)>,
-    global: Gitignore,
+    global: walk::GlobalRules,
     full_at: Instant,
     used_at: Instant,
 }
@@ -706,7 +705,7 @@ impl Watcher {
         &self.marks
     }
 
-    pub(in crate::scan) fn global(&self) -> &Gitignore {
+    pub(in crate::scan) fn global(&self) -> &walk::GlobalRules {
         &self.global
     }
 

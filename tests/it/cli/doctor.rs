@@ -49,6 +49,7 @@ fn doctor_with_no_agent_configured_says_how_to_wire_one_and_exits_1() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     not configured: claude-code, opencode, gemini, codex, cursor, cline
 
@@ -72,6 +73,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     claude-code
       project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
@@ -96,6 +98,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME)
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     claude-code
       project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
@@ -108,7 +111,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
     [exit status: 0]
     ");
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -139,6 +142,7 @@ fn doctor_finds_a_hook_command_that_is_not_found_and_the_hook_logs_failure() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME)
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     gemini
       project  [WS]/.gemini/settings.json: `rewind hook gemini` → not found
@@ -170,6 +174,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     codex
       project  [WS]/.codex/hooks.json: `[BIN] hook codex` → this binary
@@ -206,6 +211,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     codex
       project  [WS]/.codex/hooks.json: `[BIN] hook codex` → this binary
@@ -228,7 +234,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     )
     .ok();
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","modified":false,"trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","modified":false,"trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -253,7 +259,7 @@ fn doctor_reads_user_level_configuration_and_names_another_rewind() {
     let _b = bin_filters();
     let _f = filters(&env);
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
     [EOF]
     [exit status: 1]
     "#);
@@ -282,6 +288,7 @@ fn doctor_reads_a_hook_command_with_its_fallback_and_a_home_of_its_own() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME), not created yet: no hook has run with it
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     gemini
       project  [WS]/.gemini/settings.json: `[BIN] hook gemini` → this binary
@@ -315,6 +322,7 @@ fn doctor_says_when_the_home_cannot_be_opened() {
     binary    [BIN]
     home      [HOME] (--home / REWIND_HOME)
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
+    ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
     not configured: claude-code, opencode, gemini, codex, cursor, cline
 

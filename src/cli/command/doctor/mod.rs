@@ -47,6 +47,8 @@ struct Report {
     binary: String,
     home: HomeJson,
     helper: HelperJson,
+    /// Which git-ignored files scans keep (module `scan::kept`).
+    ignored_files: rewind::scan::KeptRules,
     agents: Vec<AgentJson>,
     problems: Vec<Problem>,
 }
@@ -182,6 +184,7 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
             exists,
         },
         helper,
+        ignored_files: rewind::scan::KeptRules::NOW,
         agents,
         problems,
     };
@@ -401,6 +404,7 @@ fn render(r: &Report) -> String {
         _ => "helper    not running (optional, Linux: `rewind helper start` makes hooks faster)\n"
             .to_string(),
     });
+    text.push_str(&format!("ignored   {}\n", r.ignored_files.line()));
     let mut unconfigured = Vec::new();
     for a in &r.agents {
         if a.configured.is_empty() && a.last_hook.is_none() {

@@ -457,15 +457,29 @@ impl Maintenance<'_, '_> {
             Some(live) => live.saturating_mul(2) < pack.len || (merge && small(pack)),
         };
         let mut writer = self.home.store().pack_writer();
-        let packs: Vec<_> = packs
-            .into_iter()
-            .filter(|p| wanted(usage.get(&p.number).copied(), p))
-            .collect();
+        let mut candidates = Vec::new();
+        for p in packs {
+            // The index's figure counts a group whose last members are dead as whole (it
+            // knows the group's length only up to its last live member): when it says keep,
+            // the frames' own headers say how long each group is.
+            let live = match usage.get(&p.number).copied() {
+                Some(live) if !wanted(Some(live), &p) => Some(self.live_bytes(p.number)?),
+                live => live,
+            };
+            if wanted(live, &p) {
+                candidates.push(p);
+            }
+        }
+        let packs = candidates;
         self.phase("rewriting packs", packs.len());
         for pack in packs {
             self.step();
             let _exclusive = self.home.lock_exclusive()?;
-            match self.home.index().read().pack_live(pack.number)? {
+            let live = match self.home.index().read().pack_live(pack.number)? {
+                Some(_) => Some(self.live_bytes(pack.number)?),
+                None => None,
+            };
+            match live {
                 None if wanted(None, &pack) => {
                     self.home.store().remove_pack(&pack)?;
                     done.freed += pack.len;
@@ -485,6 +499,25 @@ impl Maintenance<'_, '_> {
             }
         }
         Ok(done)
+    }
+
+    /// The bytes of pack `pack`'s frames that rows still name: a frame of its own whole, a
+    /// group's frame in the share of its decompressed length its live members hold (the
+    /// length from the frame's header; without one, up to its last live member's end).
+    fn live_bytes(&self, pack: u64) -> Result<u64> {
+        let frames = self.home.index().read().pack_frames(pack)?;
+        let store = self.home.store();
+        Ok(frames
+            .iter()
+            .map(|f| match f.group {
+                None => f.stored,
+                Some((live, end)) => {
+                    let raw = store.frame_raw_len(pack, f.offset).unwrap_or(end).max(end);
+                    let share = u128::from(f.stored) * u128::from(live) / u128::from(raw.max(1));
+                    share as u64
+                }
+            })
+            .sum())
     }
 
     /// Delete unreferenced blobs older than the grace period; delta bases go last, only once

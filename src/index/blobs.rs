@@ -33,6 +33,16 @@ pub struct PackUsage {
     pub live_bytes: u64,
 }
 
+/// A frame of a pack that rows still name ([`Tx::pack_frames`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackFrame {
+    pub offset: u64,
+    pub stored: u64,
+    /// A group's frame: its live members' total size, and the furthest end of one in the
+    /// decompressed frame (its length, unless the last members are dead).
+    pub group: Option<(u64, u64)>,
+}
+
 /// A row that refers to a blob.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
@@ -247,6 +257,37 @@ impl Tx<'_> {
             })
             .map(|(n, bytes)| (n > 0).then_some(bytes.max(0) as u64))
             .ctx("pack usage")
+    }
+
+    /// The frames of pack `pack` that rows still name, in file order: each frame's offset,
+    /// stored size, and for a group's frame the live members' total size and the furthest
+    /// end of one (`None` for a frame of its own). Empty: no row names the pack.
+    pub(crate) fn pack_frames(&self, pack: u64) -> Result<Vec<PackFrame>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT pack_offset, MAX(stored_size), MAX(pack_inner IS NOT NULL), SUM(size),
+                        MAX(pack_inner + size)
+                 FROM blobs WHERE pack = ?1 GROUP BY pack_offset ORDER BY pack_offset",
+            )
+            .ctx("pack frames")?;
+        let rows = stmt
+            .query_map([pack as i64], |r| {
+                let grouped = r.get::<_, i64>(2)? != 0;
+                let live = (
+                    r.get::<_, i64>(3)?.max(0) as u64,
+                    r.get::<_, Option<i64>>(4)?,
+                );
+                Ok(PackFrame {
+                    offset: r.get::<_, i64>(0)?.max(0) as u64,
+                    stored: r.get::<_, i64>(1)?.max(0) as u64,
+                    group: grouped.then(|| (live.0, live.1.unwrap_or(0).max(0) as u64)),
+                })
+            })
+            .ctx("pack frames")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("pack frames")?;
+        Ok(rows)
     }
 
     /// Every version the changes record, oldest change first (see

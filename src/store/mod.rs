@@ -453,6 +453,18 @@ impl Store {
 
     /// The `len` bytes at `offset` of pack `pack`, checked against the file's length first so
     /// a damaged row cannot make us allocate what it claims.
+    /// How many bytes the frame at `offset` of pack `pack` decompresses to, as its zstd frame
+    /// header says; `None` when it does not say, or cannot be read.
+    pub(crate) fn frame_raw_len(&self, pack: u64, offset: u64) -> Option<u64> {
+        let file = self.open_pack(pack).ok()?;
+        let left = file.metadata().ok()?.len().checked_sub(offset)?;
+        // A zstd frame header is at most 18 bytes.
+        let mut head = [0u8; 18];
+        let head = &mut head[..left.min(18) as usize];
+        pack::read_at(&file, head, offset).ok()?;
+        zstd::zstd_safe::get_frame_content_size(head).ok().flatten()
+    }
+
     fn read_packed(&self, id: &BlobId, pack: u64, offset: u64, len: u64) -> Result<Vec<u8>> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         let shown = || self.pack_path(pack).display().to_string();

@@ -38,6 +38,11 @@ pub struct VerifyReport {
     pub blobs: u64,
     pub blob_bytes: u64,
     pub stored_bytes: u64,
+    /// The index file's bytes (its pages: rows, their indexes and free pages), next to
+    /// the blobs' `stored_bytes`: together, about what the home holds.
+    pub index_bytes: u64,
+    /// Of `index_bytes`, the free pages `gc` gives back once they are many.
+    pub index_free_bytes: u64,
     pub inline_blobs: u64,
     pub packed_blobs: u64,
     pub object_files: u64,
@@ -89,6 +94,8 @@ pub struct GcReport {
     pub packs_rewritten: usize,
     /// Bytes freed by rewriting packs and deleting orphan packs.
     pub pack_bytes_freed: u64,
+    /// Bytes the index file gave back (its free pages, once at least an eighth of it).
+    pub index_bytes_freed: u64,
 }
 
 /// Told how a long verify or gc gets on, for a caller that shows it (the library prints
@@ -156,11 +163,26 @@ pub fn pack_history(
     // The rows' switch must survive power loss before an object file it replaces goes.
     home.index()
         .set_durability(crate::index::Durability::Full)?;
-    let report = pack_history_batches(home, progress);
+    let report = pack_history_batches(home, progress).and_then(|mut report| {
+        // The inline frames the step moved out left most of the `blobs` table's pages empty.
+        let when = match report.blobs {
+            0 => crate::index::Compact::ManyFree,
+            _ => crate::index::Compact::Always,
+        };
+        report.index_bytes_freed = compact_index(home, when)?;
+        Ok(report)
+    });
     let restored = home.index().set_durability(home.options().durability);
     let report = report?;
     restored?;
     Ok(report)
+}
+
+/// Give the index's free pages back to the filesystem ([`crate::index::Index::compact`])
+/// under the exclusive gc lock; the bytes given back.
+fn compact_index(home: &Home, when: crate::index::Compact) -> Result<u64> {
+    let _exclusive = home.lock_exclusive()?;
+    Ok(home.index().compact(when)?)
 }
 
 fn pack_history_batches(
@@ -211,21 +233,9 @@ impl Maintenance<'_, '_> {
             });
         }
         let r = self.home.index().read();
-        for i in r.interrupted_windows()? {
-            let root = String::from_utf8_lossy(&i.workspace_root).into_owned();
-            let what = match i.edit_tool_write {
-                true => "an edit tool's write",
-                false => "an undo, redo or restore",
-            };
-            problems.push(Problem {
-                object: format!("window {}", i.window),
-                detail: format!(
-                    "{what} was interrupted midway and is pending recovery; \
-                     the next rewind command in workspace {root} finishes or rolls it back"
-                ),
-            });
-        }
+        problems.extend(self.interrupted()?);
         let totals = r.blob_totals()?;
+        let index_size = self.home.index().size()?;
         // In the order the frames lie: a group's blobs one after another (`store::group`).
         let in_order = r.blob_ids_by_place()?;
         let ids: HashSet<BlobId> = in_order.iter().copied().collect();
@@ -273,6 +283,8 @@ impl Maintenance<'_, '_> {
             blobs: totals.blobs,
             blob_bytes: totals.bytes,
             stored_bytes: totals.stored_bytes,
+            index_bytes: index_size.bytes,
+            index_free_bytes: index_size.free_bytes,
             inline_blobs: totals.inline,
             packed_blobs: totals.packed,
             object_files,
@@ -281,6 +293,29 @@ impl Maintenance<'_, '_> {
             orphan_files,
             problems,
         })
+    }
+
+    /// An undo, redo, restore or edit tool's write that a process left midway, each a
+    /// problem until the next command in its workspace settles it.
+    fn interrupted(&self) -> Result<Vec<Problem>> {
+        let windows = self.home.index().read().interrupted_windows()?;
+        Ok(windows
+            .into_iter()
+            .map(|i| {
+                let root = String::from_utf8_lossy(&i.workspace_root).into_owned();
+                let what = match i.edit_tool_write {
+                    true => "an edit tool's write",
+                    false => "an undo, redo or restore",
+                };
+                Problem {
+                    object: format!("window {}", i.window),
+                    detail: format!(
+                        "{what} was interrupted midway and is pending recovery; \
+                         the next rewind command in workspace {root} finishes or rolls it back"
+                    ),
+                }
+            })
+            .collect())
     }
 
     fn gc(&self, policy: &Retention) -> Result<GcReport> {
@@ -328,6 +363,7 @@ impl Maintenance<'_, '_> {
         let blobs = self.sweep(now, policy.grace)?;
         let orphan_files_removed = self.remove_orphan_files(policy.grace)?;
         let packs = self.sweep_packs(policy.grace)?;
+        let index_bytes_freed = compact_index(self.home, crate::index::Compact::ManyFree)?;
         Ok(GcReport {
             windows_removed,
             versions_removed,
@@ -337,6 +373,7 @@ impl Maintenance<'_, '_> {
             blobs_kept_in_grace: blobs.kept_in_grace,
             packs_rewritten: packs.rewritten,
             pack_bytes_freed: packs.freed,
+            index_bytes_freed,
         })
     }
 
@@ -550,10 +587,11 @@ impl Maintenance<'_, '_> {
                 // ...and are re-checked under it: a command may have referenced one since.
                 let _exclusive = self.home.lock_exclusive()?;
                 let referenced = self.home.index().read().referenced_blobs()?;
+                let bases = self.home.index().read().delta_base_set()?;
                 let mut gone = Vec::new();
                 for id in batch {
                     self.step();
-                    if referenced.contains(id) || self.home.index().read().is_delta_base(id)? {
+                    if referenced.contains(id) || bases.contains(id) {
                         continue;
                     }
                     if let Some(row) = self.home.index().read().blob(id)? {

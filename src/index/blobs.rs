@@ -424,13 +424,14 @@ impl Tx<'_> {
         Ok(set)
     }
 
-    /// Is `id` the delta base of another stored blob?
-    pub(crate) fn is_delta_base(&self, id: &BlobId) -> Result<bool> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM blobs WHERE base = ?1")
-            .ctx("find delta dependants")?
-            .exists([id])
-            .ctx("find delta dependants")
+    /// Every blob that is the delta base of another stored blob (one pass over the table:
+    /// no index on `base` since v19, so gc asks once per batch, not once per blob).
+    pub(crate) fn delta_base_set(&self) -> Result<HashSet<BlobId>> {
+        Ok(self
+            .delta_bases()?
+            .into_iter()
+            .map(|(_, base)| base)
+            .collect())
     }
 
     /// Every reference to a blob, for `verify`.

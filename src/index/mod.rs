@@ -125,8 +125,9 @@ const AUTOCHECKPOINT_PAGES: u64 = 256;
 /// How much of the index file SQLite reads through a memory map instead of `pread` into its
 /// own page cache (the rest, if any, the usual way; the WAL is read as before): hooks and
 /// scans read many small pages, and a mapped read skips a system call and a copy for each
-/// (see benches/RESULTS.md). The index is never truncated under a reader (no `VACUUM`, no
-/// auto-vacuum), the case SQLite's docs warn about.
+/// (see benches/RESULTS.md). The index shrinks only in [`Index::compact`] (gc, under the
+/// exclusive gc lock); SQLite drops a connection's map at its next transaction once the
+/// file changed, so no process reads a page past the new end through an old map.
 ///
 /// Every page a process touches through the map stays in its resident set until the map is
 /// dropped (at exit, or [`Index::release_memory`]), 64 KiB at a time (the kernel maps the
@@ -136,6 +137,30 @@ const AUTOCHECKPOINT_PAGES: u64 = 256;
 /// 157 MiB with a 1 GiB map and 80 MiB with this one, 3–6 % slower, and a budgeted baseline
 /// call at 216 MiB against 170 MiB (benches/RESULTS.md, "Memory by tree size").
 const MMAP_BYTES: u64 = 32 << 20;
+
+/// [`Compact::ManyFree`] rebuilds the file once at least 1/`COMPACT_FREE_SHARE` of it is
+/// free pages: less is not worth rewriting a large index for (the rebuild writes the whole file
+/// twice, through the WAL), and SQLite reuses free pages for the next rows anyway.
+const COMPACT_FREE_SHARE: u64 = 8;
+
+/// When [`Index::compact`] rebuilds the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compact {
+    /// Once at least 1/[`COMPACT_FREE_SHARE`] of it is free pages.
+    ManyFree,
+    /// Whatever the free pages: after a step that rewrote rows all over the tables (the
+    /// pack step empties most of the `blobs` table's pages without freeing them whole).
+    Always,
+}
+
+/// An index's size in bytes (see [`Index::size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSize {
+    /// Pages in use or free, times the page size.
+    pub bytes: u64,
+    /// Free pages, times the page size.
+    pub free_bytes: u64,
+}
 
 /// A view of the index for queries; inside [`Index::write`] it is the open transaction.
 pub struct Tx<'a> {
@@ -557,6 +582,48 @@ impl Index {
         ));
     }
 
+    /// The index's size: its pages (whether the last writes are still in the WAL or already
+    /// in the file), and how many of them are free, left empty by rows deleted or made
+    /// smaller (a pack step moves inline frames out) until [`Index::compact`] gives them back.
+    pub fn size(&self) -> Result<IndexSize> {
+        let pragma = |name: &str| -> Result<u64> {
+            self.conn
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0) as u64)
+                .ctx("read the index size")
+        };
+        let page = pragma("page_size")?;
+        Ok(IndexSize {
+            bytes: pragma("page_count")? * page,
+            free_bytes: pragma("freelist_count")? * page,
+        })
+    }
+
+    /// Rebuild the index file without its free pages and with every table's and index's
+    /// pages full (`VACUUM`), as `when` says; then checkpoint the WAL the rebuild went
+    /// through and truncate it. Returns the bytes the index file gave back (0 when it was
+    /// left as it was). The caller holds the home's gc
+    /// lock exclusively, so no rewind command waits in the middle of it; a connection of
+    /// another process sees the smaller file at its next transaction (SQLite drops its map
+    /// of the file when the file changed under it).
+    pub fn compact(&self, when: Compact) -> Result<u64> {
+        let before = self.size()?;
+        let many_free =
+            before.free_bytes > 0 && before.free_bytes * COMPACT_FREE_SHARE >= before.bytes;
+        if when == Compact::ManyFree && !many_free {
+            return Ok(0);
+        }
+        self.conn.execute_batch("VACUUM").ctx("compact the index")?;
+        // The rebuilt pages are in the WAL: copied into the file, which is cut to its new
+        // size, and the WAL emptied (a reader still in an old snapshot makes this wait for
+        // the next write's `shrink_wal`; nothing is lost either way).
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let after = self.size()?;
+        Ok(before.bytes.saturating_sub(after.bytes))
+    }
+
     /// SQLite's own consistency check of the database file.
     pub(crate) fn integrity_check(&self) -> Result<Vec<String>> {
         let mut stmt = self
@@ -796,6 +863,59 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(x, 7);
+    }
+
+    /// `compact` gives free pages back only once they are an eighth of the file (or when
+    /// told to anyway), and then all of them; the rows are all still there.
+    #[test]
+    fn compact_gives_back_the_free_pages_once_they_are_many() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite3");
+        let index = Index::open(&path, Durability::Normal).unwrap();
+        let long = "x".repeat(300);
+        index
+            .write(|tx| {
+                for i in 0..2000i64 {
+                    tx.workspace(format!("/work/{long}/{i}").as_bytes(), i)?;
+                }
+                Ok::<_, IndexError>(())
+            })
+            .unwrap();
+        let delete = |below: i64| {
+            index
+                .write(|tx| {
+                    tx.conn
+                        .execute("DELETE FROM workspaces WHERE created_at < ?1", [below])
+                        .ctx("test delete")
+                })
+                .unwrap()
+        };
+        // A few rows gone: their pages stay free, for the next rows.
+        delete(20);
+        let few = index.size().unwrap();
+        assert!(few.free_bytes > 0 && few.free_bytes * COMPACT_FREE_SHARE < few.bytes);
+        assert_eq!(index.compact(Compact::ManyFree).unwrap(), 0);
+        assert_eq!(index.size().unwrap(), few);
+        // Unless asked to rebuild whatever is free.
+        assert!(index.compact(Compact::Always).unwrap() >= few.free_bytes);
+        assert_eq!(index.size().unwrap().free_bytes, 0);
+        // Most of them gone: the file shrinks to what is left.
+        delete(1500);
+        let many = index.size().unwrap();
+        let freed = index.compact(Compact::ManyFree).unwrap();
+        let after = index.size().unwrap();
+        assert_eq!(after.free_bytes, 0);
+        assert_eq!(after.bytes, many.bytes - freed);
+        assert!(
+            after.bytes <= many.bytes - many.free_bytes,
+            "{after:?} from {many:?}"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), after.bytes);
+        let n: i64 = index
+            .conn
+            .query_row("SELECT COUNT(*) FROM workspaces", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 500);
     }
 
     /// A write re-reads the schema version under its write lock.

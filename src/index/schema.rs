@@ -54,6 +54,12 @@
 //!   tool's write inside a turn (its change already carries the target as its after state):
 //!   present from before the file is touched until the write is done or put back, so the
 //!   next command in the workspace settles a write whose process died (`engine::exec`).
+//! - v19 (issue 46, the home's size): no index the hooks never use. `blobs_by_base` and
+//!   `blobs_by_pack` go: only gc asked them, and it now reads the `blobs` table once per
+//!   batch of deletions or per pack it rewrites (`Tx::delta_base_set`, `Tx::packed_blobs`)
+//!   rather than every hook write paying for two more b-trees; `reversals`, `reads`,
+//!   `context_deliveries` and `scan_marks` become `WITHOUT ROWID` tables keyed by their
+//!   primary key alone, instead of a table plus an automatic index holding every key again.
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -385,5 +391,49 @@ CREATE TABLE write_intents(
     change_id INTEGER PRIMARY KEY,
     workspace_id INTEGER NOT NULL
 );
+"#,
+    // 19: the home's size (see the module doc): the indexes only gc used, and the
+    // automatic indexes of four tables whose primary key is their whole use.
+    r#"
+DROP INDEX blobs_by_base;
+DROP INDEX blobs_by_pack;
+CREATE TABLE reversals_v19(
+    window_id INTEGER NOT NULL REFERENCES windows(id),
+    change_id INTEGER NOT NULL REFERENCES changes(id),
+    PRIMARY KEY(change_id, window_id)
+) WITHOUT ROWID;
+INSERT INTO reversals_v19(window_id, change_id) SELECT window_id, change_id FROM reversals;
+DROP TABLE reversals;
+ALTER TABLE reversals_v19 RENAME TO reversals;
+CREATE TABLE reads_v19(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    path BLOB NOT NULL,
+    blob TEXT,
+    read_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, path)
+) WITHOUT ROWID;
+INSERT INTO reads_v19(session_id, path, blob, read_at) SELECT session_id, path, blob, read_at FROM reads;
+DROP TABLE reads;
+ALTER TABLE reads_v19 RENAME TO reads;
+CREATE TABLE context_deliveries_v19(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    path BLOB NOT NULL,
+    blob TEXT NOT NULL,
+    delivered_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, path)
+) WITHOUT ROWID;
+INSERT INTO context_deliveries_v19(session_id, path, blob, delivered_at)
+    SELECT session_id, path, blob, delivered_at FROM context_deliveries;
+DROP TABLE context_deliveries;
+ALTER TABLE context_deliveries_v19 RENAME TO context_deliveries;
+CREATE TABLE scan_marks_v19(
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    tool_call TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    PRIMARY KEY(session_id, tool_call)
+) WITHOUT ROWID;
+INSERT INTO scan_marks_v19(session_id, tool_call, started_at) SELECT session_id, tool_call, started_at FROM scan_marks;
+DROP TABLE scan_marks;
+ALTER TABLE scan_marks_v19 RENAME TO scan_marks;
 "#,
 ];

@@ -213,8 +213,78 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 
 /// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
+/// Rewrite a current index the way rewind wrote it at schema v18: `blobs_by_base` and
+/// `blobs_by_pack` (gone in v19), and `reversals`, `reads`, `context_deliveries` and
+/// `scan_marks` as rowid tables with an automatic index on their keys.
+pub fn downgrade_to_v18(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v19(&db)?;
+    db.execute_batch("PRAGMA user_version = 18")
+        .ctx("downgrade to v18")
+}
+
+fn downgrade_v19(db: &Connection) -> Result<()> {
+    let mut sql = String::from(
+        "CREATE INDEX blobs_by_base ON blobs(base) WHERE base IS NOT NULL;
+         CREATE INDEX blobs_by_pack ON blobs(pack, pack_offset) WHERE pack IS NOT NULL;",
+    );
+    for (table, columns) in [
+        (
+            "reversals",
+            "window_id INTEGER NOT NULL, change_id INTEGER NOT NULL,
+             PRIMARY KEY(change_id, window_id)",
+        ),
+        (
+            "reads",
+            "session_id INTEGER NOT NULL, path BLOB NOT NULL, blob TEXT,
+             read_at INTEGER NOT NULL, PRIMARY KEY(session_id, path)",
+        ),
+        (
+            "context_deliveries",
+            "session_id INTEGER NOT NULL, path BLOB NOT NULL, blob TEXT NOT NULL,
+             delivered_at INTEGER NOT NULL, PRIMARY KEY(session_id, path)",
+        ),
+        (
+            "scan_marks",
+            "session_id INTEGER NOT NULL, tool_call TEXT NOT NULL,
+             started_at INTEGER NOT NULL, PRIMARY KEY(session_id, tool_call)",
+        ),
+    ] {
+        sql.push_str(&format!(
+            "CREATE TABLE {table}_v18({columns});
+             INSERT INTO {table}_v18 SELECT * FROM {table};
+             DROP TABLE {table};
+             ALTER TABLE {table}_v18 RENAME TO {table};"
+        ));
+    }
+    db.execute_batch(&sql).ctx("downgrade to v18")
+}
+
+/// The tables of the file kept without a rowid, and its indexes (automatic ones included),
+/// by name.
+pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let db = bare(path)?;
+    let names = |sql: &str| -> Result<Vec<String>> {
+        let mut stmt = db.prepare(sql).ctx("list the schema")?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx("list the schema")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list the schema")?;
+        Ok(rows)
+    };
+    Ok((
+        names(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'
+             ORDER BY name",
+        )?,
+        names("SELECT name FROM sqlite_schema WHERE type = 'index' ORDER BY name")?,
+    ))
+}
+
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     db.execute_batch("PRAGMA user_version = 17")
         .ctx("downgrade to v17")
@@ -238,6 +308,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     db.execute_batch("PRAGMA user_version = 16")
@@ -266,6 +337,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     downgrade_v16(&db)?;
@@ -358,6 +430,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;
     downgrade_v16(&db)?;

@@ -81,6 +81,9 @@ pub struct HistoryReport {
     pub skipped: u64,
     /// Batches written (each a pack append, an fdatasync and one transaction).
     pub batches: u64,
+    /// Bytes the index file gave back after the step (set by
+    /// `engine::maintenance::pack_history`, which compacts the index the step emptied).
+    pub index_bytes_freed: u64,
 }
 
 /// Decoded versions by id, oldest dropped first past [`CACHE_BYTES`].

@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 18);
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -178,7 +178,7 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
 
     // The next command migrates.
     env.run(&["--json", "verify"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 18);
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
     let new = testing::state_encoding(&file).unwrap();
     assert_eq!(
         new.kind_types,
@@ -227,7 +227,7 @@ fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
     assert_eq!(testing::schema_version(&file).unwrap(), 16);
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 18);
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
     env.run(&["undo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
 }
@@ -243,10 +243,74 @@ fn a_v17_index_gains_write_intents_and_the_edit_tools_still_write_and_undo() {
     let token = read["token"].as_str().unwrap().to_string();
     env.run_stdin(&["write", "a.txt", "--token", &token], b"a2\n")
         .ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 18);
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
     assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
     env.run(&["undo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+}
+
+/// Schema v19 (issue 46) drops the two indexes only gc used and keeps `reversals`, `reads`,
+/// `context_deliveries` and `scan_marks` without a rowid: a v18 index is rebuilt so, its
+/// rows come through (a read still guards a write, an undone window still redoes), and gc
+/// still deletes what nothing refers to.
+#[test]
+fn a_v18_index_loses_its_redundant_indexes_and_its_rows_still_read() {
+    let (env, file) = a_txt_written_once();
+    env.run(&["read", "a.txt"]).ok();
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    testing::downgrade_to_v18(&file).unwrap();
+    let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
+    for name in [
+        "blobs_by_base",
+        "blobs_by_pack",
+        "sqlite_autoindex_reversals_1",
+        "sqlite_autoindex_reads_1",
+        "sqlite_autoindex_context_deliveries_1",
+        "sqlite_autoindex_scan_marks_1",
+    ] {
+        assert!(indexes.iter().any(|i| i == name), "{name} in {indexes:?}");
+    }
+    assert!(!rowless.iter().any(|t| t == "reads"), "{rowless:?}");
+
+    env.run(&["redo"]).ok();
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+    let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
+    for table in ["context_deliveries", "reads", "reversals", "scan_marks"] {
+        assert!(rowless.iter().any(|t| t == table), "{table} in {rowless:?}");
+    }
+    for gone in ["blobs_by_base", "blobs_by_pack", "sqlite_autoindex_reads_1"] {
+        assert!(!indexes.iter().any(|i| i == gone), "{gone} in {indexes:?}");
+    }
+    // The read recorded before the migration came through, and the file state still tells
+    // an edit behind the agent's back.
+    let index = crate::common::index(&env);
+    let session = index
+        .read()
+        .find_session(crate::common::workspace_id(&env, &index), &env.session)
+        .unwrap()
+        .expect("the session is on record");
+    assert_eq!(testing::reads_in_session(&index, session).unwrap(), 1);
+    drop(index);
+    env.write("a.txt", "theirs\n");
+    let check = env.run(&["--json", "check", "a.txt"]).ok().json();
+    assert_eq!(check["files"][0]["externally_modified"], true, "{check}");
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verify["ok"], true, "{verify}");
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert!(gc["blobs_removed"].as_u64().unwrap() > 0, "{gc}");
+    assert_eq!(env.run(&["--json", "verify"]).ok().json()["ok"], true);
 }

@@ -124,14 +124,20 @@ struct Packed {
 
 fn render_pack(r: &HistoryReport) -> String {
     format!(
-        "packed {} blobs of history ({} as deltas) in {} batches: {} bytes stored, {} before; {} left as they were (run rewind verify)\n",
-        r.blobs, r.deltas, r.batches, r.stored_after, r.stored_before, r.skipped
+        "packed {} blobs of history ({} as deltas) in {} batches: {} bytes stored, {} before; {} left as they were (run rewind verify)\n{}",
+        r.blobs,
+        r.deltas,
+        r.batches,
+        r.stored_after,
+        r.stored_before,
+        r.skipped,
+        compacted(r.index_bytes_freed)
     )
 }
 
 fn render(r: &GcReport) -> String {
     format!(
-        "removed {} windows, {} external versions, {} blobs ({} bytes), {} orphan files; rewrote {} pack files ({} bytes freed); {} unreferenced blobs kept within the grace period\n",
+        "removed {} windows, {} external versions, {} blobs ({} bytes), {} orphan files; rewrote {} pack files ({} bytes freed); {} unreferenced blobs kept within the grace period\n{}",
         r.windows_removed,
         r.versions_removed,
         r.blobs_removed,
@@ -139,6 +145,15 @@ fn render(r: &GcReport) -> String {
         r.orphan_files_removed,
         r.packs_rewritten,
         r.pack_bytes_freed,
-        r.blobs_kept_in_grace
+        r.blobs_kept_in_grace,
+        compacted(r.index_bytes_freed)
     )
+}
+
+/// A line for an index that gave bytes back, none when it was left as it was.
+fn compacted(freed: u64) -> String {
+    match freed {
+        0 => String::new(),
+        n => format!("compacted the index: {n} bytes given back\n"),
+    }
 }

@@ -32,6 +32,10 @@ fn render(r: &VerifyReport) -> String {
         r.object_files,
         r.references
     );
+    text.push_str(&format!(
+        "index {} bytes ({} free)\n",
+        r.index_bytes, r.index_free_bytes
+    ));
     if r.orphan_files > 0 {
         text.push_str(&format!(
             "{} orphan object or pack files (gc removes them)\n",

@@ -242,3 +242,26 @@ fn every_hunk_chosen_is_the_plain_undo_and_an_edited_hunk_is_written_as_edited()
         (Some(b), Some(c))
     );
 }
+
+#[test]
+fn restore_patch_takes_the_chosen_hunks_of_a_version_and_undo_reverses_it() {
+    let env = Env::new();
+    let [a, _, _] = turn(&env);
+    // Version 1 of a.txt is the file before the turn: take back its line 2 only.
+    let (code, shown) = on_pty(
+        &env,
+        &["restore", "a.txt", "--version", "1", "--patch"],
+        "y\nn\n",
+        &[("NO_COLOR", "1")],
+    )
+    .finish();
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("(1/2) Restore this hunk"), "{shown}");
+    assert!(shown.contains("restored the chosen hunks of a.txt"), "{shown}");
+    assert_eq!(
+        text(&env, "a.txt").as_deref(),
+        Some(numbered(20, &[(15, "fifteen")]).as_str())
+    );
+    env.run(&["undo"]).ok();
+    assert_eq!(text(&env, "a.txt"), Some(a));
+}

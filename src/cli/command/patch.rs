@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::ValueEnum;
+use rewind::engine::RestoreSource;
 use rewind::undo::patch::{Compose, EditError, Edited, Patch, Piece};
 use rewind::undo::{self, Choice, Direction, PatchFile, Request, Side, Status};
 
@@ -48,19 +49,7 @@ pub(super) fn run(
     color: ColorWhen,
 ) -> Result<Exit, Failure> {
     let verb = verb(plan.direction);
-    if out.json {
-        return Err(Failure::new(
-            Exit::Usage,
-            format!("{verb} --patch asks about each hunk in words; it cannot answer in --json"),
-        ));
-    }
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::new(
-            Exit::Usage,
-            format!("{verb} --patch asks about each hunk and needs a terminal on stdin; stdin is not one"),
-        )
-        .hint("without a terminal: `rewind diff --window ID --path P` numbers a file's hunks and `rewind undo --window ID --path P --hunk N` undoes some; `rewind review` offers them on a page"));
-    }
+    refuse_unless_asked(verb, out, "without a terminal: `rewind diff --window ID --path P` numbers a file's hunks and `rewind undo --window ID --path P --hunk N` undoes some; `rewind review` offers them on a page")?;
     let ctx = Ctx::open_as(inv, plan.agent)?;
     let flags = undo::Flags {
         dry_run: plan.dry_run,
@@ -112,6 +101,119 @@ pub(super) fn run(
         out.print("the chosen hunks are already as the undo would make them\n");
     }
     Ok(exit_of(&report))
+}
+
+/// `--patch` talks to a person: not in `--json`, not without a terminal on stdin.
+fn refuse_unless_asked(verb: &str, out: &Out, hint: &str) -> Result<(), Failure> {
+    if out.json {
+        return Err(Failure::new(
+            Exit::Usage,
+            format!("{verb} --patch asks about each hunk in words; it cannot answer in --json"),
+        ));
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Failure::new(
+            Exit::Usage,
+            format!("{verb} --patch asks about each hunk and needs a terminal on stdin; stdin is not one"),
+        )
+        .hint(hint));
+    }
+    Ok(())
+}
+
+/// `restore PATH … --patch`: the hunks from the file as it is to the stored version, each
+/// taken or not (`Restore this hunk`), then one restore of what was chosen, refused when the
+/// file changed while the person chose.
+pub(super) fn restore(
+    inv: &Invocation,
+    out: &Out,
+    path: &std::path::Path,
+    source: RestoreSource,
+    color: ColorWhen,
+) -> Result<Exit, Failure> {
+    refuse_unless_asked("restore", out, "without a terminal: restore the version whole (without --patch), or undo the restore's hunks afterwards with `rewind undo --window W --path P --hunk N`")?;
+    let ctx = Ctx::open(inv)?;
+    let version = ctx
+        .session
+        .history()
+        .restore_bytes(path, &ctx.cwd, source)?;
+    let now = std::fs::read(ctx.cwd.join(path)).ok();
+    let whole = || {
+        Failure::new(
+            Exit::Usage,
+            format!(
+                "restore --patch needs {} and the version as text; restore it whole (without --patch)",
+                name(&path.display().to_string())
+            ),
+        )
+    };
+    let (Some(now), Some(version)) = (now, version) else {
+        return Err(whole());
+    };
+    let (Ok(now_text), Ok(version_text)) =
+        (rewind::merge::text(&now), rewind::merge::text(&version))
+    else {
+        return Err(whole());
+    };
+    let patch = Patch::new(now_text, version_text);
+    if patch.hunks().is_empty() {
+        out.print("nothing to restore: the file already holds that version\n");
+        return Ok(Exit::Nothing);
+    }
+    let mut term = Term {
+        input: std::io::stdin().lock(),
+        output: std::io::stdout().lock(),
+        color: color.on(),
+        edit: &edit_in_editor,
+    };
+    let shown = name(&path.display().to_string()).into_owned();
+    let head =
+        format!("diff a/{shown} b/{shown}\n--- a/{shown} (now)\n+++ b/{shown} (the version)\n");
+    term.say(&head)?;
+    let mut pieces: Vec<(Piece, Option<Answer>)> =
+        patch.hunks().iter().map(|h| (*h, None)).collect();
+    ask_pieces(&mut term, &patch, &mut pieces, Compose::Apply, "Restore")?;
+    drop(term);
+    let Some(text) = composed(&patch, &pieces, Compose::Apply) else {
+        out.print("nothing chosen: nothing was written (no restore)\n");
+        return Ok(Exit::Nothing);
+    };
+    let id = rewind::ids::BlobId::of(&now);
+    let report = ctx
+        .session
+        .writer()?
+        .restore_text(path, &ctx.cwd, id, &text)?;
+    out.print(&format!(
+        "restored the chosen hunks of {} (recorded as window {}, `rewind undo` reverses it)\n",
+        name(&report.path),
+        report.window_id
+    ));
+    Ok(Exit::Ok)
+}
+
+/// The text the chosen and edited `pieces` make (`None`: nothing chosen).
+fn composed(
+    patch: &Patch<'_>,
+    pieces: &[(Piece, Option<Answer>)],
+    how: Compose,
+) -> Option<Vec<u8>> {
+    let chosen: Vec<Piece> = pieces
+        .iter()
+        .filter(|(_, a)| *a == Some(Answer::Yes))
+        .map(|(p, _)| *p)
+        .collect();
+    let edited: Vec<Edited> = pieces
+        .iter()
+        .filter_map(|(_, a)| match a {
+            Some(Answer::Edited(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect();
+    if chosen.is_empty() && edited.is_empty() {
+        return None;
+    }
+    // Overlapping edits were refused when they were made.
+    patch.compose(&chosen, &edited, how).ok()
 }
 
 fn verb(direction: Direction) -> &'static str {
@@ -418,27 +520,13 @@ fn picks(
             FileAnswers::Whole(Some(Answer::Yes)) => Choice::Whole,
             FileAnswers::Whole(_) => continue,
             FileAnswers::Pieces(pieces) => {
-                let chosen: Vec<Piece> = pieces
-                    .iter()
-                    .filter(|(_, a)| *a == Some(Answer::Yes))
-                    .map(|(p, _)| *p)
-                    .collect();
-                let edited: Vec<Edited> = pieces
-                    .iter()
-                    .filter_map(|(_, a)| match a {
-                        Some(Answer::Edited(e)) => Some(e.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                if chosen.is_empty() && edited.is_empty() {
-                    continue;
-                }
-                if edited.is_empty() && chosen.len() == pieces.len() {
+                if pieces.iter().all(|(_, a)| *a == Some(Answer::Yes)) {
                     Choice::Whole
                 } else {
-                    let patch = text.patch()?;
-                    // Overlapping edits were refused when they were made.
-                    Choice::Text(patch.compose(&chosen, &edited, how).ok()?)
+                    match composed(&text.patch()?, pieces, how) {
+                        Some(bytes) => Choice::Text(bytes),
+                        None => continue,
+                    }
                 }
             }
         };

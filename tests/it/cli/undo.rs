@@ -458,6 +458,14 @@ fn patch_refuses_without_a_terminal_and_with_json_or_force() {
     [EOF]
     [exit status: 2]
     "#);
+    assert_snapshot!(rw(&env, &["restore", "a.txt", "--version", "1", "--patch"]), @"
+    [EOF]
+    ------- stderr -------
+    error: restore --patch asks about each hunk and needs a terminal on stdin; stdin is not one
+    hint: without a terminal: restore the version whole (without --patch), or undo the restore's hunks afterwards with `rewind undo --window W --path P --hunk N`
+    [EOF]
+    [exit status: 2]
+    ");
     assert_snapshot!(rw(&env, &["undo", "--patch", "--force"]), @"
     [EOF]
     ------- stderr -------

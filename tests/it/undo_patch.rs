@@ -265,3 +265,31 @@ fn restore_patch_takes_the_chosen_hunks_of_a_version_and_undo_reverses_it() {
     env.run(&["undo"]).ok();
     assert_eq!(text(&env, "a.txt"), Some(a));
 }
+
+#[test]
+fn restore_patch_refuses_when_the_file_changed_while_choosing() {
+    let env = Env::new();
+    turn(&env);
+    // The "editor" of `e` is where the file changes behind the person's back.
+    let editor = env.path("editor.sh");
+    let script = format!("#!/bin/sh\nprintf 'meanwhile\\n' > '{}'\n", env.path("a.txt").display());
+    std::fs::write(&editor, script).expect("write");
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let editor = editor.display().to_string();
+    let (code, shown) = on_pty(
+        &env,
+        &["restore", "a.txt", "--version", "1", "--patch"],
+        "e\nn\n",
+        &[("VISUAL", ""), ("EDITOR", &editor), ("NO_COLOR", "1")],
+    )
+    .finish();
+    assert_eq!(code, 3, "{shown}");
+    assert!(
+        shown.contains(
+            "error: a.txt changed since its hunks were shown; nothing was written\nhint: run it again to see the file as it is now"
+        ),
+        "{shown}"
+    );
+    assert_eq!(text(&env, "a.txt").as_deref(), Some("meanwhile\n"));
+}

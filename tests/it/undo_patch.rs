@@ -257,7 +257,10 @@ fn restore_patch_takes_the_chosen_hunks_of_a_version_and_undo_reverses_it() {
     .finish();
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("(1/2) Restore this hunk"), "{shown}");
-    assert!(shown.contains("restored the chosen hunks of a.txt"), "{shown}");
+    assert!(
+        shown.contains("restored the chosen hunks of a.txt"),
+        "{shown}"
+    );
     assert_eq!(
         text(&env, "a.txt").as_deref(),
         Some(numbered(20, &[(15, "fifteen")]).as_str())
@@ -272,7 +275,10 @@ fn restore_patch_refuses_when_the_file_changed_while_choosing() {
     turn(&env);
     // The "editor" of `e` is where the file changes behind the person's back.
     let editor = env.path("editor.sh");
-    let script = format!("#!/bin/sh\nprintf 'meanwhile\\n' > '{}'\n", env.path("a.txt").display());
+    let script = format!(
+        "#!/bin/sh\nprintf 'meanwhile\\n' > '{}'\n",
+        env.path("a.txt").display()
+    );
     std::fs::write(&editor, script).expect("write");
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("chmod");

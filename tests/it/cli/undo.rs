@@ -479,3 +479,34 @@ fn patch_refuses_without_a_terminal_and_with_json_or_force() {
     ");
     assert_eq!(env.read("a.txt").unwrap(), b"one\ntwo\n");
 }
+
+/// Issue 43: after an undo and a redo that merged around a later edit (so the redone file is
+/// a version never seen whole), `blame` credited the redo with the turn's lines. They are
+/// the turn's; the user's line stays `external`.
+#[test]
+fn blame_after_a_merged_redo_credits_the_turn_not_the_redo() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let lines = |two: &str| format!("one\n{two}\nthree\nfour\nfive\nsix\nseven\n");
+    env.run(&["window", "open", "--label", "write"]).ok();
+    env.agent_write("a.txt", lines("two"));
+    env.run(&["window", "close"]).ok();
+    env.run(&["window", "open", "--label", "reword"]).ok();
+    env.agent_write("a.txt", lines("TWO"));
+    env.run(&["window", "close"]).ok();
+    env.write("a.txt", lines("TWO") + "mine\n");
+    env.run(&["undo"]).ok();
+    env.run(&["redo"]).ok();
+    assert_snapshot!(rw(&env, &["blame", "a.txt"]), @"
+    w1 agent                 1| one
+    w2 agent                 2| TWO
+    w1 agent                 3| three
+    w1 agent                 4| four
+    w1 agent                 5| five
+    w1 agent                 6| six
+    w1 agent                 7| seven
+    external                 8| mine
+    [EOF]
+    [exit status: 0]
+    ");
+}

@@ -299,3 +299,24 @@ fn restore_patch_refuses_when_the_file_changed_while_choosing() {
     );
     assert_eq!(text(&env, "a.txt").as_deref(), Some("meanwhile\n"));
 }
+
+#[test]
+fn redo_patch_reapplies_only_the_chosen_hunks_of_an_undone_turn() {
+    let env = Env::new();
+    let [_, b, _] = turn(&env);
+    env.run(&["undo"]).ok();
+    assert_eq!(text(&env, "b.txt"), None);
+    // a.txt: redo hunk 1 only; b.txt: recreate it; c.txt: leave it undone.
+    let (code, shown) = on_pty(&env, &["redo", "--patch"], "y\nn\ny\nn\n", &[]).finish();
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("(1/2) Redo this hunk"), "{shown}");
+    assert_eq!(
+        text(&env, "a.txt").as_deref(),
+        Some(numbered(20, &[(2, "two")]).as_str())
+    );
+    assert_eq!(text(&env, "b.txt"), Some(b));
+    assert_eq!(
+        text(&env, "c.txt").as_deref(),
+        Some(numbered(10, &[]).as_str())
+    );
+}

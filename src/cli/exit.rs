@@ -93,6 +93,10 @@ impl From<EngineError> for Failure {
                 kind: rewind::engine::ObjectKind::Window,
                 ..
             } => f.hint("`rewind log` lists the windows"),
+            EngineError::ChangedSinceShown { .. } => Failure {
+                exit: Exit::Conflict,
+                ..f.hint("run it again to see the file as it is now")
+            },
             EngineError::Hunks { .. } => {
                 f.hint("`rewind diff WINDOW --path P` shows the change with its hunks numbered")
             }

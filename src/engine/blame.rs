@@ -7,7 +7,9 @@
 //! the others. A before that is not what the chain reached (an edit nobody recorded), and
 //! the file on disk when it is not the last recorded version, are diffed the same way, new
 //! lines `external`. The first version seen is `baseline`. An undo or redo that puts back a
-//! version seen before gives its lines their first sources back, not itself.
+//! version seen before gives its lines their first sources back, not itself; one that merged
+//! (kept later edits, so its version is new) gives the lines it shares with the version it
+//! put back that version's sources.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -150,6 +152,10 @@ impl History<'_> {
             if let (true, Some(blob)) = (restores, after.blob()) {
                 if let Some(first) = seen.get(&blob) {
                     v.sources = first.clone();
+                } else if let Some(put_back) = self.put_back(&rel, w, &seen)? {
+                    // A merged undo or redo: a version never seen whole, whose lines are the
+                    // put-back version's where they match it.
+                    credit_put_back(&mut v, &put_back, sources.len() - 1);
                 }
             }
             if let Some(blob) = after.blob() {
@@ -230,6 +236,29 @@ impl History<'_> {
     ) -> Result<Version> {
         let bytes = self.bytes_of(rel, state)?;
         next_version(state, &bytes, previous, source, rel)
+    }
+
+    /// The version undo (or redo) window `w` put back in `rel`, when blame has seen it: the
+    /// undone change's before (the redone change's after), with its lines' sources.
+    fn put_back(
+        &self,
+        rel: &RelPath,
+        w: &Window,
+        seen: &HashMap<BlobId, Vec<usize>>,
+    ) -> Result<Option<Version>> {
+        let reversed = self.home.index.read().reversed_by(w.id)?;
+        let mut of_path = reversed.iter().filter(|c| c.path == *rel);
+        let state = match w.kind {
+            WindowKind::Undo => of_path.next().map(|c| c.before),
+            _ => of_path.next_back().and_then(|c| c.after),
+        };
+        let Some((state, sources)) = state.and_then(|s| Some((s, seen.get(&s.blob()?)?))) else {
+            return Ok(None);
+        };
+        let bytes = self.bytes_of(rel, state)?;
+        let mut v = next_version(state, &bytes, None, 0, rel)?;
+        v.sources = sources.clone();
+        Ok(Some(v))
     }
 
     /// The bytes of a known state (absent: none), refusing what is too large to diff.
@@ -385,6 +414,24 @@ fn known(s: FileState) -> Option<FileState> {
 }
 
 /// The version holding `bytes`, after `previous` (see [`Session::version`]).
+/// The lines `v` credits to itself (`own`) that are lines of `put_back` get their sources.
+fn credit_put_back(v: &mut Version, put_back: &Version, own: usize) {
+    let old: Vec<&str> = put_back.lines.iter().map(String::as_str).collect();
+    let new: Vec<&str> = v.lines.iter().map(String::as_str).collect();
+    let (mut o, mut n) = (0, 0);
+    for op in crate::merge::line_ops(&old, &new) {
+        let (ol, nl) = (op.old_range().len(), op.new_range().len());
+        if op.tag() == DiffTag::Equal {
+            for i in 0..nl {
+                if v.sources[n + i] == own {
+                    v.sources[n + i] = put_back.sources[o + i];
+                }
+            }
+        }
+        (o, n) = (o + ol, n + nl);
+    }
+}
+
 fn next_version(
     state: FileState,
     bytes: &[u8],

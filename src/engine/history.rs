@@ -483,14 +483,65 @@ impl Locked<'_> {
                 path: rel.display(),
             });
         }
+        self.restore_to(&rel, current.state, target, bytes, format!("restore {rel}"))
+    }
+
+    /// `restore --patch`: put into `path` the text a person made of a stored version hunk by
+    /// hunk, provided the file still holds `shown`, the bytes the hunks were shown against
+    /// (otherwise [`EngineError::ChangedSinceShown`], nothing written). Recorded as
+    /// [`Locked::restore`] is, keeping the file's mode.
+    pub fn restore_text(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        shown: BlobId,
+        text: &[u8],
+    ) -> Result<RestoreReport> {
+        let session = self.session();
+        let rel = session.ws.resolve(path, cwd)?;
+        let current = super::capture::capture(session, &rel, Some(shown))?;
+        let mode = match current.state {
+            FileState::Present { blob, mode } if blob == shown && !current.too_large => mode,
+            _ => {
+                return Err(EngineError::ChangedSinceShown {
+                    path: rel.display(),
+                })
+            }
+        };
+        let shown_bytes =
+            session
+                .history()
+                .blob_bytes(&shown)
+                .map_err(|source| EngineError::Unrestorable {
+                    path: rel.display(),
+                    source,
+                })?;
+        let id = BlobId::of(text);
+        session.store_blob_against(id, text, (shown, &shown_bytes))?;
+        let mut bytes = Prefetched::new();
+        bytes.insert(id, Ok(crate::store::Loaded::Bytes(text.to_vec())));
+        let target = FileState::Present { blob: id, mode };
+        let label = format!("restore --patch {rel}");
+        self.restore_to(&rel, current.state, target, bytes, label)
+    }
+
+    /// The restore's window: `rel` from `current` to `target`.
+    fn restore_to(
+        &self,
+        rel: &RelPath,
+        current: FileState,
+        target: FileState,
+        bytes: Prefetched,
+        label: String,
+    ) -> Result<RestoreReport> {
         let plan = Plan {
             kind: WindowKind::Agent,
-            label: format!("restore {rel}"),
+            label,
             tool: super::exec::PlanTool::Restore,
             recorded_by: RecordedBy::Restore,
             steps: vec![Step {
                 path: rel.clone(),
-                current: current.state,
+                current,
                 target,
             }],
             reverses: Vec::new(),
@@ -500,8 +551,32 @@ impl Locked<'_> {
             path: rel.display(),
             path_bytes: rel.bytes_hex_if_not_utf8(),
             window_id: window,
-            previous: Shown(current.state),
+            previous: Shown(current),
             restored: Shown(target),
         })
+    }
+}
+
+impl History<'_> {
+    /// The bytes `restore` would write to `path` from `source` (`None`: the version is the
+    /// file's absence), for `restore --patch` to show hunk by hunk.
+    pub fn restore_bytes(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        source: RestoreSource,
+    ) -> Result<Option<Vec<u8>>> {
+        let rel = self.ws.resolve(path, cwd)?;
+        let target = self.restore_target(&rel, source)?;
+        target
+            .blob()
+            .map(|b| {
+                self.blob_bytes(&b)
+                    .map_err(|source| EngineError::Unrestorable {
+                        path: rel.display(),
+                        source,
+                    })
+            })
+            .transpose()
     }
 }

@@ -116,6 +116,8 @@ pub enum EngineError {
     },
     #[error("cannot undo hunks: {detail}")]
     Hunks { detail: String },
+    #[error("{path} changed since its hunks were shown; nothing was written")]
+    ChangedSinceShown { path: String },
     #[error("cannot undo: {detail}")]
     Flags { detail: String },
     #[error("cannot blame {path}: {detail}")]

@@ -259,6 +259,39 @@ impl Tx<'_> {
             .ctx("find redo target")
     }
 
+    /// Newest finished hunk undo of the session (an agent-kind window every change of which
+    /// an undo made: `undo --hunk`, `undo --patch`, the review page's hunk reject) newer than
+    /// `after` and still in effect: what `redo` takes back when no undo window is newer.
+    pub(crate) fn latest_hunk_undo_window(
+        &self,
+        session: SessionRowId,
+        after: Option<WindowId>,
+    ) -> Result<Option<WindowId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
+                 AND w.status = 'done' AND w.id > ?4
+                 AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
+                 AND NOT EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id
+                                 AND (c.tool IS NULL OR c.tool != ?3))
+                 ORDER BY w.id DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    params![
+                        session.0,
+                        WindowKind::Agent.as_str(),
+                        WindowKind::Undo.as_str(),
+                        after.map_or(0, |w| w.0)
+                    ],
+                    |r| r.get(0),
+                )
+            })
+            .optional()
+            .map(|o| o.map(WindowId))
+            .ctx("find a hunk undo to take back")
+    }
+
     // ---- retention ----
 
     /// Windows (with their changes and reversals) to drop: older than `min_opened_at`, or

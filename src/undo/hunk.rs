@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Direction, Request, Target};
+use super::{Choice, Direction, Request, Target};
 use crate::engine::{EngineError, Result, Session};
 use crate::merge;
 use crate::model::{Change, FileState};
@@ -111,4 +111,51 @@ pub(super) fn texts(
         theirs,
         mode,
     })
+}
+
+/// The texts of the paths an interactive undo (`--patch`) chose pieces of
+/// ([`Choice::Text`]): the base is the side the plan expects to find (an undo: the last
+/// change's after; a redo: the first change's before), theirs the text the pieces make.
+pub(super) fn picked_texts(
+    session: &Session<'_>,
+    req: &Request,
+    direction: Direction,
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+    picks: &BTreeMap<RelPath, Choice>,
+) -> Result<BTreeMap<RelPath, Texts>> {
+    if req.force() {
+        return Err(refuse(
+            "--force cannot be combined with --patch (an undo of chosen hunks always keeps later edits)".into(),
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for (rel, changes) in by_path {
+        let Some(Choice::Text(theirs)) = picks.get(*rel) else {
+            continue;
+        };
+        let (_, expected) = super::plan::sides(changes, direction);
+        let FileState::Present { blob, mode } = expected else {
+            return Err(refuse(format!(
+                "{rel}: the change created or deleted it, or rewind lacks a side's bytes; undo the change whole"
+            )));
+        };
+        let base =
+            session
+                .history()
+                .blob_bytes(&blob)
+                .map_err(|source| EngineError::Unrestorable {
+                    path: rel.display(),
+                    source,
+                })?;
+        out.insert(
+            (*rel).clone(),
+            Texts {
+                path: (*rel).clone(),
+                base,
+                theirs: theirs.clone(),
+                mode,
+            },
+        );
+    }
+    Ok(out)
 }

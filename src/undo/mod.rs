@@ -74,6 +74,7 @@ use crate::workspace::fs::WorkspaceFs;
 use crate::workspace::{Observation, PathError, RelPath};
 
 mod hunk;
+pub mod patch;
 mod plan;
 pub mod review;
 mod select;
@@ -84,7 +85,8 @@ use plan::{Item, Observed, PathInput};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// Undo: the session's newest agent window with a change in effect. Redo: the newest
-    /// undo window still reversing something.
+    /// undo window still reversing something, or a newer hunk undo (`--hunk`, `--patch`)
+    /// still in effect, which it takes back (an undo of that window).
     Latest,
     Window(WindowId),
     /// Some hunks (1-based, as `rewind diff` numbers them) of the one change of one path
@@ -151,6 +153,82 @@ pub struct Request {
     pub dry_run: bool,
     pub later_edits: LaterEdits,
     pub on_conflict: OnConflict,
+    /// An interactive undo's (`--patch`) choice per path: only these paths, each whole or
+    /// as the text its chosen pieces make. Recorded as a hunk undo is: a window of its own,
+    /// which leaves the target's changes in effect and which `redo` takes back.
+    pub picks: Option<BTreeMap<RelPath, Choice>>,
+}
+
+/// What an interactive undo (`--patch`) chose for one path of its target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// The path's whole change (a file created or deleted, or not text: one piece).
+    Whole,
+    /// What the path should become, made from the side the undo expects to find (an undo:
+    /// the net after; a redo: the net before) by the chosen pieces ([`patch::Patch::compose`]):
+    /// the target the undo merges over later edits.
+    Text(Vec<u8>),
+}
+
+/// One path of an undo's target as `--patch` shows it: its net change, first before →
+/// last after (the review page's and `rewind diff`'s), with both sides' bytes when rewind
+/// holds them.
+#[derive(Debug, Clone)]
+pub struct PatchFile {
+    pub path: RelPath,
+    pub before: Side,
+    pub after: Side,
+}
+
+/// A side of a [`PatchFile`]'s change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Side {
+    Absent,
+    Bytes(Vec<u8>),
+    /// Rewind does not hold these bytes (metadata-only, pending): the path is offered whole,
+    /// and the undo's plan says why it cannot be done.
+    Unknown,
+}
+
+/// The paths of `req`'s target with their net change, for `--patch` to show (read only:
+/// the undo that follows plans again, under the lock, and refuses over what changed).
+pub fn patch_files(session: &Session<'_>, req: &Request) -> Result<(Vec<PatchFile>, Direction)> {
+    let (changes, direction) = select::select(session, req)?;
+    let by_path = select::by_path(&changes);
+    let side = |state: Option<FileState>, rel: &RelPath| -> Result<Side> {
+        Ok(match state {
+            Some(FileState::Absent) => Side::Absent,
+            Some(FileState::Present { blob, .. }) => match session.history().blob_bytes(&blob) {
+                Ok(bytes) => Side::Bytes(bytes),
+                Err(source) => {
+                    return Err(EngineError::Unrestorable {
+                        path: rel.display(),
+                        source,
+                    })
+                }
+            },
+            _ => Side::Unknown,
+        })
+    };
+    let mut files = Vec::with_capacity(by_path.len());
+    for (rel, cs) in &by_path {
+        let (Some(first), Some(last)) = (cs.first(), cs.last()) else {
+            continue;
+        };
+        let metadata_only = cs
+            .iter()
+            .any(|c| c.proof == crate::model::Proof::MetadataOnly);
+        let (before, after) = match metadata_only {
+            true => (Side::Unknown, Side::Unknown),
+            false => (side(Some(first.before), rel)?, side(last.after, rel)?),
+        };
+        files.push(PatchFile {
+            path: (*rel).clone(),
+            before,
+            after,
+        });
+    }
+    Ok((files, direction))
 }
 
 impl Request {
@@ -164,6 +242,7 @@ impl Request {
             dry_run: false,
             later_edits: LaterEdits::Merge,
             on_conflict: OnConflict::RefuseAll,
+            picks: None,
         }
     }
 
@@ -208,6 +287,7 @@ impl Request {
                 true => OnConflict::Skip,
                 false => OnConflict::RefuseAll,
             },
+            picks: None,
         })
     }
 
@@ -347,18 +427,20 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     if changes.is_empty() {
         return Ok(Report::nothing());
     }
-    let by_path = select::by_path(&changes);
-    let hunks = if req.hunks().is_empty() {
-        None
-    } else {
-        Some(hunk::texts(session, req, direction, &by_path)?)
-    };
+    let mut by_path = select::by_path(&changes);
+    // `--patch`: only the paths chosen (none left: nothing to do, below).
+    if let Some(picks) = &req.picks {
+        by_path.retain(|rel, _| picks.contains_key(*rel));
+    }
+    let texts = given_texts(session, req, direction, &by_path)?;
+    // A hunk undo, or an interactive one: a window of its own (see [`plan_of`]).
+    let partial = req.picks.is_some() || !req.hunks().is_empty();
     let later = select::later_changes(session, &by_path)?;
     let blobs = prefetched_blobs(session, req, changes.len(), &by_path, &later, direction);
     let how = How {
         store: !req.dry_run,
         merge: req.later_edits == LaterEdits::Merge,
-        hunks: hunks.as_ref(),
+        texts: &texts,
     };
     let (items, mut prefetched) = exec::prefetch(session, blobs, || {
         let items = plan_all(session, &by_path, &later, direction, &how);
@@ -367,11 +449,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     });
     let mut items = items?;
     // Hunks already reverted (a second click, a stale page): nothing to do, and no window.
-    if hunks.is_some()
-        && items
-            .iter()
-            .all(|i| i.conflict.is_none() && i.step.is_noop())
-    {
+    if partial && items.iter().all(Item::is_done) {
         return Ok(Report::nothing());
     }
     let skip = skipped(&mut items, req);
@@ -403,7 +481,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     let (applied, reversed) = without_skipped(&items, &skip, &changes);
     let plan = plan_of(
         req,
-        hunks.as_ref(),
+        partial.then_some(&texts),
         direction,
         &report.targets,
         &applied,
@@ -416,6 +494,23 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     };
     report.files = reports(&items, &skip, true);
     Ok(report)
+}
+
+/// The target texts a hunk undo or `--patch` gives its paths (none for a plain undo).
+fn given_texts(
+    session: &Session<'_>,
+    req: &Request,
+    direction: Direction,
+    by_path: &BTreeMap<&RelPath, Vec<&Change>>,
+) -> Result<BTreeMap<RelPath, hunk::Texts>> {
+    Ok(match (&req.picks, req.hunks().is_empty()) {
+        (Some(picks), _) => hunk::picked_texts(session, req, direction, by_path, picks)?,
+        (None, false) => {
+            let t = hunk::texts(session, req, direction, by_path)?;
+            BTreeMap::from([(t.path.clone(), t)])
+        }
+        (None, true) => BTreeMap::new(),
+    })
 }
 
 /// The target blobs to load on a second thread while this one captures and plans: those of
@@ -550,7 +645,7 @@ fn is_zero(n: &usize) -> bool {
 /// undo's window.
 fn plan_of(
     req: &Request,
-    hunks: Option<&hunk::Texts>,
+    partial: Option<&BTreeMap<RelPath, hunk::Texts>>,
     direction: Direction,
     targets: &[WindowId],
     items: &[Item],
@@ -558,17 +653,25 @@ fn plan_of(
 ) -> Plan {
     let kind = window_kind(direction);
     let steps = items.iter().map(|i| i.step.clone()).collect();
-    match hunks {
+    match partial {
         // A hunk undo leaves the change in effect (its other hunks can still be undone):
         // it is recorded as a window of its own, as a restore is, that `undo` reverses.
-        Some(h) => Plan {
+        Some(texts) => Plan {
             kind: WindowKind::Agent,
-            label: format!(
-                "undo of hunk {} of window {} in {}",
-                join_numbers(req.hunks()),
-                join(targets),
-                h.path
-            ),
+            label: match (req.picks.is_some(), texts.keys().next()) {
+                (false, Some(path)) => format!(
+                    "undo of hunk {} of window {} in {}",
+                    join_numbers(req.hunks()),
+                    join(targets),
+                    path
+                ),
+                _ => format!(
+                    "{kind} --patch of window {} ({} path{})",
+                    join(targets),
+                    items.len(),
+                    if items.len() == 1 { "" } else { "s" }
+                ),
+            },
             tool: plan_tool(kind),
             recorded_by: RecordedBy::Undo,
             steps,
@@ -590,7 +693,8 @@ fn plan_of(
 struct How<'h> {
     store: bool,
     merge: bool,
-    hunks: Option<&'h hunk::Texts>,
+    /// The paths a hunk undo or `--patch` gives the target text of.
+    texts: &'h BTreeMap<RelPath, hunk::Texts>,
 }
 
 impl Report {
@@ -725,7 +829,7 @@ fn plan_all(
         };
         let mut item = plan::plan_path(rel, &input, direction);
         let free = item.conflict.is_none();
-        if let Some(h) = how.hunks {
+        if let Some(h) = how.texts.get(*rel) {
             // What the hunk undo wants: the change's after with those hunks put back.
             item.step.target = FileState::Present {
                 blob: BlobId::of(&h.theirs),

@@ -57,6 +57,11 @@ pub(crate) struct MergedText {
 }
 
 impl Item {
+    /// Nothing to write and nothing in the way: the path is already as the plan wants it.
+    pub fn is_done(&self) -> bool {
+        self.conflict.is_none() && self.step.is_noop()
+    }
+
     pub fn new(step: Step, expected: FileState, conflict: Option<(Conflict, String)>) -> Item {
         Item {
             step,

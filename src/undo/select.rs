@@ -71,10 +71,16 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
             Some(w) => (r.live_changes_in_window(w)?, Direction::Undo),
             None => (Vec::new(), Direction::Undo),
         },
-        (Direction::Redo, Target::Latest) => match r.latest_redoable_window(session.row_id())? {
-            Some(w) => (r.changes_undone_by(w)?, Direction::Redo),
-            None => (Vec::new(), Direction::Redo),
-        },
+        // The newest of: an undo window still reversing something (redone), a hunk undo
+        // still in effect (taken back: undone, as the review page takes it back).
+        (Direction::Redo, Target::Latest) => {
+            let undo = r.latest_redoable_window(session.row_id())?;
+            match (r.latest_hunk_undo_window(session.row_id(), undo)?, undo) {
+                (Some(h), _) => (r.live_changes_in_window(h)?, Direction::Undo),
+                (None, Some(w)) => (r.changes_undone_by(w)?, Direction::Redo),
+                (None, None) => (Vec::new(), Direction::Redo),
+            }
+        }
         (dir, Target::Window(w) | Target::Hunks { window: w, .. }) => {
             let window = in_session(session, *w)?;
             match (dir, window.kind) {

@@ -496,5 +496,6 @@ pub fn plain_request(
         dry_run: false,
         later_edits: rewind::undo::LaterEdits::Merge,
         on_conflict: rewind::undo::OnConflict::RefuseAll,
+        picks: None,
     }
 }

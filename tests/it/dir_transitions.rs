@@ -122,6 +122,7 @@ fn a_transition_among_many_files_undoes_and_redoes_with_and_without_batching() {
             dry_run: false,
             later_edits: rewind::undo::LaterEdits::Merge,
             on_conflict: rewind::undo::OnConflict::RefuseAll,
+            picks: None,
         };
         let report = undo::run(&s, &req(Direction::Undo)).unwrap();
         assert_eq!(report.status, Status::Undone, "batch {batch_sync_min}");
@@ -236,6 +237,7 @@ fn a_transition_failing_at_any_operation_is_all_or_nothing() {
                 dry_run: false,
                 later_edits: rewind::undo::LaterEdits::Merge,
                 on_conflict: rewind::undo::OnConflict::RefuseAll,
+                picks: None,
             };
             if matches!(direction, Direction::Redo) {
                 undo::run(&s, &req(Direction::Undo)).unwrap();

@@ -168,6 +168,7 @@ fn undo_req(ws: &Path) -> Request {
         dry_run: false,
         later_edits: rewind::undo::LaterEdits::Merge,
         on_conflict: rewind::undo::OnConflict::RefuseAll,
+        picks: None,
     }
 }
 

@@ -45,6 +45,7 @@ mod special_files;
 mod store_damage;
 mod tools;
 mod torture;
+mod undo_patch;
 mod undo_targets;
 mod unusable_home_or_workspace;
 mod watch;

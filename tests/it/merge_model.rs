@@ -81,7 +81,7 @@ proptest! {
         let mut undone: Vec<usize> = Vec::new();
         let req = |direction, target| Request {
             direction, target, paths: vec![], cwd: ws_dir.clone(), dry_run: false,
-            later_edits: rewind::undo::LaterEdits::Merge, on_conflict: rewind::undo::OnConflict::RefuseAll,
+            later_edits: rewind::undo::LaterEdits::Merge, on_conflict: rewind::undo::OnConflict::RefuseAll, picks: None,
         };
         for op in ops {
             let s = home.session(Workspace::open(&ws_dir).unwrap(), "model").unwrap();

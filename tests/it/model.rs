@@ -71,7 +71,7 @@ proptest! {
             home.session(Workspace::open(ws).unwrap(), "model").unwrap()
         }
         let req = |direction| Request {
-            direction, target: Target::Latest, paths: vec![], cwd: ws_dir.clone(), dry_run: false, later_edits: rewind::undo::LaterEdits::Refuse, on_conflict: rewind::undo::OnConflict::RefuseAll,
+            direction, target: Target::Latest, paths: vec![], cwd: ws_dir.clone(), dry_run: false, later_edits: rewind::undo::LaterEdits::Refuse, on_conflict: rewind::undo::OnConflict::RefuseAll, picks: None,
         };
         let apply_writes = |writes: &[(usize, Option<u8>)]| {
             for (i, content) in writes {

@@ -279,6 +279,7 @@ fn a_parent_swapped_for_a_symlink_mid_undo_never_writes_outside() {
             dry_run: false,
             later_edits: rewind::undo::LaterEdits::Merge,
             on_conflict: rewind::undo::OnConflict::RefuseAll,
+            picks: None,
         };
         let case = format!(
             "swap after precheck: {after_precheck}, batch {}",

@@ -46,7 +46,7 @@ pub fn run(inv: &Invocation, out: &Out, args: &BlameArgs) -> Result<Exit, Failur
     Ok(Exit::Ok)
 }
 
-fn render(blame: &Blame) -> String {
+pub(super) fn render(blame: &Blame) -> String {
     let width = blame.lines.len().to_string().len();
     blame
         .lines

@@ -20,6 +20,7 @@ pub mod import;
 pub mod init;
 pub mod log;
 pub mod mcp;
+mod patch;
 pub mod push;
 pub mod read;
 pub mod record;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use rewind::undo::{Direction, Target};
 
+use super::patch::{self, ColorWhen};
 use super::undo::{apply, Plan};
 use crate::cli::context::{parse_id, Invocation};
 use crate::cli::exit::{Exit, Failure};
@@ -16,10 +17,13 @@ pub struct RedoArgs {
     /// Redo this undo window
     #[arg(long, value_name = "ID")]
     pub window: Option<String>,
+    /// Only these paths
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<PathBuf>,
+    /// Print the plan, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Overwrite edits made since the undo instead of merging; they are snapshotted first
     #[arg(long, conflicts_with = "strict")]
     pub force: bool,
     /// Act in this agent's latest session of the workspace (the one its hooks named last),
@@ -29,6 +33,12 @@ pub struct RedoArgs {
     /// Refuse over edits made since the undo instead of merging with them
     #[arg(long)]
     pub strict: bool,
+    /// Choose hunk by hunk, as `git add -p` does (y n q a d s e ?), then redo what was chosen at once; needs a terminal
+    #[arg(long, short = 'p', conflicts_with = "force")]
+    pub patch: bool,
+    /// Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: RedoArgs) -> Result<Exit, Failure> {
@@ -36,19 +46,19 @@ pub fn run(inv: &Invocation, out: &Out, args: RedoArgs) -> Result<Exit, Failure>
         Some(w) => Target::Window(parse_id(w)?),
         None => Target::Latest,
     };
-    apply(
-        inv,
-        out,
-        Plan {
-            direction: Direction::Redo,
-            target,
-            paths: args.paths,
-            dry_run: args.dry_run,
-            force: args.force,
-            agent: args.agent,
-            strict: args.strict,
-            hunks: Vec::new(),
-            skip_unsafe: false,
-        },
-    )
+    let plan = Plan {
+        direction: Direction::Redo,
+        target,
+        paths: args.paths,
+        dry_run: args.dry_run,
+        force: args.force,
+        agent: args.agent,
+        strict: args.strict,
+        hunks: Vec::new(),
+        skip_unsafe: false,
+    };
+    match args.patch {
+        true => patch::run(inv, out, plan, args.color),
+        false => apply(inv, out, plan),
+    }
 }

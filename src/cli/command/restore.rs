@@ -11,6 +11,8 @@ use crate::cli::context::{parse_id, Ctx, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::{name, short, Out};
 
+use super::patch::{self, ColorWhen};
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Side {
     Before,
@@ -36,6 +38,12 @@ pub struct RestoreArgs {
     pub window: Option<String>,
     #[arg(long, value_enum)]
     pub side: Option<Side>,
+    /// Choose hunk by hunk (from the file now to the version), as `git restore -p` does (y n q a d s e ?); needs a terminal
+    #[arg(long, short = 'p')]
+    pub patch: bool,
+    /// Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: &RestoreArgs) -> Result<Exit, Failure> {
@@ -57,6 +65,10 @@ pub fn run(inv: &Invocation, out: &Out, args: &RestoreArgs) -> Result<Exit, Fail
             ))
         }
     };
+    if args.patch {
+        drop(ctx);
+        return patch::restore(inv, out, &args.path, source, args.color);
+    }
     let report = ctx
         .session
         .writer()?

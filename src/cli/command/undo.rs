@@ -12,6 +12,8 @@ use crate::cli::exit::{Exit, Failure};
 use crate::cli::options::AgentName;
 use crate::cli::render::{name, opt, short, Out};
 
+use super::patch::{self, ColorWhen};
+
 #[derive(Debug, Args)]
 pub struct UndoArgs {
     /// Undo this window
@@ -50,6 +52,12 @@ pub struct UndoArgs {
     /// Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
     #[arg(long)]
     pub skip_unsafe: bool,
+    /// Choose hunk by hunk, as `git add -p` does (y n q a d s e ?), then undo what was chosen at once; needs a terminal
+    #[arg(long, short = 'p', conflicts_with_all = ["force", "hunks", "skip_unsafe"])]
+    pub patch: bool,
+    /// Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: UndoArgs) -> Result<Exit, Failure> {
@@ -59,21 +67,21 @@ pub fn run(inv: &Invocation, out: &Out, args: UndoArgs) -> Result<Exit, Failure>
         (_, _, true) => Target::All,
         _ => Target::Latest,
     };
-    apply(
-        inv,
-        out,
-        Plan {
-            direction: Direction::Undo,
-            target,
-            paths: args.paths,
-            dry_run: args.dry_run,
-            force: args.force,
-            agent: args.agent,
-            strict: args.strict,
-            hunks: args.hunks,
-            skip_unsafe: args.skip_unsafe,
-        },
-    )
+    let plan = Plan {
+        direction: Direction::Undo,
+        target,
+        paths: args.paths,
+        dry_run: args.dry_run,
+        force: args.force,
+        agent: args.agent,
+        strict: args.strict,
+        hunks: args.hunks,
+        skip_unsafe: args.skip_unsafe,
+    };
+    match args.patch {
+        true => patch::run(inv, out, plan, args.color),
+        false => apply(inv, out, plan),
+    }
 }
 
 /// What `undo` or `redo` was asked to do.
@@ -122,16 +130,21 @@ pub(super) fn apply(inv: &Invocation, out: &Out, plan: Plan) -> Result<Exit, Fai
     } else {
         out.print(&render(direction, &report));
     }
-    Ok(match report.status {
+    Ok(exit_of(&report))
+}
+
+/// 3 when a conflict refused it (or would, for a dry run), 4 when there was nothing to do.
+pub(super) fn exit_of(report: &Report) -> Exit {
+    match report.status {
         Status::Undone | Status::Redone => Exit::Ok,
         Status::Conflict => Exit::Conflict,
         Status::Nothing => Exit::Nothing,
         Status::DryRun if report.refused => Exit::Conflict,
         Status::DryRun => Exit::Ok,
-    })
+    }
 }
 
-fn render(direction: Direction, report: &Report) -> String {
+pub(super) fn render(direction: Direction, report: &Report) -> String {
     let verb = match direction {
         Direction::Undo => "undo",
         Direction::Redo => "redo",

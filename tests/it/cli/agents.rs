@@ -247,19 +247,48 @@ fn helper_stop_without_a_helper() {
 fn demo_narrates_its_session() {
     let env = Env::new();
     let _f = filters(&env);
-    assert_snapshot!(rw(&env, &["demo"]), @r#"
-    • turn 1 (window 1): agent created hello.py
-    • turn 2 (window 2): agent edited hello.py and created NOTES.md
-    • user: edited NOTES.md in their editor
-    • read check of NOTES.md: externally_modified=true — hint for the model: NOTES.md was changed outside the agent since rewind's last snapshot; read it again before editing it
-    • undo: refused, nothing written — conflicts: NOTES.md (modified-since); hello.py is still "print('hello, world')"
-    • undo --force: Undone; hello.py is back to "print('hello')", NOTES.md is gone (the agent created it)
-    • redo: Redone; hello.py is "print('hello, world')" again
-    • restore NOTES.md --window 3 --side before: the user's line is back: true
-    • verify: 4 blobs, ok
+    assert_snapshot!(rw(&env, &["demo"]), @"
+    • rewind keeps each agent turn as a window (every file it wrote, before and after): window 1 is turn 1, in which the agent created hello.py
+    • window 2 is turn 2: the agent changed greet() in hello.py and created NOTES.md
+    • you: added a line at the end of hello.py in your editor
+    • the agent's next read of hello.py: externally_modified=true — the model is told: hello.py was changed outside the agent since rewind's last snapshot; read it again before editing it
+    • rewind diff 2 (what window 2 did):
+        --- a/hello.py
+        +++ b/hello.py
+        @@ -1,5 +1,5 @@
+         def greet(name):
+        -    return 'hello ' + name
+        +    return f'hello, {name}!'
+         
+         
+         def main():
+        --- /dev/null
+        +++ b/NOTES.md
+        @@ -0,0 +1,2 @@
+        +# Notes
+        +- greeting reworded
+    • rewind blame hello.py (which window wrote each line):
+        w1 agent Write            1| def greet(name):
+        w2 agent Edit             2|     return f'hello, {name}!'
+        w1 agent Write            3| 
+        w1 agent Write            4| 
+        w1 agent Write            5| def main():
+        w1 agent Write            6|     print(greet('world'))
+        w1 agent Write            7| 
+        w1 agent Write            8| 
+        w1 agent Write            9| main()
+        external                 10| # checked by hand
+    • rewind undo: undid window 2 (recorded as window 3, an undo window that `redo` reverses): hello.py merged (kept 1 later hunk) — greet() is as turn 1 left it, and your line at the end is kept; NOTES.md is gone (the agent created it)
+    • rewind redo: window 4 (a redo window) puts turn 2 back: greet() reworded again, your line still there, NOTES.md back
+    • you: added a remark to NOTES.md, the file the agent created
+    • rewind undo: refused, nothing written — NOTES.md (modified-since): undoing the creation would delete your remark, and a created file cannot be merged
+    • rewind undo --path NOTES.md --force: window 5 (an undo window); NOTES.md is gone on disk, and your version of it is in rewind's store (saved before it was overwritten)
+    • rewind restore NOTES.md --window 5 --side before: window 6 (a restore); your remark is back: true
+    • verify: 6 blobs, ok
+    to open these windows on the review page: `rewind demo --keep`, then the `rewind … review` it prints (that prints the page's URL to open in a browser)
     [EOF]
     [exit status: 0]
-    "#);
+    ");
 }
 
 #[test]
@@ -267,7 +296,7 @@ fn demo_json() {
     let env = Env::new();
     let _f = filters(&env);
     assert_snapshot!(show(&env.run(&["--json", "demo"])), @r#"
-    {"kept":null,"ok":true,"steps":["turn 1 (window 1): agent created hello.py","turn 2 (window 2): agent edited hello.py and created NOTES.md","user: edited NOTES.md in their editor","read check of NOTES.md: externally_modified=true — hint for the model: NOTES.md was changed outside the agent since rewind's last snapshot; read it again before editing it","undo: refused, nothing written — conflicts: NOTES.md (modified-since); hello.py is still \"print('hello, world')\"","undo --force: Undone; hello.py is back to \"print('hello')\", NOTES.md is gone (the agent created it)","redo: Redone; hello.py is \"print('hello, world')\" again","restore NOTES.md --window 3 --side before: the user's line is back: true","verify: 4 blobs, ok"]}
+    {"kept":null,"ok":true,"steps":["rewind keeps each agent turn as a window (every file it wrote, before and after): window 1 is turn 1, in which the agent created hello.py","window 2 is turn 2: the agent changed greet() in hello.py and created NOTES.md","you: added a line at the end of hello.py in your editor","the agent's next read of hello.py: externally_modified=true — the model is told: hello.py was changed outside the agent since rewind's last snapshot; read it again before editing it","rewind diff 2 (what window 2 did):\n    --- a/hello.py\n    +++ b/hello.py\n    @@ -1,5 +1,5 @@\n     def greet(name):\n    -    return 'hello ' + name\n    +    return f'hello, {name}!'\n     \n     \n     def main():\n    --- /dev/null\n    +++ b/NOTES.md\n    @@ -0,0 +1,2 @@\n    +# Notes\n    +- greeting reworded","rewind blame hello.py (which window wrote each line):\n    w1 agent Write            1| def greet(name):\n    w2 agent Edit             2|     return f'hello, {name}!'\n    w1 agent Write            3| \n    w1 agent Write            4| \n    w1 agent Write            5| def main():\n    w1 agent Write            6|     print(greet('world'))\n    w1 agent Write            7| \n    w1 agent Write            8| \n    w1 agent Write            9| main()\n    external                 10| # checked by hand","rewind undo: undid window 2 (recorded as window 3, an undo window that `redo` reverses): hello.py merged (kept 1 later hunk) — greet() is as turn 1 left it, and your line at the end is kept; NOTES.md is gone (the agent created it)","rewind redo: window 4 (a redo window) puts turn 2 back: greet() reworded again, your line still there, NOTES.md back","you: added a remark to NOTES.md, the file the agent created","rewind undo: refused, nothing written — NOTES.md (modified-since): undoing the creation would delete your remark, and a created file cannot be merged","rewind undo --path NOTES.md --force: window 5 (an undo window); NOTES.md is gone on disk, and your version of it is in rewind's store (saved before it was overwritten)","rewind restore NOTES.md --window 5 --side before: window 6 (a restore); your remark is back: true","verify: 6 blobs, ok"]}
     [EOF]
     [exit status: 0]
     "#);

@@ -1,6 +1,6 @@
 //! Undoing history: `undo`, `redo`, `restore`.
 
-use super::{filters, rw, two_turns};
+use super::{filters, rw, rw_stdin, two_turns};
 use crate::common::Env;
 use insta::assert_snapshot;
 
@@ -368,4 +368,145 @@ fn undo_help_lists_the_global_options_apart() {
         assert!(!own.contains(option), "{option} among undo's own: {own}");
         assert!(global.contains(option), "{option}: {global}");
     }
+}
+
+/// `undo --help` and `redo --help` name `--patch` and its keys.
+#[test]
+fn undo_and_redo_help_offer_patch() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let own = |args: &[&str]| {
+        let run = env.run(args);
+        let text = run
+            .stdout
+            .split("Global options:")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        format!("{text}[exit status: {}]", run.code)
+    };
+    assert_snapshot!(own(&["undo", "-h"]), @"
+    Undo the latest agent window (or a window, a tool call, the whole session)
+
+    Usage: rewind undo [OPTIONS]
+
+    Options:
+          --window <ID>     Undo this window
+          --tool-call <ID>  Undo the changes of this tool call
+          --all             Undo every change of the session
+          --path <P>        Only these paths
+          --dry-run         Print the plan, write nothing
+          --force           Overwrite later edits instead of merging (modified-since, later-change, overlap); they are snapshotted first
+          --agent <AGENT>   Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline]
+          --strict          Refuse over later edits (modified-since, later-change) instead of merging with them
+          --hunk <N>        Undo only this hunk of the window's change of the path (numbered by `rewind diff WINDOW --path P`); repeatable
+          --skip-unsafe     Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
+      -p, --patch           Choose hunk by hunk, as `git add -p` does (y n q a d s e ?), then undo what was chosen at once; needs a terminal
+          --color <WHEN>    Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never [default: auto] [possible values: auto, always, never]
+      -h, --help            Print help (see more with '--help')
+
+    [exit status: 0]
+    ");
+    assert_snapshot!(own(&["redo", "-h"]), @"
+    Re-apply the most recently undone window
+
+    Usage: rewind redo [OPTIONS]
+
+    Options:
+          --window <ID>    Redo this undo window
+          --path <P>       Only these paths
+          --dry-run        Print the plan, write nothing
+          --force          Overwrite edits made since the undo instead of merging; they are snapshotted first
+          --agent <AGENT>  Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline]
+          --strict         Refuse over edits made since the undo instead of merging with them
+      -p, --patch          Choose hunk by hunk, as `git add -p` does (y n q a d s e ?), then redo what was chosen at once; needs a terminal
+          --color <WHEN>   Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never [default: auto] [possible values: auto, always, never]
+      -h, --help           Print help (see more with '--help')
+
+    [exit status: 0]
+    ");
+}
+
+/// `--patch` asks a person: without a terminal on stdin (a pipe, a CI job, an agent's
+/// tool call) it refuses before touching anything, and says what works without one.
+#[test]
+fn patch_refuses_without_a_terminal_and_with_json_or_force() {
+    let env = Env::new();
+    let _f = filters(&env);
+    two_turns(&env);
+    assert_snapshot!(rw_stdin(&env, &["undo", "--patch"], "y\n"), @"
+    [EOF]
+    ------- stderr -------
+    error: undo --patch asks about each hunk and needs a terminal on stdin; stdin is not one
+    hint: without a terminal: `rewind diff --window ID --path P` numbers a file's hunks and `rewind undo --window ID --path P --hunk N` undoes some; `rewind review` offers them on a page
+    [EOF]
+    [exit status: 2]
+    ");
+    assert_snapshot!(rw(&env, &["redo", "--patch"]), @"
+    [EOF]
+    ------- stderr -------
+    error: redo --patch asks about each hunk and needs a terminal on stdin; stdin is not one
+    hint: without a terminal: `rewind diff --window ID --path P` numbers a file's hunks and `rewind undo --window ID --path P --hunk N` undoes some; `rewind review` offers them on a page
+    [EOF]
+    [exit status: 2]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "undo", "--patch"]), @r#"
+    {"error":"undo --patch asks about each hunk in words; it cannot answer in --json","exit_code":2,"hints":[],"status":"error"}
+    [EOF]
+    ------- stderr -------
+    error: undo --patch asks about each hunk in words; it cannot answer in --json
+    [EOF]
+    [exit status: 2]
+    "#);
+    assert_snapshot!(rw(&env, &["restore", "a.txt", "--version", "1", "--patch"]), @"
+    [EOF]
+    ------- stderr -------
+    error: restore --patch asks about each hunk and needs a terminal on stdin; stdin is not one
+    hint: without a terminal: restore the version whole (without --patch), or undo the restore's hunks afterwards with `rewind undo --window W --path P --hunk N`
+    [EOF]
+    [exit status: 2]
+    ");
+    assert_snapshot!(rw(&env, &["undo", "--patch", "--force"]), @"
+    [EOF]
+    ------- stderr -------
+    error: the argument '--patch' cannot be used with '--force'
+
+    Usage: rewind undo --patch --home <DIR> --session <ID>
+
+    For more information, try '--help'.
+    [EOF]
+    [exit status: 2]
+    ");
+    assert_eq!(env.read("a.txt").unwrap(), b"one\ntwo\n");
+}
+
+/// Issue 43: after an undo and a redo that merged around a later edit (so the redone file is
+/// a version never seen whole), `blame` credited the redo with the turn's lines. They are
+/// the turn's; the user's line stays `external`.
+#[test]
+fn blame_after_a_merged_redo_credits_the_turn_not_the_redo() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let lines = |two: &str| format!("one\n{two}\nthree\nfour\nfive\nsix\nseven\n");
+    env.run(&["window", "open", "--label", "write"]).ok();
+    env.agent_write("a.txt", lines("two"));
+    env.run(&["window", "close"]).ok();
+    env.run(&["window", "open", "--label", "reword"]).ok();
+    env.agent_write("a.txt", lines("TWO"));
+    env.run(&["window", "close"]).ok();
+    env.write("a.txt", lines("TWO") + "mine\n");
+    env.run(&["undo"]).ok();
+    env.run(&["redo"]).ok();
+    assert_snapshot!(rw(&env, &["blame", "a.txt"]), @"
+    w1 agent                 1| one
+    w2 agent                 2| TWO
+    w1 agent                 3| three
+    w1 agent                 4| four
+    w1 agent                 5| five
+    w1 agent                 6| six
+    w1 agent                 7| seven
+    external                 8| mine
+    [EOF]
+    [exit status: 0]
+    ");
 }

@@ -41,6 +41,7 @@ pub enum AgentName {
     Opencode,
     Cursor,
     Cline,
+    Pi,
 }
 
 impl AgentName {
@@ -53,6 +54,7 @@ impl AgentName {
             AgentName::Opencode => Agent::OpenCode,
             AgentName::Cursor => Agent::Cursor,
             AgentName::Cline => Agent::Cline,
+            AgentName::Pi => Agent::Pi,
         }
     }
 }

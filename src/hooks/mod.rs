@@ -4,7 +4,8 @@
 //!
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
-//! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`);
+//! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`,
+//! `pi.rs`);
 //! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
 //! configuration files `rewind init` installs for its agent ([`config`]).
 //!
@@ -20,6 +21,7 @@ mod cursor;
 mod gemini;
 mod opencode;
 pub mod patch;
+pub mod pi;
 pub mod runner;
 pub mod shell;
 
@@ -52,17 +54,19 @@ pub enum Agent {
     Codex,
     Cursor,
     Cline,
+    Pi,
 }
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::ClaudeCode,
         Agent::OpenCode,
         Agent::Gemini,
         Agent::Codex,
         Agent::Cursor,
         Agent::Cline,
+        Agent::Pi,
     ];
 
     /// The name of the agent's shell tool as its hooks give it, for a shell call rewind has
@@ -71,7 +75,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode | Agent::Codex => Some("Bash"),
             Agent::Gemini => Some("run_shell_command"),
-            Agent::OpenCode => Some("bash"),
+            Agent::OpenCode | Agent::Pi => Some("bash"),
             Agent::Cline => Some("execute_command"),
             Agent::Cursor => None,
         }
@@ -86,6 +90,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Cursor => "cursor",
             Agent::Cline => "cline",
+            Agent::Pi => "pi",
         }
     }
 }
@@ -111,7 +116,7 @@ impl FromStr for Agent {
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     #[error(
-        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline"
+        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi"
     )]
     UnknownAgent(String),
     #[error("hook payload is empty")]
@@ -320,6 +325,7 @@ pub fn parse(agent: Agent, stdin: &[u8]) -> Result<HookEvent, HookError> {
         Agent::Codex => codex::parse(&obj),
         Agent::Cursor => cursor::parse(&obj),
         Agent::Cline => cline::parse(&obj),
+        Agent::Pi => pi::parse(&obj),
     }
 }
 
@@ -334,6 +340,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Agent::Codex => codex::answer(event, decision),
         Agent::Cursor => cursor::answer(event, decision),
         Agent::Cline => cline::answer(event, decision),
+        Agent::Pi => pi::answer(event, decision),
     }
 }
 
@@ -343,7 +350,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 /// the agent whose allow depends on it (Cursor).
 ///
 /// Claude Code, Codex and Gemini read exit 0 with empty stdout as success (their adapters'
-/// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin proceeds on an empty
+/// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin and pi extension proceed on an empty
 /// answer; Cline reads a missing or invalid answer as a block, so it gets `{"cancel": false}`.
 pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
     match agent {
@@ -356,7 +363,9 @@ pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
                 .and_then(Value::as_str);
             cursor::allow(name)
         }
-        Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::OpenCode => Answer::silent(),
+        Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => {
+            Answer::silent()
+        }
     }
 }
 

@@ -1796,6 +1796,7 @@ fn long_messages_are_truncated_below_the_cap() {
             Agent::OpenCode => ("tool.execute.before", "tool.execute.after"),
             Agent::Cursor => ("preToolUse", "afterFileEdit"),
             Agent::Cline => ("PreToolUse", "PostToolUse"),
+            Agent::Pi => ("tool_call", "tool_result"),
         };
         for (name, decision) in [(before, deny(&long)), (after, context(&long))] {
             let reply = answer(&pre_write(agent, name), &decision);
@@ -1878,4 +1879,205 @@ fn an_installed_invocation_is_recovered_from_what_init_wrote() {
         Invocation::recover("const REWIND = \"/a/rewind\";\nconst REWIND_HOME = null;\n"),
         Some(Invocation::new(std::path::Path::new("/a/rewind"), None))
     );
+}
+
+// ---------------------------------------------------------------- pi
+
+/// The envelopes rewind's extension piped from pi 0.73.1 during the scripted e2e run
+/// (`tests/agents/fake_openai_chat.py`, FAKE_SCENARIO=pi), each parsed to what that step did.
+#[test]
+fn pi_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("01a2267d-6e32-730e-8ee3-fcffcd5b1107");
+    let pi = |text: &str| parsed(Agent::Pi, text);
+    let readme = p("/home/u/proj/README.md");
+    // The model named notes.txt relative to pi's working directory.
+    let notes = p("notes.txt");
+
+    let start = pi(fixture!("pi", "real-0.73.1/before_agent_start"));
+    assert_eq!(
+        start.action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    let steps = [
+        (
+            fixture!("pi", "real-0.73.1/tool_call-write"),
+            fixture!("pi", "real-0.73.1/tool_result-write"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![p("/home/u/proj/notes.txt")],
+            },
+            Action::PostWrite {
+                paths: vec![p("/home/u/proj/notes.txt")],
+                evidence: vec![Evidence::Written {
+                    path: p("/home/u/proj/notes.txt"),
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-read"),
+            fixture!("pi", "real-0.73.1/tool_result-read"),
+            "call_e2e_01",
+            Action::PreRead {
+                path: readme.clone(),
+            },
+            Action::PostRead {
+                path: readme.clone(),
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-edit"),
+            fixture!("pi", "real-0.73.1/tool_result-edit"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-edit-2"),
+            fixture!("pi", "real-0.73.1/tool_result-edit-2"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-read-2"),
+            fixture!("pi", "real-0.73.1/tool_result-read-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                path: notes.clone(),
+            },
+            Action::PostRead { path: notes },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-bash"),
+            fixture!("pi", "real-0.73.1/tool_result-bash"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: "sed -i 's/one/ONE/' notes.txt".to_string(),
+            },
+            Action::PostShell {
+                command: "sed -i 's/one/ONE/' notes.txt".to_string(),
+            },
+        ),
+    ];
+    for (before, after, call, pre, post) in steps {
+        let (before, after) = (pi(before), pi(after));
+        assert_eq!(before.action, pre, "{call}");
+        assert_eq!(after.action, post, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    assert_eq!(
+        pi(fixture!("pi", "real-0.73.1/agent_end")).action,
+        Action::CloseWindow
+    );
+}
+
+#[test]
+fn pi_paths_commands_and_legacy_edits() {
+    let pi = |v: serde_json::Value| parse(Agent::Pi, v.to_string().as_bytes());
+    // pi drops a leading `@`; a `~` path is the user's home, not rewind's to name.
+    let at = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "@src/a.rs", "content": "x"}}))
+    .expect("parses");
+    assert_eq!(
+        at.action,
+        Action::PreWrite {
+            paths: vec![p("src/a.rs")]
+        }
+    );
+    let home = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "~/notes.md", "content": "x"}}))
+    .expect("parses");
+    assert!(is_ignore(&home.action), "{:?}", home.action);
+    // The single oldText/newText pair older models send, after any `edits`.
+    let legacy = pi(
+        serde_json::json!({"hook": "tool_result", "toolName": "edit",
+        "input": {"path": "a", "edits": [{"oldText": "1", "newText": "2"}],
+                  "oldText": "3", "newText": "4"}}),
+    )
+    .expect("parses");
+    assert_eq!(
+        legacy.action,
+        Action::PostWrite {
+            paths: vec![p("a")],
+            evidence: vec![Evidence::Edits {
+                path: p("a"),
+                edits: vec![edit("1", "2", false), edit("3", "4", false)],
+            }],
+        }
+    );
+    let undo = pi(serde_json::json!({"hook": "command", "command": "rw-undo",
+        "args": " --force ", "sessionId": "s1"}))
+    .expect("parses");
+    assert_eq!(
+        undo.action,
+        Action::UndoCommand {
+            args: vec!["--force".to_string()]
+        }
+    );
+    for ignored in [
+        serde_json::json!({"hook": "tool_call", "toolName": "grep", "input": {"pattern": "x"}}),
+        serde_json::json!({"hook": "command", "command": "other"}),
+        serde_json::json!({"hook": "turn_end"}),
+    ] {
+        assert!(is_ignore(&pi(ignored).expect("parses").action));
+    }
+    let err = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "", "content": "x"}}))
+    .expect_err("empty path");
+    assert_eq!(
+        err.to_string(),
+        "hook payload field `input.path` is not a non-empty path"
+    );
+    let err =
+        pi(serde_json::json!({"hook": "tool_call", "toolName": "edit"})).expect_err("no input");
+    assert_eq!(err.to_string(), "hook payload is missing field `input`");
+}
+
+#[test]
+fn pi_answers() {
+    let pre = pre_write(Agent::Pi, "tool_call");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["block"], true);
+    assert_eq!(out["reason"], "stale");
+    // tool_call cannot add to what the model sees: the hint goes after the read.
+    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    let read = event_of(Agent::Pi, "tool_result", Action::PostRead { path: p("/a") });
+    assert_eq!(
+        stdout_json(&answer(&read, &context("file changed")))["append"],
+        "file changed"
+    );
+    let undo = event_of(Agent::Pi, "command", Action::UndoCommand { args: vec![] });
+    assert_eq!(
+        stdout_json(&answer(
+            &undo,
+            &Decision::Reply {
+                text: "rewind undid turn 1".to_string()
+            }
+        ))["reply"],
+        "rewind undid turn 1"
+    );
+    assert_eq!(allow_anyway(Agent::Pi, None), Answer::silent());
 }

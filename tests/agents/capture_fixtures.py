@@ -3,7 +3,7 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode|codex <payloads.jsonl> <workspace> <home>
+       capture_fixtures.py --agent gemini|opencode|codex|pi <payloads.jsonl> <workspace> <home>
                            <version> <out dir>
 Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
@@ -29,6 +29,11 @@ SCENARIOS = {
               "`sed -i`, Bash `apply_patch <<'EOF' … EOF` (a PreToolUse and no PostToolUse: Codex "
               "sends none for it), Bash `ls`; `codex exec`, model `gpt-5.5` from a fake "
               "Responses server"),
+    "pi": ("pi", "pi", "fake_openai_chat.py (FAKE_SCENARIO=pi)",
+           "write notes.txt, read README.md, edit README.md, edit notes.txt, (the user appends a "
+           "line to notes.txt), read notes.txt, bash `sed -i`; `pi -p` with a custom "
+           "OpenAI-compatible provider. The payloads are what rewind's extension pipes to "
+           "`rewind hook pi`"),
 }
 
 if sys.argv[1] == "--agent":
@@ -59,6 +64,8 @@ def kebab(name):
 
 
 def name_of(p):
+    if agent == "pi":
+        return p["hook"] + (f"-{p['toolName']}" if "toolName" in p else "")
     if agent == "opencode":
         tool = (p.get("input") or {}).get("tool")
         return p["hook"] + (f"-{tool}" if tool and p["hook"].startswith("tool.") else "")

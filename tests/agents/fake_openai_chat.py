@@ -20,6 +20,8 @@ chosen by how many tool calls the conversation already holds:
 A request offering `apply_patch` and no `write` (OpenCode 1.18 does that for model ids with
 `gpt-`: the second turn) gets a read of notes.txt, one `apply_patch` of it (`TWO` ->
 `TWO, patched`), then the text "patched". Any other request (the session title, …) gets a short text answer.
+FAKE_SCENARIO=pi: the same turn in pi's tool arguments (`path`, `edits[{oldText, newText}]`,
+relative paths for notes.txt).
 Usage: fake_openai_chat.py <workspace> <request-log> <port-file>
 """
 import json
@@ -42,7 +44,21 @@ PATCH = """*** Begin Patch
 *** End Patch"""
 
 
+SCENARIO = os.environ.get("FAKE_SCENARIO", "opencode")
+
+
 def steps(tools):
+    if SCENARIO == "pi":
+        # pi's tools: write{path, content}, edit{path, edits[{oldText, newText}]}, read{path},
+        # bash{command}; the same turn as OpenCode's.
+        return [
+            ("write", {"path": NOTES, "content": "one\ntwo\n"}),
+            ("read", {"path": README}),
+            ("edit", {"path": README, "edits": [{"oldText": "# e2e", "newText": "# e2e edited"}]}),
+            ("edit", {"path": "notes.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+            ("read", {"path": "notes.txt"}),
+            ("bash", {"command": "sed -i 's/one/ONE/' notes.txt"}),
+        ]
     return [
         ("write", {"filePath": NOTES, "content": "one\ntwo\n"}),
         ("read", {"filePath": README}),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex.
+# End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex,
+# pi (issue 45).
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one (default: the debug
 #                           binary, built by `cargo build --locked`; RELEASE=1: the release one)
@@ -544,10 +545,115 @@ AGENT
 }
 
 
+# --- pi -------------------------------------------------------------------------------
+# pi_turn <dir> <agent PATH> <out> <pi args…>: pi -p in <dir>/ws against fake_openai_chat.py
+# (FAKE_SCENARIO=pi) as a custom OpenAI-compatible provider (~/.pi/agent/models.json under
+# the scratch HOME), REWIND_HOME unset (the extension carries the home), no network at start
+# (PI_OFFLINE).
+pi_turn() {
+  local d=$1 path=$2 out=$3
+  shift 3
+  local args
+  args=$(printf '%q ' "$@")
+  mkdir -p "$d/home/.pi/agent"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+FAKE_SCENARIO=pi python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cat > "$d/home/.pi/agent/models.json" <<JSON
+{"providers": {"e2e": {"baseUrl": "http://127.0.0.1:\$(cat "$d/port")/v1", "api": "openai-completions",
+  "apiKey": "e2e-dummy", "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+  "models": [{"id": "e2e-model", "reasoning": false}]}}}
+JSON
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 \
+  PI_TELEMETRY=0 timeout 180 "$AGENT_BIN" -p --provider e2e --model e2e-model $args \
+  >"$d/$out" 2>"$d/$out.err"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_pi() {
+  npm_agent pi @mariozechner/pi-coding-agent pi || return 0
+  local ver=$AGENT_VER d="$TMP/pi" sid PROMPT_PI="create notes.txt, edit it, read it, uppercase with sed"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init pi >/dev/null) \
+    && ok "rewind init pi" || { bad "rewind init pi"; return 0; }
+  shim_hooks "$d/ws/.pi/extensions/rewind/index.ts"
+  : > "$TMP/payloads.jsonl"
+  pi_turn "$d" "$PATH" out.txt "$PROMPT_PI"
+  local rc=$?
+  check "pi -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/out.txt.err"
+  local checks=(env WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt"
+    SESSIONS="$d/home/.pi/agent/sessions" REWIND_HOME="$d/rewind-home")
+  "${checks[@]}" RESULTS="$d" python3 "$HERE/check_pi.py"
+  tally "$d"
+  sid=$(cat "$d/sid" 2>/dev/null)
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent pi "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$ROOT/fixtures/hooks/pi/real-$ver"
+  fi
+  # /rw-undo in that session (the extension's command, no model call): README.md without the
+  # user's later line, so only the user's mid-turn line on notes.txt stands in the way.
+  printf '# e2e edited\n' > "$d/ws/README.md"
+  local nreq; nreq=$(wc -l < "$d/requests.jsonl")
+  rm -f "$d/port"
+  pi_turn "$d" "$PATH" undo.txt --session "$sid" "/rw-undo"
+  check "pi -p --session <id> /rw-undo exited 0" test $? = 0
+  check "/rw-undo refuses over the user's mid-turn line, names the session and the turn" \
+    grep -q "did not undo turn 1 (\"$PROMPT_PI\") of session $sid: nothing was written" "$d/undo.txt.err"
+  check "the refused /rw-undo wrote nothing" \
+    sh -c "[ \"\$(cat '$d/ws/README.md')\" = '# e2e edited' ] && [ -e '$d/ws/notes.txt' ]"
+  rm -f "$d/port"
+  pi_turn "$d" "$PATH" undo-force.txt --session "$sid" "/rw-undo --force"
+  check "pi -p --session <id> '/rw-undo --force' exited 0" test $? = 0
+  check "/rw-undo --force names the session and the turn it undid" \
+    grep -q "rewind undid turn 1 (\"$PROMPT_PI\") of session $sid" "$d/undo-force.txt.err"
+  check "/rw-undo --force: README.md byte-exact the committed text, notes.txt gone" \
+    sh -c "[ \"\$(cat '$d/ws/README.md')\" = '# e2e' ] && [ ! -e '$d/ws/notes.txt' ]"
+  check "/rw-undo's answers are kept in pi's session file" python3 - "$d/home/.pi/agent/sessions" <<'PY'
+import glob, json, sys
+entries = [json.loads(l) for f in glob.glob(f"{sys.argv[1]}/**/*.jsonl", recursive=True) for l in open(f)]
+said = [e["data"]["text"] for e in entries if e.get("customType") == "rewind-undo"]
+sys.exit(0 if len(said) == 2 and said[1].startswith("rewind undid turn 1") else 1)
+PY
+  check "/rw-undo called no model" test "$(wc -l < "$d/requests.jsonl")" = "$nreq"
+  run_pi_without_rewind
+}
+
+# The extension of an `init pi` whose binary is gone (and none on PATH) lets every tool call
+# proceed, and says once on stderr that rewind is unavailable.
+run_pi_without_rewind() {
+  local d="$TMP/pi-gone" path
+  echo "== pi $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "pi without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init pi >/dev/null) \
+    || { bad "rewind init pi (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  pi_turn "$d" "$path" out.txt "create notes.txt, edit it, read it, uppercase with sed"
+  check "pi -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" RESULTS="$d" \
+    SESSIONS="$d/home/.pi/agent/sessions" REWIND_HOME="$d/rewind-home" \
+    python3 "$HERE/check_pi.py" --without-rewind
+  tally "$d"
+  check "the extension says once that rewind is unavailable" \
+    test "$(grep -c 'rewind is unavailable' "$d/out.txt.err")" = 1
+}
+
+
 want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
 want codex && run_codex
+want pi && run_pi
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

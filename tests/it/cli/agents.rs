@@ -148,6 +148,36 @@ fn init_then_uninstall() {
     ");
 }
 
+/// `rewind init pi` writes its extension (with `/rw-undo`); `--uninstall` removes it and the
+/// directories it made.
+#[test]
+fn init_pi_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "pi"]), @"
+    wrote      .pi/extensions/rewind/index.ts (pi extension and /rw-undo)
+    [EOF]
+    [exit status: 0]
+    ");
+    let ext = std::fs::read_to_string(env.path(".pi/extensions/rewind/index.ts")).unwrap();
+    assert!(ext.contains(r#"spawnSync(bin, ["hook", "pi"]"#), "{ext}");
+    assert!(ext.contains(r#"pi.registerCommand("rw-undo""#), "{ext}");
+    assert_snapshot!(rw(&env, &["init", "pi"]), @"
+    unchanged  .pi/extensions/rewind/index.ts (pi extension and /rw-undo)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "pi", "--uninstall"]), @"
+    remove .pi/extensions/rewind/index.ts (pi extension and /rw-undo, created by rewind init)
+    removed empty directory .pi/extensions/rewind
+    removed empty directory .pi/extensions
+    removed empty directory .pi
+    [EOF]
+    [exit status: 0]
+    ");
+    assert!(!env.path(".pi").exists());
+}
+
 #[test]
 fn init_json() {
     let env = Env::new();

@@ -206,13 +206,14 @@ pub enum Action {
     PostShell {
         command: String,
     },
-    /// Read tool, before (where the agent can get context back before the read).
+    /// Read tool, before (where the agent can get context back before the read): the file it
+    /// reads (Cline's `read_files`: each file it reads).
     PreRead {
-        path: PathBuf,
+        paths: Vec<PathBuf>,
     },
     /// Read tool, after (Gemini AfterTool read_file, OpenCode after).
     PostRead {
-        path: PathBuf,
+        paths: Vec<PathBuf>,
     },
     /// Unknown tool / event: quietly ignored.
     Ignore {
@@ -223,10 +224,15 @@ pub enum Action {
 impl Action {
     /// A read tool's event: before or after the read.
     pub(crate) fn read(post: bool, path: PathBuf) -> Action {
+        Action::reads(post, vec![path])
+    }
+
+    /// A read tool's event for several files at once (Cline's `read_files`).
+    pub(crate) fn reads(post: bool, paths: Vec<PathBuf>) -> Action {
         if post {
-            Action::PostRead { path }
+            Action::PostRead { paths }
         } else {
-            Action::PreRead { path }
+            Action::PreRead { paths }
         }
     }
 

@@ -226,8 +226,8 @@ pub fn run(
                 scan: Some(report),
             })
         }
-        Action::PreRead { path } | Action::PostRead { path } => {
-            read_event(session, path, cwd, event, config)
+        Action::PreRead { paths } | Action::PostRead { paths } => {
+            read_event(session, paths, cwd, event, config)
         }
     }
 }
@@ -251,10 +251,11 @@ fn pre_shell(
     })
 }
 
-/// A read: the check against the latest snapshot, with the context files it brings.
+/// A read: the check against the latest snapshot, with the context files it brings (of each
+/// file read, in order, each once).
 fn read_event(
     session: &Session<'_>,
-    path: &Path,
+    paths: &[PathBuf],
     cwd: &Path,
     event: &HookEvent,
     config: &RunnerConfig,
@@ -265,8 +266,15 @@ fn read_event(
     if pre && !context_before_read(event.agent) {
         return Ok(Outcome::allow());
     }
-    let outcome = read(session, path, cwd)?;
-    let files = read_context(session, event, path, cwd, config);
+    let outcome = read(session, paths, cwd)?;
+    let mut files: Vec<ContextFile> = Vec::new();
+    for path in paths {
+        for file in read_context(session, event, path, cwd, config) {
+            if !files.iter().any(|f| f.path == file.path) {
+                files.push(file);
+            }
+        }
+    }
     Ok(Outcome::decide(with_context(outcome.decision, &files)))
 }
 
@@ -565,8 +573,8 @@ fn post_write(
 }
 
 /// A read: the external-edit check, its hint for the model.
-fn read(session: &Session<'_>, path: &Path, cwd: &Path) -> Result<Outcome> {
-    let paths = inside(session, std::slice::from_ref(&path.to_path_buf()), cwd)?;
+fn read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Outcome> {
+    let paths = inside(session, paths, cwd)?;
     if paths.is_empty() {
         return Ok(Outcome::allow());
     }

@@ -252,7 +252,7 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
     assert_eq!(
         read.action,
         Action::PreRead {
-            path: p("/home/u/proj/src/lib.rs")
+            paths: vec![p("/home/u/proj/src/lib.rs")]
         }
     );
     assert_eq!(read.tool_call.as_deref(), Some("toolu_01READ"));
@@ -263,7 +263,7 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
     assert_eq!(
         read_after.action,
         Action::PostRead {
-            path: p("/home/u/proj/src/lib.rs")
+            paths: vec![p("/home/u/proj/src/lib.rs")]
         }
     );
 
@@ -594,11 +594,13 @@ fn gemini_fixtures() {
     );
     assert_eq!(
         parsed(Agent::Gemini, fixture!("gemini", "before-tool-read_file")).action,
-        Action::PreRead { path: file.clone() }
+        Action::PreRead {
+            paths: vec![file.clone()]
+        }
     );
     assert_eq!(
         parsed(Agent::Gemini, fixture!("gemini", "after-tool-read_file")).action,
-        Action::PostRead { path: file }
+        Action::PostRead { paths: vec![file] }
     );
     assert_eq!(
         parsed(
@@ -701,9 +703,9 @@ fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("gemini", "real-0.61.0/after-tool-read_file"),
             "read_file",
             Action::PreRead {
-                path: notes.clone(),
+                paths: vec![notes.clone()],
             },
-            Action::PostRead { path: notes },
+            Action::PostRead { paths: vec![notes] },
         ),
         (
             fixture!("gemini", "real-0.61.0/before-tool-run_shell_command"),
@@ -839,7 +841,9 @@ fn opencode_fixtures() {
             fixture!("opencode", "tool.execute.before-read")
         )
         .action,
-        Action::PreRead { path: app.clone() }
+        Action::PreRead {
+            paths: vec![app.clone()]
+        }
     );
     assert_eq!(
         parsed(
@@ -847,7 +851,7 @@ fn opencode_fixtures() {
             fixture!("opencode", "tool.execute.after-read")
         )
         .action,
-        Action::PostRead { path: app }
+        Action::PostRead { paths: vec![app] }
     );
     assert_eq!(
         parsed(
@@ -929,10 +933,10 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("opencode", "real-1.18.33/tool.execute.after-read"),
             "call_e2e_01",
             Action::PreRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
             Action::PostRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
         ),
         (
@@ -970,9 +974,9 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("opencode", "real-1.18.33/tool.execute.after-read-2"),
             "call_e2e_04",
             Action::PreRead {
-                path: notes.clone(),
+                paths: vec![notes.clone()],
             },
-            Action::PostRead { path: notes },
+            Action::PostRead { paths: vec![notes] },
         ),
         (
             fixture!("opencode", "real-1.18.33/tool.execute.before-bash"),
@@ -1072,7 +1076,7 @@ fn cursor_fixtures() {
     assert_eq!(
         parsed(Agent::Cursor, fixture!("cursor", "beforeReadFile")).action,
         Action::PreRead {
-            path: main_ts.clone()
+            paths: vec![main_ts.clone()]
         }
     );
     assert_eq!(
@@ -1167,7 +1171,9 @@ fn cline_fixtures() {
     );
     assert_eq!(
         parsed(Agent::Cline, fixture!("cline", "PreToolUse-read_file")).action,
-        Action::PreRead { path: health }
+        Action::PreRead {
+            paths: vec![health]
+        }
     );
     assert_eq!(
         parsed(
@@ -1682,7 +1688,9 @@ fn gemini_answers() {
     let read = event_of(
         Agent::Gemini,
         "AfterTool",
-        Action::PostRead { path: p("/a") },
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
     );
     let out = stdout_json(&answer(&read, &context("file changed")));
     assert_eq!(
@@ -1704,7 +1712,9 @@ fn opencode_answers() {
     let read = event_of(
         Agent::OpenCode,
         "tool.execute.after",
-        Action::PostRead { path: p("/a") },
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
     );
     let out = stdout_json(&answer(&read, &context("file changed")));
     assert_eq!(out["append"], "file changed");
@@ -1741,7 +1751,9 @@ fn cursor_answers() {
     let read = event_of(
         Agent::Cursor,
         "beforeReadFile",
-        Action::PreRead { path: p("/a") },
+        Action::PreRead {
+            paths: vec![p("/a")],
+        },
     );
     assert_eq!(
         stdout_json(&answer(&read, &context("changed"))),
@@ -1922,10 +1934,10 @@ fn pi_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("pi", "real-0.73.1/tool_result-read"),
             "call_e2e_01",
             Action::PreRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
             Action::PostRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
         ),
         (
@@ -1963,9 +1975,9 @@ fn pi_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("pi", "real-0.73.1/tool_result-read-2"),
             "call_e2e_04",
             Action::PreRead {
-                path: notes.clone(),
+                paths: vec![notes.clone()],
             },
-            Action::PostRead { path: notes },
+            Action::PostRead { paths: vec![notes] },
         ),
         (
             fixture!("pi", "real-0.73.1/tool_call-bash"),
@@ -2064,7 +2076,13 @@ fn pi_answers() {
     assert_eq!(out["reason"], "stale");
     // tool_call cannot add to what the model sees: the hint goes after the read.
     assert_eq!(answer(&pre, &context("x")), Answer::silent());
-    let read = event_of(Agent::Pi, "tool_result", Action::PostRead { path: p("/a") });
+    let read = event_of(
+        Agent::Pi,
+        "tool_result",
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
+    );
     assert_eq!(
         stdout_json(&answer(&read, &context("file changed")))["append"],
         "file changed"
@@ -2080,4 +2098,173 @@ fn pi_answers() {
         "rewind undid turn 1"
     );
     assert_eq!(allow_anyway(Agent::Pi, None), Answer::silent());
+}
+
+// ---------------------------------------------------------------- Cline CLI 3.x, recorded
+
+/// The payloads the real Cline CLI 3.0.65 sent to `.clinerules/hooks/*` during the scripted
+/// e2e run (`tests/agents/fake_openai_chat.py`), each parsed to what that step did. Before
+/// 3.x's `hookName`s and tools were read, every one of them was ignored.
+#[test]
+fn cline_3_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("1795943599025_zibgi");
+    let cl = |text: &str| parsed(Agent::Cline, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = cl(fixture!("cline", "real-3.0.65/agent_start"));
+    assert_eq!(start.action, Action::OpenWindow { label: None });
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(start.subagent, None);
+    let steps = [
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor"),
+            fixture!("cline", "real-3.0.65/tool_result-editor"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-read_files"),
+            fixture!("cline", "real-3.0.65/tool_result-read_files"),
+            "call_e2e_01",
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor-2"),
+            fixture!("cline", "real-3.0.65/tool_result-editor-2"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor-3"),
+            fixture!("cline", "real-3.0.65/tool_result-editor-3"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-read_files-2"),
+            fixture!("cline", "real-3.0.65/tool_result-read_files-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-run_commands"),
+            fixture!("cline", "real-3.0.65/tool_result-run_commands"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, call, pre, post) in steps {
+        let (before, after) = (cl(before), cl(after));
+        assert_eq!(before.action, pre, "{call}");
+        assert_eq!(after.action, post, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    assert_eq!(
+        cl(fixture!("cline", "real-3.0.65/agent_end")).action,
+        Action::CloseWindow
+    );
+}
+
+#[test]
+fn cline_3_reads_many_files_runs_many_commands_and_names_subagents() {
+    let cl = |v: serde_json::Value| parse(Agent::Cline, v.to_string().as_bytes());
+    let call = |name: &str, input: serde_json::Value| {
+        serde_json::json!({"hookName": "tool_call", "taskId": "conv_1",
+            "sessionContext": {"rootSessionId": "root_1"}, "workspaceRoots": ["/w"],
+            "agent_id": "agent_2", "parent_agent_id": "agent_1",
+            "tool_call": {"id": "c1", "name": name, "input": input}})
+    };
+    let read = cl(call(
+        "read_files",
+        serde_json::json!({"files": [{"path": "/w/a"}, {"path": "/w/b", "start_line": 2}]}),
+    ))
+    .expect("parses");
+    assert_eq!(
+        read.action,
+        Action::PreRead {
+            paths: vec![p("/w/a"), p("/w/b")]
+        }
+    );
+    assert_eq!(read.session_id.as_deref(), Some("root_1"));
+    assert_eq!(read.subagent.as_deref(), Some("agent_2"));
+    let run = cl(call(
+        "run_commands",
+        serde_json::json!({"commands": ["ls", "cat a"]}),
+    ))
+    .expect("parses");
+    assert_eq!(
+        run.action,
+        Action::PreShell {
+            command: "ls\ncat a".to_string()
+        }
+    );
+    let err = cl(call("run_commands", serde_json::json!({"commands": [1]}))).expect_err("number");
+    assert_eq!(
+        err.to_string(),
+        "hook payload field `tool_call.commands` is not an array of strings"
+    );
+    // An insert at a line proves nothing of the before (the pre-hook snapped it).
+    let mut insert = call(
+        "editor",
+        serde_json::json!({"path": "/w/a", "new_text": "x", "insert_line": 1}),
+    );
+    insert["hookName"] = "tool_result".into();
+    insert["tool_result"] = insert["tool_call"].take();
+    assert_eq!(
+        cl(insert).expect("parses").action,
+        Action::PostWrite {
+            paths: vec![p("/w/a")],
+            evidence: vec![]
+        }
+    );
+    let ignored = cl(call(
+        "search_codebase",
+        serde_json::json!({"queries": ["x"]}),
+    ));
+    assert!(is_ignore(&ignored.expect("parses").action));
+    // A deny on Cline 3's tool_call cancels it.
+    let pre = pre_write(Agent::Cline, "tool_call");
+    assert_eq!(stdout_json(&answer(&pre, &deny("stale")))["cancel"], true);
 }

@@ -3,7 +3,7 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode|codex|pi <payloads.jsonl> <workspace> <home>
+       capture_fixtures.py --agent gemini|opencode|codex|pi|cline <payloads.jsonl> <workspace> <home>
                            <version> <out dir>
 Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
@@ -34,6 +34,11 @@ SCENARIOS = {
            "line to notes.txt), read notes.txt, bash `sed -i`; `pi -p` with a custom "
            "OpenAI-compatible provider. The payloads are what rewind's extension pipes to "
            "`rewind hook pi`"),
+    "cline": ("Cline CLI", "cline", "fake_openai_chat.py",
+              "editor (create) notes.txt, read_files README.md, editor README.md, editor "
+              "notes.txt, (the user appends a line to notes.txt), read_files notes.txt, "
+              "run_commands `sed -i`; `cline --json` with an `openai-compatible` provider. The "
+              "scripts run are `.clinerules/hooks/<TaskStart|PreToolUse|…>`"),
 }
 
 if sys.argv[1] == "--agent":
@@ -64,6 +69,9 @@ def kebab(name):
 
 
 def name_of(p):
+    if agent == "cline":
+        call = p.get("tool_call") or p.get("tool_result") or {}
+        return p["hookName"] + (f"-{call['name']}" if call.get("name") else "")
     if agent == "pi":
         return p["hook"] + (f"-{p['toolName']}" if "toolName" in p else "")
     if agent == "opencode":

@@ -20,6 +20,8 @@ chosen by how many tool calls the conversation already holds:
 A request offering `apply_patch` and no `write` (OpenCode 1.18 does that for model ids with
 `gpt-`: the second turn) gets a read of notes.txt, one `apply_patch` of it (`TWO` ->
 `TWO, patched`), then the text "patched". Any other request (the session title, …) gets a short text answer.
+A request offering `editor` and `run_commands` (Cline CLI 3.x) gets the same turn in Cline's
+tools: editor (create), read_files, editor, editor, read_files, run_commands.
 FAKE_SCENARIO=pi: the same turn in pi's tool arguments (`path`, `edits[{oldText, newText}]`,
 relative paths for notes.txt).
 Usage: fake_openai_chat.py <workspace> <request-log> <port-file>
@@ -48,6 +50,17 @@ SCENARIO = os.environ.get("FAKE_SCENARIO", "opencode")
 
 
 def steps(tools):
+    if "editor" in tools and "run_commands" in tools:
+        # Cline CLI 3.x: editor{path, old_text, new_text} (creates a missing file),
+        # read_files{files[{path}]}, run_commands{commands[]}.
+        return [
+            ("editor", {"path": NOTES, "new_text": "one\ntwo\n"}),
+            ("read_files", {"files": [{"path": README}]}),
+            ("editor", {"path": README, "old_text": "# e2e", "new_text": "# e2e edited"}),
+            ("editor", {"path": NOTES, "old_text": "two", "new_text": "TWO"}),
+            ("read_files", {"files": [{"path": NOTES}]}),
+            ("run_commands", {"commands": ["sed -i 's/one/ONE/' notes.txt"]}),
+        ]
     if SCENARIO == "pi":
         # pi's tools: write{path, content}, edit{path, edits[{oldText, newText}]}, read{path},
         # bash{command}; the same turn as OpenCode's.
@@ -111,7 +124,7 @@ class H(Handler):
                       ("apply_patch", "call_e2e_patch", {"patchText": PATCH})]
             answer = {"tool": script[n][0], "id": script[n][1], "args": script[n][2]} \
                 if n < len(script) else {"text": "patched"}
-        elif "write" in tools:
+        elif "write" in tools or "editor" in tools:
             n = tool_calls_so_far(body)
             script = steps(tools)
             if n < len(script):

@@ -649,11 +649,77 @@ run_pi_without_rewind() {
 }
 
 
+# --- Cline CLI ------------------------------------------------------------------------
+# cline_turn <dir> <agent PATH>: `cline --json` in <dir>/ws against fake_openai_chat.py as an
+# `openai-compatible` provider (set by `cline auth`, under the scratch HOME's ~/.cline),
+# REWIND_HOME unset (the hook scripts carry the home).
+cline_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cl() { env -u REWIND_HOME HOME="$d/home" PATH="$path" timeout 180 "$AGENT_BIN" "\$@"; }
+cl auth -p openai-compatible -k e2e-dummy -m e2e-model -b "http://127.0.0.1:\$(cat "$d/port")/v1" \
+  >"$d/auth.txt" 2>&1 || { echo "cline auth failed" >&2; exit 91; }
+cd "$d/ws" && cl --json "create notes.txt, edit it, read it, uppercase with sed" \
+  >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_cline() {
+  npm_agent cline cline cline || return 0
+  local ver=$AGENT_VER d="$TMP/cline"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init cline >/dev/null) \
+    && ok "rewind init cline" || { bad "rewind init cline"; return 0; }
+  shim_hooks "$d/ws"/.clinerules/hooks/*
+  : > "$TMP/payloads.jsonl"
+  cline_turn "$d" "$PATH"
+  local rc=$?
+  check "cline --json exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent cline "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$ROOT/fixtures/hooks/cline/real-$ver"
+  fi
+  run_cline_without_rewind
+}
+
+# The hook scripts of an `init cline` whose binary is gone (and none on PATH) answer
+# {"cancel": false}: every tool call proceeds.
+run_cline_without_rewind() {
+  local d="$TMP/cline-gone" path
+  echo "== cline $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "cline without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init cline >/dev/null) \
+    || { bad "rewind init cline (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  cline_turn "$d" "$path"
+  check "cline --json exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py" --without-rewind
+  tally "$d"
+}
+
+
 want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
 want codex && run_codex
 want pi && run_pi
+want cline && run_cline
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

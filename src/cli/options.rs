@@ -42,6 +42,7 @@ pub enum AgentName {
     Cursor,
     Cline,
     Pi,
+    Copilot,
 }
 
 impl AgentName {
@@ -55,6 +56,7 @@ impl AgentName {
             AgentName::Cursor => Agent::Cursor,
             AgentName::Cline => Agent::Cline,
             AgentName::Pi => Agent::Pi,
+            AgentName::Copilot => Agent::Copilot,
         }
     }
 }

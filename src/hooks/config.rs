@@ -29,6 +29,7 @@ impl Agent {
             Agent::Cline => super::cline::init_files(rewind),
             Agent::OpenCode => super::opencode::init_files(rewind),
             Agent::Pi => super::pi::init_files(rewind),
+            Agent::Copilot => super::copilot::init_files(rewind),
         }
     }
 

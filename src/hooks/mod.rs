@@ -5,7 +5,7 @@
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
 //! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`,
-//! `pi.rs`);
+//! `pi.rs`, `copilot.rs`);
 //! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
 //! configuration files `rewind init` installs for its agent ([`config`]).
 //!
@@ -17,6 +17,7 @@ mod cline;
 mod codex;
 pub mod command;
 pub mod config;
+mod copilot;
 mod cursor;
 mod gemini;
 mod opencode;
@@ -55,11 +56,12 @@ pub enum Agent {
     Cursor,
     Cline,
     Pi,
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::ClaudeCode,
         Agent::OpenCode,
         Agent::Gemini,
@@ -67,6 +69,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Cline,
         Agent::Pi,
+        Agent::Copilot,
     ];
 
     /// The name of the agent's shell tool as its hooks give it, for a shell call rewind has
@@ -75,7 +78,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode | Agent::Codex => Some("Bash"),
             Agent::Gemini => Some("run_shell_command"),
-            Agent::OpenCode | Agent::Pi => Some("bash"),
+            Agent::OpenCode | Agent::Pi | Agent::Copilot => Some("bash"),
             Agent::Cline => Some("execute_command"),
             Agent::Cursor => None,
         }
@@ -91,6 +94,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Cline => "cline",
             Agent::Pi => "pi",
+            Agent::Copilot => "copilot",
         }
     }
 }
@@ -116,7 +120,7 @@ impl FromStr for Agent {
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     #[error(
-        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi"
+        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot"
     )]
     UnknownAgent(String),
     #[error("hook payload is empty")]
@@ -332,6 +336,7 @@ pub fn parse(agent: Agent, stdin: &[u8]) -> Result<HookEvent, HookError> {
         Agent::Cursor => cursor::parse(&obj),
         Agent::Cline => cline::parse(&obj),
         Agent::Pi => pi::parse(&obj),
+        Agent::Copilot => copilot::parse(&obj),
     }
 }
 
@@ -347,6 +352,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Agent::Cursor => cursor::answer(event, decision),
         Agent::Cline => cline::answer(event, decision),
         Agent::Pi => pi::answer(event, decision),
+        Agent::Copilot => copilot::answer(event, decision),
     }
 }
 
@@ -355,7 +361,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 /// each agent's allow, in its own format. `payload`, when there is one, names the event for
 /// the agent whose allow depends on it (Cursor).
 ///
-/// Claude Code, Codex and Gemini read exit 0 with empty stdout as success (their adapters'
+/// Claude Code, Codex, Gemini and Copilot CLI read exit 0 with empty stdout as success (their adapters'
 /// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin and pi extension proceed on an empty
 /// answer; Cline reads a missing or invalid answer as a block, so it gets `{"cancel": false}`.
 pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
@@ -369,9 +375,12 @@ pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
                 .and_then(Value::as_str);
             cursor::allow(name)
         }
-        Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => {
-            Answer::silent()
-        }
+        Agent::ClaudeCode
+        | Agent::Codex
+        | Agent::Gemini
+        | Agent::OpenCode
+        | Agent::Pi
+        | Agent::Copilot => Answer::silent(),
     }
 }
 

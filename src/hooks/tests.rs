@@ -1809,6 +1809,7 @@ fn long_messages_are_truncated_below_the_cap() {
             Agent::Cursor => ("preToolUse", "afterFileEdit"),
             Agent::Cline => ("PreToolUse", "PostToolUse"),
             Agent::Pi => ("tool_call", "tool_result"),
+            Agent::Copilot => ("preToolUse", "preToolUse"),
         };
         for (name, decision) in [(before, deny(&long)), (after, context(&long))] {
             let reply = answer(&pre_write(agent, name), &decision);
@@ -2267,4 +2268,169 @@ fn cline_3_reads_many_files_runs_many_commands_and_names_subagents() {
     // A deny on Cline 3's tool_call cancels it.
     let pre = pre_write(Agent::Cline, "tool_call");
     assert_eq!(stdout_json(&answer(&pre, &deny("stale")))["cancel"], true);
+}
+
+// ---------------------------------------------------------------- Copilot CLI, recorded
+
+/// The camelCase payloads the real Copilot CLI 1.0.102 sent to `.github/hooks/rewind.json`
+/// during the scripted e2e run, each parsed to what that step did; the event is told from the
+/// payload's fields (it names none).
+#[test]
+fn copilot_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("52a6a7b3-2626-433d-8140-8406625b0df9");
+    let cp = |text: &str| parsed(Agent::Copilot, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = cp(fixture!("copilot", "real-1.0.102/sessionStart"));
+    assert_eq!(start.action, Action::SessionStart { fresh: false });
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        cp(fixture!("copilot", "real-1.0.102/userPromptSubmitted")).action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    let steps = [
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-create"),
+            fixture!("copilot", "real-1.0.102/postToolUse-create"),
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-view"),
+            fixture!("copilot", "real-1.0.102/postToolUse-view"),
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-edit"),
+            fixture!("copilot", "real-1.0.102/postToolUse-edit"),
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-edit-2"),
+            fixture!("copilot", "real-1.0.102/postToolUse-edit-2"),
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-view-2"),
+            fixture!("copilot", "real-1.0.102/postToolUse-view-2"),
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-bash"),
+            fixture!("copilot", "real-1.0.102/postToolUse-bash"),
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, pre, post) in steps {
+        let (before, after) = (cp(before), cp(after));
+        assert_eq!(before.action, pre);
+        assert_eq!(after.action, post);
+        assert_eq!(before.event_name, "preToolUse");
+        assert_eq!(after.event_name, "postToolUse");
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    for name in [
+        fixture!("copilot", "real-1.0.102/agentStop"),
+        fixture!("copilot", "real-1.0.102/sessionEnd"),
+    ] {
+        assert_eq!(cp(name).action, Action::CloseWindow);
+    }
+}
+
+#[test]
+fn copilot_answers_only_on_pre_tool_use() {
+    let pre = event_of(
+        Agent::Copilot,
+        "preToolUse",
+        Action::PreRead {
+            paths: vec![p("/a")],
+        },
+    );
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["permissionDecision"], "deny");
+    assert_eq!(out["permissionDecisionReason"], "stale");
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("file changed")))["additionalContext"],
+        "file changed"
+    );
+    // Copilot reads no other event's output.
+    let post = event_of(
+        Agent::Copilot,
+        "postToolUse",
+        Action::PostRead { paths: vec![] },
+    );
+    assert_eq!(answer(&post, &context("x")), Answer::silent());
+    let tool = |name: &str| {
+        parse(
+            Agent::Copilot,
+            serde_json::json!({"sessionId": "s", "cwd": "/w", "toolName": name,
+                "toolArgs": {"pattern": "x"}})
+            .to_string()
+            .as_bytes(),
+        )
+        .expect("parses")
+    };
+    assert!(is_ignore(&tool("grep").action));
+    let pre_edit = parse(
+        Agent::Copilot,
+        br#"{"sessionId": "s", "toolName": "edit", "toolArgs": {"path": "/w/a"}}"#,
+    )
+    .expect("a pre-edit needs only the path");
+    assert_eq!(
+        pre_edit.action,
+        Action::PreWrite {
+            paths: vec![p("/w/a")]
+        }
+    );
+    let err = parse(
+        Agent::Copilot,
+        br#"{"sessionId": "s", "toolName": "edit", "toolArgs": {"path": "/w/a"}, "toolResult": {}}"#,
+    )
+    .expect_err("an edit's result without old_str");
+    assert_eq!(
+        err.to_string(),
+        "hook payload is missing field `toolArgs.old_str`"
+    );
 }

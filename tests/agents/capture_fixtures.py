@@ -3,7 +3,7 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode|codex|pi|cline <payloads.jsonl> <workspace> <home>
+       capture_fixtures.py --agent gemini|opencode|codex|pi|cline|copilot <payloads.jsonl> <workspace> <home>
                            <version> <out dir>
 Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
@@ -39,6 +39,12 @@ SCENARIOS = {
               "notes.txt, (the user appends a line to notes.txt), read_files notes.txt, "
               "run_commands `sed -i`; `cline --json` with an `openai-compatible` provider. The "
               "scripts run are `.clinerules/hooks/<TaskStart|PreToolUse|…>`"),
+    "copilot": ("Copilot CLI", "copilot", "fake_openai_chat.py",
+                "create notes.txt, view README.md, edit README.md, edit notes.txt, (the user "
+                "appends a line to notes.txt), view notes.txt, bash `sed -i`; `copilot -p` "
+                "with a BYOK provider (COPILOT_PROVIDER_BASE_URL) in offline mode. The "
+                "payloads are the camelCase ones; the file names add the event rewind tells "
+                "from the fields"),
 }
 
 if sys.argv[1] == "--agent":
@@ -69,6 +75,12 @@ def kebab(name):
 
 
 def name_of(p):
+    if agent == "copilot":
+        has = lambda k: k in p
+        event = ("postToolUse" if has("toolResult") else "preToolUse") if has("toolName") else \
+            "agentStop" if has("stopReason") else "userPromptSubmitted" if has("prompt") else \
+            "sessionStart" if has("source") else "sessionEnd" if has("reason") else "unknown"
+        return event + (f"-{p['toolName']}" if has("toolName") else "")
     if agent == "cline":
         call = p.get("tool_call") or p.get("tool_result") or {}
         return p["hookName"] + (f"-{call['name']}" if call.get("name") else "")

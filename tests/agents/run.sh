@@ -714,12 +714,79 @@ run_cline_without_rewind() {
 }
 
 
+# --- Copilot CLI ----------------------------------------------------------------------
+# copilot_turn <dir> <agent PATH>: `copilot -p` in <dir>/ws against fake_openai_chat.py as a
+# BYOK provider (COPILOT_PROVIDER_BASE_URL) in offline mode (no GitHub sign-in, no network),
+# COPILOT_ALLOW_ALL=true (trusts the folder, so its .github/hooks load in prompt mode),
+# REWIND_HOME unset (the hooks carry the home).
+copilot_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" COPILOT_HOME="$d/home/.copilot" \
+  COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" \
+  COPILOT_PROVIDER_API_KEY=e2e-dummy COPILOT_MODEL=e2e-model COPILOT_ALLOW_ALL=true \
+  COPILOT_AUTO_UPDATE=false timeout 180 "$AGENT_BIN" --allow-all-tools \
+  -p "create notes.txt, edit it, read it, uppercase with sed" >"$d/out.txt" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_copilot() {
+  npm_agent copilot @github/copilot copilot || return 0
+  local ver=$AGENT_VER d="$TMP/copilot"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init copilot >/dev/null) \
+    && ok "rewind init copilot" || { bad "rewind init copilot"; return 0; }
+  shim_hooks "$d/ws/.github/hooks/rewind.json"
+  : > "$TMP/payloads.jsonl"
+  copilot_turn "$d" "$PATH"
+  local rc=$?
+  check "copilot -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_copilot.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent copilot "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$ROOT/fixtures/hooks/copilot/real-$ver"
+  fi
+  run_copilot_without_rewind
+}
+
+# The hooks of an `init copilot` whose binary is gone (and none on PATH) exit 0 with nothing
+# to say: every tool call proceeds.
+run_copilot_without_rewind() {
+  local d="$TMP/copilot-gone" path
+  echo "== copilot $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "copilot without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init copilot >/dev/null) \
+    || { bad "rewind init copilot (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  copilot_turn "$d" "$path"
+  check "copilot -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_copilot.py" --without-rewind
+  tally "$d"
+}
+
+
 want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
 want codex && run_codex
 want pi && run_pi
 want cline && run_cline
+want copilot && run_copilot
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

@@ -45,7 +45,7 @@ use rewind::workspace::{normalize, PathError, Workspace};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline | pi
+    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot
     pub agent: String,
     /// Print what would be written; write nothing
     #[arg(long, alias = "print")]
@@ -91,6 +91,12 @@ fn user_root(agent: Agent) -> Result<PathBuf, Failure> {
             return Err(Failure::new(
                 Exit::Usage,
                 "init --user: rewind knows no user-level hooks for Cline; run `rewind init cline` in each project",
+            ))
+        }
+        Agent::Copilot => {
+            return Err(Failure::new(
+                Exit::Usage,
+                "init --user: Copilot CLI reads hooks from the project's .github/hooks/; run `rewind init copilot` in each project",
             ))
         }
         _ => home,

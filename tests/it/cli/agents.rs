@@ -178,6 +178,52 @@ fn init_pi_then_uninstall() {
     assert!(!env.path(".pi").exists());
 }
 
+/// `rewind init copilot` writes `.github/hooks/rewind.json` (Copilot CLI's hooks, one per
+/// event); `--uninstall` removes it and the directories it made; there is no user level.
+#[test]
+fn init_copilot_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "copilot"]), @"
+    wrote      .github/hooks/rewind.json (Copilot CLI hooks)
+    [EOF]
+    [exit status: 0]
+    ");
+    let hooks: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.path(".github/hooks/rewind.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(hooks["version"], 1);
+    for event in [
+        "sessionStart",
+        "userPromptSubmitted",
+        "preToolUse",
+        "postToolUse",
+        "agentStop",
+        "sessionEnd",
+    ] {
+        let bash = hooks["hooks"][event][0]["bash"].as_str().unwrap();
+        assert!(
+            bash.ends_with("exec \"$r\" hook copilot"),
+            "{event}: {bash}"
+        );
+    }
+    assert_snapshot!(rw(&env, &["init", "copilot", "--uninstall"]), @"
+    remove .github/hooks/rewind.json (Copilot CLI hooks, created by rewind init)
+    removed empty directory .github/hooks
+    removed empty directory .github
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "copilot", "--user"]), @"
+    [EOF]
+    ------- stderr -------
+    error: init --user: Copilot CLI reads hooks from the project's .github/hooks/; run `rewind init copilot` in each project
+    [EOF]
+    [exit status: 2]
+    ");
+}
+
 #[test]
 fn init_json() {
     let env = Env::new();

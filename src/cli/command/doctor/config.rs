@@ -60,6 +60,7 @@ impl Places {
             Agent::Cursor => &[".cursor/hooks.json"],
             Agent::Cline => &[],
             Agent::Pi => &[rewind::hooks::pi::EXTENSION_PATH],
+            Agent::Copilot => &[".github/hooks/rewind.json"],
         };
         let mut out: Vec<(&'static str, PathBuf)> =
             project.iter().map(|p| ("project", root.join(p))).collect();
@@ -89,6 +90,7 @@ impl Places {
                 Agent::Cursor => vec![user(home, ".cursor/hooks.json")],
                 Agent::Cline => vec![],
                 Agent::Pi => vec![user(home, ".pi/agent/extensions/rewind/index.ts")],
+                Agent::Copilot => vec![],
             }
             .into_iter()
             .flatten(),

@@ -108,6 +108,9 @@ const CLAUDE_LOADS_AGENTS_MD: (u64, u64, u64) = (2, 1, 277);
 /// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md). They do
 /// not give it again after it changed: a changed one (`again`) is rewind's to give.
 ///
+/// Cline (checked with the CLI 3.0.65) loads the workspace root's AGENTS.md itself, as a rule
+/// ("Workspace AGENTS.md"), and no other.
+///
 /// pi (0.73) loads the AGENTS.md (or CLAUDE.md) of its working directory and each ancestor
 /// at start, and no other: those below its working directory are rewind's to give, and so is
 /// one that changed since.
@@ -118,6 +121,9 @@ fn agent_loads_itself(
     file: &ContextFile,
     cwd: &Path,
 ) -> bool {
+    if agent == Agent::Cline {
+        return !file.again && file.path == "AGENTS.md";
+    }
     if agent == Agent::Pi {
         let dir = session
             .workspace()

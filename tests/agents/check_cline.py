@@ -62,6 +62,10 @@ def main():
     check("the hint reaches the model as Cline's <hook_context source=\"PreToolUse\">",
           said != [] and all('<hook_context source=\\"PreToolUse\\"' in json.dumps(m)
                              for m in said), said)
+    # Cline loads the workspace root's AGENTS.md itself (a rule): rewind must not add a copy.
+    counts = [json.dumps(b).count("AGENTS-E2E-ROOT") for b in reqs]
+    check("the root AGENTS.md reaches the model once a request (Cline's own rule, not rewind's)",
+          counts != [] and all(n == 1 for n in counts), counts)
     no_hook_failures()
     undo_redo_refused(sid or "", NOTES, README, NOTES_END, README_END, b"# e2e\n")
     return finish(RESULTS)

@@ -7,7 +7,13 @@
 #        KEEP=1             keep the scratch directory and print its path
 #        CAPTURE=1          save the hook payloads as fixtures/hooks/<agent>/real-<version>/
 #        AGENTS="a b"       run only these agents (names as in tests/agents/versions)
+# --latest: install whatever the npm registry serves now for each agent instead of the pins in
+#           `versions` (under target/agents/<name>-<version>/ like the pins), run the same
+#           checks, and report how each agent's hook payloads differ in shape from its newest
+#           recorded fixtures (compare_fixtures.py). Not part of the default run.
 set -uo pipefail
+LATEST=
+[ "${1:-}" = --latest ] && { LATEST=1; CAPTURE=1; }
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/tests/agents"
@@ -72,6 +78,12 @@ want() { [ -z "${AGENTS:-}" ] || [[ " $AGENTS " == *" $1 "* ]]; }
 
 version_of() { awk -v a="$1" '$1 == a { print $2 }' "$HERE/versions"; }
 
+# fixture_out <agent> <version>: where CAPTURE=1 saves the run's payloads: the fixtures, or
+# with --latest a scratch directory that compare_fixtures.py holds against them.
+fixture_out() {
+  if [ -n "$LATEST" ]; then echo "$TMP/latest/$1"; else echo "$ROOT/fixtures/hooks/$1/real-$2"; fi
+}
+
 # --- Claude Code ----------------------------------------------------------------------
 run_claude_code() {
   local ver cc ws home log sid
@@ -127,7 +139,7 @@ AGENT
   FAIL=$((FAIL + $(cat "$TMP/cc/fail" 2>/dev/null || echo 1)))
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
-      "$ROOT/fixtures/hooks/claude-code/real-$ver"
+      "$(fixture_out claude-code "$ver")"
   fi
 
   # /rw-undo typed in the normal permission modes (default, acceptEdits), rewind off PATH,
@@ -153,10 +165,16 @@ AGENT
 # saying why) when Node/npm are missing, the install fails or the agent does not start.
 npm_agent() {
   local name=$1 pkg=$2 bin=$3 dir
-  AGENT_VER=$(version_of "$name")
-  echo "== $name $AGENT_VER"
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     skip "$name: node/npm not found"; return 1
+  fi
+  AGENT_VER=$(version_of "$name")
+  if [ -n "$LATEST" ]; then
+    AGENT_VER=$(npm view "$pkg" version 2>/dev/null) \
+      || { skip "$name: npm view $pkg failed"; return 1; }
+    echo "== $name $AGENT_VER (the registry's newest; pinned: $(version_of "$name"))"
+  else
+    echo "== $name $AGENT_VER"
   fi
   dir="$ROOT/target/agents/$name-$AGENT_VER"
   AGENT_BIN="$dir/node_modules/.bin/$bin"
@@ -263,7 +281,7 @@ run_gemini() {
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent gemini "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/gemini/real-$ver"
+      "$d/home" "$ver" "$(fixture_out gemini "$ver")"
   fi
   run_gemini_without_rewind
 }
@@ -421,8 +439,8 @@ sys.exit(0 if said and f"of session {sid}" in said[-1] and '(\\"patch notes.txt\
 PY
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
-    python3 "$HERE/keep_opencode_data.py" "$d/home/.local/share/opencode" "$d/ws" "$ver" \
+      "$d/home" "$ver" "$(fixture_out opencode "$ver")"
+    [ -n "$LATEST" ] || python3 "$HERE/keep_opencode_data.py" "$d/home/.local/share/opencode" "$d/ws" "$ver" \
       "$(cat "$d/sid")" "$ROOT/fixtures/opencode/real-$ver"
   fi
   run_opencode_without_rewind
@@ -539,7 +557,7 @@ AGENT
   FAIL=$((FAIL + $(cat "$TMP/cx/fail" 2>/dev/null || echo 1)))
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent codex "$TMP/cx/payloads.jsonl" "$ws" "$home" \
-      "$ver" "$ROOT/fixtures/hooks/codex/real-$ver"
+      "$ver" "$(fixture_out codex "$ver")"
   fi
   return $crc
 }
@@ -596,7 +614,7 @@ run_pi() {
   sid=$(cat "$d/sid" 2>/dev/null)
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent pi "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/pi/real-$ver"
+      "$d/home" "$ver" "$(fixture_out pi "$ver")"
   fi
   # /rw-undo in that session (the extension's command, no model call): README.md without the
   # user's later line, so only the user's mid-turn line on notes.txt stands in the way.
@@ -676,6 +694,8 @@ run_cline() {
   local ver=$AGENT_VER d="$TMP/cline"
   mkdir -p "$d/rewind-home"
   new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init cline >/dev/null) \
     && ok "rewind init cline" || { bad "rewind init cline"; return 0; }
   shim_hooks "$d/ws"/.clinerules/hooks/*
@@ -689,7 +709,7 @@ run_cline() {
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent cline "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/cline/real-$ver"
+      "$d/home" "$ver" "$(fixture_out cline "$ver")"
   fi
   run_cline_without_rewind
 }
@@ -755,7 +775,7 @@ run_copilot() {
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent copilot "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/copilot/real-$ver"
+      "$d/home" "$ver" "$(fixture_out copilot "$ver")"
   fi
   run_copilot_without_rewind
 }
@@ -787,6 +807,15 @@ want codex && run_codex
 want pi && run_pi
 want cline && run_cline
 want copilot && run_copilot
+if [ -n "$LATEST" ]; then
+  echo
+  echo "== hook payloads of the newest releases against the recorded fixtures"
+  for d in "$TMP"/latest/*/; do
+    [ -d "$d" ] || continue
+    a=$(basename "$d")
+    python3 "$HERE/compare_fixtures.py" "$a" "$d" "$ROOT/fixtures/hooks/$a"
+  done
+fi
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

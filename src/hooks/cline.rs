@@ -131,17 +131,10 @@ fn tool_action(
             "parameters"
         })?,
     };
+    if matches!(tool, "editor" | "read_files" | "run_commands") {
+        return cline_3_action(tool, &params, post, body);
+    }
     let action = match tool {
-        "editor" => {
-            let path = path_of(&params, "path")?;
-            if !post {
-                return Ok(Action::PreWrite { paths: vec![path] });
-            }
-            Action::PostWrite {
-                evidence: editor_evidence(&params, &path)?,
-                paths: vec![path],
-            }
-        }
         "write_to_file" | "replace_in_file" => {
             let path = path_of(&params, "path")?;
             if !post {
@@ -179,6 +172,33 @@ fn tool_action(
             let path = path_of(&params, "path")?;
             Action::read(post, path)
         }
+        _ => {
+            let command = params.str("command")?.to_string();
+            Action::shell(post, command)
+        }
+    };
+    Ok(action)
+}
+
+/// Cline CLI 3.x's tools: `editor`, `read_files` (several files), `run_commands` (several
+/// commands, one shell call running each in turn).
+fn cline_3_action(
+    tool: &str,
+    params: &Obj<'_>,
+    post: bool,
+    body: &Obj<'_>,
+) -> Result<Action, HookError> {
+    Ok(match tool {
+        "editor" => {
+            let path = path_of(params, "path")?;
+            if !post {
+                return Ok(Action::PreWrite { paths: vec![path] });
+            }
+            Action::PostWrite {
+                evidence: editor_evidence(params, &path)?,
+                paths: vec![path],
+            }
+        }
         "read_files" => {
             let paths = params
                 .objects("files")?
@@ -187,12 +207,7 @@ fn tool_action(
                 .collect::<Result<Vec<_>, _>>()?;
             Action::reads(post, paths)
         }
-        "execute_command" => {
-            let command = params.str("command")?.to_string();
-            Action::shell(post, command)
-        }
         _ => {
-            // run_commands: one shell call running each command in turn.
             let commands = params
                 .array("commands")?
                 .iter()
@@ -204,8 +219,7 @@ fn tool_action(
                 })?;
             Action::shell(post, commands.join("\n"))
         }
-    };
-    Ok(action)
+    })
 }
 
 /// What Cline 3's `editor` proves of the before state: a replacement (`old_text` → `new_text`)

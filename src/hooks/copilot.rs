@@ -30,8 +30,7 @@ use super::{
 };
 
 /// The events `rewind init copilot` hooks.
-pub const EVENTS: [&str; 6] = [
-    "sessionStart",
+pub const EVENTS: [&str; 5] = [
     "userPromptSubmitted",
     "preToolUse",
     "postToolUse",
@@ -80,7 +79,10 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         action: ignore("not yet parsed"),
     };
     hook.action = match event {
-        "sessionStart" => Action::SessionStart { fresh: false },
+        // Not a window boundary: Copilot CLI does not wait for this hook before the prompt's
+        // (seen under load: a sessionStart answered after userPromptSubmitted closed the turn's
+        // window, and each tool call got one of its own). The prompt opens the window.
+        "sessionStart" => ignore("copilot sessionStart: the prompt opens the window"),
         "userPromptSubmitted" => Action::OpenWindow {
             label: root.opt_str("prompt")?.and_then(prompt_label),
         },

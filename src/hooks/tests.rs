@@ -2283,8 +2283,9 @@ fn copilot_recorded_payloads_parse_to_the_scripted_turn() {
     let readme = p("/home/u/proj/README.md");
     let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
 
+    // sessionStart is no window boundary: Copilot CLI does not wait for its hook.
     let start = cp(fixture!("copilot", "real-1.0.102/sessionStart"));
-    assert_eq!(start.action, Action::SessionStart { fresh: false });
+    assert!(is_ignore(&start.action), "{:?}", start.action);
     assert_eq!(start.session_id.as_deref(), sid);
     assert_eq!(start.cwd, Some(p("/home/u/proj")));
     assert_eq!(

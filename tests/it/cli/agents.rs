@@ -194,8 +194,8 @@ fn init_copilot_then_uninstall() {
     )
     .unwrap();
     assert_eq!(hooks["version"], 1);
+    assert_eq!(hooks["hooks"].get("sessionStart"), None);
     for event in [
-        "sessionStart",
         "userPromptSubmitted",
         "preToolUse",
         "postToolUse",

@@ -41,6 +41,8 @@ pub enum AgentName {
     Opencode,
     Cursor,
     Cline,
+    Pi,
+    Copilot,
 }
 
 impl AgentName {
@@ -53,6 +55,8 @@ impl AgentName {
             AgentName::Opencode => Agent::OpenCode,
             AgentName::Cursor => Agent::Cursor,
             AgentName::Cline => Agent::Cline,
+            AgentName::Pi => Agent::Pi,
+            AgentName::Copilot => Agent::Copilot,
         }
     }
 }

@@ -1,22 +1,29 @@
 //! Cline hooks (executables named after the event in `.clinerules/hooks/` or the global hooks
 //! directory): payload shapes and answers.
 //!
-//! Per cline/cline `docs/features/hooks/hook-reference.mdx`, every payload has `clineVersion`,
-//! `hookName`, `timestamp`, `taskId`, `workspaceRoots`, `userId`, plus one object named after the
-//! hook: `preToolUse{toolName, parameters}`, `postToolUse{toolName, parameters, result, success,
-//! executionTimeMs}`, `userPromptSubmit{prompt, attachments}`, `taskStart{taskMetadata{taskId,
-//! ulid, initialTask}}`, `taskResume{…}`, `taskCancel{…}`, `taskComplete{…}`. There is no
-//! tool-call id.
+//! Cline CLI 3.x (checked with 3.0.65, `fixtures/hooks/cline/real-3.0.65/`) runs the scripts
+//! under their old names but sends new `hookName`s: `agent_start` (TaskStart), `agent_resume`,
+//! `prompt_submit`, `tool_call` (PreToolUse), `tool_result` (PostToolUse), `agent_end`
+//! (TaskComplete), `agent_abort`, `agent_error`, `session_shutdown`. A tool event carries the
+//! call as the model made it, `tool_call{id, name, input}` / `tool_result{id, name, input,
+//! output}`, besides the legacy `preToolUse`/`postToolUse{toolName, parameters}` (every
+//! parameter a string). The session is `sessionContext.rootSessionId` (what `cline history`
+//! lists and `cline --id` resumes; `taskId` is one run's conversation); a subagent's events
+//! carry `parent_agent_id`. Tools: `editor{path, old_text?, new_text, insert_line?}` (creates a
+//! missing file), `read_files{files[{path, start_line, end_line}]}`, `run_commands{commands[]}`.
 //!
-//! Tools (parameters are strings; paths are relative to the first workspace root):
+//! Older Cline (cline/cline `docs/features/hooks/hook-reference.mdx`; hand-made fixtures):
+//! `hookName` is the script's name; `preToolUse{toolName, parameters}`, `postToolUse{toolName,
+//! parameters, result, success, executionTimeMs}`, `userPromptSubmit{prompt, attachments}`,
+//! `taskStart{taskMetadata{taskId, ulid, initialTask}}`; no tool-call id; tools
 //! `write_to_file{path, content}`, `replace_in_file{path, diff}` (SEARCH/REPLACE blocks, read
 //! into edits when well formed), `read_file{path}`, `execute_command{command}`, and
 //! `apply_patch{input}` (Codex patch format; unconfirmed).
 //!
 //! Answers: the last JSON object on stdout, `{"cancel": bool, "contextModification"?,
 //! "errorMessage"?}`; a non-zero exit or invalid JSON blocks the action, so every answer is
-//! JSON with exit 0. Only PreToolUse is cancelled on Deny; elsewhere the reason becomes context.
-//! Context is injected for the model's next decision, not the current one.
+//! JSON with exit 0. Only a pre-tool event is cancelled on Deny; elsewhere the reason becomes
+//! context. Context is injected for the model's next decision, not the current one.
 
 use super::config::{ConfigFile, Invocation};
 use std::path::{Path, PathBuf};
@@ -29,19 +36,27 @@ use super::{
 };
 
 pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
+    let session_id = match root.opt_obj("sessionContext")? {
+        Some(context) => context.opt_id("rootSessionId")?,
+        None => None,
+    };
+    let subagent = match root.opt_id("parent_agent_id")? {
+        Some(_) => root.opt_id("agent_id")?,
+        None => None,
+    };
     let mut event = HookEvent {
         agent: Agent::Cline,
         event_name: root.str("hookName")?.to_string(),
-        session_id: root.opt_id("taskId")?,
+        session_id: session_id.or(root.opt_id("taskId")?),
         turn_id: None,
         cwd: root.first_of_strings("workspaceRoots")?.map(PathBuf::from),
-        subagent: None,
+        subagent,
         tool_call: None,
         tool: None,
         action: ignore("not yet parsed"),
     };
     event.action = match event.event_name.as_str() {
-        "TaskStart" => {
+        "TaskStart" | "agent_start" => {
             let initial = match root.opt_obj("taskStart")? {
                 Some(start) => match start.opt_obj("taskMetadata")? {
                     Some(meta) => meta.opt_str("initialTask")?,
@@ -53,24 +68,34 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
                 label: initial.and_then(prompt_label),
             }
         }
-        "TaskResume" => Action::OpenWindow { label: None },
-        "UserPromptSubmit" => {
+        "TaskResume" | "agent_resume" => Action::OpenWindow { label: None },
+        "UserPromptSubmit" | "prompt_submit" => {
             let prompt = match root.opt_obj("userPromptSubmit")? {
                 Some(submit) => submit.opt_str("prompt")?,
-                None => None,
+                None => root.opt_str("prompt")?,
             };
             Action::OpenWindow {
                 label: prompt.and_then(prompt_label),
             }
         }
-        "TaskComplete" | "TaskCancel" => Action::CloseWindow,
+        "TaskComplete" | "TaskCancel" | "agent_end" | "agent_abort" | "agent_error"
+        | "session_shutdown" => Action::CloseWindow,
+        "tool_call" | "tool_result" => {
+            // Cline CLI 3.x: the call as the model made it (objects, the call's id), besides
+            // the legacy `preToolUse`/`postToolUse` with every parameter as a string.
+            let post = event.event_name == "tool_result";
+            let call = root.obj(if post { "tool_result" } else { "tool_call" })?;
+            let tool = call.str("name")?;
+            event.tool = Some(tool.to_string());
+            event.tool_call = call.opt_id("id")?;
+            tool_action(tool, call.opt_obj("input")?, post, &call)?
+        }
         "PreToolUse" | "PostToolUse" => {
             let post = event.event_name == "PostToolUse";
             let body = root.obj(if post { "postToolUse" } else { "preToolUse" })?;
             let tool = body.str("toolName")?;
             event.tool = Some(tool.to_string());
-            let params = body.opt_obj("parameters")?;
-            tool_action(tool, params, post, &body)?
+            tool_action(tool, body.opt_obj("parameters")?, post, &body)?
         }
         other => ignore(format!("cline hook `{other}` is not used")),
     };
@@ -83,12 +108,15 @@ fn tool_action(
     post: bool,
     body: &Obj<'_>,
 ) -> Result<Action, HookError> {
-    const KNOWN: [&str; 5] = [
+    const KNOWN: [&str; 8] = [
         "write_to_file",
         "replace_in_file",
         "apply_patch",
         "read_file",
         "execute_command",
+        "editor",
+        "read_files",
+        "run_commands",
     ];
     if !KNOWN.contains(&tool) {
         return Ok(ignore(format!(
@@ -97,8 +125,15 @@ fn tool_action(
     }
     let params = match params {
         Some(params) => params,
-        None => body.obj("parameters")?,
+        None => body.obj(if body.value("input").is_some() {
+            "input"
+        } else {
+            "parameters"
+        })?,
     };
+    if matches!(tool, "editor" | "read_files" | "run_commands") {
+        return cline_3_action(tool, &params, post, body);
+    }
     let action = match tool {
         "write_to_file" | "replace_in_file" => {
             let path = path_of(&params, "path")?;
@@ -137,13 +172,77 @@ fn tool_action(
             let path = path_of(&params, "path")?;
             Action::read(post, path)
         }
-        "execute_command" => {
+        _ => {
             let command = params.str("command")?.to_string();
             Action::shell(post, command)
         }
-        other => ignore(format!("cline tool `{other}` is not a file or shell tool")),
     };
     Ok(action)
+}
+
+/// Cline CLI 3.x's tools: `editor`, `read_files` (several files), `run_commands` (several
+/// commands, one shell call running each in turn).
+fn cline_3_action(
+    tool: &str,
+    params: &Obj<'_>,
+    post: bool,
+    body: &Obj<'_>,
+) -> Result<Action, HookError> {
+    Ok(match tool {
+        "editor" => {
+            let path = path_of(params, "path")?;
+            if !post {
+                return Ok(Action::PreWrite { paths: vec![path] });
+            }
+            Action::PostWrite {
+                evidence: editor_evidence(params, &path)?,
+                paths: vec![path],
+            }
+        }
+        "read_files" => {
+            let paths = params
+                .objects("files")?
+                .iter()
+                .map(|file| path_of(file, "path"))
+                .collect::<Result<Vec<_>, _>>()?;
+            Action::reads(post, paths)
+        }
+        _ => {
+            let commands = params
+                .array("commands")?
+                .iter()
+                .map(|c| c.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| HookError::WrongType {
+                    field: format!("{}.commands", body.at),
+                    expected: "an array of strings",
+                })?;
+            Action::shell(post, commands.join("\n"))
+        }
+    })
+}
+
+/// What Cline 3's `editor` proves of the before state: a replacement (`old_text` → `new_text`)
+/// its edit; a creation (no `old_text`) nothing, since the tool also writes over a file it
+/// finds (the pre-hook's snapshot has the before); an insert at a line nothing either.
+fn editor_evidence(params: &Obj<'_>, path: &Path) -> Result<Vec<Evidence>, HookError> {
+    if params.value("insert_line").is_some() {
+        return Ok(Vec::new());
+    }
+    let new = params.str("new_text")?;
+    Ok(match params.opt_str("old_text")? {
+        Some(old) => vec![Evidence::Edits {
+            path: path.to_path_buf(),
+            edits: vec![TextEdit {
+                old: old.to_string(),
+                new: new.to_string(),
+                replace_all: false,
+            }],
+        }],
+        None => vec![Evidence::Written {
+            path: path.to_path_buf(),
+        }],
+    })
 }
 
 /// The edits of a `replace_in_file` diff: blocks of
@@ -219,7 +318,9 @@ pub(super) fn allow() -> Answer {
 pub(super) fn answer(event: &HookEvent, decision: &Decision) -> Answer {
     match decision {
         Decision::Allow => allow(),
-        Decision::Deny { reason } if event.event_name == "PreToolUse" => {
+        Decision::Deny { reason }
+            if matches!(event.event_name.as_str(), "PreToolUse" | "tool_call") =>
+        {
             fit_json(reason, |r| json!({"cancel": true, "errorMessage": r}))
         }
         Decision::Deny { reason: text } | Decision::Context { text } | Decision::Reply { text } => {

@@ -28,6 +28,8 @@ impl Agent {
             Agent::Cursor => super::cursor::init_files(rewind),
             Agent::Cline => super::cline::init_files(rewind),
             Agent::OpenCode => super::opencode::init_files(rewind),
+            Agent::Pi => super::pi::init_files(rewind),
+            Agent::Copilot => super::copilot::init_files(rewind),
         }
     }
 

@@ -54,9 +54,7 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         "afterShellExecution" => Action::PostShell {
             command: root.str("command")?.to_string(),
         },
-        "beforeReadFile" => Action::PreRead {
-            path: path_of(root, "file_path")?,
-        },
+        "beforeReadFile" => Action::read(false, path_of(root, "file_path")?),
         "afterFileEdit" => {
             let path = path_of(root, "file_path")?;
             let edits = match root.opt_array("edits")? {

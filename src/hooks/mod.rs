@@ -4,7 +4,8 @@
 //!
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
-//! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`);
+//! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`,
+//! `pi.rs`, `copilot.rs`);
 //! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
 //! configuration files `rewind init` installs for its agent ([`config`]).
 //!
@@ -16,10 +17,12 @@ mod cline;
 mod codex;
 pub mod command;
 pub mod config;
+mod copilot;
 mod cursor;
 mod gemini;
 mod opencode;
 pub mod patch;
+pub mod pi;
 pub mod runner;
 pub mod shell;
 
@@ -52,17 +55,21 @@ pub enum Agent {
     Codex,
     Cursor,
     Cline,
+    Pi,
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 8] = [
         Agent::ClaudeCode,
         Agent::OpenCode,
         Agent::Gemini,
         Agent::Codex,
         Agent::Cursor,
         Agent::Cline,
+        Agent::Pi,
+        Agent::Copilot,
     ];
 
     /// The name of the agent's shell tool as its hooks give it, for a shell call rewind has
@@ -71,7 +78,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode | Agent::Codex => Some("Bash"),
             Agent::Gemini => Some("run_shell_command"),
-            Agent::OpenCode => Some("bash"),
+            Agent::OpenCode | Agent::Pi | Agent::Copilot => Some("bash"),
             Agent::Cline => Some("execute_command"),
             Agent::Cursor => None,
         }
@@ -86,6 +93,8 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Cursor => "cursor",
             Agent::Cline => "cline",
+            Agent::Pi => "pi",
+            Agent::Copilot => "copilot",
         }
     }
 }
@@ -111,7 +120,7 @@ impl FromStr for Agent {
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     #[error(
-        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline"
+        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot"
     )]
     UnknownAgent(String),
     #[error("hook payload is empty")]
@@ -201,13 +210,14 @@ pub enum Action {
     PostShell {
         command: String,
     },
-    /// Read tool, before (where the agent can get context back before the read).
+    /// Read tool, before (where the agent can get context back before the read): the file it
+    /// reads (Cline's `read_files`: each file it reads).
     PreRead {
-        path: PathBuf,
+        paths: Vec<PathBuf>,
     },
     /// Read tool, after (Gemini AfterTool read_file, OpenCode after).
     PostRead {
-        path: PathBuf,
+        paths: Vec<PathBuf>,
     },
     /// Unknown tool / event: quietly ignored.
     Ignore {
@@ -218,10 +228,15 @@ pub enum Action {
 impl Action {
     /// A read tool's event: before or after the read.
     pub(crate) fn read(post: bool, path: PathBuf) -> Action {
+        Action::reads(post, vec![path])
+    }
+
+    /// A read tool's event for several files at once (Cline's `read_files`).
+    pub(crate) fn reads(post: bool, paths: Vec<PathBuf>) -> Action {
         if post {
-            Action::PostRead { path }
+            Action::PostRead { paths }
         } else {
-            Action::PreRead { path }
+            Action::PreRead { paths }
         }
     }
 
@@ -320,6 +335,8 @@ pub fn parse(agent: Agent, stdin: &[u8]) -> Result<HookEvent, HookError> {
         Agent::Codex => codex::parse(&obj),
         Agent::Cursor => cursor::parse(&obj),
         Agent::Cline => cline::parse(&obj),
+        Agent::Pi => pi::parse(&obj),
+        Agent::Copilot => copilot::parse(&obj),
     }
 }
 
@@ -334,6 +351,8 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Agent::Codex => codex::answer(event, decision),
         Agent::Cursor => cursor::answer(event, decision),
         Agent::Cline => cline::answer(event, decision),
+        Agent::Pi => pi::answer(event, decision),
+        Agent::Copilot => copilot::answer(event, decision),
     }
 }
 
@@ -342,8 +361,8 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 /// each agent's allow, in its own format. `payload`, when there is one, names the event for
 /// the agent whose allow depends on it (Cursor).
 ///
-/// Claude Code, Codex and Gemini read exit 0 with empty stdout as success (their adapters'
-/// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin proceeds on an empty
+/// Claude Code, Codex, Gemini and Copilot CLI read exit 0 with empty stdout as success (their adapters'
+/// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin and pi extension proceed on an empty
 /// answer; Cline reads a missing or invalid answer as a block, so it gets `{"cancel": false}`.
 pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
     match agent {
@@ -356,7 +375,12 @@ pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
                 .and_then(Value::as_str);
             cursor::allow(name)
         }
-        Agent::ClaudeCode | Agent::Codex | Agent::Gemini | Agent::OpenCode => Answer::silent(),
+        Agent::ClaudeCode
+        | Agent::Codex
+        | Agent::Gemini
+        | Agent::OpenCode
+        | Agent::Pi
+        | Agent::Copilot => Answer::silent(),
     }
 }
 

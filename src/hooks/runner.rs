@@ -107,12 +107,30 @@ const CLAUDE_LOADS_AGENTS_MD: (u64, u64, u64) = (2, 1, 277);
 /// the root's at session start and another's on a read below it, unless that directory holds
 /// a `CLAUDE.md` (then they load that instead, and rewind still gives the AGENTS.md). They do
 /// not give it again after it changed: a changed one (`again`) is rewind's to give.
+///
+/// Cline (checked with the CLI 3.0.65) loads the workspace root's AGENTS.md itself, as a rule
+/// ("Workspace AGENTS.md"), and no other.
+///
+/// pi (0.73) loads the AGENTS.md (or CLAUDE.md) of its working directory and each ancestor
+/// at start, and no other: those below its working directory are rewind's to give, and so is
+/// one that changed since.
 fn agent_loads_itself(
     session: &Session<'_>,
     agent: Agent,
     config: &RunnerConfig,
     file: &ContextFile,
+    cwd: &Path,
 ) -> bool {
+    if agent == Agent::Cline {
+        return !file.again && file.path == "AGENTS.md";
+    }
+    if agent == Agent::Pi {
+        let dir = session
+            .workspace()
+            .root()
+            .join(Path::new(&file.path).parent().unwrap_or(Path::new("")));
+        return !file.again && cwd.starts_with(&dir);
+    }
     if agent != Agent::ClaudeCode
         || file.again
         || config
@@ -197,6 +215,7 @@ pub fn run(
                 event.agent,
                 *fresh,
                 config,
+                cwd,
             )))
         }
         Action::PreWrite { paths } => pre_write(session, paths, cwd, event, config),
@@ -213,8 +232,8 @@ pub fn run(
                 scan: Some(report),
             })
         }
-        Action::PreRead { path } | Action::PostRead { path } => {
-            read_event(session, path, cwd, event, config)
+        Action::PreRead { paths } | Action::PostRead { paths } => {
+            read_event(session, paths, cwd, event, config)
         }
     }
 }
@@ -238,22 +257,30 @@ fn pre_shell(
     })
 }
 
-/// A read: the check against the latest snapshot, with the context files it brings.
+/// A read: the check against the latest snapshot, with the context files it brings (of each
+/// file read, in order, each once).
 fn read_event(
     session: &Session<'_>,
-    path: &Path,
+    paths: &[PathBuf],
     cwd: &Path,
     event: &HookEvent,
     config: &RunnerConfig,
 ) -> Result<Outcome> {
     let pre = matches!(event.action, Action::PreRead { .. });
-    // Gemini and OpenCode can only show context after the read: checking (and accepting)
+    // Gemini, OpenCode and pi can only show context after the read: checking (and accepting)
     // before it would swallow the hint.
     if pre && !context_before_read(event.agent) {
         return Ok(Outcome::allow());
     }
-    let outcome = read(session, path, cwd)?;
-    let files = read_context(session, event, path, cwd, config);
+    let outcome = read(session, paths, cwd)?;
+    let mut files: Vec<ContextFile> = Vec::new();
+    for path in paths {
+        for file in read_context(session, event, path, cwd, config) {
+            if !files.iter().any(|f| f.path == file.path) {
+                files.push(file);
+            }
+        }
+    }
     Ok(Outcome::decide(with_context(outcome.decision, &files)))
 }
 
@@ -552,8 +579,8 @@ fn post_write(
 }
 
 /// A read: the external-edit check, its hint for the model.
-fn read(session: &Session<'_>, path: &Path, cwd: &Path) -> Result<Outcome> {
-    let paths = inside(session, std::slice::from_ref(&path.to_path_buf()), cwd)?;
+fn read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Outcome> {
+    let paths = inside(session, paths, cwd)?;
     if paths.is_empty() {
         return Ok(Outcome::allow());
     }
@@ -570,9 +597,13 @@ fn read(session: &Session<'_>, path: &Path, cwd: &Path) -> Result<Outcome> {
 /// agents that read them themselves: OpenCode (the root's in its system prompt, and its read
 /// tool adds those of the file's directories, 1.18's `Instruction` service) and Codex (those
 /// from the project root down to its working directory, at the start of a session; it has
-/// no read tool). Not to Cursor, whose hooks have no field that reaches the model.
+/// no read tool). Not to Cursor, whose hooks have no field that reaches the model. To pi only
+/// those it does not load itself ([`agent_loads_itself`]).
 fn delivers_context(agent: Agent) -> bool {
-    matches!(agent, Agent::ClaudeCode | Agent::Gemini | Agent::Cline)
+    matches!(
+        agent,
+        Agent::ClaudeCode | Agent::Gemini | Agent::Cline | Agent::Pi
+    )
 }
 
 /// Characters of context-file text one hook answer carries (the agents cap a hook's
@@ -599,7 +630,7 @@ fn read_context(
         return Vec::new();
     }
     let mut files = session.context_for(path, cwd).unwrap_or_default();
-    files.retain(|f| !agent_loads_itself(session, event.agent, config, f));
+    files.retain(|f| !agent_loads_itself(session, event.agent, config, f, cwd));
     files
 }
 
@@ -610,6 +641,7 @@ fn session_start_context(
     agent: Agent,
     fresh: bool,
     config: &RunnerConfig,
+    cwd: &Path,
 ) -> Decision {
     if !delivers_context(agent) {
         return Decision::Allow;
@@ -618,7 +650,7 @@ fn session_start_context(
         return Decision::Allow;
     }
     let mut files = session.root_context().unwrap_or_default();
-    files.retain(|f| !agent_loads_itself(session, agent, config, f));
+    files.retain(|f| !agent_loads_itself(session, agent, config, f, cwd));
     with_context(Decision::Allow, &files)
 }
 
@@ -642,7 +674,7 @@ fn with_context(decision: Decision, files: &[ContextFile]) -> Decision {
 }
 
 fn context_before_read(agent: Agent) -> bool {
-    !matches!(agent, Agent::Gemini | Agent::OpenCode)
+    !matches!(agent, Agent::Gemini | Agent::OpenCode | Agent::Pi)
 }
 
 fn context_or_allow(hints: &[String]) -> Decision {

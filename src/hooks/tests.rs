@@ -252,7 +252,7 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
     assert_eq!(
         read.action,
         Action::PreRead {
-            path: p("/home/u/proj/src/lib.rs")
+            paths: vec![p("/home/u/proj/src/lib.rs")]
         }
     );
     assert_eq!(read.tool_call.as_deref(), Some("toolu_01READ"));
@@ -263,7 +263,7 @@ fn claude_multiedit_notebook_read_bash_fixtures() {
     assert_eq!(
         read_after.action,
         Action::PostRead {
-            path: p("/home/u/proj/src/lib.rs")
+            paths: vec![p("/home/u/proj/src/lib.rs")]
         }
     );
 
@@ -594,11 +594,13 @@ fn gemini_fixtures() {
     );
     assert_eq!(
         parsed(Agent::Gemini, fixture!("gemini", "before-tool-read_file")).action,
-        Action::PreRead { path: file.clone() }
+        Action::PreRead {
+            paths: vec![file.clone()]
+        }
     );
     assert_eq!(
         parsed(Agent::Gemini, fixture!("gemini", "after-tool-read_file")).action,
-        Action::PostRead { path: file }
+        Action::PostRead { paths: vec![file] }
     );
     assert_eq!(
         parsed(
@@ -701,9 +703,9 @@ fn gemini_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("gemini", "real-0.61.0/after-tool-read_file"),
             "read_file",
             Action::PreRead {
-                path: notes.clone(),
+                paths: vec![notes.clone()],
             },
-            Action::PostRead { path: notes },
+            Action::PostRead { paths: vec![notes] },
         ),
         (
             fixture!("gemini", "real-0.61.0/before-tool-run_shell_command"),
@@ -839,7 +841,9 @@ fn opencode_fixtures() {
             fixture!("opencode", "tool.execute.before-read")
         )
         .action,
-        Action::PreRead { path: app.clone() }
+        Action::PreRead {
+            paths: vec![app.clone()]
+        }
     );
     assert_eq!(
         parsed(
@@ -847,7 +851,7 @@ fn opencode_fixtures() {
             fixture!("opencode", "tool.execute.after-read")
         )
         .action,
-        Action::PostRead { path: app }
+        Action::PostRead { paths: vec![app] }
     );
     assert_eq!(
         parsed(
@@ -929,10 +933,10 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("opencode", "real-1.18.33/tool.execute.after-read"),
             "call_e2e_01",
             Action::PreRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
             Action::PostRead {
-                path: readme.clone(),
+                paths: vec![readme.clone()],
             },
         ),
         (
@@ -970,9 +974,9 @@ fn opencode_recorded_payloads_parse_to_the_scripted_turn() {
             fixture!("opencode", "real-1.18.33/tool.execute.after-read-2"),
             "call_e2e_04",
             Action::PreRead {
-                path: notes.clone(),
+                paths: vec![notes.clone()],
             },
-            Action::PostRead { path: notes },
+            Action::PostRead { paths: vec![notes] },
         ),
         (
             fixture!("opencode", "real-1.18.33/tool.execute.before-bash"),
@@ -1072,7 +1076,7 @@ fn cursor_fixtures() {
     assert_eq!(
         parsed(Agent::Cursor, fixture!("cursor", "beforeReadFile")).action,
         Action::PreRead {
-            path: main_ts.clone()
+            paths: vec![main_ts.clone()]
         }
     );
     assert_eq!(
@@ -1167,7 +1171,9 @@ fn cline_fixtures() {
     );
     assert_eq!(
         parsed(Agent::Cline, fixture!("cline", "PreToolUse-read_file")).action,
-        Action::PreRead { path: health }
+        Action::PreRead {
+            paths: vec![health]
+        }
     );
     assert_eq!(
         parsed(
@@ -1682,7 +1688,9 @@ fn gemini_answers() {
     let read = event_of(
         Agent::Gemini,
         "AfterTool",
-        Action::PostRead { path: p("/a") },
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
     );
     let out = stdout_json(&answer(&read, &context("file changed")));
     assert_eq!(
@@ -1704,7 +1712,9 @@ fn opencode_answers() {
     let read = event_of(
         Agent::OpenCode,
         "tool.execute.after",
-        Action::PostRead { path: p("/a") },
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
     );
     let out = stdout_json(&answer(&read, &context("file changed")));
     assert_eq!(out["append"], "file changed");
@@ -1741,7 +1751,9 @@ fn cursor_answers() {
     let read = event_of(
         Agent::Cursor,
         "beforeReadFile",
-        Action::PreRead { path: p("/a") },
+        Action::PreRead {
+            paths: vec![p("/a")],
+        },
     );
     assert_eq!(
         stdout_json(&answer(&read, &context("changed"))),
@@ -1796,6 +1808,8 @@ fn long_messages_are_truncated_below_the_cap() {
             Agent::OpenCode => ("tool.execute.before", "tool.execute.after"),
             Agent::Cursor => ("preToolUse", "afterFileEdit"),
             Agent::Cline => ("PreToolUse", "PostToolUse"),
+            Agent::Pi => ("tool_call", "tool_result"),
+            Agent::Copilot => ("preToolUse", "preToolUse"),
         };
         for (name, decision) in [(before, deny(&long)), (after, context(&long))] {
             let reply = answer(&pre_write(agent, name), &decision);
@@ -1877,5 +1891,547 @@ fn an_installed_invocation_is_recovered_from_what_init_wrote() {
     assert_eq!(
         Invocation::recover("const REWIND = \"/a/rewind\";\nconst REWIND_HOME = null;\n"),
         Some(Invocation::new(std::path::Path::new("/a/rewind"), None))
+    );
+}
+
+// ---------------------------------------------------------------- pi
+
+/// The envelopes rewind's extension piped from pi 0.73.1 during the scripted e2e run
+/// (`tests/agents/fake_openai_chat.py`, FAKE_SCENARIO=pi), each parsed to what that step did.
+#[test]
+fn pi_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("01a2267d-6e32-730e-8ee3-fcffcd5b1107");
+    let pi = |text: &str| parsed(Agent::Pi, text);
+    let readme = p("/home/u/proj/README.md");
+    // The model named notes.txt relative to pi's working directory.
+    let notes = p("notes.txt");
+
+    let start = pi(fixture!("pi", "real-0.73.1/before_agent_start"));
+    assert_eq!(
+        start.action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    let steps = [
+        (
+            fixture!("pi", "real-0.73.1/tool_call-write"),
+            fixture!("pi", "real-0.73.1/tool_result-write"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![p("/home/u/proj/notes.txt")],
+            },
+            Action::PostWrite {
+                paths: vec![p("/home/u/proj/notes.txt")],
+                evidence: vec![Evidence::Written {
+                    path: p("/home/u/proj/notes.txt"),
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-read"),
+            fixture!("pi", "real-0.73.1/tool_result-read"),
+            "call_e2e_01",
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-edit"),
+            fixture!("pi", "real-0.73.1/tool_result-edit"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-edit-2"),
+            fixture!("pi", "real-0.73.1/tool_result-edit-2"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-read-2"),
+            fixture!("pi", "real-0.73.1/tool_result-read-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("pi", "real-0.73.1/tool_call-bash"),
+            fixture!("pi", "real-0.73.1/tool_result-bash"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: "sed -i 's/one/ONE/' notes.txt".to_string(),
+            },
+            Action::PostShell {
+                command: "sed -i 's/one/ONE/' notes.txt".to_string(),
+            },
+        ),
+    ];
+    for (before, after, call, pre, post) in steps {
+        let (before, after) = (pi(before), pi(after));
+        assert_eq!(before.action, pre, "{call}");
+        assert_eq!(after.action, post, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    assert_eq!(
+        pi(fixture!("pi", "real-0.73.1/agent_end")).action,
+        Action::CloseWindow
+    );
+}
+
+#[test]
+fn pi_paths_commands_and_legacy_edits() {
+    let pi = |v: serde_json::Value| parse(Agent::Pi, v.to_string().as_bytes());
+    // pi drops a leading `@`; a `~` path is the user's home, not rewind's to name.
+    let at = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "@src/a.rs", "content": "x"}}))
+    .expect("parses");
+    assert_eq!(
+        at.action,
+        Action::PreWrite {
+            paths: vec![p("src/a.rs")]
+        }
+    );
+    let home = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "~/notes.md", "content": "x"}}))
+    .expect("parses");
+    assert!(is_ignore(&home.action), "{:?}", home.action);
+    // The single oldText/newText pair older models send, after any `edits`.
+    let legacy = pi(
+        serde_json::json!({"hook": "tool_result", "toolName": "edit",
+        "input": {"path": "a", "edits": [{"oldText": "1", "newText": "2"}],
+                  "oldText": "3", "newText": "4"}}),
+    )
+    .expect("parses");
+    assert_eq!(
+        legacy.action,
+        Action::PostWrite {
+            paths: vec![p("a")],
+            evidence: vec![Evidence::Edits {
+                path: p("a"),
+                edits: vec![edit("1", "2", false), edit("3", "4", false)],
+            }],
+        }
+    );
+    let undo = pi(serde_json::json!({"hook": "command", "command": "rw-undo",
+        "args": " --force ", "sessionId": "s1"}))
+    .expect("parses");
+    assert_eq!(
+        undo.action,
+        Action::UndoCommand {
+            args: vec!["--force".to_string()]
+        }
+    );
+    for ignored in [
+        serde_json::json!({"hook": "tool_call", "toolName": "grep", "input": {"pattern": "x"}}),
+        serde_json::json!({"hook": "command", "command": "other"}),
+        serde_json::json!({"hook": "turn_end"}),
+    ] {
+        assert!(is_ignore(&pi(ignored).expect("parses").action));
+    }
+    let err = pi(serde_json::json!({"hook": "tool_call", "toolName": "write",
+        "input": {"path": "", "content": "x"}}))
+    .expect_err("empty path");
+    assert_eq!(
+        err.to_string(),
+        "hook payload field `input.path` is not a non-empty path"
+    );
+    let err =
+        pi(serde_json::json!({"hook": "tool_call", "toolName": "edit"})).expect_err("no input");
+    assert_eq!(err.to_string(), "hook payload is missing field `input`");
+}
+
+#[test]
+fn pi_answers() {
+    let pre = pre_write(Agent::Pi, "tool_call");
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["block"], true);
+    assert_eq!(out["reason"], "stale");
+    // tool_call cannot add to what the model sees: the hint goes after the read.
+    assert_eq!(answer(&pre, &context("x")), Answer::silent());
+    let read = event_of(
+        Agent::Pi,
+        "tool_result",
+        Action::PostRead {
+            paths: vec![p("/a")],
+        },
+    );
+    assert_eq!(
+        stdout_json(&answer(&read, &context("file changed")))["append"],
+        "file changed"
+    );
+    let undo = event_of(Agent::Pi, "command", Action::UndoCommand { args: vec![] });
+    assert_eq!(
+        stdout_json(&answer(
+            &undo,
+            &Decision::Reply {
+                text: "rewind undid turn 1".to_string()
+            }
+        ))["reply"],
+        "rewind undid turn 1"
+    );
+    assert_eq!(allow_anyway(Agent::Pi, None), Answer::silent());
+}
+
+// ---------------------------------------------------------------- Cline CLI 3.x, recorded
+
+/// The payloads the real Cline CLI 3.0.65 sent to `.clinerules/hooks/*` during the scripted
+/// e2e run (`tests/agents/fake_openai_chat.py`), each parsed to what that step did. Before
+/// 3.x's `hookName`s and tools were read, every one of them was ignored.
+#[test]
+fn cline_3_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("1795943599025_zibgi");
+    let cl = |text: &str| parsed(Agent::Cline, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = cl(fixture!("cline", "real-3.0.65/agent_start"));
+    assert_eq!(start.action, Action::OpenWindow { label: None });
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(start.subagent, None);
+    let steps = [
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor"),
+            fixture!("cline", "real-3.0.65/tool_result-editor"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-read_files"),
+            fixture!("cline", "real-3.0.65/tool_result-read_files"),
+            "call_e2e_01",
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor-2"),
+            fixture!("cline", "real-3.0.65/tool_result-editor-2"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-editor-3"),
+            fixture!("cline", "real-3.0.65/tool_result-editor-3"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-read_files-2"),
+            fixture!("cline", "real-3.0.65/tool_result-read_files-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("cline", "real-3.0.65/tool_call-run_commands"),
+            fixture!("cline", "real-3.0.65/tool_result-run_commands"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, call, pre, post) in steps {
+        let (before, after) = (cl(before), cl(after));
+        assert_eq!(before.action, pre, "{call}");
+        assert_eq!(after.action, post, "{call}");
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    assert_eq!(
+        cl(fixture!("cline", "real-3.0.65/agent_end")).action,
+        Action::CloseWindow
+    );
+}
+
+#[test]
+fn cline_3_reads_many_files_runs_many_commands_and_names_subagents() {
+    let cl = |v: serde_json::Value| parse(Agent::Cline, v.to_string().as_bytes());
+    let call = |name: &str, input: serde_json::Value| {
+        serde_json::json!({"hookName": "tool_call", "taskId": "conv_1",
+            "sessionContext": {"rootSessionId": "root_1"}, "workspaceRoots": ["/w"],
+            "agent_id": "agent_2", "parent_agent_id": "agent_1",
+            "tool_call": {"id": "c1", "name": name, "input": input}})
+    };
+    let read = cl(call(
+        "read_files",
+        serde_json::json!({"files": [{"path": "/w/a"}, {"path": "/w/b", "start_line": 2}]}),
+    ))
+    .expect("parses");
+    assert_eq!(
+        read.action,
+        Action::PreRead {
+            paths: vec![p("/w/a"), p("/w/b")]
+        }
+    );
+    assert_eq!(read.session_id.as_deref(), Some("root_1"));
+    assert_eq!(read.subagent.as_deref(), Some("agent_2"));
+    let run = cl(call(
+        "run_commands",
+        serde_json::json!({"commands": ["ls", "cat a"]}),
+    ))
+    .expect("parses");
+    assert_eq!(
+        run.action,
+        Action::PreShell {
+            command: "ls\ncat a".to_string()
+        }
+    );
+    let err = cl(call("run_commands", serde_json::json!({"commands": [1]}))).expect_err("number");
+    assert_eq!(
+        err.to_string(),
+        "hook payload field `tool_call.commands` is not an array of strings"
+    );
+    // An insert at a line proves nothing of the before (the pre-hook snapped it).
+    let mut insert = call(
+        "editor",
+        serde_json::json!({"path": "/w/a", "new_text": "x", "insert_line": 1}),
+    );
+    insert["hookName"] = "tool_result".into();
+    insert["tool_result"] = insert["tool_call"].take();
+    assert_eq!(
+        cl(insert).expect("parses").action,
+        Action::PostWrite {
+            paths: vec![p("/w/a")],
+            evidence: vec![]
+        }
+    );
+    let ignored = cl(call(
+        "search_codebase",
+        serde_json::json!({"queries": ["x"]}),
+    ));
+    assert!(is_ignore(&ignored.expect("parses").action));
+    // A deny on Cline 3's tool_call cancels it.
+    let pre = pre_write(Agent::Cline, "tool_call");
+    assert_eq!(stdout_json(&answer(&pre, &deny("stale")))["cancel"], true);
+}
+
+// ---------------------------------------------------------------- Copilot CLI, recorded
+
+/// The camelCase payloads the real Copilot CLI 1.0.102 sent to `.github/hooks/rewind.json`
+/// during the scripted e2e run, each parsed to what that step did; the event is told from the
+/// payload's fields (it names none).
+#[test]
+fn copilot_recorded_payloads_parse_to_the_scripted_turn() {
+    let sid = Some("52a6a7b3-2626-433d-8140-8406625b0df9");
+    let cp = |text: &str| parsed(Agent::Copilot, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    // sessionStart is no window boundary: Copilot CLI does not wait for its hook.
+    let start = cp(fixture!("copilot", "real-1.0.102/sessionStart"));
+    assert!(is_ignore(&start.action), "{:?}", start.action);
+    assert_eq!(start.session_id.as_deref(), sid);
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    assert_eq!(
+        cp(fixture!("copilot", "real-1.0.102/userPromptSubmitted")).action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    let steps = [
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-create"),
+            fixture!("copilot", "real-1.0.102/postToolUse-create"),
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-view"),
+            fixture!("copilot", "real-1.0.102/postToolUse-view"),
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-edit"),
+            fixture!("copilot", "real-1.0.102/postToolUse-edit"),
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-edit-2"),
+            fixture!("copilot", "real-1.0.102/postToolUse-edit-2"),
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-view-2"),
+            fixture!("copilot", "real-1.0.102/postToolUse-view-2"),
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("copilot", "real-1.0.102/preToolUse-bash"),
+            fixture!("copilot", "real-1.0.102/postToolUse-bash"),
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, pre, post) in steps {
+        let (before, after) = (cp(before), cp(after));
+        assert_eq!(before.action, pre);
+        assert_eq!(after.action, post);
+        assert_eq!(before.event_name, "preToolUse");
+        assert_eq!(after.event_name, "postToolUse");
+        assert_eq!(after.session_id.as_deref(), sid);
+    }
+    for name in [
+        fixture!("copilot", "real-1.0.102/agentStop"),
+        fixture!("copilot", "real-1.0.102/sessionEnd"),
+    ] {
+        assert_eq!(cp(name).action, Action::CloseWindow);
+    }
+}
+
+#[test]
+fn copilot_answers_only_on_pre_tool_use() {
+    let pre = event_of(
+        Agent::Copilot,
+        "preToolUse",
+        Action::PreRead {
+            paths: vec![p("/a")],
+        },
+    );
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["permissionDecision"], "deny");
+    assert_eq!(out["permissionDecisionReason"], "stale");
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("file changed")))["additionalContext"],
+        "file changed"
+    );
+    // Copilot reads no other event's output.
+    let post = event_of(
+        Agent::Copilot,
+        "postToolUse",
+        Action::PostRead { paths: vec![] },
+    );
+    assert_eq!(answer(&post, &context("x")), Answer::silent());
+    let tool = |name: &str| {
+        parse(
+            Agent::Copilot,
+            serde_json::json!({"sessionId": "s", "cwd": "/w", "toolName": name,
+                "toolArgs": {"pattern": "x"}})
+            .to_string()
+            .as_bytes(),
+        )
+        .expect("parses")
+    };
+    assert!(is_ignore(&tool("grep").action));
+    let pre_edit = parse(
+        Agent::Copilot,
+        br#"{"sessionId": "s", "toolName": "edit", "toolArgs": {"path": "/w/a"}}"#,
+    )
+    .expect("a pre-edit needs only the path");
+    assert_eq!(
+        pre_edit.action,
+        Action::PreWrite {
+            paths: vec![p("/w/a")]
+        }
+    );
+    let err = parse(
+        Agent::Copilot,
+        br#"{"sessionId": "s", "toolName": "edit", "toolArgs": {"path": "/w/a"}, "toolResult": {}}"#,
+    )
+    .expect_err("an edit's result without old_str");
+    assert_eq!(
+        err.to_string(),
+        "hook payload is missing field `toolArgs.old_str`"
     );
 }

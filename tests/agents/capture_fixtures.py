@@ -3,7 +3,7 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode|codex <payloads.jsonl> <workspace> <home>
+       capture_fixtures.py --agent gemini|opencode|codex|pi|cline|copilot <payloads.jsonl> <workspace> <home>
                            <version> <out dir>
 Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
@@ -29,6 +29,22 @@ SCENARIOS = {
               "`sed -i`, Bash `apply_patch <<'EOF' … EOF` (a PreToolUse and no PostToolUse: Codex "
               "sends none for it), Bash `ls`; `codex exec`, model `gpt-5.5` from a fake "
               "Responses server"),
+    "pi": ("pi", "pi", "fake_openai_chat.py (FAKE_SCENARIO=pi)",
+           "write notes.txt, read README.md, edit README.md, edit notes.txt, (the user appends a "
+           "line to notes.txt), read notes.txt, bash `sed -i`; `pi -p` with a custom "
+           "OpenAI-compatible provider. The payloads are what rewind's extension pipes to "
+           "`rewind hook pi`"),
+    "cline": ("Cline CLI", "cline", "fake_openai_chat.py",
+              "editor (create) notes.txt, read_files README.md, editor README.md, editor "
+              "notes.txt, (the user appends a line to notes.txt), read_files notes.txt, "
+              "run_commands `sed -i`; `cline --json` with an `openai-compatible` provider. The "
+              "scripts run are `.clinerules/hooks/<TaskStart|PreToolUse|…>`"),
+    "copilot": ("Copilot CLI", "copilot", "fake_openai_chat.py",
+                "create notes.txt, view README.md, edit README.md, edit notes.txt, (the user "
+                "appends a line to notes.txt), view notes.txt, bash `sed -i`; `copilot -p` "
+                "with a BYOK provider (COPILOT_PROVIDER_BASE_URL) in offline mode. The "
+                "payloads are the camelCase ones; the file names add the event rewind tells "
+                "from the fields"),
 }
 
 if sys.argv[1] == "--agent":
@@ -59,6 +75,17 @@ def kebab(name):
 
 
 def name_of(p):
+    if agent == "copilot":
+        has = lambda k: k in p
+        event = ("postToolUse" if has("toolResult") else "preToolUse") if has("toolName") else \
+            "agentStop" if has("stopReason") else "userPromptSubmitted" if has("prompt") else \
+            "sessionStart" if has("source") else "sessionEnd" if has("reason") else "unknown"
+        return event + (f"-{p['toolName']}" if has("toolName") else "")
+    if agent == "cline":
+        call = p.get("tool_call") or p.get("tool_result") or {}
+        return p["hookName"] + (f"-{call['name']}" if call.get("name") else "")
+    if agent == "pi":
+        return p["hook"] + (f"-{p['toolName']}" if "toolName" in p else "")
     if agent == "opencode":
         tool = (p.get("input") or {}).get("tool")
         return p["hook"] + (f"-{tool}" if tool and p["hook"].startswith("tool.") else "")

@@ -78,6 +78,58 @@ def undo_redo_refused(sid, notes, readme, notes_end, readme_end, readme_start):
           and content(notes) == notes_end, (content(notes), content(readme)))
 
 
+def scripted_turn(sid, prompt, want, log, read_call="call_e2e_04", offered="write",
+                  hint_in_result=True):
+    """The checks of the scripted turn of fake_openai_chat.py (write, read, edit, edit, the
+    user's line, read, sed) on rewind's record and on what reached the model: one agent window
+    labelled `prompt` (None: any label) holding exactly `want` [(path, tool, call id, created,
+    proof)], the user's line one external change between the second edit and the sed, nothing
+    elsewhere; the hint in the result of `read_call` and in no request before it (requests
+    offering the tool `offered`); with `hint_in_result` false, anywhere in the request after
+    the read (Cline puts a hook's context in a message of its own). Returns the windows."""
+    hint = "rewind: notes.txt was changed outside the agent"
+    windows = session_windows(sid or "")
+    turn = [w for w in windows if w.get("kind") == "agent"
+            and (prompt is None or w.get("label") == prompt)]
+    check("one agent window" + (" labelled with the prompt" if prompt else ""), len(turn) == 1,
+          json.dumps(windows, indent=1))
+    changes = sorted(turn[0]["changes"], key=lambda c: c["id"]) if turn else []
+    got = [(c["path"], c["tool"], c["tool_call"], c["before"] is None, c["proof"]) for c in changes]
+    check("the window holds exactly the create, the two edits and the sed with their call ids",
+          got == want, f"got  {got}\nwant {want}")
+    if len(changes) == 4:
+        check("the edit of notes.txt starts from the create's bytes",
+              changes[2]["before"] == changes[0]["after"], changes)
+    ext = [w for w in windows if w.get("kind") == "external"]
+    ext_ch = [c for w in ext for c in w["changes"]]
+    ok = (len(ext_ch) == 1 and ext_ch[0]["path"] == "notes.txt" and len(changes) == 4
+          and ext_ch[0]["before"] == changes[2]["after"]
+          and ext_ch[0]["after"] == changes[3]["before"])
+    check("the user's edit is one external change between the edit and the sed", ok,
+          json.dumps(ext, indent=1))
+    check("no change recorded in any other window",
+          all(not w["changes"] for w in windows if w not in turn and w not in ext),
+          json.dumps(windows, indent=1))
+    reqs = [r for r in requests(log) if offered in json.dumps(r["body"].get("tools", []))]
+
+    def read_result(r):
+        return [m.get("content") for m in r["body"].get("messages", [])
+                if m.get("role") == "tool" and m.get("tool_call_id") == read_call]
+    after = [r for r in reqs if read_result(r)]
+    results = read_result(after[0]) if after else []
+    if hint_in_result:
+        check("the request after the read of notes.txt carries rewind's hint in the read result",
+              any(hint in json.dumps(c) for c in results), results)
+    else:
+        said = [m for m in (after[0]["body"].get("messages", []) if after else [])
+                if hint in json.dumps(m)]
+        check("the request after the read of notes.txt carries rewind's hint", said != [],
+              results)
+    check("no request before that read carries the hint",
+          not any(hint in json.dumps(r["body"]) for r in reqs if not read_result(r)))
+    return windows
+
+
 def finish(outdir):
     os.makedirs(outdir, exist_ok=True)
     for k, v in counts.items():

@@ -20,6 +20,11 @@ chosen by how many tool calls the conversation already holds:
 A request offering `apply_patch` and no `write` (OpenCode 1.18 does that for model ids with
 `gpt-`: the second turn) gets a read of notes.txt, one `apply_patch` of it (`TWO` ->
 `TWO, patched`), then the text "patched". Any other request (the session title, …) gets a short text answer.
+A request offering `editor` and `run_commands` (Cline CLI 3.x) gets the same turn in Cline's
+tools: editor (create), read_files, editor, editor, read_files, run_commands. One offering
+`create` and `view` (Copilot CLI) gets it in Copilot's: create, view, edit, edit, view, bash.
+FAKE_SCENARIO=pi: the same turn in pi's tool arguments (`path`, `edits[{oldText, newText}]`,
+relative paths for notes.txt).
 Usage: fake_openai_chat.py <workspace> <request-log> <port-file>
 """
 import json
@@ -42,7 +47,43 @@ PATCH = """*** Begin Patch
 *** End Patch"""
 
 
+SCENARIO = os.environ.get("FAKE_SCENARIO", "opencode")
+
+
 def steps(tools):
+    if "create" in tools and "view" in tools:
+        # Copilot CLI: create{path, file_text}, view{path}, edit{path, old_str, new_str},
+        # bash{command, description}.
+        return [
+            ("create", {"path": NOTES, "file_text": "one\ntwo\n"}),
+            ("view", {"path": README}),
+            ("edit", {"path": README, "old_str": "# e2e", "new_str": "# e2e edited"}),
+            ("edit", {"path": NOTES, "old_str": "two", "new_str": "TWO"}),
+            ("view", {"path": NOTES}),
+            ("bash", {"command": "sed -i 's/one/ONE/' notes.txt", "description": "uppercase one"}),
+        ]
+    if "editor" in tools and "run_commands" in tools:
+        # Cline CLI 3.x: editor{path, old_text, new_text} (creates a missing file),
+        # read_files{files[{path}]}, run_commands{commands[]}.
+        return [
+            ("editor", {"path": NOTES, "new_text": "one\ntwo\n"}),
+            ("read_files", {"files": [{"path": README}]}),
+            ("editor", {"path": README, "old_text": "# e2e", "new_text": "# e2e edited"}),
+            ("editor", {"path": NOTES, "old_text": "two", "new_text": "TWO"}),
+            ("read_files", {"files": [{"path": NOTES}]}),
+            ("run_commands", {"commands": ["sed -i 's/one/ONE/' notes.txt"]}),
+        ]
+    if SCENARIO == "pi":
+        # pi's tools: write{path, content}, edit{path, edits[{oldText, newText}]}, read{path},
+        # bash{command}; the same turn as OpenCode's.
+        return [
+            ("write", {"path": NOTES, "content": "one\ntwo\n"}),
+            ("read", {"path": README}),
+            ("edit", {"path": README, "edits": [{"oldText": "# e2e", "newText": "# e2e edited"}]}),
+            ("edit", {"path": "notes.txt", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+            ("read", {"path": "notes.txt"}),
+            ("bash", {"command": "sed -i 's/one/ONE/' notes.txt"}),
+        ]
     return [
         ("write", {"filePath": NOTES, "content": "one\ntwo\n"}),
         ("read", {"filePath": README}),
@@ -95,7 +136,7 @@ class H(Handler):
                       ("apply_patch", "call_e2e_patch", {"patchText": PATCH})]
             answer = {"tool": script[n][0], "id": script[n][1], "args": script[n][2]} \
                 if n < len(script) else {"text": "patched"}
-        elif "write" in tools:
+        elif "write" in tools or "editor" in tools or "create" in tools:
             n = tool_calls_so_far(body)
             script = steps(tools)
             if n < len(script):

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex.
+# End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex,
+# pi (issue 45).
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one (default: the debug
 #                           binary, built by `cargo build --locked`; RELEASE=1: the release one)
 #        KEEP=1             keep the scratch directory and print its path
 #        CAPTURE=1          save the hook payloads as fixtures/hooks/<agent>/real-<version>/
 #        AGENTS="a b"       run only these agents (names as in tests/agents/versions)
+# --latest: install whatever the npm registry serves now for each agent instead of the pins in
+#           `versions` (under target/agents/<name>-<version>/ like the pins), run the same
+#           checks, and report how each agent's hook payloads differ in shape from its newest
+#           recorded fixtures (compare_fixtures.py). Not part of the default run.
 set -uo pipefail
+LATEST=
+[ "${1:-}" = --latest ] && { LATEST=1; CAPTURE=1; }
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/tests/agents"
@@ -71,6 +78,12 @@ want() { [ -z "${AGENTS:-}" ] || [[ " $AGENTS " == *" $1 "* ]]; }
 
 version_of() { awk -v a="$1" '$1 == a { print $2 }' "$HERE/versions"; }
 
+# fixture_out <agent> <version>: where CAPTURE=1 saves the run's payloads: the fixtures, or
+# with --latest a scratch directory that compare_fixtures.py holds against them.
+fixture_out() {
+  if [ -n "$LATEST" ]; then echo "$TMP/latest/$1"; else echo "$ROOT/fixtures/hooks/$1/real-$2"; fi
+}
+
 # --- Claude Code ----------------------------------------------------------------------
 run_claude_code() {
   local ver cc ws home log sid
@@ -126,7 +139,7 @@ AGENT
   FAIL=$((FAIL + $(cat "$TMP/cc/fail" 2>/dev/null || echo 1)))
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
-      "$ROOT/fixtures/hooks/claude-code/real-$ver"
+      "$(fixture_out claude-code "$ver")"
   fi
 
   # /rw-undo typed in the normal permission modes (default, acceptEdits), rewind off PATH,
@@ -152,10 +165,16 @@ AGENT
 # saying why) when Node/npm are missing, the install fails or the agent does not start.
 npm_agent() {
   local name=$1 pkg=$2 bin=$3 dir
-  AGENT_VER=$(version_of "$name")
-  echo "== $name $AGENT_VER"
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     skip "$name: node/npm not found"; return 1
+  fi
+  AGENT_VER=$(version_of "$name")
+  if [ -n "$LATEST" ]; then
+    AGENT_VER=$(npm view "$pkg" version 2>/dev/null) \
+      || { skip "$name: npm view $pkg failed"; return 1; }
+    echo "== $name $AGENT_VER (the registry's newest; pinned: $(version_of "$name"))"
+  else
+    echo "== $name $AGENT_VER"
   fi
   dir="$ROOT/target/agents/$name-$AGENT_VER"
   AGENT_BIN="$dir/node_modules/.bin/$bin"
@@ -262,7 +281,7 @@ run_gemini() {
   tally "$d"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent gemini "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/gemini/real-$ver"
+      "$d/home" "$ver" "$(fixture_out gemini "$ver")"
   fi
   run_gemini_without_rewind
 }
@@ -420,8 +439,8 @@ sys.exit(0 if said and f"of session {sid}" in said[-1] and '(\\"patch notes.txt\
 PY
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
-      "$d/home" "$ver" "$ROOT/fixtures/hooks/opencode/real-$ver"
-    python3 "$HERE/keep_opencode_data.py" "$d/home/.local/share/opencode" "$d/ws" "$ver" \
+      "$d/home" "$ver" "$(fixture_out opencode "$ver")"
+    [ -n "$LATEST" ] || python3 "$HERE/keep_opencode_data.py" "$d/home/.local/share/opencode" "$d/ws" "$ver" \
       "$(cat "$d/sid")" "$ROOT/fixtures/opencode/real-$ver"
   fi
   run_opencode_without_rewind
@@ -538,9 +557,246 @@ AGENT
   FAIL=$((FAIL + $(cat "$TMP/cx/fail" 2>/dev/null || echo 1)))
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent codex "$TMP/cx/payloads.jsonl" "$ws" "$home" \
-      "$ver" "$ROOT/fixtures/hooks/codex/real-$ver"
+      "$ver" "$(fixture_out codex "$ver")"
   fi
   return $crc
+}
+
+
+# --- pi -------------------------------------------------------------------------------
+# pi_turn <dir> <agent PATH> <out> <pi args…>: pi -p in <dir>/ws against fake_openai_chat.py
+# (FAKE_SCENARIO=pi) as a custom OpenAI-compatible provider (~/.pi/agent/models.json under
+# the scratch HOME), REWIND_HOME unset (the extension carries the home), no network at start
+# (PI_OFFLINE).
+pi_turn() {
+  local d=$1 path=$2 out=$3
+  shift 3
+  local args
+  args=$(printf '%q ' "$@")
+  mkdir -p "$d/home/.pi/agent"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+FAKE_SCENARIO=pi python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cat > "$d/home/.pi/agent/models.json" <<JSON
+{"providers": {"e2e": {"baseUrl": "http://127.0.0.1:\$(cat "$d/port")/v1", "api": "openai-completions",
+  "apiKey": "e2e-dummy", "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+  "models": [{"id": "e2e-model", "reasoning": false}]}}}
+JSON
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 \
+  PI_TELEMETRY=0 timeout 180 "$AGENT_BIN" -p --provider e2e --model e2e-model $args \
+  >"$d/$out" 2>"$d/$out.err"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_pi() {
+  npm_agent pi @mariozechner/pi-coding-agent pi || return 0
+  local ver=$AGENT_VER d="$TMP/pi" sid PROMPT_PI="create notes.txt, edit it, read it, uppercase with sed"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init pi >/dev/null) \
+    && ok "rewind init pi" || { bad "rewind init pi"; return 0; }
+  shim_hooks "$d/ws/.pi/extensions/rewind/index.ts"
+  : > "$TMP/payloads.jsonl"
+  pi_turn "$d" "$PATH" out.txt "$PROMPT_PI"
+  local rc=$?
+  check "pi -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/out.txt.err"
+  local checks=(env WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt"
+    SESSIONS="$d/home/.pi/agent/sessions" REWIND_HOME="$d/rewind-home")
+  "${checks[@]}" RESULTS="$d" python3 "$HERE/check_pi.py"
+  tally "$d"
+  sid=$(cat "$d/sid" 2>/dev/null)
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent pi "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$(fixture_out pi "$ver")"
+  fi
+  # /rw-undo in that session (the extension's command, no model call): README.md without the
+  # user's later line, so only the user's mid-turn line on notes.txt stands in the way.
+  printf '# e2e edited\n' > "$d/ws/README.md"
+  local nreq; nreq=$(wc -l < "$d/requests.jsonl")
+  rm -f "$d/port"
+  pi_turn "$d" "$PATH" undo.txt --session "$sid" "/rw-undo"
+  check "pi -p --session <id> /rw-undo exited 0" test $? = 0
+  check "/rw-undo refuses over the user's mid-turn line, names the session and the turn" \
+    grep -q "did not undo turn 1 (\"$PROMPT_PI\") of session $sid: nothing was written" "$d/undo.txt.err"
+  check "the refused /rw-undo wrote nothing" \
+    sh -c "[ \"\$(cat '$d/ws/README.md')\" = '# e2e edited' ] && [ -e '$d/ws/notes.txt' ]"
+  rm -f "$d/port"
+  pi_turn "$d" "$PATH" undo-force.txt --session "$sid" "/rw-undo --force"
+  check "pi -p --session <id> '/rw-undo --force' exited 0" test $? = 0
+  check "/rw-undo --force names the session and the turn it undid" \
+    grep -q "rewind undid turn 1 (\"$PROMPT_PI\") of session $sid" "$d/undo-force.txt.err"
+  check "/rw-undo --force: README.md byte-exact the committed text, notes.txt gone" \
+    sh -c "[ \"\$(cat '$d/ws/README.md')\" = '# e2e' ] && [ ! -e '$d/ws/notes.txt' ]"
+  check "/rw-undo's answers are kept in pi's session file" python3 - "$d/home/.pi/agent/sessions" <<'PY'
+import glob, json, sys
+entries = [json.loads(l) for f in glob.glob(f"{sys.argv[1]}/**/*.jsonl", recursive=True) for l in open(f)]
+said = [e["data"]["text"] for e in entries if e.get("customType") == "rewind-undo"]
+sys.exit(0 if len(said) == 2 and said[1].startswith("rewind undid turn 1") else 1)
+PY
+  check "/rw-undo called no model" test "$(wc -l < "$d/requests.jsonl")" = "$nreq"
+  run_pi_without_rewind
+}
+
+# The extension of an `init pi` whose binary is gone (and none on PATH) lets every tool call
+# proceed, and says once on stderr that rewind is unavailable.
+run_pi_without_rewind() {
+  local d="$TMP/pi-gone" path
+  echo "== pi $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "pi without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init pi >/dev/null) \
+    || { bad "rewind init pi (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  pi_turn "$d" "$path" out.txt "create notes.txt, edit it, read it, uppercase with sed"
+  check "pi -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" RESULTS="$d" \
+    SESSIONS="$d/home/.pi/agent/sessions" REWIND_HOME="$d/rewind-home" \
+    python3 "$HERE/check_pi.py" --without-rewind
+  tally "$d"
+  check "the extension says once that rewind is unavailable" \
+    test "$(grep -c 'rewind is unavailable' "$d/out.txt.err")" = 1
+}
+
+
+# --- Cline CLI ------------------------------------------------------------------------
+# cline_turn <dir> <agent PATH>: `cline --json` in <dir>/ws against fake_openai_chat.py as an
+# `openai-compatible` provider (set by `cline auth`, under the scratch HOME's ~/.cline),
+# REWIND_HOME unset (the hook scripts carry the home).
+cline_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cl() { env -u REWIND_HOME HOME="$d/home" PATH="$path" timeout 180 "$AGENT_BIN" "\$@"; }
+cl auth -p openai-compatible -k e2e-dummy -m e2e-model -b "http://127.0.0.1:\$(cat "$d/port")/v1" \
+  >"$d/auth.txt" 2>&1 || { echo "cline auth failed" >&2; exit 91; }
+cd "$d/ws" && cl --json "create notes.txt, edit it, read it, uppercase with sed" \
+  >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_cline() {
+  npm_agent cline cline cline || return 0
+  local ver=$AGENT_VER d="$TMP/cline"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init cline >/dev/null) \
+    && ok "rewind init cline" || { bad "rewind init cline"; return 0; }
+  shim_hooks "$d/ws"/.clinerules/hooks/*
+  : > "$TMP/payloads.jsonl"
+  cline_turn "$d" "$PATH"
+  local rc=$?
+  check "cline --json exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent cline "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$(fixture_out cline "$ver")"
+  fi
+  run_cline_without_rewind
+}
+
+# The hook scripts of an `init cline` whose binary is gone (and none on PATH) answer
+# {"cancel": false}: every tool call proceeds.
+run_cline_without_rewind() {
+  local d="$TMP/cline-gone" path
+  echo "== cline $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "cline without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init cline >/dev/null) \
+    || { bad "rewind init cline (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  cline_turn "$d" "$path"
+  check "cline --json exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py" --without-rewind
+  tally "$d"
+}
+
+
+# --- Copilot CLI ----------------------------------------------------------------------
+# copilot_turn <dir> <agent PATH>: `copilot -p` in <dir>/ws against fake_openai_chat.py as a
+# BYOK provider (COPILOT_PROVIDER_BASE_URL) in offline mode (no GitHub sign-in, no network),
+# COPILOT_ALLOW_ALL=true (trusts the folder, so its .github/hooks load in prompt mode),
+# REWIND_HOME unset (the hooks carry the home).
+copilot_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" COPILOT_HOME="$d/home/.copilot" \
+  COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" \
+  COPILOT_PROVIDER_API_KEY=e2e-dummy COPILOT_MODEL=e2e-model COPILOT_ALLOW_ALL=true \
+  COPILOT_AUTO_UPDATE=false timeout 180 "$AGENT_BIN" --allow-all-tools \
+  -p "create notes.txt, edit it, read it, uppercase with sed" >"$d/out.txt" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_copilot() {
+  npm_agent copilot @github/copilot copilot || return 0
+  local ver=$AGENT_VER d="$TMP/copilot"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init copilot >/dev/null) \
+    && ok "rewind init copilot" || { bad "rewind init copilot"; return 0; }
+  shim_hooks "$d/ws/.github/hooks/rewind.json"
+  : > "$TMP/payloads.jsonl"
+  copilot_turn "$d" "$PATH"
+  local rc=$?
+  check "copilot -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_copilot.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent copilot "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$(fixture_out copilot "$ver")"
+  fi
+  run_copilot_without_rewind
+}
+
+# The hooks of an `init copilot` whose binary is gone (and none on PATH) exit 0 with nothing
+# to say: every tool call proceeds.
+run_copilot_without_rewind() {
+  local d="$TMP/copilot-gone" path
+  echo "== copilot $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "copilot without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init copilot >/dev/null) \
+    || { bad "rewind init copilot (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  copilot_turn "$d" "$path"
+  check "copilot -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_copilot.py" --without-rewind
+  tally "$d"
 }
 
 
@@ -548,6 +804,18 @@ want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
 want codex && run_codex
+want pi && run_pi
+want cline && run_cline
+want copilot && run_copilot
+if [ -n "$LATEST" ]; then
+  echo
+  echo "== hook payloads of the newest releases against the recorded fixtures"
+  for d in "$TMP"/latest/*/; do
+    [ -d "$d" ] || continue
+    a=$(basename "$d")
+    python3 "$HERE/compare_fixtures.py" "$a" "$d" "$ROOT/fixtures/hooks/$a"
+  done
+fi
 echo
 echo "$PASS passed, $FAIL failed$([ "$SKIPPED" = 0 ] || echo ", $SKIPPED skipped (agents or the browser test)")"
 [ "$FAIL" = 0 ]

@@ -272,6 +272,8 @@ fn gemini_session_start_and_after_tool_read_file_deliver_agents_md() {
 }
 
 /// Cline takes context in `contextModification` on its PreToolUse read_file.
+/// Cline gets the AGENTS.md of the read file's directories, except the workspace root's,
+/// which it loads itself.
 #[test]
 fn cline_read_file_gets_agents_md_as_context_modification() {
     let env = Env::new();
@@ -284,7 +286,9 @@ fn cline_read_file_gets_agents_md_as_context_modification() {
     let out = run.json();
     assert_eq!(out["cancel"], false);
     let text = out["contextModification"].as_str().unwrap();
-    assert!(at(text, "root rules") < at(text, "src rules"), "{text}");
+    assert!(text.contains("src rules"), "{text}");
+    // Cline loads the workspace root's AGENTS.md itself, as a rule.
+    assert!(!text.contains("root rules"), "{text}");
 }
 
 /// OpenCode and Codex read AGENTS.md themselves: rewind adds nothing to their reads or
@@ -359,4 +363,47 @@ fn claude_code_before_2_1_277_still_gets_every_agents_md() {
     let start = claude(&env, "session-start", None);
     let text = context_of_newest(&env, &start, Some("claude-code_2-1-276_harness")).unwrap();
     assert!(text.contains("root rules: run cargo fmt"), "{text}");
+}
+
+/// pi loads the AGENTS.md of its working directory and each ancestor itself, and no other:
+/// a read below gets the ones under its working directory, once, after the read (pi's
+/// `tool_result`), never the root's, and a `tool_call` gets nothing.
+#[test]
+fn pi_is_given_only_the_agents_md_below_its_working_directory() {
+    let env = Env::new();
+    project(&env);
+    let mut before = fixture(&env, "pi", "real-0.73.1/tool_call-read");
+    before["cwd"] = env.ws.display().to_string().into();
+    before["input"]["path"] = "src/deep/x.rs".into();
+    let run = hook(&env, "pi", &before);
+    run.ok();
+    assert_eq!(run.stdout.trim(), "", "tool_call cannot carry context");
+    let mut after = fixture(&env, "pi", "real-0.73.1/tool_result-read");
+    after["cwd"] = before["cwd"].clone();
+    after["input"]["path"] = "src/deep/x.rs".into();
+    let run = hook(&env, "pi", &after);
+    run.ok();
+    let text = run.json()["append"].as_str().unwrap().to_string();
+    assert!(at(&text, "src rules") < at(&text, "deep rules"), "{text}");
+    assert!(
+        !text.contains("root rules"),
+        "pi loaded the root's itself: {text}"
+    );
+    let run = hook(&env, "pi", &after);
+    run.ok();
+    assert_eq!(run.stdout.trim(), "", "each file once per session");
+    // Started in src/, pi loaded src/AGENTS.md too.
+    env.write("src/other/AGENTS.md", "other rules\n");
+    env.write("src/other/y.rs", "fn y() {}\n");
+    after["sessionId"] = "another-session".into();
+    after["cwd"] = env.path("src").display().to_string().into();
+    after["input"]["path"] = "other/y.rs".into();
+    let run = hook(&env, "pi", &after);
+    run.ok();
+    let text = run.json()["append"].as_str().unwrap().to_string();
+    assert!(text.contains("other rules"), "{text}");
+    assert!(
+        !text.contains("src rules") && !text.contains("root rules"),
+        "{text}"
+    );
 }

@@ -31,7 +31,7 @@ pub(crate) const MAX_PAYLOAD: u64 = input::MAX_INPUT;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline
+    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot
     pub agent: String,
     /// Writes to a file changed since this session read it: deny | warn | off
     #[arg(

@@ -45,7 +45,7 @@ use rewind::workspace::{normalize, PathError, Workspace};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline
+    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot
     pub agent: String,
     /// Print what would be written; write nothing
     #[arg(long, alias = "print")]
@@ -56,7 +56,7 @@ pub struct InitArgs {
     pub uninstall: bool,
     /// Install into (or, with --uninstall, remove from) the agent's user-level configuration,
     /// for every project: ~/.claude, ~/.gemini, ~/.cursor, $CODEX_HOME (~/.codex),
-    /// $XDG_CONFIG_HOME/opencode (~/.config/opencode)
+    /// $XDG_CONFIG_HOME/opencode (~/.config/opencode), ~/.pi/agent
     #[arg(long)]
     pub user: bool,
 }
@@ -93,18 +93,29 @@ fn user_root(agent: Agent) -> Result<PathBuf, Failure> {
                 "init --user: rewind knows no user-level hooks for Cline; run `rewind init cline` in each project",
             ))
         }
+        Agent::Copilot => {
+            return Err(Failure::new(
+                Exit::Usage,
+                "init --user: Copilot CLI reads hooks from the project's .github/hooks/; run `rewind init copilot` in each project",
+            ))
+        }
         _ => home,
     })
 }
 
 /// A project-relative configuration path as it is named under the agent's user-level
 /// directory: Codex's `.codex/X` is `$CODEX_HOME/X`, OpenCode's `.opencode/X` and
-/// `opencode.json` are in `~/.config/opencode/`; the others keep their names under `~`.
+/// `opencode.json` are in `~/.config/opencode/`, pi's `.pi/X` is `~/.pi/agent/X`; the others
+/// keep their names under `~`.
 fn user_path(agent: Agent, rel: &Path) -> PathBuf {
     let strip = |prefix: &str| rel.strip_prefix(prefix).map(Path::to_path_buf).ok();
     match agent {
         Agent::Codex => strip(".codex").unwrap_or_else(|| rel.to_path_buf()),
         Agent::OpenCode => strip(".opencode").unwrap_or_else(|| rel.to_path_buf()),
+        // pi's user-level extensions are in ~/.pi/agent/extensions/.
+        Agent::Pi => strip(".pi")
+            .map(|r| Path::new(".pi/agent").join(r))
+            .unwrap_or_else(|| rel.to_path_buf()),
         _ => rel.to_path_buf(),
     }
 }

@@ -148,6 +148,82 @@ fn init_then_uninstall() {
     ");
 }
 
+/// `rewind init pi` writes its extension (with `/rw-undo`); `--uninstall` removes it and the
+/// directories it made.
+#[test]
+fn init_pi_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "pi"]), @"
+    wrote      .pi/extensions/rewind/index.ts (pi extension and /rw-undo)
+    [EOF]
+    [exit status: 0]
+    ");
+    let ext = std::fs::read_to_string(env.path(".pi/extensions/rewind/index.ts")).unwrap();
+    assert!(ext.contains(r#"spawnSync(bin, ["hook", "pi"]"#), "{ext}");
+    assert!(ext.contains(r#"pi.registerCommand("rw-undo""#), "{ext}");
+    assert_snapshot!(rw(&env, &["init", "pi"]), @"
+    unchanged  .pi/extensions/rewind/index.ts (pi extension and /rw-undo)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "pi", "--uninstall"]), @"
+    remove .pi/extensions/rewind/index.ts (pi extension and /rw-undo, created by rewind init)
+    removed empty directory .pi/extensions/rewind
+    removed empty directory .pi/extensions
+    removed empty directory .pi
+    [EOF]
+    [exit status: 0]
+    ");
+    assert!(!env.path(".pi").exists());
+}
+
+/// `rewind init copilot` writes `.github/hooks/rewind.json` (Copilot CLI's hooks, one per
+/// event); `--uninstall` removes it and the directories it made; there is no user level.
+#[test]
+fn init_copilot_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "copilot"]), @"
+    wrote      .github/hooks/rewind.json (Copilot CLI hooks)
+    [EOF]
+    [exit status: 0]
+    ");
+    let hooks: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(env.path(".github/hooks/rewind.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(hooks["version"], 1);
+    assert_eq!(hooks["hooks"].get("sessionStart"), None);
+    for event in [
+        "userPromptSubmitted",
+        "preToolUse",
+        "postToolUse",
+        "agentStop",
+        "sessionEnd",
+    ] {
+        let bash = hooks["hooks"][event][0]["bash"].as_str().unwrap();
+        assert!(
+            bash.ends_with("exec \"$r\" hook copilot"),
+            "{event}: {bash}"
+        );
+    }
+    assert_snapshot!(rw(&env, &["init", "copilot", "--uninstall"]), @"
+    remove .github/hooks/rewind.json (Copilot CLI hooks, created by rewind init)
+    removed empty directory .github/hooks
+    removed empty directory .github
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["init", "copilot", "--user"]), @"
+    [EOF]
+    ------- stderr -------
+    error: init --user: Copilot CLI reads hooks from the project's .github/hooks/; run `rewind init copilot` in each project
+    [EOF]
+    [exit status: 2]
+    ");
+}
+
 #[test]
 fn init_json() {
     let env = Env::new();

@@ -1,21 +1,23 @@
 //! A hook that cannot handle its event — a payload it cannot read, rewind disabled, a command
 //! line it refuses — still answers "allow" in the agent's own format with exit 0, for every
 //! agent (issue 24, item 3). Cline reads a missing answer as a block; Cursor's before-events
-//! want `permission`; Claude Code, Codex, Gemini and rewind's OpenCode plugin read exit 0
-//! with nothing on stdout as "go on".
+//! want `permission`; Claude Code, Codex, Gemini, Copilot CLI, rewind's OpenCode plugin and
+//! pi extension read exit 0 with nothing on stdout as "go on".
 
 use super::{filters, rw_stdin, show};
 use crate::common::Env;
 use insta::assert_snapshot;
 
 /// Each agent and its allow answer when the event could not be read.
-const AGENTS: [(&str, &str); 6] = [
+const AGENTS: [(&str, &str); 8] = [
     ("claude-code", ""),
     ("codex", ""),
     ("gemini", ""),
     ("opencode", ""),
     ("cline", "{\"cancel\":false}\n"),
     ("cursor", "{\"continue\":true,\"permission\":\"allow\"}\n"),
+    ("pi", ""),
+    ("copilot", ""),
 ];
 
 fn bad_payloads() -> Vec<(&'static str, Vec<u8>)> {
@@ -161,6 +163,11 @@ fn every_agent_gets_its_allow_answer_when_the_hook_panics() {
         (
             "cursor",
             r#"{"hook_event_name":"stop","conversation_id":"s"}"#,
+        ),
+        ("pi", r#"{"hook":"agent_end","sessionId":"s"}"#),
+        (
+            "copilot",
+            r#"{"sessionId":"s","cwd":"/","stopReason":"end_turn"}"#,
         ),
     ];
     for ((agent, allow), (_, payload)) in AGENTS.into_iter().zip(payloads) {

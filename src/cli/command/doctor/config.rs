@@ -59,6 +59,8 @@ impl Places {
             Agent::OpenCode => &[".opencode/plugins/rewind.js", ".opencode/plugin/rewind.js"],
             Agent::Cursor => &[".cursor/hooks.json"],
             Agent::Cline => &[],
+            Agent::Pi => &[rewind::hooks::pi::EXTENSION_PATH],
+            Agent::Copilot => &[".github/hooks/rewind.json"],
         };
         let mut out: Vec<(&'static str, PathBuf)> =
             project.iter().map(|p| ("project", root.join(p))).collect();
@@ -87,6 +89,8 @@ impl Places {
                 ],
                 Agent::Cursor => vec![user(home, ".cursor/hooks.json")],
                 Agent::Cline => vec![],
+                Agent::Pi => vec![user(home, ".pi/agent/extensions/rewind/index.ts")],
+                Agent::Copilot => vec![],
             }
             .into_iter()
             .flatten(),
@@ -175,7 +179,11 @@ pub(super) fn hook_command(text: &str, agent: Agent) -> Option<HookCommand> {
         .split(|c: char| c.is_whitespace() || "\"',[](){};:=`".contains(c))
         .filter(|w| !w.is_empty())
         .collect();
-    let at = (1..words.len()).find(|&i| words[i - 1] == "hook" && words[i] == agent.as_str())?;
+    // The last `hook <agent>`: the one that runs. An OpenCode plugin or pi extension names
+    // `rewind hook <agent>` in its header comment first, before the binary it spawns.
+    let at = (1..words.len())
+        .rev()
+        .find(|&i| words[i - 1] == "hook" && words[i] == agent.as_str())?;
     let before = &words[..at - 1];
     let is_rewind = |w: &str| {
         let file = w.rsplit('/').next().unwrap_or(w);
@@ -236,7 +244,7 @@ mod tests {
                 home: Some("/h/rw".into()),
             }]
         );
-        let plugin = "// rewind: snapshots\nconst REWIND = \"/opt/rw/rewind\";\nconst REWIND_HOME = null;\nconst bin = existsSync(REWIND) ? REWIND : \"rewind\";\nspawnSync(bin, [\"hook\", \"opencode\"], {});";
+        let plugin = "// rewind: snapshots. Pipes tool events to `rewind hook opencode`.\nconst REWIND = \"/opt/rw/rewind\";\nconst REWIND_HOME = null;\nconst bin = existsSync(REWIND) ? REWIND : \"rewind\";\nspawnSync(bin, [\"hook\", \"opencode\"], {});";
         assert_eq!(
             hook_commands(plugin, agent),
             [HookCommand {

@@ -1,8 +1,10 @@
 //! Import what an agent already recorded into rewind's history: `rewind import opencode`,
-//! and `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
+//! `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
 //! file-history backups, [`turn`] proves each turn's edit chains; one `import` window per
 //! user prompt, label `claude-code <prompt uuid>`, and `… before` for what changed between
-//! turns). What each import took is also kept in the index's `imported_sources`, which
+//! turns), and `rewind import codex` ([`codex`] reads Codex's session rollouts,
+//! [`codex_plan`] proves each patch against the previous proven version or the commit the
+//! session recorded; one window per turn, label `codex <turn id>`). What each import took is also kept in the index's `imported_sources`, which
 //! outlives the windows (`gc`): an item is never imported twice.
 //!
 //! Imported history is evidence, not truth. OpenCode keeps, per assistant message (one model
@@ -33,9 +35,12 @@
 //! Modules: [`git`] (snapshot trees and blobs, read through gix), [`opencode`] (OpenCode's
 //! database, read-only), [`step`] (a step → its changes), [`proof`] (the proof rules,
 //! pure), [`claude`] (Claude Code's records, read-only), [`turn`] (a Claude Code turn → its
+//! changes), [`codex`] (Codex's rollouts, read-only), [`codex_plan`] (a Codex turn → its
 //! changes).
 
 pub mod claude;
+pub mod codex;
+pub mod codex_plan;
 pub mod git;
 pub mod opencode;
 pub mod proof;
@@ -110,6 +115,22 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no Codex sessions in {dir}: {detail}")]
+    CodexData { dir: String, detail: String },
+    #[error("cannot read Codex rollout {path}, line {line}: {detail}")]
+    Rollout {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("Codex session {id} not found in {dir}")]
+    NoSuchCodexSession { id: String, dir: String },
+    #[error("Codex session {id} ran in {cwd}, not in this workspace {workspace}")]
+    CodexOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error(transparent)]
@@ -177,6 +198,9 @@ pub struct SessionReport {
     /// The Claude Code version the transcript names (`import claude-code` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claude_code_version: Option<String>,
+    /// The Codex version the rollout names (`import codex` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codex_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -211,6 +235,7 @@ impl SessionReport {
             title: title.to_string(),
             opencode_version: None,
             claude_code_version: None,
+            codex_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -285,6 +310,7 @@ impl Group {
 /// The importer names: the first word of their window labels, and `imported_sources.importer`.
 const OPENCODE: &str = "opencode";
 const CLAUDE_CODE: &str = "claude-code";
+const CODEX: &str = "codex";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -839,4 +865,162 @@ fn plan_claude_session(
 /// Claude Code's default config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_dir(config_dir: Option<&Path>, home: &Path) -> PathBuf {
     config_dir.map_or_else(|| home.join(".claude"), Path::to_path_buf)
+}
+
+/// What `rewind import codex` imports.
+#[derive(Debug, Clone)]
+pub struct CodexOptions {
+    /// `$CODEX_HOME/sessions`: the rollouts, `YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`.
+    pub sessions_dir: PathBuf,
+    /// Only these threads (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// Codex's default home: `$CODEX_HOME`, else `~/.codex`.
+pub fn codex_home(env: Option<&Path>, home: &Path) -> PathBuf {
+    env.map_or_else(|| home.join(".codex"), Path::to_path_buf)
+}
+
+/// Import the Codex history of workspace `ws` into `home`: every rollout whose cwd is the
+/// workspace's root (or a directory in it), one `import` window per turn (label `codex <turn
+/// id>`), an `external` one (`… before`) for what changed between turns. Every rollout is
+/// read and planned before anything is written: one that cannot be read imports nothing.
+pub fn codex(
+    home: &Home,
+    ws: &Workspace,
+    opts: &CodexOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let root = ws.root().display().to_string();
+    let mut chosen = Vec::new();
+    for path in codex::rollouts(&opts.sessions_dir)? {
+        let Some((id, cwd)) = codex::peek_meta(&path) else {
+            continue;
+        };
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((path, rec)),
+            None if wanted && !opts.sessions.is_empty() => {
+                return Err(ImportError::CodexOtherCwd {
+                    id,
+                    cwd,
+                    workspace: root,
+                })
+            }
+            _ => {}
+        }
+    }
+    let rollouts = chosen
+        .iter()
+        .map(|(p, rec)| Ok((codex::read(p)?, rec.clone())))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    for id in &opts.sessions {
+        if !rollouts.iter().any(|(r, _)| r.session_id == *id) {
+            return Err(ImportError::NoSuchCodexSession {
+                id: id.clone(),
+                dir: opts.sessions_dir.display().to_string(),
+            });
+        }
+    }
+    // The workspace's own repository: the commits the sessions recorded.
+    let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
+    let mut report = ImportReport {
+        source: CODEX,
+        data_dir: opts.sessions_dir.display().to_string(),
+        project: String::new(),
+        worktree: root,
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+    };
+    let mut plans = Vec::new();
+    for (r, rec) in &rollouts {
+        plans.push(plan_codex_session(home, ws, r, rec, repo.as_ref(), opts)?);
+    }
+    for (mut r, planned) in plans {
+        let name = r.id.clone();
+        if r.skipped_because.is_none() {
+            finish_session(home, ws, CODEX, &name, &planned, opts.dry_run, &mut r)?;
+        }
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// The workspace root as a session recorded it, when its cwd `cwd` is the workspace's root
+/// or a directory in it (spelled any way that resolves there).
+fn recorded_root(cwd: &str, ws: &Workspace) -> Option<String> {
+    let real = Path::new(cwd).canonicalize().ok()?;
+    let below = real.strip_prefix(ws.root()).ok()?;
+    let depth = below.components().count();
+    let mut rec = Path::new(cwd.trim_end_matches('/'));
+    for _ in 0..depth {
+        rec = rec.parent()?;
+    }
+    Some(rec.display().to_string())
+}
+
+/// One Codex session's report and planned turns (blobs stored as they are read, before any
+/// row names them).
+fn plan_codex_session(
+    home: &Home,
+    ws: &Workspace,
+    r: &codex::Rollout,
+    recorded_root: &str,
+    repo: Option<&git::SnapshotStore>,
+    opts: &CodexOptions,
+) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
+    let started = Instant::now();
+    let (labels, live) = already(home, ws, CODEX, &r.session_id)?;
+    let mut report = SessionReport::new(&r.session_id, "", r.turns.len(), live);
+    report.codex_version = r.version.clone();
+    if live {
+        return Ok((report, Vec::new()));
+    }
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let base = match (repo, r.commit.as_deref()) {
+        (None, _) | (_, None) => Err(crate::model::MetadataReason::SnapshotStoreMissing),
+        (Some(store), Some(hex)) => git::SnapshotStore::parse_id(hex)
+            .and_then(|id| store.commit_tree(&id))
+            .map(|tree| codex_plan::Base { store, tree })
+            .map_err(|_| crate::model::MetadataReason::SnapshotStoreMissing),
+    };
+    let mapper = Mapper {
+        recorded_root: recorded_root.to_string(),
+    };
+    let cx = codex_plan::SessionCtx {
+        mapper: &mapper,
+        cwd: r.cwd.as_deref().unwrap_or(recorded_root),
+        base,
+        max_size: home.options().max_file_size,
+    };
+    let done = |turn: &str, gap: bool| {
+        if gap {
+            labels.contains(&label(CODEX, turn, Group::Gap))
+        } else {
+            step_imported(&labels, CODEX, turn)
+        }
+    };
+    let plan = codex_plan::plan(r, &cx, &done, &mut keep)?;
+    report.steps_already_imported = plan.already;
+    report.steps_in_progress = plan.in_progress;
+    report.unsafe_paths = plan.unsafe_paths;
+    let planned = plan
+        .turns
+        .into_iter()
+        .map(|tp| Planned1 {
+            message_id: tp.id,
+            opened_at: tp.started_ms.saturating_mul(1_000_000),
+            closed_at: tp.ended_ms.saturating_mul(1_000_000),
+            gap: tp.gap,
+            plan: tp.plan,
+        })
+        .collect();
+    report.elapsed_ms = millis(started);
+    Ok((report, planned))
 }

@@ -246,8 +246,14 @@ fn prove_chain(
     let name = rel.display();
     let mut texts: Vec<Option<Vec<u8>>> = Vec::with_capacity(links.len());
     let mut text = before.bytes.clone();
+    if text.as_deref().is_some_and(proof::is_binary) {
+        return None;
+    }
     for t in links {
         text = proof::apply(t, &name, text.as_deref()).ok()?;
+        if text.as_deref().is_some_and(proof::is_binary) {
+            return None;
+        }
         texts.push(text.clone());
     }
     (text == after.bytes).then_some(texts)

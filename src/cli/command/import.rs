@@ -7,11 +7,16 @@
 //! `rewind import claude-code [--claude-dir DIR] [--projects-dir DIR] [--claude-session ID]…
 //! [--mode shadow|apply]`: the same for Claude Code's transcripts and file-history backups
 //! (`--mode shadow` is `--dry-run`).
+//!
+//! `rewind import codex [--codex-home DIR] [--sessions-dir DIR] [--codex-session ID]…
+//! [--dry-run]`: the same for Codex's session rollouts.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use rewind::import::{ClaudeCodeOptions, ImportReport, OpenCodeOptions, SessionReport};
+use rewind::import::{
+    ClaudeCodeOptions, CodexOptions, ImportReport, OpenCodeOptions, SessionReport,
+};
 
 use crate::cli::context::{cwd, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
@@ -23,6 +28,24 @@ pub enum ImportCmd {
     Opencode(OpenCodeArgs),
     /// Import Claude Code's history of this workspace (transcripts, file-history backups)
     ClaudeCode(ClaudeCodeArgs),
+    /// Import Codex's history of this workspace (session rollouts, the recorded commit)
+    Codex(CodexArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CodexArgs {
+    /// Codex's home, holding sessions/ [default: $CODEX_HOME, else ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub codex_home: Option<PathBuf>,
+    /// The rollouts' directory [default: <codex home>/sessions]
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
+    /// Import only this Codex session (thread id; repeatable) [default: all of this workspace's]
+    #[arg(long = "codex-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +95,7 @@ pub fn run(inv: &Invocation, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure>
     let args = match cmd {
         ImportCmd::Opencode(args) => args,
         ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
+        ImportCmd::Codex(args) => return run_codex(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -111,6 +135,40 @@ fn run_claude(inv: &Invocation, out: &Out, args: ClaudeCodeArgs) -> Result<Exit,
     };
     let report = rewind::import::claude_code(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+fn run_codex(inv: &Invocation, out: &Out, args: CodexArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let sessions_dir = match (&args.sessions_dir, &args.codex_home) {
+        (Some(d), _) => cwd.join(d),
+        (None, Some(h)) => cwd.join(h).join("sessions"),
+        (None, None) => default_codex_home()?.join("sessions"),
+    };
+    let opts = CodexOptions {
+        sessions_dir,
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+    };
+    let report = rewind::import::codex(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+fn default_codex_home() -> Result<PathBuf, Failure> {
+    let env = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::codex_home(
+            env.as_deref(),
+            &PathBuf::from(h),
+        )),
+        None => env.ok_or_else(|| {
+            Failure::new(Exit::Error, "cannot find Codex's data: HOME is not set")
+                .hint("pass --codex-home DIR")
+        }),
+    }
 }
 
 fn default_claude_dir() -> Result<PathBuf, Failure> {
@@ -167,6 +225,7 @@ fn default_data_dir() -> Result<PathBuf, Failure> {
 fn render(r: &ImportReport) -> String {
     let head = match r.source {
         "opencode" => format!("OpenCode project {} at {}", r.project, r.worktree),
+        "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(
@@ -204,7 +263,7 @@ fn session_line(sr: &SessionReport) -> String {
         return format!("session {} skipped: {why}\n", sr.id);
     }
     let reasons: Vec<String> = sr.reasons.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    let unit = if sr.claude_code_version.is_some() {
+    let unit = if sr.claude_code_version.is_some() || sr.codex_version.is_some() {
         "turns"
     } else {
         "steps"

@@ -184,7 +184,8 @@ impl From<rewind::import::ImportError> for Failure {
             E::ClaudeData { .. } => "pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR",
             E::Transcript { .. } => "nothing was imported; the transcript is damaged or of a format this rewind does not read",
             E::NoSuchClaudeSession { .. } | E::OtherCwd { .. } => "`rewind import claude-code --mode shadow` lists this workspace's sessions",
-            E::CodexData { .. } => "pass --codex-home DIR (Codex's home: $CODEX_HOME, else ~/.codex) or --sessions-dir DIR",
+            E::MissingDir { agent: rewind::import::Agent::ClaudeCode, .. } => "pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR",
+            E::MissingDir { agent: rewind::import::Agent::Codex, .. } | E::CodexData { .. } => "pass --codex-home DIR (Codex's home: $CODEX_HOME, else ~/.codex) or --sessions-dir DIR",
             E::Rollout { .. } => "nothing was imported; the rollout is damaged or of a format this rewind does not read",
             E::NoSuchCodexSession { .. } | E::CodexOtherCwd { .. } => "`rewind import codex --dry-run` lists this workspace's sessions",
         };

@@ -154,7 +154,10 @@ pub fn rollouts(sessions: &Path) -> Result<Vec<PathBuf>, ImportError> {
         detail,
     };
     if !sessions.is_dir() {
-        return Err(fail("no such directory".into()));
+        return Err(ImportError::MissingDir {
+            agent: super::Agent::Codex,
+            dir: sessions.display().to_string(),
+        });
     }
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(sessions).max_depth(6) {

@@ -99,6 +99,9 @@ pub enum ImportError {
         project: String,
         expected: String,
     },
+    /// The agent's records directory is not there (the agent never ran here, or elsewhere).
+    #[error("no {} in {dir}: no such directory", agent.records())]
+    MissingDir { agent: Agent, dir: String },
     #[error("no Claude Code transcripts in {dir}: {detail}")]
     ClaudeData { dir: String, detail: String },
     #[error("cannot read Claude Code transcript {path}, line {line}: {detail}")]
@@ -135,6 +138,37 @@ pub enum ImportError {
     Git(#[from] git::GitError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+}
+
+/// The agents whose records rewind imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+impl Agent {
+    /// What its records are called in messages.
+    fn records(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code transcripts",
+            Agent::Codex => "Codex sessions",
+        }
+    }
+}
+
+impl ImportError {
+    /// Whether this only says the agent has no records of the workspace where it looked
+    /// (its data directory is not there, or knows no project here): nothing to import, not
+    /// damage.
+    pub fn is_no_records(&self) -> bool {
+        matches!(
+            self,
+            ImportError::NoData { .. }
+                | ImportError::NotAProject { .. }
+                | ImportError::MissingDir { .. }
+        )
+    }
 }
 
 impl From<IndexError> for ImportError {
@@ -739,9 +773,9 @@ pub fn claude_code(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if !opts.projects_dir.is_dir() {
-        return Err(ImportError::ClaudeData {
+        return Err(ImportError::MissingDir {
+            agent: Agent::ClaudeCode,
             dir: opts.projects_dir.display().to_string(),
-            detail: "no such directory".into(),
         });
     }
     let root = ws.root().display().to_string();

@@ -372,10 +372,108 @@ fn cli_output_of_import_codex() {
     ------- stderr -------
     error: unrecognized subcommand 'nope'
 
-    Usage: rewind import [OPTIONS] <COMMAND>
+    Usage: rewind import [OPTIONS]
+           rewind import <COMMAND>
 
     For more information, try '--help'.
     [EOF]
     [exit status: 2]
+    "#);
+}
+
+impl Setup {
+    /// `rewind ARGS` with Codex's home as its default (`CODEX_HOME`), and no other agent's
+    /// data where the defaults look (`HOME` is an empty directory of the test's).
+    fn run_with_defaults(&self, args: &[&str]) -> Run {
+        self.env
+            .command(args)
+            .env("CODEX_HOME", &self.codex)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .unwrap()
+            .into()
+    }
+}
+
+#[test]
+fn import_all_finds_every_agents_records_of_the_workspace() {
+    let s = Setup::new();
+    let dry = s.run_with_defaults(&["--json", "import", "--dry-run"]);
+    let r = dry.ok().json();
+    assert_eq!(r["dry_run"], true);
+    let status: Vec<(String, String)> = r["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["agent"].as_str().unwrap().to_string(),
+                a["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("opencode".to_string(), "none".to_string()),
+            ("claude-code".into(), "none".into()),
+            ("codex".into(), "imported".into()),
+        ]
+    );
+    assert!(
+        r["agents"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("no OpenCode data in "),
+        "{r:#}"
+    );
+    assert_eq!(summary(&r["agents"][2]["report"]).len(), 9);
+    assert_eq!(r["windows_added"], 0, "a dry run writes nothing");
+    let all = s
+        .run_with_defaults(&["--json", "import", "--all"])
+        .ok()
+        .json();
+    assert_eq!(all["windows_added"], 3);
+    let again = s.run_with_defaults(&["--json", "import"]);
+    assert_eq!(again.code, 4, "{}", again.stdout);
+    assert_eq!(again.json()["agents"][2]["status"], "up-to-date");
+}
+
+#[test]
+fn import_all_reports_a_damaged_record_and_still_exits_1() {
+    let s = Setup::new();
+    let path = s.rollout();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}{{oops\n")).unwrap();
+    let run = s.run_with_defaults(&["--json", "import"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let r = run.json();
+    assert_eq!(r["agents"][2]["status"], "error");
+    assert!(
+        r["agents"][2]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("cannot read Codex rollout "),
+        "{r:#}"
+    );
+    assert_eq!(r["agents"][0]["status"], "none");
+    assert_eq!(r["windows_added"], 0);
+    let _f = crate::cli::filters(&s.env);
+    let shown = {
+        let run = s.run_with_defaults(&["import", "--all", "--dry-run"]);
+        format!(
+            "{}[EOF]\n------- stderr -------\n{}[EOF]\n[exit status: {}]",
+            run.stdout, run.stderr, run.code
+        )
+    };
+    insta::assert_snapshot!(shown, @r#"
+    opencode: no records (no OpenCode data in [TMP]/user-home/.local/share/opencode: opencode.db not found)
+    claude-code: no records (no Claude Code transcripts in [TMP]/user-home/.claude/projects: no such directory)
+    codex: error (cannot read Codex rollout [TMP]/codex/sessions/2026/11/29/rollout-2026-11-29T08-43-45-01a22679-7c64-7d63-8fea-574d97a6b02c.jsonl, line 65: not JSON: key must be a string at line 1 column 2)
+    [EOF]
+    ------- stderr -------
+    [EOF]
+    [exit status: 1]
     "#);
 }

@@ -10,17 +10,34 @@
 //!
 //! `rewind import codex [--codex-home DIR] [--sessions-dir DIR] [--codex-session ID]…
 //! [--dry-run]`: the same for Codex's session rollouts.
+//!
+//! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
+//! default place; an agent with no records here is reported as such, not as an error.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, ImportReport, OpenCodeOptions, SessionReport,
+    ClaudeCodeOptions, CodexOptions, ImportError, ImportReport, OpenCodeOptions, SessionReport,
 };
+use serde::Serialize;
 
 use crate::cli::context::{cwd, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub cmd: Option<ImportCmd>,
+    /// Import every agent's records of this workspace (what `rewind import` alone does)
+    #[arg(long)]
+    pub all: bool,
+    /// Compute and report everything, write nothing (the shadow mode)
+    #[arg(long)]
+    pub dry_run: bool,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ImportCmd {
@@ -91,7 +108,10 @@ pub struct OpenCodeArgs {
     pub dry_run: bool,
 }
 
-pub fn run(inv: &Invocation, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failure> {
+    let Some(cmd) = args.cmd else {
+        return run_all(inv, out, args.dry_run);
+    };
     let args = match cmd {
         ImportCmd::Opencode(args) => args,
         ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
@@ -153,6 +173,139 @@ fn run_codex(inv: &Invocation, out: &Out, args: CodexArgs) -> Result<Exit, Failu
     };
     let report = rewind::import::codex(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+/// What `rewind import` did with one agent's records.
+#[derive(Debug, Serialize)]
+struct AgentImport {
+    agent: &'static str,
+    /// `imported`, `up-to-date`, `none` (no records of this workspace) or `error`.
+    status: &'static str,
+    /// Why `none` or `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<ImportReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct AllReport {
+    dry_run: bool,
+    windows_added: usize,
+    agents: Vec<AgentImport>,
+}
+
+/// Every agent's records of this workspace, each from its default place. An agent whose
+/// records are not there is `none`; one whose records cannot be read is `error` (the others
+/// are still imported; exit 1).
+fn run_all(inv: &Invocation, out: &Out, dry_run: bool) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opencode = default_data_dir().map(|data_dir| OpenCodeOptions {
+        data_dir,
+        sessions: Vec::new(),
+        recorded_worktree: None,
+        dry_run,
+    });
+    let claude = default_claude_dir().map(|dir| ClaudeCodeOptions {
+        projects_dir: dir.join("projects"),
+        history_dir: dir.join("file-history"),
+        sessions: Vec::new(),
+        dry_run,
+    });
+    let codex = default_codex_home().map(|h| CodexOptions {
+        sessions_dir: h.join("sessions"),
+        sessions: Vec::new(),
+        dry_run,
+    });
+    let agents = vec![
+        agent_import(
+            "opencode",
+            opencode.map(|o| rewind::import::opencode(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "claude-code",
+            claude.map(|o| rewind::import::claude_code(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "codex",
+            codex.map(|o| rewind::import::codex(home, &ws, &o)),
+            dry_run,
+        ),
+    ];
+    let all = AllReport {
+        dry_run,
+        windows_added: agents
+            .iter()
+            .filter_map(|a| a.report.as_ref())
+            .map(|r| r.windows_added)
+            .sum(),
+        agents,
+    };
+    if out.json {
+        out.print_json(&all);
+    } else {
+        out.print(&render_all(&all));
+    }
+    Ok(if all.agents.iter().any(|a| a.status == "error") {
+        Exit::Error
+    } else if all.windows_added == 0 && !dry_run {
+        Exit::Nothing
+    } else {
+        Exit::Ok
+    })
+}
+
+/// One agent's part of `rewind import`: its report, or why there is none.
+fn agent_import(
+    agent: &'static str,
+    result: Result<Result<ImportReport, ImportError>, Failure>,
+    dry_run: bool,
+) -> AgentImport {
+    let (status, detail, report) = match result {
+        Err(f) => ("error", Some(f.message), None),
+        Ok(Err(e)) if e.is_no_records() => ("none", Some(e.to_string()), None),
+        Ok(Err(e)) => ("error", Some(Failure::from(e).message), None),
+        Ok(Ok(r)) if r.sessions.is_empty() => (
+            "none",
+            Some(format!("no sessions of this workspace in {}", r.data_dir)),
+            Some(r),
+        ),
+        Ok(Ok(r)) => {
+            let added = r.windows_added > 0
+                || (dry_run && r.sessions.iter().any(|s| !s.windows.is_empty()));
+            (if added { "imported" } else { "up-to-date" }, None, Some(r))
+        }
+    };
+    AgentImport {
+        agent,
+        status,
+        detail,
+        report,
+    }
+}
+
+fn render_all(all: &AllReport) -> String {
+    let mut s = String::new();
+    for a in &all.agents {
+        match (&a.report, a.status) {
+            (Some(r), "imported" | "up-to-date") => s.push_str(&render(r)),
+            (_, status) => s.push_str(&format!(
+                "{}: {} ({})\n",
+                a.agent,
+                if status == "error" {
+                    "error"
+                } else {
+                    "no records"
+                },
+                a.detail.as_deref().unwrap_or("")
+            )),
+        }
+    }
+    s
 }
 
 fn default_codex_home() -> Result<PathBuf, Failure> {

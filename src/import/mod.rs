@@ -41,6 +41,7 @@
 pub mod claude;
 pub mod codex;
 pub mod codex_plan;
+pub mod gemini;
 pub mod git;
 pub mod opencode;
 pub mod proof;
@@ -126,6 +127,8 @@ pub enum ImportError {
         line: usize,
         detail: String,
     },
+    #[error("Gemini CLI session {id} has no checkpoints of this workspace in {dir}")]
+    NoSuchGeminiSession { id: String, dir: String },
     #[error("Codex session {id} not found in {dir}")]
     NoSuchCodexSession { id: String, dir: String },
     #[error("Codex session {id} ran in {cwd}, not in this workspace {workspace}")]
@@ -134,6 +137,14 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
+    GeminiData { dir: String, detail: String },
+    #[error(
+        "workspace {workspace} is not a Gemini CLI project in {dir} (no .project_root names it)"
+    )]
+    NoGeminiProject { workspace: String, dir: String },
+    #[error("cannot read Gemini CLI checkpoint {path}: {detail}")]
+    Checkpoint { path: String, detail: String },
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error(transparent)]
@@ -145,6 +156,7 @@ pub enum ImportError {
 pub enum Agent {
     ClaudeCode,
     Codex,
+    Gemini,
 }
 
 impl Agent {
@@ -153,6 +165,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "Claude Code transcripts",
             Agent::Codex => "Codex sessions",
+            Agent::Gemini => "Gemini CLI projects",
         }
     }
 }
@@ -167,6 +180,7 @@ impl ImportError {
             ImportError::NoData { .. }
                 | ImportError::NotAProject { .. }
                 | ImportError::MissingDir { .. }
+                | ImportError::NoGeminiProject { .. }
         )
     }
 }
@@ -345,6 +359,7 @@ impl Group {
 const OPENCODE: &str = "opencode";
 const CLAUDE_CODE: &str = "claude-code";
 const CODEX: &str = "codex";
+const GEMINI: &str = "gemini";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -1057,4 +1072,103 @@ fn plan_codex_session(
         .collect();
     report.elapsed_ms = millis(started);
     Ok((report, planned))
+}
+
+/// What `rewind import gemini` imports.
+#[derive(Debug, Clone)]
+pub struct GeminiOptions {
+    /// Gemini CLI's directory (`~/.gemini`): `tmp/<project>/checkpoints`, `history/<project>`.
+    pub gemini_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// Import the Gemini CLI checkpoints of workspace `ws` into `home`: one `import` window per
+/// prompt (label `gemini <prompt id>`), session = Gemini's session id (see [`gemini`]).
+pub fn gemini_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &GeminiOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let project = gemini::find(&opts.gemini_dir, ws)?;
+    let store = match git::SnapshotStore::open(&project.objects) {
+        Ok(s) => Some(s),
+        Err(git::GitError::Open { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let all = gemini::sessions(&project);
+    for id in &opts.sessions {
+        if !all.contains(id) {
+            return Err(ImportError::NoSuchGeminiSession {
+                id: id.clone(),
+                dir: opts.gemini_dir.display().to_string(),
+            });
+        }
+    }
+    let cx = gemini::Ctx {
+        project: &project,
+        store: store.as_ref(),
+        max_size: home.options().max_file_size,
+    };
+    let mut report = ImportReport {
+        source: GEMINI,
+        data_dir: opts.gemini_dir.display().to_string(),
+        project: project.id.clone(),
+        worktree: ws.root().display().to_string(),
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+    };
+    let mut plans = Vec::new();
+    for id in all
+        .iter()
+        .filter(|s| opts.sessions.is_empty() || opts.sessions.contains(s))
+    {
+        let (labels, live) = already(home, ws, GEMINI, id)?;
+        let mut r = SessionReport::new(id, "", 0, live);
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+        let turns = gemini::plan(&cx, id, &mut keep, &mut r.unsafe_paths)?;
+        r.steps = turns.len();
+        let mut planned = Vec::new();
+        for t in turns {
+            let gap_done = labels.contains(&label(GEMINI, &t.prompt, Group::Gap));
+            let done = step_imported(&labels, GEMINI, &t.prompt);
+            r.steps_already_imported += usize::from(done);
+            planned.push(Planned1 {
+                message_id: t.prompt,
+                opened_at: t.started_ms.saturating_mul(1_000_000),
+                closed_at: t.ended_ms.saturating_mul(1_000_000),
+                gap: if gap_done { Vec::new() } else { t.gap },
+                plan: if done { StepPlan::default() } else { t.plan },
+            });
+        }
+        plans.push((r, planned));
+    }
+    for (mut r, planned) in plans {
+        let name = r.id.clone();
+        if r.skipped_because.is_none() {
+            finish_session(home, ws, GEMINI, &name, &planned, opts.dry_run, &mut r)?;
+        }
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// Gemini CLI's default directory: `~/.gemini`.
+pub fn gemini_dir(home: &Path) -> PathBuf {
+    home.join(".gemini")
 }

@@ -18,7 +18,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, ImportError, ImportReport, OpenCodeOptions, SessionReport,
+    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, OpenCodeOptions,
+    SessionReport,
 };
 use serde::Serialize;
 
@@ -47,6 +48,21 @@ pub enum ImportCmd {
     ClaudeCode(ClaudeCodeArgs),
     /// Import Codex's history of this workspace (session rollouts, the recorded commit)
     Codex(CodexArgs),
+    /// Import Gemini CLI's checkpoints of this workspace (what its /restore reads)
+    Gemini(GeminiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GeminiArgs {
+    /// Gemini CLI's directory, holding tmp/ and history/ [default: ~/.gemini]
+    #[arg(long, value_name = "DIR")]
+    pub gemini_dir: Option<PathBuf>,
+    /// Import only this Gemini CLI session (repeatable) [default: all of this workspace's]
+    #[arg(long = "gemini-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -116,6 +132,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Opencode(args) => args,
         ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
         ImportCmd::Codex(args) => return run_codex(inv, out, args),
+        ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -219,6 +236,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool) -> Result<Exit, Failure> 
         sessions: Vec::new(),
         dry_run,
     });
+    let gemini = default_gemini_dir().map(|gemini_dir| GeminiOptions {
+        gemini_dir,
+        sessions: Vec::new(),
+        dry_run,
+    });
     let agents = vec![
         agent_import(
             "opencode",
@@ -233,6 +255,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool) -> Result<Exit, Failure> 
         agent_import(
             "codex",
             codex.map(|o| rewind::import::codex(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "gemini",
+            gemini.map(|o| rewind::import::gemini_import(home, &ws, &o)),
             dry_run,
         ),
     ];
@@ -308,6 +335,33 @@ fn render_all(all: &AllReport) -> String {
     s
 }
 
+fn run_gemini(inv: &Invocation, out: &Out, args: GeminiArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opts = GeminiOptions {
+        gemini_dir: match args.gemini_dir {
+            Some(d) => cwd.join(d),
+            None => default_gemini_dir()?,
+        },
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+    };
+    let report = rewind::import::gemini_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+fn default_gemini_dir() -> Result<PathBuf, Failure> {
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::gemini_dir(&PathBuf::from(h))),
+        None => Err(Failure::new(
+            Exit::Error,
+            "cannot find Gemini CLI's data: HOME is not set",
+        )
+        .hint("pass --gemini-dir DIR")),
+    }
+}
+
 fn default_codex_home() -> Result<PathBuf, Failure> {
     let env = std::env::var_os("CODEX_HOME")
         .filter(|v| !v.is_empty())
@@ -379,6 +433,7 @@ fn render(r: &ImportReport) -> String {
     let head = match r.source {
         "opencode" => format!("OpenCode project {} at {}", r.project, r.worktree),
         "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
+        "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(
@@ -416,11 +471,12 @@ fn session_line(sr: &SessionReport) -> String {
         return format!("session {} skipped: {why}\n", sr.id);
     }
     let reasons: Vec<String> = sr.reasons.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    let unit = if sr.claude_code_version.is_some() || sr.codex_version.is_some() {
-        "turns"
-    } else {
-        "steps"
-    };
+    let unit =
+        if sr.claude_code_version.is_some() || sr.codex_version.is_some() || sr.title.is_empty() {
+            "turns"
+        } else {
+            "steps"
+        };
     format!(
         "session {}{}: {} {unit} ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
         sr.id,

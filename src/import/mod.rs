@@ -209,6 +209,8 @@ pub struct OpenCodeOptions {
     pub recorded_worktree: Option<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// The report of one import (`--json`; documented in the README). Paths and hashes only,
@@ -223,6 +225,9 @@ pub struct ImportReport {
     pub windows_added: usize,
     pub sessions: Vec<SessionReport>,
     pub elapsed_ms: u64,
+    /// The limit this import reached (`bytes`, `files`, `time`), leaving the sessions
+    /// reported `skipped` for a later import; `null` when none was.
+    pub budget_hit: Option<BudgetHit>,
 }
 
 /// What an import did with one source session.
@@ -306,9 +311,100 @@ impl SessionReport {
     }
 }
 
+/// An import's limits besides the per-file size limit: the bytes it reads into the store,
+/// the file versions it keeps, and its wall time. When one is reached, the sessions not yet
+/// planned are left for a later import (each session is planned whole: a limit can be
+/// passed by one session's worth), and the report says which limit was hit.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub max_files: u64,
+    pub max_time: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 8 << 30,
+            max_files: 1_000_000,
+            max_time: std::time::Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// Which limit an import reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetHit {
+    Bytes,
+    Files,
+    Time,
+}
+
+impl BudgetHit {
+    fn why(self, limits: &Limits) -> String {
+        let what = match self {
+            BudgetHit::Bytes => format!("{} bytes read", limits.max_bytes),
+            BudgetHit::Files => format!("{} file versions", limits.max_files),
+            BudgetHit::Time => format!("{} s", limits.max_time.as_secs()),
+        };
+        format!("the import's limit of {what} was reached: left for a later import")
+    }
+}
+
+/// What one import has used of its [`Limits`].
+struct Budget {
+    limits: Limits,
+    started: Instant,
+    bytes: std::cell::Cell<u64>,
+    files: std::cell::Cell<u64>,
+}
+
+impl Budget {
+    fn new(limits: Limits) -> Budget {
+        Budget {
+            limits,
+            started: Instant::now(),
+            bytes: std::cell::Cell::new(0),
+            files: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The limit reached, if any.
+    fn hit(&self) -> Option<BudgetHit> {
+        if self.bytes.get() >= self.limits.max_bytes {
+            Some(BudgetHit::Bytes)
+        } else if self.files.get() >= self.limits.max_files {
+            Some(BudgetHit::Files)
+        } else if self.started.elapsed() >= self.limits.max_time {
+            Some(BudgetHit::Time)
+        } else {
+            None
+        }
+    }
+
+    /// The report of session `id`, skipped for the limit reached (noted in `report`).
+    fn skip(&self, hit: BudgetHit, id: &str, report: &mut ImportReport) -> SessionReport {
+        let mut r = SessionReport::new(id, "", 0, false);
+        r.status = SessionStatus::Skipped;
+        r.skipped_because = Some(hit.why(&self.limits));
+        report.budget_hit = Some(hit);
+        r
+    }
+}
+
 /// Store `bytes` (durable before any row names them), or only hash them in a dry run. A
 /// proof needs the whole text, so memory is bounded by the size limit.
-fn keep_blob(home: &Home, dry_run: bool, bytes: &[u8]) -> Result<BlobId, ImportError> {
+fn keep_blob(
+    home: &Home,
+    dry_run: bool,
+    budget: &Budget,
+    bytes: &[u8],
+) -> Result<BlobId, ImportError> {
+    budget
+        .bytes
+        .set(budget.bytes.get().saturating_add(bytes.len() as u64));
+    budget.files.set(budget.files.get().saturating_add(1));
     Ok(home.keep_blob(bytes, dry_run)?)
 }
 
@@ -423,20 +519,9 @@ pub fn opencode_with(
         });
     };
     let sessions = chosen_sessions(&db, &project, opts)?;
-    // No snapshot store: each step's sides are metadata-only. One that is there but cannot
-    // be opened (an alternates file that is a FIFO, a loop of alternates) is an error.
-    let store = match opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
-        .map(|dir| git::SnapshotStore::open(&dir))
-    {
-        None => None,
-        Some(Ok(store)) => Some(store),
-        Some(Err(git::GitError::Open { source, .. }))
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            None
-        }
-        Some(Err(e)) => return Err(e.into()),
-    };
+    let store = open_store(
+        opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree).as_deref(),
+    )?;
     let worktree = project.worktree.trim_end_matches('/').to_string();
     let mapper = Mapper {
         recorded_root: worktree.clone(),
@@ -450,17 +535,48 @@ pub fn opencode_with(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     progress.phase("importing OpenCode sessions", sessions.len() as u64);
+    let budget = Budget::new(opts.limits);
     for s in &sessions {
         progress.step();
+        if let Some(hit) = budget.hit() {
+            let skipped = budget.skip(hit, &s.id, &mut report);
+            report.sessions.push(skipped);
+            continue;
+        }
         let steps = db.steps(&s.id)?;
-        let r = import_session(home, ws, s, &steps, store.as_ref(), &mapper, opts)?;
+        let r = import_session(
+            home,
+            ws,
+            s,
+            &steps,
+            (store.as_ref(), &mapper),
+            opts,
+            &budget,
+        )?;
         report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
         report.sessions.push(r);
     }
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// An agent's snapshot store at `objects`: `None` when there is none (each side it would
+/// prove is metadata-only); one that is there but cannot be opened (an alternates file that
+/// is a FIFO, a loop of alternates) is an error.
+fn open_store(objects: Option<&Path>) -> Result<Option<git::SnapshotStore>, ImportError> {
+    match objects.map(git::SnapshotStore::open) {
+        None => Ok(None),
+        Some(Ok(store)) => Ok(Some(store)),
+        Some(Err(git::GitError::Open { source, .. }))
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok(None)
+        }
+        Some(Err(e)) => Err(e.into()),
+    }
 }
 
 fn chosen_sessions(
@@ -549,9 +665,9 @@ fn import_session(
     ws: &Workspace,
     s: &SessionRec,
     steps: &[Step],
-    store: Option<&git::SnapshotStore>,
-    mapper: &Mapper,
+    (store, mapper): (Option<&git::SnapshotStore>, &Mapper),
     opts: &OpenCodeOptions,
+    budget: &Budget,
 ) -> Result<SessionReport, ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, OPENCODE, &s.id)?;
@@ -570,7 +686,7 @@ fn import_session(
     // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
     // needs the text), so memory is bounded by the size limit; over the size where the
     // store streams, the store compresses from them without a second whole copy.
-    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
     let mut planned = Vec::new();
     // The snapshot after the previous finished step, to see what changed in between.
     let mut previous_finish: Option<String> = None;
@@ -618,6 +734,25 @@ fn import_session(
     finish_session(home, ws, OPENCODE, &s.id, &planned, opts.dry_run, &mut r)?;
     r.elapsed_ms = millis(started);
     Ok(r)
+}
+
+/// Write (unless a dry run) each planned session not skipped, in order, into `report`.
+fn write_plans(
+    home: &Home,
+    ws: &Workspace,
+    (source, dry_run): (&str, bool),
+    plans: Vec<(SessionReport, Vec<Planned1>)>,
+    report: &mut ImportReport,
+) -> Result<(), ImportError> {
+    for (mut r, planned) in plans {
+        let name = r.id.clone();
+        if r.skipped_because.is_none() {
+            finish_session(home, ws, source, &name, &planned, dry_run, &mut r)?;
+        }
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    Ok(())
 }
 
 /// Count the planned changes of a session into its report, then write them (one
@@ -774,6 +909,8 @@ pub struct ClaudeCodeOptions {
     pub sessions: Vec<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// Import the Claude Code history of workspace `ws` into `home`: every session whose cwd is
@@ -843,20 +980,18 @@ pub fn claude_code(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
     for t in &transcripts {
-        plans.push(plan_claude_session(home, ws, t, opts)?);
-    }
-    for (r, planned) in plans {
-        let mut r = r;
-        let name = r.id.clone();
-        if r.skipped_because.is_none() {
-            finish_session(home, ws, CLAUDE_CODE, &name, &planned, opts.dry_run, &mut r)?;
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &t.session_id, &mut report), Vec::new()));
+            continue;
         }
-        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
-        report.sessions.push(r);
+        plans.push(plan_claude_session(home, ws, t, opts, &budget)?);
     }
+    write_plans(home, ws, (CLAUDE_CODE, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }
@@ -868,6 +1003,7 @@ fn plan_claude_session(
     ws: &Workspace,
     t: &claude::Transcript,
     opts: &ClaudeCodeOptions,
+    budget: &Budget,
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
@@ -876,7 +1012,7 @@ fn plan_claude_session(
     if live {
         return Ok((r, Vec::new()));
     }
-    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
     let cwd = t.cwd.clone().unwrap_or_default();
     let history = opts.history_dir.join(&t.session_id);
     let cx = turn::SessionCtx {
@@ -925,6 +1061,8 @@ pub struct CodexOptions {
     pub sessions: Vec<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// Codex's default home: `$CODEX_HOME`, else `~/.codex`.
@@ -984,19 +1122,19 @@ pub fn codex(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
     for (r, rec) in &rollouts {
-        plans.push(plan_codex_session(home, ws, r, rec, repo.as_ref(), opts)?);
-    }
-    for (mut r, planned) in plans {
-        let name = r.id.clone();
-        if r.skipped_because.is_none() {
-            finish_session(home, ws, CODEX, &name, &planned, opts.dry_run, &mut r)?;
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &r.session_id, &mut report), Vec::new()));
+            continue;
         }
-        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
-        report.sessions.push(r);
+        let source = (r, rec.as_str(), repo.as_ref());
+        plans.push(plan_codex_session(home, ws, source, opts, &budget)?);
     }
+    write_plans(home, ws, (CODEX, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }
@@ -1019,10 +1157,9 @@ fn recorded_root(cwd: &str, ws: &Workspace) -> Option<String> {
 fn plan_codex_session(
     home: &Home,
     ws: &Workspace,
-    r: &codex::Rollout,
-    recorded_root: &str,
-    repo: Option<&git::SnapshotStore>,
+    (r, recorded_root, repo): (&codex::Rollout, &str, Option<&git::SnapshotStore>),
     opts: &CodexOptions,
+    budget: &Budget,
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, CODEX, &r.session_id)?;
@@ -1031,7 +1168,7 @@ fn plan_codex_session(
     if live {
         return Ok((report, Vec::new()));
     }
-    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
     let base = match (repo, r.commit.as_deref()) {
         (None, _) | (_, None) => Err(crate::model::MetadataReason::SnapshotStoreMissing),
         (Some(store), Some(hex)) => git::SnapshotStore::parse_id(hex)
@@ -1083,6 +1220,8 @@ pub struct GeminiOptions {
     pub sessions: Vec<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// Import the Gemini CLI checkpoints of workspace `ws` into `home`: one `import` window per
@@ -1094,15 +1233,7 @@ pub fn gemini_import(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let project = gemini::find(&opts.gemini_dir, ws)?;
-    let store = match git::SnapshotStore::open(&project.objects) {
-        Ok(s) => Some(s),
-        Err(git::GitError::Open { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            None
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let store = open_store(Some(&project.objects))?;
     let all = gemini::sessions(&project);
     for id in &opts.sessions {
         if !all.contains(id) {
@@ -1126,19 +1257,25 @@ pub fn gemini_import(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
     for id in all
         .iter()
         .filter(|s| opts.sessions.is_empty() || opts.sessions.contains(s))
     {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, id, &mut report), Vec::new()));
+            continue;
+        }
         let (labels, live) = already(home, ws, GEMINI, id)?;
         let mut r = SessionReport::new(id, "", 0, live);
         if live {
             plans.push((r, Vec::new()));
             continue;
         }
-        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
         let turns = gemini::plan(&cx, id, &mut keep, &mut r.unsafe_paths)?;
         r.steps = turns.len();
         let mut planned = Vec::new();
@@ -1156,14 +1293,7 @@ pub fn gemini_import(
         }
         plans.push((r, planned));
     }
-    for (mut r, planned) in plans {
-        let name = r.id.clone();
-        if r.skipped_because.is_none() {
-            finish_session(home, ws, GEMINI, &name, &planned, opts.dry_run, &mut r)?;
-        }
-        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
-        report.sessions.push(r);
-    }
+    write_plans(home, ws, (GEMINI, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }

@@ -479,3 +479,56 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     [exit status: 1]
     "#);
 }
+
+/// An import's limits (bytes read, file versions, wall time) leave the sessions not yet
+/// planned for a later import, each reported with the limit hit.
+#[test]
+fn an_import_budget_leaves_the_remaining_sessions_for_later_and_says_which_limit() {
+    let s = Setup::new();
+    let first = s.rollout();
+    let other = "01a22679-0000-7000-8000-000000000000";
+    let text = std::fs::read_to_string(&first)
+        .unwrap()
+        .replace(SESSION, other)
+        .replace(TURN1, "01a22679-0000-7000-8000-000000000001")
+        .replace(TURN2, "01a22679-0000-7000-8000-000000000002");
+    let name = first
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .replace(SESSION, other);
+    // Sorted after the first: its name's time is later.
+    let name = name.replace("T08-43-45", "T08-43-46");
+    std::fs::write(first.with_file_name(name), text).unwrap();
+    let r = s.import(&["--max-import-files", "1"]).ok().json();
+    assert_eq!(r["budget_hit"], "files");
+    let sessions = r["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0]["status"], "imported");
+    assert_eq!(sessions[1]["id"], other);
+    assert_eq!(sessions[1]["status"], "skipped");
+    assert_eq!(
+        sessions[1]["skipped_because"],
+        "the import's limit of 1 file versions was reached: left for a later import"
+    );
+    let bytes = s.import(&["--max-import-bytes", "1"]);
+    assert_eq!(
+        bytes.code, 4,
+        "nothing new within the limit: {}",
+        bytes.stdout
+    );
+    let bytes = bytes.json();
+    assert_eq!(bytes["budget_hit"], "bytes", "{bytes:#}");
+    assert_eq!(bytes["sessions"][1]["status"], "skipped");
+    let time = s
+        .import(&["--dry-run", "--max-import-seconds", "0"])
+        .ok()
+        .json();
+    assert_eq!(time["budget_hit"], "time");
+    assert_eq!(time["sessions"][0]["status"], "skipped");
+    let rest = s.import(&[]).ok().json();
+    assert_eq!(rest["budget_hit"], Value::Null);
+    assert_eq!(rest["sessions"][1]["status"], "imported");
+    assert_eq!(rest["windows_added"], 3);
+}

@@ -18,14 +18,41 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, OpenCodeOptions,
-    SessionReport,
+    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
+    OpenCodeOptions, SessionReport,
 };
 use serde::Serialize;
 
 use crate::cli::context::{cwd, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+
+/// An import's limits besides the per-file size limit (`rewind::import::Limits`).
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Stop planning new sessions after reading this many bytes [default: 8 GiB]
+    #[arg(long, value_name = "BYTES")]
+    pub max_import_bytes: Option<u64>,
+    /// Stop planning new sessions after keeping this many file versions [default: 1000000]
+    #[arg(long, value_name = "N")]
+    pub max_import_files: Option<u64>,
+    /// Stop planning new sessions after this many seconds [default: 1800]
+    #[arg(long, value_name = "SECS")]
+    pub max_import_seconds: Option<u64>,
+}
+
+impl BudgetArgs {
+    fn limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_bytes: self.max_import_bytes.unwrap_or(d.max_bytes),
+            max_files: self.max_import_files.unwrap_or(d.max_files),
+            max_time: self
+                .max_import_seconds
+                .map_or(d.max_time, std::time::Duration::from_secs),
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -38,6 +65,8 @@ pub struct ImportArgs {
     /// Compute and report everything, write nothing (the shadow mode)
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -63,6 +92,8 @@ pub struct GeminiArgs {
     /// Compute and report everything, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +110,8 @@ pub struct CodexArgs {
     /// Compute and report everything, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -99,6 +132,8 @@ pub struct ClaudeCodeArgs {
     /// The same as --mode shadow
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -122,11 +157,13 @@ pub struct OpenCodeArgs {
     /// Compute and report everything, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failure> {
     let Some(cmd) = args.cmd else {
-        return run_all(inv, out, args.dry_run);
+        return run_all(inv, out, args.dry_run, args.budget.limits());
     };
     let args = match cmd {
         ImportCmd::Opencode(args) => args,
@@ -146,6 +183,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         sessions: args.sessions,
         recorded_worktree: args.recorded_worktree,
         dry_run: args.dry_run,
+        limits: args.budget.limits(),
     };
     let mut bars = crate::cli::progress::Bars::on_stderr();
     let report = rewind::import::opencode_with(home, &ws, &opts, &mut bars)?;
@@ -169,6 +207,7 @@ fn run_claude(inv: &Invocation, out: &Out, args: ClaudeCodeArgs) -> Result<Exit,
         history_dir: claude_dir.join("file-history"),
         sessions: args.sessions,
         dry_run: args.dry_run || args.mode == Mode::Shadow,
+        limits: args.budget.limits(),
     };
     let report = rewind::import::claude_code(home, &ws, &opts)?;
     Ok(show(out, &report))
@@ -187,6 +226,7 @@ fn run_codex(inv: &Invocation, out: &Out, args: CodexArgs) -> Result<Exit, Failu
         sessions_dir,
         sessions: args.sessions,
         dry_run: args.dry_run,
+        limits: args.budget.limits(),
     };
     let report = rewind::import::codex(home, &ws, &opts)?;
     Ok(show(out, &report))
@@ -215,7 +255,7 @@ struct AllReport {
 /// Every agent's records of this workspace, each from its default place. An agent whose
 /// records are not there is `none`; one whose records cannot be read is `error` (the others
 /// are still imported; exit 1).
-fn run_all(inv: &Invocation, out: &Out, dry_run: bool) -> Result<Exit, Failure> {
+fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
     let home = inv.home_for(&ws)?;
@@ -224,22 +264,26 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool) -> Result<Exit, Failure> 
         sessions: Vec::new(),
         recorded_worktree: None,
         dry_run,
+        limits,
     });
     let claude = default_claude_dir().map(|dir| ClaudeCodeOptions {
         projects_dir: dir.join("projects"),
         history_dir: dir.join("file-history"),
         sessions: Vec::new(),
         dry_run,
+        limits,
     });
     let codex = default_codex_home().map(|h| CodexOptions {
         sessions_dir: h.join("sessions"),
         sessions: Vec::new(),
         dry_run,
+        limits,
     });
     let gemini = default_gemini_dir().map(|gemini_dir| GeminiOptions {
         gemini_dir,
         sessions: Vec::new(),
         dry_run,
+        limits,
     });
     let agents = vec![
         agent_import(
@@ -346,6 +390,7 @@ fn run_gemini(inv: &Invocation, out: &Out, args: GeminiArgs) -> Result<Exit, Fai
         },
         sessions: args.sessions,
         dry_run: args.dry_run,
+        limits: args.budget.limits(),
     };
     let report = rewind::import::gemini_import(home, &ws, &opts)?;
     Ok(show(out, &report))

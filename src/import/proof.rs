@@ -320,6 +320,7 @@ mod tests {
             call_id: Some("call_1".into()),
             status: Some("completed".into()),
             input,
+            started_ms: None,
         }
     }
 

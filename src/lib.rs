@@ -44,7 +44,7 @@
 //!   [`engine::maintenance`]: gc and verify; [`edit`], [`search`]: the agent edit-safety tools;
 //!   [`resident`]: the resident helper's protocol and decisions;
 //!   [`hooks`]: each agent's payload format and the runner that maps events to the engine;
-//!   [`import`]: history an agent recorded itself (OpenCode), proven change by change;
+//!   [`import`]: history an agent recorded itself (OpenCode, Claude Code, Codex), proven change by change;
 //!   [`share`]: sessions as git objects, pushed and fetched through git remotes.
 
 pub mod edit;

@@ -85,9 +85,8 @@ pub enum Command {
     /// Record every edit of the workspace's files as it happens (local history), until
     /// interrupted
     Watch(watch::WatchArgs),
-    /// Import history an agent already recorded (OpenCode's steps and snapshots, Claude Code's transcripts and file history)
-    #[command(subcommand)]
-    Import(import::ImportCmd),
+    /// Import history an agent already recorded (OpenCode's steps and snapshots, Claude Code's transcripts and file history, Codex's rollouts); with no agent named, every agent's
+    Import(import::ImportArgs),
     /// Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and
     /// reject them by file, by hunk or all at once
     Review(review::ReviewArgs),

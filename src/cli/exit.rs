@@ -188,6 +188,13 @@ impl From<rewind::import::ImportError> for Failure {
             E::ClaudeData { .. } => "pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR",
             E::Transcript { .. } => "nothing was imported; the transcript is damaged or of a format this rewind does not read",
             E::NoSuchClaudeSession { .. } | E::OtherCwd { .. } => "`rewind import claude-code --mode shadow` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::ClaudeCode, .. } => "pass --claude-dir DIR (Claude Code's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude) or --projects-dir DIR",
+            E::MissingDir { agent: rewind::import::Agent::Gemini, .. } | E::GeminiData { .. } | E::NoGeminiProject { .. } => "pass --gemini-dir DIR (Gemini CLI's directory, ~/.gemini); Gemini keeps checkpoints only with general.checkpointing.enabled",
+            E::Checkpoint { .. } => "nothing was imported; the checkpoint is damaged or of a format this rewind does not read",
+            E::NoSuchGeminiSession { .. } => "`rewind import gemini --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Codex, .. } | E::CodexData { .. } => "pass --codex-home DIR (Codex's home: $CODEX_HOME, else ~/.codex) or --sessions-dir DIR",
+            E::Rollout { .. } => "nothing was imported; the rollout is damaged or of a format this rewind does not read",
+            E::NoSuchCodexSession { .. } | E::CodexOtherCwd { .. } => "`rewind import codex --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

@@ -527,7 +527,7 @@ fn same_backup(a: &Backup, b: &Backup) -> bool {
     a.file == b.file && a.version == b.version
 }
 
-fn parse_ms(s: &str) -> Option<i64> {
+pub(crate) fn parse_ms(s: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
 }

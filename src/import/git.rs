@@ -398,3 +398,68 @@ pub(crate) fn sha1_hex(bytes: &[u8]) -> String {
         .map(|id| id.to_hex().to_string())
         .unwrap_or_default()
 }
+
+impl SnapshotStore {
+    /// The root tree of commit `id`.
+    pub fn commit_tree(&self, id: &oid) -> Result<ObjectId> {
+        let mut buf = Vec::new();
+        self.read(id, gix_object::Kind::Commit, &mut buf)?;
+        let commit =
+            gix_object::CommitRef::from_bytes(&buf, gix_hash::Kind::Sha1).map_err(|e| {
+                GitError::Corrupt {
+                    id: id.to_owned(),
+                    detail: e.to_string(),
+                }
+            })?;
+        Ok(commit.tree())
+    }
+
+    /// The non-tree entry at `path` (`/`-separated) in tree `tree`: `None` when no such
+    /// entry (or a tree is there); a name listed twice on the way is damage.
+    pub fn entry_at(&self, tree: &oid, path: &[u8]) -> Result<Option<Entry>> {
+        let mut at = tree.to_owned();
+        let mut parts = path.split(|b| *b == b'/').peekable();
+        while let Some(name) = parts.next() {
+            let listing = self.entries(&at)?;
+            if listing.duplicates.iter().any(|d| d == name) {
+                return Err(GitError::Corrupt {
+                    id: at,
+                    detail: format!(
+                        "the name {:?} is listed twice",
+                        String::from_utf8_lossy(name)
+                    ),
+                });
+            }
+            match (listing.nodes.get(name), parts.peek().is_some()) {
+                (Some(Node::Tree(id)), true) => at = *id,
+                (Some(Node::Leaf(e)), false) => return Ok(Some(*e)),
+                _ => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The object directory of the git repository whose work tree is `root`: `.git/objects`,
+/// or for a linked worktree or submodule (`.git` a file `gitdir: …`) the objects of its
+/// common dir. `None` when `root` has no `.git`.
+pub fn workspace_objects(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+    let git_dir = if meta.is_dir() {
+        dot_git
+    } else if meta.is_file() {
+        let text = crate::files::read_regular(&dot_git, crate::files::Follow::No, 4096).ok()?;
+        let text = String::from_utf8(text).ok()?;
+        let dir = text.strip_prefix("gitdir:")?.trim();
+        root.join(dir)
+    } else {
+        return None;
+    };
+    let common =
+        crate::files::read_regular(&git_dir.join("commondir"), crate::files::Follow::Yes, 4096)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .map(|c| git_dir.join(c.trim()));
+    Some(common.unwrap_or(git_dir).join("objects"))
+}

@@ -1,8 +1,10 @@
 //! Import what an agent already recorded into rewind's history: `rewind import opencode`,
-//! and `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
+//! `rewind import claude-code` ([`claude`] reads Claude Code's transcripts and
 //! file-history backups, [`turn`] proves each turn's edit chains; one `import` window per
 //! user prompt, label `claude-code <prompt uuid>`, and `… before` for what changed between
-//! turns). What each import took is also kept in the index's `imported_sources`, which
+//! turns), and `rewind import codex` ([`codex`] reads Codex's session rollouts,
+//! [`codex_plan`] proves each patch against the previous proven version or the commit the
+//! session recorded; one window per turn, label `codex <turn id>`). What each import took is also kept in the index's `imported_sources`, which
 //! outlives the windows (`gc`): an item is never imported twice.
 //!
 //! Imported history is evidence, not truth. OpenCode keeps, per assistant message (one model
@@ -33,9 +35,13 @@
 //! Modules: [`git`] (snapshot trees and blobs, read through gix), [`opencode`] (OpenCode's
 //! database, read-only), [`step`] (a step → its changes), [`proof`] (the proof rules,
 //! pure), [`claude`] (Claude Code's records, read-only), [`turn`] (a Claude Code turn → its
+//! changes), [`codex`] (Codex's rollouts, read-only), [`codex_plan`] (a Codex turn → its
 //! changes).
 
 pub mod claude;
+pub mod codex;
+pub mod codex_plan;
+pub mod gemini;
 pub mod git;
 pub mod opencode;
 pub mod proof;
@@ -94,6 +100,9 @@ pub enum ImportError {
         project: String,
         expected: String,
     },
+    /// The agent's records directory is not there (the agent never ran here, or elsewhere).
+    #[error("no {} in {dir}: no such directory", agent.records())]
+    MissingDir { agent: Agent, dir: String },
     #[error("no Claude Code transcripts in {dir}: {detail}")]
     ClaudeData { dir: String, detail: String },
     #[error("cannot read Claude Code transcript {path}, line {line}: {detail}")]
@@ -110,10 +119,70 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no Codex sessions in {dir}: {detail}")]
+    CodexData { dir: String, detail: String },
+    #[error("cannot read Codex rollout {path}, line {line}: {detail}")]
+    Rollout {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("Gemini CLI session {id} has no checkpoints of this workspace in {dir}")]
+    NoSuchGeminiSession { id: String, dir: String },
+    #[error("Codex session {id} not found in {dir}")]
+    NoSuchCodexSession { id: String, dir: String },
+    #[error("Codex session {id} ran in {cwd}, not in this workspace {workspace}")]
+    CodexOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
+    #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
+    GeminiData { dir: String, detail: String },
+    #[error(
+        "workspace {workspace} is not a Gemini CLI project in {dir} (no .project_root names it)"
+    )]
+    NoGeminiProject { workspace: String, dir: String },
+    #[error("cannot read Gemini CLI checkpoint {path}: {detail}")]
+    Checkpoint { path: String, detail: String },
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+}
+
+/// The agents whose records rewind imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    /// What its records are called in messages.
+    fn records(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code transcripts",
+            Agent::Codex => "Codex sessions",
+            Agent::Gemini => "Gemini CLI projects",
+        }
+    }
+}
+
+impl ImportError {
+    /// Whether this only says the agent has no records of the workspace where it looked
+    /// (its data directory is not there, or knows no project here): nothing to import, not
+    /// damage.
+    pub fn is_no_records(&self) -> bool {
+        matches!(
+            self,
+            ImportError::NoData { .. }
+                | ImportError::NotAProject { .. }
+                | ImportError::MissingDir { .. }
+                | ImportError::NoGeminiProject { .. }
+        )
+    }
 }
 
 impl From<IndexError> for ImportError {
@@ -140,6 +209,8 @@ pub struct OpenCodeOptions {
     pub recorded_worktree: Option<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// The report of one import (`--json`; documented in the README). Paths and hashes only,
@@ -154,6 +225,9 @@ pub struct ImportReport {
     pub windows_added: usize,
     pub sessions: Vec<SessionReport>,
     pub elapsed_ms: u64,
+    /// The limit this import reached (`bytes`, `files`, `time`), leaving the sessions
+    /// reported `skipped` for a later import; `null` when none was.
+    pub budget_hit: Option<BudgetHit>,
 }
 
 /// What an import did with one source session.
@@ -177,6 +251,9 @@ pub struct SessionReport {
     /// The Claude Code version the transcript names (`import claude-code` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub claude_code_version: Option<String>,
+    /// The Codex version the rollout names (`import codex` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub codex_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -211,6 +288,7 @@ impl SessionReport {
             title: title.to_string(),
             opencode_version: None,
             claude_code_version: None,
+            codex_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -233,9 +311,100 @@ impl SessionReport {
     }
 }
 
+/// An import's limits besides the per-file size limit: the bytes it reads into the store,
+/// the file versions it keeps, and its wall time. When one is reached, the sessions not yet
+/// planned are left for a later import (each session is planned whole: a limit can be
+/// passed by one session's worth), and the report says which limit was hit.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub max_files: u64,
+    pub max_time: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 8 << 30,
+            max_files: 1_000_000,
+            max_time: std::time::Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// Which limit an import reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetHit {
+    Bytes,
+    Files,
+    Time,
+}
+
+impl BudgetHit {
+    fn why(self, limits: &Limits) -> String {
+        let what = match self {
+            BudgetHit::Bytes => format!("{} bytes read", limits.max_bytes),
+            BudgetHit::Files => format!("{} file versions", limits.max_files),
+            BudgetHit::Time => format!("{} s", limits.max_time.as_secs()),
+        };
+        format!("the import's limit of {what} was reached: left for a later import")
+    }
+}
+
+/// What one import has used of its [`Limits`].
+struct Budget {
+    limits: Limits,
+    started: Instant,
+    bytes: std::cell::Cell<u64>,
+    files: std::cell::Cell<u64>,
+}
+
+impl Budget {
+    fn new(limits: Limits) -> Budget {
+        Budget {
+            limits,
+            started: Instant::now(),
+            bytes: std::cell::Cell::new(0),
+            files: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The limit reached, if any.
+    fn hit(&self) -> Option<BudgetHit> {
+        if self.bytes.get() >= self.limits.max_bytes {
+            Some(BudgetHit::Bytes)
+        } else if self.files.get() >= self.limits.max_files {
+            Some(BudgetHit::Files)
+        } else if self.started.elapsed() >= self.limits.max_time {
+            Some(BudgetHit::Time)
+        } else {
+            None
+        }
+    }
+
+    /// The report of session `id`, skipped for the limit reached (noted in `report`).
+    fn skip(&self, hit: BudgetHit, id: &str, report: &mut ImportReport) -> SessionReport {
+        let mut r = SessionReport::new(id, "", 0, false);
+        r.status = SessionStatus::Skipped;
+        r.skipped_because = Some(hit.why(&self.limits));
+        report.budget_hit = Some(hit);
+        r
+    }
+}
+
 /// Store `bytes` (durable before any row names them), or only hash them in a dry run. A
 /// proof needs the whole text, so memory is bounded by the size limit.
-fn keep_blob(home: &Home, dry_run: bool, bytes: &[u8]) -> Result<BlobId, ImportError> {
+fn keep_blob(
+    home: &Home,
+    dry_run: bool,
+    budget: &Budget,
+    bytes: &[u8],
+) -> Result<BlobId, ImportError> {
+    budget
+        .bytes
+        .set(budget.bytes.get().saturating_add(bytes.len() as u64));
+    budget.files.set(budget.files.get().saturating_add(1));
     Ok(home.keep_blob(bytes, dry_run)?)
 }
 
@@ -285,6 +454,8 @@ impl Group {
 /// The importer names: the first word of their window labels, and `imported_sources.importer`.
 const OPENCODE: &str = "opencode";
 const CLAUDE_CODE: &str = "claude-code";
+const CODEX: &str = "codex";
+const GEMINI: &str = "gemini";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -348,20 +519,9 @@ pub fn opencode_with(
         });
     };
     let sessions = chosen_sessions(&db, &project, opts)?;
-    // No snapshot store: each step's sides are metadata-only. One that is there but cannot
-    // be opened (an alternates file that is a FIFO, a loop of alternates) is an error.
-    let store = match opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree)
-        .map(|dir| git::SnapshotStore::open(&dir))
-    {
-        None => None,
-        Some(Ok(store)) => Some(store),
-        Some(Err(git::GitError::Open { source, .. }))
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            None
-        }
-        Some(Err(e)) => return Err(e.into()),
-    };
+    let store = open_store(
+        opencode::snapshot_objects(&opts.data_dir, &project.id, &project.worktree).as_deref(),
+    )?;
     let worktree = project.worktree.trim_end_matches('/').to_string();
     let mapper = Mapper {
         recorded_root: worktree.clone(),
@@ -375,17 +535,48 @@ pub fn opencode_with(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     progress.phase("importing OpenCode sessions", sessions.len() as u64);
+    let budget = Budget::new(opts.limits);
     for s in &sessions {
         progress.step();
+        if let Some(hit) = budget.hit() {
+            let skipped = budget.skip(hit, &s.id, &mut report);
+            report.sessions.push(skipped);
+            continue;
+        }
         let steps = db.steps(&s.id)?;
-        let r = import_session(home, ws, s, &steps, store.as_ref(), &mapper, opts)?;
+        let r = import_session(
+            home,
+            ws,
+            s,
+            &steps,
+            (store.as_ref(), &mapper),
+            opts,
+            &budget,
+        )?;
         report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
         report.sessions.push(r);
     }
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// An agent's snapshot store at `objects`: `None` when there is none (each side it would
+/// prove is metadata-only); one that is there but cannot be opened (an alternates file that
+/// is a FIFO, a loop of alternates) is an error.
+fn open_store(objects: Option<&Path>) -> Result<Option<git::SnapshotStore>, ImportError> {
+    match objects.map(git::SnapshotStore::open) {
+        None => Ok(None),
+        Some(Ok(store)) => Ok(Some(store)),
+        Some(Err(git::GitError::Open { source, .. }))
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            Ok(None)
+        }
+        Some(Err(e)) => Err(e.into()),
+    }
 }
 
 fn chosen_sessions(
@@ -474,9 +665,9 @@ fn import_session(
     ws: &Workspace,
     s: &SessionRec,
     steps: &[Step],
-    store: Option<&git::SnapshotStore>,
-    mapper: &Mapper,
+    (store, mapper): (Option<&git::SnapshotStore>, &Mapper),
     opts: &OpenCodeOptions,
+    budget: &Budget,
 ) -> Result<SessionReport, ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, OPENCODE, &s.id)?;
@@ -495,7 +686,7 @@ fn import_session(
     // Snapshot blobs are read whole (git's loose objects are one zlib stream, and a proof
     // needs the text), so memory is bounded by the size limit; over the size where the
     // store streams, the store compresses from them without a second whole copy.
-    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
     let mut planned = Vec::new();
     // The snapshot after the previous finished step, to see what changed in between.
     let mut previous_finish: Option<String> = None;
@@ -543,6 +734,25 @@ fn import_session(
     finish_session(home, ws, OPENCODE, &s.id, &planned, opts.dry_run, &mut r)?;
     r.elapsed_ms = millis(started);
     Ok(r)
+}
+
+/// Write (unless a dry run) each planned session not skipped, in order, into `report`.
+fn write_plans(
+    home: &Home,
+    ws: &Workspace,
+    (source, dry_run): (&str, bool),
+    plans: Vec<(SessionReport, Vec<Planned1>)>,
+    report: &mut ImportReport,
+) -> Result<(), ImportError> {
+    for (mut r, planned) in plans {
+        let name = r.id.clone();
+        if r.skipped_because.is_none() {
+            finish_session(home, ws, source, &name, &planned, dry_run, &mut r)?;
+        }
+        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
+        report.sessions.push(r);
+    }
+    Ok(())
 }
 
 /// Count the planned changes of a session into its report, then write them (one
@@ -699,6 +909,8 @@ pub struct ClaudeCodeOptions {
     pub sessions: Vec<String>,
     /// Compute and report everything, write nothing.
     pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
 }
 
 /// Import the Claude Code history of workspace `ws` into `home`: every session whose cwd is
@@ -713,9 +925,9 @@ pub fn claude_code(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if !opts.projects_dir.is_dir() {
-        return Err(ImportError::ClaudeData {
+        return Err(ImportError::MissingDir {
+            agent: Agent::ClaudeCode,
             dir: opts.projects_dir.display().to_string(),
-            detail: "no such directory".into(),
         });
     }
     let root = ws.root().display().to_string();
@@ -768,20 +980,18 @@ pub fn claude_code(
         windows_added: 0,
         sessions: Vec::new(),
         elapsed_ms: 0,
+        budget_hit: None,
     };
     let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
     for t in &transcripts {
-        plans.push(plan_claude_session(home, ws, t, opts)?);
-    }
-    for (r, planned) in plans {
-        let mut r = r;
-        let name = r.id.clone();
-        if r.skipped_because.is_none() {
-            finish_session(home, ws, CLAUDE_CODE, &name, &planned, opts.dry_run, &mut r)?;
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &t.session_id, &mut report), Vec::new()));
+            continue;
         }
-        report.windows_added += r.windows.iter().filter(|w| w.window_id.is_some()).count();
-        report.sessions.push(r);
+        plans.push(plan_claude_session(home, ws, t, opts, &budget)?);
     }
+    write_plans(home, ws, (CLAUDE_CODE, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }
@@ -793,6 +1003,7 @@ fn plan_claude_session(
     ws: &Workspace,
     t: &claude::Transcript,
     opts: &ClaudeCodeOptions,
+    budget: &Budget,
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
     let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
@@ -801,7 +1012,7 @@ fn plan_claude_session(
     if live {
         return Ok((r, Vec::new()));
     }
-    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, bytes);
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
     let cwd = t.cwd.clone().unwrap_or_default();
     let history = opts.history_dir.join(&t.session_id);
     let cx = turn::SessionCtx {
@@ -839,4 +1050,255 @@ fn plan_claude_session(
 /// Claude Code's default config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_dir(config_dir: Option<&Path>, home: &Path) -> PathBuf {
     config_dir.map_or_else(|| home.join(".claude"), Path::to_path_buf)
+}
+
+/// What `rewind import codex` imports.
+#[derive(Debug, Clone)]
+pub struct CodexOptions {
+    /// `$CODEX_HOME/sessions`: the rollouts, `YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`.
+    pub sessions_dir: PathBuf,
+    /// Only these threads (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
+/// Codex's default home: `$CODEX_HOME`, else `~/.codex`.
+pub fn codex_home(env: Option<&Path>, home: &Path) -> PathBuf {
+    env.map_or_else(|| home.join(".codex"), Path::to_path_buf)
+}
+
+/// Import the Codex history of workspace `ws` into `home`: every rollout whose cwd is the
+/// workspace's root (or a directory in it), one `import` window per turn (label `codex <turn
+/// id>`), an `external` one (`… before`) for what changed between turns. Every rollout is
+/// read and planned before anything is written: one that cannot be read imports nothing.
+pub fn codex(
+    home: &Home,
+    ws: &Workspace,
+    opts: &CodexOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let root = ws.root().display().to_string();
+    let mut chosen = Vec::new();
+    for path in codex::rollouts(&opts.sessions_dir)? {
+        let Some((id, cwd)) = codex::peek_meta(&path) else {
+            continue;
+        };
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((path, rec)),
+            None if wanted && !opts.sessions.is_empty() => {
+                return Err(ImportError::CodexOtherCwd {
+                    id,
+                    cwd,
+                    workspace: root,
+                })
+            }
+            _ => {}
+        }
+    }
+    let rollouts = chosen
+        .iter()
+        .map(|(p, rec)| Ok((codex::read(p)?, rec.clone())))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    for id in &opts.sessions {
+        if !rollouts.iter().any(|(r, _)| r.session_id == *id) {
+            return Err(ImportError::NoSuchCodexSession {
+                id: id.clone(),
+                dir: opts.sessions_dir.display().to_string(),
+            });
+        }
+    }
+    // The workspace's own repository: the commits the sessions recorded.
+    let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
+    let mut report = ImportReport {
+        source: CODEX,
+        data_dir: opts.sessions_dir.display().to_string(),
+        project: String::new(),
+        worktree: root,
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+        budget_hit: None,
+    };
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for (r, rec) in &rollouts {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &r.session_id, &mut report), Vec::new()));
+            continue;
+        }
+        let source = (r, rec.as_str(), repo.as_ref());
+        plans.push(plan_codex_session(home, ws, source, opts, &budget)?);
+    }
+    write_plans(home, ws, (CODEX, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// The workspace root as a session recorded it, when its cwd `cwd` is the workspace's root
+/// or a directory in it (spelled any way that resolves there).
+fn recorded_root(cwd: &str, ws: &Workspace) -> Option<String> {
+    let real = Path::new(cwd).canonicalize().ok()?;
+    let below = real.strip_prefix(ws.root()).ok()?;
+    let depth = below.components().count();
+    let mut rec = Path::new(cwd.trim_end_matches('/'));
+    for _ in 0..depth {
+        rec = rec.parent()?;
+    }
+    Some(rec.display().to_string())
+}
+
+/// One Codex session's report and planned turns (blobs stored as they are read, before any
+/// row names them).
+fn plan_codex_session(
+    home: &Home,
+    ws: &Workspace,
+    (r, recorded_root, repo): (&codex::Rollout, &str, Option<&git::SnapshotStore>),
+    opts: &CodexOptions,
+    budget: &Budget,
+) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
+    let started = Instant::now();
+    let (labels, live) = already(home, ws, CODEX, &r.session_id)?;
+    let mut report = SessionReport::new(&r.session_id, "", r.turns.len(), live);
+    report.codex_version = r.version.clone();
+    if live {
+        return Ok((report, Vec::new()));
+    }
+    let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, budget, bytes);
+    let base = match (repo, r.commit.as_deref()) {
+        (None, _) | (_, None) => Err(crate::model::MetadataReason::SnapshotStoreMissing),
+        (Some(store), Some(hex)) => git::SnapshotStore::parse_id(hex)
+            .and_then(|id| store.commit_tree(&id))
+            .map(|tree| codex_plan::Base { store, tree })
+            .map_err(|_| crate::model::MetadataReason::SnapshotStoreMissing),
+    };
+    let mapper = Mapper {
+        recorded_root: recorded_root.to_string(),
+    };
+    let cx = codex_plan::SessionCtx {
+        mapper: &mapper,
+        cwd: r.cwd.as_deref().unwrap_or(recorded_root),
+        base,
+        max_size: home.options().max_file_size,
+    };
+    let done = |turn: &str, gap: bool| {
+        if gap {
+            labels.contains(&label(CODEX, turn, Group::Gap))
+        } else {
+            step_imported(&labels, CODEX, turn)
+        }
+    };
+    let plan = codex_plan::plan(r, &cx, &done, &mut keep)?;
+    report.steps_already_imported = plan.already;
+    report.steps_in_progress = plan.in_progress;
+    report.unsafe_paths = plan.unsafe_paths;
+    let planned = plan
+        .turns
+        .into_iter()
+        .map(|tp| Planned1 {
+            message_id: tp.id,
+            opened_at: tp.started_ms.saturating_mul(1_000_000),
+            closed_at: tp.ended_ms.saturating_mul(1_000_000),
+            gap: tp.gap,
+            plan: tp.plan,
+        })
+        .collect();
+    report.elapsed_ms = millis(started);
+    Ok((report, planned))
+}
+
+/// What `rewind import gemini` imports.
+#[derive(Debug, Clone)]
+pub struct GeminiOptions {
+    /// Gemini CLI's directory (`~/.gemini`): `tmp/<project>/checkpoints`, `history/<project>`.
+    pub gemini_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
+/// Import the Gemini CLI checkpoints of workspace `ws` into `home`: one `import` window per
+/// prompt (label `gemini <prompt id>`), session = Gemini's session id (see [`gemini`]).
+pub fn gemini_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &GeminiOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let project = gemini::find(&opts.gemini_dir, ws)?;
+    let store = open_store(Some(&project.objects))?;
+    let all = gemini::sessions(&project);
+    for id in &opts.sessions {
+        if !all.contains(id) {
+            return Err(ImportError::NoSuchGeminiSession {
+                id: id.clone(),
+                dir: opts.gemini_dir.display().to_string(),
+            });
+        }
+    }
+    let cx = gemini::Ctx {
+        project: &project,
+        store: store.as_ref(),
+        max_size: home.options().max_file_size,
+    };
+    let mut report = ImportReport {
+        source: GEMINI,
+        data_dir: opts.gemini_dir.display().to_string(),
+        project: project.id.clone(),
+        worktree: ws.root().display().to_string(),
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+        budget_hit: None,
+    };
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for id in all
+        .iter()
+        .filter(|s| opts.sessions.is_empty() || opts.sessions.contains(s))
+    {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, id, &mut report), Vec::new()));
+            continue;
+        }
+        let (labels, live) = already(home, ws, GEMINI, id)?;
+        let mut r = SessionReport::new(id, "", 0, live);
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
+        let turns = gemini::plan(&cx, id, &mut keep, &mut r.unsafe_paths)?;
+        r.steps = turns.len();
+        let mut planned = Vec::new();
+        for t in turns {
+            let gap_done = labels.contains(&label(GEMINI, &t.prompt, Group::Gap));
+            let done = step_imported(&labels, GEMINI, &t.prompt);
+            r.steps_already_imported += usize::from(done);
+            planned.push(Planned1 {
+                message_id: t.prompt,
+                opened_at: t.started_ms.saturating_mul(1_000_000),
+                closed_at: t.ended_ms.saturating_mul(1_000_000),
+                gap: if gap_done { Vec::new() } else { t.gap },
+                plan: if done { StepPlan::default() } else { t.plan },
+            });
+        }
+        plans.push((r, planned));
+    }
+    write_plans(home, ws, (GEMINI, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// Gemini CLI's default directory: `~/.gemini`.
+pub fn gemini_dir(home: &Path) -> PathBuf {
+    home.join(".gemini")
 }

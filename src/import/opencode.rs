@@ -49,6 +49,8 @@ pub struct ToolPart {
     pub call_id: Option<String>,
     pub status: Option<String>,
     pub input: Value,
+    /// When the tool started (`state.time.start`, ms since the epoch), if recorded.
+    pub started_ms: Option<i64>,
 }
 
 /// The parts of a step that import reads; everything else is `Ignored` (text, reasoning…)
@@ -298,6 +300,7 @@ fn parse_part(part_id: String, data: &str) -> Part {
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 input: v.pointer("/state/input").cloned().unwrap_or(Value::Null),
+                started_ms: v.pointer("/state/time/start").and_then(Value::as_i64),
             }),
             None => Part::Unknown {
                 part_id,

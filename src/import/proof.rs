@@ -85,7 +85,7 @@ pub fn prove(
             _ => Err(MetadataReason::NotProven),
         };
     }
-    if tool.tool != "write" && after.is_some_and(|a| std::str::from_utf8(a).is_err()) {
+    if after.is_some_and(is_binary) || (tool.tool != "write" && before.is_some_and(is_binary)) {
         return Err(MetadataReason::Binary);
     }
     if apply(tool, rel, before)?.as_deref() == after {
@@ -119,6 +119,9 @@ fn apply_edit_input(input: &Value, before: Option<&[u8]>) -> Result<Vec<u8>, Met
     let Some(before) = before else {
         return Err(MetadataReason::NotProven);
     };
+    if is_binary(before) {
+        return Err(MetadataReason::Binary);
+    }
     let Ok(before) = std::str::from_utf8(before) else {
         return Err(MetadataReason::Binary);
     };
@@ -163,6 +166,21 @@ fn apply_patch(
     before: Option<&[u8]>,
 ) -> Result<Option<Vec<u8>>, MetadataReason> {
     let text = input.get("patchText").and_then(Value::as_str).unwrap_or("");
+    apply_patch_text(text, rel, before)
+}
+
+/// Whether `bytes` are not text: a NUL byte, or not UTF-8. No text tool's input proves
+/// such a file's bytes (a NUL in a JSON string is an escape, not evidence of text).
+pub(crate) fn is_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
+}
+
+/// [`apply_patch`] of a patch's text (OpenCode's `patchText`, Codex's `apply_patch` input).
+pub(crate) fn apply_patch_text(
+    text: &str,
+    rel: &str,
+    before: Option<&[u8]>,
+) -> Result<Option<Vec<u8>>, MetadataReason> {
     let Some(section) = patch_sections(text)
         .into_iter()
         .find(|s| path_matches(&s.path, rel))
@@ -171,6 +189,9 @@ fn apply_patch(
     };
     if section.moved {
         return Err(MetadataReason::UnsupportedPatch);
+    }
+    if before.is_some_and(is_binary) {
+        return Err(MetadataReason::Binary);
     }
     let Ok(before) = before.map(std::str::from_utf8).transpose() else {
         return Err(MetadataReason::Binary);
@@ -299,6 +320,7 @@ mod tests {
             call_id: Some("call_1".into()),
             status: Some("completed".into()),
             input,
+            started_ms: None,
         }
     }
 
@@ -430,6 +452,36 @@ mod tests {
             prove(&mv, "a.txt", Some(b"x\n"), None),
             Err(MetadataReason::UnsupportedPatch)
         );
+    }
+
+    #[test]
+    fn content_with_a_nul_byte_is_binary_whatever_the_tool() {
+        let w = tool(
+            "write",
+            json!({"filePath": "/w/a", "content": "\u{0}\u{1}bin\u{0}"}),
+        );
+        assert_eq!(
+            prove(&w, "a", None, Some(b"\0\x01bin\0")),
+            Err(MetadataReason::Binary)
+        );
+        let e = tool(
+            "edit",
+            json!({"filePath": "/w/a", "oldString": "two", "newString": "TWO"}),
+        );
+        assert_eq!(
+            prove(&e, "a", Some(b"one\0two\n"), Some(b"one\0TWO\n")),
+            Err(MetadataReason::Binary)
+        );
+        let p = tool(
+            "apply_patch",
+            json!({"patchText": "*** Begin Patch\n*** Update File: a\n@@\n-two\n+TWO\n*** End Patch"}),
+        );
+        assert_eq!(
+            prove(&p, "a", Some(b"\0\ntwo\n"), Some(b"\0\nTWO\n")),
+            Err(MetadataReason::Binary)
+        );
+        assert!(!is_binary(b"plain text\n"));
+        assert!(is_binary(&[0xff, b'a']));
     }
 
     #[test]

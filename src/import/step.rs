@@ -240,17 +240,31 @@ fn prove_chain(
     let mut ids: Vec<&str> = links.iter().map(|t| t.part_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    if ids.len() != links.len() {
+    if ids.len() != links.len() || !times_agree(links) {
         return None;
     }
     let name = rel.display();
     let mut texts: Vec<Option<Vec<u8>>> = Vec::with_capacity(links.len());
     let mut text = before.bytes.clone();
+    if text.as_deref().is_some_and(proof::is_binary) {
+        return None;
+    }
     for t in links {
         text = proof::apply(t, &name, text.as_deref()).ok()?;
+        if text.as_deref().is_some_and(proof::is_binary) {
+            return None;
+        }
         texts.push(text.clone());
     }
     (text == after.bytes).then_some(texts)
+}
+
+/// Whether the links' recorded start times (when every link has one) run in the order of
+/// their part ids, the order the chain is applied in: when they disagree, the records do not
+/// say which edit came first.
+fn times_agree(links: &[&ToolPart]) -> bool {
+    let times: Option<Vec<i64>> = links.iter().map(|t| t.started_ms).collect();
+    times.is_none_or(|t| t.windows(2).all(|w| w[0] <= w[1]))
 }
 
 /// A proven chain as its changes: the first starts at the before tree's state, the last ends
@@ -506,5 +520,34 @@ fn read_side(
             Ok(refused(MetadataReason::SnapshotStoreMissing))
         }
         Err(e) => Err(ImportError::Git(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(id: &str, at: Option<i64>) -> ToolPart {
+        ToolPart {
+            part_id: id.into(),
+            tool: "edit".into(),
+            call_id: None,
+            status: None,
+            input: serde_json::Value::Null,
+            started_ms: at,
+        }
+    }
+
+    #[test]
+    fn a_chain_is_ordered_only_when_its_times_and_ids_agree() {
+        let (a, b) = (part("prt_1", Some(10)), part("prt_2", Some(20)));
+        assert!(times_agree(&[&a, &b]));
+        let late = part("prt_1", Some(30));
+        assert!(!times_agree(&[&late, &b]), "the first id started last");
+        let untimed = part("prt_1", None);
+        assert!(
+            times_agree(&[&untimed, &b]),
+            "no time: the ids' order stands"
+        );
     }
 }

@@ -516,10 +516,14 @@ fn link(call: &Call, before: Option<&[u8]>) -> Result<Option<Vec<u8>>, MetadataR
     };
     let before_text = || {
         let b = before.ok_or(MetadataReason::NotProven)?;
+        if proof::is_binary(b) {
+            return Err(MetadataReason::Binary);
+        }
         std::str::from_utf8(b).map_err(|_| MetadataReason::Binary)
     };
     match call.tool.as_str() {
         "Write" => match text(&call.input, "content") {
+            Some(c) if proof::is_binary(c.as_bytes()) => Err(MetadataReason::Binary),
             Some(c) => Ok(Some(c.into_bytes())),
             None => Err(MetadataReason::NotProven),
         },
@@ -742,5 +746,12 @@ mod tests {
         );
         assert_eq!(link(&e, None), Err(MetadataReason::NotProven));
         assert_eq!(link(&e, Some(&[0xff, b'a'])), Err(MetadataReason::Binary));
+        assert_eq!(link(&e, Some(b"a\0")), Err(MetadataReason::Binary));
+        let bin = call(
+            "Write",
+            json!({"file_path": "/w/a", "content": "\u{0}\u{1}bin\u{0}"}),
+            Original::NotRecorded,
+        );
+        assert_eq!(link(&bin, None), Err(MetadataReason::Binary));
     }
 }

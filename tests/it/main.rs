@@ -26,6 +26,8 @@ mod hostile_home;
 mod huge_numbers;
 mod huge_text;
 mod import_claude;
+mod import_codex;
+mod import_gemini;
 mod import_opencode;
 mod index_migration;
 mod large_files;

@@ -7,15 +7,67 @@
 //! `rewind import claude-code [--claude-dir DIR] [--projects-dir DIR] [--claude-session ID]…
 //! [--mode shadow|apply]`: the same for Claude Code's transcripts and file-history backups
 //! (`--mode shadow` is `--dry-run`).
+//!
+//! `rewind import codex [--codex-home DIR] [--sessions-dir DIR] [--codex-session ID]…
+//! [--dry-run]`: the same for Codex's session rollouts.
+//!
+//! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
+//! default place; an agent with no records here is reported as such, not as an error.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use rewind::import::{ClaudeCodeOptions, ImportReport, OpenCodeOptions, SessionReport};
+use rewind::import::{
+    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
+    OpenCodeOptions, SessionReport,
+};
+use serde::Serialize;
 
 use crate::cli::context::{cwd, workspace, Invocation};
 use crate::cli::exit::{Exit, Failure};
 use crate::cli::render::Out;
+
+/// An import's limits besides the per-file size limit (`rewind::import::Limits`).
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Stop planning new sessions after reading this many bytes [default: 8 GiB]
+    #[arg(long, value_name = "BYTES")]
+    pub max_import_bytes: Option<u64>,
+    /// Stop planning new sessions after keeping this many file versions [default: 1000000]
+    #[arg(long, value_name = "N")]
+    pub max_import_files: Option<u64>,
+    /// Stop planning new sessions after this many seconds [default: 1800]
+    #[arg(long, value_name = "SECS")]
+    pub max_import_seconds: Option<u64>,
+}
+
+impl BudgetArgs {
+    fn limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_bytes: self.max_import_bytes.unwrap_or(d.max_bytes),
+            max_files: self.max_import_files.unwrap_or(d.max_files),
+            max_time: self
+                .max_import_seconds
+                .map_or(d.max_time, std::time::Duration::from_secs),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub cmd: Option<ImportCmd>,
+    /// Import every agent's records of this workspace (what `rewind import` alone does)
+    #[arg(long)]
+    pub all: bool,
+    /// Compute and report everything, write nothing (the shadow mode)
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ImportCmd {
@@ -23,6 +75,43 @@ pub enum ImportCmd {
     Opencode(OpenCodeArgs),
     /// Import Claude Code's history of this workspace (transcripts, file-history backups)
     ClaudeCode(ClaudeCodeArgs),
+    /// Import Codex's history of this workspace (session rollouts, the recorded commit)
+    Codex(CodexArgs),
+    /// Import Gemini CLI's checkpoints of this workspace (what its /restore reads)
+    Gemini(GeminiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GeminiArgs {
+    /// Gemini CLI's directory, holding tmp/ and history/ [default: ~/.gemini]
+    #[arg(long, value_name = "DIR")]
+    pub gemini_dir: Option<PathBuf>,
+    /// Import only this Gemini CLI session (repeatable) [default: all of this workspace's]
+    #[arg(long = "gemini-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CodexArgs {
+    /// Codex's home, holding sessions/ [default: $CODEX_HOME, else ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub codex_home: Option<PathBuf>,
+    /// The rollouts' directory [default: <codex home>/sessions]
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
+    /// Import only this Codex session (thread id; repeatable) [default: all of this workspace's]
+    #[arg(long = "codex-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -43,6 +132,8 @@ pub struct ClaudeCodeArgs {
     /// The same as --mode shadow
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,12 +157,19 @@ pub struct OpenCodeArgs {
     /// Compute and report everything, write nothing
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
-pub fn run(inv: &Invocation, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure> {
+pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failure> {
+    let Some(cmd) = args.cmd else {
+        return run_all(inv, out, args.dry_run, args.budget.limits());
+    };
     let args = match cmd {
         ImportCmd::Opencode(args) => args,
         ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
+        ImportCmd::Codex(args) => return run_codex(inv, out, args),
+        ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -85,6 +183,7 @@ pub fn run(inv: &Invocation, out: &Out, cmd: ImportCmd) -> Result<Exit, Failure>
         sessions: args.sessions,
         recorded_worktree: args.recorded_worktree,
         dry_run: args.dry_run,
+        limits: args.budget.limits(),
     };
     let mut bars = crate::cli::progress::Bars::on_stderr();
     let report = rewind::import::opencode_with(home, &ws, &opts, &mut bars)?;
@@ -108,9 +207,220 @@ fn run_claude(inv: &Invocation, out: &Out, args: ClaudeCodeArgs) -> Result<Exit,
         history_dir: claude_dir.join("file-history"),
         sessions: args.sessions,
         dry_run: args.dry_run || args.mode == Mode::Shadow,
+        limits: args.budget.limits(),
     };
     let report = rewind::import::claude_code(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+fn run_codex(inv: &Invocation, out: &Out, args: CodexArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let sessions_dir = match (&args.sessions_dir, &args.codex_home) {
+        (Some(d), _) => cwd.join(d),
+        (None, Some(h)) => cwd.join(h).join("sessions"),
+        (None, None) => default_codex_home()?.join("sessions"),
+    };
+    let opts = CodexOptions {
+        sessions_dir,
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+        limits: args.budget.limits(),
+    };
+    let report = rewind::import::codex(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// What `rewind import` did with one agent's records.
+#[derive(Debug, Serialize)]
+struct AgentImport {
+    agent: &'static str,
+    /// `imported`, `up-to-date`, `none` (no records of this workspace) or `error`.
+    status: &'static str,
+    /// Why `none` or `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<ImportReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct AllReport {
+    dry_run: bool,
+    windows_added: usize,
+    agents: Vec<AgentImport>,
+}
+
+/// Every agent's records of this workspace, each from its default place. An agent whose
+/// records are not there is `none`; one whose records cannot be read is `error` (the others
+/// are still imported; exit 1).
+fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opencode = default_data_dir().map(|data_dir| OpenCodeOptions {
+        data_dir,
+        sessions: Vec::new(),
+        recorded_worktree: None,
+        dry_run,
+        limits,
+    });
+    let claude = default_claude_dir().map(|dir| ClaudeCodeOptions {
+        projects_dir: dir.join("projects"),
+        history_dir: dir.join("file-history"),
+        sessions: Vec::new(),
+        dry_run,
+        limits,
+    });
+    let codex = default_codex_home().map(|h| CodexOptions {
+        sessions_dir: h.join("sessions"),
+        sessions: Vec::new(),
+        dry_run,
+        limits,
+    });
+    let gemini = default_gemini_dir().map(|gemini_dir| GeminiOptions {
+        gemini_dir,
+        sessions: Vec::new(),
+        dry_run,
+        limits,
+    });
+    let agents = vec![
+        agent_import(
+            "opencode",
+            opencode.map(|o| rewind::import::opencode(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "claude-code",
+            claude.map(|o| rewind::import::claude_code(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "codex",
+            codex.map(|o| rewind::import::codex(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "gemini",
+            gemini.map(|o| rewind::import::gemini_import(home, &ws, &o)),
+            dry_run,
+        ),
+    ];
+    let all = AllReport {
+        dry_run,
+        windows_added: agents
+            .iter()
+            .filter_map(|a| a.report.as_ref())
+            .map(|r| r.windows_added)
+            .sum(),
+        agents,
+    };
+    if out.json {
+        out.print_json(&all);
+    } else {
+        out.print(&render_all(&all));
+    }
+    Ok(if all.agents.iter().any(|a| a.status == "error") {
+        Exit::Error
+    } else if all.windows_added == 0 && !dry_run {
+        Exit::Nothing
+    } else {
+        Exit::Ok
+    })
+}
+
+/// One agent's part of `rewind import`: its report, or why there is none.
+fn agent_import(
+    agent: &'static str,
+    result: Result<Result<ImportReport, ImportError>, Failure>,
+    dry_run: bool,
+) -> AgentImport {
+    let (status, detail, report) = match result {
+        Err(f) => ("error", Some(f.message), None),
+        Ok(Err(e)) if e.is_no_records() => ("none", Some(e.to_string()), None),
+        Ok(Err(e)) => ("error", Some(Failure::from(e).message), None),
+        Ok(Ok(r)) if r.sessions.is_empty() => (
+            "none",
+            Some(format!("no sessions of this workspace in {}", r.data_dir)),
+            Some(r),
+        ),
+        Ok(Ok(r)) => {
+            let added = r.windows_added > 0
+                || (dry_run && r.sessions.iter().any(|s| !s.windows.is_empty()));
+            (if added { "imported" } else { "up-to-date" }, None, Some(r))
+        }
+    };
+    AgentImport {
+        agent,
+        status,
+        detail,
+        report,
+    }
+}
+
+fn render_all(all: &AllReport) -> String {
+    let mut s = String::new();
+    for a in &all.agents {
+        match (&a.report, a.status) {
+            (Some(r), "imported" | "up-to-date") => s.push_str(&render(r)),
+            (_, status) => s.push_str(&format!(
+                "{}: {} ({})\n",
+                a.agent,
+                if status == "error" {
+                    "error"
+                } else {
+                    "no records"
+                },
+                a.detail.as_deref().unwrap_or("")
+            )),
+        }
+    }
+    s
+}
+
+fn run_gemini(inv: &Invocation, out: &Out, args: GeminiArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opts = GeminiOptions {
+        gemini_dir: match args.gemini_dir {
+            Some(d) => cwd.join(d),
+            None => default_gemini_dir()?,
+        },
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+        limits: args.budget.limits(),
+    };
+    let report = rewind::import::gemini_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+fn default_gemini_dir() -> Result<PathBuf, Failure> {
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::gemini_dir(&PathBuf::from(h))),
+        None => Err(Failure::new(
+            Exit::Error,
+            "cannot find Gemini CLI's data: HOME is not set",
+        )
+        .hint("pass --gemini-dir DIR")),
+    }
+}
+
+fn default_codex_home() -> Result<PathBuf, Failure> {
+    let env = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::codex_home(
+            env.as_deref(),
+            &PathBuf::from(h),
+        )),
+        None => env.ok_or_else(|| {
+            Failure::new(Exit::Error, "cannot find Codex's data: HOME is not set")
+                .hint("pass --codex-home DIR")
+        }),
+    }
 }
 
 fn default_claude_dir() -> Result<PathBuf, Failure> {
@@ -167,6 +477,8 @@ fn default_data_dir() -> Result<PathBuf, Failure> {
 fn render(r: &ImportReport) -> String {
     let head = match r.source {
         "opencode" => format!("OpenCode project {} at {}", r.project, r.worktree),
+        "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
+        "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(
@@ -204,11 +516,12 @@ fn session_line(sr: &SessionReport) -> String {
         return format!("session {} skipped: {why}\n", sr.id);
     }
     let reasons: Vec<String> = sr.reasons.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    let unit = if sr.claude_code_version.is_some() {
-        "turns"
-    } else {
-        "steps"
-    };
+    let unit =
+        if sr.claude_code_version.is_some() || sr.codex_version.is_some() || sr.title.is_empty() {
+            "turns"
+        } else {
+            "steps"
+        };
     format!(
         "session {}{}: {} {unit} ({} imported before, {} in progress); {} derived, {} metadata-only{}, {} external{}\n",
         sr.id,

@@ -123,7 +123,7 @@ fn help_lists_every_command() {
       man          The man page (roff) on stdout, or every command's page into a directory
       helper       A resident helper that answers hook events with the index kept open
       watch        Record every edit of the workspace's files as it happens (local history), until interrupted
-      import       Import history an agent already recorded (OpenCode's steps and snapshots, Claude Code's transcripts and file history)
+      import       Import history an agent already recorded (OpenCode's steps and snapshots, Claude Code's transcripts and file history, Codex's rollouts); with no agent named, every agent's
       review       Serve a local page (127.0.0.1, token in the URL) to review the agent's changes and reject them by file, by hunk or all at once
       push         Send this machine's sessions to a git remote (refs/rewind/…, never a branch, never forced)
       fetch        Bring other machines' sessions from a git remote into this workspace's history

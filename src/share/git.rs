@@ -35,6 +35,8 @@ pub(crate) struct Repo {
     objects: PathBuf,
     timeout: Duration,
     odb: gix_odb::Handle,
+    /// Objects are hashed, never written (`push --dry-run`).
+    dry_run: bool,
 }
 
 impl Repo {
@@ -65,7 +67,17 @@ impl Repo {
             objects,
             timeout,
             odb,
+            dry_run: false,
         })
+    }
+
+    /// This repository with writes turned into hashing: every object gets the id it would
+    /// have and nothing is written, so a dry run leaves the object directory as it was.
+    pub fn dry_run(self) -> Repo {
+        Repo {
+            dry_run: true,
+            ..self
+        }
     }
 
     /// Run `git args…` in the workspace, bounded by the timeout.
@@ -277,7 +289,7 @@ impl Repo {
                 detail: format!("cannot hash a {kind}: {e}"),
             }
         })?;
-        if gix_object::Exists::exists(&self.odb, &id) {
+        if self.dry_run || gix_object::Exists::exists(&self.odb, &id) {
             return Ok(id);
         }
         self.loose()
@@ -289,6 +301,9 @@ impl Repo {
 
     /// Write a blob of `size` bytes from `reader`, never held whole.
     pub fn write_stream(&self, size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
+        if self.dry_run {
+            return hash_stream(size, reader);
+        }
         self.loose()
             .write_stream(gix_object::Kind::Blob, size, reader)
             .map_err(|e| ShareError::Odb {
@@ -379,6 +394,36 @@ impl Repo {
     }
 }
 
+/// The git id of a blob of `size` bytes read from `reader`, written nowhere.
+fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
+    let odb = |detail: String| ShareError::Odb { detail };
+    let mut hasher = gix_hash::hasher(gix_hash::Kind::Sha1);
+    hasher.update(&gix_object::encode::loose_header(
+        gix_object::Kind::Blob,
+        size,
+    ));
+    let mut buf = vec![0; 64 << 10];
+    let mut read = 0u64;
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| odb(format!("cannot read a blob to hash it: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    if read != size {
+        return Err(odb(format!(
+            "a blob of {size} bytes gave {read} bytes to hash"
+        )));
+    }
+    hasher
+        .try_finalize()
+        .map_err(|e| odb(format!("cannot hash a blob: {e}")))
+}
+
 /// Wait for `child` until `timeout`, then kill it.
 fn wait_bounded(
     child: &mut std::process::Child,
@@ -435,4 +480,24 @@ pub(crate) fn git_message(stderr: &str) -> String {
         .collect();
     let keep = lines.len().saturating_sub(8);
     lines[keep..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_hash_is_the_id_git_gives_the_blob() {
+        for bytes in [&b""[..], b"one\ntwo\n", &[7u8; 200_000]] {
+            let want =
+                gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+                    .expect("sha1 hashes anything");
+            let got = hash_stream(bytes.len() as u64, &mut &bytes[..]).expect("hashed");
+            assert_eq!(got, want);
+        }
+        assert!(
+            hash_stream(5, &mut &b"abc"[..]).is_err(),
+            "short of its size"
+        );
+    }
 }

@@ -151,6 +151,24 @@ impl Machine {
     fn local_rewind_refs(&self) -> String {
         self.git(&["for-each-ref", "refs/rewind"]).stdout
     }
+
+    /// Every file under the repository's object directory (loose objects, packs), sorted.
+    fn object_files(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&self.ws.join(".git/objects"), &mut files);
+        files.sort();
+        files
+    }
 }
 
 /// Insta filters for what varies from run to run: temp paths, commit ids, times.
@@ -818,6 +836,7 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     let lab = Lab::new();
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let objects = alice.object_files();
     let _f = filters(&lab);
     insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
     would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
@@ -826,6 +845,20 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     ");
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
+    // After a push, a dry run of the next turn reads the pushed commit and still writes
+    // nothing.
+    alice.rw("s1", &["push"]).ok();
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    let objects = alice.object_files();
+    let refs = alice.local_rewind_refs();
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
+    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
+    assert_eq!(alice.local_rewind_refs(), refs);
 }
 
 #[test]
@@ -971,6 +1004,13 @@ fn a_file_over_the_streaming_size_is_pushed_and_fetched_as_a_stream() {
     alice.git(&["add", "big.txt"]).ok();
     alice.git(&["commit", "-qm", "small"]).ok();
     alice.turn("s1", "big.txt", &big);
+    let objects = alice.object_files();
+    let dry = alice.rw("s1", &["--json", "push", "--dry-run"]);
+    assert_eq!(
+        dry.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
     let pushed = alice.rw("s1", &["--json", "push"]);
     assert_eq!(
         pushed.ok().json()["sessions"][0]["blob_bytes"],
@@ -1154,4 +1194,100 @@ fn two_pushes_of_one_session_at_once_both_land() {
     let reader = lab.machine("reader", "reader@box");
     let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
     assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
+}
+
+/// A `git` that appends its first argument (the command) to `log`, then runs git.
+fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
+    let script = lab.root().join("logging-git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$1\" >>'{}'\nexec git \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_again() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    // The same origin on a second machine pushes s1 first.
+    let twin = lab.machine("twin", "alice@laptop");
+    twin.turn("s1", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    twin.rw("s1", &["push"]).ok();
+    for (s, text) in [("s1", "ONE"), ("s2", "TWO"), ("s3", "THREE")] {
+        alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
+    }
+    let log = lab.root().join("git-calls");
+    let pushed: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    let mut statuses: Vec<(String, String)> = report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [("s1", "merged"), ("s2", "pushed"), ("s3", "pushed")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    // One push of the three, the fetch of the diverged one, one push of its merge.
+    assert_eq!(
+        calls.lines().filter(|c| *c == "push").count(),
+        2,
+        "git runs: {calls}"
+    );
+    assert_eq!(calls.lines().filter(|c| *c == "fetch").count(), 1);
+    // Here as there: every local ref names what the remote holds.
+    let refs = |run: Run| run.stdout;
+    assert_eq!(
+        refs(alice.git(&["for-each-ref", "refs/rewind"])),
+        refs(lab.git(&["for-each-ref", "refs/rewind"]))
+    );
+    for s in report["sessions"].as_array().unwrap() {
+        let remote = lab.git(&["rev-parse", s["reference"].as_str().unwrap()]);
+        assert_eq!(remote.ok().stdout.trim(), s["commit"], "{s}");
+    }
+    // A push with nothing new is one git push of every ref, all up to date.
+    std::fs::remove_file(&log).unwrap();
+    let again: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let again = again.ok().json();
+    assert!(again["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["status"] == "up-to-date"));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().filter(|c| *c == "push").count(), 1);
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    let windows: u64 = fetched.ok().json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["windows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(windows, 4, "both machines' s1 turns, s2's and s3's");
 }

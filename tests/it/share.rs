@@ -1291,3 +1291,64 @@ fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_a
         .sum();
     assert_eq!(windows, 4, "both machines' s1 turns, s2's and s3's");
 }
+
+#[test]
+fn the_review_page_names_a_fetched_sessions_origin_and_rejects_its_turn_here() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    bob.turn("mine", "g.txt", "bob's\n");
+    let page = crate::review::Review::spawn(bob.command("mine", &["review"]));
+    let listed = page.get("/api/sessions");
+    let origins: Vec<(String, serde_json::Value)> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["origin"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        origins.contains(&("alice@laptop/s1".into(), "alice@laptop".into())),
+        "{origins:?}"
+    );
+    assert!(
+        origins.contains(&("mine".into(), serde_json::Value::Null)),
+        "{origins:?}"
+    );
+    let fetched = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == "alice@laptop/s1")
+        .unwrap();
+    let window = fetched["windows"][0]["id"].to_string();
+    // Rejected here like a local turn: through the same undo, on this checkout.
+    let reply = page.post(
+        "/api/reject",
+        serde_json::json!({"window": window, "path": "f.txt"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["status"], "undone");
+    assert_eq!(bob.read("f.txt"), BASE);
+    // And refused like one: after an edit over the turn's line, nothing is written.
+    let redo = page.post(
+        "/api/redo",
+        serde_json::json!({"window": reply.json()["window_id"].to_string()}),
+    );
+    assert_eq!(redo.status, 200, "{}", redo.body);
+    bob.write("f.txt", "one\nBOB\nthree\nfour\nfive\n");
+    let refused = page.post(
+        "/api/reject",
+        serde_json::json!({"window": window, "path": "f.txt"}),
+    );
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert_eq!(bob.read("f.txt"), "one\nBOB\nthree\nfour\nfive\n");
+}

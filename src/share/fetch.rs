@@ -35,6 +35,11 @@ pub struct RemoteSession {
     /// `own` (this machine pushed it), `fetched` (here, up to date), `behind` (fetched,
     /// the remote has more) or `not-fetched`.
     pub here: &'static str,
+    /// From the session's commit alone (one small object, none of its files; `None` when
+    /// it could not be read): its windows and changes, and when it was pushed (ns).
+    pub windows: Option<usize>,
+    pub changes: Option<usize>,
+    pub pushed_at: Option<i64>,
 }
 
 /// What `rewind fetch` takes.
@@ -70,14 +75,17 @@ pub struct FetchedSession {
     pub blob_bytes: u64,
 }
 
-/// The sessions on the remote (`git ls-remote`), and how each stands here.
+/// The sessions on the remote (`git ls-remote`), how each stands here, and what its
+/// commit says of it (see [`summaries`]).
 pub fn list_remote(
     workspace: &Path,
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
     let repo = Repo::open(&transport.git, workspace, transport.timeout)?;
-    remote_sessions(&repo, transport, origin)
+    let (mut found, filter) = listing(&repo, transport, origin)?;
+    summaries(&repo, transport, &mut found, filter);
+    Ok(found)
 }
 
 pub(crate) fn remote_sessions(
@@ -85,15 +93,22 @@ pub(crate) fn remote_sessions(
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
-    let out = repo.git_ok(
-        "git ls-remote",
-        [
-            "ls-remote",
-            "--refs",
-            &transport.remote,
-            &format!("{REF_PREFIX}*"),
-        ],
-    )?;
+    Ok(listing(repo, transport, origin)?.0)
+}
+
+/// The remote's sessions from `git ls-remote`, and whether it serves filtered fetches.
+fn listing(
+    repo: &Repo,
+    transport: &Transport,
+    origin: &Origin,
+) -> Result<(Vec<RemoteSession>, bool)> {
+    let (out, filter) = repo.ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
+    if !out.status.success() {
+        return Err(ShareError::Git {
+            command: "git ls-remote".into(),
+            detail: super::git::git_message(&out.stderr),
+        });
+    }
     let own = ref_part(origin.as_str());
     // Every local ref in one run, not one run per remote session.
     let local = repo.local_refs()?;
@@ -126,9 +141,103 @@ pub(crate) fn remote_sessions(
             reference: reference.to_string(),
             commit: commit.to_string(),
             here,
+            windows: None,
+            changes: None,
+            pushed_at: None,
         });
     }
-    Ok(found)
+    Ok((found, filter))
+}
+
+/// Fill in each session's summary from its commit, one small object each and none of its
+/// files: read here when this repository holds the commit (this machine pushed or fetched
+/// it); else, when the remote serves filtered fetches, fetched as commits alone
+/// (`--depth=1 --filter=tree:0`) into a scratch repository that is removed after, so
+/// nothing enters the project's repository. A remote without filters, or a fetch that
+/// fails, leaves those summaries unknown: the listing itself never depends on them.
+fn summaries(repo: &Repo, transport: &Transport, found: &mut [RemoteSession], filter: bool) {
+    let mut missing = Vec::new();
+    for (i, s) in found.iter_mut().enumerate() {
+        let Ok(commit) = parse_oid(&s.commit, &s.reference) else {
+            continue;
+        };
+        match repo.has(&commit) {
+            true => set_summary(s, meta::read_summary(repo, &commit)),
+            false => missing.push(i),
+        }
+    }
+    if missing.is_empty() || !filter {
+        return;
+    }
+    let Ok((_scratch, other)) = commits_alone(repo, transport, found, &missing) else {
+        return;
+    };
+    for i in missing {
+        if let Ok(commit) = parse_oid(&found[i].commit, &found[i].reference) {
+            set_summary(&mut found[i], meta::read_summary(&other, &commit));
+        }
+    }
+}
+
+fn set_summary(s: &mut RemoteSession, summary: Option<meta::Summary>) {
+    if let Some(m) = summary {
+        s.windows = Some(m.windows);
+        s.changes = Some(m.changes);
+        s.pushed_at = Some(m.pushed_at);
+    }
+}
+
+/// A scratch bare repository (removed when the directory is dropped) holding the commits
+/// of `found[missing]` alone, fetched from the remote by ref.
+fn commits_alone(
+    repo: &Repo,
+    transport: &Transport,
+    found: &[RemoteSession],
+    missing: &[usize],
+) -> Result<(tempfile::TempDir, Repo)> {
+    let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
+        detail: format!("cannot make a scratch directory: {e}"),
+    })?;
+    let dir = scratch.path().to_path_buf();
+    repo.git_ok(
+        "git init",
+        [
+            "init".as_ref(),
+            "--bare".as_ref(),
+            "-q".as_ref(),
+            dir.as_os_str(),
+        ],
+    )?;
+    // The remote as a URL the scratch repository can reach (a remote name is this
+    // repository's; a relative path is relative to the workspace).
+    let url = repo.git_ok(
+        "git ls-remote",
+        ["ls-remote", "--get-url", &transport.remote],
+    )?;
+    let url = String::from_utf8_lossy(&url.stdout).trim().to_string();
+    let url = if !url.contains(':') && Path::new(&url).is_relative() {
+        repo.dir().join(url).display().to_string()
+    } else {
+        url
+    };
+    let other = repo.elsewhere(&dir)?;
+    for batch in missing.chunks(1000) {
+        let mut args = vec![
+            "fetch".to_string(),
+            "--no-tags".into(),
+            "--no-write-fetch-head".into(),
+            "--depth=1".into(),
+            "--filter=tree:0".into(),
+            url.clone(),
+        ];
+        args.extend(
+            batch
+                .iter()
+                .map(|&i| format!("+{0}:{0}", found[i].reference)),
+        );
+        other.git_ok("git fetch", &args)?;
+    }
+    Ok((scratch, other))
 }
 
 /// Fetch the chosen sessions and adopt what they add into workspace `ws` of `home`.

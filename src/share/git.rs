@@ -49,6 +49,7 @@ impl Repo {
             timeout,
             ["rev-parse", "--path-format=absolute", "--git-common-dir"],
             None,
+            &[],
         )?;
         if !probe.status.success() {
             return Err(ShareError::NotARepository {
@@ -86,7 +87,7 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Repo::run_in(&self.program, &self.dir, self.timeout, args, None)
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, None, &[])
     }
 
     /// As [`Repo::git`], with `input` on its stdin.
@@ -95,7 +96,14 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Repo::run_in(&self.program, &self.dir, self.timeout, args, Some(input))
+        Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            args,
+            Some(input),
+            &[],
+        )
     }
 
     /// As [`Repo::git`], an error (naming the command and git's own message) unless it
@@ -121,6 +129,7 @@ impl Repo {
         timeout: Duration,
         args: I,
         input: Option<Vec<u8>>,
+        env: &[(&str, &OsStr)],
     ) -> Result<Output, ShareError>
     where
         I: IntoIterator<Item = S>,
@@ -140,6 +149,7 @@ impl Repo {
             .args(&args)
             .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
+            .envs(env.iter().copied())
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -190,6 +200,42 @@ impl Repo {
             stdout,
             stderr,
         })
+    }
+
+    /// `git ls-remote --refs REMOTE PATTERN`, and whether the remote serves filtered
+    /// fetches (the `filter` capability, which a fetch of commits without their trees
+    /// needs). The capability is read from git's own packet trace of that one run: git
+    /// prints a server's capabilities nowhere else, and a fetch asking for a filter that
+    /// the server lacks would fetch everything instead.
+    pub fn ls_remote(&self, remote: &str, pattern: &str) -> Result<(Output, bool), ShareError> {
+        let trace = tempfile::NamedTempFile::new().map_err(|e| ShareError::Odb {
+            detail: format!("cannot make a temporary file: {e}"),
+        })?;
+        let out = Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            ["ls-remote", "--refs", remote, pattern],
+            None,
+            &[("GIT_TRACE_PACKET", trace.path().as_os_str())],
+        )?;
+        let traced = std::fs::read(trace.path()).unwrap_or_default();
+        Ok((out, serves_filter(&traced)))
+    }
+
+    /// The bare repository at `dir`, run with the same program and deadline.
+    pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
+        Repo::open(&self.program, dir, self.timeout)
+    }
+
+    /// The directory git runs in (the workspace).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether object `id` is in the repository (its objects, packs or alternates).
+    pub fn has(&self, id: &ObjectId) -> bool {
+        gix_object::Exists::exists(&self.odb, id)
     }
 
     /// The commit `reference` names locally, if it exists.
@@ -394,6 +440,24 @@ impl Repo {
     }
 }
 
+/// Whether a packet trace of `git ls-remote` shows the server offering `filter`: in its
+/// protocol v2 `fetch=` capability line, or in the capabilities after the first ref of
+/// protocol v0 (only lines ls-remote received count, not what a local upload-pack sent).
+fn serves_filter(trace: &[u8]) -> bool {
+    String::from_utf8_lossy(trace).lines().any(|line| {
+        let Some((_, received)) = line.split_once("ls-remote< ") else {
+            return false;
+        };
+        let v2 = received.strip_prefix("fetch=");
+        let v0 = received
+            .split_once('\0')
+            .map(|(_, caps)| caps)
+            .or_else(|| received.split_once("\\0").map(|(_, caps)| caps));
+        v2.or(v0)
+            .is_some_and(|caps| caps.split_ascii_whitespace().any(|c| c == "filter"))
+    })
+}
+
 /// The git id of a blob of `size` bytes read from `reader`, written nowhere.
 fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
     let odb = |detail: String| ShareError::Odb { detail };
@@ -499,5 +563,23 @@ mod tests {
             hash_stream(5, &mut &b"abc"[..]).is_err(),
             "short of its size"
         );
+    }
+
+    #[test]
+    fn the_filter_capability_is_read_from_what_ls_remote_received() {
+        let v2 =
+            "08:54:13.0 pkt-line.c:86  packet:    ls-remote< fetch=shallow wait-for-done filter\n";
+        assert!(serves_filter(v2.as_bytes()));
+        let without = "packet:    ls-remote< fetch=shallow wait-for-done\n";
+        assert!(!serves_filter(without.as_bytes()));
+        // What a local upload-pack sent is not what the remote offers ls-remote.
+        let sent = "packet:  upload-pack> fetch=shallow filter\npacket: ls-remote< fetch=shallow\n";
+        assert!(!serves_filter(sent.as_bytes()));
+        let v0 = "packet: ls-remote< 3f2a HEAD\0multi_ack thin-pack filter agent=git/2.47\n";
+        assert!(serves_filter(v0.as_bytes()));
+        let v0_escaped = "packet: ls-remote< 3f2a HEAD\\0multi_ack filter\n";
+        assert!(serves_filter(v0_escaped.as_bytes()));
+        let a_ref_named_filter = "packet: ls-remote< 3f2a refs/rewind/0b/a/filter\n";
+        assert!(!serves_filter(a_ref_named_filter.as_bytes()));
     }
 }

@@ -1352,3 +1352,75 @@ fn the_review_page_names_a_fetched_sessions_origin_and_rejects_its_turn_here() {
     assert_eq!(refused.status, 409, "{}", refused.body);
     assert_eq!(bob.read("f.txt"), "one\nBOB\nthree\nfour\nfive\n");
 }
+
+#[test]
+fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    for s in ["s1", "s2", "s3"] {
+        alice.turn(s, "f.txt", &format!("{BASE}{s}\n"));
+    }
+    alice.rw("s1", &["push", "--all"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let objects = bob.object_files();
+    let listed = |m: &Machine, pack: &Path| -> serde_json::Value {
+        let run: Run = m
+            .command("x", &["--json", "log", "--remote", "origin"])
+            .env("GIT_TRACE_PACKFILE", pack)
+            .output()
+            .unwrap()
+            .into();
+        run.ok().json()
+    };
+    // A remote that serves no filtered fetch: names and commits from ls-remote, nothing
+    // fetched (a fetch of the commits would bring their files too).
+    let pack = lab.root().join("received.pack");
+    let plain = listed(&bob, &pack);
+    assert_eq!(plain["sessions"].as_array().unwrap().len(), 3);
+    assert!(plain["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["windows"].is_null() && s["pushed_at"].is_null()));
+    assert!(!pack.exists(), "nothing was fetched");
+    // One that does: each session's commit alone, into a scratch repository.
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let filtered = listed(&bob, &pack);
+    for s in filtered["sessions"].as_array().unwrap() {
+        assert_eq!(
+            (&s["windows"], &s["changes"]),
+            (&1.into(), &1.into()),
+            "{s}"
+        );
+        assert!(s["pushed_at"].as_i64().unwrap() > 0, "{s}");
+    }
+    let received = std::fs::read(&pack).unwrap();
+    assert_eq!(&received[..4], b"PACK");
+    let count = u32::from_be_bytes(received[8..12].try_into().unwrap());
+    assert_eq!(count, 3, "three commits, no tree, no file version");
+    assert_eq!(
+        bob.object_files(),
+        objects,
+        "nothing entered the project's .git"
+    );
+    assert_eq!(bob.local_rewind_refs(), "");
+    // A fetched session's summary is read here; the others' are fetched again.
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    std::fs::remove_file(&pack).unwrap();
+    let _f = filters(&lab);
+    let run: Run = bob
+        .command("x", &["log", "--remote", "origin"])
+        .env("GIT_TRACE_PACKFILE", &pack)
+        .output()
+        .unwrap()
+        .into();
+    insta::assert_snapshot!(show(&run), @r"
+    alice@laptop/s1  [SHORT]  fetched  1 windows, 1 changes, pushed [TIME]
+    alice@laptop/s3  [SHORT]  not-fetched  1 windows, 1 changes, pushed [TIME]
+    alice@laptop/s2  [SHORT]  not-fetched  1 windows, 1 changes, pushed [TIME]
+    [EOF]
+    [exit status: 0]
+    ");
+    let received = std::fs::read(&pack).unwrap();
+    assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
+}

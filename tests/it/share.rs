@@ -1424,3 +1424,79 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
     let received = std::fs::read(&pack).unwrap();
     assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
 }
+
+/// README "A CI recipe", step by step: an agent (Claude Code's hooks) works in a CI job's
+/// clone, the job pushes the work to a branch and the session with `rewind push --all`; a
+/// person checks out the branch, finds the session with `log --remote`, fetches it, sees
+/// it on the review page as the job's, and undoes its turn here.
+#[test]
+fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_here() {
+    let lab = Lab::new();
+    let ci = lab.machine("ci", "ci@4711");
+    let sid = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+    let path = ci.ws.join("f.txt").display().to_string();
+    let loud = "one\ntwo\nthree\nfour\nFIVE\n";
+    let hook = |event: serde_json::Value| {
+        let mut payload = serde_json::json!({
+            "session_id": sid,
+            "transcript_path": "/nonexistent/t.jsonl",
+            "cwd": ci.ws.display().to_string(),
+            "permission_mode": "acceptEdits",
+        });
+        for (k, v) in event.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let mut cmd = ci.command(sid, &["hook", "claude-code"]);
+        cmd.env_remove("REWIND_SESSION");
+        crate::hooks::run_hook(cmd, &payload).ok();
+    };
+    let write = serde_json::json!({"file_path": path, "content": loud});
+    hook(serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "make five loud"}));
+    hook(
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": write, "tool_use_id": "toolu_1"}),
+    );
+    ci.write("f.txt", loud);
+    hook(
+        serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": write, "tool_use_id": "toolu_1",
+        "tool_response": {"type": "update", "filePath": path, "content": loud}}),
+    );
+    hook(serde_json::json!({"hook_event_name": "Stop", "stop_hook_active": false}));
+    // The job: the work to a branch, the session to refs/rewind/.
+    ci.git(&["checkout", "-qb", "agent/4711"]).ok();
+    ci.git(&["commit", "-qam", "agent work"]).ok();
+    ci.git(&["push", "-q", "origin", "agent/4711"]).ok();
+    let pushed = ci
+        .rw(sid, &["--json", "push", "--all", "origin"])
+        .ok()
+        .json();
+    assert_eq!(pushed["sessions"][0]["session"], sid);
+    assert_eq!(pushed["sessions"][0]["status"], "pushed");
+
+    let me = lab.machine("me", "me@desk");
+    me.git(&["fetch", "-q", "origin", "agent/4711"]).ok();
+    me.git(&["checkout", "-q", "FETCH_HEAD"]).ok();
+    assert_eq!(me.read("f.txt"), loud);
+    let key = format!("ci@4711/{sid}");
+    let listed = me
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    assert_eq!(listed["sessions"][0]["key"], key.as_str());
+    assert_eq!(listed["sessions"][0]["here"], "not-fetched");
+    me.rw("x", &["fetch", "origin", &key]).ok();
+    {
+        let page = crate::review::Review::spawn(me.command(&key, &["review"]));
+        let sessions = page.get("/api/sessions");
+        let listed = sessions["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session"] == key.as_str())
+            .unwrap();
+        assert_eq!(listed["origin"], "ci@4711");
+    }
+    me.rw(&key, &["undo", "--session", &key]).ok();
+    assert_eq!(me.read("f.txt"), BASE);
+}

@@ -86,7 +86,7 @@ echo "$(git ls-remote "$URL/many.git" 'refs/rewind/*' | wc -l) session refs on t
 
 size() { du -sk "$1/.git/objects" | cut -f1; }
 for r in $(seq "$ROUNDS"); do
-  rm -rf "$DIR/b" "$DIR/home-b" && git clone -q "$URL/seed.git" "$DIR/b" && cd "$DIR/b"
+  cd "$DIR" && rm -rf "$DIR/b" "$DIR/home-b" && git clone -q "$URL/seed.git" "$DIR/b" && cd "$DIR/b"
   export REWIND_ORIGIN=bob@desk REWIND_HOME="$DIR/home-b"
   before=$(size .)
   t0=$(now); "$REWIND" fetch --remote "$URL/many.git" alice@laptop/s1 >/dev/null; t1=$(now)

@@ -779,7 +779,13 @@ fn push_and_fetch_through_git_daemon_on_loopback() {
     alice.commit_and_push();
     let bob = lab.machine("bob", "bob@desk");
     let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
-    assert_eq!(listed.ok().json()["sessions"][0]["key"], "alice@laptop/s1");
+    let listed = listed.ok().json();
+    assert_eq!(listed["sessions"][0]["key"], "alice@laptop/s1");
+    assert_eq!(listed["sessions"][0]["windows"], serde_json::Value::Null);
+    // Served with filters, git:// gives the session's commit alone: its counts.
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
+    assert_eq!(listed.ok().json()["sessions"][0]["changes"], 1);
     let fetched = bob.rw(
         "x",
         &["--json", "fetch", "--remote", &url, "alice@laptop/s1"],

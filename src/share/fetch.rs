@@ -362,67 +362,104 @@ fn adopt(
     }
     // Checked: the session exists from here on, and its blobs go in before its rows.
     let session = home.session(ws.clone(), &report.session)?;
-    for (w, gits) in &mut planned {
-        for (c, sides) in w.changes.iter_mut().zip(gits.iter()) {
-            for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {
-                let FileState::Present { blob, .. } = state else {
-                    continue;
-                };
-                let stored = match git {
-                    Some(git) => store_blob(&session, repo, blob, &git, &what, &mut report)?,
-                    None => session.history().has_blob(blob)?,
-                };
-                if !stored && c.proof != Proof::MetadataOnly {
-                    c.proof = Proof::MetadataOnly;
-                    c.reason = Some(MetadataReason::Withheld);
-                }
-            }
-        }
-    }
+    store_sides(&session, repo, &mut planned, &what, &mut report)?;
     let windows: Vec<AdoptedWindow> = planned.into_iter().map(|(w, _)| w).collect();
     report.changes = windows.iter().map(|w| w.changes.len()).sum();
     report.windows = session.writer()?.adopt(&windows)?.len();
     Ok(report)
 }
 
-/// Store the blob `git` that should hash to `blob`, unless it is stored already. Returns
-/// whether it is stored.
-fn store_blob(
+/// Store the blobs the planned windows' sides send; a side whose bytes were not sent and
+/// are not here becomes unproven (metadata-only, `withheld`).
+fn store_sides(
     session: &Session<'_>,
     repo: &Repo,
-    blob: &BlobId,
-    git: &ObjectId,
+    planned: &mut [(AdoptedWindow, Vec<Gits>)],
     what: &str,
     report: &mut FetchedSession,
-) -> Result<bool> {
-    if session.history().has_blob(blob)? {
-        return Ok(true);
+) -> Result<()> {
+    let mut sent = std::collections::BTreeMap::new();
+    for (w, gits) in planned.iter() {
+        for (c, sides) in w.changes.iter().zip(gits.iter()) {
+            for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {
+                if let (FileState::Present { blob, .. }, Some(git)) = (state, git) {
+                    sent.insert(*blob, git);
+                }
+            }
+        }
     }
-    let object = format!("{what}: blob {git}");
-    let size = repo.blob_size(git, &object)?;
-    // Held whole up to the size the store streams above; past it, streamed from git.
-    let got = if size <= crate::workspace::HOLD_MAX {
-        let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
-        session.adopt_blob(bytes.as_slice(), size)?
-    } else {
-        let mut id = None;
-        repo.cat_blob(git, &mut |reader| {
-            id = Some(session.adopt_blob(reader, size)?);
-            Ok(())
-        })?;
-        id.ok_or_else(|| ShareError::Odb {
-            detail: format!("{object}: not read"),
-        })?
-    };
-    report.blob_bytes += size;
-    if got != *blob {
-        return Err(ShareError::Malformed {
-            object,
-            detail: format!("its bytes hash to {got}, not to {blob} as its window says"),
-        });
+    store_blobs(session, repo, &sent, what, report)?;
+    // A side whose bytes were not sent and are not here stays unproven.
+    for (w, _) in planned.iter_mut() {
+        for c in &mut w.changes {
+            for state in [c.before, c.after] {
+                let FileState::Present { blob, .. } = state else {
+                    continue;
+                };
+                if !session.history().has_blob(&blob)? && c.proof != Proof::MetadataOnly {
+                    c.proof = Proof::MetadataOnly;
+                    c.reason = Some(MetadataReason::Withheld);
+                }
+            }
+        }
     }
-    report.blobs += 1;
-    Ok(true)
+    Ok(())
+}
+
+/// Bytes of fetched blobs held for one batch of index rows at most.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// Store each blob `git` that should hash to `blob` (unless stored already), each checked
+/// against its id before it is stored: those the store holds whole in batches (one index
+/// transaction per batch), larger ones streamed from git one by one.
+fn store_blobs(
+    session: &Session<'_>,
+    repo: &Repo,
+    sent: &std::collections::BTreeMap<BlobId, ObjectId>,
+    what: &str,
+    report: &mut FetchedSession,
+) -> Result<()> {
+    let mut batch = Vec::new();
+    let mut held = 0;
+    for (blob, git) in sent {
+        if session.history().has_blob(blob)? {
+            continue;
+        }
+        let object = format!("{what}: blob {git}");
+        let size = repo.blob_size(git, &object)?;
+        let got = if size <= crate::workspace::HOLD_MAX {
+            let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
+            let got = BlobId::of(&bytes);
+            if got == *blob {
+                held += size;
+                batch.push(bytes);
+            }
+            got
+        } else {
+            let mut id = None;
+            repo.cat_blob(git, &mut |reader| {
+                id = Some(session.adopt_blob(reader, size)?);
+                Ok(())
+            })?;
+            id.ok_or_else(|| ShareError::Odb {
+                detail: format!("{object}: not read"),
+            })?
+        };
+        if got != *blob {
+            return Err(ShareError::Malformed {
+                object,
+                detail: format!("its bytes hash to {got}, not to {blob} as its window says"),
+            });
+        }
+        report.blob_bytes += size;
+        report.blobs += 1;
+        if held >= BATCH_BYTES {
+            session.adopt_blobs(&std::mem::take(&mut batch))?;
+            held = 0;
+        }
+    }
+    session.adopt_blobs(&batch)?;
+    Ok(())
 }
 
 /// The git blob ids of a change's two sides.

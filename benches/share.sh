@@ -7,8 +7,11 @@
 #  2. fetch one session from a remote holding SESSIONS sessions into a fresh clone: time,
 #     and the bytes the clone's object store grew by against that session's own objects.
 #     Target: <= 1 s, bytes <= 1.2x.
+#     Also `git fetch` of the same ref into a fresh clone, and `push --all` of the
+#     SESSIONS-1 sessions (one `git push`) against `git push` of the same refs.
 #  3. `rewind log --remote` with SESSIONS sessions against `git ls-remote` of the same refs.
-#     Target: <= 1.5x.
+#     Target: <= 1.5x. Once against a remote serving no filtered fetch (listing alone), once
+#     against one that does (each session's commit fetched too, for its counts).
 # usage: benches/share.sh REWIND [ROUNDS] [SESSIONS]   (needs git, python3; no data download)
 # Prints one line per measurement, then medians and ratios. Measure a release build.
 set -euo pipefail
@@ -73,12 +76,17 @@ for i in $(seq 2 "$SESSIONS"); do
   REWIND_SESSION="job$i" "$REWIND" record "src/f$((i % 1000)).txt" >/dev/null
   REWIND_SESSION="job$i" "$REWIND" window close >/dev/null
 done
-"$REWIND" push --all --remote "$URL/many.git" >/dev/null
+t0=$(now); "$REWIND" push --all --remote "$URL/many.git" >/dev/null; t1=$(now)
+# The same refs and objects by git alone (one `git push`), to a fresh copy of the seed.
+fresh_remote many-git.git
+git for-each-ref --format='%(objectname):%(refname)' refs/rewind >"$DIR/specs"
+t2=$(now); git push -q "$URL/many-git.git" $(cat "$DIR/specs"); t3=$(now)
+echo "pushall rewind $(ms "$t0" "$t1") ms  git-push $(ms "$t2" "$t3") ms  sessions $((SESSIONS - 1))" | tee "$DIR/pushall.txt"
 echo "$(git ls-remote "$URL/many.git" 'refs/rewind/*' | wc -l) session refs on the remote"
 
 size() { du -sk "$1/.git/objects" | cut -f1; }
 for r in $(seq "$ROUNDS"); do
-  rm -rf "$DIR/b" "$DIR/home-b" && git clone -q "$URL/seed.git" "$DIR/b" && cd "$DIR/b"
+  cd "$DIR" && rm -rf "$DIR/b" "$DIR/home-b" && git clone -q "$URL/seed.git" "$DIR/b" && cd "$DIR/b"
   export REWIND_ORIGIN=bob@desk REWIND_HOME="$DIR/home-b"
   before=$(size .)
   t0=$(now); "$REWIND" fetch --remote "$URL/many.git" alice@laptop/s1 >/dev/null; t1=$(now)
@@ -86,12 +94,24 @@ for r in $(seq "$ROUNDS"); do
   # The session's own new objects, as git would pack them for a clone that has main.
   own=$(git rev-list --objects $(git for-each-ref --format='%(objectname)' refs/rewind) --not main | git pack-objects --stdout -q | wc -c)
   echo "fetch rewind $(ms "$t0" "$t1") ms  objects-grew $(( (after - before) * 1024 )) B  session-pack $own B"
+  # git alone: the same ref into another fresh clone.
+  rm -rf "$DIR/g" && git clone -q "$URL/seed.git" "$DIR/g"
+  ref=$(git for-each-ref --format='%(refname)' refs/rewind)
+  t6=$(now); git -C "$DIR/g" fetch -q --no-tags "$URL/many.git" "+$ref:$ref"; t7=$(now)
+  echo "gitfetch rewind $(ms "$t0" "$t1") ms  git-fetch $(ms "$t6" "$t7") ms"
+  git -C "$DIR/srv/many.git" config --unset uploadpack.allowFilter || true
   t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
   t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
   echo "list rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
+  # A remote that serves filtered fetches: every session's commit is fetched too (one
+  # small object each, into a scratch repository), all but the one fetched above.
+  git -C "$DIR/srv/many.git" config uploadpack.allowFilter true
+  t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
+  t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
+  echo "listmeta rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
 done | tee "$DIR/fetch.txt"
 
-python3 - "$DIR/push.txt" "$DIR/fetch.txt" <<'EOF'
+python3 - "$DIR/push.txt" "$DIR/fetch.txt" "$DIR/pushall.txt" <<'EOF'
 import statistics, sys
 rows = [l.split() for f in sys.argv[1:] for l in open(f)]
 def med(kind, col):
@@ -101,6 +121,12 @@ print(f"push: rewind {p:.0f} ms, git push of the same commit as a branch {g:.0f}
 f = med("fetch", 2)
 grew, own = med("fetch", 5), med("fetch", 8)
 print(f"fetch one session: {f:.0f} ms; object store grew {grew:.0f} B against the session's own pack {own:.0f} B ({grew / own:.2f}x, loose objects are larger than a pack)")
+gf = med("gitfetch", 5)
+print(f"fetch one session: git fetch of the same ref {gf:.0f} ms, {f / gf:.2f}x")
+a, ga, n = med("pushall", 2), med("pushall", 5), med("pushall", 8)
+print(f"push --all of {n:.0f} sessions (one run): rewind {a:.0f} ms, git push of the same refs {ga:.0f} ms, {a / ga:.2f}x")
 l, s = med("list", 2), med("list", 5)
 print(f"log --remote: rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
+l, s = med("listmeta", 2), med("listmeta", 5)
+print(f"log --remote, remote serving filters (commits fetched): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 EOF

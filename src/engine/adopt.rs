@@ -79,6 +79,32 @@ impl Session<'_> {
             .map_err(|source| crate::store::StoreError::Write { source })?;
         Ok(store.put(index, &bytes, None, now)?)
     }
+
+    /// Store fetched blobs held whole (each at most the size the store holds), their rows
+    /// in one index transaction instead of one each; returns each one's id (the hash of its
+    /// bytes), in order. Object files are durable before the rows commit, as in a scan.
+    pub fn adopt_blobs(&self, blobs: &[Vec<u8>]) -> Result<Vec<BlobId>> {
+        let (store, index, now) = (&self.home.store, &self.home.index, self.home.now());
+        let mut ids = Vec::with_capacity(blobs.len());
+        let mut rows = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for bytes in blobs {
+            let id = BlobId::of(bytes);
+            ids.push(id);
+            if seen.insert(id) && !store.has(index, &id)? {
+                rows.push(store.encode_standalone(id, bytes, now)?);
+            }
+        }
+        if !rows.is_empty() {
+            index.write(|tx| {
+                for row in &rows {
+                    tx.insert_blob(row)?;
+                }
+                Ok::<_, EngineError>(())
+            })?;
+        }
+        Ok(ids)
+    }
 }
 
 impl Locked<'_> {

@@ -1,6 +1,7 @@
 //! `rewind fetch` and `rewind log --remote`: list a remote's sessions with `git ls-remote`
-//! alone, fetch only the refs asked for, and adopt each fetched session's windows into this
-//! workspace's history (named `<origin>/<session>`), once each.
+//! (and, for the listing, one small object per session: its commit, never its files), fetch
+//! only the refs asked for, and adopt each fetched session's windows into this workspace's
+//! history (named `<origin>/<session>`), once each.
 //!
 //! Everything a fetched commit says is checked before anything is written: the format, that
 //! the session and origin it names are those of its ref, every window's kinds, proof,
@@ -35,6 +36,11 @@ pub struct RemoteSession {
     /// `own` (this machine pushed it), `fetched` (here, up to date), `behind` (fetched,
     /// the remote has more) or `not-fetched`.
     pub here: &'static str,
+    /// From the session's commit alone (one small object, none of its files; `None` when
+    /// it could not be read): its windows and changes, and when it was pushed (ns).
+    pub windows: Option<usize>,
+    pub changes: Option<usize>,
+    pub pushed_at: Option<i64>,
 }
 
 /// What `rewind fetch` takes.
@@ -70,14 +76,17 @@ pub struct FetchedSession {
     pub blob_bytes: u64,
 }
 
-/// The sessions on the remote (`git ls-remote`), and how each stands here.
+/// The sessions on the remote (`git ls-remote`), how each stands here, and what its
+/// commit says of it (see [`summaries`]).
 pub fn list_remote(
     workspace: &Path,
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
     let repo = Repo::open(&transport.git, workspace, transport.timeout)?;
-    remote_sessions(&repo, transport, origin)
+    let (mut found, filter) = listing(&repo, transport, origin)?;
+    summaries(&repo, transport, &mut found, filter);
+    Ok(found)
 }
 
 pub(crate) fn remote_sessions(
@@ -85,15 +94,22 @@ pub(crate) fn remote_sessions(
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
-    let out = repo.git_ok(
-        "git ls-remote",
-        [
-            "ls-remote",
-            "--refs",
-            &transport.remote,
-            &format!("{REF_PREFIX}*"),
-        ],
-    )?;
+    Ok(listing(repo, transport, origin)?.0)
+}
+
+/// The remote's sessions from `git ls-remote`, and whether it serves filtered fetches.
+fn listing(
+    repo: &Repo,
+    transport: &Transport,
+    origin: &Origin,
+) -> Result<(Vec<RemoteSession>, bool)> {
+    let (out, filter) = repo.ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
+    if !out.status.success() {
+        return Err(ShareError::Git {
+            command: "git ls-remote".into(),
+            detail: super::git::git_message(&out.stderr),
+        });
+    }
     let own = ref_part(origin.as_str());
     // Every local ref in one run, not one run per remote session.
     let local = repo.local_refs()?;
@@ -126,9 +142,101 @@ pub(crate) fn remote_sessions(
             reference: reference.to_string(),
             commit: commit.to_string(),
             here,
+            windows: None,
+            changes: None,
+            pushed_at: None,
         });
     }
-    Ok(found)
+    Ok((found, filter))
+}
+
+/// Fill in each session's summary from its commit, one small object each and none of its
+/// files: read here when this repository holds the commit (this machine pushed or fetched
+/// it); else, when the remote serves filtered fetches, fetched as commits alone
+/// (`--depth=1 --filter=tree:0`) into a scratch repository that is removed after, so
+/// nothing enters the project's repository. A remote without filters, or a fetch that
+/// fails, leaves those summaries unknown: the listing itself never depends on them.
+fn summaries(repo: &Repo, transport: &Transport, found: &mut [RemoteSession], filter: bool) {
+    let mut missing = Vec::new();
+    for (i, s) in found.iter_mut().enumerate() {
+        let Ok(commit) = parse_oid(&s.commit, &s.reference) else {
+            continue;
+        };
+        match repo.has(&commit) {
+            true => set_summary(s, meta::read_summary(repo, &commit)),
+            false => missing.push(i),
+        }
+    }
+    if missing.is_empty() || !filter {
+        return;
+    }
+    let Ok((_scratch, other)) = commits_alone(repo, transport, found, &missing) else {
+        return;
+    };
+    for i in missing {
+        if let Ok(commit) = parse_oid(&found[i].commit, &found[i].reference) {
+            set_summary(&mut found[i], meta::read_summary(&other, &commit));
+        }
+    }
+}
+
+fn set_summary(s: &mut RemoteSession, summary: Option<meta::Summary>) {
+    if let Some(m) = summary {
+        s.windows = Some(m.windows);
+        s.changes = Some(m.changes);
+        s.pushed_at = Some(m.pushed_at);
+    }
+}
+
+/// A scratch bare repository (removed when the directory is dropped) holding the commits
+/// of `found[missing]` alone, fetched from the remote by id (each is a ref's tip, which any
+/// server lets a client ask for).
+fn commits_alone(
+    repo: &Repo,
+    transport: &Transport,
+    found: &[RemoteSession],
+    missing: &[usize],
+) -> Result<(tempfile::TempDir, Repo)> {
+    let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
+        detail: format!("cannot make a scratch directory: {e}"),
+    })?;
+    let dir = scratch.path().to_path_buf();
+    repo.git_ok(
+        "git init",
+        [
+            "init".as_ref(),
+            "--bare".as_ref(),
+            "-q".as_ref(),
+            dir.as_os_str(),
+        ],
+    )?;
+    // The remote as a URL the scratch repository can reach (a remote name is this
+    // repository's; a relative path is relative to the workspace).
+    let url = repo.git_ok(
+        "git ls-remote",
+        ["ls-remote", "--get-url", &transport.remote],
+    )?;
+    let url = String::from_utf8_lossy(&url.stdout).trim().to_string();
+    let url = if !url.contains(':') && Path::new(&url).is_relative() {
+        repo.dir().join(url).display().to_string()
+    } else {
+        url
+    };
+    let other = repo.elsewhere(&dir)?;
+    for batch in missing.chunks(1000) {
+        let mut args = vec![
+            "fetch".to_string(),
+            "--no-tags".into(),
+            "--no-write-fetch-head".into(),
+            "--depth=1".into(),
+            "--filter=tree:0".into(),
+            url.clone(),
+        ];
+        // By id, into no ref: a thousand refs written one by one cost a git fetch seconds.
+        args.extend(batch.iter().map(|&i| found[i].commit.clone()));
+        other.git_ok("git fetch", &args)?;
+    }
+    Ok((scratch, other))
 }
 
 /// Fetch the chosen sessions and adopt what they add into workspace `ws` of `home`.
@@ -254,67 +362,104 @@ fn adopt(
     }
     // Checked: the session exists from here on, and its blobs go in before its rows.
     let session = home.session(ws.clone(), &report.session)?;
-    for (w, gits) in &mut planned {
-        for (c, sides) in w.changes.iter_mut().zip(gits.iter()) {
-            for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {
-                let FileState::Present { blob, .. } = state else {
-                    continue;
-                };
-                let stored = match git {
-                    Some(git) => store_blob(&session, repo, blob, &git, &what, &mut report)?,
-                    None => session.history().has_blob(blob)?,
-                };
-                if !stored && c.proof != Proof::MetadataOnly {
-                    c.proof = Proof::MetadataOnly;
-                    c.reason = Some(MetadataReason::Withheld);
-                }
-            }
-        }
-    }
+    store_sides(&session, repo, &mut planned, &what, &mut report)?;
     let windows: Vec<AdoptedWindow> = planned.into_iter().map(|(w, _)| w).collect();
     report.changes = windows.iter().map(|w| w.changes.len()).sum();
     report.windows = session.writer()?.adopt(&windows)?.len();
     Ok(report)
 }
 
-/// Store the blob `git` that should hash to `blob`, unless it is stored already. Returns
-/// whether it is stored.
-fn store_blob(
+/// Store the blobs the planned windows' sides send; a side whose bytes were not sent and
+/// are not here becomes unproven (metadata-only, `withheld`).
+fn store_sides(
     session: &Session<'_>,
     repo: &Repo,
-    blob: &BlobId,
-    git: &ObjectId,
+    planned: &mut [(AdoptedWindow, Vec<Gits>)],
     what: &str,
     report: &mut FetchedSession,
-) -> Result<bool> {
-    if session.history().has_blob(blob)? {
-        return Ok(true);
+) -> Result<()> {
+    let mut sent = std::collections::BTreeMap::new();
+    for (w, gits) in planned.iter() {
+        for (c, sides) in w.changes.iter().zip(gits.iter()) {
+            for (state, git) in [(&c.before, sides.0), (&c.after, sides.1)] {
+                if let (FileState::Present { blob, .. }, Some(git)) = (state, git) {
+                    sent.insert(*blob, git);
+                }
+            }
+        }
     }
-    let object = format!("{what}: blob {git}");
-    let size = repo.blob_size(git, &object)?;
-    // Held whole up to the size the store streams above; past it, streamed from git.
-    let got = if size <= crate::workspace::HOLD_MAX {
-        let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
-        session.adopt_blob(bytes.as_slice(), size)?
-    } else {
-        let mut id = None;
-        repo.cat_blob(git, &mut |reader| {
-            id = Some(session.adopt_blob(reader, size)?);
-            Ok(())
-        })?;
-        id.ok_or_else(|| ShareError::Odb {
-            detail: format!("{object}: not read"),
-        })?
-    };
-    report.blob_bytes += size;
-    if got != *blob {
-        return Err(ShareError::Malformed {
-            object,
-            detail: format!("its bytes hash to {got}, not to {blob} as its window says"),
-        });
+    store_blobs(session, repo, &sent, what, report)?;
+    // A side whose bytes were not sent and are not here stays unproven.
+    for (w, _) in planned.iter_mut() {
+        for c in &mut w.changes {
+            for state in [c.before, c.after] {
+                let FileState::Present { blob, .. } = state else {
+                    continue;
+                };
+                if !session.history().has_blob(&blob)? && c.proof != Proof::MetadataOnly {
+                    c.proof = Proof::MetadataOnly;
+                    c.reason = Some(MetadataReason::Withheld);
+                }
+            }
+        }
     }
-    report.blobs += 1;
-    Ok(true)
+    Ok(())
+}
+
+/// Bytes of fetched blobs held for one batch of index rows at most.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// Store each blob `git` that should hash to `blob` (unless stored already), each checked
+/// against its id before it is stored: those the store holds whole in batches (one index
+/// transaction per batch), larger ones streamed from git one by one.
+fn store_blobs(
+    session: &Session<'_>,
+    repo: &Repo,
+    sent: &std::collections::BTreeMap<BlobId, ObjectId>,
+    what: &str,
+    report: &mut FetchedSession,
+) -> Result<()> {
+    let mut batch = Vec::new();
+    let mut held = 0;
+    for (blob, git) in sent {
+        if session.history().has_blob(blob)? {
+            continue;
+        }
+        let object = format!("{what}: blob {git}");
+        let size = repo.blob_size(git, &object)?;
+        let got = if size <= crate::workspace::HOLD_MAX {
+            let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
+            let got = BlobId::of(&bytes);
+            if got == *blob {
+                held += size;
+                batch.push(bytes);
+            }
+            got
+        } else {
+            let mut id = None;
+            repo.cat_blob(git, &mut |reader| {
+                id = Some(session.adopt_blob(reader, size)?);
+                Ok(())
+            })?;
+            id.ok_or_else(|| ShareError::Odb {
+                detail: format!("{object}: not read"),
+            })?
+        };
+        if got != *blob {
+            return Err(ShareError::Malformed {
+                object,
+                detail: format!("its bytes hash to {got}, not to {blob} as its window says"),
+            });
+        }
+        report.blob_bytes += size;
+        report.blobs += 1;
+        if held >= BATCH_BYTES {
+            session.adopt_blobs(&std::mem::take(&mut batch))?;
+            held = 0;
+        }
+    }
+    session.adopt_blobs(&batch)?;
+    Ok(())
 }
 
 /// The git blob ids of a change's two sides.

@@ -35,6 +35,8 @@ pub(crate) struct Repo {
     objects: PathBuf,
     timeout: Duration,
     odb: gix_odb::Handle,
+    /// Objects are hashed, never written (`push --dry-run`).
+    dry_run: bool,
 }
 
 impl Repo {
@@ -47,6 +49,7 @@ impl Repo {
             timeout,
             ["rev-parse", "--path-format=absolute", "--git-common-dir"],
             None,
+            &[],
         )?;
         if !probe.status.success() {
             return Err(ShareError::NotARepository {
@@ -65,7 +68,17 @@ impl Repo {
             objects,
             timeout,
             odb,
+            dry_run: false,
         })
+    }
+
+    /// This repository with writes turned into hashing: every object gets the id it would
+    /// have and nothing is written, so a dry run leaves the object directory as it was.
+    pub fn dry_run(self) -> Repo {
+        Repo {
+            dry_run: true,
+            ..self
+        }
     }
 
     /// Run `git args…` in the workspace, bounded by the timeout.
@@ -74,7 +87,7 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Repo::run_in(&self.program, &self.dir, self.timeout, args, None)
+        Repo::run_in(&self.program, &self.dir, self.timeout, args, None, &[])
     }
 
     /// As [`Repo::git`], with `input` on its stdin.
@@ -83,7 +96,14 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Repo::run_in(&self.program, &self.dir, self.timeout, args, Some(input))
+        Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            args,
+            Some(input),
+            &[],
+        )
     }
 
     /// As [`Repo::git`], an error (naming the command and git's own message) unless it
@@ -109,6 +129,7 @@ impl Repo {
         timeout: Duration,
         args: I,
         input: Option<Vec<u8>>,
+        env: &[(&str, &OsStr)],
     ) -> Result<Output, ShareError>
     where
         I: IntoIterator<Item = S>,
@@ -128,6 +149,7 @@ impl Repo {
             .args(&args)
             .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
+            .envs(env.iter().copied())
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {
@@ -178,6 +200,42 @@ impl Repo {
             stdout,
             stderr,
         })
+    }
+
+    /// `git ls-remote --refs REMOTE PATTERN`, and whether the remote serves filtered
+    /// fetches (the `filter` capability, which a fetch of commits without their trees
+    /// needs). The capability is read from git's own packet trace of that one run: git
+    /// prints a server's capabilities nowhere else, and a fetch asking for a filter that
+    /// the server lacks would fetch everything instead.
+    pub fn ls_remote(&self, remote: &str, pattern: &str) -> Result<(Output, bool), ShareError> {
+        let trace = tempfile::NamedTempFile::new().map_err(|e| ShareError::Odb {
+            detail: format!("cannot make a temporary file: {e}"),
+        })?;
+        let out = Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            ["ls-remote", "--refs", remote, pattern],
+            None,
+            &[("GIT_TRACE_PACKET", trace.path().as_os_str())],
+        )?;
+        let traced = std::fs::read(trace.path()).unwrap_or_default();
+        Ok((out, serves_filter(&traced)))
+    }
+
+    /// The bare repository at `dir`, run with the same program and deadline.
+    pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
+        Repo::open(&self.program, dir, self.timeout)
+    }
+
+    /// The directory git runs in (the workspace).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether object `id` is in the repository (its objects, packs or alternates).
+    pub fn has(&self, id: &ObjectId) -> bool {
+        gix_object::Exists::exists(&self.odb, id)
     }
 
     /// The commit `reference` names locally, if it exists.
@@ -277,7 +335,7 @@ impl Repo {
                 detail: format!("cannot hash a {kind}: {e}"),
             }
         })?;
-        if gix_object::Exists::exists(&self.odb, &id) {
+        if self.dry_run || gix_object::Exists::exists(&self.odb, &id) {
             return Ok(id);
         }
         self.loose()
@@ -289,6 +347,9 @@ impl Repo {
 
     /// Write a blob of `size` bytes from `reader`, never held whole.
     pub fn write_stream(&self, size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
+        if self.dry_run {
+            return hash_stream(size, reader);
+        }
         self.loose()
             .write_stream(gix_object::Kind::Blob, size, reader)
             .map_err(|e| ShareError::Odb {
@@ -379,6 +440,54 @@ impl Repo {
     }
 }
 
+/// Whether a packet trace of `git ls-remote` shows the server offering `filter`: in its
+/// protocol v2 `fetch=` capability line, or in the capabilities after the first ref of
+/// protocol v0 (only lines ls-remote received count, not what a local upload-pack sent).
+fn serves_filter(trace: &[u8]) -> bool {
+    String::from_utf8_lossy(trace).lines().any(|line| {
+        let Some((_, received)) = line.split_once("ls-remote< ") else {
+            return false;
+        };
+        let v2 = received.strip_prefix("fetch=");
+        let v0 = received
+            .split_once('\0')
+            .map(|(_, caps)| caps)
+            .or_else(|| received.split_once("\\0").map(|(_, caps)| caps));
+        v2.or(v0)
+            .is_some_and(|caps| caps.split_ascii_whitespace().any(|c| c == "filter"))
+    })
+}
+
+/// The git id of a blob of `size` bytes read from `reader`, written nowhere.
+fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
+    let odb = |detail: String| ShareError::Odb { detail };
+    let mut hasher = gix_hash::hasher(gix_hash::Kind::Sha1);
+    hasher.update(&gix_object::encode::loose_header(
+        gix_object::Kind::Blob,
+        size,
+    ));
+    let mut buf = vec![0; 64 << 10];
+    let mut read = 0u64;
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| odb(format!("cannot read a blob to hash it: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    if read != size {
+        return Err(odb(format!(
+            "a blob of {size} bytes gave {read} bytes to hash"
+        )));
+    }
+    hasher
+        .try_finalize()
+        .map_err(|e| odb(format!("cannot hash a blob: {e}")))
+}
+
 /// Wait for `child` until `timeout`, then kill it.
 fn wait_bounded(
     child: &mut std::process::Child,
@@ -435,4 +544,42 @@ pub(crate) fn git_message(stderr: &str) -> String {
         .collect();
     let keep = lines.len().saturating_sub(8);
     lines[keep..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_hash_is_the_id_git_gives_the_blob() {
+        for bytes in [&b""[..], b"one\ntwo\n", &[7u8; 200_000]] {
+            let want =
+                gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+                    .expect("sha1 hashes anything");
+            let got = hash_stream(bytes.len() as u64, &mut &bytes[..]).expect("hashed");
+            assert_eq!(got, want);
+        }
+        assert!(
+            hash_stream(5, &mut &b"abc"[..]).is_err(),
+            "short of its size"
+        );
+    }
+
+    #[test]
+    fn the_filter_capability_is_read_from_what_ls_remote_received() {
+        let v2 =
+            "08:54:13.0 pkt-line.c:86  packet:    ls-remote< fetch=shallow wait-for-done filter\n";
+        assert!(serves_filter(v2.as_bytes()));
+        let without = "packet:    ls-remote< fetch=shallow wait-for-done\n";
+        assert!(!serves_filter(without.as_bytes()));
+        // What a local upload-pack sent is not what the remote offers ls-remote.
+        let sent = "packet:  upload-pack> fetch=shallow filter\npacket: ls-remote< fetch=shallow\n";
+        assert!(!serves_filter(sent.as_bytes()));
+        let v0 = "packet: ls-remote< 3f2a HEAD\0multi_ack thin-pack filter agent=git/2.47\n";
+        assert!(serves_filter(v0.as_bytes()));
+        let v0_escaped = "packet: ls-remote< 3f2a HEAD\\0multi_ack filter\n";
+        assert!(serves_filter(v0_escaped.as_bytes()));
+        let a_ref_named_filter = "packet: ls-remote< 3f2a refs/rewind/0b/a/filter\n";
+        assert!(!serves_filter(a_ref_named_filter.as_bytes()));
+    }
 }

@@ -172,6 +172,32 @@ pub(crate) fn read_commit(
     Ok((tree, parents))
 }
 
+/// What a session's commit says of it without its tree: the counts of the message `push`
+/// writes ("N windows, M changes") and when it was pushed (the committer time, in ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Summary {
+    pub windows: usize,
+    pub changes: usize,
+    pub pushed_at: i64,
+}
+
+/// The summary in a session commit's bytes; `None` when they do not hold one.
+pub(crate) fn summary(commit: &[u8]) -> Option<Summary> {
+    let c = gix_object::CommitRef::from_bytes(commit, gix_hash::Kind::Sha1).ok()?;
+    let committer = String::from_utf8_lossy(c.committer);
+    let mut words = committer.rsplit(' ');
+    let _zone = words.next()?;
+    let secs: i64 = words.next()?.parse().ok()?;
+    String::from_utf8_lossy(c.message).lines().find_map(|line| {
+        let (windows, changes) = line.split_once(" windows, ")?;
+        Some(Summary {
+            windows: windows.parse().ok()?,
+            changes: changes.strip_suffix(" changes")?.parse().ok()?,
+            pushed_at: secs.saturating_mul(1_000_000_000),
+        })
+    })
+}
+
 /// A tree's entries: name → (is a tree, id).
 pub(crate) fn read_tree(
     repo: &Repo,
@@ -198,6 +224,18 @@ pub(crate) fn read_tree(
     }
     Ok(out)
 }
+
+/// The summary of session commit `id` (see [`summary`]); `None` when it is not a commit
+/// that holds one.
+pub(crate) fn read_summary(repo: &Repo, id: &ObjectId) -> Option<Summary> {
+    let bytes = repo
+        .read(id, gix_object::Kind::Commit, MAX_SUMMARY, "session commit")
+        .ok()?;
+    summary(&bytes)
+}
+
+/// A session commit is a few hundred bytes; a listing reads no larger one.
+const MAX_SUMMARY: u64 = 64 << 10;
 
 /// Read and parse a JSON blob.
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
@@ -242,4 +280,29 @@ pub(crate) fn session_tree(
         Some((false, _)) => return Err(malformed("w is not a tree")),
     }
     Ok((session, windows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commits_summary_is_its_counts_and_its_committers_time() {
+        let commit = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+author alice@laptop <rewind@alice@laptop> 1700000000 +0000\n\
+committer alice@laptop <rewind@alice@laptop> 1700000001 +0000\n\n\
+rewind session s1 from alice@laptop\n\n3 windows, 7 changes\n";
+        assert_eq!(
+            summary(commit),
+            Some(Summary {
+                windows: 3,
+                changes: 7,
+                pushed_at: 1_700_000_001_000_000_000
+            })
+        );
+        let other = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+author a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\n\nwip\n";
+        assert_eq!(summary(other), None);
+        assert_eq!(summary(b"not a commit"), None);
+    }
 }

@@ -181,6 +181,12 @@ pub fn local_name(origin: &str, session: &str) -> String {
     format!("{origin}/{session}")
 }
 
+/// The origin (`user@machine`) of a fetched session's local name: what precedes its first
+/// `/` (an origin holds none). Only meaningful for a session that was fetched.
+pub fn fetched_origin(local: &str) -> Option<&str> {
+    local.split_once('/').map(|(origin, _)| origin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,9 @@
 //! `rewind push`: a session's finished windows since its last push become one commit on its
-//! ref, pushed by id (never forced); the local ref moves only once the remote took it. A
-//! push rejected because another machine pushed the same session first fetches that
-//! commit, merges the two append-only histories (the union of their windows) and tries
-//! again, at most [`ATTEMPTS`] times.
+//! ref; the commits of all the sessions pushed go in one `git push` (one connection), by id,
+//! never forced, and each local ref moves only once the remote took its commit. A ref
+//! rejected because another machine pushed the same session first fetches that commit,
+//! merges the two append-only histories (the union of their windows) and is pushed again,
+//! at most [`ATTEMPTS`] times.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Seek, SeekFrom};
@@ -30,7 +31,7 @@ pub struct PushOptions {
     pub origin: Origin,
     /// Send the windows' labels (an agent's first prompts); off by default.
     pub with_prompts: bool,
-    /// Build the commits, send nothing, move no ref.
+    /// Hash what would be sent (no object written), send nothing, move no ref.
     pub dry_run: bool,
     /// Leave out a session with no finished window instead of failing (`--all`).
     pub skip_unfinished: bool,
@@ -82,6 +83,7 @@ pub fn push(
         return Ok(report);
     };
     let repo = Repo::open(&transport.git, first.workspace().root(), transport.timeout)?;
+    let repo = if opts.dry_run { repo.dry_run() } else { repo };
     let mut staged = Vec::new();
     for s in sessions {
         if !s.history().adopted_items()?.is_empty() {
@@ -96,16 +98,20 @@ pub fn push(
             exported => staged.push((s, exported?)),
         }
     }
-    for (s, e) in staged {
-        let status = if opts.dry_run {
-            "would-push"
-        } else {
-            send(&repo, transport, &opts.origin, s.now(), &e)?
-        };
+    let statuses = if opts.dry_run {
+        staged
+            .iter()
+            .map(|(_, e)| ("would-push", e.commit))
+            .collect()
+    } else {
+        let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
+        send(&repo, transport, &opts.origin, &exports)?
+    };
+    for ((s, e), (status, commit)) in staged.into_iter().zip(statuses) {
         report.sessions.push(PushedSession {
             session: s.name().to_string(),
             reference: e.reference,
-            commit: e.commit.to_string(),
+            commit: commit.to_string(),
             status,
             windows: e.windows,
             changes: e.changes,
@@ -122,6 +128,8 @@ struct Export {
     reference: String,
     commit: ObjectId,
     parent: Option<ObjectId>,
+    /// The session's clock, for a merge commit.
+    now: i64,
     windows: usize,
     changes: usize,
     blob_bytes: u64,
@@ -271,6 +279,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         reference,
         commit,
         parent,
+        now,
         windows: new_windows,
         changes: new_changes,
         blob_bytes: tally.bytes,
@@ -464,69 +473,133 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Push `e.commit` to the session's ref, merging in another machine's push of the same
-/// session when the remote rejects it as not a fast-forward. Returns the status.
+/// At most this many refs go in one `git push` (its command line stays far below any
+/// system's limit on arguments).
+const REFS_PER_PUSH: usize = 1000;
+
+/// Push every export's commit to its session's ref, all in one `git push` (one connection),
+/// merging in another machine's push of a session when the remote rejects it as not a
+/// fast-forward, and pushing those again. Each local ref moves as soon as the remote took
+/// its commit; the first refusal that a merge cannot cure is the error (the sessions the
+/// remote took stay taken, here as there). Returns each export's status and the commit its
+/// ref names now.
 fn send(
     repo: &Repo,
     transport: &Transport,
     origin: &Origin,
-    now: i64,
-    e: &Export,
-) -> Result<&'static str> {
-    let mut commit = e.commit;
-    let mut merged = false;
+    exports: &[&Export],
+) -> Result<Vec<(&'static str, ObjectId)>> {
+    let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
+    let mut statuses = vec!["pushed"; exports.len()];
+    let mut merged = vec![false; exports.len()];
+    let mut pending: Vec<usize> = (0..exports.len()).collect();
     for attempt in 1..=ATTEMPTS {
-        let out = repo.git([
-            "push",
-            "--porcelain",
-            &transport.remote,
-            &format!("{commit}:{}", e.reference),
-        ])?;
-        let line = porcelain_line(&out.stdout, &e.reference);
-        let flag = line.as_ref().map(|(f, _)| *f);
-        if out.status.success() && matches!(flag, Some(' ' | '*' | '=' | '+')) {
-            if e.parent != Some(commit) {
-                repo.update_ref(&e.reference, &commit, e.parent.as_ref())?;
+        let mut again = Vec::new();
+        let mut refused = None;
+        for batch in pending.chunks(REFS_PER_PUSH) {
+            let mut args = vec![
+                "push".to_string(),
+                "--porcelain".into(),
+                transport.remote.clone(),
+            ];
+            args.extend(
+                batch
+                    .iter()
+                    .map(|&i| format!("{}:{}", commits[i], exports[i].reference)),
+            );
+            let out = repo.git(&args)?;
+            for &i in batch {
+                let e = exports[i];
+                match verdict(&out, &e.reference) {
+                    Verdict::Taken(up_to_date) => {
+                        if e.parent != Some(commits[i]) {
+                            repo.update_ref(&e.reference, &commits[i], e.parent.as_ref())?;
+                        }
+                        statuses[i] = match (merged[i], up_to_date) {
+                            (true, _) => "merged",
+                            (false, true) => "up-to-date",
+                            (false, false) => "pushed",
+                        };
+                    }
+                    Verdict::Diverged(_) if attempt < ATTEMPTS => again.push(i),
+                    Verdict::Diverged(detail) | Verdict::Refused(detail) => {
+                        refused.get_or_insert(ShareError::Rejected {
+                            remote: transport.remote.clone(),
+                            reference: e.reference.clone(),
+                            detail,
+                        });
+                    }
+                }
             }
-            return Ok(match (merged, flag) {
-                (true, _) => "merged",
-                (false, Some('=')) => "up-to-date",
-                _ => "pushed",
-            });
         }
-        let summary = line.map(|(_, s)| s).unwrap_or_default();
-        // Another push of the session landed first ("fetch first", "non-fast-forward"), or
-        // was landing at the same moment: the remote could not lock or update the ref ("failed
-        // to update ref", "cannot lock ref", "failed to lock"). Either way: merge and retry.
-        let diverged = [
-            "fetch first",
-            "non-fast-forward",
-            "failed to update ref",
-            "cannot lock ref",
-            "failed to lock",
-        ]
-        .iter()
-        .any(|s| summary.contains(s) || out.stderr.contains(s));
-        if !diverged || attempt == ATTEMPTS {
-            let detail = match git_message(&out.stderr) {
-                m if m.is_empty() => summary,
-                m if summary.is_empty() => m,
-                m => format!("{summary}\n{m}"),
-            };
-            return Err(ShareError::Rejected {
-                remote: transport.remote.clone(),
-                reference: e.reference.clone(),
-                detail,
-            });
+        if let Some(refused) = refused {
+            return Err(refused);
         }
-        commit = merge_remote(repo, transport, origin, now, &e.reference, commit)?;
-        merged = true;
+        for &i in &again {
+            let e = exports[i];
+            commits[i] = merge_remote(repo, transport, origin, e.now, &e.reference, commits[i])?;
+            merged[i] = true;
+        }
+        pending = again;
+        if pending.is_empty() {
+            return Ok(statuses.into_iter().zip(commits).collect());
+        }
     }
     Err(ShareError::Rejected {
         remote: transport.remote.clone(),
-        reference: e.reference.clone(),
+        reference: exports[pending[0]].reference.clone(),
         detail: format!("still rejected after {ATTEMPTS} attempts"),
     })
+}
+
+/// What the remote did with one ref of a push.
+enum Verdict {
+    /// Taken (`true`: it already held the commit).
+    Taken(bool),
+    /// Another push of the session landed first, or was landing at the same moment:
+    /// merge and try again. With the remote's message, for when the attempts run out.
+    Diverged(String),
+    /// Refused for any other reason (a hook, a rule, no connection), with its message.
+    Refused(String),
+}
+
+/// The verdict on `reference` in a `git push --porcelain`'s output.
+fn verdict(out: &super::git::Output, reference: &str) -> Verdict {
+    let line = porcelain_line(&out.stdout, reference);
+    match line.as_ref().map(|(f, _)| *f) {
+        Some('=') => return Verdict::Taken(true),
+        Some(' ' | '*' | '+') => return Verdict::Taken(false),
+        _ => {}
+    }
+    let summary = line.map(|(_, s)| s).unwrap_or_default();
+    // The remote's stderr lines about this ref (a batch's other refs have their own).
+    let about: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains(reference))
+        .collect();
+    // "fetch first", "non-fast-forward": another push landed first; the remote could not
+    // lock or update the ref ("failed to update ref", "cannot lock ref", "failed to
+    // lock"): another push was landing at the same moment.
+    let diverged = [
+        "fetch first",
+        "non-fast-forward",
+        "failed to update ref",
+        "cannot lock ref",
+        "failed to lock",
+    ]
+    .iter()
+    .any(|s| summary.contains(s) || about.iter().any(|l| l.contains(s)));
+    let detail = match git_message(&out.stderr) {
+        m if m.is_empty() => summary,
+        m if summary.is_empty() => m,
+        m => format!("{summary}\n{m}"),
+    };
+    if diverged {
+        Verdict::Diverged(detail)
+    } else {
+        Verdict::Refused(detail)
+    }
 }
 
 /// The flag and summary of `reference`'s line in `git push --porcelain`'s output.

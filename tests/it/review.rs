@@ -12,7 +12,7 @@ use rewind::index::testing;
 use crate::common::{index, Env};
 
 /// A running `rewind review`, stopped on drop.
-struct Review {
+pub(crate) struct Review {
     child: Child,
     port: u16,
     token: String,
@@ -23,7 +23,7 @@ impl Review {
         Review::spawn(env.command(&["review"]))
     }
 
-    fn spawn(mut command: std::process::Command) -> Review {
+    pub(crate) fn spawn(mut command: std::process::Command) -> Review {
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -57,13 +57,13 @@ impl Review {
         self.raw(method, path, &self.host(), &auth, body)
     }
 
-    fn get(&self, path: &str) -> serde_json::Value {
+    pub(crate) fn get(&self, path: &str) -> serde_json::Value {
         let r = self.call("GET", path, None);
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         r.json()
     }
 
-    fn post(&self, path: &str, body: serde_json::Value) -> Reply {
+    pub(crate) fn post(&self, path: &str, body: serde_json::Value) -> Reply {
         self.call("POST", path, Some(body))
     }
 
@@ -107,14 +107,14 @@ impl Drop for Review {
     }
 }
 
-struct Reply {
-    status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }

@@ -151,6 +151,24 @@ impl Machine {
     fn local_rewind_refs(&self) -> String {
         self.git(&["for-each-ref", "refs/rewind"]).stdout
     }
+
+    /// Every file under the repository's object directory (loose objects, packs), sorted.
+    fn object_files(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&self.ws.join(".git/objects"), &mut files);
+        files.sort();
+        files
+    }
 }
 
 /// Insta filters for what varies from run to run: temp paths, commit ids, times.
@@ -761,7 +779,13 @@ fn push_and_fetch_through_git_daemon_on_loopback() {
     alice.commit_and_push();
     let bob = lab.machine("bob", "bob@desk");
     let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
-    assert_eq!(listed.ok().json()["sessions"][0]["key"], "alice@laptop/s1");
+    let listed = listed.ok().json();
+    assert_eq!(listed["sessions"][0]["key"], "alice@laptop/s1");
+    assert_eq!(listed["sessions"][0]["windows"], serde_json::Value::Null);
+    // Served with filters, git:// gives the session's commit alone: its counts.
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
+    assert_eq!(listed.ok().json()["sessions"][0]["changes"], 1);
     let fetched = bob.rw(
         "x",
         &["--json", "fetch", "--remote", &url, "alice@laptop/s1"],
@@ -818,6 +842,7 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     let lab = Lab::new();
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let objects = alice.object_files();
     let _f = filters(&lab);
     insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
     would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
@@ -826,6 +851,20 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     ");
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
+    // After a push, a dry run of the next turn reads the pushed commit and still writes
+    // nothing.
+    alice.rw("s1", &["push"]).ok();
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    let objects = alice.object_files();
+    let refs = alice.local_rewind_refs();
+    insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
+    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
+    assert_eq!(alice.local_rewind_refs(), refs);
 }
 
 #[test]
@@ -971,6 +1010,13 @@ fn a_file_over_the_streaming_size_is_pushed_and_fetched_as_a_stream() {
     alice.git(&["add", "big.txt"]).ok();
     alice.git(&["commit", "-qm", "small"]).ok();
     alice.turn("s1", "big.txt", &big);
+    let objects = alice.object_files();
+    let dry = alice.rw("s1", &["--json", "push", "--dry-run"]);
+    assert_eq!(
+        dry.ok().json()["sessions"][0]["blob_bytes"],
+        big.len() as u64 + 6
+    );
+    assert_eq!(alice.object_files(), objects, "a dry run writes no object");
     let pushed = alice.rw("s1", &["--json", "push"]);
     assert_eq!(
         pushed.ok().json()["sessions"][0]["blob_bytes"],
@@ -1154,4 +1200,309 @@ fn two_pushes_of_one_session_at_once_both_land() {
     let reader = lab.machine("reader", "reader@box");
     let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
     assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
+}
+
+/// A `git` that appends its first argument (the command) to `log`, then runs git.
+fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
+    let script = lab.root().join("logging-git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$1\" >>'{}'\nexec git \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_again() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    // The same origin on a second machine pushes s1 first.
+    let twin = lab.machine("twin", "alice@laptop");
+    twin.turn("s1", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    twin.rw("s1", &["push"]).ok();
+    for (s, text) in [("s1", "ONE"), ("s2", "TWO"), ("s3", "THREE")] {
+        alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
+    }
+    let log = lab.root().join("git-calls");
+    let pushed: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    let mut statuses: Vec<(String, String)> = report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [("s1", "merged"), ("s2", "pushed"), ("s3", "pushed")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    // One push of the three, the fetch of the diverged one, one push of its merge.
+    assert_eq!(
+        calls.lines().filter(|c| *c == "push").count(),
+        2,
+        "git runs: {calls}"
+    );
+    assert_eq!(calls.lines().filter(|c| *c == "fetch").count(), 1);
+    // Here as there: every local ref names what the remote holds.
+    let refs = |run: Run| run.stdout;
+    assert_eq!(
+        refs(alice.git(&["for-each-ref", "refs/rewind"])),
+        refs(lab.git(&["for-each-ref", "refs/rewind"]))
+    );
+    for s in report["sessions"].as_array().unwrap() {
+        let remote = lab.git(&["rev-parse", s["reference"].as_str().unwrap()]);
+        assert_eq!(remote.ok().stdout.trim(), s["commit"], "{s}");
+    }
+    // A push with nothing new is one git push of every ref, all up to date.
+    std::fs::remove_file(&log).unwrap();
+    let again: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let again = again.ok().json();
+    assert!(again["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["status"] == "up-to-date"));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(calls.lines().filter(|c| *c == "push").count(), 1);
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    let windows: u64 = fetched.ok().json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["windows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(windows, 4, "both machines' s1 turns, s2's and s3's");
+}
+
+#[test]
+fn the_review_page_names_a_fetched_sessions_origin_and_rejects_its_turn_here() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    alice.rw("s1", &["push"]).ok();
+    alice.commit_and_push();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    bob.turn("mine", "g.txt", "bob's\n");
+    let page = crate::review::Review::spawn(bob.command("mine", &["review"]));
+    let listed = page.get("/api/sessions");
+    let origins: Vec<(String, serde_json::Value)> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["origin"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        origins.contains(&("alice@laptop/s1".into(), "alice@laptop".into())),
+        "{origins:?}"
+    );
+    assert!(
+        origins.contains(&("mine".into(), serde_json::Value::Null)),
+        "{origins:?}"
+    );
+    let fetched = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == "alice@laptop/s1")
+        .unwrap();
+    let window = fetched["windows"][0]["id"].to_string();
+    // Rejected here like a local turn: through the same undo, on this checkout.
+    let reply = page.post(
+        "/api/reject",
+        serde_json::json!({"window": window, "path": "f.txt"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["status"], "undone");
+    assert_eq!(bob.read("f.txt"), BASE);
+    // And refused like one: after an edit over the turn's line, nothing is written.
+    let redo = page.post(
+        "/api/redo",
+        serde_json::json!({"window": reply.json()["window_id"].to_string()}),
+    );
+    assert_eq!(redo.status, 200, "{}", redo.body);
+    bob.write("f.txt", "one\nBOB\nthree\nfour\nfive\n");
+    let refused = page.post(
+        "/api/reject",
+        serde_json::json!({"window": window, "path": "f.txt"}),
+    );
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert_eq!(bob.read("f.txt"), "one\nBOB\nthree\nfour\nfive\n");
+}
+
+#[test]
+fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    for s in ["s1", "s2", "s3"] {
+        alice.turn(s, "f.txt", &format!("{BASE}{s}\n"));
+    }
+    alice.rw("s1", &["push", "--all"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let objects = bob.object_files();
+    let listed = |m: &Machine, pack: &Path| -> serde_json::Value {
+        let run: Run = m
+            .command("x", &["--json", "log", "--remote", "origin"])
+            .env("GIT_TRACE_PACKFILE", pack)
+            .output()
+            .unwrap()
+            .into();
+        run.ok().json()
+    };
+    // A remote that serves no filtered fetch: names and commits from ls-remote, nothing
+    // fetched (a fetch of the commits would bring their files too).
+    let pack = lab.root().join("received.pack");
+    let plain = listed(&bob, &pack);
+    assert_eq!(plain["sessions"].as_array().unwrap().len(), 3);
+    assert!(plain["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["windows"].is_null() && s["pushed_at"].is_null()));
+    assert!(!pack.exists(), "nothing was fetched");
+    // One that does: each session's commit alone, into a scratch repository.
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let filtered = listed(&bob, &pack);
+    for s in filtered["sessions"].as_array().unwrap() {
+        assert_eq!(
+            (&s["windows"], &s["changes"]),
+            (&1.into(), &1.into()),
+            "{s}"
+        );
+        assert!(s["pushed_at"].as_i64().unwrap() > 0, "{s}");
+    }
+    let received = std::fs::read(&pack).unwrap();
+    assert_eq!(&received[..4], b"PACK");
+    let count = u32::from_be_bytes(received[8..12].try_into().unwrap());
+    assert_eq!(count, 3, "three commits, no tree, no file version");
+    assert_eq!(
+        bob.object_files(),
+        objects,
+        "nothing entered the project's .git"
+    );
+    assert_eq!(bob.local_rewind_refs(), "");
+    // A fetched session's summary is read here; the others' are fetched again.
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    std::fs::remove_file(&pack).unwrap();
+    let _f = filters(&lab);
+    let run: Run = bob
+        .command("x", &["log", "--remote", "origin"])
+        .env("GIT_TRACE_PACKFILE", &pack)
+        .output()
+        .unwrap()
+        .into();
+    insta::assert_snapshot!(show(&run), @r"
+    alice@laptop/s1  [SHORT]  fetched  1 windows, 1 changes, pushed [TIME]
+    alice@laptop/s3  [SHORT]  not-fetched  1 windows, 1 changes, pushed [TIME]
+    alice@laptop/s2  [SHORT]  not-fetched  1 windows, 1 changes, pushed [TIME]
+    [EOF]
+    [exit status: 0]
+    ");
+    let received = std::fs::read(&pack).unwrap();
+    assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
+}
+
+/// README "A CI recipe", step by step: an agent (Claude Code's hooks) works in a CI job's
+/// clone, the job pushes the work to a branch and the session with `rewind push --all`; a
+/// person checks out the branch, finds the session with `log --remote`, fetches it, sees
+/// it on the review page as the job's, and undoes its turn here.
+#[test]
+fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_here() {
+    let lab = Lab::new();
+    let ci = lab.machine("ci", "ci@4711");
+    let sid = "8c35adc1-3f0e-4b8e-9a55-2b7c1f0d9e11";
+    let path = ci.ws.join("f.txt").display().to_string();
+    let loud = "one\ntwo\nthree\nfour\nFIVE\n";
+    let hook = |event: serde_json::Value| {
+        let mut payload = serde_json::json!({
+            "session_id": sid,
+            "transcript_path": "/nonexistent/t.jsonl",
+            "cwd": ci.ws.display().to_string(),
+            "permission_mode": "acceptEdits",
+        });
+        for (k, v) in event.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let mut cmd = ci.command(sid, &["hook", "claude-code"]);
+        cmd.env_remove("REWIND_SESSION");
+        crate::hooks::run_hook(cmd, &payload).ok();
+    };
+    let write = serde_json::json!({"file_path": path, "content": loud});
+    hook(serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "make five loud"}));
+    hook(
+        serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": write, "tool_use_id": "toolu_1"}),
+    );
+    ci.write("f.txt", loud);
+    hook(
+        serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": write, "tool_use_id": "toolu_1",
+        "tool_response": {"type": "update", "filePath": path, "content": loud}}),
+    );
+    hook(serde_json::json!({"hook_event_name": "Stop", "stop_hook_active": false}));
+    // The job: the work to a branch, the session to refs/rewind/.
+    ci.git(&["checkout", "-qb", "agent/4711"]).ok();
+    ci.git(&["commit", "-qam", "agent work"]).ok();
+    ci.git(&["push", "-q", "origin", "agent/4711"]).ok();
+    let pushed = ci
+        .rw(sid, &["--json", "push", "--all", "origin"])
+        .ok()
+        .json();
+    assert_eq!(pushed["sessions"][0]["session"], sid);
+    assert_eq!(pushed["sessions"][0]["status"], "pushed");
+
+    let me = lab.machine("me", "me@desk");
+    me.git(&["fetch", "-q", "origin", "agent/4711"]).ok();
+    me.git(&["checkout", "-q", "FETCH_HEAD"]).ok();
+    assert_eq!(me.read("f.txt"), loud);
+    let key = format!("ci@4711/{sid}");
+    let listed = me
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    assert_eq!(listed["sessions"][0]["key"], key.as_str());
+    assert_eq!(listed["sessions"][0]["here"], "not-fetched");
+    me.rw("x", &["fetch", "origin", &key]).ok();
+    {
+        let page = crate::review::Review::spawn(me.command(&key, &["review"]));
+        let sessions = page.get("/api/sessions");
+        let listed = sessions["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["session"] == key.as_str())
+            .unwrap();
+        assert_eq!(listed["origin"], "ci@4711");
+    }
+    me.rw(&key, &["undo", "--session", &key]).ok();
+    assert_eq!(me.read("f.txt"), BASE);
 }

@@ -36,8 +36,9 @@ pub struct LogArgs {
     /// newest first: when, session, path, why (never content)
     #[arg(long, conflicts_with_all = ["pickaxe", "paths"])]
     pub refusals: bool,
-    /// The sessions on a git remote (a remote name or URL), from `git ls-remote` alone:
-    /// `<origin>/<session>`, its commit, and whether it is fetched here
+    /// The sessions on a git remote (a remote name or URL), from `git ls-remote`:
+    /// `<origin>/<session>`, its commit, whether it is fetched here, and its counts and
+    /// push time from its commit alone (no file content)
     #[arg(long, value_name = "REMOTE|URL", conflicts_with_all = ["pickaxe", "paths", "refusals"])]
     pub remote: Option<String>,
 }

@@ -95,7 +95,8 @@ struct RemoteJson<'a> {
     sessions: &'a [RemoteSession],
 }
 
-/// `rewind log --remote R`: the remote's sessions, from `git ls-remote` alone.
+/// `rewind log --remote R`: the remote's sessions (`git ls-remote`), with what each one's
+/// commit says of it when it could be read.
 pub(crate) fn print_listing(out: &Out, remote: &str, sessions: &[RemoteSession]) -> Exit {
     if out.json {
         out.print_json(&RemoteJson { remote, sessions });
@@ -107,7 +108,14 @@ pub(crate) fn print_listing(out: &Out, remote: &str, sessions: &[RemoteSession])
     }
     let mut text = String::new();
     for s in sessions {
-        text.push_str(&format!("{}  {}  {}\n", s.key, &s.commit[..12], s.here));
+        text.push_str(&format!("{}  {}  {}", s.key, &s.commit[..12], s.here));
+        if let (Some(w), Some(c), Some(at)) = (s.windows, s.changes, s.pushed_at) {
+            text.push_str(&format!(
+                "  {w} windows, {c} changes, pushed {}",
+                rewind::engine::rfc3339(at)
+            ));
+        }
+        text.push('\n');
     }
     out.print(&text);
     Exit::Ok

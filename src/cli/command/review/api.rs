@@ -130,9 +130,15 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 .rev()
                 .filter(|w| matches!(w.kind, WindowKind::Agent | WindowKind::Import))
                 .find_map(|w| w.label.clone());
+            // Where a fetched session was recorded (`rewind fetch`): its machine's origin.
+            let origin = match home.adopted_items(session.workspace(), &ls.session)? {
+                items if items.is_empty() => None,
+                _ => rewind::share::fetched_origin(&ls.session),
+            };
             Ok(serde_json::json!({
                 "session": ls.session,
                 "agent": agents.get(&ls.session),
+                "origin": origin,
                 "label": first,
                 "started_at": ls.windows.last().map(|w| &w.opened_at),
                 "last_at": ls.windows.first().map(|w| w.closed_at.as_ref().unwrap_or(&w.opened_at)),

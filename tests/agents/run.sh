@@ -677,7 +677,8 @@ cline_turn() {
   cat > "$d/agent.sh" <<AGENT
 set -u
 python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
-trap 'kill \$srv 2>/dev/null' EXIT
+# Cline CLI 3.x leaves a "hub daemon" running for the directory after every run: stop it too.
+trap 'kill \$srv 2>/dev/null; pkill -f -- "cline-hub-daemon --cwd $d/" 2>/dev/null' EXIT
 for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
 cl() { env -u REWIND_HOME HOME="$d/home" PATH="$path" timeout 180 "$AGENT_BIN" "\$@"; }

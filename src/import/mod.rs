@@ -473,6 +473,15 @@ fn step_imported(labels: &BTreeSet<String>, source: &str, message: &str) -> bool
         || labels.contains(&label(source, message, Group::External))
 }
 
+/// Whether a turn of `source` (`gap`: the changes before it) was imported before: what a
+/// turn planner asks of each turn it meets.
+fn turn_imported(labels: &BTreeSet<String>, source: &str, turn: &str, gap: bool) -> bool {
+    match gap {
+        true => labels.contains(&label(source, turn, Group::Gap)),
+        false => step_imported(labels, source, turn),
+    }
+}
+
 /// Import the OpenCode history of workspace `ws` into `home`.
 pub fn opencode(
     home: &Home,
@@ -645,6 +654,19 @@ struct Planned1 {
     /// The changes between the previous step and this one (empty when imported before).
     gap: Vec<Planned>,
     plan: StepPlan,
+}
+
+impl Planned1 {
+    /// A planned turn, its span given in milliseconds (as the transcripts and rollouts keep it).
+    fn turn(message_id: String, ms: (i64, i64), gap: Vec<Planned>, plan: StepPlan) -> Planned1 {
+        Planned1 {
+            message_id,
+            opened_at: ms.0.saturating_mul(1_000_000),
+            closed_at: ms.1.saturating_mul(1_000_000),
+            gap,
+            plan,
+        }
+    }
 }
 
 impl Planned1 {
@@ -1021,13 +1043,7 @@ fn plan_claude_session(
         root: &cwd,
         max_size: home.options().max_file_size,
     };
-    let done = |prompt: &str, gap: bool| {
-        if gap {
-            labels.contains(&label(CLAUDE_CODE, prompt, Group::Gap))
-        } else {
-            step_imported(&labels, CLAUDE_CODE, prompt)
-        }
-    };
+    let done = |prompt: &str, gap: bool| turn_imported(&labels, CLAUDE_CODE, prompt, gap);
     let plan = turn::plan(t, &cx, &done, &mut keep)?;
     r.steps_already_imported = plan.already;
     r.steps_in_progress = plan.in_progress;
@@ -1035,13 +1051,7 @@ fn plan_claude_session(
     let planned = plan
         .turns
         .into_iter()
-        .map(|tp| Planned1 {
-            message_id: tp.prompt,
-            opened_at: tp.started_ms.saturating_mul(1_000_000),
-            closed_at: tp.ended_ms.saturating_mul(1_000_000),
-            gap: tp.gap,
-            plan: tp.plan,
-        })
+        .map(|tp| Planned1::turn(tp.prompt, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
         .collect();
     r.elapsed_ms = millis(started);
     Ok((r, planned))
@@ -1185,13 +1195,7 @@ fn plan_codex_session(
         base,
         max_size: home.options().max_file_size,
     };
-    let done = |turn: &str, gap: bool| {
-        if gap {
-            labels.contains(&label(CODEX, turn, Group::Gap))
-        } else {
-            step_imported(&labels, CODEX, turn)
-        }
-    };
+    let done = |turn: &str, gap: bool| turn_imported(&labels, CODEX, turn, gap);
     let plan = codex_plan::plan(r, &cx, &done, &mut keep)?;
     report.steps_already_imported = plan.already;
     report.steps_in_progress = plan.in_progress;
@@ -1199,13 +1203,7 @@ fn plan_codex_session(
     let planned = plan
         .turns
         .into_iter()
-        .map(|tp| Planned1 {
-            message_id: tp.id,
-            opened_at: tp.started_ms.saturating_mul(1_000_000),
-            closed_at: tp.ended_ms.saturating_mul(1_000_000),
-            gap: tp.gap,
-            plan: tp.plan,
-        })
+        .map(|tp| Planned1::turn(tp.id, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
         .collect();
     report.elapsed_ms = millis(started);
     Ok((report, planned))

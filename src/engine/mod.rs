@@ -279,19 +279,13 @@ impl Home {
     /// opening its index: for what needs only the directory (the helper's socket), whatever
     /// state the index is in.
     pub fn locate(root: &Path) -> Result<PathBuf> {
-        let home_err = |source| EngineError::Home {
-            path: root.display().to_string(),
-            source,
-        };
+        let home_err = home_err(root);
         create_private_dir(root).map_err(home_err)?;
         root.canonicalize().map_err(home_err)
     }
 
     pub fn open(root: &Path, opts: Options) -> Result<Home> {
-        let home_err = |source| EngineError::Home {
-            path: root.display().to_string(),
-            source,
-        };
+        let home_err = home_err(root);
         create_private_dir(root).map_err(home_err)?;
         let root = root.canonicalize().map_err(home_err)?;
         let index_path = root.join(INDEX_FILE);
@@ -387,7 +381,7 @@ impl Home {
             });
         }
         if self.gc_lock.is_none() {
-            self.gc_lock = Some(shared_gc_lock(&self.root).map_err(|e| self.home_err(e))?);
+            self.gc_lock = Some(shared_gc_lock(&self.root).map_err(home_err(&self.root))?);
         }
         self.store.forget_open_packs();
         Ok(())
@@ -396,8 +390,8 @@ impl Home {
     /// The exclusive gc lock, for one batch of deletions: running commands finish first and
     /// new ones wait only for that batch, never for a whole gc.
     pub(crate) fn lock_exclusive(&self) -> Result<HeldLock> {
-        let lock = private_file(&self.root, "gc.lock").map_err(|e| self.home_err(e))?;
-        lock.lock().map_err(|e| self.home_err(e))?;
+        let lock = private_file(&self.root, "gc.lock").map_err(home_err(&self.root))?;
+        lock.lock().map_err(home_err(&self.root))?;
         Ok(HeldLock(lock))
     }
 
@@ -406,8 +400,8 @@ impl Home {
     /// rows and packs only gc changes (a pack step's next batch onto a pack another gc merged
     /// and removed; a base one deletes that the other's plan chose).
     pub(crate) fn lock_maintenance(&self) -> Result<HeldLock> {
-        let lock = private_file(&self.root, "gc.run.lock").map_err(|e| self.home_err(e))?;
-        lock.lock().map_err(|e| self.home_err(e))?;
+        let lock = private_file(&self.root, "gc.run.lock").map_err(home_err(&self.root))?;
+        lock.lock().map_err(home_err(&self.root))?;
         Ok(HeldLock(lock))
     }
 
@@ -415,7 +409,7 @@ impl Home {
     /// waiting for whoever holds it.
     pub(crate) fn lock_workspace(&self, ws: WorkspaceId) -> Result<HeldLock> {
         let lock = self.workspace_lock_file(ws)?;
-        lock.lock().map_err(|e| self.home_err(e))?;
+        lock.lock().map_err(home_err(&self.root))?;
         Ok(HeldLock(lock))
     }
 
@@ -425,21 +419,14 @@ impl Home {
         match lock.try_lock() {
             Ok(()) => Ok(Some(HeldLock(lock))),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(self.home_err(e)),
+            Err(std::fs::TryLockError::Error(e)) => Err(home_err(&self.root)(e)),
         }
     }
 
     fn workspace_lock_file(&self, ws: WorkspaceId) -> Result<File> {
-        create_private_dir(&self.root.join("locks")).map_err(|e| self.home_err(e))?;
+        create_private_dir(&self.root.join("locks")).map_err(home_err(&self.root))?;
         private_file(&self.root, &format!("locks/workspace-{}.lock", ws.0))
-            .map_err(|e| self.home_err(e))
-    }
-
-    fn home_err(&self, source: std::io::Error) -> EngineError {
-        EngineError::Home {
-            path: self.root.display().to_string(),
-            source,
-        }
+            .map_err(home_err(&self.root))
     }
 
     /// Open `name` as a session of `ws`. Finishes or rolls back any undo that a crashed
@@ -487,6 +474,14 @@ impl Home {
 
 /// Where `path` is, symlinks resolved, even where it does not exist yet: its longest
 /// existing ancestor resolved, the rest appended.
+/// Names the home at `root` in an error about one of its own files.
+fn home_err(root: &Path) -> impl Fn(std::io::Error) -> EngineError + Copy + '_ {
+    move |source| EngineError::Home {
+        path: root.display().to_string(),
+        source,
+    }
+}
+
 fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut rest = Vec::new();

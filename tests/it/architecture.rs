@@ -765,3 +765,34 @@ fn the_checks_see_what_they_check() {
     assert!(wide_functions(&wide.replace(", g: u8", "")).is_empty());
     assert!(wide_functions(&format!("#[cfg(test)]\nmod tests {{\n{wide}\n}}\n")).is_empty());
 }
+
+/// What writes the index or opens it: only `engine` (the recorder, the locked writer,
+/// maintenance) and `index` itself may name these. Everything else reads through
+/// `History` (read transactions) or asks an engine verb.
+const RAW_INDEX: [&str; 4] = ["WriteTx", "index::Index", ".index()", "Index::open"];
+
+#[test]
+fn only_engine_and_index_write_or_open_the_raw_index() {
+    let mut found = Vec::new();
+    for path in non_test_files(&src()) {
+        let module = module_of(&path);
+        if matches!(module.first().map(String::as_str), Some("engine" | "index")) {
+            continue;
+        }
+        let code = without_tests(&code_only(&std::fs::read_to_string(&path).unwrap()));
+        for name in RAW_INDEX {
+            let whole = code.match_indices(name).any(|(at, _)| {
+                let next = code[at + name.len()..].chars().next();
+                !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            });
+            if whole {
+                found.push(format!("{}: {name}", module.join("::")));
+            }
+        }
+    }
+    assert_eq!(
+        found,
+        Vec::<String>::new(),
+        "raw index outside engine/index"
+    );
+}

@@ -4,6 +4,7 @@
 #   benches/fetch-data.sh            # idempotent; re-running only fills what is missing
 #   BIG=1 benches/fetch-data.sh      # also the 470k-file tree (≈9 GB more disk, minutes)
 #   HUGE=1 benches/fetch-data.sh     # also the 1M-file tree (hard links, ≈2 GB, minutes)
+#   DISTINCT=1 benches/fetch-data.sh # also the ≈415k-file tree of distinct sources (≈14 GB)
 #
 # Cache: ${REWIND_BENCH_DATA:-$HOME/.cache/rewind-bench}
 #   linux/          Debian's linux-source-6.1, unpacked (≈78k files), the big tree
@@ -18,6 +19,8 @@
 #   linux-x13/      (HUGE=1 only) thirteen hard-linked copies of linux/ (1/ .. 13/) in one git
 #                   repository, 1.02M files (≈2 GB more disk: directories and git's index),
 #                   for benches/memory.sh, which only reads it
+#   distinct/       (DISTINCT=1 only) linux/ and seven more Debian source packages, archives
+#                   expanded, committed in one git repository: ≈415k mostly distinct files
 #   VERSIONS        the exact data versions, for benches/RESULTS.md
 # The medium tree is not copied: it is cargo's own source cache (~/.cargo/registry/src/*/).
 #
@@ -131,6 +134,60 @@ if [ "${HUGE:-0}" = 1 ] && [ ! -f linux-x13.complete ]; then
     copies_repo linux-x13 13 -al
 fi
 
+# --- the 415k-file tree of distinct sources, one git repository (DISTINCT=1) --------------
+# What a real large repository looks like: few identical files. The distribution's source
+# packages, unpacked with their tarballs (and zips) expanded in place, next to linux/:
+# committed into one git repository as a project would be. VERSIONS reports its file count
+# and the share of files whose content another file has too (the "twins" the six-copies
+# tree is made of).
+DISTINCT_PACKAGES=${REWIND_BENCH_DISTINCT_PACKAGES:-gcc-12-source gcc-11-source glibc-source gdb-source binutils-source rust-src openjdk-17-source}
+expand_archives() { # DIR: every tarball and zip the package ships expanded where it lies, then
+    # removed (listed first: archives inside them, a test suite's data, stay as they are)
+    local a list
+    list=$(mktemp)
+    find "$1" -type f \( -name '*.tar.*' -o -name '*.tgz' -o -name '*.tar' -o -name '*.zip' \) -print0 >"$list"
+    while IFS= read -r -d '' a; do
+        mkdir -p "$a.d"
+        case "$a" in
+            *.zip) unzip -q -o "$a" -d "$a.d" ;;
+            *) tar -xf "$a" -C "$a.d" ;;
+        esac
+        rm -f "$a"
+    done <"$list"
+    rm -f "$list"
+}
+if [ "${DISTINCT:-0}" = 1 ] && [ ! -f distinct.complete ]; then
+    need_gib 14 distinct # sources (≈7 GB) and git's objects
+    command -v unzip >/dev/null || { apt_update_once; apt-get install -y -qq unzip; }
+    log "building distinct (linux/ and $DISTINCT_PACKAGES, one git repository)"
+    rm -rf distinct.tmp distinct-deb
+    mkdir -p distinct.tmp distinct-deb
+    apt_update_once
+    for pkg in $DISTINCT_PACKAGES; do
+        (cd distinct-deb && apt-get download -qq "$pkg")
+        deb=$(ls distinct-deb/"${pkg}"_*.deb)
+        basename "$deb" .deb >>distinct.tmp.versions
+        dpkg-deb -x "$deb" "distinct.tmp/$pkg"
+        expand_archives "distinct.tmp/$pkg"
+        rm -f "$deb"
+    done
+    cp -a linux distinct.tmp/linux
+    cat linux.version >>distinct.tmp.versions
+    (
+        cd distinct.tmp
+        git init -q
+        # Keep every file the packages hold: their own .gitignore files stay in force,
+        # as in a real project, but nothing above them ignores a package wholesale.
+        git -c core.fsync=none add -A
+        git -c user.name=bench -c user.email=bench@localhost commit -q -m "distinct sources"
+        git gc -q --auto
+    )
+    rm -rf distinct-deb
+    mv distinct.tmp.versions distinct.versions
+    mv distinct.tmp distinct
+    touch distinct.complete
+fi
+
 # --- a real version history: every published version of one npm package -------------------
 mkdir -p "npm/$NPM_PACKAGE"
 if [ ! -f "npm/$NPM_PACKAGE/.complete" ]; then
@@ -167,6 +224,12 @@ fi
     echo "linux: $(cat linux.version) ($(find linux -type f | wc -l) files)"
     if [ -f linux-x6.complete ]; then
         echo "linux-x6: six copies of it in one git repository ($(git -C linux-x6 ls-files | wc -l) files)"
+    fi
+    if [ -f distinct.complete ]; then
+        git -C distinct ls-files -s | awk '{ n++; c[$2]++ } END {
+            for (k in c) if (c[k] > 1) same += c[k]
+            printf "distinct: %d files in one git repository, %.1f %% of them share their content with another\n", n, 100 * same / n }'
+        echo "  from: $(tr '\n' ' ' <distinct.versions)"
     fi
     if [ -f linux-x13.complete ]; then
         echo "linux-x13: thirteen hard-linked copies of it in one git repository ($(git -C linux-x13 ls-files | wc -l) files)"

@@ -6,6 +6,12 @@ FILES-file workspace, and the closing answer; backups named as Claude Code names
 the import (`--mode shadow` and `apply`, a fresh home each round) against one plain pass of
 Python reading the same JSONL (`json.loads` of every line) and every backup, in the same run.
 
+FORMAT=2.1.332 writes the transcript as Claude Code 2.1.332 does (fixtures/claude-code/
+real-2.1.332): a file's first backup in a turn arrives as a `file-history-delta` line, not in
+the turn's snapshot. Backups are kept as the 2.1.332 fixture keeps them (a pruned backup
+makes its turn's edits unprovable: `backup-missing`, fail-closed, so no timing of interest).
+The default is 2.1.197's format.
+
 Usage: benches/import_claude.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
 import hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
@@ -15,6 +21,8 @@ TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
 ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+FORMAT = os.environ.get("FORMAT", "2.1.197")
+DELTAS = FORMAT != "2.1.197"
 
 tmp = tempfile.mkdtemp(prefix="rewind-claude-bench.")
 ws = os.path.realpath(os.path.join(tmp, "ws"))
@@ -45,21 +53,28 @@ lines = []
 n_edit = 0
 for t in range(TURNS):
     prompt = str(uuid.uuid4())
-    base = {"cwd": ws, "sessionId": sid, "version": "2.1.197", "timestamp": "2026-11-24T20:00:00.000Z"}
+    base = {"cwd": ws, "sessionId": sid, "version": FORMAT, "timestamp": "2026-11-24T20:00:00.000Z"}
     lines.append(dict(base, type="user", uuid=prompt, message={"role": "user", "content": f"turn {t}"}))
     # Claude Code backs up again only the tracked files that changed since their last backup.
     for rel in dirty:
         v = tracked[rel][0]
         tracked[rel] = (v + 1, backup(rel, v + 1, text[rel]))
     touched = [names[(t * EDITS + k) % FILES] for k in range(EDITS)]
-    for rel in touched:
-        if rel not in tracked:
-            tracked[rel] = (1, backup(rel, 1, text[rel]))
+    first = [rel for rel in dict.fromkeys(touched) if rel not in tracked]
+    for rel in first:
+        tracked[rel] = (1, backup(rel, 1, text[rel]))
+    shown = {r: vb for r, vb in tracked.items() if not (DELTAS and r in first)}
     lines.append({"type": "file-history-snapshot", "messageId": prompt, "isSnapshotUpdate": False,
                   "snapshot": {"messageId": prompt, "timestamp": base["timestamp"],
                                "trackedFileBackups": {r: {"backupFileName": b, "version": v,
                                                           "backupTime": base["timestamp"]}
-                                                      for r, (v, b) in tracked.items()}}})
+                                                      for r, (v, b) in shown.items()}}})
+    for rel in first if DELTAS else []:
+        v, b = tracked[rel]
+        lines.append({"type": "file-history-delta", "messageId": str(uuid.uuid4()), "snapshotMessageId": prompt,
+                      "trackingPath": rel, "timestamp": base["timestamp"],
+                      "backup": {"backupFileName": b, "version": v, "backupTime": base["timestamp"],
+                                 "realParentDir": ws}})
     for rel in touched:
         n_edit += 1
         old = f"line {t % 60} of {rel}\n"
@@ -123,7 +138,7 @@ for _ in range(ROUNDS):  # interleaved round by round
     times["shadow"].append(rewind_import("shadow"))
     times["apply"].append(rewind_import("apply"))
 size = os.path.getsize(transcript)
-print(f"{TURNS} turns, {n_edit} edits of {FILES} files, transcript {size / 1e6:.1f} MB, "
+print(f"claude-code {FORMAT}: {TURNS} turns, {n_edit} edits of {FILES} files, transcript {size / 1e6:.1f} MB, "
       f"{len(os.listdir(hist))} backups; {ROUNDS} rounds")
 py = statistics.median(times["python"])
 for k, v in times.items():

@@ -2,11 +2,13 @@
 # rewind on the 470k-file tree (issue 30), every row next to git in the same run.
 #
 #   BIG=1 benches/fetch-data.sh && benches/big.sh [REWIND_BIN]
+#   DISTINCT=1 benches/fetch-data.sh && TREE_NAME=distinct benches/big.sh [REWIND_BIN]
 #
 # The tree: $DATA/linux-x6 (six copies of linux-source-6.1 in one git repository, every file
-# committed; BIG=1 benches/fetch-data.sh builds it). REWIND_BIN defaults to the release build
+# committed; BIG=1 benches/fetch-data.sh builds it), or $DATA/distinct (≈415k distinct source
+# files, issue 46). REWIND_BIN defaults to the release build
 # (built first); it runs from a copy (see compare.sh on why). Writes under $REWIND_BENCH_OUT
-# (default $DATA/big-run, wiped first) and prints a markdown table: medians over every run,
+# (default $DATA/big-run-<tree>, wiped first) and prints a markdown table: medians over every run,
 # min-max, CPU (user + system, mean) and the ratio of the medians.
 #
 # Rows:
@@ -15,7 +17,7 @@
 #              peak RSS; BASELINE_RUNS runs each, interleaved)
 #   scan       no-change scan (the same hook, own process) against `git status --porcelain`
 #              of that shadow git dir
-#   changed    the same after 1,000 files changed (a line appended to every 469th file, a
+#   changed    the same after 1,000 files changed (a line appended to every (files/1001)th file, a
 #              new line each run: `--prepare`, not timed)
 #   undo       the first scan after `rewind undo` of a window of 1,000 files (another 1,000,
 #              a line appended through snap/record; made and undone in `--prepare`), against
@@ -34,9 +36,15 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/benches/ab/common.sh"
-TREE=$DATA/linux-x6
-FILE=1/kernel/cred.c
-OUT=${REWIND_BENCH_OUT:-$DATA/big-run}
+# TREE_NAME=distinct runs the same rows on the ~415k-file tree of distinct sources
+# (DISTINCT=1 benches/fetch-data.sh), where five files in six are not copies.
+TREE_NAME=${TREE_NAME:-linux-x6}
+TREE=$DATA/$TREE_NAME
+case "$TREE_NAME" in
+    distinct) FILE=linux/kernel/cred.c fetch="DISTINCT=1" ;;
+    *) FILE=1/kernel/cred.c fetch="BIG=1" ;;
+esac
+OUT=${REWIND_BENCH_OUT:-$DATA/big-run-$TREE_NAME}
 ROUNDS=${ROUNDS:-3}
 RUNS=${RUNS:-5}
 BASELINE_RUNS=${BASELINE_RUNS:-2}
@@ -44,8 +52,8 @@ SKIP=${SKIP:-}
 skipped() { [[ " $SKIP " == *" $1 "* ]]; }
 log() { printf '\n== %s\n' "$*" >&2; }
 
-[ -f "$DATA/linux-x6.complete" ] || {
-    echo "no 470k-file tree: run BIG=1 benches/fetch-data.sh first" >&2
+[ -f "$DATA/$TREE_NAME.complete" ] || {
+    echo "no $TREE_NAME tree: run $fetch benches/fetch-data.sh first" >&2
     exit 1
 }
 [ "$HF_INPUT" = 1 ] || {
@@ -143,8 +151,9 @@ fi
 # each, spread over the six copies.
 # (Regular files only: git also tracks symlinks.)
 regular() { (cd "$TREE" && while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"; done); }
-git -C "$TREE" ls-files | awk 'NR % 469 == 1' | regular | sed -n '1,1000p' >"$OUT/changed.list"
-git -C "$TREE" ls-files | awk 'NR % 469 == 235' | regular | sed -n '1,1000p' >"$OUT/undo.list"
+STEP=$(($(git -C "$TREE" ls-files | wc -l) / 1001)) # 469 on linux-x6
+git -C "$TREE" ls-files | awk -v s="$STEP" 'NR % s == 1' | regular | sed -n '1,1000p' >"$OUT/changed.list"
+git -C "$TREE" ls-files | awk -v s="$STEP" 'NR % s == int(s / 2)' | regular | sed -n '1,1000p' >"$OUT/undo.list"
 
 if ! skipped changed; then
     log "scan after 1,000 files changed vs git status"

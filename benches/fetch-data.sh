@@ -227,8 +227,8 @@ fi
     fi
     if [ -f distinct.complete ]; then
         git -C distinct ls-files -s | awk '{ n++; c[$2]++ } END {
-            for (k in c) if (c[k] > 1) same += c[k]
-            printf "distinct: %d files in one git repository, %.1f %% of them share their content with another\n", n, 100 * same / n }'
+            for (k in c) { u++; if (c[k] > 1) same += c[k] }
+            printf "distinct: %d files in one git repository, %d distinct contents: %.1f %% of the files share their content with another, %.1f %% are a repeat (linux-x6: 83.3 %%)\n", n, u, 100 * same / n, 100 * (n - u) / n }'
         echo "  from: $(tr '\n' ' ' <distinct.versions)"
     fi
     if [ -f linux-x13.complete ]; then

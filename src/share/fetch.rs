@@ -41,6 +41,8 @@ pub struct RemoteSession {
     pub windows: Option<usize>,
     pub changes: Option<usize>,
     pub pushed_at: Option<i64>,
+    /// The agent whose hooks recorded it (`claude-code`, …), when its commit names one.
+    pub agent: Option<String>,
 }
 
 /// What `rewind fetch` takes.
@@ -66,6 +68,8 @@ pub struct FetchedSession {
     /// The session's name here: `<origin>/<session>`.
     pub session: String,
     pub origin: String,
+    /// The agent whose hooks recorded it on its machine (`claude-code`, …), if any.
+    pub agent: Option<String>,
     pub reference: String,
     pub commit: String,
     /// Windows and changes added by this fetch (0: it had nothing new).
@@ -83,7 +87,7 @@ pub fn list_remote(
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
-    let repo = Repo::open(&transport.git, workspace, transport.timeout)?;
+    let repo = Repo::open(transport, workspace)?;
     let (mut found, filter) = listing(&repo, transport, origin)?;
     summaries(&repo, transport, &mut found, filter);
     Ok(found)
@@ -145,6 +149,7 @@ fn listing(
             windows: None,
             changes: None,
             pushed_at: None,
+            agent: None,
         });
     }
     Ok((found, filter))
@@ -185,6 +190,7 @@ fn set_summary(s: &mut RemoteSession, summary: Option<meta::Summary>) {
         s.windows = Some(m.windows);
         s.changes = Some(m.changes);
         s.pushed_at = Some(m.pushed_at);
+        s.agent = m.agent;
     }
 }
 
@@ -246,7 +252,7 @@ pub fn fetch(
     transport: &Transport,
     opts: &FetchOptions,
 ) -> Result<FetchReport> {
-    let repo = Repo::open(&transport.git, ws.root(), transport.timeout)?;
+    let repo = Repo::open(transport, ws.root())?;
     let listed = remote_sessions(&repo, transport, &opts.origin)?;
     let chosen = choose(&listed, transport, opts)?;
     let mut report = FetchReport {
@@ -268,11 +274,16 @@ pub fn fetch(
     ];
     args.extend(chosen.iter().map(|s| format!("+{0}:{0}", s.reference)));
     repo.git_ok("git fetch", &args)?;
+    // Every fetched ref in one read, not one `git rev-parse` per session.
+    let arrived = repo.local_refs()?;
     for s in chosen {
-        let commit = repo.resolve(&s.reference)?.ok_or_else(|| ShareError::Git {
-            command: "git fetch".into(),
-            detail: format!("{} did not arrive", s.reference),
-        })?;
+        let commit = arrived
+            .get(&s.reference)
+            .copied()
+            .ok_or_else(|| ShareError::Git {
+                command: "git fetch".into(),
+                detail: format!("{} did not arrive", s.reference),
+            })?;
         report
             .sessions
             .push(adopt(home, ws, &repo, &s.reference, &commit)?);
@@ -330,6 +341,9 @@ fn adopt(
         )));
     }
     Origin::new(&sm.origin).map_err(|e| malformed(e.to_string()))?;
+    if let Some(agent) = sm.agent.as_deref().filter(|a| !meta::agent_name(a)) {
+        return Err(malformed(format!("{agent:?} is not an agent's name")));
+    }
     if ref_name(&sm.origin, &sm.session) != reference {
         return Err(malformed(format!(
             "it names session {:?} from {:?}, which is not this ref's",
@@ -341,6 +355,7 @@ fn adopt(
     let mut report = FetchedSession {
         session: local,
         origin: sm.origin,
+        agent: sm.agent,
         reference: reference.to_string(),
         commit: commit.to_string(),
         windows: 0,
@@ -389,14 +404,24 @@ fn store_sides(
         }
     }
     store_blobs(session, repo, &sent, what, report)?;
-    // A side whose bytes were not sent and are not here stays unproven.
+    // Every blob sent is stored now; of the others, only those this home holds are proven.
+    let mut here = std::collections::HashMap::new();
     for (w, _) in planned.iter_mut() {
         for c in &mut w.changes {
             for state in [c.before, c.after] {
                 let FileState::Present { blob, .. } = state else {
                     continue;
                 };
-                if !session.history().has_blob(&blob)? && c.proof != Proof::MetadataOnly {
+                if sent.contains_key(&blob) || c.proof == Proof::MetadataOnly {
+                    continue;
+                }
+                let held = match here.get(&blob) {
+                    Some(held) => *held,
+                    None => *here
+                        .entry(blob)
+                        .or_insert(session.history().has_blob(&blob)?),
+                };
+                if !held {
                     c.proof = Proof::MetadataOnly;
                     c.reason = Some(MetadataReason::Withheld);
                 }
@@ -410,8 +435,9 @@ fn store_sides(
 const BATCH_BYTES: u64 = 64 << 20;
 
 /// Store each blob `git` that should hash to `blob` (unless stored already), each checked
-/// against its id before it is stored: those the store holds whole in batches (one index
-/// transaction per batch), larger ones streamed from git one by one.
+/// against its id before it is stored: all read through one `git cat-file --batch`; those
+/// the store holds whole go in batches (one index transaction per batch), larger ones are
+/// streamed into the store one by one.
 fn store_blobs(
     session: &Session<'_>,
     repo: &Repo,
@@ -419,16 +445,28 @@ fn store_blobs(
     what: &str,
     report: &mut FetchedSession,
 ) -> Result<()> {
+    let mut wanted = Vec::new();
+    for (blob, git) in sent {
+        if !session.history().has_blob(blob)? {
+            wanted.push((*blob, *git));
+        }
+    }
+    let gits: Vec<ObjectId> = wanted.iter().map(|(_, git)| *git).collect();
+    let mut expected = wanted.iter().map(|(blob, _)| blob);
     let mut batch = Vec::new();
     let mut held = 0;
-    for (blob, git) in sent {
-        if session.history().has_blob(blob)? {
-            continue;
-        }
+    repo.cat_blobs(&gits, &mut |git, size, reader| {
         let object = format!("{what}: blob {git}");
-        let size = repo.blob_size(git, &object)?;
+        let blob = expected.next().ok_or_else(|| ShareError::Odb {
+            detail: format!("{object}: not asked for"),
+        })?;
         let got = if size <= crate::workspace::HOLD_MAX {
-            let bytes = repo.read(git, gix_object::Kind::Blob, size, &object)?;
+            let mut bytes = Vec::with_capacity(size as usize);
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| ShareError::Odb {
+                    detail: format!("{object}: cannot read it: {e}"),
+                })?;
             let got = BlobId::of(&bytes);
             if got == *blob {
                 held += size;
@@ -436,14 +474,7 @@ fn store_blobs(
             }
             got
         } else {
-            let mut id = None;
-            repo.cat_blob(git, &mut |reader| {
-                id = Some(session.adopt_blob(reader, size)?);
-                Ok(())
-            })?;
-            id.ok_or_else(|| ShareError::Odb {
-                detail: format!("{object}: not read"),
-            })?
+            session.adopt_blob(reader, size)?
         };
         if got != *blob {
             return Err(ShareError::Malformed {
@@ -457,7 +488,8 @@ fn store_blobs(
             session.adopt_blobs(&std::mem::take(&mut batch))?;
             held = 0;
         }
-    }
+        Ok(())
+    })?;
     session.adopt_blobs(&batch)?;
     Ok(())
 }

@@ -32,6 +32,8 @@ pub(crate) struct Output {
 pub(crate) struct Repo {
     program: PathBuf,
     dir: PathBuf,
+    /// The common git dir (refs, objects).
+    common: PathBuf,
     objects: PathBuf,
     timeout: Duration,
     odb: gix_odb::Handle,
@@ -41,11 +43,27 @@ pub(crate) struct Repo {
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
-    /// its main repository's objects and refs).
-    pub fn open(program: &Path, workspace: &Path, timeout: Duration) -> Result<Repo, ShareError> {
+    /// its main repository's objects and refs), read from the workspace's `.git` when it is
+    /// the plain case ([`common_dir_of`]) and the environment names no repository, else
+    /// asked of git.
+    pub fn open(transport: &super::Transport, workspace: &Path) -> Result<Repo, ShareError> {
+        let (program, timeout) = (&transport.git, transport.timeout);
+        let common = match (transport.git_dir_in_env, common_dir_of(workspace)) {
+            (false, Some(common)) => common,
+            _ => Repo::ask_common_dir(program, workspace, timeout)?,
+        };
+        Repo::at(program, workspace, common, timeout)
+    }
+
+    /// `git rev-parse --git-common-dir` in `dir`.
+    fn ask_common_dir(
+        program: &Path,
+        dir: &Path,
+        timeout: Duration,
+    ) -> Result<PathBuf, ShareError> {
         let probe = Repo::run_in(
             program,
-            workspace,
+            dir,
             timeout,
             ["rev-parse", "--path-format=absolute", "--git-common-dir"],
             None,
@@ -53,11 +71,20 @@ impl Repo {
         )?;
         if !probe.status.success() {
             return Err(ShareError::NotARepository {
-                workspace: workspace.display().to_string(),
+                workspace: dir.display().to_string(),
                 detail: last_line(&probe.stderr),
             });
         }
-        let common = PathBuf::from(String::from_utf8_lossy(&probe.stdout).trim());
+        Ok(PathBuf::from(String::from_utf8_lossy(&probe.stdout).trim()))
+    }
+
+    /// The repository whose common git dir is `common`, run in `workspace`.
+    fn at(
+        program: &Path,
+        workspace: &Path,
+        common: PathBuf,
+        timeout: Duration,
+    ) -> Result<Repo, ShareError> {
         let objects = common.join("objects");
         let odb = gix_odb::at(&objects, gix_hash::Kind::Sha1).map_err(|e| ShareError::Odb {
             detail: format!("cannot open {}: {e}", objects.display()),
@@ -65,6 +92,7 @@ impl Repo {
         Ok(Repo {
             program: program.to_path_buf(),
             dir: workspace.to_path_buf(),
+            common,
             objects,
             timeout,
             odb,
@@ -225,7 +253,8 @@ impl Repo {
 
     /// The bare repository at `dir`, run with the same program and deadline.
     pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
-        Repo::open(&self.program, dir, self.timeout)
+        let common = Repo::ask_common_dir(&self.program, dir, self.timeout)?;
+        Repo::at(&self.program, dir, common, self.timeout)
     }
 
     /// The directory git runs in (the workspace).
@@ -252,8 +281,12 @@ impl Repo {
         parse_oid(String::from_utf8_lossy(&out.stdout).trim(), reference).map(Some)
     }
 
-    /// Every local ref under `refs/rewind/` and the object it names.
+    /// Every local ref under `refs/rewind/` and the object it names: read from the ref
+    /// files when they are plain ([`super::refs`]), else from `git for-each-ref`.
     pub fn local_refs(&self) -> Result<std::collections::HashMap<String, ObjectId>, ShareError> {
+        if let Some(refs) = super::refs::read(&self.common) {
+            return Ok(refs);
+        }
         let out = self.git_ok(
             "git for-each-ref",
             [
@@ -271,29 +304,34 @@ impl Repo {
         Ok(refs)
     }
 
-    /// Point `reference` at `new`, provided it still names `old` (`None`: does not exist);
-    /// git's own compare-and-swap, never forced.
-    pub fn update_ref(
+    /// Point each `reference` at `new`, provided it still names `old` (`None`: does not
+    /// exist): git's own compare-and-swap, never forced, all in one `git update-ref
+    /// --stdin` transaction (every ref moves, or none does).
+    pub fn update_refs(
         &self,
-        reference: &str,
-        new: &ObjectId,
-        old: Option<&ObjectId>,
+        moves: &[(&str, ObjectId, Option<ObjectId>)],
     ) -> Result<(), ShareError> {
-        let old = old.map_or_else(
-            || ObjectId::null(gix_hash::Kind::Sha1).to_string(),
-            |o| o.to_string(),
-        );
-        self.git_ok(
-            "update-ref",
-            [
-                "update-ref",
-                "-m",
-                "rewind",
-                reference,
-                &new.to_string(),
-                &old,
-            ],
+        if moves.is_empty() {
+            return Ok(());
+        }
+        let null = ObjectId::null(gix_hash::Kind::Sha1);
+        let mut input = String::new();
+        for (reference, new, old) in moves {
+            input.push_str(&format!(
+                "update {reference} {new} {}\n",
+                old.unwrap_or(null)
+            ));
+        }
+        let out = self.git_with_input(
+            ["update-ref", "-m", "rewind", "--stdin"],
+            input.into_bytes(),
         )?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: "git update-ref".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
         Ok(())
     }
 
@@ -396,31 +434,20 @@ impl Repo {
         Ok(buf)
     }
 
-    /// The size of blob `id` by its header.
-    pub fn blob_size(&self, id: &ObjectId, what: &str) -> Result<u64, ShareError> {
-        let header = gix_object::FindHeader::try_header(&self.odb, id)
-            .map_err(|e| ShareError::Malformed {
-                object: what.to_string(),
-                detail: e.to_string(),
-            })?
-            .ok_or_else(|| ShareError::Malformed {
-                object: what.to_string(),
-                detail: "missing from the repository".into(),
-            })?;
-        Ok(header.size)
-    }
-
-    /// Stream blob `id` (`size` bytes by its metadata) to `sink` through `git cat-file`,
-    /// for blobs too large to hold.
-    pub fn cat_blob(
-        &self,
-        id: &ObjectId,
-        sink: &mut dyn FnMut(&mut dyn Read) -> Result<(), ShareError>,
-    ) -> Result<(), ShareError> {
+    /// Read blobs `ids` through one `git cat-file --batch` (git's own delta-base cache, one
+    /// process however many): `sink` gets each one's id, size and a reader of exactly its
+    /// bytes, in the order asked. A blob that is missing or not a blob is an error, and so
+    /// is a run past the deadline (the process is killed).
+    pub fn cat_blobs(&self, ids: &[ObjectId], sink: &mut BlobSink<'_>) -> Result<(), ShareError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let what = "git cat-file --batch";
         let mut child = Command::new(&self.program)
-            .args(["cat-file", "blob", &id.to_string()])
+            .args(["cat-file", "--batch"])
             .current_dir(&self.dir)
-            .stdin(Stdio::null())
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -428,16 +455,136 @@ impl Repo {
                 program: self.program.display().to_string(),
                 source,
             })?;
-        let result = match child.stdout.as_mut() {
-            Some(out) => sink(out),
+        let mut input = Vec::with_capacity(ids.len() * 41);
+        for id in ids {
+            input.extend_from_slice(id.to_hex().to_string().as_bytes());
+            input.push(b'\n');
+        }
+        if let Some(mut stdin) = child.stdin.take() {
+            // On its own thread: git answers while it reads, and would block on a full
+            // stdout pipe while this one blocks writing to a full stdin pipe.
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let stdout = child.stdout.take();
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        let (done, watchdog) = deadline_watch(child.clone(), self.timeout);
+        let read = match stdout {
+            Some(out) => read_batch(std::io::BufReader::with_capacity(256 << 10, out), ids, sink),
             None => Err(ShareError::Odb {
-                detail: format!("git cat-file blob {id}: no output"),
+                detail: format!("{what}: no output"),
             }),
         };
+        drop(done);
+        let killed = watchdog.join().unwrap_or(true);
+        let mut child = child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = child.kill();
         let _ = child.wait();
-        result
+        if killed {
+            return Err(ShareError::Timeout {
+                command: what.to_string(),
+                seconds: self.timeout.as_secs(),
+            });
+        }
+        read
     }
+}
+
+/// What [`Repo::cat_blobs`] hands each blob to: its id, its size and a reader of its bytes.
+pub(crate) type BlobSink<'a> =
+    dyn FnMut(&ObjectId, u64, &mut dyn Read) -> Result<(), ShareError> + 'a;
+
+/// A thread that kills `child` once `timeout` has passed, unless the returned sender is
+/// dropped first; it returns whether it killed.
+fn deadline_watch(
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    timeout: Duration,
+) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<bool>) {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || match wait.recv_timeout(timeout) {
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            let mut c = child
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = c.kill();
+            true
+        }
+        _ => false,
+    });
+    (done, watchdog)
+}
+
+/// Read `git cat-file --batch`'s answers to `ids` (in their order) from `out`: a header
+/// line `<id> blob <size>` then the bytes and a newline, or `<id> missing`.
+fn read_batch(
+    mut out: impl std::io::BufRead,
+    ids: &[ObjectId],
+    sink: &mut BlobSink<'_>,
+) -> Result<(), ShareError> {
+    let mut line = String::new();
+    for id in ids {
+        let bad = |detail: String| ShareError::Malformed {
+            object: format!("blob {id}"),
+            detail,
+        };
+        line.clear();
+        out.read_line(&mut line)
+            .map_err(|e| bad(format!("git cat-file: {e}")))?;
+        let words: Vec<&str> = line.trim_end().split(' ').collect();
+        let size = match words[..] {
+            [oid, "blob", size] if ObjectId::from_hex(oid.as_bytes()).ok() == Some(*id) => size
+                .parse::<u64>()
+                .map_err(|_| bad(format!("git cat-file said {:?}", line.trim_end())))?,
+            [_, "missing"] => return Err(bad("missing from the repository".into())),
+            [_, kind, _] => return Err(bad(format!("is a {kind}, not a blob"))),
+            _ => {
+                return Err(bad(format!(
+                    "git cat-file said {:?} (stopped?)",
+                    line.trim_end()
+                )))
+            }
+        };
+        let mut body = (&mut out).take(size);
+        sink(id, size, &mut body)?;
+        // What the sink left unread, then the newline after the bytes.
+        std::io::copy(&mut body, &mut std::io::sink())
+            .map_err(|e| bad(format!("git cat-file: {e}")))?;
+        if body.limit() != 0 {
+            return Err(bad(format!("git cat-file stopped inside its {size} bytes")));
+        }
+        let mut newline = [0u8; 1];
+        out.read_exact(&mut newline)
+            .map_err(|e| bad(format!("git cat-file: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The common git dir of the repository whose work tree's root is `workspace`, as git finds
+/// it there: `.git` is the directory, or a file `gitdir: <dir>` (a linked worktree, a
+/// submodule) whose directory names the common one in `commondir` (a linked worktree).
+/// `None` for anything else (no `.git` at the root, an unexpected shape): git is asked.
+fn common_dir_of(workspace: &Path) -> Option<PathBuf> {
+    let dot_git = workspace.join(".git");
+    let git_dir = if std::fs::metadata(&dot_git).ok()?.is_dir() {
+        dot_git
+    } else {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        workspace.join(
+            text.strip_prefix("gitdir: ")?
+                .trim_end_matches(['\n', '\r']),
+        )
+    };
+    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => git_dir.join(text.trim_end_matches(['\n', '\r'])),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => git_dir,
+        Err(_) => return None,
+    };
+    let common = common.canonicalize().ok()?;
+    (common.join("objects").is_dir() && common.join("HEAD").is_file()).then_some(common)
 }
 
 /// Whether a packet trace of `git ls-remote` shows the server offering `filter`: in its
@@ -562,6 +709,46 @@ mod tests {
         assert!(
             hash_stream(5, &mut &b"abc"[..]).is_err(),
             "short of its size"
+        );
+    }
+
+    #[test]
+    fn the_common_dir_read_from_dot_git_is_the_one_git_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let git = |cwd: &Path, args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &root)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8(out.stdout).expect("utf-8")
+        };
+        git(&root, &["init", "-q", "main"]);
+        let main = root.join("main");
+        git(&main, &["commit", "-q", "--allow-empty", "-m", "base"]);
+        git(&main, &["worktree", "add", "-q", "../linked"]);
+        for ws in [&main, &root.join("linked")] {
+            let asked = git(
+                ws,
+                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            );
+            let asked = Path::new(asked.trim()).canonicalize().expect("exists");
+            assert_eq!(common_dir_of(ws), Some(asked), "{}", ws.display());
+        }
+        assert_eq!(common_dir_of(&root), None, "no .git: git is asked");
+        std::fs::write(root.join(".git"), "not a gitdir line\n").expect("write");
+        assert_eq!(
+            common_dir_of(&root),
+            None,
+            "an unexpected .git: git is asked"
         );
     }
 

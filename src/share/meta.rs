@@ -26,6 +26,20 @@ pub(crate) struct SessionMeta {
     pub windows: usize,
     pub changes: usize,
     pub pushed_at: i64,
+    /// The agent whose hooks recorded the session (`claude-code`, …; [`agent_name`]),
+    /// absent for a session no agent's hooks named. Added within format 1: a reader that
+    /// predates it ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// Whether `name` is usable as an agent's name from another machine: a short word of
+/// letters, digits and `._-`, so it is safe to print and to store.
+pub(crate) fn agent_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -173,12 +187,14 @@ pub(crate) fn read_commit(
 }
 
 /// What a session's commit says of it without its tree: the counts of the message `push`
-/// writes ("N windows, M changes") and when it was pushed (the committer time, in ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// writes ("N windows, M changes"), the agent it names ("agent NAME"), and when it was
+/// pushed (the committer time, in ns).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Summary {
     pub windows: usize,
     pub changes: usize,
     pub pushed_at: i64,
+    pub agent: Option<String>,
 }
 
 /// The summary in a session commit's bytes; `None` when they do not hold one.
@@ -188,15 +204,26 @@ pub(crate) fn summary(commit: &[u8]) -> Option<Summary> {
     let mut words = committer.rsplit(' ');
     let _zone = words.next()?;
     let secs: i64 = words.next()?.parse().ok()?;
-    String::from_utf8_lossy(c.message).lines().find_map(|line| {
+    let message = String::from_utf8_lossy(c.message);
+    let mut summary = message.lines().find_map(|line| {
         let (windows, changes) = line.split_once(" windows, ")?;
         Some(Summary {
             windows: windows.parse().ok()?,
             changes: changes.strip_suffix(" changes")?.parse().ok()?,
             pushed_at: secs.saturating_mul(1_000_000_000),
+            agent: None,
         })
-    })
+    })?;
+    summary.agent = message
+        .lines()
+        .filter_map(|line| line.strip_prefix(AGENT_LINE))
+        .find(|name| agent_name(name))
+        .map(str::to_string);
+    Some(summary)
 }
+
+/// How a session commit's message names its agent: `agent claude-code`.
+pub(crate) const AGENT_LINE: &str = "agent ";
 
 /// A tree's entries: name → (is a tree, id).
 pub(crate) fn read_tree(
@@ -297,8 +324,24 @@ rewind session s1 from alice@laptop\n\n3 windows, 7 changes\n";
             Some(Summary {
                 windows: 3,
                 changes: 7,
-                pushed_at: 1_700_000_001_000_000_000
+                pushed_at: 1_700_000_001_000_000_000,
+                agent: None,
             })
+        );
+        let with_agent = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+author a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\n\n\
+rewind session s1 from a\n\n1 windows, 1 changes\nagent claude-code\n";
+        assert_eq!(
+            summary(with_agent).and_then(|s| s.agent),
+            Some("claude-code".to_string())
+        );
+        let hostile = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+author a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\n\n\
+1 windows, 1 changes\nagent \x1b[31mred\n";
+        let s = summary(hostile).expect("the counts are there");
+        assert_eq!(
+            s.agent, None,
+            "a name with a control character is not shown"
         );
         let other = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
 author a <a@a> 1700000000 +0000\ncommitter a <a@a> 1700000000 +0000\n\nwip\n";

@@ -35,6 +35,7 @@ mod git;
 mod meta;
 mod prune;
 mod push;
+mod refs;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -108,6 +109,10 @@ pub struct Transport {
     pub remote: String,
     /// Each git run is stopped past this.
     pub timeout: Duration,
+    /// The environment names the repository (`GIT_DIR`, `GIT_COMMON_DIR`), which only git
+    /// itself honours: git is asked where the repository is, instead of reading the
+    /// workspace's `.git`.
+    pub git_dir_in_env: bool,
 }
 
 /// Who this machine is (`user@machine`), recorded in what it pushes and in its refs.

@@ -40,7 +40,7 @@ pub fn prune(
     cutoff: i64,
     dry_run: bool,
 ) -> Result<PruneReport> {
-    let repo = Repo::open(&transport.git, ws.root(), transport.timeout)?;
+    let repo = Repo::open(transport, ws.root())?;
     let mut report = PruneReport {
         remote: transport.remote.clone(),
         pruned: Vec::new(),

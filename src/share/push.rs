@@ -82,9 +82,11 @@ pub fn push(
     let Some(first) = sessions.first() else {
         return Ok(report);
     };
-    let repo = Repo::open(&transport.git, first.workspace().root(), transport.timeout)?;
+    let repo = Repo::open(transport, first.workspace().root())?;
     let repo = if opts.dry_run { repo.dry_run() } else { repo };
-    let mut staged = Vec::new();
+    // Every local ref in one read, not one `git rev-parse` per session.
+    let refs = repo.local_refs()?;
+    let mut plans = Vec::new();
     for s in sessions {
         if !s.history().adopted_items()?.is_empty() {
             let origin = s.name().split('/').next().unwrap_or("").to_string();
@@ -93,7 +95,13 @@ pub fn push(
                 origin,
             });
         }
-        match export(&repo, &s.history(), opts, s.now()) {
+        plans.push((s, plan(&repo, &s.history(), opts, &refs, s.now())?));
+    }
+    // The new windows' paths of every session in one `git check-ignore`, not one per session.
+    let ignored = withheld(&repo, first.workspace().root(), &plans, opts)?;
+    let mut staged = Vec::new();
+    for (s, plan) in plans {
+        match export(&repo, &s.history(), plan, &ignored, opts.with_prompts) {
             Err(ShareError::NothingToPush { .. }) if opts.skip_unfinished => {}
             exported => staged.push((s, exported?)),
         }
@@ -105,7 +113,7 @@ pub fn push(
             .collect()
     } else {
         let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
-        send(&repo, transport, &opts.origin, &exports)?
+        send(&repo, transport, &exports)?
     };
     for ((s, e), (status, commit)) in staged.into_iter().zip(statuses) {
         report.sessions.push(PushedSession {
@@ -128,8 +136,8 @@ struct Export {
     reference: String,
     commit: ObjectId,
     parent: Option<ObjectId>,
-    /// The session's clock, for a merge commit.
-    now: i64,
+    /// The session as its commits name it, for a merge commit.
+    head: Head,
     windows: usize,
     changes: usize,
     blob_bytes: u64,
@@ -138,13 +146,48 @@ struct Export {
 }
 
 /// What an export wrote so far: each blob's git id and size, the bytes of the file versions
-/// written, the paths whose bytes stay here, and how many sides were withheld.
-#[derive(Default)]
-struct Tally {
+/// written that an earlier push did not send, the paths whose bytes stay here, and how
+/// many sides were withheld.
+struct Tally<'a> {
     cache: HashMap<BlobId, (ObjectId, u64)>,
     bytes: u64,
-    ignored: std::collections::HashSet<Vec<u8>>,
+    /// The blobs the previous push's windows carry already.
+    sent: std::collections::HashSet<ObjectId>,
+    ignored: &'a std::collections::HashSet<Vec<u8>>,
     withheld: usize,
+}
+
+/// A session's push before anything is written: its ref and previous push, the windows
+/// that push holds, and its finished windows.
+struct Plan {
+    reference: String,
+    parent: Option<ObjectId>,
+    pushed: BTreeMap<String, (EntryKind, ObjectId)>,
+    head: Head,
+    finished: Finished,
+}
+
+impl Plan {
+    /// The paths the finished windows that the previous push lacks change.
+    fn new_paths(&self) -> impl Iterator<Item = &[u8]> {
+        let f = &self.finished;
+        f.done
+            .iter()
+            .zip(&f.changes_of)
+            .filter(|(w, _)| !self.pushed.contains_key(&item(w)))
+            .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
+    }
+}
+
+/// What a session's commits say of it besides its windows.
+#[derive(Debug, Clone)]
+struct Head {
+    origin: String,
+    session: String,
+    /// The session's clock (ns): the commit's time.
+    now: i64,
+    /// The agent whose hooks named the session, if any ([`meta::agent_name`]).
+    agent: Option<String>,
 }
 
 /// The window's stable name in the shared history.
@@ -193,6 +236,24 @@ fn previous_windows(
     Ok(windows)
 }
 
+/// The file versions the previous push's windows carry: the blobs of their trees.
+fn previously_sent(
+    repo: &Repo,
+    windows: &BTreeMap<String, (EntryKind, ObjectId)>,
+) -> Result<std::collections::HashSet<ObjectId>> {
+    let mut sent = std::collections::HashSet::new();
+    for (item, (_, tree)) in windows {
+        let entries = meta::read_tree(repo, tree, &format!("window {item}"))?;
+        sent.extend(
+            entries
+                .into_iter()
+                .filter(|(name, (is_tree, _))| !is_tree && name != meta::WINDOW_FILE)
+                .map(|(_, (_, id))| id),
+        );
+    }
+    Ok(sent)
+}
+
 fn finished(tx: &crate::index::Tx<'_>, history: &History<'_>) -> Result<Finished> {
     let mut all = tx.windows(history.session_row(), usize::MAX)?;
     all.reverse();
@@ -216,19 +277,62 @@ fn finished(tx: &crate::index::Tx<'_>, history: &History<'_>) -> Result<Finished
     })
 }
 
-/// Build the session's next commit: the previous push's windows plus the finished windows
-/// it lacks (the previous commit itself when there are none).
-fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> Result<Export> {
-    let origin = opts.origin.as_str();
+/// What the session's push starts from: its ref's commit here (`refs`: every local ref),
+/// that commit's windows, and the session's finished windows.
+fn plan(
+    repo: &Repo,
+    history: &History<'_>,
+    opts: &PushOptions,
+    refs: &HashMap<String, ObjectId>,
+    now: i64,
+) -> Result<Plan> {
     let session = history.session_name();
-    let reference = ref_name(origin, session);
-    let parent = repo.resolve(&reference)?;
-    let mut windows_tree = previous_windows(repo, parent.as_ref(), &reference)?;
+    let reference = ref_name(opts.origin.as_str(), session);
+    let parent = refs.get(&reference).copied();
+    let pushed = previous_windows(repo, parent.as_ref(), &reference)?;
     let tx = history.read();
-    let f = finished(&tx, history)?;
+    let head = Head {
+        origin: opts.origin.as_str().to_string(),
+        session: session.to_string(),
+        now,
+        agent: tx
+            .hook_note_of(history.session_row())?
+            .agent
+            .filter(|a| meta::agent_name(a)),
+    };
+    Ok(Plan {
+        reference,
+        parent,
+        pushed,
+        head,
+        finished: finished(&tx, history)?,
+    })
+}
+
+/// Build the session's next commit: the previous push's windows plus the finished windows
+/// it lacks (the previous commit itself when there are none). `ignored`: the paths whose
+/// bytes stay here; `with_prompts`: the windows' labels go too.
+fn export(
+    repo: &Repo,
+    history: &History<'_>,
+    plan: Plan,
+    ignored: &std::collections::HashSet<Vec<u8>>,
+    with_prompts: bool,
+) -> Result<Export> {
+    let Plan {
+        reference,
+        parent,
+        pushed: mut windows_tree,
+        head,
+        finished: f,
+    } = plan;
+    let tx = history.read();
     let mut tally = Tally {
-        ignored: withheld(repo, history, &f, &windows_tree, opts)?,
-        ..Tally::default()
+        cache: HashMap::new(),
+        bytes: 0,
+        sent: previously_sent(repo, &windows_tree)?,
+        ignored,
+        withheld: 0,
     };
     let (mut new_windows, mut new_changes) = (0, 0);
     for (w, changes) in f.done.iter().zip(&f.changes_of) {
@@ -243,7 +347,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         let reverses = f.reverses(&tx, w)?;
         let wm = WindowMeta {
             kind: w.kind.as_str().to_string(),
-            label: w.label.clone().filter(|_| opts.with_prompts),
+            label: w.label.clone().filter(|_| with_prompts),
             implicit: w.implicit,
             opened_at: w.opened_at,
             closed_at: w.closed_at.unwrap_or(w.opened_at),
@@ -256,7 +360,7 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
     }
     if windows_tree.is_empty() {
         return Err(ShareError::NothingToPush {
-            session: session.to_string(),
+            session: head.session,
         });
     }
     let commit = match (&parent, new_windows) {
@@ -264,22 +368,14 @@ fn export(repo: &Repo, history: &History<'_>, opts: &PushOptions, now: i64) -> R
         _ => {
             let total_changes = count_changes(repo, new_changes, parent.as_ref())?;
             let parents: Vec<ObjectId> = parent.iter().copied().collect();
-            commit_with_parents(
-                repo,
-                origin,
-                session,
-                now,
-                &windows_tree,
-                total_changes,
-                &parents,
-            )?
+            commit_with_parents(repo, &head, &windows_tree, total_changes, &parents)?
         }
     };
     Ok(Export {
         reference,
         commit,
         parent,
-        now,
+        head,
         windows: new_windows,
         changes: new_changes,
         blob_bytes: tally.bytes,
@@ -299,20 +395,25 @@ fn count_changes(repo: &Repo, new: usize, parent: Option<&ObjectId>) -> Result<u
 /// Write `session.json`, the root tree and the commit on `parents`.
 fn commit_with_parents(
     repo: &Repo,
-    origin: &str,
-    session: &str,
-    now: i64,
+    head: &Head,
     windows: &BTreeMap<String, (EntryKind, ObjectId)>,
     changes: usize,
     parents: &[ObjectId],
 ) -> Result<ObjectId> {
+    let Head {
+        origin,
+        session,
+        now,
+        agent,
+    } = head;
     let sm = SessionMeta {
         format: FORMAT,
-        session: session.to_string(),
-        origin: origin.to_string(),
+        session: session.clone(),
+        origin: origin.clone(),
         windows: windows.len(),
         changes,
-        pushed_at: now,
+        pushed_at: *now,
+        agent: agent.clone(),
     };
     let json = serde_json::to_vec_pretty(&sm).map_err(|e| ShareError::Odb {
         detail: format!("cannot encode session metadata: {e}"),
@@ -330,11 +431,14 @@ fn commit_with_parents(
         (EntryKind::Tree, meta::write_tree(repo, windows)?),
     );
     let tree = meta::write_tree(repo, &root)?;
-    let message = format!(
+    let mut message = format!(
         "rewind session {session} from {origin}\n\n{} windows, {changes} changes\n",
         windows.len()
     );
-    meta::write_commit(repo, &tree, parents, origin, now, &message)
+    if let Some(agent) = agent {
+        message.push_str(&format!("{}{agent}\n", meta::AGENT_LINE));
+    }
+    meta::write_commit(repo, &tree, parents, origin, *now, &message)
 }
 
 /// A change as metadata, its sides' bytes written as git blobs.
@@ -404,7 +508,9 @@ fn side(
             } else {
                 repo.write_buf(gix_object::Kind::Blob, &history.blob_bytes(&blob)?)?
             };
-            t.bytes += size;
+            if !t.sent.contains(&git) {
+                t.bytes += size;
+            }
             t.cache.insert(blob, (git, size));
             (git, size)
         }
@@ -414,23 +520,18 @@ fn side(
     Ok(meta)
 }
 
-/// The paths of the new windows whose bytes stay here: those the workspace's gitignore
-/// excludes, but for what `--share-ignored` opts in.
-fn withheld(
+/// The paths of the plans' new windows whose bytes stay here: those the workspace's
+/// gitignore excludes, but for what `--share-ignored` opts in.
+fn withheld<S>(
     repo: &Repo,
-    history: &History<'_>,
-    f: &Finished,
-    pushed: &BTreeMap<String, (EntryKind, ObjectId)>,
+    root: &std::path::Path,
+    plans: &[(S, Plan)],
     opts: &PushOptions,
 ) -> Result<std::collections::HashSet<Vec<u8>>> {
-    let paths: Vec<&[u8]> = f
-        .done
-        .iter()
-        .zip(&f.changes_of)
-        .filter(|(w, _)| !pushed.contains_key(&item(w)))
-        .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
-        .collect();
-    let shared = opted_in(history.workspace().root(), &opts.share_ignored)?;
+    let paths: std::collections::BTreeSet<&[u8]> =
+        plans.iter().flat_map(|(_, p)| p.new_paths()).collect();
+    let paths: Vec<&[u8]> = paths.into_iter().collect();
+    let shared = opted_in(root, &opts.share_ignored)?;
     let mut ignored = repo.ignored(&paths)?;
     ignored.retain(|p| {
         !shared
@@ -486,7 +587,6 @@ const REFS_PER_PUSH: usize = 1000;
 fn send(
     repo: &Repo,
     transport: &Transport,
-    origin: &Origin,
     exports: &[&Export],
 ) -> Result<Vec<(&'static str, ObjectId)>> {
     let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
@@ -508,12 +608,14 @@ fn send(
                     .map(|&i| format!("{}:{}", commits[i], exports[i].reference)),
             );
             let out = repo.git(&args)?;
+            let lines = porcelain_lines(&out.stdout);
+            let mut moves = Vec::new();
             for &i in batch {
                 let e = exports[i];
-                match verdict(&out, &e.reference) {
+                match verdict(&lines, &out.stderr, &e.reference) {
                     Verdict::Taken(up_to_date) => {
                         if e.parent != Some(commits[i]) {
-                            repo.update_ref(&e.reference, &commits[i], e.parent.as_ref())?;
+                            moves.push((e.reference.as_str(), commits[i], e.parent));
                         }
                         statuses[i] = match (merged[i], up_to_date) {
                             (true, _) => "merged",
@@ -531,13 +633,15 @@ fn send(
                     }
                 }
             }
+            // The refs the remote took, moved here in one `git update-ref` transaction.
+            repo.update_refs(&moves)?;
         }
         if let Some(refused) = refused {
             return Err(refused);
         }
         for &i in &again {
             let e = exports[i];
-            commits[i] = merge_remote(repo, transport, origin, e.now, &e.reference, commits[i])?;
+            commits[i] = merge_remote(repo, transport, e, commits[i])?;
             merged[i] = true;
         }
         pending = again;
@@ -563,9 +667,10 @@ enum Verdict {
     Refused(String),
 }
 
-/// The verdict on `reference` in a `git push --porcelain`'s output.
-fn verdict(out: &super::git::Output, reference: &str) -> Verdict {
-    let line = porcelain_line(&out.stdout, reference);
+/// The verdict on `reference` in a `git push --porcelain`'s output: its `lines` (see
+/// [`porcelain_lines`]) and its stderr.
+fn verdict(lines: &HashMap<String, (char, String)>, stderr: &str, reference: &str) -> Verdict {
+    let line = lines.get(reference).cloned();
     match line.as_ref().map(|(f, _)| *f) {
         Some('=') => return Verdict::Taken(true),
         Some(' ' | '*' | '+') => return Verdict::Taken(false),
@@ -573,11 +678,7 @@ fn verdict(out: &super::git::Output, reference: &str) -> Verdict {
     }
     let summary = line.map(|(_, s)| s).unwrap_or_default();
     // The remote's stderr lines about this ref (a batch's other refs have their own).
-    let about: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains(reference))
-        .collect();
+    let about: Vec<&str> = stderr.lines().filter(|l| l.contains(reference)).collect();
     // "fetch first", "non-fast-forward": another push landed first; the remote could not
     // lock or update the ref ("failed to update ref", "cannot lock ref", "failed to
     // lock"): another push was landing at the same moment.
@@ -590,7 +691,7 @@ fn verdict(out: &super::git::Output, reference: &str) -> Verdict {
     ]
     .iter()
     .any(|s| summary.contains(s) || about.iter().any(|l| l.contains(s)));
-    let detail = match git_message(&out.stderr) {
+    let detail = match git_message(stderr) {
         m if m.is_empty() => summary,
         m if summary.is_empty() => m,
         m => format!("{summary}\n{m}"),
@@ -602,28 +703,30 @@ fn verdict(out: &super::git::Output, reference: &str) -> Verdict {
     }
 }
 
-/// The flag and summary of `reference`'s line in `git push --porcelain`'s output.
-fn porcelain_line(stdout: &[u8], reference: &str) -> Option<(char, String)> {
+/// The flag and summary of each ref's line in `git push --porcelain`'s output
+/// (`<flag>\t<from>:<to>\t<summary>`), by the ref pushed to.
+fn porcelain_lines(stdout: &[u8]) -> HashMap<String, (char, String)> {
     let text = String::from_utf8_lossy(stdout);
-    text.lines().find_map(|l| {
-        let mut parts = l.splitn(3, '\t');
-        let flag = parts.next()?.chars().next()?;
-        let refs = parts.next()?;
-        (refs.ends_with(&format!(":{reference}")))
-            .then(|| (flag, parts.next().unwrap_or("").to_string()))
-    })
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, '\t');
+            let flag = parts.next()?.chars().next()?;
+            let (_, to) = parts.next()?.rsplit_once(':')?;
+            let summary = parts.next().unwrap_or("").to_string();
+            Some((to.to_string(), (flag, summary)))
+        })
+        .collect()
 }
 
-/// Fetch the remote's commit of `reference` and write a merge of it and `ours`: the union
-/// of both histories' windows (each window is named the same on every machine).
+/// Fetch the remote's commit of export `e`'s ref and write a merge of it and `ours`: the
+/// union of both histories' windows (each window is named the same on every machine).
 fn merge_remote(
     repo: &Repo,
     transport: &Transport,
-    origin: &Origin,
-    now: i64,
-    reference: &str,
+    e: &Export,
     ours: ObjectId,
 ) -> Result<ObjectId> {
+    let reference = e.reference.as_str();
     let incoming = format!(
         "refs/rewind/incoming/{}",
         &reference["refs/rewind/".len()..]
@@ -663,15 +766,11 @@ fn merge_remote(
         changes += wm.changes.len();
         windows.insert(item.clone(), (EntryKind::Tree, *id));
     }
-    commit_with_parents(
-        repo,
-        origin.as_str(),
-        &their_meta.session,
-        now,
-        &windows,
-        changes,
-        &[ours, theirs],
-    )
+    let head = Head {
+        agent: (e.head.agent.clone()).or(their_meta.agent.filter(|a| meta::agent_name(a))),
+        ..e.head.clone()
+    };
+    commit_with_parents(repo, &head, &windows, changes, &[ours, theirs])
 }
 
 /// The id of a window tree's `window.json`.
@@ -687,21 +786,19 @@ pub(crate) fn window_json(repo: &Repo, tree: &ObjectId, item: &str) -> Result<Ob
 
 #[cfg(test)]
 mod tests {
-    use super::porcelain_line;
+    use super::porcelain_lines;
 
     #[test]
-    fn the_porcelain_line_of_the_ref_is_found() {
-        let out =
-            b"To file:///r.git\n!\t3f2a:refs/rewind/0b/a/s1\t[rejected] (fetch first)\nDone\n";
+    fn the_porcelain_line_of_each_ref_is_found() {
+        let out = b"To file:///r.git\n!\t3f2a:refs/rewind/0b/a/s1\t[rejected] (fetch first)\n\
+*\t4b1c:refs/rewind/7c/a/s2\t[new reference]\nDone\n";
+        let lines = porcelain_lines(out);
         assert_eq!(
-            porcelain_line(out, "refs/rewind/0b/a/s1"),
-            Some(('!', "[rejected] (fetch first)".to_string()))
+            lines.get("refs/rewind/0b/a/s1"),
+            Some(&('!', "[rejected] (fetch first)".to_string()))
         );
-        assert_eq!(porcelain_line(out, "refs/rewind/0b/a/s2"), None);
-        let ok = b"To x\n*\t3f2a:refs/rewind/0b/a/s1\t[new reference]\nDone\n";
-        assert_eq!(
-            porcelain_line(ok, "refs/rewind/0b/a/s1").map(|l| l.0),
-            Some('*')
-        );
+        assert_eq!(lines.get("refs/rewind/7c/a/s2").map(|l| l.0), Some('*'));
+        assert_eq!(lines.get("refs/rewind/0b/a/s3"), None);
+        assert_eq!(lines.len(), 2, "{lines:?}");
     }
 }

@@ -293,8 +293,9 @@ fn fetching_again_adds_nothing_and_a_later_push_fast_forwards() {
     [exit status: 0]
     ");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
+    // 24 bytes: the new version only; the one before it went with the first push.
     insta::assert_snapshot!(show(&alice.rw("s1", &["push"])), @r"
-    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    pushed s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 24 bytes of file versions)
     [EOF]
     [exit status: 0]
     ");
@@ -635,6 +636,32 @@ fn a_remote_session_that_names_another_ref_or_a_newer_format_is_refused() {
 }
 
 #[test]
+fn a_remote_session_naming_an_agent_that_is_not_a_plain_word_is_refused() {
+    let lab = Lab::new();
+    forge(
+        &lab,
+        "refs/rewind/0b/alice@laptop/s1",
+        &[(
+            "session.json",
+            b"{\"format\":1,\"session\":\"s1\",\"origin\":\"alice@laptop\",\"windows\":0,\
+\"changes\":0,\"pushed_at\":0,\"agent\":\"\\u001b[2Jclaude\"}",
+        )],
+    );
+    let bob = lab.machine("bob", "bob@desk");
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&bob.rw("x", &["fetch", "--all"])), @r#"
+    [EOF]
+    ------- stderr -------
+    error: remote session refs/rewind/0b/alice@laptop/s1: session.json [OID] is malformed: "\u{1b}[2Jclaude" is not an agent's name; nothing was written
+    hint: nothing was adopted; the remote's copy of that session is damaged, or was pushed by a newer rewind
+    [EOF]
+    [exit status: 1]
+    "#);
+    let log = bob.rw("x", &["--json", "log", "--all-sessions"]).json();
+    assert!(!log.to_string().contains("alice@laptop"), "{log}");
+}
+
+#[test]
 fn an_oversized_metadata_object_is_refused_before_it_is_read() {
     let lab = Lab::new();
     let mut huge = b"{\"format\":1,".to_vec();
@@ -858,8 +885,9 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nFIVE\n");
     let objects = alice.object_files();
     let refs = alice.local_rewind_refs();
+    // Only the new version's 24 bytes: the turn's before-version left with the first push.
     insta::assert_snapshot!(show(&alice.rw("s1", &["push", "--dry-run"])), @r"
-    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 48 bytes of file versions)
+    would-push s1 -> origin refs/rewind/0b/alice@laptop/s1 (1 new windows, 1 changes, 24 bytes of file versions)
     [EOF]
     [exit status: 0]
     ");
@@ -1491,7 +1519,18 @@ fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_
         .json();
     assert_eq!(listed["sessions"][0]["key"], key.as_str());
     assert_eq!(listed["sessions"][0]["here"], "not-fetched");
-    me.rw("x", &["fetch", "origin", &key]).ok();
+    // The agent goes with the session: the fetch names it, and so does its commit.
+    let fetched = me.rw("x", &["--json", "fetch", "origin", &key]).ok().json();
+    assert_eq!(fetched["sessions"][0]["agent"], "claude-code");
+    assert_eq!(fetched["sessions"][0]["origin"], "ci@4711");
+    let listing = me.rw("x", &["log", "--remote", "origin"]);
+    let text = &listing.ok().stdout;
+    assert!(text.trim_end().ends_with("by claude-code"), "{text}");
+    let listed = me
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    assert_eq!(listed["sessions"][0]["agent"], "claude-code");
     {
         let page = crate::review::Review::spawn(me.command(&key, &["review"]));
         let sessions = page.get("/api/sessions");

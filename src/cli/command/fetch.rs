@@ -67,8 +67,13 @@ fn render(r: &FetchReport) -> String {
         if s.windows == 0 {
             text.push_str(&format!("{}: up to date\n", name(&s.session)));
         } else {
+            let by = s
+                .agent
+                .as_ref()
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
             text.push_str(&format!(
-                "fetched {}: {} windows, {} changes ({} file versions, {} bytes)\n",
+                "fetched {}{by}: {} windows, {} changes ({} file versions, {} bytes)\n",
                 name(&s.session),
                 s.windows,
                 s.changes,

@@ -58,6 +58,9 @@ pub(crate) fn transport(positional: Option<&str>, args: &RemoteArgs) -> Result<T
         git: PathBuf::from(std::env::var_os("REWIND_GIT").unwrap_or_else(|| "git".into())),
         remote: remote.to_string(),
         timeout: Duration::from_secs(args.timeout.max(1)),
+        git_dir_in_env: ["GIT_DIR", "GIT_COMMON_DIR"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some()),
     })
 }
 
@@ -114,6 +117,9 @@ pub(crate) fn print_listing(out: &Out, remote: &str, sessions: &[RemoteSession])
                 "  {w} windows, {c} changes, pushed {}",
                 rewind::engine::rfc3339(at)
             ));
+        }
+        if let Some(agent) = &s.agent {
+            text.push_str(&format!("  by {agent}"));
         }
         text.push('\n');
     }

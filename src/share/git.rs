@@ -536,7 +536,16 @@ fn read_batch(
             .map_err(|e| bad(format!("git cat-file: {e}")))?;
         let words: Vec<&str> = line.trim_end().split(' ').collect();
         let size = match words[..] {
-            [oid, "blob", size] if ObjectId::from_hex(oid.as_bytes()).ok() == Some(*id) => size
+            [""] => {
+                return Err(bad("git cat-file said nothing more (stopped?)".into()));
+            }
+            [oid, ..] if ObjectId::from_hex(oid.as_bytes()).ok() != Some(*id) => {
+                return Err(bad(format!(
+                    "git cat-file said {:?} (another object)",
+                    line.trim_end()
+                )))
+            }
+            [_, "blob", size] => size
                 .parse::<u64>()
                 .map_err(|_| bad(format!("git cat-file said {:?}", line.trim_end())))?,
             [_, "missing"] => return Err(bad("missing from the repository".into())),
@@ -710,6 +719,78 @@ mod tests {
             hash_stream(5, &mut &b"abc"[..]).is_err(),
             "short of its size"
         );
+    }
+
+    fn oid(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.as_bytes()).expect("hex id")
+    }
+
+    /// What `read_batch` hands its sink, or its error's text.
+    fn batch(answer: &[u8], ids: &[ObjectId]) -> Result<Vec<Vec<u8>>, String> {
+        let mut got = Vec::new();
+        let mut sink = |_: &ObjectId, _: u64, r: &mut dyn Read| {
+            let mut bytes = Vec::new();
+            r.read_to_end(&mut bytes).expect("read");
+            got.push(bytes);
+            Ok(())
+        };
+        read_batch(answer, ids, &mut sink).map_err(|e| e.to_string())?;
+        Ok(got)
+    }
+
+    #[test]
+    fn a_batch_answer_that_is_not_every_blob_whole_is_an_error_naming_the_blob() {
+        let a = oid("a9f8d4c1a3f2e0b7c6d5e4f3a2b1c0d9e8f7a6b5");
+        let b = oid("0123456789abcdef0123456789abcdef01234567");
+        let ok = format!("{a} blob 4\none\n\n{b} blob 0\n\n");
+        assert_eq!(
+            batch(ok.as_bytes(), &[a, b]),
+            Ok(vec![b"one\n".to_vec(), Vec::new()])
+        );
+        for (answer, says) in [
+            (format!("{a} missing\n"), "missing from the repository"),
+            (format!("{a} tree 30\n"), "is a tree, not a blob"),
+            (format!("{a} blob 10\nshort"), "stopped inside its 10 bytes"),
+            (format!("{b} blob 4\none\n\n"), "(another object)"),
+            (String::new(), "(stopped?)"),
+        ] {
+            let err = batch(answer.as_bytes(), &[a]).expect_err(&answer);
+            assert!(err.contains(&format!("blob {a}")), "{err}");
+            assert!(err.contains(says), "{answer:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_cat_file_that_does_not_answer_is_killed_at_the_timeout() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .expect("git init");
+        assert!(ok.success());
+        // A "git" that reads its input and never answers.
+        let slow = root.join("slow-git");
+        std::fs::write(&slow, "#!/bin/sh\nexec sleep 60\n").expect("script");
+        let mut perms = std::fs::metadata(&slow).expect("stat").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&slow, perms).expect("chmod");
+        let repo =
+            Repo::at(&slow, &root, root.join(".git"), Duration::from_secs(1)).expect("repository");
+        let started = std::time::Instant::now();
+        let mut sink = |_: &ObjectId, _: u64, _: &mut dyn Read| Ok(());
+        let err = repo
+            .cat_blobs(
+                &[oid("0123456789abcdef0123456789abcdef01234567")],
+                &mut sink,
+            )
+            .expect_err("no answer");
+        assert!(
+            matches!(err, ShareError::Timeout { seconds: 1, .. }),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(30), "not waited on");
     }
 
     #[test]

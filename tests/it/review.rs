@@ -333,6 +333,75 @@ fn review_lists_the_sessions_windows_and_files_with_proof_and_state() {
     assert_eq!(a["change"], "modified");
 }
 
+/// The paths of a window answer, in order.
+fn paths_of(window: &serde_json::Value) -> Vec<&str> {
+    window["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect()
+}
+
+/// A window's files a page at a time (issue 43: the page of a 10,000-file window is drawn
+/// before the other files are planned): path order, `offset` and `limit`, a filter that
+/// ignores case, `blocked` for what a reject of the whole window would skip, and each file
+/// answered as the whole list answers it.
+#[test]
+fn window_files_come_a_page_at_a_time_each_as_the_whole_list_has_it() {
+    let env = Env::new();
+    for p in ["a", "b", "c", "Dir/d", "Dir/e"] {
+        env.write(p, format!("{p} 0\n"));
+    }
+    env.run(&["window", "open"]).ok();
+    for p in ["a", "b", "c", "Dir/d", "Dir/e"] {
+        env.agent_write(p, format!("{p} 1\n"));
+    }
+    env.run(&["window", "close"]).ok();
+    env.write("b", "user\n");
+    let r = Review::start(&env);
+    let whole = r.get("/api/windows/1");
+    assert_eq!(paths_of(&whole), ["Dir/d", "Dir/e", "a", "b", "c"]);
+    assert_eq!(
+        (&whole["count"], &whole["selected"], &whole["undone"]),
+        (&5.into(), &5.into(), &0.into())
+    );
+
+    let page = r.get("/api/windows/1?offset=2&limit=2");
+    assert_eq!(paths_of(&page), ["a", "b"]);
+    assert_eq!((&page["count"], &page["selected"]), (&5.into(), &5.into()));
+    assert_eq!(page["offset"], 2);
+    for p in ["a", "b"] {
+        assert_eq!(file(&page, p), file(&whole, p));
+    }
+    assert_eq!(file(&page, "b")["conflict"], "overlap");
+    assert_eq!(paths_of(&r.get("/api/windows/1?offset=4&limit=2")), ["c"]);
+    assert!(paths_of(&r.get("/api/windows/1?offset=9&limit=2")).is_empty());
+
+    let dir = r.get("/api/windows/1?filter=dIR&limit=1");
+    assert_eq!(paths_of(&dir), ["Dir/d"]);
+    assert_eq!((&dir["count"], &dir["selected"]), (&5.into(), &2.into()));
+
+    let blocked = r.get("/api/windows/1?blocked=true");
+    assert_eq!(paths_of(&blocked), ["b"]);
+    assert_eq!(blocked["selected"], 1);
+
+    let reply = r.post("/api/reject", serde_json::json!({"window": 1, "path": "a"}));
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let after = r.get("/api/windows/1?limit=1&offset=2");
+    assert_eq!(file(&after, "a")["state"], "undone");
+    assert_eq!(after["undone"], 1);
+
+    let bad = r.call("GET", "/api/windows/1?limit=many", None);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.json()["status"], "error");
+    assert!(
+        bad.json()["error"].as_str().unwrap().contains("limit"),
+        "{}",
+        bad.body
+    );
+}
+
 #[test]
 fn reject_a_file_restores_it_and_the_page_then_says_undone_and_redo_takes_it_back() {
     let env = Env::new();

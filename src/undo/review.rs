@@ -755,12 +755,12 @@ fn is_hunk_reject<'t>(tools: impl IntoIterator<Item = Option<&'t str>>) -> bool 
 }
 
 /// The request that takes back the reject `window` (a window of `session`): a redo of an
-/// undo window, an undo of a hunk reject's window. Anything else is refused: taking back
+/// undo window or of a hunk reject's window (which undoes it). Anything else is refused: taking back
 /// never undoes an agent's own turn.
 pub fn take_back_request(session: &Session<'_>, window: &crate::model::Window) -> Result<Request> {
     let direction = match role(session, window)? {
-        Role::Reject => Direction::Redo,
-        Role::HunkReject => Direction::Undo,
+        // A redo of a hunk reject's window takes it back (`undo::Report::took_back`).
+        Role::Reject | Role::HunkReject => Direction::Redo,
         Role::Work => {
             return Err(EngineError::NotAnUndoWindow {
                 window: window.id,

@@ -1369,3 +1369,129 @@ fn reject_anyway_previews_what_it_overwrites_then_overwrites_it() {
     assert_eq!(missing.status, 400);
     assert_eq!(missing.json()["error"], "the preview takes ?path=P");
 }
+
+/// The `n` lines of a Claude Code test file, `line i` each, with `edited` lines changed.
+fn lines_edited(n: usize, edited: &[usize]) -> String {
+    (1..=n)
+        .map(|i| match edited.contains(&i) {
+            true => format!("line {i} edited\n"),
+            false => format!("line {i}\n"),
+        })
+        .collect()
+}
+
+/// Issue 43's done-when: a 3-turn Claude Code session (`rewind hook claude-code` with Claude
+/// Code's payloads) whose turns each Edit one file several times. From the page's API, every
+/// hunk of every turn is rejected, then taken back, each byte-exact: a reject reverts exactly
+/// that Edit's line over the later turns' edits, and its take-back puts the file back as the
+/// session left it.
+#[test]
+fn each_hunk_of_a_three_turn_claude_code_session_with_repeated_edits_is_rejected_and_taken_back() {
+    use crate::hooks::{fixture, hook};
+    let env = Env::new();
+    let sid = "5f0c2d3e-43aa-4e1b-9c7d-000000000043";
+    let turns: [&[usize]; 3] = [&[5, 30], &[10, 50], &[15, 40, 55]];
+    let path = env.path("f.txt").display().to_string();
+    env.write("f.txt", lines_edited(60, &[]));
+    let mut done: Vec<usize> = Vec::new();
+    let mut call = 0;
+    for (t, edits) in turns.iter().enumerate() {
+        let mut prompt = fixture(&env, "claude-code", "user-prompt-submit");
+        prompt["session_id"] = sid.into();
+        prompt["prompt"] = format!("turn {}: edit f.txt", t + 1).into();
+        assert_eq!(hook(&env, "claude-code", &prompt).code, 0);
+        for line in edits.iter() {
+            call += 1;
+            let before = lines_edited(60, &done);
+            done.push(*line);
+            let after = lines_edited(60, &done);
+            let input = serde_json::json!({
+                "file_path": path,
+                "old_string": format!("line {line}\n"),
+                "new_string": format!("line {line} edited\n"),
+                "replace_all": false,
+            });
+            let id = format!("toolu_43_{call}");
+            let mut pre = fixture(&env, "claude-code", "pre-tool-use-edit");
+            pre["session_id"] = sid.into();
+            pre["tool_input"] = input.clone();
+            pre["tool_use_id"] = id.clone().into();
+            assert_eq!(hook(&env, "claude-code", &pre).code, 0);
+            env.write("f.txt", &after);
+            let mut post = fixture(&env, "claude-code", "post-tool-use-edit");
+            post["session_id"] = sid.into();
+            post["tool_input"] = input;
+            post["tool_use_id"] = id.into();
+            post["tool_response"] = serde_json::json!({
+                "filePath": path,
+                "oldString": format!("line {line}\n"),
+                "newString": format!("line {line} edited\n"),
+                "originalFile": before,
+                "userModified": false,
+                "replaceAll": false,
+            });
+            assert_eq!(hook(&env, "claude-code", &post).code, 0);
+        }
+        let mut stop = fixture(&env, "claude-code", "stop");
+        stop["session_id"] = sid.into();
+        assert_eq!(hook(&env, "claude-code", &stop).code, 0);
+    }
+    let last = lines_edited(60, &done);
+    assert_eq!(env.read("f.txt").unwrap(), last.as_bytes());
+
+    let r = Review::start(&env);
+    let sessions = r.get("/api/sessions");
+    let session = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == sid)
+        .unwrap_or_else(|| panic!("no session {sid}: {sessions}"));
+    assert_eq!(session["agent"], "claude-code");
+    let mut windows: Vec<i64> = session["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["role"] == "work" && w["changes"].as_u64() > Some(0))
+        .map(|w| w["id"].as_i64().unwrap())
+        .collect();
+    windows.sort();
+    assert_eq!(windows.len(), 3, "{session}");
+    for (window, edits) in windows.iter().zip(turns) {
+        let listed = r.get(&format!("/api/windows/{window}"));
+        let f = file(&listed, "f.txt");
+        assert_eq!(f["proof"], "exact", "{f}");
+        assert_eq!(f["changes"].as_array().unwrap().len(), edits.len(), "{f}");
+        let diff = r.get(&format!("/api/windows/{window}/diff?path=f.txt"));
+        assert_eq!(hunk_states(&diff), vec!["in-effect"; edits.len()], "{diff}");
+        for (n, line) in edits.iter().enumerate() {
+            let n = n + 1;
+            let rejected = r.post(
+                "/api/reject",
+                serde_json::json!({"window": window, "path": "f.txt", "hunks": [n]}),
+            );
+            assert_eq!(rejected.status, 200, "{}", rejected.body);
+            assert_eq!(rejected.json()["status"], "undone", "{}", rejected.body);
+            let without: Vec<usize> = done.iter().copied().filter(|l| l != line).collect();
+            assert_eq!(
+                String::from_utf8(env.read("f.txt").unwrap()).unwrap(),
+                lines_edited(60, &without),
+                "window {window}, hunk {n}"
+            );
+            let states = hunk_states(&r.get(&format!("/api/windows/{window}/diff?path=f.txt")));
+            assert_eq!(states[n - 1], "rejected", "window {window}: {states:?}");
+            let back = r.post(
+                "/api/redo",
+                serde_json::json!({"window": rejected.json()["window_id"]}),
+            );
+            assert_eq!(back.status, 200, "{}", back.body);
+            assert_eq!(
+                env.read("f.txt").unwrap(),
+                last.as_bytes(),
+                "window {window}, hunk {n} taken back"
+            );
+        }
+        let diff = r.get(&format!("/api/windows/{window}/diff?path=f.txt"));
+        assert_eq!(hunk_states(&diff), vec!["in-effect"; edits.len()], "{diff}");
+    }
+}

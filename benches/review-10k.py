@@ -4,12 +4,15 @@
 first 10,000 Linux drivers/**/*.c), side by side with `rewind undo` of the same window.
 
 Each round, on fresh copies of the workspace and home (copies not timed):
-  1. api:     GET /api/sessions + GET /api/windows/1, timed on loopback (review.sh's "page load").
+  1. api:     GET /api/sessions + GET /api/windows/1?offset=0&limit=200 (the page's first two
+              calls: the window's first page of files, planned alone), timed on loopback.
   2. paint:   headless Chromium (tests/browser/check_review.py's WebDriver client) opens the
               page's URL and clicks the window; timed from the navigation until the session list
               is drawn (sessions) and from the click until the window's first files are drawn
               (window); "first paint" is the two together. Target: <= 1 s.
-  3. reject:  POST /api/reject {"window":"1","skip_unsafe":true} (the page's Reject all).
+  3. confirm: GET /api/windows/1?blocked=true&limit=200 (what "Reject all..." asks before it shows
+              its confirmation: the files it would skip, a dry run of every file).
+     reject:  POST /api/reject {"window":"1","skip_unsafe":true} (the page's Reject all).
   4. undo:    `rewind undo --window 1` of the same window on a fresh copy (process start timed).
   Target: reject <= 1.25x undo (ratio of medians).
 
@@ -108,8 +111,9 @@ def main():
             fresh(tmp)
             server, url = serve(tmp)
             s, _ = call(url, "GET", "/api/sessions")
-            w, window = call(url, "GET", "/api/windows/1")
-            row(round=n, kind="api", seconds=s + w, sessions=s, window=w, files=len(window["files"]))
+            w, window = call(url, "GET", "/api/windows/1?offset=0&limit=200")
+            row(round=n, kind="api", seconds=s + w, sessions=s, window=w, files=len(window["files"]),
+                count=window["count"])
             # The page, in the browser: a blank page first so that each round navigates anew.
             driver.go("about:blank")
             t0 = time.monotonic()
@@ -122,6 +126,8 @@ def main():
                                 "return document.querySelectorAll('#window .file').length", timeout=120)
             t2 = time.monotonic()
             row(round=n, kind="paint", seconds=t2 - t0, sessions=t1 - t0, window=t2 - t1, drawn=drawn)
+            c, blocked = call(url, "GET", "/api/windows/1?blocked=true&limit=200")
+            row(round=n, kind="confirm", seconds=c, blocked=blocked["selected"])
             r, report = call(url, "POST", "/api/reject", {"window": "1", "skip_unsafe": True})
             row(round=n, kind="reject-all", seconds=r, outcomes=outcomes(report))
             server.kill()
@@ -146,11 +152,13 @@ def main():
     rng = lambda k, f="seconds": f"{min(x[f] for x in by[k]) * 1000:.0f}–{max(x[f] for x in by[k]) * 1000:.0f} ms"
     ms = lambda s: f"{s * 1000:.0f} ms"
     print(f"{FILES} files, {ROUNDS} rounds")
-    print(f"api (sessions + window): median {ms(med('api'))} ({rng('api')}); "
+    print(f"api (sessions + window's first 200 files): median {ms(med('api'))} ({rng('api')}); "
           f"sessions {ms(med('api', 'sessions'))}, window {ms(med('api', 'window'))}")
     print(f"first paint (navigation -> session list -> click -> first files drawn): median {ms(med('paint'))} "
           f"({rng('paint')}); session list {ms(med('paint', 'sessions'))}, window {ms(med('paint', 'window'))}; "
           f"target <= 1000 ms")
+    print(f"Reject all's confirmation (blocked=true, every file planned): median {ms(med('confirm'))} "
+          f"({rng('confirm')})")
     ratios = [a["seconds"] / b["seconds"] for a, b in zip(by["reject-all"], by["cli-undo"])]
     print(f"reject-all {ms(med('reject-all'))} ({rng('reject-all')}) vs CLI undo {ms(med('cli-undo'))} "
           f"({rng('cli-undo')}): ratio of medians {med('reject-all') / med('cli-undo'):.2f}x "

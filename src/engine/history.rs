@@ -64,8 +64,10 @@ pub struct Version {
     pub mode: Option<String>,
     /// Bytes, when rewind has them.
     pub size: Option<u64>,
-    /// What made it: `agent`, `external`, `undo`, `redo`, `import`, or `first-seen` for
-    /// what the file held before the first change rewind recorded (a baseline, a snapshot).
+    /// What made it: `agent`, `external`, `undo`, `redo`, `import`, `first-seen` for
+    /// what the file held before the first change rewind recorded (a baseline, a snapshot),
+    /// or `found` for bytes no change made that an undo, redo or restore found and stored
+    /// before it overwrote them (an edit no scan saw, overwritten by `undo --force`).
     pub by: String,
     pub session: Option<String>,
     pub window_id: Option<WindowId>,
@@ -78,6 +80,9 @@ pub struct Version {
     pub reason: Option<MetadataReason>,
     /// The change that made it is currently undone by this window.
     pub undone_by: Option<WindowId>,
+    /// A `found` version: the window whose change overwrote it (and stored it first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overwritten_by: Option<WindowId>,
 }
 
 /// Every version of one file, newest first (`rewind log --path`).
@@ -334,14 +339,51 @@ impl History<'_> {
                 proof: None,
                 reason: None,
                 undone_by: None,
+                overwritten_by: None,
             });
         }
+        // The state the versions so far leave the file in.
+        let mut last = first.map_or(FileState::Absent, |(state, _)| state);
         for pc in changes {
             let c = pc.change;
+            // Bytes the file held that no change made (an edit no scan saw) and that one of
+            // rewind's own writes (an undo, a redo, a restore) found and stored before
+            // overwriting them: a version of their own, so that what `undo --force` overwrote
+            // is listed and `restore --version` brings it back (issue 43). Not before an
+            // agent's or a scan's change: there a gap is also what `gc` leaves when it drops
+            // old versions.
+            let ours = [
+                exec::PlanTool::Undo,
+                exec::PlanTool::Redo,
+                exec::PlanTool::Restore,
+            ]
+            .iter()
+            .any(|t| c.tool.as_deref() == Some(t.as_str()));
+            if ours && c.before != last && size(&c.before)?.is_some() {
+                out.push(Version {
+                    version: out.len() + 1,
+                    state: Shown(c.before),
+                    mode: mode_str(&c.before),
+                    size: size(&c.before)?,
+                    by: "found".into(),
+                    session: None,
+                    window_id: None,
+                    change_id: None,
+                    tool: None,
+                    tool_call: None,
+                    at: rfc3339(c.created_at),
+                    proof: None,
+                    reason: None,
+                    undone_by: None,
+                    overwritten_by: Some(c.window),
+                });
+            }
             // Pending (no after state yet), or a change that changed nothing.
             let Some(after) = c.after.filter(|a| *a != c.before) else {
+                last = c.before;
                 continue;
             };
+            last = after;
             out.push(Version {
                 version: out.len() + 1,
                 state: Shown(after),
@@ -357,6 +399,7 @@ impl History<'_> {
                 proof: Some(c.proof),
                 reason: c.reason,
                 undone_by: c.undone_by,
+                overwritten_by: None,
             });
         }
         out.reverse();

@@ -402,6 +402,10 @@ pub struct Report {
     /// did nothing more: `window_id` is that interrupted undo's window.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub finished_interrupted: bool,
+    /// A `redo` took back the hunk undo `targets` names (undid its window): `status` is
+    /// `redone`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub took_back: bool,
     /// A conflict the request does not override refused it (or, for a dry run, would):
     /// what front ends turn into their "conflict, nothing written" answer.
     #[serde(skip)]
@@ -461,6 +465,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         files: Vec::new(),
         skipped: skip.iter().filter(|s| **s).count(),
         finished_interrupted: false,
+        took_back: false,
         refused: blocked(&items, req),
     };
     let nothing_left = report.skipped == items.len();
@@ -488,9 +493,10 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         &reversed,
     );
     report.window_id = Some(exec::execute(locked, &plan, prefetched)?);
-    report.status = match direction {
-        Direction::Undo => Status::Undone,
-        Direction::Redo => Status::Redone,
+    report.took_back = took_back(req, direction);
+    report.status = match (direction, report.took_back) {
+        (Direction::Undo, false) => Status::Undone,
+        (Direction::Redo, _) | (Direction::Undo, true) => Status::Redone,
     };
     report.files = reports(&items, &skip, true);
     Ok(report)
@@ -641,6 +647,13 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+/// A redo that takes a hunk undo back: the hunk undo's window is undone (`select` turns the
+/// redo into an undo of it), recorded with the tool `redo` so that the next `redo` does not
+/// take that undo window for one to redo (`select::is_take_back`).
+fn took_back(req: &Request, direction: Direction) -> bool {
+    req.direction == Direction::Redo && direction == Direction::Undo
+}
+
 /// The executor's plan for `items`: an undo (redo) window reversing `changes`, or a hunk
 /// undo's window.
 fn plan_of(
@@ -677,6 +690,14 @@ fn plan_of(
             steps,
             reverses: Vec::new(),
         },
+        None if took_back(req, direction) => Plan {
+            kind,
+            label: format!("redo: took back hunk undo window {}", join(targets)),
+            tool: crate::engine::exec::PlanTool::Redo,
+            recorded_by: RecordedBy::Undo,
+            steps,
+            reverses: changes.iter().map(|c| c.id).collect(),
+        },
         None => Plan {
             kind,
             label: format!("{kind} of window {}", join(targets)),
@@ -707,6 +728,7 @@ impl Report {
             files: Vec::new(),
             skipped: 0,
             finished_interrupted: false,
+            took_back: false,
             refused: false,
         }
     }
@@ -754,6 +776,7 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
         files,
         skipped: 0,
         finished_interrupted: true,
+        took_back: false,
         refused: false,
     }))
 }

@@ -12,6 +12,7 @@
 //!   ([`take_back_request`], [`take_back_all`]).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use super::{run, Conflict, Direction, OnConflict, Outcome, Report, Request, Status, Target};
 use crate::engine::{EngineError, Result, Session};
@@ -56,6 +57,46 @@ pub enum FileStatus {
 
 /// The files of `window` (a window of `session`) with their proof and their state now.
 pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileView>> {
+    Ok(window_page(session, window, &FilePage::default())?.files)
+}
+
+/// Which of a window's files to answer (the page asks for a page at a time, so that a window
+/// of thousands of files is drawn without a dry run of all of them first).
+#[derive(Debug, Clone, Default)]
+pub struct FilePage {
+    /// Only the paths that contain this text, ignoring case.
+    pub filter: Option<String>,
+    /// Only the files a reject of the whole window would skip: in effect, and metadata-only or
+    /// meeting a conflict. Needs the state of every file: one dry run of the whole window.
+    pub blocked: bool,
+    /// The first file to answer, of those selected, in path order.
+    pub offset: usize,
+    /// At most this many files (`None`: all from `offset`).
+    pub limit: Option<usize>,
+}
+
+/// A page of a window's files ([`window_page`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WindowPage {
+    /// How many files the window has.
+    pub count: usize,
+    /// How many of them are undone (every change of the window to the path).
+    pub undone: usize,
+    /// How many files the page's filter (and `blocked`) selects; `files` is the part of them
+    /// from `offset`.
+    pub selected: usize,
+    pub offset: usize,
+    pub files: Vec<FileView>,
+}
+
+/// Above this many paths a dry run is not narrowed to the page's paths (narrowing resolves
+/// each path and compares it with every change of the window): the whole window is planned.
+const NARROW_AT_MOST: usize = 1_000;
+
+/// The files of `window` that `page` selects, in path order, with their proof and state now.
+/// Only the files answered are planned (a dry run of the undo narrowed to them), except for
+/// `blocked`, which plans the whole selection.
+pub fn window_page(session: &Session<'_>, window: WindowId, page: &FilePage) -> Result<WindowPage> {
     let changes = session.history().read().changes_in_window(window)?;
     let mut by_path: BTreeMap<Vec<u8>, Vec<Change>> = BTreeMap::new();
     for c in changes {
@@ -64,14 +105,75 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
             .or_default()
             .push(c);
     }
-    let live = by_path
+    let count = by_path.len();
+    let undone = by_path
         .values()
-        .any(|cs| cs.iter().any(|c| c.undone_by.is_none()));
-    // One dry run for the window: each path is planned on its own, so its conflict is the
-    // one an undo of that path alone would meet.
-    let preview = if live {
+        .filter(|cs| cs.iter().all(|c| c.undone_by.is_some()))
+        .count();
+    let filter = page.filter.as_deref().unwrap_or("").to_lowercase();
+    let selected: Vec<&[Change]> = by_path
+        .values()
+        .map(Vec::as_slice)
+        .filter(|cs| filter.is_empty() || cs[0].path.display().to_lowercase().contains(&filter))
+        .collect();
+    let limit = page.limit.unwrap_or(usize::MAX);
+    let (selected, files) = if page.blocked {
+        let mut files = views(session, window, &by_path, &selected)?;
+        files.retain(FileView::blocked);
+        let n = files.len();
+        (n, files.into_iter().skip(page.offset).take(limit).collect())
+    } else {
+        let shown: Vec<&[Change]> = selected
+            .iter()
+            .skip(page.offset)
+            .take(limit)
+            .copied()
+            .collect();
+        (selected.len(), views(session, window, &by_path, &shown)?)
+    };
+    Ok(WindowPage {
+        count,
+        undone,
+        selected,
+        offset: page.offset,
+        files,
+    })
+}
+
+impl FileView {
+    /// A file a reject of its whole window would skip: in effect, but rewind lacks a side of
+    /// it or its undo meets a conflict.
+    pub fn blocked(&self) -> bool {
+        self.state != FileStatus::Undone
+            && (self.proof == Proof::MetadataOnly || self.state == FileStatus::Conflict)
+    }
+}
+
+/// The views of `files` (each a path's changes in `window`, whose changes by path are
+/// `window_paths`), planned by one dry run narrowed to the live ones among them.
+fn views(
+    session: &Session<'_>,
+    window: WindowId,
+    window_paths: &BTreeMap<Vec<u8>, Vec<Change>>,
+    files: &[&[Change]],
+) -> Result<Vec<FileView>> {
+    let live: Vec<&[u8]> = files
+        .iter()
+        .filter(|cs| cs.iter().any(|c| c.undone_by.is_none()))
+        .map(|cs| cs[0].path.as_bytes())
+        .collect();
+    // One dry run: each path is planned on its own, so its conflict is the one an undo of
+    // that path alone would meet, whichever other paths the run covers.
+    let preview = if live.is_empty() {
+        None
+    } else {
+        let paths = match live.len() < window_paths.len() && live.len() <= NARROW_AT_MOST {
+            true => with_nested(window_paths, &live),
+            false => Vec::new(),
+        };
         let req = Request {
             dry_run: true,
+            paths,
             ..Request::new(
                 Direction::Undo,
                 Target::Window(window),
@@ -79,8 +181,6 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
             )
         };
         Some(run(session, &req)?)
-    } else {
-        None
     };
     // Each path's planned report, by path (a window of thousands of files: no search per file).
     let planned_by_path: std::collections::HashMap<&str, &super::FileReport> = preview
@@ -88,8 +188,8 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
         .filter(|r| r.status != Status::Nothing)
         .map(|r| r.files.iter().map(|f| (f.path.as_str(), f)).collect())
         .unwrap_or_default();
-    let mut out = Vec::new();
-    for cs in by_path.values() {
+    let mut out = Vec::with_capacity(files.len());
+    for cs in files {
         let first = &cs[0];
         let weakest = cs
             .iter()
@@ -129,6 +229,32 @@ pub fn window_files(session: &Session<'_>, window: WindowId) -> Result<Vec<FileV
         });
     }
     Ok(out)
+}
+
+/// `paths` and the window's paths above or below one of them, as paths to narrow an undo
+/// to: a file that became a directory (or back) is planned with the paths under it, so a
+/// page's dry run meets the same transition the whole window's does.
+fn with_nested(window_paths: &BTreeMap<Vec<u8>, Vec<Change>>, paths: &[&[u8]]) -> Vec<PathBuf> {
+    let mut out: BTreeMap<&[u8], &Change> = BTreeMap::new();
+    for p in paths {
+        let parents = p
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .map(|(i, _)| &p[..i]);
+        let mut below = p.to_vec();
+        below.push(b'/');
+        let children = window_paths
+            .range(below.clone()..)
+            .take_while(|(k, _)| k.starts_with(&below))
+            .map(|(k, _)| k.as_slice());
+        for q in std::iter::once(*p).chain(parents).chain(children) {
+            if let Some((k, cs)) = window_paths.get_key_value(q) {
+                out.insert(k.as_slice(), &cs[0]);
+            }
+        }
+    }
+    out.values().map(|c| c.path.to_path_buf()).collect()
 }
 
 fn proof_rank(p: Proof) -> u8 {
@@ -629,12 +755,12 @@ fn is_hunk_reject<'t>(tools: impl IntoIterator<Item = Option<&'t str>>) -> bool 
 }
 
 /// The request that takes back the reject `window` (a window of `session`): a redo of an
-/// undo window, an undo of a hunk reject's window. Anything else is refused: taking back
+/// undo window or of a hunk reject's window (which undoes it). Anything else is refused: taking back
 /// never undoes an agent's own turn.
 pub fn take_back_request(session: &Session<'_>, window: &crate::model::Window) -> Result<Request> {
     let direction = match role(session, window)? {
-        Role::Reject => Direction::Redo,
-        Role::HunkReject => Direction::Undo,
+        // A redo of a hunk reject's window takes it back (`undo::Report::took_back`).
+        Role::Reject | Role::HunkReject => Direction::Redo,
         Role::Work => {
             return Err(EngineError::NotAnUndoWindow {
                 window: window.id,

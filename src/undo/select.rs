@@ -52,7 +52,10 @@ fn latest_of_paths(
         }
         Direction::Redo => {
             for w in r.windows(session.row_id(), usize::MAX >> 1)? {
-                if w.kind == WindowKind::Undo && w.status == WindowStatus::Done {
+                if w.kind == WindowKind::Undo
+                    && w.status == WindowStatus::Done
+                    && !is_take_back(session, w.id)?
+                {
                     let undone = of_paths(r.changes_undone_by(w.id)?);
                     if !undone.is_empty() {
                         return Ok(undone);
@@ -74,7 +77,7 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
         // The newest of: an undo window still reversing something (redone), a hunk undo
         // still in effect (taken back: undone, as the review page takes it back).
         (Direction::Redo, Target::Latest) => {
-            let undo = r.latest_redoable_window(session.row_id())?;
+            let undo = latest_redoable(session)?;
             match (r.latest_hunk_undo_window(session.row_id(), undo)?, undo) {
                 (Some(h), _) => (r.live_changes_in_window(h)?, Direction::Undo),
                 (None, Some(w)) => (r.changes_undone_by(w)?, Direction::Redo),
@@ -95,6 +98,10 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
                     (live, Direction::Undo)
                 }
                 (Direction::Undo, _) => (r.live_changes_in_window(*w)?, Direction::Undo),
+                // A redo of a hunk undo takes it back, as a plain `redo` does.
+                (Direction::Redo, WindowKind::Agent) if is_hunk_undo(session, *w)? => {
+                    (r.live_changes_in_window(*w)?, Direction::Undo)
+                }
                 (Direction::Redo, kind) => {
                     return Err(EngineError::NotAnUndoWindow { window: *w, kind })
                 }
@@ -110,6 +117,42 @@ fn by_target(session: &Session<'_>, req: &Request) -> Result<(Vec<Change>, Direc
         ),
         (Direction::Redo, _) => return Err(EngineError::RedoTarget),
     })
+}
+
+/// The newest undo window of the session still reversing something, as a plain `redo`
+/// redoes it: not one that took a hunk undo back, whose redo would apply the hunk undo again.
+fn latest_redoable(session: &Session<'_>) -> Result<Option<WindowId>> {
+    let r = session.history().read();
+    match r.latest_redoable_window(session.row_id())? {
+        Some(w) if is_take_back(session, w)? => {}
+        newest => return Ok(newest),
+    }
+    for w in r.windows(session.row_id(), usize::MAX >> 1)? {
+        if w.kind == WindowKind::Undo
+            && w.status == WindowStatus::Done
+            && !r.changes_undone_by(w.id)?.is_empty()
+            && !is_take_back(session, w.id)?
+        {
+            return Ok(Some(w.id));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether undo window `w` took a hunk undo back (`redo` after `undo --hunk`, the review
+/// page's Take back): its changes are recorded with the tool `redo`, where an undo's are
+/// recorded with `undo`.
+pub(super) fn is_take_back(session: &Session<'_>, w: WindowId) -> Result<bool> {
+    let changes = session.history().read().changes_in_window(w)?;
+    let redo = crate::engine::exec::PlanTool::Redo.as_str();
+    Ok(!changes.is_empty() && changes.iter().all(|c| c.tool.as_deref() == Some(redo)))
+}
+
+/// Whether window `w` is a hunk undo's (`undo --hunk`, `--patch`, the page's hunk reject).
+fn is_hunk_undo(session: &Session<'_>, w: WindowId) -> Result<bool> {
+    let changes = session.history().read().changes_in_window(w)?;
+    let tools = changes.iter().map(|c| c.tool.as_deref());
+    Ok(super::review::role_of(WindowKind::Agent, tools) == super::review::Role::HunkReject)
 }
 
 /// Window `w`, provided it belongs to this session.

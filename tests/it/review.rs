@@ -333,6 +333,75 @@ fn review_lists_the_sessions_windows_and_files_with_proof_and_state() {
     assert_eq!(a["change"], "modified");
 }
 
+/// The paths of a window answer, in order.
+fn paths_of(window: &serde_json::Value) -> Vec<&str> {
+    window["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect()
+}
+
+/// A window's files a page at a time (issue 43: the page of a 10,000-file window is drawn
+/// before the other files are planned): path order, `offset` and `limit`, a filter that
+/// ignores case, `blocked` for what a reject of the whole window would skip, and each file
+/// answered as the whole list answers it.
+#[test]
+fn window_files_come_a_page_at_a_time_each_as_the_whole_list_has_it() {
+    let env = Env::new();
+    for p in ["a", "b", "c", "Dir/d", "Dir/e"] {
+        env.write(p, format!("{p} 0\n"));
+    }
+    env.run(&["window", "open"]).ok();
+    for p in ["a", "b", "c", "Dir/d", "Dir/e"] {
+        env.agent_write(p, format!("{p} 1\n"));
+    }
+    env.run(&["window", "close"]).ok();
+    env.write("b", "user\n");
+    let r = Review::start(&env);
+    let whole = r.get("/api/windows/1");
+    assert_eq!(paths_of(&whole), ["Dir/d", "Dir/e", "a", "b", "c"]);
+    assert_eq!(
+        (&whole["count"], &whole["selected"], &whole["undone"]),
+        (&5.into(), &5.into(), &0.into())
+    );
+
+    let page = r.get("/api/windows/1?offset=2&limit=2");
+    assert_eq!(paths_of(&page), ["a", "b"]);
+    assert_eq!((&page["count"], &page["selected"]), (&5.into(), &5.into()));
+    assert_eq!(page["offset"], 2);
+    for p in ["a", "b"] {
+        assert_eq!(file(&page, p), file(&whole, p));
+    }
+    assert_eq!(file(&page, "b")["conflict"], "overlap");
+    assert_eq!(paths_of(&r.get("/api/windows/1?offset=4&limit=2")), ["c"]);
+    assert!(paths_of(&r.get("/api/windows/1?offset=9&limit=2")).is_empty());
+
+    let dir = r.get("/api/windows/1?filter=dIR&limit=1");
+    assert_eq!(paths_of(&dir), ["Dir/d"]);
+    assert_eq!((&dir["count"], &dir["selected"]), (&5.into(), &2.into()));
+
+    let blocked = r.get("/api/windows/1?blocked=true");
+    assert_eq!(paths_of(&blocked), ["b"]);
+    assert_eq!(blocked["selected"], 1);
+
+    let reply = r.post("/api/reject", serde_json::json!({"window": 1, "path": "a"}));
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let after = r.get("/api/windows/1?limit=1&offset=2");
+    assert_eq!(file(&after, "a")["state"], "undone");
+    assert_eq!(after["undone"], 1);
+
+    let bad = r.call("GET", "/api/windows/1?limit=many", None);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.json()["status"], "error");
+    assert!(
+        bad.json()["error"].as_str().unwrap().contains("limit"),
+        "{}",
+        bad.body
+    );
+}
+
 #[test]
 fn reject_a_file_restores_it_and_the_page_then_says_undone_and_redo_takes_it_back() {
     let env = Env::new();
@@ -1299,4 +1368,130 @@ fn reject_anyway_previews_what_it_overwrites_then_overwrites_it() {
     let missing = r.call("GET", "/api/windows/1/overwrite", None);
     assert_eq!(missing.status, 400);
     assert_eq!(missing.json()["error"], "the preview takes ?path=P");
+}
+
+/// The `n` lines of a Claude Code test file, `line i` each, with `edited` lines changed.
+fn lines_edited(n: usize, edited: &[usize]) -> String {
+    (1..=n)
+        .map(|i| match edited.contains(&i) {
+            true => format!("line {i} edited\n"),
+            false => format!("line {i}\n"),
+        })
+        .collect()
+}
+
+/// Issue 43's done-when: a 3-turn Claude Code session (`rewind hook claude-code` with Claude
+/// Code's payloads) whose turns each Edit one file several times. From the page's API, every
+/// hunk of every turn is rejected, then taken back, each byte-exact: a reject reverts exactly
+/// that Edit's line over the later turns' edits, and its take-back puts the file back as the
+/// session left it.
+#[test]
+fn each_hunk_of_a_three_turn_claude_code_session_with_repeated_edits_is_rejected_and_taken_back() {
+    use crate::hooks::{fixture, hook};
+    let env = Env::new();
+    let sid = "5f0c2d3e-43aa-4e1b-9c7d-000000000043";
+    let turns: [&[usize]; 3] = [&[5, 30], &[10, 50], &[15, 40, 55]];
+    let path = env.path("f.txt").display().to_string();
+    env.write("f.txt", lines_edited(60, &[]));
+    let mut done: Vec<usize> = Vec::new();
+    let mut call = 0;
+    for (t, edits) in turns.iter().enumerate() {
+        let mut prompt = fixture(&env, "claude-code", "user-prompt-submit");
+        prompt["session_id"] = sid.into();
+        prompt["prompt"] = format!("turn {}: edit f.txt", t + 1).into();
+        assert_eq!(hook(&env, "claude-code", &prompt).code, 0);
+        for line in edits.iter() {
+            call += 1;
+            let before = lines_edited(60, &done);
+            done.push(*line);
+            let after = lines_edited(60, &done);
+            let input = serde_json::json!({
+                "file_path": path,
+                "old_string": format!("line {line}\n"),
+                "new_string": format!("line {line} edited\n"),
+                "replace_all": false,
+            });
+            let id = format!("toolu_43_{call}");
+            let mut pre = fixture(&env, "claude-code", "pre-tool-use-edit");
+            pre["session_id"] = sid.into();
+            pre["tool_input"] = input.clone();
+            pre["tool_use_id"] = id.clone().into();
+            assert_eq!(hook(&env, "claude-code", &pre).code, 0);
+            env.write("f.txt", &after);
+            let mut post = fixture(&env, "claude-code", "post-tool-use-edit");
+            post["session_id"] = sid.into();
+            post["tool_input"] = input;
+            post["tool_use_id"] = id.into();
+            post["tool_response"] = serde_json::json!({
+                "filePath": path,
+                "oldString": format!("line {line}\n"),
+                "newString": format!("line {line} edited\n"),
+                "originalFile": before,
+                "userModified": false,
+                "replaceAll": false,
+            });
+            assert_eq!(hook(&env, "claude-code", &post).code, 0);
+        }
+        let mut stop = fixture(&env, "claude-code", "stop");
+        stop["session_id"] = sid.into();
+        assert_eq!(hook(&env, "claude-code", &stop).code, 0);
+    }
+    let last = lines_edited(60, &done);
+    assert_eq!(env.read("f.txt").unwrap(), last.as_bytes());
+
+    let r = Review::start(&env);
+    let sessions = r.get("/api/sessions");
+    let session = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == sid)
+        .unwrap_or_else(|| panic!("no session {sid}: {sessions}"));
+    assert_eq!(session["agent"], "claude-code");
+    let mut windows: Vec<i64> = session["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["role"] == "work" && w["changes"].as_u64() > Some(0))
+        .map(|w| w["id"].as_i64().unwrap())
+        .collect();
+    windows.sort();
+    assert_eq!(windows.len(), 3, "{session}");
+    for (window, edits) in windows.iter().zip(turns) {
+        let listed = r.get(&format!("/api/windows/{window}"));
+        let f = file(&listed, "f.txt");
+        assert_eq!(f["proof"], "exact", "{f}");
+        assert_eq!(f["changes"].as_array().unwrap().len(), edits.len(), "{f}");
+        let diff = r.get(&format!("/api/windows/{window}/diff?path=f.txt"));
+        assert_eq!(hunk_states(&diff), vec!["in-effect"; edits.len()], "{diff}");
+        for (n, line) in edits.iter().enumerate() {
+            let n = n + 1;
+            let rejected = r.post(
+                "/api/reject",
+                serde_json::json!({"window": window, "path": "f.txt", "hunks": [n]}),
+            );
+            assert_eq!(rejected.status, 200, "{}", rejected.body);
+            assert_eq!(rejected.json()["status"], "undone", "{}", rejected.body);
+            let without: Vec<usize> = done.iter().copied().filter(|l| l != line).collect();
+            assert_eq!(
+                String::from_utf8(env.read("f.txt").unwrap()).unwrap(),
+                lines_edited(60, &without),
+                "window {window}, hunk {n}"
+            );
+            let states = hunk_states(&r.get(&format!("/api/windows/{window}/diff?path=f.txt")));
+            assert_eq!(states[n - 1], "rejected", "window {window}: {states:?}");
+            let back = r.post(
+                "/api/redo",
+                serde_json::json!({"window": rejected.json()["window_id"]}),
+            );
+            assert_eq!(back.status, 200, "{}", back.body);
+            assert_eq!(
+                env.read("f.txt").unwrap(),
+                last.as_bytes(),
+                "window {window}, hunk {n} taken back"
+            );
+        }
+        let diff = r.get(&format!("/api/windows/{window}/diff?path=f.txt"));
+        assert_eq!(hunk_states(&diff), vec!["in-effect"; edits.len()], "{diff}");
+    }
 }

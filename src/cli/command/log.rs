@@ -246,6 +246,11 @@ fn render_versions(h: &FileHistory) -> String {
         if let Some(u) = v.undone_by {
             who.push_str(&format!(" (undone by {u})"));
         }
+        if let Some(w) = v.overwritten_by {
+            who.push_str(&format!(
+                " (no change made it; stored when window {w} overwrote it)"
+            ));
+        }
         text.push_str(&format!(
             "  v{:<3} {}  {}{}  {}\n",
             v.version,

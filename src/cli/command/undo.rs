@@ -167,6 +167,11 @@ pub(super) fn render(direction: Direction, report: &Report) -> String {
             except(report.skipped),
             opt(report.window_id)
         ),
+        Status::Redone if report.took_back => format!(
+            "took back hunk undo window {targets}{} (recorded as window {})\n",
+            except(report.skipped),
+            opt(report.window_id)
+        ),
         Status::Redone => format!(
             "redid window {targets}{} (recorded as window {})\n",
             except(report.skipped),

@@ -310,3 +310,39 @@ fn log_refusals_with_a_path_is_a_usage_error() {
     [exit status: 2]
     ");
 }
+
+/// Issue 43: after `undo --force` overwrote an edit no scan saw, `log --path` lists the
+/// overwritten bytes as a version of their own (`found`, between the agent's version and
+/// the undo's), and `restore --version` brings them back byte for byte. The policy holds for
+/// any change that found bytes no change made.
+#[test]
+fn log_path_lists_what_a_forced_undo_overwrote_and_restore_brings_it_back() {
+    let env = Env::new();
+    let _f = filters(&env);
+    env.run(&["window", "open", "--label", "notes"]).ok();
+    env.agent_write("NOTES.md", "# Notes\n");
+    env.run(&["window", "close"]).ok();
+    env.write("NOTES.md", "# Notes\nmine\n");
+    env.run(&["undo", "--path", "NOTES.md", "--force"]).ok();
+    assert!(env.read("NOTES.md").is_none());
+    assert_snapshot!(rw(&env, &["log", "--path", "NOTES.md"]), @"
+    NOTES.md: 3 versions, newest first
+      v3   [TIME]  absent  undo session test-session window 2 undo
+      v2   [TIME]  6d8477af4bab 13 B  found (no change made it; stored when window 2 overwrote it)
+      v1   [TIME]  870f7981fa2d 8 B  agent session test-session window 1 (undone by 2)
+    restore one with `rewind restore NOTES.md --version N`
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "log", "--path", "NOTES.md"]), @r#"
+    {"path":"NOTES.md","versions":[{"at":"[TIME]","by":"undo","change_id":2,"mode":null,"proof":"exact","reason":null,"session":"test-session","size":null,"state":null,"tool":"undo","tool_call":null,"undone_by":null,"version":3,"window_id":2},{"at":"[TIME]","by":"found","change_id":null,"mode":"644","overwritten_by":2,"proof":null,"reason":null,"session":null,"size":13,"state":"6d8477af4babb61d9a3d0313f4e221b9a43a8189f3eed69d6f26c9013bb12e58","tool":null,"tool_call":null,"undone_by":null,"version":2,"window_id":null},{"at":"[TIME]","by":"agent","change_id":1,"mode":"644","proof":"exact","reason":null,"session":"test-session","size":8,"state":"870f7981fa2d6dd32a41fba50f9a070acec88406fc7fcd859eeca800b3c461b4","tool":null,"tool_call":null,"undone_by":2,"version":1,"window_id":1}]}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_snapshot!(rw(&env, &["restore", "NOTES.md", "--version", "2"]), @"
+    restored NOTES.md to 6d8477af4bab (was absent; recorded as window 3, `rewind undo` reverses it)
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("NOTES.md").unwrap(), b"# Notes\nmine\n");
+}

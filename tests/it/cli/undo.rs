@@ -510,3 +510,63 @@ fn blame_after_a_merged_redo_credits_the_turn_not_the_redo() {
     [exit status: 0]
     ");
 }
+
+/// Issue 43: `redo` after a hunk undo takes it back and says so (it printed "undid window
+/// N"), and a second `redo` has nothing to redo (it applied the hunk undo again). The same
+/// through `redo --window` of the hunk undo's window (the review page's Take back).
+#[test]
+fn redo_takes_a_hunk_undo_back_once_and_says_so() {
+    let env = Env::new();
+    let _f = filters(&env);
+    let numbered = |edits: &[usize]| -> String {
+        (1..=20)
+            .map(|i| match edits.contains(&i) {
+                true => format!("line {i} edited\n"),
+                false => format!("line {i}\n"),
+            })
+            .collect()
+    };
+    env.write("f.txt", numbered(&[]));
+    env.run(&["window", "open", "--label", "two edits"]).ok();
+    env.agent_write("f.txt", numbered(&[2, 18]));
+    env.run(&["window", "close"]).ok();
+    assert_snapshot!(rw(&env, &["undo", "--window", "1", "--path", "f.txt", "--hunk", "2"]), @"
+    undid window 1 (recorded as window 2)
+      restored       f.txt  6ee564e57887 → 4472045e163d
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("f.txt").unwrap(), numbered(&[2]).as_bytes());
+    assert_snapshot!(rw(&env, &["redo"]), @"
+    took back hunk undo window 2 (recorded as window 3)
+      restored       f.txt  4472045e163d → 6ee564e57887
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(env.read("f.txt").unwrap(), numbered(&[2, 18]).as_bytes());
+    assert_snapshot!(rw(&env, &["redo"]), @"
+    nothing to redo
+    [EOF]
+    [exit status: 4]
+    ");
+    assert_eq!(env.read("f.txt").unwrap(), numbered(&[2, 18]).as_bytes());
+
+    assert_snapshot!(rw(&env, &["undo", "--window", "1", "--path", "f.txt", "--hunk", "1"]), @"
+    undid window 1 (recorded as window 4)
+      restored       f.txt  6ee564e57887 → b583ffddfd0f
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_snapshot!(rw(&env, &["--json", "redo", "--window", "4"]), @r#"
+    {"files":[{"conflict":null,"current":"b583ffddfd0f98ba2a6d3dbe07acf70f0d78d7cef40b4c99349ec30f7b7e404f","detail":null,"expected":"b583ffddfd0f98ba2a6d3dbe07acf70f0d78d7cef40b4c99349ec30f7b7e404f","outcome":"restored","path":"f.txt","target":"6ee564e57887d1900938cb2fe80ed146dd120aa4ce27f2a700339c5d63447319"}],"forced":false,"status":"redone","targets":[4],"took_back":true,"window_id":5}
+    [EOF]
+    [exit status: 0]
+    "#);
+    assert_eq!(env.read("f.txt").unwrap(), numbered(&[2, 18]).as_bytes());
+    assert_snapshot!(rw(&env, &["redo"]), @"
+    nothing to redo
+    [EOF]
+    [exit status: 4]
+    ");
+    assert_eq!(env.read("f.txt").unwrap(), numbered(&[2, 18]).as_bytes());
+}

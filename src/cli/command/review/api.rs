@@ -154,19 +154,51 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
     }))
 }
 
-/// `GET /api/windows/{id}`: the window and its files, each with its proof and its state
-/// against the disk now.
-pub(crate) async fn window(State(s): State<Arc<Server>>, Path(id): Path<String>) -> Response {
+/// Which of a window's files `GET /api/windows/{id}` answers (all of them when none is given).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WindowQuery {
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+    filter: Option<String>,
+    #[serde(default)]
+    blocked: bool,
+}
+
+/// `GET /api/windows/{id}[?offset=O&limit=N&filter=T&blocked=true]`: the window and its
+/// files in path order, each with its proof and its state against the disk now; a page of
+/// them when asked (`review::window_page`: only the files answered are planned), with how many
+/// the window has and how many the filter selects.
+pub(crate) async fn window(
+    State(s): State<Arc<Server>>,
+    Path(id): Path<String>,
+    q: Result<Query<WindowQuery>, QueryRejection>,
+) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
     blocking(move || {
+        let page = review::FilePage {
+            filter: q.filter,
+            blocked: q.blocked,
+            offset: q.offset,
+            limit: q.limit,
+        };
         let result = in_window(&s, &id, |window, session| {
-            let files = review::window_files(session, window.id)?;
+            let files = review::window_page(session, window.id, &page)?;
             Ok::<_, EngineError>(serde_json::json!({
                 "id": window.id,
                 "session": window.session,
                 "kind": window.kind,
                 "label": window.label,
                 "role": review::role(session, window)?,
-                "files": files,
+                "count": files.count,
+                "undone": files.undone,
+                "selected": files.selected,
+                "offset": files.offset,
+                "files": files.files,
             }))
         });
         match result {

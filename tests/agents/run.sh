@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex,
-# pi (issue 45).
+# pi, Cline CLI, Copilot CLI, Qwen Code (issue 45).
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one (default: the debug
 #                           binary, built by `cargo build --locked`; RELEASE=1: the release one)
@@ -902,6 +902,77 @@ run_copilot_without_rewind() {
 }
 
 
+# --- Qwen Code ------------------------------------------------------------------------
+# qwen_turn <dir> <agent PATH>: `qwen -p --yolo` in <dir>/ws against fake_openai_chat.py as an
+# OpenAI-compatible provider (`--auth-type openai`, OPENAI_BASE_URL), no usage statistics or
+# update checks (~/.qwen/settings.json under the scratch HOME), REWIND_HOME unset (the hooks
+# carry the home).
+qwen_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home/.qwen"
+  cat > "$d/home/.qwen/settings.json" <<'JSON'
+{"privacy": {"usageStatisticsEnabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
+JSON
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" OPENAI_API_KEY=e2e-dummy \
+  OPENAI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" OPENAI_MODEL=e2e-model \
+  QWEN_CODE_SUPPRESS_YOLO_WARNING=1 timeout 180 "$AGENT_BIN" --auth-type openai --yolo \
+  --output-format json -p "create notes.txt, edit it, read it, uppercase with sed" \
+  >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_qwen() {
+  npm_agent qwen @qwen-code/qwen-code qwen || return 0
+  local ver=$AGENT_VER d="$TMP/qwen"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init qwen >/dev/null) \
+    && ok "rewind init qwen" || { bad "rewind init qwen"; return 0; }
+  shim_hooks "$d/ws/.qwen/settings.json"
+  : > "$TMP/payloads.jsonl"
+  qwen_turn "$d" "$PATH"
+  local rc=$?
+  check "qwen -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent qwen "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$(fixture_out qwen "$ver")"
+  fi
+  run_qwen_without_rewind
+}
+
+# The hooks of an `init qwen` whose binary is gone (and none on PATH) exit 0 with nothing to
+# say: every tool call proceeds.
+run_qwen_without_rewind() {
+  local d="$TMP/qwen-gone" path
+  echo "== qwen $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "qwen without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init qwen >/dev/null) \
+    || { bad "rewind init qwen (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  qwen_turn "$d" "$path"
+  check "qwen -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py" --without-rewind
+  tally "$d"
+}
+
+
 want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
@@ -909,6 +980,7 @@ want codex && run_codex
 want pi && run_pi
 want cline && run_cline
 want copilot && run_copilot
+want qwen && run_qwen
 if [ -n "$LATEST" ]; then
   echo
   echo "== hook payloads of the newest releases against the recorded fixtures"

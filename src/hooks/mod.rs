@@ -82,7 +82,9 @@ impl Agent {
             Agent::ClaudeCode | Agent::Codex => Some("Bash"),
             Agent::Gemini | Agent::Qwen => Some("run_shell_command"),
             Agent::OpenCode | Agent::Pi | Agent::Copilot => Some("bash"),
-            Agent::Cline => Some("execute_command"),
+            // Cline CLI 3.x's (checked with 3.0.65; the older hook shape named it
+            // `execute_command`). Unused today: Cline's payloads carry no turn id.
+            Agent::Cline => Some("run_commands"),
             Agent::Cursor => None,
         }
     }

@@ -185,7 +185,7 @@ pub(crate) fn empty_session() -> Failure {
         Exit::Usage,
         "--session is empty: the variable meant to hold the agent's session id is not set here",
     )
-    .hint("pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)")
+    .hint("pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)")
 }
 
 /// A window or other id typed by the user; a malformed one is a usage error.

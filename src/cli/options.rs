@@ -43,6 +43,7 @@ pub enum AgentName {
     Cline,
     Pi,
     Copilot,
+    Qwen,
 }
 
 impl AgentName {
@@ -57,6 +58,7 @@ impl AgentName {
             AgentName::Cline => Agent::Cline,
             AgentName::Pi => Agent::Pi,
             AgentName::Copilot => Agent::Copilot,
+            AgentName::Qwen => Agent::Qwen,
         }
     }
 }

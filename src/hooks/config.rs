@@ -30,6 +30,7 @@ impl Agent {
             Agent::OpenCode => super::opencode::init_files(rewind),
             Agent::Pi => super::pi::init_files(rewind),
             Agent::Copilot => super::copilot::init_files(rewind),
+            Agent::Qwen => super::qwen::init_files(rewind),
         }
     }
 

@@ -5,7 +5,7 @@
 //! This file owns the shared types, the [`parse`] / [`answer`] dispatch, [`reverse_edits`], the
 //! JSON field helpers used by every adapter, and output truncation. Each agent's shapes live in
 //! its own file (`claude.rs`, `opencode.rs`, `gemini.rs`, `codex.rs`, `cursor.rs`, `cline.rs`,
-//! `pi.rs`, `copilot.rs`);
+//! `pi.rs`, `copilot.rs`, `qwen.rs`);
 //! the Codex / OpenCode patch format is parsed in `patch.rs`. Each adapter also says which
 //! configuration files `rewind init` installs for its agent ([`config`]).
 //!
@@ -23,6 +23,7 @@ mod gemini;
 mod opencode;
 pub mod patch;
 pub mod pi;
+mod qwen;
 pub mod runner;
 pub mod shell;
 
@@ -57,11 +58,12 @@ pub enum Agent {
     Cline,
     Pi,
     Copilot,
+    Qwen,
 }
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 9] = [
         Agent::ClaudeCode,
         Agent::OpenCode,
         Agent::Gemini,
@@ -70,6 +72,7 @@ impl Agent {
         Agent::Cline,
         Agent::Pi,
         Agent::Copilot,
+        Agent::Qwen,
     ];
 
     /// The name of the agent's shell tool as its hooks give it, for a shell call rewind has
@@ -77,9 +80,11 @@ impl Agent {
     pub fn shell_tool(self) -> Option<&'static str> {
         match self {
             Agent::ClaudeCode | Agent::Codex => Some("Bash"),
-            Agent::Gemini => Some("run_shell_command"),
+            Agent::Gemini | Agent::Qwen => Some("run_shell_command"),
             Agent::OpenCode | Agent::Pi | Agent::Copilot => Some("bash"),
-            Agent::Cline => Some("execute_command"),
+            // Cline CLI 3.x's (checked with 3.0.65; the older hook shape named it
+            // `execute_command`). Unused today: Cline's payloads carry no turn id.
+            Agent::Cline => Some("run_commands"),
             Agent::Cursor => None,
         }
     }
@@ -95,6 +100,7 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Pi => "pi",
             Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
         }
     }
 }
@@ -120,7 +126,7 @@ impl FromStr for Agent {
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     #[error(
-        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot"
+        "unknown agent `{0}`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot, qwen"
     )]
     UnknownAgent(String),
     #[error("hook payload is empty")]
@@ -165,6 +171,16 @@ pub struct HookEvent {
     /// The agent's tool name, when a tool event.
     pub tool: Option<String>,
     pub action: Action,
+}
+
+impl HookEvent {
+    /// Whether the event is one the agent sends routinely even though rewind has nothing to
+    /// do with it, so that ignoring it is not worth a line in the hook log: a tool rewind
+    /// does not track (broad matchers), or Qwen Code's `UserPromptSubmit` without a prompt,
+    /// which it sends after every tool result.
+    pub fn is_routine(&self) -> bool {
+        self.tool.is_some() || (self.agent == Agent::Qwen && self.event_name == "UserPromptSubmit")
+    }
 }
 
 /// What the event means for the engine.
@@ -337,6 +353,7 @@ pub fn parse(agent: Agent, stdin: &[u8]) -> Result<HookEvent, HookError> {
         Agent::Cline => cline::parse(&obj),
         Agent::Pi => pi::parse(&obj),
         Agent::Copilot => copilot::parse(&obj),
+        Agent::Qwen => qwen::parse(&obj),
     }
 }
 
@@ -353,6 +370,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
         Agent::Cline => cline::answer(event, decision),
         Agent::Pi => pi::answer(event, decision),
         Agent::Copilot => copilot::answer(event, decision),
+        Agent::Qwen => qwen::answer(event, decision),
     }
 }
 
@@ -361,7 +379,7 @@ pub fn answer(event: &HookEvent, decision: &Decision) -> Answer {
 /// each agent's allow, in its own format. `payload`, when there is one, names the event for
 /// the agent whose allow depends on it (Cursor).
 ///
-/// Claude Code, Codex, Gemini and Copilot CLI read exit 0 with empty stdout as success (their adapters'
+/// Claude Code, Codex, Gemini, Qwen Code and Copilot CLI read exit 0 with empty stdout as success (their adapters'
 /// answer sections: "Allow prints nothing"), and rewind's OpenCode plugin and pi extension proceed on an empty
 /// answer; Cline reads a missing or invalid answer as a block, so it gets `{"cancel": false}`.
 pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
@@ -380,7 +398,8 @@ pub fn allow_anyway(agent: Agent, payload: Option<&[u8]>) -> Answer {
         | Agent::Gemini
         | Agent::OpenCode
         | Agent::Pi
-        | Agent::Copilot => Answer::silent(),
+        | Agent::Copilot
+        | Agent::Qwen => Answer::silent(),
     }
 }
 

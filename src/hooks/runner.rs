@@ -598,7 +598,8 @@ fn read(session: &Session<'_>, paths: &[PathBuf], cwd: &Path) -> Result<Outcome>
 /// tool adds those of the file's directories, 1.18's `Instruction` service) and Codex (those
 /// from the project root down to its working directory, at the start of a session; it has
 /// no read tool). Not to Cursor, whose hooks have no field that reaches the model. To pi only
-/// those it does not load itself ([`agent_loads_itself`]).
+/// those it does not load itself ([`agent_loads_itself`]). Not to Qwen Code, which loads the
+/// workspace root's itself (checked with 0.24.4; nested ones were not checked).
 fn delivers_context(agent: Agent) -> bool {
     matches!(
         agent,
@@ -674,7 +675,12 @@ fn with_context(decision: Decision, files: &[ContextFile]) -> Decision {
 }
 
 fn context_before_read(agent: Agent) -> bool {
-    !matches!(agent, Agent::Gemini | Agent::OpenCode | Agent::Pi)
+    // Qwen Code 0.24.4 puts no PreToolUse `additionalContext` into the conversation; it
+    // appends a PostToolUse one to the tool's result.
+    !matches!(
+        agent,
+        Agent::Gemini | Agent::OpenCode | Agent::Pi | Agent::Qwen
+    )
 }
 
 fn context_or_allow(hints: &[String]) -> Decision {

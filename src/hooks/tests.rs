@@ -1803,7 +1803,7 @@ fn long_messages_are_truncated_below_the_cap() {
     let long = "\"quoted\" ".repeat(5_000);
     for agent in Agent::ALL {
         let (before, after) = match agent {
-            Agent::ClaudeCode | Agent::Codex => ("PreToolUse", "PostToolUse"),
+            Agent::ClaudeCode | Agent::Codex | Agent::Qwen => ("PreToolUse", "PostToolUse"),
             Agent::Gemini => ("BeforeTool", "AfterTool"),
             Agent::OpenCode => ("tool.execute.before", "tool.execute.after"),
             Agent::Cursor => ("preToolUse", "afterFileEdit"),
@@ -2433,5 +2433,160 @@ fn copilot_answers_only_on_pre_tool_use() {
     assert_eq!(
         err.to_string(),
         "hook payload is missing field `toolArgs.old_str`"
+    );
+}
+
+// ---------------------------------------------------------------- Qwen Code, recorded
+
+/// The payloads the real Qwen Code 0.24.4 sent to `rewind hook qwen` during the scripted e2e
+/// run, each parsed to what that step did: Claude-shaped events, Gemini CLI's tool ids, the
+/// model's call id (`tool_call_id`) as the call's id, and no window on the empty
+/// `UserPromptSubmit` it sends after every tool result.
+#[test]
+fn qwen_recorded_payloads_parse_to_the_scripted_turn() {
+    let q = |text: &str| parsed(Agent::Qwen, text);
+    let notes = p("/home/u/proj/notes.txt");
+    let readme = p("/home/u/proj/README.md");
+    let sed = "sed -i 's/one/ONE/' notes.txt".to_string();
+
+    let start = q(fixture!("qwen", "real-0.24.4/session-start"));
+    assert_eq!(start.action, Action::SessionStart { fresh: false });
+    assert_eq!(start.cwd, Some(p("/home/u/proj")));
+    let sid = start.session_id;
+    assert!(sid.is_some());
+    assert_eq!(
+        q(fixture!("qwen", "real-0.24.4/user-prompt-submit")).action,
+        Action::OpenWindow {
+            label: Some("create notes.txt, edit it, read it, uppercase with sed".to_string())
+        }
+    );
+    let more = q(fixture!("qwen", "real-0.24.4/user-prompt-submit-2"));
+    assert!(is_ignore(&more.action), "{:?}", more.action);
+    let steps = [
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-write_file"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-write_file"),
+            "call_e2e_00",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Written {
+                    path: notes.clone(),
+                }],
+            },
+        ),
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-read_file"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-read_file"),
+            "call_e2e_01",
+            Action::PreRead {
+                paths: vec![readme.clone()],
+            },
+            Action::PostRead {
+                paths: vec![readme.clone()],
+            },
+        ),
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-edit"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-edit"),
+            "call_e2e_02",
+            Action::PreWrite {
+                paths: vec![readme.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![readme.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: readme,
+                    edits: vec![edit("# e2e", "# e2e edited", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-edit-2"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-edit-2"),
+            "call_e2e_03",
+            Action::PreWrite {
+                paths: vec![notes.clone()],
+            },
+            Action::PostWrite {
+                paths: vec![notes.clone()],
+                evidence: vec![Evidence::Edits {
+                    path: notes.clone(),
+                    edits: vec![edit("two", "TWO", false)],
+                }],
+            },
+        ),
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-read_file-2"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-read_file-2"),
+            "call_e2e_04",
+            Action::PreRead {
+                paths: vec![notes.clone()],
+            },
+            Action::PostRead { paths: vec![notes] },
+        ),
+        (
+            fixture!("qwen", "real-0.24.4/pre-tool-use-run_shell_command"),
+            fixture!("qwen", "real-0.24.4/post-tool-use-run_shell_command"),
+            "call_e2e_05",
+            Action::PreShell {
+                command: sed.clone(),
+            },
+            Action::PostShell { command: sed },
+        ),
+    ];
+    for (before, after, call, pre, post) in steps {
+        let (before, after) = (q(before), q(after));
+        assert_eq!(before.action, pre);
+        assert_eq!(after.action, post);
+        assert_eq!(before.tool_call.as_deref(), Some(call));
+        assert_eq!(after.tool_call.as_deref(), Some(call));
+        assert_eq!(after.session_id, sid);
+    }
+    assert_eq!(
+        q(fixture!("qwen", "real-0.24.4/stop")).action,
+        Action::CloseWindow
+    );
+}
+
+/// Qwen Code's matcher is a regular expression: `edit` also matches `notebook_edit` and MCP
+/// tools, which are not rewind's; answers are Claude Code's.
+#[test]
+fn qwen_ignores_other_tools_and_answers_as_claude_code() {
+    let other = parsed(
+        Agent::Qwen,
+        r#"{"hook_event_name":"PreToolUse","session_id":"s","cwd":"/w","tool_name":"notebook_edit","tool_input":{"file_path":"/w/a.ipynb"},"tool_use_id":"t"}"#,
+    );
+    assert!(is_ignore(&other.action), "{:?}", other.action);
+    let many = parsed(
+        Agent::Qwen,
+        r#"{"hook_event_name":"PostToolUse","session_id":"s","cwd":"/w","tool_name":"edit","tool_input":{"file_path":"/w/a","old_string":"a","new_string":"b","replace_all":true},"tool_use_id":"t"}"#,
+    );
+    assert_eq!(many.tool_call.as_deref(), Some("t"));
+    assert_eq!(
+        many.action,
+        Action::PostWrite {
+            paths: vec![p("/w/a")],
+            evidence: vec![Evidence::Edits {
+                path: p("/w/a"),
+                edits: vec![edit("a", "b", true)],
+            }],
+        }
+    );
+    let pre = event_of(
+        Agent::Qwen,
+        "PreToolUse",
+        Action::PreRead {
+            paths: vec![p("/a")],
+        },
+    );
+    assert_eq!(answer(&pre, &Decision::Allow), Answer::silent());
+    let out = stdout_json(&answer(&pre, &deny("stale")));
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        stdout_json(&answer(&pre, &context("changed")))["hookSpecificOutput"]["additionalContext"],
+        "changed"
     );
 }

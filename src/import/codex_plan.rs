@@ -171,19 +171,23 @@ pub fn plan(
             out.in_progress = r.turns.len() - i;
             break;
         }
-        let mut tp = TurnPlan {
-            id: turn.id.clone(),
-            started_ms: turn.started_ms,
-            ended_ms: turn.ended_ms,
-            gap: Vec::new(),
-            plan: StepPlan::default(),
-        };
         let forced = (!turn.unknown.is_empty()).then_some(MetadataReason::UnknownTool);
-        let mut touched = BTreeSet::new();
+        let mut ts = TurnState {
+            at: i,
+            forced,
+            touched: BTreeSet::new(),
+            plan: TurnPlan {
+                id: turn.id.clone(),
+                started_ms: turn.started_ms,
+                ended_ms: turn.ended_ms,
+                gap: Vec::new(),
+                plan: StepPlan::default(),
+            },
+        };
         for call in &turn.calls {
-            let at = (i, forced);
-            take_call(call, at, &mut known, &mut touched, &mut tp, keep, &mut out)?;
+            take_call(call, &mut ts, &mut known, keep, &mut out)?;
         }
+        let mut tp = ts.plan;
         if forced.is_some() {
             known.taint(MetadataReason::UnknownTool);
         }
@@ -199,13 +203,20 @@ pub fn plan(
     Ok(out)
 }
 
-/// One call of turn `turn` (`forced`: a reason that holds for the whole turn).
+/// The turn being planned: its index, a reason that holds for all of it (`forced`), the
+/// paths its calls touched so far, and its plan.
+struct TurnState {
+    at: usize,
+    forced: Option<MetadataReason>,
+    touched: BTreeSet<RelPath>,
+    plan: TurnPlan,
+}
+
+/// One call of the turn `ts` plans.
 fn take_call(
     call: &Call,
-    (turn, forced): (usize, Option<MetadataReason>),
+    ts: &mut TurnState,
     known: &mut Known<'_, '_>,
-    touched: &mut BTreeSet<RelPath>,
-    tp: &mut TurnPlan,
     keep: &mut Keep<'_>,
     out: &mut SessionPlan,
 ) -> Result<(), ImportError> {
@@ -224,7 +235,7 @@ fn take_call(
         let r = MetadataReason::NotProven;
         for rel in patch_paths(call, cx, &mut out.unsafe_paths) {
             known.paths.insert(rel.clone(), Cand::Untrusted(r));
-            tp.plan.agent.push(unproven(rel, call, r));
+            ts.plan.plan.agent.push(unproven(rel, call, r));
         }
         return Ok(());
     };
@@ -237,11 +248,11 @@ fn take_call(
             rel: &rel,
             call,
             rec,
-            turn,
-            first_in_turn: touched.insert(rel.clone()),
-            forced,
+            turn: ts.at,
+            first_in_turn: ts.touched.insert(rel.clone()),
+            forced: ts.forced,
         };
-        change(&ev, known, tp, keep, &mut out.unsafe_paths)?;
+        change(&ev, known, &mut ts.plan, keep, &mut out.unsafe_paths)?;
     }
     Ok(())
 }

@@ -23,6 +23,9 @@
 //! subagent's calls with others' and the subagent did not run alone (its calls outside the
 //! span of the call that ran it, or another call overlapping that span). A `NotebookEdit`
 //! is a `metadata-only` link (`notebook-edit`): rewind does not re-derive a notebook's JSON.
+//! A chain is applied in the order of its calls' transcript lines; when their recorded times
+//! disagree with that order (a later line's call written before an earlier one's), the chain
+//! is `metadata-only` (`ambiguous-window`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -405,10 +408,12 @@ fn plan_turn(
             Some(b) => cx.backup(&abs, b),
             None => Err(MetadataReason::BackupMissing),
         };
-        let forced = if turn.unknown.is_empty() {
-            subagent_doubt(turn, &calls, backup, other)
-        } else {
+        let forced = if !turn.unknown.is_empty() {
             Some(MetadataReason::UnknownTool)
+        } else if !times_agree(&calls) {
+            Some(MetadataReason::AmbiguousWindow)
+        } else {
+            subagent_doubt(turn, &calls, backup, other)
         };
         let end = chain(&rel, start, &calls, forced, keep, &mut plan)?;
         match end {
@@ -423,6 +428,14 @@ fn plan_turn(
         };
     }
     Ok(plan)
+}
+
+/// Whether the calls' recorded times (when every call has one) run in the order of their
+/// transcript lines, the order the chain is applied in: when a later line's call was written
+/// before an earlier one's, the records do not say which edit came first (as OpenCode's
+/// `step::times_agree`). One time missing: the lines' order stands.
+fn times_agree(calls: &[&Call]) -> bool {
+    calls.iter().any(|c| c.at_ms == 0) || calls.windows(2).all(|w| w[0].at_ms <= w[1].at_ms)
 }
 
 /// Plan the changes of one path's calls in order from `start`; all derived or all
@@ -665,6 +678,26 @@ mod tests {
             disputed: false,
         };
         (turn, backup)
+    }
+
+    #[test]
+    fn a_chain_is_ordered_only_when_its_times_and_lines_agree() {
+        let a = timed("a", "Edit", None, 10, 11);
+        let b = timed("b", "Edit", None, 20, 21);
+        let same = timed("c", "Edit", None, 20, 22);
+        assert!(
+            times_agree(&[&a, &b, &same]),
+            "equal times keep the lines' order"
+        );
+        assert!(
+            !times_agree(&[&b, &a]),
+            "the later line's call was written first"
+        );
+        let untimed = timed("u", "Edit", None, 0, 0);
+        assert!(
+            times_agree(&[&b, &untimed, &a]),
+            "no time: the lines' order stands"
+        );
     }
 
     #[test]

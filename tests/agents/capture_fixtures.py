@@ -3,7 +3,7 @@
 tool, with the scratch paths replaced by /home/u/proj (workspace) and /home/u (HOME).
 
 Usage: capture_fixtures.py <payloads.jsonl> <scratch dir> <version> <out dir>   (Claude Code)
-       capture_fixtures.py --agent gemini|opencode|codex|pi|cline|copilot <payloads.jsonl> <workspace> <home>
+       capture_fixtures.py --agent gemini|opencode|codex|pi|cline|copilot|qwen <payloads.jsonl> <workspace> <home>
                            <version> <out dir>
 Codex: CODEX_HOME (<home>/../codex-home) becomes /home/u/.codex."""
 import json
@@ -45,6 +45,11 @@ SCENARIOS = {
                 "with a BYOK provider (COPILOT_PROVIDER_BASE_URL) in offline mode. The "
                 "payloads are the camelCase ones; the file names add the event rewind tells "
                 "from the fields"),
+    "qwen": ("Qwen Code", "qwen", "fake_openai_chat.py",
+             "write_file notes.txt, read_file README.md, edit README.md, edit notes.txt, (the "
+             "user appends a line to notes.txt), read_file notes.txt, run_shell_command `sed "
+             "-i`; `qwen -p --yolo` with an OpenAI-compatible provider (OPENAI_BASE_URL). It "
+             "sends UserPromptSubmit again, with an empty prompt, after every tool result"),
 }
 
 if sys.argv[1] == "--agent":

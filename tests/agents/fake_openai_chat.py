@@ -23,6 +23,8 @@ A request offering `apply_patch` and no `write` (OpenCode 1.18 does that for mod
 A request offering `editor` and `run_commands` (Cline CLI 3.x) gets the same turn in Cline's
 tools: editor (create), read_files, editor, editor, read_files, run_commands. One offering
 `create` and `view` (Copilot CLI) gets it in Copilot's: create, view, edit, edit, view, bash.
+One offering `write_file` and `run_shell_command` (Qwen Code) gets it in Qwen's: write_file,
+read_file, edit, edit, read_file, run_shell_command.
 FAKE_SCENARIO=pi: the same turn in pi's tool arguments (`path`, `edits[{oldText, newText}]`,
 relative paths for notes.txt).
 Usage: fake_openai_chat.py <workspace> <request-log> <port-file>
@@ -72,6 +74,19 @@ def steps(tools):
             ("editor", {"path": NOTES, "old_text": "two", "new_text": "TWO"}),
             ("read_files", {"files": [{"path": NOTES}]}),
             ("run_commands", {"commands": ["sed -i 's/one/ONE/' notes.txt"]}),
+        ]
+    if "write_file" in tools and "run_shell_command" in tools:
+        # Qwen Code (Gemini CLI's tool ids, Claude Code's edit arguments):
+        # write_file{file_path, content}, read_file{file_path},
+        # edit{file_path, old_string, new_string}, run_shell_command{command}.
+        return [
+            ("write_file", {"file_path": NOTES, "content": "one\ntwo\n"}),
+            ("read_file", {"file_path": README}),
+            ("edit", {"file_path": README, "old_string": "# e2e", "new_string": "# e2e edited"}),
+            ("edit", {"file_path": NOTES, "old_string": "two", "new_string": "TWO"}),
+            ("read_file", {"file_path": NOTES}),
+            ("run_shell_command", {"command": "sed -i 's/one/ONE/' notes.txt",
+                                   "description": "uppercase one"}),
         ]
     if SCENARIO == "pi":
         # pi's tools: write{path, content}, edit{path, edits[{oldText, newText}]}, read{path},
@@ -136,7 +151,7 @@ class H(Handler):
                       ("apply_patch", "call_e2e_patch", {"patchText": PATCH})]
             answer = {"tool": script[n][0], "id": script[n][1], "args": script[n][2]} \
                 if n < len(script) else {"text": "patched"}
-        elif "write" in tools or "editor" in tools or "create" in tools:
+        elif any(t in tools for t in ("write", "editor", "create", "write_file")):
             n = tool_calls_so_far(body)
             script = steps(tools)
             if n < len(script):

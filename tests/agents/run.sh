@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end suite against the real agents (issue 25): Claude Code, Gemini CLI, OpenCode, Codex,
-# pi (issue 45).
+# pi, Cline CLI, Copilot CLI, Qwen Code (issue 45).
 # Usage: tests/agents/run.sh            (from anywhere; see tests/agents/README.md)
 # Env:   REWIND_BIN=<path>  use this rewind binary instead of building one (default: the debug
 #                           binary, built by `cargo build --locked`; RELEASE=1: the release one)
@@ -114,7 +114,7 @@ for _ in \$(seq 100); do [ -s "$TMP/cc/port" ] && break; sleep 0.1; done
 cd "$ws" && env HOME="$home" PATH="$TMP/bin:\$PATH" \
   ANTHROPIC_BASE_URL="http://127.0.0.1:\$(cat "$TMP/cc/port")" ANTHROPIC_API_KEY=sk-ant-e2e-dummy \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
-  DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 \
+  DISABLE_ERROR_REPORTING=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1 \
   timeout 180 "$cc" -p "create notes.txt, edit it, read it, uppercase with sed" \
     --session-id "$sid" --output-format json \
     --permission-mode acceptEdits --allowedTools Write Edit Read Bash \
@@ -132,11 +132,18 @@ AGENT
   check "claude -p exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || { head -c 2000 "$TMP/cc/out.json" "$TMP/cc/err.txt"; }
 
+  python3 "$HERE/check_import.py" save "$ws" "$TMP/cc/end"
   export WS="$ws" SID="$sid" RW LOG="$log" TMPD="$TMP"
   python3 "$HERE/check_claude_code.py"
   local crc=$?
   PASS=$((PASS + $(cat "$TMP/cc/pass" 2>/dev/null || echo 0)))
   FAIL=$((FAIL + $(cat "$TMP/cc/fail" 2>/dev/null || echo 1)))
+  # What Claude Code itself recorded (its transcript and file-history backups, kept under -p
+  # with CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=1), imported into a fresh home and undone,
+  # against its own restore (`claude --resume <session> --rewind-files <prompt>`).
+  echo "   rewind import claude-code of the run, against claude --rewind-files"
+  import_check claude-code "$TMP/cc" WS="$ws" END="$TMP/cc/end" AGENT_HOME="$home" SID="$sid" \
+    CLAUDE="$cc" || { [ "$crc" != 0 ] || crc=1; }
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" "$TMP/payloads.jsonl" "$TMP" "$ver" \
       "$(fixture_out claude-code "$ver")"
@@ -226,6 +233,24 @@ isolated() {
   fi
 }
 
+# import_check <agent> <dir> VAR=value…: check_import.py <agent> with those variables, the
+# fresh rewind home <dir>/import-home, results in <dir>/import, in a loopback-only network
+# namespace when `unshare -n` works (an agent's own restore runs no model, but starts).
+import_check() {
+  local agent=$1 d=$2
+  shift 2
+  local cmd=(env "$@" RW="$RW" FRESH="$d/import-home" RESULTS="$d/import"
+    python3 "$HERE/check_import.py" "$agent")
+  if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
+    unshare -n sh -c 'ip link set lo up && exec "$@"' sh "${cmd[@]}"
+  else
+    "${cmd[@]}"
+  fi
+  local rc=$?
+  tally "$d/import"
+  return $rc
+}
+
 # tally <dir>: adds the check script's counts to the totals.
 tally() {
   PASS=$((PASS + $(cat "$1/pass" 2>/dev/null || echo 0)))
@@ -284,6 +309,76 @@ run_gemini() {
       "$d/home" "$ver" "$(fixture_out gemini "$ver")"
   fi
   run_gemini_without_rewind
+  run_gemini_checkpoints
+}
+
+# What Gemini CLI itself records: checkpoints (`/restore`'s shadow commits and JSON), taken
+# only in its interactive UI, before a file tool call it asks approval for. So, as
+# capture_gemini_checkpoints.sh does: the scenario in the real `gemini` UI in tmux (checkpointing
+# on, no rewind hooks), each call approved. Then Gemini's restore of its first checkpoint, as
+# `/restore` does it: `git restore --source <the checkpoint's commit> .` and `git clean -f -d`
+# in its shadow repository, with the environment it gives git. (`/restore` typed in the UI
+# restores, then proposes the checkpoint's tool call again, which then runs: what it wrote
+# cannot be read before that.) Then `rewind import gemini` of those records into a fresh home,
+# and undo of the imported turn, against what the restore wrote. SKIPs without tmux.
+run_gemini_checkpoints() {
+  local d="$TMP/gemini-restore"
+  echo "== gemini-cli $AGENT_VER checkpoints (interactive UI in tmux), its restore, rewind import gemini"
+  command -v tmux >/dev/null || { skip "gemini /restore and import: tmux not found"; return 0; }
+  mkdir -p "$d/home/.gemini"
+  new_workspace "$d/ws"
+  cat > "$d/home/.gemini/settings.json" <<'JSON'
+{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "checkpointing": {"enabled": true}}}
+JSON
+  local tm="tmux -L rwgem-$$"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_gemini.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap '$tm kill-server 2>/dev/null; kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+$tm new-session -d -s g -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME HOME=$d/home GEMINI_API_KEY=e2e-dummy GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:\$(cat "$d/port") GEMINI_CLI_NO_RELAUNCH=true $AGENT_BIN"
+screen() { $tm capture-pane -p -t g > "$d/screen.txt"; grep -q "\$1" "$d/screen.txt"; }
+for _ in \$(seq 120); do sleep 0.5; screen "Type your message" && break; done
+$tm send-keys -t g -l "create notes.txt, edit it, read it, uppercase with sed"
+# An Enter that comes while the UI still takes the typed text in is lost (seen under load):
+# Enter again until the model server has the request (an Enter on an empty input does
+# nothing; no approval can be asked before that request).
+for _ in \$(seq 10); do
+  sleep 1; $tm send-keys -t g Enter
+  for _ in \$(seq 20); do [ -s "$d/requests.jsonl" ] && break; sleep 0.5; done
+  [ -s "$d/requests.jsonl" ] && break
+done
+[ -s "$d/requests.jsonl" ] || { echo "the prompt never reached the model server" >&2; exit 91; }
+for _ in \$(seq 240); do
+  sleep 0.5
+  if screen "Allow once"; then $tm send-keys -t g Enter; sleep 1; fi
+  screen "✦ done" && break
+done
+screen "✦ done" || { echo "the turn did not end with done" >&2; exit 92; }
+$tm send-keys -t g "/quit" Enter
+for _ in \$(seq 20); do sleep 0.5; $tm has-session -t g 2>/dev/null || break; done
+AGENT
+  isolated "$d/agent.sh"
+  local rc=$?
+  check "gemini in tmux: each call approved, the turn ends with done (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || { tail -30 "$d/screen.txt"; return 0; }
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
+  local first hist hash
+  first=$(ls "$d"/home/.gemini/tmp/*/checkpoints/*.json 2>/dev/null | sort | head -1)
+  hist=$(ls -d "$d"/home/.gemini/history/*/ 2>/dev/null | head -1)
+  hash=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["commitHash"])' \
+    "$first" 2>/dev/null)
+  check "Gemini kept checkpoints and its shadow repository" test -n "$hash" -a -d "$hist/.git"
+  [ -n "$hash" ] || return 0
+  (cd "$d/ws" && env GIT_DIR="$hist/.git" GIT_WORK_TREE="$d/ws" \
+     GIT_CONFIG_GLOBAL="$hist/.gitconfig" GIT_CONFIG_SYSTEM="$hist/.gitconfig_system_empty" \
+     sh -c 'git restore --source "$1" . && git clean -f -d -q' sh "$hash")
+  check "Gemini's restore of its first checkpoint (git restore --source, clean)" test $? = 0
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/own"
+  import_check gemini "$d" WS="$d/ws" END="$d/end" BEFORE="$d/own" AGENT_HOME="$d/home"
 }
 
 # Issue 25, gap 1: rewind installed, `init gemini` run, then the binary removed (and none on
@@ -400,6 +495,7 @@ run_opencode() {
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init opencode >/dev/null) \
     && ok "rewind init opencode" || { bad "rewind init opencode"; return 0; }
   shim_hooks "$d/ws/.opencode/plugins/rewind.js" "$d/ws/opencode.json"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/before"
   : > "$TMP/payloads.jsonl"
   opencode_turn "$d" "$PATH" out.json "create notes.txt, edit it, read it, uppercase with sed"
   local rc=$?
@@ -437,6 +533,11 @@ said = [json.dumps(m.get("content")) for b in bodies for m in b.get("messages", 
         if m.get("role") == "user" and "rewind undid turn" in json.dumps(m.get("content"))]
 sys.exit(0 if said and f"of session {sid}" in said[-1] and '(\\"patch notes.txt\\")' in said[-1] else 1)
 PY
+  # What OpenCode itself recorded of the three turns (opencode.db, its snapshot trees),
+  # imported into a fresh home and undone, against the workspace before the first turn.
+  echo "   rewind import opencode of the run, against the workspace before it"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
+  import_check opencode "$d" WS="$d/ws" END="$d/end" BEFORE="$d/before" AGENT_HOME="$d/home"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent opencode "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out opencode "$ver")"
@@ -535,6 +636,7 @@ cx exec --json --dangerously-bypass-approvals-and-sandbox \
     "create notes.txt, edit it, read it, uppercase with sed, patch through the shell" \
     </dev/null >"$TMP/cx/out.jsonl" 2>"$TMP/cx/err.txt"
 AGENT
+  python3 "$HERE/check_import.py" save "$ws" "$TMP/cx/before"
   local t0=$SECONDS
   if unshare -n sh -c 'ip link set lo up' 2>/dev/null; then
     echo "   agent and model server in a loopback-only network namespace"
@@ -550,11 +652,17 @@ AGENT
   before=$(cat "$TMP/cx/payloads-before" 2>/dev/null || echo "$before")
   tail -n +"$((before + 1))" "$TMP/payloads.jsonl" > "$TMP/cx/payloads.jsonl" 2>/dev/null
 
+  python3 "$HERE/check_import.py" save "$ws" "$TMP/cx/end"
   export WS="$ws" RW LOG="$log" TMPD="$TMP" CODEX="$cx" CODEX_VERSION="$ver" CHOME="$chome"
   python3 "$HERE/check_codex.py"
   local crc=$?
   PASS=$((PASS + $(cat "$TMP/cx/pass" 2>/dev/null || echo 0)))
   FAIL=$((FAIL + $(cat "$TMP/cx/fail" 2>/dev/null || echo 1)))
+  # What Codex itself recorded (its session rollouts), imported into a fresh home and undone,
+  # against the workspace before the run (Codex has no restore of its own).
+  echo "   rewind import codex of the run, against the workspace before it"
+  import_check codex "$TMP/cx" WS="$ws" END="$TMP/cx/end" BEFORE="$TMP/cx/before" \
+    AGENT_HOME="$chome" || { [ "$crc" != 0 ] || crc=1; }
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent codex "$TMP/cx/payloads.jsonl" "$ws" "$home" \
       "$ver" "$(fixture_out codex "$ver")"
@@ -801,6 +909,77 @@ run_copilot_without_rewind() {
 }
 
 
+# --- Qwen Code ------------------------------------------------------------------------
+# qwen_turn <dir> <agent PATH>: `qwen -p --yolo` in <dir>/ws against fake_openai_chat.py as an
+# OpenAI-compatible provider (`--auth-type openai`, OPENAI_BASE_URL), no usage statistics or
+# update checks (~/.qwen/settings.json under the scratch HOME), REWIND_HOME unset (the hooks
+# carry the home).
+qwen_turn() {
+  local d=$1 path=$2
+  mkdir -p "$d/home/.qwen"
+  cat > "$d/home/.qwen/settings.json" <<'JSON'
+{"privacy": {"usageStatisticsEnabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
+JSON
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/fake_openai_chat.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap 'kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" OPENAI_API_KEY=e2e-dummy \
+  OPENAI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" OPENAI_MODEL=e2e-model \
+  QWEN_CODE_SUPPRESS_YOLO_WARNING=1 timeout 180 "$AGENT_BIN" --auth-type openai --yolo \
+  --output-format json -p "create notes.txt, edit it, read it, uppercase with sed" \
+  >"$d/out.json" 2>"$d/err.txt"
+AGENT
+  isolated "$d/agent.sh"
+}
+
+run_qwen() {
+  npm_agent qwen @qwen-code/qwen-code qwen || return 0
+  local ver=$AGENT_VER d="$TMP/qwen"
+  mkdir -p "$d/rewind-home"
+  new_workspace "$d/ws"
+  (cd "$d/ws" && echo "AGENTS-E2E-ROOT: keep answers short" > AGENTS.md && git add AGENTS.md \
+     && git commit -qm agents)
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init qwen >/dev/null) \
+    && ok "rewind init qwen" || { bad "rewind init qwen"; return 0; }
+  shim_hooks "$d/ws/.qwen/settings.json"
+  : > "$TMP/payloads.jsonl"
+  qwen_turn "$d" "$PATH"
+  local rc=$?
+  check "qwen -p exited 0 (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
+    RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py"
+  tally "$d"
+  if [ -n "${CAPTURE:-}" ]; then
+    python3 "$HERE/capture_fixtures.py" --agent qwen "$TMP/payloads.jsonl" "$d/ws" \
+      "$d/home" "$ver" "$(fixture_out qwen "$ver")"
+  fi
+  run_qwen_without_rewind
+}
+
+# The hooks of an `init qwen` whose binary is gone (and none on PATH) exit 0 with nothing to
+# say: every tool call proceeds.
+run_qwen_without_rewind() {
+  local d="$TMP/qwen-gone" path
+  echo "== qwen $AGENT_VER, rewind removed after init"
+  path=$(agent_path_without_rewind) || { skip "qwen without rewind: $path"; return 0; }
+  mkdir -p "$d/bin" "$d/rewind-home"
+  new_workspace "$d/ws"
+  cp "$RW" "$d/bin/rewind"
+  (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$d/bin/rewind" init qwen >/dev/null) \
+    || { bad "rewind init qwen (from a copy of the binary)"; return 0; }
+  rm "$d/bin/rewind"
+  qwen_turn "$d" "$path"
+  check "qwen -p exited 0 without rewind (rc=$?)" test $? = 0
+  WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" RESULTS="$d" \
+    REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py" --without-rewind
+  tally "$d"
+}
+
+
 want claude-code && run_claude_code
 want gemini-cli && run_gemini
 want opencode && run_opencode
@@ -808,6 +987,7 @@ want codex && run_codex
 want pi && run_pi
 want cline && run_cline
 want copilot && run_copilot
+want qwen && run_qwen
 if [ -n "$LATEST" ]; then
   echo
   echo "== hook payloads of the newest releases against the recorded fixtures"

@@ -1096,6 +1096,33 @@ fn rewrite_lines(s: &Setup, f: impl Fn(&str) -> Option<String>) {
     std::fs::write(&path, out).unwrap();
 }
 
+/// A chain of one path within one turn is applied in the order of its calls' lines; when
+/// their recorded times disagree with it (the Edit of notes.txt written before the Write that
+/// created it), neither link is proven, though each would apply in line order.
+#[test]
+fn a_chain_whose_times_disagree_with_its_lines_is_unproven() {
+    let s = Setup::new();
+    let (at, earlier) = ("2026-11-24T20:48:31.670Z", "2026-11-24T20:48:31.000Z");
+    let moved = std::cell::Cell::new(0);
+    rewrite_lines(&s, |l| {
+        if l.contains("\"name\":\"Edit\"") && l.contains(at) {
+            moved.set(moved.get() + 1);
+            return Some(l.replace(at, earlier));
+        }
+        Some(l.to_string())
+    });
+    assert_eq!(moved.get(), 1);
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r)[..3],
+        [
+            "import b3331e81: notes.txt metadata-only ambiguous-window Write",
+            "import b3331e81: notes.txt metadata-only ambiguous-window Edit",
+            "import b3331e81: README.md derived - Write",
+        ]
+    );
+}
+
 /// A delta whose prompt has no snapshot line backs its own path: the same import.
 #[test]
 fn a_delta_without_its_prompts_snapshot_line_still_backs_its_path() {

@@ -31,7 +31,7 @@ pub(crate) const MAX_PAYLOAD: u64 = input::MAX_INPUT;
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot
+    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot | qwen
     pub agent: String,
     /// Writes to a file changed since this session read it: deny | warn | off
     #[arg(
@@ -189,7 +189,7 @@ pub(crate) fn answer(
     if let Action::Ignore { why } = &event.action {
         // Unknown tools are routine (broad matchers); an unknown event means a
         // configuration rewind did not write, which is worth a line.
-        if event.tool.is_none() {
+        if !event.is_routine() {
             log.failure(
                 agent.as_str(),
                 Some(&event.event_name),

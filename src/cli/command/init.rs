@@ -45,7 +45,7 @@ use rewind::workspace::{normalize, PathError, Workspace};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot
+    /// claude-code | opencode | gemini | codex | cursor | cline | pi | copilot | qwen
     pub agent: String,
     /// Print what would be written; write nothing
     #[arg(long, alias = "print")]
@@ -55,7 +55,7 @@ pub struct InitArgs {
     #[arg(long)]
     pub uninstall: bool,
     /// Install into (or, with --uninstall, remove from) the agent's user-level configuration,
-    /// for every project: ~/.claude, ~/.gemini, ~/.cursor, $CODEX_HOME (~/.codex),
+    /// for every project: ~/.claude, ~/.gemini, ~/.qwen, ~/.cursor, $CODEX_HOME (~/.codex),
     /// $XDG_CONFIG_HOME/opencode (~/.config/opencode), ~/.pi/agent
     #[arg(long)]
     pub user: bool,

@@ -246,7 +246,7 @@ fn agent_whose_hooks_never_ran_in_the_workspace_is_an_error() {
     [EOF]
     ------- stderr -------
     error: invalid value 'nobody' for '--agent <AGENT>'
-      [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot]
+      [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot, qwen]
 
     For more information, try '--help'.
     [EOF]
@@ -263,16 +263,16 @@ fn empty_session_is_a_usage_error_not_the_manual_session() {
     [EOF]
     ------- stderr -------
     error: --session is empty: the variable meant to hold the agent's session id is not set here
-    hint: pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)
+    hint: pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)
     [EOF]
     [exit status: 2]
     ");
     insta::assert_snapshot!(show(&run_bare(&env, &["--json", "log", "--session", ""])), @r#"
-    {"error":"--session is empty: the variable meant to hold the agent's session id is not set here","exit_code":2,"hints":["pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)"],"status":"error"}
+    {"error":"--session is empty: the variable meant to hold the agent's session id is not set here","exit_code":2,"hints":["pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)"],"status":"error"}
     [EOF]
     ------- stderr -------
     error: --session is empty: the variable meant to hold the agent's session id is not set here
-    hint: pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)
+    hint: pass --agent <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen> for that agent's latest session in this workspace, or --session ID (`rewind log --all-sessions` lists them)
     [EOF]
     [exit status: 2]
     "#);

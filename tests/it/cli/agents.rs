@@ -224,6 +224,50 @@ fn init_copilot_then_uninstall() {
     ");
 }
 
+/// `rewind init qwen` writes `.qwen/settings.json`: Claude-shaped hooks (timeouts in
+/// seconds) matching Qwen Code's tool ids, and the MCP server; `--uninstall` removes it.
+#[test]
+fn init_qwen_then_uninstall() {
+    let env = Env::new();
+    let _f = filters(&env);
+    assert_snapshot!(rw(&env, &["init", "qwen"]), @"
+    wrote      .qwen/settings.json (Qwen Code hooks and MCP server)
+    [EOF]
+    [exit status: 0]
+    ");
+    let settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.path(".qwen/settings.json")).unwrap())
+            .unwrap();
+    let hooks = &settings["hooks"];
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ] {
+        let hook = &hooks[event][0]["hooks"][0];
+        let cmd = hook["command"].as_str().unwrap();
+        assert!(cmd.ends_with("exec \"$r\" hook qwen"), "{event}: {cmd}");
+        assert_eq!(hook["timeout"], 30, "{event}");
+    }
+    for event in ["PreToolUse", "PostToolUse"] {
+        assert_eq!(
+            hooks[event][0]["matcher"],
+            "write_file|edit|read_file|run_shell_command"
+        );
+    }
+    assert_eq!(settings["mcpServers"]["rewind"]["args"][0], "mcp");
+    assert_snapshot!(rw(&env, &["init", "qwen", "--uninstall"]), @"
+    remove .qwen/settings.json (Qwen Code hooks and MCP server, created by rewind init)
+    removed empty directory .qwen
+    [EOF]
+    [exit status: 0]
+    ");
+    assert!(!env.path(".qwen").exists());
+}
+
 #[test]
 fn init_json() {
     let env = Env::new();

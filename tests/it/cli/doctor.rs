@@ -51,11 +51,11 @@ fn doctor_with_no_agent_configured_says_how_to_wire_one_and_exits_1() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
     ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
-    not configured: claude-code, opencode, gemini, codex, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, gemini, codex, cursor, cline, pi, copilot, qwen
 
     1 problem:
     - no agent runs rewind's hooks in this workspace
-      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot>`
+      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen>`
     [EOF]
     [exit status: 1]
     ");
@@ -79,7 +79,7 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
       project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
       last hook  never in this workspace
 
-    not configured: opencode, gemini, codex, cursor, cline, pi, copilot
+    not configured: opencode, gemini, codex, cursor, cline, pi, copilot, qwen
 
     1 problem:
     - claude-code: configured, but its hooks have never run in this workspace
@@ -104,14 +104,14 @@ fn doctor_reports_a_working_claude_code_setup_and_exits_0() {
       project  [WS]/.claude/settings.json: `[BIN] hook claude-code` → this binary
       last hook  [TIME] UserPromptSubmit: allowed (session s-claude)
 
-    not configured: opencode, gemini, codex, cursor, cline, pi, copilot
+    not configured: opencode, gemini, codex, cursor, cline, pi, copilot, qwen
 
     no problems found
     [EOF]
     [exit status: 0]
     ");
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[WS]/.claude/settings.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"UserPromptSubmit","result":"allowed","session":"s-claude"}},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null},{"agent":"qwen","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -149,7 +149,7 @@ fn doctor_finds_a_hook_command_that_is_not_found_and_the_hook_logs_failure() {
       last hook  never in this workspace
       last failure in the hook log [TIME]: hook payload is not valid json: key must be a string at line 1 column 2
 
-    not configured: claude-code, opencode, codex, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, codex, cursor, cline, pi, copilot, qwen
 
     3 problems:
     - gemini: [WS]/.gemini/settings.json runs `rewind`, which is not found (on this PATH)
@@ -181,7 +181,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
       trust    project: not trusted; hooks: 0 of 5 trusted
       last hook  never in this workspace
 
-    not configured: claude-code, opencode, gemini, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, gemini, cursor, cline, pi, copilot, qwen
 
     3 problems:
     - codex: Codex does not trust this project ([TMP]/user-home/.codex/config.toml), so it loads none of its .codex configuration
@@ -218,7 +218,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
       trust    project: trusted; hooks: 5 of 5 trusted
       last hook  never in this workspace
 
-    not configured: claude-code, opencode, gemini, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, gemini, cursor, cline, pi, copilot, qwen
 
     1 problem:
     - codex: configured, but its hooks have never run in this workspace
@@ -234,7 +234,7 @@ fn doctor_tells_codex_trust_from_codex_config_until_the_hooks_run() {
     )
     .ok();
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","modified":false,"trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","codex_trust":{"config":"[TMP]/user-home/.codex/config.toml","hooks":[{"enabled":true,"key":"[WS]/.codex/hooks.json:post_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:pre_tool_use:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:session_start:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:stop:0:0","modified":false,"trusted":true},{"enabled":true,"key":"[WS]/.codex/hooks.json:user_prompt_submit:0:0","modified":false,"trusted":true}],"project":"trusted"},"configured":[{"file":"[WS]/.codex/hooks.json","home":"[HOME]","level":"project","program":"[BIN]","resolves_to":"[BIN]","this_binary":true}],"last_failure":null,"last_hook":{"at":"[TIME]","event":"SessionStart","result":"allowed","session":"s-codex"}},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null},{"agent":"qwen","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":true,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[],"status":"ok","workspace":"[WS]"}
     [EOF]
     [exit status: 0]
     "#);
@@ -259,7 +259,7 @@ fn doctor_reads_user_level_configuration_and_names_another_rewind() {
     let _b = bin_filters();
     let _f = filters(&env);
     insta::assert_snapshot!(show(&doctor(&env, &["--json", "doctor"], true)), @r#"
-    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
+    {"agents":[{"agent":"claude-code","configured":[{"file":"[TMP]/user-home/.claude/settings.json","home":null,"level":"user","program":"[TMP]/old/rewind","resolves_to":"[TMP]/old/rewind","this_binary":false}],"last_failure":null,"last_hook":null},{"agent":"opencode","configured":[],"last_failure":null,"last_hook":null},{"agent":"gemini","configured":[],"last_failure":null,"last_hook":null},{"agent":"codex","configured":[],"last_failure":null,"last_hook":null},{"agent":"cursor","configured":[],"last_failure":null,"last_hook":null},{"agent":"cline","configured":[],"last_failure":null,"last_hook":null},{"agent":"pi","configured":[],"last_failure":null,"last_hook":null},{"agent":"copilot","configured":[],"last_failure":null,"last_hook":null},{"agent":"qwen","configured":[],"last_failure":null,"last_hook":null}],"binary":"[BIN]","helper":{"pid":null,"same_build":null,"served":null,"state":"not-running"},"home":{"exists":false,"from":"option","path":"[HOME]"},"ignored_files":{"bulk_dirs":["node_modules","target",".venv","build","dist","bower_components","jspm_packages","out","_build","cmake-build-debug","cmake-build-release","venv",".tox",".nox","__pycache__",".mypy_cache",".pytest_cache",".ruff_cache",".hypothesis",".eggs","site-packages",".gradle",".m2",".next",".nuxt",".svelte-kit",".parcel-cache",".turbo",".cache",".terraform",".serverless","coverage",".nyc_output","vendor","Pods","DerivedData",".build",".stack-work",".cargo",".rustup",".npm",".yarn",".pnpm-store","tmp",".tmp",".hg",".svn",".bzr",".jj","_darcs"],"generated":[".o",".pyc",".class",".log",".obj",".a",".lib",".so",".dylib",".dll",".exe",".ko",".mod",".cmd",".d",".lo",".la",".gch",".pch",".pyo",".jar",".war",".wasm",".rlib",".rmeta",".tmp",".swp",".swo",".swx","~",".DS_Store","Thumbs.db",".pid",".lock",".sock"],"max_bytes":1048576,"per_dir":64},"problems":[{"agent":"claude-code","fix":"edit [TMP]/user-home/.claude/settings.json: make its hook command run [BIN] (user-level configuration applies to every project)","problem":"[TMP]/user-home/.claude/settings.json runs `[TMP]/old/rewind`, which is [TMP]/old/rewind, not this rewind"},{"agent":"claude-code","fix":"start a claude-code session in this workspace; if doctor still says this, the agent does not load the configuration above","problem":"configured, but its hooks have never run in this workspace"}],"status":"problems","workspace":"[WS]"}
     [EOF]
     [exit status: 1]
     "#);
@@ -294,7 +294,7 @@ fn doctor_reads_a_hook_command_with_its_fallback_and_a_home_of_its_own() {
       project  [WS]/.gemini/settings.json: `[BIN] hook gemini` → this binary
       last hook  never in this workspace
 
-    not configured: claude-code, opencode, codex, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, codex, cursor, cline, pi, copilot, qwen
 
     2 problems:
     - gemini: [WS]/.gemini/settings.json gives the hooks the home [TMP]/other-home, but this shell uses [HOME]: what they record is not here
@@ -324,13 +324,13 @@ fn doctor_says_when_the_home_cannot_be_opened() {
     helper    not running (optional, Linux: `rewind helper start` makes hooks faster)
     ignored   git-ignored files kept when ≤ 1 MiB, not generated (.o .pyc .class .log …), ≤ 64 in their directory; never entered: node_modules target .venv build … and what `.ignore` names
 
-    not configured: claude-code, opencode, gemini, codex, cursor, cline, pi, copilot
+    not configured: claude-code, opencode, gemini, codex, cursor, cline, pi, copilot, qwen
 
     2 problems:
     - cannot open the home: index [HOME]/index.sqlite3 is not a rewind index or is damaged: file is not a database
       fix: a damaged or lost index: put it back from a backup, or start a new, empty history with `rewind gc --accept-index-loss`; other causes: what the message names
     - no agent runs rewind's hooks in this workspace
-      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot>`
+      fix: `rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen>`
     [EOF]
     [exit status: 1]
     ");

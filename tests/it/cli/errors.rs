@@ -293,7 +293,7 @@ fn unknown_agent_for_init_exits_2() {
     assert_snapshot!(rw(&env, &["init", "vim"]), @"
     [EOF]
     ------- stderr -------
-    error: unknown agent `vim`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot
+    error: unknown agent `vim`: expected one of claude-code, opencode, gemini, codex, cursor, cline, pi, copilot, qwen
     [EOF]
     [exit status: 2]
     ");

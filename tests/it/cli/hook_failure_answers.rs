@@ -1,7 +1,7 @@
 //! A hook that cannot handle its event — a payload it cannot read, rewind disabled, a command
 //! line it refuses — still answers "allow" in the agent's own format with exit 0, for every
 //! agent (issue 24, item 3). Cline reads a missing answer as a block; Cursor's before-events
-//! want `permission`; Claude Code, Codex, Gemini, Copilot CLI, rewind's OpenCode plugin and
+//! want `permission`; Claude Code, Codex, Gemini, Qwen Code, Copilot CLI, rewind's OpenCode plugin and
 //! pi extension read exit 0 with nothing on stdout as "go on".
 
 use super::{filters, rw_stdin, show};
@@ -9,7 +9,7 @@ use crate::common::Env;
 use insta::assert_snapshot;
 
 /// Each agent and its allow answer when the event could not be read.
-const AGENTS: [(&str, &str); 8] = [
+const AGENTS: [(&str, &str); 9] = [
     ("claude-code", ""),
     ("codex", ""),
     ("gemini", ""),
@@ -18,6 +18,7 @@ const AGENTS: [(&str, &str); 8] = [
     ("cursor", "{\"continue\":true,\"permission\":\"allow\"}\n"),
     ("pi", ""),
     ("copilot", ""),
+    ("qwen", ""),
 ];
 
 fn bad_payloads() -> Vec<(&'static str, Vec<u8>)> {
@@ -169,6 +170,7 @@ fn every_agent_gets_its_allow_answer_when_the_hook_panics() {
             "copilot",
             r#"{"sessionId":"s","cwd":"/","stopReason":"end_turn"}"#,
         ),
+        ("qwen", r#"{"hook_event_name":"Stop","session_id":"s"}"#),
     ];
     for ((agent, allow), (_, payload)) in AGENTS.into_iter().zip(payloads) {
         let mut cmd = env.command(&["hook", agent]);

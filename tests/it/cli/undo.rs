@@ -397,7 +397,7 @@ fn undo_and_redo_help_offer_patch() {
           --path <P>        Only these paths
           --dry-run         Print the plan, write nothing
           --force           Overwrite later edits instead of merging (modified-since, later-change, overlap); they are snapshotted first
-          --agent <AGENT>   Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot]
+          --agent <AGENT>   Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot, qwen]
           --strict          Refuse over later edits (modified-since, later-change) instead of merging with them
           --hunk <N>        Undo only this hunk of the window's change of the path (numbered by `rewind diff WINDOW --path P`); repeatable
           --skip-unsafe     Undo every path that has no conflict (after merging) and skip the others, naming each with its conflict and what to do
@@ -417,7 +417,7 @@ fn undo_and_redo_help_offer_patch() {
           --path <P>       Only these paths
           --dry-run        Print the plan, write nothing
           --force          Overwrite edits made since the undo instead of merging; they are snapshotted first
-          --agent <AGENT>  Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot]
+          --agent <AGENT>  Act in this agent's latest session of the workspace (the one its hooks named last), unless --session names one; for commands an agent runs without knowing its session id [possible values: claude-code, codex, gemini, opencode, cursor, cline, pi, copilot, qwen]
           --strict         Refuse over edits made since the undo instead of merging with them
       -p, --patch          Choose hunk by hunk, as `git add -p` does (y n q a d s e ?), then redo what was chosen at once; needs a terminal
           --color <WHEN>   Color --patch's hunks: auto (a terminal, and NO_COLOR unset), always, never [default: auto] [possible values: auto, always, never]

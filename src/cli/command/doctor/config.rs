@@ -61,6 +61,7 @@ impl Places {
             Agent::Cline => &[],
             Agent::Pi => &[rewind::hooks::pi::EXTENSION_PATH],
             Agent::Copilot => &[".github/hooks/rewind.json"],
+            Agent::Qwen => &[".qwen/settings.json"],
         };
         let mut out: Vec<(&'static str, PathBuf)> =
             project.iter().map(|p| ("project", root.join(p))).collect();
@@ -91,6 +92,7 @@ impl Places {
                 Agent::Cline => vec![],
                 Agent::Pi => vec![user(home, ".pi/agent/extensions/rewind/index.ts")],
                 Agent::Copilot => vec![],
+                Agent::Qwen => vec![user(home, ".qwen/settings.json")],
             }
             .into_iter()
             .flatten(),

@@ -163,7 +163,8 @@ pub fn run(g: &Global, out: &Out, _args: DoctorArgs) -> Result<Exit, Failure> {
         problems.push(Problem {
             agent: None,
             problem: "no agent runs rewind's hooks in this workspace".into(),
-            fix: "`rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot>`".into(),
+            fix: "`rewind init <claude-code|codex|gemini|opencode|cursor|cline|pi|copilot|qwen>`"
+                .into(),
         });
     }
     let helper = helper_state(home.as_ref(), &mut problems);

@@ -320,11 +320,20 @@ run_gemini() {
 # in its shadow repository, with the environment it gives git. (`/restore` typed in the UI
 # restores, then proposes the checkpoint's tool call again, which then runs: what it wrote
 # cannot be read before that.) Then `rewind import gemini` of those records into a fresh home,
-# and undo of the imported turn, against what the restore wrote. SKIPs without tmux.
+# and undo of the imported turn, against what the restore wrote. Installs tmux with apt-get
+# when missing (as root), else SKIPs.
 run_gemini_checkpoints() {
   local d="$TMP/gemini-restore"
   echo "== gemini-cli $AGENT_VER checkpoints (interactive UI in tmux), its restore, rewind import gemini"
-  command -v tmux >/dev/null || { skip "gemini /restore and import: tmux not found"; return 0; }
+  # Installed like the browser check's chromium: with apt-get, as root, when missing.
+  if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "== installing tmux (apt-get)"
+    if ! apt-cache policy tmux 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -qq >/dev/null 2>&1
+    fi
+    DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1
+  fi
+  command -v tmux >/dev/null || { skip "gemini /restore and import: tmux not found (apt-get install tmux)"; return 0; }
   mkdir -p "$d/home/.gemini"
   new_workspace "$d/ws"
   cat > "$d/home/.gemini/settings.json" <<'JSON'

@@ -109,11 +109,15 @@ impl Session<'_> {
 
 impl Locked<'_> {
     /// Write `windows` (in the order given) into this session in one transaction, skipping
-    /// those adopted before; returns the new windows' ids.
-    pub fn adopt(&self, windows: &[AdoptedWindow]) -> Result<Vec<WindowId>> {
+    /// those adopted before, and name `agent` as what recorded the session; returns the new
+    /// windows' ids.
+    pub fn adopt(&self, windows: &[AdoptedWindow], agent: Option<&str>) -> Result<Vec<WindowId>> {
         let s = self.session();
         let (ws, session, name, now) = (s.ws_id, s.id, s.name.as_str(), s.now());
         s.home.index.write(|tx| {
+            if let Some(agent) = agent {
+                tx.name_agent(session, agent)?;
+            }
             // Another fetch may have committed some of these since the caller looked.
             let present = tx.imported_items(ws, FETCH_IMPORTER, name)?;
             let mut added = Vec::new();
@@ -161,6 +165,12 @@ impl Locked<'_> {
 }
 
 impl History<'_> {
+    /// `(session name, agent)` for the sessions of this workspace an agent is known for
+    /// (its hooks ran here, or a fetched session's metadata named it).
+    pub fn session_agents(&self) -> Result<Vec<(String, String)>> {
+        Ok(self.home.index.read().session_agents(self.ws_id)?)
+    }
+
     /// Whether blob `id` is stored already (a fetch need not read it again).
     pub fn has_blob(&self, id: &BlobId) -> Result<bool> {
         Ok(self.home.store.has(&self.home.index, id)?)

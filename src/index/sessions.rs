@@ -158,7 +158,37 @@ impl Tx<'_> {
     }
 }
 
+impl Tx<'_> {
+    /// `(session name, agent)` for every session of `ws` an agent is known for: its hooks
+    /// named it here, or a fetched session's pushed metadata did.
+    pub fn session_agents(&self, ws: WorkspaceId) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, agent FROM sessions WHERE workspace_id = ?1 AND agent IS NOT NULL",
+            )
+            .ctx("list session agents")?;
+        let rows = stmt
+            .query_map([ws.0], |r| Ok((r.get(0)?, r.get(1)?)))
+            .ctx("list session agents")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("list session agents")?;
+        Ok(rows)
+    }
+}
+
 impl WriteTx<'_> {
+    /// Name `agent` as what recorded `session`, unless one is named already (a fetched
+    /// session's agent, from its pushed metadata; no hook time, so it is never taken for a
+    /// session whose hooks run here).
+    pub fn name_agent(&self, session: SessionRowId, agent: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE sessions SET agent = ?2 WHERE id = ?1 AND agent IS NULL")
+            .and_then(|mut st| st.execute(params![session.0, agent]))
+            .ctx("name agent")?;
+        Ok(())
+    }
+
     /// Note that `agent`'s hook handled `event` of `session` at `now` with `result`.
     pub fn note_hook(
         &self,

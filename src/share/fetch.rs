@@ -380,7 +380,10 @@ fn adopt(
     store_sides(&session, repo, &mut planned, &what, &mut report)?;
     let windows: Vec<AdoptedWindow> = planned.into_iter().map(|(w, _)| w).collect();
     report.changes = windows.iter().map(|w| w.changes.len()).sum();
-    report.windows = session.writer()?.adopt(&windows)?.len();
+    report.windows = session
+        .writer()?
+        .adopt(&windows, report.agent.as_deref())?
+        .len();
     Ok(report)
 }
 

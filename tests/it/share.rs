@@ -1541,6 +1541,8 @@ fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_
             .find(|s| s["session"] == key.as_str())
             .unwrap();
         assert_eq!(listed["origin"], "ci@4711");
+        // The agent the pushed metadata named, though no hook of it ever ran here.
+        assert_eq!(listed["agent"], "claude-code");
     }
     me.rw(&key, &["undo", "--session", &key]).ok();
     assert_eq!(me.read("f.txt"), BASE);

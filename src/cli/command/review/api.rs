@@ -92,12 +92,9 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
         }));
     };
     let log = session.history().log(true, WINDOWS_PER_SESSION)?;
-    // The agent whose hooks named each session (none for `manual` and CLI sessions).
-    let agents: HashMap<String, String> = home
-        .agent_sessions(session.workspace())?
-        .into_iter()
-        .map(|a| (a.name, a.agent))
-        .collect();
+    // The agent that recorded each session: its hooks here, or a fetched session's
+    // metadata (none for `manual` and CLI sessions).
+    let agents: HashMap<String, String> = session.history().session_agents()?.into_iter().collect();
     let sessions = log
         .iter()
         .map(|ls| {

@@ -17,11 +17,15 @@ use std::time::{Duration, Instant};
 
 use notify::Watcher as _;
 
+#[cfg(target_os = "linux")]
+use super::Watcher;
 use super::{Look, Storm, Waited, MAX_DIRTY};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
+#[cfg(not(target_os = "linux"))]
 use crate::scan::walk::{self, DirWatch};
 use crate::scan::{GitGlobal, WatchCounts};
+#[cfg(not(target_os = "linux"))]
 use crate::workspace::RelPath;
 
 /// Workspaces watched at once by one process; the least recently scanned one is dropped.
@@ -118,7 +122,9 @@ impl Source {
 }
 
 /// One workspace's watches, during a scan: never made here (the source watches the whole
-/// tree by itself, and every scan walks).
+/// tree by itself, and every scan walks). On Linux the type is `per_dir.rs`'s, never made
+/// by these watches either.
+#[cfg(not(target_os = "linux"))]
 pub struct Watcher {
     global: walk::GlobalRules,
 }
@@ -226,6 +232,7 @@ impl Watches {
     pub(in crate::scan) fn put(&mut self, _: WorkspaceId, _: Watcher) {}
 }
 
+#[cfg(not(target_os = "linux"))]
 impl Watcher {
     pub(in crate::scan) fn marks(&self) -> &dyn DirWatch {
         &NoMarks
@@ -254,8 +261,10 @@ impl Watcher {
 }
 
 /// Places no watches: the source watches the whole tree.
+#[cfg(not(target_os = "linux"))]
 struct NoMarks;
 
+#[cfg(not(target_os = "linux"))]
 impl DirWatch for NoMarks {
     fn watch(&self, _: &Path, _: Option<&RelPath>) {}
     fn rule_file(&self, _: std::path::PathBuf) {}

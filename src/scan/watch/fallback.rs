@@ -19,7 +19,7 @@ use notify::Watcher as _;
 
 #[cfg(target_os = "linux")]
 use super::Watcher;
-use super::{Look, Storm, Waited, MAX_DIRTY};
+use super::{Look, Storm, Waited, FULL_EVERY, MAX_DIRTY, UNWATCHABLE};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
 #[cfg(not(target_os = "linux"))]
@@ -35,6 +35,9 @@ const MAX_WORKSPACES: usize = 8;
 #[derive(Default)]
 pub struct Watches {
     by_ws: HashMap<WorkspaceId, Source>,
+    /// Workspaces whose source could not be placed for want of watches, and when: not
+    /// tried again for [`FULL_EVERY`] (each try would take every watch left, then fail).
+    gave_up: HashMap<WorkspaceId, Instant>,
     walked: u64,
     last_walk: Option<&'static str>,
 }
@@ -191,6 +194,13 @@ impl Watches {
         _: &mut dyn FnMut(i64) -> Option<StateTouches>,
     ) -> Look {
         self.walked += 1;
+        if let Some(at) = self.gave_up.get(&ws) {
+            if at.elapsed() < FULL_EVERY {
+                self.last_walk = Some(UNWATCHABLE);
+                return Look::Full(None);
+            }
+            self.gave_up.remove(&ws);
+        }
         let keep = self
             .by_ws
             .get(&ws)
@@ -216,8 +226,16 @@ impl Watches {
                     self.by_ws.remove(&k);
                 }
             }
-            if let Ok(s) = Source::new(root) {
-                self.by_ws.insert(ws, s);
+            match Source::new(root) {
+                Ok(s) => {
+                    self.by_ws.insert(ws, s);
+                }
+                Err(e) if out_of_watches(&e) => {
+                    self.gave_up.insert(ws, Instant::now());
+                    self.last_walk = Some(UNWATCHABLE);
+                }
+                // Tried again at the next scan.
+                Err(_) => {}
             }
         }
         // No watches for the walk to place (the source watches the whole tree).
@@ -230,6 +248,15 @@ impl Watches {
 
     /// The source stays in this set during the scan; nothing to give back.
     pub(in crate::scan) fn put(&mut self, _: WorkspaceId, _: Watcher) {}
+}
+
+/// Whether placing a source failed for want of watches (a limit of the system's).
+fn out_of_watches(e: &notify::Error) -> bool {
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => true,
+        notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::OutOfMemory,
+        _ => false,
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -144,6 +144,13 @@ impl Watches {
     }
 }
 
+/// Why a watcher gave up placing watches: not tried again for [`FULL_EVERY`] (each try
+/// would take every watch the user has left, then fail).
+#[cfg(target_os = "linux")]
+const UNWATCHABLE: &str = "its directories could not all be watched (fs.inotify.max_user_watches?)";
+#[cfg(not(target_os = "linux"))]
+const UNWATCHABLE: &str = "its directories could not all be watched";
+
 /// A scan walks everything again when more paths than this changed since the last one.
 pub const MAX_DIRTY: usize = 4096;
 

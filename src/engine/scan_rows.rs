@@ -167,11 +167,14 @@ impl ScanRows<'_, '_> {
     }
 
     /// When the shell command `key` (its call's id, or "") may have started: the mark its
-    /// pre-shell scan left (taken), else the open turn's start.
+    /// pre-shell scan left, else the open turn's start. The mark stays until the post-shell
+    /// scan is over ([`ScanRows::finish_scan`]): until then the command counts as running, so
+    /// a watcher's scan neither starts nor records what the command changed (it would load
+    /// states from before this scan's records, and file the command's edits as its own).
     pub(crate) fn command_start(&self, key: &str) -> Result<Option<i64>> {
         let id = self.row_id();
         Ok(self.index().write(|tx| {
-            Ok::<_, IndexError>(match tx.take_scan_mark(id, key)? {
+            Ok::<_, IndexError>(match tx.scan_mark(id, key)? {
                 Some(m) => Some(m),
                 None => tx.open_agent_window(id)?.map(|w| w.opened_at),
             })
@@ -179,11 +182,13 @@ impl ScanRows<'_, '_> {
     }
 
     /// A scan is over: note the baseline (`complete`, how many `files`), the pre-shell mark
-    /// `key` of a scan `before` a command, and close `implicit` window.
+    /// `key` of a scan `before` a command, take the mark of the command a scan came `after`,
+    /// and close `implicit` window.
     pub(crate) fn finish_scan(
         &self,
         baseline: (bool, u64),
         before: Option<(&str, i64)>,
+        after: Option<&str>,
         implicit: Option<WindowId>,
     ) -> Result<()> {
         let now = self.now();
@@ -192,6 +197,9 @@ impl ScanRows<'_, '_> {
             tx.set_baseline(ws, baseline.0, baseline.1, now)?;
             if let Some((key, at)) = before {
                 tx.set_scan_mark(id, key, at)?;
+            }
+            if let Some(key) = after {
+                tx.take_scan_mark(id, key)?;
             }
             if let Some(w) = implicit {
                 tx.close_window(w, now)?;

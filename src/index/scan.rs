@@ -410,20 +410,24 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// The pre-shell scan mark of `tool_call`: when its pre-shell scan started.
+    pub(crate) fn scan_mark(&self, session: SessionRowId, tool_call: &str) -> Result<Option<i64>> {
+        self.conn
+            .prepare_cached(
+                "SELECT started_at FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
+            )
+            .and_then(|mut st| st.query_row(params![session.0, tool_call], |r| r.get::<_, i64>(0)))
+            .optional()
+            .ctx("find scan mark")
+    }
+
     /// Remove and return the pre-shell scan mark of `tool_call`.
     pub(crate) fn take_scan_mark(
         &self,
         session: SessionRowId,
         tool_call: &str,
     ) -> Result<Option<i64>> {
-        let at = self
-            .conn
-            .prepare_cached(
-                "SELECT started_at FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2",
-            )
-            .and_then(|mut st| st.query_row(params![session.0, tool_call], |r| r.get::<_, i64>(0)))
-            .optional()
-            .ctx("find scan mark")?;
+        let at = self.scan_mark(session, tool_call)?;
         if at.is_some() {
             self.conn
                 .prepare_cached("DELETE FROM scan_marks WHERE session_id = ?1 AND tool_call = ?2")

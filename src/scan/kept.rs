@@ -24,7 +24,7 @@ use crate::workspace::Stat;
 
 /// Version of these rules, in the root's listing stamp: listings recorded under other rules
 /// are void (they list what those kept).
-pub(super) const RULES_VERSION: u8 = 1;
+pub(super) const RULES_VERSION: u8 = 2;
 
 /// The largest ignored file kept: 1 MiB.
 pub const KEPT_MAX_BYTES: u64 = 1 << 20;
@@ -125,6 +125,11 @@ pub const GENERATED: &[&str] = &[
     ".pid",
     ".lock",
     ".sock",
+    // A kernel-style in-tree build's files beside the sources (benches/RESULTS.md).
+    ".mod.c",
+    "modules.order",
+    "modules.builtin",
+    ".symvers",
 ];
 
 /// How a path stands with the ignore rules.
@@ -218,10 +223,13 @@ mod tests {
             "notes.md.swp",
             "a~",
             ".DS_Store",
+            "e1000.mod.c",
+            "modules.order",
+            "Module.symvers",
         ] {
             assert!(generated(OsStr::new(name)), "{name}");
         }
-        for name in [".env", "config.local.json", "notes.md", "o"] {
+        for name in [".env", "config.local.json", "notes.md", "o", "main.c"] {
             assert!(!generated(OsStr::new(name)), "{name}");
         }
     }

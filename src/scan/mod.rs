@@ -96,6 +96,7 @@ mod walk;
 mod watch;
 
 use commit::Sink;
+pub use fs::use_portable_paths;
 pub use kept::{KeptRules, BULK_DIRS, GENERATED, KEPT_MAX_BYTES, KEPT_PER_DIR};
 use watch::{Look, Watcher};
 pub use watch::{Storm, Waited, Watches, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
@@ -422,7 +423,13 @@ pub fn scan(
         started_at: session.now(),
         threads: opts.threads(),
     };
-    let report = scan.run(progress)?;
+    let report = scan.run(progress).inspect_err(|_| {
+        // A post-shell scan that failed ends its command all the same: a mark left behind
+        // would hold back every watcher's scan of the workspace for `SHELL_RUNS_AT_MOST`.
+        if phase == Phase::After {
+            let _ = session.scan_rows().take_scan_mark(call.id.unwrap_or(""));
+        }
+    })?;
     // The watcher's recordings and the shell scans are where a changed AGENTS.md shows.
     session
         .home()
@@ -653,13 +660,14 @@ impl Scan<'_> {
     /// The scan's end, in one transaction: whether the baseline is complete and how many
     /// files have a state, the mark a pre-shell scan leaves (when the command started), and
     /// the implicit window closed (one shell command without an open turn is one undoable
-    /// step).
+    /// step), and a post-shell scan's mark taken: its command is over once it recorded.
     fn finish(&self, sink: &Sink, complete: bool, files: u64) -> Result<()> {
-        let before =
-            (self.phase == Phase::Before).then(|| (self.call.id.unwrap_or(""), self.started_at));
+        let key = self.call.id.unwrap_or("");
+        let before = (self.phase == Phase::Before).then_some((key, self.started_at));
+        let after = (self.phase == Phase::After).then_some(key);
         let implicit = sink.window.filter(|_| sink.implicit);
         let rows = self.session.scan_rows();
-        Ok(rows.finish_scan((complete, files), before, implicit)?)
+        Ok(rows.finish_scan((complete, files), before, after, implicit)?)
     }
 }
 

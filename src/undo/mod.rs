@@ -410,6 +410,12 @@ pub struct Report {
     /// what front ends turn into their "conflict, nothing written" answer.
     #[serde(skip)]
     pub refused: bool,
+    /// Directories this undo makes again (or would): the changes undone deleted them
+    /// whole, so whatever rewind did not keep in them is not brought back, and rewind cannot
+    /// name it: ignored files the kept rule leaves out (over its size, a generated name, a
+    /// crowded directory), bulk output, anything a `.ignore` names (module `scan::kept`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recreated_dirs: Vec<String>,
 }
 
 pub fn run(session: &Session<'_>, req: &Request) -> Result<Report> {
@@ -467,6 +473,7 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
         finished_interrupted: false,
         took_back: false,
         refused: blocked(&items, req),
+        recreated_dirs: recreated_dirs(session, &items, &skip),
     };
     let nothing_left = report.skipped == items.len();
     if req.dry_run || report.refused || nothing_left {
@@ -602,6 +609,35 @@ fn skipped(items: &mut [Item], req: &Request) -> Vec<bool> {
 }
 
 /// Each item's report: skipped (`skip`), else what was done (`applied`) or would be.
+/// The outermost directories missing now that the items to apply put a file under: the
+/// changes undone deleted them whole (see [`Report::recreated_dirs`]).
+fn recreated_dirs(session: &Session<'_>, items: &[Item], skip: &[bool]) -> Vec<String> {
+    let ws = session.workspace();
+    let mut dirs = std::collections::BTreeSet::new();
+    let restored = items
+        .iter()
+        .zip(skip)
+        .filter(|(item, skipped)| !**skipped && item.step.target != FileState::Absent)
+        .map(|(item, _)| &item.step.path);
+    for rel in restored {
+        let mut ancestors = Vec::new();
+        let mut up = rel.parent();
+        while let Some(dir) = up {
+            up = dir.parent();
+            ancestors.push(dir);
+        }
+        // From the root down: the first one missing is the one the undo makes again.
+        let missing = ancestors.into_iter().rev().find(|dir| {
+            std::fs::symlink_metadata(ws.abs(dir))
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        });
+        if let Some(dir) = missing {
+            dirs.insert(dir.display());
+        }
+    }
+    dirs.into_iter().collect()
+}
+
 fn reports(items: &[Item], skip: &[bool], applied: bool) -> Vec<FileReport> {
     items
         .iter()
@@ -730,6 +766,7 @@ impl Report {
             finished_interrupted: false,
             took_back: false,
             refused: false,
+            recreated_dirs: Vec::new(),
         }
     }
 }
@@ -778,6 +815,7 @@ fn finished_interrupted(session: &Session<'_>, req: &Request) -> Result<Option<R
         finished_interrupted: true,
         took_back: false,
         refused: false,
+        recreated_dirs: Vec::new(),
     }))
 }
 

@@ -782,3 +782,32 @@ fn an_answer_claiming_more_output_than_a_hook_prints_is_not_read() {
         run.stderr
     );
 }
+
+/// The helper's tests again with `REWIND_PORTABLE=1` (see `tests/it/portable_paths.rs`): its
+/// scans and recording on the paths macOS and Windows take. Not the one that counts the
+/// directories a narrowed look watches (none are, there).
+#[test]
+fn the_helpers_tests_pass_again_on_the_portable_paths() {
+    if crate::common::portable() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "helper::",
+            "--skip",
+            "the_helper_watches_a_scanned_workspace",
+        ])
+        .env("REWIND_PORTABLE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let passed: u32 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("test result: ok. "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no result line: {stdout}"));
+    assert!(passed >= 24, "only {passed} tests ran: {stdout}");
+}

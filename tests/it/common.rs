@@ -499,3 +499,14 @@ pub fn plain_request(
         picks: None,
     }
 }
+
+/// Whether this run takes the portable paths (`REWIND_PORTABLE=1`: the rewind processes a
+/// test starts inherit it, and take the paths macOS and Windows take; see
+/// `tests/it/portable_paths.rs`). The library's scans in this process are told so too.
+pub fn portable() -> bool {
+    let on = std::env::var_os("REWIND_PORTABLE").is_some_and(|v| v == "1");
+    if on {
+        rewind::scan::use_portable_paths();
+    }
+    on
+}

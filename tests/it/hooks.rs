@@ -542,12 +542,28 @@ fn undo_of_a_command_that_deleted_ignored_files_brings_back_the_kept_ones() {
     expected.sort();
     assert_eq!(deleted, expected, "{all:#?}");
     assert!(all.iter().all(|c| c["proof"] == "exact"), "{all:#?}");
-    undo(&env, CLAUDE_SESSION).ok();
+    // What rewind did not keep in the directories the command deleted whole (`src/main.o`)
+    // is not brought back, and the undo says where, in its dry run and when it runs.
+    let dry = env
+        .run(&["--json", "undo", "--session", CLAUDE_SESSION, "--dry-run"])
+        .ok()
+        .json();
+    assert_eq!(dry["recreated_dirs"], json!(["notes", "src"]), "{dry:#}");
+    let run = undo(&env, CLAUDE_SESSION);
+    run.ok();
+    let said = "not brought back: what rewind did not keep in these directories, which the undone changes deleted whole (ignored files over the kept rule's size, generated names, bulk output, anything `.ignore` names; `rewind doctor` shows the rule):\n  notes/\n  src/\n";
+    assert!(run.stdout.ends_with(said), "{}", run.stdout);
     for (path, text) in KEPT_IGNORED {
         assert_eq!(env.read(path).as_deref(), Some(text.as_bytes()), "{path}");
     }
     assert_eq!(env.read("src/main.c").unwrap(), b"int main;\n");
     assert!(env.read("src/main.o").is_none() && env.read("many/f00.txt").is_none());
+    // A redo deletes them again: nothing to say.
+    let redo = env
+        .run(&["--json", "redo", "--session", CLAUDE_SESSION])
+        .ok()
+        .json();
+    assert_eq!(redo["recreated_dirs"], Value::Null, "{redo:#}");
 }
 
 /// A command's edits of kept ignored files are its changes, like any other file's; its

@@ -391,6 +391,8 @@ fn a_helper_started_without_flags_records_edits_outside_the_agents() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // The first scan is over (a watcher that walks on every event counts from before it).
+    until(&env, "draft.md", |v| v.len() == 1);
     env.write("draft.md", "v2, the user's\n");
     let took = until(&env, "draft.md", |v| {
         v[0]["state"] == blob(b"v2, the user's\n")
@@ -735,6 +737,28 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
         assert!(start.elapsed() < Duration::from_secs(120), "no watches");
         std::thread::sleep(Duration::from_millis(50));
     }
+    let index = crate::common::index(&env);
+    let ws = crate::common::workspace_id(&env, &index);
+    let state_is = |i: usize, text: &str| {
+        let rel = rewind::workspace::RelPath::from_stored(file(i).into_bytes()).unwrap();
+        index
+            .read()
+            .file_state(ws, &rel)
+            .unwrap()
+            .and_then(|k| k.state.blob())
+            == Some(rewind::ids::BlobId::of(format!("{text} {i}\n").as_bytes()))
+    };
+    // And its files have their first state (a watcher that walks on every event counts
+    // from before its first walk).
+    let mut missing: Vec<usize> = (0..N).collect();
+    while !missing.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no first states"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        missing.retain(|i| !state_is(*i, "old"));
+    }
 
     let began = Instant::now();
     let mut checkout = git(&env, &["checkout", "-q", "new"]).spawn().unwrap();
@@ -752,17 +776,7 @@ fn the_helper_records_a_10000_file_checkout_completely_and_answers_hooks_during_
     let checkout_took = began.elapsed();
     assert!(checkout.wait().unwrap().success());
 
-    let index = crate::common::index(&env);
-    let ws = crate::common::workspace_id(&env, &index);
-    let recorded = |i: usize| {
-        let rel = rewind::workspace::RelPath::from_stored(file(i).into_bytes()).unwrap();
-        index
-            .read()
-            .file_state(ws, &rel)
-            .unwrap()
-            .and_then(|k| k.state.blob())
-            == Some(rewind::ids::BlobId::of(format!("new {i}\n").as_bytes()))
-    };
+    let recorded = |i: usize| state_is(i, "new");
     let mut missing: Vec<usize> = (0..N).collect();
     // Hooks while the helper records the storm (on its own thread: they do not wait for it).
     let mut while_recording = Vec::new();

@@ -37,6 +37,7 @@ mod merge_undo;
 mod model;
 mod non_utf8_names;
 mod path_confinement;
+mod portable_paths;
 mod racy_timestamps;
 mod refusals;
 mod review;

@@ -794,6 +794,51 @@ fn mcp_drops_an_oversized_request_line_without_holding_it_and_answers_the_next()
     );
 }
 
+/// Paths out of the workspace or into `.git` (through `..`, an absolute path, a symlinked
+/// parent, `path_bytes`): every MCP call on one is a tool error naming it, and nothing
+/// outside is written or read.
+#[test]
+fn mcp_refuses_paths_out_of_the_workspace_and_touches_nothing_there() {
+    use serde_json::json;
+    let env = Env::new();
+    env.write("f.txt", "one\n");
+    let outside = env.ws.parent().unwrap().join("outside-mcp");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, env.path("link")).unwrap();
+    let mut mcp = Mcp::start(&env);
+    mcp.request("initialize", &json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}));
+    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let abs = outside.join("new.txt").display().to_string();
+    let writes = [
+        json!({"path": "../outside-mcp/new.txt", "content": "x\n", "create": true}),
+        json!({"path": abs, "content": "x\n", "create": true}),
+        json!({"path": "link/new.txt", "content": "x\n", "create": true}),
+        json!({"path": ".git/new.txt", "content": "x\n", "create": true}),
+        json!({"path_bytes": hex("../outside-mcp/new.txt"), "content": "x\n", "create": true}),
+    ];
+    for args in writes {
+        let (err, text) = mcp.call("write_file", &args);
+        assert!(err && text.contains("new.txt"), "{args}: {text}");
+    }
+    let abs = outside.join("secret.txt").display().to_string();
+    for path in ["../outside-mcp/secret.txt", abs.as_str(), "link/secret.txt"] {
+        let (err, text) = mcp.call("read_file", &json!({"path": path}));
+        assert!(err && text.contains("secret.txt"), "{path}: {text}");
+        assert!(!text.contains("secret\n"), "{path}: {text}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["secret.txt"]);
+    assert!(!env.path(".git/new.txt").exists());
+    // The server still answers inside.
+    let (err, text) = mcp.call("read_file", &json!({"path": "f.txt"}));
+    assert!(!err && text.contains("one"), "{text}");
+}
+
 // ---- the edit-safety corpus ----
 
 /// A seeded xorshift generator: the corpus is the same on every run.

@@ -227,6 +227,8 @@ impl Pair {
 }
 
 fn pair() -> Pair {
+    // Before the watches are made: they keep the kind they were made with.
+    crate::common::portable();
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
@@ -279,7 +281,8 @@ proptest! {
         // Without hard links (a file with several names makes any look at one of them walk
         // everything), only a rule change makes the watched home walk everything again.
         let has = |f: fn(&Op) -> bool| steps.iter().filter(|ops| ops.iter().any(f)).count();
-        if has(|o| matches!(o, Op::HardLink(..))) == 0 {
+        // (The portable paths never narrow: every scan walks.)
+        if has(|o| matches!(o, Op::HardLink(..))) == 0 && !crate::common::portable() {
             let walks = has(|o| matches!(o, Op::ToggleIgnore));
             prop_assert!(narrowed as usize >= steps.len() - walks, "{} narrowed of {}: {:?}", narrowed, steps.len(), why);
         }
@@ -342,6 +345,55 @@ fn a_watched_scan_looks_only_at_what_changed() {
     );
     let r = p.scan_watched();
     assert_eq!(r.watched_paths, Some(0));
+}
+
+/// The paths a run asks for are the ones its scans take: Linux's narrowed looks and
+/// directory listings, or, with `REWIND_PORTABLE=1` (`portable_paths.rs` runs this again so),
+/// the portable ones: every scan walks the whole tree and no listing settles a file.
+#[test]
+fn scans_take_the_paths_this_run_asks_for() {
+    let p = pair();
+    let portable = crate::common::portable();
+    // An hour ahead of every change, so a listing proves its files at once (`settle.rs`).
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+        + 3_600_000_000_000;
+    let opts = Options {
+        clock: rewind::engine::Clock::Fixed(ahead),
+        ..Options::default()
+    };
+    let settling = Home::open(&p.ws.parent().unwrap().join("home-s"), opts).unwrap();
+    let settled_now = || {
+        let s = settling
+            .session(Workspace::open(&p.ws).unwrap(), "s")
+            .unwrap();
+        let opts = ScanOptions {
+            settle: true,
+            ..ScanOptions::default()
+        };
+        let r = rewind::scan::scan(&s, Phase::Before, ToolCall::NONE, &opts, &mut |_| {});
+        r.unwrap().settled
+    };
+    // The first scan gives the baseline, the second keeps listings, the third may use them.
+    settled_now();
+    let mut settled = settled_now();
+    std::fs::write(p.ws.join("top.txt"), "changed").unwrap();
+    settled += settled_now();
+    p.scan_watched();
+    std::fs::write(p.ws.join("a/x.rs"), "changed").unwrap();
+    let r = p.scan_watched();
+    let reason = p.watching.drain().last_walk_reason;
+    if portable {
+        assert_eq!(settled, 0, "the portable paths keep no listings");
+        assert_eq!(r.watched_paths, None, "the portable watches never narrow");
+        assert_eq!(reason.as_deref(), Some("no narrowed look on this platform"));
+    } else {
+        assert!(settled > 0, "Linux's listings settle the unchanged files");
+        assert_eq!(r.watched_paths, Some(1), "{reason:?}");
+    }
+    assert_eq!(r.changes.len(), 1, "{r:?}");
 }
 
 #[test]

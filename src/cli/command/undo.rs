@@ -185,6 +185,9 @@ pub(super) fn render(direction: Direction, report: &Report) -> String {
     for f in &report.files {
         text.push_str(&file_line(f));
     }
+    if report.status != Status::Conflict && !report.recreated_dirs.is_empty() {
+        text.push_str(&not_brought_back(&report.recreated_dirs));
+    }
     if report.status == Status::Conflict && report.skipped == 0 {
         text.push_str("hint: inspect with `rewind diff`; `--skip-unsafe` applies the other paths and skips these, `--path P` narrows to some paths");
         // `--force` overrides later edits only: hinting it for an `unproven` or
@@ -198,6 +201,18 @@ pub(super) fn render(direction: Direction, report: &Report) -> String {
         } else {
             "; `--force` cannot override these (rewind lacks a side's bytes, or the path is not a file it may write): `rewind log --path P` lists the versions rewind holds and `rewind restore P --version N` brings one back\n"
         });
+    }
+    text
+}
+
+/// Directories the window deleted whole: rewind brings back what it kept in them, and says
+/// that the rest is not (issue 47, class 11).
+fn not_brought_back(dirs: &[String]) -> String {
+    let mut text = String::from(
+        "not brought back: what rewind did not keep in these directories, which the undone changes deleted whole (ignored files over the kept rule's size, generated names, bulk output, anything `.ignore` names; `rewind doctor` shows the rule):\n",
+    );
+    for dir in dirs {
+        text.push_str(&format!("  {}/\n", name(dir)));
     }
     text
 }

@@ -56,12 +56,14 @@ pub(in crate::scan) fn many_links(_: &std::fs::Metadata) -> bool {
     false
 }
 
-/// A name's bytes, as the index keeps them.
+/// A name's bytes, as the index keeps them. (On Linux the portable paths use Linux's.)
+#[cfg(not(target_os = "linux"))]
 pub(in crate::scan) fn name_bytes(name: &OsStr) -> &[u8] {
     name.as_encoded_bytes()
 }
 
 /// A name from the bytes [`name_bytes`] gave (names that are not UTF-8 are not kept here).
+#[cfg(not(target_os = "linux"))]
 pub(in crate::scan) fn name_from(bytes: &[u8]) -> &OsStr {
     OsStr::new(std::str::from_utf8(bytes).unwrap_or("\u{FFFD}"))
 }

@@ -17,11 +17,15 @@ use std::time::{Duration, Instant};
 
 use notify::Watcher as _;
 
-use super::{Look, Storm, Waited, MAX_DIRTY};
+#[cfg(target_os = "linux")]
+use super::Watcher;
+use super::{Look, Storm, Waited, FULL_EVERY, MAX_DIRTY, UNWATCHABLE};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
+#[cfg(not(target_os = "linux"))]
 use crate::scan::walk::{self, DirWatch};
 use crate::scan::{GitGlobal, WatchCounts};
+#[cfg(not(target_os = "linux"))]
 use crate::workspace::RelPath;
 
 /// Workspaces watched at once by one process; the least recently scanned one is dropped.
@@ -31,6 +35,9 @@ const MAX_WORKSPACES: usize = 8;
 #[derive(Default)]
 pub struct Watches {
     by_ws: HashMap<WorkspaceId, Source>,
+    /// Workspaces whose source could not be placed for want of watches, and when: not
+    /// tried again for [`FULL_EVERY`] (each try would take every watch left, then fail).
+    gave_up: HashMap<WorkspaceId, Instant>,
     walked: u64,
     last_walk: Option<&'static str>,
 }
@@ -118,7 +125,9 @@ impl Source {
 }
 
 /// One workspace's watches, during a scan: never made here (the source watches the whole
-/// tree by itself, and every scan walks).
+/// tree by itself, and every scan walks). On Linux the type is `per_dir.rs`'s, never made
+/// by these watches either.
+#[cfg(not(target_os = "linux"))]
 pub struct Watcher {
     global: walk::GlobalRules,
 }
@@ -185,6 +194,13 @@ impl Watches {
         _: &mut dyn FnMut(i64) -> Option<StateTouches>,
     ) -> Look {
         self.walked += 1;
+        if let Some(at) = self.gave_up.get(&ws) {
+            if at.elapsed() < FULL_EVERY {
+                self.last_walk = Some(UNWATCHABLE);
+                return Look::Full(None);
+            }
+            self.gave_up.remove(&ws);
+        }
         let keep = self
             .by_ws
             .get(&ws)
@@ -210,8 +226,16 @@ impl Watches {
                     self.by_ws.remove(&k);
                 }
             }
-            if let Ok(s) = Source::new(root) {
-                self.by_ws.insert(ws, s);
+            match Source::new(root) {
+                Ok(s) => {
+                    self.by_ws.insert(ws, s);
+                }
+                Err(e) if out_of_watches(&e) => {
+                    self.gave_up.insert(ws, Instant::now());
+                    self.last_walk = Some(UNWATCHABLE);
+                }
+                // Tried again at the next scan.
+                Err(_) => {}
             }
         }
         // No watches for the walk to place (the source watches the whole tree).
@@ -226,6 +250,16 @@ impl Watches {
     pub(in crate::scan) fn put(&mut self, _: WorkspaceId, _: Watcher) {}
 }
 
+/// Whether placing a source failed for want of watches (a limit of the system's).
+fn out_of_watches(e: &notify::Error) -> bool {
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => true,
+        notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::OutOfMemory,
+        _ => false,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
 impl Watcher {
     pub(in crate::scan) fn marks(&self) -> &dyn DirWatch {
         &NoMarks
@@ -254,8 +288,10 @@ impl Watcher {
 }
 
 /// Places no watches: the source watches the whole tree.
+#[cfg(not(target_os = "linux"))]
 struct NoMarks;
 
+#[cfg(not(target_os = "linux"))]
 impl DirWatch for NoMarks {
     fn watch(&self, _: &Path, _: Option<&RelPath>) {}
     fn rule_file(&self, _: std::path::PathBuf) {}

@@ -57,16 +57,99 @@ use std::time::Duration;
 
 use crate::workspace::RelPath;
 
-// `--cfg rewind_fallback` builds the walk-on-every-event path on Linux too, to compile it here.
-#[cfg(all(target_os = "linux", not(rewind_fallback)))]
+// On Linux both are built: a process that asks for the portable paths
+// (`fs::use_portable_paths`) watches as other platforms do, so the tests run that path here.
+#[cfg(target_os = "linux")]
 mod per_dir;
-#[cfg(all(target_os = "linux", not(rewind_fallback)))]
-pub use per_dir::{Watcher, Watches};
+#[cfg(target_os = "linux")]
+pub use per_dir::Watcher;
 
-#[cfg(any(not(target_os = "linux"), rewind_fallback))]
 mod fallback;
-#[cfg(any(not(target_os = "linux"), rewind_fallback))]
+#[cfg(not(target_os = "linux"))]
 pub use fallback::{Watcher, Watches};
+
+/// The watchers of a process: narrowed looks (`per_dir.rs`), or, in a process that takes
+/// the portable paths, a walk on every event (`fallback.rs`), as made.
+#[cfg(target_os = "linux")]
+pub enum Watches {
+    PerDir(per_dir::Watches),
+    Whole(fallback::Watches),
+}
+
+#[cfg(target_os = "linux")]
+impl Default for Watches {
+    fn default() -> Watches {
+        match super::fs::portable() {
+            true => Watches::Whole(fallback::Watches::default()),
+            false => Watches::PerDir(per_dir::Watches::default()),
+        }
+    }
+}
+
+/// Call the method of whichever kind `$w` is.
+#[cfg(target_os = "linux")]
+macro_rules! either {
+    ($w:expr, $m:ident($($a:expr),*)) => {
+        match $w {
+            Watches::PerDir(w) => w.$m($($a),*),
+            Watches::Whole(w) => w.$m($($a),*),
+        }
+    };
+}
+
+#[cfg(target_os = "linux")]
+impl Watches {
+    pub fn drain(&mut self) {
+        either!(self, drain())
+    }
+
+    pub fn wait(&mut self, ws: crate::ids::WorkspaceId, timeout: Duration) -> Waited {
+        either!(self, wait(ws, timeout))
+    }
+
+    pub fn dirty(&self, ws: crate::ids::WorkspaceId) -> Option<usize> {
+        either!(self, dirty(ws))
+    }
+
+    pub fn storm(&mut self, ws: crate::ids::WorkspaceId) -> Option<Storm> {
+        either!(self, storm(ws))
+    }
+
+    pub fn counts(&self) -> super::WatchCounts {
+        either!(self, counts())
+    }
+
+    pub(in crate::scan) fn take(
+        &mut self,
+        ws: crate::ids::WorkspaceId,
+        root: &std::path::Path,
+        git: &dyn Fn() -> super::GitGlobal,
+        complete: bool,
+        new_states: &mut dyn FnMut(i64) -> Option<crate::index::StateTouches>,
+    ) -> Look {
+        either!(self, take(ws, root, git, complete, new_states))
+    }
+
+    pub(in crate::scan) fn restart(
+        &mut self,
+        root: &std::path::Path,
+        git: &super::GitGlobal,
+        why: &'static str,
+    ) -> Option<Watcher> {
+        either!(self, restart(root, git, why))
+    }
+
+    pub(in crate::scan) fn put(&mut self, ws: crate::ids::WorkspaceId, w: Watcher) {
+        either!(self, put(ws, w))
+    }
+}
+
+/// Why a watcher gave up placing watches: not tried again for [`FULL_EVERY`] (each try
+/// would take every watch the user has left, then fail).
+#[cfg(target_os = "linux")]
+const UNWATCHABLE: &str = "its directories could not all be watched (fs.inotify.max_user_watches?)";
+#[cfg(not(target_os = "linux"))]
+const UNWATCHABLE: &str = "its directories could not all be watched";
 
 /// A scan walks everything again when more paths than this changed since the last one.
 pub const MAX_DIRTY: usize = 4096;
@@ -110,12 +193,12 @@ pub(in crate::scan) enum Look {
     /// Walk everything, placing this watcher's watches (`None`: not watching).
     Full(Option<Watcher>),
     /// Look only at these paths (no one inside another), which changed since the last scan.
-    #[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Changed(Watcher, Vec<RelPath>),
 }
 
 /// The paths of `dirty` that no other one contains (a changed directory is walked whole).
-#[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
     let mut kept: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(dirty.len());
@@ -136,7 +219,7 @@ fn outermost(dirty: BTreeSet<RelPath>) -> Vec<RelPath> {
 }
 
 /// Remove `dir` and everything under it from `set`.
-#[cfg_attr(any(not(target_os = "linux"), rewind_fallback), allow(dead_code))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn remove_under(set: &mut BTreeSet<RelPath>, dir: &RelPath) {
     // Everything at or under `dir` sorts from `dir` up to `dir0` ('0' follows '/'), among
     // siblings such as `dir.txt` or `dir-x/y` that are not under it.

@@ -39,7 +39,9 @@ use std::time::{Duration, Instant};
 use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::Watcher as _;
 
-use super::{outermost, remove_under, Look, Storm, Waited, FULL_EVERY, MAX_DIRTY, STORM_KEPT};
+use super::{
+    outermost, remove_under, Look, Storm, Waited, FULL_EVERY, MAX_DIRTY, STORM_KEPT, UNWATCHABLE,
+};
 use crate::ids::WorkspaceId;
 use crate::index::StateTouches;
 use crate::scan::fs::{print, remote, Print};
@@ -304,9 +306,6 @@ pub(in crate::scan) struct Marks {
 
 /// Why a watcher is not trusted after a directory changed under its watch's placing.
 const REPLACED: &str = "a directory was replaced while its watch was placed";
-
-/// Why a watcher gave up placing watches.
-const UNWATCHABLE: &str = "its directories could not all be watched (fs.inotify.max_user_watches?)";
 
 impl DirWatch for Marks {
     fn watch(&self, dir: &Path, rel: Option<&RelPath>) {

@@ -45,6 +45,9 @@ pub struct VerifyReport {
     pub index_free_bytes: u64,
     pub inline_blobs: u64,
     pub packed_blobs: u64,
+    /// Blobs kept by reference to a git object of the workspace's repository (a first
+    /// baseline's committed files): not in the home, read from git and verified.
+    pub git_blobs: u64,
     pub object_files: u64,
     pub pack_files: u64,
     pub references: u64,
@@ -242,11 +245,29 @@ impl Maintenance<'_, '_> {
         self.phase("verifying blobs", ids.len());
         for id in &in_order {
             self.step();
-            if let Err(e) = self.home.store().check(self.home.index(), id) {
-                problems.push(Problem {
+            match self.home.store().check(self.home.index(), id) {
+                Ok(()) => {}
+                // A version kept by reference to a git object git no longer has: named by
+                // the paths it is a version of, since that is what can no longer be undone.
+                Err(e @ crate::store::StoreError::GitMissing { .. }) => {
+                    let paths = r.paths_referring(id)?;
+                    if paths.is_empty() {
+                        problems.push(Problem {
+                            object: format!("blob {id}"),
+                            detail: e.to_string(),
+                        });
+                    }
+                    for path in paths {
+                        problems.push(Problem {
+                            object: format!("path {path}"),
+                            detail: e.to_string(),
+                        });
+                    }
+                }
+                Err(e) => problems.push(Problem {
                     object: format!("blob {id}"),
                     detail: e.to_string(),
-                });
+                }),
             }
         }
         let refs = r.all_references()?;
@@ -287,6 +308,7 @@ impl Maintenance<'_, '_> {
             index_free_bytes: index_size.free_bytes,
             inline_blobs: totals.inline,
             packed_blobs: totals.packed,
+            git_blobs: totals.git,
             object_files,
             pack_files: packs.len() as u64,
             references: refs.len() as u64,

@@ -227,3 +227,37 @@ fn outside_git_every_file_is_copied() {
     assert!(!by_reference(&home, b"hello\n"));
     assert_eq!(maintenance::verify(&home).unwrap().git_blobs, 0);
 }
+
+#[test]
+fn gc_and_the_pack_step_keep_referenced_versions_and_drop_the_rest() {
+    let (_dir, root, home_dir) = repo();
+    {
+        let home = Home::open(&home_dir, Options::default()).unwrap();
+        let s = session(&home, &root);
+        scan_as(&s, Phase::Before);
+        write(&root, "a.txt", b"the agent's version\n");
+        scan_as(&s, Phase::After).expect("the command's change");
+    }
+    let mut home = Home::open(&home_dir, Options::default()).unwrap();
+    let report = maintenance::pack_history(&mut home, &mut maintenance::NoProgress).unwrap();
+    assert!(report.blobs > 0, "{report:?}");
+    // Windows go, and with them the versions only they named; a file state still names
+    // big.txt's, kept by reference.
+    let policy = maintenance::Retention {
+        windows_per_session: Some(0),
+        grace: std::time::Duration::ZERO,
+        ..maintenance::Retention::default()
+    };
+    let gc = maintenance::gc(&mut home, &policy).unwrap();
+    assert!(gc.blobs_removed > 0, "{gc:?}");
+    assert!(home
+        .index()
+        .read()
+        .blob(&BlobId::of(b"hello\n"))
+        .unwrap()
+        .is_none());
+    assert!(by_reference(&home, &big()));
+    let report = maintenance::verify(&home).unwrap();
+    assert!(report.ok, "{:?}", report.problems);
+    assert_eq!(report.git_blobs, 2, "src/big.txt, .gitignore");
+}

@@ -690,17 +690,14 @@ impl Store {
         f(odb)
     }
 
-    /// Whether the repository at `objects` holds blob `oid` (a baseline references only
-    /// objects git has).
+    /// Whether the repository at `objects` holds object `oid` (a baseline references only
+    /// objects git has). Existence is enough: the caller hashed the bytes as a git blob to
+    /// this id, so the object is that blob. A loose object is a stat, not a read: a header
+    /// read of every loose object cost a baseline more system time than it saved.
     pub(crate) fn git_has(&self, objects: &Path, oid: &[u8; 20]) -> bool {
         let oid = gix_hash::ObjectId::from_bytes_or_panic(oid);
-        self.with_git(objects, |odb| {
-            use gix_object::FindHeader;
-            odb.try_header(&oid)
-                .map(|h| h.is_some_and(|h| h.kind == gix_object::Kind::Blob))
-                .map_err(|e| e.to_string())
-        })
-        .unwrap_or(false)
+        self.with_git(objects, |odb| Ok(gix_object::Exists::exists(odb, &oid)))
+            .unwrap_or(false)
     }
 
     /// Give blob `id` a copy of its own in the home when it is kept by reference to a git

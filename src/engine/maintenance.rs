@@ -245,30 +245,7 @@ impl Maintenance<'_, '_> {
         self.phase("verifying blobs", ids.len());
         for id in &in_order {
             self.step();
-            match self.home.store().check(self.home.index(), id) {
-                Ok(()) => {}
-                // A version kept by reference to a git object git no longer has: named by
-                // the paths it is a version of, since that is what can no longer be undone.
-                Err(e @ crate::store::StoreError::GitMissing { .. }) => {
-                    let paths = r.paths_referring(id)?;
-                    if paths.is_empty() {
-                        problems.push(Problem {
-                            object: format!("blob {id}"),
-                            detail: e.to_string(),
-                        });
-                    }
-                    for path in paths {
-                        problems.push(Problem {
-                            object: format!("path {path}"),
-                            detail: e.to_string(),
-                        });
-                    }
-                }
-                Err(e) => problems.push(Problem {
-                    object: format!("blob {id}"),
-                    detail: e.to_string(),
-                }),
-            }
+            self.check_blob(&r, id, &mut problems)?;
         }
         let refs = r.all_references()?;
         for reference in &refs {
@@ -315,6 +292,38 @@ impl Maintenance<'_, '_> {
             orphan_files,
             problems,
         })
+    }
+
+    /// Re-hash blob `id`; a problem when it does not read back. A version kept by reference
+    /// to a git object git no longer has is named by the paths it is a version of, since
+    /// that is what can no longer be undone.
+    fn check_blob(
+        &self,
+        r: &crate::index::Tx<'_>,
+        id: &BlobId,
+        problems: &mut Vec<Problem>,
+    ) -> Result<()> {
+        let e = match self.home.store().check(self.home.index(), id) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let paths = match e {
+            crate::store::StoreError::GitMissing { .. } => r.paths_referring(id)?,
+            _ => Vec::new(),
+        };
+        if paths.is_empty() {
+            problems.push(Problem {
+                object: format!("blob {id}"),
+                detail: e.to_string(),
+            });
+        }
+        for path in paths {
+            problems.push(Problem {
+                object: format!("path {path}"),
+                detail: e.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// An undo, redo, restore or edit tool's write that a process left midway, each a

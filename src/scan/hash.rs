@@ -108,6 +108,8 @@ impl Scan<'_> {
     /// per scan, so even a tiny budget makes progress). `twins`: the scan's, once a round
     /// decided (the first with files to baseline); the next rounds settle the copies of what
     /// the first read.
+    /// Long because the three kinds of work share the counters, the pack writer and the one
+    /// bulk load, which a split would have to pass around.
     pub(super) fn hash_and_commit(
         &self,
         work: Work,
@@ -517,6 +519,8 @@ fn look_part(cx: &Worker<'_>, queue: &Queue, mut grouper: Option<Grouper>) -> Re
 /// Read one file, hash it and encode its bytes when they are new (not its known state's);
 /// `None` when it is not ours to read (not a regular file, or a parent replaced by a symlink
 /// mid-scan). A small new blob goes into `grouper`'s group when there is one.
+/// Long because it is the one dispatch over what the file turned out to be; a twin, a
+/// reference to git's object and a new frame are decided from its one read.
 fn look_at(
     cx: &Worker<'_>,
     c: Candidate,

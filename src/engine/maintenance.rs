@@ -45,6 +45,9 @@ pub struct VerifyReport {
     pub index_free_bytes: u64,
     pub inline_blobs: u64,
     pub packed_blobs: u64,
+    /// Blobs kept by reference to a git object of the workspace's repository (a first
+    /// baseline's committed files): not in the home, read from git and verified.
+    pub git_blobs: u64,
     pub object_files: u64,
     pub pack_files: u64,
     pub references: u64,
@@ -242,12 +245,7 @@ impl Maintenance<'_, '_> {
         self.phase("verifying blobs", ids.len());
         for id in &in_order {
             self.step();
-            if let Err(e) = self.home.store().check(self.home.index(), id) {
-                problems.push(Problem {
-                    object: format!("blob {id}"),
-                    detail: e.to_string(),
-                });
-            }
+            self.check_blob(&r, id, &mut problems)?;
         }
         let refs = r.all_references()?;
         for reference in &refs {
@@ -287,12 +285,45 @@ impl Maintenance<'_, '_> {
             index_free_bytes: index_size.free_bytes,
             inline_blobs: totals.inline,
             packed_blobs: totals.packed,
+            git_blobs: totals.git,
             object_files,
             pack_files: packs.len() as u64,
             references: refs.len() as u64,
             orphan_files,
             problems,
         })
+    }
+
+    /// Re-hash blob `id`; a problem when it does not read back. A version kept by reference
+    /// to a git object git no longer has is named by the paths it is a version of, since
+    /// that is what can no longer be undone.
+    fn check_blob(
+        &self,
+        r: &crate::index::Tx<'_>,
+        id: &BlobId,
+        problems: &mut Vec<Problem>,
+    ) -> Result<()> {
+        let e = match self.home.store().check(self.home.index(), id) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let paths = match e {
+            crate::store::StoreError::GitMissing { .. } => r.paths_referring(id)?,
+            _ => Vec::new(),
+        };
+        if paths.is_empty() {
+            problems.push(Problem {
+                object: format!("blob {id}"),
+                detail: e.to_string(),
+            });
+        }
+        for path in paths {
+            problems.push(Problem {
+                object: format!("path {path}"),
+                detail: e.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// An undo, redo, restore or edit tool's write that a process left midway, each a

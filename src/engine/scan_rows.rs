@@ -7,7 +7,7 @@
 use std::ops::Deref;
 
 use super::{Result, Session};
-use crate::ids::{ChangeId, WindowId, WorkspaceId};
+use crate::ids::{BlobId, ChangeId, WindowId, WorkspaceId};
 use crate::index::{DirListing, IndexError, NewChange, Tx, WriteTx};
 use crate::model::{KnownState, RecordedBy, WindowKind, WindowStatus};
 use crate::store::BlobRow;
@@ -114,6 +114,28 @@ impl ScanRows<'_, '_> {
         let id = self.row_id();
         self.index().write(|tx| tx.take_scan_mark(id, key))?;
         Ok(())
+    }
+
+    /// Give each of `befores` (the versions a batch's changes replace) a copy in the home
+    /// when it is kept by reference to a git object, before the change rows that need it
+    /// commit: the file no longer holds those bytes, and git may drop the object. Read from
+    /// git and verified against the blob id (`Store::copy_reference`). A version git no
+    /// longer has (or that does not verify) stays a reference: `verify` names its paths and
+    /// undo refuses it; the scan goes on, since the change happened all the same. Returns
+    /// how many were copied.
+    pub(crate) fn copy_references(&self, befores: impl Iterator<Item = BlobId>) -> Result<usize> {
+        let index = self.index();
+        let store = &self.session.home.store;
+        let mut copied = 0;
+        for id in befores {
+            if index.read().is_git_reference(&id)? != Some(true) {
+                continue;
+            }
+            if let Ok(true) = store.copy_reference(index, &id, None, self.now()) {
+                copied += 1;
+            }
+        }
+        Ok(copied)
     }
 
     /// Run `f` in one write transaction of this scan's rows.

@@ -9,8 +9,8 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::{parse_blob, Ctx, Index, IndexError, Result, Tx, WriteTx};
 use crate::ids::BlobId;
 use crate::store::{
-    BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
-    Recoded, VersionPair,
+    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HistoryCatalog, PackMove, PackedBlob,
+    Place, Recoded, VersionPair,
 };
 
 /// Counts over the `blobs` table.
@@ -23,6 +23,8 @@ pub struct BlobTotals {
     pub stored_bytes: u64,
     pub inline: u64,
     pub packed: u64,
+    /// Kept by reference to a git object of the workspace's repository.
+    pub git: u64,
 }
 
 /// A pack file some blob row points into.
@@ -62,6 +64,9 @@ struct StoredBlob {
     pack: Option<i64>,
     pack_offset: Option<i64>,
     pack_inner: Option<i64>,
+    /// A reference to a git object: its id and the repository's object directory.
+    git_oid: Option<Vec<u8>>,
+    git_objects: Option<Vec<u8>>,
 }
 
 impl StoredBlob {
@@ -76,10 +81,15 @@ impl StoredBlob {
             pack: r.get(6)?,
             pack_offset: r.get(7)?,
             pack_inner: r.get(8)?,
+            git_oid: r.get(9)?,
+            git_objects: r.get(10)?,
         })
     }
 
-    fn into_row(self, id: &BlobId) -> Result<BlobRow> {
+    fn into_row(mut self, id: &BlobId) -> Result<BlobRow> {
+        if let Some(oid) = self.git_oid.take() {
+            return self.git_row(id, &oid);
+        }
         let place = match (self.data, self.pack, self.pack_offset, self.pack_inner) {
             (Some(frame), _, _, None) => Place::Inline(frame),
             (None, None, _, None) => Place::Object,
@@ -128,14 +138,48 @@ impl StoredBlob {
     }
 }
 
+impl StoredBlob {
+    /// A row kept by reference to a git object (schema v20): no frame, no base.
+    fn git_row(self, id: &BlobId, oid: &[u8]) -> Result<BlobRow> {
+        let bad = |detail: String| IndexError::BadRow {
+            what: "git reference",
+            detail: format!("{detail} for blob {id}"),
+        };
+        let oid: [u8; 20] = oid
+            .try_into()
+            .map_err(|_| bad(format!("an object id of {} bytes", oid.len())))?;
+        let objects = self
+            .git_objects
+            .ok_or_else(|| bad("no repository".into()))?;
+        if self.encoding != "git" || self.base.is_some() || self.data.is_some() {
+            return Err(bad(format!(
+                "encoding {:?} with a frame or base",
+                self.encoding
+            )));
+        }
+        Ok(BlobRow {
+            id: *id,
+            size: self.size as u64,
+            stored_size: 0,
+            encoding: Encoding::Zstd,
+            place: Place::Git(GitObject {
+                objects: crate::workspace::os_str_from_bytes(&objects).into(),
+                oid,
+            }),
+            created_at: self.created_at,
+        })
+    }
+}
+
 impl Tx<'_> {
     pub fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>> {
         let stored = self
             .conn
             .prepare_cached(
-                "SELECT size, stored_size, encoding, base, data, created_at, pack, pack_offset,
-                        pack_inner
-                 FROM blobs WHERE id = ?1",
+                "SELECT b.size, b.stored_size, b.encoding, b.base, b.data, b.created_at, b.pack,
+                        b.pack_offset, b.pack_inner, b.git_oid, g.objects
+                 FROM blobs b LEFT JOIN git_sources g ON g.id = b.git_source
+                 WHERE b.id = ?1",
             )
             .ctx("find blob")?
             .query_row([id], StoredBlob::read)
@@ -161,6 +205,37 @@ impl Tx<'_> {
             }),
         })
         .transpose()
+    }
+
+    /// Whether blob `id` is kept by reference to a git object; `None`: no such blob.
+    pub(crate) fn is_git_reference(&self, id: &BlobId) -> Result<Option<bool>> {
+        self.conn
+            .prepare_cached("SELECT git_oid IS NOT NULL FROM blobs WHERE id = ?1")
+            .ctx("find blob")?
+            .query_row([id], |r| r.get(0))
+            .optional()
+            .ctx("find blob")
+    }
+
+    /// The paths of the changes and file states that refer to blob `id` (for `verify` and
+    /// errors: a reference to a git object git no longer has is named by its paths).
+    pub(crate) fn paths_referring(&self, id: &BlobId) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT path FROM changes WHERE before_blob = ?1 OR after_blob = ?1
+                 UNION SELECT path FROM file_states WHERE blob = ?1",
+            )
+            .ctx("find paths of a blob")?;
+        let paths = stmt
+            .query_map([id], |r| r.get::<_, Vec<u8>>(0))
+            .ctx("find paths of a blob")?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .ctx("find paths of a blob")?;
+        Ok(paths
+            .into_iter()
+            .map(|p| String::from_utf8_lossy(&p).into_owned())
+            .collect())
     }
 
     pub(crate) fn has_blob(&self, id: &BlobId) -> Result<bool> {
@@ -371,7 +446,8 @@ impl Tx<'_> {
                                  MAX(stored_size)) AS live
                                FROM blobs WHERE pack_inner IS NOT NULL
                                GROUP BY pack, pack_offset)),
-                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0)
+                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0),
+                        COALESCE(SUM(git_oid IS NOT NULL), 0)
                  FROM blobs",
             )
             .and_then(|mut st| {
@@ -382,6 +458,7 @@ impl Tx<'_> {
                         stored_bytes: r.get::<_, i64>(2)? as u64,
                         inline: r.get::<_, i64>(3)? as u64,
                         packed: r.get::<_, i64>(4)? as u64,
+                        git: r.get::<_, i64>(5)? as u64,
                     })
                 })
             })
@@ -474,6 +551,9 @@ impl Tx<'_> {
 impl WriteTx<'_> {
     /// Insert a blob row; a row already there (another process stored the same bytes) wins.
     pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
+        if let Place::Git(git) = &row.place {
+            return self.insert_git_reference(row, git);
+        }
         let (encoding, base) = match &row.encoding {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
@@ -500,6 +580,7 @@ impl WriteTx<'_> {
                     detail: format!("blob {} is in a group not written yet", row.id),
                 })
             }
+            Place::Git(_) => unreachable!("a git reference is inserted above"),
         };
         self.conn
             .prepare_cached(
@@ -521,6 +602,59 @@ impl WriteTx<'_> {
                 inner
             ])
             .ctx("insert blob")?;
+        Ok(())
+    }
+
+    /// A blob kept by reference to git object `git` (schema v20); its repository's row is
+    /// made on first use.
+    fn insert_git_reference(&self, row: &BlobRow, git: &GitObject) -> Result<()> {
+        let objects = crate::workspace::bytes_of_path(&git.objects);
+        self.conn
+            .prepare_cached("INSERT OR IGNORE INTO git_sources(objects) VALUES (?1)")
+            .ctx("insert git source")?
+            .execute([&objects[..]])
+            .ctx("insert git source")?;
+        self.conn
+            .prepare_cached(
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, created_at, git_oid,
+                                             git_source)
+                 VALUES (?1, ?2, 0, 'git', ?3, ?4,
+                         (SELECT id FROM git_sources WHERE objects = ?5))",
+            )
+            .ctx("insert blob")?
+            .execute(params![
+                row.id,
+                row.size as i64,
+                row.created_at,
+                &git.oid[..],
+                &objects[..]
+            ])
+            .ctx("insert blob")?;
+        Ok(())
+    }
+
+    /// Replace a reference to a git object with `row`, the blob's copy in the home (an
+    /// inline frame or an object file, written before); a row no longer a reference stays.
+    pub(crate) fn replace_reference(&self, row: &BlobRow) -> Result<()> {
+        let (data, encoding) = match (&row.place, &row.encoding) {
+            (Place::Inline(frame), Encoding::Zstd) => (Some(frame.as_slice()), "zstd"),
+            (Place::Object, Encoding::Zstd) => (None, "zstd"),
+            (place, encoding) => {
+                return Err(IndexError::BadRow {
+                    what: "blob copy",
+                    detail: format!("blob {} as {encoding:?} at {place:?}", row.id),
+                })
+            }
+        };
+        self.conn
+            .prepare_cached(
+                "UPDATE blobs SET stored_size = ?2, encoding = ?3, data = ?4, git_oid = NULL,
+                        git_source = NULL
+                 WHERE id = ?1 AND git_oid IS NOT NULL",
+            )
+            .ctx("copy blob into the home")?
+            .execute(params![row.id, row.stored_size as i64, encoding, data])
+            .ctx("copy blob into the home")?;
         Ok(())
     }
 
@@ -553,7 +687,8 @@ impl WriteTx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
-                        pack = ?5, pack_offset = ?6, pack_inner = NULL
+                        pack = ?5, pack_offset = ?6, pack_inner = NULL, git_oid = NULL,
+                        git_source = NULL
                  WHERE id = ?1 AND pack IS NULL",
             )
             .ctx("recode blob")?
@@ -596,6 +731,14 @@ impl BlobCatalog for Index {
 
     fn has_blob(&self, id: &BlobId) -> Result<bool, CatalogError> {
         Ok(self.read().has_blob(id)?)
+    }
+
+    fn is_git_reference(&self, id: &BlobId) -> Result<Option<bool>, CatalogError> {
+        Ok(self.read().is_git_reference(id)?)
+    }
+
+    fn replace_reference(&self, row: &BlobRow) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.replace_reference(row))?)
     }
 
     fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {

@@ -60,6 +60,12 @@
 //!   rather than every hook write paying for two more b-trees; `reversals`, `reads`,
 //!   `context_deliveries` and `scan_marks` become `WITHOUT ROWID` tables keyed by their
 //!   primary key alone, instead of a table plus an automatic index holding every key again.
+//! - v20 (issue 46, baselines by reference): `git_sources(id, objects)` names a repository's
+//!   object directory; a blob whose bytes a baseline proved to be a git object's (SHA-1 of the
+//!   bytes as a git blob equal to the index entry's id) has `git_oid` and `git_source` set,
+//!   `encoding` 'git', `stored_size` 0 and no frame: its bytes are read from that repository
+//!   and verified against the BLAKE3 id (`store::Place::Git`). A copy into the home (an
+//!   inline frame or object file) clears both columns.
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -435,5 +441,14 @@ CREATE TABLE scan_marks_v19(
 INSERT INTO scan_marks_v19(session_id, tool_call, started_at) SELECT session_id, tool_call, started_at FROM scan_marks;
 DROP TABLE scan_marks;
 ALTER TABLE scan_marks_v19 RENAME TO scan_marks;
+"#,
+    // 20: blobs kept by reference to a repository's git objects (see the module doc)
+    r#"
+CREATE TABLE git_sources(
+    id INTEGER PRIMARY KEY,
+    objects BLOB NOT NULL UNIQUE
+);
+ALTER TABLE blobs ADD COLUMN git_oid BLOB;
+ALTER TABLE blobs ADD COLUMN git_source INTEGER;
 "#,
 ];

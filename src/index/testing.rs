@@ -213,11 +213,44 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 
 /// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
+/// Rewrite a current index the way rewind wrote it at schema v19: no `git_sources` and no
+/// `blobs.git_oid`/`git_source` (v20). Refused while a blob is kept by reference to a git
+/// object, which v19 cannot hold.
+pub fn downgrade_to_v19(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v20(&db)?;
+    db.execute_batch("PRAGMA user_version = 19")
+        .ctx("downgrade to v19")
+}
+
+fn downgrade_v20(db: &Connection) -> Result<()> {
+    let references: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM blobs WHERE git_oid IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .ctx("count git references")?;
+    if references > 0 {
+        return Err(IndexError::BadRow {
+            what: "downgrade",
+            detail: format!("{references} blobs kept by reference, which schema v19 cannot hold"),
+        });
+    }
+    db.execute_batch(
+        "ALTER TABLE blobs DROP COLUMN git_oid;
+         ALTER TABLE blobs DROP COLUMN git_source;
+         DROP TABLE git_sources;",
+    )
+    .ctx("downgrade to v19")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v18: `blobs_by_base` and
 /// `blobs_by_pack` (gone in v19), and `reversals`, `reads`, `context_deliveries` and
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     db.execute_batch("PRAGMA user_version = 18")
         .ctx("downgrade to v18")
@@ -284,6 +317,7 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
 
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     db.execute_batch("PRAGMA user_version = 17")
@@ -308,6 +342,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;
@@ -337,6 +372,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;
@@ -430,6 +466,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
     downgrade_v17(&db)?;

@@ -42,6 +42,14 @@ impl Scan<'_> {
     ) -> Result<()> {
         let now = self.session.now();
         let mut changes = Vec::new();
+        let replaced = looked
+            .iter()
+            .filter_map(|l| {
+                let before = l.known.as_ref()?.state.blob()?;
+                (l.state.blob() != Some(before)).then_some(before)
+            })
+            .chain(deleted.iter().filter_map(|(_, k)| k.state.blob()));
+        self.session.scan_rows().copy_references(replaced)?;
         self.session.scan_rows().write(|tx| {
             // Checked in the transaction that records: a command whose mark committed
             // before it may have written what this batch read; one whose mark commits after

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::judge::{Candidate, Gone, Need, Work};
-use super::twins::Twins;
+use super::twins::{blob_oid, GitBlobs, Twins};
 use super::{Hashed, Result, Scan, ScanError, ScanOptions, ScanProgress, Sink};
 use crate::engine::Clock;
 use crate::ids::BlobId;
@@ -66,6 +66,9 @@ struct Worker<'a> {
     seen: &'a Seen,
     /// A first baseline's twins in a git work tree (module `twins`).
     twins: Option<&'a Twins>,
+    /// A first baseline's index entries in a git work tree: files proved to hold their
+    /// entry's object are kept by reference to it ([`GitBlobs`]).
+    git: Option<&'a GitBlobs>,
 }
 
 /// The blobs this pipeline has encoded so far: a file with the bytes of one encoded before
@@ -105,6 +108,8 @@ impl Scan<'_> {
     /// per scan, so even a tiny budget makes progress). `twins`: the scan's, once a round
     /// decided (the first with files to baseline); the next rounds settle the copies of what
     /// the first read.
+    /// Long because the three kinds of work share the counters, the pack writer and the one
+    /// bulk load, which a split would have to pass around.
     pub(super) fn hash_and_commit(
         &self,
         work: Work,
@@ -136,18 +141,30 @@ impl Scan<'_> {
         // Many batch commits: the WAL is checkpointed once it is large, not after each.
         self.session.scan_rows().bulk(|| -> Result<()> {
             let urgent = batches(urgent, self.opts);
-            self.pipeline(urgent, &|| true, None, &mut writer, &mut |looked, _| {
-                counts.hashed += looked.len() as u64;
-                self.commit_batch(&looked, &[], sink)?;
-                report(counts.hashed);
-                Ok(())
-            })?;
+            self.pipeline(
+                urgent,
+                &|| true,
+                None,
+                None,
+                &mut writer,
+                &mut |looked, _| {
+                    counts.hashed += looked.len() as u64;
+                    self.commit_batch(&looked, &[], sink)?;
+                    report(counts.hashed);
+                    Ok(())
+                },
+            )?;
             if !deleted.is_empty() {
                 self.commit_batch(&[], deleted, sink)?;
             }
             let (start, budget) = (self.start, self.opts.budget);
             let within_budget = || start.elapsed() < budget;
             let twins = self.round_twins(twins, baseline.len(), later, &attributes);
+            let git = if baseline.len() == 0 {
+                None
+            } else {
+                GitBlobs::load(self.root())
+            };
             // A big baseline gives back what the walk and the comparison freed, then what
             // its batches freed every few of them: each batch's buffers are made on worker
             // threads and freed on the committing one, and glibc's arenas kept much of that
@@ -166,6 +183,7 @@ impl Scan<'_> {
                 baseline,
                 &within_budget,
                 twins,
+                git.as_ref(),
                 &mut writer,
                 &mut |looked, n| {
                     let settled = looked.iter().filter(|l| l.twin).count() as u64;
@@ -195,6 +213,7 @@ impl Scan<'_> {
         batches: impl Iterator<Item = Vec<Candidate>> + Send,
         more: &(dyn Fn() -> bool + Sync),
         twins: Option<&Twins>,
+        git: Option<&GitBlobs>,
         writer: &mut PackWriter,
         commit: &mut dyn FnMut(Vec<Looked>, u64) -> Result<()>,
     ) -> Result<()> {
@@ -206,6 +225,7 @@ impl Scan<'_> {
             max: self.session.options().max_file_size,
             seen: &seen,
             twins,
+            git,
         };
         let threads = self.threads;
         let look = |batch| look_all(&cx, batch, threads);
@@ -499,6 +519,8 @@ fn look_part(cx: &Worker<'_>, queue: &Queue, mut grouper: Option<Grouper>) -> Re
 /// Read one file, hash it and encode its bytes when they are new (not its known state's);
 /// `None` when it is not ours to read (not a regular file, or a parent replaced by a symlink
 /// mid-scan). A small new blob goes into `grouper`'s group when there is one.
+/// Long because it is the one dispatch over what the file turned out to be; a twin, a
+/// reference to git's object and a new frame are decided from its one read.
 fn look_at(
     cx: &Worker<'_>,
     c: Candidate,
@@ -538,12 +560,17 @@ fn look_at(
             }
         }
         Ok(Observation::Regular { bytes, id, stat }) => {
+            // The bytes' git object id, hashed at most once for twins and references.
+            let mut git_id = None;
+            let mut git_id = || *git_id.get_or_insert_with(|| blob_oid(&bytes));
             if let Some(t) = twins {
-                t.learn(&c.rel, &stat, &bytes, id);
+                t.learn(&c.rel, &stat, bytes.len() as u64, id, &mut git_id);
             }
             let known_blob = c.known.as_ref().and_then(|k| k.state.blob());
             let row = if known_blob == Some(id) || cx.seen.before(id) {
                 None
+            } else if let Some(row) = git_reference(cx, &c, &bytes, id, read_at, &mut git_id) {
+                Some(row)
             } else {
                 Some(encode_new(cx, grouper, id, &bytes, read_at)?)
             };
@@ -578,6 +605,35 @@ fn look_at(
         row,
         twin: false,
     }))
+}
+
+/// The row of a blob new to the store kept by reference to the git object of `c`'s index
+/// entry, when a first baseline reads it: only when the bytes hash to the entry's object
+/// id as a git blob and the repository holds that object. `None`: copy it into the home.
+fn git_reference(
+    cx: &Worker<'_>,
+    c: &Candidate,
+    bytes: &[u8],
+    id: BlobId,
+    read_at: i64,
+    git_id: &mut dyn FnMut() -> Option<[u8; 20]>,
+) -> Option<BlobRow> {
+    let git = cx.git.filter(|_| c.need == Need::Baseline)?;
+    let oid = git.oid(&c.rel)?;
+    if git_id() != Some(oid) || !cx.store.git_has(&git.objects, &oid) {
+        return None;
+    }
+    Some(BlobRow {
+        id,
+        size: bytes.len() as u64,
+        stored_size: 0,
+        encoding: crate::store::Encoding::Zstd,
+        place: Place::Git(crate::store::GitObject {
+            objects: git.objects.clone(),
+            oid,
+        }),
+        created_at: read_at,
+    })
 }
 
 /// The row of a blob new to the store: in `grouper`'s group when there is one and the blob

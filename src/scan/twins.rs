@@ -249,14 +249,82 @@ impl Twins {
     /// Learn from a file just read (`bytes`, with the `stat` of the open file and their blob
     /// id): when its stat is its entry's, whether its bytes are its object's. The first file
     /// read of a content decides for all its twins.
-    pub(super) fn learn(&self, rel: &RelPath, stat: &Stat, bytes: &[u8], id: BlobId) {
+    /// `git_id` gives the bytes' git object id (hashed once for this and [`GitBlobs`]).
+    pub(super) fn learn(
+        &self,
+        rel: &RelPath,
+        stat: &Stat,
+        size: u64,
+        id: BlobId,
+        git_id: &mut dyn FnMut() -> Option<[u8; 20]>,
+    ) {
         let Some(e) = self.entry(rel) else { return };
         let content = self.content_of(e);
         if content.proved.get().is_some() || self.stats[e] != fingerprint(stat) {
             return;
         }
-        let same = blob_oid(bytes) == Some(content.oid);
-        let _ = content.proved.set(same.then_some((id, bytes.len() as u64)));
+        let same = git_id() == Some(content.oid);
+        let _ = content.proved.set(same.then_some((id, size)));
+    }
+}
+
+/// The blobs git's index names for the files of a first baseline, by path: a file whose
+/// bytes hash (as a git blob) to its entry's object id, an object the repository holds, is
+/// kept by reference to that object instead of copied into the home (`store::Place::Git`).
+/// Unlike twins, nothing here is trusted by stat: the file is read and hashed both ways,
+/// so neither a racy entry nor a conversion on checkout (which changes the bytes, and so
+/// the hash) can make a reference to bytes the file does not hold.
+pub(super) struct GitBlobs {
+    /// The repository's object directory (its common dir's `objects`).
+    pub objects: PathBuf,
+    /// [`key`] of each stage-0 regular file's path, sorted, and its object id.
+    keys: Vec<u64>,
+    oids: Vec<[u8; 20]>,
+}
+
+impl GitBlobs {
+    /// The index entries of the work tree at `root`; `None` outside git, or for an index this
+    /// module cannot read (as for twins).
+    pub(super) fn load(root: &Path) -> Option<GitBlobs> {
+        let dirs = GitDirs::of(root)?;
+        let index = dirs.own.join("index");
+        let mut entries: Vec<(u64, [u8; 20])> =
+            Vec::with_capacity(entry_count(&index).unwrap_or(0));
+        read_index(&index, &mut |e: RawEntry<'_>| {
+            if e.plain && e.mode >> 12 == 0o10 {
+                entries.push((key(e.path), e.oid));
+            }
+        })
+        .ok()?;
+        entries.sort_unstable_by_key(|(k, _)| *k);
+        // Two paths of one key (a 64-bit collision): neither is named, both are copied.
+        let mut keep = vec![true; entries.len()];
+        for i in 1..entries.len() {
+            if entries[i].0 == entries[i - 1].0 {
+                keep[i] = false;
+                keep[i - 1] = false;
+            }
+        }
+        let mut keys = Vec::with_capacity(entries.len());
+        let mut oids = Vec::with_capacity(entries.len());
+        for ((k, oid), keep) in entries.into_iter().zip(keep) {
+            if keep {
+                keys.push(k);
+                oids.push(oid);
+            }
+        }
+        (!keys.is_empty()).then(|| GitBlobs {
+            objects: dirs.common.join("objects"),
+            keys,
+            oids,
+        })
+    }
+
+    /// The object id git's index names for `rel`, if any.
+    pub(super) fn oid(&self, rel: &RelPath) -> Option<[u8; 20]> {
+        let k = key(rel.as_bytes());
+        let i = self.keys.partition_point(|&e| e < k);
+        (self.keys.get(i) == Some(&k)).then(|| self.oids[i])
     }
 }
 
@@ -287,7 +355,7 @@ fn key(path: &[u8]) -> u64 {
 /// with collision detection, as fast here as plain SHA-1: see benches/RESULTS.md). `None`
 /// when the hasher refuses the bytes as a collision attack: then they prove nothing, and
 /// the file's twins are read.
-fn blob_oid(bytes: &[u8]) -> Option<[u8; 20]> {
+pub(super) fn blob_oid(bytes: &[u8]) -> Option<[u8; 20]> {
     let mut h = gix_hash::hasher(gix_hash::Kind::Sha1);
     h.update(format!("blob {}\0", bytes.len()).as_bytes());
     h.update(bytes);
@@ -837,11 +905,12 @@ mod tests {
                 ctime_ns: 8,
                 ..stat
             },
-            b"ab\n",
+            3,
             id,
+            &mut || blob_oid(b"ab\n"),
         );
         assert_eq!(twins.settled(&rel("y/one"), &stat), None);
-        twins.learn(&rel("x/one"), &stat, b"ab\n", id);
+        twins.learn(&rel("x/one"), &stat, 3, id, &mut || blob_oid(b"ab\n"));
         assert!(twins.worth_a_stat(&rel("y/one")));
         assert_eq!(twins.settled(&rel("y/one"), &stat), Some(id));
         assert_eq!(
@@ -868,7 +937,9 @@ mod tests {
 
         // Bytes that are not the object's (a conversion on the way out): no twin settles.
         let twins = Twins::from_usable(vec![usable(b"x/one", oid), usable(b"y/one", oid)]);
-        twins.learn(&rel("x/one"), &stat, b"ab\r", BlobId::of(b"ab\r"));
+        twins.learn(&rel("x/one"), &stat, 3, BlobId::of(b"ab\r"), &mut || {
+            blob_oid(b"ab\r")
+        });
         assert!(!twins.worth_a_stat(&rel("y/one")));
         assert_eq!(twins.settled(&rel("y/one"), &stat), None);
     }

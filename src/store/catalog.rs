@@ -43,6 +43,26 @@ pub enum Place {
     /// grouped the blob and [`super::Store::pack_rows`], which writes the group's frame; a
     /// catalogue refuses a row still placed so.
     Grouping { group: usize, inner: u64 },
+    /// Not in the home: the bytes are git object `oid` of the repository whose object
+    /// directory is `objects` (a baseline proved them identical by hashing them as a git
+    /// blob). Read through git's object store and verified against the blob id; the row's
+    /// `encoding` is `Zstd` (no base) and its `stored_size` 0.
+    Git(GitObject),
+}
+
+/// A blob's bytes as a git object of the workspace's repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitObject {
+    /// The repository's object directory (`.git/objects` of its common dir); its
+    /// alternates are read too.
+    pub objects: std::path::PathBuf,
+    pub oid: [u8; 20],
+}
+
+impl GitObject {
+    pub fn oid_hex(&self) -> String {
+        self.oid.iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 impl Place {
@@ -94,6 +114,22 @@ pub trait BlobCatalog {
     fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError>;
 
     fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError>;
+
+    /// Whether blob `id` is kept by reference to a git object (`None`: no such blob).
+    fn is_git_reference(&self, id: &BlobId) -> Result<Option<bool>, CatalogError> {
+        Ok(self.blob(id)?.map(|row| matches!(row.place, Place::Git(_))))
+    }
+
+    /// Replace a blob kept by reference to a git object with `row`, its copy in the home;
+    /// a row that is no longer a reference (another process copied it first) wins. (This
+    /// default is for catalogues of one thread; the index does it in one statement.)
+    fn replace_reference(&self, row: &BlobRow) -> Result<(), CatalogError> {
+        if self.is_git_reference(&row.id)? == Some(true) {
+            self.delete_blob(&row.id)?;
+            self.insert_blob(row)?;
+        }
+        Ok(())
+    }
 
     /// The blobs kept in pack `pack`, in file order (a group's in their order in it).
     fn packed_blobs(&self, pack: u64) -> Result<Vec<PackedBlob>, CatalogError>;

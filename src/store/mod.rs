@@ -48,8 +48,8 @@ use crate::files::{open_regular, read_regular, Follow};
 use crate::ids::BlobId;
 
 pub use catalog::{
-    BlobCatalog, BlobRow, CatalogError, Encoding, HistoryCatalog, PackMove, PackedBlob, Place,
-    Recoded, VersionPair,
+    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HistoryCatalog, PackMove, PackedBlob,
+    Place, Recoded, VersionPair,
 };
 pub use group::{Group, Grouper};
 pub use history::{HistoryPacker, HistoryReport, PackBatch};
@@ -60,6 +60,14 @@ pub use stream::Loaded;
 pub enum StoreError {
     #[error("blob {id} is missing from the store")]
     Missing { id: BlobId },
+    /// A blob kept by reference to a git object that the repository no longer has (a
+    /// `git gc --prune` of an object no longer reachable, a deleted repository).
+    #[error("blob {id} was kept as git object {oid} of {objects}, which git no longer has")]
+    GitMissing {
+        id: BlobId,
+        oid: String,
+        objects: String,
+    },
     #[error("blob {id} is damaged: {detail}")]
     Corrupt { id: BlobId, detail: String },
     #[error("cannot write blob store file {path}: {source}")]
@@ -146,6 +154,14 @@ pub struct Store {
     /// The groups read last, decompressed, by pack and offset (newest last): a group's
     /// blobs read one after another cost one decompression.
     groups_read: Mutex<VecDeque<GroupRead>>,
+    /// The git object directory read last, opened (blobs kept by reference: `Place::Git`).
+    git: Mutex<Option<(PathBuf, gix_odb::HandleArc)>>,
+}
+
+/// Whether a repository's object directory is gone altogether (then each object it held
+/// is gone, not unreadable).
+fn git_dir_gone(objects: &Path) -> bool {
+    matches!(std::fs::metadata(objects), Err(e) if e.kind() == io::ErrorKind::NotFound)
 }
 
 /// A group read: its frame's pack, offset and length, and its bytes decompressed (all, or a
@@ -169,6 +185,7 @@ impl Store {
             opts,
             open_packs: Mutex::new(HashMap::new()),
             groups_read: Mutex::new(VecDeque::new()),
+            git: Mutex::new(None),
         }
     }
 
@@ -233,8 +250,16 @@ impl Store {
         previous: Option<(BlobId, Option<&[u8]>)>,
         now: i64,
     ) -> Result<()> {
-        if catalog.has_blob(&id)? {
-            return Ok(());
+        match catalog.is_git_reference(&id)? {
+            Some(false) => return Ok(()),
+            // About to change (or already changed): its bytes are at hand, so the home gets
+            // its own copy now rather than depend on git keeping the object.
+            Some(true) => {
+                return self
+                    .copy_reference(catalog, &id, Some(bytes), now)
+                    .map(drop)
+            }
+            None => {}
         }
         let corrupt = |detail: String| StoreError::Corrupt { id, detail };
         let full = codec::compress(bytes, self.opts.level, &[])
@@ -528,6 +553,10 @@ impl Store {
             }
         }
         let key = if depth >= MAX_CHAIN { root } else { prev };
+        // A delta on a git object would lose its bytes with the object.
+        if catalog.is_git_reference(&key)? != Some(false) {
+            return Ok(None);
+        }
         // A damaged base must not stop a snapshot: store this version whole instead.
         let key_bytes = match prev_bytes.filter(|_| key == prev) {
             Some(known) => Cow::Borrowed(known),
@@ -605,8 +634,113 @@ impl Store {
             Place::Grouping { .. } => {
                 return Err(corrupt("its group was never written".into()));
             }
+            Place::Git(git) => return self.read_git(&row, &git),
         };
         self.decode(catalog, &row, &frame, depth)
+    }
+
+    /// The bytes of a blob kept by reference, from git's object store (loose, packed or
+    /// through alternates), verified against the blob id: a git object is trusted only as
+    /// far as its bytes hash to the BLAKE3 id recorded when they were proved identical.
+    fn read_git(&self, row: &BlobRow, git: &GitObject) -> Result<Vec<u8>> {
+        let id = row.id;
+        let corrupt = |detail: String| StoreError::Corrupt { id, detail };
+        let gone = || StoreError::GitMissing {
+            id,
+            oid: git.oid_hex(),
+            objects: git.objects.display().to_string(),
+        };
+        let oid = gix_hash::ObjectId::from_bytes_or_panic(&git.oid);
+        let mut buf = Vec::new();
+        let kind = self.with_git(&git.objects, |odb| {
+            use gix_object::Find;
+            odb.try_find(&oid, &mut buf)
+                .map(|d| d.map(|d| d.kind))
+                .map_err(|e| e.to_string())
+        });
+        match kind {
+            Ok(Some(gix_object::Kind::Blob)) => {}
+            Ok(Some(kind)) => return Err(corrupt(format!("git object {oid} is a {kind}"))),
+            Ok(None) => return Err(gone()),
+            // A repository that cannot be opened any more holds nothing for us either.
+            Err(_) if git_dir_gone(&git.objects) => return Err(gone()),
+            Err(e) => return Err(corrupt(format!("cannot read git object {oid}: {e}"))),
+        }
+        if buf.len() as u64 != row.size || BlobId::of(&buf) != id {
+            return Err(corrupt(format!("git object {oid} does not hash to its id")));
+        }
+        Ok(buf)
+    }
+
+    /// Run `f` on the object store at `objects`, opened once and kept while the same one is
+    /// asked for.
+    fn with_git<T>(
+        &self,
+        objects: &Path,
+        f: impl FnOnce(&gix_odb::HandleArc) -> std::result::Result<T, String>,
+    ) -> std::result::Result<T, String> {
+        let mut open = self.git.lock().unwrap_or_else(|e| e.into_inner());
+        if open.as_ref().is_none_or(|(at, _)| at != objects) {
+            let odb = gix_odb::at(objects, gix_hash::Kind::Sha1)
+                .and_then(|odb| odb.into_arc())
+                .map_err(|e| e.to_string())?;
+            *open = Some((objects.to_path_buf(), odb));
+        }
+        let (_, odb) = open.as_ref().expect("opened just above");
+        f(odb)
+    }
+
+    /// Whether the repository at `objects` holds object `oid` (a baseline references only
+    /// objects git has). Existence is enough: the caller hashed the bytes as a git blob to
+    /// this id, so the object is that blob. A loose object is a stat, not a read: a header
+    /// read of every loose object cost a baseline more system time than it saved.
+    pub(crate) fn git_has(&self, objects: &Path, oid: &[u8; 20]) -> bool {
+        let oid = gix_hash::ObjectId::from_bytes_or_panic(oid);
+        self.with_git(objects, |odb| Ok(gix_object::Exists::exists(odb, &oid)))
+            .unwrap_or(false)
+    }
+
+    /// Give blob `id` a copy of its own in the home when it is kept by reference to a git
+    /// object: from `bytes` when the caller holds them (verified against the id), else read
+    /// from git and verified. Durable before its row changes (an object file is synced; an
+    /// inline frame commits with the row). Whether a copy was made.
+    pub fn copy_reference(
+        &self,
+        catalog: &dyn BlobCatalog,
+        id: &BlobId,
+        bytes: Option<&[u8]>,
+        now: i64,
+    ) -> Result<bool> {
+        let Some(row) = catalog.blob(id)? else {
+            return Ok(false);
+        };
+        let Place::Git(git) = &row.place else {
+            return Ok(false);
+        };
+        let read;
+        let bytes = match bytes.filter(|b| BlobId::of(b) == *id) {
+            Some(b) => b,
+            None => {
+                read = self.read_git(&row, git)?;
+                &read
+            }
+        };
+        let frame =
+            codec::compress(bytes, self.opts.level, &[]).map_err(|e| StoreError::Corrupt {
+                id: *id,
+                detail: format!("cannot compress: {e}"),
+            })?;
+        let stored_size = frame.len() as u64;
+        let place = self.place_single(id, frame)?;
+        catalog.replace_reference(&BlobRow {
+            id: *id,
+            size: bytes.len() as u64,
+            stored_size,
+            encoding: Encoding::Zstd,
+            place,
+            created_at: now,
+        })?;
+        Ok(true)
     }
 
     /// A grouped blob's bytes: its group's (decompressed once for blobs read one after

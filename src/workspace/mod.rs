@@ -226,6 +226,11 @@ fn os_bytes(s: &OsStr) -> Vec<u8> {
     os_bytes_ref(s).into_owned()
 }
 
+/// A path's bytes as the index stores them (the inverse of [`os_str_from_bytes`]).
+pub(crate) fn bytes_of_path(path: &Path) -> Vec<u8> {
+    os_bytes(path.as_os_str())
+}
+
 #[cfg(unix)]
 fn os_bytes_ref(s: &OsStr) -> std::borrow::Cow<'_, [u8]> {
     use std::os::unix::ffi::OsStrExt;

@@ -39,7 +39,7 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -178,7 +178,7 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
 
     // The next command migrates.
     env.run(&["--json", "verify"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
     let new = testing::state_encoding(&file).unwrap();
     assert_eq!(
         new.kind_types,
@@ -227,7 +227,7 @@ fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
     assert_eq!(testing::schema_version(&file).unwrap(), 16);
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
     env.run(&["undo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
 }
@@ -243,7 +243,7 @@ fn a_v17_index_gains_write_intents_and_the_edit_tools_still_write_and_undo() {
     let token = read["token"].as_str().unwrap().to_string();
     env.run_stdin(&["write", "a.txt", "--token", &token], b"a2\n")
         .ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
     assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
@@ -276,7 +276,7 @@ fn a_v18_index_loses_its_redundant_indexes_and_its_rows_still_read() {
     assert!(!rowless.iter().any(|t| t == "reads"), "{rowless:?}");
 
     env.run(&["redo"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
     assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
     let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
     for table in ["context_deliveries", "reads", "reversals", "scan_marks"] {
@@ -313,4 +313,42 @@ fn a_v18_index_loses_its_redundant_indexes_and_its_rows_still_read() {
         .json();
     assert!(gc["blobs_removed"].as_u64().unwrap() > 0, "{gc}");
     assert_eq!(env.run(&["--json", "verify"]).ok().json()["ok"], true);
+}
+
+/// Schema v20 (issue 46) keeps a committed file's baseline by reference to its git object:
+/// a v19 index gains `git_sources` and the two columns, its blobs still read (verify, undo),
+/// and it then holds a reference row as written.
+#[test]
+fn a_v19_index_gains_git_references_and_its_blobs_still_read() {
+    let (env, file) = a_txt_written_once();
+    testing::downgrade_to_v19(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 19);
+    env.run(&["undo"]).ok();
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["git_blobs"], 0, "{verify}");
+    let index = crate::common::index(&env);
+    let row = rewind::store::BlobRow {
+        id: rewind::ids::BlobId::of(b"committed\n"),
+        size: 10,
+        stored_size: 0,
+        encoding: rewind::store::Encoding::Zstd,
+        place: rewind::store::Place::Git(rewind::store::GitObject {
+            objects: env.path(".git/objects"),
+            oid: [7; 20],
+        }),
+        created_at: 1,
+    };
+    index.write(|tx| tx.insert_blob(&row)).unwrap();
+    let back = index
+        .read()
+        .blob(&row.id)
+        .unwrap()
+        .expect("the row is there");
+    assert_eq!(
+        (back.place, back.size, back.stored_size),
+        (row.place, 10, 0)
+    );
 }

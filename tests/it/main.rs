@@ -17,6 +17,7 @@ mod core;
 mod crash_recovery;
 mod dir_transitions;
 mod faults;
+mod git_references;
 mod git_twins;
 mod history_pack;
 mod hook_payloads;

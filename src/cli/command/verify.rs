@@ -36,6 +36,12 @@ fn render(r: &VerifyReport) -> String {
         "index {} bytes ({} free)\n",
         r.index_bytes, r.index_free_bytes
     ));
+    if r.git_blobs > 0 {
+        text.push_str(&format!(
+            "{} of them kept by reference to git's objects (committed files of a first baseline: read from git and verified, copied into the home before a change rewind sees)\n",
+            r.git_blobs
+        ));
+    }
     if r.orphan_files > 0 {
         text.push_str(&format!(
             "{} orphan object or pack files (gc removes them)\n",
@@ -44,6 +50,12 @@ fn render(r: &VerifyReport) -> String {
     }
     for p in &r.problems {
         text.push_str(&format!("damaged: {}: {}\n", p.object, p.detail));
+    }
+    if r.problems
+        .iter()
+        .any(|p| p.detail.ends_with("which git no longer has"))
+    {
+        text.push_str("hint: git no longer has an object rewind kept a version by (a `git gc --prune` after it became unreachable, or a removed repository); it cannot be copied after the fact, so undo and restore of that version are refused\n");
     }
     text.push_str(if r.ok { "ok\n" } else { "verify FAILED\n" });
     text

@@ -324,23 +324,7 @@ impl History<'_> {
                 .map(|k| (k.state, k.recorded_at)),
         };
         if let Some((state, at)) = first.filter(|(s, _)| *s != FileState::Absent) {
-            out.push(Version {
-                version: 1,
-                state: Shown(state),
-                mode: mode_str(&state),
-                size: size(&state)?,
-                by: "first-seen".into(),
-                session: None,
-                window_id: None,
-                change_id: None,
-                tool: None,
-                tool_call: None,
-                at: rfc3339(at),
-                proof: None,
-                reason: None,
-                undone_by: None,
-                overwritten_by: None,
-            });
+            out.push(unrecorded(1, state, size(&state)?, "first-seen", at, None));
         }
         // The state the versions so far leave the file in.
         let mut last = first.map_or(FileState::Absent, |(state, _)| state);
@@ -352,31 +336,10 @@ impl History<'_> {
             // is listed and `restore --version` brings it back (issue 43). Not before an
             // agent's or a scan's change: there a gap is also what `gc` leaves when it drops
             // old versions.
-            let ours = [
-                exec::PlanTool::Undo,
-                exec::PlanTool::Redo,
-                exec::PlanTool::Restore,
-            ]
-            .iter()
-            .any(|t| c.tool.as_deref() == Some(t.as_str()));
-            if ours && c.before != last && size(&c.before)?.is_some() {
-                out.push(Version {
-                    version: out.len() + 1,
-                    state: Shown(c.before),
-                    mode: mode_str(&c.before),
-                    size: size(&c.before)?,
-                    by: "found".into(),
-                    session: None,
-                    window_id: None,
-                    change_id: None,
-                    tool: None,
-                    tool_call: None,
-                    at: rfc3339(c.created_at),
-                    proof: None,
-                    reason: None,
-                    undone_by: None,
-                    overwritten_by: Some(c.window),
-                });
+            let found = size(&c.before)?;
+            if written_by_rewind(c.tool.as_deref()) && c.before != last && found.is_some() {
+                let (n, at) = (out.len() + 1, c.created_at);
+                out.push(unrecorded(n, c.before, found, "found", at, Some(c.window)));
             }
             // Pending (no after state yet), or a change that changed nothing.
             let Some(after) = c.after.filter(|a| *a != c.before) else {
@@ -621,5 +584,46 @@ impl History<'_> {
                     })
             })
             .transpose()
+    }
+}
+
+/// Whether a change with this tool is one of rewind's own writes (an undo, a redo, a
+/// restore), which store what they overwrite first.
+fn written_by_rewind(tool: Option<&str>) -> bool {
+    [
+        exec::PlanTool::Undo,
+        exec::PlanTool::Redo,
+        exec::PlanTool::Restore,
+    ]
+    .iter()
+    .any(|t| tool == Some(t.as_str()))
+}
+
+/// A version no recorded change made: what was first seen of the file, or bytes one of
+/// rewind's own writes found and stored before overwriting them (`overwritten_by`).
+fn unrecorded(
+    version: usize,
+    state: FileState,
+    size: Option<u64>,
+    by: &str,
+    at: i64,
+    overwritten_by: Option<WindowId>,
+) -> Version {
+    Version {
+        version,
+        state: Shown(state),
+        mode: mode_str(&state),
+        size,
+        by: by.into(),
+        session: None,
+        window_id: None,
+        change_id: None,
+        tool: None,
+        tool_call: None,
+        at: rfc3339(at),
+        proof: None,
+        reason: None,
+        undone_by: None,
+        overwritten_by,
     }
 }

@@ -15,7 +15,9 @@ commit, in the same run, rounds interleaved.
 
 Usage: benches/import_gemini.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+import json, os, shutil, subprocess, sys, tempfile, time, uuid
+
+import import_rounds
 
 rewind = os.path.abspath(sys.argv[1])
 TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -118,30 +120,9 @@ def tools_pass():
     return time.perf_counter() - t0
 
 
-def rewind_import(dry):
-    home = os.path.join(tmp, "home")
-    shutil.rmtree(home, ignore_errors=True)
-    cmd = [rewind, "--json", "import", "gemini", "--gemini-dir", gemini] + (["--dry-run"] if dry else [])
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
-    took = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"import failed ({r.returncode}): {r.stdout} {r.stderr}")
-    s = json.loads(r.stdout)["sessions"][0]
-    assert s["derived"] == n_edit, (s["derived"], n_edit, s.get("reasons"))
-    return took
-
-
-times = {"tools": [], "dry-run": [], "import": []}
-for _ in range(ROUNDS):  # interleaved round by round
-    times["tools"].append(tools_pass())
-    times["dry-run"].append(rewind_import(True))
-    times["import"].append(rewind_import(False))
-print(f"gemini: {TURNS} turns, {n_edit} replace calls, {len(checkpoints)} checkpoints, shadow "
-      f"commits of {FILES} files; {ROUNDS} rounds; load {os.getloadavg()[0]:.1f}")
-base = statistics.median(times["tools"])
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:8s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  "
-          f"{m / base:5.2f}x tools")
+import_rounds.run(ROUNDS, tools_pass,
+                  lambda dry: import_rounds.rewind_import(rewind, "gemini", ["--gemini-dir", gemini], ws, os.path.join(tmp, "home"),
+                                            n_edit, dry),
+    f"gemini: {TURNS} turns, {n_edit} replace calls, {len(checkpoints)} checkpoints, shadow "
+      f"commits of {FILES} files")
 shutil.rmtree(tmp)

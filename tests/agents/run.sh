@@ -348,9 +348,12 @@ python3 "$HERE/fake_gemini.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
 trap '$tm kill-server 2>/dev/null; kill \$srv 2>/dev/null' EXIT
 for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
-$tm new-session -d -s g -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME HOME=$d/home GEMINI_API_KEY=e2e-dummy GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:\$(cat "$d/port") GEMINI_CLI_NO_RELAUNCH=true $AGENT_BIN"
+# CI=true (or GITHUB_ACTIONS=true) puts Gemini in headless mode, where with no prompt it exits
+# at once (seen in this project's CI): unset for the UI. remain-on-exit keeps what it printed.
+$tm new-session -d -s g -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME -u CI -u GITHUB_ACTIONS HOME=$d/home GEMINI_API_KEY=e2e-dummy GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:\$(cat "$d/port") GEMINI_CLI_NO_RELAUNCH=true $AGENT_BIN" \\; set-option -t g remain-on-exit on
 screen() { $tm capture-pane -p -t g > "$d/screen.txt"; grep -q "\$1" "$d/screen.txt"; }
 for _ in \$(seq 120); do sleep 0.5; screen "Type your message" && break; done
+screen "Type your message" || { echo "gemini's UI did not start; its pane:" >&2; cat "$d/screen.txt" >&2; exit 93; }
 $tm send-keys -t g -l "create notes.txt, edit it, read it, uppercase with sed"
 # An Enter that comes while the UI still takes the typed text in is lost (seen under load):
 # Enter again until the model server has the request (an Enter on an empty input does
@@ -368,7 +371,7 @@ for _ in \$(seq 240); do
 done
 screen "✦ done" || { echo "the turn did not end with done" >&2; exit 92; }
 $tm send-keys -t g "/quit" Enter
-for _ in \$(seq 20); do sleep 0.5; $tm has-session -t g 2>/dev/null || break; done
+for _ in \$(seq 20); do sleep 0.5; [ "\$($tm display -p -t g '#{pane_dead}' 2>/dev/null)" = 0 ] || break; done
 AGENT
   isolated "$d/agent.sh"
   local rc=$?

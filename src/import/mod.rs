@@ -61,7 +61,7 @@ use crate::model::{Proof, Shown, WindowKind};
 use crate::store::StoreError;
 use crate::workspace::Workspace;
 use opencode::{Db, Project, SessionRec, Step};
-use step::{Mapper, Planned, StepCtx, StepPlan};
+use step::{Mapper, Planned, SessionPlan, StepCtx, StepPlan, TurnPlan};
 
 /// The permission bits an imported file is recorded (and restored) with: its own, less what
 /// rewind never restores from outside data. An agent's record may say `100777`, `100666` or
@@ -656,16 +656,28 @@ struct Planned1 {
     plan: StepPlan,
 }
 
-impl Planned1 {
-    /// A planned turn, its span given in milliseconds (as the transcripts and rollouts keep it).
-    fn turn(message_id: String, ms: (i64, i64), gap: Vec<Planned>, plan: StepPlan) -> Planned1 {
+impl From<TurnPlan> for Planned1 {
+    /// A planned turn, its span in milliseconds (as the transcripts and rollouts keep it).
+    fn from(tp: TurnPlan) -> Planned1 {
         Planned1 {
-            message_id,
-            opened_at: ms.0.saturating_mul(1_000_000),
-            closed_at: ms.1.saturating_mul(1_000_000),
-            gap,
-            plan,
+            message_id: tp.key,
+            opened_at: tp.started_ms.saturating_mul(1_000_000),
+            closed_at: tp.ended_ms.saturating_mul(1_000_000),
+            gap: tp.gap,
+            plan: tp.plan,
         }
+    }
+}
+
+impl SessionReport {
+    /// This report with a planned session's counts and the time since `started`, and the
+    /// session's turns as steps to import.
+    fn planned(mut self, plan: SessionPlan, started: Instant) -> (SessionReport, Vec<Planned1>) {
+        self.steps_already_imported = plan.already;
+        self.steps_in_progress = plan.in_progress;
+        self.unsafe_paths = plan.unsafe_paths;
+        self.elapsed_ms = millis(started);
+        (self, plan.turns.into_iter().map(Planned1::from).collect())
     }
 }
 
@@ -1045,16 +1057,7 @@ fn plan_claude_session(
     };
     let done = |prompt: &str, gap: bool| turn_imported(&labels, CLAUDE_CODE, prompt, gap);
     let plan = turn::plan(t, &cx, &done, &mut keep)?;
-    r.steps_already_imported = plan.already;
-    r.steps_in_progress = plan.in_progress;
-    r.unsafe_paths = plan.unsafe_paths;
-    let planned = plan
-        .turns
-        .into_iter()
-        .map(|tp| Planned1::turn(tp.prompt, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
-        .collect();
-    r.elapsed_ms = millis(started);
-    Ok((r, planned))
+    Ok(r.planned(plan, started))
 }
 
 /// Claude Code's default config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -1197,16 +1200,7 @@ fn plan_codex_session(
     };
     let done = |turn: &str, gap: bool| turn_imported(&labels, CODEX, turn, gap);
     let plan = codex_plan::plan(r, &cx, &done, &mut keep)?;
-    report.steps_already_imported = plan.already;
-    report.steps_in_progress = plan.in_progress;
-    report.unsafe_paths = plan.unsafe_paths;
-    let planned = plan
-        .turns
-        .into_iter()
-        .map(|tp| Planned1::turn(tp.id, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
-        .collect();
-    report.elapsed_ms = millis(started);
-    Ok((report, planned))
+    Ok(report.planned(plan, started))
 }
 
 /// What `rewind import gemini` imports.

@@ -42,10 +42,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::jsonl::{JsonLines, Line, LineError, MAX_LINE};
 use super::ImportError;
-
-/// The longest transcript line read (a line holds a tool's input and result, whole files).
-pub(crate) const MAX_LINE: u64 = 64 << 20;
 
 /// Transcript line types that carry no file evidence.
 const IGNORED_TYPES: &[&str] = &[
@@ -261,14 +259,12 @@ pub(crate) fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), Impo
 }
 
 fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
-    let io = |e: std::io::Error| ImportError::Transcript {
+    let error = |e: LineError| ImportError::Transcript {
         path: path.display().to_string(),
-        line: 0,
-        detail: e.to_string(),
+        line: e.line,
+        detail: e.detail,
     };
-    // A transcript that is a FIFO or a device is refused naming it, never waited on.
-    let f = crate::files::open_regular(path, crate::files::Follow::Yes).map_err(io)?;
-    let mut r = BufReader::new(f);
+    let mut lines = JsonLines::open(path).map_err(error)?;
     let mut t = Transcript {
         session_id: path
             .file_stem()
@@ -277,40 +273,17 @@ fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
         ..Transcript::default()
     };
     let mut pending_unknown = Vec::new();
-    let mut number = 0usize;
-    loop {
-        number += 1;
-        let mut line = Vec::new();
-        let n = (&mut r)
-            .take(MAX_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        if line.last() != Some(&b'\n') {
-            if n as u64 > MAX_LINE {
-                return Err(ImportError::Transcript {
-                    path: path.display().to_string(),
-                    line: number,
-                    detail: format!("line longer than {MAX_LINE} bytes"),
-                });
-            }
+    while let Some(line) = lines.next_line().map_err(error)? {
+        match line {
+            Line::Json(v) => take_line(&mut t, &v, reader, &mut pending_unknown),
             // Being written: its turn is not over.
-            if let Some(turn) = t.turns.last_mut() {
-                turn.last_stop = None;
+            Line::Partial => {
+                if let Some(turn) = t.turns.last_mut() {
+                    turn.last_stop = None;
+                }
+                break;
             }
-            break;
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let v: Value = serde_json::from_slice(&line).map_err(|e| ImportError::Transcript {
-            path: path.display().to_string(),
-            line: number,
-            detail: format!("not JSON: {e}"),
-        })?;
-        take_line(&mut t, &v, reader, &mut pending_unknown);
     }
     let last = t.turns.len().saturating_sub(1);
     for (i, turn) in t.turns.iter_mut().enumerate() {

@@ -43,6 +43,7 @@ pub mod codex;
 pub mod codex_plan;
 pub mod gemini;
 pub mod git;
+mod jsonl;
 pub mod opencode;
 pub mod proof;
 pub mod step;

@@ -926,8 +926,47 @@ run_copilot_without_rewind() {
 # OpenAI-compatible provider (`--auth-type openai`, OPENAI_BASE_URL), no usage statistics or
 # update checks (~/.qwen/settings.json under the scratch HOME), REWIND_HOME unset (the hooks
 # carry the home).
+# /rw-undo typed in the session the scripted turn ran in (`qwen --resume <id> -p`): rewind's
+# UserPromptSubmit hook carries it out and answers `block`, so no model request is made. The
+# checks before left the turn redone with a user line added to README.md after it: a plain
+# /rw-undo refuses and writes nothing, /rw-undo --force puts both files back as before the
+# turn (the user's line snapshotted first).
+run_qwen_rw_undo() {
+  local d=$1 sid n w start
+  echo "   /rw-undo in the same session"
+  sid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["session_id"])' \
+    "$d/out.json" 2>/dev/null)
+  [ -n "$sid" ] || { bad "qwen /rw-undo: no session id in out.json"; return 0; }
+  start=$(cat "$d/ws/README.md" "$d/ws/notes.txt" | sha256sum)
+  n=$(wc -l <"$d/requests.jsonl")
+  windows() { (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" log --session "$sid" | grep '^  window'); }
+  w=$(windows | wc -l)
+  qwen_turn "$d" "$PATH" out-undo.json --resume "$sid" -p "/rw-undo"
+  check "qwen --resume <id> -p /rw-undo exited 0" test $? = 0
+  check "/rw-undo refused over the user's line and wrote nothing (no window, same bytes)" \
+    test "$(cat "$d/ws/README.md" "$d/ws/notes.txt" | sha256sum) $(windows | wc -l)" = "$start $w"
+  qwen_turn "$d" "$PATH" out-undo.json --resume "$sid" -p "/rw-undo --force"
+  check "qwen --resume <id> -p '/rw-undo --force' exited 0" test $? = 0
+  check "/rw-undo --force: notes.txt (created in the turn) is gone" test ! -e "$d/ws/notes.txt"
+  check "/rw-undo --force: README.md is the committed text" \
+    test "$(cat "$d/ws/README.md")" = "# e2e"
+  check "/rw-undo --force is one undo window of the session's turn" \
+    sh -c '[ "$1" = "$(($2 + 1))" ] && echo "$3" | grep -q "\[undo\] .* \"undo of window 1\""' sh \
+    "$(windows | wc -l)" "$w" "$(windows | head -1)"
+  check "/rw-undo made no model request (the hook answered block)" \
+    test "$(wc -l <"$d/requests.jsonl")" = "$n"
+  check "/rw-undo logged no hook failure" test ! -s "$d/rewind-home/logs/hook.log"
+}
+
+# qwen_turn <dir> <PATH> [<out file> <qwen args>…]: by default the scripted prompt, into out.json.
 qwen_turn() {
-  local d=$1 path=$2
+  local d=$1 path=$2 out=${3:-out.json} args
+  if [ $# -gt 3 ]; then
+    shift 3
+    args=$(printf '%q ' "$@")
+  else
+    args='-p "create notes.txt, edit it, read it, uppercase with sed"'
+  fi
   mkdir -p "$d/home/.qwen"
   cat > "$d/home/.qwen/settings.json" <<'JSON'
 {"privacy": {"usageStatisticsEnabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
@@ -941,8 +980,7 @@ for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" OPENAI_API_KEY=e2e-dummy \
   OPENAI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" OPENAI_MODEL=e2e-model \
   QWEN_CODE_SUPPRESS_YOLO_WARNING=1 timeout 180 "$AGENT_BIN" --auth-type openai --yolo \
-  --output-format json -p "create notes.txt, edit it, read it, uppercase with sed" \
-  >"$d/out.json" 2>"$d/err.txt"
+  --output-format json $args >"$d/$out" 2>"$d/err.txt"
 AGENT
   isolated "$d/agent.sh"
 }
@@ -965,6 +1003,7 @@ run_qwen() {
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
     RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py"
   tally "$d"
+  run_qwen_rw_undo "$d"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent qwen "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out qwen "$ver")"

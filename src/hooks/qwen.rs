@@ -172,6 +172,7 @@ fn undo_command(rewind: &Invocation) -> String {
     // A TOML basic string: only `\` and `"` need escaping.
     let line = line.replace('\\', "\\\\").replace('"', "\\\"");
     format!(
-        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\nrewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are\nreading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its\nhooks removed from .qwen/settings.json): nothing was undone. Tell the user so in one sentence,\nand that this line, run in a terminal in the project with this session's id, undoes its last\nturn (do not run it yourself):\n\n    {line}\n\"\"\"\n"
+        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\n{}\"\"\"\n",
+        super::command::fallback_text(".qwen/settings.json", &line)
     )
 }

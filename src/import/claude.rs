@@ -107,14 +107,18 @@ pub struct Turn {
     /// ended the turn with every tool call answered.
     pub complete: bool,
     /// The stop reason of its last assistant message.
-    last_stop: Option<String>,
+    pub(crate) last_stop: Option<String>,
 }
 
 /// One tool call and its result.
 #[derive(Debug)]
 pub struct Call {
     pub id: String,
+    /// The Claude Code tool it is (what the planner's rules name).
     pub tool: String,
+    /// The agent's own name for the tool where that differs (Qwen Code's `write_file`):
+    /// what the imported change records.
+    pub recorded: Option<String>,
     pub input: Value,
     /// A sidechain line of the session's own transcript (a subagent's call that older
     /// releases kept there): never the turn's own evidence.
@@ -124,6 +128,13 @@ pub struct Call {
     /// When its assistant line was written (ms since the epoch; 0 when not recorded).
     pub at_ms: i64,
     pub result: Option<CallResult>,
+}
+
+impl Call {
+    /// The tool's name as the agent recorded it.
+    pub fn recorded_tool(&self) -> &str {
+        self.recorded.as_deref().unwrap_or(&self.tool)
+    }
 }
 
 /// What Claude Code recorded of a tool call's result.
@@ -402,6 +413,7 @@ fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mu
                     (Some(id), Some(tool)) => calls.push(Call {
                         id,
                         tool,
+                        recorded: None,
                         input: b.get("input").cloned().unwrap_or(Value::Null),
                         sidechain,
                         agent: None,
@@ -477,7 +489,7 @@ fn delta(v: &Value) -> Option<(String, String, Backup)> {
 }
 
 /// One `{backupFileName, version, backupTime}` record.
-fn backup(b: &Value, from_delta: bool) -> Option<Backup> {
+pub(crate) fn backup(b: &Value, from_delta: bool) -> Option<Backup> {
     let file = match b.get("backupFileName")? {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),

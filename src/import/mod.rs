@@ -46,6 +46,7 @@ pub mod git;
 mod jsonl;
 pub mod opencode;
 pub mod proof;
+pub mod qwen;
 pub mod step;
 pub mod turn;
 
@@ -138,6 +139,22 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no Qwen Code chats in {dir}: {detail}")]
+    QwenData { dir: String, detail: String },
+    #[error("cannot read Qwen Code chat {path}, line {line}: {detail}")]
+    QwenChat {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("Qwen Code session {id} not found in {dir}")]
+    NoSuchQwenSession { id: String, dir: String },
+    #[error("Qwen Code session {id} ran in {cwd}, not in this workspace {workspace}")]
+    QwenOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
     GeminiData { dir: String, detail: String },
     #[error(
@@ -158,6 +175,7 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    Qwen,
 }
 
 impl Agent {
@@ -167,6 +185,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code transcripts",
             Agent::Codex => "Codex sessions",
             Agent::Gemini => "Gemini CLI projects",
+            Agent::Qwen => "Qwen Code chats",
         }
     }
 }
@@ -255,6 +274,9 @@ pub struct SessionReport {
     /// The Codex version the rollout names (`import codex` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codex_version: Option<String>,
+    /// The Qwen Code version the chat names (`import qwen` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qwen_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -290,6 +312,7 @@ impl SessionReport {
             opencode_version: None,
             claude_code_version: None,
             codex_version: None,
+            qwen_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -455,6 +478,7 @@ impl Group {
 /// The importer names: the first word of their window labels, and `imported_sources.importer`.
 const OPENCODE: &str = "opencode";
 const CLAUDE_CODE: &str = "claude-code";
+const QWEN: &str = "qwen";
 const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
 
@@ -958,57 +982,91 @@ pub fn claude_code(
     ws: &Workspace,
     opts: &ClaudeCodeOptions,
 ) -> Result<ImportReport, ImportError> {
+    transcripts(home, ws, opts, Agent::ClaudeCode)
+}
+
+/// What `rewind import qwen` imports: Qwen Code's `projects/` (`<escaped cwd>/chats/` of
+/// `<session>.jsonl`) and `file-history/`, the same layout as Claude Code's.
+pub type QwenOptions = ClaudeCodeOptions;
+
+/// Import the Qwen Code history of workspace `ws` into `home`, as [`claude_code`] does
+/// (Qwen Code keeps Claude Code's file history; [`qwen`] reads its chats): one `import`
+/// window per turn, label `qwen <prompt id>`.
+pub fn qwen_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &QwenOptions,
+) -> Result<ImportReport, ImportError> {
+    transcripts(home, ws, opts, Agent::Qwen)
+}
+
+/// Claude Code's or Qwen Code's transcripts of this workspace, read, planned and written.
+fn transcripts(
+    home: &Home,
+    ws: &Workspace,
+    opts: &ClaudeCodeOptions,
+    agent: Agent,
+) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if !opts.projects_dir.is_dir() {
         return Err(ImportError::MissingDir {
-            agent: Agent::ClaudeCode,
+            agent,
             dir: opts.projects_dir.display().to_string(),
         });
     }
+    let qwen = agent == Agent::Qwen;
     let root = ws.root().display().to_string();
+    let dir = opts.projects_dir.display().to_string();
     let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
     let mut chosen = Vec::new();
-    for path in claude::transcripts(&opts.projects_dir)? {
-        let id = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    let listed = if qwen {
+        qwen::transcripts(&opts.projects_dir)?
+    } else {
+        claude::transcripts(&opts.projects_dir)?
+    };
+    for path in listed {
+        let id = stem(&path);
         let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        let cwd = claude::peek_cwd(&path);
-        match cwd {
+        match claude::peek_cwd(&path) {
             Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
             Some(cwd) if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::OtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
+                let workspace = root;
+                return Err(if qwen {
+                    ImportError::QwenOtherCwd { id, cwd, workspace }
+                } else {
+                    ImportError::OtherCwd { id, cwd, workspace }
+                });
             }
             _ => {}
         }
     }
-    for id in &opts.sessions {
-        if !chosen
-            .iter()
-            .any(|p| p.file_stem().is_some_and(|s| s == id.as_str()))
-        {
-            return Err(ImportError::NoSuchClaudeSession {
-                id: id.clone(),
-                dir: opts.projects_dir.display().to_string(),
-            });
-        }
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !chosen.iter().any(|p| stem(p) == **id))
+    {
+        let (id, dir) = (id.clone(), dir);
+        return Err(if qwen {
+            ImportError::NoSuchQwenSession { id, dir }
+        } else {
+            ImportError::NoSuchClaudeSession { id, dir }
+        });
     }
     let transcripts = chosen
         .iter()
         .map(|p| {
+            if qwen {
+                return qwen::read(p);
+            }
             let mut t = claude::read(p)?;
             claude::read_subagents(p, &mut t)?;
             Ok(t)
         })
         .collect::<Result<Vec<_>, ImportError>>()?;
+    let source = if qwen { QWEN } else { CLAUDE_CODE };
     let mut report = ImportReport {
-        source: CLAUDE_CODE,
-        data_dir: opts.projects_dir.display().to_string(),
+        source,
+        data_dir: dir,
         project: String::new(),
         worktree: root,
         dry_run: opts.dry_run,
@@ -1024,26 +1082,38 @@ pub fn claude_code(
             plans.push((budget.skip(hit, &t.session_id, &mut report), Vec::new()));
             continue;
         }
-        plans.push(plan_claude_session(home, ws, t, opts, &budget)?);
+        plans.push(plan_transcript(home, ws, t, opts, &budget, source)?);
     }
-    write_plans(home, ws, (CLAUDE_CODE, opts.dry_run), plans, &mut report)?;
+    write_plans(home, ws, (source, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }
 
-/// One Claude Code session's report and planned turns (blobs stored as they are read,
-/// before any row names them).
-fn plan_claude_session(
+/// A transcript's session id: its file name without `.jsonl`.
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// One Claude Code or Qwen Code (`source`) session's report and planned turns (blobs stored
+/// as they are read, before any row names them).
+fn plan_transcript(
     home: &Home,
     ws: &Workspace,
     t: &claude::Transcript,
     opts: &ClaudeCodeOptions,
     budget: &Budget,
+    source: &'static str,
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
-    let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
+    let (labels, live) = already(home, ws, source, &t.session_id)?;
     let mut r = SessionReport::new(&t.session_id, "", t.turns.len(), live);
-    r.claude_code_version = t.version.clone();
+    if source == QWEN {
+        r.qwen_version = t.version.clone();
+    } else {
+        r.claude_code_version = t.version.clone();
+    }
     if live {
         return Ok((r, Vec::new()));
     }
@@ -1056,7 +1126,7 @@ fn plan_claude_session(
         root: &cwd,
         max_size: home.options().max_file_size,
     };
-    let done = |prompt: &str, gap: bool| turn_imported(&labels, CLAUDE_CODE, prompt, gap);
+    let done = |prompt: &str, gap: bool| turn_imported(&labels, source, prompt, gap);
     let plan = turn::plan(t, &cx, &done, &mut keep)?;
     Ok(r.planned(plan, started))
 }

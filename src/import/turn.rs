@@ -233,7 +233,7 @@ fn plan_gap(
                     path: rel.clone(),
                     before: before.state,
                     after: now.state,
-                    tool: other.map(|c| c.tool.clone()),
+                    tool: other.map(|c| c.recorded_tool().to_string()),
                     tool_call: other.map(|c| c.id.clone()),
                     proof: if other.is_some() {
                         Proof::MetadataOnly
@@ -462,7 +462,7 @@ fn chain(
             path: rel.clone(),
             before: cur_state,
             after: after_state,
-            tool: Some(call.tool.clone()),
+            tool: Some(call.recorded_tool().to_string()),
             tool_call: Some(call.id.clone()),
             proof: Proof::Derived,
             reason: None,
@@ -556,6 +556,7 @@ mod tests {
         Call {
             id: "toolu_1".into(),
             tool: tool.into(),
+            recorded: None,
             input,
             sidechain: false,
             agent: None,
@@ -639,14 +640,16 @@ mod tests {
         if let Some(r) = &mut agent.result {
             r.agent_id = Some("s".into());
         }
-        let mut turn = Turn::default();
-        turn.calls = vec![
-            timed("w", "Write", None, 10, 11),
-            agent,
-            timed("e1", "Edit", Some("s"), 25, 26),
-            timed("e2", "Edit", None, 50, 51),
-        ];
-        turn.subagents = vec!["s".into()];
+        let turn = Turn {
+            calls: vec![
+                timed("w", "Write", None, 10, 11),
+                agent,
+                timed("e1", "Edit", Some("s"), 25, 26),
+                timed("e2", "Edit", None, 50, 51),
+            ],
+            subagents: vec!["s".into()],
+            ..Turn::default()
+        };
         let backup = Backup {
             file: None,
             version: 1,

@@ -1017,41 +1017,7 @@ fn transcripts(
     let qwen = agent == Agent::Qwen;
     let root = ws.root().display().to_string();
     let dir = opts.projects_dir.display().to_string();
-    let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
-    let mut chosen = Vec::new();
-    let listed = if qwen {
-        qwen::transcripts(&opts.projects_dir)?
-    } else {
-        claude::transcripts(&opts.projects_dir)?
-    };
-    for path in listed {
-        let id = stem(&path);
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match claude::peek_cwd(&path) {
-            Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
-            Some(cwd) if wanted && !opts.sessions.is_empty() => {
-                let workspace = root;
-                return Err(if qwen {
-                    ImportError::QwenOtherCwd { id, cwd, workspace }
-                } else {
-                    ImportError::OtherCwd { id, cwd, workspace }
-                });
-            }
-            _ => {}
-        }
-    }
-    if let Some(id) = opts
-        .sessions
-        .iter()
-        .find(|id| !chosen.iter().any(|p| stem(p) == **id))
-    {
-        let (id, dir) = (id.clone(), dir);
-        return Err(if qwen {
-            ImportError::NoSuchQwenSession { id, dir }
-        } else {
-            ImportError::NoSuchClaudeSession { id, dir }
-        });
-    }
+    let chosen = chosen_transcripts(ws, opts, agent)?;
     let transcripts = chosen
         .iter()
         .map(|p| {
@@ -1087,6 +1053,52 @@ fn transcripts(
     write_plans(home, ws, (source, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// The transcripts of this workspace's sessions (of `opts.sessions` when given: each one
+/// must be there, and of this workspace).
+fn chosen_transcripts(
+    ws: &Workspace,
+    opts: &ClaudeCodeOptions,
+    agent: Agent,
+) -> Result<Vec<PathBuf>, ImportError> {
+    let qwen = agent == Agent::Qwen;
+    let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
+    let listed = if qwen {
+        qwen::transcripts(&opts.projects_dir)?
+    } else {
+        claude::transcripts(&opts.projects_dir)?
+    };
+    let mut chosen = Vec::new();
+    for path in listed {
+        let id = stem(&path);
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match claude::peek_cwd(&path) {
+            Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
+            Some(cwd) if wanted && !opts.sessions.is_empty() => {
+                let workspace = ws.root().display().to_string();
+                return Err(if qwen {
+                    ImportError::QwenOtherCwd { id, cwd, workspace }
+                } else {
+                    ImportError::OtherCwd { id, cwd, workspace }
+                });
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !chosen.iter().any(|p| stem(p) == **id))
+    {
+        let (id, dir) = (id.clone(), opts.projects_dir.display().to_string());
+        return Err(if qwen {
+            ImportError::NoSuchQwenSession { id, dir }
+        } else {
+            ImportError::NoSuchClaudeSession { id, dir }
+        });
+    }
+    Ok(chosen)
 }
 
 /// A transcript's session id: its file name without `.jsonl`.

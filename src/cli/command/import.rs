@@ -287,13 +287,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         dry_run,
         limits,
     });
-    let claude = default_claude_dir().map(|dir| ClaudeCodeOptions {
-        projects_dir: dir.join("projects"),
-        history_dir: dir.join("file-history"),
-        sessions: Vec::new(),
-        dry_run,
-        limits,
-    });
+    let claude = default_claude_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
     let codex = default_codex_home().map(|h| CodexOptions {
         sessions_dir: h.join("sessions"),
         sessions: Vec::new(),
@@ -306,13 +300,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         dry_run,
         limits,
     });
-    let qwen = default_qwen_dir().map(|dir| QwenOptions {
-        projects_dir: dir.join("projects"),
-        history_dir: dir.join("file-history"),
-        sessions: Vec::new(),
-        dry_run,
-        limits,
-    });
+    let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
     let agents = vec![
         agent_import(
             "opencode",
@@ -437,15 +425,26 @@ fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure
         Some(d) => cwd.join(d),
         None => default_qwen_dir()?,
     };
-    let opts = QwenOptions {
-        projects_dir: dir.join("projects"),
-        history_dir: dir.join("file-history"),
-        sessions: args.sessions,
-        dry_run: args.dry_run,
-        limits: args.budget.limits(),
-    };
+    let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
     let report = rewind::import::qwen_import(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+/// Where Claude Code and Qwen Code keep their records under their directory `dir`:
+/// `projects/` and `file-history/`.
+fn transcript_options(
+    dir: &std::path::Path,
+    sessions: Vec<String>,
+    dry_run: bool,
+    limits: Limits,
+) -> QwenOptions {
+    QwenOptions {
+        projects_dir: dir.join("projects"),
+        history_dir: dir.join("file-history"),
+        sessions,
+        dry_run,
+        limits,
+    }
 }
 
 /// Qwen Code's directory: `~/.qwen`.

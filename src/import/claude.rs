@@ -91,6 +91,19 @@ pub struct Transcript {
     pub snapshots: BTreeMap<String, BTreeMap<String, Backup>>,
 }
 
+impl Transcript {
+    /// Record `result` on the call `id` (the latest of that id); whether there was one.
+    pub(crate) fn answer(&mut self, id: &str, result: CallResult) -> bool {
+        let call = self
+            .turns
+            .iter_mut()
+            .rev()
+            .flat_map(|turn| turn.calls.iter_mut())
+            .find(|c| c.id == id);
+        call.map(|c| c.result = Some(result)).is_some()
+    }
+}
+
 /// One user prompt and everything the agent did until the next one.
 #[derive(Debug, Default)]
 pub struct Turn {
@@ -386,15 +399,8 @@ fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mu
                         .map(str::to_string),
                     at_ms: at.unwrap_or(0),
                 };
-                let call = t
-                    .turns
-                    .iter_mut()
-                    .rev()
-                    .flat_map(|turn| turn.calls.iter_mut())
-                    .find(|c| c.id == id);
-                match call {
-                    Some(c) => c.result = Some(result),
-                    None => unknown(t, pending_unknown, "tool_result".into()),
+                if !t.answer(id, result) {
+                    unknown(t, pending_unknown, "tool_result".into());
                 }
             }
         }

@@ -210,16 +210,8 @@ impl Reader {
                 agent_id: None,
                 at_ms: at,
             };
-            let call = self
-                .t
-                .turns
-                .iter_mut()
-                .rev()
-                .flat_map(|turn| turn.calls.iter_mut())
-                .find(|c| c.id == id);
-            match call {
-                Some(c) => c.result = Some(result),
-                None => self.unknown("functionResponse to no recorded call".into()),
+            if !self.t.answer(id, result) {
+                self.unknown("functionResponse to no recorded call".into());
             }
         }
     }

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{
+    assert_import_refused, backup_name_hash as name_hash, blob_json, slug, Env, Run,
+};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "d064cf85-3a58-44bf-ab4a-a3bbb4a14225";
@@ -39,19 +41,6 @@ impl Fixture {
             .join("fixtures/claude-code")
             .join(self.dir)
     }
-}
-
-fn slug(path: &str) -> String {
-    path.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
-/// Claude Code's backup name prefix for the file at `abs`.
-fn name_hash(abs: &str) -> String {
-    rewind::import::claude::backup_name(abs, 0)
-        .trim_end_matches("@v0")
-        .to_string()
 }
 
 struct Setup {

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{
+    assert_import_refused, backup_name_hash as name_hash, blob_json, slug, Env, Run,
+};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "68e07959-2639-4c68-9e52-581b409a3cd8";
@@ -18,19 +20,6 @@ const PROMPT: &str = "68e07959-2639-4c68-9e52-581b409a3cd8########0";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/qwen/real-0.24.4")
-}
-
-fn slug(path: &str) -> String {
-    path.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
-/// Qwen Code's (and Claude Code's) backup name prefix for the file at `abs`.
-fn name_hash(abs: &str) -> String {
-    rewind::import::claude::backup_name(abs, 0)
-        .trim_end_matches("@v0")
-        .to_string()
 }
 
 struct Setup {

@@ -217,12 +217,18 @@ fn commits_alone(
         ],
     )?;
     // The remote as a URL the scratch repository can reach (a remote name is this
-    // repository's; a relative path is relative to the workspace).
-    let url = repo.git_ok(
-        "git ls-remote",
-        ["ls-remote", "--get-url", &transport.remote],
-    )?;
-    let url = String::from_utf8_lossy(&url.stdout).trim().to_string();
+    // repository's, so git is asked for its URL; a relative path is relative to the
+    // workspace). A URL is passed on as it is: the scratch repository's git applies the
+    // user's `insteadOf` to it just as this repository's would.
+    let url = if transport.remote.contains("://") {
+        transport.remote.clone()
+    } else {
+        let out = repo.git_ok(
+            "git ls-remote",
+            ["ls-remote", "--get-url", &transport.remote],
+        )?;
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
     let url = if !url.contains(':') && Path::new(&url).is_relative() {
         repo.dir().join(url).display().to_string()
     } else {
@@ -407,7 +413,20 @@ fn store_sides(
         }
     }
     store_blobs(session, repo, &sent, what, report)?;
-    // Every blob sent is stored now; of the others, only those this home holds are proven.
+    // Every blob sent is stored now; of the others, only those this home holds are proven
+    // (looked up in one read transaction).
+    session
+        .history()
+        .in_one_read(|| prove_unsent(session, planned, &sent))?
+}
+
+/// Mark each present side of `planned` whose blob was not `sent` and that this home does
+/// not hold unproven (metadata-only, `withheld`).
+fn prove_unsent(
+    session: &Session<'_>,
+    planned: &mut [(AdoptedWindow, Vec<Gits>)],
+    sent: &std::collections::BTreeMap<BlobId, ObjectId>,
+) -> Result<()> {
     let mut here = std::collections::HashMap::new();
     for (w, _) in planned.iter_mut() {
         for c in &mut w.changes {
@@ -448,12 +467,17 @@ fn store_blobs(
     what: &str,
     report: &mut FetchedSession,
 ) -> Result<()> {
-    let mut wanted = Vec::new();
-    for (blob, git) in sent {
-        if !session.history().has_blob(blob)? {
-            wanted.push((*blob, *git));
+    // Which of them this home lacks, looked up in one read transaction.
+    let history = session.history();
+    let wanted = history.in_one_read(|| -> Result<Vec<(BlobId, ObjectId)>> {
+        let mut wanted = Vec::new();
+        for (blob, git) in sent {
+            if !history.has_blob(blob)? {
+                wanted.push((*blob, *git));
+            }
         }
-    }
+        Ok(wanted)
+    })??;
     let gits: Vec<ObjectId> = wanted.iter().map(|(_, git)| *git).collect();
     let mut expected = wanted.iter().map(|(blob, _)| blob);
     let mut batch = Vec::new();

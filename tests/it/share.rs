@@ -1547,3 +1547,67 @@ fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_
     me.rw(&key, &["undo", "--session", &key]).ok();
     assert_eq!(me.read("f.txt"), BASE);
 }
+
+/// Issue 44: the merge of several sessions another machine pushed first fetches them all in
+/// one `git fetch` and reads their commits without a `git rev-parse` each.
+#[test]
+fn several_diverged_sessions_are_fetched_for_their_merge_in_one_git_fetch() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let twin = lab.machine("twin", "alice@laptop");
+    for s in ["s1", "s2"] {
+        twin.turn(s, "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    }
+    twin.rw("s1", &["push", "--all"]).ok();
+    for (s, text) in [("s1", "ONE"), ("s2", "TWO"), ("s3", "THREE")] {
+        alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
+    }
+    let log = lab.root().join("git-calls");
+    let pushed: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    let mut statuses: Vec<(String, String)> = report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [("s1", "merged"), ("s2", "merged"), ("s3", "pushed")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |name: &str| calls.lines().filter(|c| *c == name).count();
+    assert_eq!(count("fetch"), 1, "git runs: {calls}");
+    assert_eq!(count("rev-parse"), 0, "git runs: {calls}");
+    assert_eq!(count("push"), 2, "git runs: {calls}");
+    // Nothing of the merge's own is left behind here, and every ref is the remote's.
+    assert_eq!(
+        alice.git(&["for-each-ref", "refs/rewind/incoming"]).stdout,
+        ""
+    );
+    assert_eq!(
+        alice.git(&["for-each-ref", "refs/rewind"]).stdout,
+        lab.git(&["for-each-ref", "refs/rewind"]).stdout
+    );
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    let windows: u64 = fetched.ok().json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["windows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(windows, 5, "both machines' s1 and s2 turns, and s3's");
+}

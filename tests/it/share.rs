@@ -1438,8 +1438,10 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
         "nothing entered the project's .git"
     );
     assert_eq!(bob.local_rewind_refs(), "");
-    // A fetched session's summary is read here; the others' are fetched again.
+    // A fetched session's summary is read here; the others' are fetched again (there was
+    // no home to keep them in).
     bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    let objects_after_fetch = bob.object_files();
     std::fs::remove_file(&pack).unwrap();
     let _f = filters(&lab);
     let run: Run = bob
@@ -1457,6 +1459,22 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
     ");
     let received = std::fs::read(&pack).unwrap();
     assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
+    // Those two are kept in the home (it exists since the fetch): the next listing
+    // fetches nothing and says the same.
+    std::fs::remove_file(&pack).unwrap();
+    let again: Run = bob
+        .command("x", &["log", "--remote", "origin"])
+        .env("GIT_TRACE_PACKFILE", &pack)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(again.stdout, run.stdout);
+    assert!(!pack.exists(), "nothing was fetched");
+    assert_eq!(
+        bob.object_files(),
+        objects_after_fetch,
+        "nothing entered the project's .git"
+    );
 }
 
 /// README "A CI recipe", step by step: an agent (Claude Code's hooks) works in a CI job's

@@ -11,7 +11,8 @@
 #     SESSIONS-1 sessions (one `git push`) against `git push` of the same refs.
 #  3. `rewind log --remote` with SESSIONS sessions against `git ls-remote` of the same refs.
 #     Target: <= 1.5x. Once against a remote serving no filtered fetch (listing alone), once
-#     against one that does (each session's commit fetched too, for its counts).
+#     against one that does (each session's commit fetched too, for its counts), and once
+#     more against that one (the commits kept in the home from the listing before).
 # usage: benches/share.sh REWIND [ROUNDS] [SESSIONS]   (needs git, python3; no data download)
 # Prints one line per measurement, then medians and ratios. Measure a release build.
 set -euo pipefail
@@ -109,6 +110,11 @@ for r in $(seq "$ROUNDS"); do
   t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
   t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
   echo "listmeta rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
+  # Again: the commits the listing above fetched are kept in the home (listed-commits.git),
+  # so this one fetches none (the common case: a listing with no new push since the last).
+  t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
+  t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
+  echo "listwarm rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
 done | tee "$DIR/fetch.txt"
 
 python3 - "$DIR/push.txt" "$DIR/fetch.txt" "$DIR/pushall.txt" <<'EOF'
@@ -129,4 +135,6 @@ l, s = med("list", 2), med("list", 5)
 print(f"log --remote: rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 l, s = med("listmeta", 2), med("listmeta", 5)
 print(f"log --remote, remote serving filters (commits fetched): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
+l, s = med("listwarm", 2), med("listwarm", 5)
+print(f"log --remote, remote serving filters, again (commits kept from the listing before): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 EOF

@@ -1629,3 +1629,33 @@ fn several_diverged_sessions_are_fetched_for_their_merge_in_one_git_fetch() {
         .sum();
     assert_eq!(windows, 5, "both machines' s1 and s2 turns, and s3's");
 }
+
+/// Issue 44: the home's store of listed commits is a convenience; when it cannot be made,
+/// the listing still names every session (their counts unknown) and succeeds.
+#[test]
+fn a_listing_whose_commit_store_cannot_be_made_still_lists_every_session() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}s1\n"));
+    alice.rw("s1", &["push"]).ok();
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.turn("b1", "g.txt", "bob's\n");
+    assert!(bob.home.is_dir(), "bob has a home");
+    std::fs::write(bob.home.join("listed-commits.git"), "not a repository").unwrap();
+    let listed = bob
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["key"], "alice@laptop/s1");
+    assert!(sessions[0]["windows"].is_null(), "{listed}");
+    // Once it can be made, the counts are there.
+    std::fs::remove_file(bob.home.join("listed-commits.git")).unwrap();
+    let listed = bob
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    assert_eq!(listed["sessions"][0]["windows"], 1, "{listed}");
+}

@@ -39,7 +39,20 @@ pub(crate) struct Repo {
     odb: gix_odb::Handle,
     /// Objects are hashed, never written (`push --dry-run`).
     dry_run: bool,
+    /// File versions waiting to be written together ([`Repo::write_blob`]).
+    pending: std::cell::RefCell<Pending>,
 }
+
+/// Blobs [`Repo::write_blob`] holds until [`Repo::flush_blobs`] writes them in one pack.
+#[derive(Default)]
+struct Pending {
+    ids: std::collections::HashSet<ObjectId>,
+    /// `git fast-import`'s input for them: one `blob` command each.
+    input: Vec<u8>,
+}
+
+/// Bytes of file versions held for one `git fast-import` at most.
+const PENDING_BYTES: usize = 64 << 20;
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
@@ -97,6 +110,7 @@ impl Repo {
             timeout,
             odb,
             dry_run: false,
+            pending: Default::default(),
         })
     }
 
@@ -387,6 +401,54 @@ impl Repo {
             .map_err(|e| ShareError::Odb {
                 detail: format!("cannot write a {kind} into {}: {e}", self.objects.display()),
             })
+    }
+
+    /// Write a file version: held, and written with the others in one pack by
+    /// [`Repo::flush_blobs`] (which must run before anything refers to it leaves), since a
+    /// loose object is a file of its own, and creating a thousand files in the object
+    /// directory took most of a first push's time (see benches/RESULTS.md). One the
+    /// repository holds already is not written again.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+            .map_err(|e| ShareError::Odb {
+                detail: format!("cannot hash a blob: {e}"),
+            })?;
+        if self.dry_run || self.has(&id) {
+            return Ok(id);
+        }
+        let full = {
+            let mut pending = self.pending.borrow_mut();
+            if pending.ids.insert(id) {
+                let input = &mut pending.input;
+                input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+                input.extend_from_slice(bytes);
+                input.push(b'\n');
+            }
+            pending.input.len() >= PENDING_BYTES
+        };
+        if full {
+            self.flush_blobs()?;
+        }
+        Ok(id)
+    }
+
+    /// Write the blobs [`Repo::write_blob`] holds, all through one `git fast-import` (one
+    /// pack; git writes a few as loose objects, `fastimport.unpackLimit`).
+    pub fn flush_blobs(&self) -> Result<(), ShareError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        if pending.ids.is_empty() {
+            return Ok(());
+        }
+        let mut input = pending.input;
+        input.extend_from_slice(b"done\n");
+        let out = self.git_with_input(["fast-import", "--quiet", "--done"], input)?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: "git fast-import".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(())
     }
 
     /// Write a blob of `size` bytes from `reader`, never held whole.

@@ -90,6 +90,8 @@ pub fn push(
     let staged = first
         .history()
         .in_one_read(|| stage(&repo, sessions, opts))??;
+    // The file versions written, in one pack, before any commit naming them leaves.
+    repo.flush_blobs()?;
     let statuses = if opts.dry_run {
         staged
             .iter()
@@ -525,7 +527,7 @@ fn side(
                 })?;
                 repo.write_stream(size, &mut tmp)?
             } else {
-                repo.write_buf(gix_object::Kind::Blob, &history.blob_bytes(&blob)?)?
+                repo.write_blob(&history.blob_bytes(&blob)?)?
             };
             if !t.sent.contains(&git) {
                 t.bytes += size;

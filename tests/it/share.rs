@@ -1659,3 +1659,40 @@ fn a_listing_whose_commit_store_cannot_be_made_still_lists_every_session() {
         .json();
     assert_eq!(listed["sessions"][0]["windows"], 1, "{listed}");
 }
+
+/// Issue 44: a push writes its file versions in one `git fast-import`; when that fails, the
+/// push stops with git's message before anything is sent, and the local history is as it
+/// was (a later push sends it all).
+#[test]
+fn a_push_whose_file_versions_cannot_be_written_sends_nothing_and_says_why() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}six\n"));
+    let script = lab.root().join("no-fast-import");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nif [ \"$1\" = fast-import ]; then echo 'fatal: no room' >&2; exit 128; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let failed: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &script)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    assert!(
+        failed
+            .stderr
+            .contains("git fast-import failed: fatal: no room"),
+        "{}",
+        failed.stderr
+    );
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let fetched = bob.rw("x", &["--json", "fetch", "origin", "alice@laptop/s1"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["blobs"], 2);
+}

@@ -616,6 +616,14 @@ impl<'s> History<'s> {
         self.home.index.read()
     }
 
+    /// Run `f` in one read transaction: every query it makes through this history (its
+    /// transactions from [`History::read`], and the store's lookups of blob rows) sees one
+    /// snapshot and takes the index's read lock once, not once per statement. `f` must not
+    /// write to the index (the write would find this transaction open and fail).
+    pub fn in_one_read<T>(&self, f: impl FnOnce() -> T) -> Result<T, IndexError> {
+        self.home.index.read_batch(|_| f())
+    }
+
     /// The bytes of blob `id`, verified by hash.
     pub fn blob_bytes(&self, id: &crate::ids::BlobId) -> Result<Vec<u8>, StoreError> {
         self.home.store.get(&self.home.index, id)

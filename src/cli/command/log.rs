@@ -266,6 +266,9 @@ fn render_versions(h: &FileHistory) -> String {
     text
 }
 
+/// The home's bare repository of the session commits `log --remote` fetched.
+const LISTED_COMMITS: &str = "listed-commits.git";
+
 /// `rewind log --remote R`: the remote's sessions (`git ls-remote`), without opening a
 /// session here.
 fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure> {
@@ -277,7 +280,12 @@ fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure
     let transport = transport(None, &args)?;
     let cwd = crate::cli::context::cwd()?;
     let ws = crate::cli::context::workspace(&inv.global, &cwd)?;
-    let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?)?;
+    // The commits a listing fetched for their summaries are kept in the home, when there
+    // is one (a listing does not make a home), so the next listing fetches only new ones.
+    let home = crate::cli::context::home_dir(&inv.global)?;
+    let commits = home.join(LISTED_COMMITS);
+    let commits = home.is_dir().then_some(commits.as_path());
+    let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?, commits)?;
     Ok(print_listing(out, &transport.remote, &sessions))
 }
 

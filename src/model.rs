@@ -112,6 +112,13 @@ impl WindowKind {
             WindowKind::Agent | WindowKind::External | WindowKind::Import
         )
     }
+
+    /// Windows a plain `undo` (no window named) takes the newest of: the agent's turns,
+    /// whether its hooks recorded them or they were imported from its own records; never
+    /// the user's edits (`external`), nor undo and redo windows.
+    pub(crate) fn is_agent_turn(&self) -> bool {
+        matches!(self, WindowKind::Agent | WindowKind::Import)
+    }
 }
 
 impl FromStr for WindowKind {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::windows::{ORIGINAL_KINDS, REVERSAL_KINDS};
+use super::windows::{AGENT_TURN_KINDS, ORIGINAL_KINDS, REVERSAL_KINDS};
 use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
 use crate::model::{Change, FileState, MetadataReason, Proof, ToolCall, WindowKind, WindowTally};
@@ -59,7 +59,7 @@ enum ChangesBy {
     ReversedBy,
     /// ?1 session, ?2 tool call.
     LiveByToolCall,
-    /// ?1 session, ?2 the kind of window (agent).
+    /// ?1 session.
     LiveInSession,
     /// ?1 workspace, ?2 change: see [`Tx::live_changes_after`].
     LiveAfter,
@@ -109,7 +109,11 @@ impl ChangesBy {
                 )
             }
             ChangesBy::LiveInSession => {
-                "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = ?2 AND w.status = 'done'"
+                return format!(
+                    "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind IN {}
+                     AND w.status = 'done'",
+                    *AGENT_TURN_KINDS
+                )
             }
             // `c.reversal = 0` is what lets SQLite use the `changes_original` index (a
             // partial index is used only when the query implies its WHERE).
@@ -485,11 +489,10 @@ impl Tx<'_> {
         self.changes_where(ChangesBy::LiveByToolCall, &[&session.0, &tool_call])
     }
 
+    /// The changes in effect of the session's agent turns, recorded or imported
+    /// ([`WindowKind::is_agent_turn`]).
     pub(crate) fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
-        self.changes_where(
-            ChangesBy::LiveInSession,
-            &[&session.0, &WindowKind::Agent.as_str()],
-        )
+        self.changes_where(ChangesBy::LiveInSession, &[&session.0])
     }
 
     /// Changes of `paths` in effect after change `after`, from original (non undo/redo)

@@ -84,9 +84,10 @@ use plan::{Item, Observed, PathInput};
 /// What to undo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// Undo: the session's newest agent window with a change in effect. Redo: the newest
-    /// undo window still reversing something, or a newer hunk undo (`--hunk`, `--patch`)
-    /// still in effect, which it takes back (an undo of that window).
+    /// Undo: the session's newest agent turn (recorded by hooks, or imported) with a change
+    /// in effect. Redo: the newest undo window still reversing something, or a newer hunk
+    /// undo (`--hunk`, `--patch`) still in effect, which it takes back (an undo of that
+    /// window).
     Latest,
     Window(WindowId),
     /// Some hunks (1-based, as `rewind diff` numbers them) of the one change of one path

@@ -307,7 +307,7 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
         .windows(session.row_id(), usize::MAX >> 1)?;
     let mut requests = Vec::new();
     for w in windows {
-        if !matches!(w.kind, WindowKind::Agent | WindowKind::Import) {
+        if !w.kind.is_agent_turn() {
             continue;
         }
         let tally = session.history().read().window_tally(w.id)?;

@@ -59,7 +59,8 @@ fn narrowed(changes: Vec<Change>, only: &[RelPath]) -> Vec<Change> {
         .collect()
 }
 
-/// Undo: the changes of `paths` in the newest agent window with one still in effect. Redo:
+/// Undo: the changes of `paths` in the newest agent turn (recorded or imported) with one
+/// still in effect. Redo:
 /// the changes of `paths` that the newest undo window still reversing one of them reverses.
 fn latest_of_paths(
     session: &Session<'_>,

@@ -161,33 +161,9 @@ fn views(
         .filter(|cs| cs.iter().any(|c| c.undone_by.is_none()))
         .map(|cs| cs[0].path.as_bytes())
         .collect();
-    // One dry run: each path is planned on its own, so its conflict is the one an undo of
-    // that path alone would meet, whichever other paths the run covers.
-    let preview = if live.is_empty() {
-        None
-    } else {
-        let narrow = live.len() < window_paths.len() && live.len() <= NARROW_AT_MOST;
-        let planned: Vec<&[Change]> = match narrow {
-            true => with_nested(window_paths, &live),
-            false => window_paths.values().map(Vec::as_slice).collect(),
-        };
-        let paths = match narrow {
-            true => planned.iter().map(|cs| cs[0].path.to_path_buf()).collect(),
-            false => Vec::new(),
-        };
-        // The window's changes of those paths, as the undo would read them: in id order.
-        let mut held: Vec<Change> = planned.iter().copied().flatten().cloned().collect();
-        held.sort_by_key(|c| c.id);
-        let req = Request {
-            dry_run: true,
-            paths,
-            ..Request::new(
-                Direction::Undo,
-                Target::Window(window),
-                session.workspace().root().to_path_buf(),
-            )
-        };
-        Some(super::run_holding(session, &req, held)?)
+    let preview = match live.is_empty() {
+        true => None,
+        false => Some(dry_run(session, window, window_paths, &live)?),
     };
     // Each path's planned report, by path (a window of thousands of files: no search per file).
     let planned_by_path: std::collections::HashMap<&str, &super::FileReport> = preview
@@ -236,6 +212,41 @@ fn views(
         });
     }
     Ok(out)
+}
+
+/// One dry run of the undo of `window` (whose changes by path are `window_paths`) over the
+/// paths `live` (narrowed to them and the paths above or below them, unless they are most of
+/// the window or too many): each path is planned on its own, so its conflict is the one an
+/// undo of that path alone would meet, whichever other paths the run covers. The run is given
+/// the window's changes of those paths, not read again.
+fn dry_run(
+    session: &Session<'_>,
+    window: WindowId,
+    window_paths: &BTreeMap<Vec<u8>, Vec<Change>>,
+    live: &[&[u8]],
+) -> Result<Report> {
+    let narrow = live.len() < window_paths.len() && live.len() <= NARROW_AT_MOST;
+    let planned: Vec<&[Change]> = match narrow {
+        true => with_nested(window_paths, live),
+        false => window_paths.values().map(Vec::as_slice).collect(),
+    };
+    let paths = match narrow {
+        true => planned.iter().map(|cs| cs[0].path.to_path_buf()).collect(),
+        false => Vec::new(),
+    };
+    // The window's changes of those paths, as the undo would read them: in id order.
+    let mut held: Vec<Change> = planned.iter().copied().flatten().cloned().collect();
+    held.sort_by_key(|c| c.id);
+    let req = Request {
+        dry_run: true,
+        paths,
+        ..Request::new(
+            Direction::Undo,
+            Target::Window(window),
+            session.workspace().root().to_path_buf(),
+        )
+    };
+    super::run_holding(session, &req, held)
 }
 
 /// The changes of `paths` and of the window's paths above or below one of them, by path,

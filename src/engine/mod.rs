@@ -55,7 +55,7 @@ pub use context::{is_context_name, render_context, ContextFile};
 pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
-    RestoreSource, Version,
+    RestoreSource, SessionSummary, Version, WindowSummary,
 };
 pub(crate) use imported::{ImportedChange, ImportedWindow};
 pub use refusals::RefusalEntry;
@@ -108,6 +108,13 @@ pub enum EngineError {
     NotAnUndoWindow { window: WindowId, kind: WindowKind },
     #[error("redo takes the latest undo or --window ID")]
     RedoTarget,
+    #[error(
+        "window {window} took back hunk reject window {hunk_reject}: it is not a reject to take back (reject the hunk again from its turn)"
+    )]
+    TakeBackOfTakeBack {
+        window: WindowId,
+        hunk_reject: WindowId,
+    },
     #[error("{path}: rewind has no bytes of version {version} ({reason})")]
     VersionWithoutBytes {
         path: String,

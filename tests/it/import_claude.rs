@@ -319,6 +319,23 @@ fn undo_of_an_imported_turn_restores_the_exact_before_text() {
     assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
 }
 
+/// A plain `undo --session S` (no window named) of an imported session undoes its newest
+/// imported turn: it looked for windows the hooks recorded only, and undid nothing. The
+/// user's edits between the turns (external windows) are never its target.
+#[test]
+fn undo_of_an_imported_session_without_a_window_undoes_its_newest_turn() {
+    let s = Setup::new();
+    let _f = crate::cli::filters(&s.env);
+    s.import(&[]).ok();
+    insta::assert_snapshot!(crate::cli::rw(&s.env, &["undo", "--session", SESSION]), @"
+    undid window 3 (recorded as window 5)
+      restored       README.md  7ebf8afc0afc → d2daccf1cd5c
+    [EOF]
+    [exit status: 0]
+    ");
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+}
+
 #[test]
 fn undo_of_an_imported_turn_refuses_when_the_user_changed_the_file_since() {
     let s = Setup::new();

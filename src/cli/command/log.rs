@@ -291,18 +291,16 @@ fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure
 
 /// A window's kind as `log` shows it: a restore and a hunk undo are recorded as windows of
 /// their own of kind `agent` (so that `undo` takes them back), but they are rewind's, not
-/// the agent's (issue 43); `--json` keeps the kind.
+/// the agent's, and the take-back of a hunk undo is an undo window that rejects nothing
+/// (issue 43); `--json` keeps the kind.
 fn shown_kind(w: &rewind::engine::LogWindow) -> String {
+    use rewind::undo::review::{role_of, Role};
     let tools = || w.changes.iter().map(|c| c.tool.as_deref());
     let all = |tool: &str| !w.changes.is_empty() && tools().all(|t| t == Some(tool));
-    match w.kind {
-        WindowKind::Agent if all("restore") => "restore".to_string(),
-        WindowKind::Agent
-            if rewind::undo::review::role_of(w.kind, tools())
-                == rewind::undo::review::Role::HunkReject =>
-        {
-            "hunk undo".to_string()
-        }
-        kind => kind.to_string(),
+    match (w.kind, role_of(w.kind, tools())) {
+        (WindowKind::Agent, _) if all("restore") => "restore".to_string(),
+        (_, Role::HunkReject) => "hunk undo".to_string(),
+        (_, Role::TakeBack) => "take back".to_string(),
+        (kind, _) => kind.to_string(),
     }
 }

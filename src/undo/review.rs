@@ -725,7 +725,8 @@ pub fn role_and_view(
 ) -> Result<(Role, RejectView)> {
     let tally = session.history().read().window_tally(window.id)?;
     let role = role_of_tally(window.kind, &tally);
-    Ok((role, reject_view(session, window.id, role, &tally)?))
+    let label = window.label.as_deref();
+    Ok((role, reject_view(session, window.id, label, role, &tally)?))
 }
 
 /// What a window of `kind` whose changes' tools are `tools` is to a review.
@@ -745,8 +746,8 @@ pub fn role_of_tally(kind: WindowKind, tally: &WindowTally) -> Role {
 }
 
 /// What a review says of a reject window: whether it was taken back, and the windows it
-/// rejected (an undo window's; a take-back's, the hunk reject it took back; a hunk reject
-/// names none).
+/// rejected (an undo window's; a take-back's, the hunk reject it took back; a hunk reject's,
+/// the windows its label names).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RejectView {
     pub taken_back: bool,
@@ -760,6 +761,7 @@ pub struct RejectView {
 pub fn reject_view(
     session: &Session<'_>,
     window: WindowId,
+    label: Option<&str>,
     role: Role,
     tally: &WindowTally,
 ) -> Result<RejectView> {
@@ -775,10 +777,31 @@ pub fn reject_view(
         },
         Role::HunkReject => RejectView {
             taken_back: tally.undone(),
-            targets: Vec::new(),
+            targets: label.map(hunk_reject_targets).unwrap_or_default(),
         },
         Role::Work => RejectView::default(),
     })
+}
+
+/// The windows a hunk reject's label names (`undo of hunk 2 of window 7 in notes.txt`,
+/// `undo --patch of window 7, 9 (2 paths)`: rewind's own labels; a hunk reject's changes are
+/// all an undo's, so its label is never a prompt). The reject records its targets nowhere
+/// else: its changes are new changes of its own, not reversals.
+fn hunk_reject_targets(label: &str) -> Vec<WindowId> {
+    let Some((_, rest)) = label.split_once(" of window ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for part in rest.split(", ") {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(id) = digits.parse() else { break };
+        out.push(WindowId(id));
+        // The list ends at the part with more than its number (` in …`, ` (…)`).
+        if digits.len() != part.len() {
+            break;
+        }
+    }
+    out
 }
 
 /// The request that takes back the reject `window` (a window of `session`): a redo of an
@@ -913,6 +936,20 @@ mod tests {
 
     /// The take-back of a hunk undo is an undo window whose changes were all recorded with
     /// the tool `redo` (issue 43: it was listed as a reject, with a Take back of its own).
+    #[test]
+    fn a_hunk_rejects_targets_are_the_windows_its_label_names() {
+        let ids = |l: &str| {
+            hunk_reject_targets(l)
+                .into_iter()
+                .map(|w| w.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids("undo of hunk 2 of window 7 in notes.txt"), [7]);
+        assert_eq!(ids("undo of hunk 1, 3 of window 12 in a, 5 b"), [12]);
+        assert_eq!(ids("undo --patch of window 7, 9 (2 paths)"), [7, 9]);
+        assert_eq!(ids("fix the parser"), Vec::<i64>::new());
+    }
+
     #[test]
     fn an_undo_window_of_redo_changes_is_a_take_back() {
         let (undo, redo) = (Some("undo"), Some("redo"));

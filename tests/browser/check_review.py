@@ -554,7 +554,8 @@ def claude_code_turns(driver, ws, env, url):
     hook claude-code`) whose turns each Edit cc.txt several times. A hunk of an earlier
     turn is rejected from its turn's window, over the later turns' edits, and taken back,
     byte for byte each time; the take-back is listed as such, under the hunk reject it took
-    back, and offers nothing to reject or take back."""
+    back, and offers nothing to reject or take back; each hunk reject is listed under the turn
+    it rejected."""
     turns = claude_code_session(ws, env)
     if not check("the Claude Code session has its three turns", len(turns) == 3, turns):
         return
@@ -606,6 +607,13 @@ def claude_code_turns(driver, ws, env, url):
               r["nested"] and "[take back]" in r["text"] and "[reject]" not in r["text"] and not r["takeBack"]
               and above["role"] == "hunk-reject" and "taken back" in above["text"] and not above["takeBack"],
               (above, r))
+    # Each hunk reject sits under the turn it rejected (its window, listed before it).
+    for turn, reject in zip(turns[:2], rejects):
+        at = next((i for i, r in enumerate(rows) if r["window"] == reject), None)
+        owner = next((r["window"] for r in reversed(rows[:at or 0]) if not r["nested"]), None)
+        check(f"hunk reject window {reject} is listed nested under the turn it rejected (window {turn})",
+              at is not None and rows[at]["nested"] and rows[at]["role"] == "hunk-reject" and owner == str(turn),
+              (at is not None and rows[at], owner))
     back = next(r["window"] for i, r in enumerate(rows) if r["role"] == "take-back" and rows[i - 1]["window"] in rejects)
     driver.click(f'button.win[data-window="{back}"]')
     driver.wait("the take-back's window", "return document.getElementById('take-back-note')")

@@ -429,8 +429,15 @@ def hunks_and_keyboard(driver, ws, expect):
     driver.keys("\ue007")
     driver.wait("the session confirmation", "return document.activeElement?.classList.contains('confirm-reject-session')")
     check("one Enter on the session-wide reject only asks", disk(ws) == before)
+    asked = driver.js("return document.querySelector('.confirm p').textContent")
     driver.keys("\ue007")
     driver.wait("the session rejected", "return document.getElementById('window-result').textContent.startsWith('session browser: undone')")
+    result = driver.js("return document.getElementById('window-result').textContent")
+    listed = re.search(r"still in effect \(([\d, ]*)\)", asked)
+    listed = sorted(int(x) for x in listed.group(1).split(", ")) if listed and listed.group(1) else None
+    tried = sorted(int(x) for x in re.findall(r"^window (\d+): ", result, re.M))
+    check("the confirmation listed exactly the windows the session-wide reject then took "
+          "(no redo or reject window among them)", listed == tried and listed, (asked, result))
     now = disk(ws)
     check("the session-wide reject undid every safe file (b and c stay, z skipped)",
           now["a"] == b"a0\n" and now["x"] == b"x0\n" and now["m"] == M0.encode()

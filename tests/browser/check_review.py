@@ -362,6 +362,8 @@ def hunks_and_keyboard(driver, ws, expect):
           hunks == ["in-effect"] * 3, hunks)
     counts = driver.js("return document.querySelector('.file[data-path=\"m\"] .counts').textContent")
     check("m's header counts its lines, +3 −3", counts == "+3 −3", counts)
+    stray = driver.js("return [...document.getElementById('window').childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()).map(n => n.textContent)")
+    check("the window's view has no stray text between its parts (it showed \"null\")", stray == [], stray)
     turn = driver.wait("the turn's counts", "return document.getElementById('turn-counts').textContent")
     check("the turn says its files and +/− counts", turn == "1 file +3 −3", turn)
     mark = driver.js("return document.querySelector('.file[data-path=\"m\"] .mark').textContent")

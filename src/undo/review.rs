@@ -726,7 +726,8 @@ pub fn role_and_view(
     let tally = session.history().read().window_tally(window.id)?;
     let role = role_of_tally(window.kind, &tally);
     let label = window.label.as_deref();
-    Ok((role, reject_view(session, window.id, label, role, &tally)?))
+    let view = reject_view(session, window.id, window.kind, label, role, &tally)?;
+    Ok((role, view))
 }
 
 /// What a window of `kind` whose changes' tools are `tools` is to a review.
@@ -756,11 +757,13 @@ pub struct RejectView {
 
 /// The [`RejectView`] of `window` (of `role`, its changes tallying `tally`): an undo window
 /// is taken back when it no longer reverses anything, a hunk reject when its changes are all
-/// undone; a take-back never is. Work is never a reject: the default (not taken back, no
-/// targets).
+/// undone; a take-back never is. Work is never a reject (never taken back); its targets are
+/// none, but for a redo window: the windows whose changes it redid, so a review lists it with
+/// the reject it took back.
 pub fn reject_view(
     session: &Session<'_>,
     window: WindowId,
+    kind: WindowKind,
     label: Option<&str>,
     role: Role,
     tally: &WindowTally,
@@ -778,6 +781,10 @@ pub fn reject_view(
         Role::HunkReject => RejectView {
             taken_back: tally.undone(),
             targets: label.map(hunk_reject_targets).unwrap_or_default(),
+        },
+        Role::Work if kind == WindowKind::Redo => RejectView {
+            taken_back: false,
+            targets: r.reversed_windows(window)?,
         },
         Role::Work => RejectView::default(),
     })

@@ -349,6 +349,14 @@ def run(driver, ws, url):
     check("Redo put x and y back byte for byte", now == expect, f"{now} != {expect}")
     page = driver.js(PAGE_STATE)
     check("the result says redone", "redone" in page["result"], page["result"])
+    # The redo that took the reject back sits under the turn it redid, beside that reject.
+    redo = driver.wait("the redo in the list", """const r = [...document.querySelectorAll('#sessions .winrow')];
+      const i = r.findIndex(x => x.textContent.includes('[redo] redo of window 2'));
+      if (i < 0) return null;
+      const owner = r.slice(0, i).reverse().find(x => !x.classList.contains('nested'));
+      return [r[i].classList.contains('nested'), owner.querySelector('button.win').dataset.window];""")
+    check("the redo that took the reject back is listed under the turn it redid (window 2)",
+          redo == [True, "2"], redo)
     hunks_and_keyboard(driver, ws, expect)
 
 

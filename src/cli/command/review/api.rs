@@ -104,7 +104,8 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 .map(|w| {
                     let role = review::role_of_tally(w.kind, &w.tally);
                     let label = w.label.as_deref();
-                    let reject = review::reject_view(&session, w.id, label, role, &w.tally)?;
+                    let reject =
+                        review::reject_view(&session, w.id, w.kind, label, role, &w.tally)?;
                     Ok(serde_json::json!({
                         "id": w.id,
                         "kind": w.kind,

@@ -22,6 +22,17 @@ pub(super) fn fallback_text(settings: &str, line: &str) -> String {
     )
 }
 
+/// A `/rw-undo` command file in Gemini CLI's TOML format (Gemini CLI, Qwen Code): its
+/// prompt is `prompt` of `line`, once `line` is escaped for the TOML basic string that holds
+/// it (only `\` and `"` need escaping).
+pub(super) fn toml_undo_command(line: &str, prompt: impl FnOnce(&str) -> String) -> String {
+    let line = line.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\n{}\"\"\"\n",
+        prompt(&line)
+    )
+}
+
 /// The command the hook carries out.
 pub const UNDO_COMMAND: &str = "/rw-undo";
 

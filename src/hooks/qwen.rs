@@ -169,10 +169,7 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
 /// last turn by hand.
 fn undo_command(rewind: &Invocation) -> String {
     let line = rewind.command_line("undo --agent qwen --session <session id>");
-    // A TOML basic string: only `\` and `"` need escaping.
-    let line = line.replace('\\', "\\\\").replace('"', "\\\"");
-    format!(
-        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\n{}\"\"\"\n",
-        super::command::fallback_text(".qwen/settings.json", &line)
-    )
+    super::command::toml_undo_command(&line, |line| {
+        super::command::fallback_text(".qwen/settings.json", line)
+    })
 }

@@ -50,13 +50,9 @@ const PEERS: &[(&str, &str)] = &[
     ("todo_write", "TodoWrite"),
 ];
 
-/// `system` line subtypes that carry no file evidence.
-const IGNORED_SYSTEM: &[&str] = &[
-    "attribution_snapshot",
-    "ui_telemetry",
-    "chat_compression",
-    "slash_command",
-];
+/// `system` line subtypes that carry no file evidence (the ones Qwen Code 0.24.4 was seen
+/// writing; any other makes its turn unprovable until it is looked at).
+const IGNORED_SYSTEM: &[&str] = &["attribution_snapshot", "ui_telemetry"];
 
 /// Every chat under `projects` (`<projects>/<escaped cwd>/chats/<session>.jsonl`), sorted.
 pub fn transcripts(projects: &Path) -> Result<Vec<PathBuf>, ImportError> {

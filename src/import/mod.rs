@@ -45,6 +45,8 @@ pub mod gemini;
 pub mod git;
 mod jsonl;
 pub mod opencode;
+pub mod pi;
+pub mod pi_plan;
 pub mod proof;
 pub mod qwen;
 pub mod step;
@@ -155,6 +157,22 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no pi sessions in {dir}: {detail}")]
+    PiData { dir: String, detail: String },
+    #[error("cannot read pi session {path}, line {line}: {detail}")]
+    PiSession {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("pi session {id} not found in {dir}")]
+    NoSuchPiSession { id: String, dir: String },
+    #[error("pi session {id} ran in {cwd}, not in this workspace {workspace}")]
+    PiOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
     GeminiData { dir: String, detail: String },
     #[error(
@@ -176,6 +194,7 @@ pub enum Agent {
     Codex,
     Gemini,
     Qwen,
+    Pi,
 }
 
 impl Agent {
@@ -186,6 +205,7 @@ impl Agent {
             Agent::Codex => "Codex sessions",
             Agent::Gemini => "Gemini CLI projects",
             Agent::Qwen => "Qwen Code chats",
+            Agent::Pi => "pi sessions",
         }
     }
 }
@@ -481,6 +501,7 @@ const CLAUDE_CODE: &str = "claude-code";
 const QWEN: &str = "qwen";
 const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
+const PI: &str = "pi";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -1376,4 +1397,117 @@ pub fn gemini_import(
 /// Gemini CLI's default directory: `~/.gemini`.
 pub fn gemini_dir(home: &Path) -> PathBuf {
     home.join(".gemini")
+}
+
+/// What `rewind import pi` imports.
+#[derive(Debug, Clone)]
+pub struct PiOptions {
+    /// pi's `sessions/` (`<escaped cwd>/<time>_<session id>.jsonl`).
+    pub sessions_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
+/// pi's agent directory: `$PI_CODING_AGENT_DIR` (a leading `~` is the home, as pi reads it),
+/// else `~/.pi/agent`.
+pub fn pi_dir(env: Option<&Path>, home: &Path) -> PathBuf {
+    match env {
+        None => home.join(".pi").join("agent"),
+        Some(e) => match e.strip_prefix("~") {
+            Ok(rest) => home.join(rest),
+            Err(_) => e.to_path_buf(),
+        },
+    }
+}
+
+/// Import the pi history of workspace `ws` into `home`: every session whose cwd is the
+/// workspace's root (or a directory in it), one `import` window per turn (label `pi <prompt
+/// entry id>`), `external` ones for what its reads show someone else changed (see
+/// [`pi_plan`]). Every session is read and planned before anything is written: one that
+/// cannot be read imports nothing.
+pub fn pi_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &PiOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let root = ws.root().display().to_string();
+    let dir = opts.sessions_dir.display().to_string();
+    let mut chosen = Vec::new();
+    for path in pi::session_files(&opts.sessions_dir)? {
+        let Some((id, cwd)) = pi::peek_header(&path) else {
+            continue;
+        };
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((path, rec)),
+            None if wanted && !opts.sessions.is_empty() => {
+                return Err(ImportError::PiOtherCwd {
+                    id,
+                    cwd,
+                    workspace: root,
+                })
+            }
+            _ => {}
+        }
+    }
+    let sessions = chosen
+        .iter()
+        .map(|(p, rec)| Ok((pi::read(p)?, rec.clone())))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !sessions.iter().any(|(s, _)| s.session_id == **id))
+    {
+        return Err(ImportError::NoSuchPiSession {
+            id: id.clone(),
+            dir,
+        });
+    }
+    let mut report = ImportReport {
+        source: PI,
+        data_dir: dir,
+        project: String::new(),
+        worktree: root,
+        dry_run: opts.dry_run,
+        windows_added: 0,
+        sessions: Vec::new(),
+        elapsed_ms: 0,
+        budget_hit: None,
+    };
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for (s, rec) in &sessions {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &s.session_id, &mut report), Vec::new()));
+            continue;
+        }
+        let started = Instant::now();
+        let (labels, live) = already(home, ws, PI, &s.session_id)?;
+        let r = SessionReport::new(&s.session_id, "", s.turns.len(), live);
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mapper = Mapper {
+            recorded_root: rec.clone(),
+        };
+        let cx = pi_plan::SessionCtx {
+            mapper: &mapper,
+            cwd: s.cwd.as_deref().unwrap_or(rec),
+            max_size: home.options().max_file_size,
+        };
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
+        let done = |turn: &str, gap: bool| turn_imported(&labels, PI, turn, gap);
+        let plan = pi_plan::plan(s, &cx, &done, &mut keep)?;
+        plans.push(r.planned(plan, started));
+    }
+    write_plans(home, ws, (PI, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
 }

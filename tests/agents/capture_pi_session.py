@@ -33,6 +33,34 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_server import Handler, _Server  # noqa: E402
 
 PLACEHOLDER = "/REWIND_FIXTURE_WS"
+# What the fixture's README says pi records (from its package's source, checked on this run).
+FINDINGS = """What pi records (read from its package, `dist/core/session-manager.js`, `dist/core/tools/*.js`,
+`@mariozechner/pi-agent-core`'s `agent-loop.js`):
+
+- Where: `<agent dir>/sessions/--<cwd with / as ->--/<ISO time>_<uuid>.jsonl`; the agent dir is
+  `$PI_CODING_AGENT_DIR` (a leading `~` expanded), else `~/.pi/agent`.
+- What: a header line (`type: session`, `version: 3`, `id`, `timestamp`, `cwd`,
+  `parentSession` for a fork), then entries appended as they happen: `message` (`user`,
+  `assistant` with `toolCall` parts `{id, name, arguments}` as the model sent them, `toolResult`
+  `{toolCallId, toolName, content[], details, isError}`, `bashExecution` for the user's `!`),
+  `model_change`, `thinking_level_change`, `compaction`, `branch_summary`, `custom` (extension
+  state; rewind's `/rw-undo` leaves `rewind-undo`), `custom_message`, `label`, `session_info`.
+- Tool results: a whole `read` (no `offset`/`limit`) under 2000 lines and 50 KB is the file's
+  text verbatim (`buffer.toString("utf-8")`: CR and BOM kept, invalid UTF-8 replaced by U+FFFD),
+  one text part, no `details`; truncated ones carry `details.truncation` and a `[Showing lines
+  …]` notice; an extension may append parts (rewind's read hint is a second text part). `write`
+  answers `Successfully wrote <UTF-16 length> bytes to <path>` (nothing about whether the file
+  existed); `edit` `Successfully replaced <n> block(s) in <path>.` with `details.diff`, a
+  numbered diff (`-<n> line`, `+<n> line`, ` <n> line`, ` <pad> ...`) of the LF-normalized
+  texts. pi keeps no copy of any file, and no file mode.
+- `edit` semantics: BOM stripped and restored, CRLF/LF normalized to LF and restored to the
+  file's first line ending, every `oldText` matched against the original (not incrementally),
+  exact first, else a fuzzy match (NFKC, trailing whitespace, smart quotes, dashes, special
+  spaces) over the whole file; unique (counted fuzzily), no overlaps, some change.
+- Order: one assistant message's calls run concurrently; writes and edits of one file are
+  queued in call order; reads are not queued. Results are appended in call order after it.
+
+"""
 PROMPT1 = "rewind import fixture: turn one"
 PROMPT2 = "rewind import fixture: turn two"
 FILES = {"README.md": b"# e2e\n\nintro\n", "crlf.txt": b"a\r\nb\r\nc\r\n", "shell.txt": b"shell\n"}
@@ -183,7 +211,7 @@ Captured by `tests/agents/capture_pi_session.py` (regenerate: run it with the pi
 server (a custom provider in `~/.pi/agent/models.json`), no rewind extension. The turns are
 listed in the script's doc string (TURNS).
 
-- `sessions/`: pi's sessions directory (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
+""" + FINDINGS + f"""- `sessions/`: pi's sessions directory (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
 - `before/`: the workspace files before the run; `workspace/`: at the end.
 
 The scratch workspace path is replaced by `{PLACEHOLDER}` everywhere, also in the session

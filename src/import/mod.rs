@@ -270,6 +270,24 @@ pub struct ImportReport {
     pub budget_hit: Option<BudgetHit>,
 }
 
+impl ImportReport {
+    /// The report of an import of `source`'s records in `data_dir` into the workspace at
+    /// `worktree`, before any session.
+    fn empty(source: &'static str, data_dir: String, worktree: String, dry_run: bool) -> Self {
+        ImportReport {
+            source,
+            data_dir,
+            project: String::new(),
+            worktree,
+            dry_run,
+            windows_added: 0,
+            sessions: Vec::new(),
+            elapsed_ms: 0,
+            budget_hit: None,
+        }
+    }
+}
+
 /// What an import did with one source session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -1198,24 +1216,15 @@ pub fn codex(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let root = ws.root().display().to_string();
-    let mut chosen = Vec::new();
-    for path in codex::rollouts(&opts.sessions_dir)? {
-        let Some((id, cwd)) = codex::peek_meta(&path) else {
-            continue;
-        };
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match recorded_root(&cwd, ws) {
-            Some(rec) if wanted => chosen.push((path, rec)),
-            None if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::CodexOtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
+    let found = codex::rollouts(&opts.sessions_dir)?;
+    let chosen =
+        of_workspace(found, codex::peek_meta, &opts.sessions, ws).map_err(|(id, cwd)| {
+            ImportError::CodexOtherCwd {
+                id,
+                cwd,
+                workspace: root.clone(),
             }
-            _ => {}
-        }
-    }
+        })?;
     let rollouts = chosen
         .iter()
         .map(|(p, rec)| Ok((codex::read(p)?, rec.clone())))
@@ -1230,17 +1239,8 @@ pub fn codex(
     }
     // The workspace's own repository: the commits the sessions recorded.
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
-    let mut report = ImportReport {
-        source: CODEX,
-        data_dir: opts.sessions_dir.display().to_string(),
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let dir = opts.sessions_dir.display().to_string();
+    let mut report = ImportReport::empty(CODEX, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (r, rec) in &rollouts {
@@ -1254,6 +1254,31 @@ pub fn codex(
     write_plans(home, ws, (CODEX, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// The record files of this workspace's sessions, each with the workspace root as its session
+/// recorded it: those whose session (`peek`: its id and cwd) ran in the workspace (or a
+/// directory in it) and is wanted (in `sessions`, or all when it is empty). `Err((id, cwd))`:
+/// a session asked for by id ran elsewhere.
+fn of_workspace(
+    files: Vec<PathBuf>,
+    peek: fn(&Path) -> Option<(String, String)>,
+    sessions: &[String],
+    ws: &Workspace,
+) -> Result<Vec<(PathBuf, String)>, (String, String)> {
+    let mut chosen = Vec::new();
+    for path in files {
+        let Some((id, cwd)) = peek(&path) else {
+            continue;
+        };
+        let wanted = sessions.is_empty() || sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((path, rec)),
+            None if wanted && !sessions.is_empty() => return Err((id, cwd)),
+            _ => {}
+        }
+    }
+    Ok(chosen)
 }
 
 /// The workspace root as a session recorded it, when its cwd `cwd` is the workspace's root
@@ -1437,24 +1462,15 @@ pub fn pi_import(
     let started = Instant::now();
     let root = ws.root().display().to_string();
     let dir = opts.sessions_dir.display().to_string();
-    let mut chosen = Vec::new();
-    for path in pi::session_files(&opts.sessions_dir)? {
-        let Some((id, cwd)) = pi::peek_header(&path) else {
-            continue;
-        };
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match recorded_root(&cwd, ws) {
-            Some(rec) if wanted => chosen.push((path, rec)),
-            None if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::PiOtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
+    let found = pi::session_files(&opts.sessions_dir)?;
+    let chosen =
+        of_workspace(found, pi::peek_header, &opts.sessions, ws).map_err(|(id, cwd)| {
+            ImportError::PiOtherCwd {
+                id,
+                cwd,
+                workspace: root.clone(),
             }
-            _ => {}
-        }
-    }
+        })?;
     let sessions = chosen
         .iter()
         .map(|(p, rec)| Ok((pi::read(p)?, rec.clone())))
@@ -1469,17 +1485,7 @@ pub fn pi_import(
             dir,
         });
     }
-    let mut report = ImportReport {
-        source: PI,
-        data_dir: dir,
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let mut report = ImportReport::empty(PI, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (s, rec) in &sessions {

@@ -17,19 +17,19 @@
 //! made by `/fork` or `/clone` (`parentSession` in its header) starts with copies of its
 //! parent's entries, older than its header: those are the parent's, not read here.
 //!
-//! A turn is complete when the next prompt follows it, or when its last assistant message
-//! stopped for another reason than `toolUse` with every call answered. A line that is not
+//! pi runs an assistant message's calls unless it stopped on an error or an abort (those
+//! calls are not read). A turn is complete when the next prompt follows it, or when its last
+//! assistant message asked for no tool and every call was answered. A line that is not
 //! JSON is an error naming the file and the line; a last line without its newline is being
 //! written (its turn is left for a later import). An entry type or message role this module
 //! does not know makes its turn unprovable; it is never guessed at.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::claude::parse_ms;
-use super::jsonl::{JsonLines, Line, LineError, MAX_LINE};
+use super::jsonl::{JsonLines, Line, LineError};
 use super::ImportError;
 use crate::model::MetadataReason;
 
@@ -145,13 +145,7 @@ pub fn session_files(sessions: &Path) -> Result<Vec<PathBuf>, ImportError> {
 /// A session file's header: its session id and cwd, without reading the rest; `None` when
 /// the first line is not a header.
 pub(crate) fn peek_header(path: &Path) -> Option<(String, String)> {
-    let f = crate::files::open_regular(path, crate::files::Follow::Yes).ok()?;
-    let mut line = Vec::new();
-    BufReader::new(f)
-        .take(MAX_LINE)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    let v: Value = serde_json::from_slice(&line).ok()?;
+    let v = super::jsonl::first_line(path)?;
     if v.get("type").and_then(Value::as_str) != Some("session") {
         return None;
     }
@@ -201,7 +195,7 @@ struct State {
     /// A fork's header time: entries older than it are its parent's.
     forked_at: Option<i64>,
     truncated: bool,
-    /// The last assistant message stopped to run tools.
+    /// The last assistant message asked for tools: pi asks the model again after them.
     awaiting_tools: bool,
     /// Shapes seen before the first prompt.
     pending_unknown: Vec<String>,
@@ -316,7 +310,12 @@ fn assistant(out: &mut Session, st: &mut State, m: &Value) {
             other => return unknown(out, st, format!("assistant content {other:?}")),
         }
     }
-    st.awaiting_tools = m.get("stopReason").and_then(Value::as_str) == Some("toolUse");
+    // pi runs the calls of a message unless it stopped on an error or an abort.
+    let stop = m.get("stopReason").and_then(Value::as_str);
+    if matches!(stop, Some("error" | "aborted")) {
+        calls.clear();
+    }
+    st.awaiting_tools = !calls.is_empty();
     if calls.is_empty() {
         return;
     }
@@ -441,6 +440,22 @@ mod tests {
             &json!({"role": "assistant", "stopReason": "stop", "content": []}),
         );
         assert!(session(&[head, user, call, result, done]).turns[0].complete);
+    }
+
+    #[test]
+    fn the_calls_of_an_aborted_message_never_ran() {
+        let s = session(&[
+            json!({"type": "session", "version": 3, "id": "s", "cwd": "/w"}),
+            msg("u", "2026-01-01T00:00:00Z", &json!({"role": "user"})),
+            msg(
+                "a",
+                "2026-01-01T00:00:01Z",
+                &json!({"role": "assistant", "stopReason": "aborted",
+                       "content": [{"type": "toolCall", "id": "c", "name": "write", "arguments": {}}]}),
+            ),
+        ]);
+        assert!(s.turns[0].items.is_empty());
+        assert!(s.turns[0].complete);
     }
 
     #[test]

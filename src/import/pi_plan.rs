@@ -41,7 +41,7 @@ use serde_json::Value;
 
 use super::pi::{Call, Item, Session};
 use super::proof;
-use super::step::{Keep, Mapper, Planned, SessionPlan, StepPlan, TurnPlan};
+use super::step::{Keep, Mapper, Planned, SessionPlan, TurnPlan};
 use super::ImportError;
 use crate::model::{FileState, MetadataReason, Proof};
 use crate::workspace::RelPath;
@@ -117,11 +117,22 @@ impl State<'_, '_> {
         self.paths.insert(rel.clone(), Known { last, doubt: None });
     }
 
-    /// `rel`'s last proven version may no longer hold.
-    fn distrust(&mut self, rel: &RelPath, reason: MetadataReason) {
-        if let Some(k) = self.paths.get_mut(rel) {
-            k.doubt = Some(Doubt { reason, call: None });
-        }
+    /// `rel`'s last proven version may no longer hold (a path never proven: its bytes are
+    /// unknown, and why).
+    fn distrust(&mut self, rel: &RelPath, reason: MetadataReason, turn: usize) {
+        let doubt = Some(Doubt { reason, call: None });
+        let unknown = Proven {
+            bytes: None,
+            state: FileState::Unknown,
+            turn,
+        };
+        self.paths
+            .entry(rel.clone())
+            .and_modify(|k| k.doubt.clone_from(&doubt))
+            .or_insert(Known {
+                last: unknown,
+                doubt,
+            });
     }
 }
 
@@ -147,13 +158,7 @@ pub fn plan(
         let mut ts = TurnState {
             at: i,
             touched: BTreeSet::new(),
-            plan: TurnPlan {
-                key: turn.id.clone(),
-                started_ms: turn.started_ms,
-                ended_ms: turn.ended_ms,
-                gap: Vec::new(),
-                plan: StepPlan::default(),
-            },
+            plan: TurnPlan::new(&turn.id, turn.started_ms, turn.ended_ms),
         };
         if !turn.unknown.is_empty() {
             st.doubt_all(&Doubt {
@@ -180,15 +185,7 @@ pub fn plan(
                 call: None,
             });
         }
-        let mut tp = ts.plan;
-        if done(&turn.id, true) {
-            tp.gap.clear();
-        }
-        if done(&turn.id, false) {
-            out.already += 1;
-            tp.plan = StepPlan::default();
-        }
-        out.turns.push(tp);
+        out.push_turn(ts.plan, done);
     }
     Ok(out)
 }
@@ -267,6 +264,11 @@ impl SessionCtx<'_> {
     /// made spaces, relative to the cwd, `.` and `..` resolved) → a workspace path; `~` (the
     /// user's home, unknown here) is none.
     fn map(&self, raw: &str) -> Option<RelPath> {
+        self.mapper.tool_path(&self.resolve(raw)?, self.cwd)
+    }
+
+    /// The absolute path pi makes of `raw` (its `resolveToCwd`, lexical); `None` for `~…`.
+    fn resolve(&self, raw: &str) -> Option<String> {
         let p = expand(raw);
         if p.starts_with('~') {
             return None;
@@ -286,8 +288,7 @@ impl SessionCtx<'_> {
                 c => parts.push(c),
             }
         }
-        self.mapper
-            .tool_path(&format!("/{}", parts.join("/")), self.cwd)
+        Some(format!("/{}", parts.join("/")))
     }
 }
 
@@ -331,9 +332,14 @@ fn read(
         return Ok(());
     }
     let whole = c.args.get("offset").is_none() && c.args.get("limit").is_none();
+    // What pi's read says when the path is not there (node's `access` error).
+    let missing = st
+        .cx
+        .resolve(raw)
+        .map(|abs| format!("ENOENT: no such file or directory, access '{abs}'"));
     let text = r.first_text();
     let bytes = match (r.is_error, text) {
-        (true, Some(t)) if t.starts_with("ENOENT: no such file or directory") => None,
+        (true, Some(t)) if Some(t) == missing.as_deref() => None,
         (false, Some(t)) if whole && verbatim(r, t) => Some(t.as_bytes().to_vec()),
         _ => return Ok(()),
     };
@@ -374,7 +380,7 @@ fn observe(
     st: &mut State<'_, '_>,
 ) {
     if let Some(k) = st.paths.get(rel) {
-        if k.last.bytes != bytes {
+        if k.last.state != FileState::Unknown && k.last.bytes != bytes {
             let (proof, reason, tool, call) = match &k.doubt {
                 None => (Proof::Derived, None, None, None),
                 Some(d) => (
@@ -421,12 +427,12 @@ fn change(
     };
     let Some(result) = &c.result else {
         // Never answered: it may have run.
-        st.distrust(&rel, MetadataReason::NotProven);
+        st.distrust(&rel, MetadataReason::NotProven, ts.at);
         return Ok(());
     };
     if result.is_error {
         if !failed_before_writing(result.first_text().unwrap_or("")) {
-            st.distrust(&rel, MetadataReason::NotProven);
+            st.distrust(&rel, MetadataReason::NotProven, ts.at);
         }
         return Ok(());
     }
@@ -469,22 +475,7 @@ fn change(
         Err(r) => {
             planned.proof = Proof::MetadataOnly;
             planned.reason = Some(r);
-            let doubt = Some(Doubt {
-                reason: r,
-                call: None,
-            });
-            let unknown = Proven {
-                bytes: None,
-                state: FileState::Unknown,
-                turn: ts.at,
-            };
-            st.paths
-                .entry(rel)
-                .and_modify(|k| k.doubt.clone_from(&doubt))
-                .or_insert(Known {
-                    last: unknown,
-                    doubt,
-                });
+            st.distrust(&rel, r, ts.at);
         }
     }
     ts.plan.plan.agent.push(planned);

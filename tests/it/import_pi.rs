@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{
+    assert_import_refused, assert_no_session, blob_json, changes_of, copy_tree, import_summary,
+    window_id, Env, Run,
+};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "01a2285c-3044-7143-a1f2-22c8a3d6ec43";
@@ -26,19 +29,6 @@ struct Setup {
     env: Env,
     /// pi's agent directory, beside the workspace in the env's temp dir.
     agent: PathBuf,
-}
-
-fn copy_tree(from: &Path, to: &Path, map: &dyn Fn(Vec<u8>) -> Vec<u8>) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target, map);
-        } else {
-            std::fs::write(target, map(std::fs::read(e.path()).unwrap())).unwrap();
-        }
-    }
 }
 
 impl Setup {
@@ -92,44 +82,9 @@ impl Setup {
 
 /// Each change of the report as `kind turn: path proof reason tool call`, in order.
 fn summary(report: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for s in report["sessions"].as_array().unwrap() {
-        for w in s["windows"].as_array().unwrap() {
-            for c in w["changes"].as_array().unwrap() {
-                out.push(format!(
-                    "{} {}: {} {} {} {} {}",
-                    w["kind"].as_str().unwrap(),
-                    if w["message_id"] == TURN2 { 2 } else { 1 },
-                    c["path"].as_str().unwrap(),
-                    c["proof"].as_str().unwrap(),
-                    c["reason"].as_str().unwrap_or("-"),
-                    c["tool"].as_str().unwrap_or("-"),
-                    c["tool_call"].as_str().unwrap_or("-"),
-                ));
-            }
-        }
-    }
-    out
-}
-
-fn changes_of<'a>(report: &'a Value, path: &str) -> Vec<&'a Value> {
-    report["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|w| w["changes"].as_array().unwrap())
-        .filter(|c| c["path"] == path)
-        .collect()
-}
-
-fn window_id(report: &Value, label: &str) -> String {
-    report["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["label"] == label)
-        .unwrap_or_else(|| panic!("no window {label}: {report:#}"))["window_id"]
-        .to_string()
+    import_summary(report, &|id| {
+        String::from(if id == TURN2 { "2" } else { "1" })
+    })
 }
 
 #[test]
@@ -240,15 +195,7 @@ fn a_second_pi_import_adds_nothing_and_a_dry_run_writes_nothing() {
     let dry = s.import(&["--dry-run"]).ok().json();
     assert_eq!(dry["dry_run"], true);
     assert_eq!(summary(&dry).len(), 8);
-    let log = s.env.run(&["--json", "log"]).ok().json();
-    assert!(
-        log["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["session"] != SESSION),
-        "{log:#}"
-    );
+    assert_no_session(&s.env, SESSION);
     assert_eq!(s.import(&[]).ok().json()["windows_added"], 3);
     let again = s.import(&[]);
     assert_eq!(again.code, 4, "{}", again.stderr);
@@ -301,15 +248,7 @@ fn pi_import_errors_name_what_is_wrong() {
         "{}",
         damaged.stderr
     );
-    let log = s.env.run(&["--json", "log"]).ok().json();
-    assert!(
-        log["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|x| x["session"] != SESSION),
-        "nothing imported: {log:#}"
-    );
+    assert_no_session(&s.env, SESSION);
     std::fs::write(
         &path,
         text.replace(&s.env.ws.display().to_string(), "/somewhere/else"),
@@ -368,32 +307,35 @@ fn done() -> Value {
                        "stopReason": "stop"}})
 }
 
-/// A read of a.txt (`x\ny\n`) by `read_args` answered `read_text`, then an edit y -> Y.
+/// One assistant message of one call of `tool`, and its result.
+fn one(tool: &str, args: Value, error: bool, text: &str, details: Value) -> Vec<Value> {
+    let id = format!("{tool}-1");
+    batch(&[(&id, tool, args)], &[(&id, tool, error, text, details)])
+}
+
+/// A whole read of a.txt answered `text`.
+fn read_a(text: &str) -> Vec<Value> {
+    one("read", json!({"path": "a.txt"}), false, text, Value::Null)
+}
+
+/// A read of a.txt by `read_args` answered `read_text`, then an edit y -> Y of `x\ny\n`.
 fn read_then_edit(read_args: Value, read_text: &str, read_details: Value) -> Vec<Value> {
     let mut e = vec![user("u")];
-    e.extend(batch(
-        &[("r1", "read", read_args)],
-        &[("r1", "read", false, read_text, read_details)],
-    ));
+    e.extend(one("read", read_args, false, read_text, read_details));
     e.extend(edit_y());
     e.push(done());
     e
 }
 
 fn edit_y() -> Vec<Value> {
-    batch(
-        &[(
-            "e1",
-            "edit",
-            json!({"path": "a.txt", "edits": [{"oldText": "y", "newText": "Y"}]}),
-        )],
-        &[(
-            "e1",
-            "edit",
-            false,
-            "Successfully replaced 1 block(s) in a.txt.",
-            json!({"diff": " 1 x\n-2 y\n+2 Y", "firstChangedLine": 2}),
-        )],
+    let diff = json!({"diff": " 1 x\n-2 y\n+2 Y", "firstChangedLine": 2});
+    let args = json!({"path": "a.txt", "edits": [{"oldText": "y", "newText": "Y"}]});
+    one(
+        "edit",
+        args,
+        false,
+        "Successfully replaced 1 block(s) in a.txt.",
+        diff,
     )
 }
 
@@ -507,23 +449,20 @@ fn records_that_disagree_with_the_edit_prove_nothing() {
 
 #[test]
 fn shells_unknown_tools_and_rewinds_own_undo_leave_later_edits_unproven() {
-    let read = batch(
-        &[("r1", "read", json!({"path": "a.txt"}))],
-        &[("r1", "read", false, "x\ny\n", Value::Null)],
-    );
+    let read = read_a("x\ny\n");
     let between = [
         (
-            batch(
-                &[("b1", "bash", json!({"command": "true"}))],
-                &[("b1", "bash", false, "(no output)", Value::Null)],
+            one(
+                "bash",
+                json!({"command": "true"}),
+                false,
+                "(no output)",
+                Value::Null,
             ),
             "shell-command",
         ),
         (
-            batch(
-                &[("m1", "mcp_thing", json!({}))],
-                &[("m1", "mcp_thing", false, "ok", Value::Null)],
-            ),
+            one("mcp_thing", json!({}), false, "ok", Value::Null),
             "unknown-tool",
         ),
         (
@@ -563,18 +502,9 @@ fn shells_unknown_tools_and_rewinds_own_undo_leave_later_edits_unproven() {
 fn a_failed_edit_changed_nothing_unless_pi_may_have_written() {
     let failed = |text: &str| {
         let mut e = vec![user("u")];
-        e.extend(batch(
-            &[("r1", "read", json!({"path": "a.txt"}))],
-            &[("r1", "read", false, "x\ny\n", Value::Null)],
-        ));
-        e.extend(batch(
-            &[(
-                "e0",
-                "edit",
-                json!({"path": "a.txt", "edits": [{"oldText": "z", "newText": "Z"}]}),
-            )],
-            &[("e0", "edit", true, text, json!({}))],
-        ));
+        e.extend(read_a("x\ny\n"));
+        let args = json!({"path": "a.txt", "edits": [{"oldText": "z", "newText": "Z"}]});
+        e.extend(one("edit", args, true, text, json!({})));
         e.extend(edit_y());
         e.push(done());
         proofs(&e)
@@ -592,24 +522,10 @@ fn a_failed_edit_changed_nothing_unless_pi_may_have_written() {
 #[test]
 fn binary_content_is_never_derived() {
     let mut e = vec![user("u")];
-    e.extend(batch(
-        &[("r1", "read", json!({"path": "a.txt"}))],
-        &[("r1", "read", false, "", Value::Null)],
-    ));
-    e.extend(batch(
-        &[(
-            "w1",
-            "write",
-            json!({"path": "a.txt", "content": "\u{0}\u{1}bin\u{0}"}),
-        )],
-        &[(
-            "w1",
-            "write",
-            false,
-            "Successfully wrote 6 bytes to a.txt",
-            Value::Null,
-        )],
-    ));
+    e.extend(read_a(""));
+    let args = json!({"path": "a.txt", "content": "\u{0}\u{1}bin\u{0}"});
+    let said = "Successfully wrote 6 bytes to a.txt";
+    e.extend(one("write", args, false, said, Value::Null));
     e.push(done());
     assert_eq!(proofs(&e), ["import a.txt metadata-only binary"]);
 }

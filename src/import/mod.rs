@@ -1507,6 +1507,7 @@ pub fn pi_import(
             mapper: &mapper,
             cwd: s.cwd.as_deref().unwrap_or(rec),
             max_size: home.options().max_file_size,
+            line_endings: s.version >= 2,
         };
         let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
         let done = |turn: &str, gap: bool| turn_imported(&labels, PI, turn, gap);

@@ -58,6 +58,9 @@ pub struct SessionCtx<'a> {
     /// The session's cwd as recorded (relative paths are under it).
     pub cwd: &'a str,
     pub max_size: u64,
+    /// The session file is of format 2 or later (pi 0.31 and later), whose `edit` normalizes
+    /// line endings; a format 1 file was written by an older pi, which matched CRs as text.
+    pub line_endings: bool,
 }
 
 /// A version of a path as last proven.
@@ -442,13 +445,7 @@ fn change(
     let outcome = if c.tool == "write" {
         written(c, raw, result.first_text(), st.cx.max_size)
     } else {
-        edited(
-            c,
-            raw,
-            result,
-            trusted.as_ref().map(|(b, _)| *b),
-            st.cx.max_size,
-        )
+        edited(c, raw, result, trusted.as_ref().map(|(b, _)| *b), st.cx)
     };
     let mut planned = Planned {
         path: rel.clone(),
@@ -534,12 +531,17 @@ fn edited(
     raw: &str,
     result: &super::pi::CallResult,
     before: Result<Option<&[u8]>, &MetadataReason>,
-    max_size: u64,
+    cx: &SessionCtx<'_>,
 ) -> Result<Vec<u8>, MetadataReason> {
     let before = before.map_err(|r| *r)?;
     // pi's edit of a missing file fails: a success says the file was there.
     let before = before.ok_or(MetadataReason::EvidenceMismatch)?;
     let edits = edits_of(&c.args).ok_or(MetadataReason::NotProven)?;
+    let cr = |t: &str| t.contains('\r');
+    if !cx.line_endings && (before.contains(&b'\r') || edits.iter().any(|(o, n)| cr(o) || cr(n))) {
+        // An older pi's edit of a text with CRs: not the semantics reproduced here.
+        return Err(MetadataReason::NotProven);
+    }
     let said = format!("Successfully replaced {} block(s) in {raw}.", edits.len());
     if result.first_text() != Some(said.as_str()) {
         return Err(MetadataReason::EvidenceMismatch);
@@ -550,7 +552,7 @@ fn edited(
             return Err(MetadataReason::EvidenceMismatch);
         }
     }
-    if applied.bytes.len() as u64 > max_size {
+    if applied.bytes.len() as u64 > cx.max_size {
         return Err(MetadataReason::TooLarge);
     }
     Ok(applied.bytes)

@@ -530,6 +530,27 @@ fn binary_content_is_never_derived() {
     assert_eq!(proofs(&e), ["import a.txt metadata-only binary"]);
 }
 
+/// pi 0.31 (session format 2) began normalizing line endings in its edits; a format 1
+/// session's edit of a text with CRs is not proven by today's semantics.
+#[test]
+fn an_older_pis_edit_of_a_crlf_text_is_not_proven() {
+    let e = read_then_edit(json!({"path": "a.txt"}), "x\r\ny\r\n", Value::Null);
+    let s = Setup::hand_made(&e);
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(summary(&r), ["import 1: a.txt derived - edit edit-1"]);
+    assert_eq!(
+        changes_of(&r, "a.txt")[0]["after"],
+        blob_json(b"x\r\nY\r\n")
+    );
+    let path = s.session_file();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("\"version\":3", "\"version\":1", 1)).unwrap();
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json()),
+        ["import 1: a.txt metadata-only not-proven edit edit-1"]
+    );
+}
+
 /// The human report and the refusals, as a user sees them.
 #[test]
 fn cli_output_of_import_pi() {

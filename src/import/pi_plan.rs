@@ -29,11 +29,14 @@
 //! A shell command (`bash`, the user's `!`), a tool this module does not know, or `/rw-undo`
 //! changes files without a record: after it (and for its whole batch) no earlier version is
 //! trusted (`shell-command` / `unknown-tool`) until a verbatim read proves the path again.
-//! A failed call changed nothing, unless it failed for a reason pi may give after writing (an
-//! abort, a failed write): then its path is untrusted. A later verbatim read that disagrees
-//! with the last trusted version shows someone else's edit: an `external` change, `derived`
-//! (both sides are recorded), or `metadata-only` when a shell or unknown tool ran since.
-//! pi records no file modes: every version is recorded `0644`. The current disk is never read.
+//! A call pi refused before touching its file (the text not found or found several times,
+//! arguments refused, the file not there) changed nothing; any other failure (an abort, a
+//! failed write, an extension's block) leaves its path untrusted. In a turn holding a record
+//! this module does not know, every change is `metadata-only` (`unknown-tool`). A later
+//! verbatim read that disagrees with the last trusted version shows someone else's edit: an
+//! `external` change, `derived` (both sides are recorded), or `metadata-only` when a shell or
+//! unknown tool ran since. pi records no file modes: every version is recorded `0644`. The
+//! current disk is never read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -179,7 +182,14 @@ pub fn plan(
             }
         }
         if !turn.unknown.is_empty() {
-            for c in &mut ts.plan.plan.agent {
+            let plan = &mut ts.plan;
+            for c in plan
+                .plan
+                .agent
+                .iter_mut()
+                .chain(&mut plan.plan.external)
+                .chain(&mut plan.gap)
+            {
                 c.proof = Proof::MetadataOnly;
                 c.reason = Some(MetadataReason::UnknownTool);
             }

@@ -599,3 +599,21 @@ pub fn assert_no_session(env: &Env, id: &str) {
         "{log:#}"
     );
 }
+
+/// Record a change of notes.txt in session `session` as the hooks would, live; then
+/// `import()` must skip that session whole (exit 4) and say why, adding nothing.
+#[track_caller]
+pub fn assert_live_session_skipped(env: &Env, session: &str, import: &dyn Fn() -> Run) {
+    env.run(&["--session", session, "snap", "notes.txt"]).ok();
+    env.write("notes.txt", "live\n");
+    env.run(&["--session", session, "record", "notes.txt"]).ok();
+    let run = import();
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["sessions"][0]["status"], "skipped");
+    assert!(r["sessions"][0]["skipped_because"]
+        .as_str()
+        .unwrap()
+        .contains("recorded this session as it ran"));
+    assert_eq!(changes(env, session).len(), 1);
+}

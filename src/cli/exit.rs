@@ -198,6 +198,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Qwen, .. } | E::QwenData { .. } => "pass --qwen-dir DIR (Qwen Code's directory, ~/.qwen); Qwen Code keeps file history only in its interactive UI",
             E::QwenChat { .. } => "nothing was imported; the chat is damaged or of a format this rewind does not read",
             E::NoSuchQwenSession { .. } | E::QwenOtherCwd { .. } => "`rewind import qwen --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Pi, .. } | E::PiData { .. } => "pass --pi-dir DIR (pi's agent directory: $PI_CODING_AGENT_DIR, else ~/.pi/agent)",
+            E::PiSession { .. } => "nothing was imported; the session file is damaged or of a format this rewind does not read",
+            E::NoSuchPiSession { .. } | E::PiOtherCwd { .. } => "`rewind import pi --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

@@ -198,6 +198,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Qwen, .. } | E::QwenData { .. } => "pass --qwen-dir DIR (Qwen Code's directory, ~/.qwen); Qwen Code keeps file history only in its interactive UI",
             E::QwenChat { .. } => "nothing was imported; the chat is damaged or of a format this rewind does not read",
             E::NoSuchQwenSession { .. } | E::QwenOtherCwd { .. } => "`rewind import qwen --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Copilot, .. } | E::CopilotData { .. } => "pass --copilot-home DIR (Copilot CLI's home: $COPILOT_HOME, else ~/.copilot)",
+            E::CopilotEvents { .. } | E::CopilotSnapshots { .. } => "nothing was imported; the session's records are damaged or of a format this rewind does not read",
+            E::NoSuchCopilotSession { .. } | E::CopilotOtherCwd { .. } => "`rewind import copilot --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

@@ -14,6 +14,9 @@
 //! `rewind import qwen [--qwen-dir DIR] [--qwen-session ID]… [--dry-run]`: the same for
 //! Qwen Code's chats and file-history backups.
 //!
+//! `rewind import copilot [--copilot-home DIR] [--copilot-session ID]… [--dry-run]`: the
+//! same for Copilot CLI's session events and rewind snapshots.
+//!
 //! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
 //! default place; an agent with no records here is reported as such, not as an error.
 
@@ -21,8 +24,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
-    OpenCodeOptions, QwenOptions, SessionReport,
+    ClaudeCodeOptions, CodexOptions, CopilotOptions, GeminiOptions, ImportError, ImportReport,
+    Limits, OpenCodeOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -84,6 +87,23 @@ pub enum ImportCmd {
     Gemini(GeminiArgs),
     /// Import Qwen Code's history of this workspace (chats, file-history backups)
     Qwen(QwenArgs),
+    /// Import Copilot CLI's history of this workspace (session events, rewind snapshots)
+    Copilot(CopilotArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CopilotArgs {
+    /// Copilot CLI's home, holding session-state/ [default: $COPILOT_HOME, else ~/.copilot]
+    #[arg(long, value_name = "DIR")]
+    pub copilot_home: Option<PathBuf>,
+    /// Import only this Copilot CLI session (repeatable) [default: all of this workspace's]
+    #[arg(long = "copilot-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -191,6 +211,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Codex(args) => return run_codex(inv, out, args),
         ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
         ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
+        ImportCmd::Copilot(args) => return run_copilot(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -301,6 +322,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         limits,
     });
     let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
+    let copilot = default_copilot_home().map(|h| copilot_options(&h, vec![], dry_run, limits));
     let agents = vec![
         agent_import(
             "opencode",
@@ -325,6 +347,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         agent_import(
             "qwen",
             qwen.map(|o| rewind::import::qwen_import(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "copilot",
+            copilot.map(|o| rewind::import::copilot_import(home, &ws, &o)),
             dry_run,
         ),
     ];
@@ -428,6 +455,53 @@ fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure
     let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
     let report = rewind::import::qwen_import(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+fn run_copilot(inv: &Invocation, out: &Out, args: CopilotArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let dir = match args.copilot_home {
+        Some(d) => cwd.join(d),
+        None => default_copilot_home()?,
+    };
+    let opts = copilot_options(&dir, args.sessions, args.dry_run, args.budget.limits());
+    let report = rewind::import::copilot_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Where Copilot CLI keeps its sessions under its home `dir`: `session-state/`.
+fn copilot_options(
+    dir: &std::path::Path,
+    sessions: Vec<String>,
+    dry_run: bool,
+    limits: Limits,
+) -> CopilotOptions {
+    CopilotOptions {
+        state_dir: dir.join("session-state"),
+        sessions,
+        dry_run,
+        limits,
+    }
+}
+
+/// Copilot CLI's home: `$COPILOT_HOME`, else `~/.copilot`.
+fn default_copilot_home() -> Result<PathBuf, Failure> {
+    let env = std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty());
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::copilot_home(
+            env.as_deref().map(std::path::Path::new),
+            std::path::Path::new(&h),
+        )),
+        None => match env {
+            Some(e) => Ok(PathBuf::from(e)),
+            None => Err(Failure::new(
+                Exit::Error,
+                "cannot find Copilot CLI's data: HOME is not set",
+            )
+            .hint("pass --copilot-home DIR")),
+        },
+    }
 }
 
 /// Where Claude Code and Qwen Code keep their records under their directory `dir`:
@@ -542,6 +616,7 @@ fn render(r: &ImportReport) -> String {
         "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
         "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
+        "copilot" => format!("Copilot CLI sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(

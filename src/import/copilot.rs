@@ -21,7 +21,6 @@
 //! shape, is an error naming the file. This module reads; [`super::copilot_plan`] proves.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -157,14 +156,7 @@ pub fn sessions(state: &Path) -> Result<Vec<PathBuf>, ImportError> {
 
 /// The session id and cwd `session.start` names (the first line), without parsing the rest.
 pub(crate) fn peek_start(dir: &Path) -> Option<(String, String)> {
-    let f =
-        crate::files::open_regular(&dir.join("events.jsonl"), crate::files::Follow::Yes).ok()?;
-    let mut line = Vec::new();
-    BufReader::new(f)
-        .take(MAX_LINE)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    let v: Value = serde_json::from_slice(&line).ok()?;
+    let v = super::jsonl::first_line(&dir.join("events.jsonl"))?;
     if v.get("type")?.as_str()? != "session.start" {
         return None;
     }

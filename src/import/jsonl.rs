@@ -77,6 +77,18 @@ impl JsonLines {
     }
 }
 
+/// The first line of the file at `path` as JSON (a rollout's or a session's header, read
+/// without the rest); `None` when unreadable or not JSON.
+pub(crate) fn first_line(path: &Path) -> Option<Value> {
+    let f = crate::files::open_regular(path, crate::files::Follow::Yes).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(f)
+        .take(MAX_LINE)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    serde_json::from_slice(&line).ok()
+}
+
 fn io(e: &std::io::Error) -> LineError {
     LineError {
         line: 0,

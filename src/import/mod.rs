@@ -1204,24 +1204,16 @@ pub fn codex(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let root = ws.root().display().to_string();
-    let mut chosen = Vec::new();
-    for path in codex::rollouts(&opts.sessions_dir)? {
-        let Some((id, cwd)) = codex::peek_meta(&path) else {
-            continue;
-        };
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match recorded_root(&cwd, ws) {
-            Some(rec) if wanted => chosen.push((path, rec)),
-            None if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::CodexOtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
-            }
-            _ => {}
+    let found = codex::rollouts(&opts.sessions_dir)?
+        .into_iter()
+        .filter_map(|p| codex::peek_meta(&p).map(|(id, cwd)| (p, id, cwd)));
+    let chosen = of_workspace(found, &opts.sessions, ws).map_err(|(id, cwd)| {
+        ImportError::CodexOtherCwd {
+            id,
+            cwd,
+            workspace: root.clone(),
         }
-    }
+    })?;
     let rollouts = chosen
         .iter()
         .map(|(p, rec)| Ok((codex::read(p)?, rec.clone())))
@@ -1260,6 +1252,26 @@ pub fn codex(
     write_plans(home, ws, (CODEX, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// Of the records `found` (path, session id, recorded cwd), those of this workspace's sessions
+/// (their cwd its root or a directory in it), each with the root as recorded; only the
+/// `wanted` ones when any are named, and a named one of another cwd is `Err((id, cwd))`.
+fn of_workspace(
+    found: impl IntoIterator<Item = (PathBuf, String, String)>,
+    wanted: &[String],
+    ws: &Workspace,
+) -> Result<Vec<(PathBuf, String)>, (String, String)> {
+    let mut chosen = Vec::new();
+    for (path, id, cwd) in found {
+        let named = wanted.is_empty() || wanted.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if named => chosen.push((path, rec)),
+            None if named && !wanted.is_empty() => return Err((id, cwd)),
+            _ => {}
+        }
+    }
+    Ok(chosen)
 }
 
 /// The workspace root as a session recorded it, when its cwd `cwd` is the workspace's root
@@ -1439,24 +1451,16 @@ pub fn copilot_import(
     }
     let root = ws.root().display().to_string();
     let dir = opts.state_dir.display().to_string();
-    let mut chosen = Vec::new();
-    for path in copilot::sessions(&opts.state_dir)? {
-        let Some((id, cwd)) = copilot::peek_start(&path) else {
-            continue;
-        };
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match recorded_root(&cwd, ws) {
-            Some(rec) if wanted => chosen.push((path, rec)),
-            None if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::CopilotOtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
-            }
-            _ => {}
+    let found = copilot::sessions(&opts.state_dir)?
+        .into_iter()
+        .filter_map(|p| copilot::peek_start(&p).map(|(id, cwd)| (p, id, cwd)));
+    let chosen = of_workspace(found, &opts.sessions, ws).map_err(|(id, cwd)| {
+        ImportError::CopilotOtherCwd {
+            id,
+            cwd,
+            workspace: root.clone(),
         }
-    }
+    })?;
     let sessions = chosen
         .iter()
         .map(|(p, rec)| Ok((copilot::read(p)?, rec.as_str())))

@@ -431,3 +431,111 @@ fn link(call: &Call, before: Option<&Bytes>) -> Result<Option<Bytes>, MetadataRe
     }
     Ok(Some((after.into_bytes(), *mode)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::copilot::CallResult;
+    use super::*;
+    use serde_json::json;
+
+    fn call(tool: &str, input: Value, diff: Option<&str>) -> Call {
+        Call {
+            id: "c".into(),
+            tool: tool.into(),
+            input,
+            result: Some(CallResult {
+                success: true,
+                diff: diff.map(str::to_string),
+            }),
+        }
+    }
+
+    fn text(t: &str) -> Bytes {
+        (t.as_bytes().to_vec(), 0o644)
+    }
+
+    /// Copilot 1.0.102's diff of `two` → `TWO` in `one\ntwo\n` (its lines split on `\n`).
+    const DIFF: &str = "\ndiff --git a/w/n b/w/n\nindex 0000000..0000000 100644\n--- a/w/n\n+++ b/w/n\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n \n";
+
+    #[test]
+    fn an_edit_is_proven_by_one_exact_occurrence_and_the_diff_copilot_recorded() {
+        let e = call(
+            "edit",
+            json!({"old_str": "two", "new_str": "TWO"}),
+            Some(DIFF),
+        );
+        assert_eq!(
+            link(&e, Some(&text("one\ntwo\n"))),
+            Ok(Some(text("one\nTWO\n")))
+        );
+        // The same edit of another file: the recorded diff does not fit it.
+        assert_eq!(
+            link(&e, Some(&text("zero\none\ntwo\n"))),
+            Err(MetadataReason::EvidenceMismatch)
+        );
+        let old_form = call(
+            "str_replace_editor",
+            json!({"command": "str_replace", "old_str": "two", "new_str": "TWO"}),
+            Some(DIFF),
+        );
+        assert_eq!(
+            link(&old_form, Some(&text("one\ntwo\n"))),
+            Ok(Some(text("one\nTWO\n")))
+        );
+        let no_diff = call("edit", json!({"old_str": "two", "new_str": "TWO"}), None);
+        assert_eq!(
+            link(&no_diff, Some(&text("one\ntwo\n"))),
+            Err(MetadataReason::NotProven)
+        );
+    }
+
+    #[test]
+    fn what_copilot_does_fuzzily_or_with_line_endings_is_not_proven() {
+        let e = call(
+            "edit",
+            json!({"old_str": "two", "new_str": "TWO"}),
+            Some(DIFF),
+        );
+        assert_eq!(
+            link(&e, Some(&text("one\r\ntwo\r\n"))),
+            Err(MetadataReason::NotProven),
+            "a CRLF file: Copilot writes the replacement's line endings as the file's"
+        );
+        let twice = call("edit", json!({"old_str": "o", "new_str": "0"}), Some(DIFF));
+        assert_eq!(
+            link(&twice, Some(&text("one\ntwo\n"))),
+            Err(MetadataReason::AmbiguousEdit)
+        );
+        let fuzzy = call(
+            "edit",
+            json!({"old_str": "TWO", "new_str": "2"}),
+            Some(DIFF),
+        );
+        assert_eq!(
+            link(&fuzzy, Some(&text("one\ntwo\n"))),
+            Err(MetadataReason::NotProven),
+            "no exact occurrence (Copilot may have matched it ignoring case)"
+        );
+        let insert = call(
+            "str_replace_editor",
+            json!({"command": "insert", "insert_line": 1, "new_str": "x"}),
+            None,
+        );
+        assert_eq!(
+            link(&insert, Some(&text("one\n"))),
+            Err(MetadataReason::NotProven)
+        );
+    }
+
+    #[test]
+    fn a_create_proves_its_text_from_absence_only() {
+        let c = call("create", json!({"path": "/w/n", "file_text": "x\n"}), None);
+        assert_eq!(link(&c, None), Ok(Some(text("x\n"))));
+        assert_eq!(
+            link(&c, Some(&text("y"))),
+            Err(MetadataReason::EvidenceMismatch)
+        );
+        let bin = call("create", json!({"file_text": "a\u{0}b"}), None);
+        assert_eq!(link(&bin, None), Err(MetadataReason::Binary));
+    }
+}

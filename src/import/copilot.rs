@@ -1,4 +1,4 @@
-//! Copilot CLI's records, read-only (as written by `@github/copilot` 1.0.102): one directory
+//! Copilot CLI's records, read-only (as written by `@github/copilot` 1.0.102 and 1.0.62): one directory
 //! per session, `$COPILOT_HOME/session-state/<session id>/` (`COPILOT_HOME` defaults to
 //! `~/.copilot`), holding
 //! - `events.jsonl`: the session's events, one JSON object per line (`type`, `data`, `id`,
@@ -14,7 +14,9 @@
 //!   with the `sha256` `contentHash`, the `backupFile` under `backups/` named by that hash,
 //!   and the `mode`) and its `postimage` (a hash only). A preimage is staged just before the
 //!   first tool of the turn that may change the file (an edit tool, or a shell command that
-//!   names the path), so it is the file before the turn's first change of it.
+//!   names the path), so it is the file before the turn's first change of it. Copilot writes
+//!   it since 1.0.63 (on by default since 1.0.78); 1.0.62 keeps the same events and no
+//!   backups (its `/rewind` then used git), and so has no preimages.
 //!
 //! The last line of `events.jsonl` without its newline is being written: its turn is left for
 //! a later import. A line that is not JSON, or an `index.json` that is not the documented

@@ -17,42 +17,59 @@ const PROMPT: &str = "58668236-f5a2-47dd-a294-e9aa2a12f3a4";
 /// README.md's preimage: the sha256 of `# e2e\n`.
 const README_HASH: &str = "324d4a5f254ff3a461feeeeb902b2ef526c22ee3cb815156274f583cb11cba89";
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/copilot/real-1.0.102")
+fn fixture(version: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/copilot/real-{version}"))
 }
 
 struct Setup {
     env: Env,
     /// Copilot's home, beside the workspace in the env's temp dir.
     copilot: PathBuf,
+    session: &'static str,
 }
 
 impl Setup {
+    /// The 1.0.102 fixture.
     fn new() -> Setup {
+        Setup::of("1.0.102", SESSION)
+    }
+
+    /// The fixture of Copilot `version` (session `session`), localized: its records (text
+    /// with this test's workspace path; backups as they are) and the workspace's files.
+    fn of(version: &str, session: &'static str) -> Setup {
         let env = Env::new();
         for f in ["notes.txt", "README.md"] {
-            std::fs::copy(fixture().join("workspace").join(f), env.ws.join(f)).unwrap();
+            std::fs::copy(fixture(version).join("workspace").join(f), env.ws.join(f)).unwrap();
         }
         let copilot = env.ws.parent().unwrap().join("copilot");
-        let s = Setup { env, copilot };
-        let from = fixture().join("session-state").join(SESSION);
-        let to = s.dir();
-        std::fs::create_dir_all(to.join("rewind-file-snapshots/backups")).unwrap();
-        for rel in [
-            "events.jsonl",
-            "workspace.yaml",
-            "rewind-file-snapshots/index.json",
-        ] {
-            let text = std::fs::read_to_string(from.join(rel)).unwrap();
-            std::fs::write(to.join(rel), s.localize(&text)).unwrap();
-        }
-        let backup = format!("rewind-file-snapshots/backups/{README_HASH}");
-        std::fs::copy(from.join(&backup), to.join(&backup)).unwrap();
+        let s = Setup {
+            env,
+            copilot,
+            session,
+        };
+        let from = fixture(version).join("session-state").join(session);
+        s.copy(&from, &s.dir());
         s
     }
 
+    fn copy(&self, from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let path = e.unwrap().path();
+            let dest = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                self.copy(&path, &dest);
+            } else if path.parent().unwrap().ends_with("backups") {
+                std::fs::copy(&path, &dest).unwrap();
+            } else {
+                let text = std::fs::read_to_string(&path).unwrap();
+                std::fs::write(&dest, self.localize(&text)).unwrap();
+            }
+        }
+    }
+
     fn dir(&self) -> PathBuf {
-        self.copilot.join("session-state").join(SESSION)
+        self.copilot.join("session-state").join(self.session)
     }
 
     fn ws(&self) -> String {
@@ -452,4 +469,31 @@ fn damaged_records_an_unknown_session_or_no_data_import_nothing_and_say_which() 
         nowhere.to_str().unwrap(),
     ]);
     assert_import_refused(&run, "no Copilot CLI sessions in");
+}
+
+#[test]
+fn the_older_format_without_rewind_snapshots_proves_only_what_a_record_proves_by_itself() {
+    // Copilot CLI 1.0.62 kept no file backups: the create and the edit after it are proven,
+    // the edit of a file that was there before is not.
+    let s = Setup::of("1.0.62", "2cf9de63-ab67-40d0-bdf4-ec9f852c85c3");
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["sessions"][0]["copilot_version"], "1.0.62");
+    assert_eq!(
+        summary(&r),
+        [
+            "import: notes.txt derived - create",
+            "import: notes.txt derived - edit",
+            "import: README.md metadata-only backup-missing edit",
+        ]
+    );
+    let id = r["sessions"][0]["windows"][0]["window_id"].to_string();
+    let refused = s
+        .env
+        .run(&["undo", "--session", s.session, "--window", &id, "--force"]);
+    assert_eq!(refused.code, 3, "{}", refused.stdout);
+    assert!(refused.stdout.contains("README.md"), "{}", refused.stdout);
+    assert_eq!(
+        s.env.read("README.md").as_deref(),
+        Some(&b"# e2e edited\n"[..])
+    );
 }

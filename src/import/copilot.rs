@@ -92,6 +92,9 @@ pub struct Session {
     pub turns: Vec<Turn>,
     /// Per user message (event id), the preimage of each file it changed (absolute path).
     pub snapshots: BTreeMap<String, BTreeMap<String, Preimage>>,
+    /// Per user message, the `sha256` of each file at the end of what the turn did to it
+    /// (its `postimage`, when that records content).
+    pub postimages: BTreeMap<String, BTreeMap<String, String>>,
     /// `rewind-file-snapshots/backups/`.
     pub backups: PathBuf,
 }
@@ -201,7 +204,8 @@ pub fn read(dir: &Path) -> Result<Session, ImportError> {
         let answered = turn.calls.iter().all(|c| c.result.is_some());
         turn.complete = i < last || (answered && shut_down && !partial);
     }
-    s.snapshots = read_snapshots(&dir.join("rewind-file-snapshots").join("index.json"))?;
+    (s.snapshots, s.postimages) =
+        read_snapshots(&dir.join("rewind-file-snapshots").join("index.json"))?;
     Ok(s)
 }
 
@@ -269,18 +273,19 @@ fn unknown(s: &mut Session, pending: &mut Vec<String>, what: String) {
     }
 }
 
-/// The preimages of `index.json` by user message; none when the file is not there (rewind
-/// tracking off).
-fn read_snapshots(
-    path: &Path,
-) -> Result<BTreeMap<String, BTreeMap<String, Preimage>>, ImportError> {
+/// Images by user message, then path.
+type ByMessage<T> = BTreeMap<String, BTreeMap<String, T>>;
+
+/// The preimages and postimage hashes of `index.json` by user message; none when the file is
+/// not there (rewind tracking off).
+fn read_snapshots(path: &Path) -> Result<(ByMessage<Preimage>, ByMessage<String>), ImportError> {
     let damaged = |detail: String| ImportError::CopilotSnapshots {
         path: path.display().to_string(),
         detail,
     };
     let bytes = match crate::files::read_regular(path, crate::files::Follow::No, MAX_LINE) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
         Err(e) => return Err(damaged(e.to_string())),
     };
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| damaged(format!("not JSON: {e}")))?;
@@ -291,7 +296,8 @@ fn read_snapshots(
         .get("snapshots")
         .and_then(Value::as_array)
         .ok_or_else(|| damaged("no snapshots list".into()))?;
-    let mut out: BTreeMap<String, BTreeMap<String, Preimage>> = BTreeMap::new();
+    let mut out: ByMessage<Preimage> = BTreeMap::new();
+    let mut post: ByMessage<String> = BTreeMap::new();
     for snap in list {
         let event = snap.get("eventId").and_then(Value::as_str);
         let files = snap.get("files").and_then(Value::as_object);
@@ -303,6 +309,24 @@ fn read_snapshots(
             let Some(p) = f.get("path").and_then(Value::as_str) else {
                 return Err(damaged("a file without path".into()));
             };
+            let after = f.get("postimage");
+            if after.and_then(|a| a.get("kind")).and_then(Value::as_str) == Some("content") {
+                if let Some(hash) = after
+                    .and_then(|a| a.get("contentHash"))
+                    .and_then(Value::as_str)
+                {
+                    let kept = post.entry(event.to_string()).or_default();
+                    // Two that disagree: neither is kept.
+                    match kept.get(p) {
+                        Some(h) if h != hash => {
+                            kept.insert(p.to_string(), String::new());
+                        }
+                        _ => {
+                            kept.insert(p.to_string(), hash.to_string());
+                        }
+                    }
+                }
+            }
             let image = f.get("preimage").map_or(Preimage::Unknown, preimage);
             // Two records of one path at one message that disagree prove neither.
             match entry.get(p) {
@@ -315,7 +339,7 @@ fn read_snapshots(
             }
         }
     }
-    Ok(out)
+    Ok((out, post))
 }
 
 fn preimage(v: &Value) -> Preimage {

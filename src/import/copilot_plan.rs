@@ -18,7 +18,12 @@
 //!   Copilot recorded for the edit (`detailedContent`, with the file's lines split on `\n`)
 //!   must also apply, by its line numbers, context and removed lines, to the chain's before
 //!   and give its after: an edit of a file that was not what the chain says (the user's edit
-//!   between two links) is `evidence-mismatch`.
+//!   between two links, near the edit) is `evidence-mismatch`.
+//! - a later link's before is the previous link's after only if nothing else changed the file
+//!   in between (the user may edit it while the agent runs, far from the edit's three lines
+//!   of context). The record shows that when the link's diff shows the whole file (one hunk
+//!   from line 1 to its end), or when the chain ends in the bytes whose `sha256` is the
+//!   turn's postimage of the path; else the chain is `backup-missing`.
 //! - a link after a shell command or unknown tool of the turn is `metadata-only`: what it
 //!   changed is not recorded. A failed tool call changed nothing and is skipped.
 //!
@@ -105,7 +110,22 @@ pub fn plan(
         others.push(turn.calls.iter().find(|c| is_other(c)));
         let pre = preimages(s, turn, cx, keep, &mut out.unsafe_paths)?;
         let gap = plan_gap(i, &pre, &known, &others);
-        let plan = plan_turn((i, turn), &pre, cx, &mut known, keep, &mut out.unsafe_paths)?;
+        let post: BTreeMap<RelPath, &str> = s
+            .postimages
+            .get(&turn.key)
+            .into_iter()
+            .flatten()
+            .filter_map(|(p, h)| Some((cx.map(p)?, h.as_str())))
+            .collect();
+        let images = (&pre, &post);
+        let plan = plan_turn(
+            (i, turn),
+            images,
+            cx,
+            &mut known,
+            keep,
+            &mut out.unsafe_paths,
+        )?;
         for (rel, (bytes, state)) in pre {
             if let (Ok(bytes), false) = (bytes, plan.agent.iter().any(|c| c.path == rel)) {
                 known.insert(
@@ -247,7 +267,7 @@ fn plan_gap(
 /// The agent's changes in one turn: one chain per path its file tools name.
 fn plan_turn(
     (index, turn): (usize, &Turn),
-    pre: &Preimages,
+    (pre, post): (&Preimages, &BTreeMap<RelPath, &str>),
     cx: &SessionCtx<'_>,
     known: &mut BTreeMap<RelPath, Known>,
     keep: &mut Keep<'_>,
@@ -287,7 +307,8 @@ fn plan_turn(
             None => Err(MetadataReason::BackupMissing),
         };
         let forced = (!turn.unknown.is_empty()).then_some(MetadataReason::UnknownTool);
-        match chain(&rel, start, &links, forced, keep, &mut plan)? {
+        let ends = (start, post.get(&rel).copied());
+        match chain(&rel, ends, &links, forced, keep, &mut plan)? {
             Some((bytes, state)) => known.insert(
                 rel,
                 Known {
@@ -315,10 +336,14 @@ fn is_create(call: &Call) -> bool {
 }
 
 /// Plan one path's links in order from `start`; all derived or all metadata-only (`forced`:
-/// a reason that holds for the whole turn). The bytes at the end when every link held.
+/// a reason that holds for the whole turn). A later link's before is the link before's
+/// after only when nothing else changed the file in between, which the record shows in one
+/// of two ways: the link's recorded diff shows the whole file it edited, or the chain ends
+/// in the bytes whose `sha256` is the turn's postimage (`post`) of the path. The bytes at the
+/// end when every link held.
 fn chain(
     rel: &RelPath,
-    start: Result<Option<Bytes>, MetadataReason>,
+    (start, post): (Result<Option<Bytes>, MetadataReason>, Option<&str>),
     links: &[Link<'_>],
     forced: Option<MetadataReason>,
     keep: &mut Keep<'_>,
@@ -339,6 +364,8 @@ fn chain(
     let first = plan.agent.len();
     // The latest shell or unknown call before the previous link.
     let mut seen: Option<usize> = None;
+    // A later link whose before the record does not show whole.
+    let mut unseen = false;
     for (i, (call, other)) in links.iter().enumerate() {
         let mut ran_since = match other {
             Some((at, o)) if i == 0 || seen != Some(*at) => Some(*o),
@@ -353,7 +380,11 @@ fn chain(
         }
         let next = match (&cur, ran_since) {
             (_, Some(o)) => Err(unattributed(o)),
-            (Some(before), None) => link(call, before.as_ref()),
+            (Some(before), None) => link(call, before.as_ref()).map(|(after, whole)| {
+                // The first link's before is the preimage itself.
+                unseen |= i > 0 && !whole;
+                after
+            }),
             (None, None) => Err(MetadataReason::NotProven),
         };
         let (after, after_state) = match next {
@@ -378,6 +409,9 @@ fn chain(
         cur = after;
         cur_state = after_state;
     }
+    if failure.is_none() && unseen && !ends_in(cur.as_ref(), post) {
+        failure = Some(MetadataReason::BackupMissing);
+    }
     if let Some(r) = failure {
         for c in &mut plan.agent[first..] {
             c.proof = Proof::MetadataOnly;
@@ -388,9 +422,21 @@ fn chain(
     Ok(cur.map(|bytes| (bytes, cur_state)))
 }
 
+/// Whether `end` (the chain's last after: absent, or bytes) is the postimage `post`.
+fn ends_in(end: Option<&Option<Bytes>>, post: Option<&str>) -> bool {
+    use sha2::Digest;
+    let (Some(Some((bytes, _))), Some(post)) = (end, post) else {
+        return false;
+    };
+    let digest = sha2::Sha256::digest(bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex == post.to_ascii_lowercase()
+}
+
 /// One link: the call's input applied to `before` (`None`: absent), as Copilot's tool does it
-/// exactly, and checked against the diff Copilot recorded of it.
-fn link(call: &Call, before: Option<&Bytes>) -> Result<Option<Bytes>, MetadataReason> {
+/// exactly, and checked against the diff Copilot recorded of it; with whether the record
+/// shows the whole file it started from (a create's absence, or a diff of the whole file).
+fn link(call: &Call, before: Option<&Bytes>) -> Result<(Option<Bytes>, bool), MetadataReason> {
     let text = |k: &str| call.input.get(k).and_then(Value::as_str);
     if is_create(call) {
         if before.is_some() {
@@ -398,7 +444,7 @@ fn link(call: &Call, before: Option<&Bytes>) -> Result<Option<Bytes>, MetadataRe
         }
         return match text("file_text") {
             Some(c) if proof::is_binary(c.as_bytes()) => Err(MetadataReason::Binary),
-            Some(c) => Ok(Some((c.as_bytes().to_vec(), NEW_FILE_MODE))),
+            Some(c) => Ok((Some((c.as_bytes().to_vec(), NEW_FILE_MODE)), true)),
             None => Err(MetadataReason::NotProven),
         };
     }
@@ -425,11 +471,36 @@ fn link(call: &Call, before: Option<&Bytes>) -> Result<Option<Bytes>, MetadataRe
         .ok_or(MetadataReason::NotProven)?;
     // Copilot's diff splits the text on `\n`: a last line ending in `\n` is followed by an
     // empty one, so the texts are compared with one more `\n`.
-    let recorded = super::codex_plan::apply_unified(&format!("{before}\n"), hunks);
+    let lines = format!("{before}\n");
+    let recorded = super::codex_plan::apply_unified(&lines, hunks);
     if recorded != Some(format!("{after}\n")) {
         return Err(MetadataReason::EvidenceMismatch);
     }
-    Ok(Some((after.into_bytes(), *mode)))
+    let whole = whole_file(&lines, hunks);
+    Ok((Some((after.into_bytes(), *mode)), whole))
+}
+
+/// Whether a diff that applies to `lines` shows every line of the file it was made from: one
+/// hunk from line 1 over all of `lines`, with fewer than the three lines of context after its
+/// last change that a longer file would have given (so that file ended there too).
+fn whole_file(lines: &str, hunks: &str) -> bool {
+    let mut body = hunks.split_inclusive('\n');
+    let Some(header) = body.next() else {
+        return false;
+    };
+    let old = |h: &str| -> Option<(usize, usize)> {
+        let range = h.strip_prefix("@@ -")?.split(' ').next()?;
+        let (a, b) = range.split_once(',').unwrap_or((range, "1"));
+        Some((a.parse().ok()?, b.parse().ok()?))
+    };
+    let rest: Vec<&str> = body.collect();
+    if old(header) != Some((1, lines.split_inclusive('\n').count()))
+        || rest.iter().any(|l| l.starts_with("@@"))
+    {
+        return false;
+    }
+    let trailing = rest.iter().rev().take_while(|l| l.starts_with(' ')).count();
+    trailing < 3
 }
 
 #[cfg(test)]
@@ -466,7 +537,7 @@ mod tests {
         );
         assert_eq!(
             link(&e, Some(&text("one\ntwo\n"))),
-            Ok(Some(text("one\nTWO\n")))
+            Ok((Some(text("one\nTWO\n")), true))
         );
         // The same edit of another file: the recorded diff does not fit it.
         assert_eq!(
@@ -480,13 +551,26 @@ mod tests {
         );
         assert_eq!(
             link(&old_form, Some(&text("one\ntwo\n"))),
-            Ok(Some(text("one\nTWO\n")))
+            Ok((Some(text("one\nTWO\n")), true))
         );
         let no_diff = call("edit", json!({"old_str": "two", "new_str": "TWO"}), None);
         assert_eq!(
             link(&no_diff, Some(&text("one\ntwo\n"))),
             Err(MetadataReason::NotProven)
         );
+    }
+
+    #[test]
+    fn a_diff_shows_the_whole_file_only_from_line_1_to_an_end_it_reached() {
+        let lines = "a\nb\nc\nd\ne\nf\n\n";
+        // `b` → `B`: three lines of context after it, the file may go on.
+        let part = "@@ -1,5 +1,5 @@\n a\n-b\n+B\n c\n d\n e\n";
+        assert!(!whole_file(lines, part));
+        // `e` → `E`: the hunk reaches the end with two lines of context after the change.
+        let all = "@@ -1,7 +1,7 @@\n a\n b\n c\n d\n-e\n+E\n f\n \n";
+        assert!(whole_file(lines, all));
+        let later = "@@ -2,6 +2,6 @@\n b\n c\n d\n-e\n+E\n f\n \n";
+        assert!(!whole_file(lines, later), "from line 2: line 1 not shown");
     }
 
     #[test]
@@ -530,7 +614,7 @@ mod tests {
     #[test]
     fn a_create_proves_its_text_from_absence_only() {
         let c = call("create", json!({"path": "/w/n", "file_text": "x\n"}), None);
-        assert_eq!(link(&c, None), Ok(Some(text("x\n"))));
+        assert_eq!(link(&c, None), Ok((Some(text("x\n")), true)));
         assert_eq!(
             link(&c, Some(&text("y"))),
             Err(MetadataReason::EvidenceMismatch)

@@ -497,3 +497,50 @@ fn the_older_format_without_rewind_snapshots_proves_only_what_a_record_proves_by
         Some(&b"# e2e edited\n"[..])
     );
 }
+
+#[test]
+fn a_later_edits_before_is_proven_only_by_a_whole_file_diff_or_the_turns_postimage() {
+    // The user may edit the file between two of the agent's edits: the second edit's before
+    // is the first one's after only when its recorded diff shows the whole file, or when the
+    // chain ends in the bytes Copilot's postimage names.
+    let s = Setup::new();
+    s.edit_events(|mut ev| {
+        let at = find(&ev, "tool.execution_complete", "call_e2e_03");
+        let diff = ev[at]["data"]["result"]["detailedContent"]
+            .as_str()
+            .unwrap()
+            .replace("@@ -1,3 +1,3 @@\n one\n", "@@ -2,2 +2,2 @@\n");
+        ev[at]["data"]["result"]["detailedContent"] = json!(diff);
+        ev
+    });
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(
+        summary(&r)[..2],
+        [
+            "import: notes.txt metadata-only backup-missing create",
+            "import: notes.txt metadata-only backup-missing edit",
+        ],
+        "the postimage is the file after the user's line and the sed"
+    );
+    let mut snaps = s.snapshots();
+    for f in snaps["snapshots"][0]["files"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        if f["path"].as_str().unwrap().ends_with("/notes.txt") {
+            let d = <sha2::Sha256 as sha2::Digest>::digest(b"one\nTWO\n");
+            let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+            f["postimage"]["contentHash"] = json!(hex);
+        }
+    }
+    s.write_snapshots(&snaps);
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(
+        summary(&r)[..2],
+        [
+            "import: notes.txt derived - create",
+            "import: notes.txt derived - edit",
+        ]
+    );
+}

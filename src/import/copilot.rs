@@ -97,6 +97,8 @@ pub struct Session {
     pub postimages: BTreeMap<String, BTreeMap<String, String>>,
     /// `rewind-file-snapshots/backups/`.
     pub backups: PathBuf,
+    /// How many events were read.
+    pub events: usize,
 }
 
 /// One user message and all the agent did until the next.
@@ -118,11 +120,15 @@ pub struct Call {
     pub id: String,
     pub tool: String,
     pub input: Value,
+    /// The number of its start event in the session (events are counted from 1).
+    pub started: usize,
     pub result: Option<CallResult>,
 }
 
 #[derive(Debug)]
 pub struct CallResult {
+    /// The number of its completion event in the session.
+    pub done: usize,
     pub success: bool,
     /// `result.detailedContent`: an edit's unified diff.
     pub diff: Option<String>,
@@ -213,6 +219,8 @@ fn take_event(s: &mut Session, v: &Value, pending: &mut Vec<String>, shut_down: 
     let text = |p: &str| v.pointer(p).and_then(Value::as_str);
     let kind = text("/type").unwrap_or("");
     let at = text("/timestamp").and_then(parse_ms).unwrap_or(0);
+    s.events += 1;
+    let n = s.events;
     if let Some(turn) = s.turns.last_mut() {
         turn.ended_ms = turn.ended_ms.max(at);
     }
@@ -240,6 +248,7 @@ fn take_event(s: &mut Session, v: &Value, pending: &mut Vec<String>, shut_down: 
                 id: id.to_string(),
                 tool: tool.to_string(),
                 input: v.pointer("/data/arguments").cloned().unwrap_or(Value::Null),
+                started: n,
                 result: None,
             };
             match s.turns.last_mut() {
@@ -257,6 +266,7 @@ fn take_event(s: &mut Session, v: &Value, pending: &mut Vec<String>, shut_down: 
                 return unknown(s, pending, "tool result without its call".into());
             };
             call.result = Some(CallResult {
+                done: n,
                 success: v.pointer("/data/success").and_then(Value::as_bool) == Some(true),
                 diff: text("/data/result/detailedContent").map(str::to_string),
             });

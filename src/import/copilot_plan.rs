@@ -24,6 +24,9 @@
 //!   of context). The record shows that when the link's diff shows the whole file (one hunk
 //!   from line 1 to its end), or when the chain ends in the bytes whose `sha256` is the
 //!   turn's postimage of the path; else the chain is `backup-missing`.
+//! - a link that started before the previous link of its path completed (Copilot runs the
+//!   calls of one model response in parallel) is `ambiguous-window`: which wrote first is not
+//!   recorded.
 //! - a link after a shell command or unknown tool of the turn is `metadata-only`: what it
 //!   changed is not recorded. A failed tool call changed nothing and is skipped.
 //!
@@ -378,7 +381,13 @@ fn chain(
             (cur, cur_state, failure) = (Some(None), FileState::Absent, forced);
             ran_since = None;
         }
+        // Calls run in parallel: which of two overlapping edits wrote first is not recorded.
+        let overlaps = i > 0 && {
+            let previous = links[i - 1].0.result.as_ref();
+            previous.is_none_or(|r| r.done > call.started)
+        };
         let next = match (&cur, ran_since) {
+            _ if overlaps => Err(MetadataReason::AmbiguousWindow),
             (_, Some(o)) => Err(unattributed(o)),
             (Some(before), None) => link(call, before.as_ref()).map(|(after, whole)| {
                 // The first link's before is the preimage itself.
@@ -514,7 +523,9 @@ mod tests {
             id: "c".into(),
             tool: tool.into(),
             input,
+            started: 1,
             result: Some(CallResult {
+                done: 2,
                 success: true,
                 diff: diff.map(str::to_string),
             }),

@@ -544,3 +544,24 @@ fn a_later_edits_before_is_proven_only_by_a_whole_file_diff_or_the_turns_postima
         ]
     );
 }
+
+#[test]
+fn two_edits_of_a_file_run_in_parallel_are_not_ordered() {
+    // The edit of notes.txt starts before the create of it completed.
+    let s = Setup::new();
+    s.edit_events(|mut ev| {
+        let done = find(&ev, "tool.execution_complete", "call_e2e_00");
+        let completion = ev.remove(done);
+        let at = find(&ev, "tool.execution_start", "call_e2e_03") + 1;
+        ev.insert(at, completion);
+        ev
+    });
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(
+        summary(&r)[..2],
+        [
+            "import: notes.txt metadata-only ambiguous-window create",
+            "import: notes.txt metadata-only ambiguous-window edit",
+        ]
+    );
+}

@@ -28,7 +28,8 @@
 //!   calls of one model response in parallel) is `ambiguous-window`: which wrote first is not
 //!   recorded.
 //! - a link after a shell command or unknown tool of the turn is `metadata-only`: what it
-//!   changed is not recorded. A failed tool call changed nothing and is skipped.
+//!   changed is not recorded (a `create` that starts its chain excepted: it proves its own
+//!   before). A failed tool call changed nothing and is skipped.
 //!
 //! The chain is all-or-nothing, as Claude Code's ([`super::turn`]). What a later turn's
 //! preimage shows beyond a chain's end (the user's edit between turns) is an `external`
@@ -365,30 +366,16 @@ fn chain(
         None => FileState::Unknown,
     };
     let first = plan.agent.len();
-    // The latest shell or unknown call before the previous link.
-    let mut seen: Option<usize> = None;
     // A later link whose before the record does not show whole.
     let mut unseen = false;
     for (i, (call, other)) in links.iter().enumerate() {
-        let mut ran_since = match other {
-            Some((at, o)) if i == 0 || seen != Some(*at) => Some(*o),
-            _ => None,
-        };
-        seen = other.map(|(at, _)| at);
         // A create proves its own before (Copilot refuses an existing path), whatever ran
         // earlier or whatever preimage is missing; as the chain's first link only.
-        if i == 0 && is_create(call) && (ran_since.is_some() || cur.is_none()) {
+        if i == 0 && is_create(call) && (other.is_some() || cur.is_none()) {
             (cur, cur_state, failure) = (Some(None), FileState::Absent, forced);
-            ran_since = None;
         }
-        // Calls run in parallel: which of two overlapping edits wrote first is not recorded.
-        let overlaps = i > 0 && {
-            let previous = links[i - 1].0.result.as_ref();
-            previous.is_none_or(|r| r.done > call.started)
-        };
-        let next = match (&cur, ran_since) {
-            _ if overlaps => Err(MetadataReason::AmbiguousWindow),
-            (_, Some(o)) => Err(unattributed(o)),
+        let next = match (&cur, doubt(links, i)) {
+            (_, Some(r)) => Err(r),
             (Some(before), None) => link(call, before.as_ref()).map(|(after, whole)| {
                 // The first link's before is the preimage itself.
                 unseen |= i > 0 && !whole;
@@ -429,6 +416,22 @@ fn chain(
         return Ok(None);
     }
     Ok(cur.map(|bytes| (bytes, cur_state)))
+}
+
+/// What keeps link `i` from starting at the bytes the chain holds before it: the link before
+/// still running (Copilot runs the calls of one model response in parallel: which wrote
+/// first is not recorded), or a shell command or unknown tool that ran since the link before
+/// (or, for the first, earlier in the turn; a create that starts the chain excepted).
+fn doubt(links: &[Link<'_>], i: usize) -> Option<MetadataReason> {
+    let (call, other) = links[i];
+    let previous = i.checked_sub(1).map(|p| links[p]);
+    if previous.is_some_and(|(p, _)| p.result.as_ref().is_none_or(|r| r.done > call.started)) {
+        return Some(MetadataReason::AmbiguousWindow);
+    }
+    let (at, o) = other?;
+    let since_previous = previous.is_none_or(|(_, po)| po.map(|(a, _)| a) != Some(at));
+    let create_first = previous.is_none() && is_create(call);
+    (since_previous && !create_first).then(|| unattributed(o))
 }
 
 /// Whether `end` (the chain's last after: absent, or bytes) is the postimage `post`.

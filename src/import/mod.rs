@@ -272,6 +272,23 @@ pub struct ImportReport {
     pub budget_hit: Option<BudgetHit>,
 }
 
+impl ImportReport {
+    /// The report of an import from `source` that has done nothing yet (no project).
+    fn empty(source: &'static str, data_dir: String, worktree: String, dry_run: bool) -> Self {
+        ImportReport {
+            source,
+            data_dir,
+            project: String::new(),
+            worktree,
+            dry_run,
+            windows_added: 0,
+            sessions: Vec::new(),
+            elapsed_ms: 0,
+            budget_hit: None,
+        }
+    }
+}
+
 /// What an import did with one source session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -1228,17 +1245,8 @@ pub fn codex(
     }
     // The workspace's own repository: the commits the sessions recorded.
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
-    let mut report = ImportReport {
-        source: CODEX,
-        data_dir: opts.sessions_dir.display().to_string(),
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let data_dir = opts.sessions_dir.display().to_string();
+    let mut report = ImportReport::empty(CODEX, data_dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (r, rec) in &rollouts {
@@ -1475,17 +1483,7 @@ pub fn copilot_import(
             dir,
         });
     }
-    let mut report = ImportReport {
-        source: COPILOT,
-        data_dir: dir,
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let mut report = ImportReport::empty(COPILOT, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (s, rec) in &sessions {

@@ -261,64 +261,49 @@ fn a_shell_command_before_the_first_edit_leaves_the_preimage_unproven_as_its_bef
     );
 }
 
+/// The dry-run changes of the fixture with the README.md edit's event of `kind` changed by
+/// `f`.
+fn with_readme_edit(kind: &str, f: impl FnOnce(&mut Value)) -> Vec<String> {
+    let s = Setup::new();
+    s.edit_events(|mut ev| {
+        let at = find(&ev, kind, EDIT_README);
+        f(&mut ev[at]["data"]);
+        ev
+    });
+    summary(&s.import(&["--dry-run"]).ok().json())
+}
+
 #[test]
 fn an_edit_copilot_may_have_made_fuzzily_is_unproven() {
+    let start = "tool.execution_start";
     // `old_str` not found exactly (Copilot falls back to fuzzy matching): not proven.
-    let s = Setup::new();
-    s.edit_events(|mut ev| {
-        let at = find(&ev, "tool.execution_start", EDIT_README);
-        ev[at]["data"]["arguments"]["old_str"] = json!("# E2E");
-        ev
-    });
-    let r = s.import(&["--dry-run"]).ok().json();
-    assert_eq!(
-        summary(&r)[2],
-        "import: README.md metadata-only not-proven edit"
-    );
-
+    let r = with_readme_edit(start, |d| d["arguments"]["old_str"] = json!("# E2E"));
+    assert_eq!(r[2], "import: README.md metadata-only not-proven edit");
     // A text with `\r` (Copilot converts line endings to the file's): not proven.
-    let s = Setup::new();
-    s.edit_events(|mut ev| {
-        let at = find(&ev, "tool.execution_start", EDIT_README);
-        ev[at]["data"]["arguments"]["new_str"] = json!("# e2e\r\nedited");
-        ev
+    let r = with_readme_edit(start, |d| {
+        d["arguments"]["new_str"] = json!("# e2e\r\nedited");
     });
-    let r = s.import(&["--dry-run"]).ok().json();
-    assert_eq!(
-        summary(&r)[2],
-        "import: README.md metadata-only not-proven edit"
-    );
-
+    assert_eq!(r[2], "import: README.md metadata-only not-proven edit");
     // The diff Copilot recorded does not fit the before: the file was not the preimage.
-    let s = Setup::new();
-    s.edit_events(|mut ev| {
-        let at = find(&ev, "tool.execution_complete", EDIT_README);
-        let diff = ev[at]["data"]["result"]["detailedContent"]
+    let r = with_readme_edit("tool.execution_complete", |d| {
+        let diff = d["result"]["detailedContent"]
             .as_str()
             .unwrap()
             .replace("-# e2e\n", "-# e2e\n pre\n")
             .replace("@@ -1,2 +1,2 @@", "@@ -1,3 +1,3 @@");
-        ev[at]["data"]["result"]["detailedContent"] = json!(diff);
-        ev
+        d["result"]["detailedContent"] = json!(diff);
     });
-    let r = s.import(&["--dry-run"]).ok().json();
     assert_eq!(
-        summary(&r)[2],
+        r[2],
         "import: README.md metadata-only evidence-mismatch edit"
     );
 }
 
 #[test]
 fn a_failed_call_changes_nothing_and_an_unknown_event_makes_the_turn_unprovable() {
-    let s = Setup::new();
-    s.edit_events(|mut ev| {
-        let at = find(&ev, "tool.execution_complete", EDIT_README);
-        ev[at]["data"]["success"] = json!(false);
-        ev
-    });
-    let r = s.import(&["--dry-run"]).ok().json();
+    let r = with_readme_edit("tool.execution_complete", |d| d["success"] = json!(false));
     assert_eq!(
-        summary(&r),
+        r,
         [
             "import: notes.txt derived - create",
             "import: notes.txt derived - edit",

@@ -201,6 +201,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Pi, .. } | E::PiData { .. } => "pass --pi-dir DIR (pi's agent directory: $PI_CODING_AGENT_DIR, else ~/.pi/agent)",
             E::PiSession { .. } => "nothing was imported; the session file is damaged or of a format this rewind does not read",
             E::NoSuchPiSession { .. } | E::PiOtherCwd { .. } => "`rewind import pi --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Copilot, .. } | E::CopilotData { .. } => "pass --copilot-home DIR (Copilot CLI's home: $COPILOT_HOME, else ~/.copilot)",
+            E::CopilotEvents { .. } | E::CopilotSnapshots { .. } => "nothing was imported; the session's records are damaged or of a format this rewind does not read",
+            E::NoSuchCopilotSession { .. } | E::CopilotOtherCwd { .. } => "`rewind import copilot --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

@@ -16,7 +16,7 @@
 //! `patch_apply_end` events (`changes` keyed by path, the change externally tagged:
 //! `{"add": {"content": …}}`) and marked turns with `turn_context` lines alone: both are read.
 //!
-//! Lines are capped at [`MAX_LINE`]; a line that is not JSON is an error naming the file and
+//! Lines are capped at [`MAX_LINE`](super::jsonl::MAX_LINE); a line that is not JSON is an error naming the file and
 //! the line (nothing of the import is written); a last line without its newline is being
 //! written (its turn is left for a later import). A top-level line type or a response item
 //! this module does not know makes its turn unprovable; it is never guessed at.

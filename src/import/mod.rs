@@ -41,6 +41,8 @@
 pub mod claude;
 pub mod codex;
 pub mod codex_plan;
+pub mod copilot;
+pub mod copilot_plan;
 pub mod gemini;
 pub mod git;
 mod jsonl;
@@ -181,6 +183,24 @@ pub enum ImportError {
     NoGeminiProject { workspace: String, dir: String },
     #[error("cannot read Gemini CLI checkpoint {path}: {detail}")]
     Checkpoint { path: String, detail: String },
+    #[error("no Copilot CLI sessions in {dir}: {detail}")]
+    CopilotData { dir: String, detail: String },
+    #[error("cannot read Copilot CLI events {path}, line {line}: {detail}")]
+    CopilotEvents {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("cannot read Copilot CLI's rewind snapshots {path}: {detail}")]
+    CopilotSnapshots { path: String, detail: String },
+    #[error("Copilot CLI session {id} not found in {dir}")]
+    NoSuchCopilotSession { id: String, dir: String },
+    #[error("Copilot CLI session {id} ran in {cwd}, not in this workspace {workspace}")]
+    CopilotOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error(transparent)]
@@ -195,6 +215,7 @@ pub enum Agent {
     Gemini,
     Qwen,
     Pi,
+    Copilot,
 }
 
 impl Agent {
@@ -206,6 +227,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI projects",
             Agent::Qwen => "Qwen Code chats",
             Agent::Pi => "pi sessions",
+            Agent::Copilot => "Copilot CLI sessions",
         }
     }
 }
@@ -315,6 +337,9 @@ pub struct SessionReport {
     /// The Qwen Code version the chat names (`import qwen` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qwen_version: Option<String>,
+    /// The Copilot CLI version the session names (`import copilot` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copilot_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -351,6 +376,7 @@ impl SessionReport {
             claude_code_version: None,
             codex_version: None,
             qwen_version: None,
+            copilot_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -520,6 +546,7 @@ const QWEN: &str = "qwen";
 const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
 const PI: &str = "pi";
+const COPILOT: &str = "copilot";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -1424,6 +1451,19 @@ pub fn gemini_dir(home: &Path) -> PathBuf {
     home.join(".gemini")
 }
 
+/// What `rewind import copilot` imports.
+#[derive(Debug, Clone)]
+pub struct CopilotOptions {
+    /// `$COPILOT_HOME/session-state`: one directory per session.
+    pub state_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
 /// What `rewind import pi` imports.
 #[derive(Debug, Clone)]
 pub struct PiOptions {
@@ -1515,6 +1555,80 @@ pub fn pi_import(
         plans.push(r.planned(plan, started));
     }
     write_plans(home, ws, (PI, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+pub use copilot::copilot_home;
+
+/// Import the Copilot CLI history of workspace `ws` into `home`: every session whose cwd is
+/// the workspace's root (or a directory in it), one `import` window per user message (label
+/// `copilot <event id>`), an `external` one (`… before`) for what changed between them
+/// ([`copilot`] reads, [`copilot_plan`] proves). Every session is read and planned before
+/// anything is written: one that cannot be read imports nothing.
+pub fn copilot_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &CopilotOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    if !opts.state_dir.is_dir() {
+        return Err(ImportError::MissingDir {
+            agent: Agent::Copilot,
+            dir: opts.state_dir.display().to_string(),
+        });
+    }
+    let root = ws.root().display().to_string();
+    let dir = opts.state_dir.display().to_string();
+    let found = copilot::sessions(&opts.state_dir)?;
+    let chosen =
+        of_workspace(found, copilot::peek_start, &opts.sessions, ws).map_err(|(id, cwd)| {
+            ImportError::CopilotOtherCwd {
+                id,
+                cwd,
+                workspace: root.clone(),
+            }
+        })?;
+    let sessions = chosen
+        .iter()
+        .map(|(p, rec)| Ok((copilot::read(p)?, rec.as_str())))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !sessions.iter().any(|(s, _)| s.id == **id))
+    {
+        return Err(ImportError::NoSuchCopilotSession {
+            id: id.clone(),
+            dir,
+        });
+    }
+    let mut report = ImportReport::empty(COPILOT, dir, root, opts.dry_run);
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for (s, rec) in &sessions {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &s.id, &mut report), Vec::new()));
+            continue;
+        }
+        let started = Instant::now();
+        let (labels, live) = already(home, ws, COPILOT, &s.id)?;
+        let mut r = SessionReport::new(&s.id, "", s.turns.len(), live);
+        r.copilot_version = s.version.clone();
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
+        let cx = copilot_plan::SessionCtx {
+            root: rec,
+            max_size: home.options().max_file_size,
+        };
+        let done = |turn: &str, gap: bool| turn_imported(&labels, COPILOT, turn, gap);
+        let plan = copilot_plan::plan(s, &cx, &done, &mut keep)?;
+        plans.push(r.planned(plan, started));
+    }
+    write_plans(home, ws, (COPILOT, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }

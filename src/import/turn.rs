@@ -81,7 +81,7 @@ pub struct SessionCtx<'a> {
 }
 
 /// A file's bytes and unix mode.
-type Bytes = (Vec<u8>, u32);
+pub(super) type Bytes = (Vec<u8>, u32);
 
 /// The permission bits rewind records (a new file: the usual 0644).
 fn file_mode(meta: &std::fs::Metadata) -> u32 {
@@ -537,7 +537,10 @@ fn link(call: &Call, before: Option<&[u8]>) -> Result<Option<Vec<u8>>, MetadataR
 }
 
 /// The file state of `bytes` (`None`: absent), stored through `keep`.
-fn state_of(bytes: Option<&Bytes>, keep: &mut Keep<'_>) -> Result<FileState, ImportError> {
+pub(super) fn state_of(
+    bytes: Option<&Bytes>,
+    keep: &mut Keep<'_>,
+) -> Result<FileState, ImportError> {
     Ok(match bytes {
         None => FileState::Absent,
         Some((b, mode)) => FileState::Present {

@@ -12,7 +12,8 @@ Env: WS (workspace), RW (rewind binary), RESULTS (where pass/fail counts go), FR
 fresh rewind home, created here), END (a `save` of the workspace as the agent left it; it is
 put back first: the hook checks have undone and edited it since), BEFORE (a `save` of the
 workspace before the run), AGENT_HOME (the agent's HOME, or CODEX_HOME for codex), SID (the
-agent's session id, for claude-code and gemini), CLAUDE (the claude binary, for claude-code).
+agent's session id, for claude-code and gemini), CLAUDE (the claude binary, for claude-code),
+COPILOT (the copilot binary, for copilot).
 The workspace is left as the agent left it. Exits 1 when a check failed."""
 import json
 import os
@@ -157,11 +158,51 @@ def claude_code(ws, end):
     return own
 
 
+def copilot(ws, end):
+    """Copilot CLI's own restore: `session.history.rewind` to the session's first user message
+    through `copilot --headless --stdio` (copilot_rewind.py), against the workspace as the
+    agent left it."""
+    from copilot_rewind import rewind as copilot_rewind
+    home = os.environ["AGENT_HOME"]
+    state = os.path.join(home, ".copilot", "session-state")
+    sessions = [d for d in os.listdir(state) if os.path.isfile(os.path.join(state, d, "events.jsonl"))]
+    index = os.path.join(state, sessions[0], "rewind-file-snapshots", "index.json") \
+        if len(sessions) == 1 else ""
+    check("Copilot CLI kept one session's events and its rewind snapshots",
+          len(sessions) == 1 and os.path.isfile(index), sessions)
+    if not os.path.isfile(index):
+        return None
+    sid = sessions[0]
+    # Copilot's rewind truncates the session's events and drops the snapshots it restored
+    # from: the records are imported from a copy taken before.
+    records = os.path.join(os.environ["RESULTS"], "copilot-records")
+    shutil.rmtree(records, ignore_errors=True)
+    shutil.copytree(state, os.path.join(records, "session-state"), symlinks=True)
+    env = {k: v for k, v in os.environ.items() if k != "REWIND_HOME"}
+    env.update(HOME=home, COPILOT_HOME=os.path.join(home, ".copilot"), COPILOT_OFFLINE="true",
+               COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:9/v1",
+               COPILOT_PROVIDER_API_KEY="e2e-dummy", COPILOT_MODEL="e2e-model",
+               COPILOT_AUTO_UPDATE="false")
+    try:
+        points, result = copilot_rewind(os.environ["COPILOT"], sid, env, ws)
+    except (RuntimeError, OSError, ValueError) as e:
+        points, result = [], {"error": str(e)}
+    check("copilot --headless: session.history.rewind to the first user message succeeds and "
+          "skips no file", result is not None and result.get("outcome") == "success"
+          and not result.get("skippedFiles") and len(points) == 1, (points, result))
+    own = files(ws)
+    check("Copilot's own restore changed the workspace", own != end, differences(own, end))
+    put(ws, end)
+    import_and_undo("copilot", [sid], 3, ("--copilot-home", records))
+    return own
+
+
 # What the comparison leaves out: the agent's own configuration, which run.sh rewrites for
 # each run (OpenCode's opencode.json gets the fake server's port, .opencode/ the plugin's
 # packages OpenCode installs at start).
 NOT_COMPARED = {"opencode": ("opencode.json", ".opencode/"), "codex": (".codex/",),
-                "claude-code": (".claude/",), "gemini": (".gemini/",), "qwen": (".qwen/",), "pi": (".pi/",)}
+                "claude-code": (".claude/",), "gemini": (".gemini/",), "qwen": (".qwen/",), "pi": (".pi/",),
+                "copilot": (".github/",)}
 
 # Where each agent's records are, as `rewind import <agent>` options (AGENT_HOME: the
 # agent's HOME, CODEX_HOME for Codex).
@@ -197,6 +238,8 @@ def main():
     shutil.rmtree(os.environ["FRESH"], ignore_errors=True)
     if agent == "claude-code":
         want, whose = claude_code(ws, end), "Claude Code's own restore (--rewind-files)"
+    elif agent == "copilot":
+        want, whose = copilot(ws, end), "Copilot CLI's own restore (session.history.rewind)"
     elif agent in SOURCES:
         flag, sub = SOURCES[agent]
         import_and_undo(agent, None, 2,

@@ -916,9 +916,13 @@ run_copilot() {
   local rc=$?
   check "copilot -p exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/err.txt"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt" PAYLOADS="$TMP/payloads.jsonl" \
     RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_copilot.py"
   tally "$d"
+  # What Copilot CLI itself recorded (session events, its rewind snapshots), imported into a
+  # fresh home and undone, against Copilot's own restore of the turn.
+  import_check copilot "$d" WS="$d/ws" END="$d/end" AGENT_HOME="$d/home" COPILOT="$AGENT_BIN"
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent copilot "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out copilot "$ver")"

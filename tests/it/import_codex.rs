@@ -330,6 +330,7 @@ impl Setup {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("XDG_DATA_HOME")
             .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("COPILOT_HOME")
             .output()
             .unwrap()
             .into()
@@ -362,6 +363,7 @@ fn import_all_finds_every_agents_records_of_the_workspace() {
             ("gemini".into(), "none".into()),
             ("qwen".into(), "none".into()),
             ("pi".into(), "none".into()),
+            ("copilot".into(), "none".into()),
         ]
     );
     assert!(
@@ -417,6 +419,7 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     gemini: no records (no Gemini CLI projects in [TMP]/user-home/.gemini/tmp: no such directory)
     qwen: no records (no Qwen Code chats in [TMP]/user-home/.qwen/projects: no such directory)
     pi: no records (no pi sessions in [TMP]/user-home/.pi/agent/sessions: no such directory)
+    copilot: no records (no Copilot CLI sessions in [TMP]/user-home/.copilot/session-state: no such directory)
     [EOF]
     ------- stderr -------
     [EOF]

@@ -28,6 +28,7 @@ mod huge_numbers;
 mod huge_text;
 mod import_claude;
 mod import_codex;
+mod import_copilot;
 mod import_gemini;
 mod import_opencode;
 mod import_pi;

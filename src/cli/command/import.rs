@@ -16,6 +16,8 @@
 //!
 //! `rewind import pi [--pi-dir DIR] [--pi-session ID]… [--dry-run]`: the same for pi's session
 //! files.
+//! `rewind import copilot [--copilot-home DIR] [--copilot-session ID]… [--dry-run]`: the
+//! same for Copilot CLI's session events and rewind snapshots.
 //!
 //! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
 //! default place; an agent with no records here is reported as such, not as an error.
@@ -24,8 +26,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
-    OpenCodeOptions, PiOptions, QwenOptions, SessionReport,
+    ClaudeCodeOptions, CodexOptions, CopilotOptions, GeminiOptions, ImportError, ImportReport,
+    Limits, OpenCodeOptions, PiOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -89,6 +91,8 @@ pub enum ImportCmd {
     Qwen(QwenArgs),
     /// Import pi's history of this workspace (session files: tool calls and results)
     Pi(PiArgs),
+    /// Import Copilot CLI's history of this workspace (session events, rewind snapshots)
+    Copilot(CopilotArgs),
 }
 
 #[derive(Debug, Args)]
@@ -212,6 +216,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
         ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
         ImportCmd::Pi(args) => return run_pi(inv, out, args),
+        ImportCmd::Copilot(args) => return run_copilot(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -323,36 +328,30 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
     });
     let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
     let pi = default_pi_dir().map(|dir| pi_options(&dir, vec![], dry_run, limits));
+    let copilot = default_copilot_home().map(|h| copilot_options(&h, vec![], dry_run, limits));
+    let one = |agent, result| agent_import(agent, result, dry_run);
     let agents = vec![
-        agent_import(
+        one(
             "opencode",
             opencode.map(|o| rewind::import::opencode(home, &ws, &o)),
-            dry_run,
         ),
-        agent_import(
+        one(
             "claude-code",
             claude.map(|o| rewind::import::claude_code(home, &ws, &o)),
-            dry_run,
         ),
-        agent_import(
-            "codex",
-            codex.map(|o| rewind::import::codex(home, &ws, &o)),
-            dry_run,
-        ),
-        agent_import(
+        one("codex", codex.map(|o| rewind::import::codex(home, &ws, &o))),
+        one(
             "gemini",
             gemini.map(|o| rewind::import::gemini_import(home, &ws, &o)),
-            dry_run,
         ),
-        agent_import(
+        one(
             "qwen",
             qwen.map(|o| rewind::import::qwen_import(home, &ws, &o)),
-            dry_run,
         ),
-        agent_import(
-            "pi",
-            pi.map(|o| rewind::import::pi_import(home, &ws, &o)),
-            dry_run,
+        one("pi", pi.map(|o| rewind::import::pi_import(home, &ws, &o))),
+        one(
+            "copilot",
+            copilot.map(|o| rewind::import::copilot_import(home, &ws, &o)),
         ),
     ];
     let all = AllReport {
@@ -612,6 +611,7 @@ fn render(r: &ImportReport) -> String {
         "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
         "pi" => format!("pi sessions of {} in {}", r.worktree, r.data_dir),
+        "copilot" => format!("Copilot CLI sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(
@@ -672,4 +672,65 @@ fn session_line(sr: &SessionReport) -> String {
         sr.external,
         if sr.unsafe_paths > 0 { format!(", {} unsafe paths not recorded", sr.unsafe_paths) } else { String::new() },
     )
+}
+#[derive(Debug, Args)]
+pub struct CopilotArgs {
+    /// Copilot CLI's home, holding session-state/ [default: $COPILOT_HOME, else ~/.copilot]
+    #[arg(long, value_name = "DIR")]
+    pub copilot_home: Option<PathBuf>,
+    /// Import only this Copilot CLI session (repeatable) [default: all of this workspace's]
+    #[arg(long = "copilot-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+fn run_copilot(inv: &Invocation, out: &Out, args: CopilotArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let dir = match args.copilot_home {
+        Some(d) => cwd.join(d),
+        None => default_copilot_home()?,
+    };
+    let opts = copilot_options(&dir, args.sessions, args.dry_run, args.budget.limits());
+    let report = rewind::import::copilot_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Where Copilot CLI keeps its sessions under its home `dir`: `session-state/`.
+fn copilot_options(
+    dir: &std::path::Path,
+    sessions: Vec<String>,
+    dry_run: bool,
+    limits: Limits,
+) -> CopilotOptions {
+    CopilotOptions {
+        state_dir: dir.join("session-state"),
+        sessions,
+        dry_run,
+        limits,
+    }
+}
+
+/// Copilot CLI's home: `$COPILOT_HOME`, else `~/.copilot`.
+fn default_copilot_home() -> Result<PathBuf, Failure> {
+    let env = std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty());
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::copilot_home(
+            env.as_deref().map(std::path::Path::new),
+            std::path::Path::new(&h),
+        )),
+        None => match env {
+            Some(e) => Ok(PathBuf::from(e)),
+            None => Err(Failure::new(
+                Exit::Error,
+                "cannot find Copilot CLI's data: HOME is not set",
+            )
+            .hint("pass --copilot-home DIR")),
+        },
+    }
 }

@@ -41,6 +41,8 @@ pub(crate) struct Repo {
     dry_run: bool,
     /// File versions waiting to be written together ([`Repo::write_blob`]).
     pending: std::cell::RefCell<Pending>,
+    /// `GLIBC_TUNABLES` of `git fast-import` ([`fast_import_tunables`]).
+    fast_import_tunables: std::ffi::OsString,
 }
 
 /// Blobs [`Repo::write_blob`] holds until [`Repo::flush_blobs`] writes them in one pack.
@@ -65,7 +67,10 @@ impl Repo {
             (false, Some(common)) => common,
             _ => Repo::ask_common_dir(program, workspace, timeout)?,
         };
-        Repo::at(program, workspace, common, timeout)
+        Ok(Repo {
+            fast_import_tunables: fast_import_tunables(transport.glibc_tunables.as_deref()),
+            ..Repo::at(program, workspace, common, timeout)?
+        })
     }
 
     /// `git rev-parse --git-common-dir` in `dir`.
@@ -111,6 +116,7 @@ impl Repo {
             odb,
             dry_run: false,
             pending: Default::default(),
+            fast_import_tunables: fast_import_tunables(None),
         })
     }
 
@@ -177,6 +183,23 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        Repo::start_in(program, dir, timeout, args, input, env)?.wait()
+    }
+
+    /// Start `git args…` in `dir` with `input` on its stdin, bounded by `timeout` from now:
+    /// the caller does other work, then [`Running::wait`]s for it.
+    fn start_in<I, S>(
+        program: &Path,
+        dir: &Path,
+        timeout: Duration,
+        args: I,
+        input: Option<Vec<u8>>,
+        env: &[(&str, &OsStr)],
+    ) -> Result<Running, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<std::ffi::OsString> = args
             .into_iter()
             .map(|a| a.as_ref().to_os_string())
@@ -187,6 +210,7 @@ impl Repo {
                 .map(|a| a.to_string_lossy().into_owned())
                 .unwrap_or_default()
         );
+        let deadline = Instant::now() + timeout;
         let mut child = Command::new(program)
             .args(&args)
             .current_dir(dir)
@@ -234,13 +258,14 @@ impl Repo {
                 .take()
                 .map(|p| Box::new(p) as Box<dyn Read + Send>),
         );
-        let status = wait_bounded(&mut child, timeout, &what, program)?;
-        let stdout = out.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
-        Ok(Output {
-            status,
-            stdout,
-            stderr,
+        Ok(Running {
+            child: Some(child),
+            out: Some(out),
+            err: Some(err),
+            what,
+            program: program.to_path_buf(),
+            timeout,
+            deadline,
         })
     }
 
@@ -268,7 +293,10 @@ impl Repo {
     /// The bare repository this process made at `dir` (its git dir is `dir` itself), run with
     /// the same program and deadline.
     pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
-        Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)
+        Ok(Repo {
+            fast_import_tunables: self.fast_import_tunables.clone(),
+            ..Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)?
+        })
     }
 
     /// The directory git runs in (the workspace).
@@ -355,34 +383,28 @@ impl Repo {
         Ok(())
     }
 
-    /// Which of `paths` (relative to the workspace) the workspace's gitignore rules exclude
-    /// (tracked files never are).
-    pub fn ignored(
-        &self,
-        paths: &[&[u8]],
-    ) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+    /// Start asking which of `paths` (relative to the workspace) the workspace's gitignore
+    /// rules exclude (tracked files never are): one `git check-ignore` that runs while the
+    /// caller reads, answered by [`Ignoring::finish`].
+    pub fn start_ignored(&self, paths: &[&[u8]]) -> Result<Ignoring, ShareError> {
         if paths.is_empty() {
-            return Ok(Default::default());
+            return Ok(Ignoring(None));
         }
         let mut input = Vec::new();
         for p in paths {
             input.extend_from_slice(p);
             input.push(0);
         }
-        let out = self.git_with_input(["check-ignore", "--stdin", "-z"], input)?;
-        // 0: some are ignored, 1: none is; anything else is an error.
-        if !matches!(out.status.code(), Some(0 | 1)) {
-            return Err(ShareError::Git {
-                command: "git check-ignore".into(),
-                detail: git_message(&out.stderr),
-            });
-        }
-        Ok(out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect())
+        let args = ["check-ignore", "--stdin", "-z"];
+        let run = Repo::start_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            args,
+            Some(input),
+            &[],
+        )?;
+        Ok(Ignoring(Some(run)))
     }
 
     /// Write an object whose bytes are at hand; one the repository holds already (a file
@@ -409,12 +431,16 @@ impl Repo {
     /// directory took most of a first push's time (see benches/RESULTS.md). One the
     /// repository holds already is not written again.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
-        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
-            .map_err(|e| ShareError::Odb {
-                detail: format!("cannot hash a blob: {e}"),
-            })?;
-        if self.dry_run || self.has(&id) {
-            return Ok(id);
+        let id = blob_id(bytes)?;
+        self.write_hashed_blob(id, bytes)?;
+        Ok(id)
+    }
+
+    /// [`Repo::write_blob`] of `bytes` whose git id `id` was computed already
+    /// ([`blob_id`]).
+    pub fn write_hashed_blob(&self, id: ObjectId, bytes: &[u8]) -> Result<(), ShareError> {
+        if !self.lacks(&id) {
+            return Ok(());
         }
         let full = {
             let mut pending = self.pending.borrow_mut();
@@ -429,7 +455,13 @@ impl Repo {
         if full {
             self.flush_blobs()?;
         }
-        Ok(id)
+        Ok(())
+    }
+
+    /// Whether writing object `id` would write anything: not a dry run, and the repository
+    /// does not hold it ([`Repo::has`]).
+    pub fn lacks(&self, id: &ObjectId) -> bool {
+        !self.dry_run && !self.has(id)
     }
 
     /// Write the blobs [`Repo::write_blob`] holds, all through one `git fast-import` (one
@@ -441,7 +473,14 @@ impl Repo {
         }
         let mut input = pending.input;
         input.extend_from_slice(b"done\n");
-        let out = self.git_with_input(["fast-import", "--quiet", "--done"], input)?;
+        let out = Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            ["fast-import", "--quiet", "--done"],
+            Some(input),
+            &[("GLIBC_TUNABLES", &self.fast_import_tunables)],
+        )?;
         if !out.status.success() {
             return Err(ShareError::Git {
                 command: "git fast-import".into(),
@@ -559,6 +598,85 @@ impl Repo {
             });
         }
         read
+    }
+}
+
+/// A `git check-ignore` under way ([`Repo::start_ignored`]); `None`: no path was asked about.
+pub(crate) struct Ignoring(Option<Running>);
+
+impl Ignoring {
+    /// The paths asked about that are ignored.
+    pub fn finish(self) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        let Some(run) = self.0 else {
+            return Ok(Default::default());
+        };
+        let out = run.wait()?;
+        // 0: some are ignored, 1: none is; anything else is an error.
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(ShareError::Git {
+                command: "git check-ignore".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect())
+    }
+}
+
+/// A git run started by [`Repo::start_in`]. Dropped without [`Running::wait`] (an error
+/// elsewhere), it is killed and reaped: no git outlives the operation that started it.
+pub(crate) struct Running {
+    child: Option<std::process::Child>,
+    out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+    what: String,
+    program: PathBuf,
+    timeout: Duration,
+    /// When it was started, plus the timeout: killed past this.
+    deadline: Instant,
+}
+
+impl Running {
+    /// Wait for it to finish (killed at its deadline) and what it printed.
+    pub fn wait(mut self) -> Result<Output, ShareError> {
+        let mut child = self
+            .child
+            .take()
+            .expect("a run is waited for once, by value");
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let status = wait_bounded(&mut child, left, &self.what, &self.program).map_err(|e| {
+            match e {
+                // The timeout the user gave, not what was left of it.
+                ShareError::Timeout { command, .. } => ShareError::Timeout {
+                    command,
+                    seconds: self.timeout.as_secs(),
+                },
+                e => e,
+            }
+        })?;
+        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            h.and_then(|h| h.join().ok()).unwrap_or_default()
+        };
+        let stdout = join(self.out.take());
+        let stderr = String::from_utf8_lossy(&join(self.err.take())).into_owned();
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+        })
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -682,6 +800,30 @@ fn serves_filter(trace: &[u8]) -> bool {
     })
 }
 
+/// The git id of blob `bytes`.
+pub(crate) fn blob_id(bytes: &[u8]) -> Result<ObjectId, ShareError> {
+    gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes).map_err(|e| {
+        ShareError::Odb {
+            detail: format!("cannot hash a blob: {e}"),
+        }
+    })
+}
+
+/// What `git fast-import` runs with as `GLIBC_TUNABLES`: a malloc trim threshold far above
+/// what it holds, then the user's own tunables (`user`, which win where they say the
+/// same). fast-import makes a zlib stream per object, and glibc's malloc gives that memory
+/// back to the system at each free and takes it again at the next object: page faults that
+/// were most of its time on a thousand small versions (see benches/RESULTS.md). Other C
+/// libraries ignore the variable.
+fn fast_import_tunables(user: Option<&OsStr>) -> std::ffi::OsString {
+    let mut tunables = std::ffi::OsString::from("glibc.malloc.trim_threshold=67108864");
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        tunables.push(":");
+        tunables.push(user);
+    }
+    tunables
+}
+
 /// The git id of a blob of `size` bytes read from `reader`, written nowhere.
 fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
     let odb = |detail: String| ShareError::Odb { detail };
@@ -779,6 +921,17 @@ pub(crate) fn git_message(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_import_gets_the_trim_threshold_and_the_users_own_tunables_after_it() {
+        let ours = "glibc.malloc.trim_threshold=67108864";
+        assert_eq!(fast_import_tunables(None), ours);
+        assert_eq!(fast_import_tunables(Some(OsStr::new(""))), ours);
+        assert_eq!(
+            fast_import_tunables(Some(OsStr::new("glibc.malloc.trim_threshold=1"))),
+            format!("{ours}:glibc.malloc.trim_threshold=1").as_str()
+        );
+    }
 
     #[test]
     fn a_streamed_hash_is_the_id_git_gives_the_blob() {

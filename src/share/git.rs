@@ -45,16 +45,37 @@ pub(crate) struct Repo {
     fast_import_tunables: std::ffi::OsString,
 }
 
-/// Blobs [`Repo::write_blob`] holds until [`Repo::flush_blobs`] writes them in one pack.
+/// Blobs [`Repo::write_blob`] has handed to `git fast-import`, which [`Repo::flush_blobs`]
+/// finishes (one pack).
 #[derive(Default)]
 struct Pending {
     ids: std::collections::HashSet<ObjectId>,
-    /// `git fast-import`'s input for them: one `blob` command each.
+    /// `git fast-import`'s input not sent yet: one `blob` command each.
     input: Vec<u8>,
+    /// The `git fast-import` under way, started by the first blob.
+    importer: Option<Importer>,
 }
 
-/// Bytes of file versions held for one `git fast-import` at most.
-const PENDING_BYTES: usize = 64 << 20;
+/// Input gathered into one send to `git fast-import` at least (fewer, larger writes).
+const SEND_BYTES: usize = 256 << 10;
+
+/// Sends to `git fast-import` waiting at most: past this many, a writer waits for it.
+const SENDS_QUEUED: usize = 64;
+
+/// A `git fast-import` fed through a bounded queue while the push goes on reading.
+struct Importer {
+    run: Option<Running>,
+    feed: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+}
+
+impl Drop for Importer {
+    fn drop(&mut self) {
+        // Killed before its input is closed: an input that ends without `done` would make
+        // it write a crash report into the repository.
+        drop(self.run.take());
+        drop(self.feed.take());
+    }
+}
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
@@ -183,6 +204,7 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        let input = input.map_or(Input::None, Input::Bytes);
         Repo::start_in(program, dir, timeout, args, input, env)?.wait()
     }
 
@@ -193,7 +215,7 @@ impl Repo {
         dir: &Path,
         timeout: Duration,
         args: I,
-        input: Option<Vec<u8>>,
+        input: Input,
         env: &[(&str, &OsStr)],
     ) -> Result<Running, ShareError>
     where
@@ -216,10 +238,10 @@ impl Repo {
             .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
             .envs(env.iter().copied())
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
+            .stdin(if matches!(input, Input::None) {
                 Stdio::null()
+            } else {
+                Stdio::piped()
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -240,10 +262,22 @@ impl Repo {
             })
         };
         if let Some(mut stdin) = child.stdin.take() {
-            let input = input.unwrap_or_default();
+            // Its stdin is closed when all of the input is written (or git stopped reading).
             std::thread::spawn(move || {
                 use std::io::Write;
-                let _ = stdin.write_all(&input);
+                match input {
+                    Input::None => {}
+                    Input::Bytes(bytes) => {
+                        let _ = stdin.write_all(&bytes);
+                    }
+                    Input::Stream(chunks) => {
+                        for chunk in chunks {
+                            if stdin.write_all(&chunk).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
             });
         }
         let out = drain(
@@ -401,7 +435,7 @@ impl Repo {
             &self.dir,
             self.timeout,
             args,
-            Some(input),
+            Input::Bytes(input),
             &[],
         )?;
         Ok(Ignoring(Some(run)))
@@ -425,11 +459,11 @@ impl Repo {
             })
     }
 
-    /// Write a file version: held, and written with the others in one pack by
-    /// [`Repo::flush_blobs`] (which must run before anything refers to it leaves), since a
-    /// loose object is a file of its own, and creating a thousand files in the object
-    /// directory took most of a first push's time (see benches/RESULTS.md). One the
-    /// repository holds already is not written again.
+    /// Write a file version: handed to the one `git fast-import` that writes them all in one
+    /// pack while the push goes on, which [`Repo::flush_blobs`] finishes (it must run before
+    /// anything that refers to them leaves), since a loose object is a file of its own, and
+    /// creating a thousand files in the object directory took most of a first push's time
+    /// (see benches/RESULTS.md). One the repository holds already is not written again.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
         let id = blob_id(bytes)?;
         self.write_hashed_blob(id, bytes)?;
@@ -442,20 +476,65 @@ impl Repo {
         if !self.lacks(&id) {
             return Ok(());
         }
-        let full = {
-            let mut pending = self.pending.borrow_mut();
-            if pending.ids.insert(id) {
-                let input = &mut pending.input;
-                input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
-                input.extend_from_slice(bytes);
-                input.push(b'\n');
-            }
-            pending.input.len() >= PENDING_BYTES
-        };
-        if full {
-            self.flush_blobs()?;
+        let mut pending = self.pending.borrow_mut();
+        if !pending.ids.insert(id) {
+            return Ok(());
+        }
+        let input = &mut pending.input;
+        input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+        input.extend_from_slice(bytes);
+        input.push(b'\n');
+        if input.len() >= SEND_BYTES {
+            let chunk = std::mem::take(input);
+            self.send(&mut pending, chunk)?;
         }
         Ok(())
+    }
+
+    /// Hand `chunk` to the `git fast-import` of `pending` (started by the first one),
+    /// waiting while its queue is full, until its deadline. One that stopped reading gets
+    /// no more: [`Repo::flush_blobs`] reports why.
+    fn send(&self, pending: &mut Pending, chunk: Vec<u8>) -> Result<(), ShareError> {
+        if pending.importer.is_none() {
+            let (feed, chunks) = std::sync::mpsc::sync_channel(SENDS_QUEUED);
+            let run = Repo::start_in(
+                &self.program,
+                &self.dir,
+                self.timeout,
+                ["fast-import", "--quiet", "--done"],
+                Input::Stream(chunks),
+                &[("GLIBC_TUNABLES", &self.fast_import_tunables)],
+            )?;
+            pending.importer = Some(Importer {
+                run: Some(run),
+                feed: Some(feed),
+            });
+        }
+        let Some(Importer {
+            run: Some(run),
+            feed: Some(feed),
+        }) = &pending.importer
+        else {
+            return Ok(());
+        };
+        let mut chunk = chunk;
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match feed.try_send(chunk) {
+                Ok(()) | Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Ok(()),
+                Err(std::sync::mpsc::TrySendError::Full(back)) => {
+                    if Instant::now() >= run.deadline {
+                        return Err(ShareError::Timeout {
+                            command: run.what.clone(),
+                            seconds: run.timeout.as_secs(),
+                        });
+                    }
+                    chunk = back;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(2));
+                }
+            }
+        }
     }
 
     /// Whether writing object `id` would write anything: not a dry run, and the repository
@@ -464,23 +543,27 @@ impl Repo {
         !self.dry_run && !self.has(id)
     }
 
-    /// Write the blobs [`Repo::write_blob`] holds, all through one `git fast-import` (one
-    /// pack; git writes a few as loose objects, `fastimport.unpackLimit`).
+    /// Finish writing the blobs [`Repo::write_blob`] was given: the rest of the input and
+    /// `done` to the one `git fast-import` (one pack; git writes a few as loose objects,
+    /// `fastimport.unpackLimit`), then wait for it.
     pub fn flush_blobs(&self) -> Result<(), ShareError> {
-        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut pending = self.pending.borrow_mut();
         if pending.ids.is_empty() {
             return Ok(());
         }
-        let mut input = pending.input;
-        input.extend_from_slice(b"done\n");
-        let out = Repo::run_in(
-            &self.program,
-            &self.dir,
-            self.timeout,
-            ["fast-import", "--quiet", "--done"],
-            Some(input),
-            &[("GLIBC_TUNABLES", &self.fast_import_tunables)],
-        )?;
+        let mut rest = std::mem::take(&mut pending.input);
+        rest.extend_from_slice(b"done\n");
+        self.send(&mut pending, rest)?;
+        let finished = std::mem::take(&mut *pending);
+        let Some(mut importer) = finished.importer else {
+            return Ok(());
+        };
+        // Its input closed (all of it written), then its answer.
+        drop(importer.feed.take());
+        let Some(run) = importer.run.take() else {
+            return Ok(());
+        };
+        let out = run.wait()?;
         if !out.status.success() {
             return Err(ShareError::Git {
                 command: "git fast-import".into(),
@@ -601,30 +684,55 @@ impl Repo {
     }
 }
 
+/// What a git run reads on its stdin.
+enum Input {
+    /// Nothing (stdin is `/dev/null`).
+    None,
+    Bytes(Vec<u8>),
+    /// What arrives, until every sender is gone.
+    Stream(std::sync::mpsc::Receiver<Vec<u8>>),
+}
+
 /// A `git check-ignore` under way ([`Repo::start_ignored`]); `None`: no path was asked about.
 pub(crate) struct Ignoring(Option<Running>);
 
 impl Ignoring {
-    /// The paths asked about that are ignored.
-    pub fn finish(self) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
-        let Some(run) = self.0 else {
-            return Ok(Default::default());
+    /// The paths asked about that are ignored, once it has answered; `None` while it runs.
+    pub fn try_finish(&mut self) -> Result<Option<std::collections::HashSet<Vec<u8>>>, ShareError> {
+        let Some(run) = &mut self.0 else {
+            return Ok(Some(Default::default()));
         };
-        let out = run.wait()?;
-        // 0: some are ignored, 1: none is; anything else is an error.
-        if !matches!(out.status.code(), Some(0 | 1)) {
-            return Err(ShareError::Git {
-                command: "git check-ignore".into(),
-                detail: git_message(&out.stderr),
-            });
-        }
-        Ok(out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect())
+        let Some(out) = run.try_wait()? else {
+            return Ok(None);
+        };
+        self.0 = None;
+        ignored_paths(&out).map(Some)
     }
+
+    /// The paths asked about that are ignored (waiting for the answer).
+    pub fn finish(self) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        match self.0 {
+            None => Ok(Default::default()),
+            Some(run) => ignored_paths(&run.wait()?),
+        }
+    }
+}
+
+/// The paths a `git check-ignore --stdin -z` printed (those ignored).
+fn ignored_paths(out: &Output) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+    // 0: some are ignored, 1: none is; anything else is an error.
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(ShareError::Git {
+            command: "git check-ignore".into(),
+            detail: git_message(&out.stderr),
+        });
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
 }
 
 /// A git run started by [`Repo::start_in`]. Dropped without [`Running::wait`] (an error
@@ -658,16 +766,49 @@ impl Running {
                 e => e,
             }
         })?;
+        Ok(self.output(status))
+    }
+
+    /// What it printed once it has finished, `None` while it runs; past its deadline it is
+    /// killed (an error).
+    pub fn try_wait(&mut self) -> Result<Option<Output>, ShareError> {
+        let Some(child) = self.child.as_mut() else {
+            return Ok(None);
+        };
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                self.child = None;
+                Ok(Some(self.output(status)))
+            }
+            Ok(None) if Instant::now() >= self.deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                self.child = None;
+                Err(ShareError::Timeout {
+                    command: self.what.clone(),
+                    seconds: self.timeout.as_secs(),
+                })
+            }
+            Ok(None) => Ok(None),
+            Err(source) => Err(ShareError::NoGit {
+                program: self.program.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Its stdout and stderr, drained by their threads, and its exit status.
+    fn output(&mut self, status: ExitStatus) -> Output {
         let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
             h.and_then(|h| h.join().ok()).unwrap_or_default()
         };
         let stdout = join(self.out.take());
         let stderr = String::from_utf8_lossy(&join(self.err.take())).into_owned();
-        Ok(Output {
+        Output {
             status,
             stdout,
             stderr,
-        })
+        }
     }
 }
 

@@ -145,12 +145,17 @@ fn stage<'a, 's>(
     let paths: std::collections::BTreeSet<&[u8]> =
         plans.iter().flat_map(|(_, p)| p.new_paths()).collect();
     let paths: Vec<&[u8]> = paths.into_iter().collect();
-    let ignoring = repo.start_ignored(&paths)?;
+    let mut judge = Judge {
+        ignoring: Some(repo.start_ignored(&paths)?),
+        withheld: None,
+        shared: opted_in(first.workspace().root(), &opts.share_ignored)?,
+        waiting: Vec::new(),
+    };
     let mut ahead = HashMap::new();
     for (s, plan) in &plans {
-        read_ahead(repo, &s.history(), plan, &mut ahead)?;
+        read_ahead(repo, &s.history(), plan, &mut ahead, &mut judge)?;
     }
-    let ignored = withheld(ignoring, first.workspace().root(), opts)?;
+    let ignored = judge.verdict(repo, &mut ahead)?;
     let mut staged = Vec::new();
     for (s, plan) in plans {
         match export(
@@ -168,12 +173,12 @@ fn stage<'a, 's>(
     Ok(staged)
 }
 
-/// A file version read before its path's gitignore verdict was in.
+/// A file version read before its change was exported.
 enum Ahead {
     /// Not in the store (gc dropped it).
     Missing,
-    /// Its git id and size, and its bytes when the repository lacks it (to be written
-    /// if its path is not withheld).
+    /// Its git id and size, and its bytes while the repository lacks it and they are not
+    /// written yet (they are once its path is known not to be withheld).
     Read {
         git: ObjectId,
         size: u64,
@@ -185,14 +190,94 @@ enum Ahead {
 /// their changes are exported.
 const AHEAD_BYTES: u64 = 64 << 20;
 
-/// Read and hash the file versions of `plan`'s new windows that the store holds whole
-/// (those of every path: whether a path is withheld is not known yet, and nothing read here
-/// is written anywhere until it is), adding them to `ahead`.
+/// Which paths' bytes stay here: asked of `git check-ignore` (which runs while the versions
+/// are read), then known.
+struct Judge {
+    /// The question under way; `None` once answered.
+    ignoring: Option<super::git::Ignoring>,
+    /// The paths withheld: ignored, but for what `--share-ignored` opts in. `None` until
+    /// the answer is in.
+    withheld: Option<std::collections::HashSet<Vec<u8>>>,
+    shared: ignore::gitignore::Gitignore,
+    /// Versions read before the answer, each with a path it was read for.
+    waiting: Vec<(BlobId, Vec<u8>)>,
+}
+
+impl Judge {
+    /// Whether the answer is in (looked at, not waited for); when it has just come, the
+    /// versions read before it whose paths are not withheld are written.
+    fn known(&mut self, repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>) -> Result<bool> {
+        if self.withheld.is_some() {
+            return Ok(true);
+        }
+        let Some(ignoring) = self.ignoring.as_mut() else {
+            return Ok(false);
+        };
+        let Some(ignored) = ignoring.try_finish()? else {
+            return Ok(false);
+        };
+        self.settle(repo, ahead, ignored)?;
+        Ok(true)
+    }
+
+    /// The withheld paths, waiting for the answer if it is not in yet.
+    fn verdict(
+        mut self,
+        repo: &Repo,
+        ahead: &mut HashMap<BlobId, Ahead>,
+    ) -> Result<std::collections::HashSet<Vec<u8>>> {
+        if self.withheld.is_none() {
+            let ignored = match self.ignoring.take() {
+                Some(ignoring) => ignoring.finish()?,
+                None => Default::default(),
+            };
+            self.settle(repo, ahead, ignored)?;
+        }
+        Ok(self.withheld.unwrap_or_default())
+    }
+
+    fn settle(
+        &mut self,
+        repo: &Repo,
+        ahead: &mut HashMap<BlobId, Ahead>,
+        mut ignored: std::collections::HashSet<Vec<u8>>,
+    ) -> Result<()> {
+        self.ignoring = None;
+        ignored.retain(|p| {
+            !self
+                .shared
+                .matched_path_or_any_parents(as_path(p), false)
+                .is_ignore()
+        });
+        for (blob, path) in std::mem::take(&mut self.waiting) {
+            if !ignored.contains(&path) {
+                write_ahead(repo, ahead, &blob)?;
+            }
+        }
+        self.withheld = Some(ignored);
+        Ok(())
+    }
+}
+
+/// Write version `blob` read ahead, if its bytes are still held.
+fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
+    if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
+        if let Some(bytes) = bytes.take() {
+            repo.write_hashed_blob(*git, &bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Read and hash the file versions of `plan`'s new windows that the store holds whole,
+/// adding them to `ahead`; each is written (handed to `git fast-import`, which runs
+/// meanwhile) once `judge` knows its path is not withheld, and not before.
 fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
     plan: &Plan,
     ahead: &mut HashMap<BlobId, Ahead>,
+    judge: &mut Judge,
 ) -> Result<()> {
     let mut held: u64 = ahead
         .values()
@@ -218,9 +303,27 @@ fn read_ahead(
             }
             let bytes = history.blob_bytes(blob)?;
             let git = super::git::blob_id(&bytes)?;
-            let bytes = repo.lacks(&git).then_some(bytes);
-            held += bytes.as_ref().map_or(0, |b| b.len() as u64);
-            ahead.insert(*blob, Ahead::Read { git, size, bytes });
+            if !repo.lacks(&git) {
+                let bytes = None;
+                ahead.insert(*blob, Ahead::Read { git, size, bytes });
+                continue;
+            }
+            held += size;
+            let path = c.path.as_bytes();
+            ahead.insert(
+                *blob,
+                Ahead::Read {
+                    git,
+                    size,
+                    bytes: Some(bytes),
+                },
+            );
+            if !judge.known(repo, ahead)? {
+                judge.waiting.push((*blob, path.to_vec()));
+            } else if !judge.withheld.as_ref().is_some_and(|w| w.contains(path)) {
+                write_ahead(repo, ahead, blob)?;
+                held -= size;
+            }
         }
     }
     Ok(())
@@ -651,23 +754,6 @@ fn read_and_write(
         repo.write_blob(&history.blob_bytes(blob)?)?
     };
     Ok(Some((git, size)))
-}
-
-/// The paths whose bytes stay here: those `ignoring` finds the workspace's gitignore
-/// excludes, but for what `--share-ignored` opts in.
-fn withheld(
-    ignoring: super::git::Ignoring,
-    root: &std::path::Path,
-    opts: &PushOptions,
-) -> Result<std::collections::HashSet<Vec<u8>>> {
-    let shared = opted_in(root, &opts.share_ignored)?;
-    let mut ignored = ignoring.finish()?;
-    ignored.retain(|p| {
-        !shared
-            .matched_path_or_any_parents(as_path(p), false)
-            .is_ignore()
-    });
-    Ok(ignored)
 }
 
 /// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).

@@ -1776,3 +1776,54 @@ fn fast_import_runs_with_the_trim_threshold_and_the_users_own_tunables() {
         "glibc.malloc.trim_threshold=67108864:glibc.malloc.arena_max=2\n"
     );
 }
+
+/// Issue 44: the file versions stream into one `git fast-import` while the push reads;
+/// one that stops answering is stopped at `--timeout`, nothing is sent, no ref moves, and
+/// no crash report of it is left in the repository.
+#[test]
+fn a_fast_import_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}six\n"));
+    let slow = lab.root().join("slow-fast-import");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\nif [ \"$1\" = fast-import ]; then exec sleep 30; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let run: Run = alice
+        .command("s1", &["push", "--timeout", "1"])
+        .env("REWIND_GIT", &slow)
+        .output()
+        .unwrap()
+        .into();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&run), @r"
+    [EOF]
+    ------- stderr -------
+    error: git fast-import took longer than 1 s and was stopped; nothing was changed
+    hint: the remote is slow or unreachable; try again, or pass --timeout SECS
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let git_dir = alice
+        .git(&["rev-parse", "--absolute-git-dir"])
+        .ok()
+        .stdout
+        .clone();
+    let crashes: Vec<_> = std::fs::read_dir(git_dir.trim())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("fast_import_crash")
+        })
+        .collect();
+    assert!(crashes.is_empty(), "{crashes:?}");
+}

@@ -250,35 +250,8 @@ impl Repo {
                 program: program.display().to_string(),
                 source,
             })?;
-        // Drained on their own threads, so a chatty git never blocks on a full pipe while
-        // this one waits for it to exit.
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut buf);
-                }
-                buf
-            })
-        };
-        if let Some(mut stdin) = child.stdin.take() {
-            // Its stdin is closed when all of the input is written (or git stopped reading).
-            std::thread::spawn(move || {
-                use std::io::Write;
-                match input {
-                    Input::None => {}
-                    Input::Bytes(bytes) => {
-                        let _ = stdin.write_all(&bytes);
-                    }
-                    Input::Stream(chunks) => {
-                        for chunk in chunks {
-                            if stdin.write_all(&chunk).is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
-            });
+        if let Some(stdin) = child.stdin.take() {
+            feed(stdin, input);
         }
         let out = drain(
             child
@@ -682,6 +655,40 @@ impl Repo {
         }
         read
     }
+}
+
+/// Drain `pipe` on a thread of its own, so a chatty git never blocks on a full pipe while
+/// this process waits for it to exit.
+fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Write `input` to a git's `stdin` on a thread of its own (git answers while it reads, and
+/// would block on a full stdout pipe while this process blocks on a full stdin pipe); its
+/// stdin is closed when all of it is written, or git stopped reading.
+fn feed(mut stdin: std::process::ChildStdin, input: Input) {
+    std::thread::spawn(move || {
+        use std::io::Write;
+        match input {
+            Input::None => {}
+            Input::Bytes(bytes) => {
+                let _ = stdin.write_all(&bytes);
+            }
+            Input::Stream(chunks) => {
+                for chunk in chunks {
+                    if stdin.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// What a git run reads on its stdin.

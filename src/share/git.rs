@@ -41,18 +41,41 @@ pub(crate) struct Repo {
     dry_run: bool,
     /// File versions waiting to be written together ([`Repo::write_blob`]).
     pending: std::cell::RefCell<Pending>,
+    /// `GLIBC_TUNABLES` of `git fast-import` ([`fast_import_tunables`]).
+    fast_import_tunables: std::ffi::OsString,
 }
 
-/// Blobs [`Repo::write_blob`] holds until [`Repo::flush_blobs`] writes them in one pack.
+/// Blobs [`Repo::write_blob`] has handed to `git fast-import`, which [`Repo::flush_blobs`]
+/// finishes (one pack).
 #[derive(Default)]
 struct Pending {
     ids: std::collections::HashSet<ObjectId>,
-    /// `git fast-import`'s input for them: one `blob` command each.
+    /// `git fast-import`'s input not sent yet: one `blob` command each.
     input: Vec<u8>,
+    /// The `git fast-import` under way, started by the first blob.
+    importer: Option<Importer>,
 }
 
-/// Bytes of file versions held for one `git fast-import` at most.
-const PENDING_BYTES: usize = 64 << 20;
+/// Input gathered into one send to `git fast-import` at least (fewer, larger writes).
+const SEND_BYTES: usize = 256 << 10;
+
+/// Sends to `git fast-import` waiting at most: past this many, a writer waits for it.
+const SENDS_QUEUED: usize = 64;
+
+/// A `git fast-import` fed through a bounded queue while the push goes on reading.
+struct Importer {
+    run: Option<Running>,
+    feed: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+}
+
+impl Drop for Importer {
+    fn drop(&mut self) {
+        // Killed before its input is closed: an input that ends without `done` would make
+        // it write a crash report into the repository.
+        drop(self.run.take());
+        drop(self.feed.take());
+    }
+}
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
@@ -65,7 +88,10 @@ impl Repo {
             (false, Some(common)) => common,
             _ => Repo::ask_common_dir(program, workspace, timeout)?,
         };
-        Repo::at(program, workspace, common, timeout)
+        Ok(Repo {
+            fast_import_tunables: fast_import_tunables(transport.glibc_tunables.as_deref()),
+            ..Repo::at(program, workspace, common, timeout)?
+        })
     }
 
     /// `git rev-parse --git-common-dir` in `dir`.
@@ -111,6 +137,7 @@ impl Repo {
             odb,
             dry_run: false,
             pending: Default::default(),
+            fast_import_tunables: fast_import_tunables(None),
         })
     }
 
@@ -177,6 +204,24 @@ impl Repo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        let input = input.map_or(Input::None, Input::Bytes);
+        Repo::start_in(program, dir, timeout, args, input, env)?.wait()
+    }
+
+    /// Start `git args…` in `dir` with `input` on its stdin, bounded by `timeout` from now:
+    /// the caller does other work, then [`Running::wait`]s for it.
+    fn start_in<I, S>(
+        program: &Path,
+        dir: &Path,
+        timeout: Duration,
+        args: I,
+        input: Input,
+        env: &[(&str, &OsStr)],
+    ) -> Result<Running, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<std::ffi::OsString> = args
             .into_iter()
             .map(|a| a.as_ref().to_os_string())
@@ -187,15 +232,16 @@ impl Repo {
                 .map(|a| a.to_string_lossy().into_owned())
                 .unwrap_or_default()
         );
+        let deadline = Instant::now() + timeout;
         let mut child = Command::new(program)
             .args(&args)
             .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
             .envs(env.iter().copied())
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
+            .stdin(if matches!(input, Input::None) {
                 Stdio::null()
+            } else {
+                Stdio::piped()
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -204,23 +250,8 @@ impl Repo {
                 program: program.display().to_string(),
                 source,
             })?;
-        // Drained on their own threads, so a chatty git never blocks on a full pipe while
-        // this one waits for it to exit.
-        let drain = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut buf);
-                }
-                buf
-            })
-        };
-        if let Some(mut stdin) = child.stdin.take() {
-            let input = input.unwrap_or_default();
-            std::thread::spawn(move || {
-                use std::io::Write;
-                let _ = stdin.write_all(&input);
-            });
+        if let Some(stdin) = child.stdin.take() {
+            feed(stdin, input);
         }
         let out = drain(
             child
@@ -234,13 +265,14 @@ impl Repo {
                 .take()
                 .map(|p| Box::new(p) as Box<dyn Read + Send>),
         );
-        let status = wait_bounded(&mut child, timeout, &what, program)?;
-        let stdout = out.join().unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
-        Ok(Output {
-            status,
-            stdout,
-            stderr,
+        Ok(Running {
+            child: Some(child),
+            out: Some(out),
+            err: Some(err),
+            what,
+            program: program.to_path_buf(),
+            timeout,
+            deadline,
         })
     }
 
@@ -268,7 +300,10 @@ impl Repo {
     /// The bare repository this process made at `dir` (its git dir is `dir` itself), run with
     /// the same program and deadline.
     pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
-        Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)
+        Ok(Repo {
+            fast_import_tunables: self.fast_import_tunables.clone(),
+            ..Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)?
+        })
     }
 
     /// The directory git runs in (the workspace).
@@ -355,34 +390,28 @@ impl Repo {
         Ok(())
     }
 
-    /// Which of `paths` (relative to the workspace) the workspace's gitignore rules exclude
-    /// (tracked files never are).
-    pub fn ignored(
-        &self,
-        paths: &[&[u8]],
-    ) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+    /// Start asking which of `paths` (relative to the workspace) the workspace's gitignore
+    /// rules exclude (tracked files never are): one `git check-ignore` that runs while the
+    /// caller reads, answered by [`Ignoring::finish`].
+    pub fn start_ignored(&self, paths: &[&[u8]]) -> Result<Ignoring, ShareError> {
         if paths.is_empty() {
-            return Ok(Default::default());
+            return Ok(Ignoring(None));
         }
         let mut input = Vec::new();
         for p in paths {
             input.extend_from_slice(p);
             input.push(0);
         }
-        let out = self.git_with_input(["check-ignore", "--stdin", "-z"], input)?;
-        // 0: some are ignored, 1: none is; anything else is an error.
-        if !matches!(out.status.code(), Some(0 | 1)) {
-            return Err(ShareError::Git {
-                command: "git check-ignore".into(),
-                detail: git_message(&out.stderr),
-            });
-        }
-        Ok(out
-            .stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect())
+        let args = ["check-ignore", "--stdin", "-z"];
+        let run = Repo::start_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            args,
+            Input::Bytes(input),
+            &[],
+        )?;
+        Ok(Ignoring(Some(run)))
     }
 
     /// Write an object whose bytes are at hand; one the repository holds already (a file
@@ -403,45 +432,111 @@ impl Repo {
             })
     }
 
-    /// Write a file version: held, and written with the others in one pack by
-    /// [`Repo::flush_blobs`] (which must run before anything refers to it leaves), since a
-    /// loose object is a file of its own, and creating a thousand files in the object
-    /// directory took most of a first push's time (see benches/RESULTS.md). One the
-    /// repository holds already is not written again.
+    /// Write a file version: handed to the one `git fast-import` that writes them all in one
+    /// pack while the push goes on, which [`Repo::flush_blobs`] finishes (it must run before
+    /// anything that refers to them leaves), since a loose object is a file of its own, and
+    /// creating a thousand files in the object directory took most of a first push's time
+    /// (see benches/RESULTS.md). One the repository holds already is not written again.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
-        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
-            .map_err(|e| ShareError::Odb {
-                detail: format!("cannot hash a blob: {e}"),
-            })?;
-        if self.dry_run || self.has(&id) {
-            return Ok(id);
-        }
-        let full = {
-            let mut pending = self.pending.borrow_mut();
-            if pending.ids.insert(id) {
-                let input = &mut pending.input;
-                input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
-                input.extend_from_slice(bytes);
-                input.push(b'\n');
-            }
-            pending.input.len() >= PENDING_BYTES
-        };
-        if full {
-            self.flush_blobs()?;
-        }
+        let id = blob_id(bytes)?;
+        self.write_hashed_blob(id, bytes)?;
         Ok(id)
     }
 
-    /// Write the blobs [`Repo::write_blob`] holds, all through one `git fast-import` (one
-    /// pack; git writes a few as loose objects, `fastimport.unpackLimit`).
+    /// [`Repo::write_blob`] of `bytes` whose git id `id` was computed already
+    /// ([`blob_id`]).
+    pub fn write_hashed_blob(&self, id: ObjectId, bytes: &[u8]) -> Result<(), ShareError> {
+        if !self.lacks(&id) {
+            return Ok(());
+        }
+        let mut pending = self.pending.borrow_mut();
+        if !pending.ids.insert(id) {
+            return Ok(());
+        }
+        let input = &mut pending.input;
+        input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+        input.extend_from_slice(bytes);
+        input.push(b'\n');
+        if input.len() >= SEND_BYTES {
+            let chunk = std::mem::take(input);
+            self.send(&mut pending, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Hand `chunk` to the `git fast-import` of `pending` (started by the first one),
+    /// waiting while its queue is full, until its deadline. One that stopped reading gets
+    /// no more: [`Repo::flush_blobs`] reports why.
+    fn send(&self, pending: &mut Pending, chunk: Vec<u8>) -> Result<(), ShareError> {
+        if pending.importer.is_none() {
+            let (feed, chunks) = std::sync::mpsc::sync_channel(SENDS_QUEUED);
+            let run = Repo::start_in(
+                &self.program,
+                &self.dir,
+                self.timeout,
+                ["fast-import", "--quiet", "--done"],
+                Input::Stream(chunks),
+                &[("GLIBC_TUNABLES", &self.fast_import_tunables)],
+            )?;
+            pending.importer = Some(Importer {
+                run: Some(run),
+                feed: Some(feed),
+            });
+        }
+        let Some(Importer {
+            run: Some(run),
+            feed: Some(feed),
+        }) = &pending.importer
+        else {
+            return Ok(());
+        };
+        let mut chunk = chunk;
+        let mut pause = Duration::from_micros(50);
+        loop {
+            match feed.try_send(chunk) {
+                Ok(()) | Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Ok(()),
+                Err(std::sync::mpsc::TrySendError::Full(back)) => {
+                    if Instant::now() >= run.deadline {
+                        return Err(ShareError::Timeout {
+                            command: run.what.clone(),
+                            seconds: run.timeout.as_secs(),
+                        });
+                    }
+                    chunk = back;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(2));
+                }
+            }
+        }
+    }
+
+    /// Whether writing object `id` would write anything: not a dry run, and the repository
+    /// does not hold it ([`Repo::has`]).
+    pub fn lacks(&self, id: &ObjectId) -> bool {
+        !self.dry_run && !self.has(id)
+    }
+
+    /// Finish writing the blobs [`Repo::write_blob`] was given: the rest of the input and
+    /// `done` to the one `git fast-import` (one pack; git writes a few as loose objects,
+    /// `fastimport.unpackLimit`), then wait for it.
     pub fn flush_blobs(&self) -> Result<(), ShareError> {
-        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        let mut pending = self.pending.borrow_mut();
         if pending.ids.is_empty() {
             return Ok(());
         }
-        let mut input = pending.input;
-        input.extend_from_slice(b"done\n");
-        let out = self.git_with_input(["fast-import", "--quiet", "--done"], input)?;
+        let mut rest = std::mem::take(&mut pending.input);
+        rest.extend_from_slice(b"done\n");
+        self.send(&mut pending, rest)?;
+        let finished = std::mem::take(&mut *pending);
+        let Some(mut importer) = finished.importer else {
+            return Ok(());
+        };
+        // Its input closed (all of it written), then its answer.
+        drop(importer.feed.take());
+        let Some(run) = importer.run.take() else {
+            return Ok(());
+        };
+        let out = run.wait()?;
         if !out.status.success() {
             return Err(ShareError::Git {
                 command: "git fast-import".into(),
@@ -559,6 +654,177 @@ impl Repo {
             });
         }
         read
+    }
+}
+
+/// Drain `pipe` on a thread of its own, so a chatty git never blocks on a full pipe while
+/// this process waits for it to exit.
+fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Write `input` to a git's `stdin` on a thread of its own (git answers while it reads, and
+/// would block on a full stdout pipe while this process blocks on a full stdin pipe); its
+/// stdin is closed when all of it is written, or git stopped reading.
+fn feed(mut stdin: std::process::ChildStdin, input: Input) {
+    std::thread::spawn(move || {
+        use std::io::Write;
+        match input {
+            Input::None => {}
+            Input::Bytes(bytes) => {
+                let _ = stdin.write_all(&bytes);
+            }
+            Input::Stream(chunks) => {
+                for chunk in chunks {
+                    if stdin.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// What a git run reads on its stdin.
+enum Input {
+    /// Nothing (stdin is `/dev/null`).
+    None,
+    Bytes(Vec<u8>),
+    /// What arrives, until every sender is gone.
+    Stream(std::sync::mpsc::Receiver<Vec<u8>>),
+}
+
+/// A `git check-ignore` under way ([`Repo::start_ignored`]); `None`: no path was asked about.
+pub(crate) struct Ignoring(Option<Running>);
+
+impl Ignoring {
+    /// The paths asked about that are ignored, once it has answered; `None` while it runs.
+    pub fn try_finish(&mut self) -> Result<Option<std::collections::HashSet<Vec<u8>>>, ShareError> {
+        let Some(run) = &mut self.0 else {
+            return Ok(Some(Default::default()));
+        };
+        let Some(out) = run.try_wait()? else {
+            return Ok(None);
+        };
+        self.0 = None;
+        ignored_paths(&out).map(Some)
+    }
+
+    /// The paths asked about that are ignored (waiting for the answer).
+    pub fn finish(self) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        match self.0 {
+            None => Ok(Default::default()),
+            Some(run) => ignored_paths(&run.wait()?),
+        }
+    }
+}
+
+/// The paths a `git check-ignore --stdin -z` printed (those ignored).
+fn ignored_paths(out: &Output) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+    // 0: some are ignored, 1: none is; anything else is an error.
+    if !matches!(out.status.code(), Some(0 | 1)) {
+        return Err(ShareError::Git {
+            command: "git check-ignore".into(),
+            detail: git_message(&out.stderr),
+        });
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// A git run started by [`Repo::start_in`]. Dropped without [`Running::wait`] (an error
+/// elsewhere), it is killed and reaped: no git outlives the operation that started it.
+pub(crate) struct Running {
+    child: Option<std::process::Child>,
+    out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+    what: String,
+    program: PathBuf,
+    timeout: Duration,
+    /// When it was started, plus the timeout: killed past this.
+    deadline: Instant,
+}
+
+impl Running {
+    /// Wait for it to finish (killed at its deadline) and what it printed.
+    pub fn wait(mut self) -> Result<Output, ShareError> {
+        let mut child = self
+            .child
+            .take()
+            .expect("a run is waited for once, by value");
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let status = wait_bounded(&mut child, left, &self.what, &self.program).map_err(|e| {
+            match e {
+                // The timeout the user gave, not what was left of it.
+                ShareError::Timeout { command, .. } => ShareError::Timeout {
+                    command,
+                    seconds: self.timeout.as_secs(),
+                },
+                e => e,
+            }
+        })?;
+        Ok(self.output(status))
+    }
+
+    /// What it printed once it has finished, `None` while it runs; past its deadline it is
+    /// killed (an error).
+    pub fn try_wait(&mut self) -> Result<Option<Output>, ShareError> {
+        let Some(child) = self.child.as_mut() else {
+            return Ok(None);
+        };
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                self.child = None;
+                Ok(Some(self.output(status)))
+            }
+            Ok(None) if Instant::now() >= self.deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                self.child = None;
+                Err(ShareError::Timeout {
+                    command: self.what.clone(),
+                    seconds: self.timeout.as_secs(),
+                })
+            }
+            Ok(None) => Ok(None),
+            Err(source) => Err(ShareError::NoGit {
+                program: self.program.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// Its stdout and stderr, drained by their threads, and its exit status.
+    fn output(&mut self, status: ExitStatus) -> Output {
+        let join = |h: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            h.and_then(|h| h.join().ok()).unwrap_or_default()
+        };
+        let stdout = join(self.out.take());
+        let stderr = String::from_utf8_lossy(&join(self.err.take())).into_owned();
+        Output {
+            status,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -682,6 +948,30 @@ fn serves_filter(trace: &[u8]) -> bool {
     })
 }
 
+/// The git id of blob `bytes`.
+pub(crate) fn blob_id(bytes: &[u8]) -> Result<ObjectId, ShareError> {
+    gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes).map_err(|e| {
+        ShareError::Odb {
+            detail: format!("cannot hash a blob: {e}"),
+        }
+    })
+}
+
+/// What `git fast-import` runs with as `GLIBC_TUNABLES`: a malloc trim threshold far above
+/// what it holds, then the user's own tunables (`user`, which win where they say the
+/// same). fast-import makes a zlib stream per object, and glibc's malloc gives that memory
+/// back to the system at each free and takes it again at the next object: page faults that
+/// were most of its time on a thousand small versions (see benches/RESULTS.md). Other C
+/// libraries ignore the variable.
+fn fast_import_tunables(user: Option<&OsStr>) -> std::ffi::OsString {
+    let mut tunables = std::ffi::OsString::from("glibc.malloc.trim_threshold=67108864");
+    if let Some(user) = user.filter(|u| !u.is_empty()) {
+        tunables.push(":");
+        tunables.push(user);
+    }
+    tunables
+}
+
 /// The git id of a blob of `size` bytes read from `reader`, written nowhere.
 fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
     let odb = |detail: String| ShareError::Odb { detail };
@@ -779,6 +1069,17 @@ pub(crate) fn git_message(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_import_gets_the_trim_threshold_and_the_users_own_tunables_after_it() {
+        let ours = "glibc.malloc.trim_threshold=67108864";
+        assert_eq!(fast_import_tunables(None), ours);
+        assert_eq!(fast_import_tunables(Some(OsStr::new(""))), ours);
+        assert_eq!(
+            fast_import_tunables(Some(OsStr::new("glibc.malloc.trim_threshold=1"))),
+            format!("{ours}:glibc.malloc.trim_threshold=1").as_str()
+        );
+    }
 
     #[test]
     fn a_streamed_hash_is_the_id_git_gives_the_blob() {

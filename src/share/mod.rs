@@ -114,6 +114,9 @@ pub struct Transport {
     /// itself honours: git is asked where the repository is, instead of reading the
     /// workspace's `.git`.
     pub git_dir_in_env: bool,
+    /// The environment's `GLIBC_TUNABLES`, kept in what `git fast-import` runs with (which
+    /// adds one of its own: see `git::fast_import_tunables`).
+    pub glibc_tunables: Option<std::ffi::OsString>,
 }
 
 /// Who this machine is (`user@machine`), recorded in what it pushes and in its refs.

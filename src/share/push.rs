@@ -140,16 +140,193 @@ fn stage<'a, 's>(
         }
         plans.push((*s, plan(repo, &s.history(), opts, &refs, s.now())?));
     }
-    // The new windows' paths of every session in one `git check-ignore`, not one per session.
-    let ignored = withheld(repo, first.workspace().root(), &plans, opts)?;
+    // The new windows' paths of every session in one `git check-ignore`, not one per
+    // session, which runs while their file versions are read.
+    let paths: std::collections::BTreeSet<&[u8]> =
+        plans.iter().flat_map(|(_, p)| p.new_paths()).collect();
+    let paths: Vec<&[u8]> = paths.into_iter().collect();
+    let mut judge = Judge {
+        ignoring: Some(repo.start_ignored(&paths)?),
+        withheld: None,
+        shared: opted_in(first.workspace().root(), &opts.share_ignored)?,
+        waiting: Vec::new(),
+    };
+    let mut ahead = HashMap::new();
+    for (s, plan) in &plans {
+        read_ahead(repo, &s.history(), plan, &mut ahead, &mut judge)?;
+    }
+    let ignored = judge.verdict(repo, &mut ahead)?;
     let mut staged = Vec::new();
     for (s, plan) in plans {
-        match export(repo, &s.history(), plan, &ignored, opts.with_prompts) {
+        match export(
+            repo,
+            &s.history(),
+            plan,
+            &ignored,
+            &mut ahead,
+            opts.with_prompts,
+        ) {
             Err(ShareError::NothingToPush { .. }) if opts.skip_unfinished => {}
             exported => staged.push((s, exported?)),
         }
     }
     Ok(staged)
+}
+
+/// A file version read before its change was exported.
+enum Ahead {
+    /// Not in the store (gc dropped it).
+    Missing,
+    /// Its git id and size, and its bytes while the repository lacks it and they are not
+    /// written yet (they are once its path is known not to be withheld).
+    Read {
+        git: ObjectId,
+        size: u64,
+        bytes: Option<Vec<u8>>,
+    },
+}
+
+/// Bytes of file versions read ahead and held at most; past this, the rest are read when
+/// their changes are exported.
+const AHEAD_BYTES: u64 = 64 << 20;
+
+/// Which paths' bytes stay here: asked of `git check-ignore` (which runs while the versions
+/// are read), then known.
+struct Judge {
+    /// The question under way; `None` once answered.
+    ignoring: Option<super::git::Ignoring>,
+    /// The paths withheld: ignored, but for what `--share-ignored` opts in. `None` until
+    /// the answer is in.
+    withheld: Option<std::collections::HashSet<Vec<u8>>>,
+    shared: ignore::gitignore::Gitignore,
+    /// Versions read before the answer, each with a path it was read for.
+    waiting: Vec<(BlobId, Vec<u8>)>,
+}
+
+impl Judge {
+    /// Whether the answer is in (looked at, not waited for); when it has just come, the
+    /// versions read before it whose paths are not withheld are written.
+    fn known(&mut self, repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>) -> Result<bool> {
+        if self.withheld.is_some() {
+            return Ok(true);
+        }
+        let Some(ignoring) = self.ignoring.as_mut() else {
+            return Ok(false);
+        };
+        let Some(ignored) = ignoring.try_finish()? else {
+            return Ok(false);
+        };
+        self.settle(repo, ahead, ignored)?;
+        Ok(true)
+    }
+
+    /// The withheld paths, waiting for the answer if it is not in yet.
+    fn verdict(
+        mut self,
+        repo: &Repo,
+        ahead: &mut HashMap<BlobId, Ahead>,
+    ) -> Result<std::collections::HashSet<Vec<u8>>> {
+        if self.withheld.is_none() {
+            let ignored = match self.ignoring.take() {
+                Some(ignoring) => ignoring.finish()?,
+                None => Default::default(),
+            };
+            self.settle(repo, ahead, ignored)?;
+        }
+        Ok(self.withheld.unwrap_or_default())
+    }
+
+    fn settle(
+        &mut self,
+        repo: &Repo,
+        ahead: &mut HashMap<BlobId, Ahead>,
+        mut ignored: std::collections::HashSet<Vec<u8>>,
+    ) -> Result<()> {
+        self.ignoring = None;
+        ignored.retain(|p| {
+            !self
+                .shared
+                .matched_path_or_any_parents(as_path(p), false)
+                .is_ignore()
+        });
+        for (blob, path) in std::mem::take(&mut self.waiting) {
+            if !ignored.contains(&path) {
+                write_ahead(repo, ahead, &blob)?;
+            }
+        }
+        self.withheld = Some(ignored);
+        Ok(())
+    }
+}
+
+/// Write version `blob` read ahead, if its bytes are still held.
+fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
+    if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
+        if let Some(bytes) = bytes.take() {
+            repo.write_hashed_blob(*git, &bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Read and hash the file versions of `plan`'s new windows that the store holds whole,
+/// adding them to `ahead`; each is written (handed to `git fast-import`, which runs
+/// meanwhile) once `judge` knows its path is not withheld, and not before.
+fn read_ahead(
+    repo: &Repo,
+    history: &History<'_>,
+    plan: &Plan,
+    ahead: &mut HashMap<BlobId, Ahead>,
+    judge: &mut Judge,
+) -> Result<()> {
+    let mut held: u64 = ahead
+        .values()
+        .map(|a| match a {
+            Ahead::Read { bytes: Some(b), .. } => b.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    for c in plan.new_changes() {
+        for state in [&c.before, &c.after.unwrap_or(FileState::Unknown)] {
+            let FileState::Present { blob, .. } = state else {
+                continue;
+            };
+            if ahead.contains_key(blob) {
+                continue;
+            }
+            let Some(size) = history.blob_size(blob)? else {
+                ahead.insert(*blob, Ahead::Missing);
+                continue;
+            };
+            if size > crate::workspace::HOLD_MAX || held + size > AHEAD_BYTES {
+                continue;
+            }
+            let bytes = history.blob_bytes(blob)?;
+            let git = super::git::blob_id(&bytes)?;
+            if !repo.lacks(&git) {
+                let bytes = None;
+                ahead.insert(*blob, Ahead::Read { git, size, bytes });
+                continue;
+            }
+            held += size;
+            let path = c.path.as_bytes();
+            ahead.insert(
+                *blob,
+                Ahead::Read {
+                    git,
+                    size,
+                    bytes: Some(bytes),
+                },
+            );
+            if !judge.known(repo, ahead)? {
+                judge.waiting.push((*blob, path.to_vec()));
+            } else if !judge.withheld.as_ref().is_some_and(|w| w.contains(path)) {
+                write_ahead(repo, ahead, blob)?;
+                held -= size;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One session's commit, ready to push.
@@ -176,6 +353,8 @@ struct Tally<'a> {
     sent: std::collections::HashSet<ObjectId>,
     ignored: &'a std::collections::HashSet<Vec<u8>>,
     withheld: usize,
+    /// File versions read ahead ([`read_ahead`]), taken as they are used.
+    ahead: &'a mut HashMap<BlobId, Ahead>,
 }
 
 /// A session's push before anything is written: its ref and previous push, the windows
@@ -189,14 +368,19 @@ struct Plan {
 }
 
 impl Plan {
-    /// The paths the finished windows that the previous push lacks change.
-    fn new_paths(&self) -> impl Iterator<Item = &[u8]> {
+    /// The changes of the finished windows that the previous push lacks.
+    fn new_changes(&self) -> impl Iterator<Item = &crate::model::Change> {
         let f = &self.finished;
         f.done
             .iter()
             .zip(&f.changes_of)
             .filter(|(w, _)| !self.pushed.contains_key(&item(w)))
-            .flat_map(|(_, cs)| cs.iter().map(|c| c.path.as_bytes()))
+            .flat_map(|(_, cs)| cs.iter())
+    }
+
+    /// The paths those changes change.
+    fn new_paths(&self) -> impl Iterator<Item = &[u8]> {
+        self.new_changes().map(|c| c.path.as_bytes())
     }
 }
 
@@ -332,12 +516,14 @@ fn plan(
 
 /// Build the session's next commit: the previous push's windows plus the finished windows
 /// it lacks (the previous commit itself when there are none). `ignored`: the paths whose
-/// bytes stay here; `with_prompts`: the windows' labels go too.
+/// bytes stay here; `ahead`: file versions read already; `with_prompts`: the windows'
+/// labels go too.
 fn export(
     repo: &Repo,
     history: &History<'_>,
     plan: Plan,
     ignored: &std::collections::HashSet<Vec<u8>>,
+    ahead: &mut HashMap<BlobId, Ahead>,
     with_prompts: bool,
 ) -> Result<Export> {
     let Plan {
@@ -354,6 +540,7 @@ fn export(
         sent: previously_sent(repo, &windows_tree)?,
         ignored,
         withheld: 0,
+        ahead,
     };
     let (mut new_windows, mut new_changes) = (0, 0);
     for (w, changes) in f.done.iter().zip(&f.changes_of) {
@@ -506,28 +693,31 @@ fn side(
     };
     let Some(blob) = blob else { return Ok(meta) };
     if withhold {
-        meta.size = history.blob_size(&blob)?;
+        meta.size = match t.ahead.get(&blob) {
+            Some(Ahead::Read { size, .. }) => Some(*size),
+            Some(Ahead::Missing) => None,
+            None => history.blob_size(&blob)?,
+        };
         t.withheld += 1;
         return Ok(meta);
     }
     let (git, size) = match t.cache.get(&blob) {
         Some(known) => *known,
         None => {
-            // A blob gc dropped is shared as metadata only: the other side sees it unproven.
-            let Some(size) = history.blob_size(&blob)? else {
-                return Ok(meta);
-            };
-            let git = if size > crate::workspace::HOLD_MAX {
-                let mut tmp = tempfile::tempfile().map_err(|e| ShareError::Odb {
-                    detail: format!("cannot make a temporary file: {e}"),
-                })?;
-                history.blob_to(&blob, &mut tmp)?;
-                tmp.seek(SeekFrom::Start(0)).map_err(|e| ShareError::Odb {
-                    detail: format!("cannot read back a temporary file: {e}"),
-                })?;
-                repo.write_stream(size, &mut tmp)?
-            } else {
-                repo.write_blob(&history.blob_bytes(&blob)?)?
+            let (git, size) = match t.ahead.remove(&blob) {
+                // A blob gc dropped is shared as metadata only: the other side sees it
+                // unproven.
+                Some(Ahead::Missing) => return Ok(meta),
+                Some(Ahead::Read { git, size, bytes }) => {
+                    if let Some(bytes) = bytes {
+                        repo.write_hashed_blob(git, &bytes)?;
+                    }
+                    (git, size)
+                }
+                None => match read_and_write(repo, history, &blob)? {
+                    Some(written) => written,
+                    None => return Ok(meta),
+                },
             };
             if !t.sent.contains(&git) {
                 t.bytes += size;
@@ -541,25 +731,29 @@ fn side(
     Ok(meta)
 }
 
-/// The paths of the plans' new windows whose bytes stay here: those the workspace's
-/// gitignore excludes, but for what `--share-ignored` opts in.
-fn withheld<S>(
+/// Read blob `blob` from the store and write it as a git blob: its git id and size, `None`
+/// when the store does not hold it.
+fn read_and_write(
     repo: &Repo,
-    root: &std::path::Path,
-    plans: &[(S, Plan)],
-    opts: &PushOptions,
-) -> Result<std::collections::HashSet<Vec<u8>>> {
-    let paths: std::collections::BTreeSet<&[u8]> =
-        plans.iter().flat_map(|(_, p)| p.new_paths()).collect();
-    let paths: Vec<&[u8]> = paths.into_iter().collect();
-    let shared = opted_in(root, &opts.share_ignored)?;
-    let mut ignored = repo.ignored(&paths)?;
-    ignored.retain(|p| {
-        !shared
-            .matched_path_or_any_parents(as_path(p), false)
-            .is_ignore()
-    });
-    Ok(ignored)
+    history: &History<'_>,
+    blob: &BlobId,
+) -> Result<Option<(ObjectId, u64)>> {
+    let Some(size) = history.blob_size(blob)? else {
+        return Ok(None);
+    };
+    let git = if size > crate::workspace::HOLD_MAX {
+        let mut tmp = tempfile::tempfile().map_err(|e| ShareError::Odb {
+            detail: format!("cannot make a temporary file: {e}"),
+        })?;
+        history.blob_to(blob, &mut tmp)?;
+        tmp.seek(SeekFrom::Start(0)).map_err(|e| ShareError::Odb {
+            detail: format!("cannot read back a temporary file: {e}"),
+        })?;
+        repo.write_stream(size, &mut tmp)?
+    } else {
+        repo.write_blob(&history.blob_bytes(blob)?)?
+    };
+    Ok(Some((git, size)))
 }
 
 /// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).

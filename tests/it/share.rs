@@ -850,6 +850,13 @@ fn ignored_files_leave_as_path_size_and_hash_only() {
         "an ignored file's bytes left the machine"
     );
     assert!(all.contains("TWO"), "the tracked file's version did leave");
+    // The versions are read while `git check-ignore` runs; an ignored file's are never
+    // written, not even into this machine's own git objects.
+    let here = alice.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(
+        !here.ok().stdout.contains("secret"),
+        "an ignored file's bytes were written into the project's repository"
+    );
     let bob = lab.machine("bob", "bob@desk");
     bob.rw("x", &["fetch", "--all"]).ok();
     let log = bob.rw("alice@laptop/s1", &["--json", "log"]).json();
@@ -1695,4 +1702,128 @@ fn a_push_whose_file_versions_cannot_be_written_sends_nothing_and_says_why() {
     let bob = lab.machine("bob", "bob@desk");
     let fetched = bob.rw("x", &["--json", "fetch", "origin", "alice@laptop/s1"]);
     assert_eq!(fetched.ok().json()["sessions"][0]["blobs"], 2);
+}
+
+/// Issue 44: `git check-ignore` runs while the push reads its file versions, and is bounded
+/// by `--timeout` like every git run: one that hangs is stopped, and nothing is written or
+/// sent.
+#[test]
+fn a_check_ignore_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let slow = lab.root().join("slow-check-ignore");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\nif [ \"$1\" = check-ignore ]; then exec sleep 30; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let run: Run = alice
+        .command("s1", &["push", "--timeout", "1"])
+        .env("REWIND_GIT", &slow)
+        .output()
+        .unwrap()
+        .into();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&run), @r"
+    [EOF]
+    ------- stderr -------
+    error: git check-ignore took longer than 1 s and was stopped; nothing was changed
+    hint: the remote is slow or unreachable; try again, or pass --timeout SECS
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let here = alice.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(
+        !here.ok().stdout.contains("TWO"),
+        "the new version was written"
+    );
+}
+
+/// Issue 44: `git fast-import` runs with a malloc trim threshold (see benches/RESULTS.md),
+/// and the user's own `GLIBC_TUNABLES` are kept after it.
+#[test]
+fn fast_import_runs_with_the_trim_threshold_and_the_users_own_tunables() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}six\n"));
+    let seen = lab.root().join("tunables-seen");
+    let script = lab.root().join("tunables-git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = fast-import ]; then printf '%s\\n' \"$GLIBC_TUNABLES\" >{}; fi\nexec git \"$@\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &script)
+        .env("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "glibc.malloc.trim_threshold=67108864:glibc.malloc.arena_max=2\n"
+    );
+}
+
+/// Issue 44: the file versions stream into one `git fast-import` while the push reads;
+/// one that stops answering is stopped at `--timeout`, nothing is sent, no ref moves, and
+/// no crash report of it is left in the repository.
+#[test]
+fn a_fast_import_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}six\n"));
+    let slow = lab.root().join("slow-fast-import");
+    std::fs::write(
+        &slow,
+        "#!/bin/sh\nif [ \"$1\" = fast-import ]; then exec sleep 30; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let started = std::time::Instant::now();
+    let run: Run = alice
+        .command("s1", &["push", "--timeout", "1"])
+        .env("REWIND_GIT", &slow)
+        .output()
+        .unwrap()
+        .into();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let _f = filters(&lab);
+    insta::assert_snapshot!(show(&run), @r"
+    [EOF]
+    ------- stderr -------
+    error: git fast-import took longer than 1 s and was stopped; nothing was changed
+    hint: the remote is slow or unreachable; try again, or pass --timeout SECS
+    [EOF]
+    [exit status: 1]
+    ");
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let git_dir = alice
+        .git(&["rev-parse", "--absolute-git-dir"])
+        .ok()
+        .stdout
+        .clone();
+    let crashes: Vec<_> = std::fs::read_dir(git_dir.trim())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("fast_import_crash")
+        })
+        .collect();
+    assert!(crashes.is_empty(), "{crashes:?}");
 }

@@ -24,6 +24,30 @@ use crate::ids::BlobId;
 use crate::model::{FileState, MetadataReason, Proof, WindowKind};
 use crate::workspace::{RelPath, Workspace};
 
+/// Where a remote session stands here; `--json` spells it in kebab case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Here {
+    /// This machine pushed it.
+    Own,
+    /// Fetched, and up to date.
+    Fetched,
+    /// Fetched; the remote has more.
+    Behind,
+    NotFetched,
+}
+
+impl Here {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Here::Own => "own",
+            Here::Fetched => "fetched",
+            Here::Behind => "behind",
+            Here::NotFetched => "not-fetched",
+        }
+    }
+}
+
 /// One session on the remote, from its ref alone.
 #[derive(Debug, Clone, Serialize)]
 pub struct RemoteSession {
@@ -33,9 +57,7 @@ pub struct RemoteSession {
     pub session: String,
     pub reference: String,
     pub commit: String,
-    /// `own` (this machine pushed it), `fetched` (here, up to date), `behind` (fetched,
-    /// the remote has more) or `not-fetched`.
-    pub here: &'static str,
+    pub here: Here,
     /// From the session's commit alone (one small object, none of its files; `None` when
     /// it could not be read): its windows and changes, and when it was pushed (ns).
     pub windows: Option<usize>,
@@ -137,12 +159,12 @@ fn listing(
         }
         let commit = parse_oid(oid, reference)?;
         let here = if origin_part == own {
-            "own"
+            Here::Own
         } else {
             match local.get(reference) {
-                Some(here) if *here == commit => "fetched",
-                Some(_) => "behind",
-                None => "not-fetched",
+                Some(here) if *here == commit => Here::Fetched,
+                Some(_) => Here::Behind,
+                None => Here::NotFetched,
             }
         };
         found.push(RemoteSession {
@@ -341,7 +363,11 @@ fn choose(
     opts: &FetchOptions,
 ) -> Result<Vec<RemoteSession>> {
     if opts.all {
-        return Ok(listed.iter().filter(|s| s.here != "own").cloned().collect());
+        return Ok(listed
+            .iter()
+            .filter(|s| s.here != Here::Own)
+            .cloned()
+            .collect());
     }
     let mut chosen = Vec::new();
     for key in &opts.keys {
@@ -352,7 +378,7 @@ fn choose(
                 remote: transport.remote.clone(),
                 key: key.clone(),
             })?;
-        if found.here == "own" {
+        if found.here == Here::Own {
             return Err(ShareError::OwnSession {
                 key: key.clone(),
                 origin: opts.origin.as_str().to_string(),

@@ -48,7 +48,7 @@ pub fn prune(
     };
     let local = repo.local_refs()?;
     for s in remote_sessions(&repo, transport, origin)? {
-        if s.here != "own" {
+        if s.here != super::fetch::Here::Own {
             continue;
         }
         let commit = super::git::parse_oid(&s.commit, &s.reference)?;

@@ -47,15 +47,38 @@ pub struct PushReport {
     pub sessions: Vec<PushedSession>,
 }
 
+/// What a push did with one session; `--json` spells it in kebab case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PushStatus {
+    /// Sent: the remote's ref now names this machine's commit.
+    Pushed,
+    /// The remote already had it.
+    UpToDate,
+    /// Another machine's push of it was merged in, then sent.
+    Merged,
+    /// Dry run: what a push would send.
+    WouldPush,
+}
+
+impl PushStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PushStatus::Pushed => "pushed",
+            PushStatus::UpToDate => "up-to-date",
+            PushStatus::Merged => "merged",
+            PushStatus::WouldPush => "would-push",
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct PushedSession {
     pub session: String,
     /// The session's ref, on the remote and here.
     pub reference: String,
     pub commit: String,
-    /// `pushed`, `up-to-date`, `merged` (another machine's push of it merged in), or
-    /// `would-push` (dry run).
-    pub status: &'static str,
+    pub status: PushStatus,
     /// Windows and changes new since the previous push, and the bytes of their file
     /// versions (what may leave the machine; the remote's copy of the project's history
     /// spares whatever it already holds).
@@ -95,7 +118,7 @@ pub fn push(
     let statuses = if opts.dry_run {
         staged
             .iter()
-            .map(|(_, e)| ("would-push", e.commit))
+            .map(|(_, e)| (PushStatus::WouldPush, e.commit))
             .collect()
     } else {
         let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
@@ -803,9 +826,9 @@ fn send(
     repo: &Repo,
     transport: &Transport,
     exports: &[&Export],
-) -> Result<Vec<(&'static str, ObjectId)>> {
+) -> Result<Vec<(PushStatus, ObjectId)>> {
     let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
-    let mut statuses = vec!["pushed"; exports.len()];
+    let mut statuses = vec![PushStatus::Pushed; exports.len()];
     let mut merged = vec![false; exports.len()];
     let mut pending: Vec<usize> = (0..exports.len()).collect();
     for attempt in 1..=ATTEMPTS {
@@ -833,9 +856,9 @@ fn send(
                             moves.push((e.reference.as_str(), commits[i], e.parent));
                         }
                         statuses[i] = match (merged[i], up_to_date) {
-                            (true, _) => "merged",
-                            (false, true) => "up-to-date",
-                            (false, false) => "pushed",
+                            (true, _) => PushStatus::Merged,
+                            (false, true) => PushStatus::UpToDate,
+                            (false, false) => PushStatus::Pushed,
                         };
                     }
                     Verdict::Diverged(_) if attempt < ATTEMPTS => again.push(i),

@@ -110,7 +110,7 @@ fn render(r: &PushReport) -> String {
     for s in &r.sessions {
         text.push_str(&format!(
             "{} {} -> {} {}",
-            s.status,
+            s.status.as_str(),
             name(&s.session),
             r.remote,
             s.reference

@@ -112,7 +112,12 @@ pub(crate) fn print_listing(out: &Out, remote: &str, sessions: &[RemoteSession])
     }
     let mut text = String::new();
     for s in sessions {
-        text.push_str(&format!("{}  {}  {}", s.key, &s.commit[..12], s.here));
+        text.push_str(&format!(
+            "{}  {}  {}",
+            s.key,
+            &s.commit[..12],
+            s.here.as_str()
+        ));
         if let (Some(w), Some(c), Some(at)) = (s.windows, s.changes, s.pushed_at) {
             text.push_str(&format!(
                 "  {w} windows, {c} changes, pushed {}",

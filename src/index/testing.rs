@@ -211,13 +211,36 @@ pub fn schema_version(path: &Path) -> Result<i64> {
         .ctx("read schema version")
 }
 
-/// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
-/// Refused while an edit tool's write is unsettled, which v17 could not see.
+/// Rewrite a current index the way rewind wrote it at schema v20: `blobs` a rowid table with
+/// an automatic index on its ids (v21 keeps it without a rowid).
+pub fn downgrade_to_v20(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v21(&db)?;
+    db.execute_batch("PRAGMA user_version = 20")
+        .ctx("downgrade to v20")
+}
+
+fn downgrade_v21(db: &Connection) -> Result<()> {
+    db.execute_batch(
+        "CREATE TABLE blobs_v20(
+             id TEXT NOT NULL PRIMARY KEY, size INTEGER NOT NULL, stored_size INTEGER NOT NULL,
+             encoding TEXT NOT NULL, base TEXT, data BLOB, created_at INTEGER NOT NULL,
+             pack INTEGER, pack_offset INTEGER, pack_inner INTEGER, git_oid BLOB,
+             git_source INTEGER);
+         INSERT INTO blobs_v20 SELECT id, size, stored_size, encoding, base, data, created_at,
+             pack, pack_offset, pack_inner, git_oid, git_source FROM blobs;
+         DROP TABLE blobs;
+         ALTER TABLE blobs_v20 RENAME TO blobs;",
+    )
+    .ctx("downgrade to v20")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v19: no `git_sources` and no
 /// `blobs.git_oid`/`git_source` (v20). Refused while a blob is kept by reference to a git
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     db.execute_batch("PRAGMA user_version = 19")
         .ctx("downgrade to v19")
@@ -250,6 +273,7 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     db.execute_batch("PRAGMA user_version = 18")
@@ -315,8 +339,11 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
     ))
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
+/// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -342,6 +369,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -372,6 +400,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -466,6 +495,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;

@@ -7,7 +7,7 @@
 # Writes everything under $REWIND_BENCH_OUT (default $DATA/run, wiped first) and prints the
 # markdown table that benches/RESULTS.md holds. Knobs: ROUNDS (hyperfine rounds, default 5),
 # RUNS (runs per command per round, default 10), BASELINE_RUNS (default 3),
-# SKIP="prewrite check baseline replay undo threshold criterion" (any of them: sections to
+# SKIP="prewrite check baseline replay undo threshold criterion distinct" (any of them: sections to
 # leave out), UNDO_DIRS (directories to run the undo section in, one filesystem each; default
 # $OUT: the undo batch's cost depends on the filesystem, e.g. ext4 with or without a journal).
 #
@@ -321,3 +321,20 @@ if ! skipped criterion; then
 fi
 
 SKIP="$SKIP" python3 "$ROOT/benches/summarize.py" "$OUT" | tee "$OUT/table.md"
+
+# --- the ≈415k-file tree of distinct sources (issue 46), when fetch-data.sh built it --------
+# (DISTINCT=1 benches/fetch-data.sh). benches/big.sh's rows on it, side by side with git as
+# always: first baseline and its peak RSS, the home after it, the three scans, the pre-write
+# hook. Takes 30-60 min on 2 cores; SKIP=distinct leaves it out.
+if ! skipped distinct && [ -f "$DATA/distinct.complete" ]; then
+    log "the tree of distinct sources (benches/big.sh, TREE_NAME=distinct)"
+    {
+        printf '\n### The tree of distinct sources\n\n'
+        grep -A1 '^distinct:' "$DATA/VERSIONS" || true
+        echo
+    } | tee -a "$OUT/table.md"
+    TREE_NAME=distinct REWIND_BENCH_OUT="$OUT/distinct" "$ROOT/benches/big.sh" "$REWIND" |
+        tee -a "$OUT/table.md"
+elif ! skipped distinct; then
+    log "no tree of distinct sources (DISTINCT=1 benches/fetch-data.sh builds it): its rows left out"
+fi

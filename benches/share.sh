@@ -3,7 +3,8 @@
 # `git daemon` on 127.0.0.1, side by side with git itself.
 #  1. push a 1,000-change session (one window: the agent appended a line to each of 1,000
 #     2 KB files) to a fresh remote, against `git push` of the very same commit as a branch
-#     to another fresh remote. Target: <= 2 s and <= 1.5x.
+#     to another fresh remote (rewind's push writes the session's new versions as git objects
+#     first, every round; git's pushes objects that exist). Target: <= 2 s and <= 1.5x.
 #  2. fetch one session from a remote holding SESSIONS sessions into a fresh clone: time,
 #     and the bytes the clone's object store grew by against that session's own objects.
 #     Target: <= 1 s, bytes <= 1.2x.
@@ -11,7 +12,8 @@
 #     SESSIONS-1 sessions (one `git push`) against `git push` of the same refs.
 #  3. `rewind log --remote` with SESSIONS sessions against `git ls-remote` of the same refs.
 #     Target: <= 1.5x. Once against a remote serving no filtered fetch (listing alone), once
-#     against one that does (each session's commit fetched too, for its counts).
+#     against one that does (each session's commit fetched too, for its counts), and once
+#     more against that one (the commits kept in the home from the listing before).
 # usage: benches/share.sh REWIND [ROUNDS] [SESSIONS]   (needs git, python3; no data download)
 # Prints one line per measurement, then medians and ratios. Measure a release build.
 set -euo pipefail
@@ -57,6 +59,9 @@ echo "## 1. push a 1,000-change session"
 for r in $(seq "$ROUNDS"); do
   fresh_remote r.git
   git for-each-ref --format='%(refname)' refs/rewind | xargs -r -n1 git update-ref -d
+  # Every round a first push: the versions the round before wrote are dropped (they are
+  # unreachable once its ref is gone), so rewind writes them again, as any real push does.
+  git repack -a -d -q && git prune --expire=now
   t0=$(now); "$REWIND" push --remote "$URL/r.git" >/dev/null; t1=$(now)
   commit=$(git for-each-ref --format='%(objectname)' refs/rewind)
   fresh_remote g.git
@@ -109,6 +114,11 @@ for r in $(seq "$ROUNDS"); do
   t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
   t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
   echo "listmeta rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
+  # Again: the commits the listing above fetched are kept in the home (listed-commits.git),
+  # so this one fetches none (the common case: a listing with no new push since the last).
+  t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
+  t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
+  echo "listwarm rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
 done | tee "$DIR/fetch.txt"
 
 python3 - "$DIR/push.txt" "$DIR/fetch.txt" "$DIR/pushall.txt" <<'EOF'
@@ -129,4 +139,6 @@ l, s = med("list", 2), med("list", 5)
 print(f"log --remote: rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 l, s = med("listmeta", 2), med("listmeta", 5)
 print(f"log --remote, remote serving filters (commits fetched): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
+l, s = med("listwarm", 2), med("listwarm", 5)
+print(f"log --remote, remote serving filters, again (commits kept from the listing before): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 EOF

@@ -112,6 +112,13 @@ impl WindowKind {
             WindowKind::Agent | WindowKind::External | WindowKind::Import
         )
     }
+
+    /// Windows a plain `undo` (no window named) takes the newest of: the agent's turns,
+    /// whether its hooks recorded them or they were imported from its own records; never
+    /// the user's edits (`external`), nor undo and redo windows.
+    pub(crate) fn is_agent_turn(&self) -> bool {
+        matches!(self, WindowKind::Agent | WindowKind::Import)
+    }
 }
 
 impl FromStr for WindowKind {
@@ -232,6 +239,51 @@ pub struct Window {
     pub status: WindowStatus,
     pub opened_at: i64,
     pub closed_at: Option<i64>,
+}
+
+/// How many changes a window has, how many of them are in effect, and how many rewind's own
+/// tools recorded: what tells a review what the window is (a turn, a reject, a hunk reject,
+/// a take-back) without reading its changes (an index aggregate, however many files).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowTally {
+    pub changes: usize,
+    /// Not undone (`undone_by` empty).
+    pub live: usize,
+    /// Recorded with the tool `undo`.
+    pub by_undo: usize,
+    /// Recorded with the tool `redo`.
+    pub by_redo: usize,
+}
+
+impl WindowTally {
+    /// The tally of a window's `changes`.
+    pub fn of(changes: &[Change]) -> Self {
+        WindowTally {
+            live: changes.iter().filter(|c| c.undone_by.is_none()).count(),
+            ..WindowTally::of_tools(changes.iter().map(|c| c.tool.as_deref()))
+        }
+    }
+
+    /// The tally of changes whose tools are `tools`, their states unknown (`live` 0).
+    pub fn of_tools<'t>(tools: impl IntoIterator<Item = Option<&'t str>>) -> Self {
+        let mut tally = WindowTally::default();
+        for tool in tools {
+            tally.changes += 1;
+            // The tools rewind records its own changes with are named after their windows'
+            // kinds (`engine::exec::PlanTool`).
+            match tool {
+                Some(t) if t == WindowKind::Undo.as_str() => tally.by_undo += 1,
+                Some(t) if t == WindowKind::Redo.as_str() => tally.by_redo += 1,
+                _ => {}
+            }
+        }
+        tally
+    }
+
+    /// Every change of the window is undone (and it has one at least).
+    pub fn undone(&self) -> bool {
+        self.changes > 0 && self.live == 0
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -39,7 +39,7 @@ pub enum Command {
     /// Open or close an explicit window (a turn)
     #[command(subcommand)]
     Window(window::WindowCmd),
-    /// Undo the latest agent window (or a window, a tool call, the whole session)
+    /// Undo the latest agent (or imported) turn (or a window, a tool call, the whole session)
     Undo(undo::UndoArgs),
     /// Re-apply the most recently undone window
     Redo(redo::RedoArgs),

@@ -195,6 +195,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Codex, .. } | E::CodexData { .. } => "pass --codex-home DIR (Codex's home: $CODEX_HOME, else ~/.codex) or --sessions-dir DIR",
             E::Rollout { .. } => "nothing was imported; the rollout is damaged or of a format this rewind does not read",
             E::NoSuchCodexSession { .. } | E::CodexOtherCwd { .. } => "`rewind import codex --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Qwen, .. } | E::QwenData { .. } => "pass --qwen-dir DIR (Qwen Code's directory, ~/.qwen); Qwen Code keeps file history only in its interactive UI",
+            E::QwenChat { .. } => "nothing was imported; the chat is damaged or of a format this rewind does not read",
+            E::NoSuchQwenSession { .. } | E::QwenOtherCwd { .. } => "`rewind import qwen --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

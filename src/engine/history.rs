@@ -10,7 +10,7 @@ use crate::ids::{BlobId, WindowId};
 use crate::index::SessionRow;
 use crate::model::RecordedBy;
 use crate::model::{
-    Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus,
+    Change, FileState, MetadataReason, Proof, Shown, Window, WindowKind, WindowStatus, WindowTally,
 };
 use crate::workspace::RelPath;
 
@@ -45,6 +45,25 @@ pub struct LogWindow {
     /// Every change of the window is currently undone.
     pub undone: bool,
     pub changes: Vec<LogChange>,
+}
+
+/// A window as a list of windows shows it: [`LogWindow`] with its changes counted, not read.
+#[derive(Debug, Clone)]
+pub struct WindowSummary {
+    pub id: WindowId,
+    pub kind: WindowKind,
+    pub label: Option<String>,
+    pub status: WindowStatus,
+    pub opened_at: String,
+    pub closed_at: Option<String>,
+    pub tally: WindowTally,
+}
+
+/// A session's newest windows, summarized ([`History::summaries`]).
+#[derive(Debug, Clone)]
+pub struct SessionSummary {
+    pub session: String,
+    pub windows: Vec<WindowSummary>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -208,6 +227,33 @@ impl History<'_> {
                 windows.push(log_window(w, changes));
             }
             out.push(LogSession {
+                session: name,
+                windows,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every session of the workspace, newest first, each with its newest `limit` windows
+    /// and their changes counted (as [`History::log`] without reading the changes: a window
+    /// of thousands of files costs one aggregate query).
+    pub fn summaries(&self, limit: usize) -> Result<Vec<SessionSummary>> {
+        let r = self.home.index.read();
+        let mut out = Vec::new();
+        for SessionRow { id, name } in r.sessions(self.ws_id)? {
+            let mut windows = Vec::new();
+            for w in r.windows(id, limit)? {
+                windows.push(WindowSummary {
+                    tally: r.window_tally(w.id)?,
+                    id: w.id,
+                    kind: w.kind,
+                    label: w.label,
+                    status: w.status,
+                    opened_at: rfc3339(w.opened_at),
+                    closed_at: w.closed_at.map(rfc3339),
+                });
+            }
+            out.push(SessionSummary {
                 session: name,
                 windows,
             });

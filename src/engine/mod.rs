@@ -55,7 +55,7 @@ pub use context::{is_context_name, render_context, ContextFile};
 pub use context_cache::MAX_CONTEXT_BYTES;
 pub use history::{
     rfc3339, DiffEntry, FileHistory, LogChange, LogSession, LogWindow, RestoreReport,
-    RestoreSource, Version,
+    RestoreSource, SessionSummary, Version, WindowSummary,
 };
 pub(crate) use imported::{ImportedChange, ImportedWindow};
 pub use refusals::RefusalEntry;
@@ -108,6 +108,13 @@ pub enum EngineError {
     NotAnUndoWindow { window: WindowId, kind: WindowKind },
     #[error("redo takes the latest undo or --window ID")]
     RedoTarget,
+    #[error(
+        "window {window} took back hunk reject window {hunk_reject}: it is not a reject to take back (reject the hunk again from its turn)"
+    )]
+    TakeBackOfTakeBack {
+        window: WindowId,
+        hunk_reject: WindowId,
+    },
     #[error("{path}: rewind has no bytes of version {version} ({reason})")]
     VersionWithoutBytes {
         path: String,
@@ -614,6 +621,14 @@ impl<'s> History<'s> {
     /// Queries, each seeing a consistent snapshot.
     pub fn read(&self) -> Tx<'s> {
         self.home.index.read()
+    }
+
+    /// Run `f` in one read transaction: every query it makes through this history (its
+    /// transactions from [`History::read`], and the store's lookups of blob rows) sees one
+    /// snapshot and takes the index's read lock once, not once per statement. `f` must not
+    /// write to the index (the write would find this transaction open and fail).
+    pub fn in_one_read<T>(&self, f: impl FnOnce() -> T) -> Result<T, IndexError> {
+        self.home.index.read_batch(|_| f())
     }
 
     /// The bytes of blob `id`, verified by hash.

@@ -289,8 +289,9 @@ pub(super) fn claude_shaped(cmd: &str, timeout: &Value, events: &[(&str, Option<
 /// Its text reaches the model only when that hook did not answer; it then says so, with the
 /// line (the binary and home the hooks run) that undoes the session's last turn by hand.
 fn undo_command(rewind: &Invocation) -> String {
+    let line = rewind.command_line("undo --agent claude-code --session <session id>");
     format!(
-        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\nargument-hint: [--dry-run | --force | --strict | --skip-unsafe]\n---\nrewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are\nreading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its\nhooks removed from .claude/settings.json): nothing was undone. Tell the user so in one sentence,\nand that this line, run in a terminal in the project with this session's id, undoes its last\nturn (do not run it yourself):\n\n    {}\n",
-        rewind.command_line("undo --agent claude-code --session <session id>")
+        "---\ndescription: Undo this session's last turn with rewind (refuses to overwrite your own edits)\nargument-hint: [--dry-run | --force | --strict | --skip-unsafe]\n---\n{}",
+        super::command::fallback_text(".claude/settings.json", &line)
     )
 }

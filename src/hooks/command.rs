@@ -13,6 +13,26 @@ use std::path::Path;
 use crate::engine::Session;
 use crate::undo::{self, Direction, Flags, Report, Request, Status, Target};
 
+/// A `/rw-undo` command file's text for an agent whose `UserPromptSubmit` hook carries the
+/// command out: it reaches the model only when that hook did not answer (hooks in
+/// `settings`), and then says nothing was undone and gives the user `line` to run by hand.
+pub(super) fn fallback_text(settings: &str, line: &str) -> String {
+    format!(
+        "rewind's hook carries out /rw-undo as soon as it is typed and answers in your place. You are\nreading this because that hook did not answer (rewind's binary gone, REWIND_DISABLE set, or its\nhooks removed from {settings}): nothing was undone. Tell the user so in one sentence,\nand that this line, run in a terminal in the project with this session's id, undoes its last\nturn (do not run it yourself):\n\n    {line}\n"
+    )
+}
+
+/// A `/rw-undo` command file in Gemini CLI's TOML format (Gemini CLI, Qwen Code): its
+/// prompt is `prompt` of `line`, once `line` is escaped for the TOML basic string that holds
+/// it (only `\` and `"` need escaping).
+pub(super) fn toml_undo_command(line: &str, prompt: impl FnOnce(&str) -> String) -> String {
+    let line = line.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\n{}\"\"\"\n",
+        prompt(&line)
+    )
+}
+
 /// The command the hook carries out.
 pub const UNDO_COMMAND: &str = "/rw-undo";
 

@@ -222,9 +222,7 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
 /// default.
 fn undo_command(rewind: &Invocation) -> String {
     let line = rewind.command_line("undo --agent gemini");
-    // A TOML basic string: only `\` and `"` need escaping.
-    let line = line.replace('\\', "\\\\").replace('"', "\\\"");
-    format!(
-        "description = \"Undo this session's last turn with rewind (refuses to overwrite your own edits)\"\nprompt = \"\"\"\nRun this in the shell and report the result to the user in one or two sentences:\n\n    {line}\n\nIf rewind refused because of a conflict, list the files and why.\n\"\"\"\n"
-    )
+    super::command::toml_undo_command(&line, |line| {
+        format!("Run this in the shell and report the result to the user in one or two sentences:\n\n    {line}\n\nIf rewind refused because of a conflict, list the files and why.\n")
+    })
 }

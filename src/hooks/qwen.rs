@@ -19,6 +19,11 @@
 //! `additionalContext` never reached the model in 0.24.4, so the read hint is given after the
 //! read, appended to its result, as for Gemini CLI. Qwen Code loads the workspace root's
 //! AGENTS.md itself, so rewind gives none. Allow prints nothing.
+//!
+//! `/rw-undo [flags]`: a command file (`.qwen/commands/rw-undo.toml`) makes it a command Qwen
+//! Code knows; `UserPromptSubmit` then carries the expanded text in `prompt` and what the user
+//! typed in `submitted_prompt`, and a `block` answer ends the prompt with no model call
+//! (checked with 0.24.4: the interactive UI shows the reason; `-p` prints nothing).
 
 use serde_json::json;
 
@@ -38,10 +43,20 @@ pub(super) fn parse(root: &Obj<'_>) -> Result<HookEvent, HookError> {
         "SessionStart" => Action::SessionStart {
             fresh: matches!(root.opt_str("source")?, Some("clear" | "compact")),
         },
-        "UserPromptSubmit" => match root.opt_str("prompt")?.and_then(prompt_label) {
-            Some(label) => Action::OpenWindow { label: Some(label) },
-            None => ignore("qwen code prompt submit without a prompt (a tool result goes on)"),
-        },
+        "UserPromptSubmit" => {
+            // `submitted_prompt`: what the user typed (`/rw-undo --force`), where `prompt` is
+            // a command file's text it expanded to.
+            let typed = root.opt_str("submitted_prompt")?;
+            match typed.and_then(super::command::undo_args) {
+                Some(args) => Action::UndoCommand { args },
+                None => match root.opt_str("prompt")?.and_then(prompt_label) {
+                    Some(label) => Action::OpenWindow { label: Some(label) },
+                    None => {
+                        ignore("qwen code prompt submit without a prompt (a tool result goes on)")
+                    }
+                },
+            }
+        }
         "Stop" | "SessionEnd" => Action::CloseWindow,
         "PreToolUse" | "PostToolUse" => {
             let post = event.event_name == "PostToolUse";
@@ -132,9 +147,29 @@ pub(super) fn init_files(rewind: &Invocation) -> Vec<ConfigFile> {
             ("SessionEnd", None),
         ],
     );
-    vec![ConfigFile::json(
-        ".qwen/settings.json",
-        json!({"hooks": hooks, "mcpServers": mcp_servers(rewind)}),
-        "Qwen Code hooks and MCP server",
-    )]
+    vec![
+        ConfigFile::json(
+            ".qwen/settings.json",
+            json!({"hooks": hooks, "mcpServers": mcp_servers(rewind)}),
+            "Qwen Code hooks and MCP server",
+        ),
+        ConfigFile::whole(
+            ".qwen/commands/rw-undo.toml",
+            &undo_command(rewind),
+            false,
+            "/rw-undo command",
+        ),
+    ]
+}
+
+/// `/rw-undo`: as for Claude Code, rewind's `UserPromptSubmit` hook carries it out and
+/// answers `block` with what it did (no model call; the UI shows it as the hook's reason). The
+/// command file makes `/rw-undo` a command Qwen Code knows; its text reaches the model only
+/// when that hook did not answer, and then says so, with the line that undoes the session's
+/// last turn by hand.
+fn undo_command(rewind: &Invocation) -> String {
+    let line = rewind.command_line("undo --agent qwen --session <session id>");
+    super::command::toml_undo_command(&line, |line| {
+        super::command::fallback_text(".qwen/settings.json", line)
+    })
 }

@@ -2553,6 +2553,46 @@ fn qwen_recorded_payloads_parse_to_the_scripted_turn() {
 
 /// Qwen Code's matcher is a regular expression: `edit` also matches `notebook_edit` and MCP
 /// tools, which are not rewind's; answers are Claude Code's.
+/// `/rw-undo --force` typed in the real Qwen Code 0.24.4 (`qwen --resume <id> -p`): its
+/// `UserPromptSubmit` carries the command file's text in `prompt` and the typed line in
+/// `submitted_prompt`. The hook undoes and answers `block` with what it did (no model call).
+/// A prompt that only mentions the command, typed or expanded, opens a window as any prompt.
+#[test]
+fn qwen_rw_undo_is_read_from_the_typed_prompt_and_answered_with_a_block() {
+    let typed = parsed(
+        Agent::Qwen,
+        fixture!("qwen", "real-0.24.4/user-prompt-submit-rw-undo"),
+    );
+    assert_eq!(
+        typed.action,
+        Action::UndoCommand {
+            args: vec!["--force".to_string()]
+        }
+    );
+    assert_eq!(
+        typed.session_id.as_deref(),
+        Some("6a95d69f-e423-4671-be46-1ad9d638d4b0")
+    );
+    let out = stdout_json(&answer(
+        &typed,
+        &Decision::Reply {
+            text: "rewind undid turn 1".to_string(),
+        },
+    ));
+    assert_eq!(out["decision"], "block");
+    assert_eq!(out["reason"], "rewind undid turn 1");
+    let mention = parsed(
+        Agent::Qwen,
+        r#"{"hook_event_name":"UserPromptSubmit","session_id":"s","cwd":"/w","prompt":"/rw-undo --force","submitted_prompt":"what does /rw-undo do?"}"#,
+    );
+    assert_eq!(
+        mention.action,
+        Action::OpenWindow {
+            label: Some("/rw-undo --force".to_string())
+        }
+    );
+}
+
 #[test]
 fn qwen_ignores_other_tools_and_answers_as_claude_code() {
     let other = parsed(

@@ -42,10 +42,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::jsonl::{JsonLines, Line, LineError, MAX_LINE};
 use super::ImportError;
-
-/// The longest transcript line read (a line holds a tool's input and result, whole files).
-pub(crate) const MAX_LINE: u64 = 64 << 20;
 
 /// Transcript line types that carry no file evidence.
 const IGNORED_TYPES: &[&str] = &[
@@ -93,6 +91,19 @@ pub struct Transcript {
     pub snapshots: BTreeMap<String, BTreeMap<String, Backup>>,
 }
 
+impl Transcript {
+    /// Record `result` on the call `id` (the latest of that id); whether there was one.
+    pub(crate) fn answer(&mut self, id: &str, result: CallResult) -> bool {
+        let call = self
+            .turns
+            .iter_mut()
+            .rev()
+            .flat_map(|turn| turn.calls.iter_mut())
+            .find(|c| c.id == id);
+        call.map(|c| c.result = Some(result)).is_some()
+    }
+}
+
 /// One user prompt and everything the agent did until the next one.
 #[derive(Debug, Default)]
 pub struct Turn {
@@ -109,14 +120,18 @@ pub struct Turn {
     /// ended the turn with every tool call answered.
     pub complete: bool,
     /// The stop reason of its last assistant message.
-    last_stop: Option<String>,
+    pub(crate) last_stop: Option<String>,
 }
 
 /// One tool call and its result.
 #[derive(Debug)]
 pub struct Call {
     pub id: String,
+    /// The Claude Code tool it is (what the planner's rules name).
     pub tool: String,
+    /// The agent's own name for the tool where that differs (Qwen Code's `write_file`):
+    /// what the imported change records.
+    pub recorded: Option<String>,
     pub input: Value,
     /// A sidechain line of the session's own transcript (a subagent's call that older
     /// releases kept there): never the turn's own evidence.
@@ -126,6 +141,13 @@ pub struct Call {
     /// When its assistant line was written (ms since the epoch; 0 when not recorded).
     pub at_ms: i64,
     pub result: Option<CallResult>,
+}
+
+impl Call {
+    /// The tool's name as the agent recorded it.
+    pub fn recorded_tool(&self) -> &str {
+        self.recorded.as_deref().unwrap_or(&self.tool)
+    }
 }
 
 /// What Claude Code recorded of a tool call's result.
@@ -261,14 +283,12 @@ pub(crate) fn read_subagents(path: &Path, t: &mut Transcript) -> Result<(), Impo
 }
 
 fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
-    let io = |e: std::io::Error| ImportError::Transcript {
+    let error = |e: LineError| ImportError::Transcript {
         path: path.display().to_string(),
-        line: 0,
-        detail: e.to_string(),
+        line: e.line,
+        detail: e.detail,
     };
-    // A transcript that is a FIFO or a device is refused naming it, never waited on.
-    let f = crate::files::open_regular(path, crate::files::Follow::Yes).map_err(io)?;
-    let mut r = BufReader::new(f);
+    let mut lines = JsonLines::open(path).map_err(error)?;
     let mut t = Transcript {
         session_id: path
             .file_stem()
@@ -277,40 +297,17 @@ fn read_as(path: &Path, reader: Reader) -> Result<Transcript, ImportError> {
         ..Transcript::default()
     };
     let mut pending_unknown = Vec::new();
-    let mut number = 0usize;
-    loop {
-        number += 1;
-        let mut line = Vec::new();
-        let n = (&mut r)
-            .take(MAX_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        if line.last() != Some(&b'\n') {
-            if n as u64 > MAX_LINE {
-                return Err(ImportError::Transcript {
-                    path: path.display().to_string(),
-                    line: number,
-                    detail: format!("line longer than {MAX_LINE} bytes"),
-                });
-            }
+    while let Some(line) = lines.next_line().map_err(error)? {
+        match line {
+            Line::Json(v) => take_line(&mut t, &v, reader, &mut pending_unknown),
             // Being written: its turn is not over.
-            if let Some(turn) = t.turns.last_mut() {
-                turn.last_stop = None;
+            Line::Partial => {
+                if let Some(turn) = t.turns.last_mut() {
+                    turn.last_stop = None;
+                }
+                break;
             }
-            break;
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let v: Value = serde_json::from_slice(&line).map_err(|e| ImportError::Transcript {
-            path: path.display().to_string(),
-            line: number,
-            detail: format!("not JSON: {e}"),
-        })?;
-        take_line(&mut t, &v, reader, &mut pending_unknown);
     }
     let last = t.turns.len().saturating_sub(1);
     for (i, turn) in t.turns.iter_mut().enumerate() {
@@ -402,15 +399,8 @@ fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mu
                         .map(str::to_string),
                     at_ms: at.unwrap_or(0),
                 };
-                let call = t
-                    .turns
-                    .iter_mut()
-                    .rev()
-                    .flat_map(|turn| turn.calls.iter_mut())
-                    .find(|c| c.id == id);
-                match call {
-                    Some(c) => c.result = Some(result),
-                    None => unknown(t, pending_unknown, "tool_result".into()),
+                if !t.answer(id, result) {
+                    unknown(t, pending_unknown, "tool_result".into());
                 }
             }
         }
@@ -429,6 +419,7 @@ fn take_line(t: &mut Transcript, v: &Value, reader: Reader, pending_unknown: &mu
                     (Some(id), Some(tool)) => calls.push(Call {
                         id,
                         tool,
+                        recorded: None,
                         input: b.get("input").cloned().unwrap_or(Value::Null),
                         sidechain,
                         agent: None,
@@ -504,7 +495,7 @@ fn delta(v: &Value) -> Option<(String, String, Backup)> {
 }
 
 /// One `{backupFileName, version, backupTime}` record.
-fn backup(b: &Value, from_delta: bool) -> Option<Backup> {
+pub(crate) fn backup(b: &Value, from_delta: bool) -> Option<Backup> {
     let file = match b.get("backupFileName")? {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),

@@ -26,10 +26,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::jsonl::{JsonLines, Line, LineError, MAX_LINE};
 use super::ImportError;
-
-/// The longest rollout line read (a line holds a tool's input and output).
-pub(crate) const MAX_LINE: u64 = 64 << 20;
 
 /// Top-level line types that carry no file evidence besides those read.
 const IGNORED_LINES: &[&str] = &["compacted", "world_state", "token_usage_record"];
@@ -189,51 +187,26 @@ pub(crate) fn peek_meta(path: &Path) -> Option<(String, String)> {
 
 /// Read the rollout at `path`.
 pub fn read(path: &Path) -> Result<Rollout, ImportError> {
-    let io = |e: std::io::Error| ImportError::Rollout {
+    let error = |e: LineError| ImportError::Rollout {
         path: path.display().to_string(),
-        line: 0,
-        detail: e.to_string(),
+        line: e.line,
+        detail: e.detail,
     };
-    // A rollout that is a FIFO or a device is refused naming it, never waited on.
-    let f = crate::files::open_regular(path, crate::files::Follow::Yes).map_err(io)?;
-    let mut r = BufReader::new(f);
+    let mut lines = JsonLines::open(path).map_err(error)?;
     let mut out = Rollout {
         path: path.to_path_buf(),
         ..Rollout::default()
     };
     let mut st = State::default();
-    let mut number = 0usize;
-    loop {
-        number += 1;
-        let mut line = Vec::new();
-        let n = (&mut r)
-            .take(MAX_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        if line.last() != Some(&b'\n') {
-            if n as u64 > MAX_LINE {
-                return Err(ImportError::Rollout {
-                    path: path.display().to_string(),
-                    line: number,
-                    detail: format!("line longer than {MAX_LINE} bytes"),
-                });
-            }
+    while let Some(line) = lines.next_line().map_err(error)? {
+        match line {
+            Line::Json(v) => take_line(&mut out, &mut st, &v),
             // Being written: its turn is not over.
-            st.truncated = true;
-            break;
+            Line::Partial => {
+                st.truncated = true;
+                break;
+            }
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let v: Value = serde_json::from_slice(&line).map_err(|e| ImportError::Rollout {
-            path: path.display().to_string(),
-            line: number,
-            detail: format!("not JSON: {e}"),
-        })?;
-        take_line(&mut out, &mut st, &v);
     }
     if out.session_id.is_empty() {
         out.session_id = id_from_name(path).unwrap_or_default();

@@ -32,7 +32,7 @@ use gix_hash::ObjectId;
 use super::codex::{Call, Recorded, RecordedOp, Rollout, SHELL_TOOLS};
 use super::git::{Blob, EntryKind, SnapshotStore};
 use super::proof;
-use super::step::{Keep, Mapper, Planned, StepPlan};
+use super::step::{Keep, Mapper, Planned, SessionPlan, StepPlan, TurnPlan};
 use super::ImportError;
 use crate::model::{FileState, MetadataReason, Proof};
 use crate::workspace::RelPath;
@@ -54,22 +54,6 @@ pub struct SessionCtx<'a> {
     /// The recorded commit, or why there is none to read.
     pub base: Result<Base<'a>, MetadataReason>,
     pub max_size: u64,
-}
-
-/// One planned turn.
-pub struct TurnPlan {
-    pub id: String,
-    pub started_ms: i64,
-    pub ended_ms: i64,
-    pub gap: Vec<Planned>,
-    pub plan: StepPlan,
-}
-
-pub struct SessionPlan {
-    pub turns: Vec<TurnPlan>,
-    pub already: usize,
-    pub in_progress: usize,
-    pub unsafe_paths: usize,
 }
 
 /// What rewind holds as a path's bytes before its next change.
@@ -155,12 +139,7 @@ pub fn plan(
     done: &dyn Fn(&str, bool) -> bool,
     keep: &mut Keep<'_>,
 ) -> Result<SessionPlan, ImportError> {
-    let mut out = SessionPlan {
-        turns: Vec::new(),
-        already: 0,
-        in_progress: 0,
-        unsafe_paths: 0,
-    };
+    let mut out = SessionPlan::default();
     let mut known = Known {
         cx,
         paths: BTreeMap::new(),
@@ -177,7 +156,7 @@ pub fn plan(
             forced,
             touched: BTreeSet::new(),
             plan: TurnPlan {
-                id: turn.id.clone(),
+                key: turn.id.clone(),
                 started_ms: turn.started_ms,
                 ended_ms: turn.ended_ms,
                 gap: Vec::new(),

@@ -43,8 +43,10 @@ pub mod codex;
 pub mod codex_plan;
 pub mod gemini;
 pub mod git;
+mod jsonl;
 pub mod opencode;
 pub mod proof;
+pub mod qwen;
 pub mod step;
 pub mod turn;
 
@@ -61,7 +63,7 @@ use crate::model::{Proof, Shown, WindowKind};
 use crate::store::StoreError;
 use crate::workspace::Workspace;
 use opencode::{Db, Project, SessionRec, Step};
-use step::{Mapper, Planned, StepCtx, StepPlan};
+use step::{Mapper, Planned, SessionPlan, StepCtx, StepPlan, TurnPlan};
 
 /// The permission bits an imported file is recorded (and restored) with: its own, less what
 /// rewind never restores from outside data. An agent's record may say `100777`, `100666` or
@@ -137,6 +139,22 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no Qwen Code chats in {dir}: {detail}")]
+    QwenData { dir: String, detail: String },
+    #[error("cannot read Qwen Code chat {path}, line {line}: {detail}")]
+    QwenChat {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("Qwen Code session {id} not found in {dir}")]
+    NoSuchQwenSession { id: String, dir: String },
+    #[error("Qwen Code session {id} ran in {cwd}, not in this workspace {workspace}")]
+    QwenOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
     GeminiData { dir: String, detail: String },
     #[error(
@@ -157,6 +175,7 @@ pub enum Agent {
     ClaudeCode,
     Codex,
     Gemini,
+    Qwen,
 }
 
 impl Agent {
@@ -166,6 +185,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code transcripts",
             Agent::Codex => "Codex sessions",
             Agent::Gemini => "Gemini CLI projects",
+            Agent::Qwen => "Qwen Code chats",
         }
     }
 }
@@ -254,6 +274,9 @@ pub struct SessionReport {
     /// The Codex version the rollout names (`import codex` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codex_version: Option<String>,
+    /// The Qwen Code version the chat names (`import qwen` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qwen_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -289,6 +312,7 @@ impl SessionReport {
             opencode_version: None,
             claude_code_version: None,
             codex_version: None,
+            qwen_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -454,6 +478,7 @@ impl Group {
 /// The importer names: the first word of their window labels, and `imported_sources.importer`.
 const OPENCODE: &str = "opencode";
 const CLAUDE_CODE: &str = "claude-code";
+const QWEN: &str = "qwen";
 const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
 
@@ -656,16 +681,28 @@ struct Planned1 {
     plan: StepPlan,
 }
 
-impl Planned1 {
-    /// A planned turn, its span given in milliseconds (as the transcripts and rollouts keep it).
-    fn turn(message_id: String, ms: (i64, i64), gap: Vec<Planned>, plan: StepPlan) -> Planned1 {
+impl From<TurnPlan> for Planned1 {
+    /// A planned turn, its span in milliseconds (as the transcripts and rollouts keep it).
+    fn from(tp: TurnPlan) -> Planned1 {
         Planned1 {
-            message_id,
-            opened_at: ms.0.saturating_mul(1_000_000),
-            closed_at: ms.1.saturating_mul(1_000_000),
-            gap,
-            plan,
+            message_id: tp.key,
+            opened_at: tp.started_ms.saturating_mul(1_000_000),
+            closed_at: tp.ended_ms.saturating_mul(1_000_000),
+            gap: tp.gap,
+            plan: tp.plan,
         }
+    }
+}
+
+impl SessionReport {
+    /// This report with a planned session's counts and the time since `started`, and the
+    /// session's turns as steps to import.
+    fn planned(mut self, plan: SessionPlan, started: Instant) -> (SessionReport, Vec<Planned1>) {
+        self.steps_already_imported = plan.already;
+        self.steps_in_progress = plan.in_progress;
+        self.unsafe_paths = plan.unsafe_paths;
+        self.elapsed_ms = millis(started);
+        (self, plan.turns.into_iter().map(Planned1::from).collect())
     }
 }
 
@@ -945,57 +982,57 @@ pub fn claude_code(
     ws: &Workspace,
     opts: &ClaudeCodeOptions,
 ) -> Result<ImportReport, ImportError> {
+    transcripts(home, ws, opts, Agent::ClaudeCode)
+}
+
+/// What `rewind import qwen` imports: Qwen Code's `projects/` (`<escaped cwd>/chats/` of
+/// `<session>.jsonl`) and `file-history/`, the same layout as Claude Code's.
+pub type QwenOptions = ClaudeCodeOptions;
+
+/// Import the Qwen Code history of workspace `ws` into `home`, as [`claude_code`] does
+/// (Qwen Code keeps Claude Code's file history; [`qwen`] reads its chats): one `import`
+/// window per turn, label `qwen <prompt id>`.
+pub fn qwen_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &QwenOptions,
+) -> Result<ImportReport, ImportError> {
+    transcripts(home, ws, opts, Agent::Qwen)
+}
+
+/// Claude Code's or Qwen Code's transcripts of this workspace, read, planned and written.
+fn transcripts(
+    home: &Home,
+    ws: &Workspace,
+    opts: &ClaudeCodeOptions,
+    agent: Agent,
+) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     if !opts.projects_dir.is_dir() {
         return Err(ImportError::MissingDir {
-            agent: Agent::ClaudeCode,
+            agent,
             dir: opts.projects_dir.display().to_string(),
         });
     }
+    let qwen = agent == Agent::Qwen;
     let root = ws.root().display().to_string();
-    let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
-    let mut chosen = Vec::new();
-    for path in claude::transcripts(&opts.projects_dir)? {
-        let id = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        let cwd = claude::peek_cwd(&path);
-        match cwd {
-            Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
-            Some(cwd) if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::OtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
-            }
-            _ => {}
-        }
-    }
-    for id in &opts.sessions {
-        if !chosen
-            .iter()
-            .any(|p| p.file_stem().is_some_and(|s| s == id.as_str()))
-        {
-            return Err(ImportError::NoSuchClaudeSession {
-                id: id.clone(),
-                dir: opts.projects_dir.display().to_string(),
-            });
-        }
-    }
+    let dir = opts.projects_dir.display().to_string();
+    let chosen = chosen_transcripts(ws, opts, agent)?;
     let transcripts = chosen
         .iter()
         .map(|p| {
+            if qwen {
+                return qwen::read(p);
+            }
             let mut t = claude::read(p)?;
             claude::read_subagents(p, &mut t)?;
             Ok(t)
         })
         .collect::<Result<Vec<_>, ImportError>>()?;
+    let source = if qwen { QWEN } else { CLAUDE_CODE };
     let mut report = ImportReport {
-        source: CLAUDE_CODE,
-        data_dir: opts.projects_dir.display().to_string(),
+        source,
+        data_dir: dir,
         project: String::new(),
         worktree: root,
         dry_run: opts.dry_run,
@@ -1011,26 +1048,84 @@ pub fn claude_code(
             plans.push((budget.skip(hit, &t.session_id, &mut report), Vec::new()));
             continue;
         }
-        plans.push(plan_claude_session(home, ws, t, opts, &budget)?);
+        plans.push(plan_transcript(home, ws, t, opts, &budget, source)?);
     }
-    write_plans(home, ws, (CLAUDE_CODE, opts.dry_run), plans, &mut report)?;
+    write_plans(home, ws, (source, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }
 
-/// One Claude Code session's report and planned turns (blobs stored as they are read,
-/// before any row names them).
-fn plan_claude_session(
+/// The transcripts of this workspace's sessions (of `opts.sessions` when given: each one
+/// must be there, and of this workspace).
+fn chosen_transcripts(
+    ws: &Workspace,
+    opts: &ClaudeCodeOptions,
+    agent: Agent,
+) -> Result<Vec<PathBuf>, ImportError> {
+    let qwen = agent == Agent::Qwen;
+    let ours = |cwd: &str| Path::new(cwd).canonicalize().ok().as_deref() == Some(ws.root());
+    let listed = if qwen {
+        qwen::transcripts(&opts.projects_dir)?
+    } else {
+        claude::transcripts(&opts.projects_dir)?
+    };
+    let mut chosen = Vec::new();
+    for path in listed {
+        let id = stem(&path);
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match claude::peek_cwd(&path) {
+            Some(cwd) if wanted && ours(&cwd) => chosen.push(path),
+            Some(cwd) if wanted && !opts.sessions.is_empty() => {
+                let workspace = ws.root().display().to_string();
+                return Err(if qwen {
+                    ImportError::QwenOtherCwd { id, cwd, workspace }
+                } else {
+                    ImportError::OtherCwd { id, cwd, workspace }
+                });
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !chosen.iter().any(|p| stem(p) == **id))
+    {
+        let (id, dir) = (id.clone(), opts.projects_dir.display().to_string());
+        return Err(if qwen {
+            ImportError::NoSuchQwenSession { id, dir }
+        } else {
+            ImportError::NoSuchClaudeSession { id, dir }
+        });
+    }
+    Ok(chosen)
+}
+
+/// A transcript's session id: its file name without `.jsonl`.
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// One Claude Code or Qwen Code (`source`) session's report and planned turns (blobs stored
+/// as they are read, before any row names them).
+fn plan_transcript(
     home: &Home,
     ws: &Workspace,
     t: &claude::Transcript,
     opts: &ClaudeCodeOptions,
     budget: &Budget,
+    source: &'static str,
 ) -> Result<(SessionReport, Vec<Planned1>), ImportError> {
     let started = Instant::now();
-    let (labels, live) = already(home, ws, CLAUDE_CODE, &t.session_id)?;
+    let (labels, live) = already(home, ws, source, &t.session_id)?;
     let mut r = SessionReport::new(&t.session_id, "", t.turns.len(), live);
-    r.claude_code_version = t.version.clone();
+    if source == QWEN {
+        r.qwen_version = t.version.clone();
+    } else {
+        r.claude_code_version = t.version.clone();
+    }
     if live {
         return Ok((r, Vec::new()));
     }
@@ -1043,18 +1138,9 @@ fn plan_claude_session(
         root: &cwd,
         max_size: home.options().max_file_size,
     };
-    let done = |prompt: &str, gap: bool| turn_imported(&labels, CLAUDE_CODE, prompt, gap);
+    let done = |prompt: &str, gap: bool| turn_imported(&labels, source, prompt, gap);
     let plan = turn::plan(t, &cx, &done, &mut keep)?;
-    r.steps_already_imported = plan.already;
-    r.steps_in_progress = plan.in_progress;
-    r.unsafe_paths = plan.unsafe_paths;
-    let planned = plan
-        .turns
-        .into_iter()
-        .map(|tp| Planned1::turn(tp.prompt, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
-        .collect();
-    r.elapsed_ms = millis(started);
-    Ok((r, planned))
+    Ok(r.planned(plan, started))
 }
 
 /// Claude Code's default config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -1197,16 +1283,7 @@ fn plan_codex_session(
     };
     let done = |turn: &str, gap: bool| turn_imported(&labels, CODEX, turn, gap);
     let plan = codex_plan::plan(r, &cx, &done, &mut keep)?;
-    report.steps_already_imported = plan.already;
-    report.steps_in_progress = plan.in_progress;
-    report.unsafe_paths = plan.unsafe_paths;
-    let planned = plan
-        .turns
-        .into_iter()
-        .map(|tp| Planned1::turn(tp.id, (tp.started_ms, tp.ended_ms), tp.gap, tp.plan))
-        .collect();
-    report.elapsed_ms = millis(started);
-    Ok((report, planned))
+    Ok(report.planned(plan, started))
 }
 
 /// What `rewind import gemini` imports.

@@ -38,6 +38,28 @@ pub struct StepPlan {
     pub unsafe_paths: usize,
 }
 
+/// One planned turn of a recorded session: Claude Code's prompt, Codex's turn. `key` (the
+/// prompt's uuid, the turn's id) names its windows' labels.
+pub struct TurnPlan {
+    pub key: String,
+    pub started_ms: i64,
+    pub ended_ms: i64,
+    /// The changes between the previous turn and this one (empty when imported before).
+    pub gap: Vec<Planned>,
+    /// Empty when imported before.
+    pub plan: StepPlan,
+}
+
+/// The turns of a recorded session not imported before, planned; `already`: how many were;
+/// `in_progress`: how many turns at the end are not over yet (left for a later import).
+#[derive(Default)]
+pub struct SessionPlan {
+    pub turns: Vec<TurnPlan>,
+    pub already: usize,
+    pub in_progress: usize,
+    pub unsafe_paths: usize,
+}
+
 /// Maps the paths OpenCode recorded (absolute, under the worktree it recorded) to paths of
 /// this workspace.
 pub struct Mapper {

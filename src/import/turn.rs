@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use super::claude::{backup_name, Backup, Call, Original, Transcript, Turn, SUBAGENT_TOOLS};
 use super::proof;
-use super::step::{safe_rel, Keep, Planned, StepPlan};
+use super::step::{safe_rel, Keep, Planned, SessionPlan, StepPlan, TurnPlan};
 use super::ImportError;
 use crate::model::{FileState, MetadataReason, Proof};
 use crate::workspace::RelPath;
@@ -78,15 +78,6 @@ pub struct SessionCtx<'a> {
     /// The workspace root as recorded (the cwd, or a directory above it).
     pub root: &'a str,
     pub max_size: u64,
-}
-
-/// One planned turn.
-pub struct TurnPlan {
-    pub prompt: String,
-    pub started_ms: i64,
-    pub ended_ms: i64,
-    pub gap: Vec<Planned>,
-    pub plan: StepPlan,
 }
 
 /// A file's bytes and unix mode.
@@ -161,15 +152,6 @@ impl SessionCtx<'_> {
     }
 }
 
-/// The turns of `t` not in `done` (by prompt uuid), planned; `in_progress`: how many turns
-/// at the end are not over yet (left for a later import).
-pub struct SessionPlan {
-    pub turns: Vec<TurnPlan>,
-    pub already: usize,
-    pub in_progress: usize,
-    pub unsafe_paths: usize,
-}
-
 /// Plan every complete turn of `t`; `done(prompt, gap)` says whether a turn's windows
 /// (`gap`: the one before it) were imported before.
 pub fn plan(
@@ -178,12 +160,7 @@ pub fn plan(
     done: &dyn Fn(&str, bool) -> bool,
     keep: &mut Keep<'_>,
 ) -> Result<SessionPlan, ImportError> {
-    let mut out = SessionPlan {
-        turns: Vec::new(),
-        already: 0,
-        in_progress: 0,
-        unsafe_paths: 0,
-    };
+    let mut out = SessionPlan::default();
     let mut known: BTreeMap<RelPath, Known> = BTreeMap::new();
     // Per turn, the shell or unknown tool that ran in it, if any.
     let mut others: Vec<Option<&Call>> = Vec::new();
@@ -210,7 +187,7 @@ pub fn plan(
             out.already += 1;
         }
         out.turns.push(TurnPlan {
-            prompt: turn.prompt.clone(),
+            key: turn.prompt.clone(),
             started_ms: turn.started_ms,
             ended_ms: turn.ended_ms,
             gap: if gap_done { Vec::new() } else { gap },
@@ -256,7 +233,7 @@ fn plan_gap(
                     path: rel.clone(),
                     before: before.state,
                     after: now.state,
-                    tool: other.map(|c| c.tool.clone()),
+                    tool: other.map(|c| c.recorded_tool().to_string()),
                     tool_call: other.map(|c| c.id.clone()),
                     proof: if other.is_some() {
                         Proof::MetadataOnly
@@ -485,7 +462,7 @@ fn chain(
             path: rel.clone(),
             before: cur_state,
             after: after_state,
-            tool: Some(call.tool.clone()),
+            tool: Some(call.recorded_tool().to_string()),
             tool_call: Some(call.id.clone()),
             proof: Proof::Derived,
             reason: None,
@@ -579,6 +556,7 @@ mod tests {
         Call {
             id: "toolu_1".into(),
             tool: tool.into(),
+            recorded: None,
             input,
             sidechain: false,
             agent: None,
@@ -662,14 +640,16 @@ mod tests {
         if let Some(r) = &mut agent.result {
             r.agent_id = Some("s".into());
         }
-        let mut turn = Turn::default();
-        turn.calls = vec![
-            timed("w", "Write", None, 10, 11),
-            agent,
-            timed("e1", "Edit", Some("s"), 25, 26),
-            timed("e2", "Edit", None, 50, 51),
-        ];
-        turn.subagents = vec!["s".into()];
+        let turn = Turn {
+            calls: vec![
+                timed("w", "Write", None, 10, 11),
+                agent,
+                timed("e1", "Edit", Some("s"), 25, 26),
+                timed("e2", "Edit", None, 50, 51),
+            ],
+            subagents: vec!["s".into()],
+            ..Turn::default()
+        };
         let backup = Backup {
             file: None,
             version: 1,

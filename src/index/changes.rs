@@ -7,10 +7,10 @@ use std::sync::LazyLock;
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::windows::{ORIGINAL_KINDS, REVERSAL_KINDS};
+use super::windows::{AGENT_TURN_KINDS, ORIGINAL_KINDS, REVERSAL_KINDS};
 use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
-use crate::model::{Change, FileState, MetadataReason, Proof, ToolCall, WindowKind};
+use crate::model::{Change, FileState, MetadataReason, Proof, ToolCall, WindowKind, WindowTally};
 use crate::workspace::RelPath;
 
 /// A change about to be inserted.
@@ -59,7 +59,7 @@ enum ChangesBy {
     ReversedBy,
     /// ?1 session, ?2 tool call.
     LiveByToolCall,
-    /// ?1 session, ?2 the kind of window (agent).
+    /// ?1 session.
     LiveInSession,
     /// ?1 workspace, ?2 change: see [`Tx::live_changes_after`].
     LiveAfter,
@@ -109,14 +109,20 @@ impl ChangesBy {
                 )
             }
             ChangesBy::LiveInSession => {
-                "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind = ?2 AND w.status = 'done'"
+                return format!(
+                    "w.session_id = ?1 AND c.undone_by IS NULL AND w.kind IN {}
+                     AND w.status = 'done'",
+                    *AGENT_TURN_KINDS
+                )
             }
             // `c.reversal = 0` is what lets SQLite use the `changes_original` index (a
             // partial index is used only when the query implies its WHERE).
+            // The paths come as a JSON array of hex strings (a path is bytes).
             ChangesBy::LiveAfter => {
                 return format!(
                     "c.workspace_id = ?1 AND c.reversal = 0 AND c.id > ?2
-                     AND c.undone_by IS NULL AND w.kind IN {} AND w.status = 'done'",
+                     AND c.undone_by IS NULL AND w.kind IN {} AND w.status = 'done'
+                     AND c.path IN (SELECT unhex(value) FROM json_each(?3))",
                     *ORIGINAL_KINDS
                 )
             }
@@ -148,6 +154,21 @@ impl ChangesBy {
         });
         &SQL[self as usize]
     }
+}
+
+/// `paths` as a JSON array of their bytes in hex, for `json_each` and `unhex`.
+fn hex_paths(paths: &[&RelPath]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("[");
+    for (i, p) in paths.iter().enumerate() {
+        out.push_str(if i == 0 { "\"" } else { ",\"" });
+        for b in p.as_bytes() {
+            let _ = write!(out, "{b:02x}");
+        }
+        out.push('"');
+    }
+    out.push(']');
+    out
 }
 
 /// A file state as its three columns (`*_kind`, `*_blob`, `*_mode`) were read.
@@ -403,6 +424,63 @@ impl Tx<'_> {
         self.changes_where(ChangesBy::ReversedBy, &[&window.0])
     }
 
+    /// The [`WindowTally`] of `window`: one aggregate over its changes, none of them read.
+    pub(crate) fn window_tally(&self, window: WindowId) -> Result<WindowTally> {
+        let count = |n: i64| usize::try_from(n).unwrap_or(0);
+        self.conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(undone_by IS NULL), 0),
+                        COALESCE(SUM(tool IS ?2), 0), COALESCE(SUM(tool IS ?3), 0)
+                 FROM changes WHERE window_id = ?1",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    params![
+                        window.0,
+                        WindowKind::Undo.as_str(),
+                        WindowKind::Redo.as_str()
+                    ],
+                    |r| {
+                        Ok(WindowTally {
+                            changes: count(r.get(0)?),
+                            live: count(r.get(1)?),
+                            by_undo: count(r.get(2)?),
+                            by_redo: count(r.get(3)?),
+                        })
+                    },
+                )
+            })
+            .ctx("count a window's changes")
+    }
+
+    /// The windows whose changes `window` (an undo or redo window) acted on, in id order:
+    /// the windows of [`Tx::reversed_by`]'s changes without reading those.
+    pub(crate) fn reversed_windows(&self, window: WindowId) -> Result<Vec<WindowId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT c.window_id FROM changes c
+                 WHERE c.id IN (SELECT change_id FROM reversals WHERE window_id = ?1)
+                 ORDER BY c.window_id",
+            )
+            .ctx("list reversed windows")?;
+        let ids = stmt
+            .query_map([window.0], |r| r.get(0))
+            .ctx("list reversed windows")?
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .ctx("list reversed windows")?;
+        Ok(ids.into_iter().map(WindowId).collect())
+    }
+
+    /// Whether undo window `undo` still reverses a change: [`Tx::changes_undone_by`] is not
+    /// empty.
+    pub(crate) fn undoes_any(&self, undo: WindowId) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM changes WHERE undone_by = ?1)")
+            .and_then(|mut st| st.query_row([undo.0], |r| r.get(0)))
+            .ctx("find a change an undo window reverses")
+    }
+
     pub(crate) fn live_changes_by_tool_call(
         &self,
         session: SessionRowId,
@@ -411,23 +489,26 @@ impl Tx<'_> {
         self.changes_where(ChangesBy::LiveByToolCall, &[&session.0, &tool_call])
     }
 
+    /// The changes in effect of the session's agent turns, recorded or imported
+    /// ([`WindowKind::is_agent_turn`]).
     pub(crate) fn live_changes_in_session(&self, session: SessionRowId) -> Result<Vec<Change>> {
-        self.changes_where(
-            ChangesBy::LiveInSession,
-            &[&session.0, &WindowKind::Agent.as_str()],
-        )
+        self.changes_where(ChangesBy::LiveInSession, &[&session.0])
     }
 
-    /// Changes in effect after change `after`, from original (non undo/redo) windows of any
-    /// session of the workspace, in id order. One range of the `changes_original` index, so
-    /// the undo/redo changes in between are never read: otherwise each undo of a window
-    /// gets slower by every undo/redo cycle of it before (see benches/RESULTS.md).
+    /// Changes of `paths` in effect after change `after`, from original (non undo/redo)
+    /// windows of any session of the workspace, in id order. One range of the
+    /// `changes_original` index, so the undo/redo changes in between are never read:
+    /// otherwise each undo of a window gets slower by every undo/redo cycle of it before
+    /// (see benches/RESULTS.md); the paths are matched in SQL, so only their rows are
+    /// decoded (a page of a window's files is not slowed by the window's other changes).
     pub(crate) fn live_changes_after(
         &self,
         ws: WorkspaceId,
         after: ChangeId,
+        paths: &[&RelPath],
     ) -> Result<Vec<Change>> {
-        self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0])
+        let hex = hex_paths(paths);
+        self.changes_where(ChangesBy::LiveAfter, &[&ws.0, &after.0, &hex])
     }
 
     /// Every change of `path` in the workspace, any session, any window kind (not those of
@@ -685,6 +766,71 @@ mod tests {
         assert!(none.unwrap().is_none());
     }
 
+    /// A window's tally counts its changes, the live ones and those of rewind's own tools
+    /// without reading them; an undo window names the windows it reversed and whether it
+    /// still undoes one (the review page's list, issue 43).
+    #[test]
+    fn a_windows_tally_and_what_its_undo_reversed() {
+        use crate::model::{Proof, WindowKind, WindowStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let paths: Vec<RelPath> = ["a", "b", "c"]
+            .iter()
+            .map(|p| RelPath::from_stored(p.as_bytes().to_vec()).unwrap())
+            .collect();
+        let (turn, undo) = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/work/space", 1)?;
+                let session = tx.session(ws, "s", 1)?;
+                let mut windows = Vec::new();
+                for (kind, tool) in [
+                    (WindowKind::Agent, Some("Edit")),
+                    (WindowKind::Undo, Some("undo")),
+                ] {
+                    let window =
+                        tx.open_window(session, kind, None, true, WindowStatus::Done, 1)?;
+                    let mut ids = Vec::new();
+                    for path in &paths {
+                        ids.push(tx.insert_change(&NewChange {
+                            window,
+                            workspace: ws,
+                            path,
+                            before: FileState::Absent,
+                            after: Some(FileState::Absent),
+                            tool,
+                            tool_call: None,
+                            proof: Proof::Exact,
+                            reason: None,
+                            now: 1,
+                        })?);
+                    }
+                    windows.push((window, ids));
+                }
+                let (turn, ids) = windows[0].clone();
+                let undo = windows[1].0;
+                tx.reverse(undo, WindowKind::Undo, &ids[..2])?;
+                Ok::<_, IndexError>((turn, undo))
+            })
+            .unwrap();
+        let r = index.read();
+        let tally = |tools: (usize, usize), live| WindowTally {
+            changes: 3,
+            live,
+            by_undo: tools.0,
+            by_redo: tools.1,
+        };
+        assert_eq!(r.window_tally(turn).unwrap(), tally((0, 0), 1));
+        assert_eq!(r.window_tally(undo).unwrap(), tally((3, 0), 3));
+        assert_eq!(
+            r.window_tally(WindowId(99)).unwrap(),
+            WindowTally::default()
+        );
+        assert_eq!(r.reversed_windows(undo).unwrap(), [turn]);
+        assert!(r.reversed_windows(turn).unwrap().is_empty());
+        assert!(r.undoes_any(undo).unwrap());
+        assert!(!r.undoes_any(turn).unwrap());
+    }
+
     /// A change is marked a reversal by its window's kind, and the later-change candidates
     /// are the live original changes after a point, whatever reversals lie in between.
     #[test]
@@ -736,12 +882,18 @@ mod tests {
         assert_eq!(marks, [0, 1, 1, 0, 0]);
         let later: Vec<ChangeId> = index
             .read()
-            .live_changes_after(ws, ids[0])
+            .live_changes_after(ws, ids[0], &[&path])
             .unwrap()
             .into_iter()
             .map(|c| c.id)
             .collect();
         assert_eq!(later, [ids[3], ids[4]]);
+        let other = RelPath::from_stored(b"other".to_vec()).unwrap();
+        let none = index
+            .read()
+            .live_changes_after(ws, ids[0], &[&other])
+            .unwrap();
+        assert!(none.is_empty(), "another path's changes only: {none:?}");
         // The undo/redo changes in between are not read at all: the query walks the index
         // of original changes (the filter on window kinds alone would give the same rows
         // by reading every change since `after`).
@@ -752,7 +904,7 @@ mod tests {
                 ChangesBy::LiveAfter.sql()
             ))
             .unwrap()
-            .query_map(params![ws.0, ids[0].0], |r| r.get::<_, String>(3))
+            .query_map(params![ws.0, ids[0].0, "[]"], |r| r.get::<_, String>(3))
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();

@@ -25,6 +25,10 @@ pub(super) fn kinds_sql(pick: fn(&WindowKind) -> bool) -> String {
 pub(super) static ORIGINAL_KINDS: LazyLock<String> =
     LazyLock::new(|| kinds_sql(WindowKind::is_original));
 
+/// Kinds a plain `undo` takes the newest of ([`WindowKind::is_agent_turn`]).
+pub(super) static AGENT_TURN_KINDS: LazyLock<String> =
+    LazyLock::new(|| kinds_sql(WindowKind::is_agent_turn));
+
 /// Kinds whose changes reverse others' (undo, redo).
 pub(super) static REVERSAL_KINDS: LazyLock<String> =
     LazyLock::new(|| kinds_sql(|k| !k.is_original()));
@@ -223,20 +227,20 @@ impl Tx<'_> {
         Ok(rows)
     }
 
-    /// Newest agent window of the session with a change still in effect.
+    /// Newest agent turn of the session (recorded or imported) with a change still in effect.
     pub(crate) fn latest_undoable_window(&self, session: SessionRowId) -> Result<Option<WindowId>> {
-        self.conn
-            .prepare_cached(
-                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind = ?2
+        static SQL: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT w.id FROM windows w WHERE w.session_id = ?1 AND w.kind IN {}
                  AND w.status = 'done'
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
                  ORDER BY w.id DESC LIMIT 1",
+                *AGENT_TURN_KINDS
             )
-            .and_then(|mut st| {
-                st.query_row(params![session.0, WindowKind::Agent.as_str()], |r| {
-                    r.get(0)
-                })
-            })
+        });
+        self.conn
+            .prepare_cached(&SQL)
+            .and_then(|mut st| st.query_row(params![session.0], |r| r.get(0)))
             .optional()
             .map(|o| o.map(WindowId))
             .ctx("find undo target")

@@ -82,14 +82,20 @@ pub struct FetchedSession {
 
 /// The sessions on the remote (`git ls-remote`), how each stands here, and what its
 /// commit says of it (see [`summaries`]).
+///
+/// `commits`: where commits fetched for their summaries are kept for the next listing (a
+/// bare repository of session commits alone, made there when missing; `rewind` keeps it
+/// in its home): a commit never changes, so a listing fetches only the commits no earlier
+/// listing fetched. `None`: a scratch repository, removed after.
 pub fn list_remote(
     workspace: &Path,
     transport: &Transport,
     origin: &Origin,
+    commits: Option<&Path>,
 ) -> Result<Vec<RemoteSession>> {
     let repo = Repo::open(transport, workspace)?;
     let (mut found, filter) = listing(&repo, transport, origin)?;
-    summaries(&repo, transport, &mut found, filter);
+    summaries(&repo, transport, &mut found, filter, commits);
     Ok(found)
 }
 
@@ -157,11 +163,18 @@ fn listing(
 
 /// Fill in each session's summary from its commit, one small object each and none of its
 /// files: read here when this repository holds the commit (this machine pushed or fetched
-/// it); else, when the remote serves filtered fetches, fetched as commits alone
-/// (`--depth=1 --filter=tree:0`) into a scratch repository that is removed after, so
-/// nothing enters the project's repository. A remote without filters, or a fetch that
-/// fails, leaves those summaries unknown: the listing itself never depends on them.
-fn summaries(repo: &Repo, transport: &Transport, found: &mut [RemoteSession], filter: bool) {
+/// it), else from the repository of `commits` when an earlier listing fetched it; else,
+/// when the remote serves filtered fetches, fetched as commits alone (`--depth=1
+/// --filter=tree:0`) into that repository (or a scratch one removed after), so nothing
+/// enters the project's repository. A remote without filters, or a fetch that fails,
+/// leaves those summaries unknown: the listing itself never depends on them.
+fn summaries(
+    repo: &Repo,
+    transport: &Transport,
+    found: &mut [RemoteSession],
+    filter: bool,
+    commits: Option<&Path>,
+) {
     let mut missing = Vec::new();
     for (i, s) in found.iter_mut().enumerate() {
         let Ok(commit) = parse_oid(&s.commit, &s.reference) else {
@@ -169,19 +182,26 @@ fn summaries(repo: &Repo, transport: &Transport, found: &mut [RemoteSession], fi
         };
         match repo.has(&commit) {
             true => set_summary(s, meta::read_summary(repo, &commit)),
-            false => missing.push(i),
+            false => missing.push((i, commit)),
         }
     }
-    if missing.is_empty() || !filter {
+    if missing.is_empty() {
         return;
     }
-    let Ok((_scratch, other)) = commits_alone(repo, transport, found, &missing) else {
+    let Ok(Some((_scratch, other))) = commit_store(repo, commits, filter) else {
         return;
     };
-    for i in missing {
-        if let Ok(commit) = parse_oid(&found[i].commit, &found[i].reference) {
-            set_summary(&mut found[i], meta::read_summary(&other, &commit));
-        }
+    let absent: Vec<&ObjectId> = missing
+        .iter()
+        .map(|(_, commit)| commit)
+        .filter(|commit| !other.has(commit))
+        .collect();
+    if filter && !absent.is_empty() {
+        // A failed fetch leaves those summaries unknown; the others are still read.
+        let _ = fetch_commits(repo, &other, transport, &absent);
+    }
+    for (i, commit) in missing {
+        set_summary(&mut found[i], meta::read_summary(&other, &commit));
     }
 }
 
@@ -194,19 +214,27 @@ fn set_summary(s: &mut RemoteSession, summary: Option<meta::Summary>) {
     }
 }
 
-/// A scratch bare repository (removed when the directory is dropped) holding the commits
-/// of `found[missing]` alone, fetched from the remote by id (each is a ref's tip, which any
-/// server lets a client ask for).
-fn commits_alone(
+/// The bare repository that holds (or will hold) the session commits fetched for their
+/// summaries: the one at `commits`, made when missing and the remote serves filters; else
+/// a scratch one (removed when the returned directory is dropped) when the remote serves
+/// filters; else none.
+fn commit_store(
     repo: &Repo,
-    transport: &Transport,
-    found: &[RemoteSession],
-    missing: &[usize],
-) -> Result<(tempfile::TempDir, Repo)> {
-    let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
-        detail: format!("cannot make a scratch directory: {e}"),
-    })?;
-    let dir = scratch.path().to_path_buf();
+    commits: Option<&Path>,
+    filter: bool,
+) -> Result<Option<(Option<tempfile::TempDir>, Repo)>> {
+    let (scratch, dir) = match commits {
+        Some(dir) if dir.join("objects").is_dir() => return Ok(Some((None, repo.elsewhere(dir)?))),
+        _ if !filter => return Ok(None),
+        Some(dir) => (None, dir.to_path_buf()),
+        None => {
+            let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
+                detail: format!("cannot make a scratch directory: {e}"),
+            })?;
+            let dir = scratch.path().to_path_buf();
+            (Some(scratch), dir)
+        }
+    };
     repo.git_ok(
         "git init",
         [
@@ -216,20 +244,36 @@ fn commits_alone(
             dir.as_os_str(),
         ],
     )?;
-    // The remote as a URL the scratch repository can reach (a remote name is this
-    // repository's; a relative path is relative to the workspace).
-    let url = repo.git_ok(
-        "git ls-remote",
-        ["ls-remote", "--get-url", &transport.remote],
-    )?;
-    let url = String::from_utf8_lossy(&url.stdout).trim().to_string();
+    Ok(Some((scratch, repo.elsewhere(&dir)?)))
+}
+
+/// Fetch `commits` (each a ref's tip on the remote, which any server lets a client ask for
+/// by id) alone, without their trees, into `other`.
+fn fetch_commits(
+    repo: &Repo,
+    other: &Repo,
+    transport: &Transport,
+    commits: &[&ObjectId],
+) -> Result<()> {
+    // The remote as a URL the other repository can reach (a remote name is this
+    // repository's, so git is asked for its URL; a relative path is relative to the
+    // workspace). A URL is passed on as it is: the other repository's git applies the
+    // user's `insteadOf` to it just as this repository's would.
+    let url = if transport.remote.contains("://") {
+        transport.remote.clone()
+    } else {
+        let out = repo.git_ok(
+            "git ls-remote",
+            ["ls-remote", "--get-url", &transport.remote],
+        )?;
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
     let url = if !url.contains(':') && Path::new(&url).is_relative() {
         repo.dir().join(url).display().to_string()
     } else {
         url
     };
-    let other = repo.elsewhere(&dir)?;
-    for batch in missing.chunks(1000) {
+    for batch in commits.chunks(1000) {
         let mut args = vec![
             "fetch".to_string(),
             "--no-tags".into(),
@@ -239,10 +283,10 @@ fn commits_alone(
             url.clone(),
         ];
         // By id, into no ref: a thousand refs written one by one cost a git fetch seconds.
-        args.extend(batch.iter().map(|&i| found[i].commit.clone()));
+        args.extend(batch.iter().map(|c| c.to_string()));
         other.git_ok("git fetch", &args)?;
     }
-    Ok((scratch, other))
+    Ok(())
 }
 
 /// Fetch the chosen sessions and adopt what they add into workspace `ws` of `home`.
@@ -407,7 +451,20 @@ fn store_sides(
         }
     }
     store_blobs(session, repo, &sent, what, report)?;
-    // Every blob sent is stored now; of the others, only those this home holds are proven.
+    // Every blob sent is stored now; of the others, only those this home holds are proven
+    // (looked up in one read transaction).
+    session
+        .history()
+        .in_one_read(|| prove_unsent(session, planned, &sent))?
+}
+
+/// Mark each present side of `planned` whose blob was not `sent` and that this home does
+/// not hold unproven (metadata-only, `withheld`).
+fn prove_unsent(
+    session: &Session<'_>,
+    planned: &mut [(AdoptedWindow, Vec<Gits>)],
+    sent: &std::collections::BTreeMap<BlobId, ObjectId>,
+) -> Result<()> {
     let mut here = std::collections::HashMap::new();
     for (w, _) in planned.iter_mut() {
         for c in &mut w.changes {
@@ -448,12 +505,17 @@ fn store_blobs(
     what: &str,
     report: &mut FetchedSession,
 ) -> Result<()> {
-    let mut wanted = Vec::new();
-    for (blob, git) in sent {
-        if !session.history().has_blob(blob)? {
-            wanted.push((*blob, *git));
+    // Which of them this home lacks, looked up in one read transaction.
+    let history = session.history();
+    let wanted = history.in_one_read(|| -> Result<Vec<(BlobId, ObjectId)>> {
+        let mut wanted = Vec::new();
+        for (blob, git) in sent {
+            if !history.has_blob(blob)? {
+                wanted.push((*blob, *git));
+            }
         }
-    }
+        Ok(wanted)
+    })??;
     let gits: Vec<ObjectId> = wanted.iter().map(|(_, git)| *git).collect();
     let mut expected = wanted.iter().map(|(blob, _)| blob);
     let mut batch = Vec::new();

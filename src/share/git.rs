@@ -39,7 +39,20 @@ pub(crate) struct Repo {
     odb: gix_odb::Handle,
     /// Objects are hashed, never written (`push --dry-run`).
     dry_run: bool,
+    /// File versions waiting to be written together ([`Repo::write_blob`]).
+    pending: std::cell::RefCell<Pending>,
 }
+
+/// Blobs [`Repo::write_blob`] holds until [`Repo::flush_blobs`] writes them in one pack.
+#[derive(Default)]
+struct Pending {
+    ids: std::collections::HashSet<ObjectId>,
+    /// `git fast-import`'s input for them: one `blob` command each.
+    input: Vec<u8>,
+}
+
+/// Bytes of file versions held for one `git fast-import` at most.
+const PENDING_BYTES: usize = 64 << 20;
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
@@ -97,6 +110,7 @@ impl Repo {
             timeout,
             odb,
             dry_run: false,
+            pending: Default::default(),
         })
     }
 
@@ -251,10 +265,10 @@ impl Repo {
         Ok((out, serves_filter(&traced)))
     }
 
-    /// The bare repository at `dir`, run with the same program and deadline.
+    /// The bare repository this process made at `dir` (its git dir is `dir` itself), run with
+    /// the same program and deadline.
     pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
-        let common = Repo::ask_common_dir(&self.program, dir, self.timeout)?;
-        Repo::at(&self.program, dir, common, self.timeout)
+        Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)
     }
 
     /// The directory git runs in (the workspace).
@@ -262,23 +276,13 @@ impl Repo {
         &self.dir
     }
 
-    /// Whether object `id` is in the repository (its objects, packs or alternates).
+    /// Whether object `id` is in the repository (its objects, packs or alternates) as this
+    /// handle found them: a miss does not list the pack directory again (a listing asks about
+    /// a thousand commits it mostly lacks, and each such listing cost more than the answer).
+    /// A pack that arrived since the handle was opened may be missed: the caller then fetches
+    /// or writes what it has already, which costs time, never correctness.
     pub fn has(&self, id: &ObjectId) -> bool {
-        gix_object::Exists::exists(&self.odb, id)
-    }
-
-    /// The commit `reference` names locally, if it exists.
-    pub fn resolve(&self, reference: &str) -> Result<Option<ObjectId>, ShareError> {
-        let out = self.git([
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{reference}^{{commit}}"),
-        ])?;
-        if !out.status.success() {
-            return Ok(None);
-        }
-        parse_oid(String::from_utf8_lossy(&out.stdout).trim(), reference).map(Some)
+        self.odb.exists_without_refresh(id)
     }
 
     /// Every local ref under `refs/rewind/` and the object it names: read from the ref
@@ -335,6 +339,22 @@ impl Repo {
         Ok(())
     }
 
+    /// Delete `references` here, all in one `git update-ref --stdin` transaction.
+    pub fn delete_refs(&self, references: &[String]) -> Result<(), ShareError> {
+        if references.is_empty() {
+            return Ok(());
+        }
+        let input: String = references.iter().map(|r| format!("delete {r}\n")).collect();
+        let out = self.git_with_input(["update-ref", "--stdin"], input.into_bytes())?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: "git update-ref".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(())
+    }
+
     /// Which of `paths` (relative to the workspace) the workspace's gitignore rules exclude
     /// (tracked files never are).
     pub fn ignored(
@@ -373,7 +393,7 @@ impl Repo {
                 detail: format!("cannot hash a {kind}: {e}"),
             }
         })?;
-        if self.dry_run || gix_object::Exists::exists(&self.odb, &id) {
+        if self.dry_run || self.has(&id) {
             return Ok(id);
         }
         self.loose()
@@ -381,6 +401,54 @@ impl Repo {
             .map_err(|e| ShareError::Odb {
                 detail: format!("cannot write a {kind} into {}: {e}", self.objects.display()),
             })
+    }
+
+    /// Write a file version: held, and written with the others in one pack by
+    /// [`Repo::flush_blobs`] (which must run before anything refers to it leaves), since a
+    /// loose object is a file of its own, and creating a thousand files in the object
+    /// directory took most of a first push's time (see benches/RESULTS.md). One the
+    /// repository holds already is not written again.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
+        let id = gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+            .map_err(|e| ShareError::Odb {
+                detail: format!("cannot hash a blob: {e}"),
+            })?;
+        if self.dry_run || self.has(&id) {
+            return Ok(id);
+        }
+        let full = {
+            let mut pending = self.pending.borrow_mut();
+            if pending.ids.insert(id) {
+                let input = &mut pending.input;
+                input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
+                input.extend_from_slice(bytes);
+                input.push(b'\n');
+            }
+            pending.input.len() >= PENDING_BYTES
+        };
+        if full {
+            self.flush_blobs()?;
+        }
+        Ok(id)
+    }
+
+    /// Write the blobs [`Repo::write_blob`] holds, all through one `git fast-import` (one
+    /// pack; git writes a few as loose objects, `fastimport.unpackLimit`).
+    pub fn flush_blobs(&self) -> Result<(), ShareError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        if pending.ids.is_empty() {
+            return Ok(());
+        }
+        let mut input = pending.input;
+        input.extend_from_slice(b"done\n");
+        let out = self.git_with_input(["fast-import", "--quiet", "--done"], input)?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: "git fast-import".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(())
     }
 
     /// Write a blob of `size` bytes from `reader`, never held whole.
@@ -652,6 +720,7 @@ fn wait_bounded(
     program: &Path,
 ) -> Result<ExitStatus, ShareError> {
     let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_micros(100);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(status),
@@ -663,7 +732,12 @@ fn wait_bounded(
                     seconds: timeout.as_secs(),
                 });
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                // Short git runs (update-ref, check-ignore) end within a few ms: look again
+                // soon, then less often, so a wait never adds much to what git took.
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
             Err(source) => {
                 return Err(ShareError::NoGit {
                     program: program.display().to_string(),

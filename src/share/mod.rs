@@ -20,7 +20,8 @@
 //!
 //! Where objects live: in the project's own repository (its common git dir), which is where
 //! `git push`/`git fetch` run with the project's remotes and configuration. Objects are
-//! written only as loose objects (unreachable ones are git's usual garbage), refs only under
+//! written only as objects (a push's file versions in one pack by `git fast-import`, its
+//! metadata loose; unreachable ones are git's usual garbage), refs only under
 //! `refs/rewind/`; no branch, tag, config or index of the project is touched. A push writes
 //! its commit, pushes it by id, and moves the local ref only once the remote accepted it:
 //! a push that fails or is killed leaves the local history as it was. A fetch asks for the

@@ -84,28 +84,14 @@ pub fn push(
     };
     let repo = Repo::open(transport, first.workspace().root())?;
     let repo = if opts.dry_run { repo.dry_run() } else { repo };
-    // Every local ref in one read, not one `git rev-parse` per session.
-    let refs = repo.local_refs()?;
-    let mut plans = Vec::new();
-    for s in sessions {
-        if !s.history().adopted_items()?.is_empty() {
-            let origin = s.name().split('/').next().unwrap_or("").to_string();
-            return Err(ShareError::FetchedSession {
-                session: s.name().to_string(),
-                origin,
-            });
-        }
-        plans.push((s, plan(&repo, &s.history(), opts, &refs, s.now())?));
-    }
-    // The new windows' paths of every session in one `git check-ignore`, not one per session.
-    let ignored = withheld(&repo, first.workspace().root(), &plans, opts)?;
-    let mut staged = Vec::new();
-    for (s, plan) in plans {
-        match export(&repo, &s.history(), plan, &ignored, opts.with_prompts) {
-            Err(ShareError::NothingToPush { .. }) if opts.skip_unfinished => {}
-            exported => staged.push((s, exported?)),
-        }
-    }
+    // What leaves is read in one read transaction of the index (the sessions share one
+    // home): one snapshot, and the index's read lock taken once rather than for each of
+    // the thousands of rows and blobs a large session reads.
+    let staged = first
+        .history()
+        .in_one_read(|| stage(&repo, sessions, opts))??;
+    // The file versions written, in one pack, before any commit naming them leaves.
+    repo.flush_blobs()?;
     let statuses = if opts.dry_run {
         staged
             .iter()
@@ -129,6 +115,41 @@ pub fn push(
         });
     }
     Ok(report)
+}
+
+/// Write every session's next commit (what [`push`] sends): the sessions' plans, which of
+/// their paths stay here, and their exports.
+fn stage<'a, 's>(
+    repo: &Repo,
+    sessions: &'a [&'a Session<'s>],
+    opts: &PushOptions,
+) -> Result<Vec<(&'a Session<'s>, Export)>> {
+    let Some(first) = sessions.first() else {
+        return Ok(Vec::new());
+    };
+    // Every local ref in one read, not one `git rev-parse` per session.
+    let refs = repo.local_refs()?;
+    let mut plans = Vec::new();
+    for s in sessions {
+        if !s.history().adopted_items()?.is_empty() {
+            let origin = s.name().split('/').next().unwrap_or("").to_string();
+            return Err(ShareError::FetchedSession {
+                session: s.name().to_string(),
+                origin,
+            });
+        }
+        plans.push((*s, plan(repo, &s.history(), opts, &refs, s.now())?));
+    }
+    // The new windows' paths of every session in one `git check-ignore`, not one per session.
+    let ignored = withheld(repo, first.workspace().root(), &plans, opts)?;
+    let mut staged = Vec::new();
+    for (s, plan) in plans {
+        match export(repo, &s.history(), plan, &ignored, opts.with_prompts) {
+            Err(ShareError::NothingToPush { .. }) if opts.skip_unfinished => {}
+            exported => staged.push((s, exported?)),
+        }
+    }
+    Ok(staged)
 }
 
 /// One session's commit, ready to push.
@@ -506,7 +527,7 @@ fn side(
                 })?;
                 repo.write_stream(size, &mut tmp)?
             } else {
-                repo.write_buf(gix_object::Kind::Blob, &history.blob_bytes(&blob)?)?
+                repo.write_blob(&history.blob_bytes(&blob)?)?
             };
             if !t.sent.contains(&git) {
                 t.bytes += size;
@@ -639,9 +660,10 @@ fn send(
         if let Some(refused) = refused {
             return Err(refused);
         }
-        for &i in &again {
-            let e = exports[i];
-            commits[i] = merge_remote(repo, transport, e, commits[i])?;
+        let diverged: Vec<(&Export, ObjectId)> =
+            again.iter().map(|&i| (exports[i], commits[i])).collect();
+        for (&i, commit) in again.iter().zip(merge_remote(repo, transport, &diverged)?) {
+            commits[i] = commit;
             merged[i] = true;
         }
         pending = again;
@@ -718,34 +740,58 @@ fn porcelain_lines(stdout: &[u8]) -> HashMap<String, (char, String)> {
         .collect()
 }
 
-/// Fetch the remote's commit of export `e`'s ref and write a merge of it and `ours`: the
-/// union of both histories' windows (each window is named the same on every machine).
+/// Fetch the remote's commit of each diverged export's ref (all in one `git fetch`, read
+/// back in one read of the refs) and write, for each, a merge of it and ours: the union of
+/// both histories' windows (each window is named the same on every machine).
 fn merge_remote(
     repo: &Repo,
     transport: &Transport,
-    e: &Export,
-    ours: ObjectId,
-) -> Result<ObjectId> {
-    let reference = e.reference.as_str();
-    let incoming = format!(
-        "refs/rewind/incoming/{}",
-        &reference["refs/rewind/".len()..]
+    diverged: &[(&Export, ObjectId)],
+) -> Result<Vec<ObjectId>> {
+    if diverged.is_empty() {
+        return Ok(Vec::new());
+    }
+    let incoming: Vec<String> = diverged
+        .iter()
+        .map(|(e, _)| {
+            format!(
+                "refs/rewind/incoming/{}",
+                &e.reference["refs/rewind/".len()..]
+            )
+        })
+        .collect();
+    let mut args = vec![
+        "fetch".to_string(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+        transport.remote.clone(),
+    ];
+    args.extend(
+        diverged
+            .iter()
+            .zip(&incoming)
+            .map(|((e, _), to)| format!("+{}:{to}", e.reference)),
     );
-    repo.git_ok(
-        "git fetch",
-        [
-            "fetch",
-            "--no-tags",
-            "--no-write-fetch-head",
-            &transport.remote,
-            &format!("+{reference}:{incoming}"),
-        ],
-    )?;
-    let theirs = repo.resolve(&incoming)?.ok_or_else(|| ShareError::Git {
-        command: "git fetch".into(),
-        detail: format!("{reference} did not arrive"),
-    })?;
-    let _ = repo.git(["update-ref", "-d", &incoming]);
+    repo.git_ok("git fetch", &args)?;
+    let arrived = repo.local_refs()?;
+    // The incoming refs only carried the commits here; the merges keep them reachable.
+    let _ = repo.delete_refs(&incoming);
+    diverged
+        .iter()
+        .zip(&incoming)
+        .map(|((e, ours), to)| {
+            let theirs = arrived.get(to).copied().ok_or_else(|| ShareError::Git {
+                command: "git fetch".into(),
+                detail: format!("{} did not arrive", e.reference),
+            })?;
+            merge_one(repo, e, *ours, theirs)
+        })
+        .collect()
+}
+
+/// A merge of `theirs` (the remote's commit of export `e`'s ref) and `ours`.
+fn merge_one(repo: &Repo, e: &Export, ours: ObjectId, theirs: ObjectId) -> Result<ObjectId> {
+    let reference = e.reference.as_str();
     let what = format!("remote {reference}");
     let (their_session, their_windows) = meta::session_tree(repo, &theirs, &what)?;
     let their_meta: SessionMeta = meta::read_json(repo, &their_session, &what)?;

@@ -84,9 +84,10 @@ use plan::{Item, Observed, PathInput};
 /// What to undo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// Undo: the session's newest agent window with a change in effect. Redo: the newest
-    /// undo window still reversing something, or a newer hunk undo (`--hunk`, `--patch`)
-    /// still in effect, which it takes back (an undo of that window).
+    /// Undo: the session's newest agent turn (recorded by hooks, or imported) with a change
+    /// in effect. Redo: the newest undo window still reversing something, or a newer hunk
+    /// undo (`--hunk`, `--patch`) still in effect, which it takes back (an undo of that
+    /// window).
     Latest,
     Window(WindowId),
     /// Some hunks (1-based, as `rewind diff` numbers them) of the one change of one path
@@ -433,7 +434,30 @@ fn run_locked(locked: &Locked<'_>, req: &Request) -> Result<Report> {
     if let Some(report) = finished_interrupted(session, req)? {
         return Ok(report);
     }
-    let (changes, direction) = select::select(session, req)?;
+    let selected = select::select(session, req)?;
+    run_selected(locked, req, selected)
+}
+
+/// As [`run`] for an undo of window `req.target` whose changes of the request's paths the
+/// caller has read already (`held`, in id order): they are not read again (the review page
+/// lists a window's files from its changes, then plans a page of them).
+fn run_holding(session: &Session<'_>, req: &Request, held: Vec<Change>) -> Result<Report> {
+    let locked = session.writer()?;
+    if let Some(report) = finished_interrupted(session, req)? {
+        return Ok(report);
+    }
+    let selected = select::select_held(session, req, held)?;
+    run_selected(&locked, req, selected)
+}
+
+/// The rest of [`run_locked`] once the target's changes are `selected`, with the direction
+/// they go.
+fn run_selected(
+    locked: &Locked<'_>,
+    req: &Request,
+    (changes, direction): (Vec<Change>, Direction),
+) -> Result<Report> {
+    let session = locked.session();
     if changes.is_empty() {
         return Ok(Report::nothing());
     }

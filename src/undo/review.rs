@@ -12,13 +12,12 @@
 //!   ([`take_back_request`], [`take_back_all`]).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use super::{run, Conflict, Direction, OnConflict, Outcome, Report, Request, Status, Target};
 use crate::engine::{EngineError, Result, Session};
 use crate::ids::{ChangeId, WindowId};
 use crate::merge;
-use crate::model::{Change, MetadataReason, Proof, WindowKind};
+use crate::model::{Change, MetadataReason, Proof, WindowKind, WindowTally};
 
 /// One path of a window, as a review shows it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -162,25 +161,9 @@ fn views(
         .filter(|cs| cs.iter().any(|c| c.undone_by.is_none()))
         .map(|cs| cs[0].path.as_bytes())
         .collect();
-    // One dry run: each path is planned on its own, so its conflict is the one an undo of
-    // that path alone would meet, whichever other paths the run covers.
-    let preview = if live.is_empty() {
-        None
-    } else {
-        let paths = match live.len() < window_paths.len() && live.len() <= NARROW_AT_MOST {
-            true => with_nested(window_paths, &live),
-            false => Vec::new(),
-        };
-        let req = Request {
-            dry_run: true,
-            paths,
-            ..Request::new(
-                Direction::Undo,
-                Target::Window(window),
-                session.workspace().root().to_path_buf(),
-            )
-        };
-        Some(run(session, &req)?)
+    let preview = match live.is_empty() {
+        true => None,
+        false => Some(dry_run(session, window, window_paths, &live)?),
     };
     // Each path's planned report, by path (a window of thousands of files: no search per file).
     let planned_by_path: std::collections::HashMap<&str, &super::FileReport> = preview
@@ -231,11 +214,50 @@ fn views(
     Ok(out)
 }
 
-/// `paths` and the window's paths above or below one of them, as paths to narrow an undo
-/// to: a file that became a directory (or back) is planned with the paths under it, so a
-/// page's dry run meets the same transition the whole window's does.
-fn with_nested(window_paths: &BTreeMap<Vec<u8>, Vec<Change>>, paths: &[&[u8]]) -> Vec<PathBuf> {
-    let mut out: BTreeMap<&[u8], &Change> = BTreeMap::new();
+/// One dry run of the undo of `window` (whose changes by path are `window_paths`) over the
+/// paths `live` (narrowed to them and the paths above or below them, unless they are most of
+/// the window or too many): each path is planned on its own, so its conflict is the one an
+/// undo of that path alone would meet, whichever other paths the run covers. The run is given
+/// the window's changes of those paths, not read again.
+fn dry_run(
+    session: &Session<'_>,
+    window: WindowId,
+    window_paths: &BTreeMap<Vec<u8>, Vec<Change>>,
+    live: &[&[u8]],
+) -> Result<Report> {
+    let narrow = live.len() < window_paths.len() && live.len() <= NARROW_AT_MOST;
+    let planned: Vec<&[Change]> = match narrow {
+        true => with_nested(window_paths, live),
+        false => window_paths.values().map(Vec::as_slice).collect(),
+    };
+    let paths = match narrow {
+        true => planned.iter().map(|cs| cs[0].path.to_path_buf()).collect(),
+        false => Vec::new(),
+    };
+    // The window's changes of those paths, as the undo would read them: in id order.
+    let mut held: Vec<Change> = planned.iter().copied().flatten().cloned().collect();
+    held.sort_by_key(|c| c.id);
+    let req = Request {
+        dry_run: true,
+        paths,
+        ..Request::new(
+            Direction::Undo,
+            Target::Window(window),
+            session.workspace().root().to_path_buf(),
+        )
+    };
+    super::run_holding(session, &req, held)
+}
+
+/// The changes of `paths` and of the window's paths above or below one of them, by path,
+/// as the paths to narrow an undo to: a file that became a directory (or back) is planned
+/// with the paths under it, so a page's dry run meets the same transition the whole
+/// window's does.
+fn with_nested<'w>(
+    window_paths: &'w BTreeMap<Vec<u8>, Vec<Change>>,
+    paths: &[&[u8]],
+) -> Vec<&'w [Change]> {
+    let mut out: BTreeMap<&[u8], &[Change]> = BTreeMap::new();
     for p in paths {
         let parents = p
             .iter()
@@ -250,11 +272,11 @@ fn with_nested(window_paths: &BTreeMap<Vec<u8>, Vec<Change>>, paths: &[&[u8]]) -
             .map(|(k, _)| k.as_slice());
         for q in std::iter::once(*p).chain(parents).chain(children) {
             if let Some((k, cs)) = window_paths.get_key_value(q) {
-                out.insert(k.as_slice(), &cs[0]);
+                out.insert(k.as_slice(), cs.as_slice());
             }
         }
     }
-    out.values().map(|c| c.path.to_path_buf()).collect()
+    out.into_values().collect()
 }
 
 fn proof_rank(p: Proof) -> u8 {
@@ -296,13 +318,11 @@ pub fn reject_session(session: &Session<'_>) -> Result<SessionReject> {
         .windows(session.row_id(), usize::MAX >> 1)?;
     let mut requests = Vec::new();
     for w in windows {
-        if !matches!(w.kind, WindowKind::Agent | WindowKind::Import) {
+        if !w.kind.is_agent_turn() {
             continue;
         }
-        let changes = session.history().read().changes_in_window(w.id)?;
-        if is_hunk_reject(changes.iter().map(|c| c.tool.as_deref()))
-            || changes.iter().all(|c| c.undone_by.is_some())
-        {
+        let tally = session.history().read().window_tally(w.id)?;
+        if role_of_tally(w.kind, &tally) == Role::HunkReject || tally.live == 0 {
             continue;
         }
         let req = Request {
@@ -685,73 +705,110 @@ pub enum Role {
     /// A hunk reject: a window of its own whose changes are all an undo's; an undo of it
     /// takes it back.
     HunkReject,
+    /// The take-back of a hunk reject (`redo` after `undo --hunk`, the page's Take back): an
+    /// undo window of that hunk reject's window whose changes are all recorded with the tool
+    /// `redo`. Neither work nor a reject: nothing of its own to reject or take back (the hunk
+    /// is rejected again from its turn).
+    TakeBack,
 }
 
 /// What `window` (a window of `session`) is to a review.
 pub fn role(session: &Session<'_>, window: &crate::model::Window) -> Result<Role> {
-    let changes = session.history().read().changes_in_window(window.id)?;
-    Ok(role_of(
-        window.kind,
-        changes.iter().map(|c| c.tool.as_deref()),
-    ))
+    let tally = session.history().read().window_tally(window.id)?;
+    Ok(role_of_tally(window.kind, &tally))
+}
+
+/// What `window` (a window of `session`) is to a review, and its [`RejectView`].
+pub fn role_and_view(
+    session: &Session<'_>,
+    window: &crate::model::Window,
+) -> Result<(Role, RejectView)> {
+    let tally = session.history().read().window_tally(window.id)?;
+    let role = role_of_tally(window.kind, &tally);
+    let label = window.label.as_deref();
+    let view = reject_view(session, window.id, window.kind, label, role, &tally)?;
+    Ok((role, view))
 }
 
 /// What a window of `kind` whose changes' tools are `tools` is to a review.
 pub fn role_of<'t>(kind: WindowKind, tools: impl IntoIterator<Item = Option<&'t str>>) -> Role {
+    role_of_tally(kind, &WindowTally::of_tools(tools))
+}
+
+/// What a window of `kind` whose changes tally `tally` is to a review.
+pub fn role_of_tally(kind: WindowKind, tally: &WindowTally) -> Role {
+    let all = |n: usize| tally.changes > 0 && n == tally.changes;
     match kind {
+        WindowKind::Undo if all(tally.by_redo) => Role::TakeBack,
         WindowKind::Undo => Role::Reject,
-        WindowKind::Agent if is_hunk_reject(tools) => Role::HunkReject,
+        WindowKind::Agent if all(tally.by_undo) => Role::HunkReject,
         _ => Role::Work,
     }
 }
 
 /// What a review says of a reject window: whether it was taken back, and the windows it
-/// rejected (an undo window's; a hunk reject names none).
+/// rejected (an undo window's; a take-back's, the hunk reject it took back; a hunk reject's,
+/// the windows its label names).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RejectView {
     pub taken_back: bool,
     pub targets: Vec<WindowId>,
 }
 
-/// The [`RejectView`] of `window` (of `role`): an undo window is taken back when it no
-/// longer reverses anything, a hunk reject when its changes are all undone. Work is never a
-/// reject: the default (not taken back, no targets).
-pub fn reject_view(session: &Session<'_>, window: WindowId, role: Role) -> Result<RejectView> {
+/// The [`RejectView`] of `window` (of `role`, its changes tallying `tally`): an undo window
+/// is taken back when it no longer reverses anything, a hunk reject when its changes are all
+/// undone; a take-back never is. Work is never a reject (never taken back); its targets are
+/// none, but for a redo window: the windows whose changes it redid, so a review lists it with
+/// the reject it took back.
+pub fn reject_view(
+    session: &Session<'_>,
+    window: WindowId,
+    kind: WindowKind,
+    label: Option<&str>,
+    role: Role,
+    tally: &WindowTally,
+) -> Result<RejectView> {
     let r = session.history().read();
     Ok(match role {
-        Role::Reject => {
-            let mut targets: Vec<WindowId> =
-                r.reversed_by(window)?.iter().map(|c| c.window).collect();
-            targets.sort();
-            targets.dedup();
-            RejectView {
-                taken_back: r.changes_undone_by(window)?.is_empty(),
-                targets,
-            }
-        }
+        Role::Reject => RejectView {
+            taken_back: !r.undoes_any(window)?,
+            targets: r.reversed_windows(window)?,
+        },
+        Role::TakeBack => RejectView {
+            taken_back: false,
+            targets: r.reversed_windows(window)?,
+        },
         Role::HunkReject => RejectView {
-            taken_back: r
-                .changes_in_window(window)?
-                .iter()
-                .all(|c| c.undone_by.is_some()),
-            targets: Vec::new(),
+            taken_back: tally.undone(),
+            targets: label.map(hunk_reject_targets).unwrap_or_default(),
+        },
+        Role::Work if kind == WindowKind::Redo => RejectView {
+            taken_back: false,
+            targets: r.reversed_windows(window)?,
         },
         Role::Work => RejectView::default(),
     })
 }
 
-/// A hunk undo is recorded as an agent-kind window of its own whose every change's tool is
-/// `undo` (and it has one at least).
-fn is_hunk_reject<'t>(tools: impl IntoIterator<Item = Option<&'t str>>) -> bool {
-    let undo = WindowKind::Undo.as_str();
-    let mut any = false;
-    for tool in tools {
-        if tool != Some(undo) {
-            return false;
+/// The windows a hunk reject's label names (`undo of hunk 2 of window 7 in notes.txt`,
+/// `undo --patch of window 7, 9 (2 paths)`: rewind's own labels; a hunk reject's changes are
+/// all an undo's, so its label is never a prompt). The reject records its targets nowhere
+/// else: its changes are new changes of its own, not reversals.
+fn hunk_reject_targets(label: &str) -> Vec<WindowId> {
+    let Some((_, rest)) = label.split_once(" of window ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for part in rest.split(", ") {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(id) = digits.parse() else { break };
+        out.push(WindowId(id));
+        // The list ends at the part with more than its number (` in …`, ` (…)`).
+        if digits.len() != part.len() {
+            break;
         }
-        any = true;
     }
-    any
+    out
 }
 
 /// The request that takes back the reject `window` (a window of `session`): a redo of an
@@ -761,6 +818,14 @@ pub fn take_back_request(session: &Session<'_>, window: &crate::model::Window) -
     let direction = match role(session, window)? {
         // A redo of a hunk reject's window takes it back (`undo::Report::took_back`).
         Role::Reject | Role::HunkReject => Direction::Redo,
+        // Its redo would reject the hunk again, as a new window that is no hunk reject.
+        Role::TakeBack => {
+            let hunk_reject = session.history().read().reversed_windows(window.id)?;
+            return Err(EngineError::TakeBackOfTakeBack {
+                window: window.id,
+                hunk_reject: hunk_reject.first().copied().unwrap_or(window.id),
+            });
+        }
         Role::Work => {
             return Err(EngineError::NotAnUndoWindow {
                 window: window.id,
@@ -874,5 +939,39 @@ mod tests {
         assert_eq!(role_of(WindowKind::Agent, []), Role::Work);
         assert_eq!(role_of(WindowKind::External, [undo]), Role::Work);
         assert_eq!(role_of(WindowKind::Redo, [Some("redo")]), Role::Work);
+    }
+
+    /// The take-back of a hunk undo is an undo window whose changes were all recorded with
+    /// the tool `redo` (issue 43: it was listed as a reject, with a Take back of its own).
+    #[test]
+    fn a_hunk_rejects_targets_are_the_windows_its_label_names() {
+        let ids = |l: &str| {
+            hunk_reject_targets(l)
+                .into_iter()
+                .map(|w| w.0)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids("undo of hunk 2 of window 7 in notes.txt"), [7]);
+        assert_eq!(ids("undo of hunk 1, 3 of window 12 in a, 5 b"), [12]);
+        assert_eq!(ids("undo --patch of window 7, 9 (2 paths)"), [7, 9]);
+        assert_eq!(ids("fix the parser"), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn an_undo_window_of_redo_changes_is_a_take_back() {
+        let (undo, redo) = (Some("undo"), Some("redo"));
+        assert_eq!(role_of(WindowKind::Undo, [redo, redo]), Role::TakeBack);
+        assert_eq!(role_of(WindowKind::Undo, [redo, undo]), Role::Reject);
+        assert_eq!(role_of(WindowKind::Undo, []), Role::Reject);
+        assert_eq!(role_of(WindowKind::Agent, [redo]), Role::Work);
+        let tally = WindowTally {
+            changes: 2,
+            live: 0,
+            by_undo: 0,
+            by_redo: 2,
+        };
+        assert_eq!(role_of_tally(WindowKind::Undo, &tally), Role::TakeBack);
+        assert!(tally.undone());
+        assert!(!WindowTally::default().undone(), "a window of no change");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::{Direction, Request, Target};
+use super::{review, Direction, Request, Target};
 use crate::engine::{EngineError, ObjectKind, Result, Session};
 use crate::ids::{ChangeId, WindowId};
 use crate::model::{Change, Window, WindowKind, WindowStatus};
@@ -21,14 +21,46 @@ pub(super) fn select(session: &Session<'_>, req: &Request) -> Result<(Vec<Change
         ),
         _ => by_target(session, req)?,
     };
-    let changes = changes
-        .into_iter()
-        .filter(|c| only.is_empty() || only.contains(&c.path))
-        .collect();
-    Ok((changes, direction))
+    Ok((narrowed(changes, &only), direction))
 }
 
-/// Undo: the changes of `paths` in the newest agent window with one still in effect. Redo:
+/// As [`select`] for an undo of a window of the agent, an import or the user
+/// (`req.target`) whose changes of the request's paths the caller holds (`held`, in id
+/// order, any others of them too): its live ones are taken from them, not read again. Any
+/// other request is selected as [`select`] does.
+pub(super) fn select_held(
+    session: &Session<'_>,
+    req: &Request,
+    held: Vec<Change>,
+) -> Result<(Vec<Change>, Direction)> {
+    let (Direction::Undo, Target::Window(w)) = (req.direction, &req.target) else {
+        return select(session, req);
+    };
+    if !in_session(session, *w)?.kind.is_original() {
+        return select(session, req);
+    }
+    let only = session.workspace().resolve_all(&req.paths, &req.cwd)?;
+    let live = held
+        .into_iter()
+        .filter(|c| c.window == *w && c.undone_by.is_none())
+        .collect();
+    Ok((narrowed(live, &only), Direction::Undo))
+}
+
+/// `changes` of the paths `only` (all of them when it is empty).
+fn narrowed(changes: Vec<Change>, only: &[RelPath]) -> Vec<Change> {
+    if only.is_empty() {
+        return changes;
+    }
+    let only: HashSet<&RelPath> = only.iter().collect();
+    changes
+        .into_iter()
+        .filter(|c| only.contains(&c.path))
+        .collect()
+}
+
+/// Undo: the changes of `paths` in the newest agent turn (recorded or imported) with one
+/// still in effect. Redo:
 /// the changes of `paths` that the newest undo window still reversing one of them reverses.
 fn latest_of_paths(
     session: &Session<'_>,
@@ -143,16 +175,14 @@ fn latest_redoable(session: &Session<'_>) -> Result<Option<WindowId>> {
 /// page's Take back): its changes are recorded with the tool `redo`, where an undo's are
 /// recorded with `undo`.
 pub(super) fn is_take_back(session: &Session<'_>, w: WindowId) -> Result<bool> {
-    let changes = session.history().read().changes_in_window(w)?;
-    let redo = crate::engine::exec::PlanTool::Redo.as_str();
-    Ok(!changes.is_empty() && changes.iter().all(|c| c.tool.as_deref() == Some(redo)))
+    let tally = session.history().read().window_tally(w)?;
+    Ok(review::role_of_tally(WindowKind::Undo, &tally) == review::Role::TakeBack)
 }
 
 /// Whether window `w` is a hunk undo's (`undo --hunk`, `--patch`, the page's hunk reject).
 fn is_hunk_undo(session: &Session<'_>, w: WindowId) -> Result<bool> {
-    let changes = session.history().read().changes_in_window(w)?;
-    let tools = changes.iter().map(|c| c.tool.as_deref());
-    Ok(super::review::role_of(WindowKind::Agent, tools) == super::review::Role::HunkReject)
+    let tally = session.history().read().window_tally(w)?;
+    Ok(review::role_of_tally(WindowKind::Agent, &tally) == review::Role::HunkReject)
 }
 
 /// Window `w`, provided it belongs to this session.
@@ -211,10 +241,12 @@ pub(super) fn later_changes(
         return Ok(Vec::new());
     };
     let ours: HashSet<ChangeId> = by_path.values().flatten().map(|c| c.id).collect();
-    let later = session
-        .history()
-        .read()
-        .live_changes_after(session.workspace_id(), after)?;
+    let paths: Vec<&RelPath> = by_path.keys().copied().collect();
+    let later =
+        session
+            .history()
+            .read()
+            .live_changes_after(session.workspace_id(), after, &paths)?;
     Ok(later
         .into_iter()
         .filter(|c| !ours.contains(&c.id) && by_path.contains_key(&c.path))

@@ -309,13 +309,16 @@ impl Workspace {
         cwd: &Path,
     ) -> Result<Vec<RelPath>, PathError> {
         let mut rels: Vec<RelPath> = Vec::with_capacity(paths.len());
+        // Seen paths by value: a search of `rels` for each path made a window of thousands
+        // of paths quadratic.
+        let mut seen = std::collections::HashSet::with_capacity(paths.len());
         for p in paths {
             let rel = self.resolve_lexical(p, cwd)?;
             match self.check_parents(&rel) {
                 Ok(()) | Err(PathError::ParentNotDir { .. }) => {}
                 Err(e) => return Err(e),
             }
-            if !rels.contains(&rel) {
+            if seen.insert(rel.clone()) {
                 rels.push(rel);
             }
         }

@@ -161,12 +161,12 @@ def claude_code(ws, end):
 # each run (OpenCode's opencode.json gets the fake server's port, .opencode/ the plugin's
 # packages OpenCode installs at start).
 NOT_COMPARED = {"opencode": ("opencode.json", ".opencode/"), "codex": (".codex/",),
-                "claude-code": (".claude/",), "gemini": (".gemini/",)}
+                "claude-code": (".claude/",), "gemini": (".gemini/",), "qwen": (".qwen/",)}
 
 # Where each agent's records are, as `rewind import <agent>` options (AGENT_HOME: the
 # agent's HOME, CODEX_HOME for Codex).
 SOURCES = {"opencode": ("--data-dir", ".local/share/opencode"), "codex": ("--codex-home", ""),
-           "gemini": ("--gemini-dir", ".gemini")}
+           "gemini": ("--gemini-dir", ".gemini"), "qwen": ("--qwen-dir", ".qwen")}
 
 
 # The paths of each scenario whose changes the agent's own records cannot prove, and why:

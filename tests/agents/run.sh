@@ -312,6 +312,64 @@ run_gemini() {
   run_gemini_checkpoints
 }
 
+# need_tmux: tmux on PATH, installed like the browser check's chromium (apt-get, as root) when
+# missing. Fails when there is none.
+need_tmux() {
+  if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "== installing tmux (apt-get)"
+    if ! apt-cache policy tmux 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -qq >/dev/null 2>&1
+    fi
+    DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1
+  fi
+  command -v tmux >/dev/null
+}
+
+# tui_turn <dir> <fake server> <approve text> <done text> <agent command>: the scenario's
+# prompt typed into the agent's interactive UI in tmux (HOME=<dir>/home, in <dir>/ws, PORT in
+# the command replaced by the fake model server's port), each approval asked answered with
+# Enter, until <done text> is on the screen; then /quit. In a loopback-only network namespace
+# when `unshare -n` works. Exit 0, or 90-93 saying what did not happen; <dir>/screen.txt holds
+# the last screen.
+tui_turn() {
+  local d=$1 server=$2 allow=$3 done=$4 cmd=$5 tm="tmux -L rwtui-$$"
+  cat > "$d/agent.sh" <<AGENT
+set -u
+python3 "$HERE/$server" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
+trap '$tm kill-server 2>/dev/null; kill \$srv 2>/dev/null' EXIT
+for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
+[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
+# CI=true (or GITHUB_ACTIONS=true) puts Gemini CLI (and Qwen Code) in headless mode, where
+# with no prompt it exits at once (seen in this project's CI): unset for the UI.
+# remain-on-exit keeps what it printed.
+port=\$(cat "$d/port")
+cmd="$cmd"
+$tm new-session -d -s g -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME -u CI -u GITHUB_ACTIONS HOME=$d/home \${cmd//PORT/\$port}" \\; set-option -t g remain-on-exit on
+screen() { $tm capture-pane -p -t g > "$d/screen.txt"; grep -q "\$1" "$d/screen.txt"; }
+for _ in \$(seq 120); do sleep 0.5; screen "Type your message" && break; done
+screen "Type your message" || { echo "the agent's UI did not start; its pane:" >&2; cat "$d/screen.txt" >&2; exit 93; }
+$tm send-keys -t g -l "create notes.txt, edit it, read it, uppercase with sed"
+# An Enter that comes while the UI still takes the typed text in is lost (seen under load):
+# Enter again until the model server has the request (an Enter on an empty input does
+# nothing; no approval can be asked before that request).
+for _ in \$(seq 10); do
+  sleep 1; $tm send-keys -t g Enter
+  for _ in \$(seq 20); do [ -s "$d/requests.jsonl" ] && break; sleep 0.5; done
+  [ -s "$d/requests.jsonl" ] && break
+done
+[ -s "$d/requests.jsonl" ] || { echo "the prompt never reached the model server" >&2; exit 91; }
+for _ in \$(seq 240); do
+  sleep 0.5
+  if screen "$allow"; then $tm send-keys -t g Enter; sleep 1; fi
+  screen "$done" && break
+done
+screen "$done" || { echo "the turn did not end with done" >&2; exit 92; }
+$tm send-keys -t g "/quit" Enter
+for _ in \$(seq 20); do sleep 0.5; [ "\$($tm display -p -t g '#{pane_dead}' 2>/dev/null)" = 0 ] || break; done
+AGENT
+  isolated "$d/agent.sh"
+}
+
 # What Gemini CLI itself records: checkpoints (`/restore`'s shadow commits and JSON), taken
 # only in its interactive UI, before a file tool call it asks approval for. So, as
 # capture_gemini_checkpoints.sh does: the scenario in the real `gemini` UI in tmux (checkpointing
@@ -325,15 +383,7 @@ run_gemini() {
 run_gemini_checkpoints() {
   local d="$TMP/gemini-restore"
   echo "== gemini-cli $AGENT_VER checkpoints (interactive UI in tmux), its restore, rewind import gemini"
-  # Installed like the browser check's chromium: with apt-get, as root, when missing.
-  if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    echo "== installing tmux (apt-get)"
-    if ! apt-cache policy tmux 2>/dev/null | grep -q 'Candidate: [0-9]'; then
-      DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -qq >/dev/null 2>&1
-    fi
-    DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1
-  fi
-  command -v tmux >/dev/null || { skip "gemini /restore and import: tmux not found (apt-get install tmux)"; return 0; }
+  need_tmux || { skip "gemini /restore and import: tmux not found (apt-get install tmux)"; return 0; }
   mkdir -p "$d/home/.gemini"
   new_workspace "$d/ws"
   cat > "$d/home/.gemini/settings.json" <<'JSON'
@@ -341,36 +391,8 @@ run_gemini_checkpoints() {
  "privacy": {"usageStatisticsEnabled": false},
  "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "checkpointing": {"enabled": true}}}
 JSON
-  local tm="tmux -L rwgem-$$"
-  cat > "$d/agent.sh" <<AGENT
-set -u
-python3 "$HERE/fake_gemini.py" "$d/ws" "$d/requests.jsonl" "$d/port" & srv=\$!
-trap '$tm kill-server 2>/dev/null; kill \$srv 2>/dev/null' EXIT
-for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
-[ -s "$d/port" ] || { echo "fake model server did not start" >&2; exit 90; }
-$tm new-session -d -s g -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME HOME=$d/home GEMINI_API_KEY=e2e-dummy GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:\$(cat "$d/port") GEMINI_CLI_NO_RELAUNCH=true $AGENT_BIN"
-screen() { $tm capture-pane -p -t g > "$d/screen.txt"; grep -q "\$1" "$d/screen.txt"; }
-for _ in \$(seq 120); do sleep 0.5; screen "Type your message" && break; done
-$tm send-keys -t g -l "create notes.txt, edit it, read it, uppercase with sed"
-# An Enter that comes while the UI still takes the typed text in is lost (seen under load):
-# Enter again until the model server has the request (an Enter on an empty input does
-# nothing; no approval can be asked before that request).
-for _ in \$(seq 10); do
-  sleep 1; $tm send-keys -t g Enter
-  for _ in \$(seq 20); do [ -s "$d/requests.jsonl" ] && break; sleep 0.5; done
-  [ -s "$d/requests.jsonl" ] && break
-done
-[ -s "$d/requests.jsonl" ] || { echo "the prompt never reached the model server" >&2; exit 91; }
-for _ in \$(seq 240); do
-  sleep 0.5
-  if screen "Allow once"; then $tm send-keys -t g Enter; sleep 1; fi
-  screen "✦ done" && break
-done
-screen "✦ done" || { echo "the turn did not end with done" >&2; exit 92; }
-$tm send-keys -t g "/quit" Enter
-for _ in \$(seq 20); do sleep 0.5; $tm has-session -t g 2>/dev/null || break; done
-AGENT
-  isolated "$d/agent.sh"
+  tui_turn "$d" fake_gemini.py "Allow once" "✦ done" \
+    "GEMINI_API_KEY=e2e-dummy GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT GEMINI_CLI_NO_RELAUNCH=true $AGENT_BIN"
   local rc=$?
   check "gemini in tmux: each call approved, the turn ends with done (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || { tail -30 "$d/screen.txt"; return 0; }
@@ -923,8 +945,76 @@ run_copilot_without_rewind() {
 # OpenAI-compatible provider (`--auth-type openai`, OPENAI_BASE_URL), no usage statistics or
 # update checks (~/.qwen/settings.json under the scratch HOME), REWIND_HOME unset (the hooks
 # carry the home).
+# /rw-undo typed in the session the scripted turn ran in (`qwen --resume <id> -p`): rewind's
+# UserPromptSubmit hook carries it out and answers `block`, so no model request is made. The
+# checks before left the turn redone with a user line added to README.md after it: a plain
+# /rw-undo refuses and writes nothing, /rw-undo --force puts both files back as before the
+# turn (the user's line snapshotted first).
+run_qwen_rw_undo() {
+  local d=$1 sid n w start
+  echo "   /rw-undo in the same session"
+  sid=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["session_id"])' \
+    "$d/out.json" 2>/dev/null)
+  [ -n "$sid" ] || { bad "qwen /rw-undo: no session id in out.json"; return 0; }
+  start=$(cat "$d/ws/README.md" "$d/ws/notes.txt" | sha256sum)
+  n=$(wc -l <"$d/requests.jsonl")
+  windows() { (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" log --session "$sid" | grep '^  window'); }
+  w=$(windows | wc -l)
+  qwen_turn "$d" "$PATH" out-undo.json --resume "$sid" -p "/rw-undo"
+  check "qwen --resume <id> -p /rw-undo exited 0" test $? = 0
+  check "/rw-undo refused over the user's line and wrote nothing (no window, same bytes)" \
+    test "$(cat "$d/ws/README.md" "$d/ws/notes.txt" | sha256sum) $(windows | wc -l)" = "$start $w"
+  qwen_turn "$d" "$PATH" out-undo.json --resume "$sid" -p "/rw-undo --force"
+  check "qwen --resume <id> -p '/rw-undo --force' exited 0" test $? = 0
+  check "/rw-undo --force: notes.txt (created in the turn) is gone" test ! -e "$d/ws/notes.txt"
+  check "/rw-undo --force: README.md is the committed text" \
+    test "$(cat "$d/ws/README.md")" = "# e2e"
+  check "/rw-undo --force is one undo window of the session's turn" \
+    sh -c '[ "$1" = "$(($2 + 1))" ] && echo "$3" | grep -q "\[undo\] .* \"undo of window 1\""' sh \
+    "$(windows | wc -l)" "$w" "$(windows | head -1)"
+  check "/rw-undo made no model request (the hook answered block)" \
+    test "$(wc -l <"$d/requests.jsonl")" = "$n"
+  check "/rw-undo logged no hook failure" test ! -s "$d/rewind-home/logs/hook.log"
+}
+
+# What Qwen Code itself records: each session's chat and its file-history backups, kept only in
+# its interactive UI (`qwen -p` keeps no backups). So, as for Gemini CLI: the scenario in the
+# real `qwen` UI in tmux (no rewind hooks; the shell call approved, the others pass its Auto
+# mode), then `rewind import qwen` of those records into a fresh home and undo of the imported
+# turn, against the workspace before the run (Qwen Code's own restore is `/restore` of a tool
+# call in its UI). Installs tmux as the Gemini check does, else SKIPs.
+run_qwen_history() {
+  local d="$TMP/qwen-history"
+  echo "== qwen $AGENT_VER file history (interactive UI in tmux), rewind import qwen"
+  need_tmux || { skip "qwen import: tmux not found (apt-get install tmux)"; return 0; }
+  mkdir -p "$d/home/.qwen"
+  new_workspace "$d/ws"
+  cat > "$d/home/.qwen/settings.json" <<'JSON'
+{"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": false}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"disableAutoUpdate": true, "disableUpdateNag": true, "checkpointing": {"enabled": true}}}
+JSON
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/before"
+  tui_turn "$d" fake_openai_chat.py "allow once" "◆.*done" \
+    "OPENAI_API_KEY=e2e-dummy OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 OPENAI_MODEL=e2e-model $AGENT_BIN --auth-type openai"
+  local rc=$?
+  check "qwen in tmux: the shell call approved, the turn ends with done (rc=$rc)" test "$rc" = 0
+  [ "$rc" = 0 ] || { tail -30 "$d/screen.txt"; return 0; }
+  check "Qwen Code kept the session's chat and a file-history backup" \
+    sh -c 'ls "$1"/projects/*/chats/*.jsonl "$1"/file-history/*/*@v1 >/dev/null' sh "$d/home/.qwen"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
+  import_check qwen "$d" WS="$d/ws" END="$d/end" BEFORE="$d/before" AGENT_HOME="$d/home"
+}
+
+# qwen_turn <dir> <PATH> [<out file> <qwen args>…]: by default the scripted prompt, into out.json.
 qwen_turn() {
-  local d=$1 path=$2
+  local d=$1 path=$2 out=${3:-out.json} args
+  if [ $# -gt 3 ]; then
+    shift 3
+    args=$(printf '%q ' "$@")
+  else
+    args='-p "create notes.txt, edit it, read it, uppercase with sed"'
+  fi
   mkdir -p "$d/home/.qwen"
   cat > "$d/home/.qwen/settings.json" <<'JSON'
 {"privacy": {"usageStatisticsEnabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}
@@ -938,8 +1028,7 @@ for _ in \$(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 cd "$d/ws" && env -u REWIND_HOME HOME="$d/home" PATH="$path" OPENAI_API_KEY=e2e-dummy \
   OPENAI_BASE_URL="http://127.0.0.1:\$(cat "$d/port")/v1" OPENAI_MODEL=e2e-model \
   QWEN_CODE_SUPPRESS_YOLO_WARNING=1 timeout 180 "$AGENT_BIN" --auth-type openai --yolo \
-  --output-format json -p "create notes.txt, edit it, read it, uppercase with sed" \
-  >"$d/out.json" 2>"$d/err.txt"
+  --output-format json $args >"$d/$out" 2>"$d/err.txt"
 AGENT
   isolated "$d/agent.sh"
 }
@@ -962,6 +1051,8 @@ run_qwen() {
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
     RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_qwen.py"
   tally "$d"
+  run_qwen_rw_undo "$d"
+  run_qwen_history
   if [ -n "${CAPTURE:-}" ]; then
     python3 "$HERE/capture_fixtures.py" --agent qwen "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out qwen "$ver")"

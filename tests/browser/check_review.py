@@ -3,8 +3,10 @@
 WebDriver (chromedriver's W3C HTTP protocol, spoken here with the standard library), loads
 the page `rewind review` serves for a scratch workspace, clicks Reject on one file, Reject
 on a file changed on disk after the page showed it, Reject all on a window (confirmed),
-Reject hunk on a file a turn edited three times and Take back, and a keyboard-only
-session-wide reject with its confirmation and one "Undo this reject"; after each click the
+Reject hunk on a file a turn edited three times and Take back, Reject hunk and Take back on
+earlier turns of a 3-turn Claude Code session (made through `rewind hook claude-code`) that
+Edits one file in every turn, and a keyboard-only session-wide reject with its confirmation
+and one "Undo this reject"; after each click the
 files on disk are compared byte for byte and the page's DOM is checked for the state it
 shows, where the result appears, and that the page did not jump. Also: no cookie, the token
 out of the address bar, distinct accessible names, contrast, the focus order, the banner
@@ -347,6 +349,14 @@ def run(driver, ws, url):
     check("Redo put x and y back byte for byte", now == expect, f"{now} != {expect}")
     page = driver.js(PAGE_STATE)
     check("the result says redone", "redone" in page["result"], page["result"])
+    # The redo that took the reject back sits under the turn it redid, beside that reject.
+    redo = driver.wait("the redo in the list", """const r = [...document.querySelectorAll('#sessions .winrow')];
+      const i = r.findIndex(x => x.textContent.includes('[redo] redo of window 2'));
+      if (i < 0) return null;
+      const owner = r.slice(0, i).reverse().find(x => !x.classList.contains('nested'));
+      return [r[i].classList.contains('nested'), owner.querySelector('button.win').dataset.window];""")
+    check("the redo that took the reject back is listed under the turn it redid (window 2)",
+          redo == [True, "2"], redo)
     hunks_and_keyboard(driver, ws, expect)
 
 
@@ -360,6 +370,8 @@ def hunks_and_keyboard(driver, ws, expect):
           hunks == ["in-effect"] * 3, hunks)
     counts = driver.js("return document.querySelector('.file[data-path=\"m\"] .counts').textContent")
     check("m's header counts its lines, +3 −3", counts == "+3 −3", counts)
+    stray = driver.js("return [...document.getElementById('window').childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()).map(n => n.textContent)")
+    check("the window's view has no stray text between its parts (it showed \"null\")", stray == [], stray)
     turn = driver.wait("the turn's counts", "return document.getElementById('turn-counts').textContent")
     check("the turn says its files and +/− counts", turn == "1 file +3 −3", turn)
     mark = driver.js("return document.querySelector('.file[data-path=\"m\"] .mark').textContent")
@@ -427,8 +439,15 @@ def hunks_and_keyboard(driver, ws, expect):
     driver.keys("\ue007")
     driver.wait("the session confirmation", "return document.activeElement?.classList.contains('confirm-reject-session')")
     check("one Enter on the session-wide reject only asks", disk(ws) == before)
+    asked = driver.js("return document.querySelector('.confirm p').textContent")
     driver.keys("\ue007")
     driver.wait("the session rejected", "return document.getElementById('window-result').textContent.startsWith('session browser: undone')")
+    result = driver.js("return document.getElementById('window-result').textContent")
+    listed = re.search(r"still in effect \(([\d, ]*)\)", asked)
+    listed = sorted(int(x) for x in listed.group(1).split(", ")) if listed and listed.group(1) else None
+    tried = sorted(int(x) for x in re.findall(r"^window (\d+): ", result, re.M))
+    check("the confirmation listed exactly the windows the session-wide reject then took "
+          "(no redo or reject window among them)", listed == tried and listed, (asked, result))
     now = disk(ws)
     check("the session-wide reject undid every safe file (b and c stay, z skipped)",
           now["a"] == b"a0\n" and now["x"] == b"x0\n" and now["m"] == M0.encode()
@@ -489,6 +508,138 @@ def many_files(driver, ws, env, url, count=250):
     check("the filter narrows the files by path", found == ["many/f249.txt"], found)
 
 
+CC_SESSION = "5f0c2d3e-43aa-4e1b-9c7d-0000000000b3"
+# The lines each turn edits (one Edit call each), as the it-test
+# review::each_hunk_of_a_three_turn_claude_code_session_with_repeated_edits_is_rejected_and_taken_back
+CC_TURNS = [[5, 30], [10, 50], [15, 40, 55]]
+
+
+def cc_text(edited):
+    return "".join(f"line {i}{' edited' if i in edited else ''}\n" for i in range(1, 61))
+
+
+def claude_code_session(ws, env):
+    """Three Claude Code turns, each Editing cc.txt more than once, recorded through
+    `rewind hook claude-code` with Claude Code's payloads (fixtures/hooks/claude-code)."""
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "hooks", "claude-code")
+    henv = dict(env)
+    henv.pop("REWIND_SESSION", None)
+    path = os.path.join(ws, "cc.txt")
+
+    def payload(name, **fields):
+        with open(os.path.join(fixtures, name + ".json")) as f:
+            p = json.loads(f.read().replace("/home/u/proj", ws))
+        p["session_id"] = CC_SESSION
+        p.update(fields)
+        return p
+
+    def hook(p):
+        subprocess.run([RW, "hook", "claude-code"], input=json.dumps(p).encode(), cwd=ws, env=henv,
+                       check=True, stdout=subprocess.DEVNULL)
+
+    with open(path, "w") as f:
+        f.write(cc_text([]))
+    done, call = [], 0
+    for t, edits in enumerate(CC_TURNS):
+        hook(payload("user-prompt-submit", prompt=f"turn {t + 1}: edit cc.txt"))
+        for line in edits:
+            call += 1
+            before = cc_text(done)
+            done.append(line)
+            edit = {"file_path": path, "old_string": f"line {line}\n", "new_string": f"line {line} edited\n",
+                    "replace_all": False}
+            hook(payload("pre-tool-use-edit", tool_input=edit, tool_use_id=f"toolu_b3_{call}"))
+            with open(path, "w") as f:
+                f.write(cc_text(done))
+            hook(payload("post-tool-use-edit", tool_input=edit, tool_use_id=f"toolu_b3_{call}",
+                         tool_response={"filePath": path, "oldString": edit["old_string"],
+                                        "newString": edit["new_string"], "originalFile": before,
+                                        "userModified": False, "replaceAll": False}))
+        hook(payload("stop"))
+    log = subprocess.run([RW, "--json", "log", "--session", CC_SESSION], cwd=ws, env=henv, check=True,
+                         capture_output=True, text=True)
+    windows = json.loads(log.stdout)["sessions"][0]["windows"]
+    return sorted(w["id"] for w in windows if w["kind"] == "agent" and w["changes"])
+
+
+def cc_hunks(driver):
+    return driver.js("return [...document.querySelectorAll('.file[data-path=\"cc.txt\"] tr.hunk')].map(r => r.dataset.state)")
+
+
+def claude_code_turns(driver, ws, env, url):
+    """The issue's done-when, by clicks: a 3-turn Claude Code session (made through `rewind
+    hook claude-code`) whose turns each Edit cc.txt several times. A hunk of an earlier
+    turn is rejected from its turn's window, over the later turns' edits, and taken back,
+    byte for byte each time; the take-back is listed as such, under the hunk reject it took
+    back, and offers nothing to reject or take back; each hunk reject is listed under the turn
+    it rejected."""
+    turns = claude_code_session(ws, env)
+    if not check("the Claude Code session has its three turns", len(turns) == 3, turns):
+        return
+    last = cc_text([line for edits in CC_TURNS for line in edits]).encode()
+    driver.go(url.split("#")[0])
+    driver.wait("the Claude Code session's turns", f"return document.querySelector('button.win[data-window=\"{turns[2]}\"]')")
+    rejects = []
+    for (turn, edits), n in [((turns[0], CC_TURNS[0]), 1), ((turns[1], CC_TURNS[1]), 2)]:
+        driver.click(f'button.win[data-window="{turn}"]')
+        driver.wait(f"cc.txt's hunks in window {turn}",
+                    f"const h = [...document.querySelectorAll('.file[data-path=\"cc.txt\"] tr.hunk')];"
+                    f" return document.querySelector('#window h1')?.textContent.startsWith('window {turn} ')"
+                    f" && h.length === {len(edits)} && h.every(r => r.dataset.state === 'in-effect')")
+        driver.click(f'.file[data-path="cc.txt"] button.reject-hunk[data-hunk="{n}"]')
+        driver.wait(f"hunk {n} of window {turn} rejected",
+                    f"return document.querySelectorAll('.file[data-path=\"cc.txt\"] tr.hunk')[{n - 1}]?.dataset.state === 'rejected'")
+        result = driver.js("return document.querySelector('.file[data-path=\"cc.txt\"] .result').textContent")
+        made = re.search(r"recorded as window (\d+)", result)
+        rejects.append(made.group(1) if made else None)
+        line = edits[n - 1]
+        without = cc_text([l for e in CC_TURNS for l in e if l != line]).encode()
+        with open(os.path.join(ws, "cc.txt"), "rb") as f:
+            now = f.read()
+        check(f"Reject hunk {n} of turn {turns.index(turn) + 1} (window {turn}) reverted its Edit of line {line} only, "
+              "over the later turns' edits, byte for byte", now == without, now)
+        states = cc_hunks(driver)
+        check(f"window {turn} shows hunk {n} rejected, the others in effect",
+              states == ["rejected" if i == n - 1 else "in-effect" for i in range(len(edits))], states)
+        driver.click('.file[data-path="cc.txt"] .result button.redo')
+        driver.wait(f"hunk {n} of window {turn} back",
+                    f"return document.querySelectorAll('.file[data-path=\"cc.txt\"] tr.hunk')[{n - 1}]?.dataset.state === 'in-effect'")
+        with open(os.path.join(ws, "cc.txt"), "rb") as f:
+            now = f.read()
+        check(f"Take back put hunk {n} of window {turn} back, byte for byte", now == last, now)
+
+    # The take-back of the last hunk reject: listed as a take-back, under that reject.
+    rows = driver.wait("the take-backs in the list", """
+      const rows = [...document.querySelectorAll('#sessions .winrow')].map(r => ({ role: r.dataset.role,
+        nested: r.classList.contains('nested'), window: r.querySelector('button.win').dataset.window,
+        text: r.querySelector('button.win').firstChild.textContent, takeBack: !!r.querySelector('button.redo') }));
+      const ours = rows.filter((r, i) => i > 0 && r.role === 'take-back' && arguments[0].includes(rows[i - 1].window));
+      return ours.length === 2 && rows;""", rejects)
+    for i, r in enumerate(rows):
+        if r["role"] != "take-back" or rows[i - 1]["window"] not in rejects:
+            continue
+        above = rows[i - 1]
+        check(f"take-back window {r['window']} is listed as a take-back, nested under the hunk reject it took back "
+              f"(window {above['window']}), with no button of its own",
+              r["nested"] and "[take back]" in r["text"] and "[reject]" not in r["text"] and not r["takeBack"]
+              and above["role"] == "hunk-reject" and "taken back" in above["text"] and not above["takeBack"],
+              (above, r))
+    # Each hunk reject sits under the turn it rejected (its window, listed before it).
+    for turn, reject in zip(turns[:2], rejects):
+        at = next((i for i, r in enumerate(rows) if r["window"] == reject), None)
+        owner = next((r["window"] for r in reversed(rows[:at or 0]) if not r["nested"]), None)
+        check(f"hunk reject window {reject} is listed nested under the turn it rejected (window {turn})",
+              at is not None and rows[at]["nested"] and rows[at]["role"] == "hunk-reject" and owner == str(turn),
+              (at is not None and rows[at], owner))
+    back = next(r["window"] for i, r in enumerate(rows) if r["role"] == "take-back" and rows[i - 1]["window"] in rejects)
+    driver.click(f'button.win[data-window="{back}"]')
+    driver.wait("the take-back's window", "return document.getElementById('take-back-note')")
+    view = driver.js("""return { heading: document.querySelector('#window h1').textContent,
+      buttons: [...document.querySelectorAll('#window button')].map(b => b.className || b.id).filter(c => /reject|redo/.test(c)) }""")
+    check("the take-back's window says what it is and offers no Reject or Take back",
+          "[take back]" in view["heading"] and view["buttons"] == [], view)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="rewind-browser.")
     procs = []
@@ -527,6 +678,7 @@ def main():
         driver.start(os.path.join(tmp, "profile"))
         run(driver, ws, url)
         many_files(driver, ws, env, url)
+        claude_code_turns(driver, ws, env, url)
         review.kill()
         review.wait()
         driver.click('button.win[data-window="1"]')

@@ -510,3 +510,18 @@ pub fn portable() -> bool {
     }
     on
 }
+
+/// A path as Claude Code and Qwen Code name its directory under `projects/`: every character
+/// but an ASCII letter or digit as `-`.
+pub fn slug(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// Claude Code's (and Qwen Code's) backup name prefix for the file at `abs`.
+pub fn backup_name_hash(abs: &str) -> String {
+    rewind::import::claude::backup_name(abs, 0)
+        .trim_end_matches("@v0")
+        .to_string()
+}

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{
+    assert_import_refused, backup_name_hash as name_hash, blob_json, slug, Env, Run,
+};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "d064cf85-3a58-44bf-ab4a-a3bbb4a14225";
@@ -39,19 +41,6 @@ impl Fixture {
             .join("fixtures/claude-code")
             .join(self.dir)
     }
-}
-
-fn slug(path: &str) -> String {
-    path.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
-/// Claude Code's backup name prefix for the file at `abs`.
-fn name_hash(abs: &str) -> String {
-    rewind::import::claude::backup_name(abs, 0)
-        .trim_end_matches("@v0")
-        .to_string()
 }
 
 struct Setup {
@@ -327,6 +316,23 @@ fn undo_of_an_imported_turn_restores_the_exact_before_text() {
     s.env
         .run(&["undo", "--session", SESSION, "--window", &turn2])
         .ok();
+    assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
+}
+
+/// A plain `undo --session S` (no window named) of an imported session undoes its newest
+/// imported turn: it looked for windows the hooks recorded only, and undid nothing. The
+/// user's edits between the turns (external windows) are never its target.
+#[test]
+fn undo_of_an_imported_session_without_a_window_undoes_its_newest_turn() {
+    let s = Setup::new();
+    let _f = crate::cli::filters(&s.env);
+    s.import(&[]).ok();
+    insta::assert_snapshot!(crate::cli::rw(&s.env, &["undo", "--session", SESSION]), @"
+    undid window 3 (recorded as window 5)
+      restored       README.md  7ebf8afc0afc → d2daccf1cd5c
+    [EOF]
+    [exit status: 0]
+    ");
     assert_eq!(s.env.read("README.md").unwrap(), b"# e2e\nrewritten\n");
 }
 

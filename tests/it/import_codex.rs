@@ -420,6 +420,7 @@ fn import_all_finds_every_agents_records_of_the_workspace() {
             ("claude-code".into(), "none".into()),
             ("codex".into(), "imported".into()),
             ("gemini".into(), "none".into()),
+            ("qwen".into(), "none".into()),
         ]
     );
     assert!(
@@ -473,6 +474,7 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     claude-code: no records (no Claude Code transcripts in [TMP]/user-home/.claude/projects: no such directory)
     codex: error (cannot read Codex rollout [TMP]/codex/sessions/2026/11/29/rollout-2026-11-29T08-43-45-01a22679-7c64-7d63-8fea-574d97a6b02c.jsonl, line 65: not JSON: key must be a string at line 1 column 2)
     gemini: no records (no Gemini CLI projects in [TMP]/user-home/.gemini/tmp: no such directory)
+    qwen: no records (no Qwen Code chats in [TMP]/user-home/.qwen/projects: no such directory)
     [EOF]
     ------- stderr -------
     [EOF]

@@ -30,6 +30,7 @@ mod import_claude;
 mod import_codex;
 mod import_gemini;
 mod import_opencode;
+mod import_qwen;
 mod index_migration;
 mod large_files;
 mod local_history;

@@ -916,6 +916,51 @@ fn reject_each_hunk_of_a_file_a_turn_edited_three_times_then_take_each_back() {
         hunk_states(&r.get("/api/windows/1/diff?path=f")),
         ["in-effect"; 3]
     );
+    // Each take-back is listed as one (it was a "reject" with a Take back of its own), naming
+    // the hunk reject it took back, which says it was taken back; a take-back of a take-back
+    // is refused, 400, with nothing written.
+    let sessions = r.get("/api/sessions");
+    let windows = sessions["sessions"][0]["windows"].as_array().unwrap();
+    let listed: Vec<(String, serde_json::Value, bool)> = windows
+        .iter()
+        .map(|w| {
+            (
+                w["role"].as_str().unwrap().to_string(),
+                w["targets"].clone(),
+                w["taken_back"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let rejects: Vec<&serde_json::Value> = [&first, &third, &second]
+        .iter()
+        .map(|r| r.json()["window_id"].clone())
+        .map(|id| windows.iter().find(|w| w["id"] == id).unwrap())
+        .collect();
+    assert_eq!(
+        listed[..3],
+        rejects
+            .iter()
+            .map(|w| ("take-back".to_string(), serde_json::json!([w["id"]]), false))
+            .collect::<Vec<_>>(),
+        "{sessions}"
+    );
+    assert!(rejects
+        .iter()
+        .all(|w| w["role"] == "hunk-reject" && w["taken_back"] == true));
+    let take_back = &windows[0]["id"];
+    let shown = r.get(&format!("/api/windows/{take_back}"));
+    assert_eq!(shown["role"], "take-back");
+    assert_eq!(shown["targets"], serde_json::json!([rejects[0]["id"]]));
+    let refused = r.post("/api/redo", serde_json::json!({ "window": take_back }));
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(
+        refused.json()["error"],
+        format!(
+            "window {take_back} took back hunk reject window {}: it is not a reject to take back (reject the hunk again from its turn)",
+            rejects[0]["id"]
+        )
+    );
+    assert_eq!(env.read("f").unwrap(), done.as_bytes());
 }
 
 /// The other turn shapes: a file the turn created (no hunk to revert to: reject it whole,

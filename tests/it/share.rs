@@ -1438,8 +1438,10 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
         "nothing entered the project's .git"
     );
     assert_eq!(bob.local_rewind_refs(), "");
-    // A fetched session's summary is read here; the others' are fetched again.
+    // A fetched session's summary is read here; the others' are fetched again (there was
+    // no home to keep them in).
     bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    let objects_after_fetch = bob.object_files();
     std::fs::remove_file(&pack).unwrap();
     let _f = filters(&lab);
     let run: Run = bob
@@ -1457,6 +1459,22 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
     ");
     let received = std::fs::read(&pack).unwrap();
     assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
+    // Those two are kept in the home (it exists since the fetch): the next listing
+    // fetches nothing and says the same.
+    std::fs::remove_file(&pack).unwrap();
+    let again: Run = bob
+        .command("x", &["log", "--remote", "origin"])
+        .env("GIT_TRACE_PACKFILE", &pack)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(again.stdout, run.stdout);
+    assert!(!pack.exists(), "nothing was fetched");
+    assert_eq!(
+        bob.object_files(),
+        objects_after_fetch,
+        "nothing entered the project's .git"
+    );
 }
 
 /// README "A CI recipe", step by step: an agent (Claude Code's hooks) works in a CI job's
@@ -1546,4 +1564,135 @@ fn the_ci_recipe_an_agent_session_pushed_from_ci_is_fetched_reviewed_and_undone_
     }
     me.rw(&key, &["undo", "--session", &key]).ok();
     assert_eq!(me.read("f.txt"), BASE);
+}
+
+/// Issue 44: the merge of several sessions another machine pushed first fetches them all in
+/// one `git fetch` and reads their commits without a `git rev-parse` each.
+#[test]
+fn several_diverged_sessions_are_fetched_for_their_merge_in_one_git_fetch() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let twin = lab.machine("twin", "alice@laptop");
+    for s in ["s1", "s2"] {
+        twin.turn(s, "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
+    }
+    twin.rw("s1", &["push", "--all"]).ok();
+    for (s, text) in [("s1", "ONE"), ("s2", "TWO"), ("s3", "THREE")] {
+        alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
+    }
+    let log = lab.root().join("git-calls");
+    let pushed: Run = alice
+        .command("s1", &["--json", "push", "--all"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    let mut statuses: Vec<(String, String)> = report["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [("s1", "merged"), ("s2", "merged"), ("s3", "pushed")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |name: &str| calls.lines().filter(|c| *c == name).count();
+    assert_eq!(count("fetch"), 1, "git runs: {calls}");
+    assert_eq!(count("rev-parse"), 0, "git runs: {calls}");
+    assert_eq!(count("push"), 2, "git runs: {calls}");
+    // Nothing of the merge's own is left behind here, and every ref is the remote's.
+    assert_eq!(
+        alice.git(&["for-each-ref", "refs/rewind/incoming"]).stdout,
+        ""
+    );
+    assert_eq!(
+        alice.git(&["for-each-ref", "refs/rewind"]).stdout,
+        lab.git(&["for-each-ref", "refs/rewind"]).stdout
+    );
+    let reader = lab.machine("reader", "reader@box");
+    let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
+    let windows: u64 = fetched.ok().json()["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["windows"].as_u64().unwrap())
+        .sum();
+    assert_eq!(windows, 5, "both machines' s1 and s2 turns, and s3's");
+}
+
+/// Issue 44: the home's store of listed commits is a convenience; when it cannot be made,
+/// the listing still names every session (their counts unknown) and succeeds.
+#[test]
+fn a_listing_whose_commit_store_cannot_be_made_still_lists_every_session() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}s1\n"));
+    alice.rw("s1", &["push"]).ok();
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    bob.turn("b1", "g.txt", "bob's\n");
+    assert!(bob.home.is_dir(), "bob has a home");
+    std::fs::write(bob.home.join("listed-commits.git"), "not a repository").unwrap();
+    let listed = bob
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["key"], "alice@laptop/s1");
+    assert!(sessions[0]["windows"].is_null(), "{listed}");
+    // Once it can be made, the counts are there.
+    std::fs::remove_file(bob.home.join("listed-commits.git")).unwrap();
+    let listed = bob
+        .rw("x", &["--json", "log", "--remote", "origin"])
+        .ok()
+        .json();
+    assert_eq!(listed["sessions"][0]["windows"], 1, "{listed}");
+}
+
+/// Issue 44: a push writes its file versions in one `git fast-import`; when that fails, the
+/// push stops with git's message before anything is sent, and the local history is as it
+/// was (a later push sends it all).
+#[test]
+fn a_push_whose_file_versions_cannot_be_written_sends_nothing_and_says_why() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}six\n"));
+    let script = lab.root().join("no-fast-import");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nif [ \"$1\" = fast-import ]; then echo 'fatal: no room' >&2; exit 128; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let failed: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &script)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    assert!(
+        failed
+            .stderr
+            .contains("git fast-import failed: fatal: no room"),
+        "{}",
+        failed.stderr
+    );
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let fetched = bob.rw("x", &["--json", "fetch", "origin", "alice@laptop/s1"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["blobs"], 2);
 }

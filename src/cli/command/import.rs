@@ -11,6 +11,9 @@
 //! `rewind import codex [--codex-home DIR] [--sessions-dir DIR] [--codex-session ID]…
 //! [--dry-run]`: the same for Codex's session rollouts.
 //!
+//! `rewind import qwen [--qwen-dir DIR] [--qwen-session ID]… [--dry-run]`: the same for
+//! Qwen Code's chats and file-history backups.
+//!
 //! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
 //! default place; an agent with no records here is reported as such, not as an error.
 
@@ -19,7 +22,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
     ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
-    OpenCodeOptions, SessionReport,
+    OpenCodeOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -79,6 +82,23 @@ pub enum ImportCmd {
     Codex(CodexArgs),
     /// Import Gemini CLI's checkpoints of this workspace (what its /restore reads)
     Gemini(GeminiArgs),
+    /// Import Qwen Code's history of this workspace (chats, file-history backups)
+    Qwen(QwenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct QwenArgs {
+    /// Qwen Code's directory, holding projects/ and file-history/ [default: ~/.qwen]
+    #[arg(long, value_name = "DIR")]
+    pub qwen_dir: Option<PathBuf>,
+    /// Import only this Qwen Code session (repeatable) [default: all of this workspace's]
+    #[arg(long = "qwen-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -170,6 +190,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::ClaudeCode(args) => return run_claude(inv, out, args),
         ImportCmd::Codex(args) => return run_codex(inv, out, args),
         ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
+        ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -266,13 +287,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         dry_run,
         limits,
     });
-    let claude = default_claude_dir().map(|dir| ClaudeCodeOptions {
-        projects_dir: dir.join("projects"),
-        history_dir: dir.join("file-history"),
-        sessions: Vec::new(),
-        dry_run,
-        limits,
-    });
+    let claude = default_claude_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
     let codex = default_codex_home().map(|h| CodexOptions {
         sessions_dir: h.join("sessions"),
         sessions: Vec::new(),
@@ -285,6 +300,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         dry_run,
         limits,
     });
+    let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
     let agents = vec![
         agent_import(
             "opencode",
@@ -304,6 +320,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         agent_import(
             "gemini",
             gemini.map(|o| rewind::import::gemini_import(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "qwen",
+            qwen.map(|o| rewind::import::qwen_import(home, &ws, &o)),
             dry_run,
         ),
     ];
@@ -396,6 +417,47 @@ fn run_gemini(inv: &Invocation, out: &Out, args: GeminiArgs) -> Result<Exit, Fai
     Ok(show(out, &report))
 }
 
+fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let dir = match args.qwen_dir {
+        Some(d) => cwd.join(d),
+        None => default_qwen_dir()?,
+    };
+    let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
+    let report = rewind::import::qwen_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Where Claude Code and Qwen Code keep their records under their directory `dir`:
+/// `projects/` and `file-history/`.
+fn transcript_options(
+    dir: &std::path::Path,
+    sessions: Vec<String>,
+    dry_run: bool,
+    limits: Limits,
+) -> QwenOptions {
+    QwenOptions {
+        projects_dir: dir.join("projects"),
+        history_dir: dir.join("file-history"),
+        sessions,
+        dry_run,
+        limits,
+    }
+}
+
+/// Qwen Code's directory: `~/.qwen`.
+fn default_qwen_dir() -> Result<PathBuf, Failure> {
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(PathBuf::from(h).join(".qwen")),
+        None => Err(
+            Failure::new(Exit::Error, "cannot find Qwen Code's data: HOME is not set")
+                .hint("pass --qwen-dir DIR"),
+        ),
+    }
+}
+
 fn default_gemini_dir() -> Result<PathBuf, Failure> {
     match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
         Some(h) => Ok(rewind::import::gemini_dir(&PathBuf::from(h))),
@@ -479,6 +541,7 @@ fn render(r: &ImportReport) -> String {
         "opencode" => format!("OpenCode project {} at {}", r.project, r.worktree),
         "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
         "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
+        "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(

@@ -266,6 +266,9 @@ fn render_versions(h: &FileHistory) -> String {
     text
 }
 
+/// The home's bare repository of the session commits `log --remote` fetched.
+const LISTED_COMMITS: &str = "listed-commits.git";
+
 /// `rewind log --remote R`: the remote's sessions (`git ls-remote`), without opening a
 /// session here.
 fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure> {
@@ -277,24 +280,27 @@ fn log_remote(inv: &Invocation, out: &Out, remote: &str) -> Result<Exit, Failure
     let transport = transport(None, &args)?;
     let cwd = crate::cli::context::cwd()?;
     let ws = crate::cli::context::workspace(&inv.global, &cwd)?;
-    let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?)?;
+    // The commits a listing fetched for their summaries are kept in the home, when there
+    // is one (a listing does not make a home), so the next listing fetches only new ones.
+    let home = crate::cli::context::home_dir(&inv.global)?;
+    let commits = home.join(LISTED_COMMITS);
+    let commits = home.is_dir().then_some(commits.as_path());
+    let sessions = rewind::share::list_remote(ws.root(), &transport, &origin()?, commits)?;
     Ok(print_listing(out, &transport.remote, &sessions))
 }
 
 /// A window's kind as `log` shows it: a restore and a hunk undo are recorded as windows of
 /// their own of kind `agent` (so that `undo` takes them back), but they are rewind's, not
-/// the agent's (issue 43); `--json` keeps the kind.
+/// the agent's, and the take-back of a hunk undo is an undo window that rejects nothing
+/// (issue 43); `--json` keeps the kind.
 fn shown_kind(w: &rewind::engine::LogWindow) -> String {
+    use rewind::undo::review::{role_of, Role};
     let tools = || w.changes.iter().map(|c| c.tool.as_deref());
     let all = |tool: &str| !w.changes.is_empty() && tools().all(|t| t == Some(tool));
-    match w.kind {
-        WindowKind::Agent if all("restore") => "restore".to_string(),
-        WindowKind::Agent
-            if rewind::undo::review::role_of(w.kind, tools())
-                == rewind::undo::review::Role::HunkReject =>
-        {
-            "hunk undo".to_string()
-        }
-        kind => kind.to_string(),
+    match (w.kind, role_of(w.kind, tools())) {
+        (WindowKind::Agent, _) if all("restore") => "restore".to_string(),
+        (_, Role::HunkReject) => "hunk undo".to_string(),
+        (_, Role::TakeBack) => "take back".to_string(),
+        (kind, _) => kind.to_string(),
     }
 }

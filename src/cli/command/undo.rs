@@ -1,5 +1,5 @@
-//! `rewind undo`: undo the session's latest agent window (or a window, a tool call, the whole
-//! session). The apply and its rendering are shared with `redo`.
+//! `rewind undo`: undo the session's latest agent turn, recorded or imported (or a window, a
+//! tool call, the whole session). The apply and its rendering are shared with `redo`.
 
 use std::path::PathBuf;
 

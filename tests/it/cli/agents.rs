@@ -232,6 +232,7 @@ fn init_qwen_then_uninstall() {
     let _f = filters(&env);
     assert_snapshot!(rw(&env, &["init", "qwen"]), @"
     wrote      .qwen/settings.json (Qwen Code hooks and MCP server)
+    wrote      .qwen/commands/rw-undo.toml (/rw-undo command)
     [EOF]
     [exit status: 0]
     ");
@@ -259,8 +260,19 @@ fn init_qwen_then_uninstall() {
         );
     }
     assert_eq!(settings["mcpServers"]["rewind"]["args"][0], "mcp");
+    // `/rw-undo` is carried out by the UserPromptSubmit hook; the command file's text reaches
+    // the model only when the hook did not answer, and names the line to run by hand.
+    let command = std::fs::read_to_string(env.path(".qwen/commands/rw-undo.toml")).unwrap();
+    assert!(command.starts_with("description = \"Undo this session's last turn"));
+    assert!(command.contains("nothing was undone"), "{command}");
+    assert!(
+        command.contains("\\\"$r\\\" undo --agent qwen --session <session id>\n"),
+        "{command}"
+    );
     assert_snapshot!(rw(&env, &["init", "qwen", "--uninstall"]), @"
     remove .qwen/settings.json (Qwen Code hooks and MCP server, created by rewind init)
+    remove .qwen/commands/rw-undo.toml (/rw-undo command, created by rewind init)
+    removed empty directory .qwen/commands
     removed empty directory .qwen
     [EOF]
     [exit status: 0]

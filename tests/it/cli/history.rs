@@ -218,6 +218,28 @@ fn log_names_restore_and_hunk_undo_windows() {
     "#);
 }
 
+/// The take-back of a hunk undo (`redo` after `undo --hunk`, the review page's Take back)
+/// is an undo window, but it rejects nothing: `log` names it `[take back]` (issue 43).
+#[test]
+fn log_names_the_take_back_of_a_hunk_undo() {
+    let env = Env::new();
+    let _f = filters(&env);
+    two_turns(&env);
+    env.run(&["undo", "--window", "2", "--path", "a.txt", "--hunk", "1"])
+        .ok();
+    env.run(&["redo"]).ok();
+    assert_snapshot!(rw(&env, &["log", "--limit", "2"]), @r#"
+    workspace [WS]
+    session test-session
+      window 4 [take back] [TIME] "redo: took back hunk undo window 3"
+            4 a.txt  e0e63aa4c8e1 → 04d2649eb725  exact redo
+      window 3 [hunk undo] [TIME] "undo of hunk 1 of window 2 in a.txt" (undone)
+            3 a.txt  04d2649eb725 → e0e63aa4c8e1  exact undo (undone by 4)
+    [EOF]
+    [exit status: 0]
+    "#);
+}
+
 #[test]
 fn log_json() {
     let env = Env::new();

@@ -101,7 +101,7 @@ fn help_lists_every_command() {
       record       After an agent write: record the new bytes of each path
       check        Has each path changed since rewind's latest snapshot of it?
       window       Open or close an explicit window (a turn)
-      undo         Undo the latest agent window (or a window, a tool call, the whole session)
+      undo         Undo the latest agent (or imported) turn (or a window, a tool call, the whole session)
       redo         Re-apply the most recently undone window
       log          Sessions, windows and changes, newest first
       diff         Unified diff of a window's changes

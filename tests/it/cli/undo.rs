@@ -386,7 +386,7 @@ fn undo_and_redo_help_offer_patch() {
         format!("{text}[exit status: {}]", run.code)
     };
     assert_snapshot!(own(&["undo", "-h"]), @"
-    Undo the latest agent window (or a window, a tool call, the whole session)
+    Undo the latest agent (or imported) turn (or a window, a tool call, the whole session)
 
     Usage: rewind undo [OPTIONS]
 

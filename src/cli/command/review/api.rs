@@ -91,19 +91,21 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
             "sessions": [],
         }));
     };
-    let log = session.history().log(true, WINDOWS_PER_SESSION)?;
+    let summaries = session.history().summaries(WINDOWS_PER_SESSION)?;
     // The agent that recorded each session: its hooks here, or a fetched session's
     // metadata (none for `manual` and CLI sessions).
     let agents: HashMap<String, String> = session.history().session_agents()?.into_iter().collect();
-    let sessions = log
+    let sessions = summaries
         .iter()
         .map(|ls| {
             let windows = ls
                 .windows
                 .iter()
                 .map(|w| {
-                    let role = review::role_of(w.kind, w.changes.iter().map(|c| c.tool.as_deref()));
-                    let reject = review::reject_view(&session, w.id, role)?;
+                    let role = review::role_of_tally(w.kind, &w.tally);
+                    let label = w.label.as_deref();
+                    let reject =
+                        review::reject_view(&session, w.id, w.kind, label, role, &w.tally)?;
                     Ok(serde_json::json!({
                         "id": w.id,
                         "kind": w.kind,
@@ -111,8 +113,8 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                         "status": w.status,
                         "opened_at": w.opened_at,
                         "closed_at": w.closed_at,
-                        "undone": w.undone,
-                        "changes": w.changes.len(),
+                        "undone": w.tally.undone(),
+                        "changes": w.tally.changes,
                         "role": role,
                         "taken_back": reject.taken_back,
                         "targets": reject.targets,
@@ -139,7 +141,7 @@ fn list_sessions(s: &Server) -> Result<serde_json::Value, EngineError> {
                 "label": first,
                 "started_at": ls.windows.last().map(|w| &w.opened_at),
                 "last_at": ls.windows.first().map(|w| w.closed_at.as_ref().unwrap_or(&w.opened_at)),
-                "changes": ls.windows.iter().map(|w| w.changes.len()).sum::<usize>(),
+                "changes": ls.windows.iter().map(|w| w.tally.changes).sum::<usize>(),
                 "windows": windows,
             }))
         })
@@ -185,12 +187,15 @@ pub(crate) async fn window(
         };
         let result = in_window(&s, &id, |window, session| {
             let files = review::window_page(session, window.id, &page)?;
+            let (role, reject) = review::role_and_view(session, window)?;
             Ok::<_, EngineError>(serde_json::json!({
                 "id": window.id,
                 "session": window.session,
                 "kind": window.kind,
                 "label": window.label,
-                "role": review::role(session, window)?,
+                "role": role,
+                "taken_back": reject.taken_back,
+                "targets": reject.targets,
                 "count": files.count,
                 "undone": files.undone,
                 "selected": files.selected,
@@ -594,6 +599,7 @@ fn status_of(e: &EngineError) -> StatusCode {
         EngineError::OtherSession { .. }
         | EngineError::Flags { .. }
         | EngineError::NotAnUndoWindow { .. }
+        | EngineError::TakeBackOfTakeBack { .. }
         | EngineError::RedoTarget
         | EngineError::Hunks { .. }
         | EngineError::Path(_) => StatusCode::BAD_REQUEST,

@@ -115,6 +115,16 @@ pub fn set_inline_frame(index: &Index, id: &BlobId, frame: &[u8]) -> Result<usiz
     )
 }
 
+/// Blob `id`'s inline frame row is deleted; its `blobs` row still names it.
+pub fn delete_inline_frame(index: &Index, id: &BlobId) -> Result<usize> {
+    damage(
+        index,
+        "delete inline frame",
+        "DELETE FROM blob_frames WHERE id = (SELECT frame FROM blobs WHERE id = ?1)",
+        params![id],
+    )
+}
+
 /// Blob `id`'s row claims `size` raw bytes (negative or huge, as damage would).
 pub fn set_blob_size(index: &Index, id: &BlobId, size: i64) -> Result<usize> {
     damage(

@@ -59,6 +59,8 @@ struct StoredBlob {
     stored_size: i64,
     encoding: String,
     base: Option<Value>,
+    /// The `blob_frames` row of an inline frame, and its bytes (`None` if that row is gone).
+    frame: Option<i64>,
     data: Option<Vec<u8>>,
     created_at: i64,
     pack: Option<i64>,
@@ -83,12 +85,19 @@ impl StoredBlob {
             pack_inner: r.get(8)?,
             git_oid: r.get(9)?,
             git_objects: r.get(10)?,
+            frame: r.get(11)?,
         })
     }
 
     fn into_row(mut self, id: &BlobId) -> Result<BlobRow> {
         if let Some(oid) = self.git_oid.take() {
             return self.git_row(id, &oid);
+        }
+        if let (Some(frame), None) = (self.frame, &self.data) {
+            return Err(IndexError::BadRow {
+                what: "blob place",
+                detail: format!("inline frame {frame} of blob {id} is missing"),
+            });
         }
         let place = match (self.data, self.pack, self.pack_offset, self.pack_inner) {
             (Some(frame), _, _, None) => Place::Inline(frame),
@@ -151,7 +160,7 @@ impl StoredBlob {
         let objects = self
             .git_objects
             .ok_or_else(|| bad("no repository".into()))?;
-        if self.encoding != "git" || self.base.is_some() || self.data.is_some() {
+        if self.encoding != "git" || self.base.is_some() || self.frame.is_some() {
             return Err(bad(format!(
                 "encoding {:?} with a frame or base",
                 self.encoding
@@ -176,9 +185,10 @@ impl Tx<'_> {
         let stored = self
             .conn
             .prepare_cached(
-                "SELECT b.size, b.stored_size, b.encoding, b.base, b.data, b.created_at, b.pack,
-                        b.pack_offset, b.pack_inner, b.git_oid, g.objects
-                 FROM blobs b LEFT JOIN git_sources g ON g.id = b.git_source
+                "SELECT b.size, b.stored_size, b.encoding, b.base, f.data, b.created_at, b.pack,
+                        b.pack_offset, b.pack_inner, b.git_oid, g.objects, b.frame
+                 FROM blobs b LEFT JOIN blob_frames f ON f.id = b.frame
+                     LEFT JOIN git_sources g ON g.id = b.git_source
                  WHERE b.id = ?1",
             )
             .ctx("find blob")?
@@ -446,7 +456,7 @@ impl Tx<'_> {
                                  MAX(stored_size)) AS live
                                FROM blobs WHERE pack_inner IS NOT NULL
                                GROUP BY pack, pack_offset)),
-                        COALESCE(SUM(data IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0),
+                        COALESCE(SUM(frame IS NOT NULL), 0), COALESCE(SUM(pack IS NOT NULL), 0),
                         COALESCE(SUM(git_oid IS NOT NULL), 0)
                  FROM blobs",
             )
@@ -582,9 +592,11 @@ impl WriteTx<'_> {
             }
             Place::Git(_) => unreachable!("a git reference is inserted above"),
         };
-        self.conn
+        let frame = data.map(|data| self.insert_frame(data)).transpose()?;
+        let inserted = self
+            .conn
             .prepare_cached(
-                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, data, created_at,
+                "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, frame, created_at,
                                              pack, pack_offset, pack_inner)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
@@ -595,13 +607,50 @@ impl WriteTx<'_> {
                 row.stored_size as i64,
                 encoding,
                 base,
-                data,
+                frame,
                 row.created_at,
                 pack,
                 offset,
                 inner
             ])
             .ctx("insert blob")?;
+        match frame {
+            Some(frame) if inserted == 0 => self.delete_frame(frame),
+            _ => Ok(()),
+        }
+    }
+
+    /// Keep an inline frame; returns the row `blobs.frame` names it by.
+    fn insert_frame(&self, data: &[u8]) -> Result<i64> {
+        self.conn
+            .prepare_cached("INSERT INTO blob_frames(data) VALUES (?1)")
+            .ctx("insert inline frame")?
+            .execute([data])
+            .ctx("insert inline frame")?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Drop an inline frame no row names (any more, or after all: another process stored
+    /// the blob first).
+    fn delete_frame(&self, frame: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM blob_frames WHERE id = ?1")
+            .ctx("delete inline frame")?
+            .execute([frame])
+            .ctx("delete inline frame")?;
+        Ok(())
+    }
+
+    /// Drop blob `id`'s inline frame, if it has one and `and_row` (more of the condition on its
+    /// `blobs` row) holds.
+    fn delete_frame_of(&self, id: &BlobId, and_row: &str) -> Result<()> {
+        self.conn
+            .prepare_cached(&format!(
+                "DELETE FROM blob_frames WHERE id = (SELECT frame FROM blobs WHERE id = ?1 {and_row})"
+            ))
+            .ctx("delete inline frame")?
+            .execute([id])
+            .ctx("delete inline frame")?;
         Ok(())
     }
 
@@ -646,16 +695,21 @@ impl WriteTx<'_> {
                 })
             }
         };
-        self.conn
+        let frame = data.map(|data| self.insert_frame(data)).transpose()?;
+        let replaced = self
+            .conn
             .prepare_cached(
-                "UPDATE blobs SET stored_size = ?2, encoding = ?3, data = ?4, git_oid = NULL,
+                "UPDATE blobs SET stored_size = ?2, encoding = ?3, frame = ?4, git_oid = NULL,
                         git_source = NULL
                  WHERE id = ?1 AND git_oid IS NOT NULL",
             )
             .ctx("copy blob into the home")?
-            .execute(params![row.id, row.stored_size as i64, encoding, data])
+            .execute(params![row.id, row.stored_size as i64, encoding, frame])
             .ctx("copy blob into the home")?;
-        Ok(())
+        match frame {
+            Some(frame) if replaced == 0 => self.delete_frame(frame),
+            _ => Ok(()),
+        }
     }
 
     /// Point a packed blob at its new place (after a repack copied its frame there, or
@@ -684,9 +738,10 @@ impl WriteTx<'_> {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),
         };
+        self.delete_frame_of(&row.id, "AND pack IS NULL")?;
         self.conn
             .prepare_cached(
-                "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, data = NULL,
+                "UPDATE blobs SET stored_size = ?2, encoding = ?3, base = ?4, frame = NULL,
                         pack = ?5, pack_offset = ?6, pack_inner = NULL, git_oid = NULL,
                         git_source = NULL
                  WHERE id = ?1 AND pack IS NULL",
@@ -705,6 +760,7 @@ impl WriteTx<'_> {
     }
 
     pub fn delete_blob(&self, id: &BlobId) -> Result<()> {
+        self.delete_frame_of(id, "")?;
         self.conn
             .prepare_cached("DELETE FROM blobs WHERE id = ?1")
             .and_then(|mut st| st.execute([id]))
@@ -800,6 +856,18 @@ mod tests {
         catalog
             .insert_blob(&row(a, Encoding::Zstd, Place::Object))
             .unwrap();
+        let frames = || -> i64 {
+            index
+                .conn
+                .query_row("SELECT COUNT(*) FROM blob_frames", [], |r| r.get(0))
+                .unwrap()
+        };
+        // A second inline row of the same blob (another process stored it first) keeps
+        // no frame of its own.
+        catalog
+            .insert_blob(&row(a, Encoding::Zstd, Place::Inline(vec![2; 10])))
+            .unwrap();
+        assert_eq!(frames(), 1);
         let packed = Place::Packed { pack: 7, offset: 0 };
         catalog
             .insert_blob(&row(b, Encoding::ZstdDelta { base: a }, packed))
@@ -838,6 +906,9 @@ mod tests {
         catalog.delete_blob(&b).unwrap();
         assert_eq!(catalog.blob(&b).unwrap().map(|r| r.id), None);
         assert_eq!(catalog.blob_encoding(&b).unwrap(), None);
+        // Deleting an inline blob deletes its frame.
+        catalog.delete_blob(&a).unwrap();
+        assert_eq!(frames(), 0);
     }
 
     /// Grouped rows read back as written, move with their group, and count in the share of

@@ -378,9 +378,18 @@ impl Index {
             }
             self.conn
                 .execute_batch(&format!("PRAGMA user_version={known}"))
-                .ctx("set schema version")
+                .ctx("set schema version")?;
+            Ok(found)
         })();
-        finish(&self.conn, result)
+        let found = finish(&self.conn, result)?;
+        if found == 0 {
+            // The steps of a new index rebuild tables it has no rows in yet (every `DROP
+            // TABLE` leaves free pages): rebuilt once more without them, so a new home holds
+            // no free pages for gc to give back. Best effort: a home with a few free pages
+            // works the same, and gc compacts it later.
+            let _ = self.conn.execute_batch("VACUUM");
+        }
+        Ok(())
     }
 
     /// Is this still the index file this connection opened, at the schema version this build

@@ -16,7 +16,7 @@
 //!   unknown state has no bytes.
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
-//!   `data` for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
+//!   (since v22 a `blob_frames` row named by `frame`, before it `data`) for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
 //!   an object file under `objects/`.
 //! - `context_deliveries(session, path)` (v2): the AGENTS.md bytes last given to a session.
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
@@ -66,6 +66,13 @@
 //!   `encoding` 'git', `stored_size` 0 and no frame: its bytes are read from that repository
 //!   and verified against the BLAKE3 id (`store::Place::Git`). A copy into the home (an
 //!   inline frame or object file) clears both columns.
+//! - v21 (issue 46, the index's bytes per file): `blobs` keyed by its id alone (`WITHOUT
+//!   ROWID`): a rowid table kept every 32-byte id a second time in its automatic primary-key
+//!   index, a third of the bytes of a blob's rows when most blobs are git references.
+//! - v22 (issue 46): inline frames in `blob_frames(id, data)`, a rowid table of their own,
+//!   named from `blobs.frame` by rowid (`blobs.data` goes). On 1 KiB pages a row of a
+//!   rowless table keeps at most ~230 bytes on its page and a rowid table's ~990, so inline
+//!   frames in the rowless `blobs` spilled into mostly empty overflow pages.
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -450,5 +457,63 @@ CREATE TABLE git_sources(
 );
 ALTER TABLE blobs ADD COLUMN git_oid BLOB;
 ALTER TABLE blobs ADD COLUMN git_source INTEGER;
+"#,
+    // 21: blobs without a rowid (see the module doc). The rows are copied in id order, so
+    // the new b-tree's pages come out full.
+    r#"
+CREATE TABLE blobs_v21(
+    id BLOB NOT NULL PRIMARY KEY,
+    size INTEGER NOT NULL,
+    stored_size INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    base BLOB,
+    data BLOB,
+    created_at INTEGER NOT NULL,
+    pack INTEGER,
+    pack_offset INTEGER,
+    pack_inner INTEGER,
+    git_oid BLOB,
+    git_source INTEGER
+) WITHOUT ROWID;
+INSERT INTO blobs_v21(id, size, stored_size, encoding, base, data, created_at, pack, pack_offset,
+        pack_inner, git_oid, git_source)
+    SELECT id, size, stored_size, encoding, base, data, created_at, pack, pack_offset,
+        pack_inner, git_oid, git_source
+    FROM blobs ORDER BY id;
+DROP TABLE blobs;
+ALTER TABLE blobs_v21 RENAME TO blobs;
+"#,
+    // 22: inline frames in a rowid table of their own (see the module doc). Frames are
+    // numbered in id order, as the blobs that name them are stored.
+    r#"
+CREATE TABLE blob_frames(
+    id INTEGER PRIMARY KEY,
+    data BLOB NOT NULL
+);
+CREATE TABLE blobs_v22(
+    id BLOB NOT NULL PRIMARY KEY,
+    size INTEGER NOT NULL,
+    stored_size INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    base BLOB,
+    frame INTEGER,
+    created_at INTEGER NOT NULL,
+    pack INTEGER,
+    pack_offset INTEGER,
+    pack_inner INTEGER,
+    git_oid BLOB,
+    git_source INTEGER
+) WITHOUT ROWID;
+INSERT INTO blobs_v22(id, size, stored_size, encoding, base, frame, created_at, pack, pack_offset,
+        pack_inner, git_oid, git_source)
+    SELECT id, size, stored_size, encoding, base,
+        CASE WHEN data IS NOT NULL THEN ROW_NUMBER() OVER (PARTITION BY data IS NULL ORDER BY id) END,
+        created_at, pack, pack_offset, pack_inner, git_oid, git_source
+    FROM blobs ORDER BY id;
+INSERT INTO blob_frames(id, data)
+    SELECT n.frame, b.data FROM blobs_v22 n JOIN blobs b ON b.id = n.id
+    WHERE n.frame IS NOT NULL ORDER BY n.frame;
+DROP TABLE blobs;
+ALTER TABLE blobs_v22 RENAME TO blobs;
 "#,
 ];

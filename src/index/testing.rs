@@ -110,8 +110,18 @@ pub fn set_inline_frame(index: &Index, id: &BlobId, frame: &[u8]) -> Result<usiz
     damage(
         index,
         "damage inline frame",
-        "UPDATE blobs SET data = ?2 WHERE id = ?1",
+        "UPDATE blob_frames SET data = ?2 WHERE id = (SELECT frame FROM blobs WHERE id = ?1)",
         params![id, frame],
+    )
+}
+
+/// Blob `id`'s inline frame row is deleted; its `blobs` row still names it.
+pub fn delete_inline_frame(index: &Index, id: &BlobId) -> Result<usize> {
+    damage(
+        index,
+        "delete inline frame",
+        "DELETE FROM blob_frames WHERE id = (SELECT frame FROM blobs WHERE id = ?1)",
+        params![id],
     )
 }
 
@@ -204,6 +214,34 @@ pub fn leave_wal_mode(path: &Path) -> Result<String> {
         .ctx("leave WAL mode")
 }
 
+/// The schema version this build writes.
+pub fn current_schema_version() -> i64 {
+    super::schema::MIGRATIONS.len() as i64
+}
+
+/// The inline frames kept (`blob_frames` rows), and how many of them no blob names.
+pub fn inline_frames(path: &Path) -> Result<(i64, i64)> {
+    bare(path)?
+        .query_row(
+            "SELECT COUNT(*), COALESCE(SUM(id NOT IN (SELECT frame FROM blobs
+                                                      WHERE frame IS NOT NULL)), 0)
+             FROM blob_frames",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ctx("count inline frames")
+}
+
+/// The file's pages in all, and its free ones (`page_count`, `freelist_count`).
+pub fn pages(path: &Path) -> Result<(i64, i64)> {
+    let db = bare(path)?;
+    let pragma = |name: &str| -> Result<i64> {
+        db.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+            .ctx("count pages")
+    };
+    Ok((pragma("page_count")?, pragma("freelist_count")?))
+}
+
 /// The file's schema version (`user_version`).
 pub fn schema_version(path: &Path) -> Result<i64> {
     bare(path)?
@@ -211,13 +249,64 @@ pub fn schema_version(path: &Path) -> Result<i64> {
         .ctx("read schema version")
 }
 
-/// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
-/// Refused while an edit tool's write is unsettled, which v17 could not see.
+/// Rewrite a current index the way rewind wrote it at schema v20: `blobs` a rowid table with
+/// an automatic index on its ids (v21 keeps it without a rowid).
+pub fn downgrade_to_v20(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
+    db.execute_batch("PRAGMA user_version = 20")
+        .ctx("downgrade to v20")
+}
+
+/// Rewrite a current index the way rewind wrote it at schema v21: inline frames in
+/// `blobs.data` (v22 keeps them in `blob_frames`).
+pub fn downgrade_to_v21(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v22(&db)?;
+    db.execute_batch("PRAGMA user_version = 21")
+        .ctx("downgrade to v21")
+}
+
+fn downgrade_v22(db: &Connection) -> Result<()> {
+    db.execute_batch(
+        "CREATE TABLE blobs_v21(
+             id BLOB NOT NULL PRIMARY KEY, size INTEGER NOT NULL, stored_size INTEGER NOT NULL,
+             encoding TEXT NOT NULL, base BLOB, data BLOB, created_at INTEGER NOT NULL,
+             pack INTEGER, pack_offset INTEGER, pack_inner INTEGER, git_oid BLOB,
+             git_source INTEGER) WITHOUT ROWID;
+         INSERT INTO blobs_v21 SELECT b.id, b.size, b.stored_size, b.encoding, b.base, f.data,
+             b.created_at, b.pack, b.pack_offset, b.pack_inner, b.git_oid, b.git_source
+             FROM blobs b LEFT JOIN blob_frames f ON f.id = b.frame;
+         DROP TABLE blobs;
+         DROP TABLE blob_frames;
+         ALTER TABLE blobs_v21 RENAME TO blobs;",
+    )
+    .ctx("downgrade to v21")
+}
+
+fn downgrade_v21(db: &Connection) -> Result<()> {
+    db.execute_batch(
+        "CREATE TABLE blobs_v20(
+             id TEXT NOT NULL PRIMARY KEY, size INTEGER NOT NULL, stored_size INTEGER NOT NULL,
+             encoding TEXT NOT NULL, base TEXT, data BLOB, created_at INTEGER NOT NULL,
+             pack INTEGER, pack_offset INTEGER, pack_inner INTEGER, git_oid BLOB,
+             git_source INTEGER);
+         INSERT INTO blobs_v20 SELECT id, size, stored_size, encoding, base, data, created_at,
+             pack, pack_offset, pack_inner, git_oid, git_source FROM blobs;
+         DROP TABLE blobs;
+         ALTER TABLE blobs_v20 RENAME TO blobs;",
+    )
+    .ctx("downgrade to v20")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v19: no `git_sources` and no
 /// `blobs.git_oid`/`git_source` (v20). Refused while a blob is kept by reference to a git
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     db.execute_batch("PRAGMA user_version = 19")
         .ctx("downgrade to v19")
@@ -250,6 +339,8 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     db.execute_batch("PRAGMA user_version = 18")
@@ -315,8 +406,12 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
     ))
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v17: no `write_intents` (v18).
+/// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -342,6 +437,8 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -372,6 +469,8 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;
@@ -466,6 +565,8 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v22(&db)?;
+    downgrade_v21(&db)?;
     downgrade_v20(&db)?;
     downgrade_v19(&db)?;
     downgrade_v18(&db)?;

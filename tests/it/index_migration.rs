@@ -39,7 +39,10 @@ fn an_index_with_hex_blob_ids_is_migrated_and_still_undoes() {
     );
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     assert_eq!(
         testing::reversal_marks(&file).unwrap(),
         testing::ReversalMarks {
@@ -178,7 +181,10 @@ fn a_v15_index_gets_state_codes_and_rowid_listings_and_reads_the_same() {
 
     // The next command migrates.
     env.run(&["--json", "verify"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     let new = testing::state_encoding(&file).unwrap();
     assert_eq!(
         new.kind_types,
@@ -227,7 +233,10 @@ fn a_v16_index_gains_group_places_and_its_blobs_still_read_back() {
     assert_eq!(testing::schema_version(&file).unwrap(), 16);
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     env.run(&["undo"]).ok();
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
 }
@@ -243,7 +252,10 @@ fn a_v17_index_gains_write_intents_and_the_edit_tools_still_write_and_undo() {
     let token = read["token"].as_str().unwrap().to_string();
     env.run_stdin(&["write", "a.txt", "--token", &token], b"a2\n")
         .ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     assert_eq!(env.read("a.txt").unwrap(), b"a2\n");
     let verify = env.run(&["--json", "verify"]);
     assert_eq!(verify.ok().json()["ok"], true, "{}", verify.stdout);
@@ -276,7 +288,10 @@ fn a_v18_index_loses_its_redundant_indexes_and_its_rows_still_read() {
     assert!(!rowless.iter().any(|t| t == "reads"), "{rowless:?}");
 
     env.run(&["redo"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
     let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
     for table in ["context_deliveries", "reads", "reversals", "scan_marks"] {
@@ -324,7 +339,10 @@ fn a_v19_index_gains_git_references_and_its_blobs_still_read() {
     testing::downgrade_to_v19(&file).unwrap();
     assert_eq!(testing::schema_version(&file).unwrap(), 19);
     env.run(&["undo"]).ok();
-    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
     assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
     let verify = env.run(&["--json", "verify"]).ok().json();
     assert_eq!(verify["ok"], true, "{verify}");
@@ -351,4 +369,108 @@ fn a_v19_index_gains_git_references_and_its_blobs_still_read() {
         (back.place, back.size, back.stored_size),
         (row.place, 10, 0)
     );
+}
+
+/// Schema v21 (issue 46, the index's bytes per file) keeps `blobs` without a rowid, keyed by
+/// its ids alone: a v20 index, whose blobs table holds every id again in an automatic index,
+/// is rebuilt so, and every blob it held still reads (verify, undo), still takes new rows,
+/// and gc still deletes what nothing refers to.
+#[test]
+fn a_v20_index_keeps_its_blobs_without_a_rowid_and_they_still_read() {
+    let (env, file) = a_txt_written_once();
+    testing::downgrade_to_v20(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 20);
+    let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
+    assert!(!rowless.iter().any(|t| t == "blobs"), "{rowless:?}");
+    assert!(
+        indexes.iter().any(|i| i == "sqlite_autoindex_blobs_1"),
+        "{indexes:?}"
+    );
+
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["blobs"], 2, "{verify}");
+    let (rowless, indexes) = testing::tables_and_indexes(&file).unwrap();
+    assert!(rowless.iter().any(|t| t == "blobs"), "{rowless:?}");
+    assert!(
+        !indexes.iter().any(|i| i == "sqlite_autoindex_blobs_1"),
+        "{indexes:?}"
+    );
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+    // A new blob after the migration, then gc of the history: the blobs only the dropped
+    // windows named go, what the file states name stays readable.
+    env.write("b.txt", "b0\n");
+    env.run(&["snap", "b.txt"]).ok();
+    env.write("b.txt", "b1\n");
+    env.run(&["record", "b.txt"]).ok();
+    assert_eq!(env.run(&["--json", "verify"]).ok().json()["blobs"], 4);
+    let gc = env
+        .run(&[
+            "--json",
+            "gc",
+            "--keep-windows",
+            "0",
+            "--grace-seconds",
+            "0",
+        ])
+        .ok()
+        .json();
+    assert!(gc["blobs_removed"].as_u64().unwrap() > 0, "{gc}");
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verify["ok"], true, "{verify}");
+}
+
+/// Schema v22 (issue 46) keeps inline frames in a rowid table of their own, named from the
+/// rowless `blobs` by rowid: a v21 index, whose inline frames sit in `blobs.data`, is
+/// rebuilt so; its inline blobs still read (verify, undo, redo), a new inline blob gets a
+/// frame row, and gc's pack step and its deletions leave no frame that no blob names.
+#[test]
+fn a_v21_index_moves_its_inline_frames_out_of_blobs_and_they_still_read() {
+    let (env, file) = a_txt_written_once();
+    testing::downgrade_to_v21(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 21);
+
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["inline_blobs"], 2, "{verify}");
+    assert_eq!(testing::inline_frames(&file).unwrap(), (2, 0));
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+
+    env.write("b.txt", "b0\n");
+    env.run(&["snap", "b.txt"]).ok();
+    env.write("b.txt", "b1\n");
+    env.run(&["record", "b.txt"]).ok();
+    assert_eq!(testing::inline_frames(&file).unwrap(), (4, 0));
+    // The pack step moves every inline frame into a pack: none is left behind.
+    env.run(&["gc", "--pack"]).ok();
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["inline_blobs"], 0, "{verify}");
+    assert_eq!(testing::inline_frames(&file).unwrap(), (0, 0));
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("b.txt").unwrap(), b"b0\n");
+}
+
+/// A new home's index holds no free pages (the migrations of a new index rebuild tables:
+/// without a rebuild after them, gc on a fresh home would report a compaction).
+#[test]
+fn a_new_index_has_no_free_pages() {
+    let (_env, file) = a_txt_written_once();
+    let (pages, free) = testing::pages(&file).unwrap();
+    assert!(pages > 0);
+    assert_eq!(free, 0, "{pages} pages");
 }

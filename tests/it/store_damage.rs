@@ -184,6 +184,16 @@ fn damaged_blobs_are_named_by_verify_and_never_restored() {
             "does not hash to its id",
         ),
         (
+            // Schema v22: the frame's own row (`blob_frames`) gone, the blob's row still
+            // naming it.
+            "inline frame row deleted",
+            false,
+            Box::new(|env: &Env, id: &str, _: &str| {
+                testing::delete_inline_frame(&index(env), &id.parse().unwrap()).unwrap();
+            }),
+            "is missing",
+        ),
+        (
             "blob row claiming 1 TiB",
             false,
             Box::new(|env: &Env, id: &str, _: &str| {

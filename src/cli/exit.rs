@@ -198,6 +198,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Qwen, .. } | E::QwenData { .. } => "pass --qwen-dir DIR (Qwen Code's directory, ~/.qwen); Qwen Code keeps file history only in its interactive UI",
             E::QwenChat { .. } => "nothing was imported; the chat is damaged or of a format this rewind does not read",
             E::NoSuchQwenSession { .. } | E::QwenOtherCwd { .. } => "`rewind import qwen --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Cline, .. } | E::ClineData { .. } => "pass --cline-dir DIR (Cline's data directory: $CLINE_DATA_DIR, else ~/.cline/data)",
+            E::ClineSession { .. } => "nothing was imported; the session file is damaged or of a format this rewind does not read",
+            E::NoSuchClineSession { .. } | E::ClineOtherCwd { .. } => "`rewind import cline --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

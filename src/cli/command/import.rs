@@ -14,6 +14,9 @@
 //! `rewind import qwen [--qwen-dir DIR] [--qwen-session ID]… [--dry-run]`: the same for
 //! Qwen Code's chats and file-history backups.
 //!
+//! `rewind import cline [--cline-dir DIR] [--cline-session ID]… [--dry-run]`: the same for
+//! Cline CLI's sessions and the checkpoints it keeps in the workspace's repository.
+//!
 //! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
 //! default place; an agent with no records here is reported as such, not as an error.
 
@@ -21,8 +24,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, GeminiOptions, ImportError, ImportReport, Limits,
-    OpenCodeOptions, QwenOptions, SessionReport,
+    ClaudeCodeOptions, ClineOptions, CodexOptions, GeminiOptions, ImportError, ImportReport,
+    Limits, OpenCodeOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -84,6 +87,23 @@ pub enum ImportCmd {
     Gemini(GeminiArgs),
     /// Import Qwen Code's history of this workspace (chats, file-history backups)
     Qwen(QwenArgs),
+    /// Import Cline CLI's history of this workspace (sessions, its git checkpoints)
+    Cline(ClineArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClineArgs {
+    /// Cline's data directory, holding sessions/ [default: $CLINE_DATA_DIR, else ~/.cline/data]
+    #[arg(long, value_name = "DIR")]
+    pub cline_dir: Option<PathBuf>,
+    /// Import only this Cline session (repeatable) [default: all of this workspace's]
+    #[arg(long = "cline-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 #[derive(Debug, Args)]
@@ -191,6 +211,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Codex(args) => return run_codex(inv, out, args),
         ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
         ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
+        ImportCmd::Cline(args) => return run_cline(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -301,6 +322,12 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         limits,
     });
     let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
+    let cline = default_cline_sessions().map(|sessions_dir| ClineOptions {
+        sessions_dir,
+        sessions: Vec::new(),
+        dry_run,
+        limits,
+    });
     let agents = vec![
         agent_import(
             "opencode",
@@ -325,6 +352,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         agent_import(
             "qwen",
             qwen.map(|o| rewind::import::qwen_import(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "cline",
+            cline.map(|o| rewind::import::cline_import(home, &ws, &o)),
             dry_run,
         ),
     ];
@@ -428,6 +460,40 @@ fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure
     let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
     let report = rewind::import::qwen_import(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+fn run_cline(inv: &Invocation, out: &Out, args: ClineArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opts = ClineOptions {
+        sessions_dir: match args.cline_dir {
+            Some(d) => cwd.join(d).join("sessions"),
+            None => default_cline_sessions()?,
+        },
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+        limits: args.budget.limits(),
+    };
+    let report = rewind::import::cline_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Cline CLI's sessions directory, from its environment variables or `~/.cline/data`.
+fn default_cline_sessions() -> Result<PathBuf, Failure> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = env("HOME").ok_or_else(|| {
+        Failure::new(Exit::Error, "cannot find Cline's data: HOME is not set")
+            .hint("pass --cline-dir DIR")
+    });
+    match env("CLINE_SESSION_DATA_DIR") {
+        Some(d) => Ok(d),
+        None => Ok(rewind::import::cline_sessions_dir(&env, &home?)),
+    }
 }
 
 /// Where Claude Code and Qwen Code keep their records under their directory `dir`:
@@ -542,6 +608,7 @@ fn render(r: &ImportReport) -> String {
         "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
         "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
+        "cline" => format!("Cline CLI sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(

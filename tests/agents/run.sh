@@ -839,11 +839,13 @@ run_cline() {
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init cline >/dev/null) \
     && ok "rewind init cline" || { bad "rewind init cline"; return 0; }
   shim_hooks "$d/ws"/.clinerules/hooks/*
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/before"
   : > "$TMP/payloads.jsonl"
   cline_turn "$d" "$PATH"
   local rc=$?
   check "cline --json exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
     RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py"
   tally "$d"
@@ -851,7 +853,36 @@ run_cline() {
     python3 "$HERE/capture_fixtures.py" --agent cline "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out cline "$ver")"
   fi
+  cline_import "$d" "$ver"
   run_cline_without_rewind
+}
+
+# What Cline itself recorded: the session (manifest, messages) under its data directory and
+# the checkpoint it took at the run's start in the workspace's own repository
+# (refs/cline/checkpoints/<session>/1). Cline's restore of that checkpoint, as @cline/core
+# 3.0.65 does it (`git reset --hard`, `git clean -fd` when the checkpoint has an untracked
+# commit, `git stash apply <ref>`; only its TUI offers it, no headless command), on the
+# workspace as the agent left it; then `rewind import cline` into a fresh home and undo of the
+# imported run, against what the restore wrote (which must be the workspace before the run).
+cline_import() {
+  local d=$1 ver=$2 sessions="$1/home/.cline/data/sessions" sid ref
+  echo "   rewind import cline of the run, against Cline's restore of its checkpoint"
+  sid=$(ls "$sessions" 2>/dev/null | head -1)
+  ref=$(git -C "$d/ws" rev-parse -q --verify "refs/cline/checkpoints/$sid/1")
+  check "Cline kept the session and its run-1 checkpoint in the workspace's repository" \
+    test -n "$sid" -a -n "$ref"
+  [ -n "$ref" ] || return 0
+  python3 "$HERE/check_import.py" put "$d/ws" "$d/end"
+  (cd "$d/ws" && git reset -q --hard && { ! git cat-file -e "$ref^3^{commit}" 2>/dev/null \
+     || git clean -fdq; } && git stash apply -q "$ref") >/dev/null
+  check "Cline's restore of the checkpoint (reset --hard, clean -fd, stash apply)" test $? = 0
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/own"
+  check "Cline's restore gave back the workspace before the run" diff -r "$d/before" "$d/own"
+  import_check cline "$d" WS="$d/ws" END="$d/end" BEFORE="$d/own" AGENT_HOME="$d/home"
+  if [ -n "${CAPTURE:-}" ] && [ -z "$LATEST" ]; then
+    python3 "$HERE/keep_cline_data.py" "$sessions" "$d/ws" "$d/end" "$d/home" "$sid" \
+      "$ROOT/fixtures/cline/real-$ver"
+  fi
 }
 
 # The hook scripts of an `init cline` whose binary is gone (and none on PATH) answer

@@ -1,0 +1,302 @@
+//! `rewind import cline` against Cline CLI 3.0.65's real records (`fixtures/cline/real-3.0.65`:
+//! one headless `cline --json` run in a git workspace: editor create notes.txt, read_files
+//! README.md, editor README.md, editor notes.txt, the user's line appended to notes.txt,
+//! read_files notes.txt, run_commands `sed -i`), proven against the checkpoint Cline took in
+//! the workspace's own repository at the run's start (`dot-git/objects`). The fixture names
+//! the workspace `/REWIND_FIXTURE_WS`; each test copies it into a workspace and a Cline data
+//! directory of its own.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{assert_import_refused, blob_json, Env, Run};
+
+const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
+const SESSION: &str = "1795973488040_ry9x8";
+const RUN: &str = "44c8af17-23eb-4ed6-a6c0-e211dc19eac6";
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cline/real-3.0.65")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+struct Setup {
+    env: Env,
+    /// Cline's data directory, beside the workspace in the env's temp dir.
+    data: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let env = Env::new();
+        copy_dir(&fixture().join("workspace"), &env.ws);
+        copy_dir(
+            &fixture().join("dot-git/objects"),
+            &env.ws.join(".git/objects"),
+        );
+        let data = env.ws.parent().unwrap().join("cline-data");
+        let s = Setup { env, data };
+        for name in [
+            format!("{SESSION}.json"),
+            format!("{SESSION}.messages.json"),
+        ] {
+            let text =
+                std::fs::read_to_string(fixture().join("sessions").join(SESSION).join(&name))
+                    .unwrap();
+            s.write(
+                &name,
+                &text.replace(PLACEHOLDER, &s.env.ws.display().to_string()),
+            );
+        }
+        s
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.data.join("sessions").join(SESSION).join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        let path = self.file(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Change the session's manifest or messages (`messages`: which) with `f`.
+    fn edit(&self, messages: bool, f: impl FnOnce(&mut Value)) {
+        let name = if messages {
+            format!("{SESSION}.messages.json")
+        } else {
+            format!("{SESSION}.json")
+        };
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.file(&name)).unwrap()).unwrap();
+        f(&mut v);
+        self.write(&name, &v.to_string());
+    }
+
+    fn import(&self, args: &[&str]) -> Run {
+        let dir = self.data.to_str().unwrap();
+        let mut all = vec!["--json", "import", "cline", "--cline-dir", dir];
+        all.extend_from_slice(args);
+        self.env.run(&all)
+    }
+}
+
+/// Tool call `id`'s `tool_use` block (`tool_result` when `result`) in the messages `v`.
+fn block<'a>(v: &'a mut Value, id: &str, result: bool) -> &'a mut Value {
+    let (key, kind) = match result {
+        true => ("tool_use_id", "tool_result"),
+        false => ("id", "tool_use"),
+    };
+    v["messages"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|m| m["content"].as_array_mut().unwrap().iter_mut())
+        .find(|b| b[key] == id && b["type"] == kind)
+        .unwrap()
+}
+
+/// Each change of the report as `kind: path proof reason tool`, in order.
+fn summary(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn import_proves_the_real_runs_edits_from_its_checkpoint_and_undo_puts_the_run_back() {
+    let s = Setup::new();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(r["source"], "cline");
+    assert_eq!(r["windows_added"], 1);
+    let session = &r["sessions"][0];
+    assert_eq!(session["id"], SESSION);
+    assert_eq!(session["cline_version"], "3.0.65");
+    assert_eq!(
+        summary(&r),
+        [
+            "import: notes.txt derived - editor",
+            "import: README.md derived - editor",
+            "import: notes.txt derived - editor",
+        ]
+    );
+    let w = &session["windows"][0];
+    assert_eq!(w["label"], format!("cline {RUN}"));
+    let changes = w["changes"].as_array().unwrap();
+    assert_eq!(changes[0]["before"], Value::Null);
+    assert_eq!(changes[0]["after"], blob_json(b"one\ntwo\n"));
+    // README.md's before is the checkpoint's blob, the edit's old text found once in it.
+    assert_eq!(changes[1]["before"], blob_json(b"# e2e\n"));
+    assert_eq!(changes[1]["after"], blob_json(b"# e2e edited\n"));
+    assert_eq!(changes[2]["before"], blob_json(b"one\ntwo\n"));
+    assert_eq!(changes[2]["after"], blob_json(b"one\nTWO\n"));
+
+    // notes.txt changed after the agent's last proven edit (the user's line, the sed):
+    // undo refuses and writes nothing; forced, it puts the run back.
+    let id = w["window_id"].to_string();
+    let refused = s
+        .env
+        .run(&["--json", "undo", "--session", SESSION, "--window", &id]);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &id, "--force"])
+        .ok();
+    assert!(!s.env.ws.join("notes.txt").exists());
+    assert_eq!(s.env.read("README.md").as_deref(), Some(&b"# e2e\n"[..]));
+
+    let again = s.import(&[]);
+    assert_eq!(again.code, 4, "{}", again.stdout);
+    assert_eq!(again.json()["sessions"][0]["steps_already_imported"], 1);
+}
+
+#[test]
+fn without_a_readable_stash_checkpoint_only_what_the_record_proves_alone_is_derived() {
+    let unproven_readme = [
+        "import: notes.txt derived - editor",
+        "import: README.md metadata-only no-step-snapshot editor",
+        "import: notes.txt derived - editor",
+    ];
+    // A `commit` checkpoint is HEAD (a clean worktree, or a snapshot that failed): no proof.
+    let s = Setup::new();
+    s.edit(false, |m| {
+        m["metadata"]["checkpoint"]["history"][0]["kind"] = "commit".into();
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json()),
+        unproven_readme
+    );
+
+    // The checkpoint's objects are gone.
+    let s = Setup::new();
+    std::fs::remove_dir_all(s.env.ws.join(".git")).unwrap();
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r)[1],
+        "import: README.md metadata-only snapshot-store-missing editor"
+    );
+    let id = r["sessions"][0]["windows"][0]["window_id"].to_string();
+    let refused = s
+        .env
+        .run(&["undo", "--session", SESSION, "--window", &id, "--force"]);
+    assert_eq!(refused.code, 3, "{}", refused.stderr);
+    assert_eq!(
+        s.env.read("README.md").as_deref(),
+        Some(&b"# e2e edited\n"[..])
+    );
+}
+
+#[test]
+fn a_failed_call_a_shell_or_an_unknown_tool_before_an_edit_leaves_it_unproven() {
+    let s = Setup::new();
+    s.edit(true, |v| {
+        block(v, "call_e2e_02", true)["content"] =
+            r#"{"query":"edit","result":"No replacement performed","success":false}"#.into();
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[1],
+        "import: README.md metadata-only not-proven editor"
+    );
+
+    for (tool, reason) in [
+        ("run_commands", "shell-command"),
+        ("spawn_agent", "unknown-tool"),
+    ] {
+        let s = Setup::new();
+        // The read of README.md becomes a shell (or a subagent) ran before both edits.
+        s.edit(true, |v| {
+            block(v, "call_e2e_01", false)["name"] = tool.into()
+        });
+        assert_eq!(
+            summary(&s.import(&["--dry-run"]).ok().json()),
+            [
+                "import: notes.txt derived - editor".to_string(),
+                format!("import: README.md metadata-only {reason} editor"),
+                format!("import: notes.txt metadata-only {reason} editor"),
+            ]
+        );
+    }
+
+    // Text with a NUL byte is no text: binary.
+    let s = Setup::new();
+    s.edit(true, |v| {
+        block(v, "call_e2e_00", false)["input"]["new_text"] = "one\u{0}two\n".into();
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[0],
+        "import: notes.txt metadata-only binary editor"
+    );
+}
+
+#[test]
+fn a_run_still_going_is_left_for_a_later_import() {
+    let s = Setup::new();
+    s.edit(false, |m| m["status"] = "running".into());
+    let r = s.import(&[]);
+    assert_eq!(r.code, 4, "{}", r.stdout);
+    let r = r.json();
+    assert_eq!(r["windows_added"], 0);
+    assert_eq!(r["sessions"][0]["steps_in_progress"], 1);
+}
+
+#[test]
+fn a_damaged_session_an_unknown_session_or_no_data_imports_nothing_and_says_which() {
+    let s = Setup::new();
+    let name = format!("{SESSION}.messages.json");
+    s.write(&name, "not json");
+    assert_import_refused(
+        &s.import(&[]),
+        &format!(
+            "cannot read Cline session file {}: expected",
+            s.file(&name).display()
+        ),
+    );
+    let log = s.env.run(&["--json", "log"]).ok().json();
+    assert!(
+        log["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["windows"].as_array().unwrap().is_empty()),
+        "{log:#}"
+    );
+
+    let s = Setup::new();
+    assert_import_refused(
+        &s.import(&["--cline-session", "no-such-session"]),
+        "Cline session no-such-session not found in",
+    );
+    let run = s.env.run(&[
+        "--json",
+        "import",
+        "cline",
+        "--cline-dir",
+        s.env.ws.join("nowhere").to_str().unwrap(),
+    ]);
+    assert_import_refused(&run, "no Cline sessions in");
+}

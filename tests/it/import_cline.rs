@@ -300,3 +300,39 @@ fn a_damaged_session_an_unknown_session_or_no_data_imports_nothing_and_says_whic
     ]);
     assert_import_refused(&run, "no Cline sessions in");
 }
+
+#[test]
+fn import_all_reads_cline_sessions_where_clines_environment_puts_them() {
+    let s = Setup::new();
+    let all = |var: &str, value: &Path| -> Value {
+        let run: Run = s
+            .env
+            .command(&["--json", "import", "--dry-run"])
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_SESSION_DATA_DIR")
+            .env(var, value)
+            .output()
+            .unwrap()
+            .into();
+        let r = run.ok().json();
+        let cline = r["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["agent"] == "cline")
+            .cloned()
+            .unwrap();
+        cline
+    };
+    let by_data = all("CLINE_DATA_DIR", &s.data);
+    assert_eq!(by_data["status"], "imported", "{by_data:#}");
+    assert_eq!(summary(&by_data["report"]).len(), 3);
+    let by_sessions = all("CLINE_SESSION_DATA_DIR", &s.data.join("sessions"));
+    assert_eq!(by_sessions["status"], "imported", "{by_sessions:#}");
+    let elsewhere = all("CLINE_DIR", &s.env.ws.join("nowhere"));
+    assert_eq!(elsewhere["status"], "none", "{elsewhere:#}");
+    let detail = elsewhere["detail"].as_str().unwrap();
+    assert!(detail.starts_with("no Cline sessions in "), "{detail}");
+    assert!(detail.contains("nowhere/data/sessions"), "{detail}");
+}

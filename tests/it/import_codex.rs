@@ -390,6 +390,9 @@ impl Setup {
             .env("CODEX_HOME", &self.codex)
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("XDG_DATA_HOME")
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_SESSION_DATA_DIR")
             .output()
             .unwrap()
             .into()
@@ -421,6 +424,7 @@ fn import_all_finds_every_agents_records_of_the_workspace() {
             ("codex".into(), "imported".into()),
             ("gemini".into(), "none".into()),
             ("qwen".into(), "none".into()),
+            ("cline".into(), "none".into()),
         ]
     );
     assert!(
@@ -475,6 +479,7 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     codex: error (cannot read Codex rollout [TMP]/codex/sessions/2026/11/29/rollout-2026-11-29T08-43-45-01a22679-7c64-7d63-8fea-574d97a6b02c.jsonl, line 65: not JSON: key must be a string at line 1 column 2)
     gemini: no records (no Gemini CLI projects in [TMP]/user-home/.gemini/tmp: no such directory)
     qwen: no records (no Qwen Code chats in [TMP]/user-home/.qwen/projects: no such directory)
+    cline: no records (no Cline sessions in [TMP]/user-home/.cline/data/sessions: no such directory)
     [EOF]
     ------- stderr -------
     [EOF]

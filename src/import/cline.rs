@@ -23,8 +23,12 @@
 //! `old_text` must occur exactly once, both texts taking the file's line ending — CRLF when
 //! `\r\n` occurs anywhere — or `insert_line` inserts `new_text`'s lines before that
 //! one-based line), its result naming which one ran (`File created successfully`, `Edited`,
-//! `Inserted content`) and saying `success`. Its before is the run's checkpoint, or the
-//! previous proven link of the path; a create needs none (the tool saw no file). A failed or
+//! `Inserted content`) and saying `success`; an edit's result also shows the lines it
+//! changed, numbered, which must be those the replacement gives. Its before is the run's
+//! checkpoint, or the previous proven link of the path; a create needs none (the tool saw no
+//! file). (A user's edit during the run that neither touches nor shifts the replaced lines is
+//! in no record of Cline's: the edit's after then misses it, and undo finds the file
+//! modified since.) A failed or
 //! unanswered call, an `apply_patch` (Cline applies hunks with fuzz this module does not
 //! re-derive), two file-changing calls of one assistant message (Cline may run them
 //! together: no order) are `metadata-only`. `run_commands` and unknown tools record no path:
@@ -728,7 +732,14 @@ fn editor(call: &Call, k: &Known, created: bool) -> Result<Vec<u8>, MetadataReas
             (Some(n), _) if result.starts_with("Inserted content at line") => {
                 insert(before, n.as_u64().ok_or(MetadataReason::NotProven)?, new)?
             }
-            (None, Some(old)) if result.starts_with("Edited ") => replace(before, old, new)?,
+            (None, Some(old)) if result.starts_with("Edited ") => {
+                let after = replace(before, old, new)?;
+                // Its result shows the lines it changed, numbered: they must be these.
+                if !result.ends_with(&format!("\n{}", edit_diff(before, &after))) {
+                    return Err(MetadataReason::NotProven);
+                }
+                after
+            }
             _ => return Err(MetadataReason::NotProven),
         }
     };
@@ -765,6 +776,49 @@ fn replace(before: &str, old: &str, new: &str) -> Result<String, MetadataReason>
     proof::apply_edit(before, &old, &new, false)
 }
 
+/// The diff Cline's `editor` shows after a replacement (at most 200 lines): the changed run
+/// of lines between the common first and last ones, numbered, `-` then `+`.
+fn edit_diff(before: &str, after: &str) -> String {
+    const MAX: usize = 200;
+    let split = |t: &str| -> Vec<String> {
+        t.split("\r\n")
+            .flat_map(|p| p.split('\n'))
+            .map(str::to_string)
+            .collect()
+    };
+    let (a, b) = (split(before), split(after));
+    let mut start = 0;
+    while start < a.len() && start < b.len() && a[start] == b[start] {
+        start += 1;
+    }
+    let (mut ea, mut eb) = (a.len(), b.len());
+    while ea > start && eb > start && a[ea - 1] == b[eb - 1] {
+        ea -= 1;
+        eb -= 1;
+    }
+    let (removed, added) = (ea - start, eb - start);
+    let (mut shown_removed, mut shown_added) = (removed, added);
+    if removed + added > MAX {
+        shown_removed = removed.min(MAX.div_ceil(2).max(MAX.saturating_sub(added)));
+        shown_added = added.min(MAX - shown_removed);
+    }
+    let mut out = vec!["```diff".to_string()];
+    for (i, line) in a.iter().enumerate().skip(start).take(shown_removed) {
+        out.push(format!("-{}: {line}", i + 1));
+    }
+    for (i, line) in b.iter().enumerate().skip(start).take(shown_added) {
+        out.push(format!("+{}: {line}", i + 1));
+    }
+    let (more_removed, more_added) = (removed - shown_removed, added - shown_added);
+    if more_removed > 0 || more_added > 0 {
+        out.push(format!(
+            "... diff truncated ({more_removed} more removed, {more_added} more added lines) ..."
+        ));
+    }
+    out.push("```".into());
+    out.join("\n")
+}
+
 /// Cline's `editor` insertion: `new`'s lines before one-based line `at` (the file's
 /// lines split at `\r\n` or `\n`, joined again with its line ending).
 fn insert(before: &str, at: u64, new: &str) -> Result<String, MetadataReason> {
@@ -795,6 +849,27 @@ mod tests {
         );
         assert_eq!(replace("one", "", "2"), Err(MetadataReason::AmbiguousEdit));
         assert_eq!(replace("one", "three", "3"), Err(MetadataReason::NotProven));
+    }
+
+    #[test]
+    fn an_edits_shown_diff_is_clines() {
+        assert_eq!(
+            edit_diff("# e2e\n", "# e2e edited\n"),
+            "```diff\n-1: # e2e\n+1: # e2e edited\n```"
+        );
+        assert_eq!(
+            edit_diff("one\ntwo\nthree", "one\n2\n2b\nthree"),
+            "```diff\n-2: two\n+2: 2\n+3: 2b\n```"
+        );
+        let long: String = (0..300).map(|i| format!("{i}\n")).collect();
+        let diff = edit_diff(&long, "x\n");
+        assert!(diff.starts_with("```diff\n-1: 0\n"), "{diff}");
+        assert!(
+            diff.contains(
+                "-199: 198\n+1: x\n... diff truncated (101 more removed, 0 more added lines) ..."
+            ),
+            "{diff}"
+        );
     }
 
     #[test]

@@ -223,6 +223,22 @@ fn a_failed_call_a_shell_or_an_unknown_tool_before_an_edit_leaves_it_unproven() 
         "import: README.md metadata-only not-proven editor"
     );
 
+    // An edit whose shown diff is not the lines the replacement changes (the file was not
+    // the proven before when Cline edited it).
+    let s = Setup::new();
+    s.edit(true, |v| {
+        let b = block(v, "call_e2e_02", true);
+        let text = b["content"]
+            .as_str()
+            .unwrap()
+            .replace("-1: # e2e", "-2: # e2e");
+        b["content"] = text.into();
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[1],
+        "import: README.md metadata-only not-proven editor"
+    );
+
     for (tool, reason) in [
         ("run_commands", "shell-command"),
         ("spawn_agent", "unknown-tool"),
@@ -335,4 +351,174 @@ fn import_all_reads_cline_sessions_where_clines_environment_puts_them() {
     let detail = elsewhere["detail"].as_str().unwrap();
     assert!(detail.starts_with("no Cline sessions in "), "{detail}");
     assert!(detail.contains("nowhere/data/sessions"), "{detail}");
+}
+
+/// `git` in `ws` (its `.git` holding the fixture's objects), `input` on stdin; its stdout.
+fn git(ws: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_DIR", ws.join(".git"))
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Add a second run to the session (as `cline --id` in its TUI makes), with the checkpoint
+/// Cline takes at its start (its message naming run `named`): README.md as the user left it
+/// (`mine` added), notes.txt as the sed did. The run edits README.md (`mine` → `MINE`).
+fn second_run(s: &Setup, named: u32) {
+    let ws = &s.env.ws;
+    git(ws, &["init", "-q"], "");
+    let blob = |text: &str| git(ws, &["hash-object", "-w", "--stdin"], text);
+    let tree = |entries: &[(&str, String)]| {
+        let listing: String = entries
+            .iter()
+            .map(|(name, id)| format!("100644 blob {id}\t{name}\n"))
+            .collect();
+        git(ws, &["mktree"], &listing)
+    };
+    let agents = blob("AGENTS-E2E-ROOT: keep answers short\n");
+    let tracked = tree(&[
+        ("AGENTS.md", agents),
+        ("README.md", blob("# e2e edited\nmine\n")),
+    ]);
+    let untracked = tree(&[("notes.txt", blob("ONE\nTWO\nuser line\n"))]);
+    let head = "9e8998cfdd416a1a33c975bf349ba0af81c331aa";
+    let u = git(ws, &["commit-tree", &untracked, "-m", "untracked"], "");
+    let index = git(
+        ws,
+        &["commit-tree", &tracked, "-p", head, "-m", "index"],
+        "",
+    );
+    let message = format!("cline checkpoint session={SESSION} run={named}");
+    let args = [
+        "commit-tree",
+        &tracked,
+        "-p",
+        head,
+        "-p",
+        &index,
+        "-p",
+        &u,
+        "-m",
+        &message,
+    ];
+    let checkpoint = git(ws, &args, "");
+    s.edit(false, |m| {
+        let entry =
+            serde_json::json!({"ref": checkpoint, "createdAt": 1, "runCount": 2, "kind": "stash"});
+        m["metadata"]["checkpoint"]["history"]
+            .as_array_mut()
+            .unwrap()
+            .push(entry);
+    });
+    let readme = s.env.ws.join("README.md").display().to_string();
+    let shown = format!("Edited {readme}\n```diff\n-2: mine\n+2: MINE\n```");
+    let result = serde_json::json!({"query": "edit", "result": shown, "success": true}).to_string();
+    s.edit(true, |v| {
+        let msgs = v["messages"].as_array_mut().unwrap();
+        msgs.push(
+            serde_json::json!({"id": "run-2", "role": "user", "ts": 1795973500000_i64,
+            "content": [{"type": "text", "text": "<user_input mode=\"act\">again</user_input>"}]}),
+        );
+        msgs.push(
+            serde_json::json!({"id": "m-2", "role": "assistant", "ts": 1795973500100_i64,
+            "content": [{"type": "tool_use", "id": "call_2", "name": "editor",
+                "input": {"path": readme, "old_text": "mine", "new_text": "MINE"}}]}),
+        );
+        msgs.push(
+            serde_json::json!({"id": "r-2", "role": "user", "ts": 1795973500200_i64,
+            "content": [{"type": "tool_result", "tool_use_id": "call_2", "name": "editor",
+                "content": result}]}),
+        );
+        msgs.push(
+            serde_json::json!({"id": "m-3", "role": "assistant", "ts": 1795973500300_i64,
+            "content": [{"type": "text", "text": "done"}]}),
+        );
+    });
+    std::fs::write(s.env.ws.join("README.md"), "# e2e edited\nMINE\n").unwrap();
+}
+
+#[test]
+fn a_second_runs_checkpoint_shows_what_changed_between_the_runs_as_external() {
+    let s = Setup::new();
+    second_run(&s, 2);
+    let r = s.import(&[]).ok().json();
+    assert_eq!(
+        summary(&r),
+        [
+            "import: notes.txt derived - editor",
+            "import: README.md derived - editor",
+            "import: notes.txt derived - editor",
+            // The user's line to README.md and the sed: after run 1's shell, the checkpoint
+            // cannot tell whose either is.
+            "external: README.md metadata-only shell-command -",
+            "external: notes.txt metadata-only shell-command -",
+            "import: README.md derived - editor",
+        ]
+    );
+    let windows = r["sessions"][0]["windows"].as_array().unwrap();
+    assert_eq!(windows[1]["label"], "cline run-2 before");
+    assert_eq!(
+        windows[2]["changes"][0]["before"],
+        blob_json(b"# e2e edited\nmine\n")
+    );
+    assert_eq!(
+        windows[2]["changes"][0]["after"],
+        blob_json(b"# e2e edited\nMINE\n")
+    );
+
+    // Undo of the second run alone gives back what its checkpoint holds.
+    let id = windows[2]["window_id"].to_string();
+    s.env
+        .run(&["undo", "--session", SESSION, "--window", &id])
+        .ok();
+    assert_eq!(
+        s.env.read("README.md").as_deref(),
+        Some(&b"# e2e edited\nmine\n"[..])
+    );
+}
+
+#[test]
+fn between_runs_without_a_shell_the_checkpoint_proves_the_users_edits() {
+    let s = Setup::new();
+    s.edit(true, |v| {
+        block(v, "call_e2e_05", false)["name"] = "read_files".into()
+    });
+    second_run(&s, 2);
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[3..],
+        [
+            "external: README.md derived - -",
+            "external: notes.txt derived - -",
+            "import: README.md derived - editor",
+        ]
+    );
+
+    // A checkpoint whose message names another run proves nothing of this one.
+    let s = Setup::new();
+    s.edit(true, |v| {
+        block(v, "call_e2e_05", false)["name"] = "read_files".into()
+    });
+    second_run(&s, 3);
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[3..],
+        ["import: README.md metadata-only evidence-mismatch editor"]
+    );
 }

@@ -560,19 +560,7 @@ fn plan_gap(
             let reason = k
                 .taint
                 .or(k.bytes.is_none().then_some(MetadataReason::NotProven));
-            gap.push(Planned {
-                path: rel.clone(),
-                before: k.state,
-                after: now.state,
-                tool: None,
-                tool_call: None,
-                proof: if reason.is_some() {
-                    Proof::MetadataOnly
-                } else {
-                    Proof::Derived
-                },
-                reason,
-            });
+            gap.push(Planned::external(rel.clone(), k.state, now.state, reason));
         }
         *k = now;
     }

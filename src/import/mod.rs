@@ -265,6 +265,23 @@ pub struct ImportReport {
     pub budget_hit: Option<BudgetHit>,
 }
 
+impl ImportReport {
+    /// The report of an import from `source` that has done nothing yet.
+    fn new(source: &'static str, data_dir: String, worktree: String, dry_run: bool) -> Self {
+        ImportReport {
+            source,
+            data_dir,
+            project: String::new(),
+            worktree,
+            dry_run,
+            windows_added: 0,
+            sessions: Vec::new(),
+            elapsed_ms: 0,
+            budget_hit: None,
+        }
+    }
+}
+
 /// What an import did with one source session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -1229,17 +1246,8 @@ pub fn codex(
     }
     // The workspace's own repository: the commits the sessions recorded.
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
-    let mut report = ImportReport {
-        source: CODEX,
-        data_dir: opts.sessions_dir.display().to_string(),
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let dir = opts.sessions_dir.display().to_string();
+    let mut report = ImportReport::new(CODEX, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (r, rec) in &rollouts {
@@ -1467,17 +1475,7 @@ pub fn cline_import(
         return Err(ImportError::NoSuchClineSession { id, dir });
     }
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
-    let mut report = ImportReport {
-        source: CLINE,
-        data_dir: dir,
-        project: String::new(),
-        worktree: root,
-        dry_run: opts.dry_run,
-        windows_added: 0,
-        sessions: Vec::new(),
-        elapsed_ms: 0,
-        budget_hit: None,
-    };
+    let mut report = ImportReport::new(CLINE, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (s, rec) in &chosen {

@@ -525,3 +525,23 @@ pub fn backup_name_hash(abs: &str) -> String {
         .trim_end_matches("@v0")
         .to_string()
 }
+
+/// Each change of the report as `kind: path proof reason tool`, in order.
+pub fn import_summary(report: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
+}

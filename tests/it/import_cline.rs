@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{assert_import_refused, blob_json, import_summary as summary, Env, Run};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "1795973488040_ry9x8";
@@ -107,26 +107,6 @@ fn block<'a>(v: &'a mut Value, id: &str, result: bool) -> &'a mut Value {
         .flat_map(|m| m["content"].as_array_mut().unwrap().iter_mut())
         .find(|b| b[key] == id && b["type"] == kind)
         .unwrap()
-}
-
-/// Each change of the report as `kind: path proof reason tool`, in order.
-fn summary(report: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for s in report["sessions"].as_array().unwrap() {
-        for w in s["windows"].as_array().unwrap() {
-            for c in w["changes"].as_array().unwrap() {
-                out.push(format!(
-                    "{}: {} {} {} {}",
-                    w["kind"].as_str().unwrap(),
-                    c["path"].as_str().unwrap(),
-                    c["proof"].as_str().unwrap(),
-                    c["reason"].as_str().unwrap_or("-"),
-                    c["tool"].as_str().unwrap_or("-"),
-                ));
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -181,6 +181,12 @@ pub fn read(manifest: &Path) -> Result<Session, ImportError> {
         }
     }
     let conv = manifest.with_file_name(format!("{}.messages.json", s.id));
+    // A session with no messages yet (Cline writes them as the first run goes; a checkpoint
+    // restore starts one): nothing to import.
+    let missing = std::fs::symlink_metadata(&conv);
+    if matches!(missing, Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(s);
+    }
     let v = read_json(&conv)?;
     let Some(messages) = v.get("messages").and_then(Value::as_array) else {
         return Err(ImportError::ClineSession {

@@ -213,7 +213,7 @@ def main():
         if agent == "gemini":
             whose = "what Gemini's restore of its first checkpoint (`/restore`'s git commands) wrote"
         if agent == "cline":
-            whose = "what Cline's restore of its run's checkpoint (its git commands) wrote"
+            whose = "what Cline's own restore of its run's checkpoint wrote"
     else:
         raise SystemExit(f"unknown agent {agent}")
     if want is not None:

@@ -282,7 +282,20 @@ fn a_damaged_session_an_unknown_session_or_no_data_imports_nothing_and_says_whic
         "{log:#}"
     );
 
+    // A session with no messages yet (as a checkpoint restore starts one) has nothing to
+    // import; the others are imported.
     let s = Setup::new();
+    let fresh = s.data.join("sessions/1795974556632_7gxbv");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let manifest = std::fs::read_to_string(s.file(&format!("{SESSION}.json")))
+        .unwrap()
+        .replace(SESSION, "1795974556632_7gxbv");
+    std::fs::write(fresh.join("1795974556632_7gxbv.json"), manifest).unwrap();
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(summary(&r).len(), 3, "{r:#}");
+    assert_eq!(r["sessions"][0]["steps"], 1);
+    assert_eq!(r["sessions"][1]["steps"], 0);
+
     assert_import_refused(
         &s.import(&["--cline-session", "no-such-session"]),
         "Cline session no-such-session not found in",

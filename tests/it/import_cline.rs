@@ -300,6 +300,13 @@ fn a_damaged_session_an_unknown_session_or_no_data_imports_nothing_and_says_whic
         &s.import(&["--cline-session", "no-such-session"]),
         "Cline session no-such-session not found in",
     );
+    // A session named on the command line that ran in another directory.
+    s.edit(false, |m| m["cwd"] = "/somewhere/else".into());
+    assert_import_refused(
+        &s.import(&["--cline-session", SESSION]),
+        &format!("Cline session {SESSION} ran in /somewhere/else, not in this workspace"),
+    );
+
     let run = s.env.run(&[
         "--json",
         "import",

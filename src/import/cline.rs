@@ -239,7 +239,7 @@ fn runs(msg: &Value) -> u64 {
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
     let text = text.join("\n");
-    let shown = strip_tags(&text);
+    let shown = shown_prompt(&text);
     let attached = blocks
         .iter()
         .any(|b| matches!(kind_of(b), "file" | "image"));
@@ -248,27 +248,36 @@ fn runs(msg: &Value) -> u64 {
     u64::from(attached || (!shown.is_empty() && !resumption))
 }
 
-/// `text` without its `<tag …>` and `</tag>` markup, trimmed.
-fn strip_tags(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        let tag = &rest[at..];
-        let end = tag.find('>');
-        let name = tag.trim_start_matches(['<', '/']);
-        match end {
-            Some(e) if name.starts_with(|c: char| c.is_ascii_alphabetic()) => {
-                rest = &tag[e + 1..];
-            }
-            _ => {
-                out.push('<');
-                rest = &tag[1..];
+/// The prompt Cline shows for a user message's text (`formatDisplayUserInput`): its
+/// `<user_input>` and `<user_command>` tags unwrapped, its `<mode_notice>` blocks dropped,
+/// trimmed; a `<user_command slash=…>` always shows (as `/<slash>`).
+fn shown_prompt(text: &str) -> String {
+    if text.contains("<user_command") && text.contains("slash=") {
+        return "/".into();
+    }
+    let mut t = text.to_string();
+    for tag in ["user_input", "user_command"] {
+        t = t.replace(&format!("</{tag}>"), "");
+        let open = format!("<{tag}");
+        let mut from = 0;
+        while let Some(at) = t[from..].find(&open).map(|a| a + from) {
+            let rest = &t[at + open.len()..];
+            let ends = rest.find('>');
+            match (rest.chars().next(), ends) {
+                (Some(c), Some(e)) if c == '>' || c.is_whitespace() || c == '/' => {
+                    t.replace_range(at..at + open.len() + e + 1, "");
+                }
+                _ => from = at + open.len(),
             }
         }
     }
-    out.push_str(rest);
-    out.trim().to_string()
+    while let Some(at) = t.find("<mode_notice>") {
+        let Some(end) = t[at..].find("</mode_notice>") else {
+            break;
+        };
+        t.replace_range(at..at + end + "</mode_notice>".len(), "");
+    }
+    t.trim().to_string()
 }
 
 /// One message into `s`.
@@ -552,10 +561,8 @@ fn plan_gap(
                 bytes: Some(Some(bytes)),
                 taint: None,
             },
-            Side::Missing if k.bytes == Some(None) => Known {
-                taint: None,
-                ..k.clone()
-            },
+            // Known absent, and nothing ran since that could have made an ignored file.
+            Side::Missing if k.bytes == Some(None) && k.taint.is_none() => k.clone(),
             Side::Missing => Known::unknown(MetadataReason::NotProven),
             Side::Refused(r) => Known {
                 taint: k.taint.or(Some(r)),
@@ -883,6 +890,10 @@ mod tests {
         assert_eq!(msg(text("<user_input mode=\"act\">do it</user_input>")), 1);
         assert_eq!(msg(text("<user_input mode=\"act\"></user_input>")), 0);
         assert_eq!(msg(text("[TASK RESUMPTION] go on")), 0);
+        assert_eq!(msg(text("<mode_notice>plan</mode_notice>")), 0);
+        assert_eq!(msg(text("<mode_notice>plan</mode_notice> go")), 1);
+        assert_eq!(msg(text("<user_command slash=\"team\"></user_command>")), 1);
+        assert_eq!(msg(text("<other></other>")), 1);
         let hook = serde_json::json!({"role": "user", "metadata": {"userRunSpan": 0},
             "content": [{"type": "text", "text": "<hook_context>x</hook_context>"}]});
         assert_eq!(msg(hook), 0);

@@ -296,7 +296,8 @@ struct AllReport {
 
 /// Every agent's records of this workspace, each from its default place. An agent whose
 /// records are not there is `none`; one whose records cannot be read is `error` (the others
-/// are still imported; exit 1).
+/// are still imported; exit 1). Long because it lists every importer with its defaults, one
+/// entry per agent.
 fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;

@@ -606,7 +606,9 @@ fn plan_turn(
                 .unwrap_or("")
                 .to_string()],
             "apply_patch" => {
-                let text = call.input.get("input").and_then(Value::as_str);
+                // `{input: <patch>}`, or the patch text alone (Cline takes both).
+                let text = call.input.as_str();
+                let text = text.or_else(|| call.input.get("input").and_then(Value::as_str));
                 proof::patch_paths(text.unwrap_or(""))
             }
             _ => Vec::new(),

@@ -238,6 +238,50 @@ fn a_failed_call_a_shell_or_an_unknown_tool_before_an_edit_leaves_it_unproven() 
         );
     }
 
+    // An `apply_patch` (what Cline offers GPT and Codex models instead of `editor`), in
+    // either of its input forms: the paths it names are unproven (Cline applies it with fuzz
+    // and punctuation folding); the other file's edits stay proven.
+    let patch =
+        "*** Begin Patch\n*** Update File: README.md\n@@\n-# e2e\n+# e2e edited\n*** End Patch";
+    for input in [serde_json::json!({ "input": patch }), patch.into()] {
+        let s = Setup::new();
+        s.edit(true, |v| {
+            let b = block(v, "call_e2e_02", false);
+            b["name"] = "apply_patch".into();
+            b["input"] = input.clone();
+        });
+        assert_eq!(
+            summary(&s.import(&["--dry-run"]).ok().json()),
+            [
+                "import: notes.txt derived - editor",
+                "import: README.md metadata-only unsupported-patch apply_patch",
+                "import: notes.txt derived - editor",
+            ]
+        );
+    }
+
+    // Two file-changing calls of one assistant message: Cline may run them together.
+    let s = Setup::new();
+    s.edit(true, |v| {
+        let moved = block(v, "call_e2e_03", false).clone();
+        let msgs = v["messages"].as_array_mut().unwrap();
+        for m in msgs.iter_mut() {
+            let blocks = m["content"].as_array_mut().unwrap();
+            blocks.retain(|b| b["id"] != "call_e2e_03");
+            if blocks.iter().any(|b| b["id"] == "call_e2e_02") {
+                blocks.push(moved.clone());
+            }
+        }
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json()),
+        [
+            "import: notes.txt derived - editor",
+            "import: README.md metadata-only ambiguous-window editor",
+            "import: notes.txt metadata-only ambiguous-window editor",
+        ]
+    );
+
     // Text with a NUL byte is no text: binary.
     let s = Setup::new();
     s.edit(true, |v| {
@@ -520,5 +564,34 @@ fn between_runs_without_a_shell_the_checkpoint_proves_the_users_edits() {
     assert_eq!(
         summary(&s.import(&["--dry-run"]).ok().json())[3..],
         ["import: README.md metadata-only evidence-mismatch editor"]
+    );
+}
+
+#[test]
+fn an_insert_is_proven_by_clines_own_rule_and_says_so_in_its_result() {
+    let s = Setup::new();
+    let notes = s.env.ws.join("notes.txt").display().to_string();
+    s.edit(true, |v| {
+        block(v, "call_e2e_03", false)["input"] =
+            serde_json::json!({"path": notes, "insert_line": 2, "new_text": "mid"});
+        let shown = format!("Inserted content at line 2 in {notes}.");
+        block(v, "call_e2e_03", true)["content"] =
+            serde_json::json!({"query": "insert", "result": shown, "success": true})
+                .to_string()
+                .into();
+    });
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(summary(&r)[2], "import: notes.txt derived - editor");
+    let change = &r["sessions"][0]["windows"][0]["changes"][2];
+    assert_eq!(change["after"], blob_json(b"one\nmid\ntwo\n"));
+
+    // A result that does not say an insert ran proves nothing.
+    s.edit(true, |v| {
+        block(v, "call_e2e_03", true)["content"] =
+            r#"{"query":"insert","result":"Edited","success":true}"#.into();
+    });
+    assert_eq!(
+        summary(&s.import(&["--dry-run"]).ok().json())[2],
+        "import: notes.txt metadata-only not-proven editor"
     );
 }

@@ -527,7 +527,7 @@ impl Locked<'_> {
         // Read (and verified) before the snapshot: a damaged blob fails early.
         let mut bytes = Prefetched::new();
         if let Some(b) = target.blob() {
-            bytes.insert(b, Ok(session.store().load(&session.home.index, &b)?));
+            bytes.insert(b, Ok(session.home().store().load(&session.home.index, &b)?));
         }
         let current = super::capture::capture(session, &rel, target.blob())?;
         if current.too_large {

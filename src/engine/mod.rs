@@ -692,15 +692,11 @@ impl<'h> Session<'h> {
         &self.name
     }
 
+    /// The home: its store is what the recorder and the executor put and load, and what a
+    /// scan's worker threads compress and pack into. There is no accessor of the index:
+    /// engine code uses the home's, everything else a capability type.
     pub fn home(&self) -> &'h Home {
         self.home
-    }
-
-    /// The blob store, for what the recorder and the executor put and load, and for a
-    /// scan's worker threads (they compress and pack in parallel). There is no accessor of
-    /// the index: engine code uses the home's, everything else a capability type.
-    pub(crate) fn store(&self) -> &'h Store {
-        &self.home.store
     }
 
     pub fn options(&self) -> &'h Options {

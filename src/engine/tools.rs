@@ -360,6 +360,7 @@ impl Locked<'_> {
         // (a full disk under the home) writes nothing: the snap's change is closed as
         // changing nothing, not left pending for a later write to pair with.
         let blob = session
+            .home()
             .store()
             .put(&session.home.index, &bytes, expected, session.now())
             .map_err(|e| {

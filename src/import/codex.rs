@@ -21,12 +21,11 @@
 //! written (its turn is left for a later import). A top-level line type or a response item
 //! this module does not know makes its turn unprovable; it is never guessed at.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::jsonl::{JsonLines, Line, LineError, MAX_LINE};
+use super::jsonl::{JsonLines, Line, LineError};
 use super::ImportError;
 
 /// Top-level line types that carry no file evidence besides those read.
@@ -172,13 +171,7 @@ pub fn rollouts(sessions: &Path) -> Result<Vec<PathBuf>, ImportError> {
 /// The `session_meta` of a rollout (its first line): thread id and cwd, without reading the
 /// rest; `None` when unreadable.
 pub(crate) fn peek_meta(path: &Path) -> Option<(String, String)> {
-    let f = crate::files::open_regular(path, crate::files::Follow::Yes).ok()?;
-    let mut line = Vec::new();
-    BufReader::new(f)
-        .take(MAX_LINE)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    let v: Value = serde_json::from_slice(&line).ok()?;
+    let v = super::jsonl::first_line(path)?;
     let meta = v.get("payload")?;
     let id = meta.get("id")?.as_str()?.to_string();
     let cwd = meta.get("cwd")?.as_str()?.to_string();

@@ -32,7 +32,7 @@ use gix_hash::ObjectId;
 use super::codex::{Call, Recorded, RecordedOp, Rollout, SHELL_TOOLS};
 use super::git::{Blob, EntryKind, SnapshotStore};
 use super::proof;
-use super::step::{Keep, Mapper, Planned, SessionPlan, StepPlan, TurnPlan};
+use super::step::{Keep, Mapper, Planned, SessionPlan, TurnPlan};
 use super::ImportError;
 use crate::model::{FileState, MetadataReason, Proof};
 use crate::workspace::RelPath;
@@ -155,29 +155,15 @@ pub fn plan(
             at: i,
             forced,
             touched: BTreeSet::new(),
-            plan: TurnPlan {
-                key: turn.id.clone(),
-                started_ms: turn.started_ms,
-                ended_ms: turn.ended_ms,
-                gap: Vec::new(),
-                plan: StepPlan::default(),
-            },
+            plan: TurnPlan::new(&turn.id, turn.started_ms, turn.ended_ms),
         };
         for call in &turn.calls {
             take_call(call, &mut ts, &mut known, keep, &mut out)?;
         }
-        let mut tp = ts.plan;
         if forced.is_some() {
             known.taint(MetadataReason::UnknownTool);
         }
-        if done(&turn.id, true) {
-            tp.gap.clear();
-        }
-        if done(&turn.id, false) {
-            out.already += 1;
-            tp.plan = StepPlan::default();
-        }
-        out.turns.push(tp);
+        out.push_turn(ts.plan, done);
     }
     Ok(out)
 }

@@ -27,6 +27,18 @@ pub(crate) struct LineError {
     pub detail: String,
 }
 
+/// The first line of the file at `path` as JSON, without reading the rest (a header: whose
+/// session a record is); `None` when it cannot be read or is not JSON.
+pub(crate) fn first_line(path: &Path) -> Option<Value> {
+    let f = crate::files::open_regular(path, crate::files::Follow::Yes).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(f)
+        .take(MAX_LINE)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    serde_json::from_slice(&line).ok()
+}
+
 /// The lines of one file, in order.
 pub(crate) struct JsonLines {
     r: BufReader<File>,

@@ -46,6 +46,8 @@ pub mod gemini;
 pub mod git;
 mod jsonl;
 pub mod opencode;
+pub mod pi;
+pub mod pi_plan;
 pub mod proof;
 pub mod qwen;
 pub mod step;
@@ -156,6 +158,22 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no pi sessions in {dir}: {detail}")]
+    PiData { dir: String, detail: String },
+    #[error("cannot read pi session {path}, line {line}: {detail}")]
+    PiSession {
+        path: String,
+        line: usize,
+        detail: String,
+    },
+    #[error("pi session {id} not found in {dir}")]
+    NoSuchPiSession { id: String, dir: String },
+    #[error("pi session {id} ran in {cwd}, not in this workspace {workspace}")]
+    PiOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error("cannot read Gemini CLI's records in {dir}: {detail}")]
     GeminiData { dir: String, detail: String },
     #[error(
@@ -189,6 +207,7 @@ pub enum Agent {
     Codex,
     Gemini,
     Qwen,
+    Pi,
     Cline,
 }
 
@@ -200,6 +219,7 @@ impl Agent {
             Agent::Codex => "Codex sessions",
             Agent::Gemini => "Gemini CLI projects",
             Agent::Qwen => "Qwen Code chats",
+            Agent::Pi => "pi sessions",
             Agent::Cline => "Cline sessions",
         }
     }
@@ -266,8 +286,9 @@ pub struct ImportReport {
 }
 
 impl ImportReport {
-    /// The report of an import from `source` that has done nothing yet.
-    fn new(source: &'static str, data_dir: String, worktree: String, dry_run: bool) -> Self {
+    /// The report of an import of `source`'s records in `data_dir` into the workspace at
+    /// `worktree`, before any session.
+    fn empty(source: &'static str, data_dir: String, worktree: String, dry_run: bool) -> Self {
         ImportReport {
             source,
             data_dir,
@@ -517,6 +538,7 @@ const CLAUDE_CODE: &str = "claude-code";
 const QWEN: &str = "qwen";
 const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
+const PI: &str = "pi";
 const CLINE: &str = "cline";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
@@ -1214,24 +1236,15 @@ pub fn codex(
 ) -> Result<ImportReport, ImportError> {
     let started = Instant::now();
     let root = ws.root().display().to_string();
-    let mut chosen = Vec::new();
-    for path in codex::rollouts(&opts.sessions_dir)? {
-        let Some((id, cwd)) = codex::peek_meta(&path) else {
-            continue;
-        };
-        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
-        match recorded_root(&cwd, ws) {
-            Some(rec) if wanted => chosen.push((path, rec)),
-            None if wanted && !opts.sessions.is_empty() => {
-                return Err(ImportError::CodexOtherCwd {
-                    id,
-                    cwd,
-                    workspace: root,
-                })
+    let found = codex::rollouts(&opts.sessions_dir)?;
+    let chosen =
+        of_workspace(found, codex::peek_meta, &opts.sessions, ws).map_err(|(id, cwd)| {
+            ImportError::CodexOtherCwd {
+                id,
+                cwd,
+                workspace: root.clone(),
             }
-            _ => {}
-        }
-    }
+        })?;
     let rollouts = chosen
         .iter()
         .map(|(p, rec)| Ok((codex::read(p)?, rec.clone())))
@@ -1247,7 +1260,7 @@ pub fn codex(
     // The workspace's own repository: the commits the sessions recorded.
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
     let dir = opts.sessions_dir.display().to_string();
-    let mut report = ImportReport::new(CODEX, dir, root, opts.dry_run);
+    let mut report = ImportReport::empty(CODEX, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (r, rec) in &rollouts {
@@ -1261,6 +1274,31 @@ pub fn codex(
     write_plans(home, ws, (CODEX, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
+}
+
+/// The record files of this workspace's sessions, each with the workspace root as its session
+/// recorded it: those whose session (`peek`: its id and cwd) ran in the workspace (or a
+/// directory in it) and is wanted (in `sessions`, or all when it is empty). `Err((id, cwd))`:
+/// a session asked for by id ran elsewhere.
+fn of_workspace(
+    files: Vec<PathBuf>,
+    peek: fn(&Path) -> Option<(String, String)>,
+    sessions: &[String],
+    ws: &Workspace,
+) -> Result<Vec<(PathBuf, String)>, (String, String)> {
+    let mut chosen = Vec::new();
+    for path in files {
+        let Some((id, cwd)) = peek(&path) else {
+            continue;
+        };
+        let wanted = sessions.is_empty() || sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((path, rec)),
+            None if wanted && !sessions.is_empty() => return Err((id, cwd)),
+            _ => {}
+        }
+    }
+    Ok(chosen)
 }
 
 /// The workspace root as a session recorded it, when its cwd `cwd` is the workspace's root
@@ -1406,6 +1444,101 @@ pub fn gemini_dir(home: &Path) -> PathBuf {
     home.join(".gemini")
 }
 
+/// What `rewind import pi` imports.
+#[derive(Debug, Clone)]
+pub struct PiOptions {
+    /// pi's `sessions/` (`<escaped cwd>/<time>_<session id>.jsonl`).
+    pub sessions_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
+/// pi's agent directory: `$PI_CODING_AGENT_DIR` (a leading `~` is the home, as pi reads it),
+/// else `~/.pi/agent`.
+pub fn pi_dir(env: Option<&Path>, home: &Path) -> PathBuf {
+    match env {
+        None => home.join(".pi").join("agent"),
+        Some(e) => match e.strip_prefix("~") {
+            Ok(rest) => home.join(rest),
+            Err(_) => e.to_path_buf(),
+        },
+    }
+}
+
+/// Import the pi history of workspace `ws` into `home`: every session whose cwd is the
+/// workspace's root (or a directory in it), one `import` window per turn (label `pi <prompt
+/// entry id>`), `external` ones for what its reads show someone else changed (see
+/// [`pi_plan`]). Every session is read and planned before anything is written: one that
+/// cannot be read imports nothing.
+pub fn pi_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &PiOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    let root = ws.root().display().to_string();
+    let dir = opts.sessions_dir.display().to_string();
+    let found = pi::session_files(&opts.sessions_dir)?;
+    let chosen =
+        of_workspace(found, pi::peek_header, &opts.sessions, ws).map_err(|(id, cwd)| {
+            ImportError::PiOtherCwd {
+                id,
+                cwd,
+                workspace: root.clone(),
+            }
+        })?;
+    let sessions = chosen
+        .iter()
+        .map(|(p, rec)| Ok((pi::read(p)?, rec.clone())))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !sessions.iter().any(|(s, _)| s.session_id == **id))
+    {
+        return Err(ImportError::NoSuchPiSession {
+            id: id.clone(),
+            dir,
+        });
+    }
+    let mut report = ImportReport::empty(PI, dir, root, opts.dry_run);
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for (s, rec) in &sessions {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &s.session_id, &mut report), Vec::new()));
+            continue;
+        }
+        let started = Instant::now();
+        let (labels, live) = already(home, ws, PI, &s.session_id)?;
+        let r = SessionReport::new(&s.session_id, "", s.turns.len(), live);
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mapper = Mapper {
+            recorded_root: rec.clone(),
+        };
+        let cx = pi_plan::SessionCtx {
+            mapper: &mapper,
+            cwd: s.cwd.as_deref().unwrap_or(rec),
+            max_size: home.options().max_file_size,
+            line_endings: s.version >= 2,
+        };
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
+        let done = |turn: &str, gap: bool| turn_imported(&labels, PI, turn, gap);
+        let plan = pi_plan::plan(s, &cx, &done, &mut keep)?;
+        plans.push(r.planned(plan, started));
+    }
+    write_plans(home, ws, (PI, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
 /// What `rewind import cline` imports.
 #[derive(Debug, Clone)]
 pub struct ClineOptions {
@@ -1475,7 +1608,7 @@ pub fn cline_import(
         return Err(ImportError::NoSuchClineSession { id, dir });
     }
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
-    let mut report = ImportReport::new(CLINE, dir, root, opts.dry_run);
+    let mut report = ImportReport::empty(CLINE, dir, root, opts.dry_run);
     let mut plans = Vec::new();
     let budget = Budget::new(opts.limits);
     for (s, rec) in &chosen {

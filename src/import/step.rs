@@ -75,6 +75,33 @@ pub struct TurnPlan {
     pub plan: StepPlan,
 }
 
+impl TurnPlan {
+    /// The empty plan of turn `key`, spanning `started_ms` to `ended_ms`.
+    pub fn new(key: &str, started_ms: i64, ended_ms: i64) -> TurnPlan {
+        TurnPlan {
+            key: key.to_string(),
+            started_ms,
+            ended_ms,
+            gap: Vec::new(),
+            plan: StepPlan::default(),
+        }
+    }
+}
+
+impl SessionPlan {
+    /// Add the planned turn `tp`, less what `done(turn key, gap)` says was imported before.
+    pub fn push_turn(&mut self, mut tp: TurnPlan, done: &dyn Fn(&str, bool) -> bool) {
+        if done(&tp.key, true) {
+            tp.gap.clear();
+        }
+        if done(&tp.key, false) {
+            self.already += 1;
+            tp.plan = StepPlan::default();
+        }
+        self.turns.push(tp);
+    }
+}
+
 /// The turns of a recorded session not imported before, planned; `already`: how many were;
 /// `in_progress`: how many turns at the end are not over yet (left for a later import).
 #[derive(Default)]

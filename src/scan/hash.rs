@@ -137,7 +137,7 @@ impl Scan<'_> {
                 elapsed: self.start.elapsed(),
             })
         };
-        let mut writer = self.session.store().pack_writer();
+        let mut writer = self.session.home().store().pack_writer();
         // Many batch commits: the WAL is checkpointed once it is large, not after each.
         self.session.scan_rows().bulk(|| -> Result<()> {
             let urgent = batches(urgent, self.opts);
@@ -220,7 +220,7 @@ impl Scan<'_> {
         let seen = Seen::new();
         let cx = Worker {
             ws: self.session.workspace(),
-            store: self.session.store(),
+            store: self.session.home().store(),
             clock: self.session.options().clock,
             max: self.session.options().max_file_size,
             seen: &seen,
@@ -304,7 +304,7 @@ impl Scan<'_> {
     fn drop_stored(&self, looked: &mut [Looked]) -> Result<()> {
         let new = looked.iter().filter(|l| l.row.is_some()).count();
         let checked = |l: &Looked| l.row.is_some() && l.need != Need::Baseline;
-        let min_frames = self.session.store().options().pack_min_frames;
+        let min_frames = self.session.home().store().options().pack_min_frames;
         if new < min_frames || !looked.iter().any(checked) {
             return Ok(());
         }

@@ -162,13 +162,13 @@ def claude_code(ws, end):
 # each run (OpenCode's opencode.json gets the fake server's port, .opencode/ the plugin's
 # packages OpenCode installs at start).
 NOT_COMPARED = {"opencode": ("opencode.json", ".opencode/"), "codex": (".codex/",),
-                "claude-code": (".claude/",), "gemini": (".gemini/",), "qwen": (".qwen/",)}
+                "claude-code": (".claude/",), "gemini": (".gemini/",), "qwen": (".qwen/",), "pi": (".pi/",)}
 
 # Where each agent's records are, as `rewind import <agent>` options (AGENT_HOME: the
 # agent's HOME, CODEX_HOME for Codex).
 SOURCES = {"opencode": ("--data-dir", ".local/share/opencode"), "codex": ("--codex-home", ""),
            "gemini": ("--gemini-dir", ".gemini"), "qwen": ("--qwen-dir", ".qwen"),
-           "cline": ("--cline-dir", ".cline/data")}
+           "pi": ("--pi-dir", ".pi/agent"), "cline": ("--cline-dir", ".cline/data")}
 
 
 # The paths of each scenario whose changes the agent's own records cannot prove, and why:
@@ -178,6 +178,9 @@ UNPROVEN = {"codex": {
     "moved.txt": "the heredoc patch's `Move to` (unsupported-patch)",
     "move-me.txt": "the heredoc patch's `Move to` (unsupported-patch)",
     "extra.txt": "the heredoc patch's `Add File`: the before state is not recorded",
+}, "pi": {
+    "notes.txt": "created by a `write` that nothing read before: pi's record does not say the "
+                 "file was not there (no-snapshot)",
 }}
 
 

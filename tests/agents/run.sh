@@ -742,8 +742,10 @@ run_pi() {
     && ok "rewind init pi" || { bad "rewind init pi"; return 0; }
   shim_hooks "$d/ws/.pi/extensions/rewind/index.ts"
   : > "$TMP/payloads.jsonl"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/before"
   pi_turn "$d" "$PATH" out.txt "$PROMPT_PI"
   local rc=$?
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
   check "pi -p exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.txt" "$d/out.txt.err"
   local checks=(env WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.txt"
@@ -780,6 +782,10 @@ said = [e["data"]["text"] for e in entries if e.get("customType") == "rewind-und
 sys.exit(0 if len(said) == 2 and said[1].startswith("rewind undid turn 1") else 1)
 PY
   check "/rw-undo called no model" test "$(wc -l < "$d/requests.jsonl")" = "$nreq"
+  # What pi itself recorded (its session file), imported into a fresh home and undone,
+  # against the workspace before the run (pi has no restore of its own).
+  echo "   rewind import pi of the run, against the workspace before it"
+  import_check pi "$d" WS="$d/ws" END="$d/end" BEFORE="$d/before" AGENT_HOME="$d/home"
   run_pi_without_rewind
 }
 

@@ -2,7 +2,8 @@
 //! other one way only (no cycles), and so do the files of `src/scan/` and `src/engine/`
 //! among their siblings; no function outside tests is longer than [`MAX_LINES`] unless its
 //! doc comment says why ("Long because …"), and none of `src/scan/` takes more than
-//! [`MAX_PARAMETERS`] parameters.
+//! [`MAX_PARAMETERS`] parameters; outside `engine` and `index` nothing names the raw index,
+//! and none of the engine's capability types has more than [`MAX_METHODS`] methods.
 //!
 //! `cargo test --test it architecture -- --nocapture` prints the dependency listings.
 
@@ -795,4 +796,96 @@ fn only_engine_and_index_write_or_open_the_raw_index() {
         Vec::<String>::new(),
         "raw index outside engine/index"
     );
+}
+
+/// The most methods one of the engine's capability types may have (issue 42: `Session` had
+/// grown to 68 and become the hub again).
+const MAX_METHODS: usize = 30;
+
+/// The engine's types that hand out what history may do: the home, a session, the read-only
+/// history view and the locked writer.
+const CAPABILITY_TYPES: [&str; 4] = ["Home", "Session", "History", "Locked"];
+
+/// The name of the type an inherent `impl` block at `at` (its `impl`) is for, or `None` for
+/// a trait impl.
+fn inherent_impl_type(code: &str, at: usize) -> Option<String> {
+    let header = &code[at..at + code[at..].find('{')?];
+    if header.contains(" for ") {
+        return None;
+    }
+    let mut rest = header["impl".len()..].trim_start();
+    if rest.starts_with('<') {
+        let mut depth = 0;
+        let end = rest.char_indices().find_map(|(i, c)| {
+            depth += match c {
+                '<' => 1,
+                '>' => -1,
+                _ => 0,
+            };
+            (depth == 0).then_some(i)
+        })?;
+        rest = rest[end + 1..].trim_start();
+    }
+    Some(ident_at(rest))
+}
+
+/// The methods each inherent `impl` block of `code` (test modules blanked) declares, summed
+/// by type.
+fn methods_by_type(code: &str, counts: &mut BTreeMap<String, usize>) {
+    let bytes = code.as_bytes();
+    for (at, _) in code.match_indices("impl") {
+        let line_start = at == 0 || bytes[at - 1] == b'\n';
+        let word_end = !bytes
+            .get(at + 4)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+        if !line_start || !word_end {
+            continue;
+        }
+        let Some(name) = inherent_impl_type(code, at) else {
+            continue;
+        };
+        let open = at + code[at..].find('{').unwrap();
+        let body = &code[open + 1..closing(bytes, open)];
+        let mut depth = 0;
+        let mut n = 0;
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                'f' if depth == 0 && body[i..].starts_with("fn ") => {
+                    let before = body[..i].chars().next_back();
+                    n += usize::from(!before.is_some_and(|b| b.is_alphanumeric() || b == '_'));
+                }
+                _ => {}
+            }
+        }
+        *counts.entry(name).or_default() += n;
+    }
+}
+
+#[test]
+fn no_capability_type_of_the_engine_has_over_30_methods() {
+    let mut counts = BTreeMap::new();
+    for path in non_test_files(&src().join("engine")) {
+        let code = without_tests(&code_only(&std::fs::read_to_string(&path).unwrap()));
+        methods_by_type(&code, &mut counts);
+    }
+    for name in CAPABILITY_TYPES {
+        let n = counts.get(name).copied().unwrap_or(0);
+        println!("{name}: {n} methods");
+        assert!(n > 0, "{name} has no methods: the check no longer sees it");
+        assert!(
+            n <= MAX_METHODS,
+            "{name} has {n} methods (at most {MAX_METHODS})"
+        );
+    }
+}
+
+#[test]
+fn the_method_count_sees_inherent_impls_only() {
+    let code = "impl<'a> Session<'a> {\n    pub fn a(&self) {\n        fn inner() {}\n    }\n    fn b() {}\n}\nimpl Drop for Session<'_> {\n    fn drop(&mut self) {}\n}\nimpl Home {\n    pub(crate) fn c() {}\n}\n";
+    let mut counts = BTreeMap::new();
+    methods_by_type(code, &mut counts);
+    assert_eq!(counts.get("Session"), Some(&2));
+    assert_eq!(counts.get("Home"), Some(&1));
 }

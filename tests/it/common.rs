@@ -526,22 +526,94 @@ pub fn backup_name_hash(abs: &str) -> String {
         .to_string()
 }
 
-/// Each change of the report as `kind: path proof reason tool`, in order.
-pub fn import_summary(report: &serde_json::Value) -> Vec<String> {
+/// Copy the tree `from` into `to`, each file's bytes through `map` (an agent's records, with
+/// the fixture's placeholder path made the test's own).
+pub fn copy_tree(from: &Path, to: &Path, map: &dyn Fn(Vec<u8>) -> Vec<u8>) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target, map);
+        } else {
+            std::fs::write(target, map(std::fs::read(e.path()).unwrap())).unwrap();
+        }
+    }
+}
+
+/// Each change of an import report as `kind turn: path proof reason tool call`, in order;
+/// `turn` names a window's turn from its `message_id`.
+pub fn import_summary(report: &serde_json::Value, turn: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut out = Vec::new();
     for s in report["sessions"].as_array().unwrap() {
         for w in s["windows"].as_array().unwrap() {
             for c in w["changes"].as_array().unwrap() {
                 out.push(format!(
-                    "{}: {} {} {} {}",
+                    "{} {}: {} {} {} {} {}",
                     w["kind"].as_str().unwrap(),
+                    turn(w["message_id"].as_str().unwrap()),
                     c["path"].as_str().unwrap(),
                     c["proof"].as_str().unwrap(),
                     c["reason"].as_str().unwrap_or("-"),
                     c["tool"].as_str().unwrap_or("-"),
+                    c["tool_call"].as_str().unwrap_or("-"),
                 ));
             }
         }
     }
     out
+}
+
+/// The changes of `path` in an import report's first session, in order.
+pub fn changes_of<'a>(report: &'a serde_json::Value, path: &str) -> Vec<&'a serde_json::Value> {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["changes"].as_array().unwrap())
+        .filter(|c| c["path"] == path)
+        .collect()
+}
+
+/// The id of the window labelled `label` in an import report's first session.
+pub fn window_id(report: &serde_json::Value, label: &str) -> String {
+    report["sessions"][0]["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["label"] == label)
+        .unwrap_or_else(|| panic!("no window {label}: {report:#}"))["window_id"]
+        .to_string()
+}
+
+/// The home has no session named `id` (nothing of it was imported).
+#[track_caller]
+pub fn assert_no_session(env: &Env, id: &str) {
+    let log = env.run(&["--json", "log"]).ok().json();
+    assert!(
+        log["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["session"] != id),
+        "{log:#}"
+    );
+}
+
+/// Record a change of notes.txt in session `session` as the hooks would, live; then
+/// `import()` must skip that session whole (exit 4) and say why, adding nothing.
+#[track_caller]
+pub fn assert_live_session_skipped(env: &Env, session: &str, import: &dyn Fn() -> Run) {
+    env.run(&["--session", session, "snap", "notes.txt"]).ok();
+    env.write("notes.txt", "live\n");
+    env.run(&["--session", session, "record", "notes.txt"]).ok();
+    let run = import();
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let r = run.json();
+    assert_eq!(r["sessions"][0]["status"], "skipped");
+    assert!(r["sessions"][0]["skipped_because"]
+        .as_str()
+        .unwrap()
+        .contains("recorded this session as it ran"));
+    assert_eq!(changes(env, session).len(), 1);
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, import_summary as summary, Env, Run};
+use crate::common::{assert_import_refused, blob_json, copy_tree, Env, Run};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "1795973488040_ry9x8";
@@ -18,18 +18,6 @@ const RUN: &str = "44c8af17-23eb-4ed6-a6c0-e211dc19eac6";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cline/real-3.0.65")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 struct Setup {
@@ -41,10 +29,12 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let env = Env::new();
-        copy_dir(&fixture().join("workspace"), &env.ws);
-        copy_dir(
+        let same = |bytes: Vec<u8>| bytes;
+        copy_tree(&fixture().join("workspace"), &env.ws, &same);
+        copy_tree(
             &fixture().join("dot-git/objects"),
             &env.ws.join(".git/objects"),
+            &same,
         );
         let data = env.ws.parent().unwrap().join("cline-data");
         let s = Setup { env, data };
@@ -107,6 +97,26 @@ fn block<'a>(v: &'a mut Value, id: &str, result: bool) -> &'a mut Value {
         .flat_map(|m| m["content"].as_array_mut().unwrap().iter_mut())
         .find(|b| b[key] == id && b["type"] == kind)
         .unwrap()
+}
+
+/// Each change of the report as `kind: path proof reason tool`, in order.
+fn summary(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[test]

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{assert_import_refused, blob_json, Env, Run};
+use crate::common::{
+    assert_import_refused, assert_no_session, blob_json, changes_of, copy_tree, import_summary,
+    window_id, Env, Run,
+};
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
 const SESSION: &str = "01a22679-7c64-7d63-8fea-574d97a6b02c";
@@ -25,19 +28,6 @@ struct Setup {
     env: Env,
     /// `$CODEX_HOME`, beside the workspace in the env's temp dir.
     codex: PathBuf,
-}
-
-fn copy_tree(from: &Path, to: &Path, map: &dyn Fn(Vec<u8>) -> Vec<u8>) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target, map);
-        } else {
-            std::fs::write(target, map(std::fs::read(e.path()).unwrap())).unwrap();
-        }
-    }
 }
 
 impl Setup {
@@ -75,44 +65,9 @@ impl Setup {
 
 /// Each change of the report as `kind turn: path proof reason tool call`, in order.
 fn summary(report: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for s in report["sessions"].as_array().unwrap() {
-        for w in s["windows"].as_array().unwrap() {
-            for c in w["changes"].as_array().unwrap() {
-                out.push(format!(
-                    "{} {}: {} {} {} {} {}",
-                    w["kind"].as_str().unwrap(),
-                    if w["message_id"] == TURN1 { 1 } else { 2 },
-                    c["path"].as_str().unwrap(),
-                    c["proof"].as_str().unwrap(),
-                    c["reason"].as_str().unwrap_or("-"),
-                    c["tool"].as_str().unwrap_or("-"),
-                    c["tool_call"].as_str().unwrap_or("-"),
-                ));
-            }
-        }
-    }
-    out
-}
-
-fn changes_of<'a>(report: &'a Value, path: &str) -> Vec<&'a Value> {
-    report["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|w| w["changes"].as_array().unwrap())
-        .filter(|c| c["path"] == path)
-        .collect()
-}
-
-fn window_id(report: &Value, label: &str) -> String {
-    report["sessions"][0]["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["label"] == label)
-        .unwrap_or_else(|| panic!("no window {label}: {report:#}"))["window_id"]
-        .to_string()
+    import_summary(report, &|id| {
+        String::from(if id == TURN1 { "1" } else { "2" })
+    })
 }
 
 #[test]
@@ -220,15 +175,7 @@ fn a_second_codex_import_adds_nothing_and_a_dry_run_writes_nothing() {
     let dry = s.import(&["--dry-run"]).ok().json();
     assert_eq!(dry["dry_run"], true);
     assert_eq!(summary(&dry).len(), 9);
-    let log = s.env.run(&["--json", "log"]).ok().json();
-    assert!(
-        log["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["session"] != SESSION),
-        "{log:#}"
-    );
+    assert_no_session(&s.env, SESSION);
     assert_eq!(s.import(&[]).ok().json()["windows_added"], 3);
     let again = s.import(&[]);
     assert_eq!(again.code, 4, "{}", again.stderr);
@@ -303,15 +250,7 @@ fn codex_import_errors_name_what_is_wrong() {
         "{}",
         damaged.stderr
     );
-    let log = s.env.run(&["--json", "log"]).ok().json();
-    assert!(
-        log["sessions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|x| x["session"] != SESSION),
-        "nothing imported: {log:#}"
-    );
+    assert_no_session(&s.env, SESSION);
     std::fs::write(
         &path,
         text.replace(&s.env.ws.display().to_string(), "/somewhere/else"),
@@ -390,6 +329,7 @@ impl Setup {
             .env("CODEX_HOME", &self.codex)
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("XDG_DATA_HOME")
+            .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("CLINE_DIR")
             .env_remove("CLINE_DATA_DIR")
             .env_remove("CLINE_SESSION_DATA_DIR")
@@ -424,6 +364,7 @@ fn import_all_finds_every_agents_records_of_the_workspace() {
             ("codex".into(), "imported".into()),
             ("gemini".into(), "none".into()),
             ("qwen".into(), "none".into()),
+            ("pi".into(), "none".into()),
             ("cline".into(), "none".into()),
         ]
     );
@@ -479,6 +420,7 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     codex: error (cannot read Codex rollout [TMP]/codex/sessions/2026/11/29/rollout-2026-11-29T08-43-45-01a22679-7c64-7d63-8fea-574d97a6b02c.jsonl, line 65: not JSON: key must be a string at line 1 column 2)
     gemini: no records (no Gemini CLI projects in [TMP]/user-home/.gemini/tmp: no such directory)
     qwen: no records (no Qwen Code chats in [TMP]/user-home/.qwen/projects: no such directory)
+    pi: no records (no pi sessions in [TMP]/user-home/.pi/agent/sessions: no such directory)
     cline: no records (no Cline sessions in [TMP]/user-home/.cline/data/sessions: no such directory)
     [EOF]
     ------- stderr -------

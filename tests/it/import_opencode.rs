@@ -585,20 +585,7 @@ fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn a_session_recorded_live_by_the_hooks_is_skipped() {
     let s = Setup::new();
-    s.env.run(&["--session", SESSION, "snap", "notes.txt"]).ok();
-    s.env.write("notes.txt", "live\n");
-    s.env
-        .run(&["--session", SESSION, "record", "notes.txt"])
-        .ok();
-    let run = s.import(&[]);
-    assert_eq!(run.code, 4, "{}", run.stderr);
-    let r = run.json();
-    assert_eq!(r["sessions"][0]["status"], "skipped");
-    assert!(r["sessions"][0]["skipped_because"]
-        .as_str()
-        .unwrap()
-        .contains("recorded this session as it ran"));
-    assert_eq!(crate::common::changes(&s.env, SESSION).len(), 1);
+    crate::common::assert_live_session_skipped(&s.env, SESSION, &|| s.import(&[]));
 }
 
 /// Two tool calls of one step naming the same path whose chain does not hold (the same edit

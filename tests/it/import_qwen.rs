@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{
-    assert_import_refused, backup_name_hash as name_hash, blob_json, import_summary as summary,
-    slug, Env, Run,
+    assert_import_refused, backup_name_hash as name_hash, blob_json, slug, Env, Run,
 };
 
 const PLACEHOLDER: &str = "/REWIND_FIXTURE_WS";
@@ -90,6 +89,26 @@ impl Setup {
         all.extend_from_slice(args);
         self.env.run(&all)
     }
+}
+
+/// Each change of the report as `kind: path proof reason tool`, in order.
+fn summary(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in report["sessions"].as_array().unwrap() {
+        for w in s["windows"].as_array().unwrap() {
+            for c in w["changes"].as_array().unwrap() {
+                out.push(format!(
+                    "{}: {} {} {} {}",
+                    w["kind"].as_str().unwrap(),
+                    c["path"].as_str().unwrap(),
+                    c["proof"].as_str().unwrap(),
+                    c["reason"].as_str().unwrap_or("-"),
+                    c["tool"].as_str().unwrap_or("-"),
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[test]

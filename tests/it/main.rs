@@ -31,6 +31,7 @@ mod import_cline;
 mod import_codex;
 mod import_gemini;
 mod import_opencode;
+mod import_pi;
 mod import_qwen;
 mod index_migration;
 mod large_files;

@@ -14,6 +14,9 @@
 //! `rewind import qwen [--qwen-dir DIR] [--qwen-session ID]… [--dry-run]`: the same for
 //! Qwen Code's chats and file-history backups.
 //!
+//! `rewind import pi [--pi-dir DIR] [--pi-session ID]… [--dry-run]`: the same for pi's session
+//! files.
+//!
 //! `rewind import cline [--cline-dir DIR] [--cline-session ID]… [--dry-run]`: the same for
 //! Cline CLI's sessions and the checkpoints it keeps in the workspace's repository.
 //!
@@ -25,7 +28,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
     ClaudeCodeOptions, ClineOptions, CodexOptions, GeminiOptions, ImportError, ImportReport,
-    Limits, OpenCodeOptions, QwenOptions, SessionReport,
+    Limits, OpenCodeOptions, PiOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -87,6 +90,8 @@ pub enum ImportCmd {
     Gemini(GeminiArgs),
     /// Import Qwen Code's history of this workspace (chats, file-history backups)
     Qwen(QwenArgs),
+    /// Import pi's history of this workspace (session files: tool calls and results)
+    Pi(PiArgs),
     /// Import Cline CLI's history of this workspace (sessions, its git checkpoints)
     Cline(ClineArgs),
 }
@@ -98,6 +103,21 @@ pub struct ClineArgs {
     pub cline_dir: Option<PathBuf>,
     /// Import only this Cline session (repeatable) [default: all of this workspace's]
     #[arg(long = "cline-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PiArgs {
+    /// pi's agent directory, holding sessions/ [default: $PI_CODING_AGENT_DIR, else ~/.pi/agent]
+    #[arg(long, value_name = "DIR")]
+    pub pi_dir: Option<PathBuf>,
+    /// Import only this pi session (its UUID; repeatable) [default: all of this workspace's]
+    #[arg(long = "pi-session", value_name = "ID")]
     pub sessions: Vec<String>,
     /// Compute and report everything, write nothing
     #[arg(long)]
@@ -211,6 +231,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Codex(args) => return run_codex(inv, out, args),
         ImportCmd::Gemini(args) => return run_gemini(inv, out, args),
         ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
+        ImportCmd::Pi(args) => return run_pi(inv, out, args),
         ImportCmd::Cline(args) => return run_cline(inv, out, args),
     };
     let cwd = cwd()?;
@@ -323,6 +344,7 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         limits,
     });
     let qwen = default_qwen_dir().map(|dir| transcript_options(&dir, vec![], dry_run, limits));
+    let pi = default_pi_dir().map(|dir| pi_options(&dir, vec![], dry_run, limits));
     let cline = default_cline_sessions().map(|sessions_dir| ClineOptions {
         sessions_dir,
         sessions: Vec::new(),
@@ -353,6 +375,11 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         agent_import(
             "qwen",
             qwen.map(|o| rewind::import::qwen_import(home, &ws, &o)),
+            dry_run,
+        ),
+        agent_import(
+            "pi",
+            pi.map(|o| rewind::import::pi_import(home, &ws, &o)),
             dry_run,
         ),
         agent_import(
@@ -497,6 +524,48 @@ fn default_cline_sessions() -> Result<PathBuf, Failure> {
     }
 }
 
+fn run_pi(inv: &Invocation, out: &Out, args: PiArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let dir = match args.pi_dir {
+        Some(d) => cwd.join(d),
+        None => default_pi_dir()?,
+    };
+    let opts = pi_options(&dir, args.sessions, args.dry_run, args.budget.limits());
+    let report = rewind::import::pi_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Where pi keeps its session files under its agent directory `dir`: `sessions/`.
+fn pi_options(
+    dir: &std::path::Path,
+    sessions: Vec<String>,
+    dry_run: bool,
+    limits: Limits,
+) -> PiOptions {
+    PiOptions {
+        sessions_dir: dir.join("sessions"),
+        sessions,
+        dry_run,
+        limits,
+    }
+}
+
+/// pi's agent directory: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+fn default_pi_dir() -> Result<PathBuf, Failure> {
+    let env = std::env::var_os("PI_CODING_AGENT_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        Some(h) => Ok(rewind::import::pi_dir(env.as_deref(), &PathBuf::from(h))),
+        None => env.ok_or_else(|| {
+            Failure::new(Exit::Error, "cannot find pi's data: HOME is not set")
+                .hint("pass --pi-dir DIR")
+        }),
+    }
+}
+
 /// Where Claude Code and Qwen Code keep their records under their directory `dir`:
 /// `projects/` and `file-history/`.
 fn transcript_options(
@@ -609,6 +678,7 @@ fn render(r: &ImportReport) -> String {
         "codex" => format!("Codex sessions of {} in {}", r.worktree, r.data_dir),
         "gemini" => format!("Gemini CLI checkpoints of {} in {}", r.worktree, r.data_dir),
         "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
+        "pi" => format!("pi sessions of {} in {}", r.worktree, r.data_dir),
         "cline" => format!("Cline CLI sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };

@@ -215,7 +215,7 @@ impl<'a> Applier<'a> {
                     self.clear_empty_dir(rel)?;
                 }
                 self.parents(rel)?;
-                let (store, index) = (self.session.store(), &self.session.home.index);
+                let (store, index) = (self.session.home().store(), &self.session.home.index);
                 let stream = |out: &mut dyn io::Write| {
                     store
                         .get_to(index, &blob, out)
@@ -310,7 +310,12 @@ impl<'a> Applier<'a> {
         for step in applied.iter().rev() {
             let mut previous = Targets::new();
             if let Some(b) = step.current.blob() {
-                match self.session.store().load(&self.session.home.index, &b) {
+                match self
+                    .session
+                    .home()
+                    .store()
+                    .load(&self.session.home.index, &b)
+                {
                     Ok(bytes) => {
                         previous.insert(b, bytes);
                     }

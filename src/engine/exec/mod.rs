@@ -172,7 +172,7 @@ fn load_targets(
             if let std::collections::btree_map::Entry::Vacant(slot) = bytes.entry(blob) {
                 let loaded = match prefetched.remove(&blob) {
                     Some(loaded) => loaded,
-                    None => session.store().load(&session.home.index, &blob),
+                    None => session.home().store().load(&session.home.index, &blob),
                 };
                 let b = loaded.map_err(|source| EngineError::Unrestorable {
                     path: step.path.display(),

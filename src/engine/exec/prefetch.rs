@@ -31,7 +31,7 @@ pub(crate) fn prefetch<R>(
         blobs,
         next: AtomicUsize::new(0),
     };
-    let (source, store) = (session.home().index_source(), session.store());
+    let (source, store) = (session.home().index_source(), session.home().store());
     std::thread::scope(|s| {
         let loader = std::thread::Builder::new()
             .spawn_scoped(s, || queue.load_with(&source.open()?, store))

@@ -140,7 +140,7 @@ fn load(session: &Session<'_>, steps: &[Step]) -> Result<Targets> {
     let mut bytes = Targets::new();
     for step in steps {
         if let Some(b) = step.target.blob() {
-            bytes.insert(b, session.store().load(&session.home.index, &b)?);
+            bytes.insert(b, session.home().store().load(&session.home.index, &b)?);
         }
     }
     Ok(bytes)

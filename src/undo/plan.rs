@@ -163,9 +163,27 @@ pub(crate) fn plan_path(rel: &RelPath, input: &PathInput<'_>, direction: Directi
         let detail = format!("{rel} was changed after the agent wrote it");
         (Conflict::ModifiedSince, detail)
     });
-    let mut planned = item(target, expected, conflict);
+    let mut planned = item(
+        keep_later_mode(target, expected, current),
+        expected,
+        conflict,
+    );
     planned.mergeable = modified && has_bytes;
     planned
+}
+
+/// `target` with the mode the path holds now when only that side changed it (a `chmod +x`
+/// after the agent's write, or an agent's record that holds no modes, as pi's): modes merge
+/// as lines do, here as in [`merge`], so an undo of the bytes never takes back a later mode.
+fn keep_later_mode(target: FileState, expected: FileState, current: FileState) -> FileState {
+    match (target, expected, current) {
+        (
+            FileState::Present { blob, mode: theirs },
+            FileState::Present { mode: base, .. },
+            FileState::Present { mode: ours, .. },
+        ) if ours != base && theirs == base => FileState::Present { blob, mode: ours },
+        _ => target,
+    }
 }
 
 /// The blobs a merge of `item` reads: what the undone changes left (base), what the path
@@ -507,6 +525,29 @@ mod tests {
         // The agent changed the mode, the user another way.
         let both = merged("a\nb\nc\n", "A\nb\nc\n", "A\nb\nC\n", (0o600, 0o644, 0o755));
         assert_eq!(both.conflict.expect("conflict").0, Conflict::Overlap);
+    }
+
+    #[test]
+    fn a_mode_changed_since_stays_when_the_undone_change_kept_its_mode() {
+        let undo = |modes: (u32, u32, u32)| {
+            let c = change(
+                1,
+                1,
+                text_state(b"a\n", modes.0),
+                Some(text_state(b"b\n", modes.1)),
+            );
+            let now = Observed::State(text_state(b"b\n", modes.2));
+            let item = plan(&[&c], None, now, Direction::Undo);
+            assert!(item.conflict.is_none(), "{:?}", item.conflict);
+            item.step.target
+        };
+        // Made executable after the agent's edit (or a record without modes): kept.
+        assert_eq!(undo((0o644, 0o644, 0o755)), text_state(b"a\n", 0o755));
+        // The agent's change set the mode itself: the undo puts the old one back.
+        assert_eq!(undo((0o644, 0o755, 0o755)), text_state(b"a\n", 0o644));
+        assert_eq!(undo((0o755, 0o644, 0o600)), text_state(b"a\n", 0o755));
+        // Nothing changed it: as recorded.
+        assert_eq!(undo((0o600, 0o600, 0o600)), text_state(b"a\n", 0o600));
     }
 
     #[test]

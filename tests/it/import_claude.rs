@@ -781,8 +781,27 @@ fn an_imported_backups_unsafe_mode_is_restored_as_rewind_would_record_it() {
             )
             .unwrap();
         }
+        // The file holds the mode rewind records for the backups, so the undo takes the
+        // before's recorded mode (a mode changed since the agent's write would stay).
+        std::fs::set_permissions(
+            s.env.ws.join("README.md"),
+            std::fs::Permissions::from_mode(restored),
+        )
+        .unwrap();
         let r = s.import(&[]).ok().json();
         let turn2 = window_id(&r, &format!("claude-code {TURN2}"));
+        let log = s
+            .env
+            .run(&["--json", "log", "--session", SESSION])
+            .ok()
+            .json();
+        let mut modes = Vec::new();
+        recorded_modes(&log, &mut modes);
+        assert!(!modes.is_empty(), "{log}");
+        assert!(
+            modes.iter().all(|m| *m == format!("{restored:o}")),
+            "backup mode {mode:o}: recorded {modes:?}"
+        );
         s.env
             .run(&["undo", "--session", SESSION, "--window", &turn2])
             .ok();
@@ -792,6 +811,21 @@ fn an_imported_backups_unsafe_mode_is_restored_as_rewind_would_record_it() {
             restored,
             "backup mode {mode:o}"
         );
+    }
+}
+
+/// Every `before_mode`/`after_mode` of README.md's changes in `log --json` output.
+fn recorded_modes(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m)
+            if m.get("path").and_then(|p| p.as_str()) == Some("README.md") =>
+        {
+            let modes = ["before_mode", "after_mode"].map(|k| m.get(k).and_then(|v| v.as_str()));
+            out.extend(modes.into_iter().flatten().map(str::to_string));
+        }
+        serde_json::Value::Object(m) => m.values().for_each(|v| recorded_modes(v, out)),
+        serde_json::Value::Array(a) => a.iter().for_each(|v| recorded_modes(v, out)),
+        _ => {}
     }
 }
 

@@ -204,6 +204,9 @@ impl From<rewind::import::ImportError> for Failure {
             E::MissingDir { agent: rewind::import::Agent::Copilot, .. } | E::CopilotData { .. } => "pass --copilot-home DIR (Copilot CLI's home: $COPILOT_HOME, else ~/.copilot)",
             E::CopilotEvents { .. } | E::CopilotSnapshots { .. } => "nothing was imported; the session's records are damaged or of a format this rewind does not read",
             E::NoSuchCopilotSession { .. } | E::CopilotOtherCwd { .. } => "`rewind import copilot --dry-run` lists this workspace's sessions",
+            E::MissingDir { agent: rewind::import::Agent::Cline, .. } | E::ClineData { .. } => "pass --cline-dir DIR (Cline's data directory: $CLINE_DATA_DIR, else ~/.cline/data)",
+            E::ClineSession { .. } => "nothing was imported; the session file is damaged or of a format this rewind does not read",
+            E::NoSuchClineSession { .. } | E::ClineOtherCwd { .. } => "`rewind import cline --dry-run` lists this workspace's sessions",
         };
         Failure::new(Exit::Error, e.to_string()).hint(hint)
     }

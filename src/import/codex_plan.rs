@@ -452,19 +452,7 @@ fn push_external(
     after: FileState,
     reason: Option<MetadataReason>,
 ) {
-    let c = Planned {
-        path: ev.rel.clone(),
-        before,
-        after,
-        tool: None,
-        tool_call: None,
-        proof: if reason.is_some() {
-            Proof::MetadataOnly
-        } else {
-            Proof::Derived
-        },
-        reason,
-    };
+    let c = Planned::external(ev.rel.clone(), before, after, reason);
     if ev.first_in_turn && proven_in.is_none_or(|t| t < ev.turn) {
         tp.gap.push(c);
     } else {

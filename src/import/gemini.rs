@@ -376,19 +376,7 @@ fn between(
         let before = cx.side(Some(a), &rel, keep)?;
         let after = cx.side(Some(b), &rel, keep)?;
         let reason = before.refused.or(after.refused);
-        out.push(Planned {
-            path: rel,
-            before: before.state,
-            after: after.state,
-            tool: None,
-            tool_call: None,
-            proof: if reason.is_some() {
-                Proof::MetadataOnly
-            } else {
-                Proof::Derived
-            },
-            reason,
-        });
+        out.push(Planned::external(rel, before.state, after.state, reason));
     }
     Ok(out)
 }

@@ -65,6 +65,14 @@ pub struct Delta {
     pub duplicate: bool,
 }
 
+/// What a commit names: its tree, its parents (in order) and its message.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub message: Vec<u8>,
+}
+
 /// A blob's bytes, or its size when it is over the limit.
 #[derive(Debug)]
 pub enum Blob {
@@ -402,6 +410,11 @@ pub(crate) fn sha1_hex(bytes: &[u8]) -> String {
 impl SnapshotStore {
     /// The root tree of commit `id`.
     pub fn commit_tree(&self, id: &oid) -> Result<ObjectId> {
+        self.commit(id).map(|c| c.tree)
+    }
+
+    /// Commit `id`'s root tree, parents and message.
+    pub fn commit(&self, id: &oid) -> Result<Commit> {
         let mut buf = Vec::new();
         self.read(id, gix_object::Kind::Commit, &mut buf)?;
         let commit =
@@ -411,7 +424,11 @@ impl SnapshotStore {
                     detail: e.to_string(),
                 }
             })?;
-        Ok(commit.tree())
+        Ok(Commit {
+            tree: commit.tree(),
+            parents: commit.parents().collect(),
+            message: commit.message.to_vec(),
+        })
     }
 
     /// The non-tree entry at `path` (`/`-separated) in tree `tree`: `None` when no such

@@ -39,6 +39,7 @@
 //! changes).
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod codex_plan;
 pub mod copilot;
@@ -201,6 +202,18 @@ pub enum ImportError {
         cwd: String,
         workspace: String,
     },
+    #[error("no Cline sessions in {dir}: {detail}")]
+    ClineData { dir: String, detail: String },
+    #[error("cannot read Cline session file {path}: {detail}")]
+    ClineSession { path: String, detail: String },
+    #[error("Cline session {id} not found in {dir}")]
+    NoSuchClineSession { id: String, dir: String },
+    #[error("Cline session {id} ran in {cwd}, not in this workspace {workspace}")]
+    ClineOtherCwd {
+        id: String,
+        cwd: String,
+        workspace: String,
+    },
     #[error(transparent)]
     Git(#[from] git::GitError),
     #[error(transparent)]
@@ -216,6 +229,7 @@ pub enum Agent {
     Qwen,
     Pi,
     Copilot,
+    Cline,
 }
 
 impl Agent {
@@ -228,6 +242,7 @@ impl Agent {
             Agent::Qwen => "Qwen Code chats",
             Agent::Pi => "pi sessions",
             Agent::Copilot => "Copilot CLI sessions",
+            Agent::Cline => "Cline sessions",
         }
     }
 }
@@ -340,6 +355,9 @@ pub struct SessionReport {
     /// The Copilot CLI version the session names (`import copilot` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copilot_version: Option<String>,
+    /// The Cline CLI version the session names (`import cline` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cline_version: Option<String>,
     /// `imported`, `up-to-date` (nothing new), or `skipped` (see `skipped_because`).
     pub status: SessionStatus,
     pub skipped_because: Option<String>,
@@ -377,6 +395,7 @@ impl SessionReport {
             codex_version: None,
             qwen_version: None,
             copilot_version: None,
+            cline_version: None,
             status: match live {
                 true => SessionStatus::Skipped,
                 false => SessionStatus::UpToDate,
@@ -547,6 +566,7 @@ const CODEX: &str = "codex";
 const GEMINI: &str = "gemini";
 const PI: &str = "pi";
 const COPILOT: &str = "copilot";
+const CLINE: &str = "cline";
 
 /// The window label that marks what was imported of a step (`source`: the importer): the
 /// idempotence key, kept in `imported_sources` too (which outlives the window).
@@ -1555,6 +1575,109 @@ pub fn pi_import(
         plans.push(r.planned(plan, started));
     }
     write_plans(home, ws, (PI, opts.dry_run), plans, &mut report)?;
+    report.elapsed_ms = millis(started);
+    Ok(report)
+}
+
+/// What `rewind import cline` imports.
+#[derive(Debug, Clone)]
+pub struct ClineOptions {
+    /// Cline's sessions directory (`<data dir>/sessions`: `<id>/<id>.json`, its messages).
+    pub sessions_dir: PathBuf,
+    /// Only these sessions (all of this workspace's when empty).
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing.
+    pub dry_run: bool,
+    /// The import's limits besides the per-file size limit.
+    pub limits: Limits,
+}
+
+/// Cline CLI's default sessions directory: `$CLINE_SESSION_DATA_DIR`, else
+/// `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions`, else
+/// `~/.cline/data/sessions` (`env`: a variable's value, set and not empty).
+pub fn cline_sessions_dir(env: &dyn Fn(&str) -> Option<PathBuf>, home: &Path) -> PathBuf {
+    if let Some(d) = env("CLINE_SESSION_DATA_DIR") {
+        return d;
+    }
+    let data = env("CLINE_DATA_DIR").unwrap_or_else(|| {
+        env("CLINE_DIR")
+            .unwrap_or_else(|| home.join(".cline"))
+            .join("data")
+    });
+    data.join("sessions")
+}
+
+/// Import the Cline CLI history of workspace `ws` into `home`: every session whose cwd is the
+/// workspace's root (or a directory in it), one `import` window per user run (label `cline
+/// <message id>`), proven against the checkpoints Cline keeps in the workspace's own
+/// repository (see [`cline`]). Every session is read and planned before anything is
+/// written: one that cannot be read imports nothing.
+pub fn cline_import(
+    home: &Home,
+    ws: &Workspace,
+    opts: &ClineOptions,
+) -> Result<ImportReport, ImportError> {
+    let started = Instant::now();
+    if !opts.sessions_dir.is_dir() {
+        return Err(ImportError::MissingDir {
+            agent: Agent::Cline,
+            dir: opts.sessions_dir.display().to_string(),
+        });
+    }
+    let root = ws.root().display().to_string();
+    let dir = opts.sessions_dir.display().to_string();
+    let mut chosen = Vec::new();
+    for manifest in cline::manifests(&opts.sessions_dir)? {
+        let (id, cwd) = cline::peek(&manifest)?;
+        let wanted = opts.sessions.is_empty() || opts.sessions.contains(&id);
+        match recorded_root(&cwd, ws) {
+            Some(rec) if wanted => chosen.push((cline::read(&manifest)?, rec)),
+            None if wanted && !opts.sessions.is_empty() => {
+                let workspace = root;
+                return Err(ImportError::ClineOtherCwd { id, cwd, workspace });
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = opts
+        .sessions
+        .iter()
+        .find(|id| !chosen.iter().any(|(s, _)| s.id == **id))
+    {
+        let (id, dir) = (id.clone(), dir);
+        return Err(ImportError::NoSuchClineSession { id, dir });
+    }
+    let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
+    let mut report = ImportReport::empty(CLINE, dir, root, opts.dry_run);
+    let mut plans = Vec::new();
+    let budget = Budget::new(opts.limits);
+    for (s, rec) in &chosen {
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, &s.id, &mut report), Vec::new()));
+            continue;
+        }
+        let session_started = Instant::now();
+        let (labels, live) = already(home, ws, CLINE, &s.id)?;
+        let mut r = SessionReport::new(&s.id, "", s.turns.len(), live);
+        r.cline_version = s.version.clone();
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
+        let mapper = Mapper {
+            recorded_root: rec.trim_end_matches('/').to_string(),
+        };
+        let cx = cline::Ctx {
+            store: repo.as_ref(),
+            mapper: &mapper,
+            max_size: home.options().max_file_size,
+        };
+        let done = |turn: &str, gap: bool| turn_imported(&labels, CLINE, turn, gap);
+        let plan = cline::plan(s, &cx, &done, &mut keep)?;
+        plans.push(r.planned(plan, session_started));
+    }
+    write_plans(home, ws, (CLINE, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
 }

@@ -53,7 +53,7 @@ pub(crate) fn claimed_paths(tool: &ToolPart) -> Vec<String> {
 
 /// The file headers of an OpenCode patch (`*** Add File: p`, `*** Update File: p`,
 /// `*** Delete File: p`, `*** Move to: p`).
-fn patch_paths(text: &str) -> Vec<String> {
+pub(crate) fn patch_paths(text: &str) -> Vec<String> {
     const HEADERS: [&str; 4] = [
         "*** Add File: ",
         "*** Update File: ",

@@ -28,6 +28,31 @@ pub struct Planned {
     pub reason: Option<MetadataReason>,
 }
 
+impl Planned {
+    /// A change nobody's tool claims (the user's, or a shell's): `derived` when both sides
+    /// are known exactly, else `metadata-only` for `reason`.
+    pub(crate) fn external(
+        path: RelPath,
+        before: FileState,
+        after: FileState,
+        reason: Option<MetadataReason>,
+    ) -> Planned {
+        Planned {
+            path,
+            before,
+            after,
+            tool: None,
+            tool_call: None,
+            proof: if reason.is_some() {
+                Proof::MetadataOnly
+            } else {
+                Proof::Derived
+            },
+            reason,
+        }
+    }
+}
+
 /// What one step yields.
 #[derive(Debug, Default)]
 pub struct StepPlan {
@@ -434,19 +459,8 @@ pub(crate) fn plan_gap(
         let before = read_side(store, delta.before, cx.max_size, &delta, keep)?;
         let after = read_side(store, delta.after, cx.max_size, &delta, keep)?;
         let reason = before.refused.or(after.refused);
-        plan.external.push(Planned {
-            path: rel,
-            before: before.state,
-            after: after.state,
-            tool: None,
-            tool_call: None,
-            proof: if reason.is_some() {
-                Proof::MetadataOnly
-            } else {
-                Proof::Derived
-            },
-            reason,
-        });
+        plan.external
+            .push(Planned::external(rel, before.state, after.state, reason));
     }
     Ok(Some(plan))
 }

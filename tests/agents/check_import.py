@@ -6,6 +6,7 @@ with the workspace before the run otherwise (issue 45).
 
 Usage:
   check_import.py save <workspace> <dir>      keep the workspace's files (not .git) in <dir>
+  check_import.py put <workspace> <dir>       make the workspace's files those of a `save`
   check_import.py <agent>                     the checks; env below
 
 Env: WS (workspace), RW (rewind binary), RESULTS (where pass/fail counts go), FRESH (the
@@ -208,7 +209,7 @@ NOT_COMPARED = {"opencode": ("opencode.json", ".opencode/"), "codex": (".codex/"
 # agent's HOME, CODEX_HOME for Codex).
 SOURCES = {"opencode": ("--data-dir", ".local/share/opencode"), "codex": ("--codex-home", ""),
            "gemini": ("--gemini-dir", ".gemini"), "qwen": ("--qwen-dir", ".qwen"),
-           "pi": ("--pi-dir", ".pi/agent")}
+           "pi": ("--pi-dir", ".pi/agent"), "cline": ("--cline-dir", ".cline/data")}
 
 
 # The paths of each scenario whose changes the agent's own records cannot prove, and why:
@@ -232,6 +233,9 @@ def main():
     if sys.argv[1] == "save":
         save(sys.argv[2], sys.argv[3])
         return 0
+    if sys.argv[1] == "put":
+        put(sys.argv[2], files(sys.argv[3]))
+        return 0
     agent, ws = sys.argv[1], os.environ["WS"]
     end = files(os.environ["END"])
     put(ws, end)
@@ -254,6 +258,8 @@ def main():
             whose += " (the unproven paths as the agent left them)"
         if agent == "gemini":
             whose = "what Gemini's restore of its first checkpoint (`/restore`'s git commands) wrote"
+        if agent == "cline":
+            whose = "what Cline's own restore of its run's checkpoint wrote"
     else:
         raise SystemExit(f"unknown agent {agent}")
     if want is not None:

@@ -845,11 +845,13 @@ run_cline() {
   (cd "$d/ws" && REWIND_HOME="$d/rewind-home" "$RW" init cline >/dev/null) \
     && ok "rewind init cline" || { bad "rewind init cline"; return 0; }
   shim_hooks "$d/ws"/.clinerules/hooks/*
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/before"
   : > "$TMP/payloads.jsonl"
   cline_turn "$d" "$PATH"
   local rc=$?
   check "cline --json exited 0 (rc=$rc)" test "$rc" = 0
   [ "$rc" = 0 ] || tail -c 2000 "$d/out.json" "$d/err.txt"
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/end"
   WS="$d/ws" RW="$RW" LOG="$d/requests.jsonl" OUT="$d/out.json" PAYLOADS="$TMP/payloads.jsonl" \
     RESULTS="$d" REWIND_HOME="$d/rewind-home" python3 "$HERE/check_cline.py"
   tally "$d"
@@ -857,7 +859,76 @@ run_cline() {
     python3 "$HERE/capture_fixtures.py" --agent cline "$TMP/payloads.jsonl" "$d/ws" \
       "$d/home" "$ver" "$(fixture_out cline "$ver")"
   fi
+  cline_import "$d" "$ver"
   run_cline_without_rewind
+}
+
+# What Cline itself recorded: the session (manifest, messages) under its data directory and
+# the checkpoint it took at the run's start in the workspace's own repository
+# (refs/cline/checkpoints/<session>/1). Cline's own restore of that checkpoint, on the
+# workspace as the agent left it: only its TUI offers one (`/undo`, "Restore chat and
+# workspace"), so `cline --id <session>` is driven in tmux (cline_restore); without tmux, its
+# git commands as @cline/core 3.0.65 runs them (`git reset --hard`, `git clean -fd` when the
+# checkpoint has an untracked commit, `git stash apply <ref>`). What it wrote must be the
+# workspace before the run. Then `rewind import cline` of the records as the agent left them
+# (a copy: the restore starts a session of its own) into a fresh home, and undo of the
+# imported run, against what the restore wrote.
+cline_import() {
+  local d=$1 ver=$2 sessions="$1/home/.cline/data/sessions" sid ref how
+  echo "   rewind import cline of the run, against Cline's restore of its checkpoint"
+  sid=$(ls "$sessions" 2>/dev/null | head -1)
+  ref=$(git -C "$d/ws" rev-parse -q --verify "refs/cline/checkpoints/$sid/1")
+  check "Cline kept the session and its run-1 checkpoint in the workspace's repository" \
+    test -n "$sid" -a -n "$ref"
+  [ -n "$ref" ] || return 0
+  python3 "$HERE/check_import.py" put "$d/ws" "$d/end"
+  mkdir -p "$d/recorded/.cline" && cp -a "$d/home/.cline/data" "$d/recorded/.cline/"
+  if need_tmux; then
+    how="its TUI's /undo, restore chat and workspace"
+    cline_restore "$d" "$sid"
+  else
+    how="tmux not found: its git commands"
+    (cd "$d/ws" && git reset -q --hard && { ! git cat-file -e "$ref^3^{commit}" 2>/dev/null \
+       || git clean -fdq; } && git stash apply -q "$ref") >/dev/null
+  fi
+  check "Cline's restore of the checkpoint ($how)" test $? = 0
+  python3 "$HERE/check_import.py" save "$d/ws" "$d/own"
+  check "Cline's restore gave back the workspace before the run" diff -r "$d/before" "$d/own"
+  import_check cline "$d" WS="$d/ws" END="$d/end" BEFORE="$d/own" AGENT_HOME="$d/recorded"
+  if [ -n "${CAPTURE:-}" ] && [ -z "$LATEST" ]; then
+    python3 "$HERE/keep_cline_data.py" "$d/recorded/.cline/data/sessions" "$d/ws" "$d/end" \
+      "$d/home" "$sid" "$ROOT/fixtures/cline/real-$ver"
+  fi
+}
+
+# cline_restore <dir> <session>: in tmux, `cline --id <session>` (its TUI, no model call), `/undo`,
+# the run's checkpoint, "Restore chat and workspace"; done when the TUI is back at its start
+# page ("What can I do for you?"), the conversation rewound. A notice it shows over the screen
+# (a subscription offer) is closed with Escape.
+cline_restore() {
+  local d=$1 sid=$2 tm="tmux -L rwcline-$$"
+  cat > "$d/restore.sh" <<AGENT
+set -u
+trap '$tm kill-server 2>/dev/null; pkill -f -- "cline-hub-daemon --cwd $d/" 2>/dev/null' EXIT
+$tm new-session -d -s c -x 200 -y 50 "cd $d/ws && env -u REWIND_HOME -u CI -u GITHUB_ACTIONS HOME=$d/home $AGENT_BIN --id $sid" \; set-option -t c remain-on-exit on
+screen() { $tm capture-pane -p -t c > "$d/restore-screen.txt"; grep -q "\$1" "$d/restore-screen.txt"; }
+until_screen() {
+  for _ in \$(seq 60); do
+    screen "Press Enter to open, any other key to close" && $tm send-keys -t c Escape
+    screen "\$1" && return 0
+    sleep 0.5
+  done
+  echo "Cline's TUI never showed: \$1" >&2; cat "$d/restore-screen.txt" >&2; exit 94
+}
+until_screen "Ask anything"
+$tm send-keys -t c -l "/undo"; sleep 1; $tm send-keys -t c Enter
+until_screen "Restore to Checkpoint"
+$tm send-keys -t c Enter
+until_screen "Restore chat and workspace"
+$tm send-keys -t c Down; sleep 0.5; $tm send-keys -t c Enter
+until_screen "What can I do for you?"
+AGENT
+  isolated "$d/restore.sh"
 }
 
 # The hook scripts of an `init cline` whose binary is gone (and none on PATH) answer

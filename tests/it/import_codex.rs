@@ -331,6 +331,9 @@ impl Setup {
             .env_remove("XDG_DATA_HOME")
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("COPILOT_HOME")
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_SESSION_DATA_DIR")
             .output()
             .unwrap()
             .into()
@@ -364,6 +367,7 @@ fn import_all_finds_every_agents_records_of_the_workspace() {
             ("qwen".into(), "none".into()),
             ("pi".into(), "none".into()),
             ("copilot".into(), "none".into()),
+            ("cline".into(), "none".into()),
         ]
     );
     assert!(
@@ -420,6 +424,7 @@ fn import_all_reports_a_damaged_record_and_still_exits_1() {
     qwen: no records (no Qwen Code chats in [TMP]/user-home/.qwen/projects: no such directory)
     pi: no records (no pi sessions in [TMP]/user-home/.pi/agent/sessions: no such directory)
     copilot: no records (no Copilot CLI sessions in [TMP]/user-home/.copilot/session-state: no such directory)
+    cline: no records (no Cline sessions in [TMP]/user-home/.cline/data/sessions: no such directory)
     [EOF]
     ------- stderr -------
     [EOF]

@@ -27,6 +27,7 @@ mod hostile_home;
 mod huge_numbers;
 mod huge_text;
 mod import_claude;
+mod import_cline;
 mod import_codex;
 mod import_copilot;
 mod import_gemini;

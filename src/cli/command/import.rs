@@ -19,6 +19,9 @@
 //! `rewind import copilot [--copilot-home DIR] [--copilot-session ID]… [--dry-run]`: the
 //! same for Copilot CLI's session events and rewind snapshots.
 //!
+//! `rewind import cline [--cline-dir DIR] [--cline-session ID]… [--dry-run]`: the same for
+//! Cline CLI's sessions and the checkpoints it keeps in the workspace's repository.
+//!
 //! `rewind import [--all] [--dry-run]`: every agent's records of this workspace, each from its
 //! default place; an agent with no records here is reported as such, not as an error.
 
@@ -26,8 +29,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rewind::import::{
-    ClaudeCodeOptions, CodexOptions, CopilotOptions, GeminiOptions, ImportError, ImportReport,
-    Limits, OpenCodeOptions, PiOptions, QwenOptions, SessionReport,
+    ClaudeCodeOptions, ClineOptions, CodexOptions, CopilotOptions, GeminiOptions, ImportError,
+    ImportReport, Limits, OpenCodeOptions, PiOptions, QwenOptions, SessionReport,
 };
 use serde::Serialize;
 
@@ -93,6 +96,8 @@ pub enum ImportCmd {
     Pi(PiArgs),
     /// Import Copilot CLI's history of this workspace (session events, rewind snapshots)
     Copilot(CopilotArgs),
+    /// Import Cline CLI's history of this workspace (sessions, its git checkpoints)
+    Cline(ClineArgs),
 }
 
 #[derive(Debug, Args)]
@@ -217,6 +222,7 @@ pub fn run(inv: &Invocation, out: &Out, args: ImportArgs) -> Result<Exit, Failur
         ImportCmd::Qwen(args) => return run_qwen(inv, out, args),
         ImportCmd::Pi(args) => return run_pi(inv, out, args),
         ImportCmd::Copilot(args) => return run_copilot(inv, out, args),
+        ImportCmd::Cline(args) => return run_cline(inv, out, args),
     };
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -301,7 +307,8 @@ struct AllReport {
 
 /// Every agent's records of this workspace, each from its default place. An agent whose
 /// records are not there is `none`; one whose records cannot be read is `error` (the others
-/// are still imported; exit 1).
+/// are still imported; exit 1). Long because it lists every importer with its defaults, one
+/// entry per agent.
 fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
@@ -330,6 +337,12 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
     let pi = default_pi_dir().map(|dir| pi_options(&dir, vec![], dry_run, limits));
     let copilot = default_copilot_home().map(|h| copilot_options(&h, vec![], dry_run, limits));
     let one = |agent, result| agent_import(agent, result, dry_run);
+    let cline = default_cline_sessions().map(|sessions_dir| ClineOptions {
+        sessions_dir,
+        sessions: Vec::new(),
+        dry_run,
+        limits,
+    });
     let agents = vec![
         one(
             "opencode",
@@ -352,6 +365,10 @@ fn run_all(inv: &Invocation, out: &Out, dry_run: bool, limits: Limits) -> Result
         one(
             "copilot",
             copilot.map(|o| rewind::import::copilot_import(home, &ws, &o)),
+        ),
+        one(
+            "cline",
+            cline.map(|o| rewind::import::cline_import(home, &ws, &o)),
         ),
     ];
     let all = AllReport {
@@ -454,6 +471,40 @@ fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure
     let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
     let report = rewind::import::qwen_import(home, &ws, &opts)?;
     Ok(show(out, &report))
+}
+
+fn run_cline(inv: &Invocation, out: &Out, args: ClineArgs) -> Result<Exit, Failure> {
+    let cwd = cwd()?;
+    let ws = workspace(&inv.global, &cwd)?;
+    let home = inv.home_for(&ws)?;
+    let opts = ClineOptions {
+        sessions_dir: match args.cline_dir {
+            Some(d) => cwd.join(d).join("sessions"),
+            None => default_cline_sessions()?,
+        },
+        sessions: args.sessions,
+        dry_run: args.dry_run,
+        limits: args.budget.limits(),
+    };
+    let report = rewind::import::cline_import(home, &ws, &opts)?;
+    Ok(show(out, &report))
+}
+
+/// Cline CLI's sessions directory, from its environment variables or `~/.cline/data`.
+fn default_cline_sessions() -> Result<PathBuf, Failure> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = env("HOME").ok_or_else(|| {
+        Failure::new(Exit::Error, "cannot find Cline's data: HOME is not set")
+            .hint("pass --cline-dir DIR")
+    });
+    match env("CLINE_SESSION_DATA_DIR") {
+        Some(d) => Ok(d),
+        None => Ok(rewind::import::cline_sessions_dir(&env, &home?)),
+    }
 }
 
 fn run_pi(inv: &Invocation, out: &Out, args: PiArgs) -> Result<Exit, Failure> {
@@ -612,6 +663,7 @@ fn render(r: &ImportReport) -> String {
         "qwen" => format!("Qwen Code sessions of {} in {}", r.worktree, r.data_dir),
         "pi" => format!("pi sessions of {} in {}", r.worktree, r.data_dir),
         "copilot" => format!("Copilot CLI sessions of {} in {}", r.worktree, r.data_dir),
+        "cline" => format!("Cline CLI sessions of {} in {}", r.worktree, r.data_dir),
         _ => format!("Claude Code sessions of {} in {}", r.worktree, r.data_dir),
     };
     let mut s = format!(
@@ -733,4 +785,19 @@ fn default_copilot_home() -> Result<PathBuf, Failure> {
             .hint("pass --copilot-home DIR")),
         },
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ClineArgs {
+    /// Cline's data directory, holding sessions/ [default: $CLINE_DATA_DIR, else ~/.cline/data]
+    #[arg(long, value_name = "DIR")]
+    pub cline_dir: Option<PathBuf>,
+    /// Import only this Cline session (repeatable) [default: all of this workspace's]
+    #[arg(long = "cline-session", value_name = "ID")]
+    pub sessions: Vec<String>,
+    /// Compute and report everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }

@@ -444,32 +444,48 @@ fn render_all(all: &AllReport) -> String {
 }
 
 fn run_gemini(inv: &Invocation, out: &Out, args: GeminiArgs) -> Result<Exit, Failure> {
-    let cwd = cwd()?;
-    let ws = workspace(&inv.global, &cwd)?;
-    let home = inv.home_for(&ws)?;
-    let opts = GeminiOptions {
-        gemini_dir: match args.gemini_dir {
-            Some(d) => cwd.join(d),
-            None => default_gemini_dir()?,
-        },
+    let dir = (args.gemini_dir, default_gemini_dir as DefaultDir);
+    let opts = |gemini_dir| GeminiOptions {
+        gemini_dir,
         sessions: args.sessions,
         dry_run: args.dry_run,
         limits: args.budget.limits(),
     };
-    let report = rewind::import::gemini_import(home, &ws, &opts)?;
-    Ok(show(out, &report))
+    import_one(inv, out, dir, opts, rewind::import::gemini_import)
 }
 
 fn run_qwen(inv: &Invocation, out: &Out, args: QwenArgs) -> Result<Exit, Failure> {
+    let (sessions, dry_run, limits) = (args.sessions, args.dry_run, args.budget.limits());
+    let opts = |dir: PathBuf| transcript_options(&dir, sessions, dry_run, limits);
+    let dir = (args.qwen_dir, default_qwen_dir as DefaultDir);
+    import_one(inv, out, dir, opts, rewind::import::qwen_import)
+}
+
+/// A data directory's default, when the command line names none.
+type DefaultDir = fn() -> Result<PathBuf, Failure>;
+
+/// One agent's import: the workspace and home of this invocation, the agent's data
+/// directory (`dir.0` as given, from the current directory, else its default `dir.1`), and
+/// `import` with the options `opts` makes of that directory.
+fn import_one<O>(
+    inv: &Invocation,
+    out: &Out,
+    dir: (Option<PathBuf>, DefaultDir),
+    opts: impl FnOnce(PathBuf) -> O,
+    import: fn(
+        &rewind::engine::Home,
+        &rewind::workspace::Workspace,
+        &O,
+    ) -> Result<ImportReport, ImportError>,
+) -> Result<Exit, Failure> {
     let cwd = cwd()?;
     let ws = workspace(&inv.global, &cwd)?;
     let home = inv.home_for(&ws)?;
-    let dir = match args.qwen_dir {
+    let dir = match dir.0 {
         Some(d) => cwd.join(d),
-        None => default_qwen_dir()?,
+        None => (dir.1)()?,
     };
-    let opts = transcript_options(&dir, args.sessions, args.dry_run, args.budget.limits());
-    let report = rewind::import::qwen_import(home, &ws, &opts)?;
+    let report = import(home, &ws, &opts(dir))?;
     Ok(show(out, &report))
 }
 
@@ -508,16 +524,10 @@ fn default_cline_sessions() -> Result<PathBuf, Failure> {
 }
 
 fn run_pi(inv: &Invocation, out: &Out, args: PiArgs) -> Result<Exit, Failure> {
-    let cwd = cwd()?;
-    let ws = workspace(&inv.global, &cwd)?;
-    let home = inv.home_for(&ws)?;
-    let dir = match args.pi_dir {
-        Some(d) => cwd.join(d),
-        None => default_pi_dir()?,
-    };
-    let opts = pi_options(&dir, args.sessions, args.dry_run, args.budget.limits());
-    let report = rewind::import::pi_import(home, &ws, &opts)?;
-    Ok(show(out, &report))
+    let (sessions, dry_run, limits) = (args.sessions, args.dry_run, args.budget.limits());
+    let opts = |dir: PathBuf| pi_options(&dir, sessions, dry_run, limits);
+    let dir = (args.pi_dir, default_pi_dir as DefaultDir);
+    import_one(inv, out, dir, opts, rewind::import::pi_import)
 }
 
 /// Where pi keeps its session files under its agent directory `dir`: `sessions/`.
@@ -741,16 +751,10 @@ pub struct CopilotArgs {
 }
 
 fn run_copilot(inv: &Invocation, out: &Out, args: CopilotArgs) -> Result<Exit, Failure> {
-    let cwd = cwd()?;
-    let ws = workspace(&inv.global, &cwd)?;
-    let home = inv.home_for(&ws)?;
-    let dir = match args.copilot_home {
-        Some(d) => cwd.join(d),
-        None => default_copilot_home()?,
-    };
-    let opts = copilot_options(&dir, args.sessions, args.dry_run, args.budget.limits());
-    let report = rewind::import::copilot_import(home, &ws, &opts)?;
-    Ok(show(out, &report))
+    let (sessions, dry_run, limits) = (args.sessions, args.dry_run, args.budget.limits());
+    let opts = |dir: PathBuf| copilot_options(&dir, sessions, dry_run, limits);
+    let dir = (args.copilot_home, default_copilot_home as DefaultDir);
+    import_one(inv, out, dir, opts, rewind::import::copilot_import)
 }
 
 /// Where Copilot CLI keeps its sessions under its home `dir`: `session-state/`.

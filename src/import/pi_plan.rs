@@ -35,8 +35,9 @@
 //! this module does not know, every change is `metadata-only` (`unknown-tool`). A later
 //! verbatim read that disagrees with the last trusted version shows someone else's edit: an
 //! `external` change, `derived` (both sides are recorded), or `metadata-only` when a shell or
-//! unknown tool ran since. pi records no file modes: every version is recorded `0644`. The
-//! current disk is never read.
+//! unknown tool ran since. pi records no file modes: every version is recorded `0644` (an
+//! undo keeps the mode the file has, as no imported change sets one). The current disk is
+//! never read.
 
 use std::collections::{BTreeMap, BTreeSet};
 

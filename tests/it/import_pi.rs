@@ -189,6 +189,35 @@ fn undo_of_an_imported_pi_turn_is_byte_exact() {
     assert_eq!(s.env.read("new.txt").unwrap(), b"fresh\n");
 }
 
+/// pi records no file modes, so its versions are recorded `0644`; an undo of an imported
+/// change keeps the mode the file has (an executable script stays executable).
+#[cfg(unix)]
+#[test]
+fn undo_of_an_imported_pi_change_keeps_the_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::new();
+    let script = s.env.ws.join("crlf.txt");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = s.import(&[]).ok().json();
+    let turn1 = window_id(&r, &format!("pi {TURN1}"));
+    s.env
+        .run(&[
+            "--session",
+            SESSION,
+            "undo",
+            "--window",
+            &turn1,
+            "--path",
+            "crlf.txt",
+        ])
+        .ok();
+    assert_eq!(
+        s.env.read("crlf.txt").unwrap(),
+        std::fs::read(fixture().join("before").join("crlf.txt")).unwrap()
+    );
+    assert_eq!(crate::common::mode_of(&script) & 0o7777, 0o755);
+}
+
 #[test]
 fn a_second_pi_import_adds_nothing_and_a_dry_run_writes_nothing() {
     let s = Setup::new();

@@ -226,6 +226,24 @@ EOF
             printf '{"bench":"du","label":"rewind home after baseline","kib":%s}\n' "$(du -sk "$OUT/home-scan" | cut -f1)" >>"$RESULTS"
         fi
     done
+    # Row 5 on a clean committed tree (fetch-data.sh's linux-git: the same files committed in
+    # their own repository): committed files are stored as references to git's objects, so
+    # the home holds the index alone. Against the same shadow git dir as above.
+    if [ $SCAN = 1 ] && [ -f "$DATA/linux-git.complete" ]; then
+        COMMITTED_PAYLOAD=$OUT/pre-tool-use-bash-committed.json
+        write_payload bash "$COMMITTED_PAYLOAD" "$DATA/linux-git"
+        find "$DATA/linux-git" -path "$DATA/linux-git/.git" -prune -o -type f -print0 | xargs -0 cat >/dev/null
+        for i in $(seq 1 "$BASELINE_RUNS"); do
+            rm -rf "$OUT/home-committed"
+            sync
+            timed "rewind first baseline, committed tree (hook, PreToolUse Bash)" sh -c "REWIND_SCAN_BUDGET_MS=86400000 REWIND_HOME=$OUT/home-committed $REWIND hook claude-code <$COMMITTED_PAYLOAD"
+            printf '{"bench":"du","label":"rewind home after baseline, committed tree","kib":%s}\n' "$(du -sk "$OUT/home-committed" | cut -f1)" >>"$RESULTS"
+        done
+        "$REWIND" --home "$OUT/home-committed" --json verify >"$OUT/committed-verify.json" || true
+        rm -rf "$OUT/home-committed"
+    elif [ $SCAN = 1 ]; then
+        echo "committed tree: not measured (benches/fetch-data.sh builds linux-git)" >>"$OUT/machine.txt"
+    fi
     if [ $SCAN = 1 ]; then
         log "3. scan with no changes vs git status --porcelain"
         rounds scan \

@@ -12,6 +12,9 @@
 #                   publication order (versions.txt lists them)
 #   ripgrep.git/    ripgrep's history (bare clone), its first-parent commits replayed by section 6
 #   linux.version   the .deb the tree came from
+#   linux-git/      linux/ committed into its own git repository (a real project's checkout):
+#                   the first baseline of a clean committed tree stores references to git's
+#                   objects, not copies (compare.sh row 5, issue 46; ≈2 GB more disk)
 #   linux-x6/       (BIG=1 only) six copies of linux/ (1/ .. 6/) in one git repository, every
 #                   file committed: 469,728 non-ignored files, 7.9 GB (benches/big.sh).
 #                   Real copies, not hard links: the benchmarks modify files, and a file with
@@ -116,6 +119,15 @@ if [ ! -f linux.complete ]; then
     rm -rf linux-deb
     mv linux.tmp linux
     touch linux.complete
+fi
+
+# --- the large tree committed into its own repository (compare.sh row 5, issue 46) ------
+# A clean checkout of a real project: every file committed, so a first baseline records
+# references to git's objects. One copy of linux/ as 1/, like the copies trees.
+if [ ! -f linux-git.complete ]; then
+    need_gib 3 linux-git # the copy (≈1.5 GB) and git's objects
+    log "building linux-git (linux/ committed into its own git repository)"
+    copies_repo linux-git 1 -a
 fi
 
 # --- the 470k-file tree: six copies of the large one, one git repository (BIG=1) ---------

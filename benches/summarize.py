@@ -192,6 +192,15 @@ elif git_base:
         row("5", f"store size {label}", fmt_k(statistics.median(ours)),
             f"shadow git dir {fmt_k(statistics.median(g))}", f"**{ratio:.2f}×**", "≤ 0.55×",
             "yes" if ratio <= 0.55 else "**no**")
+    ours = du.get("rewind home after baseline, committed tree", [])
+    if ours and g:
+        # The same files, committed in their own repository: references to git's objects.
+        ratio = statistics.median(ours) / statistics.median(g)
+        committed = timed.get("rewind first baseline, committed tree (hook, PreToolUse Bash)", [])
+        took = f" (baseline {span([x['seconds'] for x in committed])})" if committed else ""
+        row("5", f"home after the first baseline of the tree committed in its own repository{took}",
+            fmt_k(statistics.median(ours)), f"shadow git dir {fmt_k(statistics.median(g))}",
+            f"**{ratio:.4f}×**", "≤ 0.05×", "yes" if ratio <= 0.05 else "**no**")
 
 versions = [x for x in rows if x["bench"] == "replay-version"]
 replay = [x for x in rows if x["bench"] == "replay"]

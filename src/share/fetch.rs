@@ -106,9 +106,9 @@ pub struct FetchedSession {
 /// commit says of it (see [`summaries`]).
 ///
 /// `commits`: where commits fetched for their summaries are kept for the next listing (a
-/// bare repository of session commits alone, made there when missing; `rewind` keeps it
-/// in its home): a commit never changes, so a listing fetches only the commits no earlier
-/// listing fetched. `None`: a scratch repository, removed after.
+/// bare repository of session commits and summary commits alone, made there when missing;
+/// `rewind` keeps it in its home): a commit never changes, so a listing fetches only the
+/// commits no earlier listing fetched. `None`: a scratch repository, removed after.
 pub fn list_remote(
     workspace: &Path,
     transport: &Transport,
@@ -116,8 +116,18 @@ pub fn list_remote(
     commits: Option<&Path>,
 ) -> Result<Vec<RemoteSession>> {
     let repo = Repo::open(transport, workspace)?;
-    let (mut found, filter) = listing(&repo, transport, origin)?;
-    summaries(&repo, transport, &mut found, filter, commits);
+    let listing = repo.start_ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
+    // While git lists the sessions, the remote's summary refs are fetched on a second
+    // connection (see [`super::summary`]): the listing waits for neither in turn.
+    let store = commit_store(&repo, commits).ok();
+    if let Some((_, store)) = &store {
+        if let Ok(url) = remote_url(&repo, transport) {
+            super::summary::fetch(store, &url);
+        }
+    }
+    let (out, filter) = listing.finish()?;
+    let mut found = sessions(&repo, origin, &out)?;
+    summaries(&repo, transport, &mut found, filter, store);
     Ok(found)
 }
 
@@ -126,16 +136,12 @@ pub(crate) fn remote_sessions(
     transport: &Transport,
     origin: &Origin,
 ) -> Result<Vec<RemoteSession>> {
-    Ok(listing(repo, transport, origin)?.0)
+    let (out, _) = repo.ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
+    sessions(repo, origin, &out)
 }
 
-/// The remote's sessions from `git ls-remote`, and whether it serves filtered fetches.
-fn listing(
-    repo: &Repo,
-    transport: &Transport,
-    origin: &Origin,
-) -> Result<(Vec<RemoteSession>, bool)> {
-    let (out, filter) = repo.ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
+/// The remote's sessions in the output of `git ls-remote` (`out`).
+fn sessions(repo: &Repo, origin: &Origin, out: &super::git::Output) -> Result<Vec<RemoteSession>> {
     if !out.status.success() {
         return Err(ShareError::Git {
             command: "git ls-remote".into(),
@@ -180,39 +186,48 @@ fn listing(
             agent: None,
         });
     }
-    Ok((found, filter))
+    Ok(found)
 }
 
-/// Fill in each session's summary from its commit, one small object each and none of its
-/// files: read here when this repository holds the commit (this machine pushed or fetched
-/// it), else from the repository of `commits` when an earlier listing fetched it; else,
-/// when the remote serves filtered fetches, fetched as commits alone (`--depth=1
-/// --filter=tree:0`) into that repository (or a scratch one removed after), so nothing
-/// enters the project's repository. A remote without filters, or a fetch that fails,
-/// leaves those summaries unknown: the listing itself never depends on them.
+/// Fill in each session's summary, one small object each and none of its files: read here
+/// when this repository holds the session's commit (this machine pushed or fetched it);
+/// else from its origin's summary commit (see [`super::summary`]) when that names the very
+/// commit the remote's ref names; else from `store` when an earlier listing fetched the
+/// commit; else, when the remote serves filtered fetches, fetched as commits alone
+/// (`--depth=1 --filter=tree:0`) into `store`, so nothing enters the project's repository.
+/// A remote without filters, or a fetch that fails, leaves those summaries unknown: the
+/// listing itself never depends on them.
 fn summaries(
     repo: &Repo,
     transport: &Transport,
     found: &mut [RemoteSession],
     filter: bool,
-    commits: Option<&Path>,
+    store: Option<(Option<tempfile::TempDir>, Repo)>,
 ) {
+    let lines = store
+        .as_ref()
+        .map(|(_, store)| super::summary::lines(store))
+        .unwrap_or_default();
     let mut missing = Vec::new();
     for (i, s) in found.iter_mut().enumerate() {
         let Ok(commit) = parse_oid(&s.commit, &s.reference) else {
             continue;
         };
-        match repo.has(&commit) {
-            true => set_summary(s, meta::read_summary(repo, &commit)),
-            false => missing.push((i, commit)),
+        if repo.has(&commit) {
+            set_summary(s, meta::read_summary(repo, &commit));
+            continue;
+        }
+        match lines.get(&s.reference) {
+            Some(line) if line.commit == commit => set_summary(s, Some(line.summary.clone())),
+            _ => missing.push((i, commit)),
         }
     }
+    let Some((_scratch, other)) = store else {
+        return;
+    };
     if missing.is_empty() {
         return;
     }
-    let Ok(Some((_scratch, other))) = commit_store(repo, commits, filter) else {
-        return;
-    };
     let absent: Vec<&ObjectId> = missing
         .iter()
         .map(|(_, commit)| commit)
@@ -220,7 +235,7 @@ fn summaries(
         .collect();
     if filter && !absent.is_empty() {
         // A failed fetch leaves those summaries unknown; the others are still read.
-        let _ = fetch_commits(repo, &other, transport, &absent);
+        let _ = fetch_commits(&other, transport, repo, &absent);
     }
     for (i, commit) in missing {
         set_summary(&mut found[i], meta::read_summary(&other, &commit));
@@ -236,18 +251,12 @@ fn set_summary(s: &mut RemoteSession, summary: Option<meta::Summary>) {
     }
 }
 
-/// The bare repository that holds (or will hold) the session commits fetched for their
-/// summaries: the one at `commits`, made when missing and the remote serves filters; else
-/// a scratch one (removed when the returned directory is dropped) when the remote serves
-/// filters; else none.
-fn commit_store(
-    repo: &Repo,
-    commits: Option<&Path>,
-    filter: bool,
-) -> Result<Option<(Option<tempfile::TempDir>, Repo)>> {
+/// The bare repository that holds the session and summary commits fetched for a listing:
+/// the one at `commits`, made when missing; else a scratch one (removed when the returned
+/// directory is dropped).
+fn commit_store(repo: &Repo, commits: Option<&Path>) -> Result<(Option<tempfile::TempDir>, Repo)> {
     let (scratch, dir) = match commits {
-        Some(dir) if dir.join("objects").is_dir() => return Ok(Some((None, repo.elsewhere(dir)?))),
-        _ if !filter => return Ok(None),
+        Some(dir) if dir.join("objects").is_dir() => return Ok((None, repo.elsewhere(dir)?)),
         Some(dir) => (None, dir.to_path_buf()),
         None => {
             let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
@@ -266,21 +275,14 @@ fn commit_store(
             dir.as_os_str(),
         ],
     )?;
-    Ok(Some((scratch, repo.elsewhere(&dir)?)))
+    Ok((scratch, repo.elsewhere(&dir)?))
 }
 
-/// Fetch `commits` (each a ref's tip on the remote, which any server lets a client ask for
-/// by id) alone, without their trees, into `other`.
-fn fetch_commits(
-    repo: &Repo,
-    other: &Repo,
-    transport: &Transport,
-    commits: &[&ObjectId],
-) -> Result<()> {
-    // The remote as a URL the other repository can reach (a remote name is this
-    // repository's, so git is asked for its URL; a relative path is relative to the
-    // workspace). A URL is passed on as it is: the other repository's git applies the
-    // user's `insteadOf` to it just as this repository's would.
+/// The remote as a URL another repository can reach: a remote name is this repository's,
+/// so git is asked for its URL; a relative path is relative to the workspace. A URL is
+/// passed on as it is: the other repository's git applies the user's `insteadOf` to it
+/// just as this repository's would.
+fn remote_url(repo: &Repo, transport: &Transport) -> Result<String> {
     let url = if transport.remote.contains("://") {
         transport.remote.clone()
     } else {
@@ -290,11 +292,22 @@ fn fetch_commits(
         )?;
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
-    let url = if !url.contains(':') && Path::new(&url).is_relative() {
+    Ok(if !url.contains(':') && Path::new(&url).is_relative() {
         repo.dir().join(url).display().to_string()
     } else {
         url
-    };
+    })
+}
+
+/// Fetch `commits` (each a ref's tip on the remote, which any server lets a client ask for
+/// by id) alone, without their trees, into `other`.
+fn fetch_commits(
+    other: &Repo,
+    transport: &Transport,
+    repo: &Repo,
+    commits: &[&ObjectId],
+) -> Result<()> {
+    let url = remote_url(repo, transport)?;
     for batch in commits.chunks(1000) {
         let mut args = vec![
             "fetch".to_string(),

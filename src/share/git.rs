@@ -282,19 +282,23 @@ impl Repo {
     /// prints a server's capabilities nowhere else, and a fetch asking for a filter that
     /// the server lacks would fetch everything instead.
     pub fn ls_remote(&self, remote: &str, pattern: &str) -> Result<(Output, bool), ShareError> {
+        self.start_ls_remote(remote, pattern)?.finish()
+    }
+
+    /// [`Repo::ls_remote`] started: the caller does other work while git lists the refs.
+    pub fn start_ls_remote(&self, remote: &str, pattern: &str) -> Result<LsRemote, ShareError> {
         let trace = tempfile::NamedTempFile::new().map_err(|e| ShareError::Odb {
             detail: format!("cannot make a temporary file: {e}"),
         })?;
-        let out = Repo::run_in(
+        let running = Repo::start_in(
             &self.program,
             &self.dir,
             self.timeout,
             ["ls-remote", "--refs", remote, pattern],
-            None,
+            Input::None,
             &[("GIT_TRACE_PACKET", trace.path().as_os_str())],
         )?;
-        let traced = std::fs::read(trace.path()).unwrap_or_default();
-        Ok((out, serves_filter(&traced)))
+        Ok(LsRemote { running, trace })
     }
 
     /// The bare repository this process made at `dir` (its git dir is `dir` itself), run with
@@ -744,6 +748,21 @@ fn ignored_paths(out: &Output) -> Result<std::collections::HashSet<Vec<u8>>, Sha
 
 /// A git run started by [`Repo::start_in`]. Dropped without [`Running::wait`] (an error
 /// elsewhere), it is killed and reaped: no git outlives the operation that started it.
+/// A `git ls-remote` under way ([`Repo::start_ls_remote`]), with its packet trace.
+pub(crate) struct LsRemote {
+    running: Running,
+    trace: tempfile::NamedTempFile,
+}
+
+impl LsRemote {
+    /// Its output, and whether the remote serves filtered fetches (see [`Repo::ls_remote`]).
+    pub fn finish(self) -> Result<(Output, bool), ShareError> {
+        let out = self.running.wait()?;
+        let traced = std::fs::read(self.trace.path()).unwrap_or_default();
+        Ok((out, serves_filter(&traced)))
+    }
+}
+
 pub(crate) struct Running {
     child: Option<std::process::Child>,
     out: Option<std::thread::JoinHandle<Vec<u8>>>,

@@ -11,6 +11,8 @@
 //!                                             both sides' BLAKE3 and git ids, sizes),
 //!                                             the changes an undo/redo window reversed
 //!       <git blob id>…                        each side's exact bytes as a git blob
+//! refs/rewind/summary/<origin>                 one per machine: a line per session it
+//!   commit (the empty tree)                   pushed, for `log --remote` (see [`summary`])
 //! ```
 //! `<shard>` is two hex digits of the BLAKE3 of origin and session (so no directory of refs
 //! grows past a few hundred entries); `<origin>` (`user@machine`) and `<session>` are the
@@ -37,6 +39,7 @@ mod meta;
 mod prune;
 mod push;
 mod refs;
+mod summary;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -122,7 +122,8 @@ pub fn push(
             .collect()
     } else {
         let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
-        send(&repo, transport, &exports)?
+        let summary = summary_of(&repo, &opts.origin, &exports)?;
+        send(&repo, transport, &exports, summary)?
     };
     for ((s, e), (status, commit)) in staged.into_iter().zip(statuses) {
         report.sessions.push(PushedSession {
@@ -812,6 +813,23 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// This machine's summary commit with `exports` in it, to go in the same `git push` (see
+/// [`super::summary`]): its ref, the commit and the commit the ref names here now.
+fn summary_of(
+    repo: &Repo,
+    origin: &Origin,
+    exports: &[&Export],
+) -> Result<Option<(String, ObjectId, Option<ObjectId>)>> {
+    let Some(now) = exports.iter().map(|e| e.head.now).max() else {
+        return Ok(None);
+    };
+    let pushed: Vec<(&str, ObjectId)> = exports
+        .iter()
+        .map(|e| (e.reference.as_str(), e.commit))
+        .collect();
+    super::summary::next(repo, origin, &pushed, now).map(Some)
+}
+
 /// At most this many refs go in one `git push` (its command line stays far below any
 /// system's limit on arguments).
 const REFS_PER_PUSH: usize = 1000;
@@ -821,11 +839,14 @@ const REFS_PER_PUSH: usize = 1000;
 /// fast-forward, and pushing those again. Each local ref moves as soon as the remote took
 /// its commit; the first refusal that a merge cannot cure is the error (the sessions the
 /// remote took stay taken, here as there). Returns each export's status and the commit its
-/// ref names now.
+/// ref names now. `summary` (ref, commit, the commit it names here) goes with the first
+/// batch; the remote's refusal of it changes nothing else (it is advice: see
+/// [`super::summary`]).
 fn send(
     repo: &Repo,
     transport: &Transport,
     exports: &[&Export],
+    mut summary: Option<(String, ObjectId, Option<ObjectId>)>,
 ) -> Result<Vec<(PushStatus, ObjectId)>> {
     let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
     let mut statuses = vec![PushStatus::Pushed; exports.len()];
@@ -845,9 +866,18 @@ fn send(
                     .iter()
                     .map(|&i| format!("{}:{}", commits[i], exports[i].reference)),
             );
+            let summary = summary.take();
+            if let Some((reference, commit, _)) = &summary {
+                args.push(format!("{commit}:{reference}"));
+            }
             let out = repo.git(&args)?;
             let lines = porcelain_lines(&out.stdout);
             let mut moves = Vec::new();
+            if let Some((reference, commit, parent)) = &summary {
+                if let Verdict::Taken(_) = verdict(&lines, &out.stderr, reference) {
+                    moves.push((reference.as_str(), *commit, *parent));
+                }
+            }
             for &i in batch {
                 let e = exports[i];
                 match verdict(&lines, &out.stderr, &e.reference) {

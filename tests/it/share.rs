@@ -148,8 +148,9 @@ impl Machine {
         self.git(&["push", "-q", "origin", "main"]).ok();
     }
 
+    /// The session refs here (not the summary ref a push also moves: see `SESSIONS`).
     fn local_rewind_refs(&self) -> String {
-        self.git(&["for-each-ref", "refs/rewind"]).stdout
+        self.git(&["for-each-ref", SESSIONS]).stdout
     }
 
     /// Every file under the repository's object directory (loose objects, packs), sorted.
@@ -170,6 +171,10 @@ impl Machine {
         files
     }
 }
+
+/// The session refs, `refs/rewind/<shard>/<origin>/<session>` (a push also moves its
+/// origin's summary ref, `refs/rewind/summary/<origin>`).
+const SESSIONS: &str = "refs/rewind/??/*/*";
 
 /// Insta filters for what varies from run to run: temp paths, commit ids, times.
 #[must_use = "the filters hold only while the guard lives"]
@@ -220,7 +225,7 @@ fn push_then_fetch_gives_the_same_log_diff_and_blame() {
 
     let bob = lab.machine("bob", "bob@desk");
     insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "origin"])), @r"
-    alice@laptop/s1  [SHORT]  not-fetched
+    alice@laptop/s1  [SHORT]  not-fetched  2 windows, 2 changes, pushed [TIME]
     [EOF]
     [exit status: 0]
     ");
@@ -309,7 +314,7 @@ fn fetching_again_adds_nothing_and_a_later_push_fast_forwards() {
     lab.git(&["merge-base", "--is-ancestor", &first, &second])
         .ok();
     insta::assert_snapshot!(show(&bob.rw("x", &["log", "--remote", "origin"])), @r"
-    alice@laptop/s1  [SHORT]  behind
+    alice@laptop/s1  [SHORT]  behind  2 windows, 2 changes, pushed [TIME]
     [EOF]
     [exit status: 0]
     ");
@@ -445,10 +450,7 @@ fn a_fresh_clone_pulls_no_session_and_fetch_takes_only_the_one_asked_for() {
     alice.turn("s2", "big.txt", &unique);
     alice.rw("s1", &["push", "origin", "s2"]).ok();
     assert_eq!(
-        lab.git(&["for-each-ref", "refs/rewind"])
-            .stdout
-            .lines()
-            .count(),
+        lab.git(&["for-each-ref", SESSIONS]).stdout.lines().count(),
         2
     );
     let s2_blob = alice
@@ -540,14 +542,14 @@ fn two_machines_pushing_the_same_session_merge_without_force() {
     two.turn("job", "f.txt", "one\ntwo\nthree\nfour\nFIVE\n");
     one.rw("job", &["push"]).ok();
     let first = lab
-        .git(&["for-each-ref", "--format=%(objectname)", "refs/rewind"])
+        .git(&["for-each-ref", "--format=%(objectname)", SESSIONS])
         .stdout
         .trim()
         .to_string();
     let second = two.rw("job", &["--json", "push"]);
     assert_eq!(second.ok().json()["sessions"][0]["status"], "merged");
     let tip = lab
-        .git(&["for-each-ref", "--format=%(objectname)", "refs/rewind"])
+        .git(&["for-each-ref", "--format=%(objectname)", SESSIONS])
         .stdout
         .trim()
         .to_string();
@@ -808,8 +810,11 @@ fn push_and_fetch_through_git_daemon_on_loopback() {
     let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
     let listed = listed.ok().json();
     assert_eq!(listed["sessions"][0]["key"], "alice@laptop/s1");
-    assert_eq!(listed["sessions"][0]["windows"], serde_json::Value::Null);
+    // Served without filters, the counts come from alice's summary commit.
+    assert_eq!(listed["sessions"][0]["changes"], 1);
     // Served with filters, git:// gives the session's commit alone: its counts.
+    lab.git(&["update-ref", "-d", "refs/rewind/summary/alice@laptop"])
+        .ok();
     lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
     let listed = bob.rw("x", &["--json", "log", "--remote", &url]);
     assert_eq!(listed.ok().json()["sessions"][0]["changes"], 1);
@@ -923,7 +928,7 @@ fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
         .unwrap()
         .into();
     assert_eq!(killed.code, -1, "killed by a signal: {}", killed.stderr);
-    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(alice.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     let again = alice.rw("s1", &["--json", "push"]);
     assert_eq!(again.ok().json()["sessions"][0]["status"], "pushed");
@@ -986,7 +991,7 @@ fn prune_drops_only_this_machines_old_sessions_from_the_remote() {
     bob.turn("b1", "f.txt", "ONE\ntwo\nthree\nfour\nfive\n");
     bob.rw("b1", &["push"]).ok();
     let remote_refs = || {
-        lab.git(&["for-each-ref", "--format=%(refname)", "refs/rewind"])
+        lab.git(&["for-each-ref", "--format=%(refname)", SESSIONS])
             .stdout
     };
     let _f = filters(&lab);
@@ -1299,8 +1304,8 @@ fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_a
     // Here as there: every local ref names what the remote holds.
     let refs = |run: Run| run.stdout;
     assert_eq!(
-        refs(alice.git(&["for-each-ref", "refs/rewind"])),
-        refs(lab.git(&["for-each-ref", "refs/rewind"]))
+        refs(alice.git(&["for-each-ref", SESSIONS])),
+        refs(lab.git(&["for-each-ref", SESSIONS]))
     );
     for s in report["sessions"].as_array().unwrap() {
         let remote = lab.git(&["rev-parse", s["reference"].as_str().unwrap()]);
@@ -1413,18 +1418,42 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
             .into();
         run.ok().json()
     };
-    // A remote that serves no filtered fetch: names and commits from ls-remote, nothing
-    // fetched (a fetch of the commits would bring their files too).
+    // A remote that serves no filtered fetch: names and commits from ls-remote, the counts
+    // from alice's summary commit (it has no tree to leave out), no session's commit (a
+    // fetch of those would bring their files too).
     let pack = lab.root().join("received.pack");
     let plain = listed(&bob, &pack);
     assert_eq!(plain["sessions"].as_array().unwrap().len(), 3);
+    for s in plain["sessions"].as_array().unwrap() {
+        assert_eq!(
+            (&s["windows"], &s["changes"]),
+            (&1.into(), &1.into()),
+            "{s}"
+        );
+        assert!(s["pushed_at"].as_i64().unwrap() > 0, "{s}");
+    }
+    let received = std::fs::read(&pack).unwrap();
+    let count = u32::from_be_bytes(received[8..12].try_into().unwrap());
+    assert_eq!(
+        count, 2,
+        "the summary commit and its empty tree, nothing else"
+    );
+    std::fs::remove_file(&pack).unwrap();
+    // A remote whose sessions an older rewind pushed (no summary): names alone without
+    // filters; with them, each session's commit alone, into a scratch repository.
+    lab.git(&["update-ref", "-d", "refs/rewind/summary/alice@laptop"])
+        .ok();
+    let plain = listed(&bob, &pack);
     assert!(plain["sessions"]
         .as_array()
         .unwrap()
         .iter()
         .all(|s| s["windows"].is_null() && s["pushed_at"].is_null()));
-    assert!(!pack.exists(), "nothing was fetched");
-    // One that does: each session's commit alone, into a scratch repository.
+    // (git's trace makes the file, empty, when a fetch finds nothing to fetch.)
+    assert!(
+        std::fs::read(&pack).unwrap_or_default().is_empty(),
+        "nothing was fetched"
+    );
     lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
     let filtered = listed(&bob, &pack);
     for s in filtered["sessions"].as_array().unwrap() {
@@ -1444,7 +1473,7 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
         objects,
         "nothing entered the project's .git"
     );
-    assert_eq!(bob.local_rewind_refs(), "");
+    assert_eq!(bob.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     // A fetched session's summary is read here; the others' are fetched again (there was
     // no home to keep them in).
     bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
@@ -1476,7 +1505,10 @@ fn log_remote_reads_one_small_commit_per_session_and_no_file_content() {
         .unwrap()
         .into();
     assert_eq!(again.stdout, run.stdout);
-    assert!(!pack.exists(), "nothing was fetched");
+    assert!(
+        std::fs::read(&pack).unwrap_or_default().is_empty(),
+        "nothing was fetched"
+    );
     assert_eq!(
         bob.object_files(),
         objects_after_fetch,
@@ -1623,8 +1655,8 @@ fn several_diverged_sessions_are_fetched_for_their_merge_in_one_git_fetch() {
         ""
     );
     assert_eq!(
-        alice.git(&["for-each-ref", "refs/rewind"]).stdout,
-        lab.git(&["for-each-ref", "refs/rewind"]).stdout
+        alice.git(&["for-each-ref", SESSIONS]).stdout,
+        lab.git(&["for-each-ref", SESSIONS]).stdout
     );
     let reader = lab.machine("reader", "reader@box");
     let fetched = reader.rw("x", &["--json", "fetch", "--all"]);
@@ -1826,4 +1858,96 @@ fn a_fast_import_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
         })
         .collect();
     assert!(crashes.is_empty(), "{crashes:?}");
+}
+
+/// Make a commit of the empty tree with `message` the remote's `reference`, by hand.
+fn forge_message(lab: &Lab, reference: &str, message: &str) {
+    let work = lab.root().join("forge-message");
+    let nobody = lab.root().join("user-home");
+    std::fs::remove_dir_all(&work).ok();
+    git_in(&lab.root(), &nobody, &["init", "-q", "forge-message"]).ok();
+    git_in(
+        &work,
+        &nobody,
+        &["commit", "-q", "--allow-empty", "-m", message],
+    )
+    .ok();
+    let url = lab.remote.display().to_string();
+    git_in(
+        &work,
+        &nobody,
+        &["push", "-q", "-f", &url, &format!("HEAD:{reference}")],
+    )
+    .ok();
+}
+
+/// Issue 44: a summary is believed only for the commit the session's ref names now, and
+/// only for its own origin's sessions; else the listing reads the session's own commit
+/// (with filters) or says nothing of its counts (without), never a wrong count.
+#[test]
+fn a_summary_that_names_another_commit_or_another_origins_session_is_not_believed() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    alice.rw("s1", &["push"]).ok();
+    let first = lab
+        .git(&["rev-parse", "refs/rewind/summary/alice@laptop"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    alice.turn("s1", "f.txt", &format!("{BASE}two\n"));
+    alice.rw("s1", &["push"]).ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let windows = |m: &Machine| {
+        let listed = m
+            .rw("x", &["--json", "log", "--remote", "origin"])
+            .ok()
+            .json();
+        assert_eq!(listed["sessions"].as_array().unwrap().len(), 1, "{listed}");
+        listed["sessions"][0]["windows"].clone()
+    };
+    assert_eq!(windows(&bob), 2, "the summary of the second push");
+    // The remote's summary put back to the first push's (which names the first commit):
+    // the session's ref names the second, so the line is not used.
+    lab.git(&["update-ref", "refs/rewind/summary/alice@laptop", &first])
+        .ok();
+    let carol = lab.machine("carol", "carol@box");
+    assert_eq!(
+        windows(&carol),
+        serde_json::Value::Null,
+        "no filters: unknown, not 1"
+    );
+    lab.git(&["config", "uploadpack.allowFilter", "true"]).ok();
+    let dave = lab.machine("dave", "dave@box");
+    assert_eq!(windows(&dave), 2, "the session's own commit");
+    // Another origin's summary naming alice's session and its very commit is not read.
+    lab.git(&["config", "uploadpack.allowFilter", "false"]).ok();
+    lab.git(&["update-ref", "-d", "refs/rewind/summary/alice@laptop"])
+        .ok();
+    let reference = lab
+        .git(&[
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            SESSIONS,
+        ])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    forge_message(
+        &lab,
+        "refs/rewind/summary/mallory@box",
+        &format!(
+            "rewind summary of mallory@box\n\nformat 1\n{} 99 99 1 - {}\n",
+            reference.split(' ').next().unwrap(),
+            reference.split(' ').nth(1).unwrap()
+        ),
+    );
+    let erin = lab.machine("erin", "erin@box");
+    assert_eq!(
+        windows(&erin),
+        serde_json::Value::Null,
+        "mallory's word on alice's session"
+    );
 }

@@ -11,9 +11,10 @@
 #     Also `git fetch` of the same ref into a fresh clone, and `push --all` of the
 #     SESSIONS-1 sessions (one `git push`) against `git push` of the same refs.
 #  3. `rewind log --remote` with SESSIONS sessions against `git ls-remote` of the same refs.
-#     Target: <= 1.5x. Once against a remote serving no filtered fetch (listing alone), once
-#     against one that does (each session's commit fetched too, for its counts), and once
-#     more against that one (the commits kept in the home from the listing before).
+#     Target: <= 1.5x. Once against a remote serving no filtered fetch, once against one
+#     that does from a fresh home (the first listing a person runs), once from the home of
+#     the first (the session commits no summary vouches for fetched too), and once more
+#     (the commits kept in the home from the listing before).
 # usage: benches/share.sh REWIND [ROUNDS] [SESSIONS]   (needs git, python3; no data download)
 # Prints one line per measurement, then medians and ratios. Measure a release build.
 set -euo pipefail
@@ -63,7 +64,7 @@ for r in $(seq "$ROUNDS"); do
   # unreachable once its ref is gone), so rewind writes them again, as any real push does.
   git repack -a -d -q && git prune --expire=now
   t0=$(now); "$REWIND" push --remote "$URL/r.git" >/dev/null; t1=$(now)
-  commit=$(git for-each-ref --format='%(objectname)' refs/rewind)
+  commit=$(git for-each-ref --format='%(objectname)' 'refs/rewind/??/*/*')
   fresh_remote g.git
   t2=$(now); git push -q "$URL/g.git" "$commit:refs/heads/bench"; t3=$(now)
   echo "push rewind $(ms "$t0" "$t1") ms  git-branch $(ms "$t2" "$t3") ms"
@@ -87,7 +88,7 @@ fresh_remote many-git.git
 git for-each-ref --format='%(objectname):%(refname)' refs/rewind >"$DIR/specs"
 t2=$(now); git push -q "$URL/many-git.git" $(cat "$DIR/specs"); t3=$(now)
 echo "pushall rewind $(ms "$t0" "$t1") ms  git-push $(ms "$t2" "$t3") ms  sessions $((SESSIONS - 1))" | tee "$DIR/pushall.txt"
-echo "$(git ls-remote "$URL/many.git" 'refs/rewind/*' | wc -l) session refs on the remote"
+echo "$(git ls-remote "$URL/many.git" 'refs/rewind/??/*/*' | wc -l) session refs and $(git ls-remote "$URL/many.git" 'refs/rewind/summary/*' | wc -l) summary refs on the remote"
 
 size() { du -sk "$1/.git/objects" | cut -f1; }
 for r in $(seq "$ROUNDS"); do
@@ -97,20 +98,26 @@ for r in $(seq "$ROUNDS"); do
   t0=$(now); "$REWIND" fetch --remote "$URL/many.git" alice@laptop/s1 >/dev/null; t1=$(now)
   after=$(size .)
   # The session's own new objects, as git would pack them for a clone that has main.
-  own=$(git rev-list --objects $(git for-each-ref --format='%(objectname)' refs/rewind) --not main | git pack-objects --stdout -q | wc -c)
+  own=$(git rev-list --objects $(git for-each-ref --format='%(objectname)' 'refs/rewind/??/*/*') --not main | git pack-objects --stdout -q | wc -c)
   echo "fetch rewind $(ms "$t0" "$t1") ms  objects-grew $(( (after - before) * 1024 )) B  session-pack $own B"
   # git alone: the same ref into another fresh clone.
   rm -rf "$DIR/g" && git clone -q "$URL/seed.git" "$DIR/g"
-  ref=$(git for-each-ref --format='%(refname)' refs/rewind)
+  ref=$(git for-each-ref --format='%(refname)' 'refs/rewind/??/*/*')
   t6=$(now); git -C "$DIR/g" fetch -q --no-tags "$URL/many.git" "+$ref:$ref"; t7=$(now)
   echo "gitfetch rewind $(ms "$t0" "$t1") ms  git-fetch $(ms "$t6" "$t7") ms"
   git -C "$DIR/srv/many.git" config --unset uploadpack.allowFilter || true
   t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
   t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
   echo "list rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
-  # A remote that serves filtered fetches: every session's commit is fetched too (one
-  # small object each, into a scratch repository), all but the one fetched above.
+  # A remote that serves filtered fetches, listed from a home no listing has filled: the
+  # first listing a person runs (counts from the summary refs; a build without them
+  # fetches every session's commit).
   git -C "$DIR/srv/many.git" config uploadpack.allowFilter true
+  t2=$(now); REWIND_HOME="$DIR/home-first-$r" "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
+  t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
+  echo "listfirst rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
+  # The same remote from the home above: every session's commit no summary vouches for is
+  # fetched too (one small object each), all but the one fetched above.
   t2=$(now); "$REWIND" log --remote "$URL/many.git" >/dev/null; t3=$(now)
   t4=$(now); git ls-remote "$URL/many.git" 'refs/rewind/*' >/dev/null; t5=$(now)
   echo "listmeta rewind $(ms "$t2" "$t3") ms  git-ls-remote $(ms "$t4" "$t5") ms"
@@ -137,6 +144,8 @@ a, ga, n = med("pushall", 2), med("pushall", 5), med("pushall", 8)
 print(f"push --all of {n:.0f} sessions (one run): rewind {a:.0f} ms, git push of the same refs {ga:.0f} ms, {a / ga:.2f}x")
 l, s = med("list", 2), med("list", 5)
 print(f"log --remote: rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
+l, s = med("listfirst", 2), med("listfirst", 5)
+print(f"log --remote, remote serving filters, first listing in a fresh home: rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 l, s = med("listmeta", 2), med("listmeta", 5)
 print(f"log --remote, remote serving filters (commits fetched): rewind {l:.0f} ms, git ls-remote {s:.0f} ms, {l / s:.2f}x")
 l, s = med("listwarm", 2), med("listwarm", 5)

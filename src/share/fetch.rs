@@ -262,20 +262,49 @@ fn commit_store(repo: &Repo, commits: Option<&Path>) -> Result<(Option<tempfile:
             let scratch = tempfile::tempdir().map_err(|e| ShareError::Odb {
                 detail: format!("cannot make a scratch directory: {e}"),
             })?;
-            let dir = scratch.path().to_path_buf();
+            let dir = scratch.path().join("commits.git");
             (Some(scratch), dir)
         }
     };
-    repo.git_ok(
-        "git init",
-        [
-            "init".as_ref(),
-            "--bare".as_ref(),
-            "-q".as_ref(),
-            dir.as_os_str(),
-        ],
-    )?;
+    init_bare(&dir)?;
     Ok((scratch, repo.elsewhere(&dir)?))
+}
+
+/// Make an empty bare repository at `dir` (which does not exist yet): the three
+/// things git needs (`objects/`, `refs/`, `HEAD`) and a config that says it is bare, made
+/// beside it and renamed into place, so a kill leaves either nothing or a whole repository
+/// (`git init` copies its templates and costs a listing 10–40 ms more, on the path a first
+/// listing waits on).
+fn init_bare(dir: &Path) -> Result<()> {
+    let failed = |e: std::io::Error| ShareError::Odb {
+        detail: format!("cannot make the repository {}: {e}", dir.display()),
+    };
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".rewind-init-")
+        .tempdir_in(parent)
+        .map_err(failed)?;
+    std::fs::create_dir(tmp.path().join("objects")).map_err(failed)?;
+    std::fs::create_dir(tmp.path().join("refs")).map_err(failed)?;
+    std::fs::write(tmp.path().join("HEAD"), "ref: refs/heads/main\n").map_err(failed)?;
+    std::fs::write(
+        tmp.path().join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
+    )
+    .map_err(failed)?;
+    let made = tmp.keep();
+    match std::fs::rename(&made, dir) {
+        Ok(()) => Ok(()),
+        // Another listing made it first.
+        Err(_) if dir.join("objects").is_dir() => {
+            let _ = std::fs::remove_dir_all(&made);
+            Ok(())
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&made);
+            Err(failed(e))
+        }
+    }
 }
 
 /// The remote as a URL another repository can reach: a remote name is this repository's,

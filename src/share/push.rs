@@ -286,15 +286,15 @@ impl Judge {
 fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
     if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
         if let Some(bytes) = bytes.take() {
-            repo.write_hashed_blob(*git, &bytes)?;
+            repo.write_hashed_blob(*git, bytes)?;
         }
     }
     Ok(())
 }
 
 /// Read and hash the file versions of `plan`'s new windows that the store holds whole,
-/// adding them to `ahead`; each is written (handed to `git fast-import`, which runs
-/// meanwhile) once `judge` knows its path is not withheld, and not before.
+/// adding them to `ahead`; each is written (handed to the pack written meanwhile) once
+/// `judge` knows its path is not withheld, and not before.
 fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
@@ -733,7 +733,7 @@ fn side(
                 Some(Ahead::Missing) => return Ok(meta),
                 Some(Ahead::Read { git, size, bytes }) => {
                     if let Some(bytes) = bytes {
-                        repo.write_hashed_blob(git, &bytes)?;
+                        repo.write_hashed_blob(git, bytes)?;
                     }
                     (git, size)
                 }
@@ -774,7 +774,7 @@ fn read_and_write(
         })?;
         repo.write_stream(size, &mut tmp)?
     } else {
-        repo.write_blob(&history.blob_bytes(blob)?)?
+        repo.write_blob(history.blob_bytes(blob)?)?
     };
     Ok(Some((git, size)))
 }

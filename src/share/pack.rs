@@ -311,6 +311,7 @@ fn finish_pack(dir: &Path, written: Written, ids: &[ObjectId]) -> Result<(), Sha
         .try_finalize()
         .map_err(|e| odb(format!("cannot hash a pack: {e}")))?;
     f.write_all(checksum.as_bytes()).map_err(io)?;
+    read_only(f).map_err(io)?;
     f.sync_all().map_err(io)?;
     let name = format!("pack-{checksum}");
     let idx_path = dir.join(format!("{name}.idx"));
@@ -326,9 +327,25 @@ fn finish_pack(dir: &Path, written: Written, ids: &[ObjectId]) -> Result<(), Sha
         .tempfile_in(dir)
         .map_err(io)?;
     tmp.write_all(&idx).map_err(io)?;
+    read_only(tmp.as_file()).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(&idx_path).map_err(|e| io(e.error))?;
     Ok(())
+}
+
+/// Readable by everyone, writable by no one, as git leaves its packs (a temporary file is
+/// made readable by its owner only, which a shared repository's other users could not read).
+#[cfg(unix)]
+fn read_only(f: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(std::fs::Permissions::from_mode(0o444))
+}
+
+#[cfg(not(unix))]
+fn read_only(f: &std::fs::File) -> std::io::Result<()> {
+    let mut perms = f.metadata()?.permissions();
+    perms.set_readonly(true);
+    f.set_permissions(perms)
 }
 
 /// The pack index (version 2) of `entries` with ids `ids` (in pack order), for the pack
@@ -479,6 +496,16 @@ mod tests {
         }
         let got = git(&repo, &["cat-file", "--batch"], Some(asked.as_bytes()));
         assert!(got == expected, "git reads back every object's bytes");
+        // And gix, which reads the repository's objects for rewind.
+        let odb = gix_odb::at(repo.join("objects"), gix_hash::Kind::Sha1).expect("odb");
+        for v in &all {
+            let mut buf = Vec::new();
+            let found = gix_object::Find::try_find(&odb, &id(v), &mut buf)
+                .expect("readable")
+                .expect("found");
+            assert_eq!(found.kind, gix_object::Kind::Blob);
+            assert!(found.data == v.as_slice(), "gix reads back {}", id(v));
+        }
     }
 
     #[test]

@@ -12,7 +12,9 @@
 
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 
 use gix_hash::ObjectId;
 use gix_zlib::stream::deflate::Compress;
@@ -22,14 +24,22 @@ use super::ShareError;
 /// The longest delta chain written (git fast-import's default depth).
 const MAX_DEPTH: u32 = 50;
 
-/// Objects waiting for the writer at most: past this many, the reader waits.
-const QUEUED: usize = 64;
+/// Bytes of objects waiting for the writer at most: past this, the reader waits. A bound in
+/// bytes, not objects, so that the versions held until `git check-ignore` answered are
+/// handed over at once and the push goes on (its metadata) while the writer catches up.
+const QUEUED_BYTES: usize = 64 << 20;
+
+/// Objects smaller than this are stored in their zlib stream, not compressed: a delta of a
+/// few dozen bytes gains nothing, and resetting the compressor clears its hash table.
+const STORE_BELOW: usize = 64;
 
 /// A pack being written on its own thread ([`PackWriter::start`]), finished by
 /// [`PackWriter::finish`]. Dropped unfinished (the push failed), the temporary file is
 /// removed and nothing is renamed.
 pub(crate) struct PackWriter {
-    feed: Option<SyncSender<Vec<u8>>>,
+    feed: Option<Sender<Vec<u8>>>,
+    /// Bytes sent and not yet written.
+    queued: Arc<AtomicUsize>,
     ids: Vec<ObjectId>,
     thread: Option<std::thread::JoinHandle<Result<Written, ShareError>>>,
     pack_dir: PathBuf,
@@ -57,11 +67,14 @@ impl PackWriter {
             .prefix("tmp_pack_")
             .tempfile_in(&pack_dir)
             .map_err(|e| odb(format!("cannot make a pack in {}: {e}", pack_dir.display())))?;
-        let (feed, objects) = sync_channel(QUEUED);
+        let (feed, objects) = channel();
         let dir = pack_dir.clone();
-        let thread = std::thread::spawn(move || write_objects(file, objects, &dir));
+        let queued = Arc::new(AtomicUsize::new(0));
+        let left = queued.clone();
+        let thread = std::thread::spawn(move || write_objects(file, objects, &left, &dir));
         Ok(PackWriter {
             feed: Some(feed),
+            queued,
             ids: Vec::new(),
             thread: Some(thread),
             pack_dir,
@@ -70,6 +83,14 @@ impl PackWriter {
 
     /// Add blob `id` of `bytes` (its id computed by the caller; each id once).
     pub fn add(&mut self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
+        let mut pause = std::time::Duration::from_micros(50);
+        while self.queued.load(Ordering::Acquire) > QUEUED_BYTES
+            && self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(2));
+        }
+        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
         let sent = self.feed.as_ref().map(|f| f.send(bytes));
         if !matches!(sent, Some(Ok(()))) {
             // The writer stopped: its error says why.
@@ -116,6 +137,7 @@ fn odb(detail: String) -> ShareError {
 fn write_objects(
     file: tempfile::NamedTempFile,
     objects: Receiver<Vec<u8>>,
+    queued: &AtomicUsize,
     dir: &Path,
 ) -> Result<Written, ShareError> {
     let io = |e: std::io::Error| odb(format!("cannot write a pack in {}: {e}", dir.display()));
@@ -155,6 +177,7 @@ fn write_objects(
             offset,
             crc: crc.finalize(),
         });
+        queued.fetch_sub(bytes.len(), Ordering::AcqRel);
         last = Some((bytes, offset, depth));
         offset += (head.len() + body.len()) as u64;
     }
@@ -261,8 +284,12 @@ fn copy(out: &mut Vec<u8>, mut offset: usize, mut len: usize) {
 fn deflate(z: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> Result<(), ShareError> {
     use gix_zlib::stream::deflate::FlushCompress;
     use gix_zlib::Status;
-    z.reset();
     out.clear();
+    if input.len() < STORE_BELOW {
+        stored(input, out);
+        return Ok(());
+    }
+    z.reset();
     out.reserve(input.len() / 2 + 64);
     let mut buf = [0u8; 16 << 10];
     loop {
@@ -279,6 +306,22 @@ fn deflate(z: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> Result<(), Shar
             _ => {}
         }
     }
+}
+
+/// `input` (under 64 KiB) as a zlib stream of one stored block: the zlib header, the block
+/// (final, stored: its length and that length's complement), the bytes, their Adler-32.
+fn stored(input: &[u8], out: &mut Vec<u8>) {
+    let len = input.len() as u16;
+    out.extend_from_slice(&[0x78, 0x01, 0x01]);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(input);
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in input {
+        a = (a + u32::from(byte)) % 65521;
+        b = (b + a) % 65521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
 }
 
 /// Set the pack's object count, append its checksum, sync it and give it its name; then
@@ -551,5 +594,19 @@ mod tests {
         // sizes, a copy of 50, one inserted byte, a copy of 49 from 51
         assert_eq!(out, [100, 100, 0x90, 50, 1, b'!', 0x91, 51, 49]);
         assert!(!encode_delta(b"abc", b"xyz", &mut out), "nothing shared");
+        // A stored stream inflates back to its bytes (what git and gix do with it).
+        for input in [&b""[..], b"a", &[0xffu8; 63]] {
+            out.clear();
+            stored(input, &mut out);
+            let mut inflated = Vec::new();
+            let mut z = gix_zlib::Decompress::new();
+            let mut buf = [0u8; 256];
+            let status = z
+                .decompress(&out, &mut buf, gix_zlib::FlushDecompress::Finish)
+                .expect("a valid zlib stream");
+            inflated.extend_from_slice(&buf[..z.total_out() as usize]);
+            assert_eq!(status, gix_zlib::Status::StreamEnd);
+            assert_eq!(inflated, input);
+        }
     }
 }

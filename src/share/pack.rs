@@ -12,7 +12,7 @@
 
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
@@ -40,6 +40,9 @@ pub(crate) struct PackWriter {
     feed: Option<Sender<Vec<u8>>>,
     /// Bytes sent and not yet written.
     queued: Arc<AtomicUsize>,
+    /// Set when the pack is dropped unfinished: the writer stops instead of writing what
+    /// is queued.
+    abandoned: Arc<AtomicBool>,
     ids: Vec<ObjectId>,
     thread: Option<std::thread::JoinHandle<Result<Written, ShareError>>>,
     pack_dir: PathBuf,
@@ -70,11 +73,13 @@ impl PackWriter {
         let (feed, objects) = channel();
         let dir = pack_dir.clone();
         let queued = Arc::new(AtomicUsize::new(0));
-        let left = queued.clone();
-        let thread = std::thread::spawn(move || write_objects(file, objects, &left, &dir));
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let (left, stop) = (queued.clone(), abandoned.clone());
+        let thread = std::thread::spawn(move || write_objects(file, objects, &left, &stop, &dir));
         Ok(PackWriter {
             feed: Some(feed),
             queued,
+            abandoned,
             ids: Vec::new(),
             thread: Some(thread),
             pack_dir,
@@ -124,7 +129,8 @@ impl PackWriter {
 
 impl Drop for PackWriter {
     fn drop(&mut self) {
-        // Unfinished: the thread ends with its input, and its temporary file goes with it.
+        // Unfinished: the thread stops, and its temporary file goes with it.
+        self.abandoned.store(true, Ordering::Release);
         let _ = self.join();
     }
 }
@@ -138,6 +144,7 @@ fn write_objects(
     file: tempfile::NamedTempFile,
     objects: Receiver<Vec<u8>>,
     queued: &AtomicUsize,
+    abandoned: &AtomicBool,
     dir: &Path,
 ) -> Result<Written, ShareError> {
     let io = |e: std::io::Error| odb(format!("cannot write a pack in {}: {e}", dir.display()));
@@ -150,6 +157,9 @@ fn write_objects(
     // The object written before: the base of the next delta, its offset and chain depth.
     let mut last: Option<(Vec<u8>, u64, u32)> = None;
     for bytes in objects {
+        if abandoned.load(Ordering::Acquire) {
+            return Err(odb("the pack was abandoned".into()));
+        }
         head.clear();
         let base = last
             .as_ref()

@@ -41,41 +41,27 @@ pub(crate) struct Repo {
     dry_run: bool,
     /// File versions waiting to be written together ([`Repo::write_blob`]).
     pending: std::cell::RefCell<Pending>,
-    /// `GLIBC_TUNABLES` of `git fast-import` ([`fast_import_tunables`]).
-    fast_import_tunables: std::ffi::OsString,
 }
 
-/// Blobs [`Repo::write_blob`] has handed to `git fast-import`, which [`Repo::flush_blobs`]
-/// finishes (one pack).
+/// File versions [`Repo::write_blob`] was given, which [`Repo::flush_blobs`] finishes.
 #[derive(Default)]
 struct Pending {
     ids: std::collections::HashSet<ObjectId>,
-    /// `git fast-import`'s input not sent yet: one `blob` command each.
-    input: Vec<u8>,
-    /// The `git fast-import` under way, started by the first blob.
-    importer: Option<Importer>,
+    /// Versions held until there are enough for a pack of their own ([`PACK_FROM`]);
+    /// written as loose objects if the push ends first.
+    held: Vec<(ObjectId, Vec<u8>)>,
+    held_bytes: usize,
+    /// The pack being written on its own thread, once there are enough.
+    pack: Option<super::pack::PackWriter>,
 }
 
-/// Input gathered into one send to `git fast-import` at least (fewer, larger writes).
-const SEND_BYTES: usize = 256 << 10;
+/// Fewer new file versions than this are written as loose objects, as git itself does
+/// with fewer objects than `transfer.unpackLimit` (100): a pack for every small push would
+/// pile up packs between two `git gc`.
+const PACK_FROM: usize = 100;
 
-/// Sends to `git fast-import` waiting at most: past this many, a writer waits for it.
-const SENDS_QUEUED: usize = 64;
-
-/// A `git fast-import` fed through a bounded queue while the push goes on reading.
-struct Importer {
-    run: Option<Running>,
-    feed: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
-}
-
-impl Drop for Importer {
-    fn drop(&mut self) {
-        // Killed before its input is closed: an input that ends without `done` would make
-        // it write a crash report into the repository.
-        drop(self.run.take());
-        drop(self.feed.take());
-    }
-}
+/// Bytes of versions held before a pack is started anyway.
+const HOLD_BYTES: usize = 8 << 20;
 
 impl Repo {
     /// The repository holding `workspace` (its common git dir, so a linked worktree shares
@@ -88,10 +74,7 @@ impl Repo {
             (false, Some(common)) => common,
             _ => Repo::ask_common_dir(program, workspace, timeout)?,
         };
-        Ok(Repo {
-            fast_import_tunables: fast_import_tunables(transport.glibc_tunables.as_deref()),
-            ..Repo::at(program, workspace, common, timeout)?
-        })
+        Repo::at(program, workspace, common, timeout)
     }
 
     /// `git rev-parse --git-common-dir` in `dir`.
@@ -137,7 +120,6 @@ impl Repo {
             odb,
             dry_run: false,
             pending: Default::default(),
-            fast_import_tunables: fast_import_tunables(None),
         })
     }
 
@@ -304,10 +286,7 @@ impl Repo {
     /// The bare repository this process made at `dir` (its git dir is `dir` itself), run with
     /// the same program and deadline.
     pub fn elsewhere(&self, dir: &Path) -> Result<Repo, ShareError> {
-        Ok(Repo {
-            fast_import_tunables: self.fast_import_tunables.clone(),
-            ..Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)?
-        })
+        Repo::at(&self.program, dir, dir.to_path_buf(), self.timeout)
     }
 
     /// The directory git runs in (the workspace).
@@ -436,20 +415,21 @@ impl Repo {
             })
     }
 
-    /// Write a file version: handed to the one `git fast-import` that writes them all in one
-    /// pack while the push goes on, which [`Repo::flush_blobs`] finishes (it must run before
-    /// anything that refers to them leaves), since a loose object is a file of its own, and
-    /// creating a thousand files in the object directory took most of a first push's time
-    /// (see benches/RESULTS.md). One the repository holds already is not written again.
-    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, ShareError> {
-        let id = blob_id(bytes)?;
+    /// Write a file version: held, then written with the push's other new versions in one
+    /// pack by a thread of its own while the push goes on ([`super::pack`]), which
+    /// [`Repo::flush_blobs`] finishes (it must run before anything that refers to them
+    /// leaves), since a loose object is a file of its own, and creating a thousand files in
+    /// the object directory took most of a first push's time (see benches/RESULTS.md). One
+    /// the repository holds already is not written again.
+    pub fn write_blob(&self, bytes: Vec<u8>) -> Result<ObjectId, ShareError> {
+        let id = blob_id(&bytes)?;
         self.write_hashed_blob(id, bytes)?;
         Ok(id)
     }
 
     /// [`Repo::write_blob`] of `bytes` whose git id `id` was computed already
     /// ([`blob_id`]).
-    pub fn write_hashed_blob(&self, id: ObjectId, bytes: &[u8]) -> Result<(), ShareError> {
+    pub fn write_hashed_blob(&self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
         if !self.lacks(&id) {
             return Ok(());
         }
@@ -457,61 +437,19 @@ impl Repo {
         if !pending.ids.insert(id) {
             return Ok(());
         }
-        let input = &mut pending.input;
-        input.extend_from_slice(format!("blob\ndata {}\n", bytes.len()).as_bytes());
-        input.extend_from_slice(bytes);
-        input.push(b'\n');
-        if input.len() >= SEND_BYTES {
-            let chunk = std::mem::take(input);
-            self.send(&mut pending, chunk)?;
+        if let Some(pack) = pending.pack.as_mut() {
+            return pack.add(id, bytes);
+        }
+        pending.held_bytes += bytes.len();
+        pending.held.push((id, bytes));
+        if pending.held.len() >= PACK_FROM || pending.held_bytes >= HOLD_BYTES {
+            let mut pack = super::pack::PackWriter::start(&self.objects)?;
+            for (id, bytes) in std::mem::take(&mut pending.held) {
+                pack.add(id, bytes)?;
+            }
+            pending.pack = Some(pack);
         }
         Ok(())
-    }
-
-    /// Hand `chunk` to the `git fast-import` of `pending` (started by the first one),
-    /// waiting while its queue is full, until its deadline. One that stopped reading gets
-    /// no more: [`Repo::flush_blobs`] reports why.
-    fn send(&self, pending: &mut Pending, chunk: Vec<u8>) -> Result<(), ShareError> {
-        if pending.importer.is_none() {
-            let (feed, chunks) = std::sync::mpsc::sync_channel(SENDS_QUEUED);
-            let run = Repo::start_in(
-                &self.program,
-                &self.dir,
-                self.timeout,
-                ["fast-import", "--quiet", "--done"],
-                Input::Stream(chunks),
-                &[("GLIBC_TUNABLES", &self.fast_import_tunables)],
-            )?;
-            pending.importer = Some(Importer {
-                run: Some(run),
-                feed: Some(feed),
-            });
-        }
-        let Some(Importer {
-            run: Some(run),
-            feed: Some(feed),
-        }) = &pending.importer
-        else {
-            return Ok(());
-        };
-        let mut chunk = chunk;
-        let mut pause = Duration::from_micros(50);
-        loop {
-            match feed.try_send(chunk) {
-                Ok(()) | Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Ok(()),
-                Err(std::sync::mpsc::TrySendError::Full(back)) => {
-                    if Instant::now() >= run.deadline {
-                        return Err(ShareError::Timeout {
-                            command: run.what.clone(),
-                            seconds: run.timeout.as_secs(),
-                        });
-                    }
-                    chunk = back;
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(2));
-                }
-            }
-        }
     }
 
     /// Whether writing object `id` would write anything: not a dry run, and the repository
@@ -520,32 +458,19 @@ impl Repo {
         !self.dry_run && !self.has(id)
     }
 
-    /// Finish writing the blobs [`Repo::write_blob`] was given: the rest of the input and
-    /// `done` to the one `git fast-import` (one pack; git writes a few as loose objects,
-    /// `fastimport.unpackLimit`), then wait for it.
+    /// Finish writing the blobs [`Repo::write_blob`] was given: their pack, or as loose
+    /// objects when they were few.
     pub fn flush_blobs(&self) -> Result<(), ShareError> {
-        let mut pending = self.pending.borrow_mut();
-        if pending.ids.is_empty() {
-            return Ok(());
+        let finished = std::mem::take(&mut *self.pending.borrow_mut());
+        if let Some(pack) = finished.pack {
+            return pack.finish();
         }
-        let mut rest = std::mem::take(&mut pending.input);
-        rest.extend_from_slice(b"done\n");
-        self.send(&mut pending, rest)?;
-        let finished = std::mem::take(&mut *pending);
-        let Some(mut importer) = finished.importer else {
-            return Ok(());
-        };
-        // Its input closed (all of it written), then its answer.
-        drop(importer.feed.take());
-        let Some(run) = importer.run.take() else {
-            return Ok(());
-        };
-        let out = run.wait()?;
-        if !out.status.success() {
-            return Err(ShareError::Git {
-                command: "git fast-import".into(),
-                detail: git_message(&out.stderr),
-            });
+        for (_, bytes) in finished.held {
+            self.loose()
+                .write_buf(gix_object::Kind::Blob, &bytes)
+                .map_err(|e| ShareError::Odb {
+                    detail: format!("cannot write a blob into {}: {e}", self.objects.display()),
+                })?;
         }
         Ok(())
     }
@@ -684,13 +609,6 @@ fn feed(mut stdin: std::process::ChildStdin, input: Input) {
             Input::Bytes(bytes) => {
                 let _ = stdin.write_all(&bytes);
             }
-            Input::Stream(chunks) => {
-                for chunk in chunks {
-                    if stdin.write_all(&chunk).is_err() {
-                        break;
-                    }
-                }
-            }
         }
     });
 }
@@ -700,8 +618,6 @@ enum Input {
     /// Nothing (stdin is `/dev/null`).
     None,
     Bytes(Vec<u8>),
-    /// What arrives, until every sender is gone.
-    Stream(std::sync::mpsc::Receiver<Vec<u8>>),
 }
 
 /// A `git check-ignore` under way ([`Repo::start_ignored`]); `None`: no path was asked about.
@@ -976,21 +892,6 @@ pub(crate) fn blob_id(bytes: &[u8]) -> Result<ObjectId, ShareError> {
     })
 }
 
-/// What `git fast-import` runs with as `GLIBC_TUNABLES`: a malloc trim threshold far above
-/// what it holds, then the user's own tunables (`user`, which win where they say the
-/// same). fast-import makes a zlib stream per object, and glibc's malloc gives that memory
-/// back to the system at each free and takes it again at the next object: page faults that
-/// were most of its time on a thousand small versions (see benches/RESULTS.md). Other C
-/// libraries ignore the variable.
-fn fast_import_tunables(user: Option<&OsStr>) -> std::ffi::OsString {
-    let mut tunables = std::ffi::OsString::from("glibc.malloc.trim_threshold=67108864");
-    if let Some(user) = user.filter(|u| !u.is_empty()) {
-        tunables.push(":");
-        tunables.push(user);
-    }
-    tunables
-}
-
 /// The git id of a blob of `size` bytes read from `reader`, written nowhere.
 fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
     let odb = |detail: String| ShareError::Odb { detail };
@@ -1088,17 +989,6 @@ pub(crate) fn git_message(stderr: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fast_import_gets_the_trim_threshold_and_the_users_own_tunables_after_it() {
-        let ours = "glibc.malloc.trim_threshold=67108864";
-        assert_eq!(fast_import_tunables(None), ours);
-        assert_eq!(fast_import_tunables(Some(OsStr::new(""))), ours);
-        assert_eq!(
-            fast_import_tunables(Some(OsStr::new("glibc.malloc.trim_threshold=1"))),
-            format!("{ours}:glibc.malloc.trim_threshold=1").as_str()
-        );
-    }
 
     #[test]
     fn a_streamed_hash_is_the_id_git_gives_the_blob() {

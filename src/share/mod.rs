@@ -22,8 +22,8 @@
 //!
 //! Where objects live: in the project's own repository (its common git dir), which is where
 //! `git push`/`git fetch` run with the project's remotes and configuration. Objects are
-//! written only as objects (a push's file versions in one pack by `git fast-import`, its
-//! metadata loose; unreachable ones are git's usual garbage), refs only under
+//! written only as objects (a push's file versions in one pack written here, [`pack`], or
+//! loose when they are few; its metadata loose; unreachable ones are git's usual garbage), refs only under
 //! `refs/rewind/`; no branch, tag, config or index of the project is touched. A push writes
 //! its commit, pushes it by id, and moves the local ref only once the remote accepted it:
 //! a push that fails or is killed leaves the local history as it was. A fetch asks for the
@@ -36,6 +36,7 @@
 mod fetch;
 mod git;
 mod meta;
+mod pack;
 mod prune;
 mod push;
 mod refs;
@@ -117,9 +118,6 @@ pub struct Transport {
     /// itself honours: git is asked where the repository is, instead of reading the
     /// workspace's `.git`.
     pub git_dir_in_env: bool,
-    /// The environment's `GLIBC_TUNABLES`, kept in what `git fast-import` runs with (which
-    /// adds one of its own: see `git::fast_import_tunables`).
-    pub glibc_tunables: Option<std::ffi::OsString>,
 }
 
 /// Who this machine is (`user@machine`), recorded in what it pushes and in its refs.

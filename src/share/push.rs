@@ -287,15 +287,15 @@ impl Judge {
 fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
     if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
         if let Some(bytes) = bytes.take() {
-            repo.write_hashed_blob(*git, &bytes)?;
+            repo.write_hashed_blob(*git, bytes)?;
         }
     }
     Ok(())
 }
 
 /// Read and hash the file versions of `plan`'s new windows that the store holds whole,
-/// adding them to `ahead`; each is written (handed to `git fast-import`, which runs
-/// meanwhile) once `judge` knows its path is not withheld, and not before.
+/// adding them to `ahead`; each is written (handed to the pack written meanwhile) once
+/// `judge` knows its path is not withheld, and not before.
 fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
@@ -734,7 +734,7 @@ fn side(
                 Some(Ahead::Missing) => return Ok(meta),
                 Some(Ahead::Read { git, size, bytes }) => {
                     if let Some(bytes) = bytes {
-                        repo.write_hashed_blob(git, &bytes)?;
+                        repo.write_hashed_blob(git, bytes)?;
                     }
                     (git, size)
                 }
@@ -775,7 +775,7 @@ fn read_and_write(
         })?;
         repo.write_stream(size, &mut tmp)?
     } else {
-        repo.write_blob(&history.blob_bytes(blob)?)?
+        repo.write_blob(history.blob_bytes(blob)?)?
     };
     Ok(Some((git, size)))
 }
@@ -856,21 +856,12 @@ fn send(
         let mut again = Vec::new();
         let mut refused = None;
         for batch in pending.chunks(REFS_PER_PUSH) {
-            let mut args = vec![
-                "push".to_string(),
-                "--porcelain".into(),
-                transport.remote.clone(),
-            ];
-            args.extend(
-                batch
-                    .iter()
-                    .map(|&i| format!("{}:{}", commits[i], exports[i].reference)),
-            );
             let summary = summary.take();
-            if let Some((reference, commit, _)) = &summary {
-                args.push(format!("{commit}:{reference}"));
-            }
-            let out = repo.git(&args)?;
+            let specs = batch
+                .iter()
+                .map(|&i| (commits[i], exports[i].reference.as_str()))
+                .chain(summary.as_ref().map(|(r, c, _)| (*c, r.as_str())));
+            let out = repo.git(push_args(&transport.remote, specs))?;
             let lines = porcelain_lines(&out.stdout);
             let mut moves = Vec::new();
             if let Some((reference, commit, parent)) = &summary {
@@ -923,6 +914,13 @@ fn send(
         reference: exports[pending[0]].reference.clone(),
         detail: format!("still rejected after {ATTEMPTS} attempts"),
     })
+}
+
+/// `git push --porcelain REMOTE <commit>:<ref>…`.
+fn push_args<'a>(remote: &str, specs: impl Iterator<Item = (ObjectId, &'a str)>) -> Vec<String> {
+    let mut args = vec!["push".to_string(), "--porcelain".into(), remote.to_string()];
+    args.extend(specs.map(|(commit, reference)| format!("{commit}:{reference}")));
+    args
 }
 
 /// What the remote did with one ref of a push.

@@ -61,7 +61,6 @@ pub(crate) fn transport(positional: Option<&str>, args: &RemoteArgs) -> Result<T
         git_dir_in_env: ["GIT_DIR", "GIT_COMMON_DIR"]
             .iter()
             .any(|v| std::env::var_os(v).is_some()),
-        glibc_tunables: std::env::var_os("GLIBC_TUNABLES"),
     })
 }
 

@@ -17,7 +17,8 @@
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
 //!   (since v22 a `blob_frames` row named by `frame`, before it `data`) for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
-//!   an object file under `objects/`.
+//!   an object file under `objects/`. `encoding` is `zstd`, `zstd-delta` (with `base`),
+//!   `git` (v20) or `zstd-zip` (a zip archive unzipped by the pack step: `store::zip`).
 //! - `context_deliveries(session, path)` (v2): the AGENTS.md bytes last given to a session.
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the

@@ -65,7 +65,7 @@ pub(super) const TOOL_CODES: [&str; 16] = [
 pub(super) const PROOFS: [Proof; 3] = [Proof::Exact, Proof::Derived, Proof::MetadataOnly];
 
 /// What `changes.tool` stores for `tool`: its code if it has one, else its text.
-fn stored_tool(tool: &str) -> Value {
+pub(super) fn stored_tool(tool: &str) -> Value {
     match TOOL_CODES.iter().position(|t| *t == tool) {
         Some(code) => Value::Integer(code as i64),
         None => Value::Text(tool.to_owned()),

@@ -126,6 +126,7 @@ impl StoredBlob {
         };
         let encoding = match (self.encoding.as_str(), self.base) {
             ("zstd", _) => Encoding::Zstd,
+            ("zstd-zip", None) => Encoding::ZstdZip,
             ("zstd-delta", Some(base)) => Encoding::ZstdDelta {
                 base: parse_blob("blob base", &base)?,
             },
@@ -201,14 +202,15 @@ impl Tx<'_> {
     /// How blob `id` is encoded, from its base alone (cheaper than [`Tx::blob`], which reads
     /// the frame of an inline blob); `None` when there is no such blob.
     pub(crate) fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>> {
-        let base: Option<Option<Value>> = self
+        let base: Option<(Option<Value>, String)> = self
             .conn
-            .prepare_cached("SELECT base FROM blobs WHERE id = ?1")
+            .prepare_cached("SELECT base, encoding FROM blobs WHERE id = ?1")
             .ctx("find blob base")?
-            .query_row([id], |r| r.get(0))
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .ctx("find blob base")?;
-        base.map(|base| match base {
+        base.map(|(base, encoding)| match base {
+            None if encoding == "zstd-zip" => Ok(Encoding::ZstdZip),
             None => Ok(Encoding::Zstd),
             Some(stored) => Ok(Encoding::ZstdDelta {
                 base: parse_blob("blob base", &stored)?,
@@ -567,6 +569,7 @@ impl WriteTx<'_> {
         let (encoding, base) = match &row.encoding {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(*base)),
+            Encoding::ZstdZip => ("zstd-zip", None),
         };
         let (data, pack, offset, inner) = match &row.place {
             Place::Inline(frame) => (Some(frame.as_slice()), None, None, None),
@@ -737,6 +740,7 @@ impl WriteTx<'_> {
         let (encoding, base) = match &row.encoding {
             Encoding::Zstd => ("zstd", None),
             Encoding::ZstdDelta { base } => ("zstd-delta", Some(base)),
+            Encoding::ZstdZip => ("zstd-zip", None),
         };
         self.delete_frame_of(&row.id, "AND pack IS NULL")?;
         self.conn

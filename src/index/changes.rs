@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, OptionalExtension, Row};
 
+use super::file_states::STATE_KINDS;
 use super::windows::{AGENT_TURN_KINDS, ORIGINAL_KINDS, REVERSAL_KINDS};
 use super::{state_from, stored_path, Ctx, IndexError, Result, StateValues, Tx, WriteTx};
 use crate::ids::{ChangeId, SessionRowId, WindowId, WorkspaceId};
@@ -36,6 +37,77 @@ pub(crate) struct PathChange {
     pub kind: WindowKind,
     /// The session's name (the agent's conversation id, `manual`, …).
     pub session: String,
+}
+
+/// `changes.tool` since schema v23: the tool names most changes carry, each stored as its
+/// place here (a code: SQLite stores 0 and 1 in no bytes at all); any other name is stored as
+/// its text. Codes are on disk: append only, never reorder.
+pub(super) const TOOL_CODES: [&str; 16] = [
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "Bash",
+    "undo",
+    "redo",
+    "apply_patch",
+    "exec_command",
+    "local_shell",
+    "write_file",
+    "replace",
+    "run_shell_command",
+    "edit",
+    "write",
+    "bash",
+];
+
+/// `changes.proof` since schema v23: a proof's code is its place here.
+pub(super) const PROOFS: [Proof; 3] = [Proof::Exact, Proof::Derived, Proof::MetadataOnly];
+
+/// What `changes.tool` stores for `tool`: its code if it has one, else its text.
+pub(super) fn stored_tool(tool: &str) -> Value {
+    match TOOL_CODES.iter().position(|t| *t == tool) {
+        Some(code) => Value::Integer(code as i64),
+        None => Value::Text(tool.to_owned()),
+    }
+}
+
+/// What `changes.before_kind`/`after_kind` store for a state's kind (as
+/// [`StateValues`](super::StateValues) names it): its code in [`STATE_KINDS`].
+fn kind_code(kind: &str) -> i64 {
+    STATE_KINDS
+        .iter()
+        .position(|k| *k == kind)
+        .expect("StateValues only makes the kinds of STATE_KINDS") as i64
+}
+
+/// What `changes.proof` stores for `proof`.
+fn proof_code(proof: Proof) -> i64 {
+    PROOFS
+        .iter()
+        .position(|p| *p == proof)
+        .expect("PROOFS lists every variant") as i64
+}
+
+/// A coded column's value as its word: a code's place in `words`, or (from a process of a
+/// build before v23 writing into a migrated index, through statements SQLite re-prepares)
+/// the word itself. `None` for anything else.
+fn word_of<'w>(stored: &Value, words: &[&'w str]) -> Option<&'w str> {
+    match stored {
+        Value::Integer(code) => usize::try_from(*code)
+            .ok()
+            .and_then(|c| words.get(c).copied()),
+        Value::Text(word) => words.iter().copied().find(|w| w == word),
+        _ => None,
+    }
+}
+
+/// How a damaged coded column reads in an error.
+fn shown(stored: &Value) -> String {
+    match stored {
+        Value::Integer(code) => format!("code {code}"),
+        other => format!("{other:?}"),
+    }
 }
 
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
@@ -171,18 +243,23 @@ fn hex_paths(paths: &[&RelPath]) -> String {
     out
 }
 
-/// A file state as its three columns (`*_kind`, `*_blob`, `*_mode`) were read.
+/// A file state as its three columns (`*_kind`, `*_blob`, `*_mode`) were read; the kind a
+/// code of [`STATE_KINDS`] since schema v23.
 struct StoredState {
-    kind: String,
+    kind: Value,
     blob: Option<Value>,
     mode: Option<i64>,
 }
 
 impl StoredState {
     fn state(&self, what: &'static str) -> Result<FileState> {
+        let kind = word_of(&self.kind, &STATE_KINDS).ok_or_else(|| IndexError::BadRow {
+            what,
+            detail: format!("unknown state kind {}", shown(&self.kind)),
+        })?;
         state_from(
             what,
-            &self.kind,
+            kind,
             self.blob.as_ref().map(ValueRef::from),
             self.mode,
         )
@@ -197,9 +274,11 @@ struct ChangeRow {
     before: StoredState,
     /// `None` while the write is pending (`after_kind IS NULL`).
     after: Option<StoredState>,
-    tool: Option<String>,
+    /// A code of [`TOOL_CODES`] or the tool's name.
+    tool: Value,
     tool_call: Option<String>,
-    proof: String,
+    /// A code of [`PROOFS`] (or, from before v23, the proof's word).
+    proof: Value,
     reason: Option<String>,
     created_at: i64,
     undone_by: Option<i64>,
@@ -207,7 +286,10 @@ struct ChangeRow {
 
 impl ChangeRow {
     fn read(r: &Row<'_>) -> rusqlite::Result<ChangeRow> {
-        let after_kind: Option<String> = r.get(6)?;
+        let after_kind: Option<Value> = match r.get(6)? {
+            Value::Null => None,
+            kind => Some(kind),
+        };
         Ok(ChangeRow {
             id: r.get(0)?,
             window: r.get(1)?,
@@ -245,12 +327,25 @@ impl ChangeRow {
                 .after
                 .map(|after| after.state("change after"))
                 .transpose()?,
-            tool: self.tool,
+            tool: match self.tool {
+                Value::Null => None,
+                Value::Text(name) => Some(name),
+                code => Some(
+                    word_of(&code, &TOOL_CODES)
+                        .ok_or_else(|| IndexError::BadRow {
+                            what: "change tool",
+                            detail: format!("unknown tool {} in change {id}", shown(&code)),
+                        })?
+                        .to_owned(),
+                ),
+            },
             tool_call: self.tool_call,
-            proof: self.proof.parse().map_err(|detail| IndexError::BadRow {
-                what: "change proof",
-                detail,
-            })?,
+            proof: word_of(&self.proof, &PROOFS.map(|p| p.as_str()))
+                .and_then(|word| word.parse().ok())
+                .ok_or_else(|| IndexError::BadRow {
+                    what: "change proof",
+                    detail: format!("unknown proof level {} in change {id}", shown(&self.proof)),
+                })?,
             reason: self
                 .reason
                 .map(|r| r.parse())
@@ -430,16 +525,13 @@ impl Tx<'_> {
         self.conn
             .prepare_cached(
                 "SELECT COUNT(*), COALESCE(SUM(undone_by IS NULL), 0),
-                        COALESCE(SUM(tool IS ?2), 0), COALESCE(SUM(tool IS ?3), 0)
+                        COALESCE(SUM(tool IN (?2, ?3)), 0), COALESCE(SUM(tool IN (?4, ?5)), 0)
                  FROM changes WHERE window_id = ?1",
             )
             .and_then(|mut st| {
+                let (undo, redo) = (WindowKind::Undo.as_str(), WindowKind::Redo.as_str());
                 st.query_row(
-                    params![
-                        window.0,
-                        WindowKind::Undo.as_str(),
-                        WindowKind::Redo.as_str()
-                    ],
+                    params![window.0, stored_tool(undo), undo, stored_tool(redo), redo],
                     |r| {
                         Ok(WindowTally {
                             changes: count(r.get(0)?),
@@ -541,15 +633,15 @@ impl WriteTx<'_> {
                     c.window.0,
                     c.workspace.0,
                     c.path.as_bytes(),
-                    before.kind,
+                    kind_code(before.kind),
                     before.blob,
                     before.mode,
-                    after.as_ref().map(|a| a.kind),
+                    after.as_ref().map(|a| kind_code(a.kind)),
                     after.as_ref().and_then(|a| a.blob),
                     after.as_ref().and_then(|a| a.mode),
-                    c.tool,
+                    c.tool.map(stored_tool),
                     c.tool_call,
-                    c.proof.as_str(),
+                    proof_code(c.proof),
                     c.reason.map(MetadataReason::as_str),
                     c.now,
                     recorded_at
@@ -577,10 +669,10 @@ impl WriteTx<'_> {
             .and_then(|mut st| {
                 st.execute(params![
                     id.0,
-                    after.kind,
+                    kind_code(after.kind),
                     after.blob,
                     after.mode,
-                    proof.as_str(),
+                    proof_code(proof),
                     reason,
                     now
                 ])
@@ -609,7 +701,15 @@ impl WriteTx<'_> {
                 "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,
                    reason = NULL WHERE id = ?1",
             )
-            .and_then(|mut st| st.execute(params![id.0, to.0, tool, tool_call, proof.as_str()]))
+            .and_then(|mut st| {
+                st.execute(params![
+                    id.0,
+                    to.0,
+                    tool.map(stored_tool),
+                    tool_call,
+                    proof_code(proof)
+                ])
+            })
             .ctx("move a change")?;
         self.conn
             .prepare_cached(
@@ -967,6 +1067,129 @@ mod tests {
 
     /// The statements name window kinds through `WindowKind`, and each change query's
     /// statement is the one for its variant.
+    /// Schema v23 stores a change's kinds, proof and usual tool as codes: a row holds
+    /// integers, another tool name its text, and a word an older build wrote through a
+    /// statement SQLite re-prepared against the migrated table still reads; a code no build
+    /// knows is a damaged row naming the change.
+    #[test]
+    fn kinds_proof_and_tool_are_stored_as_codes_and_words_still_read() {
+        use crate::model::{Proof, WindowKind, WindowStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"a.txt".to_vec()).unwrap();
+        let window = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/work/space", 1)?;
+                let session = tx.session(ws, "s", 1)?;
+                let window = tx.open_window(
+                    session,
+                    WindowKind::Agent,
+                    None,
+                    true,
+                    WindowStatus::Done,
+                    1,
+                )?;
+                for (tool, proof) in [(Some("Edit"), Proof::Derived), (Some("Frob"), Proof::Exact)]
+                {
+                    tx.insert_change(&NewChange {
+                        window,
+                        workspace: ws,
+                        path: &path,
+                        before: FileState::Absent,
+                        after: Some(FileState::Unknown),
+                        tool,
+                        tool_call: None,
+                        proof,
+                        reason: None,
+                        now: 1,
+                    })?;
+                }
+                Ok::<_, IndexError>(window)
+            })
+            .unwrap();
+        let stored = |sql: &str| -> Vec<String> {
+            let mut st = index.conn.prepare(sql).unwrap();
+            let rows = st.query_map([], |r| r.get::<_, String>(0)).unwrap();
+            rows.map(Result::unwrap).collect()
+        };
+        assert_eq!(
+            stored(
+                "SELECT quote(before_kind) || ' ' || quote(after_kind) || ' ' || quote(tool)
+                   || ' ' || quote(proof) FROM changes ORDER BY id"
+            ),
+            ["0 2 1 1", "0 2 'Frob' 0"]
+        );
+        let read = |index: &Index| {
+            let changes = index.read().changes_in_window(window)?;
+            Ok::<_, IndexError>(
+                changes
+                    .into_iter()
+                    .map(|c| (c.before, c.after, c.tool, c.proof))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let expected = vec![
+            (
+                FileState::Absent,
+                Some(FileState::Unknown),
+                Some("Edit".to_string()),
+                Proof::Derived,
+            ),
+            (
+                FileState::Absent,
+                Some(FileState::Unknown),
+                Some("Frob".to_string()),
+                Proof::Exact,
+            ),
+        ];
+        assert_eq!(read(&index).unwrap(), expected);
+        index
+            .conn
+            .execute_batch(
+                "UPDATE changes SET before_kind = 'absent', after_kind = 'unknown', proof = 'derived',
+                   tool = 'Edit' WHERE id = 1",
+            )
+            .unwrap();
+        assert_eq!(read(&index).unwrap(), expected, "words as before v23");
+        for (column, code, says) in [
+            ("tool", "99", "unknown tool code 99 in change 2"),
+            ("proof", "7", "unknown proof level code 7 in change 2"),
+            ("after_kind", "3", "unknown state kind code 3"),
+        ] {
+            index
+                .conn
+                .execute_batch(&format!(
+                    "SAVEPOINT s; UPDATE changes SET {column} = {code} WHERE id = 2"
+                ))
+                .unwrap();
+            let err = read(&index).unwrap_err();
+            assert!(matches!(err, IndexError::BadRow { .. }), "{err}");
+            assert!(err.to_string().contains(says), "{err}");
+            index
+                .conn
+                .execute_batch("ROLLBACK TO s; RELEASE s")
+                .unwrap();
+        }
+    }
+
+    /// The migration to codes (v23) gives every word the code reads give back.
+    #[test]
+    fn the_codes_migration_uses_the_codes_the_reads_know() {
+        let step = super::super::schema::MIGRATIONS
+            .iter()
+            .find(|sql| sql.contains("CREATE TABLE changes_v23"))
+            .unwrap();
+        let proofs = PROOFS.map(|p| p.as_str());
+        for words in [&TOOL_CODES[..], &proofs, &STATE_KINDS] {
+            for (code, word) in words.iter().enumerate() {
+                assert!(
+                    step.contains(&format!("WHEN '{word}' THEN {code}")),
+                    "{word}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn window_kind_lists_come_from_the_enum_and_change_queries_are_fixed() {
         assert_eq!(*ORIGINAL_KINDS, "('agent','external','import')");

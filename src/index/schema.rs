@@ -17,7 +17,8 @@
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
 //!   (since v22 a `blob_frames` row named by `frame`, before it `data`) for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
-//!   an object file under `objects/`.
+//!   an object file under `objects/`. `encoding` is `zstd`, `zstd-delta` (with `base`),
+//!   `git` (v20) or `zstd-zip` (a zip archive unzipped by the pack step: `store::zip`).
 //! - `context_deliveries(session, path)` (v2): the AGENTS.md bytes last given to a session.
 //! - `baselines(workspace)` (v2): progress of a workspace's first full scan.
 //! - `scan_marks(session, tool_call)` (v3): when a pre-shell scan started (removed by the
@@ -73,6 +74,11 @@
 //!   named from `blobs.frame` by rowid (`blobs.data` goes). On 1 KiB pages a row of a
 //!   rowless table keeps at most ~230 bytes on its page and a rowid table's ~990, so inline
 //!   frames in the rowless `blobs` spilled into mostly empty overflow pages.
+//! - v23 (issue 46, the home after a pack step): `changes.before_kind`/`after_kind` as codes
+//!   of `file_states::STATE_KINDS` (as v16 did for file states), `proof` as a code of
+//!   `changes::PROOFS`, and `tool` as a code of `changes::TOOL_CODES` where it has one (any
+//!   other name stays text): SQLite stores 0 and 1 in no bytes, so a hook's change spends
+//!   none on its kinds and proof instead of three words (~18 bytes of a ~146-byte row).
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -515,5 +521,63 @@ INSERT INTO blob_frames(id, data)
     WHERE n.frame IS NOT NULL ORDER BY n.frame;
 DROP TABLE blobs;
 ALTER TABLE blobs_v22 RENAME TO blobs;
+"#,
+    // 23: the kinds, proof and tool of a change as codes (see the module doc). `reversals`
+    // names changes by a foreign key, so its rows step aside while the table is rebuilt
+    // (dropping a table that rows still name fails with foreign keys on); the rows are
+    // copied in id order, so the new b-tree's pages come out full.
+    r#"
+CREATE TABLE changes_v23(
+    id INTEGER PRIMARY KEY,
+    window_id INTEGER NOT NULL REFERENCES windows(id),
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    before_kind INTEGER NOT NULL,
+    before_blob BLOB,
+    before_mode INTEGER,
+    after_kind INTEGER,
+    after_blob BLOB,
+    after_mode INTEGER,
+    tool,
+    tool_call TEXT,
+    proof INTEGER NOT NULL,
+    reason TEXT,
+    undone_by INTEGER REFERENCES windows(id),
+    created_at INTEGER NOT NULL,
+    recorded_at INTEGER,
+    reversal INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO changes_v23(id, window_id, workspace_id, path, before_kind, before_blob, before_mode,
+        after_kind, after_blob, after_mode, tool, tool_call, proof, reason, undone_by,
+        created_at, recorded_at, reversal)
+    SELECT id, window_id, workspace_id, path,
+        CASE before_kind WHEN 'absent' THEN 0 WHEN 'present' THEN 1 WHEN 'unknown' THEN 2
+            ELSE before_kind END,
+        before_blob, before_mode,
+        CASE after_kind WHEN 'absent' THEN 0 WHEN 'present' THEN 1 WHEN 'unknown' THEN 2
+            ELSE after_kind END,
+        after_blob, after_mode,
+        CASE tool WHEN 'Write' THEN 0 WHEN 'Edit' THEN 1 WHEN 'MultiEdit' THEN 2
+            WHEN 'NotebookEdit' THEN 3 WHEN 'Bash' THEN 4 WHEN 'undo' THEN 5 WHEN 'redo' THEN 6
+            WHEN 'apply_patch' THEN 7 WHEN 'exec_command' THEN 8 WHEN 'local_shell' THEN 9
+            WHEN 'write_file' THEN 10 WHEN 'replace' THEN 11 WHEN 'run_shell_command' THEN 12
+            WHEN 'edit' THEN 13 WHEN 'write' THEN 14 WHEN 'bash' THEN 15 ELSE tool END,
+        tool_call,
+        CASE proof WHEN 'exact' THEN 0 WHEN 'derived' THEN 1 WHEN 'metadata-only' THEN 2
+            ELSE proof END,
+        reason, undone_by, created_at, recorded_at, reversal
+    FROM changes ORDER BY id;
+CREATE TABLE reversals_v23(window_id INTEGER NOT NULL, change_id INTEGER NOT NULL);
+INSERT INTO reversals_v23(window_id, change_id) SELECT window_id, change_id FROM reversals;
+DELETE FROM reversals;
+DROP TABLE changes;
+ALTER TABLE changes_v23 RENAME TO changes;
+INSERT INTO reversals(window_id, change_id) SELECT window_id, change_id FROM reversals_v23;
+DROP TABLE reversals_v23;
+CREATE INDEX changes_by_window ON changes(window_id);
+CREATE INDEX changes_by_tool_call ON changes(tool_call) WHERE tool_call IS NOT NULL;
+CREATE INDEX changes_pending ON changes(path) WHERE after_kind IS NULL;
+CREATE INDEX changes_by_undone ON changes(undone_by) WHERE undone_by IS NOT NULL;
+CREATE INDEX changes_original ON changes(workspace_id, id) WHERE reversal = 0;
 "#,
 ];

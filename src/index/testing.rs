@@ -253,16 +253,89 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 /// an automatic index on its ids (v21 keeps it without a rowid).
 pub fn downgrade_to_v20(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     db.execute_batch("PRAGMA user_version = 20")
         .ctx("downgrade to v20")
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v22: a change's kinds, tool and
+/// proof as words (v23 stores codes).
+pub fn downgrade_to_v22(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v23(&db)?;
+    db.execute_batch("PRAGMA user_version = 22")
+        .ctx("downgrade to v22")
+}
+
+/// The words of a change's coded columns, as `sqlite3` would show them (`typeof` and value):
+/// `(before_kind, after_kind, tool, proof)` of every change, in id order.
+pub fn change_codes(path: &Path) -> Result<Vec<[String; 4]>> {
+    let db = bare(path)?;
+    let mut stmt = db
+        .prepare(
+            "SELECT typeof(before_kind) || ' ' || before_kind,
+                    typeof(after_kind) || ' ' || coalesce(after_kind, ''),
+                    typeof(tool) || ' ' || coalesce(tool, ''),
+                    typeof(proof) || ' ' || proof
+             FROM changes ORDER BY id",
+        )
+        .ctx("read change codes")?;
+    let rows = stmt
+        .query_map([], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
+        .ctx("read change codes")?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .ctx("read change codes")?;
+    Ok(rows)
+}
+
+fn downgrade_v23(db: &Connection) -> Result<()> {
+    let word = |column: &str, words: &[&str]| {
+        let cases: String = words
+            .iter()
+            .enumerate()
+            .map(|(code, w)| format!(" WHEN {code} THEN '{w}'"))
+            .collect();
+        format!("CASE {column}{cases} ELSE {column} END")
+    };
+    let kinds = super::file_states::STATE_KINDS;
+    db.execute_batch(&format!(
+        "CREATE TABLE reversals_v22(window_id INTEGER NOT NULL, change_id INTEGER NOT NULL);
+         INSERT INTO reversals_v22 SELECT window_id, change_id FROM reversals;
+         DELETE FROM reversals;
+         CREATE TABLE changes_v22(
+             id INTEGER PRIMARY KEY, window_id INTEGER NOT NULL REFERENCES windows(id),
+             workspace_id INTEGER NOT NULL REFERENCES workspaces(id), path BLOB NOT NULL,
+             before_kind TEXT NOT NULL, before_blob TEXT, before_mode INTEGER, after_kind TEXT,
+             after_blob TEXT, after_mode INTEGER, tool TEXT, tool_call TEXT, proof TEXT NOT NULL,
+             reason TEXT, undone_by INTEGER REFERENCES windows(id), created_at INTEGER NOT NULL,
+             recorded_at INTEGER, reversal INTEGER NOT NULL DEFAULT 0);
+         INSERT INTO changes_v22 SELECT id, window_id, workspace_id, path, {}, before_blob,
+             before_mode, {}, after_blob, after_mode, {}, tool_call, {}, reason, undone_by,
+             created_at, recorded_at, reversal FROM changes;
+         DROP TABLE changes;
+         ALTER TABLE changes_v22 RENAME TO changes;
+         INSERT INTO reversals SELECT window_id, change_id FROM reversals_v22;
+         DROP TABLE reversals_v22;
+         CREATE INDEX changes_by_window ON changes(window_id);
+         CREATE INDEX changes_by_tool_call ON changes(tool_call) WHERE tool_call IS NOT NULL;
+         CREATE INDEX changes_pending ON changes(path) WHERE after_kind IS NULL;
+         CREATE INDEX changes_by_undone ON changes(undone_by) WHERE undone_by IS NOT NULL;
+         CREATE INDEX changes_original ON changes(workspace_id, id) WHERE reversal = 0;",
+        word("before_kind", &kinds),
+        word("after_kind", &kinds),
+        word("tool", &super::changes::TOOL_CODES),
+        word("proof", &super::changes::PROOFS.map(|p| p.as_str())),
+    ))
+    .ctx("downgrade to v22")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v21: inline frames in
 /// `blobs.data` (v22 keeps them in `blob_frames`).
 pub fn downgrade_to_v21(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     db.execute_batch("PRAGMA user_version = 21")
         .ctx("downgrade to v21")
@@ -305,6 +378,7 @@ fn downgrade_v21(db: &Connection) -> Result<()> {
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;
@@ -339,6 +413,7 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;
@@ -410,6 +485,7 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;
@@ -437,6 +513,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;
@@ -469,6 +546,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;
@@ -565,6 +643,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
     downgrade_v20(&db)?;

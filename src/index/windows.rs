@@ -277,7 +277,7 @@ impl Tx<'_> {
                  AND w.status = 'done' AND w.id > ?4
                  AND EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id AND c.undone_by IS NULL)
                  AND NOT EXISTS (SELECT 1 FROM changes c WHERE c.window_id = w.id
-                                 AND (c.tool IS NULL OR c.tool != ?3))
+                                 AND (c.tool IS NULL OR c.tool NOT IN (?3, ?5)))
                  ORDER BY w.id DESC LIMIT 1",
             )
             .and_then(|mut st| {
@@ -285,8 +285,10 @@ impl Tx<'_> {
                     params![
                         session.0,
                         WindowKind::Agent.as_str(),
-                        WindowKind::Undo.as_str(),
-                        after.map_or(0, |w| w.0)
+                        // The tool as v23 stores it, and as a build before it wrote it.
+                        super::changes::stored_tool(WindowKind::Undo.as_str()),
+                        after.map_or(0, |w| w.0),
+                        WindowKind::Undo.as_str()
                     ],
                     |r| r.get(0),
                 )

@@ -11,6 +11,9 @@ pub enum Encoding {
     Zstd,
     /// A zstd frame compressed with the base blob's raw bytes as dictionary.
     ZstdDelta { base: BlobId },
+    /// A standalone zstd frame of a zip archive's unzipped form (`store::zip`: its deflated
+    /// entries inflated); a read deflates them again. Only the pack step writes it.
+    ZstdZip,
 }
 
 /// One blob as the catalogue records it.

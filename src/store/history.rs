@@ -34,7 +34,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::{codec, Encoding, HistoryCatalog, Place, Recoded, Store, StoreError};
+use super::{codec, zip, Encoding, HistoryCatalog, Place, Recoded, Store, StoreError};
 use super::{Result, PACK_CHAIN};
 use crate::ids::BlobId;
 
@@ -268,21 +268,21 @@ impl HistoryPacker {
                 self.report.skipped += 1;
                 continue;
             };
-            let (frame, base) = self.encode(store, catalog, &id, &bytes, previous)?;
+            let (frame, encoding) = self.encode(store, catalog, &id, &bytes, previous)?;
             self.report.stored_before += row.stored_size;
             self.report.stored_after += frame.len() as u64;
             self.report.blobs += 1;
-            let encoding = match base {
-                Some(base) => {
+            let base = match encoding {
+                Encoding::ZstdDelta { base } => {
                     self.report.deltas += 1;
                     *self.children.entry(base).or_default() += 1;
                     let d = self.depth_of(catalog, &base)?.unwrap_or(PACK_CHAIN);
                     self.depth.insert(id, d + 1);
-                    Encoding::ZstdDelta { base }
+                    Some(base)
                 }
-                None => {
+                Encoding::Zstd | Encoding::ZstdZip => {
                     self.depth.insert(id, 0);
-                    Encoding::Zstd
+                    None
                 }
             };
             self.base_of.insert(id, base);
@@ -383,9 +383,10 @@ impl HistoryPacker {
         Some(bytes)
     }
 
-    /// The frame for `bytes` (blob `id`) and its base: a delta against the best of the bases
-    /// [`HistoryPacker::candidates`] offers when that is clearly smaller than a standalone
-    /// frame. The frame is decoded and checked against `id` before it is returned.
+    /// The frame for `bytes` (blob `id`) and its encoding: a delta against the best of the
+    /// bases [`HistoryPacker::candidates`] offers when that is clearly smaller than a
+    /// standalone frame (of a zip archive unzipped, where that is smaller: [`unzipped`]). The
+    /// frame is decoded and checked against `id` before it is returned.
     fn encode(
         &mut self,
         store: &Store,
@@ -393,7 +394,7 @@ impl HistoryPacker {
         id: &BlobId,
         bytes: &[u8],
         previous: Option<BlobId>,
-    ) -> Result<(Vec<u8>, Option<BlobId>)> {
+    ) -> Result<(Vec<u8>, Encoding)> {
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         // Large blobs (archives, binaries) at a middle level: level 19 costs seconds a
         // megabyte and finds little more in them.
@@ -434,20 +435,26 @@ impl HistoryPacker {
         if let Some((frame, base, base_bytes)) = &delta {
             if !sibling && frame.len() * 8 < bytes.len() {
                 check(id, frame, bytes.len(), base_bytes)?;
-                return Ok((frame.clone(), Some(*base)));
+                return Ok((frame.clone(), Encoding::ZstdDelta { base: *base }));
             }
         }
         let full = codec::compress(bytes, level, &[])
             .map_err(|e| corrupt(format!("cannot compress: {e}")))?;
+        let (full, encoding) = match unzipped(id, bytes, level) {
+            Some(frame) if frame.len() < full.len() => (frame, Encoding::ZstdZip),
+            _ => {
+                check(id, &full, bytes.len(), &[])?;
+                (full, Encoding::Zstd)
+            }
+        };
         if let Some((frame, base, base_bytes)) = delta {
             // Three quarters, as for a write: a delta must pay for its extra decode.
             if frame.len() * 4 < full.len() * 3 {
                 check(id, &frame, bytes.len(), &base_bytes)?;
-                return Ok((frame, Some(base)));
+                return Ok((frame, Encoding::ZstdDelta { base }));
             }
         }
-        check(id, &full, bytes.len(), &[])?;
-        Ok((full, None))
+        Ok((full, encoding))
     }
 
     /// A base for a blob with no predecessor (a new path, often a file much like others
@@ -506,7 +513,7 @@ impl HistoryPacker {
             } else {
                 match catalog.blob_encoding(&x)? {
                     None => break,
-                    Some(Encoding::Zstd) => None,
+                    Some(Encoding::Zstd | Encoding::ZstdZip) => None,
                     Some(Encoding::ZstdDelta { base }) => Some(base),
                 }
             };
@@ -539,7 +546,7 @@ impl HistoryPacker {
             }
             match catalog.blob_encoding(&at)? {
                 None => return Ok(None),
-                Some(Encoding::Zstd) => break,
+                Some(Encoding::Zstd | Encoding::ZstdZip) => break,
                 Some(Encoding::ZstdDelta { base }) if d < PACK_CHAIN => {
                     at = base;
                     d += 1;
@@ -575,6 +582,24 @@ fn pick(
 }
 
 /// `frame` decodes (with `dict`) to bytes that hash to `id`.
+/// A zstd frame of the unzipped form of `bytes` (blob `id`), if it is a zip archive with
+/// entries zlib makes again ([`zip::unzip`]), decoded and checked against `id`: a form that
+/// does not rebuild to the blob is not used (the blob gets a frame of its own, as before).
+/// At a middle level at most when the form is large, as for any large blob.
+fn unzipped(id: &BlobId, bytes: &[u8], level: i32) -> Option<Vec<u8>> {
+    let form = zip::unzip(bytes)?;
+    let level = if form.len() > LARGE {
+        level.min(9)
+    } else {
+        level
+    };
+    let frame = codec::compress(&form, level, &[]).ok()?;
+    let back = codec::decompress(&frame, form.len(), &[])
+        .and_then(|form| zip::rezip(&form, bytes.len()))
+        .ok()?;
+    (BlobId::of(&back) == *id).then_some(frame)
+}
+
 fn check(id: &BlobId, frame: &[u8], size: usize, dict: &[u8]) -> Result<()> {
     let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
     let back = codec::decompress(frame, size, dict)
@@ -732,6 +757,44 @@ mod tests {
             })
         );
         assert_eq!(store.get(&catalog, &BlobId::of(&b)).unwrap(), b);
+    }
+
+    /// A zip archive (a `.jar`) is packed with its entries inflated when that is smaller,
+    /// as here where the entries share most of their text (which deflating each alone
+    /// cannot use); it reads back byte for byte, and so does a later version packed as a
+    /// delta against it.
+    #[test]
+    fn a_zip_archive_is_packed_unzipped_and_reads_back_exactly() {
+        use super::super::zip::tests::{text, zip};
+        let (_d, catalog, store) = setup(StoreOptions::default());
+        let shared = text(7, 30_000);
+        let entries: Vec<Vec<u8>> = (0..8u8)
+            .map(|i| [&shared[..], &text(i, 2_000)[..]].concat())
+            .collect();
+        let names: Vec<String> = (0..8).map(|i| format!("c{i}.class")).collect();
+        let listed = |n: usize| -> Vec<(&str, &[u8], Option<u32>)> {
+            (0..n)
+                .map(|i| (names[i].as_str(), entries[i].as_slice(), Some(6)))
+                .collect()
+        };
+        let (first, second) = (zip(&listed(7)), zip(&listed(8)));
+        let a = store.put(&catalog, &first, None, 1).unwrap();
+        let b = store.put(&catalog, &second, Some(a), 1).unwrap();
+        for (blob, previous) in [(a, None), (b, Some(a))] {
+            catalog.1.borrow_mut().push(VersionPair { blob, previous });
+        }
+        let plain = codec::compress(&first, 19, &[]).unwrap().len();
+        let report = run(&store, &catalog);
+        assert_eq!(report.blobs, 2, "{report:?}");
+        assert_eq!(catalog.blob_encoding(&a).unwrap(), Some(Encoding::ZstdZip));
+        let row = catalog.blob(&a).unwrap().unwrap();
+        assert!(
+            (row.stored_size as usize) * 3 < plain,
+            "{} unzipped against {plain} as it is",
+            row.stored_size
+        );
+        assert_eq!(store.get(&catalog, &a).unwrap(), first);
+        assert_eq!(store.get(&catalog, &b).unwrap(), second);
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod group;
 mod history;
 pub mod pack;
 mod stream;
+mod zip;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -544,7 +545,7 @@ impl Store {
         loop {
             match catalog.blob_encoding(&root)? {
                 None => return Ok(None),
-                Some(Encoding::Zstd) => break,
+                Some(Encoding::Zstd | Encoding::ZstdZip) => break,
                 Some(Encoding::ZstdDelta { base }) if depth < MAX_READ_CHAIN => {
                     root = base;
                     depth += 1;
@@ -857,11 +858,23 @@ impl Store {
     ) -> Result<Vec<u8>> {
         let id = &row.id;
         let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+        // An unzipped archive's frame holds more than the archive, within a bound.
+        let framed = match row.encoding {
+            Encoding::ZstdZip => match zstd::zstd_safe::get_frame_content_size(frame) {
+                Ok(Some(n)) if n <= row.size.saturating_mul(zip::GROWTH_MAX) => n,
+                _ => {
+                    return Err(corrupt(
+                        "the unzipped archive's frame header is wrong".into(),
+                    ))
+                }
+            },
+            _ => row.size,
+        };
         // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
         // And check that size against the frame's own header first: a damaged row must not
         // make us allocate what it claims (a 1 TiB size would abort the process).
         match zstd::zstd_safe::get_frame_content_size(frame) {
-            Ok(Some(n)) if n == row.size => {}
+            Ok(Some(n)) if n == framed => {}
             Ok(Some(n)) => {
                 return Err(corrupt(format!(
                     "the index says {} bytes, the frame holds {n}",
@@ -872,20 +885,22 @@ impl Store {
         }
         // A frame header can lie too: no zstd block (3 bytes at least) yields more than
         // 128 KiB, which bounds what a frame of this length can hold.
-        if row.size > (frame.len() as u64 / 3 + 1) * (128 << 10) {
+        if framed > (frame.len() as u64 / 3 + 1) * (128 << 10) {
             return Err(corrupt(format!(
                 "the index says {} bytes, more than a {}-byte frame can hold",
-                row.size,
+                framed,
                 frame.len()
             )));
         }
-        let capacity = row.size as usize;
+        let capacity = framed as usize;
         let bytes = match &row.encoding {
             Encoding::Zstd => codec::decompress(frame, capacity, &[]),
             Encoding::ZstdDelta { base } => {
                 let base_bytes = self.get_depth(catalog, base, depth + 1)?;
                 codec::decompress(frame, capacity, &base_bytes)
             }
+            Encoding::ZstdZip => codec::decompress(frame, capacity, &[])
+                .and_then(|form| zip::rezip(&form, row.size as usize)),
         }
         .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;
         if BlobId::of(&bytes) != *id {
@@ -1284,7 +1299,7 @@ mod tests {
                 .values()
                 .filter_map(|r| match r.encoding {
                     Encoding::ZstdDelta { base } => Some((r.id, base)),
-                    Encoding::Zstd => None,
+                    Encoding::Zstd | Encoding::ZstdZip => None,
                 })
                 .collect())
         }

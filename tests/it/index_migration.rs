@@ -474,3 +474,92 @@ fn a_new_index_has_no_free_pages() {
     assert!(pages > 0);
     assert_eq!(free, 0, "{pages} pages");
 }
+
+/// Schema v23 (issue 46) stores a change's kinds, proof and usual tool as small codes: a v22
+/// index, whose changes hold them as words, is rebuilt so (a tool without a code keeps its
+/// name); its history reads back the same (`log`), still undoes and redoes, and the changes
+/// written after are stored as codes too.
+#[test]
+fn a_v22_index_stores_its_changes_kinds_proof_and_tool_as_codes_and_reads_the_same() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&[
+        "snap",
+        "--tool",
+        "Write",
+        "--tool-call",
+        "c1",
+        "a.txt",
+        "b.txt",
+    ])
+    .ok();
+    env.write("a.txt", "a1\n");
+    env.write("b.txt", "b1\n");
+    env.run(&[
+        "record",
+        "--tool",
+        "Write",
+        "--tool-call",
+        "c1",
+        "a.txt",
+        "b.txt",
+    ])
+    .ok();
+    env.run(&["snap", "--tool", "Frob", "--tool-call", "c2", "b.txt"])
+        .ok();
+    std::fs::remove_file(env.path("b.txt")).unwrap();
+    env.run(&["record", "--tool", "Frob", "--tool-call", "c2", "b.txt"])
+        .ok();
+    env.run(&["undo"]).ok();
+    let log = env.run(&["--json", "log"]).ok().json();
+    let file = index_file(&env);
+    testing::downgrade_to_v22(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 22);
+    let word = |s: &str| format!("text {s}");
+    assert_eq!(
+        testing::change_codes(&file).unwrap()[..4],
+        [
+            [
+                word("present"),
+                word("present"),
+                word("Write"),
+                word("exact")
+            ],
+            [
+                word("absent"),
+                word("present"),
+                word("Write"),
+                word("exact")
+            ],
+            [word("present"), word("absent"), word("Frob"), word("exact")],
+            [word("absent"), word("present"), word("undo"), word("exact")],
+        ]
+    );
+
+    let verify = env.run(&["--json", "verify"]).ok().json();
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    let int = |n: u8| format!("integer {n}");
+    assert_eq!(
+        testing::change_codes(&file).unwrap(),
+        [
+            [int(1), int(1), int(0), int(0)],
+            [int(0), int(1), int(0), int(0)],
+            [int(1), int(0), word("Frob"), int(0)],
+            [int(0), int(1), int(5), int(0)],
+        ]
+    );
+    assert_eq!(env.run(&["--json", "log"]).ok().json(), log);
+    assert_eq!(env.read("b.txt").unwrap(), b"b1\n", "the undone removal");
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    assert!(!env.path("b.txt").exists());
+    env.run(&["redo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+    let codes = testing::change_codes(&file).unwrap();
+    assert_eq!(codes.len(), 8, "{codes:?}");
+    assert_eq!(codes[7][2], int(6), "a redo's tool");
+}

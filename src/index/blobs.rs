@@ -236,7 +236,8 @@ impl Tx<'_> {
             .conn
             .prepare_cached(
                 "SELECT path FROM changes WHERE before_blob = ?1 OR after_blob = ?1
-                 UNION SELECT path FROM file_states WHERE blob = ?1",
+                 UNION SELECT CAST(d.path || s.name AS BLOB)
+                     FROM file_states s JOIN dirs d ON d.id = s.dir WHERE s.blob = ?1",
             )
             .ctx("find paths of a blob")?;
         let paths = stmt
@@ -530,7 +531,8 @@ impl Tx<'_> {
             .prepare_cached(
                 "SELECT 'change ' || id || ' before', before_blob FROM changes WHERE before_blob IS NOT NULL
                  UNION ALL SELECT 'change ' || id || ' after', after_blob FROM changes WHERE after_blob IS NOT NULL
-                 UNION ALL SELECT 'file state ' || CAST(path AS TEXT), blob FROM file_states WHERE blob IS NOT NULL
+                 UNION ALL SELECT 'file state ' || CAST(d.path AS TEXT) || CAST(s.name AS TEXT), s.blob
+                     FROM file_states s JOIN dirs d ON d.id = s.dir WHERE s.blob IS NOT NULL
                  UNION ALL SELECT 'read ' || CAST(path AS TEXT), blob FROM reads WHERE blob IS NOT NULL
                  UNION ALL SELECT 'delta base of ' || id, base FROM blobs WHERE base IS NOT NULL",
             )

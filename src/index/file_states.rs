@@ -1,8 +1,8 @@
 //! File states: the latest state rewind knows for each path of a workspace (with the stat
 //! that lets a scan skip hashing), and the `state_touches` log of their writes.
 
-use rusqlite::params;
 use rusqlite::types::ValueRef;
+use rusqlite::{params, OptionalExtension};
 
 use super::{
     stat_from, state_from, stored_path, unread_from, Ctx, IndexError, Result, StateValues, Tx,
@@ -48,18 +48,46 @@ fn recorder(by: RecordedBy) -> i64 {
         .expect("ALL lists every variant") as i64
 }
 
-/// One row of [`select_states!`]: its path and state.
-pub(super) fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
-    let path = r.get::<_, Vec<u8>>(0).ctx("list file states")?;
-    Ok((stored_path(path, "file state path")?, state_of(r)?))
+/// A path as `dirs` and `file_states` keep it (schema v24): its directory's key (the
+/// directory's path with a trailing `/`, empty for the root) and its name.
+pub(super) fn split(path: &[u8]) -> (&[u8], &[u8]) {
+    let cut = path.iter().rposition(|b| *b == b'/').map_or(0, |i| i + 1);
+    path.split_at(cut)
 }
 
-/// The state in a row of [`select_states!`] (its columns after the path).
-fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
-    let int = |i: usize| r.get::<_, Option<i64>>(i).ctx("list file states");
-    let (mode, size, mtime, ctime, inode) = (int(3)?, int(4)?, int(5)?, int(6)?, int(7)?);
-    let recorded_at = r.get::<_, i64>(8).ctx("list file states")?;
-    let stored = r.get_ref(1).ctx("list file states")?;
+/// The `dirs` key of directory `dir` (a path, empty for the root).
+pub(super) fn dir_key(dir: &[u8]) -> Vec<u8> {
+    let mut key = dir.to_vec();
+    if !key.is_empty() {
+        key.push(b'/');
+    }
+    key
+}
+
+/// The directory path whose `dirs` key is `key` (see [`dir_key`]).
+pub(super) fn dir_of_key(key: &[u8]) -> &[u8] {
+    key.strip_suffix(b"/").unwrap_or(key)
+}
+
+/// One row of [`select_states!`]: its path (its directory's key and its name) and state.
+pub(super) fn known_state(r: &rusqlite::Row<'_>) -> Result<(RelPath, KnownState)> {
+    let part = |i: usize| -> Result<&[u8]> {
+        let v = r.get_ref(i).ctx("list file states")?;
+        v.as_bytes().map_err(|e| IndexError::BadRow {
+            what: "file state path",
+            detail: e.to_string(),
+        })
+    };
+    let path = [part(0)?, part(1)?].concat();
+    Ok((stored_path(path, "file state path")?, state_at(r, 2)?))
+}
+
+/// The state in a row whose [`state_columns!`] start at column `first`.
+pub(super) fn state_at(r: &rusqlite::Row<'_>, first: usize) -> Result<KnownState> {
+    let int = |i: usize| r.get::<_, Option<i64>>(first + i).ctx("list file states");
+    let (mode, size, mtime, ctime, inode) = (int(2)?, int(3)?, int(4)?, int(5)?, int(6)?);
+    let recorded_at = r.get::<_, i64>(first + 7).ctx("list file states")?;
+    let stored = r.get_ref(first).ctx("list file states")?;
     let kind = match stored {
         ValueRef::Integer(code) => usize::try_from(code)
             .ok()
@@ -84,11 +112,11 @@ fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
             ),
         },
     })?;
-    let blob = match r.get_ref(2).ctx("list file states")? {
+    let blob = match r.get_ref(first + 1).ctx("list file states")? {
         ValueRef::Null => None,
         v => Some(v),
     };
-    let unread = r.get_ref(9).ctx("list file states")?.as_str().ok();
+    let unread = r.get_ref(first + 8).ctx("list file states")?.as_str().ok();
     Ok(KnownState {
         state: state_from("file state", kind, blob, mode)?,
         stat: stat_from(size, mtime, ctime, inode, mode),
@@ -99,17 +127,32 @@ fn state_of(r: &rusqlite::Row<'_>) -> Result<KnownState> {
 
 impl Tx<'_> {
     pub fn file_state(&self, ws: WorkspaceId, path: &RelPath) -> Result<Option<KnownState>> {
+        let (key, name) = split(path.as_bytes());
         let mut stmt = self
             .conn
-            .prepare_cached(select_states!("WHERE workspace_id = ?1 AND path = ?2"))
+            .prepare_cached(concat!(
+                "SELECT ",
+                state_columns!(),
+                " FROM file_states s
+                 WHERE s.dir = (SELECT id FROM dirs WHERE workspace_id = ?1 AND path = ?2)
+                   AND s.name = ?3"
+            ))
             .ctx("find file state")?;
         let mut rows = stmt
-            .query(params![ws.0, path.as_bytes()])
+            .query(params![ws.0, key, name])
             .ctx("find file state")?;
         match rows.next().ctx("find file state")? {
-            Some(r) => state_of(r).map(Some),
+            Some(r) => state_at(r, 0).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The id of directory `key` of workspace `ws` (see [`split`]), if it has one.
+    pub(super) fn dir_id(&self, ws: WorkspaceId, key: &[u8]) -> Result<Option<i64>> {
+        self.conn
+            .prepare_cached("SELECT id FROM dirs WHERE workspace_id = ?1 AND path = ?2")
+            .and_then(|mut s| s.query_row(params![ws.0, key], |r| r.get(0)).optional())
+            .ctx("find directory")
     }
 }
 
@@ -208,6 +251,28 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// The id of directory `key` of workspace `ws`, added when it has none. The last one is
+    /// kept for the transaction: a scan writes a directory's states one after another.
+    pub(super) fn dir_id_or_add(&self, ws: WorkspaceId, key: &[u8]) -> Result<i64> {
+        if let Some((w, k, id)) = &*self.last_dir.borrow() {
+            if *w == ws.0 && k == key {
+                return Ok(*id);
+            }
+        }
+        let id = match self.dir_id(ws, key)? {
+            Some(id) => id,
+            None => {
+                self.conn
+                    .prepare_cached("INSERT INTO dirs(workspace_id, path) VALUES (?1, ?2)")
+                    .and_then(|mut s| s.execute(params![ws.0, key]))
+                    .ctx("add directory")?;
+                self.conn.last_insert_rowid()
+            }
+        };
+        *self.last_dir.borrow_mut() = Some((ws.0, key.to_vec(), id));
+        Ok(id)
+    }
+
     /// Insert or update a file state; with `unless_newer`, a row recorded later than `known`
     /// is left alone. Returns whether the row was written.
     pub(super) fn upsert_file_state(
@@ -220,9 +285,9 @@ impl WriteTx<'_> {
     ) -> Result<bool> {
         macro_rules! upsert {
             () => {
-                "INSERT INTO file_states(workspace_id, path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+                "INSERT INTO file_states(dir, name, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                 ON CONFLICT(workspace_id, path) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
+                 ON CONFLICT(dir, name) DO UPDATE SET kind = excluded.kind, blob = excluded.blob,
                    mode = excluded.mode, size = excluded.size, mtime_ns = excluded.mtime_ns,
                    ctime_ns = excluded.ctime_ns, inode = excluded.inode,
                    recorded_at = excluded.recorded_at, recorded_by = excluded.recorded_by,
@@ -239,13 +304,15 @@ impl WriteTx<'_> {
         };
         let state = StateValues::of(&known.state);
         let stat = known.stat;
+        let (key, name) = split(path.as_bytes());
+        let dir = self.dir_id_or_add(ws, key)?;
         let n = self
             .conn
             .prepare_cached(sql)
             .ctx("set file state")?
             .execute(params![
-                ws.0,
-                path.as_bytes(),
+                dir,
+                name,
                 kind_code(state.kind),
                 state.blob,
                 stat.map(|s| s.mode as i64).or(state.mode),

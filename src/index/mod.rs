@@ -8,16 +8,27 @@
 //!
 //! The queries are grouped by what they are about, each file with its own `impl Tx`:
 //! `sessions` (workspaces and sessions), `windows`, `changes`, `file_states` (and `scan`, the
-//! bulk file-state queries of scans), `reads`, `refusals`, `blobs`, `context`. This file opens the index
+//! bulk file-state queries of scans, with `path_order` putting states read a directory at a
+//! time back in path order), `reads`, `refusals`, `blobs`, `context`. This file opens the index
 //! and runs transactions; the helpers at its end turn stored columns into model values.
 
-/// A query of file states (path first, then the state's columns; see
-/// `file_states::known_state`): `$rest` is its fixed WHERE.
+/// A file state's columns, after its path (`s` is `file_states`; see
+/// `file_states::state_at`).
+macro_rules! state_columns {
+    () => {
+        "s.kind, s.blob, s.mode, s.size, s.mtime_ns, s.ctime_ns, s.inode, s.recorded_at, s.unread"
+    };
+}
+
+/// A query of file states with their directories (`d`, schema v24): the directory's key and
+/// the name first, then the state's columns (see `file_states::known_state`); `$rest` is
+/// its fixed WHERE.
 macro_rules! select_states {
     ($rest:literal) => {
         concat!(
-            "SELECT path, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, unread
-             FROM file_states ",
+            "SELECT d.path, s.name, ",
+            state_columns!(),
+            " FROM dirs d JOIN file_states s ON s.dir = d.id ",
             $rest
         )
     };
@@ -28,6 +39,7 @@ mod changes;
 mod context;
 mod file_states;
 mod imported;
+mod path_order;
 mod reads;
 mod refusals;
 mod scan;
@@ -172,6 +184,9 @@ pub struct Tx<'a> {
 /// a read batch) cannot write by type.
 pub struct WriteTx<'a> {
     read: Tx<'a>,
+    /// The directory the last file state written in this transaction was in: workspace, key
+    /// and id (`file_states::WriteTx::dir_id`); a baseline writes a directory's files in a row.
+    last_dir: std::cell::RefCell<Option<(i64, Vec<u8>, i64)>>,
 }
 
 impl<'a> std::ops::Deref for WriteTx<'a> {
@@ -460,6 +475,7 @@ impl Index {
         }
         let result = f(&WriteTx {
             read: Tx { conn: &self.conn },
+            last_dir: std::cell::RefCell::new(None),
         });
         match result {
             Ok(v) => {

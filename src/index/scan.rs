@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension};
 
-use super::file_states::known_state;
+use super::file_states::{dir_key, dir_of_key, known_state, state_at};
+use super::path_order::PathOrder;
 use super::{stored_path, Ctx, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
 use crate::model::{KnownState, RecordedBy};
@@ -43,9 +44,9 @@ pub struct Baseline {
 }
 
 impl Tx<'_> {
-    /// Every file state of the workspace in path order (one query, along the table's key;
-    /// scans compare the whole tree), each handed to `to` as its row is read (no list of
-    /// every state in between).
+    /// Every file state of the workspace in path order (one query, along the directories'
+    /// keys and each directory's names, put in path order as they come: `path_order`), each
+    /// handed to `to` as its row is read (no list of every state in between).
     pub fn each_file_state(
         &self,
         ws: WorkspaceId,
@@ -53,29 +54,72 @@ impl Tx<'_> {
     ) -> Result<()> {
         let mut stmt = self
             .conn
-            .prepare_cached(select_states!("WHERE workspace_id = ?1 ORDER BY path"))
+            .prepare_cached(select_states!(
+                "WHERE d.workspace_id = ?1 ORDER BY d.path, s.name"
+            ))
             .ctx("list file states")?;
         let rows = stmt.query([ws.0]).ctx("list file states")?;
-        each_state(rows, to)
+        let mut order = PathOrder::new(to);
+        each_state(rows, &mut order)?;
+        order.finish();
+        Ok(())
     }
 
-    /// [`Tx::each_file_state`] from the first path after `after`, in path order.
+    /// [`Tx::each_file_state`] from the first path after `after`, in path order: the files
+    /// after it in the directories above it, then every directory whose key follows it
+    /// (a directory before it that is not above it holds only paths before it).
     pub(crate) fn each_file_state_after(
         &self,
         ws: WorkspaceId,
         after: &[u8],
         to: &mut dyn FnMut(RelPath, KnownState),
     ) -> Result<()> {
+        let mut order = PathOrder::new(to);
+        let mut above = self
+            .conn
+            .prepare_cached(concat!(
+                "SELECT s.name, ",
+                state_columns!(),
+                " FROM file_states s
+                 WHERE s.dir = (SELECT id FROM dirs WHERE workspace_id = ?1 AND path = ?2)
+                   AND s.name > ?3 ORDER BY s.name"
+            ))
+            .ctx("list file states")?;
+        let cuts = std::iter::once(0).chain(
+            after
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'/')
+                .map(|(i, _)| i + 1),
+        );
+        for cut in cuts {
+            let (key, rest) = after.split_at(cut);
+            order.enter(key);
+            let mut rows = above
+                .query(params![ws.0, key, rest])
+                .ctx("list file states")?;
+            while let Some(r) = rows.next().ctx("list file states")? {
+                let name = r.get_ref(0).ctx("list file states")?;
+                let name = name.as_bytes().map_err(|e| super::IndexError::BadRow {
+                    what: "file state path",
+                    detail: e.to_string(),
+                })?;
+                let path = stored_path([key, name].concat(), "file state path")?;
+                order.file(path, state_at(r, 1)?);
+            }
+        }
         let mut stmt = self
             .conn
             .prepare_cached(select_states!(
-                "WHERE workspace_id = ?1 AND path > ?2 ORDER BY path"
+                "WHERE d.workspace_id = ?1 AND d.path > ?2 ORDER BY d.path, s.name"
             ))
             .ctx("list file states")?;
         let rows = stmt
             .query(rusqlite::params![ws.0, after])
             .ctx("list file states")?;
-        each_state(rows, to)
+        each_state(rows, &mut order)?;
+        order.finish();
+        Ok(())
     }
 
     /// Every directory listing of workspace `ws`, by path (the root's is empty).
@@ -96,14 +140,15 @@ impl Tx<'_> {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, dir, rules, recorded_at, files, dirs, verified, seq FROM dir_listings
-                 WHERE workspace_id = ?1",
+                "SELECT d.path, l.dir, l.rules, l.recorded_at, l.files, l.dirs, l.verified, l.seq
+                 FROM dirs d JOIN dir_listings l ON l.id = d.id WHERE d.workspace_id = ?1",
             )
             .ctx("list directory listings")?;
         let mut rows = stmt.query([ws.0]).ctx("list directory listings")?;
         let listing = |r: &rusqlite::Row<'_>| -> rusqlite::Result<(Vec<u8>, DirListing)> {
+            let key: Vec<u8> = r.get(0)?;
             Ok((
-                r.get(0)?,
+                dir_of_key(&key).to_vec(),
                 DirListing {
                     dir: r.get(1)?,
                     rules: r.get(2)?,
@@ -181,8 +226,8 @@ impl Tx<'_> {
     pub(crate) fn present_states(&self, ws: WorkspaceId) -> Result<u64> {
         self.conn
             .prepare_cached(
-                "SELECT count(*) FROM file_states
-                 WHERE workspace_id = ?1 AND kind NOT IN (0, 'absent')",
+                "SELECT count(*) FROM dirs d JOIN file_states s ON s.dir = d.id
+                 WHERE d.workspace_id = ?1 AND s.kind NOT IN (0, 'absent')",
             )
             .and_then(|mut s| s.query_row([ws.0], |r| r.get::<_, i64>(0)))
             .map(|n| n as u64)
@@ -240,25 +285,25 @@ impl Tx<'_> {
         ws: WorkspaceId,
         paths: &[RelPath],
     ) -> Result<Vec<(RelPath, KnownState)>> {
-        // One range of the primary key per path: `p` up to `p0` ('0' follows '/') holds `p`
-        // and everything below it, with siblings such as `p.txt` dropped here. (An `OR` of
-        // the path and the range made SQLite scan the whole table for every path.)
+        // Its own state, then the directories whose keys start with `p/`: those from `p/`
+        // up to `p0` ('0' follows '/'), one range of the directories' key each.
         let mut stmt = self
             .conn
             .prepare_cached(STATES_IN_RANGE)
             .ctx("list file states")?;
         let mut out = Vec::new();
         for p in paths {
+            if let Some(state) = self.file_state(ws, p)? {
+                out.push((p.clone(), state));
+            }
+            let start = dir_key(p.as_bytes());
             let mut end = p.as_bytes().to_vec();
             end.push(b'0');
             let mut rows = stmt
-                .query(params![ws.0, p.as_bytes(), end])
+                .query(params![ws.0, start, end])
                 .ctx("list file states")?;
             while let Some(r) = rows.next().ctx("list file states")? {
-                let (rel, state) = known_state(r)?;
-                if rel.is_within(p) {
-                    out.push((rel, state));
-                }
+                out.push(known_state(r)?);
             }
         }
         Ok(out)
@@ -323,14 +368,13 @@ impl WriteTx<'_> {
         let mut put = self
             .conn
             .prepare_cached(
-                "INSERT OR REPLACE INTO dir_listings(workspace_id, path, dir, rules, recorded_at, files, dirs, verified, seq)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT OR REPLACE INTO dir_listings(id, dir, rules, recorded_at, files, dirs, verified, seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )
             .ctx("keep directory listings")?;
         for (path, l) in fresh {
             put.execute(params![
-                ws.0,
-                path,
+                self.dir_id_or_add(ws, &dir_key(path))?,
                 l.dir,
                 l.rules,
                 l.recorded_at,
@@ -343,10 +387,13 @@ impl WriteTx<'_> {
         }
         let mut drop = self
             .conn
-            .prepare_cached("DELETE FROM dir_listings WHERE workspace_id = ?1 AND path = ?2")
+            .prepare_cached(
+                "DELETE FROM dir_listings
+                 WHERE id = (SELECT id FROM dirs WHERE workspace_id = ?1 AND path = ?2)",
+            )
             .ctx("drop directory listings")?;
         for path in gone {
-            drop.execute(params![ws.0, path])
+            drop.execute(params![ws.0, dir_key(path)])
                 .ctx("drop directory listings")?;
         }
         Ok(())
@@ -438,9 +485,9 @@ impl WriteTx<'_> {
     }
 }
 
-/// The states of a workspace (`?1`) whose path lies in `[?2, ?3)`.
+/// The states of a workspace (`?1`) in the directories whose key lies in `[?2, ?3)`.
 const STATES_IN_RANGE: &str =
-    select_states!("WHERE workspace_id = ?1 AND path >= ?2 AND path < ?3");
+    select_states!("WHERE d.workspace_id = ?1 AND d.path >= ?2 AND d.path < ?3");
 
 /// One entry of the file-state log: its sequence number and the path whose state was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -457,12 +504,19 @@ pub struct StateTouches {
     pub paths: Vec<RelPath>,
 }
 
-/// Each row of a [`select_states!`] query turned into a state as it comes and handed to `to`:
-/// no intermediate copies of the kind or the blob id of every file.
-fn each_state(mut rows: rusqlite::Rows<'_>, to: &mut dyn FnMut(RelPath, KnownState)) -> Result<()> {
+/// Each row of a [`select_states!`] query (in the order of the directories' keys, then
+/// names) turned into a state as it comes and handed to `order`: no intermediate copies of
+/// the kind or the blob id of every file.
+fn each_state(mut rows: rusqlite::Rows<'_>, order: &mut PathOrder<'_>) -> Result<()> {
     while let Some(r) = rows.next().ctx("list file states")? {
+        order.enter(
+            r.get_ref(0)
+                .ctx("list file states")?
+                .as_bytes()
+                .unwrap_or_default(),
+        );
         let (rel, state) = known_state(r)?;
-        to(rel, state);
+        order.file(rel, state);
     }
     Ok(())
 }

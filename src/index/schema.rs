@@ -13,7 +13,8 @@
 //! - `reversals(window, change)`: the history of which undo/redo window acted on which change.
 //! - `file_states(workspace, path)`: the latest known state with its stat data; a `WITHOUT
 //!   ROWID` table since v6, keyed by its primary key alone; since v8, `unread` says why an
-//!   unknown state has no bytes.
+//!   unknown state has no bytes; since v24 keyed by `(dir, name)`, a `dirs` row and the
+//!   file's name.
 //! - `reads(session, path)`: the bytes a session last read.
 //! - `blobs(id)`: every stored blob: encoding, delta base, and where its frame is: inline
 //!   (since v22 a `blob_frames` row named by `frame`, before it `data`) for small blobs, `pack`/`pack_offset` (v5) for blobs written in bulk, neither for
@@ -28,7 +29,8 @@
 //!   before, only new or no-longer-absent states set outside scans), for watched scans and
 //!   for listings' verified stats.
 //! - `dir_listings(workspace, path)` (v10): what a full walk found in a directory; since v11
-//!   with the stats its files' states were verified under, as of a `state_touches` entry.
+//!   with the stats its files' states were verified under, as of a `state_touches` entry;
+//!   since v24 keyed by its directory's `dirs` id.
 //!   `baselines.unclaimed` (v11): the paths with a state the last walk did not find.
 //! - `sessions.agent`, `hook_at`, `hook_event`, `hook_result` (v12): which agent's hooks
 //!   named the session, and when they last ran (at most every few seconds), the event and
@@ -79,6 +81,13 @@
 //!   `changes::PROOFS`, and `tool` as a code of `changes::TOOL_CODES` where it has one (any
 //!   other name stays text): SQLite stores 0 and 1 in no bytes, so a hook's change spends
 //!   none on its kinds and proof instead of three words (~18 bytes of a ~146-byte row).
+//! - v24 (issue 46, the index's bytes per file): `dirs(id, workspace_id, path)` names each
+//!   directory once (its path with a trailing `/`, the root's empty, so directories sort as
+//!   the blocks of paths under them do); `file_states` is keyed by `(dir, name)` instead of
+//!   `(workspace_id, path)`, and `dir_listings` by the directory's id (its rowid), with no
+//!   path and no unique index of its own. A file state no longer repeats its directory's
+//!   path, most of its bytes in a deep tree. Readers that need path order merge each
+//!   directory's names with its subdirectories' (`index::path_order`).
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -579,5 +588,73 @@ CREATE INDEX changes_by_tool_call ON changes(tool_call) WHERE tool_call IS NOT N
 CREATE INDEX changes_pending ON changes(path) WHERE after_kind IS NULL;
 CREATE INDEX changes_by_undone ON changes(undone_by) WHERE undone_by IS NOT NULL;
 CREATE INDEX changes_original ON changes(workspace_id, id) WHERE reversal = 0;
+"#,
+    // 24: directories named once (see the module doc). Each path is cut after its last `/`
+    // (a recursive step per `/`, on bytes: `instr` and `substr` of blobs count bytes), the
+    // directories get their ids in key order and the states are copied in `(dir, name)`
+    // order, so every new b-tree's pages come out full.
+    r#"
+CREATE TABLE dirs(
+    id INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+    path BLOB NOT NULL,
+    UNIQUE(workspace_id, path)
+);
+CREATE TEMP TABLE cut_v23 AS
+    WITH RECURSIVE cut(ws, orig, path, pos) AS (
+        SELECT workspace_id, path, CAST(path AS BLOB), 0 FROM file_states
+        UNION ALL
+        SELECT ws, orig, path, pos + instr(substr(path, pos + 1), x'2f') FROM cut
+        WHERE instr(substr(path, pos + 1), x'2f') > 0
+    )
+    SELECT ws, orig, substr(path, 1, pos) AS dir, substr(path, pos + 1) AS name FROM cut
+    WHERE instr(substr(path, pos + 1), x'2f') = 0;
+INSERT INTO dirs(workspace_id, path)
+    SELECT ws, dir FROM cut_v23
+    UNION SELECT workspace_id, CASE WHEN length(path) = 0 THEN x'' ELSE CAST(CAST(path AS BLOB) || x'2f' AS BLOB) END
+        FROM dir_listings
+    ORDER BY 1, 2;
+CREATE TABLE file_states_v23(
+    dir INTEGER NOT NULL REFERENCES dirs(id),
+    name BLOB NOT NULL,
+    kind INTEGER NOT NULL,
+    blob BLOB,
+    mode INTEGER,
+    size INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    inode INTEGER,
+    recorded_at INTEGER NOT NULL,
+    recorded_by INTEGER,
+    unread TEXT,
+    PRIMARY KEY(dir, name)
+) WITHOUT ROWID;
+INSERT INTO file_states_v23(dir, name, kind, blob, mode, size, mtime_ns, ctime_ns, inode, recorded_at, recorded_by, unread)
+    SELECT d.id, c.name, f.kind, f.blob, f.mode, f.size, f.mtime_ns, f.ctime_ns, f.inode, f.recorded_at, f.recorded_by, f.unread
+    FROM cut_v23 c
+    JOIN dirs d ON d.workspace_id = c.ws AND d.path = c.dir
+    JOIN file_states f ON f.workspace_id = c.ws AND f.path = c.orig
+    ORDER BY d.id, c.name;
+DROP TABLE cut_v23;
+DROP TABLE file_states;
+ALTER TABLE file_states_v23 RENAME TO file_states;
+CREATE TABLE dir_listings_v23(
+    id INTEGER PRIMARY KEY REFERENCES dirs(id),
+    dir BLOB NOT NULL,
+    rules BLOB NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    files BLOB NOT NULL,
+    dirs BLOB NOT NULL,
+    verified BLOB NOT NULL DEFAULT x'',
+    seq INTEGER NOT NULL DEFAULT -1
+);
+INSERT INTO dir_listings_v23(id, dir, rules, recorded_at, files, dirs, verified, seq)
+    SELECT (SELECT d.id FROM dirs d WHERE d.workspace_id = l.workspace_id AND d.path =
+            CASE WHEN length(l.path) = 0 THEN x'' ELSE CAST(CAST(l.path AS BLOB) || x'2f' AS BLOB) END),
+        l.dir, l.rules, l.recorded_at, l.files, l.dirs, l.verified, l.seq
+    FROM dir_listings l
+    ORDER BY 1;
+DROP TABLE dir_listings;
+ALTER TABLE dir_listings_v23 RENAME TO dir_listings;
 "#,
 ];

@@ -253,6 +253,7 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 /// an automatic index on its ids (v21 keeps it without a rowid).
 pub fn downgrade_to_v20(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -260,10 +261,12 @@ pub fn downgrade_to_v20(path: &Path) -> Result<()> {
         .ctx("downgrade to v20")
 }
 
-/// Rewrite a current index the way rewind wrote it at schema v22: a change's kinds, tool and
-/// proof as words (v23 stores codes).
+/// Rewrite a current index the way rewind wrote it at schema v22: file states keyed by
+/// `(workspace_id, path)` and directory listings by path (v24 names each directory once, in
+/// `dirs`), and a change's kinds, tool and proof as words (v23 stores codes).
 pub fn downgrade_to_v22(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     db.execute_batch("PRAGMA user_version = 22")
         .ctx("downgrade to v22")
@@ -331,10 +334,43 @@ fn downgrade_v23(db: &Connection) -> Result<()> {
     .ctx("downgrade to v22")
 }
 
+fn downgrade_v24(db: &Connection) -> Result<()> {
+    db.execute_batch(
+        "CREATE TABLE file_states_v23(
+             workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+             path BLOB NOT NULL, kind INTEGER NOT NULL, blob BLOB, mode INTEGER,
+             size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, inode INTEGER,
+             recorded_at INTEGER NOT NULL, recorded_by INTEGER, unread TEXT,
+             PRIMARY KEY(workspace_id, path)) WITHOUT ROWID;
+         INSERT INTO file_states_v23 SELECT d.workspace_id, CAST(d.path || s.name AS BLOB),
+             s.kind, s.blob, s.mode, s.size, s.mtime_ns, s.ctime_ns, s.inode, s.recorded_at,
+             s.recorded_by, s.unread
+             FROM file_states s JOIN dirs d ON d.id = s.dir;
+         DROP TABLE file_states;
+         ALTER TABLE file_states_v23 RENAME TO file_states;
+         CREATE TABLE dir_listings_v23(
+             workspace_id INTEGER NOT NULL, path BLOB NOT NULL, dir BLOB NOT NULL,
+             rules BLOB NOT NULL, recorded_at INTEGER NOT NULL, files BLOB NOT NULL,
+             dirs BLOB NOT NULL, verified BLOB NOT NULL DEFAULT x'',
+             seq INTEGER NOT NULL DEFAULT -1,
+             UNIQUE(workspace_id, path));
+         INSERT INTO dir_listings_v23 SELECT d.workspace_id,
+             CASE WHEN length(d.path) = 0 THEN x''
+                  ELSE CAST(substr(d.path, 1, length(d.path) - 1) AS BLOB) END,
+             l.dir, l.rules, l.recorded_at, l.files, l.dirs, l.verified, l.seq
+             FROM dir_listings l JOIN dirs d ON d.id = l.id;
+         DROP TABLE dir_listings;
+         ALTER TABLE dir_listings_v23 RENAME TO dir_listings;
+         DROP TABLE dirs;",
+    )
+    .ctx("downgrade to v23")
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v21: inline frames in
 /// `blobs.data` (v22 keeps them in `blob_frames`).
 pub fn downgrade_to_v21(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     db.execute_batch("PRAGMA user_version = 21")
@@ -378,6 +414,7 @@ fn downgrade_v21(db: &Connection) -> Result<()> {
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -413,6 +450,7 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -485,6 +523,7 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -513,6 +552,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -546,6 +586,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -643,6 +684,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
     downgrade_v21(&db)?;
@@ -699,6 +741,42 @@ pub fn hex_blob_ids(path: &Path) -> Result<Vec<(String, u64)>> {
             Ok((format!("{table}.{col}"), n))
         })
         .collect()
+}
+
+/// One row of `dirs` (schema v23).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirRow {
+    pub workspace: i64,
+    /// The directory's path with a trailing `/`; the root's is empty.
+    pub key: Vec<u8>,
+    /// File states in it.
+    pub states: u64,
+    /// It has a listing.
+    pub listed: bool,
+}
+
+/// The directories named in `dirs`, in id order.
+pub fn dirs(path: &Path) -> Result<Vec<DirRow>> {
+    let db = bare(path)?;
+    let mut stmt = db
+        .prepare(
+            "SELECT d.workspace_id, d.path, (SELECT count(*) FROM file_states s WHERE s.dir = d.id),
+                 EXISTS(SELECT 1 FROM dir_listings l WHERE l.id = d.id)
+             FROM dirs d ORDER BY d.id",
+        )
+        .ctx("list directories")?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(DirRow {
+                workspace: r.get(0)?,
+                key: r.get(1)?,
+                states: r.get(2)?,
+                listed: r.get(3)?,
+            })
+        })
+        .ctx("list directories")?;
+    rows.collect::<rusqlite::Result<_>>()
+        .ctx("list directories")
 }
 
 /// How a file keeps its file states.

@@ -563,3 +563,89 @@ fn a_v22_index_stores_its_changes_kinds_proof_and_tool_as_codes_and_reads_the_sa
     assert_eq!(codes.len(), 8, "{codes:?}");
     assert_eq!(codes[7][2], int(6), "a redo's tool");
 }
+
+/// Schema v24 (issue 46, the index's bytes per file) names each directory once, in `dirs`:
+/// file states are keyed by `(dir, name)` and listings by the directory's id. A v22 index
+/// (states and listings keyed by whole paths) is rebuilt so: every state and listing reads
+/// back as it did, the states still come in path order (a directory's files interleave with
+/// its subdirectories': `a/b.txt`, `a/b/…`, `a/c.txt`), each directory has one row, numbered
+/// in key order, and the next scan finds only what changed.
+#[test]
+fn a_v22_index_names_each_directory_once_and_reads_the_same() {
+    use crate::hooks::{fixture, hook_with};
+    let env = Env::new();
+    env.manual_helper();
+    let bash = || {
+        let payload = fixture(&env, "claude-code", "pre-tool-use-bash");
+        hook_with(&env, "claude-code", &payload, &[]).ok();
+    };
+    for path in [
+        "a.b/x", "a/b.txt", "a/b/c.rs", "a/b/c/d", "a/b/e", "a/b0/z", "a/c", "a-x/y", "a0", "z",
+    ] {
+        env.write(path, "x\n");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    bash();
+    let in_order = || {
+        let index = crate::common::index(&env);
+        let ws = crate::common::workspace_id(&env, &index);
+        let mut got = Vec::new();
+        index
+            .read()
+            .each_file_state(ws, &mut |rel, _| got.push(rel.display()))
+            .unwrap();
+        got
+    };
+    let order = in_order();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted, "path order");
+    assert!(order.len() >= 9, "{order:?}");
+    let before = states_and_listings(&env);
+    assert!(
+        before.1.iter().any(|(p, _)| p == b"a/b/c"),
+        "{:?}",
+        before.1
+    );
+
+    let file = index_file(&env);
+    testing::downgrade_to_v22(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 22);
+    env.run(&["--json", "verify"]).ok();
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    assert_eq!(states_and_listings(&env), before, "read the same after v23");
+    assert_eq!(in_order(), order);
+    let dirs = testing::dirs(&file).unwrap();
+    let keys: Vec<String> = dirs
+        .iter()
+        .map(|d| String::from_utf8_lossy(&d.key).into_owned())
+        .collect();
+    let mut sorted_keys = keys.clone();
+    sorted_keys.sort();
+    sorted_keys.dedup();
+    assert_eq!(keys, sorted_keys, "one row each, numbered in key order");
+    assert_eq!(keys[0], "", "the root's key is empty");
+    assert!(keys.contains(&"a/b/c/".to_string()), "{keys:?}");
+    let states: u64 = dirs.iter().map(|d| d.states).sum();
+    assert_eq!(states, before.0.len() as u64);
+    assert_eq!(dirs.iter().filter(|d| d.listed).count(), before.1.len());
+
+    // The migrated states still prove the unchanged files unchanged; a new directory gets
+    // a row of its own.
+    env.write("a/b/c/d", "y\n");
+    env.write("new/dir/f", "x\n");
+    bash();
+    let all = crate::common::changes(&env, crate::hooks::CLAUDE_SESSION);
+    let mut paths: Vec<&str> = all.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    paths.sort();
+    assert_eq!(paths, ["a/b/c/d", "new/dir/f"]);
+    let keys: Vec<Vec<u8>> = testing::dirs(&file)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.key)
+        .collect();
+    assert!(keys.contains(&b"new/dir/".to_vec()), "{keys:?}");
+}

@@ -11,7 +11,7 @@ fn verify_counts_what_it_checked() {
     two_turns(&env);
     assert_snapshot!(rw(&env, &["verify"]), @"
     2 blobs (12 bytes, 30 stored; 2 inline, 0 in 0 pack files, 0 object files), 4 references
-    index 40960 bytes (0 free)
+    index 41984 bytes (0 free)
     ok
     [EOF]
     [exit status: 0]
@@ -24,7 +24,7 @@ fn verify_json() {
     let _f = filters(&env);
     two_turns(&env);
     assert_snapshot!(rw(&env, &["--json", "verify"]), @r#"
-    {"blob_bytes":12,"blobs":2,"git_blobs":0,"index_bytes":40960,"index_free_bytes":0,"inline_blobs":2,"object_files":0,"ok":true,"orphan_files":0,"pack_files":0,"packed_blobs":0,"problems":[],"references":4,"stored_bytes":30}
+    {"blob_bytes":12,"blobs":2,"git_blobs":0,"index_bytes":41984,"index_free_bytes":0,"inline_blobs":2,"object_files":0,"ok":true,"orphan_files":0,"pack_files":0,"packed_blobs":0,"problems":[],"references":4,"stored_bytes":30}
     [EOF]
     [exit status: 0]
     "#);
@@ -52,14 +52,14 @@ fn verify_names_a_damaged_object_and_exits_1() {
     std::fs::write(&object, bytes).unwrap();
     assert_snapshot!(rw(&env, &["verify"]), @"
     1 blobs (200000 bytes, 200015 stored; 0 inline, 0 in 0 pack files, 1 object files), 2 references
-    index 40960 bytes (0 free)
+    index 41984 bytes (0 free)
     damaged: blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d: blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d is damaged: content does not hash to its id
     verify FAILED
     [EOF]
     [exit status: 1]
     ");
     assert_snapshot!(rw(&env, &["--json", "verify"]), @r#"
-    {"blob_bytes":200000,"blobs":1,"git_blobs":0,"index_bytes":40960,"index_free_bytes":0,"inline_blobs":0,"object_files":1,"ok":false,"orphan_files":0,"pack_files":0,"packed_blobs":0,"problems":[{"detail":"blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d is damaged: content does not hash to its id","object":"blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d"}],"references":2,"stored_bytes":200015}
+    {"blob_bytes":200000,"blobs":1,"git_blobs":0,"index_bytes":41984,"index_free_bytes":0,"inline_blobs":0,"object_files":1,"ok":false,"orphan_files":0,"pack_files":0,"packed_blobs":0,"problems":[{"detail":"blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d is damaged: content does not hash to its id","object":"blob f5ad9e2004acd1f183bd00fdea522dfd3ed3200c96c6184aafd66a3342efb91d"}],"references":2,"stored_bytes":200015}
     [EOF]
     [exit status: 1]
     "#);
@@ -121,7 +121,7 @@ fn verify_and_undo_name_a_path_whose_git_object_is_gone() {
     bash("PreToolUse");
     assert_snapshot!(rw(&env, &["verify"]), @"
     1 blobs (6 bytes, 0 stored; 0 inline, 0 in 0 pack files, 0 object files), 1 references
-    index 40960 bytes (0 free)
+    index 41984 bytes (0 free)
     1 of them kept by reference to git's objects (committed files of a first baseline: read from git and verified, copied into the home before a change rewind sees)
     ok
     [EOF]
@@ -134,7 +134,7 @@ fn verify_and_undo_name_a_path_whose_git_object_is_gone() {
     bash("PostToolUse");
     assert_snapshot!(rw(&env, &["verify"]), @"
     2 blobs (26 bytes, 29 stored; 1 inline, 0 in 0 pack files, 0 object files), 3 references
-    index 40960 bytes (0 free)
+    index 41984 bytes (0 free)
     1 of them kept by reference to git's objects (committed files of a first baseline: read from git and verified, copied into the home before a change rewind sees)
     damaged: path a.txt: blob 8e4c7c1b99dbfd50e7a95185fead5ee1448fa904a2fdd778eaf5f2dbfd629a99 was kept as git object ce013625030ba8dba906f756967f9e9ca394464a of [WS]/.git/objects, which git no longer has
     hint: git no longer has an object rewind kept a version by (a `git gc --prune` after it became unreachable, or a removed repository); it cannot be copied after the fact, so undo and restore of that version are refused

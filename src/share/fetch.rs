@@ -119,15 +119,16 @@ pub fn list_remote(
     let listing = repo.start_ls_remote(&transport.remote, &format!("{REF_PREFIX}*"))?;
     // While git lists the sessions, the remote's summary refs are fetched on a second
     // connection (see [`super::summary`]): the listing waits for neither in turn.
-    let store = commit_store(&repo, commits).ok();
-    if let Some((_, store)) = &store {
-        if let Ok(url) = remote_url(&repo, transport) {
-            super::summary::fetch(store, &url);
-        }
+    // The URL is resolved once, for this fetch and the session commits' below.
+    let store = commit_store(&repo, commits)
+        .ok()
+        .and_then(|store| Some((store, remote_url(&repo, transport).ok()?)));
+    if let Some(((_, store), url)) = &store {
+        super::summary::fetch(store, url);
     }
     let (out, filter) = listing.finish()?;
     let mut found = sessions(&repo, origin, &out)?;
-    summaries(&repo, transport, &mut found, filter, store);
+    summaries(&repo, &mut found, filter, store);
     Ok(found)
 }
 
@@ -192,21 +193,20 @@ fn sessions(repo: &Repo, origin: &Origin, out: &super::git::Output) -> Result<Ve
 /// Fill in each session's summary, one small object each and none of its files: read here
 /// when this repository holds the session's commit (this machine pushed or fetched it);
 /// else from its origin's summary commit (see [`super::summary`]) when that names the very
-/// commit the remote's ref names; else from `store` when an earlier listing fetched the
+/// commit the remote's ref names; else from `store` (with the remote's URL) when an earlier listing fetched the
 /// commit; else, when the remote serves filtered fetches, fetched as commits alone
 /// (`--depth=1 --filter=tree:0`) into `store`, so nothing enters the project's repository.
 /// A remote without filters, or a fetch that fails, leaves those summaries unknown: the
 /// listing itself never depends on them.
 fn summaries(
     repo: &Repo,
-    transport: &Transport,
     found: &mut [RemoteSession],
     filter: bool,
-    store: Option<(Option<tempfile::TempDir>, Repo)>,
+    store: Option<((Option<tempfile::TempDir>, Repo), String)>,
 ) {
     let lines = store
         .as_ref()
-        .map(|(_, store)| super::summary::lines(store))
+        .map(|((_, store), _)| super::summary::lines(store))
         .unwrap_or_default();
     let mut missing = Vec::new();
     for (i, s) in found.iter_mut().enumerate() {
@@ -222,7 +222,7 @@ fn summaries(
             _ => missing.push((i, commit)),
         }
     }
-    let Some((_scratch, other)) = store else {
+    let Some(((_scratch, other), url)) = store else {
         return;
     };
     if missing.is_empty() {
@@ -235,7 +235,7 @@ fn summaries(
         .collect();
     if filter && !absent.is_empty() {
         // A failed fetch leaves those summaries unknown; the others are still read.
-        let _ = fetch_commits(&other, transport, repo, &absent);
+        let _ = fetch_commits(&other, &url, &absent);
     }
     for (i, commit) in missing {
         set_summary(&mut found[i], meta::read_summary(&other, &commit));
@@ -330,13 +330,7 @@ fn remote_url(repo: &Repo, transport: &Transport) -> Result<String> {
 
 /// Fetch `commits` (each a ref's tip on the remote, which any server lets a client ask for
 /// by id) alone, without their trees, into `other`.
-fn fetch_commits(
-    other: &Repo,
-    transport: &Transport,
-    repo: &Repo,
-    commits: &[&ObjectId],
-) -> Result<()> {
-    let url = remote_url(repo, transport)?;
+fn fetch_commits(other: &Repo, url: &str, commits: &[&ObjectId]) -> Result<()> {
     for batch in commits.chunks(1000) {
         let mut args = vec![
             "fetch".to_string(),
@@ -344,7 +338,7 @@ fn fetch_commits(
             "--no-write-fetch-head".into(),
             "--depth=1".into(),
             "--filter=tree:0".into(),
-            url.clone(),
+            url.to_string(),
         ];
         // By id, into no ref: a thousand refs written one by one cost a git fetch seconds.
         args.extend(batch.iter().map(|c| c.to_string()));

@@ -41,42 +41,25 @@ fn id_of(path: &Path) -> BlobId {
         .0
 }
 
-/// Run `cmd` to completion and give its peak resident memory (KiB): the kernel's own
-/// figure for the child (`ru_maxrss` from `wait4`), so a command that ends before any
-/// sampling could look still has one (polling `/proc/PID/status` alone missed a `diff`
-/// that took under 2 ms).
+/// Run `cmd` to completion, sampling its peak resident memory (KiB) every few ms.
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)] // `wait4`: std's `Child` gives no resource usage.
-#[allow(clippy::zombie_processes)] // reaped by `wait4` below, not by `Child::wait`
 fn run_measured(mut cmd: Command) -> (Run, u64) {
-    use std::io::Read;
-    use std::os::unix::process::ExitStatusExt;
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            pipe.read_to_end(&mut buf).unwrap();
-            buf
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let pid = child.id() as libc::pid_t;
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
     let start = std::time::Instant::now();
-    let mut status = 0;
-    // SAFETY: a zeroed `rusage` is a valid value of that plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is this process's own child, not reaped yet; both pointers are to
-        // live locals.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if reaped == pid {
-            break;
+    while child.try_wait().unwrap().is_none() {
+        // Gone from the file once the process has exited (a zombie has no memory).
+        if let Ok(text) = std::fs::read_to_string(&status) {
+            let hwm = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak = peak.max(hwm.unwrap_or(0));
         }
         assert!(
             start.elapsed() < Duration::from_secs(300),
@@ -84,12 +67,7 @@ fn run_measured(mut cmd: Command) -> (Run, u64) {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    let output = std::process::Output {
-        status: std::process::ExitStatus::from_raw(status),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    };
-    (output.into(), usage.ru_maxrss as u64)
+    (child.wait_with_output().unwrap().into(), peak)
 }
 
 #[cfg(target_os = "linux")]

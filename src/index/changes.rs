@@ -110,6 +110,15 @@ fn shown(stored: &Value) -> String {
     }
 }
 
+/// `changes.tool_call_key` (schema v25): 31 bits of the BLAKE3 hash of a tool-call id, what
+/// `changes_by_tool_call` indexes instead of the id (SQLite stores it in 4 bytes). Changing it
+/// makes every stored key wrong: it is part of the schema.
+pub(crate) fn call_key(call: &str) -> i64 {
+    let hash = blake3::hash(call.as_bytes());
+    let [a, b, c, d, ..] = *hash.as_bytes();
+    i64::from(u32::from_le_bytes([a, b, c, d]) >> 1)
+}
+
 const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_blob, c.before_mode, \
      c.after_kind, c.after_blob, c.after_mode, c.tool, c.tool_call, c.proof, c.reason, c.created_at, c.undone_by";
 
@@ -119,7 +128,7 @@ const CHANGE_COLS: &str = "c.id, c.window_id, c.path, c.before_kind, c.before_bl
 enum ChangesBy {
     /// ?1 session, ?2 path, ?3 tool call or NULL: see [`Tx::pending_change`].
     Pending,
-    /// ?1 session, ?2 path, ?3 tool call.
+    /// ?1 session, ?2 path, ?3 tool call, ?4 its [`call_key`].
     Recorded,
     /// ?1 window.
     Window,
@@ -129,7 +138,7 @@ enum ChangesBy {
     UndoneBy,
     /// ?1 undo or redo window.
     ReversedBy,
-    /// ?1 session, ?2 tool call.
+    /// ?1 session, ?2 tool call, ?3 its [`call_key`].
     LiveByToolCall,
     /// ?1 session.
     LiveInSession,
@@ -161,7 +170,8 @@ impl ChangesBy {
         let fixed = match self {
             ChangesBy::Pending => "w.session_id = ?1 AND c.path = ?2 AND c.after_kind IS NULL",
             ChangesBy::Recorded => {
-                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call = ?3 AND c.after_kind IS NOT NULL"
+                "w.session_id = ?1 AND c.path = ?2 AND c.tool_call_key = ?4 AND c.tool_call = ?3
+                 AND c.after_kind IS NOT NULL"
             }
             ChangesBy::Window => "c.window_id = ?1",
             ChangesBy::LiveInWindow => "c.window_id = ?1 AND c.undone_by IS NULL",
@@ -175,7 +185,8 @@ impl ChangesBy {
             }
             ChangesBy::LiveByToolCall => {
                 return format!(
-                    "w.session_id = ?1 AND c.tool_call = ?2 AND c.undone_by IS NULL
+                    "w.session_id = ?1 AND c.tool_call_key = ?3 AND c.tool_call = ?2
+                     AND c.undone_by IS NULL
                      AND w.status = 'done' AND w.kind IN {}",
                     *ORIGINAL_KINDS
                 )
@@ -399,7 +410,12 @@ impl Tx<'_> {
         Ok(self
             .changes_where(
                 ChangesBy::Recorded,
-                &[&session.0, &path.as_bytes(), &tool_call],
+                &[
+                    &session.0,
+                    &path.as_bytes(),
+                    &tool_call,
+                    &call_key(tool_call),
+                ],
             )?
             .pop())
     }
@@ -578,7 +594,10 @@ impl Tx<'_> {
         session: SessionRowId,
         tool_call: &str,
     ) -> Result<Vec<Change>> {
-        self.changes_where(ChangesBy::LiveByToolCall, &[&session.0, &tool_call])
+        self.changes_where(
+            ChangesBy::LiveByToolCall,
+            &[&session.0, &tool_call, &call_key(tool_call)],
+        )
     }
 
     /// The changes in effect of the session's agent turns, recorded or imported
@@ -620,9 +639,9 @@ impl WriteTx<'_> {
             format!(
                 "INSERT INTO changes(window_id, workspace_id, path, before_kind, before_blob, before_mode,
                    after_kind, after_blob, after_mode, tool, tool_call, proof, reason, created_at, recorded_at,
-                   reversal)
+                   reversal, tool_call_key)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                   coalesce((SELECT kind IN {} FROM windows WHERE id = ?1), 0))",
+                   coalesce((SELECT kind IN {} FROM windows WHERE id = ?1), 0), ?16)",
                 *REVERSAL_KINDS
             )
         });
@@ -644,7 +663,8 @@ impl WriteTx<'_> {
                     proof_code(c.proof),
                     c.reason.map(MetadataReason::as_str),
                     c.now,
-                    recorded_at
+                    recorded_at,
+                    c.tool_call.map(call_key)
                 ])
             })
             .ctx("insert change")?;
@@ -699,7 +719,7 @@ impl WriteTx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE changes SET window_id = ?2, tool = ?3, tool_call = ?4, proof = ?5,
-                   reason = NULL WHERE id = ?1",
+                   reason = NULL, tool_call_key = ?6 WHERE id = ?1",
             )
             .and_then(|mut st| {
                 st.execute(params![
@@ -707,7 +727,8 @@ impl WriteTx<'_> {
                     to.0,
                     tool.map(stored_tool),
                     tool_call,
-                    proof_code(proof)
+                    proof_code(proof),
+                    tool_call.map(call_key)
                 ])
             })
             .ctx("move a change")?;
@@ -864,6 +885,87 @@ mod tests {
             None,
         );
         assert!(none.unwrap().is_none());
+    }
+
+    /// Changes are found by their tool call through its key (schema v25) and the id itself:
+    /// the index on the keys is what both queries walk, and two ids with one key (the key is
+    /// 31 bits) still find only their own changes.
+    #[test]
+    fn tool_calls_are_found_by_key_and_id() {
+        use crate::model::{Proof, WindowKind, WindowStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"a".to_vec()).unwrap();
+        // Two ids with one key (the birthday bound: a few ten thousand tries).
+        let mut seen = std::collections::HashMap::new();
+        let (x, y) = (0..)
+            .find_map(|n| {
+                let id = format!("call_{n}");
+                seen.insert(call_key(&id), id.clone())
+                    .map(|other| (other, id))
+            })
+            .unwrap();
+        assert_eq!(call_key(&x), call_key(&y));
+        let (session, ids) = index
+            .write(|tx| {
+                let ws = tx.workspace(b"/work/space", 1)?;
+                let session = tx.session(ws, "s", 1)?;
+                let window = tx.open_window(
+                    session,
+                    WindowKind::Agent,
+                    None,
+                    true,
+                    WindowStatus::Done,
+                    1,
+                )?;
+                let mut ids = Vec::new();
+                for call in [x.as_str(), y.as_str()] {
+                    ids.push(tx.insert_change(&NewChange {
+                        window,
+                        workspace: ws,
+                        path: &path,
+                        before: FileState::Absent,
+                        after: Some(FileState::Absent),
+                        tool: None,
+                        tool_call: Some(call),
+                        proof: Proof::Exact,
+                        reason: None,
+                        now: 1,
+                    })?);
+                }
+                Ok::<_, IndexError>((session, ids))
+            })
+            .unwrap();
+        let found = |call: &str| -> Vec<ChangeId> {
+            let read = index.read();
+            let live = read.live_changes_by_tool_call(session, call).unwrap();
+            let recorded = read.recorded_change(session, &path, call).unwrap();
+            assert_eq!(recorded.map(|c| c.id), live.last().map(|c| c.id));
+            live.into_iter().map(|c| c.id).collect()
+        };
+        assert_eq!(found(&x), [ids[0]]);
+        assert_eq!(found(&y), [ids[1]]);
+        assert_eq!(found("z"), []);
+        let live: &[&dyn rusqlite::ToSql] = &[&session.0, &x, &call_key(&x)];
+        let recorded: &[&dyn rusqlite::ToSql] = &[&session.0, &"a", &x, &call_key(&x)];
+        for (by, args) in [
+            (ChangesBy::LiveByToolCall, live),
+            (ChangesBy::Recorded, recorded),
+        ] {
+            let plan: Vec<String> = index
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", by.sql()))
+                .unwrap()
+                .query_map(args, |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert!(
+                plan.iter()
+                    .any(|p| p.contains("USING INDEX changes_by_tool_call")),
+                "{by:?}: {plan:?}"
+            );
+        }
     }
 
     /// A window's tally counts its changes, the live ones and those of rewind's own tools

@@ -197,6 +197,18 @@ impl<'a> std::ops::Deref for WriteTx<'a> {
     }
 }
 
+/// The functions migration steps call that SQLite has no built-in for (schema v25's
+/// `rewind_call_key`), registered on the connection that migrates.
+fn register_migration_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "rewind_call_key",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(changes::call_key(&ctx.get::<String>(0)?)),
+    )
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
@@ -378,6 +390,7 @@ impl Index {
                     known,
                 });
             }
+            register_migration_functions(&self.conn).ctx("prepare the migration")?;
             for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
                 self.conn
                     .execute_batch(sql)

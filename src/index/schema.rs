@@ -88,6 +88,11 @@
 //!   path and no unique index of its own. A file state no longer repeats its directory's
 //!   path, most of its bytes in a deep tree. Readers that need path order merge each
 //!   directory's names with its subdirectories' (`index::path_order`).
+//! - v25 (issue 46, the home after a pack step): `changes.tool_call_key`, 31 bits of the
+//!   BLAKE3 hash of the change's tool-call id (`changes::call_key`), and `changes_by_tool_call`
+//!   indexes the key instead of the id. Every agent write is its own tool call, so the index
+//!   held each id a second time (~70 bytes a change, 15 % of a replayed home's index); a key
+//!   takes 4. Lookups compare the id itself as well, so a key two ids share costs a row read.
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -656,5 +661,13 @@ INSERT INTO dir_listings_v23(id, dir, rules, recorded_at, files, dirs, verified,
     ORDER BY 1;
 DROP TABLE dir_listings;
 ALTER TABLE dir_listings_v23 RENAME TO dir_listings;
+"#,
+    // 25: tool calls looked up by a key (see the module doc). `rewind_call_key` is
+    // `changes::call_key`, registered on the connection for the migration only.
+    r#"
+DROP INDEX changes_by_tool_call;
+ALTER TABLE changes ADD COLUMN tool_call_key INTEGER;
+UPDATE changes SET tool_call_key = rewind_call_key(tool_call) WHERE tool_call IS NOT NULL;
+CREATE INDEX changes_by_tool_call ON changes(tool_call_key) WHERE tool_call_key IS NOT NULL;
 "#,
 ];

@@ -253,6 +253,7 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 /// an automatic index on its ids (v21 keeps it without a rowid).
 pub fn downgrade_to_v20(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -266,6 +267,7 @@ pub fn downgrade_to_v20(path: &Path) -> Result<()> {
 /// `dirs`), and a change's kinds, tool and proof as words (v23 stores codes).
 pub fn downgrade_to_v22(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     db.execute_batch("PRAGMA user_version = 22")
@@ -334,6 +336,43 @@ fn downgrade_v23(db: &Connection) -> Result<()> {
     .ctx("downgrade to v22")
 }
 
+/// Rewrite a current index the way rewind wrote it at schema v24: the tool-call index on
+/// the ids themselves, no `tool_call_key` (v25).
+pub fn downgrade_to_v24(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v25(&db)?;
+    db.execute_batch("PRAGMA user_version = 24")
+        .ctx("downgrade to v24")
+}
+
+/// `(tool_call, tool_call_key)` of every change, in id order.
+pub fn tool_call_keys(path: &Path) -> Result<Vec<(Option<String>, Option<i64>)>> {
+    let db = bare(path)?;
+    let mut stmt = db
+        .prepare("SELECT tool_call, tool_call_key FROM changes ORDER BY id")
+        .ctx("read tool-call keys")?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .ctx("read tool-call keys")?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .ctx("read tool-call keys")?;
+    Ok(rows)
+}
+
+/// The `tool_call_key` schema v25 stores for tool-call id `call`.
+pub fn call_key(call: &str) -> i64 {
+    super::changes::call_key(call)
+}
+
+fn downgrade_v25(db: &Connection) -> Result<()> {
+    db.execute_batch(
+        "DROP INDEX changes_by_tool_call;
+         ALTER TABLE changes DROP COLUMN tool_call_key;
+         CREATE INDEX changes_by_tool_call ON changes(tool_call) WHERE tool_call IS NOT NULL;",
+    )
+    .ctx("downgrade to v24")
+}
+
 fn downgrade_v24(db: &Connection) -> Result<()> {
     db.execute_batch(
         "CREATE TABLE file_states_v23(
@@ -370,6 +409,7 @@ fn downgrade_v24(db: &Connection) -> Result<()> {
 /// `blobs.data` (v22 keeps them in `blob_frames`).
 pub fn downgrade_to_v21(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -414,6 +454,7 @@ fn downgrade_v21(db: &Connection) -> Result<()> {
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -450,6 +491,7 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -523,6 +565,7 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -552,6 +595,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -586,6 +630,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;
@@ -684,6 +729,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
     downgrade_v22(&db)?;

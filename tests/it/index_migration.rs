@@ -649,3 +649,65 @@ fn a_v22_index_names_each_directory_once_and_reads_the_same() {
         .collect();
     assert!(keys.contains(&b"new/dir/".to_vec()), "{keys:?}");
 }
+
+/// Schema v25 (issue 46, the home after a pack step) looks tool calls up by a 31-bit key of
+/// their id instead of indexing the id a second time. A v24 index gets every change's key
+/// (none where a change has no tool call); a tool call's undo and a retried record still
+/// find its changes, and changes written after carry keys too.
+#[test]
+fn a_v24_index_looks_its_tool_calls_up_by_key_and_undoes_them_the_same() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.write("b.txt", "b0\n");
+    for (call, file, text) in [("t1", "a.txt", "a1\n"), ("t2", "b.txt", "b1\n")] {
+        env.run(&["snap", "--tool", "Write", "--tool-call", call, file])
+            .ok();
+        env.write(file, text);
+        env.run(&["record", "--tool", "Write", "--tool-call", call, file])
+            .ok();
+    }
+    env.run(&["snap", "c.txt"]).ok();
+    env.write("c.txt", "c1\n");
+    env.run(&["record", "c.txt"]).ok();
+    let log = env.run(&["--json", "log"]).ok().json();
+    let file = index_file(&env);
+    testing::downgrade_to_v24(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 24);
+
+    assert_eq!(env.run(&["--json", "log"]).ok().json(), log);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    let key = |c: &str| Some(testing::call_key(c));
+    assert_eq!(
+        testing::tool_call_keys(&file).unwrap(),
+        [
+            (Some("t1".to_string()), key("t1")),
+            (Some("t2".to_string()), key("t2")),
+            (None, None),
+        ]
+    );
+    assert_ne!(key("t1"), key("t2"));
+    // A retried record of t1 finds the change it recorded: nothing new.
+    env.run(&["record", "--tool", "Write", "--tool-call", "t1", "a.txt"])
+        .ok();
+    assert_eq!(testing::tool_call_keys(&file).unwrap().len(), 3);
+    // The first tool call's undo puts its file back and leaves the second's.
+    env.run(&["undo", "--tool-call", "t1"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a0\n");
+    assert_eq!(env.read("b.txt").unwrap(), b"b1\n");
+    let fail = env.run(&["undo", "--tool-call", "t3"]);
+    assert_eq!(
+        (fail.code, fail.stdout.as_str()),
+        (4, "nothing to undo\n"),
+        "a tool call that made no change"
+    );
+    env.run(&["snap", "--tool", "Edit", "--tool-call", "t4", "b.txt"])
+        .ok();
+    env.write("b.txt", "b2\n");
+    env.run(&["record", "--tool", "Edit", "--tool-call", "t4", "b.txt"])
+        .ok();
+    let keys = testing::tool_call_keys(&file).unwrap();
+    assert_eq!(keys.last().unwrap(), &(Some("t4".to_string()), key("t4")));
+}

@@ -172,6 +172,9 @@ pub fn pack_history(
             0 => crate::index::Compact::ManyFree,
             _ => crate::index::Compact::Always,
         };
+        // The file-state log (up to ~4,096 paths, ~130 KiB) is cut to its newest entry first,
+        // so the rebuild gives its pages back too.
+        home.index().write(|tx| tx.trim_state_log_to_newest())?;
         report.index_bytes_freed = compact_index(home, when)?;
         Ok(report)
     });

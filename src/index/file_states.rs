@@ -207,6 +207,22 @@ impl WriteTx<'_> {
         Ok(())
     }
 
+    /// Drop every entry of the file-state log but the newest (the pack step, which rebuilds
+    /// the index after): a watcher that saw less than that entry finds the log cut and looks
+    /// at the whole tree, as after any trim, and listings verified before their directory's
+    /// floor are listed again. The newest stays, so the log is never empty (an empty one
+    /// would say nothing was dropped) and its numbering goes on after it.
+    pub(crate) fn trim_state_log_to_newest(&self) -> Result<()> {
+        let newest: Option<i64> = self
+            .conn
+            .query_row("SELECT max(seq) FROM state_touches", [], |r| r.get(0))
+            .ctx("trim the file-state log")?;
+        match newest {
+            Some(newest) if newest > 1 => self.trim_state_log(newest - 1),
+            _ => Ok(()),
+        }
+    }
+
     /// Drop the log's entries up to `upto`, keeping for each directory the newest of them
     /// (`state_touch_floors`, schema v15): a listing verified before it verifies nothing.
     fn trim_state_log(&self, upto: i64) -> Result<()> {

@@ -359,6 +359,20 @@ pub fn tool_call_keys(path: &Path) -> Result<Vec<(Option<String>, Option<i64>)>>
     Ok(rows)
 }
 
+/// The sequence numbers of the file-state log (`state_touches`), oldest first.
+pub fn state_log(path: &Path) -> Result<Vec<i64>> {
+    let db = bare(path)?;
+    let mut stmt = db
+        .prepare("SELECT seq FROM state_touches ORDER BY seq")
+        .ctx("read the file-state log")?;
+    let rows = stmt
+        .query_map([], |r| r.get(0))
+        .ctx("read the file-state log")?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .ctx("read the file-state log")?;
+    Ok(rows)
+}
+
 /// The `tool_call_key` schema v25 stores for tool-call id `call`.
 pub fn call_key(call: &str) -> i64 {
     super::changes::call_key(call)

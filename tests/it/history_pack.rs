@@ -412,3 +412,27 @@ fn a_jar_is_packed_with_its_entries_inflated_and_reads_back_exactly() {
     env.run(&["redo"]).ok();
     assert_eq!(env.read("lib/tool.jar").unwrap(), archive(8));
 }
+
+/// The pack step cuts the file-state log to its newest entry (the rebuild gives its pages
+/// back): the log is never left empty, its numbering goes on after that entry, and a change
+/// made outside rewind after the step is still found by the next read check.
+#[test]
+fn gc_pack_cuts_the_file_state_log_to_its_newest_entry() {
+    let env = written(3);
+    for i in 0..20 {
+        env.agent_write(&format!("f{i}.txt"), format!("{i}\n"));
+    }
+    let file = crate::common::index_file(&env);
+    let before = rewind::index::testing::state_log(&file).unwrap();
+    assert!(before.len() > 20, "{before:?}");
+    pack(&env);
+    let newest = *before.last().unwrap();
+    assert_eq!(rewind::index::testing::state_log(&file).unwrap(), [newest]);
+    env.agent_write("f0.txt", "again\n");
+    let after = rewind::index::testing::state_log(&file).unwrap();
+    assert!(after.len() > 1 && after[0] == newest, "{after:?}");
+    assert!(after[1..].iter().all(|s| *s > newest), "{after:?}");
+    env.write("f1.txt", "by hand\n");
+    let check = env.run(&["--json", "check", "f1.txt"]).json();
+    assert_eq!(check["externally_modified"], true, "{check}");
+}

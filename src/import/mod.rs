@@ -1509,6 +1509,57 @@ pub fn pi_dir(env: Option<&Path>, home: &Path) -> PathBuf {
     }
 }
 
+/// Plan each of `sessions` the way every importer of turns does: a session past the import's
+/// limits is skipped (and said so), one rewind's hooks recorded live is left to them, and
+/// any other is planned by `plan` from what was imported of it before (`done`) with its
+/// versions kept against the import's limits (`keep`). `head` gives a session's id and turn count;
+/// `plan` may add what it reads (the agent's version) to the session's report.
+fn plan_sessions<S>(
+    home: &Home,
+    ws: &Workspace,
+    (source, dry_run, limits): (&'static str, bool, Limits),
+    sessions: &[S],
+    report: &mut ImportReport,
+    head: fn(&S) -> (&str, usize),
+    mut plan: impl FnMut(&S, &mut SessionReport, Planning<'_>) -> Result<SessionPlan, ImportError>,
+) -> Result<Vec<(SessionReport, Vec<Planned1>)>, ImportError> {
+    let budget = Budget::new(limits);
+    let mut plans = Vec::new();
+    for s in sessions {
+        let (id, turns) = head(s);
+        if let Some(hit) = budget.hit() {
+            plans.push((budget.skip(hit, id, report), Vec::new()));
+            continue;
+        }
+        let started = Instant::now();
+        let (labels, live) = already(home, ws, source, id)?;
+        let mut r = SessionReport::new(id, "", turns, live);
+        if live {
+            plans.push((r, Vec::new()));
+            continue;
+        }
+        let mut keep = |bytes: &[u8]| keep_blob(home, dry_run, &budget, bytes);
+        let done = |turn: &str, gap: bool| turn_imported(&labels, source, turn, gap);
+        let session_plan = plan(
+            s,
+            &mut r,
+            Planning {
+                done: &done,
+                keep: &mut keep,
+            },
+        )?;
+        plans.push(r.planned(session_plan, started));
+    }
+    Ok(plans)
+}
+
+/// What [`plan_sessions`] gives a session's planner: whether a turn (or the gap before it)
+/// was imported before, and where to keep a version's bytes.
+struct Planning<'a> {
+    done: &'a dyn Fn(&str, bool) -> bool,
+    keep: &'a mut step::Keep<'a>,
+}
+
 /// Import the pi history of workspace `ws` into `home`: every session whose cwd is the
 /// workspace's root (or a directory in it), one `import` window per turn (label `pi <prompt
 /// entry id>`), `external` ones for what its reads show someone else changed (see
@@ -1546,34 +1597,28 @@ pub fn pi_import(
         });
     }
     let mut report = ImportReport::empty(PI, dir, root, opts.dry_run);
-    let mut plans = Vec::new();
-    let budget = Budget::new(opts.limits);
-    for (s, rec) in &sessions {
-        if let Some(hit) = budget.hit() {
-            plans.push((budget.skip(hit, &s.session_id, &mut report), Vec::new()));
-            continue;
-        }
-        let started = Instant::now();
-        let (labels, live) = already(home, ws, PI, &s.session_id)?;
-        let r = SessionReport::new(&s.session_id, "", s.turns.len(), live);
-        if live {
-            plans.push((r, Vec::new()));
-            continue;
-        }
-        let mapper = Mapper {
-            recorded_root: rec.clone(),
-        };
-        let cx = pi_plan::SessionCtx {
-            mapper: &mapper,
-            cwd: s.cwd.as_deref().unwrap_or(rec),
-            max_size: home.options().max_file_size,
-            line_endings: s.version >= 2,
-        };
-        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
-        let done = |turn: &str, gap: bool| turn_imported(&labels, PI, turn, gap);
-        let plan = pi_plan::plan(s, &cx, &done, &mut keep)?;
-        plans.push(r.planned(plan, started));
-    }
+    let head: fn(&(pi::Session, String)) -> (&str, usize) =
+        |(s, _)| (s.session_id.as_str(), s.turns.len());
+    let plans = plan_sessions(
+        home,
+        ws,
+        (PI, opts.dry_run, opts.limits),
+        &sessions,
+        &mut report,
+        head,
+        |(s, rec), _, p| {
+            let mapper = Mapper {
+                recorded_root: rec.clone(),
+            };
+            let cx = pi_plan::SessionCtx {
+                mapper: &mapper,
+                cwd: s.cwd.as_deref().unwrap_or(rec),
+                max_size: home.options().max_file_size,
+                line_endings: s.version >= 2,
+            };
+            pi_plan::plan(s, &cx, p.done, p.keep)
+        },
+    )?;
     write_plans(home, ws, (PI, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
@@ -1649,34 +1694,28 @@ pub fn cline_import(
     }
     let repo = git::workspace_objects(ws.root()).and_then(|d| git::SnapshotStore::open(&d).ok());
     let mut report = ImportReport::empty(CLINE, dir, root, opts.dry_run);
-    let mut plans = Vec::new();
-    let budget = Budget::new(opts.limits);
-    for (s, rec) in &chosen {
-        if let Some(hit) = budget.hit() {
-            plans.push((budget.skip(hit, &s.id, &mut report), Vec::new()));
-            continue;
-        }
-        let session_started = Instant::now();
-        let (labels, live) = already(home, ws, CLINE, &s.id)?;
-        let mut r = SessionReport::new(&s.id, "", s.turns.len(), live);
-        r.cline_version = s.version.clone();
-        if live {
-            plans.push((r, Vec::new()));
-            continue;
-        }
-        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
-        let mapper = Mapper {
-            recorded_root: rec.trim_end_matches('/').to_string(),
-        };
-        let cx = cline::Ctx {
-            store: repo.as_ref(),
-            mapper: &mapper,
-            max_size: home.options().max_file_size,
-        };
-        let done = |turn: &str, gap: bool| turn_imported(&labels, CLINE, turn, gap);
-        let plan = cline::plan(s, &cx, &done, &mut keep)?;
-        plans.push(r.planned(plan, session_started));
-    }
+    let head: fn(&(cline::Session, String)) -> (&str, usize) =
+        |(s, _)| (s.id.as_str(), s.turns.len());
+    let plans = plan_sessions(
+        home,
+        ws,
+        (CLINE, opts.dry_run, opts.limits),
+        &chosen,
+        &mut report,
+        head,
+        |(s, rec), r, p| {
+            r.cline_version = s.version.clone();
+            let mapper = Mapper {
+                recorded_root: rec.trim_end_matches('/').to_string(),
+            };
+            let cx = cline::Ctx {
+                store: repo.as_ref(),
+                mapper: &mapper,
+                max_size: home.options().max_file_size,
+            };
+            cline::plan(s, &cx, p.done, p.keep)
+        },
+    )?;
     write_plans(home, ws, (CLINE, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)
@@ -1727,30 +1766,24 @@ pub fn copilot_import(
         });
     }
     let mut report = ImportReport::empty(COPILOT, dir, root, opts.dry_run);
-    let mut plans = Vec::new();
-    let budget = Budget::new(opts.limits);
-    for (s, rec) in &sessions {
-        if let Some(hit) = budget.hit() {
-            plans.push((budget.skip(hit, &s.id, &mut report), Vec::new()));
-            continue;
-        }
-        let started = Instant::now();
-        let (labels, live) = already(home, ws, COPILOT, &s.id)?;
-        let mut r = SessionReport::new(&s.id, "", s.turns.len(), live);
-        r.copilot_version = s.version.clone();
-        if live {
-            plans.push((r, Vec::new()));
-            continue;
-        }
-        let mut keep = |bytes: &[u8]| keep_blob(home, opts.dry_run, &budget, bytes);
-        let cx = copilot_plan::SessionCtx {
-            root: rec,
-            max_size: home.options().max_file_size,
-        };
-        let done = |turn: &str, gap: bool| turn_imported(&labels, COPILOT, turn, gap);
-        let plan = copilot_plan::plan(s, &cx, &done, &mut keep)?;
-        plans.push(r.planned(plan, started));
-    }
+    let head: for<'a> fn(&'a (copilot::Session, &str)) -> (&'a str, usize) =
+        |(s, _)| (s.id.as_str(), s.turns.len());
+    let plans = plan_sessions(
+        home,
+        ws,
+        (COPILOT, opts.dry_run, opts.limits),
+        &sessions,
+        &mut report,
+        head,
+        |(s, rec), r, p| {
+            r.copilot_version = s.version.clone();
+            let cx = copilot_plan::SessionCtx {
+                root: rec,
+                max_size: home.options().max_file_size,
+            };
+            copilot_plan::plan(s, &cx, p.done, p.keep)
+        },
+    )?;
     write_plans(home, ws, (COPILOT, opts.dry_run), plans, &mut report)?;
     report.elapsed_ms = millis(started);
     Ok(report)

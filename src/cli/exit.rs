@@ -212,6 +212,14 @@ impl From<rewind::import::ImportError> for Failure {
     }
 }
 
+/// Does this git command (as a [`rewind::share::ShareError`] names it) talk to the remote?
+/// The others (`git check-ignore`, `git cat-file`, …) run on this machine alone.
+fn reaches_remote(command: &str) -> bool {
+    ["git push", "git fetch", "git ls-remote"]
+        .iter()
+        .any(|net| command == *net || command.starts_with(&format!("{net} ")))
+}
+
 impl From<rewind::share::ShareError> for Failure {
     fn from(e: rewind::share::ShareError) -> Failure {
         use rewind::share::ShareError as E;
@@ -223,7 +231,8 @@ impl From<rewind::share::ShareError> for Failure {
             E::Engine(_) => (Exit::Error, ""),
             E::NotARepository { .. } => (Exit::Error, "run it in the project's git checkout, or pass --workspace DIR"),
             E::NoGit { .. } => (Exit::Error, "install git, or set REWIND_GIT to the git program"),
-            E::Timeout { .. } => (Exit::Error, "the remote is slow or unreachable; try again, or pass --timeout SECS"),
+            E::Timeout { command, .. } if reaches_remote(command) => (Exit::Error, "the remote is slow or unreachable; try again, or pass --timeout SECS"),
+            E::Timeout { .. } => (Exit::Error, "git ran out of time on this machine (a large repository or a busy disk); try again, or pass --timeout SECS"),
             E::Git { .. } => (Exit::Error, "`git remote -v` lists the workspace's remotes; pass a remote name or a URL"),
             E::Rejected { .. } => (Exit::Error, "the remote refused refs/rewind/…: allow that namespace there (a hook or branch rule), or push to a dedicated repository with --remote URL"),
             E::NoSuchRemoteSession { .. } => (Exit::Error, "`rewind log --remote REMOTE` lists the remote's sessions"),

@@ -1815,7 +1815,7 @@ fn a_check_ignore_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
     [EOF]
     ------- stderr -------
     error: git check-ignore took longer than 1 s and was stopped; nothing was changed
-    hint: the remote is slow or unreachable; try again, or pass --timeout SECS
+    hint: git ran out of time on this machine (a large repository or a busy disk); try again, or pass --timeout SECS
     [EOF]
     [exit status: 1]
     ");

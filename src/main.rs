@@ -11,6 +11,11 @@ use clap::{CommandFactory, FromArgMatches};
 /// in each subcommand it is hundreds of allocations, a measurable part of a short hook
 /// process to free just before it exits and the OS takes the memory back anyway.
 fn parse() -> Result<cli::args::Cli, clap::Error> {
+    if cli::command::hook::is_hook_invocation() {
+        if let Some(parsed) = cli::args::parse_hook(std::env::args_os()) {
+            return Ok(parsed);
+        }
+    }
     let mut command = cli::args::Cli::command();
     let parsed = match command.try_get_matches_from_mut(std::env::args_os()) {
         Ok(mut matches) => {

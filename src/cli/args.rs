@@ -2,7 +2,7 @@
 //! whose arguments each command's own `command/<name>.rs` defines. Parsed once in `main`;
 //! commands see plain structs.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 use super::command::{
     blame, check, completions, context, demo, diff, doctor, edit, fetch, gc, helper, hook, import,
@@ -94,4 +94,113 @@ pub enum Command {
     Push(push::PushArgs),
     /// Bring other machines' sessions from a git remote into this workspace's history
     Fetch(fetch::FetchArgs),
+}
+
+/// `rewind … hook <agent> …` parsed against a command of the global options and `hook` only,
+/// or `None` for anything else (and for any command line that command refuses, `--help`
+/// included): the caller then parses with the whole [`Cli`], which gives the same result for
+/// a hook and every message and exit status for the rest. Every agent action starts a hook
+/// process, and building the whole command tree (a copy of each global option in each of the
+/// other subcommands) was a tenth of such a process's instructions (benches/RESULTS.md).
+pub fn parse_hook<I, T>(args: I) -> Option<Cli>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let hook = hook::HookArgs::augment_args(clap::Command::new("hook"));
+    let mut command = Global::augment_args(clap::Command::new("rewind")).subcommand(hook);
+    let parsed = match command.try_get_matches_from_mut(args) {
+        Ok(mut matches) => {
+            let global = Global::from_arg_matches_mut(&mut matches).ok();
+            let hook = match matches.remove_subcommand() {
+                Some((name, mut sub)) if name == "hook" => {
+                    let hook = hook::HookArgs::from_arg_matches_mut(&mut sub).ok();
+                    std::mem::forget(sub);
+                    hook
+                }
+                _ => None,
+            };
+            // Not freed, as in `main`'s parse: the process exits soon after.
+            std::mem::forget(matches);
+            global.zip(hook).map(|(global, hook)| Cli {
+                global,
+                command: Command::Hook(hook),
+            })
+        }
+        Err(_) => None,
+    };
+    std::mem::forget(command);
+    parsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(args: &[&str]) -> String {
+        format!(
+            "{:?}",
+            Cli::try_parse_from(args).expect("the whole command line parses")
+        )
+    }
+
+    #[test]
+    fn a_hook_parses_alone_as_it_does_in_the_whole_command_line() {
+        for args in [
+            &["rewind", "hook", "claude-code"][..],
+            &["rewind", "--home", "/h", "hook", "codex"],
+            &[
+                "rewind",
+                "hook",
+                "--home=/h",
+                "gemini",
+                "--read-before-write",
+                "warn",
+            ],
+            &[
+                "rewind",
+                "--json",
+                "hook",
+                "--scan-budget-ms",
+                "5",
+                "pi",
+                "--session",
+                "s",
+            ],
+            &[
+                "rewind",
+                "--workspace",
+                "hook",
+                "hook",
+                "cursor",
+                "--max-file-size",
+                "9",
+            ],
+            &[
+                "rewind",
+                "hook",
+                "--ai-agent",
+                "claude-code_2-1-332_harness",
+                "qwen",
+            ],
+        ] {
+            let alone = parse_hook(args).map(|cli| format!("{cli:?}"));
+            assert_eq!(alone, Some(full(args)), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn anything_but_a_parsed_hook_is_left_to_the_whole_command_line() {
+        for args in [
+            &["rewind", "log", "hook"][..],
+            &["rewind", "hook"],
+            &["rewind", "hook", "--help"],
+            &["rewind", "--version", "hook", "codex"],
+            &["rewind", "hook", "codex", "--no-such-option"],
+            &["rewind", "hook", "codex", "--max-file-size", "many"],
+            &["rewind", "snap", "hook.rs"],
+        ] {
+            assert!(parse_hook(args).is_none(), "{args:?}");
+        }
+    }
 }

@@ -136,7 +136,7 @@ impl Session<'_> {
             let mut reports = Vec::with_capacity(caps.len());
             for cap in &caps {
                 let known = tx.file_state(self.ws_id, &cap.rel)?;
-                let pending = tx.pending_change(self.id, &cap.rel, tool_call)?;
+                let pending = tx.pending_write(self.id, &cap.rel, tool_call)?;
                 // A path with a pending change is the agent's until its record arrives: a
                 // difference is its own write in flight, not an edit outside the agent.
                 let modification = match pending {
@@ -641,8 +641,8 @@ fn previous_blob(session: &Session<'_>, rel: &RelPath) -> Result<Option<BlobId>>
 /// The session's open agent window, or a new implicit one (closed again by `record` once
 /// nothing in it is pending).
 fn current_window(session: &Session<'_>, tx: &WriteTx<'_>, now: i64) -> Result<WindowId> {
-    match tx.open_agent_window(session.id)? {
-        Some(w) => Ok(w.id),
+    match tx.open_agent_window_id(session.id)? {
+        Some(id) => Ok(id),
         None => Ok(tx.open_window(
             session.id,
             WindowKind::Agent,

@@ -807,11 +807,11 @@ fn current_text(session: &Session<'_>, path: &Path, cwd: &Path) -> Option<String
 /// post-hook never came, and the turn is over.
 fn finish_pending(session: &Session<'_>) -> Result<()> {
     let read = session.history().read();
-    let Some(window) = read.open_agent_window(session.row_id())? else {
+    let Some(window) = read.open_agent_window_id(session.row_id())? else {
         return Ok(());
     };
     let pending: Vec<_> = read
-        .changes_in_window(window.id)?
+        .changes_in_window(window)?
         .into_iter()
         .filter(|c| c.after.is_none())
         .collect();

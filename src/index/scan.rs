@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension};
 
-use super::file_states::{dir_key, dir_of_key, known_state, state_at};
+use super::file_states::{dir_key, dir_of_key, known_state, state_at, StateWrite};
 use super::path_order::PathOrder;
 use super::{stored_path, Ctx, Result, Tx, WriteTx};
 use crate::ids::{SessionRowId, WorkspaceId};
@@ -418,7 +418,7 @@ impl WriteTx<'_> {
         known: &KnownState,
         by: RecordedBy,
     ) -> Result<bool> {
-        self.upsert_file_state(ws, path, known, by, true)
+        self.upsert_file_state(ws, path, known, by, StateWrite::UnlessNewer)
     }
 
     pub(crate) fn set_baseline(
@@ -667,7 +667,13 @@ mod tests {
                     unread: None,
                 };
                 for p in ["c", "c/z.rs", "c/e/v.rs", "c.txt", "c-x/y", "cc/d", "b/c"] {
-                    tx.upsert_file_state(ws, &rel(p), &known, RecordedBy::Scan, false)?;
+                    tx.upsert_file_state(
+                        ws,
+                        &rel(p),
+                        &known,
+                        RecordedBy::Scan,
+                        StateWrite::Always,
+                    )?;
                 }
                 Ok::<_, super::super::IndexError>(ws)
             })

@@ -111,6 +111,24 @@ impl Tx<'_> {
         raw.map(WindowRow::into_window).transpose()
     }
 
+    /// The id of the session's open agent window, if any: [`Tx::open_agent_window`] for the
+    /// callers that need no more (every write hook), a statement a fraction as costly to
+    /// prepare for a process that prepares it once.
+    pub(crate) fn open_agent_window_id(&self, session: SessionRowId) -> Result<Option<WindowId>> {
+        self.conn
+            .prepare_cached(
+                "SELECT id FROM windows WHERE session_id = ?1 AND kind = ?2 AND closed_at IS NULL
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .and_then(|mut st| {
+                st.query_row(params![session.0, WindowKind::Agent.as_str()], |r| {
+                    r.get(0).map(WindowId)
+                })
+            })
+            .optional()
+            .ctx("find window")
+    }
+
     pub fn window(&self, id: WindowId) -> Result<Option<Window>> {
         let raw = self
             .conn

@@ -231,11 +231,11 @@ impl WorkspaceFs for RealFs {
         tmp.persist(&abs).map_err(|e| e.error)?;
         // The bytes are the caller's (verified against their blob id when loaded); what is
         // left to prove is that the path now holds the file just written.
+        // (The same file, not the same length: a process that writes into the file right
+        // after the rename makes a later edit of rewind's file, not a failed write.)
         let landed = std::fs::symlink_metadata(&abs)?;
-        if !same_file(&written, &landed) || landed.len() != written.len() {
-            return Err(io::Error::other(
-                "the file at the path is not the one rewind just wrote",
-            ));
+        if !same_file(&written, &landed) {
+            return Err(io::Error::other(ReplacedAfterRename));
         }
         Ok(())
     }
@@ -259,6 +259,21 @@ impl WorkspaceFs for RealFs {
         std::fs::remove_dir(dir)
     }
 }
+
+/// [`WorkspaceFs::commit`]'s finding after its rename: the path no longer holds the file it
+/// wrote (another process renamed a file of its own over it, or swapped in a symlink, in
+/// between). Carried inside the `io::Error`, told apart by type: someone else changed the
+/// path while rewind wrote it.
+#[derive(Debug)]
+pub struct ReplacedAfterRename;
+
+impl std::fmt::Display for ReplacedAfterRename {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file at the path is not the one rewind just wrote")
+    }
+}
+
+impl std::error::Error for ReplacedAfterRename {}
 
 /// A new temp file in `parent`, the directory of `rel`. On Linux it is created through a
 /// handle on that directory opened one component at a time from the workspace root without

@@ -466,13 +466,30 @@ impl std::error::Error for ChangedUnderUs {}
 
 /// Whether `e` is the re-check's refusal rather than a failure of the disk.
 pub(super) fn changed_under_us(e: &io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(|inner| inner.is::<ChangedUnderUs>())
+    e.get_ref().is_some_and(|inner| {
+        inner.is::<ChangedUnderUs>() || inner.is::<crate::workspace::fs::ReplacedAfterRename>()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path another process replaced right after rewind's rename counts as changed under
+    /// the undo (rolled back; the review page answers 409), as a failed
+    /// re-check before the rename does; any other I/O error does not.
+    #[test]
+    fn a_path_replaced_after_the_rename_is_a_change_under_us() {
+        let replaced = io::Error::other(crate::workspace::fs::ReplacedAfterRename);
+        assert!(changed_under_us(&replaced));
+        assert!(changed_under_us(&io::Error::other(ChangedUnderUs {
+            what: "undo"
+        })));
+        assert!(!changed_under_us(&io::Error::other("disk full")));
+        assert!(!changed_under_us(&io::Error::from(
+            io::ErrorKind::PermissionDenied
+        )));
+    }
 
     fn step(path: &str, current: Option<&[u8]>, target: Option<&[u8]>) -> Step {
         let state = |b: Option<&[u8]>| match b {

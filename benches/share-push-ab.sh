@@ -49,7 +49,7 @@ for r in $(seq "$ROUNDS"); do
     git for-each-ref --format='%(refname)' refs/rewind | xargs -r -n1 git update-ref -d
     git repack -a -d -q && git prune --expire=now
     t0=$(now); "$B" push --remote "$URL/r.git" >/dev/null; t1=$(now)
-    commit=$(git for-each-ref --format='%(objectname)' refs/rewind)
+    commit=$(git for-each-ref --format='%(objectname)' 'refs/rewind/??/*/*')
     fresh_remote g.git
     t2=$(now); git push -q "$URL/g.git" "$commit:refs/heads/bench"; t3=$(now)
     echo "bin$i $(ms "$t0" "$t1") $(ms "$t2" "$t3") $(cut -d' ' -f1 /proc/loadavg)"

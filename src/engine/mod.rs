@@ -647,10 +647,15 @@ impl<'s> History<'s> {
         self.home.store.get_to(&self.home.index, id, out)
     }
 
-    /// The size of blob `id` in bytes, `None` when it is not stored.
-    pub fn blob_size(&self, id: &crate::ids::BlobId) -> Result<Option<u64>, StoreError> {
-        use crate::store::BlobCatalog;
-        Ok(self.home.index.blob(id)?.map(|row| row.size))
+    /// Blob `id` from one lookup: its bytes when it has at most `max` (verified by hash),
+    /// else its size; the git id of one kept by reference to a git object, not read. `None`
+    /// when it is not stored.
+    pub fn blob_within(
+        &self,
+        id: &crate::ids::BlobId,
+        max: u64,
+    ) -> Result<Option<crate::store::Within>, StoreError> {
+        self.home.store.get_within(&self.home.index, id, max)
     }
 
     /// The session this view belongs to: its name and row.

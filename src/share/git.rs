@@ -5,9 +5,9 @@
 //! back with alternates and packs followed).
 //!
 //! Invariants: every git run is bounded by a deadline and killed past it; its stdin is
-//! closed and `GIT_TERMINAL_PROMPT=0`, so it never waits on a question nobody will answer;
-//! refs are only ever named under `refs/rewind/` by the callers; nothing here forces an
-//! update.
+//! closed (or fed by this process: `update-ref --stdin`) and `GIT_TERMINAL_PROMPT=0`, so it
+//! never waits on a question nobody will answer; refs are only ever named under
+//! `refs/rewind/` by the callers; nothing here forces an update.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -36,7 +36,7 @@ pub(crate) struct Repo {
     common: PathBuf,
     objects: PathBuf,
     timeout: Duration,
-    odb: gix_odb::Handle,
+    odb: gix_odb::HandleArc,
     /// Objects are hashed, never written (`push --dry-run`).
     dry_run: bool,
     /// File versions waiting to be written together ([`Repo::write_blob`]).
@@ -108,9 +108,11 @@ impl Repo {
         timeout: Duration,
     ) -> Result<Repo, ShareError> {
         let objects = common.join("objects");
-        let odb = gix_odb::at(&objects, gix_hash::Kind::Sha1).map_err(|e| ShareError::Odb {
-            detail: format!("cannot open {}: {e}", objects.display()),
-        })?;
+        let odb = gix_odb::at(&objects, gix_hash::Kind::Sha1)
+            .and_then(|odb| odb.into_arc())
+            .map_err(|e| ShareError::Odb {
+                detail: format!("cannot open {}: {e}", objects.display()),
+            })?;
         Ok(Repo {
             program: program.to_path_buf(),
             dir: workspace.to_path_buf(),
@@ -139,6 +141,22 @@ impl Repo {
         S: AsRef<OsStr>,
     {
         Repo::run_in(&self.program, &self.dir, self.timeout, args, None, &[])
+    }
+
+    /// [`Repo::git`] started: the caller does other work, then [`Running::wait`]s for it.
+    pub fn start<I, S>(&self, args: I) -> Result<Running, ShareError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Repo::start_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            args,
+            Input::None,
+            &[],
+        )
     }
 
     /// As [`Repo::git`], with `input` on its stdin.
@@ -326,35 +344,20 @@ impl Repo {
         Ok(refs)
     }
 
-    /// Point each `reference` at `new`, provided it still names `old` (`None`: does not
-    /// exist): git's own compare-and-swap, never forced, all in one `git update-ref
-    /// --stdin` transaction (every ref moves, or none does).
-    pub fn update_refs(
-        &self,
-        moves: &[(&str, ObjectId, Option<ObjectId>)],
-    ) -> Result<(), ShareError> {
-        if moves.is_empty() {
-            return Ok(());
-        }
-        let null = ObjectId::null(gix_hash::Kind::Sha1);
-        let mut input = String::new();
-        for (reference, new, old) in moves {
-            input.push_str(&format!(
-                "update {reference} {new} {}\n",
-                old.unwrap_or(null)
-            ));
-        }
-        let out = self.git_with_input(
+    /// Start the `git update-ref --stdin` that [`RefUpdates::finish`] gives its moves once
+    /// they are known (after a push), so that moving the refs then costs no process start.
+    /// Until then it waits on its stdin; dropped unfinished, it is killed and moves nothing.
+    pub fn start_update_refs(&self) -> Result<RefUpdates, ShareError> {
+        let (feed, lines) = std::sync::mpsc::channel();
+        let running = Repo::start_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
             ["update-ref", "-m", "rewind", "--stdin"],
-            input.into_bytes(),
+            Input::Later(lines),
+            &[],
         )?;
-        if !out.status.success() {
-            return Err(ShareError::Git {
-                command: "git update-ref".into(),
-                detail: git_message(&out.stderr),
-            });
-        }
-        Ok(())
+        Ok(RefUpdates { running, feed })
     }
 
     /// Delete `references` here, all in one `git update-ref --stdin` transaction.
@@ -374,8 +377,10 @@ impl Repo {
     }
 
     /// Start asking which of `paths` (relative to the workspace) the workspace's gitignore
-    /// rules exclude (tracked files never are): one `git check-ignore` that runs while the
-    /// caller reads, answered by [`Ignoring::finish`].
+    /// rules match: one `git check-ignore` that runs while the caller reads, answered by
+    /// [`Ignoring::finish`]. It does not look in git's index (which cost it a lookup of
+    /// every path there, most of its time for a thousand paths): a tracked file is never
+    /// ignored, which [`Repo::untracked`] then applies to the few paths it matched.
     pub fn start_ignored(&self, paths: &[&[u8]]) -> Result<Ignoring, ShareError> {
         if paths.is_empty() {
             return Ok(Ignoring(None));
@@ -385,7 +390,7 @@ impl Repo {
             input.extend_from_slice(p);
             input.push(0);
         }
-        let args = ["check-ignore", "--stdin", "-z"];
+        let args = ["check-ignore", "--stdin", "-z", "--no-index"];
         let run = Repo::start_in(
             &self.program,
             &self.dir,
@@ -395,6 +400,27 @@ impl Repo {
             &[],
         )?;
         Ok(Ignoring(Some(run)))
+    }
+
+    /// Those of `paths` (relative to the workspace) that git does not track: `git ls-files`
+    /// of them, each taken literally, a thousand at a time.
+    pub fn untracked(
+        &self,
+        mut paths: std::collections::HashSet<Vec<u8>>,
+    ) -> Result<std::collections::HashSet<Vec<u8>>, ShareError> {
+        let asked: Vec<Vec<u8>> = paths.iter().cloned().collect();
+        for chunk in asked.chunks(1000) {
+            let mut args: Vec<std::ffi::OsString> = ["--literal-pathspecs", "ls-files", "-z", "--"]
+                .iter()
+                .map(Into::into)
+                .collect();
+            args.extend(chunk.iter().map(|p| os_path(p)));
+            let out = self.git_ok("git ls-files", args)?;
+            for tracked in out.stdout.split(|b| *b == 0) {
+                paths.remove(tracked);
+            }
+        }
+        Ok(paths)
     }
 
     /// Write an object whose bytes are at hand; one the repository holds already (a file
@@ -433,6 +459,15 @@ impl Repo {
         if !self.lacks(&id) {
             return Ok(());
         }
+        self.write_lacking_blob(id, bytes)
+    }
+
+    /// [`Repo::write_hashed_blob`] of a blob the caller found the repository lacks
+    /// ([`Repo::lacks`]), not looked up again.
+    pub fn write_lacking_blob(&self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
+        if self.dry_run {
+            return Ok(());
+        }
         let mut pending = self.pending.borrow_mut();
         if !pending.ids.insert(id) {
             return Ok(());
@@ -450,6 +485,13 @@ impl Repo {
             pending.pack = Some(pack);
         }
         Ok(())
+    }
+
+    /// [`Repo::lacks`] for another thread.
+    pub fn lookup(&self) -> Lookup {
+        Lookup {
+            odb: (!self.dry_run).then(|| self.odb.clone()),
+        }
     }
 
     /// Whether writing object `id` would write anything: not a dry run, and the repository
@@ -609,6 +651,13 @@ fn feed(mut stdin: std::process::ChildStdin, input: Input) {
             Input::Bytes(bytes) => {
                 let _ = stdin.write_all(&bytes);
             }
+            Input::Later(chunks) => {
+                for bytes in chunks {
+                    if stdin.write_all(&bytes).is_err() {
+                        break;
+                    }
+                }
+            }
         }
     });
 }
@@ -618,6 +667,49 @@ enum Input {
     /// Nothing (stdin is `/dev/null`).
     None,
     Bytes(Vec<u8>),
+    /// What comes from this channel, as it comes; stdin is closed once the sender is gone.
+    Later(std::sync::mpsc::Receiver<Vec<u8>>),
+}
+
+/// A `git update-ref --stdin` started before its moves are known
+/// ([`Repo::start_update_refs`]). Its fields drop in order: an unfinished one is killed
+/// before its stdin closes, so it never commits an empty or partial transaction it was
+/// not given.
+pub(crate) struct RefUpdates {
+    running: Running,
+    feed: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+impl RefUpdates {
+    /// Point each `reference` at `new`, provided it still names `old` (`None`: does not
+    /// exist): git's own compare-and-swap, never forced, in one transaction (every ref
+    /// moves, or none does). No moves: git ends having moved nothing.
+    pub fn finish(self, moves: &[(&str, ObjectId, Option<ObjectId>)]) -> Result<(), ShareError> {
+        let RefUpdates { mut running, feed } = self;
+        let null = ObjectId::null(gix_hash::Kind::Sha1);
+        let mut input = String::new();
+        for (reference, new, old) in moves {
+            input.push_str(&format!(
+                "update {reference} {new} {}\n",
+                old.unwrap_or(null)
+            ));
+        }
+        if !input.is_empty() {
+            // A send fails only when git stopped reading: its exit status says why.
+            let _ = feed.send(input.into_bytes());
+        }
+        drop(feed);
+        // The deadline counts from now, not from the start (it waited through a push).
+        running.deadline = Instant::now() + running.timeout;
+        let out = running.wait()?;
+        if !out.status.success() {
+            return Err(ShareError::Git {
+                command: "git update-ref".into(),
+                detail: git_message(&out.stderr),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A `git check-ignore` under way ([`Repo::start_ignored`]); `None`: no path was asked about.
@@ -760,6 +852,21 @@ impl Drop for Running {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+}
+
+/// [`Repo::lacks`] on a thread of its own ([`Repo::lookup`]).
+pub(crate) struct Lookup {
+    /// `None` in a dry run, which writes nothing.
+    odb: Option<gix_odb::HandleArc>,
+}
+
+impl Lookup {
+    /// Whether writing object `id` would write anything (see [`Repo::has`]).
+    pub fn lacks(&self, id: &ObjectId) -> bool {
+        self.odb
+            .as_ref()
+            .is_some_and(|odb| !odb.exists_without_refresh(id))
     }
 }
 
@@ -929,7 +1036,8 @@ fn wait_bounded(
     what: &str,
     program: &Path,
 ) -> Result<ExitStatus, ShareError> {
-    let deadline = Instant::now() + timeout;
+    let started = Instant::now();
+    let deadline = started + timeout;
     let mut pause = Duration::from_micros(100);
     loop {
         match child.try_wait() {
@@ -944,9 +1052,12 @@ fn wait_bounded(
             }
             Ok(None) => {
                 // Short git runs (update-ref, check-ignore) end within a few ms: look again
-                // soon, then less often, so a wait never adds much to what git took.
+                // soon, then less often, so a wait never adds much to what git took (at
+                // most 1 ms, or a hundredth of the wait so far, up to 5 ms).
                 std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(5));
+                let most = (started.elapsed() / 100)
+                    .clamp(Duration::from_millis(1), Duration::from_millis(5));
+                pause = (pause * 2).min(most);
             }
             Err(source) => {
                 return Err(ShareError::NoGit {
@@ -956,6 +1067,18 @@ fn wait_bounded(
             }
         }
     }
+}
+
+/// A path's bytes as an argument.
+#[cfg(unix)]
+fn os_path(bytes: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    OsStr::from_bytes(bytes).to_os_string()
+}
+
+#[cfg(not(unix))]
+fn os_path(bytes: &[u8]) -> std::ffi::OsString {
+    String::from_utf8_lossy(bytes).into_owned().into()
 }
 
 pub(crate) fn parse_oid(hex: &str, what: &str) -> Result<ObjectId, ShareError> {

@@ -99,7 +99,9 @@ pub(crate) const SESSION_FILE: &str = "session.json";
 pub(crate) const WINDOW_FILE: &str = "window.json";
 pub(crate) const WINDOWS_DIR: &str = "w";
 
-/// Write the tree of one window: its `window.json` and every blob it names.
+/// Write the tree of one window: its `window.json` and every blob it names. The
+/// `window.json` (hundreds of KiB for a window of a thousand changes) goes with the file
+/// versions, compressed into their pack on its own thread ([`Repo::write_blob`]).
 pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
     let json = serde_json::to_vec_pretty(meta).map_err(|e| ShareError::Odb {
         detail: format!("cannot encode window metadata: {e}"),
@@ -107,10 +109,7 @@ pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
     let mut entries = BTreeMap::new();
     entries.insert(
         WINDOW_FILE.to_string(),
-        (
-            EntryKind::Blob,
-            repo.write_buf(gix_object::Kind::Blob, &json)?,
-        ),
+        (EntryKind::Blob, repo.write_blob(json)?),
     );
     for c in &meta.changes {
         for side in [&c.before, &c.after] {

@@ -29,6 +29,11 @@ const MAX_DEPTH: u32 = 50;
 /// handed over at once and the push goes on (its metadata) while the writer catches up.
 const QUEUED_BYTES: usize = 64 << 20;
 
+/// Objects go to the writer in batches of this many (or fewer, of [`BATCH_BYTES`]): one
+/// hand-over, and one wake-up of the writer, per batch rather than per object.
+const BATCH_OBJECTS: usize = 64;
+const BATCH_BYTES: usize = 1 << 20;
+
 /// Objects smaller than this are stored in their zlib stream, not compressed: a delta of a
 /// few dozen bytes gains nothing, and resetting the compressor clears its hash table.
 const STORE_BELOW: usize = 64;
@@ -37,7 +42,10 @@ const STORE_BELOW: usize = 64;
 /// [`PackWriter::finish`]. Dropped unfinished (the push failed), the temporary file is
 /// removed and nothing is renamed.
 pub(crate) struct PackWriter {
-    feed: Option<Sender<Vec<u8>>>,
+    feed: Option<Sender<Vec<Vec<u8>>>>,
+    /// Objects added and not yet handed to the writer, and their bytes.
+    batch: Vec<Vec<u8>>,
+    batch_bytes: usize,
     /// Bytes sent and not yet written.
     queued: Arc<AtomicUsize>,
     /// Set when the pack is dropped unfinished: the writer stops instead of writing what
@@ -78,6 +86,8 @@ impl PackWriter {
         let thread = std::thread::spawn(move || write_objects(file, objects, &left, &stop, &dir));
         Ok(PackWriter {
             feed: Some(feed),
+            batch: Vec::new(),
+            batch_bytes: 0,
             queued,
             abandoned,
             ids: Vec::new(),
@@ -88,6 +98,20 @@ impl PackWriter {
 
     /// Add blob `id` of `bytes` (its id computed by the caller; each id once).
     pub fn add(&mut self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
+        self.ids.push(id);
+        self.batch_bytes += bytes.len();
+        self.batch.push(bytes);
+        if self.batch.len() >= BATCH_OBJECTS || self.batch_bytes >= BATCH_BYTES {
+            self.send_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Hand the batch to the writer, waiting while it has too much to write already.
+    fn send_batch(&mut self) -> Result<(), ShareError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
         let mut pause = std::time::Duration::from_micros(50);
         while self.queued.load(Ordering::Acquire) > QUEUED_BYTES
             && self.thread.as_ref().is_some_and(|t| !t.is_finished())
@@ -95,8 +119,10 @@ impl PackWriter {
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(2));
         }
-        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
-        let sent = self.feed.as_ref().map(|f| f.send(bytes));
+        self.queued.fetch_add(self.batch_bytes, Ordering::AcqRel);
+        self.batch_bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
+        let sent = self.feed.as_ref().map(|f| f.send(batch));
         if !matches!(sent, Some(Ok(()))) {
             // The writer stopped: its error says why.
             return Err(self
@@ -104,13 +130,13 @@ impl PackWriter {
                 .err()
                 .unwrap_or_else(|| odb("the pack writer stopped".into())));
         }
-        self.ids.push(id);
         Ok(())
     }
 
     /// Finish the pack: its object count and checksum, synced, renamed; then its index,
     /// synced and renamed last.
     pub fn finish(mut self) -> Result<(), ShareError> {
+        self.send_batch()?;
         let written = self.join()?;
         finish_pack(&self.pack_dir, written, &self.ids)
     }
@@ -142,7 +168,7 @@ fn odb(detail: String) -> ShareError {
 /// The writer thread: a pack header (count set at the end), then each object as it comes.
 fn write_objects(
     file: tempfile::NamedTempFile,
-    objects: Receiver<Vec<u8>>,
+    objects: Receiver<Vec<Vec<u8>>>,
     queued: &AtomicUsize,
     abandoned: &AtomicBool,
     dir: &Path,
@@ -156,7 +182,7 @@ fn write_objects(
     let (mut head, mut body, mut delta) = (Vec::new(), Vec::new(), Vec::new());
     // The object written before: the base of the next delta, its offset and chain depth.
     let mut last: Option<(Vec<u8>, u64, u32)> = None;
-    for bytes in objects {
+    for bytes in objects.into_iter().flatten() {
         if abandoned.load(Ordering::Acquire) {
             return Err(odb("the pack was abandoned".into()));
         }

@@ -21,6 +21,7 @@ use super::{ref_name, Origin, Result, ShareError, Transport};
 use crate::engine::{History, Session};
 use crate::ids::{BlobId, ChangeId};
 use crate::model::{FileState, Window, WindowStatus};
+use crate::store::Within;
 
 /// How many times a rejected push is merged and tried again.
 pub const ATTEMPTS: usize = 3;
@@ -264,9 +265,10 @@ impl Judge {
         &mut self,
         repo: &Repo,
         ahead: &mut HashMap<BlobId, Ahead>,
-        mut ignored: std::collections::HashSet<Vec<u8>>,
+        ignored: std::collections::HashSet<Vec<u8>>,
     ) -> Result<()> {
         self.ignoring = None;
+        let mut ignored = repo.untracked(ignored)?;
         ignored.retain(|p| {
             !self
                 .shared
@@ -287,7 +289,7 @@ impl Judge {
 fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
     if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
         if let Some(bytes) = bytes.take() {
-            repo.write_hashed_blob(*git, bytes)?;
+            repo.write_lacking_blob(*git, bytes)?;
         }
     }
     Ok(())
@@ -295,7 +297,9 @@ fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -
 
 /// Read and hash the file versions of `plan`'s new windows that the store holds whole,
 /// adding them to `ahead`; each is written (handed to the pack written meanwhile) once
-/// `judge` knows its path is not withheld, and not before.
+/// `judge` knows its path is not withheld, and not before. The rows are read here (the
+/// index is this thread's); the frames are decoded, hashed as git blobs and looked up in
+/// the repository on a thread of their own meanwhile, a batch at a time.
 fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
@@ -303,6 +307,7 @@ fn read_ahead(
     ahead: &mut HashMap<BlobId, Ahead>,
     judge: &mut Judge,
 ) -> Result<()> {
+    // Bytes read and not yet written or let go: held here, or on their way to be hashed.
     let mut held: u64 = ahead
         .values()
         .map(|a| match a {
@@ -310,45 +315,201 @@ fn read_ahead(
             _ => 0,
         })
         .sum();
-    for c in plan.new_changes() {
-        for state in [&c.before, &c.after.unwrap_or(FileState::Unknown)] {
-            let FileState::Present { blob, .. } = state else {
-                continue;
-            };
-            if ahead.contains_key(blob) {
-                continue;
+    let lookup = repo.lookup();
+    std::thread::scope(|scope| {
+        let (to_hash, hashing) = std::sync::mpsc::channel::<Vec<Version<'_>>>();
+        let (hashed_tx, hashed) = std::sync::mpsc::channel::<Result<Vec<Hashed<'_>>>>();
+        scope.spawn(move || {
+            for batch in hashing {
+                let done = batch.into_iter().map(|v| v.hash(&lookup)).collect();
+                if hashed_tx.send(done).is_err() {
+                    break;
+                }
             }
-            let Some(size) = history.blob_size(blob)? else {
-                ahead.insert(*blob, Ahead::Missing);
-                continue;
-            };
-            if size > crate::workspace::HOLD_MAX || held + size > AHEAD_BYTES {
-                continue;
-            }
-            let bytes = history.blob_bytes(blob)?;
-            let git = super::git::blob_id(&bytes)?;
-            if !repo.lacks(&git) {
-                let bytes = None;
-                ahead.insert(*blob, Ahead::Read { git, size, bytes });
-                continue;
-            }
-            held += size;
-            let path = c.path.as_bytes();
-            ahead.insert(
-                *blob,
-                Ahead::Read {
-                    git,
-                    size,
-                    bytes: Some(bytes),
-                },
-            );
-            if !judge.known(repo, ahead)? {
-                judge.waiting.push((*blob, path.to_vec()));
-            } else if !judge.withheld.as_ref().is_some_and(|w| w.contains(path)) {
-                write_ahead(repo, ahead, blob)?;
-                held -= size;
+        });
+        let mut batch = Vec::new();
+        let mut queued = std::collections::HashSet::new();
+        for c in plan.new_changes() {
+            for state in [&c.before, &c.after.unwrap_or(FileState::Unknown)] {
+                let FileState::Present { blob, .. } = state else {
+                    continue;
+                };
+                if ahead.contains_key(blob) || queued.contains(blob) {
+                    continue;
+                }
+                let max = crate::workspace::HOLD_MAX.min(AHEAD_BYTES.saturating_sub(held));
+                match find(repo, history, blob, max)? {
+                    Found::Missing => {
+                        ahead.insert(*blob, Ahead::Missing);
+                    }
+                    Found::Later => {}
+                    Found::Known { git, size } => {
+                        let bytes = None;
+                        ahead.insert(*blob, Ahead::Read { git, size, bytes });
+                    }
+                    Found::Read(read) => {
+                        held += read.size();
+                        queued.insert(*blob);
+                        let path = c.path.as_bytes();
+                        batch.push(Version {
+                            blob: *blob,
+                            path,
+                            read,
+                        });
+                        if batch.len() >= HASH_BATCH {
+                            // The thread ends only once this sender is gone.
+                            let _ = to_hash.send(std::mem::take(&mut batch));
+                        }
+                    }
+                }
+                while let Ok(done) = hashed.try_recv() {
+                    keep_all(repo, ahead, judge, done?, &mut held)?;
+                }
             }
         }
+        if !batch.is_empty() {
+            let _ = to_hash.send(batch);
+        }
+        drop(to_hash);
+        for done in hashed {
+            keep_all(repo, ahead, judge, done?, &mut held)?;
+        }
+        Ok(())
+    })
+}
+
+/// What the store gave of a version read ahead.
+enum Found {
+    /// Not in the store (gc dropped it).
+    Missing,
+    /// Too large to hold now: read when its change is exported.
+    Later,
+    /// Its git id is known and the repository holds it: nothing to read or write.
+    Known { git: ObjectId, size: u64 },
+    /// Read, to be hashed.
+    Read(Read),
+}
+
+/// Version `blob` from the store, whole if it has at most `max` bytes.
+fn find(repo: &Repo, history: &History<'_>, blob: &BlobId, max: u64) -> Result<Found> {
+    Ok(match history.blob_within(blob, max)? {
+        None => Found::Missing,
+        Some(Within::Over { .. }) => Found::Later,
+        // Kept by reference to an object the repository holds: its bytes are not read.
+        Some(Within::Git { oid, size }) if !repo.lacks(&ObjectId::from(oid)) => {
+            let git = ObjectId::from(oid);
+            Found::Known { git, size }
+        }
+        Some(Within::Git { .. }) => Found::Read(Read::Bytes(history.blob_bytes(blob)?)),
+        Some(Within::Bytes(bytes)) => Found::Read(Read::Bytes(bytes)),
+        Some(Within::Frame(frame)) => Found::Read(Read::Frame(frame)),
+    })
+}
+
+/// [`keep`] each of `hashed`.
+fn keep_all(
+    repo: &Repo,
+    ahead: &mut HashMap<BlobId, Ahead>,
+    judge: &mut Judge,
+    hashed: Vec<Hashed<'_>>,
+    held: &mut u64,
+) -> Result<()> {
+    for h in hashed {
+        keep(repo, ahead, judge, h, held)?;
+    }
+    Ok(())
+}
+
+/// Versions handed to the hashing thread at a time.
+const HASH_BATCH: usize = 32;
+
+/// A file version on its way to be hashed: its blob, a path it was read for, and what was
+/// read of it.
+struct Version<'a> {
+    blob: BlobId,
+    path: &'a [u8],
+    read: Read,
+}
+
+/// A version's bytes, or the frame they decode from.
+enum Read {
+    Bytes(Vec<u8>),
+    Frame(crate::store::Frame),
+}
+
+impl Read {
+    fn size(&self) -> u64 {
+        match self {
+            Read::Bytes(bytes) => bytes.len() as u64,
+            Read::Frame(frame) => frame.size(),
+        }
+    }
+}
+
+impl<'a> Version<'a> {
+    /// Its bytes, their git id, and whether the repository lacks that object.
+    fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
+        let bytes = match self.read {
+            Read::Bytes(bytes) => bytes,
+            Read::Frame(frame) => frame.decode()?,
+        };
+        let git = super::git::blob_id(&bytes)?;
+        let lacks = lookup.lacks(&git);
+        Ok(Hashed {
+            blob: self.blob,
+            path: self.path,
+            bytes,
+            git,
+            lacks,
+        })
+    }
+}
+
+/// A file version hashed ([`Version::hash`]).
+struct Hashed<'a> {
+    blob: BlobId,
+    path: &'a [u8],
+    bytes: Vec<u8>,
+    git: ObjectId,
+    lacks: bool,
+}
+
+/// Add hashed version `h` to `ahead`: its bytes kept while the repository lacks it, and
+/// written once `judge` knows its path is not withheld.
+fn keep(
+    repo: &Repo,
+    ahead: &mut HashMap<BlobId, Ahead>,
+    judge: &mut Judge,
+    h: Hashed<'_>,
+    held: &mut u64,
+) -> Result<()> {
+    let Hashed {
+        blob,
+        path,
+        bytes,
+        git,
+        lacks,
+    } = h;
+    let size = bytes.len() as u64;
+    if !lacks {
+        ahead.insert(
+            blob,
+            Ahead::Read {
+                git,
+                size,
+                bytes: None,
+            },
+        );
+        *held -= size;
+        return Ok(());
+    }
+    let bytes = Some(bytes);
+    ahead.insert(blob, Ahead::Read { git, size, bytes });
+    if !judge.known(repo, ahead)? {
+        judge.waiting.push((blob, path.to_vec()));
+    } else if !judge.withheld.as_ref().is_some_and(|w| w.contains(path)) {
+        write_ahead(repo, ahead, &blob)?;
+        *held -= size;
     }
     Ok(())
 }
@@ -720,7 +881,12 @@ fn side(
         meta.size = match t.ahead.get(&blob) {
             Some(Ahead::Read { size, .. }) => Some(*size),
             Some(Ahead::Missing) => None,
-            None => history.blob_size(&blob)?,
+            None => match history.blob_within(&blob, 0)? {
+                None => None,
+                Some(Within::Bytes(bytes)) => Some(bytes.len() as u64),
+                Some(Within::Frame(frame)) => Some(frame.size()),
+                Some(Within::Over { size } | Within::Git { size, .. }) => Some(size),
+            },
         };
         t.withheld += 1;
         return Ok(meta);
@@ -734,7 +900,7 @@ fn side(
                 Some(Ahead::Missing) => return Ok(meta),
                 Some(Ahead::Read { git, size, bytes }) => {
                     if let Some(bytes) = bytes {
-                        repo.write_hashed_blob(git, bytes)?;
+                        repo.write_lacking_blob(git, bytes)?;
                     }
                     (git, size)
                 }
@@ -756,28 +922,43 @@ fn side(
 }
 
 /// Read blob `blob` from the store and write it as a git blob: its git id and size, `None`
-/// when the store does not hold it.
+/// when the store does not hold it. One kept by reference to an object the repository
+/// holds is not read.
 fn read_and_write(
     repo: &Repo,
     history: &History<'_>,
     blob: &BlobId,
 ) -> Result<Option<(ObjectId, u64)>> {
-    let Some(size) = history.blob_size(blob)? else {
-        return Ok(None);
+    let written = match history.blob_within(blob, crate::workspace::HOLD_MAX)? {
+        None => return Ok(None),
+        Some(Within::Bytes(bytes)) => {
+            let size = bytes.len() as u64;
+            (repo.write_blob(bytes)?, size)
+        }
+        Some(Within::Frame(frame)) => {
+            let bytes = frame.decode()?;
+            let size = bytes.len() as u64;
+            (repo.write_blob(bytes)?, size)
+        }
+        Some(Within::Git { oid, size }) => {
+            let git = ObjectId::from(oid);
+            if repo.lacks(&git) {
+                repo.write_lacking_blob(git, history.blob_bytes(blob)?)?;
+            }
+            (git, size)
+        }
+        Some(Within::Over { size }) => {
+            let mut tmp = tempfile::tempfile().map_err(|e| ShareError::Odb {
+                detail: format!("cannot make a temporary file: {e}"),
+            })?;
+            history.blob_to(blob, &mut tmp)?;
+            tmp.seek(SeekFrom::Start(0)).map_err(|e| ShareError::Odb {
+                detail: format!("cannot read back a temporary file: {e}"),
+            })?;
+            (repo.write_stream(size, &mut tmp)?, size)
+        }
     };
-    let git = if size > crate::workspace::HOLD_MAX {
-        let mut tmp = tempfile::tempfile().map_err(|e| ShareError::Odb {
-            detail: format!("cannot make a temporary file: {e}"),
-        })?;
-        history.blob_to(blob, &mut tmp)?;
-        tmp.seek(SeekFrom::Start(0)).map_err(|e| ShareError::Odb {
-            detail: format!("cannot read back a temporary file: {e}"),
-        })?;
-        repo.write_stream(size, &mut tmp)?
-    } else {
-        repo.write_blob(history.blob_bytes(blob)?)?
-    };
-    Ok(Some((git, size)))
+    Ok(Some(written))
 }
 
 /// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).
@@ -861,7 +1042,11 @@ fn send(
                 .iter()
                 .map(|&i| (commits[i], exports[i].reference.as_str()))
                 .chain(summary.as_ref().map(|(r, c, _)| (*c, r.as_str())));
-            let out = repo.git(push_args(&transport.remote, specs))?;
+            let pushing = repo.start(push_args(&transport.remote, specs))?;
+            // Started while git pushes, so the refs the remote takes move without waiting
+            // for a process to start after the push.
+            let updates = repo.start_update_refs()?;
+            let out = pushing.wait()?;
             let lines = porcelain_lines(&out.stdout);
             let mut moves = Vec::new();
             if let Some((reference, commit, parent)) = &summary {
@@ -893,7 +1078,7 @@ fn send(
                 }
             }
             // The refs the remote took, moved here in one `git update-ref` transaction.
-            repo.update_refs(&moves)?;
+            updates.finish(&moves)?;
         }
         if let Some(refused) = refused {
             return Err(refused);

@@ -159,6 +159,106 @@ pub struct Store {
     git: Mutex<Option<(PathBuf, gix_odb::HandleArc)>>,
 }
 
+/// What [`Store::get_within`] found of a blob.
+#[derive(Debug)]
+pub enum Within {
+    /// Its bytes, decoded and verified.
+    Bytes(Vec<u8>),
+    /// More bytes than asked for: its size only (a reader streams it instead).
+    Over { size: u64 },
+    /// Kept by reference to git object `oid`, the git blob id of its bytes (its baseline
+    /// hashed them so), and not read: a reader whose repository holds `oid` needs no bytes.
+    Git { oid: [u8; 20], size: u64 },
+    /// Its frame, which decodes alone ([`Frame::decode`], on any thread).
+    Frame(Frame),
+}
+
+/// A blob's frame read from its row, to decode where the reader likes: a standalone zstd
+/// frame, which needs no other blob.
+#[derive(Debug)]
+pub struct Frame {
+    row: BlobRow,
+    frame: Vec<u8>,
+}
+
+impl Frame {
+    /// The blob's size in bytes (decoded).
+    pub fn size(&self) -> u64 {
+        self.row.size
+    }
+
+    /// Its bytes, decoded and verified against its id.
+    pub fn decode(&self) -> Result<Vec<u8>> {
+        decode_standalone(&self.row, &self.frame)
+    }
+}
+
+/// The bytes of the blob of `row` from its standalone frame (no base), verified against
+/// its id.
+fn decode_standalone(row: &BlobRow, frame: &[u8]) -> Result<Vec<u8>> {
+    decode_frame(row, frame, |base| Err(StoreError::Missing { id: *base }))
+}
+
+/// The bytes of the blob of `row` from its `frame`, verified against its id; `read_base`
+/// reads the base of a delta once the frame's header was found sound.
+fn decode_frame(
+    row: &BlobRow,
+    frame: &[u8],
+    read_base: impl FnOnce(&BlobId) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let id = &row.id;
+    let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
+    // An unzipped archive's frame holds more than the archive, within a bound.
+    let framed = match row.encoding {
+        Encoding::ZstdZip => match zstd::zstd_safe::get_frame_content_size(frame) {
+            Ok(Some(n)) if n <= row.size.saturating_mul(zip::GROWTH_MAX) => n,
+            _ => {
+                return Err(corrupt(
+                    "the unzipped archive's frame header is wrong".into(),
+                ))
+            }
+        },
+        _ => row.size,
+    };
+    // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
+    // And check that size against the frame's own header first: a damaged row must not
+    // make us allocate what it claims (a 1 TiB size would abort the process).
+    match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n == framed => {}
+        Ok(Some(n)) => {
+            return Err(corrupt(format!(
+                "the index says {} bytes, the frame holds {n}",
+                row.size
+            )))
+        }
+        Ok(None) | Err(_) => return Err(corrupt("the frame header is unreadable".into())),
+    }
+    // A frame header can lie too: no zstd block (3 bytes at least) yields more than
+    // 128 KiB, which bounds what a frame of this length can hold.
+    if framed > (frame.len() as u64 / 3 + 1) * (128 << 10) {
+        return Err(corrupt(format!(
+            "the index says {} bytes, more than a {}-byte frame can hold",
+            framed,
+            frame.len()
+        )));
+    }
+    let capacity = framed as usize;
+    let bytes = match &row.encoding {
+        Encoding::Zstd => codec::decompress(frame, capacity, &[]),
+        Encoding::ZstdDelta { base } => {
+            let base_bytes = read_base(base)?;
+            codec::decompress(frame, capacity, &base_bytes)
+        }
+        Encoding::ZstdZip => codec::decompress(frame, capacity, &[])
+            .and_then(|form| zip::rezip(&form, row.size as usize)),
+    }
+    .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;
+    if BlobId::of(&bytes) != *id {
+        return Err(corrupt("content does not hash to its id".into()));
+    }
+    Ok(bytes)
+}
+
 /// Whether a repository's object directory is gone altogether (then each object it held
 /// is gone, not unreadable).
 fn git_dir_gone(objects: &Path) -> bool {
@@ -607,12 +707,54 @@ impl Store {
         self.get_depth(catalog, id, 0)
     }
 
-    fn get_depth(&self, catalog: &dyn BlobCatalog, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
-        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
-        if depth > MAX_READ_CHAIN {
-            return Err(corrupt("delta chain too deep".into()));
+    /// Blob `id` from one lookup of its row: its bytes (decoded and verified) when it has
+    /// at most `max` of them, or its frame when decoding it needs nothing more from the
+    /// store, else only its size; the git id of one kept by reference to a git object,
+    /// which is not read. `None` when the store does not hold it.
+    pub fn get_within(
+        &self,
+        catalog: &dyn BlobCatalog,
+        id: &BlobId,
+        max: u64,
+    ) -> Result<Option<Within>> {
+        let Some(mut row) = catalog.blob(id)? else {
+            return Ok(None);
+        };
+        if let Place::Git(git) = &row.place {
+            return Ok(Some(Within::Git {
+                oid: git.oid,
+                size: row.size,
+            }));
         }
-        let mut row = catalog.blob(id)?.ok_or(StoreError::Missing { id: *id })?;
+        if row.size > max {
+            return Ok(Some(Within::Over { size: row.size }));
+        }
+        if let (Place::Inline(_), Encoding::Zstd) = (&row.place, &row.encoding) {
+            let Place::Inline(frame) = std::mem::replace(&mut row.place, Place::Object) else {
+                unreachable!("matched just above")
+            };
+            return Ok(Some(Within::Frame(Frame { row, frame })));
+        }
+        self.get_row(catalog, row, 0)
+            .map(|bytes| Some(Within::Bytes(bytes)))
+    }
+
+    fn get_depth(&self, catalog: &dyn BlobCatalog, id: &BlobId, depth: u32) -> Result<Vec<u8>> {
+        if depth > MAX_READ_CHAIN {
+            return Err(StoreError::Corrupt {
+                id: *id,
+                detail: "delta chain too deep".into(),
+            });
+        }
+        let row = catalog.blob(id)?.ok_or(StoreError::Missing { id: *id })?;
+        self.get_row(catalog, row, depth)
+    }
+
+    /// The bytes of the blob of `row` (looked up at `depth` of a delta chain).
+    fn get_row(&self, catalog: &dyn BlobCatalog, mut row: BlobRow, depth: u32) -> Result<Vec<u8>> {
+        let blob = row.id;
+        let id = &blob;
+        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
         // The frame moves out of the row (no copy of an inline frame); `decode` needs the rest.
         let frame = match std::mem::replace(&mut row.place, Place::Object) {
             Place::Inline(frame) => frame,
@@ -856,57 +998,7 @@ impl Store {
         frame: &[u8],
         depth: u32,
     ) -> Result<Vec<u8>> {
-        let id = &row.id;
-        let corrupt = |detail: String| StoreError::Corrupt { id: *id, detail };
-        // An unzipped archive's frame holds more than the archive, within a bound.
-        let framed = match row.encoding {
-            Encoding::ZstdZip => match zstd::zstd_safe::get_frame_content_size(frame) {
-                Ok(Some(n)) if n <= row.size.saturating_mul(zip::GROWTH_MAX) => n,
-                _ => {
-                    return Err(corrupt(
-                        "the unzipped archive's frame header is wrong".into(),
-                    ))
-                }
-            },
-            _ => row.size,
-        };
-        // Cap the output at the recorded size: a damaged frame cannot make us allocate more.
-        // And check that size against the frame's own header first: a damaged row must not
-        // make us allocate what it claims (a 1 TiB size would abort the process).
-        match zstd::zstd_safe::get_frame_content_size(frame) {
-            Ok(Some(n)) if n == framed => {}
-            Ok(Some(n)) => {
-                return Err(corrupt(format!(
-                    "the index says {} bytes, the frame holds {n}",
-                    row.size
-                )))
-            }
-            Ok(None) | Err(_) => return Err(corrupt("the frame header is unreadable".into())),
-        }
-        // A frame header can lie too: no zstd block (3 bytes at least) yields more than
-        // 128 KiB, which bounds what a frame of this length can hold.
-        if framed > (frame.len() as u64 / 3 + 1) * (128 << 10) {
-            return Err(corrupt(format!(
-                "the index says {} bytes, more than a {}-byte frame can hold",
-                framed,
-                frame.len()
-            )));
-        }
-        let capacity = framed as usize;
-        let bytes = match &row.encoding {
-            Encoding::Zstd => codec::decompress(frame, capacity, &[]),
-            Encoding::ZstdDelta { base } => {
-                let base_bytes = self.get_depth(catalog, base, depth + 1)?;
-                codec::decompress(frame, capacity, &base_bytes)
-            }
-            Encoding::ZstdZip => codec::decompress(frame, capacity, &[])
-                .and_then(|form| zip::rezip(&form, row.size as usize)),
-        }
-        .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;
-        if BlobId::of(&bytes) != *id {
-            return Err(corrupt("content does not hash to its id".into()));
-        }
-        Ok(bytes)
+        decode_frame(row, frame, |base| self.get_depth(catalog, base, depth + 1))
     }
 
     /// Delete a blob's row and object file (a packed frame stays, dead, until its pack is

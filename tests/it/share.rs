@@ -876,6 +876,32 @@ fn ignored_files_leave_as_path_size_and_hash_only() {
     assert_eq!(f["proof"], "exact");
 }
 
+/// A gitignore pattern that matches a tracked file does not withhold it (git ignores
+/// untracked files only); an untracked file it matches is withheld.
+#[test]
+fn a_tracked_file_an_ignore_pattern_matches_is_shared_with_its_bytes() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.write(".gitignore", "*.txt\n");
+    alice.write("new.txt", "untracked-secret-1\n");
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &["snap", "f.txt", "new.txt"]).ok();
+    alice.write("f.txt", "one\ntracked-TWO\nthree\nfour\nfive\n");
+    alice.write("new.txt", "untracked-secret-2\n");
+    alice.rw("s1", &["record", "f.txt", "new.txt"]).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let pushed = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["withheld"], 2);
+    let all = lab
+        .git(&["cat-file", "--batch-all-objects", "--batch"])
+        .stdout;
+    assert!(all.contains("tracked-TWO"), "the tracked file's bytes left");
+    assert!(
+        !all.contains("untracked-secret"),
+        "an ignored untracked file's bytes left the machine"
+    );
+}
+
 #[test]
 fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     let lab = Lab::new();
@@ -905,6 +931,35 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     ");
     assert_eq!(alice.object_files(), objects, "a dry run writes no object");
     assert_eq!(alice.local_rewind_refs(), refs);
+}
+
+/// A file version damaged in the home stops the push with the store's error naming it
+/// (the versions are decoded and hashed on a thread of their own): nothing is sent and no
+/// ref moves, here or there.
+#[test]
+fn a_damaged_version_stops_the_push_naming_it_and_nothing_moves() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let after = "one\nTWO\nthree\nfour\nfive\n";
+    alice.turn("s1", "f.txt", after);
+    let id = rewind::ids::BlobId::of(after.as_bytes());
+    let index = rewind::index::Index::open(
+        &alice.home.join("index.sqlite3"),
+        rewind::index::Durability::Normal,
+    )
+    .unwrap();
+    let other = zstd::bulk::compress(b"something else entirely", 3).unwrap();
+    rewind::index::testing::set_inline_frame(&index, &id, &other).unwrap();
+    rewind::index::testing::set_blob_size(&index, &id, 23).unwrap();
+    drop(index);
+    let run = alice.rw("s1", &["push"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.lines().next().unwrap_or(""),
+        format!("error: blob {id} is damaged: content does not hash to its id")
+    );
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
 }
 
 #[test]

@@ -22,7 +22,7 @@ across runs read again each time: ~28x the blob reads at the defaults), for refe
 
 Usage: benches/import_cline.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid, zlib
+import hashlib, json, os, shutil, subprocess, sys, tempfile, time, uuid, zlib
 
 rewind = os.path.abspath(sys.argv[1])
 TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -288,21 +288,13 @@ def rewind_import(dry=False):
     return took
 
 
-times = {"python": [], "py-runs": [], "dry-run": [], "import": []}
-for _ in range(ROUNDS):  # interleaved round by round
-    times["python"].append(python_pass())
-    times["py-runs"].append(python_pass(per_run=True))
-    times["dry-run"].append(rewind_import(dry=True))
-    times["import"].append(rewind_import())
-size = os.path.getsize(manifest) + os.path.getsize(conv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_rounds  # noqa: E402
 n_obj = sum(len(os.listdir(os.path.join(objects, d))) for d in os.listdir(objects) if len(d) == 2)
-print(f"cline 3.0.65: {TURNS} runs, {n_edit} edits of {FILES} files, records {size / 1e6:.1f} MB, "
-      f"{TURNS} checkpoints ({n_obj} loose objects; cat-file reads {read[False]}, per run {read[True]}); "
-      f"{ROUNDS} rounds")
-py = statistics.median(times["python"])
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:7s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  {m / py:5.1f}x python")
-with open("/proc/loadavg") as f:
-    print(f"  load {f.read().strip()}")
+import_rounds.run(
+    ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),
+    lambda: f"cline 3.0.65: {TURNS} runs, {n_edit} edits of {FILES} files, records "
+            f"{(os.path.getsize(manifest) + os.path.getsize(conv)) / 1e6:.1f} MB, {TURNS} checkpoints "
+            f"({n_obj} loose objects; cat-file reads {read[False]}, per run {read[True]})",
+    anchor_name="python", also=[("py-runs", lambda: python_pass(per_run=True))])
 shutil.rmtree(tmp)

@@ -16,7 +16,7 @@ Qwen Code. Fails unless every turn is imported as a window with every edit `deri
 
 Usage: benches/import_copilot.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import datetime, hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+import datetime, hashlib, json, os, shutil, subprocess, sys, tempfile, time, uuid
 
 rewind = os.path.abspath(sys.argv[1])
 TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -236,19 +236,13 @@ def rewind_import(dry=False):
     return took
 
 
-times = {"python": [], "dry-run": [], "import": []}
-for _ in range(ROUNDS):  # interleaved round by round
-    times["python"].append(python_pass())
-    times["dry-run"].append(rewind_import(dry=True))
-    times["import"].append(rewind_import())
-size = os.path.getsize(transcript)
-print(f"copilot {VERSION}: {TURNS} turns, {n_edit} edits of {FILES} files, events {size / 1e6:.1f} MB "
-      f"({len(events)} events), index.json {os.path.getsize(index) / 1e6:.1f} MB, {len(os.listdir(backups))} backups; "
-      f"{ROUNDS} rounds; every round: {TURNS} windows, {n_edit} edits derived")
-py = statistics.median(times["python"])
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:7s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  {m / py:5.1f}x python")
-with open("/proc/loadavg") as f:
-    print(f"  load {f.read().strip()}")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_rounds  # noqa: E402
+import_rounds.run(
+    ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),
+    lambda: f"copilot {VERSION}: {TURNS} turns, {n_edit} edits of {FILES} files, events "
+            f"{os.path.getsize(transcript) / 1e6:.1f} MB ({len(events)} events), index.json "
+            f"{os.path.getsize(index) / 1e6:.1f} MB, {len(os.listdir(backups))} backups; "
+            f"every round: {TURNS} windows, {n_edit} edits derived",
+    anchor_name="python")
 shutil.rmtree(tmp)

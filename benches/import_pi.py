@@ -15,7 +15,7 @@ file, the only thing the importer reads), in the same run, as benches/import_qwe
 
 Usage: benches/import_pi.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import json, os, secrets, shutil, statistics, subprocess, sys, tempfile, time, uuid
+import json, os, secrets, shutil, subprocess, sys, tempfile, time, uuid
 
 rewind = os.path.abspath(sys.argv[1])
 TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -194,17 +194,12 @@ def rewind_import(dry=False):
 
 
 added = [None]
-times = {"python": [], "dry-run": [], "import": []}
-for _ in range(ROUNDS):  # interleaved round by round
-    times["python"].append(python_pass())
-    times["dry-run"].append(rewind_import(dry=True))
-    times["import"].append(rewind_import())
-size = os.path.getsize(session)
-print(f"pi 0.73.1: {TURNS} turns, {n_edit} edits of {FILES} files ({len(seen)} whole reads), "
-      f"session {size / 1e6:.1f} MB, {len(lines)} lines; "
-      f"{added[0]} windows added, every edit derived; {ROUNDS} rounds")
-py = statistics.median(times["python"])
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:7s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  {m / py:5.1f}x python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_rounds  # noqa: E402
+import_rounds.run(
+    ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),
+    lambda: f"pi 0.73.1: {TURNS} turns, {n_edit} edits of {FILES} files ({len(seen)} whole reads), "
+            f"session {os.path.getsize(session) / 1e6:.1f} MB, {len(lines)} lines; "
+            f"{added[0]} windows added, every edit derived",
+    anchor_name="python")
 shutil.rmtree(tmp)

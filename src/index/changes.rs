@@ -883,16 +883,15 @@ mod tests {
     use super::super::{Durability, Index};
     use super::*;
 
-    /// Which pending change a snap or record of `path` continues: the tool call's own (even
-    /// when another is newer), else the newest pending one.
-    #[test]
-    fn pending_change_prefers_the_tool_calls_own_then_the_newest() {
+    /// Changes of `path`s by tool calls, in one agent window of session "s" of a new
+    /// workspace, each absent before and `after` (None: still pending): their session and ids.
+    fn agent_changes(
+        index: &Index,
+        changes: &[(&RelPath, Option<&str>)],
+        after: Option<FileState>,
+    ) -> (SessionRowId, Vec<ChangeId>) {
         use crate::model::{Proof, WindowKind, WindowStatus};
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
-        let path = RelPath::from_stored(b"src/lib.rs".to_vec()).unwrap();
-        let other = RelPath::from_stored(b"src/main.rs".to_vec()).unwrap();
-        let (session, ids) = index
+        index
             .write(|tx| {
                 let ws = tx.workspace(b"/work/space", 1)?;
                 let session = tx.session(ws, "s", 1)?;
@@ -905,18 +904,13 @@ mod tests {
                     1,
                 )?;
                 let mut ids = Vec::new();
-                for (p, tool_call) in [
-                    (&path, Some("a")),
-                    (&path, None),
-                    (&path, Some("b")),
-                    (&other, Some("c")),
-                ] {
+                for &(path, tool_call) in changes {
                     ids.push(tx.insert_change(&NewChange {
                         window,
                         workspace: ws,
-                        path: p,
+                        path,
                         before: FileState::Absent,
-                        after: None,
+                        after,
                         tool: None,
                         tool_call,
                         proof: Proof::Exact,
@@ -926,7 +920,27 @@ mod tests {
                 }
                 Ok::<_, IndexError>((session, ids))
             })
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Which pending change a snap or record of `path` continues: the tool call's own (even
+    /// when another is newer), else the newest pending one.
+    #[test]
+    fn pending_change_prefers_the_tool_calls_own_then_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let path = RelPath::from_stored(b"src/lib.rs".to_vec()).unwrap();
+        let other = RelPath::from_stored(b"src/main.rs".to_vec()).unwrap();
+        let (session, ids) = agent_changes(
+            &index,
+            &[
+                (&path, Some("a")),
+                (&path, None),
+                (&path, Some("b")),
+                (&other, Some("c")),
+            ],
+            None,
+        );
         let pending = |tc: Option<&str>| {
             index
                 .read()
@@ -985,7 +999,6 @@ mod tests {
     /// 31 bits) still find only their own changes.
     #[test]
     fn tool_calls_are_found_by_key_and_id() {
-        use crate::model::{Proof, WindowKind, WindowStatus};
         let dir = tempfile::tempdir().unwrap();
         let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
         let path = RelPath::from_stored(b"a".to_vec()).unwrap();
@@ -999,36 +1012,11 @@ mod tests {
             })
             .unwrap();
         assert_eq!(call_key(&x), call_key(&y));
-        let (session, ids) = index
-            .write(|tx| {
-                let ws = tx.workspace(b"/work/space", 1)?;
-                let session = tx.session(ws, "s", 1)?;
-                let window = tx.open_window(
-                    session,
-                    WindowKind::Agent,
-                    None,
-                    true,
-                    WindowStatus::Done,
-                    1,
-                )?;
-                let mut ids = Vec::new();
-                for call in [x.as_str(), y.as_str()] {
-                    ids.push(tx.insert_change(&NewChange {
-                        window,
-                        workspace: ws,
-                        path: &path,
-                        before: FileState::Absent,
-                        after: Some(FileState::Absent),
-                        tool: None,
-                        tool_call: Some(call),
-                        proof: Proof::Exact,
-                        reason: None,
-                        now: 1,
-                    })?);
-                }
-                Ok::<_, IndexError>((session, ids))
-            })
-            .unwrap();
+        let (session, ids) = agent_changes(
+            &index,
+            &[(&path, Some(x.as_str())), (&path, Some(y.as_str()))],
+            Some(FileState::Absent),
+        );
         let found = |call: &str| -> Vec<ChangeId> {
             let read = index.read();
             let live = read.live_changes_by_tool_call(session, call).unwrap();

@@ -253,22 +253,26 @@ impl Repo {
         if let Some(stdin) = child.stdin.take() {
             feed(stdin, input);
         }
+        let (closing, closed) = std::sync::mpsc::channel();
         let out = drain(
             child
                 .stdout
                 .take()
                 .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            closing.clone(),
         );
         let err = drain(
             child
                 .stderr
                 .take()
                 .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            closing,
         );
         Ok(Running {
             child: Some(child),
             out: Some(out),
             err: Some(err),
+            closed,
             what,
             program: program.to_path_buf(),
             timeout,
@@ -425,6 +429,8 @@ impl Repo {
 
     /// Write an object whose bytes are at hand; one the repository holds already (a file
     /// version in the project's own history, a window pushed before) is not written again.
+    /// While a pack of the push's versions is being written ([`Repo::write_blob`]), it goes
+    /// in that pack; otherwise it is a loose object.
     pub fn write_buf(&self, kind: gix_object::Kind, bytes: &[u8]) -> Result<ObjectId, ShareError> {
         let id = gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).map_err(|e| {
             ShareError::Odb {
@@ -434,6 +440,17 @@ impl Repo {
         if self.dry_run || self.has(&id) {
             return Ok(id);
         }
+        // With a pack of versions under way, it goes in that pack (on the pack's thread,
+        // finished by `flush_blobs`), not in a loose file.
+        let mut pending = self.pending.borrow_mut();
+        let Pending { ids, pack, .. } = &mut *pending;
+        if let Some(pack) = pack.as_mut() {
+            if ids.insert(id) {
+                pack.add_object(id, kind, bytes.to_vec())?;
+            }
+            return Ok(id);
+        }
+        drop(pending);
         self.loose()
             .write_buf(kind, bytes)
             .map_err(|e| ShareError::Odb {
@@ -630,12 +647,17 @@ impl Repo {
 
 /// Drain `pipe` on a thread of its own, so a chatty git never blocks on a full pipe while
 /// this process waits for it to exit.
-fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<Vec<u8>> {
+fn drain(
+    pipe: Option<Box<dyn Read + Send>>,
+    closed: std::sync::mpsc::Sender<()>,
+) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(mut p) = pipe {
             let _ = p.read_to_end(&mut buf);
         }
+        // Wakes a wait for the process ([`wait_bounded`]): it is ending, most likely.
+        let _ = closed.send(());
         buf
     })
 }
@@ -775,6 +797,8 @@ pub(crate) struct Running {
     child: Option<std::process::Child>,
     out: Option<std::thread::JoinHandle<Vec<u8>>>,
     err: Option<std::thread::JoinHandle<Vec<u8>>>,
+    /// A message each time one of its output pipes is closed (by its end, usually).
+    closed: std::sync::mpsc::Receiver<()>,
     what: String,
     program: PathBuf,
     timeout: Duration,
@@ -790,7 +814,8 @@ impl Running {
             .take()
             .expect("a run is waited for once, by value");
         let left = self.deadline.saturating_duration_since(Instant::now());
-        let status = wait_bounded(&mut child, left, &self.what, &self.program).map_err(|e| {
+        let wait = wait_bounded(&mut child, left, &self.what, &self.program, &self.closed);
+        let status = wait.map_err(|e| {
             match e {
                 // The timeout the user gave, not what was left of it.
                 ShareError::Timeout { command, .. } => ShareError::Timeout {
@@ -1035,8 +1060,11 @@ fn wait_bounded(
     timeout: Duration,
     what: &str,
     program: &Path,
+    closed: &std::sync::mpsc::Receiver<()>,
 ) -> Result<ExitStatus, ShareError> {
     let started = Instant::now();
+    // Whether a pipe may still close and wake the wait.
+    let mut open = true;
     let deadline = started + timeout;
     let mut pause = Duration::from_micros(100);
     loop {
@@ -1051,10 +1079,24 @@ fn wait_bounded(
                 });
             }
             Ok(None) => {
-                // Short git runs (update-ref, check-ignore) end within a few ms: look again
-                // soon, then less often, so a wait never adds much to what git took (at
-                // most 1 ms, or a hundredth of the wait so far, up to 5 ms).
-                std::thread::sleep(pause);
+                // A git closes its output as it ends: the wait wakes then. Otherwise (its
+                // pipes are closed already, or a process it started holds them) it looks
+                // again soon, then less often, so a wait never adds much to what git took
+                // (at most 1 ms, or a hundredth of the wait so far, up to 5 ms).
+                if open {
+                    use std::sync::mpsc::RecvTimeoutError;
+                    match closed.recv_timeout(pause) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        woke => {
+                            // Closed: it is exiting; look again in a moment.
+                            open = woke.is_ok();
+                            pause = Duration::from_micros(50);
+                            continue;
+                        }
+                    }
+                } else {
+                    std::thread::sleep(pause);
+                }
                 let most = (started.elapsed() / 100)
                     .clamp(Duration::from_millis(1), Duration::from_millis(5));
                 pause = (pause * 2).min(most);

@@ -17,8 +17,10 @@
 //! `<shard>` is two hex digits of the BLAKE3 of origin and session (so no directory of refs
 //! grows past a few hundred entries); `<origin>` (`user@machine`) and `<session>` are the
 //! names made safe for a ref name ([`ref_part`]). The file versions are plain git blobs of
-//! the file's bytes, so a version the project's history already holds is one object, and
-//! `git push` never sends what the remote has.
+//! the file's bytes, so a version the project's history already holds is one object. `git
+//! push` never sends what the remote's rewind refs hold; a version only in the project's
+//! branches there is sent again (a delta, mostly), since a session's commit does not descend
+//! from them and git's walk does not mark their objects as the remote's.
 //!
 //! Where objects live: in the project's own repository (its common git dir), which is where
 //! `git push`/`git fetch` run with the project's remotes and configuration. Objects are

@@ -1,14 +1,16 @@
 //! A push's file versions written as one git pack, in this process, on a thread of its own
 //! while the push goes on reading: pack v2 and index v2 files in the repository's
-//! `objects/pack`, as git itself writes them.
+//! `objects/pack`, as git itself writes them. The push's metadata (its `window.json`, trees
+//! and commit) goes in the same pack.
 //!
 //! Invariants: the pack is written under a temporary name (`tmp_pack_…`, which git's own
 //! cleanup removes), synced, then renamed to `pack-<checksum>.pack`; its index the same way,
 //! renamed last. git reads a pack only through its index, so a push killed at any point
 //! leaves nothing git would read half-written (at worst a temporary file, or a pack without
 //! its index, which git ignores). Each object is either whole or a delta against the object
-//! written just before it in the same pack (as `git fast-import` does, chains at most
-//! [`MAX_DEPTH`] long), so the pack stands alone and `git push` sends its deltas as they are.
+//! written just before it in the same pack when that one is of its kind (as `git
+//! fast-import` does, chains at most [`MAX_DEPTH`] long), so the pack stands alone and `git
+//! push` sends its deltas as they are.
 
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -42,9 +44,9 @@ const STORE_BELOW: usize = 64;
 /// [`PackWriter::finish`]. Dropped unfinished (the push failed), the temporary file is
 /// removed and nothing is renamed.
 pub(crate) struct PackWriter {
-    feed: Option<Sender<Vec<Vec<u8>>>>,
+    feed: Option<Sender<Vec<Object>>>,
     /// Objects added and not yet handed to the writer, and their bytes.
-    batch: Vec<Vec<u8>>,
+    batch: Vec<Object>,
     batch_bytes: usize,
     /// Bytes sent and not yet written.
     queued: Arc<AtomicUsize>,
@@ -54,6 +56,12 @@ pub(crate) struct PackWriter {
     ids: Vec<ObjectId>,
     thread: Option<std::thread::JoinHandle<Result<Written, ShareError>>>,
     pack_dir: PathBuf,
+}
+
+/// An object on its way to the writer.
+struct Object {
+    kind: gix_object::Kind,
+    bytes: Vec<u8>,
 }
 
 /// What the thread wrote: the temporary pack (header's count not yet set) and each
@@ -98,9 +106,20 @@ impl PackWriter {
 
     /// Add blob `id` of `bytes` (its id computed by the caller; each id once).
     pub fn add(&mut self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
+        self.add_object(id, gix_object::Kind::Blob, bytes)
+    }
+
+    /// Add object `id` of `kind` and `bytes` (a tree or a commit of the push, which then
+    /// costs no file, no compressor of its own and no rename on the pushing thread).
+    pub fn add_object(
+        &mut self,
+        id: ObjectId,
+        kind: gix_object::Kind,
+        bytes: Vec<u8>,
+    ) -> Result<(), ShareError> {
         self.ids.push(id);
         self.batch_bytes += bytes.len();
-        self.batch.push(bytes);
+        self.batch.push(Object { kind, bytes });
         if self.batch.len() >= BATCH_OBJECTS || self.batch_bytes >= BATCH_BYTES {
             self.send_batch()?;
         }
@@ -168,7 +187,7 @@ fn odb(detail: String) -> ShareError {
 /// The writer thread: a pack header (count set at the end), then each object as it comes.
 fn write_objects(
     file: tempfile::NamedTempFile,
-    objects: Receiver<Vec<Vec<u8>>>,
+    objects: Receiver<Vec<Object>>,
     queued: &AtomicUsize,
     abandoned: &AtomicBool,
     dir: &Path,
@@ -180,17 +199,19 @@ fn write_objects(
     let mut entries = Vec::new();
     let mut z = Compress::new(gix_zlib::Compression::BEST_SPEED);
     let (mut head, mut body, mut delta) = (Vec::new(), Vec::new(), Vec::new());
-    // The object written before: the base of the next delta, its offset and chain depth.
-    let mut last: Option<(Vec<u8>, u64, u32)> = None;
-    for bytes in objects.into_iter().flatten() {
+    // The object written before: the base of the next delta (a delta is of its base's
+    // kind), its offset and chain depth.
+    let mut last: Option<(Object, u64, u32)> = None;
+    for object in objects.into_iter().flatten() {
         if abandoned.load(Ordering::Acquire) {
             return Err(odb("the pack was abandoned".into()));
         }
         head.clear();
+        let bytes = &object.bytes;
         let base = last
             .as_ref()
-            .filter(|(_, _, depth)| *depth < MAX_DEPTH)
-            .filter(|(base, _, _)| encode_delta(base, &bytes, &mut delta));
+            .filter(|(base, _, depth)| *depth < MAX_DEPTH && base.kind == object.kind)
+            .filter(|(base, _, _)| encode_delta(&base.bytes, bytes, &mut delta));
         let depth = match base {
             Some((_, base_offset, depth)) => {
                 entry_header(&mut head, OFS_DELTA, delta.len() as u64);
@@ -199,8 +220,8 @@ fn write_objects(
                 depth + 1
             }
             None => {
-                entry_header(&mut head, BLOB, bytes.len() as u64);
-                deflate(&mut z, &bytes, &mut body)?;
+                entry_header(&mut head, type_code(object.kind), bytes.len() as u64);
+                deflate(&mut z, bytes, &mut body)?;
                 0
             }
         };
@@ -214,7 +235,7 @@ fn write_objects(
             crc: crc.finalize(),
         });
         queued.fetch_sub(bytes.len(), Ordering::AcqRel);
-        last = Some((bytes, offset, depth));
+        last = Some((object, offset, depth));
         offset += (head.len() + body.len()) as u64;
     }
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -223,6 +244,16 @@ fn write_objects(
 
 const BLOB: u8 = 3;
 const OFS_DELTA: u8 = 6;
+
+/// An object's type in a pack entry's header.
+fn type_code(kind: gix_object::Kind) -> u8 {
+    match kind {
+        gix_object::Kind::Commit => 1,
+        gix_object::Kind::Tree => 2,
+        gix_object::Kind::Blob => BLOB,
+        gix_object::Kind::Tag => 4,
+    }
+}
 
 /// A pack entry's header: its type and (inflated) size.
 fn entry_header(out: &mut Vec<u8>, kind: u8, size: u64) {
@@ -585,6 +616,52 @@ mod tests {
             assert_eq!(found.kind, gix_object::Kind::Blob);
             assert!(found.data == v.as_slice(), "gix reads back {}", id(v));
         }
+    }
+
+    #[test]
+    fn trees_and_commits_go_in_the_pack_with_their_kind_and_no_delta_crosses_kinds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        git(root, &["init", "-q", "--bare", "r.git"], None);
+        let repo = root.join("r.git");
+        let hash = |kind, bytes: &[u8]| {
+            gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).expect("hashed")
+        };
+        let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
+        let blob = b"x".repeat(500);
+        pack.add(id(&blob), blob.clone()).expect("blob");
+        // A tree naming that blob, and one that differs from it by a byte (a delta of the
+        // first would be one of a tree; one of the blob before it could not be).
+        let mut trees = Vec::new();
+        for name in ["a.txt", "b.txt"] {
+            let mut tree = format!("100644 {name}\0").into_bytes();
+            tree.extend_from_slice(id(&blob).as_bytes());
+            trees.push(tree);
+        }
+        for tree in &trees {
+            let tid = hash(gix_object::Kind::Tree, tree);
+            pack.add_object(tid, gix_object::Kind::Tree, tree.clone())
+                .expect("tree");
+        }
+        let tree = hash(gix_object::Kind::Tree, &trees[0]);
+        let commit =
+            format!("tree {tree}\nauthor a <a@a> 1 +0000\ncommitter a <a@a> 1 +0000\n\nm\n");
+        let cid = hash(gix_object::Kind::Commit, commit.as_bytes());
+        pack.add_object(cid, gix_object::Kind::Commit, commit.into_bytes())
+            .expect("commit");
+        pack.finish().expect("finished");
+        git(&repo, &["fsck", "--full", "--strict"], None);
+        let kind = |what: &str| {
+            String::from_utf8(git(&repo, &["cat-file", "-t", what], None)).expect("utf-8")
+        };
+        assert_eq!(kind(&cid.to_string()), "commit\n");
+        assert_eq!(kind(&tree.to_string()), "tree\n");
+        assert_eq!(kind(&format!("{cid}:a.txt")), "blob\n");
+        let listed = git(&repo, &["ls-tree", &cid.to_string()], None);
+        assert_eq!(
+            String::from_utf8_lossy(&listed),
+            format!("100644 blob {}\ta.txt\n", id(&blob))
+        );
     }
 
     #[test]

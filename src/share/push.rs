@@ -299,7 +299,7 @@ fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -
 /// adding them to `ahead`; each is written (handed to the pack written meanwhile) once
 /// `judge` knows its path is not withheld, and not before. The rows are read here (the
 /// index is this thread's); the frames are decoded, hashed as git blobs and looked up in
-/// the repository on a thread of their own meanwhile, a batch at a time.
+/// the repository on threads of their own meanwhile ([`hashers`]), a batch at a time.
 fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
@@ -315,18 +315,28 @@ fn read_ahead(
             _ => 0,
         })
         .sum();
-    let lookup = repo.lookup();
+    let (to_hash, hashing) = std::sync::mpsc::channel::<Vec<Version<'_>>>();
+    let (hashed_tx, hashed) = std::sync::mpsc::channel::<Result<Vec<Hashed<'_>>>>();
+    let hashing = std::sync::Mutex::new(hashing);
     std::thread::scope(|scope| {
-        let (to_hash, hashing) = std::sync::mpsc::channel::<Vec<Version<'_>>>();
-        let (hashed_tx, hashed) = std::sync::mpsc::channel::<Result<Vec<Hashed<'_>>>>();
-        scope.spawn(move || {
-            for batch in hashing {
+        let hashing = &hashing;
+        for _ in 0..hashers() {
+            let lookup = repo.lookup();
+            let hashed_tx = hashed_tx.clone();
+            scope.spawn(move || loop {
+                // A batch at a time; the lock is held only to take one.
+                let next = match hashing.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => break,
+                };
+                let Ok(batch) = next else { break };
                 let done = batch.into_iter().map(|v| v.hash(&lookup)).collect();
                 if hashed_tx.send(done).is_err() {
                     break;
                 }
-            }
-        });
+            });
+        }
+        drop(hashed_tx);
         let mut batch = Vec::new();
         let mut queued = std::collections::HashSet::new();
         for c in plan.new_changes() {
@@ -420,8 +430,19 @@ fn keep_all(
     Ok(())
 }
 
-/// Versions handed to the hashing thread at a time.
+/// Versions handed to a hashing thread at a time.
 const HASH_BATCH: usize = 32;
+
+/// Threads that decode, verify and hash the versions read ahead: one per core, at most
+/// [`HASHERS_MAX`]. The main thread reads rows and writes what they return meanwhile.
+fn hashers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, HASHERS_MAX)
+}
+
+const HASHERS_MAX: usize = 4;
 
 /// A file version on its way to be hashed: its blob, a path it was read for, and what was
 /// read of it.

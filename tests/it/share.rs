@@ -1842,6 +1842,72 @@ fn many_new_versions_go_in_one_pack_that_git_fsck_finds_clean_and_fetch_reads() 
     assert!(theirs.stdout.contains("+agent line"), "{}", theirs.stdout);
 }
 
+/// Issue 44: a large window's metadata (its `window.json`, trees and commit) goes in the
+/// push's pack with its versions; when the remote has moved on (the same session pushed from
+/// another machine), the merge reads that commit back from the pack just written.
+#[test]
+fn a_large_push_merged_after_a_rejection_reads_its_own_commit_back_from_its_pack() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let twin = lab.machine("twin", "alice@laptop");
+    let files: Vec<String> = (0..120).map(|i| format!("f{i}.txt")).collect();
+    for f in &files {
+        alice.write(f, &format!("{BASE}{f}\n"));
+    }
+    alice.git(&["add", "."]).ok();
+    alice.commit_and_push();
+    twin.turn("s1", "t.txt", "one\ntwo\n");
+    twin.rw("s1", &["push"]).ok();
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    alice.rw("s1", &["window", "open"]).ok();
+    alice.rw("s1", &[&["snap"], &names[..]].concat()).ok();
+    for f in &files {
+        alice.write(f, &format!("{BASE}{f}\nagent line\n"));
+    }
+    alice.rw("s1", &[&["record"], &names[..]].concat()).ok();
+    alice.rw("s1", &["window", "close"]).ok();
+    let before = alice.object_files();
+    let pushed = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["status"], "merged");
+    let new: Vec<String> = alice
+        .object_files()
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .map(|f| f.strip_prefix(&alice.ws).unwrap().display().to_string())
+        .collect();
+    // The merge commit is written after the pack (loose); the commit it merges, with its
+    // trees, went in the pack.
+    let merged = alice
+        .git(&[
+            "for-each-ref",
+            "--format=%(objectname)",
+            "refs/rewind/*/alice@laptop/s1",
+        ])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let ours = alice
+        .git(&["rev-parse", &format!("{merged}^1")])
+        .ok()
+        .stdout
+        .clone();
+    let ours = ours.trim();
+    let loose = format!("objects/{}/{}", &ours[..2], &ours[2..]);
+    assert!(
+        !new.iter().any(|f| f.ends_with(&loose)),
+        "the pushed window's commit is in the pack: {new:?}"
+    );
+    alice
+        .git(&["fsck", "--full", "--strict", "--no-dangling"])
+        .ok();
+    lab.git(&["fsck", "--full", "--strict", "--no-dangling"])
+        .ok();
+    let bob = lab.machine("bob", "bob@desk");
+    let fetched = bob.rw("x", &["--json", "fetch", "origin", "alice@laptop/s1"]);
+    assert_eq!(fetched.ok().json()["sessions"][0]["changes"], 121);
+}
+
 /// Issue 44: `git check-ignore` runs while the push reads its file versions, and is bounded
 /// by `--timeout` like every git run: one that hangs is stopped, and nothing is written or
 /// sent.

@@ -16,9 +16,11 @@ of Python reading the same records, in the same run: `json.loads` of the manifes
 messages, and `git cat-file --batch` of what the importer reads from the repository: per run,
 its checkpoint commit, the untracked parent commit, the checkpoint's root and `src/` trees, and
 the blob of every path the session has edited by then (the importer looks up each known path
-at each run's checkpoint). The anchor (`python`) reads each of those objects once; a second
-row (`py-runs`) reads them once per run, as the importer looks them up (a blob unchanged
-across runs read again each time: ~28x the blob reads at the defaults), for reference.
+at each run's checkpoint, each tree read once, a blob only when its entry is not the one the
+path's known bytes came from). The anchor (`python`) reads each of those objects once; a
+second row (`py-runs`) reads them once per run, as the importer did before it kept what it had
+read (a blob unchanged across runs read again each time: ~28x the blob reads at the
+defaults), for reference.
 
 Usage: benches/import_cline.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """

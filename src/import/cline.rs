@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::git::{Blob, EntryKind, SnapshotStore};
+use super::git::{Blob, Entry, EntryKind, SnapshotStore};
 use super::step::{Keep, Mapper, Planned, SessionPlan, StepPlan, TurnPlan};
 use super::{proof, ImportError};
 use crate::model::{FileState, MetadataReason, Proof};
@@ -389,7 +389,8 @@ pub struct Ctx<'a> {
 
 /// A path's side at a checkpoint.
 enum Side {
-    Present(Vec<u8>, FileState),
+    /// Its bytes, their state, and the tree entry they were read from.
+    Present(Vec<u8>, FileState, Entry),
     /// In neither of the checkpoint's trees: absent, or ignored by git.
     Missing,
     Refused(MetadataReason),
@@ -430,38 +431,64 @@ impl Ctx<'_> {
         })
     }
 
+    /// The regular file entry of `rel` at a checkpoint (`None`: in neither tree), or why
+    /// there is none to read.
+    fn entry(
+        &self,
+        trees: &Result<Trees, MetadataReason>,
+        rel: &RelPath,
+    ) -> Result<Option<Entry>, MetadataReason> {
+        let t = trees.as_ref().map_err(|r| *r)?;
+        let store = self.store.ok_or(MetadataReason::SnapshotStoreMissing)?;
+        for tree in std::iter::once(&t.tracked).chain(&t.untracked) {
+            let entry = match store.entry_at(tree, rel.as_bytes()) {
+                Ok(Some(e)) => e,
+                Ok(None) => continue,
+                Err(_) => return Err(MetadataReason::SnapshotStoreMissing),
+            };
+            return match entry.kind {
+                EntryKind::File { .. } => Ok(Some(entry)),
+                _ => Err(MetadataReason::NotRegular),
+            };
+        }
+        Ok(None)
+    }
+
+    /// The side of a path that [`Ctx::entry`] found (its bytes read and kept).
+    fn read(
+        &self,
+        found: Result<Option<Entry>, MetadataReason>,
+        keep: &mut Keep<'_>,
+    ) -> Result<Side, ImportError> {
+        let entry = match found {
+            Ok(Some(entry)) => entry,
+            Ok(None) => return Ok(Side::Missing),
+            Err(r) => return Ok(Side::Refused(r)),
+        };
+        let Some(store) = self.store else {
+            return Ok(Side::Refused(MetadataReason::SnapshotStoreMissing));
+        };
+        let EntryKind::File { mode } = entry.kind else {
+            return Ok(Side::Refused(MetadataReason::NotRegular));
+        };
+        Ok(match store.blob(&entry.id, self.max_size) {
+            Ok(Blob::Bytes(bytes)) => {
+                let blob = keep(&bytes)?;
+                let mode = super::imported_mode(mode);
+                Side::Present(bytes, FileState::Present { blob, mode }, entry)
+            }
+            Ok(Blob::TooLarge(_)) => Side::Refused(MetadataReason::TooLarge),
+            Err(_) => Side::Refused(MetadataReason::SnapshotStoreMissing),
+        })
+    }
+
     fn side(
         &self,
         trees: &Result<Trees, MetadataReason>,
         rel: &RelPath,
         keep: &mut Keep<'_>,
     ) -> Result<Side, ImportError> {
-        let (Some(store), Ok(t)) = (self.store, trees) else {
-            let r = trees.as_ref().err().copied();
-            return Ok(Side::Refused(
-                r.unwrap_or(MetadataReason::SnapshotStoreMissing),
-            ));
-        };
-        for tree in std::iter::once(&t.tracked).chain(&t.untracked) {
-            let entry = match store.entry_at(tree, rel.as_bytes()) {
-                Ok(Some(e)) => e,
-                Ok(None) => continue,
-                Err(_) => return Ok(Side::Refused(MetadataReason::SnapshotStoreMissing)),
-            };
-            let EntryKind::File { mode } = entry.kind else {
-                return Ok(Side::Refused(MetadataReason::NotRegular));
-            };
-            return Ok(match store.blob(&entry.id, self.max_size) {
-                Ok(Blob::Bytes(bytes)) => {
-                    let blob = keep(&bytes)?;
-                    let mode = super::imported_mode(mode);
-                    Side::Present(bytes, FileState::Present { blob, mode })
-                }
-                Ok(Blob::TooLarge(_)) => Side::Refused(MetadataReason::TooLarge),
-                Err(_) => Side::Refused(MetadataReason::SnapshotStoreMissing),
-            });
-        }
-        Ok(Side::Missing)
+        self.read(self.entry(trees, rel), keep)
     }
 }
 
@@ -473,6 +500,9 @@ struct Known {
     bytes: Option<Option<Vec<u8>>>,
     /// Why they may no longer be its bytes (something ran since that records no path).
     taint: Option<MetadataReason>,
+    /// The checkpoint tree entry `bytes` were read from, when they were: a later
+    /// checkpoint with the same entry holds the same object, so the same bytes and mode.
+    entry: Option<Entry>,
 }
 
 impl Known {
@@ -481,15 +511,17 @@ impl Known {
             state: FileState::Unknown,
             bytes: None,
             taint: Some(reason),
+            entry: None,
         }
     }
 
     fn from_side(side: Side) -> Known {
         match side {
-            Side::Present(bytes, state) => Known {
+            Side::Present(bytes, state, entry) => Known {
                 state,
                 bytes: Some(Some(bytes)),
                 taint: None,
+                entry: Some(entry),
             },
             Side::Missing => Known::unknown(MetadataReason::NotProven),
             Side::Refused(r) => Known::unknown(r),
@@ -555,12 +587,14 @@ fn plan_gap(
 ) -> Result<Vec<Planned>, ImportError> {
     let mut gap = Vec::new();
     for (rel, k) in known.iter_mut() {
-        let now = match cx.side(trees, rel, keep)? {
-            Side::Present(bytes, state) => Known {
-                state,
-                bytes: Some(Some(bytes)),
-                taint: None,
-            },
+        let found = cx.entry(trees, rel);
+        if k.entry.is_some() && found.as_ref().is_ok_and(|e| *e == k.entry) {
+            // The object its known bytes were read from: nothing to read again.
+            k.taint = None;
+            continue;
+        }
+        let now = match cx.read(found, keep)? {
+            side @ Side::Present(..) => Known::from_side(side),
             // Known absent, and nothing ran since that could have made an ignored file.
             Side::Missing if k.bytes == Some(None) && k.taint.is_none() => k.clone(),
             Side::Missing => Known::unknown(MetadataReason::NotProven),
@@ -701,6 +735,7 @@ fn link(
                 state: c.after,
                 bytes: Some(Some(bytes)),
                 taint: None,
+                entry: None,
             };
         }
         Err(r) => {

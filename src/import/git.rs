@@ -5,10 +5,14 @@
 //! Invariants: every object read is re-hashed and must match its id (a damaged loose object
 //! is an error naming it, never wrong bytes); a blob over the caller's size limit is reported
 //! by its header size without being read; tree diffs skip identical subtrees, so a step that
-//! touched one file costs a few tree reads whatever the size of the repository.
+//! touched one file costs a few tree reads whatever the size of the repository; a tree read
+//! once is kept (bounded) for the lookups that follow, so the paths of one snapshot, and
+//! snapshots that share subtrees, read each tree once.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use gix_hash::{oid, ObjectId};
 use gix_object::{Find, FindHeader};
@@ -86,6 +90,42 @@ pub struct SnapshotStore {
     dir: PathBuf,
     /// `dir` and the directories its alternates name, checked before gix-odb reads them.
     object_dirs: Vec<PathBuf>,
+    trees: RefCell<TreeCache>,
+}
+
+/// Tree listings already read and verified, by id, in two generations: once the recent one
+/// holds [`MAX_CACHED_ENTRIES`] entries it becomes the older one (the older dropped), and a
+/// listing found in the older one moves back. Memory stays bounded however many trees an
+/// import walks; the trees it keeps coming back to stay.
+#[derive(Default)]
+struct TreeCache {
+    recent: HashMap<ObjectId, Rc<Listing>>,
+    older: HashMap<ObjectId, Rc<Listing>>,
+    /// How many entries the listings of `recent` hold.
+    recent_entries: usize,
+}
+
+/// The most tree entries [`TreeCache`] keeps in one generation.
+const MAX_CACHED_ENTRIES: usize = 1 << 17;
+
+impl TreeCache {
+    fn get(&mut self, id: &oid) -> Option<Rc<Listing>> {
+        if let Some(listing) = self.recent.get(id) {
+            return Some(Rc::clone(listing));
+        }
+        let listing = self.older.remove(id)?;
+        self.insert(id.to_owned(), Rc::clone(&listing));
+        Some(listing)
+    }
+
+    fn insert(&mut self, id: ObjectId, listing: Rc<Listing>) {
+        if self.recent_entries >= MAX_CACHED_ENTRIES {
+            self.older = std::mem::take(&mut self.recent);
+            self.recent_entries = 0;
+        }
+        self.recent_entries += listing.nodes.len() + listing.duplicates.len();
+        self.recent.insert(id, listing);
+    }
 }
 
 /// The most object directories an alternates chain may name (git allows 5 levels of nesting).
@@ -116,6 +156,7 @@ impl SnapshotStore {
             odb,
             dir: objects.to_path_buf(),
             object_dirs,
+            trees: RefCell::default(),
         })
     }
 
@@ -196,8 +237,19 @@ impl SnapshotStore {
     }
 
     /// The entries of tree `id`: name → (is a tree, entry id, mode), duplicate names listed
-    /// apart.
-    fn entries(&self, id: &oid) -> Result<Listing> {
+    /// apart; read once, then from the cache.
+    fn entries(&self, id: &oid) -> Result<Rc<Listing>> {
+        if let Some(listing) = self.trees.borrow_mut().get(id) {
+            return Ok(listing);
+        }
+        let listing = Rc::new(self.read_entries(id)?);
+        let cached = Rc::clone(&listing);
+        self.trees.borrow_mut().insert(id.to_owned(), cached);
+        Ok(listing)
+    }
+
+    /// [`SnapshotStore::entries`], read from the object directory.
+    fn read_entries(&self, id: &oid) -> Result<Listing> {
         let mut buf = Vec::new();
         self.read(id, gix_object::Kind::Tree, &mut buf)?;
         let tree = gix_object::TreeRef::from_bytes(&buf, gix_hash::Kind::Sha1).map_err(|e| {
@@ -314,8 +366,8 @@ impl SnapshotStore {
 
 /// A pair of trees being compared, and where [`SnapshotStore::diff`] is in them.
 struct Level {
-    a: Listing,
-    b: Listing,
+    a: Rc<Listing>,
+    b: Rc<Listing>,
     names: Vec<Vec<u8>>,
     next: usize,
     /// The length of the path prefix before this level's directory name was added.
@@ -479,4 +531,39 @@ pub fn workspace_objects(root: &Path) -> Option<PathBuf> {
             .and_then(|b| String::from_utf8(b).ok())
             .map(|c| git_dir.join(c.trim()));
     Some(common.unwrap_or(git_dir).join("objects"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_cache_keeps_two_generations_and_a_listing_used_again_stays() {
+        let id = |n: u8| ObjectId::from_hex(format!("{n:02x}").repeat(20).as_bytes()).unwrap();
+        let full = || {
+            let nodes = (0..MAX_CACHED_ENTRIES)
+                .map(|i| (i.to_le_bytes().to_vec(), Node::Tree(id(0))))
+                .collect();
+            Rc::new(Listing {
+                nodes,
+                duplicates: Vec::new(),
+            })
+        };
+        let mut cache = TreeCache::default();
+        cache.insert(id(1), full());
+        cache.insert(id(2), Rc::default());
+        // 1 went to the older generation when 2 came; used again, it comes back.
+        assert_eq!(
+            cache.get(&id(1)).map(|l| l.nodes.len()),
+            Some(MAX_CACHED_ENTRIES)
+        );
+        cache.insert(id(3), Rc::default());
+        cache.insert(id(4), full());
+        cache.insert(id(5), Rc::default());
+        // Two rotations since 1 and 2 were last used: gone; 3 and 4 are the older ones.
+        assert!(cache.get(&id(1)).is_none());
+        assert!(cache.get(&id(2)).is_none());
+        assert!(cache.get(&id(3)).is_some());
+        assert!(cache.get(&id(5)).is_some());
+    }
 }

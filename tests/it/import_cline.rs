@@ -433,10 +433,19 @@ fn git(ws: &Path, args: &[&str], input: &str) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// Add a second run to the session (as `cline --id` in its TUI makes), with the checkpoint
-/// Cline takes at its start (its message naming run `named`): README.md as the user left it
-/// (`mine` added), notes.txt as the sed did. The run edits README.md (`mine` → `MINE`).
-fn second_run(s: &Setup, named: u32) {
+/// One more user run of the session (as `cline --id` in its TUI makes), with the
+/// checkpoint Cline takes at its start (its message naming run `named`): README.md (tracked)
+/// and notes.txt (untracked) as given. The run's one call edits `edit.0`, replacing line
+/// `edit.1` (`edit.2`) with `edit.3`.
+struct NextRun<'a> {
+    run: u32,
+    named: u32,
+    readme: &'a str,
+    notes: &'a str,
+    edit: (&'a str, u32, &'a str, &'a str),
+}
+
+fn add_run(s: &Setup, next: &NextRun<'_>) {
     let ws = &s.env.ws;
     git(ws, &["init", "-q"], "");
     let blob = |text: &str| git(ws, &["hash-object", "-w", "--stdin"], text);
@@ -448,11 +457,8 @@ fn second_run(s: &Setup, named: u32) {
         git(ws, &["mktree"], &listing)
     };
     let agents = blob("AGENTS-E2E-ROOT: keep answers short\n");
-    let tracked = tree(&[
-        ("AGENTS.md", agents),
-        ("README.md", blob("# e2e edited\nmine\n")),
-    ]);
-    let untracked = tree(&[("notes.txt", blob("ONE\nTWO\nuser line\n"))]);
+    let tracked = tree(&[("AGENTS.md", agents), ("README.md", blob(next.readme))]);
+    let untracked = tree(&[("notes.txt", blob(next.notes))]);
     let head = "9e8998cfdd416a1a33c975bf349ba0af81c331aa";
     let u = git(ws, &["commit-tree", &untracked, "-m", "untracked"], "");
     let index = git(
@@ -460,7 +466,7 @@ fn second_run(s: &Setup, named: u32) {
         &["commit-tree", &tracked, "-p", head, "-m", "index"],
         "",
     );
-    let message = format!("cline checkpoint session={SESSION} run={named}");
+    let message = format!("cline checkpoint session={SESSION} run={}", next.named);
     let args = [
         "commit-tree",
         &tracked,
@@ -474,38 +480,58 @@ fn second_run(s: &Setup, named: u32) {
         &message,
     ];
     let checkpoint = git(ws, &args, "");
+    let run = next.run;
     s.edit(false, |m| {
-        let entry =
-            serde_json::json!({"ref": checkpoint, "createdAt": 1, "runCount": 2, "kind": "stash"});
+        let entry = serde_json::json!({"ref": checkpoint, "createdAt": run, "runCount": run,
+            "kind": "stash"});
         m["metadata"]["checkpoint"]["history"]
             .as_array_mut()
             .unwrap()
             .push(entry);
     });
-    let readme = s.env.ws.join("README.md").display().to_string();
-    let shown = format!("Edited {readme}\n```diff\n-2: mine\n+2: MINE\n```");
+    let (name, line, old, new) = next.edit;
+    let path = s.env.ws.join(name).display().to_string();
+    let shown = format!("Edited {path}\n```diff\n-{line}: {old}\n+{line}: {new}\n```");
     let result = serde_json::json!({"query": "edit", "result": shown, "success": true}).to_string();
+    let ts = 1795973500000_i64 + i64::from(run) * 10_000;
+    let call = format!("call_{run}");
     s.edit(true, |v| {
         let msgs = v["messages"].as_array_mut().unwrap();
         msgs.push(
-            serde_json::json!({"id": "run-2", "role": "user", "ts": 1795973500000_i64,
+            serde_json::json!({"id": format!("run-{run}"), "role": "user", "ts": ts,
             "content": [{"type": "text", "text": "<user_input mode=\"act\">again</user_input>"}]}),
         );
         msgs.push(
-            serde_json::json!({"id": "m-2", "role": "assistant", "ts": 1795973500100_i64,
-            "content": [{"type": "tool_use", "id": "call_2", "name": "editor",
-                "input": {"path": readme, "old_text": "mine", "new_text": "MINE"}}]}),
+            serde_json::json!({"id": format!("m-{run}"), "role": "assistant", "ts": ts + 100,
+            "content": [{"type": "tool_use", "id": call, "name": "editor",
+                "input": {"path": path, "old_text": old, "new_text": new}}]}),
         );
         msgs.push(
-            serde_json::json!({"id": "r-2", "role": "user", "ts": 1795973500200_i64,
-            "content": [{"type": "tool_result", "tool_use_id": "call_2", "name": "editor",
+            serde_json::json!({"id": format!("r-{run}"), "role": "user", "ts": ts + 200,
+            "content": [{"type": "tool_result", "tool_use_id": call, "name": "editor",
                 "content": result}]}),
         );
         msgs.push(
-            serde_json::json!({"id": "m-3", "role": "assistant", "ts": 1795973500300_i64,
+            serde_json::json!({"id": format!("d-{run}"), "role": "assistant", "ts": ts + 300,
             "content": [{"type": "text", "text": "done"}]}),
         );
     });
+}
+
+/// Add a second run to the session, its checkpoint (naming run `named`) holding README.md as
+/// the user left it (`mine` added), notes.txt as the sed did. The run edits README.md
+/// (`mine` → `MINE`).
+fn second_run(s: &Setup, named: u32) {
+    add_run(
+        s,
+        &NextRun {
+            run: 2,
+            named,
+            readme: "# e2e edited\nmine\n",
+            notes: "ONE\nTWO\nuser line\n",
+            edit: ("README.md", 2, "mine", "MINE"),
+        },
+    );
     std::fs::write(s.env.ws.join("README.md"), "# e2e edited\nMINE\n").unwrap();
 }
 
@@ -604,4 +630,38 @@ fn an_insert_is_proven_by_clines_own_rule_and_says_so_in_its_result() {
         summary(&s.import(&["--dry-run"]).ok().json())[2],
         "import: notes.txt metadata-only not-proven editor"
     );
+}
+
+#[test]
+fn a_file_put_back_as_an_earlier_checkpoint_held_it_is_a_change_and_an_unchanged_one_is_not() {
+    let s = Setup::new();
+    second_run(&s, 2);
+    // Before run 3 the user puts README.md back as run 2's checkpoint held it (the same git
+    // object again) and leaves notes.txt as run 2's checkpoint showed it; run 3 edits that.
+    add_run(
+        &s,
+        &NextRun {
+            run: 3,
+            named: 3,
+            readme: "# e2e edited\nmine\n",
+            notes: "ONE\nTWO\nuser line\n",
+            edit: ("notes.txt", 1, "ONE", "one"),
+        },
+    );
+    let r = s.import(&["--dry-run"]).ok().json();
+    assert_eq!(
+        summary(&r)[6..],
+        [
+            "external: README.md derived - -",
+            "import: notes.txt derived - editor",
+        ]
+    );
+    let windows = r["sessions"][0]["windows"].as_array().unwrap();
+    assert_eq!(windows[3]["label"], "cline run-3 before");
+    let put_back = &windows[3]["changes"][0];
+    assert_eq!(put_back["before"], blob_json(b"# e2e edited\nMINE\n"));
+    assert_eq!(put_back["after"], blob_json(b"# e2e edited\nmine\n"));
+    let edit = &windows[4]["changes"][0];
+    assert_eq!(edit["before"], blob_json(b"ONE\nTWO\nuser line\n"));
+    assert_eq!(edit["after"], blob_json(b"one\nTWO\nuser line\n"));
 }

@@ -319,22 +319,10 @@ fn read_ahead(
     let (hashed_tx, hashed) = std::sync::mpsc::channel::<Result<Vec<Hashed<'_>>>>();
     let hashing = std::sync::Mutex::new(hashing);
     std::thread::scope(|scope| {
-        let hashing = &hashing;
         for _ in 0..hashers() {
-            let lookup = repo.lookup();
-            let hashed_tx = hashed_tx.clone();
-            scope.spawn(move || loop {
-                // A batch at a time; the lock is held only to take one.
-                let next = match hashing.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => break,
-                };
-                let Ok(batch) = next else { break };
-                let done = batch.into_iter().map(|v| v.hash(&lookup)).collect();
-                if hashed_tx.send(done).is_err() {
-                    break;
-                }
-            });
+            let (lookup, hashing, hashed_tx) = (repo.lookup(), &hashing, hashed_tx.clone());
+            // The thread owns its sender: the results end once every thread has.
+            scope.spawn(move || hash_batches(&lookup, hashing, &hashed_tx));
         }
         drop(hashed_tx);
         let mut batch = Vec::new();
@@ -386,6 +374,27 @@ fn read_ahead(
         }
         Ok(())
     })
+}
+
+/// A hashing thread of [`read_ahead`]: hash each batch of versions it takes from `hashing`
+/// and send them back, until either channel closes. One thread waits for the next batch
+/// (holding the lock), the others for the lock.
+fn hash_batches<'a>(
+    lookup: &super::git::Lookup,
+    hashing: &std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Version<'a>>>>,
+    hashed: &std::sync::mpsc::Sender<Result<Vec<Hashed<'a>>>>,
+) {
+    loop {
+        let next = match hashing.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok(batch) = next else { return };
+        let done = batch.into_iter().map(|v| v.hash(lookup)).collect();
+        if hashed.send(done).is_err() {
+            return;
+        }
+    }
 }
 
 /// What the store gave of a version read ahead.

@@ -532,6 +532,14 @@ mod tests {
         out.stdout
     }
 
+    /// A new bare repository in a temporary directory (kept while the first is).
+    fn bare_repo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        git(dir.path(), &["init", "-q", "--bare", "r.git"], None);
+        let repo = dir.path().join("r.git");
+        (dir, repo)
+    }
+
     fn id(bytes: &[u8]) -> ObjectId {
         gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
             .expect("sha1 hashes anything")
@@ -559,10 +567,7 @@ mod tests {
 
     #[test]
     fn a_pack_written_here_is_one_git_reads_verifies_and_finds_every_object_in() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        git(root, &["init", "-q", "--bare", "r.git"], None);
-        let repo = root.join("r.git");
+        let (_dir, repo) = bare_repo();
         let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
         let mut seen = std::collections::HashSet::new();
         let all: Vec<Vec<u8>> = versions()
@@ -620,10 +625,7 @@ mod tests {
 
     #[test]
     fn trees_and_commits_go_in_the_pack_with_their_kind_and_no_delta_crosses_kinds() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        git(root, &["init", "-q", "--bare", "r.git"], None);
-        let repo = root.join("r.git");
+        let (_dir, repo) = bare_repo();
         let hash = |kind, bytes: &[u8]| {
             gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).expect("hashed")
         };

@@ -1797,14 +1797,8 @@ fn many_new_versions_go_in_one_pack_that_git_fsck_finds_clean_and_fetch_reads() 
     // One more that shares nothing with the others (a whole object in the pack).
     alice.write("other.bin", &"z".repeat(5000));
     agent_edits(&alice, &files, &["other.bin"]);
-    let before = alice.object_files();
-    alice.rw("s1", &["push"]).ok();
-    let new: Vec<String> = alice
-        .object_files()
-        .into_iter()
-        .filter(|f| !before.contains(f))
-        .map(|f| f.strip_prefix(&alice.ws).unwrap().display().to_string())
-        .collect();
+    let (pushed, new) = pushed_writing(&alice, &["push"]);
+    pushed.ok();
     let packs: Vec<&String> = new.iter().filter(|f| f.contains("/pack/")).collect();
     assert_eq!(packs.len(), 2, "one pack and its index: {new:?}");
     let loose: Vec<&String> = new.iter().filter(|f| !f.contains("/pack/")).collect();
@@ -1835,15 +1829,8 @@ fn a_large_push_merged_after_a_rejection_reads_its_own_commit_back_from_its_pack
     twin.turn("s1", "t.txt", "one\ntwo\n");
     twin.rw("s1", &["push"]).ok();
     agent_edits(&alice, &files, &[]);
-    let before = alice.object_files();
-    let pushed = alice.rw("s1", &["--json", "push"]);
+    let (pushed, new) = pushed_writing(&alice, &["--json", "push"]);
     assert_eq!(pushed.ok().json()["sessions"][0]["status"], "merged");
-    let new: Vec<String> = alice
-        .object_files()
-        .into_iter()
-        .filter(|f| !before.contains(f))
-        .map(|f| f.strip_prefix(&alice.ws).unwrap().display().to_string())
-        .collect();
     // The merge commit is written after the pack (loose); the commit it merges, with its
     // trees, went in the pack.
     let merged = alice
@@ -1868,6 +1855,20 @@ fn a_large_push_merged_after_a_rejection_reads_its_own_commit_back_from_its_pack
         "the pushed window's commit is in the pack: {new:?}"
     );
     clean_and_fetched(&lab, &alice, 121);
+}
+
+/// `m` runs `args` in session `s1`: what it did, and the object files it wrote (relative to
+/// the workspace).
+fn pushed_writing(m: &Machine, args: &[&str]) -> (Run, Vec<String>) {
+    let before = m.object_files();
+    let run = m.rw("s1", args);
+    let new = m
+        .object_files()
+        .into_iter()
+        .filter(|f| !before.contains(f))
+        .map(|f| f.strip_prefix(&m.ws).unwrap().display().to_string())
+        .collect();
+    (run, new)
 }
 
 /// `n` files `f<i>.txt` committed and pushed on `m`'s branch; their names.

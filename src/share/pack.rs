@@ -632,15 +632,22 @@ mod tests {
         let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
         let blob = b"x".repeat(500);
         pack.add(id(&blob), blob.clone()).expect("blob");
-        // A tree naming that blob, and one that differs from it by a byte (a delta of the
-        // first would be one of a tree; one of the blob before it could not be).
+        // Two trees of twelve entries naming that blob, the second differing by a name (a
+        // delta of the first, a tree); before each, a blob of nearly the tree's own bytes,
+        // which a delta must not use as its base: the object would read back as a blob.
         let mut trees = Vec::new();
-        for name in ["a.txt", "b.txt"] {
-            let mut tree = format!("100644 {name}\0").into_bytes();
-            tree.extend_from_slice(id(&blob).as_bytes());
+        for first in ["a", "b"] {
+            let mut tree = Vec::new();
+            for i in 0..12 {
+                tree.extend_from_slice(format!("100644 {first}{i:02}.txt\0").as_bytes());
+                tree.extend_from_slice(id(&blob).as_bytes());
+            }
             trees.push(tree);
         }
         for tree in &trees {
+            let mut near = tree.clone();
+            near[0] = b'2';
+            pack.add(id(&near), near).expect("near blob");
             let tid = hash(gix_object::Kind::Tree, tree);
             pack.add_object(tid, gix_object::Kind::Tree, tree.clone())
                 .expect("tree");
@@ -658,11 +665,15 @@ mod tests {
         };
         assert_eq!(kind(&cid.to_string()), "commit\n");
         assert_eq!(kind(&tree.to_string()), "tree\n");
-        assert_eq!(kind(&format!("{cid}:a.txt")), "blob\n");
-        let listed = git(&repo, &["ls-tree", &cid.to_string()], None);
-        assert_eq!(
-            String::from_utf8_lossy(&listed),
-            format!("100644 blob {}\ta.txt\n", id(&blob))
+        let second = hash(gix_object::Kind::Tree, &trees[1]);
+        assert_eq!(kind(&second.to_string()), "tree\n");
+        assert_eq!(kind(&format!("{cid}:a00.txt")), "blob\n");
+        let listed = git(&repo, &["ls-tree", &second.to_string()], None);
+        let listed = String::from_utf8_lossy(&listed);
+        assert_eq!(listed.lines().count(), 12, "{listed}");
+        assert!(
+            listed.starts_with(&format!("100644 blob {}\tb00.txt\n", id(&blob))),
+            "{listed}"
         );
     }
 

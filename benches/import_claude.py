@@ -14,13 +14,11 @@ The default is 2.1.197's format.
 
 Usage: benches/import_claude.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import hashlib, json, os, shutil, statistics, subprocess, sys, tempfile, time, uuid
+import hashlib, json, os, shutil, tempfile, time, uuid
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+import import_rounds
+
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 FORMAT = os.environ.get("FORMAT", "2.1.197")
 DELTAS = FORMAT != "2.1.197"
 
@@ -101,47 +99,27 @@ transcript = os.path.join(proj, sid + ".jsonl")
 with open(transcript, "w") as f:
     for l in lines:
         f.write(json.dumps(l) + "\n")
-for n in names:
-    with open(os.path.join(ws, n), "w") as f:
-        f.write(text[n])
-subprocess.run(["git", "init", "-q", ws], check=True)
+import_rounds.workspace(ws, {n: text[n] for n in names})
 
 
 def python_pass():
     t0 = time.perf_counter()
-    with open(transcript) as f:
-        for line in f:
-            json.loads(line)
-    for name in os.listdir(hist):
-        with open(os.path.join(hist, name), "rb") as f:
-            f.read()
+    import_rounds.read_jsonl(transcript)
+    import_rounds.read_dir(hist)
     return time.perf_counter() - t0
 
 
+home = os.path.join(tmp, "home")
+
+
 def rewind_import(mode):
-    home = os.path.join(tmp, "home")
-    shutil.rmtree(home, ignore_errors=True)
-    t0 = time.perf_counter()
-    r = subprocess.run([rewind, "--json", "import", "claude-code", "--claude-dir", claude, "--mode", mode],
-                       cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
-    took = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"import failed: {r.stderr}")
-    s = json.loads(r.stdout)["sessions"][0]
-    assert s["derived"] == n_edit, (s["derived"], n_edit, s["reasons"])
-    return took
+    args = ["--claude-dir", claude, "--mode", mode]
+    return import_rounds.rewind_import(rewind, "claude-code", args, ws, home, n_edit, False)
 
 
-times = {"python": [], "shadow": [], "apply": []}
-for _ in range(ROUNDS):  # interleaved round by round
-    times["python"].append(python_pass())
-    times["shadow"].append(rewind_import("shadow"))
-    times["apply"].append(rewind_import("apply"))
-size = os.path.getsize(transcript)
-print(f"claude-code {FORMAT}: {TURNS} turns, {n_edit} edits of {FILES} files, transcript {size / 1e6:.1f} MB, "
-      f"{len(os.listdir(hist))} backups; {ROUNDS} rounds")
-py = statistics.median(times["python"])
-for k, v in times.items():
-    m = statistics.median(v)
-    print(f"  {k:7s} median {m * 1000:8.1f} ms  (min {min(v) * 1000:.1f}, max {max(v) * 1000:.1f})  {m / py:5.1f}x python")
+import_rounds.run(
+    ROUNDS, python_pass, lambda shadow: rewind_import("shadow" if shadow else "apply"),
+    f"claude-code {FORMAT}: {TURNS} turns, {n_edit} edits of {FILES} files, transcript "
+    f"{os.path.getsize(transcript) / 1e6:.1f} MB, {len(os.listdir(hist))} backups",
+    anchor_name="python", names=("shadow", "apply"))
 shutil.rmtree(tmp)

@@ -26,11 +26,9 @@ Usage: benches/import_cline.py <rewind binary> [turns] [edits per turn] [files] 
 """
 import hashlib, json, os, shutil, subprocess, sys, tempfile, time, uuid, zlib
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+import import_rounds
+
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 
 tmp = tempfile.mkdtemp(prefix="rewind-cline-bench.")
 ws = os.path.realpath(os.path.join(tmp, "ws"))
@@ -274,14 +272,7 @@ def python_pass(per_run=False):
 
 def rewind_import(dry=False):
     home = os.path.join(tmp, "home")
-    shutil.rmtree(home, ignore_errors=True)
-    t0 = time.perf_counter()
-    r = subprocess.run([rewind, "--json", "import", "cline", "--cline-dir", data] + (["--dry-run"] if dry else []),
-                       cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
-    took = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"import failed ({r.returncode}): {r.stderr}{r.stdout[:2000]}")
-    report = json.loads(r.stdout)
+    took, report = import_rounds.timed_import(rewind, "cline", ["--cline-dir", data], ws, home, dry)
     s = report["sessions"][0]
     windows = len(s["windows"]) if dry else report["windows_added"]
     if s["derived"] != n_edit or windows != TURNS:
@@ -290,8 +281,6 @@ def rewind_import(dry=False):
     return took
 
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import import_rounds  # noqa: E402
 n_obj = sum(len(os.listdir(os.path.join(objects, d))) for d in os.listdir(objects) if len(d) == 2)
 import_rounds.run(
     ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),

@@ -15,15 +15,11 @@ run, rounds interleaved.
 
 Usage: benches/import_codex.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import json, os, shutil, subprocess, sys, tempfile, time, uuid
+import json, os, shutil, subprocess, tempfile, time, uuid
 
 import import_rounds
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 
 tmp = tempfile.mkdtemp(prefix="rewind-codex-bench.")
 ws = os.path.realpath(os.path.join(tmp, "ws"))
@@ -123,9 +119,7 @@ blob_ids = git("rev-parse", *[f"{commit}:{n}" for n in sorted(touched_files)]).s
 
 def tools_pass():
     t0 = time.perf_counter()
-    with open(rollout) as f:
-        for l in f:
-            json.loads(l)
+    import_rounds.read_jsonl(rollout)
     r = subprocess.run(["git", "-C", ws, "cat-file", "--batch"], input="\n".join(blob_ids) + "\n",
                        capture_output=True, text=True, check=True)
     assert r.stdout.count(" blob ") == len(blob_ids)

@@ -16,13 +16,11 @@ Qwen Code. Fails unless every turn is imported as a window with every edit `deri
 
 Usage: benches/import_copilot.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import datetime, hashlib, json, os, shutil, subprocess, sys, tempfile, time, uuid
+import datetime, hashlib, json, os, shutil, sys, tempfile, time, uuid
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+import import_rounds
+
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 VERSION = "1.0.102"
 
 tmp = tempfile.mkdtemp(prefix="rewind-copilot-bench.")
@@ -195,35 +193,21 @@ with open(os.path.join(snaps, "tracking.json"), "w") as f:
 with open(os.path.join(sdir, "workspace.yaml"), "w") as f:
     f.write(f"id: {sid}\ncwd: {ws}\ngit_root: {ws}\nbranch: master\nclient_name: github/cli\n"
             f"name: turn 0\nuser_named: false\nsummary_count: 0\nfork_count: 0\n")
-for n in names:
-    with open(os.path.join(ws, n), "w") as f:
-        f.write(text[n])
-subprocess.run(["git", "init", "-q", ws], check=True)
+import_rounds.workspace(ws, {n: text[n] for n in names})
 
 
 def python_pass():
     t0 = time.perf_counter()
-    with open(transcript) as f:
-        for l in f:
-            json.loads(l)
+    import_rounds.read_jsonl(transcript)
     with open(index) as f:
         json.load(f)
-    for name in os.listdir(backups):
-        with open(os.path.join(backups, name), "rb") as f:
-            f.read()
+    import_rounds.read_dir(backups)
     return time.perf_counter() - t0
 
 
 def rewind_import(dry=False):
     home = os.path.join(tmp, "home")
-    shutil.rmtree(home, ignore_errors=True)
-    t0 = time.perf_counter()
-    r = subprocess.run([rewind, "--json", "import", "copilot", "--copilot-home", copilot] + (["--dry-run"] if dry else []),
-                       cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
-    took = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"import failed ({r.returncode}): {r.stderr}{r.stdout[:2000]}")
-    rep = json.loads(r.stdout)
+    took, rep = import_rounds.timed_import(rewind, "copilot", ["--copilot-home", copilot], ws, home, dry)
     s = rep["sessions"][0]
     # Every turn a window, every edit proven: a benchmark of an import that imported nothing is
     # worthless. (A dry run reports its windows but adds none: `windows_added` is 0.)
@@ -236,8 +220,6 @@ def rewind_import(dry=False):
     return took
 
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import import_rounds  # noqa: E402
 import_rounds.run(
     ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),
     lambda: f"copilot {VERSION}: {TURNS} turns, {n_edit} edits of {FILES} files, events "

@@ -15,15 +15,11 @@ commit, in the same run, rounds interleaved.
 
 Usage: benches/import_gemini.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import json, os, shutil, subprocess, sys, tempfile, time, uuid
+import json, os, shutil, subprocess, tempfile, time, uuid
 
 import import_rounds
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 
 tmp = tempfile.mkdtemp(prefix="rewind-gemini-bench.")
 ws = os.path.realpath(os.path.join(tmp, "ws"))
@@ -111,9 +107,7 @@ def tools_pass():
     for name in checkpoints:
         with open(os.path.join(pdir, "checkpoints", name)) as f:
             json.load(f)
-    with open(log) as f:
-        for l in f:
-            json.loads(l)
+    import_rounds.read_jsonl(log)
     r = subprocess.run(["git", "--git-dir", shadow, "cat-file", "--batch"], input="\n".join(specs) + "\n",
                        capture_output=True, text=True, check=True)
     assert r.stdout.count(" blob ") == len(specs)

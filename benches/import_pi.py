@@ -15,13 +15,11 @@ file, the only thing the importer reads), in the same run, as benches/import_qwe
 
 Usage: benches/import_pi.py <rewind binary> [turns] [edits per turn] [files] [rounds]
 """
-import json, os, secrets, shutil, subprocess, sys, tempfile, time, uuid
+import json, os, secrets, shutil, sys, tempfile, time, uuid
 
-rewind = os.path.abspath(sys.argv[1])
-TURNS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-EDITS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-FILES = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+import import_rounds
+
+rewind, TURNS, EDITS, FILES, ROUNDS = import_rounds.args()
 
 tmp = tempfile.mkdtemp(prefix="rewind-pi-bench.")
 ws = os.path.realpath(os.path.join(tmp, "ws"))
@@ -157,30 +155,18 @@ for t in range(TURNS):
 with open(session, "w") as f:
     for l in lines:
         f.write(json.dumps(l, separators=(",", ":")) + "\n")
-for n in names:
-    with open(os.path.join(ws, n), "w") as f:
-        f.write(text[n])
-subprocess.run(["git", "init", "-q", ws], check=True)
+import_rounds.workspace(ws, {n: text[n] for n in names})
 
 
 def python_pass():
     t0 = time.perf_counter()
-    with open(session) as f:
-        for l in f:
-            json.loads(l)
+    import_rounds.read_jsonl(session)
     return time.perf_counter() - t0
 
 
 def rewind_import(dry=False):
     home = os.path.join(tmp, "home")
-    shutil.rmtree(home, ignore_errors=True)
-    t0 = time.perf_counter()
-    r = subprocess.run([rewind, "--json", "import", "pi", "--pi-dir", agent] + (["--dry-run"] if dry else []),
-                       cwd=ws, env=dict(os.environ, REWIND_HOME=home), capture_output=True, text=True)
-    took = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"import failed ({r.returncode}): {r.stderr}{r.stdout[:2000]}")
-    rep = json.loads(r.stdout)
+    took, rep = import_rounds.timed_import(rewind, "pi", ["--pi-dir", agent], ws, home, dry)
     s = rep["sessions"][0]
     bad = (s["derived"] != n_edit or s.get("metadata_only") or s.get("external") or s["steps"] != TURNS
            or s.get("steps_in_progress") or (not dry and rep["windows_added"] != TURNS))
@@ -194,8 +180,6 @@ def rewind_import(dry=False):
 
 
 added = [None]
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import import_rounds  # noqa: E402
 import_rounds.run(
     ROUNDS, python_pass, lambda dry: rewind_import(dry=dry),
     lambda: f"pi 0.73.1: {TURNS} turns, {n_edit} edits of {FILES} files ({len(seen)} whole reads), "

@@ -658,6 +658,25 @@ impl<'s> History<'s> {
         self.home.store.get_within(&self.home.index, id, max)
     }
 
+    /// The rows of those of blobs `ids` the store holds, in no particular order, read many
+    /// to a statement; [`History::within`] gives each one's bytes.
+    pub fn blob_rows(
+        &self,
+        ids: &[crate::ids::BlobId],
+    ) -> Result<Vec<crate::store::BlobRow>, StoreError> {
+        use crate::store::BlobCatalog;
+        Ok(self.home.index.blobs(ids)?)
+    }
+
+    /// [`History::blob_within`] of a row [`History::blob_rows`] read.
+    pub fn within(
+        &self,
+        row: crate::store::BlobRow,
+        max: u64,
+    ) -> Result<crate::store::Within, StoreError> {
+        self.home.store.within(&self.home.index, row, max)
+    }
+
     /// The session this view belongs to: its name and row.
     pub fn session_name(&self) -> &'s str {
         self.name

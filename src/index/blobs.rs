@@ -2,11 +2,12 @@
 //! and how it is encoded; pack usage for gc; every reference to a blob, for gc and verify.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use rusqlite::types::Value;
 use rusqlite::{params, OptionalExtension, Row};
 
-use super::{parse_blob, Ctx, Index, IndexError, Result, Tx, WriteTx};
+use super::{parse_blob, parse_blob_ref, Ctx, Index, IndexError, Result, Tx, WriteTx};
 use crate::ids::BlobId;
 use crate::store::{
     BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HistoryCatalog, PackMove, PackedBlob,
@@ -51,6 +52,26 @@ pub struct Reference {
     /// The row, as `verify` names it (`change 12 before`, `file state src/a.rs`, …).
     pub what: String,
     pub blob: BlobId,
+}
+
+/// The columns [`StoredBlob::read`] reads of a blob (its id thirteenth), before a `WHERE`.
+const BLOB_ROW: &str =
+    "SELECT b.size, b.stored_size, b.encoding, b.base, f.data, b.created_at, b.pack,
+            b.pack_offset, b.pack_inner, b.git_oid, g.objects, b.frame, b.id
+     FROM blobs b LEFT JOIN blob_frames f ON f.id = b.frame
+         LEFT JOIN git_sources g ON g.id = b.git_source";
+
+/// Blobs [`Tx::blobs`] asks for in one statement.
+const BLOBS_AT_ONCE: usize = 256;
+
+/// [`BLOB_ROW`] of the `n` blobs its parameters name.
+fn blobs_sql(n: usize) -> String {
+    let mut sql = format!("{BLOB_ROW} WHERE b.id IN (?1");
+    for i in 2..=n {
+        sql.push_str(&format!(", ?{i}"));
+    }
+    sql.push(')');
+    sql
 }
 
 /// A `blobs` row as stored.
@@ -183,20 +204,39 @@ impl StoredBlob {
 
 impl Tx<'_> {
     pub fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>> {
+        static SQL: LazyLock<String> = LazyLock::new(|| format!("{BLOB_ROW} WHERE b.id = ?1"));
         let stored = self
             .conn
-            .prepare_cached(
-                "SELECT b.size, b.stored_size, b.encoding, b.base, f.data, b.created_at, b.pack,
-                        b.pack_offset, b.pack_inner, b.git_oid, g.objects, b.frame
-                 FROM blobs b LEFT JOIN blob_frames f ON f.id = b.frame
-                     LEFT JOIN git_sources g ON g.id = b.git_source
-                 WHERE b.id = ?1",
-            )
+            .prepare_cached(&SQL)
             .ctx("find blob")?
             .query_row([id], StoredBlob::read)
             .optional()
             .ctx("find blob")?;
         stored.map(|s| s.into_row(id)).transpose()
+    }
+
+    /// The rows of those of blobs `ids` there are, in no particular order: [`Tx::blob`] of
+    /// each, [`BLOBS_AT_ONCE`] to a statement (a push reads thousands, and a statement
+    /// each cost more than the rows).
+    pub fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>> {
+        static SQL: LazyLock<String> = LazyLock::new(|| blobs_sql(BLOBS_AT_ONCE));
+        let mut rows = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BLOBS_AT_ONCE) {
+            let sql = match chunk.len() {
+                BLOBS_AT_ONCE => std::borrow::Cow::Borrowed(SQL.as_str()),
+                n => std::borrow::Cow::Owned(blobs_sql(n)),
+            };
+            let mut st = self.conn.prepare_cached(&sql).ctx("find blobs")?;
+            let mut found = st
+                .query(rusqlite::params_from_iter(chunk))
+                .ctx("find blobs")?;
+            while let Some(r) = found.next().ctx("find blobs")? {
+                let id = parse_blob_ref("blob id", r.get_ref(12).ctx("find blobs")?)?;
+                let stored = StoredBlob::read(r).ctx("find blobs")?;
+                rows.push(stored.into_row(&id)?);
+            }
+        }
+        Ok(rows)
     }
 
     /// How blob `id` is encoded, from its base alone (cheaper than [`Tx::blob`], which reads
@@ -787,6 +827,10 @@ impl BlobCatalog for Index {
         Ok(self.read().blob(id)?)
     }
 
+    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>, CatalogError> {
+        Ok(self.read().blobs(ids)?)
+    }
+
     fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError> {
         Ok(self.read().blob_encoding(id)?)
     }
@@ -915,6 +959,58 @@ mod tests {
         // Deleting an inline blob deletes its frame.
         catalog.delete_blob(&a).unwrap();
         assert_eq!(frames(), 0);
+    }
+
+    /// Many rows read at once are the rows read one by one: every kind of place, across
+    /// more than one statement's worth, the ones not there left out.
+    #[test]
+    fn rows_read_many_at_once_are_the_rows_read_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.sqlite3"), Durability::Normal).unwrap();
+        let catalog: &dyn BlobCatalog = &index;
+        let objects = dir.path().join("objects");
+        let ids: Vec<BlobId> = (0..BLOBS_AT_ONCE + 40)
+            .map(|i| BlobId::of(i.to_string().as_bytes()))
+            .collect();
+        for (i, id) in ids.iter().enumerate() {
+            let place = match i % 4 {
+                0 => Place::Inline(vec![i as u8; 12]),
+                1 => Place::Object,
+                2 => Place::Packed {
+                    pack: 3,
+                    offset: i as u64,
+                },
+                _ => Place::Git(GitObject {
+                    objects: objects.clone(),
+                    oid: [i as u8; 20],
+                }),
+            };
+            let row = BlobRow {
+                id: *id,
+                size: i as u64,
+                stored_size: if matches!(place, Place::Git(_)) {
+                    0
+                } else {
+                    12
+                },
+                encoding: Encoding::Zstd,
+                place,
+                created_at: i as i64,
+            };
+            // Every fifth is never stored.
+            if i % 5 != 4 {
+                catalog.insert_blob(&row).unwrap();
+            }
+        }
+        let mut many = catalog.blobs(&ids).unwrap();
+        many.sort_by_key(|r| r.size);
+        let one_by_one: Vec<BlobRow> = ids
+            .iter()
+            .filter_map(|id| catalog.blob(id).unwrap())
+            .collect();
+        assert_eq!(many.len(), ids.len() - ids.len() / 5);
+        assert_eq!(format!("{many:?}"), format!("{one_by_one:?}"));
+        assert!(catalog.blobs(&[]).unwrap().is_empty());
     }
 
     /// Grouped rows read back as written, move with their group, and count in the share of

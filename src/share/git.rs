@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use gix_hash::ObjectId;
 use gix_object::{Find, Write as _};
 
+use super::pack::Content;
 use super::ShareError;
 
 /// What a finished git run printed.
@@ -46,10 +47,10 @@ pub(crate) struct Repo {
 /// File versions [`Repo::write_blob`] was given, which [`Repo::flush_blobs`] finishes.
 #[derive(Default)]
 struct Pending {
-    ids: std::collections::HashSet<ObjectId>,
+    ids: std::collections::HashSet<ObjectId, super::Fast>,
     /// Versions held until there are enough for a pack of their own ([`PACK_FROM`]);
     /// written as loose objects if the push ends first.
-    held: Vec<(ObjectId, Vec<u8>)>,
+    held: Vec<(ObjectId, Content)>,
     held_bytes: usize,
     /// The pack being written on its own thread, once there are enough.
     pack: Option<super::pack::PackWriter>,
@@ -233,9 +234,14 @@ impl Repo {
                 .unwrap_or_default()
         );
         let deadline = Instant::now() + timeout;
+        // `-C dir` rather than a working directory for the child: with none to set, the
+        // standard library starts git with `posix_spawn` (a vfork) instead of a fork, which
+        // copied the whole address space's page tables for each git run of a push (in a
+        // static binary it cannot look up the `posix_spawn` action that changes directory).
         let mut child = Command::new(program)
+            .arg("-C")
+            .arg(dir)
             .args(&args)
-            .current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
             .envs(env.iter().copied())
             .stdin(if matches!(input, Input::None) {
@@ -446,7 +452,7 @@ impl Repo {
         let Pending { ids, pack, .. } = &mut *pending;
         if let Some(pack) = pack.as_mut() {
             if ids.insert(id) {
-                pack.add_object(id, kind, bytes.to_vec())?;
+                pack.add_object(id, kind, Content::Bytes(bytes.to_vec()))?;
             }
             return Ok(id);
         }
@@ -476,12 +482,12 @@ impl Repo {
         if !self.lacks(&id) {
             return Ok(());
         }
-        self.write_lacking_blob(id, bytes)
+        self.write_lacking_blob(id, Content::Bytes(bytes))
     }
 
     /// [`Repo::write_hashed_blob`] of a blob the caller found the repository lacks
-    /// ([`Repo::lacks`]), not looked up again.
-    pub fn write_lacking_blob(&self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
+    /// ([`Repo::lacks`]), not looked up again: its bytes, or the store's frame of them.
+    pub fn write_lacking_blob(&self, id: ObjectId, content: Content) -> Result<(), ShareError> {
         if self.dry_run {
             return Ok(());
         }
@@ -490,14 +496,14 @@ impl Repo {
             return Ok(());
         }
         if let Some(pack) = pending.pack.as_mut() {
-            return pack.add(id, bytes);
+            return pack.add(id, content);
         }
-        pending.held_bytes += bytes.len();
-        pending.held.push((id, bytes));
+        pending.held_bytes += content.size() as usize;
+        pending.held.push((id, content));
         if pending.held.len() >= PACK_FROM || pending.held_bytes >= HOLD_BYTES {
             let mut pack = super::pack::PackWriter::start(&self.objects)?;
-            for (id, bytes) in std::mem::take(&mut pending.held) {
-                pack.add(id, bytes)?;
+            for (id, content) in std::mem::take(&mut pending.held) {
+                pack.add(id, content)?;
             }
             pending.pack = Some(pack);
         }
@@ -524,9 +530,9 @@ impl Repo {
         if let Some(pack) = finished.pack {
             return pack.finish();
         }
-        for (_, bytes) in finished.held {
+        for (_, content) in finished.held {
             self.loose()
-                .write_buf(gix_object::Kind::Blob, &bytes)
+                .write_buf(gix_object::Kind::Blob, &content.into_bytes()?)
                 .map_err(|e| ShareError::Odb {
                     detail: format!("cannot write a blob into {}: {e}", self.objects.display()),
                 })?;
@@ -594,9 +600,11 @@ impl Repo {
             return Ok(());
         }
         let what = "git cat-file --batch";
+        // `-C`, not a working directory: see `start_in`.
         let mut child = Command::new(&self.program)
+            .arg("-C")
+            .arg(&self.dir)
             .args(["cat-file", "--batch"])
-            .current_dir(&self.dir)
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

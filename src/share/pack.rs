@@ -61,7 +61,38 @@ pub(crate) struct PackWriter {
 /// An object on its way to the writer.
 struct Object {
     kind: gix_object::Kind,
-    bytes: Vec<u8>,
+    content: Content,
+}
+
+/// The bytes of an object to write, or the store's frame of a file version: a version
+/// read ahead travels as its frame (tens of bytes where its bytes are kilobytes) and is
+/// decoded again on the writer's thread, so no version's bytes are held, nor handed from
+/// thread to thread, on their way into the pack.
+pub(crate) enum Content {
+    Bytes(Vec<u8>),
+    /// A frame whose bytes were verified against its blob id when they were hashed (it
+    /// decodes to the same bytes each time).
+    Frame(crate::store::Frame),
+}
+
+impl Content {
+    /// The object's size (its bytes, decoded).
+    pub fn size(&self) -> u64 {
+        match self {
+            Content::Bytes(bytes) => bytes.len() as u64,
+            Content::Frame(frame) => frame.size(),
+        }
+    }
+
+    /// The object's bytes.
+    pub fn into_bytes(self) -> Result<Vec<u8>, ShareError> {
+        match self {
+            Content::Bytes(bytes) => Ok(bytes),
+            Content::Frame(frame) => frame.decode_unverified().map_err(|e| ShareError::Odb {
+                detail: format!("cannot read a file version back: {e}"),
+            }),
+        }
+    }
 }
 
 /// What the thread wrote: the temporary pack (header's count not yet set) and each
@@ -104,22 +135,22 @@ impl PackWriter {
         })
     }
 
-    /// Add blob `id` of `bytes` (its id computed by the caller; each id once).
-    pub fn add(&mut self, id: ObjectId, bytes: Vec<u8>) -> Result<(), ShareError> {
-        self.add_object(id, gix_object::Kind::Blob, bytes)
+    /// Add blob `id` of `content` (its id computed by the caller; each id once).
+    pub fn add(&mut self, id: ObjectId, content: Content) -> Result<(), ShareError> {
+        self.add_object(id, gix_object::Kind::Blob, content)
     }
 
-    /// Add object `id` of `kind` and `bytes` (a tree or a commit of the push, which then
+    /// Add object `id` of `kind` and `content` (a tree or a commit of the push, which then
     /// costs no file, no compressor of its own and no rename on the pushing thread).
     pub fn add_object(
         &mut self,
         id: ObjectId,
         kind: gix_object::Kind,
-        bytes: Vec<u8>,
+        content: Content,
     ) -> Result<(), ShareError> {
         self.ids.push(id);
-        self.batch_bytes += bytes.len();
-        self.batch.push(Object { kind, bytes });
+        self.batch_bytes += content.size() as usize;
+        self.batch.push(Object { kind, content });
         if self.batch.len() >= BATCH_OBJECTS || self.batch_bytes >= BATCH_BYTES {
             self.send_batch()?;
         }
@@ -201,27 +232,29 @@ fn write_objects(
     let (mut head, mut body, mut delta) = (Vec::new(), Vec::new(), Vec::new());
     // The object written before: the base of the next delta (a delta is of its base's
     // kind), its offset and chain depth.
-    let mut last: Option<(Object, u64, u32)> = None;
+    let mut last: Option<(gix_object::Kind, Vec<u8>, u64, u32)> = None;
     for object in objects.into_iter().flatten() {
         if abandoned.load(Ordering::Acquire) {
             return Err(odb("the pack was abandoned".into()));
         }
         head.clear();
-        let bytes = &object.bytes;
+        let kind = object.kind;
+        let bytes = object.content.into_bytes()?;
         let base = last
             .as_ref()
-            .filter(|(base, _, depth)| *depth < MAX_DEPTH && base.kind == object.kind)
-            .filter(|(base, _, _)| encode_delta(&base.bytes, bytes, &mut delta));
+            .filter(|(base_kind, _, _, depth)| *depth < MAX_DEPTH && *base_kind == kind)
+            .filter(|(_, base, _, _)| encode_delta(base, &bytes, &mut delta))
+            .map(|(_, _, offset, depth)| (*offset, *depth));
         let depth = match base {
-            Some((_, base_offset, depth)) => {
+            Some((base_offset, depth)) => {
                 entry_header(&mut head, OFS_DELTA, delta.len() as u64);
                 base_distance(&mut head, offset - base_offset);
                 deflate(&mut z, &delta, &mut body)?;
                 depth + 1
             }
             None => {
-                entry_header(&mut head, type_code(object.kind), bytes.len() as u64);
-                deflate(&mut z, bytes, &mut body)?;
+                entry_header(&mut head, type_code(kind), bytes.len() as u64);
+                deflate(&mut z, &bytes, &mut body)?;
                 0
             }
         };
@@ -235,7 +268,7 @@ fn write_objects(
             crc: crc.finalize(),
         });
         queued.fetch_sub(bytes.len(), Ordering::AcqRel);
-        last = Some((object, offset, depth));
+        last = Some((kind, bytes, offset, depth));
         offset += (head.len() + body.len()) as u64;
     }
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -575,7 +608,7 @@ mod tests {
             .filter(|v| seen.insert(id(v)))
             .collect();
         for v in &all {
-            pack.add(id(v), v.clone()).expect("added");
+            pack.add(id(v), Content::Bytes(v.clone())).expect("added");
         }
         pack.finish().expect("finished");
         let names: Vec<String> = std::fs::read_dir(repo.join("objects/pack"))
@@ -631,7 +664,8 @@ mod tests {
         };
         let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
         let blob = b"x".repeat(500);
-        pack.add(id(&blob), blob.clone()).expect("blob");
+        pack.add(id(&blob), Content::Bytes(blob.clone()))
+            .expect("blob");
         // Two trees of twelve entries naming that blob, the second differing by a name (a
         // delta of the first, a tree); before each, a blob of nearly the tree's own bytes,
         // which a delta must not use as its base: the object would read back as a blob.
@@ -647,17 +681,22 @@ mod tests {
         for tree in &trees {
             let mut near = tree.clone();
             near[0] = b'2';
-            pack.add(id(&near), near).expect("near blob");
+            pack.add(id(&near), Content::Bytes(near))
+                .expect("near blob");
             let tid = hash(gix_object::Kind::Tree, tree);
-            pack.add_object(tid, gix_object::Kind::Tree, tree.clone())
+            pack.add_object(tid, gix_object::Kind::Tree, Content::Bytes(tree.clone()))
                 .expect("tree");
         }
         let tree = hash(gix_object::Kind::Tree, &trees[0]);
         let commit =
             format!("tree {tree}\nauthor a <a@a> 1 +0000\ncommitter a <a@a> 1 +0000\n\nm\n");
         let cid = hash(gix_object::Kind::Commit, commit.as_bytes());
-        pack.add_object(cid, gix_object::Kind::Commit, commit.into_bytes())
-            .expect("commit");
+        pack.add_object(
+            cid,
+            gix_object::Kind::Commit,
+            Content::Bytes(commit.into_bytes()),
+        )
+        .expect("commit");
         pack.finish().expect("finished");
         git(&repo, &["fsck", "--full", "--strict"], None);
         let kind = |what: &str| {
@@ -683,7 +722,8 @@ mod tests {
         let objects = dir.path().join("objects");
         std::fs::create_dir_all(objects.join("pack")).expect("pack dir");
         let mut pack = PackWriter::start(&objects).expect("started");
-        pack.add(id(b"one"), b"one".to_vec()).expect("added");
+        pack.add(id(b"one"), Content::Bytes(b"one".to_vec()))
+            .expect("added");
         drop(pack);
         let left: Vec<_> = std::fs::read_dir(objects.join("pack"))
             .expect("pack dir")

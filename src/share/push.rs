@@ -17,11 +17,12 @@ use super::meta::{
     self, ChangeMeta, ReversalMeta, SessionMeta, SideMeta, WindowMeta, FORMAT, SESSION_FILE,
     WINDOWS_DIR,
 };
-use super::{ref_name, Origin, Result, ShareError, Transport};
+use super::pack::Content;
+use super::{ref_name, Fast, Origin, Result, ShareError, Transport};
 use crate::engine::{History, Session};
 use crate::ids::{BlobId, ChangeId};
 use crate::model::{FileState, Window, WindowStatus};
-use crate::store::Within;
+use crate::store::{BlobRow, Within};
 
 /// How many times a rejected push is merged and tried again.
 pub const ATTEMPTS: usize = 3;
@@ -176,7 +177,7 @@ fn stage<'a, 's>(
         shared: opted_in(first.workspace().root(), &opts.share_ignored)?,
         waiting: Vec::new(),
     };
-    let mut ahead = HashMap::new();
+    let mut ahead = Aheads::default();
     for (s, plan) in &plans {
         read_ahead(repo, &s.history(), plan, &mut ahead, &mut judge)?;
     }
@@ -198,16 +199,19 @@ fn stage<'a, 's>(
     Ok(staged)
 }
 
+/// The file versions read ahead, by blob.
+type Aheads = HashMap<BlobId, Ahead, Fast>;
+
 /// A file version read before its change was exported.
 enum Ahead {
     /// Not in the store (gc dropped it).
     Missing,
-    /// Its git id and size, and its bytes while the repository lacks it and they are not
-    /// written yet (they are once its path is known not to be withheld).
+    /// Its git id and size, and its content while the repository lacks it and it is not
+    /// written yet (it is once its path is known not to be withheld).
     Read {
         git: ObjectId,
         size: u64,
-        bytes: Option<Vec<u8>>,
+        content: Option<Content>,
     },
 }
 
@@ -231,7 +235,7 @@ struct Judge {
 impl Judge {
     /// Whether the answer is in (looked at, not waited for); when it has just come, the
     /// versions read before it whose paths are not withheld are written.
-    fn known(&mut self, repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>) -> Result<bool> {
+    fn known(&mut self, repo: &Repo, ahead: &mut Aheads) -> Result<bool> {
         if self.withheld.is_some() {
             return Ok(true);
         }
@@ -249,7 +253,7 @@ impl Judge {
     fn verdict(
         mut self,
         repo: &Repo,
-        ahead: &mut HashMap<BlobId, Ahead>,
+        ahead: &mut Aheads,
     ) -> Result<std::collections::HashSet<Vec<u8>>> {
         if self.withheld.is_none() {
             let ignored = match self.ignoring.take() {
@@ -264,7 +268,7 @@ impl Judge {
     fn settle(
         &mut self,
         repo: &Repo,
-        ahead: &mut HashMap<BlobId, Ahead>,
+        ahead: &mut Aheads,
         ignored: std::collections::HashSet<Vec<u8>>,
     ) -> Result<()> {
         self.ignoring = None;
@@ -285,11 +289,11 @@ impl Judge {
     }
 }
 
-/// Write version `blob` read ahead, if its bytes are still held.
-fn write_ahead(repo: &Repo, ahead: &mut HashMap<BlobId, Ahead>, blob: &BlobId) -> Result<()> {
-    if let Some(Ahead::Read { git, bytes, .. }) = ahead.get_mut(blob) {
-        if let Some(bytes) = bytes.take() {
-            repo.write_lacking_blob(*git, bytes)?;
+/// Write version `blob` read ahead, if its content is still held.
+fn write_ahead(repo: &Repo, ahead: &mut Aheads, blob: &BlobId) -> Result<()> {
+    if let Some(Ahead::Read { git, content, .. }) = ahead.get_mut(blob) {
+        if let Some(content) = content.take() {
+            repo.write_lacking_blob(*git, content)?;
         }
     }
     Ok(())
@@ -304,14 +308,16 @@ fn read_ahead(
     repo: &Repo,
     history: &History<'_>,
     plan: &Plan,
-    ahead: &mut HashMap<BlobId, Ahead>,
+    ahead: &mut Aheads,
     judge: &mut Judge,
 ) -> Result<()> {
     // Bytes read and not yet written or let go: held here, or on their way to be hashed.
     let mut held: u64 = ahead
         .values()
         .map(|a| match a {
-            Ahead::Read { bytes: Some(b), .. } => b.len() as u64,
+            Ahead::Read {
+                content: Some(c), ..
+            } => c.size(),
             _ => 0,
         })
         .sum();
@@ -326,34 +332,27 @@ fn read_ahead(
         }
         drop(hashed_tx);
         let mut batch = Vec::new();
-        let mut queued = std::collections::HashSet::new();
-        for c in plan.new_changes() {
-            for state in [&c.before, &c.after.unwrap_or(FileState::Unknown)] {
-                let FileState::Present { blob, .. } = state else {
-                    continue;
-                };
-                if ahead.contains_key(blob) || queued.contains(blob) {
-                    continue;
-                }
+        // The rows of many versions in one statement, then each one's frame or bytes.
+        for chunk in wanted(plan, ahead).chunks(ROWS_AT_ONCE) {
+            let ids: Vec<BlobId> = chunk.iter().map(|(blob, _)| *blob).collect();
+            let mut rows: HashMap<BlobId, BlobRow, Fast> = (history.blob_rows(&ids)?)
+                .into_iter()
+                .map(|row| (row.id, row))
+                .collect();
+            for &(blob, path) in chunk {
                 let max = crate::workspace::HOLD_MAX.min(AHEAD_BYTES.saturating_sub(held));
-                match find(repo, history, blob, max)? {
+                match find(repo, history, rows.remove(&blob), max)? {
                     Found::Missing => {
-                        ahead.insert(*blob, Ahead::Missing);
+                        ahead.insert(blob, Ahead::Missing);
                     }
                     Found::Later => {}
                     Found::Known { git, size } => {
-                        let bytes = None;
-                        ahead.insert(*blob, Ahead::Read { git, size, bytes });
+                        let content = None;
+                        ahead.insert(blob, Ahead::Read { git, size, content });
                     }
                     Found::Read(read) => {
                         held += read.size();
-                        queued.insert(*blob);
-                        let path = c.path.as_bytes();
-                        batch.push(Version {
-                            blob: *blob,
-                            path,
-                            read,
-                        });
+                        batch.push(Version { blob, path, read });
                         if batch.len() >= HASH_BATCH {
                             // The thread ends only once this sender is gone.
                             let _ = to_hash.send(std::mem::take(&mut batch));
@@ -409,26 +408,50 @@ enum Found {
     Read(Read),
 }
 
-/// Version `blob` from the store, whole if it has at most `max` bytes.
-fn find(repo: &Repo, history: &History<'_>, blob: &BlobId, max: u64) -> Result<Found> {
-    Ok(match history.blob_within(blob, max)? {
-        None => Found::Missing,
-        Some(Within::Over { .. }) => Found::Later,
+/// The versions of `plan`'s new changes not in `ahead`, each once (in the order the
+/// changes name them), with a path it was read for.
+fn wanted<'p>(plan: &'p Plan, ahead: &Aheads) -> Vec<(BlobId, &'p [u8])> {
+    let mut seen = std::collections::HashSet::<BlobId, Fast>::default();
+    let mut wanted = Vec::new();
+    for c in plan.new_changes() {
+        for state in [&c.before, &c.after.unwrap_or(FileState::Unknown)] {
+            if let FileState::Present { blob, .. } = state {
+                if !ahead.contains_key(blob) && seen.insert(*blob) {
+                    wanted.push((*blob, c.path.as_bytes()));
+                }
+            }
+        }
+    }
+    wanted
+}
+
+/// Version rows read in one statement ([`History::blob_rows`]).
+const ROWS_AT_ONCE: usize = 256;
+
+/// A version from the store (`row`: its row, if the store holds it), whole if it has at
+/// most `max` bytes.
+fn find(repo: &Repo, history: &History<'_>, row: Option<BlobRow>, max: u64) -> Result<Found> {
+    let Some(row) = row else {
+        return Ok(Found::Missing);
+    };
+    let blob = row.id;
+    Ok(match history.within(row, max)? {
+        Within::Over { .. } => Found::Later,
         // Kept by reference to an object the repository holds: its bytes are not read.
-        Some(Within::Git { oid, size }) if !repo.lacks(&ObjectId::from(oid)) => {
+        Within::Git { oid, size } if !repo.lacks(&ObjectId::from(oid)) => {
             let git = ObjectId::from(oid);
             Found::Known { git, size }
         }
-        Some(Within::Git { .. }) => Found::Read(Read::Bytes(history.blob_bytes(blob)?)),
-        Some(Within::Bytes(bytes)) => Found::Read(Read::Bytes(bytes)),
-        Some(Within::Frame(frame)) => Found::Read(Read::Frame(frame)),
+        Within::Git { .. } => Found::Read(Read::Bytes(history.blob_bytes(&blob)?)),
+        Within::Bytes(bytes) => Found::Read(Read::Bytes(bytes)),
+        Within::Frame(frame) => Found::Read(Read::Frame(frame)),
     })
 }
 
 /// [`keep`] each of `hashed`.
 fn keep_all(
     repo: &Repo,
-    ahead: &mut HashMap<BlobId, Ahead>,
+    ahead: &mut Aheads,
     judge: &mut Judge,
     hashed: Vec<Hashed<'_>>,
     held: &mut u64,
@@ -477,20 +500,29 @@ impl Read {
 }
 
 impl<'a> Version<'a> {
-    /// Its bytes, their git id, and whether the repository lacks that object.
+    /// Its git id and size, and what to write when the repository lacks that object: the
+    /// bytes, or the frame they decode from (decoded again where they are written, so the
+    /// bytes are not kept meanwhile). Either way they were verified against the version's
+    /// BLAKE3 id here, whether they are written or not: a push never names a git blob for
+    /// a version whose bytes it has not checked.
     fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
-        let bytes = match self.read {
-            Read::Bytes(bytes) => bytes,
-            Read::Frame(frame) => frame.decode()?,
+        let (bytes, frame) = match self.read {
+            Read::Bytes(bytes) => (bytes, None),
+            Read::Frame(frame) => (frame.decode()?, Some(frame)),
         };
         let git = super::git::blob_id(&bytes)?;
-        let lacks = lookup.lacks(&git);
+        let size = bytes.len() as u64;
+        let content = match (lookup.lacks(&git), frame) {
+            (false, _) => None,
+            (true, None) => Some(Content::Bytes(bytes)),
+            (true, Some(frame)) => Some(Content::Frame(frame)),
+        };
         Ok(Hashed {
             blob: self.blob,
             path: self.path,
-            bytes,
+            size,
             git,
-            lacks,
+            content,
         })
     }
 }
@@ -499,16 +531,17 @@ impl<'a> Version<'a> {
 struct Hashed<'a> {
     blob: BlobId,
     path: &'a [u8],
-    bytes: Vec<u8>,
+    size: u64,
     git: ObjectId,
-    lacks: bool,
+    /// What to write, when the repository lacks it.
+    content: Option<Content>,
 }
 
-/// Add hashed version `h` to `ahead`: its bytes kept while the repository lacks it, and
-/// written once `judge` knows its path is not withheld.
+/// Add hashed version `h` to `ahead`: its content (bytes or frame) kept while the
+/// repository lacks it, and written once `judge` knows its path is not withheld.
 fn keep(
     repo: &Repo,
-    ahead: &mut HashMap<BlobId, Ahead>,
+    ahead: &mut Aheads,
     judge: &mut Judge,
     h: Hashed<'_>,
     held: &mut u64,
@@ -516,25 +549,16 @@ fn keep(
     let Hashed {
         blob,
         path,
-        bytes,
+        size,
         git,
-        lacks,
+        content,
     } = h;
-    let size = bytes.len() as u64;
+    let lacks = content.is_some();
+    ahead.insert(blob, Ahead::Read { git, size, content });
     if !lacks {
-        ahead.insert(
-            blob,
-            Ahead::Read {
-                git,
-                size,
-                bytes: None,
-            },
-        );
         *held -= size;
         return Ok(());
     }
-    let bytes = Some(bytes);
-    ahead.insert(blob, Ahead::Read { git, size, bytes });
     if !judge.known(repo, ahead)? {
         judge.waiting.push((blob, path.to_vec()));
     } else if !judge.withheld.as_ref().is_some_and(|w| w.contains(path)) {
@@ -562,14 +586,14 @@ struct Export {
 /// written that an earlier push did not send, the paths whose bytes stay here, and how
 /// many sides were withheld.
 struct Tally<'a> {
-    cache: HashMap<BlobId, (ObjectId, u64)>,
+    cache: HashMap<BlobId, (ObjectId, u64), Fast>,
     bytes: u64,
     /// The blobs the previous push's windows carry already.
-    sent: std::collections::HashSet<ObjectId>,
+    sent: std::collections::HashSet<ObjectId, Fast>,
     ignored: &'a std::collections::HashSet<Vec<u8>>,
     withheld: usize,
     /// File versions read ahead ([`read_ahead`]), taken as they are used.
-    ahead: &'a mut HashMap<BlobId, Ahead>,
+    ahead: &'a mut Aheads,
 }
 
 /// A session's push before anything is written: its ref and previous push, the windows
@@ -660,8 +684,8 @@ fn previous_windows(
 fn previously_sent(
     repo: &Repo,
     windows: &BTreeMap<String, (EntryKind, ObjectId)>,
-) -> Result<std::collections::HashSet<ObjectId>> {
-    let mut sent = std::collections::HashSet::new();
+) -> Result<std::collections::HashSet<ObjectId, Fast>> {
+    let mut sent = std::collections::HashSet::default();
     for (item, (_, tree)) in windows {
         let entries = meta::read_tree(repo, tree, &format!("window {item}"))?;
         sent.extend(
@@ -738,7 +762,7 @@ fn export(
     history: &History<'_>,
     plan: Plan,
     ignored: &std::collections::HashSet<Vec<u8>>,
-    ahead: &mut HashMap<BlobId, Ahead>,
+    ahead: &mut Aheads,
     with_prompts: bool,
 ) -> Result<Export> {
     let Plan {
@@ -750,7 +774,7 @@ fn export(
     } = plan;
     let tx = history.read();
     let mut tally = Tally {
-        cache: HashMap::new(),
+        cache: HashMap::default(),
         bytes: 0,
         sent: previously_sent(repo, &windows_tree)?,
         ignored,
@@ -928,9 +952,9 @@ fn side(
                 // A blob gc dropped is shared as metadata only: the other side sees it
                 // unproven.
                 Some(Ahead::Missing) => return Ok(meta),
-                Some(Ahead::Read { git, size, bytes }) => {
-                    if let Some(bytes) = bytes {
-                        repo.write_lacking_blob(git, bytes)?;
+                Some(Ahead::Read { git, size, content }) => {
+                    if let Some(content) = content {
+                        repo.write_lacking_blob(git, content)?;
                     }
                     (git, size)
                 }
@@ -973,7 +997,7 @@ fn read_and_write(
         Some(Within::Git { oid, size }) => {
             let git = ObjectId::from(oid);
             if repo.lacks(&git) {
-                repo.write_lacking_blob(git, history.blob_bytes(blob)?)?;
+                repo.write_lacking_blob(git, Content::Bytes(history.blob_bytes(blob)?))?;
             }
             (git, size)
         }

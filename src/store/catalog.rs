@@ -108,6 +108,16 @@ pub trait BlobCatalog {
     /// The row of blob `id`, if there is one.
     fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError>;
 
+    /// The rows of those of blobs `ids` there are, in no particular order. (This default
+    /// asks for each; the index reads many in one statement.)
+    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>, CatalogError> {
+        let mut rows = Vec::with_capacity(ids.len());
+        for id in ids {
+            rows.extend(self.blob(id)?);
+        }
+        Ok(rows)
+    }
+
     /// How blob `id` is encoded, without reading its frame; `None` when there is no such blob.
     fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError>;
 

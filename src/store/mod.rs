@@ -191,6 +191,17 @@ impl Frame {
     pub fn decode(&self) -> Result<Vec<u8>> {
         decode_standalone(&self.row, &self.frame)
     }
+
+    /// Its bytes, decoded (the frame's header checked against its row as [`Frame::decode`]
+    /// does) but **not** verified against its id: only for a frame whose bytes were
+    /// verified already (a frame decodes to the same bytes each time). A push verifies
+    /// each version as it hashes it, then hands its frame, tens of bytes, to the thread
+    /// that writes it, which decodes it again rather than holding its bytes meanwhile.
+    pub fn decode_unverified(&self) -> Result<Vec<u8>> {
+        decode_frame_unverified(&self.row, &self.frame, |base| {
+            Err(StoreError::Missing { id: *base })
+        })
+    }
 }
 
 /// The bytes of the blob of `row` from its standalone frame (no base), verified against
@@ -202,6 +213,28 @@ fn decode_standalone(row: &BlobRow, frame: &[u8]) -> Result<Vec<u8>> {
 /// The bytes of the blob of `row` from its `frame`, verified against its id; `read_base`
 /// reads the base of a delta once the frame's header was found sound.
 fn decode_frame(
+    row: &BlobRow,
+    frame: &[u8],
+    read_base: impl FnOnce(&BlobId) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    let bytes = decode_frame_unverified(row, frame, read_base)?;
+    verify_bytes(&row.id, &bytes)?;
+    Ok(bytes)
+}
+
+/// An error naming blob `id` when `bytes` do not hash to it.
+fn verify_bytes(id: &BlobId, bytes: &[u8]) -> Result<()> {
+    if BlobId::of(bytes) != *id {
+        return Err(StoreError::Corrupt {
+            id: *id,
+            detail: "content does not hash to its id".into(),
+        });
+    }
+    Ok(())
+}
+
+/// [`decode_frame`] without the check of the bytes against the blob's id.
+fn decode_frame_unverified(
     row: &BlobRow,
     frame: &[u8],
     read_base: impl FnOnce(&BlobId) -> Result<Vec<u8>>,
@@ -253,9 +286,6 @@ fn decode_frame(
             .and_then(|form| zip::rezip(&form, row.size as usize)),
     }
     .map_err(|e| corrupt(format!("cannot decompress: {e}")))?;
-    if BlobId::of(&bytes) != *id {
-        return Err(corrupt("content does not hash to its id".into()));
-    }
     Ok(bytes)
 }
 
@@ -717,26 +747,30 @@ impl Store {
         id: &BlobId,
         max: u64,
     ) -> Result<Option<Within>> {
-        let Some(mut row) = catalog.blob(id)? else {
+        let Some(row) = catalog.blob(id)? else {
             return Ok(None);
         };
+        self.within(catalog, row, max).map(Some)
+    }
+
+    /// [`Store::get_within`] of a row read already (with [`BlobCatalog::blobs`], say).
+    pub fn within(&self, catalog: &dyn BlobCatalog, mut row: BlobRow, max: u64) -> Result<Within> {
         if let Place::Git(git) = &row.place {
-            return Ok(Some(Within::Git {
+            return Ok(Within::Git {
                 oid: git.oid,
                 size: row.size,
-            }));
+            });
         }
         if row.size > max {
-            return Ok(Some(Within::Over { size: row.size }));
+            return Ok(Within::Over { size: row.size });
         }
         if let (Place::Inline(_), Encoding::Zstd) = (&row.place, &row.encoding) {
             let Place::Inline(frame) = std::mem::replace(&mut row.place, Place::Object) else {
                 unreachable!("matched just above")
             };
-            return Ok(Some(Within::Frame(Frame { row, frame })));
+            return Ok(Within::Frame(Frame { row, frame }));
         }
-        self.get_row(catalog, row, 0)
-            .map(|bytes| Some(Within::Bytes(bytes)))
+        self.get_row(catalog, row, 0).map(Within::Bytes)
     }
 
     fn get_depth(&self, catalog: &dyn BlobCatalog, id: &BlobId, depth: u32) -> Result<Vec<u8>> {

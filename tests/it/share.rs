@@ -724,7 +724,7 @@ fn a_remote_that_hangs_is_stopped_at_the_timeout() {
     let slow = lab.root().join("slow-git");
     std::fs::write(
         &slow,
-        "#!/bin/sh\nif [ \"$1\" = push ]; then sleep 30; fi\nexec git \"$@\"\n",
+        "#!/bin/sh\nif [ \"$3\" = push ]; then sleep 30; fi\nexec git \"$@\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -972,7 +972,7 @@ fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
     let killer = lab.root().join("killer-git");
     std::fs::write(
         &killer,
-        "#!/bin/sh\nif [ \"$1\" = push ]; then kill -9 $PPID; exit 1; fi\nexec git \"$@\"\n",
+        "#!/bin/sh\nif [ \"$3\" = push ]; then kill -9 $PPID; exit 1; fi\nexec git \"$@\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&killer, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -1297,13 +1297,14 @@ fn two_pushes_of_one_session_at_once_both_land() {
     assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
 }
 
-/// A `git` that appends its first argument (the command) to `log`, then runs git.
+/// A `git` that appends the command it runs to `log`, then runs git (rewind runs
+/// `git -C <workspace> <command> …`, so the command is the third argument).
 fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
     let script = lab.root().join("logging-git");
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\necho \"$1\" >>'{}'\nexec git \"$@\"\n",
+            "#!/bin/sh\necho \"$3\" >>'{}'\nexec git \"$@\"\n",
             log.display()
         ),
     )
@@ -1920,7 +1921,7 @@ fn a_check_ignore_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
     let slow = lab.root().join("slow-check-ignore");
     std::fs::write(
         &slow,
-        "#!/bin/sh\nif [ \"$1\" = check-ignore ]; then exec sleep 30; fi\nexec git \"$@\"\n",
+        "#!/bin/sh\nif [ \"$3\" = check-ignore ]; then exec sleep 30; fi\nexec git \"$@\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();

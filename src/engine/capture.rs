@@ -572,7 +572,7 @@ fn observe_once(
         Observation::Absent => (FileState::Absent, None, false),
         Observation::Regular { bytes, id, stat } => {
             if let Some(previous) = store {
-                session.home.store.put_with_id(
+                session.home.store.put_recorded(
                     &session.home.index,
                     id,
                     &bytes,

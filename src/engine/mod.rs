@@ -647,28 +647,20 @@ impl<'s> History<'s> {
         self.home.store.get_to(&self.home.index, id, out)
     }
 
-    /// Blob `id` from one lookup: its bytes when it has at most `max` (verified by hash),
-    /// else its size; the git id of one kept by reference to a git object, not read. `None`
-    /// when it is not stored.
-    pub fn blob_within(
-        &self,
-        id: &crate::ids::BlobId,
-        max: u64,
-    ) -> Result<Option<crate::store::Within>, StoreError> {
-        self.home.store.get_within(&self.home.index, id, max)
-    }
-
     /// The rows of those of blobs `ids` the store holds, in no particular order, read many
-    /// to a statement; [`History::within`] gives each one's bytes.
+    /// to a statement, each with the git blob id its recorder kept (see
+    /// `BlobCatalog::blobs`); [`History::within`] gives each one's bytes.
     pub fn blob_rows(
         &self,
         ids: &[crate::ids::BlobId],
-    ) -> Result<Vec<crate::store::BlobRow>, StoreError> {
+    ) -> Result<Vec<crate::store::HashedRow>, StoreError> {
         use crate::store::BlobCatalog;
         Ok(self.home.index.blobs(ids)?)
     }
 
-    /// [`History::blob_within`] of a row [`History::blob_rows`] read.
+    /// The blob of a row [`History::blob_rows`] read: its bytes when it has at most `max`
+    /// (verified by hash), else its size; the git id of one kept by reference to a git
+    /// object, not read.
     pub fn within(
         &self,
         row: crate::store::BlobRow,

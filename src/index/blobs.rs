@@ -10,8 +10,8 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::{parse_blob, parse_blob_ref, Ctx, Index, IndexError, Result, Tx, WriteTx};
 use crate::ids::BlobId;
 use crate::store::{
-    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HistoryCatalog, PackMove, PackedBlob,
-    Place, Recoded, VersionPair,
+    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HashedRow, HistoryCatalog, PackMove,
+    PackedBlob, Place, Recoded, VersionPair,
 };
 
 /// Counts over the `blobs` table.
@@ -54,10 +54,11 @@ pub struct Reference {
     pub blob: BlobId,
 }
 
-/// The columns [`StoredBlob::read`] reads of a blob (its id thirteenth), before a `WHERE`.
+/// The columns [`StoredBlob::read`] reads of a blob (then its id and `git_blob`), before a
+/// `WHERE`.
 const BLOB_ROW: &str =
     "SELECT b.size, b.stored_size, b.encoding, b.base, f.data, b.created_at, b.pack,
-            b.pack_offset, b.pack_inner, b.git_oid, g.objects, b.frame, b.id
+            b.pack_offset, b.pack_inner, b.git_oid, g.objects, b.frame, b.id, b.git_blob
      FROM blobs b LEFT JOIN blob_frames f ON f.id = b.frame
          LEFT JOIN git_sources g ON g.id = b.git_source";
 
@@ -217,8 +218,8 @@ impl Tx<'_> {
 
     /// The rows of those of blobs `ids` there are, in no particular order: [`Tx::blob`] of
     /// each, [`BLOBS_AT_ONCE`] to a statement (a push reads thousands, and a statement
-    /// each cost more than the rows).
-    pub fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>> {
+    /// each cost more than the rows), with each one's `git_blob` (schema v26).
+    pub fn blobs(&self, ids: &[BlobId]) -> Result<Vec<HashedRow>> {
         static SQL: LazyLock<String> = LazyLock::new(|| blobs_sql(BLOBS_AT_ONCE));
         let mut rows = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BLOBS_AT_ONCE) {
@@ -232,8 +233,18 @@ impl Tx<'_> {
                 .ctx("find blobs")?;
             while let Some(r) = found.next().ctx("find blobs")? {
                 let id = parse_blob_ref("blob id", r.get_ref(12).ctx("find blobs")?)?;
+                let git: Option<Vec<u8>> = r.get(13).ctx("find blobs")?;
+                let git = match git.map(<[u8; 20]>::try_from).transpose() {
+                    Ok(git) => git,
+                    Err(bytes) => {
+                        return Err(IndexError::BadRow {
+                            what: "git blob id",
+                            detail: format!("{} bytes for blob {id}", bytes.len()),
+                        })
+                    }
+                };
                 let stored = StoredBlob::read(r).ctx("find blobs")?;
-                rows.push(stored.into_row(&id)?);
+                rows.push((stored.into_row(&id)?, git));
             }
         }
         Ok(rows)
@@ -605,6 +616,12 @@ impl Tx<'_> {
 impl WriteTx<'_> {
     /// Insert a blob row; a row already there (another process stored the same bytes) wins.
     pub fn insert_blob(&self, row: &BlobRow) -> Result<()> {
+        self.insert_hashed_blob(row, None)
+    }
+
+    /// [`WriteTx::insert_blob`], with the git blob id of its bytes when the caller hashed
+    /// them so (`blobs.git_blob`, schema v26).
+    pub fn insert_hashed_blob(&self, row: &BlobRow, git_blob: Option<[u8; 20]>) -> Result<()> {
         if let Place::Git(git) = &row.place {
             return self.insert_git_reference(row, git);
         }
@@ -642,8 +659,8 @@ impl WriteTx<'_> {
             .conn
             .prepare_cached(
                 "INSERT OR IGNORE INTO blobs(id, size, stored_size, encoding, base, frame, created_at,
-                                             pack, pack_offset, pack_inner)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                             pack, pack_offset, pack_inner, git_blob)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )
             .ctx("insert blob")?
             .execute(params![
@@ -656,7 +673,8 @@ impl WriteTx<'_> {
                 row.created_at,
                 pack,
                 offset,
-                inner
+                inner,
+                git_blob.as_ref().map(|g| g.as_slice())
             ])
             .ctx("insert blob")?;
         match frame {
@@ -827,7 +845,7 @@ impl BlobCatalog for Index {
         Ok(self.read().blob(id)?)
     }
 
-    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>, CatalogError> {
+    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<HashedRow>, CatalogError> {
         Ok(self.read().blobs(ids)?)
     }
 
@@ -849,6 +867,10 @@ impl BlobCatalog for Index {
 
     fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError> {
         Ok(self.write(|tx| tx.insert_blob(row))?)
+    }
+
+    fn insert_hashed_blob(&self, row: &BlobRow, git: [u8; 20]) -> Result<(), CatalogError> {
+        Ok(self.write(|tx| tx.insert_hashed_blob(row, Some(git)))?)
     }
 
     fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError> {
@@ -962,7 +984,8 @@ mod tests {
     }
 
     /// Many rows read at once are the rows read one by one: every kind of place, across
-    /// more than one statement's worth, the ones not there left out.
+    /// more than one statement's worth, the ones not there left out, each with the git blob
+    /// id kept with it.
     #[test]
     fn rows_read_many_at_once_are_the_rows_read_one_by_one() {
         let dir = tempfile::tempdir().unwrap();
@@ -997,13 +1020,24 @@ mod tests {
                 place,
                 created_at: i as i64,
             };
-            // Every fifth is never stored.
-            if i % 5 != 4 {
-                catalog.insert_blob(&row).unwrap();
+            // Every fifth is never stored; every third of the others keeps a git blob id
+            // (not a reference's: its `git_oid` is that already).
+            match i % 5 {
+                4 => {}
+                _ if i.is_multiple_of(3) => {
+                    catalog.insert_hashed_blob(&row, [i as u8; 20]).unwrap()
+                }
+                _ => catalog.insert_blob(&row).unwrap(),
             }
         }
         let mut many = catalog.blobs(&ids).unwrap();
-        many.sort_by_key(|r| r.size);
+        many.sort_by_key(|(r, _)| r.size);
+        for (row, git) in &many {
+            let i = row.size as usize;
+            let kept = i.is_multiple_of(3) && !matches!(row.place, Place::Git(_));
+            assert_eq!(*git, kept.then_some([i as u8; 20]), "blob {i}");
+        }
+        let many: Vec<BlobRow> = many.into_iter().map(|(r, _)| r).collect();
         let one_by_one: Vec<BlobRow> = ids
             .iter()
             .filter_map(|id| catalog.blob(id).unwrap())

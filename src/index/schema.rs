@@ -93,6 +93,12 @@
 //!   indexes the key instead of the id. Every agent write is its own tool call, so the index
 //!   held each id a second time (~70 bytes a change, 15 % of a replayed home's index); a key
 //!   takes 4. Lookups compare the id itself as well, so a key two ids share costs a row read.
+//! - v26 (issue 44, push): `blobs.git_blob`, the git blob id (SHA-1 of the bytes as a git
+//!   blob) of a version the recorder stored (`snap`, `record`), hashed while its bytes were
+//!   at hand. A push then knows a version the repository holds (a file's committed bytes,
+//!   the usual "before" of an agent's first edit) without reading, verifying and hashing it
+//!   again; one the repository lacks is read and hashed as before. NULL for every other
+//!   blob (older rows, imports, scans: a baseline's references carry `git_oid` already).
 
 pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: initial schema
@@ -669,5 +675,9 @@ DROP INDEX changes_by_tool_call;
 ALTER TABLE changes ADD COLUMN tool_call_key INTEGER;
 UPDATE changes SET tool_call_key = rewind_call_key(tool_call) WHERE tool_call IS NOT NULL;
 CREATE INDEX changes_by_tool_call ON changes(tool_call_key) WHERE tool_call_key IS NOT NULL;
+"#,
+    // 26: the git blob id of a version the recorder stored (see the module doc).
+    r#"
+ALTER TABLE blobs ADD COLUMN git_blob BLOB;
 "#,
 ];

@@ -253,6 +253,7 @@ pub fn schema_version(path: &Path) -> Result<i64> {
 /// an automatic index on its ids (v21 keeps it without a rowid).
 pub fn downgrade_to_v20(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -267,6 +268,7 @@ pub fn downgrade_to_v20(path: &Path) -> Result<()> {
 /// `dirs`), and a change's kinds, tool and proof as words (v23 stores codes).
 pub fn downgrade_to_v22(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -336,10 +338,44 @@ fn downgrade_v23(db: &Connection) -> Result<()> {
     .ctx("downgrade to v22")
 }
 
+/// Undo v26: no `blobs.git_blob`.
+fn downgrade_v26(db: &Connection) -> Result<()> {
+    db.execute_batch("ALTER TABLE blobs DROP COLUMN git_blob")
+        .ctx("downgrade to v25")
+}
+
+/// Rewrite a current index the way rewind wrote it at schema v25: no `blobs.git_blob`
+/// (v26).
+pub fn downgrade_to_v25(path: &Path) -> Result<()> {
+    let db = bare(path)?;
+    downgrade_v26(&db)?;
+    db.execute_batch("PRAGMA user_version = 25")
+        .ctx("downgrade to v25")
+}
+
+/// The `git_blob` kept of each blob that has one (hex), by blob id (hex), sorted.
+pub fn git_blobs(path: &Path) -> Result<Vec<(String, String)>> {
+    let db = bare(path)?;
+    let mut stmt = db
+        .prepare(
+            "SELECT hex(id), lower(hex(git_blob)) FROM blobs WHERE git_blob IS NOT NULL ORDER BY 1",
+        )
+        .ctx("read git blob ids")?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((r.get::<_, String>(0)?.to_lowercase(), r.get(1)?))
+        })
+        .ctx("read git blob ids")?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .ctx("read git blob ids")?;
+    Ok(rows)
+}
+
 /// Rewrite a current index the way rewind wrote it at schema v24: the tool-call index on
 /// the ids themselves, no `tool_call_key` (v25).
 pub fn downgrade_to_v24(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     db.execute_batch("PRAGMA user_version = 24")
         .ctx("downgrade to v24")
@@ -423,6 +459,7 @@ fn downgrade_v24(db: &Connection) -> Result<()> {
 /// `blobs.data` (v22 keeps them in `blob_frames`).
 pub fn downgrade_to_v21(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -468,6 +505,7 @@ fn downgrade_v21(db: &Connection) -> Result<()> {
 /// object, which v19 cannot hold.
 pub fn downgrade_to_v19(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -505,6 +543,7 @@ fn downgrade_v20(db: &Connection) -> Result<()> {
 /// `scan_marks` as rowid tables with an automatic index on their keys.
 pub fn downgrade_to_v18(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -579,6 +618,7 @@ pub fn tables_and_indexes(path: &Path) -> Result<(Vec<String>, Vec<String>)> {
 /// Refused while an edit tool's write is unsettled, which v17 could not see.
 pub fn downgrade_to_v17(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -609,6 +649,7 @@ fn downgrade_v18(db: &Connection) -> Result<()> {
 /// (v17). Refused for an index with grouped blobs, which v16 could not read.
 pub fn downgrade_to_v16(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -644,6 +685,7 @@ fn downgrade_v17(db: &Connection) -> Result<()> {
 /// recorders as words (v16 made them integer codes), directory listings in a rowless table.
 pub fn downgrade_to_v15(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;
@@ -743,6 +785,7 @@ pub fn state_encoding(path: &Path) -> Result<StateEncoding> {
 /// or v18's write intents.
 pub fn downgrade_to_v3(path: &Path) -> Result<()> {
     let db = bare(path)?;
+    downgrade_v26(&db)?;
     downgrade_v25(&db)?;
     downgrade_v24(&db)?;
     downgrade_v23(&db)?;

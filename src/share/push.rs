@@ -22,7 +22,7 @@ use super::{ref_name, Fast, Origin, Result, ShareError, Transport};
 use crate::engine::{History, Session};
 use crate::ids::{BlobId, ChangeId};
 use crate::model::{FileState, Window, WindowStatus};
-use crate::store::{BlobRow, Within};
+use crate::store::{HashedRow, Within};
 
 /// How many times a rejected push is merged and tried again.
 pub const ATTEMPTS: usize = 3;
@@ -335,9 +335,9 @@ fn read_ahead(
         // The rows of many versions in one statement, then each one's frame or bytes.
         for chunk in wanted(plan, ahead).chunks(ROWS_AT_ONCE) {
             let ids: Vec<BlobId> = chunk.iter().map(|(blob, _)| *blob).collect();
-            let mut rows: HashMap<BlobId, BlobRow, Fast> = (history.blob_rows(&ids)?)
+            let mut rows: HashMap<BlobId, HashedRow, Fast> = (history.blob_rows(&ids)?)
                 .into_iter()
-                .map(|row| (row.id, row))
+                .map(|row| (row.0.id, row))
                 .collect();
             for &(blob, path) in chunk {
                 let max = crate::workspace::HOLD_MAX.min(AHEAD_BYTES.saturating_sub(held));
@@ -350,9 +350,14 @@ fn read_ahead(
                         let content = None;
                         ahead.insert(blob, Ahead::Read { git, size, content });
                     }
-                    Found::Read(read) => {
+                    Found::Read(read, kept) => {
                         held += read.size();
-                        batch.push(Version { blob, path, read });
+                        batch.push(Version {
+                            blob,
+                            path,
+                            read,
+                            kept,
+                        });
                         if batch.len() >= HASH_BATCH {
                             // The thread ends only once this sender is gone.
                             let _ = to_hash.send(std::mem::take(&mut batch));
@@ -404,8 +409,9 @@ enum Found {
     Later,
     /// Its git id is known and the repository holds it: nothing to read or write.
     Known { git: ObjectId, size: u64 },
-    /// Read, to be hashed.
-    Read(Read),
+    /// Read, to be hashed; with the git id its recorder kept, if it did (then the hashing
+    /// thread looks that up first, and decodes only when the repository lacks it).
+    Read(Read, Option<ObjectId>),
 }
 
 /// The versions of `plan`'s new changes not in `ahead`, each once (in the order the
@@ -428,12 +434,21 @@ fn wanted<'p>(plan: &'p Plan, ahead: &Aheads) -> Vec<(BlobId, &'p [u8])> {
 /// Version rows read in one statement ([`History::blob_rows`]).
 const ROWS_AT_ONCE: usize = 256;
 
-/// A version from the store (`row`: its row, if the store holds it), whole if it has at
-/// most `max` bytes.
-fn find(repo: &Repo, history: &History<'_>, row: Option<BlobRow>, max: u64) -> Result<Found> {
-    let Some(row) = row else {
+/// A version from the store (`row`: its row and the git blob id its recorder kept, if the
+/// store holds it), whole if it has at most `max` bytes. One whose git id was kept and that
+/// the repository holds is not read.
+fn find(repo: &Repo, history: &History<'_>, row: Option<HashedRow>, max: u64) -> Result<Found> {
+    let Some((row, kept)) = row else {
         return Ok(Found::Missing);
     };
+    let kept = kept.map(ObjectId::from);
+    // An inline frame costs nothing more to carry: the hashing thread looks its git id up.
+    // Anything else is looked up here, before its bytes are read from disk.
+    let inline = matches!(row.place, crate::store::Place::Inline(_));
+    if let Some(git) = kept.filter(|git| !inline && !repo.lacks(git)) {
+        let size = row.size;
+        return Ok(Found::Known { git, size });
+    }
     let blob = row.id;
     Ok(match history.within(row, max)? {
         Within::Over { .. } => Found::Later,
@@ -442,9 +457,9 @@ fn find(repo: &Repo, history: &History<'_>, row: Option<BlobRow>, max: u64) -> R
             let git = ObjectId::from(oid);
             Found::Known { git, size }
         }
-        Within::Git { .. } => Found::Read(Read::Bytes(history.blob_bytes(&blob)?)),
-        Within::Bytes(bytes) => Found::Read(Read::Bytes(bytes)),
-        Within::Frame(frame) => Found::Read(Read::Frame(frame)),
+        Within::Git { .. } => Found::Read(Read::Bytes(history.blob_bytes(&blob)?), None),
+        Within::Bytes(bytes) => Found::Read(Read::Bytes(bytes), None),
+        Within::Frame(frame) => Found::Read(Read::Frame(frame), kept),
     })
 }
 
@@ -482,6 +497,8 @@ struct Version<'a> {
     blob: BlobId,
     path: &'a [u8],
     read: Read,
+    /// The git id its recorder kept, if it did.
+    kept: Option<ObjectId>,
 }
 
 /// A version's bytes, or the frame they decode from.
@@ -506,6 +523,16 @@ impl<'a> Version<'a> {
     /// BLAKE3 id here, whether they are written or not: a push never names a git blob for
     /// a version whose bytes it has not checked.
     fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
+        // Its recorder hashed it, and the repository holds that object: not decoded.
+        if let Some(git) = self.kept.filter(|git| !lookup.lacks(git)) {
+            return Ok(Hashed {
+                blob: self.blob,
+                path: self.path,
+                size: self.read.size(),
+                git,
+                content: None,
+            });
+        }
         let (bytes, frame) = match self.read {
             Read::Bytes(bytes) => (bytes, None),
             Read::Frame(frame) => (frame.decode()?, Some(frame)),
@@ -935,7 +962,7 @@ fn side(
         meta.size = match t.ahead.get(&blob) {
             Some(Ahead::Read { size, .. }) => Some(*size),
             Some(Ahead::Missing) => None,
-            None => match history.blob_within(&blob, 0)? {
+            None => match blob_within(history, &blob, 0)? {
                 None => None,
                 Some(Within::Bytes(bytes)) => Some(bytes.len() as u64),
                 Some(Within::Frame(frame)) => Some(frame.size()),
@@ -983,7 +1010,7 @@ fn read_and_write(
     history: &History<'_>,
     blob: &BlobId,
 ) -> Result<Option<(ObjectId, u64)>> {
-    let written = match history.blob_within(blob, crate::workspace::HOLD_MAX)? {
+    let written = match blob_within(history, blob, crate::workspace::HOLD_MAX)? {
         None => return Ok(None),
         Some(Within::Bytes(bytes)) => {
             let size = bytes.len() as u64;
@@ -1013,6 +1040,15 @@ fn read_and_write(
         }
     };
     Ok(Some(written))
+}
+
+/// Blob `blob` from the store, whole if it has at most `max` bytes; `None` when the store
+/// does not hold it.
+fn blob_within(history: &History<'_>, blob: &BlobId, max: u64) -> Result<Option<Within>> {
+    match history.blob_rows(&[*blob])?.pop() {
+        Some((row, _)) => Ok(Some(history.within(row, max)?)),
+        None => Ok(None),
+    }
 }
 
 /// The opt-in patterns as a matcher (a pattern that matches a path shares its bytes).
@@ -1045,7 +1081,13 @@ fn as_path(bytes: &[u8]) -> &std::path::Path {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    hex
 }
 
 /// This machine's summary commit with `exports` in it, to go in the same `git push` (see

@@ -16,6 +16,10 @@ pub enum Encoding {
     ZstdZip,
 }
 
+/// A blob's row, and the git blob id of its bytes when its recorder kept it
+/// ([`BlobCatalog::insert_hashed_blob`]).
+pub type HashedRow = (BlobRow, Option<[u8; 20]>);
+
 /// One blob as the catalogue records it.
 #[derive(Debug, Clone)]
 pub struct BlobRow {
@@ -108,12 +112,14 @@ pub trait BlobCatalog {
     /// The row of blob `id`, if there is one.
     fn blob(&self, id: &BlobId) -> Result<Option<BlobRow>, CatalogError>;
 
-    /// The rows of those of blobs `ids` there are, in no particular order. (This default
-    /// asks for each; the index reads many in one statement.)
-    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<BlobRow>, CatalogError> {
+    /// The rows of those of blobs `ids` there are, in no particular order, each with the
+    /// git blob id of its bytes when the recorder kept it ([`BlobCatalog::insert_hashed_blob`]).
+    /// (This default asks for each and knows no git id; the index reads many in one
+    /// statement.)
+    fn blobs(&self, ids: &[BlobId]) -> Result<Vec<HashedRow>, CatalogError> {
         let mut rows = Vec::with_capacity(ids.len());
         for id in ids {
-            rows.extend(self.blob(id)?);
+            rows.extend(self.blob(id)?.map(|row| (row, None)));
         }
         Ok(rows)
     }
@@ -125,6 +131,13 @@ pub trait BlobCatalog {
 
     /// Add a row; a row already there (another process stored the same bytes) wins.
     fn insert_blob(&self, row: &BlobRow) -> Result<(), CatalogError>;
+
+    /// [`BlobCatalog::insert_blob`] of a row whose bytes hash to git blob `git`, kept with
+    /// it for a push ([`BlobCatalog::blobs`]). (This default keeps the row only.)
+    fn insert_hashed_blob(&self, row: &BlobRow, git: [u8; 20]) -> Result<(), CatalogError> {
+        let _ = git;
+        self.insert_blob(row)
+    }
 
     fn delete_blob(&self, id: &BlobId) -> Result<(), CatalogError>;
 

@@ -49,8 +49,8 @@ use crate::files::{open_regular, read_regular, Follow};
 use crate::ids::BlobId;
 
 pub use catalog::{
-    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HistoryCatalog, PackMove, PackedBlob,
-    Place, Recoded, VersionPair,
+    BlobCatalog, BlobRow, CatalogError, Encoding, GitObject, HashedRow, HistoryCatalog, PackMove,
+    PackedBlob, Place, Recoded, VersionPair,
 };
 pub use group::{Group, Grouper};
 pub use history::{HistoryPacker, HistoryReport, PackBatch};
@@ -289,6 +289,13 @@ fn decode_frame_unverified(
     Ok(bytes)
 }
 
+/// The git blob id of `bytes` (SHA-1 of `blob <size>\0` and the bytes, collision-checked
+/// as git's own), `None` if gix cannot hash them.
+fn git_blob_id(bytes: &[u8]) -> Option<[u8; 20]> {
+    let id = gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes).ok()?;
+    id.as_slice().try_into().ok()
+}
+
 /// Whether a repository's object directory is gone altogether (then each object it held
 /// is gone, not unreadable).
 fn git_dir_gone(objects: &Path) -> bool {
@@ -351,7 +358,23 @@ impl Store {
         previous: Option<BlobId>,
         now: i64,
     ) -> Result<()> {
-        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now)
+        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now, false)
+    }
+
+    /// As [`Store::put_with_id`] for a version the recorder read (`snap`, `record`): a new
+    /// row keeps the git blob id of the bytes too (`blobs.git_blob`, schema v26), hashed
+    /// while they are at hand, so that a push knows a version the repository holds (a
+    /// file's committed bytes, the usual "before" of an agent's first edit) without
+    /// reading, verifying and hashing it again.
+    pub(crate) fn put_recorded(
+        &self,
+        catalog: &dyn BlobCatalog,
+        id: BlobId,
+        bytes: &[u8],
+        previous: Option<BlobId>,
+        now: i64,
+    ) -> Result<()> {
+        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now, true)
     }
 
     /// As [`Store::put_with_id`] with the bytes of `previous` at hand (verified by the
@@ -370,6 +393,7 @@ impl Store {
             bytes,
             Some((previous.0, Some(previous.1))),
             now,
+            false,
         )
     }
 
@@ -380,6 +404,7 @@ impl Store {
         bytes: &[u8],
         previous: Option<(BlobId, Option<&[u8]>)>,
         now: i64,
+        hash_for_git: bool,
     ) -> Result<()> {
         match catalog.is_git_reference(&id)? {
             Some(false) => return Ok(()),
@@ -401,14 +426,18 @@ impl Store {
         };
         let stored_size = frame.len() as u64;
         let place = self.place_single(&id, frame)?;
-        catalog.insert_blob(&BlobRow {
+        let row = BlobRow {
             id,
             size: bytes.len() as u64,
             stored_size,
             encoding,
             place,
             created_at: now,
-        })?;
+        };
+        match hash_for_git.then(|| git_blob_id(bytes)).flatten() {
+            Some(git) => catalog.insert_hashed_blob(&row, git)?,
+            None => catalog.insert_blob(&row)?,
+        }
         Ok(())
     }
 

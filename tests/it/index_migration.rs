@@ -711,3 +711,48 @@ fn a_v24_index_looks_its_tool_calls_up_by_key_and_undoes_them_the_same() {
     let keys = testing::tool_call_keys(&file).unwrap();
     assert_eq!(keys.last().unwrap(), &(Some("t4".to_string()), key("t4")));
 }
+
+/// Schema v26 (issue 44) keeps the git blob id of each version the recorder stores: a v25
+/// index migrates with its history as it was and no id for the versions stored before; a
+/// version recorded after gets the id git gives its bytes.
+#[test]
+fn a_v25_index_keeps_its_history_and_versions_recorded_after_keep_their_git_id() {
+    let env = Env::new();
+    env.write("a.txt", "a0\n");
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a1\n");
+    env.run(&["record", "a.txt"]).ok();
+    let file = index_file(&env);
+    let git = |bytes: &[u8]| {
+        gix_object::compute_hash(gix_hash::Kind::Sha1, gix_object::Kind::Blob, bytes)
+            .unwrap()
+            .to_string()
+    };
+    let hex = |bytes: &[u8]| rewind::ids::BlobId::of(bytes).to_hex();
+    let mut kept = vec![(hex(b"a0\n"), git(b"a0\n")), (hex(b"a1\n"), git(b"a1\n"))];
+    kept.sort();
+    assert_eq!(
+        testing::git_blobs(&file).unwrap(),
+        kept,
+        "snap and record keep it"
+    );
+    let log = env.run(&["--json", "log"]).ok().json();
+    testing::downgrade_to_v25(&file).unwrap();
+    assert_eq!(testing::schema_version(&file).unwrap(), 25);
+
+    assert_eq!(env.run(&["--json", "log"]).ok().json(), log);
+    assert_eq!(
+        testing::schema_version(&file).unwrap(),
+        testing::current_schema_version()
+    );
+    assert!(testing::git_blobs(&file).unwrap().is_empty());
+    env.run(&["snap", "a.txt"]).ok();
+    env.write("a.txt", "a2\n");
+    env.run(&["record", "a.txt"]).ok();
+    assert_eq!(
+        testing::git_blobs(&file).unwrap(),
+        [(hex(b"a2\n"), git(b"a2\n"))]
+    );
+    env.run(&["undo"]).ok();
+    assert_eq!(env.read("a.txt").unwrap(), b"a1\n");
+}

@@ -962,6 +962,44 @@ fn a_damaged_version_stops_the_push_naming_it_and_nothing_moves() {
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
 }
 
+/// A version whose git blob id its recorder kept, and which the repository holds (the
+/// committed file an agent's first edit starts from), is not read by a push: with its
+/// frame damaged in the home, the push still goes (the damaged "after" above stops it), and
+/// the other machine fetches the turn with that version, from git, as it was.
+#[test]
+fn a_committed_version_whose_git_id_was_recorded_is_not_read_by_a_push() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let after = "one\nTWO\nthree\nfour\nfive\n";
+    alice.turn("s1", "f.txt", after);
+    let before = rewind::ids::BlobId::of(BASE.as_bytes());
+    let index = rewind::index::Index::open(
+        &alice.home.join("index.sqlite3"),
+        rewind::index::Durability::Normal,
+    )
+    .unwrap();
+    let other = zstd::bulk::compress(b"something else entirely", 3).unwrap();
+    rewind::index::testing::set_inline_frame(&index, &before, &other).unwrap();
+    rewind::index::testing::set_blob_size(&index, &before, 23).unwrap();
+    drop(index);
+    let run = alice.rw("s1", &["push"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    let diff = bob.rw("alice@laptop/s1", &["diff"]).ok().stdout.clone();
+    assert!(diff.contains("-two\n+TWO"), "{diff}");
+    // Alice's own copy of that version is damaged, and says so when it is read.
+    let restore = alice.rw("s1", &["restore", "f.txt", "--blob", &before.to_hex()]);
+    assert_eq!(restore.code, 1, "{}", restore.stdout);
+    assert!(
+        restore.stderr.contains(&format!(
+            "blob {before} is damaged: content does not hash to its id"
+        )),
+        "{}",
+        restore.stderr
+    );
+}
+
 #[test]
 fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
     let lab = Lab::new();

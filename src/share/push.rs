@@ -442,10 +442,15 @@ fn find(repo: &Repo, history: &History<'_>, row: Option<HashedRow>, max: u64) ->
         return Ok(Found::Missing);
     };
     let kept = kept.map(ObjectId::from);
-    // An inline frame costs nothing more to carry: the hashing thread looks its git id up.
-    // Anything else is looked up here, before its bytes are read from disk.
-    let inline = matches!(row.place, crate::store::Place::Inline(_));
-    if let Some(git) = kept.filter(|git| !inline && !repo.lacks(git)) {
+    // A standalone inline frame (what `within` hands on undecoded) costs nothing more to
+    // carry: the hashing thread looks its git id up. Anything else is looked up here,
+    // before its bytes are read from disk or decoded against a base.
+    use crate::store::{Encoding, Place};
+    let frame = matches!(
+        (&row.place, &row.encoding),
+        (Place::Inline(_), Encoding::Zstd)
+    );
+    if let Some(git) = kept.filter(|git| !frame && !repo.lacks(git)) {
         let size = row.size;
         return Ok(Found::Known { git, size });
     }
@@ -519,9 +524,11 @@ impl Read {
 impl<'a> Version<'a> {
     /// Its git id and size, and what to write when the repository lacks that object: the
     /// bytes, or the frame they decode from (decoded again where they are written, so the
-    /// bytes are not kept meanwhile). Either way they were verified against the version's
-    /// BLAKE3 id here, whether they are written or not: a push never names a git blob for
-    /// a version whose bytes it has not checked.
+    /// bytes are not kept meanwhile). A version whose recorder kept its git id, and which
+    /// the repository holds, is not decoded at all: that id comes from the index, as the
+    /// version's BLAKE3 id does. Any other version's bytes are verified against its BLAKE3
+    /// id here, whether they are written or not, and hashed: nothing is written under an
+    /// id its bytes were not hashed to here.
     fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
         // Its recorder hashed it, and the repository holds that object: not decoded.
         if let Some(git) = self.kept.filter(|git| !lookup.lacks(git)) {

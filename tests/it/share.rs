@@ -933,6 +933,19 @@ fn a_dry_run_lists_what_would_leave_and_sends_nothing() {
     assert_eq!(alice.local_rewind_refs(), refs);
 }
 
+/// Damage version `id` in `m`'s home: its inline frame replaced by one of other bytes (of
+/// the size its row now says), so reading it finds bytes that do not hash to its id.
+fn damage(m: &Machine, id: &rewind::ids::BlobId) {
+    let index = rewind::index::Index::open(
+        &m.home.join("index.sqlite3"),
+        rewind::index::Durability::Normal,
+    )
+    .unwrap();
+    let other = zstd::bulk::compress(b"something else entirely", 3).unwrap();
+    rewind::index::testing::set_inline_frame(&index, id, &other).unwrap();
+    rewind::index::testing::set_blob_size(&index, id, 23).unwrap();
+}
+
 /// A file version damaged in the home stops the push with the store's error naming it
 /// (the versions are decoded and hashed on a thread of their own): nothing is sent and no
 /// ref moves, here or there.
@@ -943,15 +956,7 @@ fn a_damaged_version_stops_the_push_naming_it_and_nothing_moves() {
     let after = "one\nTWO\nthree\nfour\nfive\n";
     alice.turn("s1", "f.txt", after);
     let id = rewind::ids::BlobId::of(after.as_bytes());
-    let index = rewind::index::Index::open(
-        &alice.home.join("index.sqlite3"),
-        rewind::index::Durability::Normal,
-    )
-    .unwrap();
-    let other = zstd::bulk::compress(b"something else entirely", 3).unwrap();
-    rewind::index::testing::set_inline_frame(&index, &id, &other).unwrap();
-    rewind::index::testing::set_blob_size(&index, &id, 23).unwrap();
-    drop(index);
+    damage(&alice, &id);
     let run = alice.rw("s1", &["push"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
@@ -973,15 +978,7 @@ fn a_committed_version_whose_git_id_was_recorded_is_not_read_by_a_push() {
     let after = "one\nTWO\nthree\nfour\nfive\n";
     alice.turn("s1", "f.txt", after);
     let before = rewind::ids::BlobId::of(BASE.as_bytes());
-    let index = rewind::index::Index::open(
-        &alice.home.join("index.sqlite3"),
-        rewind::index::Durability::Normal,
-    )
-    .unwrap();
-    let other = zstd::bulk::compress(b"something else entirely", 3).unwrap();
-    rewind::index::testing::set_inline_frame(&index, &before, &other).unwrap();
-    rewind::index::testing::set_blob_size(&index, &before, 23).unwrap();
-    drop(index);
+    damage(&alice, &before);
     let run = alice.rw("s1", &["push"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let bob = lab.machine("bob", "bob@desk");
@@ -997,6 +994,59 @@ fn a_committed_version_whose_git_id_was_recorded_is_not_read_by_a_push() {
         )),
         "{}",
         restore.stderr
+    );
+}
+
+/// The same for a version stored as a delta against the one before it (the agent's first
+/// edit, which the person then committed, as the second turn's "before"): it is looked up
+/// by its kept git id before anything would decode it against its base. (The second turn
+/// rewrites the file whole, so no version to send is a delta against the damaged one.)
+#[test]
+fn a_committed_version_stored_as_a_delta_is_not_read_by_a_push_either() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    // Large enough that a delta against the version before is smaller than a frame of its own.
+    let text = |changed: &str| {
+        (0..400)
+            .map(|i| match i {
+                200 => format!("{changed}\n"),
+                _ => format!("line {i} of a file the agent edits\n"),
+            })
+            .collect::<String>()
+    };
+    alice.write("f.txt", &text("as committed"));
+    alice.commit_and_push();
+    let first = text("the agent's first edit");
+    alice.turn("s1", "f.txt", &first);
+    alice.commit_and_push();
+    // The second turn rewrites the file whole: its version needs no base.
+    let second: String = (0..400)
+        .map(|i| format!("{} rewritten\n", i * 7919 % 10007))
+        .collect();
+    alice.turn("s1", "f.txt", &second);
+    let id = rewind::ids::BlobId::of(first.as_bytes());
+    let index = rewind::index::Index::open(
+        &alice.home.join("index.sqlite3"),
+        rewind::index::Durability::Normal,
+    )
+    .unwrap();
+    use rewind::store::{BlobCatalog, Encoding};
+    let encoding = |text: &str| {
+        let id = rewind::ids::BlobId::of(text.as_bytes());
+        index.blob(&id).unwrap().unwrap().encoding
+    };
+    assert!(matches!(encoding(&first), Encoding::ZstdDelta { .. }));
+    assert!(matches!(encoding(&second), Encoding::Zstd));
+    drop(index);
+    damage(&alice, &id);
+    let run = alice.rw("s1", &["push"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bob = lab.machine("bob", "bob@desk");
+    bob.rw("x", &["fetch", "origin", "alice@laptop/s1"]).ok();
+    let diff = bob.rw("alice@laptop/s1", &["diff"]).ok().stdout.clone();
+    assert!(
+        diff.contains("-the agent's first edit\n") && diff.contains("+0 rewritten\n"),
+        "{diff}"
     );
 }
 

@@ -353,6 +353,13 @@ pub fn downgrade_to_v25(path: &Path) -> Result<()> {
         .ctx("downgrade to v25")
 }
 
+/// Forget every kept `git_blob` (as an index migrated from v25 has none).
+pub fn forget_git_blobs(path: &Path) -> Result<()> {
+    bare(path)?
+        .execute_batch("UPDATE blobs SET git_blob = NULL")
+        .ctx("forget git blob ids")
+}
+
 /// The `git_blob` kept of each blob that has one (hex), by blob id (hex), sorted.
 pub fn git_blobs(path: &Path) -> Result<Vec<(String, String)>> {
     let db = bare(path)?;

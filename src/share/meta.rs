@@ -107,7 +107,10 @@ pub(crate) const WINDOWS_DIR: &str = "w";
 /// missing field as none, as every version has); `git show <commit>:w/<window>/window.json
 /// | jq` shows it indented.
 pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
-    let json = serde_json::to_vec(meta).map_err(|e| ShareError::Odb {
+    // Sized for a change's ~470 bytes up front: grown by doubling, each step copied the
+    // half-megabyte written so far into fresh pages.
+    let mut json = Vec::with_capacity(1024 + meta.changes.len() * 512);
+    serde_json::to_writer(&mut json, meta).map_err(|e| ShareError::Odb {
         detail: format!("cannot encode window metadata: {e}"),
     })?;
     let json = repo.write_blob(json)?;

@@ -70,8 +70,8 @@ struct Object {
 /// thread to thread, on their way into the pack.
 pub(crate) enum Content {
     Bytes(Vec<u8>),
-    /// A frame whose bytes were verified against its blob id when they were hashed (it
-    /// decodes to the same bytes each time).
+    /// A frame whose bytes were verified when they were hashed (against the version's
+    /// BLAKE3 id, or the git id kept with it; it decodes to the same bytes each time).
     Frame(crate::store::Frame),
 }
 
@@ -455,16 +455,40 @@ fn finish_pack(dir: &Path, written: Written, ids: &[ObjectId]) -> Result<(), Sha
         .map_err(|e| odb(format!("cannot hash a pack: {e}")))?;
     f.write_all(checksum.as_bytes()).map_err(io)?;
     read_only(f).map_err(io)?;
-    f.sync_all().map_err(io)?;
     let name = format!("pack-{checksum}");
     let idx_path = dir.join(format!("{name}.idx"));
     if idx_path.exists() {
         // The very same pack is there already (its name is its checksum).
         return Ok(());
     }
+    // The pack is synced on a thread of its own while its index is built, written and
+    // synced here; then the pack is renamed into place, and its index last.
+    let (synced, tmp) = std::thread::scope(|scope| {
+        let pack = file.as_file();
+        let syncing = scope.spawn(move || pack.sync_all());
+        let tmp = write_index(dir, &entries, ids, &checksum);
+        let synced = syncing
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the sync panicked")));
+        (synced, tmp)
+    });
+    synced.map_err(io)?;
+    let tmp = tmp?;
     file.persist(dir.join(format!("{name}.pack")))
         .map_err(|e| io(e.error))?;
-    let idx = index(&entries, ids, &checksum)?;
+    tmp.persist(&idx_path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// The pack's index, written and synced under a temporary name in `dir`.
+fn write_index(
+    dir: &Path,
+    entries: &[Entry],
+    ids: &[ObjectId],
+    checksum: &ObjectId,
+) -> Result<tempfile::NamedTempFile, ShareError> {
+    let io = |e: std::io::Error| odb(format!("cannot write a pack in {}: {e}", dir.display()));
+    let idx = index(entries, ids, checksum)?;
     let mut tmp = tempfile::Builder::new()
         .prefix("tmp_idx_")
         .tempfile_in(dir)
@@ -472,8 +496,7 @@ fn finish_pack(dir: &Path, written: Written, ids: &[ObjectId]) -> Result<(), Sha
     tmp.write_all(&idx).map_err(io)?;
     read_only(tmp.as_file()).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(&idx_path).map_err(|e| io(e.error))?;
-    Ok(())
+    Ok(tmp)
 }
 
 /// Readable by everyone, writable by no one, as git leaves its packs (a temporary file is

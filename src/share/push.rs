@@ -207,11 +207,12 @@ enum Ahead {
     /// Not in the store (gc dropped it).
     Missing,
     /// Its git id and size, and its content while the repository lacks it and it is not
-    /// written yet (it is once its path is known not to be withheld).
+    /// written yet (it is once its path is known not to be withheld). Boxed: most versions
+    /// hold none, and the map's every slot is the size of its largest entry.
     Read {
         git: ObjectId,
         size: u64,
-        content: Option<Content>,
+        content: Option<Box<Content>>,
     },
 }
 
@@ -293,7 +294,7 @@ impl Judge {
 fn write_ahead(repo: &Repo, ahead: &mut Aheads, blob: &BlobId) -> Result<()> {
     if let Some(Ahead::Read { git, content, .. }) = ahead.get_mut(blob) {
         if let Some(content) = content.take() {
-            repo.write_lacking_blob(*git, content)?;
+            repo.write_lacking_blob(*git, *content)?;
         }
     }
     Ok(())
@@ -333,7 +334,9 @@ fn read_ahead(
         drop(hashed_tx);
         let mut batch = Vec::new();
         // The rows of many versions in one statement, then each one's frame or bytes.
-        for chunk in wanted(plan, ahead).chunks(ROWS_AT_ONCE) {
+        let wanted = wanted(plan, ahead);
+        ahead.reserve(wanted.len());
+        for chunk in wanted.chunks(ROWS_AT_ONCE) {
             let ids: Vec<BlobId> = chunk.iter().map(|(blob, _)| *blob).collect();
             let mut rows: HashMap<BlobId, HashedRow, Fast> = (history.blob_rows(&ids)?)
                 .into_iter()
@@ -359,8 +362,10 @@ fn read_ahead(
                             kept,
                         });
                         if batch.len() >= HASH_BATCH {
+                            let full =
+                                std::mem::replace(&mut batch, Vec::with_capacity(HASH_BATCH));
                             // The thread ends only once this sender is gone.
-                            let _ = to_hash.send(std::mem::take(&mut batch));
+                            let _ = to_hash.send(full);
                         }
                     }
                 }
@@ -526,9 +531,10 @@ impl<'a> Version<'a> {
     /// bytes, or the frame they decode from (decoded again where they are written, so the
     /// bytes are not kept meanwhile). A version whose recorder kept its git id, and which
     /// the repository holds, is not decoded at all: that id comes from the index, as the
-    /// version's BLAKE3 id does. Any other version's bytes are verified against its BLAKE3
-    /// id here, whether they are written or not, and hashed: nothing is written under an
-    /// id its bytes were not hashed to here.
+    /// version's BLAKE3 id does. Any other version's bytes are verified here, whether they
+    /// are written or not, against the git id kept with it if there is one (they are hashed
+    /// as a git blob anyway), else against its BLAKE3 id: nothing is written under an id
+    /// its bytes were not hashed to here.
     fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
         // Its recorder hashed it, and the repository holds that object: not decoded.
         if let Some(git) = self.kept.filter(|git| !lookup.lacks(git)) {
@@ -542,9 +548,19 @@ impl<'a> Version<'a> {
         }
         let (bytes, frame) = match self.read {
             Read::Bytes(bytes) => (bytes, None),
+            // Checked against the git id kept with it, just below, rather than hashed twice:
+            // that id was hashed from the very bytes the BLAKE3 id was, when they were stored.
+            Read::Frame(frame) if self.kept.is_some() => (frame.decode_unverified()?, Some(frame)),
             Read::Frame(frame) => (frame.decode()?, Some(frame)),
         };
         let git = super::git::blob_id(&bytes)?;
+        if self.kept.is_some_and(|kept| kept != git) {
+            return Err(crate::store::StoreError::Corrupt {
+                id: self.blob,
+                detail: "content does not hash to its id".into(),
+            }
+            .into());
+        }
         let size = bytes.len() as u64;
         let content = match (lookup.lacks(&git), frame) {
             (false, _) => None,
@@ -588,6 +604,7 @@ fn keep(
         content,
     } = h;
     let lacks = content.is_some();
+    let content = content.map(Box::new);
     ahead.insert(blob, Ahead::Read { git, size, content });
     if !lacks {
         *held -= size;
@@ -821,7 +838,7 @@ fn export(
         if windows_tree.contains_key(&name) {
             continue;
         }
-        let mut metas = Vec::new();
+        let mut metas = Vec::with_capacity(changes.len());
         for c in changes {
             metas.push(change_meta(repo, history, c, &mut tally)?);
         }
@@ -988,7 +1005,7 @@ fn side(
                 Some(Ahead::Missing) => return Ok(meta),
                 Some(Ahead::Read { git, size, content }) => {
                     if let Some(content) = content {
-                        repo.write_lacking_blob(git, content)?;
+                        repo.write_lacking_blob(git, *content)?;
                     }
                     (git, size)
                 }

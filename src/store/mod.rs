@@ -193,9 +193,10 @@ impl Frame {
     }
 
     /// Its bytes, decoded (the frame's header checked against its row as [`Frame::decode`]
-    /// does) but **not** verified against its id: only for a frame whose bytes were
-    /// verified already (a frame decodes to the same bytes each time). A push verifies
-    /// each version as it hashes it, then hands its frame, tens of bytes, to the thread
+    /// does) but **not** verified against its id: only for a caller that verifies them
+    /// another way, or whose frame was verified already (a frame decodes to the same bytes
+    /// each time). A push checks a version against the git blob id its recorder kept (it
+    /// hashes it as a git blob anyway), then hands its frame, tens of bytes, to the thread
     /// that writes it, which decodes it again rather than holding its bytes meanwhile.
     pub fn decode_unverified(&self) -> Result<Vec<u8>> {
         decode_frame_unverified(&self.row, &self.frame, |base| {

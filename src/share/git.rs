@@ -61,6 +61,10 @@ struct Pending {
 /// pile up packs between two `git gc`.
 const PACK_FROM: usize = 100;
 
+/// An object [`Repo::write_buf`] puts in the push's pack is compressed on the caller's
+/// thread from this size on.
+const COMPRESS_HERE_FROM: usize = 64 << 10;
+
 /// Bytes of versions held before a pack is started anyway.
 const HOLD_BYTES: usize = 8 << 20;
 
@@ -452,7 +456,15 @@ impl Repo {
         let Pending { ids, pack, .. } = &mut *pending;
         if let Some(pack) = pack.as_mut() {
             if ids.insert(id) {
-                pack.add_object(id, kind, Content::Bytes(bytes.to_vec()))?;
+                // A large one (a big window's tree) is compressed here, while the pack's
+                // thread compresses what came before it.
+                let content = match bytes.len() {
+                    n if n >= COMPRESS_HERE_FROM => {
+                        Content::Deflated(super::pack::Deflated::of(bytes)?)
+                    }
+                    _ => Content::Bytes(bytes.to_vec()),
+                };
+                pack.add_object(id, kind, content)?;
             }
             return Ok(id);
         }

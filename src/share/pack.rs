@@ -73,6 +73,31 @@ pub(crate) enum Content {
     /// A frame whose bytes were verified when they were hashed (against the version's
     /// BLAKE3 id, or the git id kept with it; it decodes to the same bytes each time).
     Frame(crate::store::Frame),
+    /// Bytes of `size` compressed already, as a pack entry holds them ([`Deflated::of`]):
+    /// written as they are, whole (never a delta, nor a delta's base).
+    Deflated(Deflated),
+}
+
+/// An object's bytes compressed on the thread that made them, so that the pack's own
+/// thread, which compresses everything else in order, does not do it after them: a large
+/// window's tree (a hundred KiB and more) is compressed while the pack's thread compresses
+/// its `window.json`.
+pub(crate) struct Deflated {
+    size: u64,
+    body: Vec<u8>,
+}
+
+impl Deflated {
+    /// `bytes` compressed as a pack entry's body.
+    pub fn of(bytes: &[u8]) -> Result<Deflated, ShareError> {
+        let mut z = Compress::new(gix_zlib::Compression::BEST_SPEED);
+        let mut body = Vec::new();
+        deflate(&mut z, bytes, &mut body)?;
+        Ok(Deflated {
+            size: bytes.len() as u64,
+            body,
+        })
+    }
 }
 
 impl Content {
@@ -81,16 +106,19 @@ impl Content {
         match self {
             Content::Bytes(bytes) => bytes.len() as u64,
             Content::Frame(frame) => frame.size(),
+            Content::Deflated(d) => d.size,
         }
     }
 
-    /// The object's bytes.
+    /// The object's bytes. Only bytes and frames have them at hand: compressed content is
+    /// made only for the pack under way, which writes it as it is.
     pub fn into_bytes(self) -> Result<Vec<u8>, ShareError> {
         match self {
             Content::Bytes(bytes) => Ok(bytes),
             Content::Frame(frame) => frame.decode_unverified().map_err(|e| ShareError::Odb {
                 detail: format!("cannot read a file version back: {e}"),
             }),
+            Content::Deflated(_) => Err(odb("a compressed object outside a pack".into())),
         }
     }
 }
@@ -239,7 +267,20 @@ fn write_objects(
         }
         head.clear();
         let kind = object.kind;
-        let bytes = object.content.into_bytes()?;
+        let size = object.content.size() as usize;
+        let bytes = match object.content {
+            Content::Deflated(d) => {
+                // Compressed already: written whole, and no base for the next delta.
+                entry_header(&mut head, type_code(kind), d.size);
+                let crc = write_entry(&mut out, &head, &d.body).map_err(io)?;
+                entries.push(Entry { offset, crc });
+                queued.fetch_sub(size, Ordering::AcqRel);
+                offset += (head.len() + d.body.len()) as u64;
+                last = None;
+                continue;
+            }
+            content => content.into_bytes()?,
+        };
         let base = last
             .as_ref()
             .filter(|(base_kind, _, _, depth)| *depth < MAX_DEPTH && *base_kind == kind)
@@ -258,21 +299,24 @@ fn write_objects(
                 0
             }
         };
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&head);
-        crc.update(&body);
-        out.write_all(&head).map_err(io)?;
-        out.write_all(&body).map_err(io)?;
-        entries.push(Entry {
-            offset,
-            crc: crc.finalize(),
-        });
-        queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+        let crc = write_entry(&mut out, &head, &body).map_err(io)?;
+        entries.push(Entry { offset, crc });
+        queued.fetch_sub(size, Ordering::AcqRel);
         last = Some((kind, bytes, offset, depth));
         offset += (head.len() + body.len()) as u64;
     }
     let file = out.into_inner().map_err(|e| io(e.into_error()))?;
     Ok(Written { file, entries })
+}
+
+/// Write a pack entry (its header and compressed body); its CRC-32, for the index.
+fn write_entry(out: &mut impl Write, head: &[u8], body: &[u8]) -> std::io::Result<u32> {
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(head);
+    crc.update(body);
+    out.write_all(head)?;
+    out.write_all(body)?;
+    Ok(crc.finalize())
 }
 
 const BLOB: u8 = 3;
@@ -737,6 +781,65 @@ mod tests {
             listed.starts_with(&format!("100644 blob {}\tb00.txt\n", id(&blob))),
             "{listed}"
         );
+    }
+
+    /// An object compressed before it reached the pack (a large window tree) is written as
+    /// it came, between objects that are deltas: it is no delta and no delta's base (the tree
+    /// after it, nearly the same, is whole), and everything reads back as written.
+    #[test]
+    fn an_object_compressed_before_the_pack_is_written_whole_and_is_no_base() {
+        let (_dir, repo) = bare_repo();
+        let hash = |kind, bytes: &[u8]| {
+            gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).expect("hashed")
+        };
+        let blob = b"y".repeat(700);
+        let tree = |first: &str| {
+            let mut tree = Vec::new();
+            for i in 0..2000 {
+                tree.extend_from_slice(format!("100644 {first}{i:05}.txt\0").as_bytes());
+                tree.extend_from_slice(id(&blob).as_bytes());
+            }
+            tree
+        };
+        let (a, b) = (tree("a"), tree("b"));
+        let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
+        pack.add(id(&blob), Content::Bytes(blob.clone()))
+            .expect("blob");
+        let ta = hash(gix_object::Kind::Tree, &a);
+        let deflated = Deflated::of(&a).expect("compressed");
+        assert!(deflated.body.len() < a.len(), "compressed at all");
+        pack.add_object(ta, gix_object::Kind::Tree, Content::Deflated(deflated))
+            .expect("compressed tree");
+        let tb = hash(gix_object::Kind::Tree, &b);
+        pack.add_object(tb, gix_object::Kind::Tree, Content::Bytes(b.clone()))
+            .expect("tree");
+        pack.finish().expect("finished");
+        git(&repo, &["fsck", "--full", "--strict"], None);
+        for (tid, bytes) in [(ta, &a), (tb, &b)] {
+            let read = git(&repo, &["cat-file", "tree", &tid.to_string()], None);
+            assert_eq!(&read, bytes);
+        }
+        let pack_file = std::fs::read_dir(repo.join("objects/pack"))
+            .expect("pack dir")
+            .map(|e| e.expect("entry").path())
+            .find(|p| p.extension().is_some_and(|e| e == "idx"))
+            .expect("an index");
+        let verified = git(
+            &repo,
+            &["verify-pack", "-v", pack_file.to_str().expect("utf-8")],
+            None,
+        );
+        let verified = String::from_utf8_lossy(&verified);
+        let line = |tid: ObjectId| {
+            verified
+                .lines()
+                .find(|l| l.starts_with(&tid.to_string()))
+                .map(str::to_string)
+                .expect("listed")
+        };
+        // Whole objects have five fields; a delta has its depth and base too.
+        assert_eq!(line(ta).split_whitespace().count(), 5, "{verified}");
+        assert_eq!(line(tb).split_whitespace().count(), 5, "{verified}");
     }
 
     #[test]

@@ -784,8 +784,9 @@ mod tests {
     }
 
     /// An object compressed before it reached the pack (a large window tree) is written as
-    /// it came, between objects that are deltas: it is no delta and no delta's base (the tree
-    /// after it, nearly the same, is whole), and everything reads back as written.
+    /// it came: it is no delta, and the writer takes no base from before it for the next
+    /// object (the tree after it, nearly the same as both trees before, is whole), and
+    /// everything reads back as written.
     #[test]
     fn an_object_compressed_before_the_pack_is_written_whole_and_is_no_base() {
         let (_dir, repo) = bare_repo();
@@ -793,18 +794,25 @@ mod tests {
             gix_object::compute_hash(gix_hash::Kind::Sha1, kind, bytes).expect("hashed")
         };
         let blob = b"y".repeat(700);
-        let tree = |first: &str| {
+        // Three trees of the same 2,000 names but one, each renamed at another place: a
+        // delta of one against another is a few bytes.
+        let tree = |renamed: usize| {
             let mut tree = Vec::new();
             for i in 0..2000 {
-                tree.extend_from_slice(format!("100644 {first}{i:05}.txt\0").as_bytes());
+                let ext = if i == renamed { "tyt" } else { "txt" };
+                tree.extend_from_slice(format!("100644 file{i:05}.{ext}\0").as_bytes());
                 tree.extend_from_slice(id(&blob).as_bytes());
             }
             tree
         };
-        let (a, b) = (tree("a"), tree("b"));
+        let (a, b, c) = (tree(500), tree(1000), tree(1500));
         let mut pack = PackWriter::start(&repo.join("objects")).expect("started");
         pack.add(id(&blob), Content::Bytes(blob.clone()))
             .expect("blob");
+        // A tree the writer keeps as the next delta's base, until the compressed one comes.
+        let tc = hash(gix_object::Kind::Tree, &c);
+        pack.add_object(tc, gix_object::Kind::Tree, Content::Bytes(c.clone()))
+            .expect("first tree");
         let ta = hash(gix_object::Kind::Tree, &a);
         let deflated = Deflated::of(&a).expect("compressed");
         assert!(deflated.body.len() < a.len(), "compressed at all");
@@ -815,7 +823,7 @@ mod tests {
             .expect("tree");
         pack.finish().expect("finished");
         git(&repo, &["fsck", "--full", "--strict"], None);
-        for (tid, bytes) in [(ta, &a), (tb, &b)] {
+        for (tid, bytes) in [(tc, &c), (ta, &a), (tb, &b)] {
             let read = git(&repo, &["cat-file", "tree", &tid.to_string()], None);
             assert_eq!(&read, bytes);
         }

@@ -346,27 +346,15 @@ impl Store {
         now: i64,
     ) -> Result<BlobId> {
         let id = BlobId::of(bytes);
-        self.put_with_id(catalog, id, bytes, previous, now)?;
+        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now, false)?;
         Ok(id)
     }
 
-    /// As [`Store::put`] when the caller already hashed the bytes.
-    pub(crate) fn put_with_id(
-        &self,
-        catalog: &dyn BlobCatalog,
-        id: BlobId,
-        bytes: &[u8],
-        previous: Option<BlobId>,
-        now: i64,
-    ) -> Result<()> {
-        self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now, false)
-    }
-
-    /// As [`Store::put_with_id`] for a version the recorder read (`snap`, `record`): a new
-    /// row keeps the git blob id of the bytes too (`blobs.git_blob`, schema v26), hashed
-    /// while they are at hand, so that a push knows a version the repository holds (a
-    /// file's committed bytes, the usual "before" of an agent's first edit) without
-    /// reading, verifying and hashing it again.
+    /// As [`Store::put`] for a version the recorder read (`snap`, `record`) and hashed
+    /// already (its BLAKE3 id `id`): a new row keeps the git blob id of the bytes too
+    /// (`blobs.git_blob`, schema v26), hashed while they are at hand, so that a push knows a
+    /// version the repository holds (a file's committed bytes, the usual "before" of an
+    /// agent's first edit) without reading, verifying and hashing it again.
     pub(crate) fn put_recorded(
         &self,
         catalog: &dyn BlobCatalog,
@@ -378,8 +366,9 @@ impl Store {
         self.put_known(catalog, id, bytes, previous.map(|p| (p, None)), now, true)
     }
 
-    /// As [`Store::put_with_id`] with the bytes of `previous` at hand (verified by the
-    /// caller): a delta against it need not read it back (a merge-undo holds them).
+    /// As [`Store::put`], of bytes hashed already (`id`), with the bytes of `previous` at
+    /// hand (verified by the caller): a delta against it need not read it back (a merge-undo
+    /// holds them).
     pub(crate) fn put_against(
         &self,
         catalog: &dyn BlobCatalog,

@@ -180,6 +180,21 @@ pub(crate) fn write_commit(
     now: i64,
     message: &str,
 ) -> Result<ObjectId> {
+    write_session_commit(repo, tree, parents, origin, now, message).map(|(id, _)| id)
+}
+
+/// [`write_commit`], and the summary its bytes hold ([`summary`]; `None` when the message
+/// holds none): what a listing reads back from it, read from the very bytes written, with
+/// no read of an object that may not be in the repository yet (it goes in the pack under
+/// way).
+pub(crate) fn write_session_commit(
+    repo: &Repo,
+    tree: &ObjectId,
+    parents: &[ObjectId],
+    origin: &str,
+    now: i64,
+    message: &str,
+) -> Result<(ObjectId, Option<Summary>)> {
     let who = origin.replace(['<', '>', '\n'], "_");
     let secs = now.div_euclid(1_000_000_000);
     let mut text = format!("tree {tree}\n");
@@ -189,7 +204,8 @@ pub(crate) fn write_commit(
     text.push_str(&format!("author {who} <rewind@{who}> {secs} +0000\n"));
     text.push_str(&format!("committer {who} <rewind@{who}> {secs} +0000\n\n"));
     text.push_str(message);
-    repo.write_buf(gix_object::Kind::Commit, text.as_bytes())
+    let id = repo.write_buf(gix_object::Kind::Commit, text.as_bytes())?;
+    Ok((id, summary(text.as_bytes())))
 }
 
 /// A commit's tree and parents.

@@ -115,16 +115,20 @@ pub fn push(
     let staged = first
         .history()
         .in_one_read(|| stage(&repo, sessions, opts))??;
+    let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
+    // This machine's summary, written before the pack is finished so that it goes in it.
+    let summary = match opts.dry_run {
+        true => None,
+        false => summary_of(&repo, &opts.origin, &exports)?,
+    };
     // The file versions written, in one pack, before any commit naming them leaves.
     repo.flush_blobs()?;
     let statuses = if opts.dry_run {
-        staged
+        exports
             .iter()
-            .map(|(_, e)| (PushStatus::WouldPush, e.commit))
+            .map(|e| (PushStatus::WouldPush, e.commit))
             .collect()
     } else {
-        let exports: Vec<&Export> = staged.iter().map(|(_, e)| e).collect();
-        let summary = summary_of(&repo, &opts.origin, &exports)?;
         send(&repo, transport, &exports, summary)?
     };
     for ((s, e), (status, commit)) in staged.into_iter().zip(statuses) {
@@ -626,6 +630,8 @@ struct Export {
     parent: Option<ObjectId>,
     /// The session as its commits name it, for a merge commit.
     head: Head,
+    /// What `commit` says of the session, for this machine's summary ([`summary_of`]).
+    summary: Option<meta::Summary>,
     windows: usize,
     changes: usize,
     blob_bytes: u64,
@@ -861,8 +867,8 @@ fn export(
             session: head.session,
         });
     }
-    let commit = match (&parent, new_windows) {
-        (Some(p), 0) => *p,
+    let (commit, summary) = match (&parent, new_windows) {
+        (Some(p), 0) => (*p, meta::read_summary(repo, p)),
         _ => {
             let total_changes = count_changes(repo, new_changes, parent.as_ref())?;
             let parents: Vec<ObjectId> = parent.iter().copied().collect();
@@ -874,6 +880,7 @@ fn export(
         commit,
         parent,
         head,
+        summary,
         windows: new_windows,
         changes: new_changes,
         blob_bytes: tally.bytes,
@@ -890,14 +897,15 @@ fn count_changes(repo: &Repo, new: usize, parent: Option<&ObjectId>) -> Result<u
     Ok(prev.changes + new)
 }
 
-/// Write `session.json`, the root tree and the commit on `parents`.
+/// Write `session.json`, the root tree and the commit on `parents`: the commit, and its
+/// summary ([`meta::write_session_commit`]).
 fn commit_with_parents(
     repo: &Repo,
     head: &Head,
     windows: &BTreeMap<String, (EntryKind, ObjectId)>,
     changes: usize,
     parents: &[ObjectId],
-) -> Result<ObjectId> {
+) -> Result<(ObjectId, Option<meta::Summary>)> {
     let Head {
         origin,
         session,
@@ -936,7 +944,7 @@ fn commit_with_parents(
     if let Some(agent) = agent {
         message.push_str(&format!("{}{agent}\n", meta::AGENT_LINE));
     }
-    meta::write_commit(repo, &tree, parents, origin, *now, &message)
+    meta::write_session_commit(repo, &tree, parents, origin, *now, &message)
 }
 
 /// A change as metadata, its sides' bytes written as git blobs.
@@ -1124,9 +1132,9 @@ fn summary_of(
     let Some(now) = exports.iter().map(|e| e.head.now).max() else {
         return Ok(None);
     };
-    let pushed: Vec<(&str, ObjectId)> = exports
+    let pushed: Vec<(&str, ObjectId, Option<&meta::Summary>)> = exports
         .iter()
-        .map(|e| (e.reference.as_str(), e.commit))
+        .map(|e| (e.reference.as_str(), e.commit, e.summary.as_ref()))
         .collect();
     super::summary::next(repo, origin, &pushed, now).map(Some)
 }
@@ -1366,7 +1374,7 @@ fn merge_one(repo: &Repo, e: &Export, ours: ObjectId, theirs: ObjectId) -> Resul
         agent: (e.head.agent.clone()).or(their_meta.agent.filter(|a| meta::agent_name(a))),
         ..e.head.clone()
     };
-    commit_with_parents(repo, &head, &windows, changes, &[ours, theirs])
+    commit_with_parents(repo, &head, &windows, changes, &[ours, theirs]).map(|(id, _)| id)
 }
 
 /// The id of a window tree's `window.json`.

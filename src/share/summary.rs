@@ -44,8 +44,8 @@ pub(crate) struct Line {
     pub summary: Summary,
 }
 
-/// The summary commit to push with `pushed` (each session's ref and its new commit, whose
-/// own summary is read back from it, so a line says exactly what the commit says): the
+/// The summary commit to push with `pushed` (each session's ref, its new commit and the
+/// summary that commit's bytes hold, so a line says exactly what the commit says): the
 /// lines of the summary this machine pushed before, for its sessions whose refs here still
 /// name the commit the line names, with the sessions just pushed in place of theirs.
 /// Returns the summary's ref, the new commit and the commit the ref names here now (its
@@ -53,7 +53,7 @@ pub(crate) struct Line {
 pub(crate) fn next(
     repo: &Repo,
     origin: &Origin,
-    pushed: &[(&str, ObjectId)],
+    pushed: &[(&str, ObjectId, Option<&Summary>)],
     now: i64,
 ) -> Result<(String, ObjectId, Option<ObjectId>)> {
     let name = reference(origin.as_str());
@@ -65,8 +65,8 @@ pub(crate) fn next(
         .into_iter()
         .filter(|(reference, line)| local.get(reference) == Some(&line.commit))
         .collect();
-    for &(reference, commit) in pushed {
-        match meta::read_summary(repo, &commit) {
+    for &(reference, commit, summary) in pushed {
+        match summary.cloned() {
             Some(summary) => lines.insert(reference.to_string(), Line { commit, summary }),
             None => lines.remove(reference),
         };

@@ -358,10 +358,14 @@ impl Repo {
         Ok(refs)
     }
 
-    /// Start the `git update-ref --stdin` that [`RefUpdates::finish`] gives its moves once
-    /// they are known (after a push), so that moving the refs then costs no process start.
-    /// Until then it waits on its stdin; dropped unfinished, it is killed and moves nothing.
-    pub fn start_update_refs(&self) -> Result<RefUpdates, ShareError> {
+    /// Start the `git update-ref --stdin` transaction that [`RefUpdates::finish`] commits
+    /// once the moves are known (after a push), with the moves `expected` (each ref to its
+    /// new commit, from the commit it names now: what a push the remote takes whole moves)
+    /// prepared meanwhile: git locks the refs and checks what they name while the push
+    /// runs, so that moving them after it costs a commit, not a process start and the
+    /// locking. Git takes the refs' locks for as long as it waits: dropped unfinished, its
+    /// stdin closes first, and git aborts (the locks go) and moves nothing.
+    pub fn start_update_refs(&self, expected: Moves<'_>) -> Result<RefUpdates, ShareError> {
         let (feed, lines) = std::sync::mpsc::channel();
         let running = Repo::start_in(
             &self.program,
@@ -371,7 +375,19 @@ impl Repo {
             Input::Later(lines),
             &[],
         )?;
-        Ok(RefUpdates { running, feed })
+        let prepared = (!expected.is_empty()).then(|| owned_moves(expected));
+        if let Some(moves) = &prepared {
+            // A send fails only when git stopped reading: its exit status says why.
+            let _ = feed.send(format!("start\n{}prepare\n", moves_input(moves)).into_bytes());
+        }
+        Ok(RefUpdates {
+            running: Some(running),
+            feed: Some(feed),
+            prepared,
+            program: self.program.clone(),
+            dir: self.dir.clone(),
+            timeout: self.timeout,
+        })
     }
 
     /// Delete `references` here, all in one `git update-ref --stdin` transaction.
@@ -713,44 +729,116 @@ enum Input {
     Later(std::sync::mpsc::Receiver<Vec<u8>>),
 }
 
+/// Refs to move: each ref, the commit it is to name, and the one it must name now (`None`:
+/// it must not exist).
+pub(crate) type Moves<'a> = &'a [(&'a str, ObjectId, Option<ObjectId>)];
+
+fn owned_moves(moves: Moves<'_>) -> Vec<(String, ObjectId, Option<ObjectId>)> {
+    moves
+        .iter()
+        .map(|(r, new, old)| (r.to_string(), *new, *old))
+        .collect()
+}
+
+/// `git update-ref --stdin`'s lines for `moves`.
+fn moves_input(moves: &[(String, ObjectId, Option<ObjectId>)]) -> String {
+    let null = ObjectId::null(gix_hash::Kind::Sha1);
+    moves
+        .iter()
+        .map(|(reference, new, old)| format!("update {reference} {new} {}\n", old.unwrap_or(null)))
+        .collect()
+}
+
+fn update_ref_result(out: &Output) -> Result<(), ShareError> {
+    if !out.status.success() {
+        return Err(ShareError::Git {
+            command: "git update-ref".into(),
+            detail: git_message(&out.stderr),
+        });
+    }
+    Ok(())
+}
+
 /// A `git update-ref --stdin` started before its moves are known
-/// ([`Repo::start_update_refs`]). Its fields drop in order: an unfinished one is killed
-/// before its stdin closes, so it never commits an empty or partial transaction it was
-/// not given.
+/// ([`Repo::start_update_refs`]), with the moves expected prepared in a transaction.
 pub(crate) struct RefUpdates {
-    running: Running,
-    feed: std::sync::mpsc::Sender<Vec<u8>>,
+    /// `None` once finished.
+    running: Option<Running>,
+    /// Closed (`None`) before git is waited for.
+    feed: Option<std::sync::mpsc::Sender<Vec<u8>>>,
+    /// The moves sent to prepare, if any.
+    prepared: Option<Vec<(String, ObjectId, Option<ObjectId>)>>,
+    /// To run a `git update-ref` of its own when the moves are not the ones prepared.
+    program: PathBuf,
+    dir: PathBuf,
+    timeout: Duration,
 }
 
 impl RefUpdates {
     /// Point each `reference` at `new`, provided it still names `old` (`None`: does not
     /// exist): git's own compare-and-swap, never forced, in one transaction (every ref
-    /// moves, or none does). No moves: git ends having moved nothing.
-    pub fn finish(self, moves: &[(&str, ObjectId, Option<ObjectId>)]) -> Result<(), ShareError> {
-        let RefUpdates { mut running, feed } = self;
-        let null = ObjectId::null(gix_hash::Kind::Sha1);
-        let mut input = String::new();
-        for (reference, new, old) in moves {
-            input.push_str(&format!(
-                "update {reference} {new} {}\n",
-                old.unwrap_or(null)
-            ));
+    /// moves, or none does). No moves: git ends having moved nothing. The moves prepared
+    /// are committed when they are exactly `moves`; otherwise (some ref was not taken, or
+    /// git could not prepare: a ref locked or moved meanwhile, a git without
+    /// transactions) that transaction is aborted and `moves` go in one of their own.
+    pub fn finish(mut self, moves: Moves<'_>) -> Result<(), ShareError> {
+        let expected = self.prepared.take();
+        let as_prepared = expected.as_deref() == Some(&owned_moves(moves)[..]);
+        let input = match &expected {
+            Some(_) if as_prepared => "commit\n".to_string(),
+            Some(_) => "abort\n".to_string(),
+            None => moves_input(&owned_moves(moves)),
+        };
+        let out = self.close(input)?;
+        if expected.is_none() {
+            return update_ref_result(&out);
         }
-        if !input.is_empty() {
-            // A send fails only when git stopped reading: its exit status says why.
-            let _ = feed.send(input.into_bytes());
+        // "prepare: ok" and a failure: the commit itself failed.
+        let prepared = String::from_utf8_lossy(&out.stdout).contains("prepare: ok");
+        if as_prepared && (out.status.success() || prepared) {
+            return update_ref_result(&out);
         }
-        drop(feed);
-        // The deadline counts from now, not from the start (it waited through a push).
+        if moves.is_empty() {
+            return Ok(());
+        }
+        let out = Repo::run_in(
+            &self.program,
+            &self.dir,
+            self.timeout,
+            ["update-ref", "-m", "rewind", "--stdin"],
+            Some(moves_input(&owned_moves(moves)).into_bytes()),
+            &[],
+        )?;
+        update_ref_result(&out)
+    }
+
+    /// Send git `input`, close its stdin and wait for it (its deadline counted from now,
+    /// not from its start: it waited through a push).
+    fn close(&mut self, input: String) -> Result<Output, ShareError> {
+        if let Some(feed) = self.feed.take() {
+            if !input.is_empty() {
+                // A send fails only when git stopped reading: its exit status says why.
+                let _ = feed.send(input.into_bytes());
+            }
+        }
+        let mut running = self.running.take().ok_or_else(|| ShareError::Odb {
+            detail: "git update-ref was waited for already".into(),
+        })?;
         running.deadline = Instant::now() + running.timeout;
-        let out = running.wait()?;
-        if !out.status.success() {
-            return Err(ShareError::Git {
-                command: "git update-ref".into(),
-                detail: git_message(&out.stderr),
-            });
+        running.wait()
+    }
+}
+
+impl Drop for RefUpdates {
+    /// Unfinished: its stdin closes with nothing more sent, so git aborts a prepared
+    /// transaction (its locks go) or commits an empty one, and it is waited for (killed
+    /// only past a few seconds), never left holding a ref's lock.
+    fn drop(&mut self) {
+        drop(self.feed.take());
+        if let Some(mut running) = self.running.take() {
+            running.deadline = Instant::now() + Duration::from_secs(5).min(running.timeout);
+            let _ = running.wait();
         }
-        Ok(())
     }
 }
 

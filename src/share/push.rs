@@ -1171,9 +1171,11 @@ fn send(
                 .map(|&i| (commits[i], exports[i].reference.as_str()))
                 .chain(summary.as_ref().map(|(r, c, _)| (*c, r.as_str())));
             let pushing = repo.start(push_args(&transport.remote, specs))?;
-            // Started while git pushes, so the refs the remote takes move without waiting
-            // for a process to start after the push.
-            let updates = repo.start_update_refs()?;
+            // Started while git pushes, with the moves of a push the remote takes whole
+            // prepared, so the refs the remote takes move without waiting for a process to
+            // start and lock them after the push.
+            let expected = moves_if_taken(summary.as_ref(), batch, exports, &commits);
+            let updates = repo.start_update_refs(&expected)?;
             let out = pushing.wait()?;
             let lines = porcelain_lines(&out.stdout);
             let mut moves = Vec::new();
@@ -1227,6 +1229,25 @@ fn send(
         reference: exports[pending[0]].reference.clone(),
         detail: format!("still rejected after {ATTEMPTS} attempts"),
     })
+}
+
+/// The local refs a push of `batch` (and `summary`) moves when the remote takes it whole,
+/// in the order [`send`] moves them: the summary's, then each session's that names
+/// another commit than the one pushed.
+fn moves_if_taken<'a>(
+    summary: Option<&'a (String, ObjectId, Option<ObjectId>)>,
+    batch: &[usize],
+    exports: &[&'a Export],
+    commits: &[ObjectId],
+) -> Vec<(&'a str, ObjectId, Option<ObjectId>)> {
+    let sessions = batch.iter().map(|&i| (exports[i], commits[i]));
+    summary
+        .map(|(r, c, parent)| (r.as_str(), *c, *parent))
+        .into_iter()
+        .chain(sessions.filter_map(|(e, commit)| {
+            (e.parent != Some(commit)).then_some((e.reference.as_str(), commit, e.parent))
+        }))
+        .collect()
 }
 
 /// `git push --porcelain REMOTE <commit>:<ref>…`.

@@ -153,6 +153,24 @@ impl Machine {
         self.git(&["for-each-ref", SESSIONS]).stdout
     }
 
+    /// Lock files git left under the repository's `refs/rewind` (a ref transaction that
+    /// never ended).
+    fn ref_locks(&self) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "lock") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.ws.join(".git/refs/rewind"), &mut out);
+        out
+    }
+
     /// Every file under the repository's object directory (loose objects, packs), sorted.
     fn object_files(&self) -> Vec<PathBuf> {
         fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -388,6 +406,11 @@ fn a_remote_that_rejects_leaves_history_untouched_with_its_message() {
     [exit status: 1]
     ");
     assert_eq!(alice.local_rewind_refs(), "", "no local ref moved");
+    assert_eq!(
+        alice.ref_locks(),
+        Vec::<PathBuf>::new(),
+        "no ref left locked"
+    );
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     // The history is intact: the push succeeds once the remote allows it.
     std::fs::remove_file(&hook).unwrap();
@@ -746,6 +769,11 @@ fn a_remote_that_hangs_is_stopped_at_the_timeout() {
     [exit status: 1]
     ");
     assert_eq!(alice.local_rewind_refs(), "");
+    // The refs' transaction, prepared while git pushed, was aborted: nothing stays locked,
+    // and the next push moves them.
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+    alice.rw("s1", &["push"]).ok();
+    assert_eq!(alice.local_rewind_refs().lines().count(), 1);
 }
 
 /// A free TCP port on 127.0.0.1 (bound, then released for the daemon).
@@ -2070,6 +2098,94 @@ fn forge_message(lab: &Lab, reference: &str, message: &str) {
 /// Issue 44: a summary is believed only for the commit the session's ref names now, and
 /// only for its own origin's sessions; else the listing reads the session's own commit
 /// (with filters) or says nothing of its counts (without), never a wrong count.
+/// The remote's `update` hook refuses the summary's ref and takes the session's (the two
+/// go in one push): the session's ref moves here, the summary's does not, and the ref
+/// transaction prepared for both while git pushed leaves no ref locked.
+#[test]
+fn a_summary_the_remote_refuses_leaves_the_sessions_ref_moved_and_no_ref_locked() {
+    let lab = Lab::new();
+    let hook = lab.remote.join("hooks/update");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh
+case \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let pushed = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
+    let local = alice.git(&[
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        "refs/rewind",
+    ]);
+    let remote = lab.git(&[
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        "refs/rewind",
+    ]);
+    assert_eq!(local.stdout, remote.stdout, "the same refs here and there");
+    assert_eq!(local.stdout.lines().count(), 1, "{}", local.stdout);
+    assert!(local.stdout.contains("refs/rewind/0b/alice@laptop/s1"));
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+    // The next push goes on from there.
+    alice.turn("s1", "f.txt", &format!("{BASE}two\n"));
+    let again = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(again.ok().json()["sessions"][0]["status"], "pushed");
+    assert_eq!(
+        alice
+            .git(&["rev-parse", "refs/rewind/0b/alice@laptop/s1"])
+            .stdout,
+        lab.git(&["rev-parse", "refs/rewind/0b/alice@laptop/s1"])
+            .stdout
+    );
+}
+
+/// A git whose `update-ref --stdin` knows no transactions (before git 2.27: "unknown
+/// command: start"): the refs the remote took still move, in a `git update-ref` of their
+/// own after the push.
+#[test]
+fn refs_move_after_a_push_with_a_git_that_has_no_ref_transactions() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let old_git = lab.root().join("old-git");
+    std::fs::write(
+        &old_git,
+        "#!/bin/sh\nif [ \"$3\" = update-ref ]; then\n  input=$(cat)\n  case \"$input\" in start*) \
+         echo 'fatal: unknown command: start' >&2; exit 128;; esac\n  \
+         printf '%s\\n' \"$input\" | exec git \"$@\"\nfi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &old_git,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let pushed: Run = alice
+        .command("s1", &["--json", "push"])
+        .env("REWIND_GIT", &old_git)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
+    let local = alice.git(&[
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        "refs/rewind",
+    ]);
+    let remote = lab.git(&[
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        "refs/rewind",
+    ]);
+    assert_eq!(local.stdout, remote.stdout, "both refs moved here");
+    assert_eq!(local.stdout.lines().count(), 2, "{}", local.stdout);
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+}
+
 #[test]
 fn a_summary_that_names_another_commit_or_another_origins_session_is_not_believed() {
     let lab = Lab::new();

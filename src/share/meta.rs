@@ -125,18 +125,26 @@ pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
     repo.write_buf(gix_object::Kind::Tree, &window_tree(json, blobs))
 }
 
-/// The bytes of a window's tree: each of `blobs` named by its hex id, then `window.json`,
-/// the json blob. Written here rather than through a map of names and gix's tree (a window
-/// of a thousand changes names two thousand blobs): ids sort as their hex names do, and
-/// `window.json` after them all (`w` sorts after every hex digit).
+/// The bytes of a window's tree: each of `blobs` once, in id order, named by its place in
+/// that order (decimal, all of one width: `0000` … `1999` for two thousand), then
+/// `window.json`, the json blob. The tree is what makes the versions reachable; a reader
+/// finds them by the git ids `window.json` gives, never by these names, which are short so
+/// that the tree is half the bytes it was with hex ids as names (32 against 68 a version,
+/// to hash, compress and send). Written here rather than through a map of names and gix's
+/// tree (a window of a thousand changes names two thousand blobs): names of one width sort
+/// as their numbers do, and `window.json` after them all (`w` sorts after every digit).
 fn window_tree(json: ObjectId, mut blobs: Vec<ObjectId>) -> Vec<u8> {
     blobs.sort_unstable();
     blobs.dedup();
-    let mut tree = Vec::with_capacity((blobs.len() + 1) * 68);
-    let mut hex = [0u8; 40];
-    for id in &blobs {
+    let width = blobs.len().saturating_sub(1).max(1).ilog10() as usize + 1;
+    let mut tree = Vec::with_capacity((blobs.len() + 1) * (28 + width));
+    let mut name = String::with_capacity(width);
+    for (i, id) in blobs.iter().enumerate() {
+        use std::fmt::Write as _;
+        name.clear();
+        let _ = write!(name, "{i:0width$}");
         tree.extend_from_slice(b"100644 ");
-        tree.extend_from_slice(id.hex_to_buf(&mut hex).as_bytes());
+        tree.extend_from_slice(name.as_bytes());
         tree.push(0);
         tree.extend_from_slice(id.as_slice());
     }
@@ -354,7 +362,7 @@ mod tests {
     use super::*;
 
     /// A window's tree, written by hand, is byte for byte the tree gix writes of the same
-    /// entries (sorted as git sorts them, each blob once).
+    /// entries (sorted as git sorts them, each blob once, named by its place in id order).
     #[test]
     fn a_window_tree_is_the_tree_gix_writes_of_its_entries() {
         let id = |i: u32| {
@@ -366,26 +374,32 @@ mod tests {
             ObjectId::from(raw)
         };
         let json = id(0);
-        // Some ids twice (a version on both sides, or of two changes).
-        let blobs: Vec<ObjectId> = (1..300).chain(1..40).map(id).collect();
-        let mut tree = gix_object::Tree {
-            entries: blobs
-                .iter()
-                .map(|oid| (oid.to_string(), *oid))
-                .chain([(WINDOW_FILE.to_string(), json)])
-                .collect::<BTreeMap<_, _>>()
-                .into_iter()
-                .map(|(name, oid)| Entry {
-                    mode: EntryKind::Blob.into(),
-                    filename: BString::from(name),
-                    oid,
-                })
-                .collect(),
-        };
-        tree.entries.sort();
-        let mut expected = Vec::new();
-        gix_object::WriteTo::write_to(&tree, &mut expected).unwrap();
-        assert_eq!(window_tree(json, blobs), expected);
+        // The names' width for 1, 10, 11 and 299 versions: 1, 1, 2 and 3 digits.
+        for (count, width) in [(1u32, 1usize), (10, 1), (11, 2), (299, 3)] {
+            // Some ids twice (a version on both sides, or of two changes).
+            let blobs: Vec<ObjectId> = (1..=count).chain(1..=count.min(39)).map(id).collect();
+            let mut sorted = blobs.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), count as usize);
+            let mut tree = gix_object::Tree {
+                entries: sorted
+                    .iter()
+                    .enumerate()
+                    .map(|(i, oid)| (format!("{i:0width$}"), *oid))
+                    .chain([(WINDOW_FILE.to_string(), json)])
+                    .map(|(name, oid)| Entry {
+                        mode: EntryKind::Blob.into(),
+                        filename: BString::from(name),
+                        oid,
+                    })
+                    .collect(),
+            };
+            tree.entries.sort();
+            let mut expected = Vec::new();
+            gix_object::WriteTo::write_to(&tree, &mut expected).unwrap();
+            assert_eq!(window_tree(json, blobs), expected, "{count} versions");
+        }
     }
 
     #[test]

@@ -2098,6 +2098,13 @@ fn forge_message(lab: &Lab, reference: &str, message: &str) {
 /// Issue 44: a summary is believed only for the commit the session's ref names now, and
 /// only for its own origin's sessions; else the listing reads the session's own commit
 /// (with filters) or says nothing of its counts (without), never a wrong count.
+/// Every ref under `refs/rewind/` with the commit it names, one a line.
+const REWIND_REFS_WITH_IDS: &[&str] = &[
+    "for-each-ref",
+    "--format=%(objectname) %(refname)",
+    "refs/rewind",
+];
+
 /// The remote's `update` hook refuses the summary's ref and takes the session's (the two
 /// go in one push): the session's ref moves here, the summary's does not, and the ref
 /// transaction prepared for both while git pushed leaves no ref locked.
@@ -2116,16 +2123,8 @@ case \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esa
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
     let pushed = alice.rw("s1", &["--json", "push"]);
     assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
-    let local = alice.git(&[
-        "for-each-ref",
-        "--format=%(objectname) %(refname)",
-        "refs/rewind",
-    ]);
-    let remote = lab.git(&[
-        "for-each-ref",
-        "--format=%(objectname) %(refname)",
-        "refs/rewind",
-    ]);
+    let local = alice.git(REWIND_REFS_WITH_IDS);
+    let remote = lab.git(REWIND_REFS_WITH_IDS);
     assert_eq!(local.stdout, remote.stdout, "the same refs here and there");
     assert_eq!(local.stdout.lines().count(), 1, "{}", local.stdout);
     assert!(local.stdout.contains("refs/rewind/0b/alice@laptop/s1"));
@@ -2171,16 +2170,8 @@ fn refs_move_after_a_push_with_a_git_that_has_no_ref_transactions() {
         .unwrap()
         .into();
     assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
-    let local = alice.git(&[
-        "for-each-ref",
-        "--format=%(objectname) %(refname)",
-        "refs/rewind",
-    ]);
-    let remote = lab.git(&[
-        "for-each-ref",
-        "--format=%(objectname) %(refname)",
-        "refs/rewind",
-    ]);
+    let local = alice.git(REWIND_REFS_WITH_IDS);
+    let remote = lab.git(REWIND_REFS_WITH_IDS);
     assert_eq!(local.stdout, remote.stdout, "both refs moved here");
     assert_eq!(local.stdout.lines().count(), 2, "{}", local.stdout);
     assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());

@@ -783,11 +783,12 @@ impl RefUpdates {
     /// transactions) that transaction is aborted and `moves` go in one of their own.
     pub fn finish(mut self, moves: Moves<'_>) -> Result<(), ShareError> {
         let expected = self.prepared.take();
-        let as_prepared = expected.as_deref() == Some(&owned_moves(moves)[..]);
+        let moves = owned_moves(moves);
+        let as_prepared = expected.as_ref() == Some(&moves);
         let input = match &expected {
             Some(_) if as_prepared => "commit\n".to_string(),
             Some(_) => "abort\n".to_string(),
-            None => moves_input(&owned_moves(moves)),
+            None => moves_input(&moves),
         };
         let out = self.close(input)?;
         if expected.is_none() {
@@ -806,7 +807,7 @@ impl RefUpdates {
             &self.dir,
             self.timeout,
             ["update-ref", "-m", "rewind", "--stdin"],
-            Some(moves_input(&owned_moves(moves)).into_bytes()),
+            Some(moves_input(&moves).into_bytes()),
             &[],
         )?;
         update_ref_result(&out)

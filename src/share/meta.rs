@@ -134,13 +134,13 @@ pub(crate) fn write_window(repo: &Repo, meta: &WindowMeta) -> Result<ObjectId> {
 /// tree (a window of a thousand changes names two thousand blobs): names of one width sort
 /// as their numbers do, and `window.json` after them all (`w` sorts after every digit).
 fn window_tree(json: ObjectId, mut blobs: Vec<ObjectId>) -> Vec<u8> {
+    use std::fmt::Write as _;
     blobs.sort_unstable();
     blobs.dedup();
     let width = blobs.len().saturating_sub(1).max(1).ilog10() as usize + 1;
     let mut tree = Vec::with_capacity((blobs.len() + 1) * (28 + width));
     let mut name = String::with_capacity(width);
     for (i, id) in blobs.iter().enumerate() {
-        use std::fmt::Write as _;
         name.clear();
         let _ = write!(name, "{i:0width$}");
         tree.extend_from_slice(b"100644 ");

@@ -2095,9 +2095,6 @@ fn forge_message(lab: &Lab, reference: &str, message: &str) {
     .ok();
 }
 
-/// Issue 44: a summary is believed only for the commit the session's ref names now, and
-/// only for its own origin's sessions; else the listing reads the session's own commit
-/// (with filters) or says nothing of its counts (without), never a wrong count.
 /// Every ref under `refs/rewind/` with the commit it names, one a line.
 const REWIND_REFS_WITH_IDS: &[&str] = &[
     "for-each-ref",
@@ -2114,8 +2111,7 @@ fn a_summary_the_remote_refuses_leaves_the_sessions_ref_moved_and_no_ref_locked(
     let hook = lab.remote.join("hooks/update");
     std::fs::write(
         &hook,
-        "#!/bin/sh
-case \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esac\n",
+        "#!/bin/sh\ncase \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esac\n",
     )
     .unwrap();
     std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -2177,6 +2173,9 @@ fn refs_move_after_a_push_with_a_git_that_has_no_ref_transactions() {
     assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
 }
 
+/// Issue 44: a summary is believed only for the commit the session's ref names now, and
+/// only for its own origin's sessions; else the listing reads the session's own commit
+/// (with filters) or says nothing of its counts (without), never a wrong count.
 #[test]
 fn a_summary_that_names_another_commit_or_another_origins_session_is_not_believed() {
     let lab = Lab::new();

@@ -2243,3 +2243,45 @@ fn a_summary_that_names_another_commit_or_another_origins_session_is_not_believe
         "mallory's word on alice's session"
     );
 }
+
+/// A local `reference-transaction` hook that refuses to move `refs/rewind/*` here: the
+/// remote took the push, the refs cannot move here. The push says so, naming git's own
+/// message, exits 1 and leaves no ref locked; once the hook is gone the next push goes on.
+#[test]
+fn refs_that_cannot_move_here_after_the_remote_took_the_push_are_an_error_naming_git() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let hook = alice.ws.join(".git/hooks/reference-transaction");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\n[ \"$1\" = prepared ] || exit 0\nif grep -q ' refs/rewind/'; then echo 'refs/rewind is frozen here' >&2; exit 1; fi\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let refused = alice.rw("s1", &["push"]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .starts_with("error: git update-ref failed: refs/rewind is frozen here\n"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(alice.local_rewind_refs(), "", "no ref moved here");
+    assert_eq!(
+        lab.git(&["for-each-ref", SESSIONS]).stdout.lines().count(),
+        1
+    );
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+    // Without the hook the next push merges in what the remote took, and the session's
+    // ref agrees here and there (the summary's stays behind here: it is advice, see
+    // src/share/summary.rs).
+    std::fs::remove_file(&hook).unwrap();
+    let again = alice.rw("s1", &["--json", "push"]);
+    assert_eq!(again.ok().json()["sessions"][0]["status"], "merged");
+    assert_eq!(
+        alice.local_rewind_refs(),
+        lab.git(&["for-each-ref", SESSIONS]).stdout
+    );
+}

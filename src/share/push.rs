@@ -119,7 +119,12 @@ pub fn push(
     // This machine's summary, written before the pack is finished so that it goes in it.
     let summary = match opts.dry_run {
         true => None,
-        false => summary_of(&repo, &opts.origin, &exports)?,
+        false => {
+            let own: Vec<_> = (exports.iter())
+                .map(|e| (*e, e.commit, e.summary.as_ref()))
+                .collect();
+            summary_of(&repo, &opts.origin, &own, None)?
+        }
     };
     // The file versions written, in one pack, before any commit naming them leaves.
     repo.flush_blobs()?;
@@ -129,7 +134,7 @@ pub fn push(
             .map(|e| (PushStatus::WouldPush, e.commit))
             .collect()
     } else {
-        send(&repo, transport, &exports, summary)?
+        send(&repo, transport, &exports, summary, &opts.origin)?
     };
     for ((s, e), (status, commit)) in staged.into_iter().zip(statuses) {
         report.sessions.push(PushedSession {
@@ -1122,22 +1127,28 @@ fn hex(bytes: &[u8]) -> String {
     hex
 }
 
-/// This machine's summary commit with `exports` in it, to go in the same `git push` (see
-/// [`super::summary`]): its ref, the commit and the commit the ref names here now.
+/// This machine's summary commit with `exports` in it (each with its commit and that
+/// commit's summary), to go in the same `git push` (see [`super::summary`]), on `theirs`
+/// (the remote's summary) if it refused ours: its ref, the commit and the commit the ref
+/// names here now.
 fn summary_of(
     repo: &Repo,
     origin: &Origin,
-    exports: &[&Export],
-) -> Result<Option<(String, ObjectId, Option<ObjectId>)>> {
-    let Some(now) = exports.iter().map(|e| e.head.now).max() else {
+    exports: &[(&Export, ObjectId, Option<&meta::Summary>)],
+    theirs: Option<ObjectId>,
+) -> Result<Option<SummaryPush>> {
+    let Some(now) = exports.iter().map(|(e, _, _)| e.head.now).max() else {
         return Ok(None);
     };
     let pushed: Vec<(&str, ObjectId, Option<&meta::Summary>)> = exports
         .iter()
-        .map(|e| (e.reference.as_str(), e.commit, e.summary.as_ref()))
+        .map(|(e, commit, summary)| (e.reference.as_str(), *commit, *summary))
         .collect();
-    super::summary::next(repo, origin, &pushed, now).map(Some)
+    super::summary::next(repo, origin, &pushed, now, theirs).map(Some)
 }
+
+/// A summary to push: its ref, its commit and the commit the ref names here now.
+type SummaryPush = (String, ObjectId, Option<ObjectId>);
 
 /// At most this many refs go in one `git push` (its command line stays far below any
 /// system's limit on arguments).
@@ -1148,23 +1159,33 @@ const REFS_PER_PUSH: usize = 1000;
 /// fast-forward, and pushing those again. Each local ref moves as soon as the remote took
 /// its commit; the first refusal that a merge cannot cure is the error (the sessions the
 /// remote took stay taken, here as there). Returns each export's status and the commit its
-/// ref names now. `summary` (ref, commit, the commit it names here) goes with the first
-/// batch; the remote's refusal of it changes nothing else (it is advice: see
-/// [`super::summary`]).
+/// ref names now. `summary` (this machine's, see [`super::summary`]) goes with the first
+/// batch; refused as behind the remote's, it is built again on that one (fetched with the
+/// merges) and goes with the next attempt; refused otherwise, nothing else changes (it is
+/// advice).
 fn send(
     repo: &Repo,
     transport: &Transport,
     exports: &[&Export],
-    mut summary: Option<(String, ObjectId, Option<ObjectId>)>,
+    mut summary: Option<SummaryPush>,
+    origin: &Origin,
 ) -> Result<Vec<(PushStatus, ObjectId)>> {
     let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
+    let mut summaries: Vec<Option<meta::Summary>> =
+        exports.iter().map(|e| e.summary.clone()).collect();
     let mut statuses = vec![PushStatus::Pushed; exports.len()];
     let mut merged = vec![false; exports.len()];
     let mut pending: Vec<usize> = (0..exports.len()).collect();
     for attempt in 1..=ATTEMPTS {
         let mut again = Vec::new();
         let mut refused = None;
-        for batch in pending.chunks(REFS_PER_PUSH) {
+        let mut behind = None;
+        // A summary pushed again goes alone when no session has to.
+        let batches: Vec<&[usize]> = match pending.is_empty() {
+            true => vec![&[]],
+            false => pending.chunks(REFS_PER_PUSH).collect(),
+        };
+        for batch in batches {
             let summary = summary.take();
             let specs = batch
                 .iter()
@@ -1180,8 +1201,10 @@ fn send(
             let lines = porcelain_lines(&out.stdout);
             let mut moves = Vec::new();
             if let Some((reference, commit, parent)) = &summary {
-                if let Verdict::Taken(_) = verdict(&lines, &out.stderr, reference) {
-                    moves.push((reference.as_str(), *commit, *parent));
+                match verdict(&lines, &out.stderr, reference) {
+                    Verdict::Taken(_) => moves.push((reference.as_str(), *commit, *parent)),
+                    Verdict::Diverged(_) if attempt < ATTEMPTS => behind = Some(reference.clone()),
+                    _ => {}
                 }
             }
             for &i in batch {
@@ -1215,12 +1238,20 @@ fn send(
         }
         let diverged: Vec<(&Export, ObjectId)> =
             again.iter().map(|&i| (exports[i], commits[i])).collect();
-        for (&i, commit) in again.iter().zip(merge_remote(repo, transport, &diverged)?) {
+        let (merges, theirs) = merge_remote(repo, transport, &diverged, behind.as_deref())?;
+        for (&i, (commit, merge_summary)) in again.iter().zip(merges) {
             commits[i] = commit;
+            summaries[i] = merge_summary;
             merged[i] = true;
         }
+        if let Some(theirs) = theirs {
+            let now: Vec<_> = (exports.iter().zip(&commits).zip(&summaries))
+                .map(|((e, c), s)| (*e, *c, s.as_ref()))
+                .collect();
+            summary = summary_of(repo, origin, &now, Some(theirs))?;
+        }
         pending = again;
-        if pending.is_empty() {
+        if pending.is_empty() && summary.is_none() {
             return Ok(statuses.into_iter().zip(commits).collect());
         }
     }
@@ -1319,25 +1350,37 @@ fn porcelain_lines(stdout: &[u8]) -> HashMap<String, (char, String)> {
         .collect()
 }
 
-/// Fetch the remote's commit of each diverged export's ref (all in one `git fetch`, read
-/// back in one read of the refs) and write, for each, a merge of it and ours: the union of
-/// both histories' windows (each window is named the same on every machine).
+/// Fetch the remote's commit of each diverged export's ref, and its summary ref `summary`
+/// if ours was behind it (all in one `git fetch`, read back in one read of the refs), and
+/// write, for each export, a merge of it and ours: the union of both histories' windows
+/// (each window is named the same on every machine). Returns each merge and its summary,
+/// and the remote's summary commit.
 fn merge_remote(
     repo: &Repo,
     transport: &Transport,
     diverged: &[(&Export, ObjectId)],
-) -> Result<Vec<ObjectId>> {
-    if diverged.is_empty() {
-        return Ok(Vec::new());
+    summary: Option<&str>,
+) -> Result<(Vec<Merge>, Option<ObjectId>)> {
+    let wanted: Vec<&str> = (diverged.iter().map(|(e, _)| e.reference.as_str()))
+        .chain(summary)
+        .collect();
+    if wanted.is_empty() {
+        return Ok((Vec::new(), None));
     }
-    let incoming: Vec<String> = diverged
+    let mut fetched = fetch_remote(repo, transport, &wanted)?;
+    let theirs = summary.and(fetched.pop());
+    let merges = (diverged.iter().zip(fetched))
+        .map(|((e, ours), theirs)| merge_one(repo, e, *ours, theirs))
+        .collect::<Result<_>>()?;
+    Ok((merges, theirs))
+}
+
+/// The remote's commits of `refs`, in that order: fetched in one `git fetch` (each to a
+/// ref under `refs/rewind/incoming/`, deleted once read back, which only carried it here).
+fn fetch_remote(repo: &Repo, transport: &Transport, refs: &[&str]) -> Result<Vec<ObjectId>> {
+    let incoming: Vec<String> = refs
         .iter()
-        .map(|(e, _)| {
-            format!(
-                "refs/rewind/incoming/{}",
-                &e.reference["refs/rewind/".len()..]
-            )
-        })
+        .map(|r| format!("refs/rewind/incoming/{}", &r["refs/rewind/".len()..]))
         .collect();
     let mut args = vec![
         "fetch".to_string(),
@@ -1345,31 +1388,26 @@ fn merge_remote(
         "--no-write-fetch-head".into(),
         transport.remote.clone(),
     ];
-    args.extend(
-        diverged
-            .iter()
-            .zip(&incoming)
-            .map(|((e, _), to)| format!("+{}:{to}", e.reference)),
-    );
+    args.extend((refs.iter().zip(&incoming)).map(|(r, to)| format!("+{r}:{to}")));
     repo.git_ok("git fetch", &args)?;
     let arrived = repo.local_refs()?;
-    // The incoming refs only carried the commits here; the merges keep them reachable.
+    // The merges (and the summary built on the remote's) keep what arrived reachable.
     let _ = repo.delete_refs(&incoming);
-    diverged
-        .iter()
-        .zip(&incoming)
-        .map(|((e, ours), to)| {
-            let theirs = arrived.get(to).copied().ok_or_else(|| ShareError::Git {
+    (refs.iter().zip(&incoming))
+        .map(|(r, to)| {
+            arrived.get(to).copied().ok_or_else(|| ShareError::Git {
                 command: "git fetch".into(),
-                detail: format!("{} did not arrive", e.reference),
-            })?;
-            merge_one(repo, e, *ours, theirs)
+                detail: format!("{r} did not arrive"),
+            })
         })
         .collect()
 }
 
+/// A merge commit, and its summary.
+type Merge = (ObjectId, Option<meta::Summary>);
+
 /// A merge of `theirs` (the remote's commit of export `e`'s ref) and `ours`.
-fn merge_one(repo: &Repo, e: &Export, ours: ObjectId, theirs: ObjectId) -> Result<ObjectId> {
+fn merge_one(repo: &Repo, e: &Export, ours: ObjectId, theirs: ObjectId) -> Result<Merge> {
     let reference = e.reference.as_str();
     let what = format!("remote {reference}");
     let (their_session, their_windows) = meta::session_tree(repo, &theirs, &what)?;
@@ -1395,7 +1433,7 @@ fn merge_one(repo: &Repo, e: &Export, ours: ObjectId, theirs: ObjectId) -> Resul
         agent: (e.head.agent.clone()).or(their_meta.agent.filter(|a| meta::agent_name(a))),
         ..e.head.clone()
     };
-    commit_with_parents(repo, &head, &windows, changes, &[ours, theirs]).map(|(id, _)| id)
+    commit_with_parents(repo, &head, &windows, changes, &[ours, theirs])
 }
 
 /// The id of a window tree's `window.json`.

@@ -14,8 +14,10 @@
 //! as `git ls-remote` lists it now, names the very commit the line names, and only for a
 //! ref of the summary's own origin. A session pushed by an older version, merged with
 //! another machine's push, or moved since falls back to its commit, as before. A summary
-//! ref the remote refuses (another machine under the same name moved it) leaves the push
-//! as it was.
+//! ref the remote refuses as behind its own (a move here failed after the remote took a
+//! push, or another machine pushes under the same name) is built again on the remote's,
+//! fetched with the push's merges, and pushed again; one refused for any other reason (a
+//! hook) leaves the push as it was.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -48,23 +50,38 @@ pub(crate) struct Line {
 /// summary that commit's bytes hold, so a line says exactly what the commit says): the
 /// lines of the summary this machine pushed before, for its sessions whose refs here still
 /// name the commit the line names, with the sessions just pushed in place of theirs.
-/// Returns the summary's ref, the new commit and the commit the ref names here now (its
-/// parent).
+/// `theirs`: the remote's summary of this origin, when it refused ours as behind it (a
+/// move here failed after the remote took a push, or another machine pushes under this
+/// origin's name); the new summary then goes on from it, with its lines for those sessions
+/// and for the sessions this machine does not hold (readers check every line anyway).
+/// Returns the summary's ref, the new commit and the commit the ref names here now.
 pub(crate) fn next(
     repo: &Repo,
     origin: &Origin,
     pushed: &[(&str, ObjectId, Option<&Summary>)],
     now: i64,
+    theirs: Option<ObjectId>,
 ) -> Result<(String, ObjectId, Option<ObjectId>)> {
     let name = reference(origin.as_str());
     let local = repo.local_refs()?;
-    let parent = local.get(&name).copied();
-    let mut lines: BTreeMap<String, Line> = parent
-        .and_then(|p| read(repo, &p, origin.as_str()))
-        .unwrap_or_default()
+    let ours = local.get(&name).copied();
+    let parents: Vec<ObjectId> = theirs
         .into_iter()
+        .chain(ours.filter(|o| Some(*o) != theirs))
+        .collect();
+    let lines_of = |id: Option<ObjectId>| {
+        id.and_then(|id| read(repo, &id, origin.as_str()))
+            .unwrap_or_default()
+    };
+    // Ours for the sessions whose refs here name the line's commit; the remote's for those
+    // too, and for the sessions this machine does not hold (another's under this name).
+    let mut lines: BTreeMap<String, Line> = (lines_of(ours).into_iter())
         .filter(|(reference, line)| local.get(reference) == Some(&line.commit))
         .collect();
+    lines.extend(
+        (lines_of(theirs).into_iter())
+            .filter(|(reference, line)| local.get(reference).is_none_or(|c| *c == line.commit)),
+    );
     for &(reference, commit, summary) in pushed {
         match summary.cloned() {
             Some(summary) => lines.insert(reference.to_string(), Line { commit, summary }),
@@ -72,7 +89,6 @@ pub(crate) fn next(
         };
     }
     let tree = meta::write_tree(repo, &BTreeMap::new())?;
-    let parents: Vec<ObjectId> = parent.into_iter().collect();
     let commit = meta::write_commit(
         repo,
         &tree,
@@ -81,7 +97,7 @@ pub(crate) fn next(
         now,
         &message(origin.as_str(), &lines),
     )?;
-    Ok((name, commit, parent))
+    Ok((name, commit, ours))
 }
 
 fn message(origin: &str, lines: &BTreeMap<String, Line>) -> String {

@@ -1436,6 +1436,87 @@ fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
     script
 }
 
+/// A twin machine under the same origin name pushed another session: this push's session
+/// goes as it is, and its summary, refused as behind the twin's, is fetched, built on the
+/// twin's (keeping its line for the twin's session) and pushed again alone.
+#[test]
+fn a_summary_behind_the_remotes_goes_on_from_it_in_a_push_of_its_own() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let twin = lab.machine("twin", "alice@laptop");
+    twin.turn("t1", "f.txt", &format!("{BASE}twin\n"));
+    let twins = twin.rw("t1", &["--json", "push"]).ok().json();
+    let twins = twins["sessions"][0]["reference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let log = lab.root().join("git-calls");
+    let pushed: Run = alice
+        .command("s1", &["--json", "push"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    assert_eq!(report["sessions"][0]["status"], "pushed");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |what: &str| calls.lines().filter(|c| *c == what).count();
+    assert_eq!((count("push"), count("fetch")), (2, 1), "git runs: {calls}");
+    let ours = report["sessions"][0]["reference"].as_str().unwrap();
+    let summary = "refs/rewind/summary/alice@laptop";
+    assert_eq!(
+        alice.git(&["rev-parse", summary]).ok().stdout,
+        lab.git(&["rev-parse", summary]).ok().stdout
+    );
+    assert_summary_names(&lab, "alice@laptop", &[ours, &twins]);
+    // Listed with both sessions' counts from the summary alone: the listing's fetch
+    // received its commit and the empty tree, no session's commit.
+    let pack = lab.root().join("received.pack");
+    let listed: Run = lab
+        .machine("reader", "reader@box")
+        .command("x", &["--json", "log", "--remote", "origin"])
+        .env("GIT_TRACE_PACKFILE", &pack)
+        .output()
+        .unwrap()
+        .into();
+    let listed = listed.ok().json();
+    let mut counts: Vec<(String, u64)> = (listed["sessions"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["key"].as_str().unwrap().to_string(),
+                s["changes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    counts.sort();
+    assert_eq!(
+        counts,
+        [
+            ("alice@laptop/s1".to_string(), 1),
+            ("alice@laptop/t1".to_string(), 1)
+        ]
+    );
+    let received = std::fs::read(&pack).unwrap();
+    assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
+    // The next push's summary goes on from this one: one git push, no fetch.
+    std::fs::remove_file(&log).unwrap();
+    let again: Run = alice
+        .command("s1", &["--json", "push"])
+        .env("REWIND_GIT", logging_git(&lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(again.ok().json()["sessions"][0]["status"], "up-to-date");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |what: &str| calls.lines().filter(|c| *c == what).count();
+    assert_eq!((count("push"), count("fetch")), (1, 0), "git runs: {calls}");
+    assert_eq!(
+        alice.git(&["rev-parse", summary]).ok().stdout,
+        lab.git(&["rev-parse", summary]).ok().stdout
+    );
+}
+
 #[test]
 fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_again() {
     let lab = Lab::new();
@@ -1480,12 +1561,17 @@ fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_a
         "git runs: {calls}"
     );
     assert_eq!(calls.lines().filter(|c| *c == "fetch").count(), 1);
-    // Here as there: every local ref names what the remote holds.
+    // Here as there: every local ref names what the remote holds, this origin's summary
+    // too (the twin's was fetched with s1, and alice's went on from it).
     let refs = |run: Run| run.stdout;
     assert_eq!(
-        refs(alice.git(&["for-each-ref", SESSIONS])),
-        refs(lab.git(&["for-each-ref", SESSIONS]))
+        refs(alice.git(REWIND_REFS_WITH_IDS)),
+        refs(lab.git(REWIND_REFS_WITH_IDS))
     );
+    let references: Vec<&str> = (report["sessions"].as_array().unwrap().iter())
+        .map(|s| s["reference"].as_str().unwrap())
+        .collect();
+    assert_summary_names(&lab, "alice@laptop", &references);
     for s in report["sessions"].as_array().unwrap() {
         let remote = lab.git(&["rev-parse", s["reference"].as_str().unwrap()]);
         assert_eq!(remote.ok().stdout.trim(), s["commit"], "{s}");
@@ -2274,14 +2360,50 @@ fn refs_that_cannot_move_here_after_the_remote_took_the_push_are_an_error_naming
         1
     );
     assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
-    // Without the hook the next push merges in what the remote took, and the session's
-    // ref agrees here and there (the summary's stays behind here: it is advice, see
-    // src/share/summary.rs).
+    // Without the hook the next push merges in what the remote took; its summary, refused
+    // as behind the one the remote took, goes on from that one. Every ref agrees here and
+    // there, and the remote's summary names the session's commit there.
     std::fs::remove_file(&hook).unwrap();
     let again = alice.rw("s1", &["--json", "push"]);
     assert_eq!(again.ok().json()["sessions"][0]["status"], "merged");
-    assert_eq!(
-        alice.local_rewind_refs(),
-        lab.git(&["for-each-ref", SESSIONS]).stdout
-    );
+    let remote = lab.git(REWIND_REFS_WITH_IDS).stdout;
+    assert_eq!(alice.git(REWIND_REFS_WITH_IDS).stdout, remote);
+    assert_eq!(remote.lines().count(), 2, "{remote}");
+    assert_summary_names(&lab, "alice@laptop", &["refs/rewind/0b/alice@laptop/s1"]);
+}
+
+/// The remote's summary of `origin` has a line for each of `sessions` that names the
+/// commit the session's ref names there, and no other line.
+fn assert_summary_names(lab: &Lab, origin: &str, sessions: &[&str]) {
+    let message = lab.git(&[
+        "log",
+        "-1",
+        "--format=%B",
+        &format!("refs/rewind/summary/{origin}"),
+    ]);
+    let lines: Vec<&str> = message
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "format 1")
+        .skip(1)
+        .collect();
+    let named: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let words: Vec<&str> = l.split(' ').collect();
+            (words[5].to_string(), words[0].to_string())
+        })
+        .collect();
+    let mut expected: Vec<(String, String)> = sessions
+        .iter()
+        .map(|r| {
+            (
+                r.to_string(),
+                lab.git(&["rev-parse", r]).ok().stdout.trim().to_string(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(named, expected, "{}", message.stdout);
 }

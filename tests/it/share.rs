@@ -2354,6 +2354,13 @@ fn refs_that_cannot_move_here_after_the_remote_took_the_push_are_an_error_naming
         "{}",
         refused.stderr
     );
+    assert!(
+        refused
+            .stderr
+            .ends_with("hint: git failed on this machine's repository, not on the remote: its message says why (a `.lock` file a stopped git left, a hook, permissions)\n"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(alice.local_rewind_refs(), "", "no ref moved here");
     assert_eq!(
         lab.git(&["for-each-ref", SESSIONS]).stdout.lines().count(),

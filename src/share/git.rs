@@ -1133,6 +1133,27 @@ pub(crate) fn blob_id(bytes: &[u8]) -> Result<ObjectId, ShareError> {
     })
 }
 
+/// A plain SHA-1 (no collision detection) of `parts`, one after the other. Only for what
+/// needs no detection: a pack's checksum (git's own has used plain SHA-1 for it since
+/// 2.47), and bytes checked against a git id that was hashed with detection when it was
+/// kept ([`crate::store`]: a blob whose hash found an attack keeps none), where equal bytes
+/// hash equal either way and other bytes are damage.
+pub(crate) fn plain_sha1(parts: &[&[u8]]) -> ObjectId {
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
+    for part in parts {
+        h.update(part);
+    }
+    let digest: [u8; 20] = h.finalize().into();
+    ObjectId::from(digest)
+}
+
+/// The git id of blob `bytes` by [`plain_sha1`]: only to check bytes against a kept id.
+pub(crate) fn kept_blob_id(bytes: &[u8]) -> ObjectId {
+    let header = gix_object::encode::loose_header(gix_object::Kind::Blob, bytes.len() as u64);
+    plain_sha1(&[&header, bytes])
+}
+
 /// The git id of a blob of `size` bytes read from `reader`, written nowhere.
 fn hash_stream(size: u64, reader: &mut dyn Read) -> Result<ObjectId, ShareError> {
     let odb = |detail: String| ShareError::Odb { detail };
@@ -1276,6 +1297,24 @@ mod tests {
         assert!(
             hash_stream(5, &mut &b"abc"[..]).is_err(),
             "short of its size"
+        );
+    }
+
+    /// The plain SHA-1 a kept id is checked with gives the id git (and sha1dc) gives, for
+    /// any size (across SHA-1's 64-byte blocks and its padding).
+    #[test]
+    fn a_kept_id_is_checked_against_the_id_git_gives_the_blob() {
+        let sizes = [0usize, 1, 55, 56, 63, 64, 65, 119, 4096, 1 << 20];
+        for (i, size) in sizes.into_iter().enumerate() {
+            let bytes: Vec<u8> = (0..size).map(|j| (j * 31 + i) as u8).collect();
+            let want = blob_id(&bytes).expect("hashed");
+            assert_eq!(kept_blob_id(&bytes), want, "{size} bytes");
+        }
+        let abc = plain_sha1(&[b"a", b"", b"bc"]);
+        assert_eq!(
+            abc,
+            oid("a9993e364706816aba3e25717850c26c9cd0d89d"),
+            "FIPS 180's \"abc\""
         );
     }
 

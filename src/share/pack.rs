@@ -485,18 +485,17 @@ fn finish_pack(dir: &Path, written: Written, ids: &[ObjectId]) -> Result<(), Sha
     f.seek(SeekFrom::Start(8)).map_err(io)?;
     f.write_all(&count.to_be_bytes()).map_err(io)?;
     f.seek(SeekFrom::Start(0)).map_err(io)?;
-    let mut hasher = gix_hash::hasher(gix_hash::Kind::Sha1);
+    let mut hasher = <sha1::Sha1 as sha1::Digest>::new();
     let mut buf = vec![0u8; 256 << 10];
     loop {
         let n = f.read(&mut buf).map_err(io)?;
         if n == 0 {
             break;
         }
-        hasher.update(&buf[..n]);
+        sha1::Digest::update(&mut hasher, &buf[..n]);
     }
-    let checksum = hasher
-        .try_finalize()
-        .map_err(|e| odb(format!("cannot hash a pack: {e}")))?;
+    let checksum: [u8; 20] = sha1::Digest::finalize(hasher).into();
+    let checksum = ObjectId::from(checksum);
     f.write_all(checksum.as_bytes()).map_err(io)?;
     read_only(f).map_err(io)?;
     let name = format!("pack-{checksum}");
@@ -594,11 +593,7 @@ fn index(entries: &[Entry], ids: &[ObjectId], pack: &ObjectId) -> Result<Vec<u8>
     }
     idx.extend_from_slice(&large);
     idx.extend_from_slice(pack.as_bytes());
-    let mut hasher = gix_hash::hasher(gix_hash::Kind::Sha1);
-    hasher.update(&idx);
-    let own = hasher
-        .try_finalize()
-        .map_err(|e| odb(format!("cannot hash a pack index: {e}")))?;
+    let own = super::git::plain_sha1(&[&idx]);
     idx.extend_from_slice(own.as_bytes());
     Ok(idx)
 }

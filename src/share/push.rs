@@ -541,9 +541,10 @@ impl<'a> Version<'a> {
     /// bytes are not kept meanwhile). A version whose recorder kept its git id, and which
     /// the repository holds, is not decoded at all: that id comes from the index, as the
     /// version's BLAKE3 id does. Any other version's bytes are verified here, whether they
-    /// are written or not, against the git id kept with it if there is one (they are hashed
-    /// as a git blob anyway), else against its BLAKE3 id: nothing is written under an id
-    /// its bytes were not hashed to here.
+    /// are written or not, against the git id kept with it if there is one (by plain SHA-1,
+    /// [`super::git::kept_blob_id`]: that id was hashed with collision detection when it was
+    /// kept), else against its BLAKE3 id and then hashed as a git blob: nothing is written
+    /// under an id its bytes were not hashed to here.
     fn hash(self, lookup: &super::git::Lookup) -> Result<Hashed<'a>> {
         // Its recorder hashed it, and the repository holds that object: not decoded.
         if let Some(git) = self.kept.filter(|git| !lookup.lacks(git)) {
@@ -562,16 +563,23 @@ impl<'a> Version<'a> {
             Read::Frame(frame) if self.kept.is_some() => (frame.decode_unverified()?, Some(frame)),
             Read::Frame(frame) => (frame.decode()?, Some(frame)),
         };
-        let git = super::git::blob_id(&bytes)?;
-        if self.kept.is_some_and(|kept| kept != git) {
-            return Err(crate::store::StoreError::Corrupt {
-                id: self.blob,
-                detail: "content does not hash to its id".into(),
+        // A kept id was looked up just above (the repository lacks it).
+        let (git, lacks) = match self.kept {
+            Some(kept) if super::git::kept_blob_id(&bytes) == kept => (kept, true),
+            Some(_) => {
+                return Err(crate::store::StoreError::Corrupt {
+                    id: self.blob,
+                    detail: "content does not hash to its id".into(),
+                }
+                .into())
             }
-            .into());
-        }
+            None => {
+                let git = super::git::blob_id(&bytes)?;
+                (git, lookup.lacks(&git))
+            }
+        };
         let size = bytes.len() as u64;
-        let content = match (lookup.lacks(&git), frame) {
+        let content = match (lacks, frame) {
             (false, _) => None,
             (true, None) => Some(Content::Bytes(bytes)),
             (true, Some(frame)) => Some(Content::Frame(frame)),

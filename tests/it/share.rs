@@ -2119,6 +2119,39 @@ fn clean_and_fetched(lab: &Lab, alice: &Machine, changes: usize) -> Machine {
     bob
 }
 
+/// A git that cannot run (REWIND_GIT names no program; `git check-ignore`, the push's first
+/// git, is started on a thread of its own): the push says which program, writes and sends
+/// nothing.
+#[test]
+fn a_push_whose_git_cannot_run_says_which_program_and_sends_nothing() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
+    let missing = lab.root().join("no-such-git");
+    let run: Run = alice
+        .command("s1", &["push"])
+        .env("REWIND_GIT", &missing)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: cannot run git ({}): No such file or directory (os error 2)\n\
+             hint: install git, or set REWIND_GIT to the git program\n",
+            missing.display()
+        )
+    );
+    assert_eq!(alice.local_rewind_refs(), "");
+    assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
+    let here = alice.git(&["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(
+        !here.ok().stdout.contains("TWO"),
+        "the new version was written"
+    );
+}
+
 /// Issue 44: `git check-ignore` runs while the push reads its file versions, and is bounded
 /// by `--timeout` like every git run: one that hangs is stopped, and nothing is written or
 /// sent.

@@ -38,6 +38,9 @@ pub(crate) struct Repo {
     objects: PathBuf,
     timeout: Duration,
     odb: gix_odb::HandleArc,
+    /// The objects held when the repository was opened, looked up without gix's loose file
+    /// lookup of each object its packs lack; `None`: gix's lookup (see [`super::held`]).
+    held: Option<std::sync::Arc<super::held::Held>>,
     /// Objects are hashed, never written (`push --dry-run`).
     dry_run: bool,
     /// File versions waiting to be written together ([`Repo::write_blob`]).
@@ -118,12 +121,14 @@ impl Repo {
             .map_err(|e| ShareError::Odb {
                 detail: format!("cannot open {}: {e}", objects.display()),
             })?;
+        let held = super::held::Held::open(&objects).map(std::sync::Arc::new);
         Ok(Repo {
             program: program.to_path_buf(),
             dir: workspace.to_path_buf(),
             common,
             objects,
             timeout,
+            held,
             odb,
             dry_run: false,
             pending: Default::default(),
@@ -326,13 +331,16 @@ impl Repo {
         &self.dir
     }
 
-    /// Whether object `id` is in the repository (its objects, packs or alternates) as this
+    /// Whether object `id` is in the repository (its packs, loose objects or alternates) as this
     /// handle found them: a miss does not list the pack directory again (a listing asks about
     /// a thousand commits it mostly lacks, and each such listing cost more than the answer).
     /// A pack that arrived since the handle was opened may be missed: the caller then fetches
     /// or writes what it has already, which costs time, never correctness.
     pub fn has(&self, id: &ObjectId) -> bool {
-        self.odb.exists_without_refresh(id)
+        match &self.held {
+            Some(held) => held.has(id),
+            None => self.odb.exists_without_refresh(id),
+        }
     }
 
     /// Every local ref under `refs/rewind/` and the object it names: read from the ref
@@ -543,7 +551,7 @@ impl Repo {
     /// [`Repo::lacks`] for another thread.
     pub fn lookup(&self) -> Lookup {
         Lookup {
-            odb: (!self.dry_run).then(|| self.odb.clone()),
+            odb: (!self.dry_run).then(|| (self.odb.clone(), self.held.clone())),
         }
     }
 
@@ -1020,15 +1028,19 @@ impl Drop for Running {
 /// [`Repo::lacks`] on a thread of its own ([`Repo::lookup`]).
 pub(crate) struct Lookup {
     /// `None` in a dry run, which writes nothing.
-    odb: Option<gix_odb::HandleArc>,
+    odb: Option<(
+        gix_odb::HandleArc,
+        Option<std::sync::Arc<super::held::Held>>,
+    )>,
 }
 
 impl Lookup {
     /// Whether writing object `id` would write anything (see [`Repo::has`]).
     pub fn lacks(&self, id: &ObjectId) -> bool {
-        self.odb
-            .as_ref()
-            .is_some_and(|odb| !odb.exists_without_refresh(id))
+        self.odb.as_ref().is_some_and(|(odb, held)| match held {
+            Some(held) => !held.has(id),
+            None => !odb.exists_without_refresh(id),
+        })
     }
 }
 

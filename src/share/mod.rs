@@ -37,6 +37,7 @@
 
 mod fetch;
 mod git;
+mod held;
 mod meta;
 mod pack;
 mod prune;

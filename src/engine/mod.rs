@@ -218,6 +218,14 @@ impl IndexSource {
     }
 }
 
+/// What [`History::blob_rows`] read of file versions.
+pub struct BlobRows {
+    /// Those held elsewhere: each one's id, size and the git id its recorder kept.
+    pub known: Vec<(crate::ids::BlobId, u64, [u8; 20])>,
+    /// The others' rows, with their kept git ids.
+    pub rows: Vec<crate::store::HashedRow>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Files larger than this are recorded as metadata-only changes (reason `too-large`).
@@ -647,15 +655,28 @@ impl<'s> History<'s> {
         self.home.store.get_to(&self.home.index, id, out)
     }
 
-    /// The rows of those of blobs `ids` the store holds, in no particular order, read many
-    /// to a statement, each with the git blob id its recorder kept (see
-    /// `BlobCatalog::blobs`); [`History::within`] gives each one's bytes.
+    /// Of blobs `ids` the store holds, read many to a statement, in no particular order:
+    /// those whose recorder kept a git blob id that `held` says is held elsewhere (a
+    /// repository), as their id, size and that git id alone (their rows' frames are not
+    /// read); the others' rows, each with the git blob id its recorder kept if it did (see
+    /// `BlobCatalog::blobs`), for [`History::within`] to give their bytes.
     pub fn blob_rows(
         &self,
         ids: &[crate::ids::BlobId],
-    ) -> Result<Vec<crate::store::HashedRow>, StoreError> {
+        held: impl Fn(&[u8; 20]) -> bool,
+    ) -> Result<BlobRows, StoreError> {
         use crate::store::BlobCatalog;
-        Ok(self.home.index.blobs(ids)?)
+        let index = &self.home.index;
+        let known: Vec<_> = (index.kept_git_ids(ids)?.into_iter())
+            .filter(|(_, _, git)| held(git))
+            .collect();
+        let skipped: std::collections::HashSet<_> = known.iter().map(|(id, _, _)| id).collect();
+        let rest: Vec<_> = (ids.iter())
+            .filter(|id| !skipped.contains(id))
+            .copied()
+            .collect();
+        let rows = index.blobs(&rest)?;
+        Ok(BlobRows { known, rows })
     }
 
     /// The blob of a row [`History::blob_rows`] read: its bytes when it has at most `max`

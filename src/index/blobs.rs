@@ -75,6 +75,17 @@ fn blobs_sql(n: usize) -> String {
     sql
 }
 
+/// The id, size and kept git id of those of the `n` blobs its parameters name that have one.
+fn kept_sql(n: usize) -> String {
+    let mut sql =
+        "SELECT id, size, git_blob FROM blobs WHERE git_blob IS NOT NULL AND id IN (?1".to_string();
+    for i in 2..=n {
+        sql.push_str(&format!(", ?{i}"));
+    }
+    sql.push(')');
+    sql
+}
+
 /// A `blobs` row as stored.
 struct StoredBlob {
     size: i64,
@@ -214,6 +225,40 @@ impl Tx<'_> {
             .optional()
             .ctx("find blob")?;
         stored.map(|s| s.into_row(id)).transpose()
+    }
+
+    /// Of blobs `ids`, those whose recorder kept their git blob id (`git_blob`, schema
+    /// v26): each one's id, size and git id, in no particular order, [`BLOBS_AT_ONCE`] to a
+    /// statement. Their rows' other columns and frames are not read (a push needs no more
+    /// of a version the repository holds).
+    pub fn kept_git_ids(&self, ids: &[BlobId]) -> Result<Vec<(BlobId, u64, [u8; 20])>> {
+        static SQL: LazyLock<String> = LazyLock::new(|| kept_sql(BLOBS_AT_ONCE));
+        let mut out = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BLOBS_AT_ONCE) {
+            let text = match chunk.len() {
+                BLOBS_AT_ONCE => std::borrow::Cow::Borrowed(SQL.as_str()),
+                n => std::borrow::Cow::Owned(kept_sql(n)),
+            };
+            let mut st = self.conn.prepare_cached(&text).ctx("find kept git ids")?;
+            let mut found = st
+                .query(rusqlite::params_from_iter(chunk))
+                .ctx("find kept git ids")?;
+            while let Some(r) = found.next().ctx("find kept git ids")? {
+                let id = parse_blob_ref("blob id", r.get_ref(0).ctx("find kept git ids")?)?;
+                let size: i64 = r.get(1).ctx("find kept git ids")?;
+                let git: Vec<u8> = r.get(2).ctx("find kept git ids")?;
+                let git = <[u8; 20]>::try_from(git).map_err(|bytes| IndexError::BadRow {
+                    what: "git blob id",
+                    detail: format!("{} bytes for blob {id}", bytes.len()),
+                })?;
+                let size = u64::try_from(size).map_err(|_| IndexError::BadRow {
+                    what: "blob size",
+                    detail: format!("{size} for blob {id}"),
+                })?;
+                out.push((id, size, git));
+            }
+        }
+        Ok(out)
     }
 
     /// The rows of those of blobs `ids` there are, in no particular order: [`Tx::blob`] of
@@ -849,6 +894,10 @@ impl BlobCatalog for Index {
         Ok(self.read().blobs(ids)?)
     }
 
+    fn kept_git_ids(&self, ids: &[BlobId]) -> Result<Vec<(BlobId, u64, [u8; 20])>, CatalogError> {
+        Ok(self.read().kept_git_ids(ids)?)
+    }
+
     fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError> {
         Ok(self.read().blob_encoding(id)?)
     }
@@ -1045,6 +1094,15 @@ mod tests {
         assert_eq!(many.len(), ids.len() - ids.len() / 5);
         assert_eq!(format!("{many:?}"), format!("{one_by_one:?}"));
         assert!(catalog.blobs(&[]).unwrap().is_empty());
+        // The kept git ids alone: the stored blobs that kept one, with their sizes.
+        let mut kept = catalog.kept_git_ids(&ids).unwrap();
+        kept.sort_by_key(|(_, size, _)| *size);
+        let want: Vec<(BlobId, u64, [u8; 20])> = (ids.iter().enumerate())
+            .filter(|(i, _)| i % 5 != 4 && i.is_multiple_of(3) && i % 4 != 3)
+            .map(|(i, id)| (*id, i as u64, [i as u8; 20]))
+            .collect();
+        assert_eq!(kept, want);
+        assert!(catalog.kept_git_ids(&[]).unwrap().is_empty());
     }
 
     /// Grouped rows read back as written, move with their group, and count in the share of

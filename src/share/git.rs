@@ -331,9 +331,10 @@ impl Repo {
         &self.dir
     }
 
-    /// Whether object `id` is in the repository (its packs, loose objects or alternates) as this
-    /// handle found them: a miss does not list the pack directory again (a listing asks about
-    /// a thousand commits it mostly lacks, and each such listing cost more than the answer).
+    /// Whether object `id` is in the repository (its packs, loose objects or alternates) as
+    /// this handle found them: a miss does not list the pack directory again (a listing asks
+    /// about a thousand commits it mostly lacks, and each such listing cost more than the
+    /// answer).
     /// A pack that arrived since the handle was opened may be missed: the caller then fetches
     /// or writes what it has already, which costs time, never correctness.
     pub fn has(&self, id: &ObjectId) -> bool {

@@ -346,12 +346,11 @@ fn read_ahead(
         let wanted = wanted(plan, ahead);
         ahead.reserve(wanted.len());
         for chunk in wanted.chunks(ROWS_AT_ONCE) {
-            let ids: Vec<BlobId> = chunk.iter().map(|(blob, _)| *blob).collect();
-            let mut rows: HashMap<BlobId, HashedRow, Fast> = (history.blob_rows(&ids)?)
-                .into_iter()
-                .map(|row| (row.0.id, row))
-                .collect();
+            let mut rows = rows_of(repo, history, chunk, ahead)?;
             for &(blob, path) in chunk {
+                if ahead.contains_key(&blob) {
+                    continue;
+                }
                 let max = crate::workspace::HOLD_MAX.min(AHEAD_BYTES.saturating_sub(held));
                 match find(repo, history, rows.remove(&blob), max)? {
                     Found::Missing => {
@@ -392,6 +391,31 @@ fn read_ahead(
         }
         Ok(())
     })
+}
+
+/// The rows of `chunk`'s versions, by blob; those whose recorder kept a git id the
+/// repository holds are known from that id alone (added to `ahead`; their rows' frames are
+/// not read).
+fn rows_of(
+    repo: &Repo,
+    history: &History<'_>,
+    chunk: &[(BlobId, &[u8])],
+    ahead: &mut Aheads,
+) -> Result<HashMap<BlobId, HashedRow, Fast>> {
+    let ids: Vec<BlobId> = chunk.iter().map(|(blob, _)| *blob).collect();
+    let read = history.blob_rows(&ids, |git| !repo.lacks(&ObjectId::from(*git)))?;
+    for (blob, size, git) in read.known {
+        let git = ObjectId::from(git);
+        ahead.insert(
+            blob,
+            Ahead::Read {
+                git,
+                size,
+                content: None,
+            },
+        );
+    }
+    Ok(read.rows.into_iter().map(|row| (row.0.id, row)).collect())
 }
 
 /// A hashing thread of [`read_ahead`]: hash each batch of versions it takes from `hashing`
@@ -1090,7 +1114,7 @@ fn read_and_write(
 /// Blob `blob` from the store, whole if it has at most `max` bytes; `None` when the store
 /// does not hold it.
 fn blob_within(history: &History<'_>, blob: &BlobId, max: u64) -> Result<Option<Within>> {
-    match history.blob_rows(&[*blob])?.pop() {
+    match history.blob_rows(&[*blob], |_| false)?.rows.pop() {
         Some((row, _)) => Ok(Some(history.within(row, max)?)),
         None => Ok(None),
     }
@@ -1178,89 +1202,50 @@ fn send(
     mut summary: Option<SummaryPush>,
     origin: &Origin,
 ) -> Result<Vec<(PushStatus, ObjectId)>> {
-    let mut commits: Vec<ObjectId> = exports.iter().map(|e| e.commit).collect();
-    let mut summaries: Vec<Option<meta::Summary>> =
-        exports.iter().map(|e| e.summary.clone()).collect();
-    let mut statuses = vec![PushStatus::Pushed; exports.len()];
-    let mut merged = vec![false; exports.len()];
+    let mut st = Sent {
+        commits: exports.iter().map(|e| e.commit).collect(),
+        summaries: exports.iter().map(|e| e.summary.clone()).collect(),
+        statuses: vec![PushStatus::Pushed; exports.len()],
+        merged: vec![false; exports.len()],
+    };
     let mut pending: Vec<usize> = (0..exports.len()).collect();
     for attempt in 1..=ATTEMPTS {
-        let mut again = Vec::new();
-        let mut refused = None;
-        let mut behind = None;
+        let mut round = Round::default();
         // A summary pushed again goes alone when no session has to.
         let batches: Vec<&[usize]> = match pending.is_empty() {
             true => vec![&[]],
             false => pending.chunks(REFS_PER_PUSH).collect(),
         };
         for batch in batches {
-            let summary = summary.take();
-            let specs = batch
-                .iter()
-                .map(|&i| (commits[i], exports[i].reference.as_str()))
-                .chain(summary.as_ref().map(|(r, c, _)| (*c, r.as_str())));
-            let pushing = repo.start(push_args(&transport.remote, specs))?;
-            // Started while git pushes, with the moves of a push the remote takes whole
-            // prepared, so the refs the remote takes move without waiting for a process to
-            // start and lock them after the push.
-            let expected = moves_if_taken(summary.as_ref(), batch, exports, &commits);
-            let updates = repo.start_update_refs(&expected)?;
-            let out = pushing.wait()?;
-            let lines = porcelain_lines(&out.stdout);
-            let mut moves = Vec::new();
-            if let Some((reference, commit, parent)) = &summary {
-                match verdict(&lines, &out.stderr, reference) {
-                    Verdict::Taken(_) => moves.push((reference.as_str(), *commit, *parent)),
-                    Verdict::Diverged(_) if attempt < ATTEMPTS => behind = Some(reference.clone()),
-                    _ => {}
-                }
-            }
-            for &i in batch {
-                let e = exports[i];
-                match verdict(&lines, &out.stderr, &e.reference) {
-                    Verdict::Taken(up_to_date) => {
-                        if e.parent != Some(commits[i]) {
-                            moves.push((e.reference.as_str(), commits[i], e.parent));
-                        }
-                        statuses[i] = match (merged[i], up_to_date) {
-                            (true, _) => PushStatus::Merged,
-                            (false, true) => PushStatus::UpToDate,
-                            (false, false) => PushStatus::Pushed,
-                        };
-                    }
-                    Verdict::Diverged(_) if attempt < ATTEMPTS => again.push(i),
-                    Verdict::Diverged(detail) | Verdict::Refused(detail) => {
-                        refused.get_or_insert(ShareError::Rejected {
-                            remote: transport.remote.clone(),
-                            reference: e.reference.clone(),
-                            detail,
-                        });
-                    }
-                }
-            }
-            // The refs the remote took, moved here in one `git update-ref` transaction.
-            updates.finish(&moves)?;
+            // The summary goes with the first batch.
+            let with = summary.take();
+            let last = attempt == ATTEMPTS;
+            let sending = (exports, batch, with.as_ref());
+            push_batch(repo, transport, sending, &mut st, last, &mut round)?;
         }
-        if let Some(refused) = refused {
+        if let Some(refused) = round.refused {
             return Err(refused);
         }
-        let diverged: Vec<(&Export, ObjectId)> =
-            again.iter().map(|&i| (exports[i], commits[i])).collect();
-        let (merges, theirs) = merge_remote(repo, transport, &diverged, behind.as_deref())?;
-        for (&i, (commit, merge_summary)) in again.iter().zip(merges) {
-            commits[i] = commit;
-            summaries[i] = merge_summary;
-            merged[i] = true;
+        let diverged: Vec<(&Export, ObjectId)> = round
+            .again
+            .iter()
+            .map(|&i| (exports[i], st.commits[i]))
+            .collect();
+        let (merges, theirs) = merge_remote(repo, transport, &diverged, round.behind.as_deref())?;
+        for (&i, (commit, merge_summary)) in round.again.iter().zip(merges) {
+            st.commits[i] = commit;
+            st.summaries[i] = merge_summary;
+            st.merged[i] = true;
         }
         if let Some(theirs) = theirs {
-            let now: Vec<_> = (exports.iter().zip(&commits).zip(&summaries))
+            let now: Vec<_> = (exports.iter().zip(&st.commits).zip(&st.summaries))
                 .map(|((e, c), s)| (*e, *c, s.as_ref()))
                 .collect();
             summary = summary_of(repo, origin, &now, Some(theirs))?;
         }
-        pending = again;
+        pending = round.again;
         if pending.is_empty() && summary.is_none() {
-            return Ok(statuses.into_iter().zip(commits).collect());
+            return Ok(st.statuses.into_iter().zip(st.commits).collect());
         }
     }
     Err(ShareError::Rejected {
@@ -1268,6 +1253,84 @@ fn send(
         reference: exports[pending[0]].reference.clone(),
         detail: format!("still rejected after {ATTEMPTS} attempts"),
     })
+}
+
+/// Where [`send`]'s sessions stand: each one's commit (a merge once merged) and that
+/// commit's summary, its status, and whether it was merged.
+struct Sent {
+    commits: Vec<ObjectId>,
+    summaries: Vec<Option<meta::Summary>>,
+    statuses: Vec<PushStatus>,
+    merged: Vec<bool>,
+}
+
+/// What one attempt of [`send`] left to do.
+#[derive(Default)]
+struct Round {
+    /// The sessions the remote refused as behind its own: merged and pushed again.
+    again: Vec<usize>,
+    /// The first refusal no merge cures.
+    refused: Option<ShareError>,
+    /// The summary's ref, when the remote refused it as behind its own.
+    behind: Option<String>,
+}
+
+/// One `git push` of the sessions of `batch` (indexes into `exports`) and `summary`; the
+/// local refs the remote took move here, the rest go in `round` (on the `last` attempt a
+/// session behind the remote is a refusal, a summary behind it is left).
+fn push_batch(
+    repo: &Repo,
+    transport: &Transport,
+    (exports, batch, summary): (&[&Export], &[usize], Option<&SummaryPush>),
+    st: &mut Sent,
+    last: bool,
+    round: &mut Round,
+) -> Result<()> {
+    let specs = batch
+        .iter()
+        .map(|&i| (st.commits[i], exports[i].reference.as_str()))
+        .chain(summary.map(|(r, c, _)| (*c, r.as_str())));
+    let pushing = repo.start(push_args(&transport.remote, specs))?;
+    // Started while git pushes, with the moves of a push the remote takes whole prepared,
+    // so the refs the remote takes move without waiting for a process to start and lock
+    // them after the push.
+    let expected = moves_if_taken(summary, batch, exports, &st.commits);
+    let updates = repo.start_update_refs(&expected)?;
+    let out = pushing.wait()?;
+    let lines = porcelain_lines(&out.stdout);
+    let mut moves = Vec::new();
+    if let Some((reference, commit, parent)) = summary {
+        match verdict(&lines, &out.stderr, reference) {
+            Verdict::Taken(_) => moves.push((reference.as_str(), *commit, *parent)),
+            Verdict::Diverged(_) if !last => round.behind = Some(reference.clone()),
+            _ => {}
+        }
+    }
+    for &i in batch {
+        let e = exports[i];
+        match verdict(&lines, &out.stderr, &e.reference) {
+            Verdict::Taken(up_to_date) => {
+                if e.parent != Some(st.commits[i]) {
+                    moves.push((e.reference.as_str(), st.commits[i], e.parent));
+                }
+                st.statuses[i] = match (st.merged[i], up_to_date) {
+                    (true, _) => PushStatus::Merged,
+                    (false, true) => PushStatus::UpToDate,
+                    (false, false) => PushStatus::Pushed,
+                };
+            }
+            Verdict::Diverged(_) if !last => round.again.push(i),
+            Verdict::Diverged(detail) | Verdict::Refused(detail) => {
+                round.refused.get_or_insert(ShareError::Rejected {
+                    remote: transport.remote.clone(),
+                    reference: e.reference.clone(),
+                    detail,
+                });
+            }
+        }
+    }
+    // The refs the remote took, moved here in one `git update-ref` transaction.
+    updates.finish(&moves)
 }
 
 /// The local refs a push of `batch` (and `summary`) moves when the remote takes it whole,

@@ -124,6 +124,13 @@ pub trait BlobCatalog {
         Ok(rows)
     }
 
+    /// Of blobs `ids`, those whose recorder kept their git blob id: each one's id, size
+    /// and git id, without their rows' frames. (This default knows no git id.)
+    fn kept_git_ids(&self, ids: &[BlobId]) -> Result<Vec<(BlobId, u64, [u8; 20])>, CatalogError> {
+        let _ = ids;
+        Ok(Vec::new())
+    }
+
     /// How blob `id` is encoded, without reading its frame; `None` when there is no such blob.
     fn blob_encoding(&self, id: &BlobId) -> Result<Option<Encoding>, CatalogError>;
 

@@ -1436,6 +1436,22 @@ fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
     script
 }
 
+/// `rewind --json push` of `session` on `m`, with the `git push` and `git fetch` runs it made
+/// counted (by [`logging_git`]).
+fn push_counting_git(lab: &Lab, m: &Machine, session: &str) -> (Run, (usize, usize)) {
+    let log = lab.root().join("git-calls");
+    let _ = std::fs::remove_file(&log);
+    let run: Run = m
+        .command(session, &["--json", "push"])
+        .env("REWIND_GIT", logging_git(lab, &log))
+        .output()
+        .unwrap()
+        .into();
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |what: &str| calls.lines().filter(|c| *c == what).count();
+    (run, (count("push"), count("fetch")))
+}
+
 /// A twin machine under the same origin name pushed another session: this push's session
 /// goes as it is, and its summary, refused as behind the twin's, is fetched, built on the
 /// twin's (keeping its line for the twin's session) and pushed again alone.
@@ -1451,18 +1467,10 @@ fn a_summary_behind_the_remotes_goes_on_from_it_in_a_push_of_its_own() {
         .unwrap()
         .to_string();
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
-    let log = lab.root().join("git-calls");
-    let pushed: Run = alice
-        .command("s1", &["--json", "push"])
-        .env("REWIND_GIT", logging_git(&lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let (pushed, calls) = push_counting_git(&lab, &alice, "s1");
     let report = pushed.ok().json();
     assert_eq!(report["sessions"][0]["status"], "pushed");
-    let calls = std::fs::read_to_string(&log).unwrap();
-    let count = |what: &str| calls.lines().filter(|c| *c == what).count();
-    assert_eq!((count("push"), count("fetch")), (2, 1), "git runs: {calls}");
+    assert_eq!(calls, (2, 1), "git pushes and fetches");
     let ours = report["sessions"][0]["reference"].as_str().unwrap();
     let summary = "refs/rewind/summary/alice@laptop";
     assert_eq!(
@@ -1500,17 +1508,9 @@ fn a_summary_behind_the_remotes_goes_on_from_it_in_a_push_of_its_own() {
     let received = std::fs::read(&pack).unwrap();
     assert_eq!(u32::from_be_bytes(received[8..12].try_into().unwrap()), 2);
     // The next push's summary goes on from this one: one git push, no fetch.
-    std::fs::remove_file(&log).unwrap();
-    let again: Run = alice
-        .command("s1", &["--json", "push"])
-        .env("REWIND_GIT", logging_git(&lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let (again, calls) = push_counting_git(&lab, &alice, "s1");
     assert_eq!(again.ok().json()["sessions"][0]["status"], "up-to-date");
-    let calls = std::fs::read_to_string(&log).unwrap();
-    let count = |what: &str| calls.lines().filter(|c| *c == what).count();
-    assert_eq!((count("push"), count("fetch")), (1, 0), "git runs: {calls}");
+    assert_eq!(calls, (1, 0), "git pushes and fetches");
     assert_eq!(
         alice.git(&["rev-parse", summary]).ok().stdout,
         lab.git(&["rev-parse", summary]).ok().stdout

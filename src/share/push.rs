@@ -1432,12 +1432,15 @@ fn merge_remote(
     diverged: &[(&Export, ObjectId)],
     summary: Option<&str>,
 ) -> Result<(Vec<Merge>, Option<ObjectId>)> {
+    if diverged.is_empty() {
+        // The summary alone: advice, so a fetch that fails (the ref gone meanwhile) leaves
+        // it behind, as a refusal would, and the push stands.
+        let theirs = summary.and_then(|s| fetch_remote(repo, transport, &[s]).ok());
+        return Ok((Vec::new(), theirs.and_then(|mut t| t.pop())));
+    }
     let wanted: Vec<&str> = (diverged.iter().map(|(e, _)| e.reference.as_str()))
         .chain(summary)
         .collect();
-    if wanted.is_empty() {
-        return Ok((Vec::new(), None));
-    }
     let mut fetched = fetch_remote(repo, transport, &wanted)?;
     let theirs = summary.and(fetched.pop());
     let merges = (diverged.iter().zip(fetched))

@@ -1452,6 +1452,49 @@ fn push_counting_git(lab: &Lab, m: &Machine, session: &str) -> (Run, (usize, usi
     (run, (count("push"), count("fetch")))
 }
 
+/// The same, with a `git fetch` that fails (the remote's summary gone, the network down):
+/// the summary is advice, so it stays behind and the push stands, its session pushed.
+#[test]
+fn a_summary_behind_whose_fetch_fails_stays_behind_and_the_push_stands() {
+    let lab = Lab::new();
+    let alice = lab.machine("alice", "alice@laptop");
+    let twin = lab.machine("twin", "alice@laptop");
+    twin.turn("t1", "f.txt", &format!("{BASE}twin\n"));
+    twin.rw("t1", &["push"]).ok();
+    let twins = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
+    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let no_fetch = lab.root().join("no-fetch-git");
+    std::fs::write(
+        &no_fetch,
+        "#!/bin/sh\nif [ \"$3\" = fetch ]; then echo 'fatal: no fetch here' >&2; exit 128; fi\nexec git \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &no_fetch,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let pushed: Run = alice
+        .command("s1", &["--json", "push"])
+        .env("REWIND_GIT", &no_fetch)
+        .output()
+        .unwrap()
+        .into();
+    let report = pushed.ok().json();
+    assert_eq!(report["sessions"][0]["status"], "pushed");
+    let ours = report["sessions"][0]["reference"].as_str().unwrap();
+    assert_eq!(
+        alice.git(&["rev-parse", ours]).ok().stdout,
+        lab.git(&["rev-parse", ours]).ok().stdout
+    );
+    let summary = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
+    assert_eq!(
+        summary.stdout, twins.stdout,
+        "the twin's summary, untouched"
+    );
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+}
+
 /// A twin machine under the same origin name pushed another session: this push's session
 /// goes as it is, and its summary, refused as behind the twin's, is fetched, built on the
 /// twin's (keeping its line for the twin's session) and pushed again alone.

@@ -386,12 +386,10 @@ fn a_fetched_turn_whose_lines_were_edited_here_is_refused_and_nothing_is_written
 fn a_remote_that_rejects_leaves_history_untouched_with_its_message() {
     let lab = Lab::new();
     let hook = lab.remote.join("hooks/pre-receive");
-    std::fs::write(
+    executable(
         &hook,
         "#!/bin/sh\necho 'refs/rewind/* is not allowed on this server' >&2\nexit 1\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
     let _f = filters(&lab);
@@ -745,19 +743,12 @@ fn a_remote_that_hangs_is_stopped_at_the_timeout() {
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
     let slow = lab.root().join("slow-git");
-    std::fs::write(
+    executable(
         &slow,
         "#!/bin/sh\nif [ \"$3\" = push ]; then sleep 30; fi\nexec git \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let started = std::time::Instant::now();
-    let run: Run = alice
-        .command("s1", &["push", "--timeout", "1"])
-        .env("REWIND_GIT", &slow)
-        .output()
-        .unwrap()
-        .into();
+    let run: Run = rw_with_git(&alice, "s1", &["push", "--timeout", "1"], &slow);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let _f = filters(&lab);
     insta::assert_snapshot!(show(&run), @r"
@@ -1093,18 +1084,11 @@ fn a_push_killed_midway_leaves_the_local_history_and_a_retry_finishes() {
     // A git that kills rewind (its parent) as the push starts: after the commit is
     // written, before anything is sent or any ref moves.
     let killer = lab.root().join("killer-git");
-    std::fs::write(
+    executable(
         &killer,
         "#!/bin/sh\nif [ \"$3\" = push ]; then kill -9 $PPID; exit 1; fi\nexec git \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&killer, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let killed: Run = alice
-        .command("s1", &["push"])
-        .env("REWIND_GIT", &killer)
-        .output()
-        .unwrap()
-        .into();
+    );
+    let killed: Run = rw_with_git(&alice, "s1", &["push"], &killer);
     assert_eq!(killed.code, -1, "killed by a signal: {}", killed.stderr);
     assert_eq!(alice.git(&["for-each-ref", "refs/rewind"]).stdout, "");
     assert_eq!(lab.git(&["for-each-ref", "refs/rewind"]).stdout, "");
@@ -1420,19 +1404,32 @@ fn two_pushes_of_one_session_at_once_both_land() {
     assert_eq!(fetched.ok().json()["sessions"][0]["windows"], 4);
 }
 
+/// Write `body` to `path` as a script anyone can run (a git wrapper, a hook).
+fn executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// `rewind args…` on `m` as `session`, with `git` as the git it runs (REWIND_GIT).
+fn rw_with_git(m: &Machine, session: &str, args: &[&str], git: &Path) -> Run {
+    m.command(session, args)
+        .env("REWIND_GIT", git)
+        .output()
+        .unwrap()
+        .into()
+}
+
 /// A `git` that appends the command it runs to `log`, then runs git (rewind runs
 /// `git -C <workspace> <command> …`, so the command is the third argument).
 fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
     let script = lab.root().join("logging-git");
-    std::fs::write(
+    executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$3\" >>'{}'\nexec git \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     script
 }
 
@@ -1441,12 +1438,7 @@ fn logging_git(lab: &Lab, log: &Path) -> PathBuf {
 fn push_counting_git(lab: &Lab, m: &Machine, session: &str) -> (Run, (usize, usize)) {
     let log = lab.root().join("git-calls");
     let _ = std::fs::remove_file(&log);
-    let run: Run = m
-        .command(session, &["--json", "push"])
-        .env("REWIND_GIT", logging_git(lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let run = rw_with_git(m, session, &["--json", "push"], &logging_git(lab, &log));
     let calls = std::fs::read_to_string(&log).unwrap();
     let count = |what: &str| calls.lines().filter(|c| *c == what).count();
     (run, (count("push"), count("fetch")))
@@ -1464,22 +1456,12 @@ fn a_summary_behind_whose_fetch_fails_stays_behind_and_the_push_stands() {
     let twins = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
     let no_fetch = lab.root().join("no-fetch-git");
-    std::fs::write(
+    executable(
         &no_fetch,
-        "#!/bin/sh\nif [ \"$3\" = fetch ]; then echo 'fatal: no fetch here' >&2; exit 128; fi\nexec git \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &no_fetch,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let pushed: Run = alice
-        .command("s1", &["--json", "push"])
-        .env("REWIND_GIT", &no_fetch)
-        .output()
-        .unwrap()
-        .into();
+        "#!/bin/sh\nif [ \"$3\" = fetch ]; then echo 'fatal: no fetch here' >&2; exit 128; fi\n\
+         exec git \"$@\"\n",
+    );
+    let pushed: Run = rw_with_git(&alice, "s1", &["--json", "push"], &no_fetch);
     let report = pushed.ok().json();
     assert_eq!(report["sessions"][0]["status"], "pushed");
     let ours = report["sessions"][0]["reference"].as_str().unwrap();
@@ -1572,12 +1554,12 @@ fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_a
         alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
     }
     let log = lab.root().join("git-calls");
-    let pushed: Run = alice
-        .command("s1", &["--json", "push", "--all"])
-        .env("REWIND_GIT", logging_git(&lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let pushed: Run = rw_with_git(
+        &alice,
+        "s1",
+        &["--json", "push", "--all"],
+        &logging_git(&lab, &log),
+    );
     let report = pushed.ok().json();
     let mut statuses: Vec<(String, String)> = report["sessions"]
         .as_array()
@@ -1621,12 +1603,12 @@ fn several_sessions_go_in_one_git_push_and_a_diverged_one_is_merged_and_pushed_a
     }
     // A push with nothing new is one git push of every ref, all up to date.
     std::fs::remove_file(&log).unwrap();
-    let again: Run = alice
-        .command("s1", &["--json", "push", "--all"])
-        .env("REWIND_GIT", logging_git(&lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let again: Run = rw_with_git(
+        &alice,
+        "s1",
+        &["--json", "push", "--all"],
+        &logging_git(&lab, &log),
+    );
     let again = again.ok().json();
     assert!(again["sessions"]
         .as_array()
@@ -1926,12 +1908,12 @@ fn several_diverged_sessions_are_fetched_for_their_merge_in_one_git_fetch() {
         alice.turn(s, "f.txt", &format!("{BASE}{text}\n"));
     }
     let log = lab.root().join("git-calls");
-    let pushed: Run = alice
-        .command("s1", &["--json", "push", "--all"])
-        .env("REWIND_GIT", logging_git(&lab, &log))
-        .output()
-        .unwrap()
-        .into();
+    let pushed: Run = rw_with_git(
+        &alice,
+        "s1",
+        &["--json", "push", "--all"],
+        &logging_git(&lab, &log),
+    );
     let report = pushed.ok().json();
     let mut statuses: Vec<(String, String)> = report["sessions"]
         .as_array()
@@ -2171,12 +2153,7 @@ fn a_push_whose_git_cannot_run_says_which_program_and_sends_nothing() {
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
     let missing = lab.root().join("no-such-git");
-    let run: Run = alice
-        .command("s1", &["push"])
-        .env("REWIND_GIT", &missing)
-        .output()
-        .unwrap()
-        .into();
+    let run: Run = rw_with_git(&alice, "s1", &["push"], &missing);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
         run.stderr,
@@ -2204,19 +2181,12 @@ fn a_check_ignore_that_hangs_is_stopped_at_the_timeout_and_nothing_is_sent() {
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", "one\nTWO\nthree\nfour\nfive\n");
     let slow = lab.root().join("slow-check-ignore");
-    std::fs::write(
+    executable(
         &slow,
         "#!/bin/sh\nif [ \"$3\" = check-ignore ]; then exec sleep 30; fi\nexec git \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let started = std::time::Instant::now();
-    let run: Run = alice
-        .command("s1", &["push", "--timeout", "1"])
-        .env("REWIND_GIT", &slow)
-        .output()
-        .unwrap()
-        .into();
+    let run: Run = rw_with_git(&alice, "s1", &["push", "--timeout", "1"], &slow);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let _f = filters(&lab);
     insta::assert_snapshot!(show(&run), @r"
@@ -2271,12 +2241,7 @@ const REWIND_REFS_WITH_IDS: &[&str] = &[
 fn a_summary_the_remote_refuses_leaves_the_sessions_ref_moved_and_no_ref_locked() {
     let lab = Lab::new();
     let hook = lab.remote.join("hooks/update");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\ncase \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esac\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    executable(&hook, "#!/bin/sh\ncase \"$1\" in refs/rewind/summary/*) echo 'no summaries here' >&2; exit 1;; esac\n");
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
     let pushed = alice.rw("s1", &["--json", "push"]);
@@ -2309,24 +2274,10 @@ fn refs_move_after_a_push_with_a_git_that_has_no_ref_transactions() {
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
     let old_git = lab.root().join("old-git");
-    std::fs::write(
-        &old_git,
-        "#!/bin/sh\nif [ \"$3\" = update-ref ]; then\n  input=$(cat)\n  case \"$input\" in start*) \
+    executable(&old_git, "#!/bin/sh\nif [ \"$3\" = update-ref ]; then\n  input=$(cat)\n  case \"$input\" in start*) \
          echo 'fatal: unknown command: start' >&2; exit 128;; esac\n  \
-         printf '%s\\n' \"$input\" | exec git \"$@\"\nfi\nexec git \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &old_git,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let pushed: Run = alice
-        .command("s1", &["--json", "push"])
-        .env("REWIND_GIT", &old_git)
-        .output()
-        .unwrap()
-        .into();
+         printf '%s\\n' \"$input\" | exec git \"$@\"\nfi\nexec git \"$@\"\n");
+    let pushed: Run = rw_with_git(&alice, "s1", &["--json", "push"], &old_git);
     assert_eq!(pushed.ok().json()["sessions"][0]["status"], "pushed");
     let local = alice.git(REWIND_REFS_WITH_IDS);
     let remote = lab.git(REWIND_REFS_WITH_IDS);
@@ -2415,12 +2366,7 @@ fn refs_that_cannot_move_here_after_the_remote_took_the_push_are_an_error_naming
     let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
     let hook = alice.ws.join(".git/hooks/reference-transaction");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\n[ \"$1\" = prepared ] || exit 0\nif grep -q ' refs/rewind/'; then echo 'refs/rewind is frozen here' >&2; exit 1; fi\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    executable(&hook, "#!/bin/sh\n[ \"$1\" = prepared ] || exit 0\nif grep -q ' refs/rewind/'; then echo 'refs/rewind is frozen here' >&2; exit 1; fi\n");
     let refused = alice.rw("s1", &["push"]);
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     assert!(

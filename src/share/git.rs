@@ -338,10 +338,7 @@ impl Repo {
     /// A pack that arrived since the handle was opened may be missed: the caller then fetches
     /// or writes what it has already, which costs time, never correctness.
     pub fn has(&self, id: &ObjectId) -> bool {
-        match &self.held {
-            Some(held) => held.has(id),
-            None => self.odb.exists_without_refresh(id),
-        }
+        holds(&self.odb, self.held.as_deref(), id)
     }
 
     /// Every local ref under `refs/rewind/` and the object it names: read from the ref
@@ -1038,10 +1035,16 @@ pub(crate) struct Lookup {
 impl Lookup {
     /// Whether writing object `id` would write anything (see [`Repo::has`]).
     pub fn lacks(&self, id: &ObjectId) -> bool {
-        self.odb.as_ref().is_some_and(|(odb, held)| match held {
-            Some(held) => !held.has(id),
-            None => !odb.exists_without_refresh(id),
-        })
+        (self.odb.as_ref()).is_some_and(|(odb, held)| !holds(odb, held.as_deref(), id))
+    }
+}
+
+/// Whether object `id` is held: by the snapshot `held` when there is one, else by gix's
+/// handle as it found the repository ([`Repo::has`]).
+fn holds(odb: &gix_odb::HandleArc, held: Option<&super::held::Held>, id: &ObjectId) -> bool {
+    match held {
+        Some(held) => held.has(id),
+        None => odb.exists_without_refresh(id),
     }
 }
 

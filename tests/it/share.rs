@@ -1444,37 +1444,16 @@ fn push_counting_git(lab: &Lab, m: &Machine, session: &str) -> (Run, (usize, usi
     (run, (count("push"), count("fetch")))
 }
 
-/// The same, with a `git fetch` that fails (the remote's summary gone, the network down):
-/// the summary is advice, so it stays behind and the push stands, its session pushed.
-#[test]
-fn a_summary_behind_whose_fetch_fails_stays_behind_and_the_push_stands() {
-    let lab = Lab::new();
-    let alice = lab.machine("alice", "alice@laptop");
+/// Alice with a finished turn of s1 to push, after a twin machine under her origin name
+/// pushed session t1 (and moved the origin's summary): alice, and t1's ref.
+fn behind_a_twin(lab: &Lab) -> (Machine, String) {
     let twin = lab.machine("twin", "alice@laptop");
     twin.turn("t1", "f.txt", &format!("{BASE}twin\n"));
-    twin.rw("t1", &["push"]).ok();
-    let twins = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
+    let pushed = twin.rw("t1", &["--json", "push"]).ok().json();
+    let alice = lab.machine("alice", "alice@laptop");
     alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
-    let no_fetch = lab.root().join("no-fetch-git");
-    executable(
-        &no_fetch,
-        "#!/bin/sh\nif [ \"$3\" = fetch ]; then echo 'fatal: no fetch here' >&2; exit 128; fi\n\
-         exec git \"$@\"\n",
-    );
-    let pushed: Run = rw_with_git(&alice, "s1", &["--json", "push"], &no_fetch);
-    let report = pushed.ok().json();
-    assert_eq!(report["sessions"][0]["status"], "pushed");
-    let ours = report["sessions"][0]["reference"].as_str().unwrap();
-    assert_eq!(
-        alice.git(&["rev-parse", ours]).ok().stdout,
-        lab.git(&["rev-parse", ours]).ok().stdout
-    );
-    let summary = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
-    assert_eq!(
-        summary.stdout, twins.stdout,
-        "the twin's summary, untouched"
-    );
-    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
+    let reference = pushed["sessions"][0]["reference"].as_str().unwrap();
+    (alice, reference.to_string())
 }
 
 /// A twin machine under the same origin name pushed another session: this push's session
@@ -1483,15 +1462,7 @@ fn a_summary_behind_whose_fetch_fails_stays_behind_and_the_push_stands() {
 #[test]
 fn a_summary_behind_the_remotes_goes_on_from_it_in_a_push_of_its_own() {
     let lab = Lab::new();
-    let alice = lab.machine("alice", "alice@laptop");
-    let twin = lab.machine("twin", "alice@laptop");
-    twin.turn("t1", "f.txt", &format!("{BASE}twin\n"));
-    let twins = twin.rw("t1", &["--json", "push"]).ok().json();
-    let twins = twins["sessions"][0]["reference"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    alice.turn("s1", "f.txt", &format!("{BASE}one\n"));
+    let (alice, twins) = behind_a_twin(&lab);
     let (pushed, calls) = push_counting_git(&lab, &alice, "s1");
     let report = pushed.ok().json();
     assert_eq!(report["sessions"][0]["status"], "pushed");
@@ -1540,6 +1511,35 @@ fn a_summary_behind_the_remotes_goes_on_from_it_in_a_push_of_its_own() {
         alice.git(&["rev-parse", summary]).ok().stdout,
         lab.git(&["rev-parse", summary]).ok().stdout
     );
+}
+
+/// The same, with a `git fetch` that fails (the remote's summary gone, the network down):
+/// the summary is advice, so it stays behind and the push stands, its session pushed.
+#[test]
+fn a_summary_behind_whose_fetch_fails_stays_behind_and_the_push_stands() {
+    let lab = Lab::new();
+    let (alice, _) = behind_a_twin(&lab);
+    let twins = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
+    let no_fetch = lab.root().join("no-fetch-git");
+    executable(
+        &no_fetch,
+        "#!/bin/sh\nif [ \"$3\" = fetch ]; then echo 'fatal: no fetch here' >&2; exit 128; fi\n\
+         exec git \"$@\"\n",
+    );
+    let pushed: Run = rw_with_git(&alice, "s1", &["--json", "push"], &no_fetch);
+    let report = pushed.ok().json();
+    assert_eq!(report["sessions"][0]["status"], "pushed");
+    let ours = report["sessions"][0]["reference"].as_str().unwrap();
+    assert_eq!(
+        alice.git(&["rev-parse", ours]).ok().stdout,
+        lab.git(&["rev-parse", ours]).ok().stdout
+    );
+    let summary = lab.git(&["rev-parse", "refs/rewind/summary/alice@laptop"]);
+    assert_eq!(
+        summary.stdout, twins.stdout,
+        "the twin's summary, untouched"
+    );
+    assert_eq!(alice.ref_locks(), Vec::<PathBuf>::new());
 }
 
 #[test]
